@@ -1,0 +1,408 @@
+//! The subtask actor: the one generic adapter between operator chains and actix.
+//!
+//! Each subtask of a chain is an actix actor. It owns the chain, the alignment of its input
+//! channels, its timers and its output partitioners. Its mailbox is bounded by a semaphore:
+//! a sender takes a permit before it enqueues an element and the receiver returns it when it
+//! takes the element out, so at most `execution.mailbox-capacity` elements wait for a subtask.
+//! A sender that finds no permit waits (inside `ctx.wait`, so it processes nothing else
+//! meanwhile) and backpressure travels upstream to the sources. Nothing is ever dropped.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::fut::wrap_future;
+use actix::prelude::*;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
+use tokio_util::sync::CancellationToken;
+
+use crate::chain::Chain;
+use crate::clock::{monotonic_nanos, Clock};
+use crate::element::{StreamElement, MAX_WATERMARK};
+use crate::error::{Error, Result};
+use crate::input::{InputGate, Progress};
+use crate::metrics::SubtaskMetrics;
+use crate::operator::{SourceStatus, SubtaskInfo};
+use crate::partition::Partitioner;
+
+/// What subtasks tell the job.
+#[derive(Debug)]
+pub(crate) enum SubtaskEvent {
+    /// The subtask failed; the job fails with this error.
+    Failed(Error),
+    /// The subtask's actor is gone (finished, cancelled or failed).
+    Stopped,
+}
+
+/// State every subtask of a job shares.
+pub(crate) struct JobShared {
+    pub token: CancellationToken,
+    pub events: UnboundedSender<SubtaskEvent>,
+    pub clock: Arc<dyn Clock>,
+    pub idle_timeout: Duration,
+}
+
+/// A receiving subtask's address, mailbox permits and the channel number it knows us by.
+#[derive(Clone)]
+pub(crate) struct Target {
+    pub addr: Addr<SubtaskActor>,
+    pub mailbox: Arc<Semaphore>,
+    pub channel: u32,
+}
+
+/// One outgoing edge: its partitioner and, per receiver subtask, the index into the targets.
+pub(crate) struct OutputEdge {
+    pub partitioner: Partitioner,
+    pub targets: Vec<Option<usize>>,
+}
+
+/// An element on its way into a subtask's mailbox, with the permit that holds its place.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Deliver {
+    channel: u32,
+    element: StreamElement,
+    permit: OwnedSemaphorePermit,
+}
+
+/// Partitions one element along one edge into the outbox.
+fn route(
+    edge: &mut OutputEdge,
+    element: StreamElement,
+    outbox: &mut VecDeque<(usize, StreamElement)>,
+    metrics: &SubtaskMetrics,
+) {
+    let targets = &edge.targets;
+    edge.partitioner.route(element, |receiver, element| {
+        if let StreamElement::Chunk(c) = &element {
+            metrics.add_records_out(c.len());
+        }
+        if let Some(target) = targets[receiver] {
+            outbox.push_back((target, element));
+        }
+    });
+}
+
+/// Everything a subtask actor is built from.
+pub(crate) struct SubtaskSpec {
+    pub info: SubtaskInfo,
+    pub chain: Chain,
+    /// Input port of each input channel; `None` for a source subtask.
+    pub inputs: Option<Vec<usize>>,
+    pub edges: Vec<OutputEdge>,
+    pub targets: Vec<Target>,
+    pub metrics: Arc<SubtaskMetrics>,
+    pub shared: Arc<JobShared>,
+}
+
+/// Source-side state: the last poll's status and idleness.
+struct SourceState {
+    status: SourceStatus,
+    last_activity: i64,
+    idle: bool,
+}
+
+/// The actor running one subtask.
+pub(crate) struct SubtaskActor {
+    info: SubtaskInfo,
+    chain: Chain,
+    gate: Option<InputGate>,
+    source: Option<SourceState>,
+    edges: Vec<OutputEdge>,
+    targets: Arc<[Target]>,
+    is_sink: bool,
+    outbox: VecDeque<(usize, StreamElement)>,
+    produced: Vec<StreamElement>,
+    metrics: Arc<SubtaskMetrics>,
+    shared: Arc<JobShared>,
+    finished: bool,
+    failed: bool,
+    timer_wakeup: Option<i64>,
+}
+
+impl SubtaskActor {
+    pub(crate) fn new(spec: SubtaskSpec) -> Self {
+        let now = spec.shared.clock.now_millis();
+        SubtaskActor {
+            is_sink: spec.targets.is_empty(),
+            source: spec
+                .inputs
+                .is_none()
+                .then_some(SourceState { status: SourceStatus::Ready, last_activity: now, idle: false }),
+            gate: spec.inputs.map(InputGate::new),
+            info: spec.info,
+            chain: spec.chain,
+            edges: spec.edges,
+            targets: spec.targets.into(),
+            outbox: VecDeque::new(),
+            produced: Vec::new(),
+            metrics: spec.metrics,
+            shared: spec.shared,
+            finished: false,
+            failed: false,
+            timer_wakeup: None,
+        }
+    }
+
+    /// Fails the job with `error` and stops this actor.
+    fn fail(&mut self, error: Error, ctx: &mut Context<Self>) {
+        tracing::error!(subtask = %self.chain_name(), index = self.info.index, error = %error, "subtask failed");
+        self.failed = true;
+        let _ = self.shared.events.send(SubtaskEvent::Failed(error));
+        self.shared.token.cancel();
+        ctx.stop();
+    }
+
+    fn chain_name(&self) -> &str {
+        &self.metrics.name
+    }
+
+    /// Runs one step of work (`step` fills `self.produced`), then routes and sends its output.
+    fn run_step(&mut self, ctx: &mut Context<Self>, step: impl FnOnce(&mut Self) -> Result<()>) {
+        if self.shared.token.is_cancelled() {
+            ctx.stop();
+            return;
+        }
+        let started = Instant::now();
+        let result = step(self).map(|()| self.route_produced());
+        self.metrics.add_busy(started.elapsed());
+        match result {
+            Ok(()) => self.send_outbox(ctx),
+            Err(error) => self.fail(error, ctx),
+        }
+    }
+
+    /// Partitions what the chain produced into the outbox, one entry per receiver.
+    fn route_produced(&mut self) {
+        let mut produced = std::mem::take(&mut self.produced);
+        for element in produced.drain(..) {
+            let Some((last, rest)) = self.edges.split_last_mut() else { continue };
+            for edge in rest {
+                route(edge, element.clone(), &mut self.outbox, &self.metrics);
+            }
+            route(last, element, &mut self.outbox, &self.metrics);
+        }
+        self.produced = produced;
+    }
+
+    /// Sends the outbox: at once while mailboxes have room, then by waiting for permits.
+    fn send_outbox(&mut self, ctx: &mut Context<Self>) {
+        while let Some((t, element)) = self.outbox.pop_front() {
+            let target = &self.targets[t];
+            match Arc::clone(&target.mailbox).try_acquire_owned() {
+                Ok(permit) => target.addr.do_send(Deliver { channel: target.channel, element, permit }),
+                Err(TryAcquireError::NoPermits) => {
+                    self.outbox.push_front((t, element));
+                    break;
+                }
+                Err(TryAcquireError::Closed) => {}
+            }
+        }
+        if self.outbox.is_empty() {
+            return self.after_send(ctx);
+        }
+        let pending: Vec<(usize, StreamElement)> = self.outbox.drain(..).collect();
+        let targets = Arc::clone(&self.targets);
+        let token = self.shared.token.clone();
+        let waiting_since = Instant::now();
+        let send_all = async move {
+            for (t, element) in pending {
+                let target = &targets[t];
+                tokio::select! {
+                    permit = Arc::clone(&target.mailbox).acquire_owned() => match permit {
+                        Ok(permit) => target.addr.do_send(Deliver { channel: target.channel, element, permit }),
+                        Err(_) => return,
+                    },
+                    () = token.cancelled() => return,
+                }
+            }
+        };
+        ctx.wait(wrap_future::<_, Self>(send_all).map(move |(), act, ctx| {
+            act.metrics.add_backpressured(waiting_since.elapsed());
+            act.after_send(ctx);
+        }));
+    }
+
+    /// After a step's output is sent: stop when done, else arm timers and poll the source.
+    fn after_send(&mut self, ctx: &mut Context<Self>) {
+        if self.finished || self.shared.token.is_cancelled() {
+            ctx.stop();
+            return;
+        }
+        self.arm_timer(ctx);
+        if let Some(source) = &self.source {
+            match source.status {
+                SourceStatus::Ready => {
+                    // Yield so that other actors on this worker thread get their turn.
+                    ctx.spawn(wrap_future(tokio::task::yield_now()).map(|(), act: &mut Self, ctx| act.poll_source(ctx)));
+                }
+                SourceStatus::Wait(delay) => {
+                    let wake = self.shared.clock.now_millis() + self.source_wait_millis(delay);
+                    let sleep = self.shared.clock.sleep_until(wake);
+                    ctx.spawn(wrap_future(sleep).map(|(), act: &mut Self, ctx| act.poll_source(ctx)));
+                }
+                SourceStatus::Finished => {}
+            }
+        }
+    }
+
+    /// How long a waiting source sleeps: its own delay, cut short when it is due to go idle.
+    fn source_wait_millis(&self, delay: Duration) -> i64 {
+        let delay = delay.as_millis() as i64;
+        let timeout = self.shared.idle_timeout.as_millis() as i64;
+        match &self.source {
+            Some(s) if timeout > 0 && !s.idle => {
+                let idle_at = s.last_activity + timeout;
+                delay.min((idle_at - self.shared.clock.now_millis()).max(1))
+            }
+            _ => delay.max(1),
+        }
+    }
+
+    /// Wakes the actor for the chain's earliest processing-time timer.
+    fn arm_timer(&mut self, ctx: &mut Context<Self>) {
+        let Some(next) = self.chain.next_processing_timer() else { return };
+        if self.timer_wakeup.is_some_and(|w| w <= next) {
+            return;
+        }
+        self.timer_wakeup = Some(next);
+        let sleep = self.shared.clock.sleep_until(next);
+        ctx.spawn(wrap_future(sleep).map(move |(), act: &mut Self, ctx| {
+            if act.timer_wakeup == Some(next) {
+                act.timer_wakeup = None;
+            }
+            let now = act.shared.clock.now_millis();
+            act.run_step(ctx, |act| act.chain.fire_processing_timers(now, &mut act.produced));
+        }));
+    }
+
+    /// Polls the head source once.
+    fn poll_source(&mut self, ctx: &mut Context<Self>) {
+        self.run_step(ctx, |act| {
+            let status = act.chain.poll_source(&mut act.produced)?;
+            let now = act.shared.clock.now_millis();
+            let timeout = act.shared.idle_timeout.as_millis() as i64;
+            let emitted = act.produced.iter().any(|e| matches!(e, StreamElement::Chunk(_) | StreamElement::Watermark(_)));
+            let Some(source) = act.source.as_mut() else { return Ok(()) };
+            source.status = status;
+            if emitted {
+                source.last_activity = now;
+                if source.idle {
+                    source.idle = false;
+                    act.produced.insert(0, StreamElement::Idle(false));
+                }
+            } else if timeout > 0 && !source.idle && now - source.last_activity >= timeout {
+                source.idle = true;
+                act.produced.push(StreamElement::Idle(true));
+            }
+            if status == SourceStatus::Finished {
+                act.chain.push(0, StreamElement::Watermark(MAX_WATERMARK), &mut act.produced)?;
+                act.end_input()?;
+            }
+            Ok(())
+        });
+    }
+
+    /// Ends the chain's input and sends the end downstream.
+    fn end_input(&mut self) -> Result<()> {
+        self.chain.end_of_input(&mut self.produced)?;
+        self.produced.push(StreamElement::EndOfInput);
+        self.finished = true;
+        Ok(())
+    }
+
+    /// Handles an element from input channel `channel`.
+    fn on_element(&mut self, channel: usize, element: StreamElement) -> Result<()> {
+        let Some(gate) = self.gate.as_mut() else {
+            return Err(Error::InvalidGraph(format!("source '{}' received an element", self.chain_name())));
+        };
+        let input = gate.input_of(channel);
+        let progress = match element {
+            StreamElement::Chunk(chunk) => {
+                let progress = gate.on_data(channel);
+                self.apply(progress)?;
+                self.metrics.add_records_in(chunk.len());
+                if self.is_sink && chunk.origin_nanos() != 0 {
+                    self.metrics.record_latency(monotonic_nanos().saturating_sub(chunk.origin_nanos()), chunk.len());
+                }
+                return self.chain.push(input, StreamElement::Chunk(chunk), &mut self.produced);
+            }
+            StreamElement::Watermark(w) => gate.on_watermark(channel, w),
+            StreamElement::FlushMarker(m) => gate.on_marker(channel, m),
+            StreamElement::Idle(idle) => gate.on_idle(channel, idle),
+            StreamElement::EndOfInput => gate.on_end(channel),
+        };
+        let ended = progress.ended;
+        self.apply(progress)?;
+        if ended {
+            self.end_input()?;
+        }
+        Ok(())
+    }
+
+    /// Runs aligned input progress through the chain.
+    fn apply(&mut self, progress: Progress) -> Result<()> {
+        if progress.idle == Some(false) {
+            self.produced.push(StreamElement::Idle(false));
+        }
+        if let Some(w) = progress.watermark {
+            self.metrics.set_watermark(w);
+            self.chain.push(0, StreamElement::Watermark(w), &mut self.produced)?;
+        }
+        if let Some(m) = progress.marker {
+            self.chain.push(0, StreamElement::FlushMarker(m), &mut self.produced)?;
+        }
+        if progress.idle == Some(true) {
+            self.produced.push(StreamElement::Idle(true));
+        }
+        Ok(())
+    }
+}
+
+impl Actor for SubtaskActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(usize::MAX);
+        let token = self.shared.token.clone();
+        ctx.spawn(wrap_future(token.cancelled_owned()).map(|(), _act: &mut Self, ctx| ctx.stop()));
+        tracing::debug!(subtask = %self.chain_name(), index = self.info.index, "subtask started");
+        if let Err(error) = self.chain.open() {
+            return self.fail(error, ctx);
+        }
+        if self.source.is_some() {
+            self.poll_source(ctx);
+        } else if self.gate.as_ref().is_some_and(InputGate::is_empty) {
+            // No sender has a channel to this subtask: its input is over before it starts.
+            self.run_step(ctx, Self::end_input);
+        }
+    }
+}
+
+impl Drop for SubtaskActor {
+    fn drop(&mut self) {
+        if !self.finished && !self.failed && !self.shared.token.is_cancelled() {
+            let error = Error::execution(format!(
+                "subtask {} ({}/{}) stopped unexpectedly",
+                self.chain_name(),
+                self.info.index + 1,
+                self.info.parallelism
+            ));
+            let _ = self.shared.events.send(SubtaskEvent::Failed(error));
+            self.shared.token.cancel();
+        }
+        let _ = self.shared.events.send(SubtaskEvent::Stopped);
+    }
+}
+
+impl Handler<Deliver> for SubtaskActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
+        let Deliver { channel, element, permit } = msg;
+        // The element leaves the mailbox: its place is free for the next sender.
+        drop(permit);
+        self.run_step(ctx, |act| act.on_element(channel as usize, element));
+    }
+}

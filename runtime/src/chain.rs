@@ -1,0 +1,201 @@
+//! A chain: the operators of one subtask, joined by forward edges, run in one actor.
+//!
+//! Elements enter at the head (from a source poll or an input channel) and pass through the
+//! operators in order, in the same call; what leaves the last operator is the subtask's
+//! output. Every operator call is guarded: an error or a panic becomes an error naming the
+//! operator and the subtask.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::clock::monotonic_nanos;
+use crate::element::StreamElement;
+use crate::error::{Error, Result};
+use crate::operator::{Operator, OperatorContext, Output, Source, SourceStatus, SubtaskInfo};
+use crate::timers::TimeDomain;
+
+/// One operator of a chain with its own context and output buffer.
+pub(crate) struct ChainedOperator {
+    name: String,
+    op: Box<dyn Operator>,
+    ctx: OperatorContext,
+    out: Output,
+}
+
+/// The source that heads a chain, if it has one.
+pub(crate) struct ChainedSource {
+    source: Box<dyn Source>,
+    ctx: OperatorContext,
+    out: Output,
+}
+
+/// The operators one subtask runs, head first.
+pub(crate) struct Chain {
+    info: SubtaskInfo,
+    source: Option<ChainedSource>,
+    ops: Vec<ChainedOperator>,
+    /// Origin time of the element being processed, stamped on chunks that lack one.
+    origin: u64,
+}
+
+impl ChainedOperator {
+    pub(crate) fn new(op: Box<dyn Operator>, ctx: OperatorContext) -> Self {
+        ChainedOperator { name: op.name().to_string(), op, ctx, out: Output::new() }
+    }
+}
+
+impl ChainedSource {
+    pub(crate) fn new(source: Box<dyn Source>, ctx: OperatorContext) -> Self {
+        ChainedSource { source, ctx, out: Output::new() }
+    }
+}
+
+/// Runs `f`, turning an error or a panic into an error naming `operator` and the subtask.
+fn guarded<T>(info: &SubtaskInfo, operator: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(Error::OperatorFailed {
+            operator: operator.to_string(),
+            subtask: info.index + 1,
+            parallelism: info.parallelism,
+            source: Box::new(error),
+        }),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            Err(Error::OperatorPanicked {
+                operator: operator.to_string(),
+                subtask: info.index + 1,
+                parallelism: info.parallelism,
+                message,
+            })
+        }
+    }
+}
+
+impl Chain {
+    pub(crate) fn new(info: SubtaskInfo, source: Option<ChainedSource>, ops: Vec<ChainedOperator>) -> Self {
+        Chain { info, source, ops, origin: 0 }
+    }
+
+    /// Opens every operator, head first.
+    pub(crate) fn open(&mut self) -> Result<()> {
+        let info = &self.info;
+        if let Some(s) = &mut self.source {
+            let name = s.source.name().to_string();
+            guarded(info, &name, || s.source.open(&mut s.ctx))?;
+        }
+        for o in &mut self.ops {
+            guarded(info, &o.name, || o.op.open(&mut o.ctx))?;
+        }
+        Ok(())
+    }
+
+    /// Polls the head source once and runs what it emitted through the chain into `sink`.
+    pub(crate) fn poll_source(&mut self, sink: &mut Vec<StreamElement>) -> Result<SourceStatus> {
+        let Some(s) = &mut self.source else {
+            return Ok(SourceStatus::Finished);
+        };
+        let name = s.source.name().to_string();
+        let status = guarded(&self.info, &name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
+        let mut out = std::mem::take(&mut s.out);
+        let now = monotonic_nanos();
+        let result = out.drain().try_for_each(|element| {
+            let element = match element {
+                StreamElement::Chunk(mut c) => {
+                    c.set_origin_nanos(now);
+                    StreamElement::Chunk(c)
+                }
+                other => other,
+            };
+            self.deliver(0, 0, element, sink)
+        });
+        if let Some(s) = &mut self.source {
+            s.out = out;
+        }
+        result.map(|()| status)
+    }
+
+    /// Runs an element that arrived on input `input` through the chain into `sink`.
+    pub(crate) fn push(&mut self, input: usize, element: StreamElement, sink: &mut Vec<StreamElement>) -> Result<()> {
+        if let StreamElement::Chunk(c) = &element {
+            self.origin = c.origin_nanos();
+        }
+        self.deliver(0, input, element, sink)
+    }
+
+    /// Ends the input of every operator in turn, head first, running what each emits
+    /// through the rest of the chain.
+    pub(crate) fn end_of_input(&mut self, sink: &mut Vec<StreamElement>) -> Result<()> {
+        for i in 0..self.ops.len() {
+            let o = &mut self.ops[i];
+            guarded(&self.info, &o.name, || o.op.end_of_input(&mut o.ctx, &mut o.out))?;
+            self.forward(i, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Fires the processing-time timers due at `now`, head first.
+    pub(crate) fn fire_processing_timers(&mut self, now: i64, sink: &mut Vec<StreamElement>) -> Result<()> {
+        for i in 0..self.ops.len() {
+            let o = &mut self.ops[i];
+            while let Some(timer) = o.ctx.timers_mut().pop_due(TimeDomain::ProcessingTime, now) {
+                guarded(&self.info, &o.name, || o.op.on_timer(timer, &mut o.ctx, &mut o.out))?;
+            }
+            self.forward(i, sink)?;
+        }
+        Ok(())
+    }
+
+    /// The earliest processing-time timer of any operator in the chain.
+    pub(crate) fn next_processing_timer(&self) -> Option<i64> {
+        self.ops.iter().filter_map(|o| o.ctx.timers().next_processing_time()).min()
+    }
+
+    /// Hands `element` to operator `index` (or to `sink` past the last one), then forwards
+    /// what the operator emitted.
+    fn deliver(&mut self, index: usize, input: usize, element: StreamElement, sink: &mut Vec<StreamElement>) -> Result<()> {
+        if index == self.ops.len() {
+            let element = match element {
+                StreamElement::Chunk(mut c) => {
+                    c.set_origin_nanos(self.origin);
+                    StreamElement::Chunk(c)
+                }
+                other => other,
+            };
+            sink.push(element);
+            return Ok(());
+        }
+        let info = &self.info;
+        let o = &mut self.ops[index];
+        guarded(info, &o.name, || match element {
+            StreamElement::Chunk(chunk) => o.op.process_chunk(input, chunk, &mut o.ctx, &mut o.out),
+            StreamElement::Watermark(watermark) => {
+                o.ctx.set_watermark(watermark);
+                while let Some(timer) = o.ctx.timers_mut().pop_due(TimeDomain::EventTime, watermark) {
+                    o.op.on_timer(timer, &mut o.ctx, &mut o.out)?;
+                }
+                o.op.process_watermark(watermark, &mut o.ctx, &mut o.out)
+            }
+            StreamElement::FlushMarker(marker) => o.op.process_flush_marker(marker, &mut o.ctx, &mut o.out),
+            other => {
+                o.out.emit(other);
+                Ok(())
+            }
+        })?;
+        self.forward(index, sink)
+    }
+
+    /// Passes what operator `index` emitted to the next operator.
+    fn forward(&mut self, index: usize, sink: &mut Vec<StreamElement>) -> Result<()> {
+        if self.ops[index].out.is_empty() {
+            return Ok(());
+        }
+        let mut out = std::mem::take(&mut self.ops[index].out);
+        let result = out.drain().try_for_each(|element| self.deliver(index + 1, 0, element, sink));
+        self.ops[index].out = out;
+        result
+    }
+}

@@ -1,0 +1,298 @@
+//! Running a job graph: deployment on a fixed pool of worker threads, completion, failure
+//! and cancellation.
+//!
+//! A job runs on `execution.worker-threads` threads, whatever its parallelism: the job's own
+//! thread (an actix system) plus one arbiter thread per further worker. Every subtask of
+//! every chain is an actor placed round-robin on these threads. The job ends when every
+//! actor has stopped: finished (all input ended), cancelled, or because one subtask failed,
+//! in which case every other actor stops too and the caller gets that subtask's error.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use actix::prelude::*;
+use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::actor::{JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target};
+use crate::chain::{Chain, ChainedOperator, ChainedSource};
+use crate::config::RuntimeConfig;
+use crate::error::{Error, Result};
+use crate::graph::{JobGraph, VertexId, VertexKind};
+use crate::metrics::{JobMetrics, SubtaskMetrics};
+use crate::operator::{OperatorContext, SubtaskInfo};
+use crate::partition::Partitioner;
+
+/// How a job ended without an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Every source finished and every subtask processed all its input.
+    Finished,
+    /// [`JobHandle::cancel`] stopped the job first.
+    Cancelled,
+}
+
+/// A running job: cancel it, read its metrics, wait for its end.
+///
+/// Dropping the handle cancels the job and waits for it to stop.
+#[derive(Debug)]
+pub struct JobHandle {
+    thread: Option<JoinHandle<Result<JobStatus>>>,
+    token: CancellationToken,
+    metrics: JobMetrics,
+}
+
+impl JobHandle {
+    /// Asks every subtask to stop. Returns at once; [`JobHandle::wait`] then returns
+    /// [`JobStatus::Cancelled`] (or the error of a subtask that failed before).
+    pub fn cancel(&self) {
+        self.token.cancel();
+    }
+
+    /// The job's metrics, live while it runs and final after it ends.
+    pub fn metrics(&self) -> &JobMetrics {
+        &self.metrics
+    }
+
+    /// Whether every subtask has stopped.
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// Blocks until the job ends.
+    ///
+    /// # Errors
+    /// The error of the first subtask that failed.
+    pub fn wait(mut self) -> Result<JobStatus> {
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<JobStatus> {
+        match self.thread.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| Err(Error::execution("the job's thread panicked"))),
+            None => Ok(JobStatus::Cancelled),
+        }
+    }
+}
+
+impl Drop for JobHandle {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.token.cancel();
+            let _ = self.join();
+        }
+    }
+}
+
+/// Runs `graph` to its end.
+///
+/// # Errors
+/// An invalid graph, or the error of the first subtask that failed.
+pub fn run(graph: JobGraph, config: RuntimeConfig) -> Result<JobStatus> {
+    start(graph, config)?.wait()
+}
+
+/// Starts `graph` and returns at once.
+///
+/// # Errors
+/// [`Error::InvalidGraph`] when the graph cannot run; [`Error::Startup`] when threads cannot start.
+pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
+    graph.validate()?;
+    let plan = DeploymentPlan::new(&graph)?;
+    let token = CancellationToken::new();
+    let mut metrics = JobMetrics::default();
+    let mut subtask_metrics = Vec::new();
+    for chain in &plan.chains {
+        let name = chain_name(&graph, chain);
+        let parallelism = graph.vertex(chain[0]).parallelism;
+        let per_subtask: Vec<Arc<SubtaskMetrics>> =
+            (0..parallelism).map(|i| Arc::new(SubtaskMetrics::new(name.clone(), i, parallelism))).collect();
+        per_subtask.iter().for_each(|m| metrics.push(Arc::clone(m)));
+        subtask_metrics.push(per_subtask);
+    }
+    let job_token = token.clone();
+    let thread = std::thread::Builder::new()
+        .name("weir-job".into())
+        .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics))?;
+    Ok(JobHandle { thread: Some(thread), token, metrics })
+}
+
+fn chain_name(graph: &JobGraph, chain: &[VertexId]) -> String {
+    chain.iter().map(|v| graph.vertex(*v).name.as_str()).collect::<Vec<_>>().join(" -> ")
+}
+
+/// Which chain each vertex belongs to and how channels are numbered at each receiver.
+struct DeploymentPlan {
+    chains: Vec<Vec<VertexId>>,
+    chain_of: Vec<usize>,
+    /// `(edge index, sender subtask, receiver subtask)` → channel number at the receiver.
+    channels: HashMap<(usize, usize, usize), u32>,
+    /// Input port of every channel of every receiving subtask, per chain.
+    inputs: Vec<Vec<Vec<usize>>>,
+}
+
+impl DeploymentPlan {
+    fn new(graph: &JobGraph) -> Result<Self> {
+        let chains = graph.chains()?;
+        let mut chain_of = vec![0; graph.vertices().len()];
+        for (c, chain) in chains.iter().enumerate() {
+            chain.iter().for_each(|v| chain_of[v.0] = c);
+        }
+        let mut channels = HashMap::new();
+        let mut inputs = Vec::with_capacity(chains.len());
+        for chain in &chains {
+            let head = chain[0];
+            let parallelism = graph.vertex(head).parallelism;
+            let mut per_subtask = vec![Vec::new(); parallelism];
+            for (e, edge) in graph.edges().iter().enumerate().filter(|(_, e)| e.to == head) {
+                let senders = graph.vertex(edge.from).parallelism;
+                for (r, ports) in per_subtask.iter_mut().enumerate() {
+                    for s in (0..senders).filter(|&s| edge.strategy.connects(s, r)) {
+                        channels.insert((e, s, r), ports.len() as u32);
+                        ports.push(edge.input);
+                    }
+                }
+            }
+            inputs.push(per_subtask);
+        }
+        Ok(DeploymentPlan { chains, chain_of, channels, inputs })
+    }
+}
+
+/// The job's thread: starts the workers and actors, waits for every actor to stop.
+fn run_on_workers(
+    graph: JobGraph,
+    plan: DeploymentPlan,
+    config: RuntimeConfig,
+    token: CancellationToken,
+    metrics: Vec<Vec<Arc<SubtaskMetrics>>>,
+) -> Result<JobStatus> {
+    let system = actix_rt::System::new();
+    let started = Instant::now();
+    let (result, arbiters) = system.block_on(async move {
+        let arbiters: Vec<Arbiter> = (1..config.worker_threads).map(|_| Arbiter::new()).collect();
+        let workers: Vec<ArbiterHandle> =
+            std::iter::once(Arbiter::current()).chain(arbiters.iter().map(Arbiter::handle)).collect();
+        let result = deploy_and_wait(&graph, &plan, &config, token, metrics, &workers).await;
+        (result, arbiters)
+    });
+    for arbiter in arbiters {
+        arbiter.stop();
+        let _ = arbiter.join();
+    }
+    tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "job ended");
+    result
+}
+
+async fn deploy_and_wait(
+    graph: &JobGraph,
+    plan: &DeploymentPlan,
+    config: &RuntimeConfig,
+    token: CancellationToken,
+    metrics: Vec<Vec<Arc<SubtaskMetrics>>>,
+    workers: &[ArbiterHandle],
+) -> Result<JobStatus> {
+    let (events, mut events_rx) = unbounded_channel();
+    let shared = Arc::new(JobShared {
+        token: token.clone(),
+        events,
+        clock: Arc::clone(&config.clock),
+        idle_timeout: config.idle_timeout,
+    });
+    let mailboxes: Vec<Vec<Arc<Semaphore>>> = plan
+        .chains
+        .iter()
+        .map(|c| {
+            let parallelism = graph.vertex(c[0]).parallelism;
+            (0..parallelism).map(|_| Arc::new(Semaphore::new(config.mailbox_capacity))).collect()
+        })
+        .collect();
+    let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
+    let mut next_worker = 0;
+    let mut total = 0;
+    // Receivers first, so that every sender starts knowing its receivers' addresses.
+    for (c, chain) in plan.chains.iter().enumerate().rev() {
+        let tail = *chain.last().unwrap_or(&chain[0]);
+        let parallelism = graph.vertex(chain[0]).parallelism;
+        for index in 0..parallelism {
+            let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
+            let mut targets = Vec::new();
+            let mut edges = Vec::new();
+            for (e, edge) in graph.edges().iter().enumerate().filter(|(_, e)| e.from == tail) {
+                let rc = plan.chain_of[edge.to.0];
+                let receivers = graph.vertex(edge.to).parallelism;
+                let mut by_receiver = Vec::with_capacity(receivers);
+                for r in 0..receivers {
+                    by_receiver.push(plan.channels.get(&(e, index, r)).map(|&channel| {
+                        targets.push(Target {
+                            addr: addrs[rc][r].clone(),
+                            mailbox: Arc::clone(&mailboxes[rc][r]),
+                            channel,
+                        });
+                        targets.len() - 1
+                    }));
+                }
+                edges.push(OutputEdge {
+                    partitioner: Partitioner::new(edge.strategy.clone(), index, receivers),
+                    targets: by_receiver,
+                });
+            }
+            let spec = SubtaskSpec {
+                chain: build_chain(graph, chain, &info, config),
+                inputs: match graph.vertex(chain[0]).kind {
+                    VertexKind::Source(_) => None,
+                    VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),
+                },
+                info,
+                edges,
+                targets,
+                metrics: Arc::clone(&metrics[c][index]),
+                shared: Arc::clone(&shared),
+            };
+            let worker = &workers[next_worker % workers.len()];
+            next_worker += 1;
+            total += 1;
+            addrs[c].push(SubtaskActor::start_in_arbiter(worker, move |_| SubtaskActor::new(spec)));
+        }
+    }
+    tracing::info!(chains = plan.chains.len(), subtasks = total, workers = workers.len(), "job deployed");
+    let mut stopped = 0;
+    let mut first_error = None;
+    while stopped < total {
+        match events_rx.recv().await {
+            Some(SubtaskEvent::Failed(error)) => {
+                first_error.get_or_insert(error);
+                token.cancel();
+            }
+            Some(SubtaskEvent::Stopped) => stopped += 1,
+            None => break,
+        }
+    }
+    drop(addrs);
+    match first_error {
+        Some(error) => Err(error),
+        None if token.is_cancelled() => Ok(JobStatus::Cancelled),
+        None => Ok(JobStatus::Finished),
+    }
+}
+
+/// Instantiates the operators of one subtask of `chain`.
+fn build_chain(graph: &JobGraph, chain: &[VertexId], info: &SubtaskInfo, config: &RuntimeConfig) -> Chain {
+    let context = |v: VertexId| {
+        let vertex_info = SubtaskInfo { vertex: graph.vertex(v).name.clone(), ..info.clone() };
+        OperatorContext::new(vertex_info, Arc::clone(&config.clock), config.chunk_size)
+    };
+    let mut source = None;
+    let mut ops = Vec::new();
+    for &v in chain {
+        let ctx = context(v);
+        match &graph.vertex(v).kind {
+            VertexKind::Source(factory) => source = Some(ChainedSource::new(factory(ctx.subtask()), ctx)),
+            VertexKind::Operator(factory) => ops.push(ChainedOperator::new(factory(ctx.subtask()), ctx)),
+        }
+    }
+    Chain::new(info.clone(), source, ops)
+}

@@ -1,0 +1,48 @@
+//! weir's runtime: the data model and the actor-based execution core.
+//!
+//! - Data model: [`types`] (Flink's SQL types), [`value`], [`row`], [`chunk`], and [`print`]
+//!   (values printed exactly as Flink's print connector prints them).
+//! - Operator contract: [`operator`] ([`Operator`], [`Source`], [`Output`]) and [`timers`];
+//!   operators are plain state machines, tested with [`harness`] and [`fixture`].
+//! - Execution: [`graph`] (vertices, edges, chaining), [`partition`] (ship strategies and key
+//!   groups), [`job`] (deployment on a fixed pool of actix worker threads, failure,
+//!   cancellation) and [`metrics`].
+//!
+//! `runtime` knows nothing of SQL.
+
+pub mod chunk;
+pub mod clock;
+pub mod config;
+pub mod element;
+pub mod error;
+pub mod fixture;
+pub mod graph;
+pub mod harness;
+pub mod job;
+pub mod metrics;
+pub mod operator;
+pub mod parse;
+pub mod partition;
+pub mod print;
+pub mod row;
+pub mod timers;
+pub mod types;
+pub mod value;
+
+mod actor;
+mod chain;
+mod input;
+
+pub use chunk::Chunk;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::RuntimeConfig;
+pub use element::StreamElement;
+pub use error::{Error, Result};
+pub use graph::{JobGraph, VertexId};
+pub use job::{JobHandle, JobStatus};
+pub use operator::{Operator, OperatorContext, Output, Source, SourceStatus, SubtaskInfo};
+pub use partition::ShipStrategy;
+pub use row::{Row, RowKind};
+pub use timers::{TimeDomain, Timer};
+pub use types::{DataType, Field, LogicalType, Schema};
+pub use value::{Decimal, Timestamp, Value};

@@ -1,0 +1,142 @@
+//! Per-subtask metrics, readable while a job runs and after it ends.
+//!
+//! Counters are atomics updated by the subtask's actor; readers take a [`SubtaskSnapshot`]
+//! at any time without stopping the job. Latency is measured from the moment a chunk's data
+//! left its source to the moment it reached a sink subtask (a subtask with no outputs).
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+
+use crate::element::NO_WATERMARK;
+
+/// Live counters of one subtask.
+#[derive(Debug)]
+pub struct SubtaskMetrics {
+    /// The chain's name, operators joined by ` -> `.
+    pub name: String,
+    /// 0-based subtask index.
+    pub index: usize,
+    /// Parallelism of the vertex.
+    pub parallelism: usize,
+    records_in: AtomicU64,
+    records_out: AtomicU64,
+    watermark: AtomicI64,
+    busy_nanos: AtomicU64,
+    backpressured_nanos: AtomicU64,
+    /// Source-to-sink latency in microseconds, recorded by sink subtasks.
+    latency_micros: Mutex<Histogram<u64>>,
+}
+
+/// A point-in-time copy of one subtask's metrics.
+#[derive(Debug, Clone)]
+pub struct SubtaskSnapshot {
+    /// The chain's name.
+    pub name: String,
+    /// 0-based subtask index.
+    pub index: usize,
+    /// Parallelism of the vertex.
+    pub parallelism: usize,
+    /// Rows received on input channels.
+    pub records_in: u64,
+    /// Rows sent to downstream subtasks (counted once per receiver for BROADCAST).
+    pub records_out: u64,
+    /// The last watermark the subtask's input delivered ([`NO_WATERMARK`] before any).
+    pub watermark: i64,
+    /// Time spent running operators.
+    pub busy: Duration,
+    /// Time spent waiting for room in downstream mailboxes.
+    pub backpressured: Duration,
+    /// Source-to-sink latency in microseconds (empty except at sinks).
+    pub latency_micros: Histogram<u64>,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // Three significant digits, auto-resizing: never fails for these arguments.
+    Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is a valid precision"))
+}
+
+impl SubtaskMetrics {
+    /// Zeroed metrics for subtask `index` of `name`.
+    pub fn new(name: String, index: usize, parallelism: usize) -> Self {
+        SubtaskMetrics {
+            name,
+            index,
+            parallelism,
+            records_in: AtomicU64::new(0),
+            records_out: AtomicU64::new(0),
+            watermark: AtomicI64::new(NO_WATERMARK),
+            busy_nanos: AtomicU64::new(0),
+            backpressured_nanos: AtomicU64::new(0),
+            latency_micros: Mutex::new(new_histogram()),
+        }
+    }
+
+    pub(crate) fn add_records_in(&self, n: usize) {
+        self.records_in.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_records_out(&self, n: usize) {
+        self.records_out.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_watermark(&self, watermark: i64) {
+        self.watermark.store(watermark, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_busy(&self, d: Duration) {
+        self.busy_nanos.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_backpressured(&self, d: Duration) {
+        self.backpressured_nanos.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn record_latency(&self, nanos: u64, rows: usize) {
+        let _ = self.latency_micros.lock().record_n((nanos / 1000).max(1), rows as u64);
+    }
+
+    /// A consistent-enough copy of the counters (each read atomically, not all at one instant).
+    pub fn snapshot(&self) -> SubtaskSnapshot {
+        SubtaskSnapshot {
+            name: self.name.clone(),
+            index: self.index,
+            parallelism: self.parallelism,
+            records_in: self.records_in.load(Ordering::Relaxed),
+            records_out: self.records_out.load(Ordering::Relaxed),
+            watermark: self.watermark.load(Ordering::Relaxed),
+            busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
+            backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),
+            latency_micros: self.latency_micros.lock().clone(),
+        }
+    }
+}
+
+/// The metrics of every subtask of a job.
+#[derive(Debug, Clone, Default)]
+pub struct JobMetrics {
+    subtasks: Vec<Arc<SubtaskMetrics>>,
+}
+
+impl JobMetrics {
+    pub(crate) fn push(&mut self, m: Arc<SubtaskMetrics>) {
+        self.subtasks.push(m);
+    }
+
+    /// A snapshot of every subtask, in deployment order.
+    pub fn snapshot(&self) -> Vec<SubtaskSnapshot> {
+        self.subtasks.iter().map(|m| m.snapshot()).collect()
+    }
+
+    /// Source-to-sink latency over all sink subtasks, in microseconds.
+    pub fn latency_micros(&self) -> Histogram<u64> {
+        let mut all = new_histogram();
+        for m in &self.subtasks {
+            let _ = all.add(&*m.latency_micros.lock());
+        }
+        all
+    }
+}

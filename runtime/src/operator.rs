@@ -1,0 +1,218 @@
+//! The operator contract: plain state machines that know nothing of actors.
+//!
+//! An [`Operator`] reacts to chunks, watermarks, flush markers, timers and the end of its
+//! input, writing what it emits to an [`Output`]. A [`Source`] produces data when polled.
+//! The runtime wraps either in an actor; [`crate::harness::OperatorHarness`] drives one
+//! directly in tests. Every callback may fail with an [`Error`]; the runtime then fails the
+//! job with a message naming the operator and subtask.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::chunk::Chunk;
+use crate::clock::Clock;
+use crate::element::{StreamElement, NO_WATERMARK};
+use crate::error::Result;
+use crate::timers::{TimeDomain, Timer, TimerService};
+use crate::value::Value;
+
+/// Where an operator writes what it emits. Elements reach the next operator in the order written.
+#[derive(Debug, Default)]
+pub struct Output {
+    elements: Vec<StreamElement>,
+}
+
+impl Output {
+    /// An empty output.
+    pub fn new() -> Self {
+        Output::default()
+    }
+
+    /// Emits a chunk of rows; empty chunks are dropped.
+    pub fn collect(&mut self, chunk: Chunk) {
+        if !chunk.is_empty() {
+            self.elements.push(StreamElement::Chunk(chunk));
+        }
+    }
+
+    /// Emits a watermark.
+    pub fn emit_watermark(&mut self, watermark: i64) {
+        self.elements.push(StreamElement::Watermark(watermark));
+    }
+
+    /// Emits a mini-batch flush marker.
+    pub fn emit_flush_marker(&mut self, marker: i64) {
+        self.elements.push(StreamElement::FlushMarker(marker));
+    }
+
+    /// Emits any element (used by the runtime to pass control elements along).
+    pub fn emit(&mut self, element: StreamElement) {
+        if !matches!(&element, StreamElement::Chunk(c) if c.is_empty()) {
+            self.elements.push(element);
+        }
+    }
+
+    /// Whether nothing was emitted.
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+
+    /// Takes everything emitted so far, in order.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, StreamElement> {
+        self.elements.drain(..)
+    }
+}
+
+/// Which subtask of which vertex an operator instance runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubtaskInfo {
+    /// The vertex name.
+    pub vertex: String,
+    /// 0-based subtask index.
+    pub index: usize,
+    /// Parallelism of the vertex.
+    pub parallelism: usize,
+}
+
+/// What an operator may ask of the runtime: who it is, what time it is, and timers.
+pub struct OperatorContext {
+    info: SubtaskInfo,
+    clock: Arc<dyn Clock>,
+    chunk_size: usize,
+    watermark: i64,
+    timers: TimerService,
+}
+
+impl OperatorContext {
+    /// A context for subtask `info`, reading processing time from `clock`.
+    pub fn new(info: SubtaskInfo, clock: Arc<dyn Clock>, chunk_size: usize) -> Self {
+        OperatorContext { info, clock, chunk_size, watermark: NO_WATERMARK, timers: TimerService::default() }
+    }
+
+    /// Which subtask this is.
+    pub fn subtask(&self) -> &SubtaskInfo {
+        &self.info
+    }
+
+    /// Current processing time in epoch milliseconds, from the job's clock.
+    pub fn processing_time(&self) -> i64 {
+        self.clock.now_millis()
+    }
+
+    /// The last watermark this operator received ([`NO_WATERMARK`] before the first).
+    pub fn current_watermark(&self) -> i64 {
+        self.watermark
+    }
+
+    /// Preferred number of rows per emitted chunk (`execution.chunk-size`).
+    pub fn chunk_size(&self) -> usize {
+        self.chunk_size
+    }
+
+    /// Asks for [`Operator::on_timer`] once the watermark reaches `time`. Registering the
+    /// same `(time, key)` twice fires once.
+    pub fn register_event_time_timer(&mut self, time: i64, key: Vec<Value>) {
+        self.timers.register(TimeDomain::EventTime, time, key);
+    }
+
+    /// Asks for [`Operator::on_timer`] once processing time reaches `time`.
+    pub fn register_processing_time_timer(&mut self, time: i64, key: Vec<Value>) {
+        self.timers.register(TimeDomain::ProcessingTime, time, key);
+    }
+
+    /// Cancels a timer registered earlier; does nothing if there is none.
+    pub fn delete_timer(&mut self, domain: TimeDomain, time: i64, key: &[Value]) {
+        self.timers.delete(domain, time, key);
+    }
+
+    /// The job's clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    pub(crate) fn set_watermark(&mut self, watermark: i64) {
+        self.watermark = self.watermark.max(watermark);
+    }
+
+    pub(crate) fn timers_mut(&mut self) -> &mut TimerService {
+        &mut self.timers
+    }
+
+    pub(crate) fn timers(&self) -> &TimerService {
+        &self.timers
+    }
+}
+
+/// A stream operator: a state machine driven by the runtime, one instance per subtask.
+///
+/// Calls for one instance never overlap. `open` comes first, `end_of_input` last, after
+/// which the runtime calls nothing more. Implementations must not block: a callback that
+/// waits holds up every other subtask on the same worker thread.
+pub trait Operator: Send {
+    /// Name shown in errors, metrics and logs, e.g. `Calc` or `GroupAggregate`.
+    fn name(&self) -> &str;
+
+    /// Called once before any element.
+    fn open(&mut self, _ctx: &mut OperatorContext) -> Result<()> {
+        Ok(())
+    }
+
+    /// Processes a chunk that arrived on input `input` (0 for one-input operators; 0 or 1
+    /// for two-input operators).
+    fn process_chunk(
+        &mut self,
+        input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()>;
+
+    /// Event time has advanced to `watermark` (aligned over all inputs). Event-time timers
+    /// up to it have already fired. The default forwards the watermark.
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    /// A mini-batch flush marker arrived (aligned over all inputs). The default forwards it.
+    fn process_flush_marker(&mut self, marker: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        out.emit_flush_marker(marker);
+        Ok(())
+    }
+
+    /// A timer registered through the context fired.
+    fn on_timer(&mut self, _timer: Timer, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        Ok(())
+    }
+
+    /// Every input has ended; emit what is still buffered. Called exactly once.
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What a source asks for after a poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceStatus {
+    /// Poll again as soon as the output has been sent.
+    Ready,
+    /// Nothing to read now; poll again after this much processing time.
+    Wait(Duration),
+    /// The source is exhausted; the runtime emits the final watermark and the end of input.
+    Finished,
+}
+
+/// A source of rows, one instance per subtask.
+pub trait Source: Send {
+    /// Name shown in errors, metrics and logs.
+    fn name(&self) -> &str;
+
+    /// Called once before the first poll.
+    fn open(&mut self, _ctx: &mut OperatorContext) -> Result<()> {
+        Ok(())
+    }
+
+    /// Emits the next batch of data (ideally one chunk of `ctx.chunk_size()` rows) and
+    /// watermarks, and says when to poll again. Must not block.
+    fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<SourceStatus>;
+}

@@ -1,0 +1,194 @@
+//! Ship strategies: how a subtask's output is divided among the subtasks of the next vertex.
+//!
+//! HASH routes by key groups, as Flink does: a key hashes to one of `max_parallelism` key
+//! groups, and key groups are spread over the receiving subtasks in contiguous ranges. The hash
+//! is weir's own and fixed (no per-process seed), so a key lands on the same subtask on every
+//! run.
+
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::FxHasher;
+
+use crate::chunk::Chunk;
+use crate::element::StreamElement;
+use crate::value::Value;
+
+/// How rows travel along an edge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ShipStrategy {
+    /// Subtask i sends to subtask i; both sides have the same parallelism.
+    Forward,
+    /// Rows with equal values in these columns go to the same subtask.
+    Hash(Vec<usize>),
+    /// Rows go round-robin to every subtask.
+    Rebalance,
+    /// Every row goes to every subtask.
+    Broadcast,
+    /// Every row goes to subtask 0.
+    Single,
+}
+
+impl ShipStrategy {
+    /// Whether sender subtask `from` has a channel to receiver subtask `to`.
+    pub fn connects(&self, from: usize, to: usize) -> bool {
+        match self {
+            ShipStrategy::Forward => from == to,
+            ShipStrategy::Single => to == 0,
+            _ => true,
+        }
+    }
+
+    /// The name Flink uses in plans (`FORWARD`, `HASH`, `REBALANCE`, `BROADCAST`, `GLOBAL`).
+    pub fn flink_name(&self) -> &'static str {
+        match self {
+            ShipStrategy::Forward => "FORWARD",
+            ShipStrategy::Hash(_) => "HASH",
+            ShipStrategy::Rebalance => "REBALANCE",
+            ShipStrategy::Broadcast => "BROADCAST",
+            ShipStrategy::Single => "GLOBAL",
+        }
+    }
+}
+
+/// Flink's default number of key groups for a parallelism:
+/// `min(max(next_power_of_two(p * 1.5), 128), 32768)`.
+pub fn default_max_parallelism(parallelism: usize) -> usize {
+    (parallelism + parallelism / 2).next_power_of_two().clamp(128, 32_768)
+}
+
+/// The stable hash of the key columns `keys` of `row`.
+pub fn hash_key(row: &[Value], keys: &[usize]) -> u64 {
+    let mut hasher = FxHasher::default();
+    for &k in keys {
+        row[k].hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// The key group of a key hash: the hash is mixed (Murmur3's finalizer) so that similar keys
+/// spread, then reduced modulo `max_parallelism`.
+pub fn key_group(hash: u64, max_parallelism: usize) -> usize {
+    let mut h = hash;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    (h % max_parallelism as u64) as usize
+}
+
+/// The subtask that owns a key group, as Flink assigns contiguous key-group ranges.
+pub fn subtask_for_key_group(key_group: usize, max_parallelism: usize, parallelism: usize) -> usize {
+    key_group * parallelism / max_parallelism
+}
+
+/// The subtask that receives rows with this key hash.
+pub fn subtask_for_hash(hash: u64, parallelism: usize) -> usize {
+    let max = default_max_parallelism(parallelism);
+    subtask_for_key_group(key_group(hash, max), max, parallelism)
+}
+
+/// Divides one sender subtask's output among the receivers of one edge.
+#[derive(Debug)]
+pub struct Partitioner {
+    strategy: ShipStrategy,
+    sender: usize,
+    receivers: usize,
+    next_round_robin: usize,
+    /// Receiver of each row of the chunk being routed; reused across chunks.
+    targets: Vec<u32>,
+}
+
+impl Partitioner {
+    /// A partitioner for sender subtask `sender` of an edge with `receivers` receiving subtasks.
+    pub fn new(strategy: ShipStrategy, sender: usize, receivers: usize) -> Self {
+        // Start round-robin at the sender's index so that parallel senders do not all hit 0 first.
+        Partitioner { strategy, sender, receivers, next_round_robin: sender, targets: Vec::new() }
+    }
+
+    /// Routes one element: a chunk is split by the strategy, a control element goes to every
+    /// receiver this sender has a channel to. Calls `send(receiver, element)` in order.
+    pub fn route(&mut self, element: StreamElement, mut send: impl FnMut(usize, StreamElement)) {
+        let chunk = match element {
+            StreamElement::Chunk(chunk) => chunk,
+            control => {
+                let channels: Vec<usize> =
+                    (0..self.receivers).filter(|&r| self.strategy.connects(self.sender, r)).collect();
+                for (i, &r) in channels.iter().enumerate() {
+                    if i + 1 == channels.len() {
+                        send(r, control);
+                        break;
+                    }
+                    send(r, control.clone());
+                }
+                return;
+            }
+        };
+        match &self.strategy {
+            ShipStrategy::Forward => send(self.sender, StreamElement::Chunk(chunk)),
+            ShipStrategy::Single => send(0, StreamElement::Chunk(chunk)),
+            _ if self.receivers == 1 => send(0, StreamElement::Chunk(chunk)),
+            ShipStrategy::Broadcast => {
+                for r in 1..self.receivers {
+                    send(r, StreamElement::Chunk(chunk.clone()));
+                }
+                send(0, StreamElement::Chunk(chunk));
+            }
+            ShipStrategy::Hash(keys) => {
+                self.targets.clear();
+                let receivers = self.receivers;
+                self.targets.extend(chunk.rows().map(|(_, row)| subtask_for_hash(hash_key(row, keys), receivers) as u32));
+                self.split(chunk, &mut send);
+            }
+            ShipStrategy::Rebalance => {
+                self.targets.clear();
+                for _ in 0..chunk.len() {
+                    self.targets.push(self.next_round_robin as u32);
+                    self.next_round_robin = (self.next_round_robin + 1) % self.receivers;
+                }
+                self.split(chunk, &mut send);
+            }
+        }
+    }
+
+    /// Splits `chunk` by `self.targets` (one receiver per row), moving the values.
+    fn split(&mut self, chunk: Chunk, send: &mut impl FnMut(usize, StreamElement)) {
+        let arity = chunk.arity();
+        let origin = chunk.origin_nanos();
+        let expected = chunk.len() / self.receivers + 1;
+        let mut parts: Vec<Chunk> = (0..self.receivers).map(|_| Chunk::with_capacity(arity, expected)).collect();
+        let kinds = chunk.kinds().to_vec();
+        let mut values = chunk.into_values().into_iter();
+        for (row, &target) in self.targets.iter().enumerate() {
+            parts[target as usize].push_with(kinds[row], |out| out.extend(values.by_ref().take(arity)));
+        }
+        for (r, mut part) in parts.into_iter().enumerate() {
+            if !part.is_empty() {
+                part.set_origin_nanos(origin);
+                send(r, StreamElement::Chunk(part));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_parallelism_follows_flink() {
+        assert_eq!(default_max_parallelism(1), 128);
+        assert_eq!(default_max_parallelism(100), 256);
+        assert_eq!(default_max_parallelism(30_000), 32_768);
+    }
+
+    #[test]
+    fn key_groups_cover_every_subtask() {
+        for p in 1..=8 {
+            let max = default_max_parallelism(p);
+            let owners: std::collections::BTreeSet<usize> =
+                (0..max).map(|kg| subtask_for_key_group(kg, max, p)).collect();
+            assert_eq!(owners.len(), p);
+        }
+    }
+}

@@ -1,1 +1,24 @@
-//! weir
+//! weir runs Flink SQL on one machine. This crate is its library facade: build and run
+//! pipelines from Rust with the [`pipeline`] API, on the actor-based runtime in
+//! [`runtime`].
+//!
+//! The crates behind it: [`runtime`] (data model, execution), [`operators`] (stream
+//! operators), [`connectors`] (sources and sinks) and [`planner`] (SQL).
+
+pub mod pipeline;
+
+pub use weir_connectors as connectors;
+pub use weir_operators as operators;
+pub use weir_planner as planner;
+pub use weir_runtime as runtime;
+
+/// The names most pipelines need.
+pub mod prelude {
+    pub use crate::pipeline::{KeyedStream, Pipeline, Stream};
+    pub use weir_connectors::CollectHandle;
+    pub use weir_operators::{CountByKey, KeyedProcessFunction};
+    pub use weir_runtime::{
+        Chunk, DataType, Error, Field, JobHandle, JobStatus, OperatorContext, Result, Row, RowKind, RuntimeConfig,
+        Schema, Timer, Value,
+    };
+}

@@ -1,0 +1,85 @@
+//! A sink that keeps everything it receives in memory, for tests and small jobs.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, Row, SubtaskInfo};
+
+#[derive(Debug, Default)]
+struct Collected {
+    rows: Vec<(usize, Row)>,
+    watermarks: Vec<(usize, i64)>,
+    ended: usize,
+}
+
+/// Shared view of what the subtasks of a [`CollectSink`] received; clone it freely.
+#[derive(Debug, Clone, Default)]
+pub struct CollectHandle {
+    inner: Arc<Mutex<Collected>>,
+}
+
+impl CollectHandle {
+    /// A new, empty collection.
+    pub fn new() -> Self {
+        CollectHandle::default()
+    }
+
+    /// The sink instance for one subtask.
+    pub fn sink(&self, info: &SubtaskInfo) -> CollectSink {
+        CollectSink { handle: self.clone(), subtask: info.index }
+    }
+
+    /// Every row received, in arrival order per subtask (subtasks interleave).
+    pub fn rows(&self) -> Vec<Row> {
+        self.inner.lock().rows.iter().map(|(_, r)| r.clone()).collect()
+    }
+
+    /// Every row received with the 0-based subtask that received it.
+    pub fn rows_by_subtask(&self) -> Vec<(usize, Row)> {
+        self.inner.lock().rows.clone()
+    }
+
+    /// Every row as Flink prints it (`+I[1, apple]`).
+    pub fn lines(&self) -> Vec<String> {
+        self.rows().iter().map(Row::to_string).collect()
+    }
+
+    /// Every watermark received, with the subtask that received it, in arrival order.
+    pub fn watermarks(&self) -> Vec<(usize, i64)> {
+        self.inner.lock().watermarks.clone()
+    }
+
+    /// How many sink subtasks saw the end of their input.
+    pub fn ended_subtasks(&self) -> usize {
+        self.inner.lock().ended
+    }
+}
+
+/// The operator that feeds a [`CollectHandle`].
+#[derive(Debug)]
+pub struct CollectSink {
+    handle: CollectHandle,
+    subtask: usize,
+}
+
+impl Operator for CollectSink {
+    fn name(&self) -> &str {
+        "Sink: Collect"
+    }
+
+    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        let mut inner = self.handle.inner.lock();
+        inner.rows.extend(chunk.to_rows().into_iter().map(|r| (self.subtask, r)));
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        self.handle.inner.lock().watermarks.push((self.subtask, watermark));
+        Ok(())
+    }
+
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        self.handle.inner.lock().ended += 1;
+        Ok(())
+    }
+}

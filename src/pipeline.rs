@@ -22,7 +22,8 @@
 //! }
 //! ```
 //!
-//! Edges follow Flink's defaults: a stream feeds the next operator FORWARD when both have the
+//! Operators run at `parallelism.default` unless [`Stream::set_parallelism`] says otherwise;
+//! fixed-row sources run at parallelism 1. Edges follow Flink's defaults: a stream feeds the next operator FORWARD when both have the
 //! same parallelism (and the two are then chained into one actor) and REBALANCE otherwise;
 //! `key_by` makes the next edge HASH on the key columns.
 

@@ -364,7 +364,6 @@ impl Actor for SubtaskActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(usize::MAX);
         let token = self.shared.token.clone();
         ctx.spawn(wrap_future(token.cancelled_owned()).map(|(), _act: &mut Self, ctx| ctx.stop()));
         tracing::debug!(subtask = %self.chain_name(), index = self.info.index, "subtask started");

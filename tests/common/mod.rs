@@ -1,0 +1,51 @@
+//! Helpers shared by the end-to-end tests.
+
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use weir::connectors::{CollectHandle, GeneratorSource, MemorySource, SourceStep};
+use weir::runtime::graph::JobGraph;
+use weir::runtime::{Row, Value, VertexId};
+
+/// Waits until `condition` holds, failing the test after 20 s (a hang, not a slow machine).
+pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Adds a source of `count` rows `[n % keys, n]` (two BIGINT fields).
+pub fn keyed_numbers(graph: &mut JobGraph, parallelism: usize, count: u64, keys: u64) -> VertexId {
+    let source = GeneratorSource::new(
+        "Numbers",
+        2,
+        count,
+        std::sync::Arc::new(move |n, out: &mut Vec<Value>| {
+            out.push(Value::BigInt((n % keys) as i64));
+            out.push(Value::BigInt(n as i64));
+        }),
+    );
+    graph.add_source("Numbers", parallelism, move |info| Box::new(source.for_subtask(info)))
+}
+
+/// Adds a source playing `steps` over rows of `arity` fields.
+pub fn scripted(graph: &mut JobGraph, name: &str, arity: usize, steps: Vec<SourceStep>) -> VertexId {
+    let source = MemorySource::new(name, arity, steps);
+    graph.add_source(name, 1, move |info| Box::new(source.for_subtask(info)))
+}
+
+/// Adds a collecting sink of `parallelism` subtasks.
+pub fn collect(graph: &mut JobGraph, parallelism: usize) -> (VertexId, CollectHandle) {
+    let handle = CollectHandle::new();
+    let sink = handle.clone();
+    let id = graph.add_operator("Sink: Collect", parallelism, move |info| Box::new(sink.sink(info)));
+    (id, handle)
+}
+
+/// A one-field BIGINT insert row.
+pub fn row(v: i64) -> Row {
+    Row::insert(vec![Value::BigInt(v)])
+}

@@ -235,7 +235,12 @@ impl Stream {
         );
         let mut b = self.builder.borrow_mut();
         for input in std::iter::once(self).chain(others) {
-            b.edges.push(PendingEdge { from: input.vertex, to: union.vertex, input: 0, strategy: input.strategy.clone() });
+            b.edges.push(PendingEdge {
+                from: input.vertex,
+                to: union.vertex,
+                input: 0,
+                strategy: input.strategy.clone(),
+            });
         }
         drop(b);
         union

@@ -61,7 +61,13 @@ impl Operator for SlowSink {
         "SlowSink"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
         // Chunks that left the source but were not yet taken out of this mailbox.
         let taken = self.flight.received.fetch_add(1, Ordering::SeqCst) + 1;
         let in_flight = self.flight.sent.load(Ordering::SeqCst) - taken;
@@ -123,7 +129,13 @@ impl Operator for CountChunks {
         "CountSent"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         self.sent.fetch_add(1, Ordering::SeqCst);
         out.collect(chunk);
         Ok(())
@@ -141,7 +153,13 @@ impl Operator for Exploder {
         "Exploder"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         if chunk.rows().any(|(_, r)| r[1].as_i64() == Some(self.at)) {
             if self.panic {
                 panic!("row {} is cursed", self.at);
@@ -219,7 +237,7 @@ fn a_running_job_shows_metrics_and_can_be_cancelled() {
     let snapshot = handle.metrics().snapshot();
     let sink_in: u64 = snapshot.iter().filter(|m| m.name == "Sink: Discard").map(|m| m.records_in).sum();
     assert!(sink_in > 0);
-    assert!(handle.metrics().latency_micros().len() > 0, "the sink records source-to-sink latency");
+    assert!(!handle.metrics().latency_micros().is_empty(), "the sink records source-to-sink latency");
     assert!(!handle.is_finished());
     handle.cancel();
     assert_eq!(handle.wait().unwrap(), JobStatus::Cancelled);

@@ -22,7 +22,13 @@ impl Operator for TagInput {
         "TagInput"
     }
 
-    fn process_chunk(&mut self, input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         let mut tagged = Chunk::new(2);
         for (kind, r) in chunk.rows() {
             tagged.push(kind, &[Value::BigInt(input as i64), r[0].clone()]);
@@ -111,7 +117,13 @@ impl Operator for Timers {
         "Timers"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
         if !self.armed {
             self.armed = true;
             ctx.register_processing_time_timer(5_000, vec![]);

@@ -67,7 +67,13 @@ impl Operator for CollectSink {
         "Sink: Collect"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
         let mut inner = self.handle.inner.lock();
         inner.rows.extend(chunk.to_rows().into_iter().map(|r| (self.subtask, r)));
         Ok(())

@@ -23,7 +23,13 @@ impl Operator for DiscardSink {
         "Sink: Discard"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
         self.rows.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         Ok(())
     }

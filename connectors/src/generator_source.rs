@@ -21,7 +21,11 @@ pub struct GeneratorSource {
 
 impl std::fmt::Debug for GeneratorSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeneratorSource").field("name", &self.name).field("next", &self.next).field("end", &self.end).finish()
+        f.debug_struct("GeneratorSource")
+            .field("name", &self.name)
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .finish()
     }
 }
 

@@ -50,8 +50,8 @@ impl KeyedProcessFunction for CountByKey {
 mod tests {
     use super::*;
     use crate::keyed_process::KeyedProcessOperator;
-    use std::collections::BTreeMap;
     use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
     use weir_runtime::harness::OperatorHarness;
 
     #[test]

@@ -26,7 +26,13 @@ where
         &self.name
     }
 
-    fn process_chunk(&mut self, _input: usize, mut chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        mut chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         chunk.retain(|_, row| (self.predicate)(row));
         out.collect(chunk);
         Ok(())

@@ -63,7 +63,13 @@ impl<F: KeyedProcessFunction> Operator for KeyedProcessOperator<F> {
         &self.name
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         let mut emitted = Chunk::with_capacity(self.arity, chunk.len());
         for (kind, row) in chunk.rows() {
             self.key.clear();
@@ -93,5 +99,77 @@ impl<F: KeyedProcessFunction> Operator for KeyedProcessOperator<F> {
         result?;
         out.collect(emitted);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_runtime::harness::OperatorHarness;
+
+    /// Sums values per key and emits `[key, sum]` when the key's event-time timer (the row's
+    /// timestamp + 10) or processing-time timer (now + 100) fires; then forgets the key.
+    #[derive(Clone, Copy)]
+    struct SumUntilTimer;
+
+    impl KeyedProcessFunction for SumUntilTimer {
+        type State = i64;
+
+        fn process(
+            &mut self,
+            key: &[Value],
+            _kind: RowKind,
+            row: &[Value],
+            state: &mut Option<i64>,
+            ctx: &mut OperatorContext,
+            _out: &mut Chunk,
+        ) -> Result<()> {
+            if state.is_none() {
+                ctx.register_event_time_timer(row[1].as_i64().unwrap_or(0) + 10, key.to_vec());
+                ctx.register_processing_time_timer(ctx.processing_time() + 100, key.to_vec());
+            }
+            *state = Some(state.unwrap_or(0) + row[2].as_i64().unwrap_or(0));
+            Ok(())
+        }
+
+        fn on_timer(
+            &mut self,
+            timer: &Timer,
+            state: &mut Option<i64>,
+            _ctx: &mut OperatorContext,
+            out: &mut Chunk,
+        ) -> Result<()> {
+            if let Some(sum) = state.take() {
+                out.push(RowKind::Insert, &[timer.key[0].clone(), Value::BigInt(sum)]);
+            }
+            Ok(())
+        }
+    }
+
+    fn harness() -> OperatorHarness {
+        OperatorHarness::new(KeyedProcessOperator::new("SumUntilTimer", vec![0], 2, SumUntilTimer))
+    }
+
+    #[test]
+    fn event_time_timers_fire_with_their_key_state_before_the_watermark() {
+        let mut h = harness();
+        h.push("op | k STRING | ts BIGINT | v BIGINT\n+I | a | 0 | 1\n+I | b | 5 | 10\n+I | a | 7 | 2").unwrap();
+        h.watermark(12).unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 3]", "watermark 12"]);
+        h.watermark(15).unwrap();
+        assert_eq!(h.take_lines(), ["+I[b, 10]", "watermark 15"]);
+    }
+
+    #[test]
+    fn processing_time_timers_fire_on_the_harness_clock_and_clear_state() {
+        let mut h = harness();
+        h.push("op | k STRING | ts BIGINT | v BIGINT\n+I | a | 0 | 4").unwrap();
+        h.advance_processing_time(99).unwrap();
+        assert!(h.take_lines().is_empty());
+        h.advance_processing_time(1).unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 4]"]);
+        // The state was cleared: the event-time timer finds nothing to emit.
+        h.watermark(100).unwrap();
+        assert_eq!(h.take_lines(), ["watermark 100"]);
     }
 }

@@ -28,7 +28,13 @@ where
         &self.name
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         let mut mapped = Chunk::with_capacity(self.arity, chunk.len());
         for (kind, row) in chunk.rows() {
             let pushed = mapped.push_with(kind, |fields| (self.f)(row, fields));

@@ -12,7 +12,13 @@ impl Operator for UnionOperator {
         "Union"
     }
 
-    fn process_chunk(&mut self, _input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         out.collect(chunk);
         Ok(())
     }

@@ -126,10 +126,11 @@ impl SubtaskActor {
         let now = spec.shared.clock.now_millis();
         SubtaskActor {
             is_sink: spec.targets.is_empty(),
-            source: spec
-                .inputs
-                .is_none()
-                .then_some(SourceState { status: SourceStatus::Ready, last_activity: now, idle: false }),
+            source: spec.inputs.is_none().then_some(SourceState {
+                status: SourceStatus::Ready,
+                last_activity: now,
+                idle: false,
+            }),
             gate: spec.inputs.map(InputGate::new),
             info: spec.info,
             chain: spec.chain,
@@ -177,7 +178,9 @@ impl SubtaskActor {
     fn route_produced(&mut self) {
         let mut produced = std::mem::take(&mut self.produced);
         for element in produced.drain(..) {
-            let Some((last, rest)) = self.edges.split_last_mut() else { continue };
+            let Some((last, rest)) = self.edges.split_last_mut() else {
+                continue;
+            };
             for edge in rest {
                 route(edge, element.clone(), &mut self.outbox, &self.metrics);
             }
@@ -235,7 +238,9 @@ impl SubtaskActor {
             match source.status {
                 SourceStatus::Ready => {
                     // Yield so that other actors on this worker thread get their turn.
-                    ctx.spawn(wrap_future(tokio::task::yield_now()).map(|(), act: &mut Self, ctx| act.poll_source(ctx)));
+                    ctx.spawn(
+                        wrap_future(tokio::task::yield_now()).map(|(), act: &mut Self, ctx| act.poll_source(ctx)),
+                    );
                 }
                 SourceStatus::Wait(delay) => {
                     let wake = self.shared.clock.now_millis() + self.source_wait_millis(delay);
@@ -262,7 +267,9 @@ impl SubtaskActor {
 
     /// Wakes the actor for the chain's earliest processing-time timer.
     fn arm_timer(&mut self, ctx: &mut Context<Self>) {
-        let Some(next) = self.chain.next_processing_timer() else { return };
+        let Some(next) = self.chain.next_processing_timer() else {
+            return;
+        };
         if self.timer_wakeup.is_some_and(|w| w <= next) {
             return;
         }
@@ -283,8 +290,11 @@ impl SubtaskActor {
             let status = act.chain.poll_source(&mut act.produced)?;
             let now = act.shared.clock.now_millis();
             let timeout = act.shared.idle_timeout.as_millis() as i64;
-            let emitted = act.produced.iter().any(|e| matches!(e, StreamElement::Chunk(_) | StreamElement::Watermark(_)));
-            let Some(source) = act.source.as_mut() else { return Ok(()) };
+            let emitted =
+                act.produced.iter().any(|e| matches!(e, StreamElement::Chunk(_) | StreamElement::Watermark(_)));
+            let Some(source) = act.source.as_mut() else {
+                return Ok(());
+            };
             source.status = status;
             if emitted {
                 source.last_activity = now;

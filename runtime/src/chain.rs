@@ -156,7 +156,13 @@ impl Chain {
 
     /// Hands `element` to operator `index` (or to `sink` past the last one), then forwards
     /// what the operator emitted.
-    fn deliver(&mut self, index: usize, input: usize, element: StreamElement, sink: &mut Vec<StreamElement>) -> Result<()> {
+    fn deliver(
+        &mut self,
+        index: usize,
+        input: usize,
+        element: StreamElement,
+        sink: &mut Vec<StreamElement>,
+    ) -> Result<()> {
         if index == self.ops.len() {
             let element = match element {
                 StreamElement::Chunk(mut c) => {

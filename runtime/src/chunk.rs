@@ -9,6 +9,15 @@ use crate::row::{write_row, Row, RowKind};
 use crate::value::Value;
 
 /// A batch of rows with their kinds.
+///
+/// ```
+/// use weir_runtime::{Chunk, RowKind, Value};
+///
+/// let mut chunk = Chunk::new(2);
+/// chunk.push(RowKind::Insert, &[Value::BigInt(1), Value::string("apple")]);
+/// chunk.push(RowKind::UpdateBefore, &[Value::BigInt(2), Value::Null]);
+/// assert_eq!(chunk.to_lines(), ["+I[1, apple]", "-U[2, null]"]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Chunk {
     arity: usize,
@@ -27,12 +36,7 @@ impl Chunk {
 
     /// An empty chunk with room for `rows` rows.
     pub fn with_capacity(arity: usize, rows: usize) -> Self {
-        Chunk {
-            arity,
-            kinds: Vec::with_capacity(rows),
-            values: Vec::with_capacity(rows * arity),
-            origin_nanos: 0,
-        }
+        Chunk { arity, kinds: Vec::with_capacity(rows), values: Vec::with_capacity(rows * arity), origin_nanos: 0 }
     }
 
     /// A chunk holding `rows`, all of which must have `arity` fields.
@@ -82,10 +86,7 @@ impl Chunk {
     /// Iterates over `(kind, fields)` of every row.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = (RowKind, &[Value])> + '_ {
         let arity = self.arity;
-        self.kinds
-            .iter()
-            .enumerate()
-            .map(move |(i, kind)| (*kind, &self.values[i * arity..(i + 1) * arity]))
+        self.kinds.iter().enumerate().map(move |(i, kind)| (*kind, &self.values[i * arity..(i + 1) * arity]))
     }
 
     /// Mutable access to all fields of all rows, row-major; the arity cannot change.

@@ -21,11 +21,8 @@ use crate::value::Value;
 /// # Errors
 /// [`ParseError`] naming the line and column that could not be read.
 pub fn parse_fixture(text: &str) -> Result<(Schema, Chunk), ParseError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let mut lines =
+        text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
     let (_, header) = lines.next().ok_or_else(|| ParseError("the fixture has no header line".into()))?;
     let mut columns = header.split('|').map(str::trim);
     if columns.next() != Some("op") {

@@ -211,35 +211,13 @@ async fn deploy_and_wait(
         })
         .collect();
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
-    let mut next_worker = 0;
     let mut total = 0;
     // Receivers first, so that every sender starts knowing its receivers' addresses.
     for (c, chain) in plan.chains.iter().enumerate().rev() {
-        let tail = *chain.last().unwrap_or(&chain[0]);
         let parallelism = graph.vertex(chain[0]).parallelism;
-        for index in 0..parallelism {
+        for (index, subtask_metrics) in metrics[c].iter().enumerate() {
             let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
-            let mut targets = Vec::new();
-            let mut edges = Vec::new();
-            for (e, edge) in graph.edges().iter().enumerate().filter(|(_, e)| e.from == tail) {
-                let rc = plan.chain_of[edge.to.0];
-                let receivers = graph.vertex(edge.to).parallelism;
-                let mut by_receiver = Vec::with_capacity(receivers);
-                for r in 0..receivers {
-                    by_receiver.push(plan.channels.get(&(e, index, r)).map(|&channel| {
-                        targets.push(Target {
-                            addr: addrs[rc][r].clone(),
-                            mailbox: Arc::clone(&mailboxes[rc][r]),
-                            channel,
-                        });
-                        targets.len() - 1
-                    }));
-                }
-                edges.push(OutputEdge {
-                    partitioner: Partitioner::new(edge.strategy.clone(), index, receivers),
-                    targets: by_receiver,
-                });
-            }
+            let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes);
             let spec = SubtaskSpec {
                 chain: build_chain(graph, chain, &info, config),
                 inputs: match graph.vertex(chain[0]).kind {
@@ -249,11 +227,10 @@ async fn deploy_and_wait(
                 info,
                 edges,
                 targets,
-                metrics: Arc::clone(&metrics[c][index]),
+                metrics: Arc::clone(subtask_metrics),
                 shared: Arc::clone(&shared),
             };
-            let worker = &workers[next_worker % workers.len()];
-            next_worker += 1;
+            let worker = &workers[total % workers.len()];
             total += 1;
             addrs[c].push(SubtaskActor::start_in_arbiter(worker, move |_| SubtaskActor::new(spec)));
         }
@@ -277,6 +254,41 @@ async fn deploy_and_wait(
         None if token.is_cancelled() => Ok(JobStatus::Cancelled),
         None => Ok(JobStatus::Finished),
     }
+}
+
+/// The output edges of subtask `index` of `chain` and the receivers they reach.
+fn connect_outputs(
+    graph: &JobGraph,
+    plan: &DeploymentPlan,
+    chain: &[VertexId],
+    index: usize,
+    addrs: &[Vec<Addr<SubtaskActor>>],
+    mailboxes: &[Vec<Arc<Semaphore>>],
+) -> (Vec<OutputEdge>, Vec<Target>) {
+    let tail = chain[chain.len() - 1];
+    let mut targets = Vec::new();
+    let mut edges = Vec::new();
+    for (e, edge) in graph.edges().iter().enumerate().filter(|(_, e)| e.from == tail) {
+        let rc = plan.chain_of[edge.to.0];
+        let receivers = graph.vertex(edge.to).parallelism;
+        let by_receiver = (0..receivers)
+            .map(|r| {
+                plan.channels.get(&(e, index, r)).map(|&channel| {
+                    targets.push(Target {
+                        addr: addrs[rc][r].clone(),
+                        mailbox: Arc::clone(&mailboxes[rc][r]),
+                        channel,
+                    });
+                    targets.len() - 1
+                })
+            })
+            .collect();
+        edges.push(OutputEdge {
+            partitioner: Partitioner::new(edge.strategy.clone(), index, receivers),
+            targets: by_receiver,
+        });
+    }
+    (edges, targets)
 }
 
 /// Instantiates the operators of one subtask of `chain`.

@@ -159,13 +159,7 @@ pub trait Operator: Send {
 
     /// Processes a chunk that arrived on input `input` (0 for one-input operators; 0 or 1
     /// for two-input operators).
-    fn process_chunk(
-        &mut self,
-        input: usize,
-        chunk: Chunk,
-        ctx: &mut OperatorContext,
-        out: &mut Output,
-    ) -> Result<()>;
+    fn process_chunk(&mut self, input: usize, chunk: Chunk, ctx: &mut OperatorContext, out: &mut Output) -> Result<()>;
 
     /// Event time has advanced to `watermark` (aligned over all inputs). Event-time timers
     /// up to it have already fired. The default forwards the watermark.

@@ -49,9 +49,7 @@ pub fn parse_value(text: &str, ty: &DataType) -> Result<Value, ParseError> {
         LogicalType::Date => Value::Date(parse_date(t).ok_or_else(err)? as i32),
         LogicalType::Time(_) => Value::Time(parse_time(t).ok_or_else(err)?),
         LogicalType::Timestamp(_) => Value::Timestamp(parse_timestamp(t).ok_or_else(err)?),
-        LogicalType::TimestampLtz(_) => {
-            Value::TimestampLtz(parse_timestamp(t.trim_end_matches('Z')).ok_or_else(err)?)
-        }
+        LogicalType::TimestampLtz(_) => Value::TimestampLtz(parse_timestamp(t.trim_end_matches('Z')).ok_or_else(err)?),
         LogicalType::IntervalYearMonth => Value::IntervalYearMonth(t.parse().map_err(|_| err())?),
         LogicalType::IntervalDayTime => Value::IntervalDayTime(t.parse().map_err(|_| err())?),
         LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_) => {
@@ -129,10 +127,7 @@ pub fn parse_timestamp(text: &str) -> Option<Timestamp> {
     };
     let days = parse_date(date)?;
     let nanos = time.map_or(Some(0), parse_time)?;
-    Some(Timestamp {
-        millis: days * MILLIS_PER_DAY + nanos / 1_000_000,
-        nanos_of_milli: (nanos % 1_000_000) as u32,
-    })
+    Some(Timestamp { millis: days * MILLIS_PER_DAY + nanos / 1_000_000, nanos_of_milli: (nanos % 1_000_000) as u32 })
 }
 
 /// Reads a type as Flink writes it: `INT`, `BIGINT NOT NULL`, `DECIMAL(10, 2)`, `STRING`,

@@ -137,7 +137,8 @@ impl Partitioner {
             ShipStrategy::Hash(keys) => {
                 self.targets.clear();
                 let receivers = self.receivers;
-                self.targets.extend(chunk.rows().map(|(_, row)| subtask_for_hash(hash_key(row, keys), receivers) as u32));
+                self.targets
+                    .extend(chunk.rows().map(|(_, row)| subtask_for_hash(hash_key(row, keys), receivers) as u32));
                 self.split(chunk, &mut send);
             }
             ShipStrategy::Rebalance => {

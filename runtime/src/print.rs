@@ -53,6 +53,15 @@ pub fn write_value(out: &mut String, value: &Value) {
 }
 
 /// `value` as Flink prints it.
+///
+/// ```
+/// use weir_runtime::print::value_to_string;
+/// use weir_runtime::{Timestamp, Value};
+///
+/// assert_eq!(value_to_string(&Value::Double(1.0e7)), "1.0E7");
+/// assert_eq!(value_to_string(&Value::decimal(1000, 2)), "10.00");
+/// assert_eq!(value_to_string(&Value::Timestamp(Timestamp::from_millis(1_704_103_202_500))), "2024-01-01T10:00:02.500");
+/// ```
 pub fn value_to_string(value: &Value) -> String {
     let mut s = String::new();
     write_value(&mut s, value);

@@ -116,9 +116,7 @@ impl Value {
     /// The DECIMAL held, if this is one.
     pub fn as_decimal(&self) -> Option<Decimal> {
         match *self {
-            Value::Decimal { lo, hi, scale } => {
-                Some(Decimal { unscaled: ((hi as i128) << 64) | lo as i128, scale })
-            }
+            Value::Decimal { lo, hi, scale } => Some(Decimal { unscaled: ((hi as i128) << 64) | lo as i128, scale }),
             _ => None,
         }
     }
@@ -139,9 +137,7 @@ impl Value {
         match *self {
             Value::Float(v) => Some(v.into()),
             Value::Double(v) => Some(v),
-            Value::Decimal { .. } => {
-                self.as_decimal().map(|d| d.unscaled as f64 / 10f64.powi(d.scale.into()))
-            }
+            Value::Decimal { .. } => self.as_decimal().map(|d| d.unscaled as f64 / 10f64.powi(d.scale.into())),
             _ => self.as_i64().map(|v| v as f64),
         }
     }
@@ -359,7 +355,7 @@ mod tests {
 
     #[test]
     fn order_is_total_with_null_first() {
-        let mut vs = vec![Value::Double(f64::NAN), Value::Double(1.0), Value::Null, Value::Double(-0.5)];
+        let mut vs = [Value::Double(f64::NAN), Value::Double(1.0), Value::Null, Value::Double(-0.5)];
         vs.sort();
         assert!(vs[0].is_null());
         assert_eq!(vs[1], Value::Double(-0.5));

@@ -91,12 +91,14 @@ fn an_idle_input_stops_holding_the_watermark_back_after_the_idle_timeout() {
     let clock = Arc::new(ManualClock::new(0));
     let (g, out) = two_input_job(
         vec![SourceStep::Watermark(100), SourceStep::Rows(vec![row(1)]), SourceStep::WaitUntil(10_000)],
-        vec![SourceStep::WaitUntil(10_000)],
+        // B sends a row but no watermark, then falls silent.
+        vec![SourceStep::Rows(vec![row(2)]), SourceStep::WaitUntil(10_000)],
     );
     let config = manual_config(&clock).with_idle_timeout(Duration::from_millis(1_000));
     let handle = job::start(g, config).unwrap();
-    wait_until("the row arrived", || out.rows().len() == 1);
-    // Input B has said nothing yet: it holds the watermark back.
+    // Both sources were active at processing time 0.
+    wait_until("both rows arrived", || out.rows().len() == 2);
+    // Input B has no watermark yet: it holds the watermark back.
     assert_eq!(watermarks(&out), Vec::<i64>::new());
     clock.set(2_000);
     wait_until("B went idle", || !out.watermarks().is_empty());

@@ -23,6 +23,7 @@ pub(crate) struct ChainedOperator {
 
 /// The source that heads a chain, if it has one.
 pub(crate) struct ChainedSource {
+    name: String,
     source: Box<dyn Source>,
     ctx: OperatorContext,
     out: Output,
@@ -45,7 +46,7 @@ impl ChainedOperator {
 
 impl ChainedSource {
     pub(crate) fn new(source: Box<dyn Source>, ctx: OperatorContext) -> Self {
-        ChainedSource { source, ctx, out: Output::new() }
+        ChainedSource { name: source.name().to_string(), source, ctx, out: Output::new() }
     }
 }
 
@@ -84,8 +85,7 @@ impl Chain {
     pub(crate) fn open(&mut self) -> Result<()> {
         let info = &self.info;
         if let Some(s) = &mut self.source {
-            let name = s.source.name().to_string();
-            guarded(info, &name, || s.source.open(&mut s.ctx))?;
+            guarded(info, &s.name, || s.source.open(&mut s.ctx))?;
         }
         for o in &mut self.ops {
             guarded(info, &o.name, || o.op.open(&mut o.ctx))?;
@@ -98,8 +98,7 @@ impl Chain {
         let Some(s) = &mut self.source else {
             return Ok(SourceStatus::Finished);
         };
-        let name = s.source.name().to_string();
-        let status = guarded(&self.info, &name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
+        let status = guarded(&self.info, &s.name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
         let result = out.drain().try_for_each(|element| {

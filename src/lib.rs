@@ -15,10 +15,10 @@ pub use weir_runtime as runtime;
 /// The names most pipelines need.
 pub mod prelude {
     pub use crate::pipeline::{KeyedStream, Pipeline, Stream};
-    pub use weir_connectors::CollectHandle;
+    pub use weir_connectors::{CollectHandle, ConnectorRegistry, PrintTarget, TableDescriptor};
     pub use weir_operators::{CountByKey, KeyedProcessFunction};
     pub use weir_runtime::{
         Chunk, DataType, Error, Field, JobHandle, JobStatus, OperatorContext, Result, Row, RowKind, RuntimeConfig,
-        Schema, Timer, Value,
+        Schema, Timer, Timestamp, Value,
     };
 }

@@ -32,7 +32,9 @@ use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use weir_connectors::{CollectHandle, DiscardSink, GeneratorSource, MemorySource};
+use weir_connectors::{
+    BlackholeSink, CollectHandle, ConnectorRegistry, GeneratorSource, MemorySource, TableDescriptor,
+};
 use weir_operators::{FilterOperator, KeyedProcessFunction, KeyedProcessOperator, MapOperator, UnionOperator};
 use weir_runtime::graph::{OperatorFactory, Vertex, VertexKind};
 use weir_runtime::job::{self, JobHandle, JobStatus};
@@ -50,6 +52,7 @@ struct PendingEdge {
 
 struct Builder {
     config: RuntimeConfig,
+    registry: ConnectorRegistry,
     vertices: Vec<Vertex>,
     edges: Vec<PendingEdge>,
 }
@@ -80,7 +83,24 @@ pub struct KeyedStream {
 impl Pipeline {
     /// An empty pipeline that will run with `config`.
     pub fn new(config: RuntimeConfig) -> Self {
-        Pipeline { builder: Rc::new(RefCell::new(Builder { config, vertices: Vec::new(), edges: Vec::new() })) }
+        Self::with_registry(config, ConnectorRegistry::default())
+    }
+
+    /// An empty pipeline whose tables are built by `registry`.
+    pub fn with_registry(config: RuntimeConfig, registry: ConnectorRegistry) -> Self {
+        let builder = Builder { config, registry, vertices: Vec::new(), edges: Vec::new() };
+        Pipeline { builder: Rc::new(RefCell::new(builder)) }
+    }
+
+    /// A source reading the table `table` through its connector (`'connector' = '…'`), at
+    /// the connector's parallelism (`scan.parallelism`) or the default one.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options, worded as Flink words them.
+    pub fn from_table(&self, table: &TableDescriptor) -> weir_connectors::Result<Stream> {
+        let provider = self.builder.borrow().registry.create_source(table)?;
+        let parallelism = provider.parallelism.unwrap_or_else(|| self.default_parallelism());
+        Ok(self.add(&table.name, parallelism, VertexKind::Source(provider.factory), table.schema.clone()))
     }
 
     fn add(&self, name: &str, parallelism: usize, kind: VertexKind, schema: Schema) -> Stream {
@@ -251,6 +271,20 @@ impl Stream {
         self.then(name, Schema::default(), Arc::new(factory));
     }
 
+    /// Ends the stream in the table `table` through its connector, at the connector's
+    /// parallelism (`sink.parallelism`) or the default one.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options, worded as Flink words them.
+    pub fn to_table(&self, table: &TableDescriptor) -> weir_connectors::Result<()> {
+        let provider = self.builder.borrow().registry.create_sink(table)?;
+        let sink = self.then(&format!("Sink: {}", table.name), Schema::default(), provider.factory);
+        if let Some(parallelism) = provider.parallelism {
+            sink.set_parallelism(parallelism);
+        }
+        Ok(())
+    }
+
     /// Ends the stream in memory; read the rows from the handle after (or while) the job runs.
     pub fn collect(&self) -> CollectHandle {
         let handle = CollectHandle::new();
@@ -262,13 +296,26 @@ impl Stream {
     /// Ends the stream by discarding rows; the counter tells how many arrived.
     pub fn discard(&self) -> Arc<AtomicU64> {
         let rows = Arc::new(AtomicU64::new(0));
-        let sink = DiscardSink::new(Arc::clone(&rows));
+        let sink = BlackholeSink::counting(Arc::clone(&rows));
         self.sink("Sink: Discard", move |_| Box::new(sink.clone()));
         rows
     }
 }
 
 impl KeyedStream {
+    /// Ends the stream in the table `table`, each key in one sink subtask (see [`Stream::to_table`]).
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options.
+    pub fn to_table(&self, table: &TableDescriptor) -> weir_connectors::Result<()> {
+        self.stream.to_table(table)
+    }
+
+    /// Ends the stream in memory, each key in one sink subtask.
+    pub fn collect(&self) -> CollectHandle {
+        self.stream.collect()
+    }
+
     /// Runs `function` with state per key; its output rows have `schema`. Each subtask gets
     /// its own clone of `function`.
     pub fn process<F>(&self, name: &str, schema: Schema, function: F) -> Stream

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::{collect, keyed_numbers, wait_until};
 use parking_lot::Mutex;
-use weir::connectors::{DiscardSink, GeneratorSource};
+use weir::connectors::{BlackholeSink, GeneratorSource};
 use weir::operators::{MapOperator, UnionOperator};
 use weir::runtime::graph::JobGraph;
 use weir::runtime::{
@@ -230,7 +230,7 @@ fn a_running_job_shows_metrics_and_can_be_cancelled() {
     let source = g.add_source("Endless", 2, move |info| Box::new(generator.for_subtask(info)));
     let rows = Arc::new(AtomicU64::new(0));
     let sink_rows = Arc::clone(&rows);
-    let sink = g.add_operator("Sink: Discard", 1, move |_| Box::new(DiscardSink::new(Arc::clone(&sink_rows))));
+    let sink = g.add_operator("Sink: Discard", 1, move |_| Box::new(BlackholeSink::counting(Arc::clone(&sink_rows))));
     g.connect(source, sink, ShipStrategy::Rebalance);
     let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
     wait_until("rows flow", || rows.load(Ordering::Relaxed) > 100_000);

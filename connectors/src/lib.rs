@@ -1,16 +1,29 @@
 //! weir's connectors: where rows come from and where they go.
 //!
-//! For now: an in-memory source playing a script ([`MemorySource`]), a source computing rows
-//! from their sequence number ([`GeneratorSource`]), a sink collecting rows in memory
-//! ([`CollectSink`]) and one discarding them ([`DiscardSink`]). The connector registry and the
-//! `'connector' = '…'` factories of SQL tables live here too.
+//! - The [`registry`] maps `'connector' = '…'` to a factory that validates a table's options
+//!   (unknown, missing and malformed options are errors worded as Flink words them) and builds
+//!   its source or sink; `'format' = '…'` selects a [`format`].
+//! - Connectors: [`datagen`], [`print`], [`blackhole`] and [`filesystem`] (with the `csv` and
+//!   `json` formats).
+//! - For the pipeline API and tests: [`MemorySource`] (a scripted source), [`GeneratorSource`]
+//!   (rows computed from their number) and [`CollectSink`] (rows kept in memory).
 
+pub mod blackhole;
 pub mod collect_sink;
-pub mod discard_sink;
+pub mod datagen;
+pub mod error;
+pub mod filesystem;
+pub mod format;
 pub mod generator_source;
 pub mod memory_source;
+pub mod options;
+pub mod print;
+pub mod registry;
 
+pub use blackhole::BlackholeSink;
 pub use collect_sink::{CollectHandle, CollectSink};
-pub use discard_sink::DiscardSink;
+pub use error::{Error, Result};
 pub use generator_source::{GeneratorSource, RowGenerator};
 pub use memory_source::{MemorySource, SourceStep};
+pub use print::PrintTarget;
+pub use registry::{ConnectorRegistry, SinkProvider, SourceProvider, TableDescriptor};

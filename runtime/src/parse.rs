@@ -132,7 +132,7 @@ pub fn parse_timestamp(text: &str) -> Option<Timestamp> {
 
 /// Reads a type as Flink writes it: `INT`, `BIGINT NOT NULL`, `DECIMAL(10, 2)`, `STRING`,
 /// `VARCHAR(20)`, `TIMESTAMP(3)`, `TIMESTAMP_LTZ(3)`, `DATE`, `TIME`, `BYTES`, `BOOLEAN`, …
-/// (not ARRAY, MAP or ROW).
+/// `ARRAY<t>`, `MAP<k, v>` (not ROW).
 ///
 /// # Errors
 /// [`ParseError`] naming the text when it is not such a type.
@@ -142,6 +142,20 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
         Some(rest) => (rest.trim_end().to_string(), false),
         None => (upper.clone(), true),
     };
+    let body = body.trim();
+    if let Some(inner) = body.strip_prefix("ARRAY<").and_then(|r| r.strip_suffix('>')) {
+        let element = parse_type(inner)?;
+        return Ok(DataType { logical: LogicalType::Array(Box::new(element)), nullable, time_attribute: None });
+    }
+    if let Some(inner) = body.strip_prefix("MAP<").and_then(|r| r.strip_suffix('>')) {
+        let comma = top_level_comma(inner).ok_or_else(|| cannot(text, "a type"))?;
+        let (key, value) = (parse_type(&inner[..comma])?, parse_type(&inner[comma + 1..])?);
+        return Ok(DataType {
+            logical: LogicalType::Map(Box::new(key), Box::new(value)),
+            nullable,
+            time_attribute: None,
+        });
+    }
     let (name, args) = match body.split_once('(') {
         Some((n, rest)) => {
             let inner = rest.strip_suffix(')').ok_or_else(|| cannot(text, "a type"))?;
@@ -176,6 +190,20 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
         _ => return Err(cannot(text, "a type")),
     };
     Ok(DataType { logical, nullable, time_attribute: None })
+}
+
+/// Position of the first comma not inside `<…>` or `(…)`.
+fn top_level_comma(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -214,5 +242,7 @@ mod tests {
         assert_eq!(parse_type("DECIMAL(10, 2)").unwrap().to_string(), "DECIMAL(10, 2)");
         assert_eq!(parse_type("STRING").unwrap().to_string(), "STRING");
         assert_eq!(parse_type("TIMESTAMP(3)").unwrap().to_string(), "TIMESTAMP(3)");
+        assert_eq!(parse_type("ARRAY<INT NOT NULL>").unwrap().to_string(), "ARRAY<INT NOT NULL>");
+        assert_eq!(parse_type("MAP<STRING, DECIMAL(10, 2)>").unwrap().to_string(), "MAP<STRING, DECIMAL(10, 2)>");
     }
 }

@@ -1,0 +1,90 @@
+//! The `filesystem` connector: a bounded source reading a file or a directory, and an
+//! append-only sink writing a directory, in any format.
+//!
+//! | option | default | meaning |
+//! |---|---|---|
+//! | `path` | required | a file or directory to read; the directory to write |
+//! | `format` | required | `csv` or `json`, with that format's options |
+//! | `sink.parallelism` | the input's | number of sink subtasks |
+//!
+//! Reading a directory reads every file below it whose name does not start with `.` or `_`,
+//! in path order; each file is read whole by one subtask. The sink writes
+//! `part-<id>-<subtask>-0` files, hidden (`.part-…inprogress`) until its input ends.
+
+mod sink;
+mod source;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use sink::FileSink;
+pub use source::FileSource;
+
+use crate::error::{Error, Result};
+use crate::options::TableOptions;
+use crate::print::sink_parallelism;
+use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, SourceProvider, TableDescriptor};
+
+/// Creates `filesystem` sources and sinks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FilesystemFactory;
+
+/// Declares and reads the options both sides share; returns the path.
+fn common_options(options: &mut TableOptions) -> Result<PathBuf> {
+    let path = options.required("path").map(PathBuf::from);
+    options.required("format");
+    let parallelism = sink_parallelism(options);
+    let path = path.ok_or_else(|| Error::MissingOptions { missing: missing(options) })?;
+    if !options.contains("format") {
+        return Err(Error::MissingOptions { missing: missing(options) });
+    }
+    parallelism?;
+    Ok(path)
+}
+
+fn missing(options: &TableOptions) -> Vec<String> {
+    ["format", "path"].iter().filter(|k| !options.contains(k)).map(|k| k.to_string()).collect()
+}
+
+impl ConnectorFactory for FilesystemFactory {
+    fn identifier(&self) -> &'static str {
+        "filesystem"
+    }
+
+    fn create_source(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SourceProvider> {
+        let path = common_options(options)?;
+        let format = ctx.format(&table.schema, options)?;
+        let (name, arity) = (table.name.clone(), table.schema.arity());
+        Ok(SourceProvider {
+            parallelism: None,
+            bounded: true,
+            factory: Arc::new(move |info| {
+                Box::new(FileSource::new(name.clone(), path.clone(), Arc::clone(&format), arity, info))
+            }),
+        })
+    }
+
+    fn create_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SinkProvider> {
+        let path = common_options(options)?;
+        let parallelism = sink_parallelism(options)?;
+        let format = ctx.format(&table.schema, options)?;
+        let id = format!("{:016x}", rand::random::<u64>());
+        let table_name = table.name.clone();
+        Ok(SinkProvider {
+            parallelism,
+            factory: Arc::new(move |info| {
+                Box::new(FileSink::new(table_name.clone(), path.clone(), format.encoder(), &id, info.index))
+            }),
+        })
+    }
+}

@@ -1,0 +1,328 @@
+//! The `json` format: one JSON object per line, fields by column name.
+//!
+//! | option | default | meaning |
+//! |---|---|---|
+//! | `json.fail-on-missing-field` | `false` | a missing field fails instead of reading as NULL |
+//! | `json.ignore-parse-errors` | `false` | a record that cannot be read is skipped |
+//! | `json.timestamp-format.standard` | `SQL` | `SQL` (`2024-01-01 10:00:00`) or `ISO-8601` (`2024-01-01T10:00:00`) |
+//!
+//! As in Flink, the first two cannot both be `true`. Numbers keep all their digits (DECIMAL
+//! reads exactly); any scalar may also be given as a string.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Number, Value as Json};
+use weir_runtime::{DataType, Field, LogicalType, Schema, Value};
+
+use super::text::{parse_field, write_field, TimestampStandard};
+use super::{DecodeError, Decoder, Encoder, Format, FormatFactory, Lines};
+use crate::error::{Error, Result};
+use crate::options::TableOptions;
+
+/// Creates the `json` format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonFormatFactory;
+
+/// The settings of a `json` format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonOptions {
+    /// `json.fail-on-missing-field`
+    pub fail_on_missing_field: bool,
+    /// `json.ignore-parse-errors`
+    pub ignore_parse_errors: bool,
+    /// `json.timestamp-format.standard`
+    pub timestamp_standard: TimestampStandard,
+}
+
+impl JsonOptions {
+    /// Reads and validates the `json.*` options.
+    ///
+    /// # Errors
+    /// A value of the wrong form, or both `fail-on-missing-field` and `ignore-parse-errors`.
+    pub fn from_options(options: &mut TableOptions) -> Result<Self> {
+        let fail_on_missing_field = options.boolean("json.fail-on-missing-field", false)?;
+        let ignore_parse_errors = options.boolean("json.ignore-parse-errors", false)?;
+        if fail_on_missing_field && ignore_parse_errors {
+            return Err(Error::Validation(
+                "fail-on-missing-field and ignore-parse-errors shouldn't both be true.".into(),
+            ));
+        }
+        let timestamp_standard = match options.one_of("json.timestamp-format.standard", &["SQL", "ISO-8601"], "SQL")? {
+            "ISO-8601" => TimestampStandard::Iso8601,
+            _ => TimestampStandard::Sql,
+        };
+        Ok(JsonOptions { fail_on_missing_field, ignore_parse_errors, timestamp_standard })
+    }
+}
+
+/// The `json` format for one schema.
+#[derive(Debug, Clone)]
+pub struct JsonFormat {
+    fields: Arc<[Field]>,
+    options: JsonOptions,
+}
+
+impl JsonFormat {
+    /// A format for `schema`.
+    pub fn new(schema: &Schema, options: JsonOptions) -> Self {
+        JsonFormat { fields: schema.fields.clone().into(), options }
+    }
+}
+
+impl FormatFactory for JsonFormatFactory {
+    fn identifier(&self) -> &'static str {
+        "json"
+    }
+
+    fn create(&self, schema: &Schema, options: &mut TableOptions) -> Result<Arc<dyn Format>> {
+        Ok(Arc::new(JsonFormat::new(schema, JsonOptions::from_options(options)?)))
+    }
+}
+
+impl Format for JsonFormat {
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(JsonDecoder { format: self.clone() })
+    }
+
+    fn encoder(&self) -> Box<dyn Encoder> {
+        Box::new(JsonEncoder { format: self.clone() })
+    }
+}
+
+struct JsonDecoder {
+    format: JsonFormat,
+}
+
+/// A failure inside one field: its position and the reason.
+type FieldError = (Option<(usize, String)>, String);
+
+impl JsonDecoder {
+    fn record(&self, text: &str, out: &mut Vec<Value>) -> Result<(), FieldError> {
+        let parsed: Json = serde_json::from_str(text).map_err(|e| (None, format!("malformed JSON: {e}")))?;
+        let Json::Object(object) = parsed else {
+            return Err((None, "a record must be a JSON object".into()));
+        };
+        for (i, field) in self.format.fields.iter().enumerate() {
+            let value = match object.get(&field.name) {
+                None if self.format.options.fail_on_missing_field => {
+                    return Err((
+                        Some((i, field.name.clone())),
+                        format!("Could not find field with name '{}'.", field.name),
+                    ))
+                }
+                None => Value::Null,
+                Some(json) => {
+                    convert(json, &field.data_type).map_err(|reason| (Some((i, field.name.clone())), reason))?
+                }
+            };
+            out.push(value);
+        }
+        Ok(())
+    }
+}
+
+/// Converts one JSON value to a value of `ty`.
+fn convert(json: &Json, ty: &DataType) -> Result<Value, String> {
+    match (json, &ty.logical) {
+        (Json::Null, _) => Ok(Value::Null),
+        (Json::Bool(b), LogicalType::Boolean) => Ok(Value::Boolean(*b)),
+        (Json::Array(items), LogicalType::Array(element)) => items
+            .iter()
+            .map(|item| convert(item, element))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| Value::Array(v.into())),
+        (Json::Object(entries), LogicalType::Map(key, value)) => entries
+            .iter()
+            .map(|(k, v)| Ok((parse_field(k, key)?, convert(v, value)?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map(|v| Value::Map(v.into())),
+        (Json::Object(entries), LogicalType::Row(fields)) => fields
+            .iter()
+            .map(|f| entries.get(&f.name).map_or(Ok(Value::Null), |v| convert(v, &f.data_type)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| Value::Row(v.into())),
+        (Json::String(s), LogicalType::Char(_) | LogicalType::Varchar(_)) => Ok(Value::String(Arc::from(s.as_str()))),
+        (Json::String(s), _) => parse_field(s, ty),
+        (Json::Number(n), _) => parse_field(&n.to_string(), ty),
+        (Json::Bool(b), LogicalType::Char(_) | LogicalType::Varchar(_)) => Ok(Value::string(&b.to_string())),
+        (other, LogicalType::Char(_) | LogicalType::Varchar(_)) => Ok(Value::string(&other.to_string())),
+        (other, _) => Err(format!("cannot read {other} as {}", ty.logical)),
+    }
+}
+
+impl Decoder for JsonDecoder {
+    fn decode(&mut self, lines: &mut Lines, out: &mut Vec<Value>) -> Result<bool, DecodeError> {
+        loop {
+            let line = match lines.next_line() {
+                Ok(None) => return Ok(false),
+                Ok(Some(l)) => l.to_string(),
+                Err(e) => {
+                    return Err(DecodeError {
+                        line: lines.number() + 1,
+                        column: None,
+                        field: None,
+                        reason: format!("cannot read the file: {e}"),
+                    })
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let start = out.len();
+            match self.record(&line, out) {
+                Ok(()) => return Ok(true),
+                Err(_) if self.format.options.ignore_parse_errors => out.truncate(start),
+                Err((position, reason)) => {
+                    return Err(DecodeError {
+                        line: lines.number(),
+                        column: position.as_ref().map(|(i, _)| i + 1),
+                        field: position.map(|(_, name)| name),
+                        reason,
+                    })
+                }
+            }
+        }
+    }
+}
+
+struct JsonEncoder {
+    format: JsonFormat,
+}
+
+impl JsonEncoder {
+    fn to_json(&self, value: &Value) -> Json {
+        let standard = self.format.options.timestamp_standard;
+        match value {
+            Value::Null => Json::Null,
+            Value::Boolean(b) => Json::Bool(*b),
+            Value::String(s) => Json::String(s.to_string()),
+            Value::TinyInt(_) | Value::SmallInt(_) | Value::Int(_) | Value::BigInt(_) | Value::Decimal { .. } => {
+                let mut text = String::new();
+                write_field(&mut text, value, standard);
+                text.parse::<Number>().map_or(Json::String(text), Json::Number)
+            }
+            Value::Float(_) | Value::Double(_) => {
+                let mut text = String::new();
+                write_field(&mut text, value, standard);
+                // NaN and infinities are not JSON numbers: they travel as strings, as in Flink.
+                text.parse::<Number>().map_or(Json::String(text), Json::Number)
+            }
+            Value::Array(items) => Json::Array(items.iter().map(|v| self.to_json(v)).collect()),
+            Value::Map(entries) => {
+                let mut object = Map::new();
+                for (k, v) in entries.iter() {
+                    let mut key = String::new();
+                    write_field(&mut key, k, standard);
+                    object.insert(key, self.to_json(v));
+                }
+                Json::Object(object)
+            }
+            Value::Row(fields) => Json::Array(fields.iter().map(|v| self.to_json(v)).collect()),
+            other => {
+                let mut text = String::new();
+                write_field(&mut text, other, standard);
+                Json::String(text)
+            }
+        }
+    }
+}
+
+impl Encoder for JsonEncoder {
+    fn encode(&mut self, row: &[Value], out: &mut String) {
+        let mut object = Map::new();
+        for (field, value) in self.format.fields.iter().zip(row) {
+            let json = match (value, &field.data_type.logical) {
+                (Value::Row(values), LogicalType::Row(nested)) => Json::Object(
+                    nested.iter().zip(values.iter()).map(|(f, v)| (f.name.clone(), self.to_json(v))).collect(),
+                ),
+                _ => self.to_json(value),
+            };
+            object.insert(field.name.clone(), json);
+        }
+        out.push_str(&Json::Object(object).to_string());
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_runtime::parse::parse_type;
+
+    fn schema(cols: &[(&str, &str)]) -> Schema {
+        Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+    }
+
+    fn options(pairs: &[(&str, &str)]) -> JsonOptions {
+        JsonOptions::from_options(&mut TableOptions::new(
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ))
+        .unwrap()
+    }
+
+    fn decode(format: &JsonFormat, text: &str) -> Result<Vec<String>, DecodeError> {
+        let mut d = format.decoder();
+        let mut lines = Lines::from_text(text.to_string());
+        let mut rows = Vec::new();
+        loop {
+            let mut row = Vec::new();
+            if !d.decode(&mut lines, &mut row)? {
+                return Ok(rows);
+            }
+            rows.push(weir_runtime::Row::insert(row).to_string());
+        }
+    }
+
+    fn orders() -> Schema {
+        schema(&[("id", "BIGINT"), ("amount", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(3)"), ("tags", "ARRAY<STRING>")])
+    }
+
+    #[test]
+    fn reads_objects_by_field_name() {
+        let f = JsonFormat::new(&orders(), options(&[]));
+        let text = r#"{"id": 1, "amount": 410.82, "ts": "2024-01-01 10:00:00.331", "tags": ["a", "b"]}
+{"amount": "3", "id": "2"}"#;
+        assert_eq!(
+            decode(&f, text).unwrap(),
+            ["+I[1, 410.82, 2024-01-01T10:00:00.331, [a, b]]", "+I[2, 3.00, null, null]"]
+        );
+    }
+
+    #[test]
+    fn missing_fields_and_parse_errors_follow_the_options() {
+        let strict = JsonFormat::new(&orders(), options(&[("json.fail-on-missing-field", "true")]));
+        let err = decode(&strict, "{\"id\": 1}").unwrap_err();
+        assert_eq!((err.line, err.column), (1, Some(2)));
+        assert_eq!(err.reason, "Could not find field with name 'amount'.");
+        let f = JsonFormat::new(&orders(), options(&[]));
+        let err = decode(&f, "{\"id\": 1}\n{\"id\": \"x\"}").unwrap_err();
+        assert_eq!((err.line, err.column, err.field.as_deref()), (2, Some(1), Some("id")));
+        assert_eq!(err.reason, "cannot parse 'x' as BIGINT");
+        let lenient = JsonFormat::new(&orders(), options(&[("json.ignore-parse-errors", "true")]));
+        assert_eq!(decode(&lenient, "{\"id\": \"x\"}\nnot json\n{\"id\": 3}").unwrap(), ["+I[3, null, null, null]"]);
+        let both = JsonOptions::from_options(&mut TableOptions::new(
+            [("json.fail-on-missing-field", "true"), ("json.ignore-parse-errors", "true")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ));
+        assert_eq!(
+            both.unwrap_err().to_string(),
+            "fail-on-missing-field and ignore-parse-errors shouldn't both be true."
+        );
+    }
+
+    #[test]
+    fn writes_what_it_reads_in_both_timestamp_standards() {
+        for (standard, ts) in [("SQL", "2024-01-01 10:00:02.5"), ("ISO-8601", "2024-01-01T10:00:02.5")] {
+            let f = JsonFormat::new(&orders(), options(&[("json.timestamp-format.standard", standard)]));
+            let text = format!("{{\"id\":7,\"amount\":10.00,\"ts\":\"{ts}\",\"tags\":[\"x\",null]}}\n");
+            let mut d = f.decoder();
+            let mut row = Vec::new();
+            assert!(d.decode(&mut Lines::from_text(text.clone()), &mut row).unwrap());
+            let mut written = String::new();
+            f.encoder().encode(&row, &mut written);
+            assert_eq!(written, text);
+        }
+    }
+}

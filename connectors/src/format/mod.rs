@@ -1,0 +1,105 @@
+//! Formats: how rows become text and back, separate from where the text lives.
+//!
+//! A [`FormatFactory`] validates its `<format>.*` options and builds a [`Format`]; the format
+//! makes a [`Decoder`] per file read and an [`Encoder`] per file written.
+
+pub mod csv;
+pub mod json;
+pub mod text;
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use weir_runtime::{Schema, Value};
+
+use crate::error::Result;
+use crate::options::TableOptions;
+
+/// Builds a format from a table's schema and options.
+pub trait FormatFactory: Send + Sync {
+    /// The value of `'format'` that selects this factory.
+    fn identifier(&self) -> &'static str;
+
+    /// Validates the format's options (declaring each) and builds the format.
+    ///
+    /// # Errors
+    /// Invalid options, or a column type the format cannot carry.
+    fn create(&self, schema: &Schema, options: &mut TableOptions) -> Result<Arc<dyn Format>>;
+}
+
+/// A configured format for one schema.
+pub trait Format: Send + Sync + std::fmt::Debug {
+    /// A decoder for one input.
+    fn decoder(&self) -> Box<dyn Decoder>;
+
+    /// An encoder for one output.
+    fn encoder(&self) -> Box<dyn Encoder>;
+}
+
+/// Where a record could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// 1-based line where the record starts.
+    pub line: usize,
+    /// 1-based field position, when one field is at fault.
+    pub column: Option<usize>,
+    /// The field's name, when one field is at fault.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Reads records as text lines, counting them.
+pub struct Lines {
+    reader: Box<dyn BufRead + Send>,
+    buf: String,
+    number: usize,
+}
+
+impl Lines {
+    /// Lines of `reader`.
+    pub fn new(reader: Box<dyn BufRead + Send>) -> Self {
+        Lines { reader, buf: String::new(), number: 0 }
+    }
+
+    /// Lines of an in-memory text.
+    pub fn from_text(text: String) -> Self {
+        Self::new(Box::new(std::io::Cursor::new(text.into_bytes())))
+    }
+
+    /// The next line without its line break, or `None` at the end.
+    ///
+    /// # Errors
+    /// The reader's error, or text that is not UTF-8.
+    pub fn next_line(&mut self) -> std::io::Result<Option<&str>> {
+        self.buf.clear();
+        if self.reader.read_line(&mut self.buf)? == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        let trimmed = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
+        Ok(Some(trimmed.strip_suffix('\r').unwrap_or(trimmed)))
+    }
+
+    /// 1-based number of the line last returned.
+    pub fn number(&self) -> usize {
+        self.number
+    }
+}
+
+/// Turns text records into rows.
+pub trait Decoder: Send {
+    /// Reads the next record and pushes its fields (exactly the schema's arity) onto `out`.
+    /// Returns `false` at the end of the input. Records skipped under `ignore-parse-errors`
+    /// are never returned.
+    ///
+    /// # Errors
+    /// A record that cannot be read, with its line and field.
+    fn decode(&mut self, lines: &mut Lines, out: &mut Vec<Value>) -> Result<bool, DecodeError>;
+}
+
+/// Turns rows into text records.
+pub trait Encoder: Send {
+    /// Appends the record of `row`, line break included.
+    fn encode(&mut self, row: &[Value], out: &mut String);
+}

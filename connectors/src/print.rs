@@ -1,0 +1,153 @@
+//! The `print` connector: writes every row to standard output (or error) as Flink does.
+//!
+//! | option | default | meaning |
+//! |---|---|---|
+//! | `print-identifier` | none | put in front of every line |
+//! | `standard-error` | `false` | write to standard error instead |
+//! | `sink.parallelism` | the input's | number of sink subtasks |
+//!
+//! Each line is `PREFIX+I[…]`: with an identifier and more than one subtask the prefix is
+//! `IDENT:N> ` (N the 1-based subtask), with an identifier alone `IDENT> `, with more than one
+//! subtask alone `N> `, and nothing otherwise.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weir_runtime::row::write_row;
+use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeResult};
+
+use crate::error::Result;
+use crate::options::TableOptions;
+use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, TableDescriptor};
+
+/// Where `print` writes.
+#[derive(Debug, Clone, Default)]
+pub enum PrintTarget {
+    /// The process's standard output, or standard error with `'standard-error' = 'true'`.
+    #[default]
+    Console,
+    /// An in-memory buffer (for tests and embedding); `standard-error` does not matter.
+    Buffer(Arc<Mutex<Vec<u8>>>),
+}
+
+/// Flink's print prefix for subtask `index` (0-based) of `parallelism`.
+pub fn print_prefix(identifier: &str, index: usize, parallelism: usize) -> String {
+    match (identifier.is_empty(), parallelism > 1) {
+        (false, true) => format!("{identifier}:{}> ", index + 1),
+        (false, false) => format!("{identifier}> "),
+        (true, true) => format!("{}> ", index + 1),
+        (true, false) => String::new(),
+    }
+}
+
+/// Writes rows as lines with a prefix.
+#[derive(Debug)]
+pub struct PrintSink {
+    prefix: String,
+    target: PrintTarget,
+    standard_error: bool,
+    text: String,
+}
+
+impl PrintSink {
+    /// A sink writing lines that start with `prefix`.
+    pub fn new(prefix: String, target: PrintTarget, standard_error: bool) -> Self {
+        PrintSink { prefix, target, standard_error, text: String::new() }
+    }
+}
+
+impl Operator for PrintSink {
+    fn name(&self) -> &str {
+        "Sink: Print"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> RuntimeResult<()> {
+        self.text.clear();
+        for (kind, row) in chunk.rows() {
+            self.text.push_str(&self.prefix);
+            write_row(&mut self.text, kind, row);
+            self.text.push('\n');
+        }
+        let written = match &self.target {
+            PrintTarget::Buffer(buffer) => {
+                buffer.lock().extend_from_slice(self.text.as_bytes());
+                Ok(())
+            }
+            PrintTarget::Console if self.standard_error => std::io::stderr().lock().write_all(self.text.as_bytes()),
+            PrintTarget::Console => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(self.text.as_bytes()).and_then(|()| out.flush())
+            }
+        };
+        written.map_err(|e| weir_runtime::Error::execution(format!("cannot print: {e}")))
+    }
+
+    fn process_watermark(
+        &mut self,
+        _watermark: i64,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> RuntimeResult<()> {
+        Ok(())
+    }
+}
+
+/// Creates `print` sinks.
+#[derive(Debug, Clone, Default)]
+pub struct PrintFactory {
+    /// Where the sinks write.
+    pub target: PrintTarget,
+}
+
+/// Reads `sink.parallelism`, which must be a positive integer.
+pub(crate) fn sink_parallelism(options: &mut TableOptions) -> Result<Option<usize>> {
+    match options.parse::<usize>("sink.parallelism", "a positive integer")? {
+        Some(0) => Err(crate::options::invalid("sink.parallelism", "0", "a positive integer")),
+        other => Ok(other),
+    }
+}
+
+impl ConnectorFactory for PrintFactory {
+    fn identifier(&self) -> &'static str {
+        "print"
+    }
+
+    fn create_sink(
+        &self,
+        _table: &TableDescriptor,
+        options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<SinkProvider> {
+        let identifier = options.optional("print-identifier").unwrap_or_default().to_string();
+        let standard_error = options.boolean("standard-error", false)?;
+        let parallelism = sink_parallelism(options)?;
+        let target = self.target.clone();
+        Ok(SinkProvider {
+            parallelism,
+            factory: Arc::new(move |info| {
+                let prefix = print_prefix(&identifier, info.index, info.parallelism);
+                Box::new(PrintSink::new(prefix, target.clone(), standard_error))
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_follow_flinks_rules() {
+        assert_eq!(print_prefix("sink", 0, 1), "sink> ");
+        assert_eq!(print_prefix("sink", 2, 3), "sink:3> ");
+        assert_eq!(print_prefix("", 1, 3), "2> ");
+        assert_eq!(print_prefix("", 0, 1), "");
+    }
+}

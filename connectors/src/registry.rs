@@ -1,0 +1,191 @@
+//! The connector registry: `'connector' = '…'` to a factory that validates the table's options
+//! and builds its source or sink; `'format' = '…'` to a format factory.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use weir_runtime::graph::{OperatorFactory, SourceFactory};
+use weir_runtime::Schema;
+
+use crate::blackhole::BlackholeFactory;
+use crate::datagen::DatagenFactory;
+use crate::error::{Error, Result};
+use crate::filesystem::FilesystemFactory;
+use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
+use crate::options::TableOptions;
+use crate::print::{PrintFactory, PrintTarget};
+
+/// A table as the user declared it: name, physical columns and `WITH` options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDescriptor {
+    /// The table's name, used in operator names and errors.
+    pub name: String,
+    /// The physical columns.
+    pub schema: Schema,
+    /// The `WITH (…)` options, `connector` included.
+    pub options: BTreeMap<String, String>,
+}
+
+impl TableDescriptor {
+    /// A descriptor from a name, a schema and `(key, value)` options.
+    pub fn new(name: impl Into<String>, schema: Schema, options: &[(&str, &str)]) -> Self {
+        TableDescriptor {
+            name: name.into(),
+            schema,
+            options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
+    }
+}
+
+/// A source ready to be placed in a job graph.
+#[derive(Clone)]
+pub struct SourceProvider {
+    /// The parallelism the connector asks for (`scan.parallelism`), if any.
+    pub parallelism: Option<usize>,
+    /// Whether the source ends by itself.
+    pub bounded: bool,
+    /// Builds the source of each subtask.
+    pub factory: SourceFactory,
+}
+
+/// A sink ready to be placed in a job graph.
+#[derive(Clone)]
+pub struct SinkProvider {
+    /// The parallelism the connector asks for (`sink.parallelism`), if any.
+    pub parallelism: Option<usize>,
+    /// Builds the sink operator of each subtask.
+    pub factory: OperatorFactory,
+}
+
+/// What a connector factory may use besides the table itself.
+pub struct FactoryContext<'a> {
+    /// The registry, for formats.
+    pub registry: &'a ConnectorRegistry,
+}
+
+impl FactoryContext<'_> {
+    /// The format named by the `format` option, validated with its `<format>.*` options.
+    ///
+    /// # Errors
+    /// A missing `format` option, an unknown format or invalid format options.
+    pub fn format(&self, schema: &Schema, options: &mut TableOptions) -> Result<Arc<dyn Format>> {
+        let Some(identifier) = options.required("format").map(str::to_string) else {
+            return Err(Error::MissingOptions { missing: vec!["format".into()] });
+        };
+        let factory = self.registry.formats.get(identifier.as_str()).ok_or_else(|| Error::UnknownFormat {
+            identifier: identifier.clone(),
+            available: self.registry.formats.keys().map(|k| k.to_string()).collect(),
+        })?;
+        factory.create(schema, options)
+    }
+}
+
+/// Builds the source and sink of one kind of connector from a table's options.
+pub trait ConnectorFactory: Send + Sync {
+    /// The value of `'connector'` that selects this factory.
+    fn identifier(&self) -> &'static str;
+
+    /// Validates the options and builds a source. The default refuses: a sink-only connector.
+    ///
+    /// # Errors
+    /// Invalid options, named as Flink names them.
+    fn create_source(
+        &self,
+        _table: &TableDescriptor,
+        _options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<SourceProvider> {
+        Err(Error::Validation(format!(
+            "Connector '{}' can only be used as a sink. It cannot be used as a source.",
+            self.identifier()
+        )))
+    }
+
+    /// Validates the options and builds a sink. The default refuses: a source-only connector.
+    ///
+    /// # Errors
+    /// Invalid options, named as Flink names them.
+    fn create_sink(
+        &self,
+        _table: &TableDescriptor,
+        _options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<SinkProvider> {
+        Err(Error::Validation(format!(
+            "Connector '{}' can only be used as a source. It cannot be used as a sink.",
+            self.identifier()
+        )))
+    }
+}
+
+/// All connectors and formats weir knows, by identifier.
+#[derive(Clone)]
+pub struct ConnectorRegistry {
+    connectors: BTreeMap<&'static str, Arc<dyn ConnectorFactory>>,
+    formats: BTreeMap<&'static str, Arc<dyn FormatFactory>>,
+}
+
+impl Default for ConnectorRegistry {
+    /// The built-in connectors (`datagen`, `print`, `blackhole`, `filesystem`) and formats
+    /// (`csv`, `json`); `print` writes to the process's standard output or error.
+    fn default() -> Self {
+        Self::with_print_target(PrintTarget::Console)
+    }
+}
+
+impl ConnectorRegistry {
+    /// The built-ins, with `print` writing to `target` (tests capture it in a buffer).
+    pub fn with_print_target(target: PrintTarget) -> Self {
+        let mut registry = ConnectorRegistry { connectors: BTreeMap::new(), formats: BTreeMap::new() };
+        registry.register(Arc::new(DatagenFactory));
+        registry.register(Arc::new(PrintFactory { target }));
+        registry.register(Arc::new(BlackholeFactory));
+        registry.register(Arc::new(FilesystemFactory));
+        registry.register_format(Arc::new(CsvFormatFactory));
+        registry.register_format(Arc::new(JsonFormatFactory));
+        registry
+    }
+
+    /// Adds (or replaces) a connector.
+    pub fn register(&mut self, factory: Arc<dyn ConnectorFactory>) {
+        self.connectors.insert(factory.identifier(), factory);
+    }
+
+    /// Adds (or replaces) a format.
+    pub fn register_format(&mut self, factory: Arc<dyn FormatFactory>) {
+        self.formats.insert(factory.identifier(), factory);
+    }
+
+    fn factory(&self, options: &mut TableOptions) -> Result<(String, Arc<dyn ConnectorFactory>)> {
+        let identifier = options.optional("connector").ok_or(Error::MissingConnector)?.to_string();
+        let factory = self.connectors.get(identifier.as_str()).ok_or_else(|| Error::UnknownConnector {
+            identifier: identifier.clone(),
+            available: self.connectors.keys().map(|k| k.to_string()).collect(),
+        })?;
+        Ok((identifier, Arc::clone(factory)))
+    }
+
+    /// Builds the source of `table`.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    pub fn create_source(&self, table: &TableDescriptor) -> Result<SourceProvider> {
+        let mut options = TableOptions::new(table.options.clone());
+        let (identifier, factory) = self.factory(&mut options)?;
+        let provider = factory.create_source(table, &mut options, &FactoryContext { registry: self })?;
+        options.finish(&identifier)?;
+        Ok(provider)
+    }
+
+    /// Builds the sink of `table`.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    pub fn create_sink(&self, table: &TableDescriptor) -> Result<SinkProvider> {
+        let mut options = TableOptions::new(table.options.clone());
+        let (identifier, factory) = self.factory(&mut options)?;
+        let provider = factory.create_sink(table, &mut options, &FactoryContext { registry: self })?;
+        options.finish(&identifier)?;
+        Ok(provider)
+    }
+}

@@ -145,9 +145,35 @@ fn print_prefixes_follow_flink_at_parallelism_1_and_3() {
     assert!(single.iter().all(|l| l.starts_with("out> ")), "{single:?}");
 }
 
+/// Prints two rows to the console; run alone in a child process by the test below.
 #[test]
-fn print_can_write_to_standard_error() {
-    let table =
-        TableDescriptor::new("t", schema(&[("a", "INT")]), &[("connector", "print"), ("standard-error", "true")]);
-    assert!(ConnectorRegistry::default().create_sink(&table).is_ok());
+fn print_to_console_child() {
+    let Ok(standard_error) = std::env::var("WEIR_PRINT_CHILD") else { return };
+    let pipeline = Pipeline::new(RuntimeConfig::default().with_parallelism(1));
+    let s = schema(&[("a", "INT")]);
+    let rows = vec![Row::insert(vec![Value::Int(1)]), Row::insert(vec![Value::Int(2)])];
+    let sink = TableDescriptor::new(
+        "out",
+        s.clone(),
+        &[("connector", "print"), ("print-identifier", "console"), ("standard-error", &standard_error)],
+    );
+    pipeline.from_rows("src", s, rows).to_table(&sink).unwrap();
+    pipeline.run().unwrap();
+}
+
+#[test]
+fn print_writes_to_standard_output_or_standard_error() {
+    for standard_error in [false, true] {
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "print_to_console_child", "--nocapture", "--test-threads=1"])
+            .env("WEIR_PRINT_CHILD", standard_error.to_string())
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let expected = "console> +I[1]\nconsole> +I[2]\n";
+        let (written, silent) = if standard_error { (&stderr, &stdout) } else { (&stdout, &stderr) };
+        assert!(written.contains(expected), "missing from the chosen stream: {written}");
+        assert!(!silent.contains("console>"), "printed to the other stream: {silent}");
+    }
 }

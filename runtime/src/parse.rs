@@ -109,7 +109,8 @@ pub fn parse_time(text: &str) -> Option<i64> {
             if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            let nanos = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse::<i64>().ok()? };
+            let digits = frac.bytes().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+            let nanos = digits * 10i64.pow(9 - frac.len() as u32);
             (whole.parse::<i64>().ok()?, nanos)
         }
     };

@@ -133,7 +133,13 @@ impl FormatFactory for CsvFormatFactory {
 
 impl Format for CsvFormat {
     fn decoder(&self) -> Box<dyn Decoder> {
-        Box::new(CsvDecoder { format: self.clone(), record: String::new(), fields: Vec::new() })
+        Box::new(CsvDecoder {
+            format: self.clone(),
+            record: String::new(),
+            unquoted: String::new(),
+            ranges_in_unquoted: false,
+            ranges: Vec::new(),
+        })
     }
 
     fn encoder(&self) -> Box<dyn Encoder> {
@@ -146,49 +152,74 @@ struct CsvDecoder {
     format: CsvFormat,
     /// The record's text (several lines when a quoted field spans them).
     record: String,
-    /// Byte ranges of the unquoted field texts, kept as owned strings.
-    fields: Vec<String>,
+    /// Field contents with quotes and escapes removed, when the record has any.
+    unquoted: String,
+    /// Whether `ranges` index `unquoted` (else `record`).
+    ranges_in_unquoted: bool,
+    /// Byte range of each field's text.
+    ranges: Vec<(usize, usize)>,
 }
 
 impl CsvDecoder {
-    /// Splits `self.record` into `self.fields`; returns `false` when a quoted field is still open.
+    /// Splits `self.record` into field ranges; returns `false` when a quoted field is still open.
     fn split(&mut self) -> bool {
         let o = &self.format.options;
-        self.fields.clear();
-        let mut field = String::new();
+        self.ranges.clear();
+        let special = |c: char| Some(c) == o.quote || Some(c) == o.escape;
+        if !self.record.contains(special) {
+            // No quotes and no escapes: the fields are slices of the record itself.
+            let base = self.record.as_ptr() as usize;
+            for field in self.record.split(o.field_delimiter) {
+                let start = field.as_ptr() as usize - base;
+                self.ranges.push((start, start + field.len()));
+            }
+            self.ranges_in_unquoted = false;
+            return true;
+        }
+        self.ranges_in_unquoted = true;
+        self.unquoted.clear();
+        let mut field_start = 0;
         let mut in_quotes = false;
         let mut at_field_start = true;
         let mut chars = self.record.chars().peekable();
         while let Some(c) = chars.next() {
             if Some(c) == o.escape {
                 if let Some(next) = chars.next() {
-                    field.push(next);
+                    self.unquoted.push(next);
                 }
                 at_field_start = false;
             } else if in_quotes {
                 if Some(c) == o.quote {
                     if chars.peek().copied() == o.quote {
-                        field.push(c);
+                        self.unquoted.push(c);
                         chars.next();
                     } else {
                         in_quotes = false;
                     }
                 } else {
-                    field.push(c);
+                    self.unquoted.push(c);
                 }
             } else if c == o.field_delimiter {
-                self.fields.push(std::mem::take(&mut field));
+                self.ranges.push((field_start, self.unquoted.len()));
+                field_start = self.unquoted.len();
                 at_field_start = true;
             } else if at_field_start && Some(c) == o.quote {
                 in_quotes = true;
                 at_field_start = false;
             } else {
-                field.push(c);
+                self.unquoted.push(c);
                 at_field_start = false;
             }
         }
-        self.fields.push(field);
+        self.ranges.push((field_start, self.unquoted.len()));
         !in_quotes
+    }
+
+    /// The text of field `i`.
+    fn field(&self, i: usize) -> Option<&str> {
+        let (start, end) = *self.ranges.get(i)?;
+        let source = if self.ranges_in_unquoted { &self.unquoted } else { &self.record };
+        Some(&source[start..end])
     }
 
     fn convert(&self, text: &str, ty: &DataType) -> Result<Value, String> {
@@ -251,16 +282,16 @@ impl Decoder for CsvDecoder {
         }
         let ignore = self.format.options.ignore_parse_errors;
         let arity = self.format.fields.len();
-        if self.fields.len() != arity && !ignore {
+        if self.ranges.len() != arity && !ignore {
             return Err(DecodeError {
                 line: start,
                 column: None,
                 field: None,
-                reason: format!("Row length mismatch. {arity} fields expected but was {}.", self.fields.len()),
+                reason: format!("Row length mismatch. {arity} fields expected but was {}.", self.ranges.len()),
             });
         }
         for (i, field) in self.format.fields.iter().enumerate() {
-            let value = match self.fields.get(i) {
+            let value = match self.field(i) {
                 None => Value::Null,
                 Some(text) => match self.convert(text, &field.data_type) {
                     Ok(v) => v,

@@ -29,21 +29,18 @@ use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, SourceProv
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FilesystemFactory;
 
-/// Declares and reads the options both sides share; returns the path.
-fn common_options(options: &mut TableOptions) -> Result<PathBuf> {
+/// Declares and reads the options both sides share: the path and `sink.parallelism`.
+fn common_options(options: &mut TableOptions) -> Result<(PathBuf, Option<usize>)> {
     let path = options.required("path").map(PathBuf::from);
-    options.required("format");
-    let parallelism = sink_parallelism(options);
-    let path = path.ok_or_else(|| Error::MissingOptions { missing: missing(options) })?;
-    if !options.contains("format") {
-        return Err(Error::MissingOptions { missing: missing(options) });
+    let has_format = options.required("format").is_some();
+    let parallelism = sink_parallelism(options)?;
+    match path {
+        Some(path) if has_format => Ok((path, parallelism)),
+        _ => {
+            let missing = ["format", "path"].iter().filter(|k| !options.contains(k)).map(|k| k.to_string()).collect();
+            Err(Error::MissingOptions { missing })
+        }
     }
-    parallelism?;
-    Ok(path)
-}
-
-fn missing(options: &TableOptions) -> Vec<String> {
-    ["format", "path"].iter().filter(|k| !options.contains(k)).map(|k| k.to_string()).collect()
 }
 
 impl ConnectorFactory for FilesystemFactory {
@@ -57,7 +54,7 @@ impl ConnectorFactory for FilesystemFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceProvider> {
-        let path = common_options(options)?;
+        let (path, _) = common_options(options)?;
         let format = ctx.format(&table.schema, options)?;
         let (name, arity) = (table.name.clone(), table.schema.arity());
         Ok(SourceProvider {
@@ -75,8 +72,7 @@ impl ConnectorFactory for FilesystemFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SinkProvider> {
-        let path = common_options(options)?;
-        let parallelism = sink_parallelism(options)?;
+        let (path, parallelism) = common_options(options)?;
         let format = ctx.format(&table.schema, options)?;
         let id = format!("{:016x}", rand::random::<u64>());
         let table_name = table.name.clone();

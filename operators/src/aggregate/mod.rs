@@ -1,0 +1,83 @@
+//! Aggregate functions with retraction, as Flink's streaming group aggregates compute them.
+//!
+//! An [`AggregateCall`] says which function runs over which input columns, whether it is
+//! `DISTINCT`, which boolean column filters it (`FILTER (WHERE …)`), and the SQL type of its
+//! result (chosen by the planner with Flink's type inference). Its [`Accumulator`] takes
+//! accumulations (`+I`, `+U`) and retractions (`-U`, `-D`) and yields the current result.
+
+mod accumulator;
+mod numeric;
+
+pub use accumulator::Accumulator;
+
+use weir_runtime::DataType;
+
+/// The aggregate functions weir computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AggregateKind {
+    /// `COUNT(*)`: rows.
+    CountStar,
+    /// `COUNT(x)`: rows where x is not NULL.
+    Count,
+    /// `SUM(x)`: NULL when no non-NULL value remains.
+    Sum,
+    /// `$SUM0(x)`: like SUM, but 0 instead of NULL.
+    Sum0,
+    /// `MIN(x)`
+    Min,
+    /// `MAX(x)`
+    Max,
+    /// `AVG(x)`: integer types divide as integers, as in Flink.
+    Avg,
+    /// `FIRST_VALUE(x)`: the earliest non-NULL value still present.
+    FirstValue,
+    /// `LAST_VALUE(x)`: the latest non-NULL value still present.
+    LastValue,
+    /// `LISTAGG(x[, delimiter])`: non-NULL values joined in arrival order.
+    ListAgg {
+        /// Text between values (`,` by default).
+        delimiter: String,
+    },
+    /// `STDDEV_POP(x)`
+    StddevPop,
+    /// `STDDEV_SAMP(x)`
+    StddevSamp,
+    /// `VAR_POP(x)`
+    VarPop,
+    /// `VAR_SAMP(x)`
+    VarSamp,
+}
+
+/// One aggregate of a GROUP BY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggregateCall {
+    /// The function.
+    pub kind: AggregateKind,
+    /// Input column of the argument (none for `COUNT(*)`).
+    pub arg: Option<usize>,
+    /// `DISTINCT`: each distinct argument value counts once.
+    pub distinct: bool,
+    /// Input column of a BOOLEAN filter: only rows where it is TRUE count.
+    pub filter: Option<usize>,
+    /// The SQL type of the result.
+    pub result_type: DataType,
+}
+
+impl AggregateCall {
+    /// A call of `kind` over column `arg` with result type `result_type`.
+    pub fn new(kind: AggregateKind, arg: Option<usize>, result_type: DataType) -> Self {
+        AggregateCall { kind, arg, distinct: false, filter: None, result_type }
+    }
+
+    /// The same call with `DISTINCT`.
+    pub fn distinct(mut self) -> Self {
+        self.distinct = true;
+        self
+    }
+
+    /// The same call with `FILTER (WHERE column)`.
+    pub fn filtered_by(mut self, column: usize) -> Self {
+        self.filter = Some(column);
+        self
+    }
+}

@@ -6,13 +6,16 @@
 //! streaming group aggregate with Flink's aggregate functions; expressions and joins join them here.
 
 pub mod aggregate;
+pub mod calc;
 pub mod count_by_key;
+pub mod expr;
 pub mod filter;
 pub mod group_aggregate;
 pub mod keyed_process;
 pub mod map;
 pub mod union;
 
+pub use calc::CalcOperator;
 pub use count_by_key::CountByKey;
 pub use filter::FilterOperator;
 pub use group_aggregate::GroupAggregateOperator;

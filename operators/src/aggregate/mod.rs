@@ -6,7 +6,7 @@
 //! accumulations (`+I`, `+U`) and retractions (`-U`, `-D`) and yields the current result.
 
 mod accumulator;
-mod numeric;
+pub(crate) mod numeric;
 
 pub use accumulator::Accumulator;
 

@@ -1,0 +1,156 @@
+//! Scalar expressions: typed trees built by the planner, evaluated row by row.
+//!
+//! An [`Expr`] is a column reference, a literal or a call of a [`Function`] on argument
+//! expressions. [`Expr::call`] checks the argument types and derives the result type with
+//! Flink's rules (see [`types`]); [`Expr::eval`] computes the value with SQL's NULL semantics
+//! (a NULL argument gives NULL unless the function says otherwise; AND, OR, CASE, COALESCE and
+//! IS NULL look at NULLs themselves).
+
+pub mod cast;
+mod function;
+mod string;
+mod time;
+pub mod types;
+
+use std::cmp::Ordering;
+
+use weir_runtime::{DataType, LogicalType, Value};
+
+pub use function::{Function, TimeUnit, TrimSide};
+use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
+
+/// Why an expression could not be built (wrong argument types) or evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ExprError(pub String);
+
+/// A typed scalar expression.
+#[derive(Debug, Clone)]
+pub enum Expr {
+    /// The input column at this position.
+    Column {
+        /// Position in the input row.
+        index: usize,
+        /// The column's type.
+        ty: DataType,
+    },
+    /// A constant.
+    Literal {
+        /// The value.
+        value: Value,
+        /// Its type.
+        ty: DataType,
+    },
+    /// A function or operator applied to arguments.
+    Call {
+        /// What is applied.
+        function: Function,
+        /// The arguments.
+        args: Vec<Expr>,
+        /// The result type.
+        ty: DataType,
+    },
+}
+
+impl Expr {
+    /// A reference to input column `index` of type `ty`.
+    pub fn column(index: usize, ty: DataType) -> Self {
+        Expr::Column { index, ty }
+    }
+
+    /// A constant.
+    pub fn literal(value: Value, ty: DataType) -> Self {
+        Expr::Literal { value, ty }
+    }
+
+    /// The result type.
+    pub fn ty(&self) -> &DataType {
+        match self {
+            Expr::Column { ty, .. } | Expr::Literal { ty, .. } | Expr::Call { ty, .. } => ty,
+        }
+    }
+
+    /// Applies `function` to `args`, checking the argument types.
+    ///
+    /// # Errors
+    /// Arguments of types the function does not take, in Flink's words.
+    pub fn call(function: Function, args: Vec<Expr>) -> Result<Expr, ExprError> {
+        let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
+        let ty = function.return_type(&types)?;
+        Ok(Expr::Call { function, args, ty })
+    }
+
+    /// A cast of this expression to `ty` (no-op when it already has that type).
+    pub fn cast_to(self, ty: &DataType) -> Expr {
+        if self.ty() == ty {
+            return self;
+        }
+        Expr::Call { function: Function::Cast, args: vec![self], ty: ty.clone() }
+    }
+
+    /// Whether this is the literal NULL.
+    pub fn is_null_literal(&self) -> bool {
+        matches!(self, Expr::Literal { value: Value::Null, .. })
+    }
+
+    /// Evaluates the expression over `row`.
+    ///
+    /// # Errors
+    /// Runtime failures Flink also fails on: integer division by zero, a CAST of text that is
+    /// not a number, an invalid regular expression.
+    pub fn eval(&self, row: &[Value]) -> Result<Value, ExprError> {
+        match self {
+            Expr::Column { index, .. } => Ok(row[*index].clone()),
+            Expr::Literal { value, .. } => Ok(value.clone()),
+            Expr::Call { function, args, ty } => function::eval(function, args, ty, row),
+        }
+    }
+}
+
+/// Compares two non-NULL values of comparable types (numbers across types by value).
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        _ if a.as_i64().is_some() && b.as_i64().is_some() => a.as_i64()?.partial_cmp(&b.as_i64()?),
+        (Value::Decimal { .. }, _) | (_, Value::Decimal { .. })
+            if (a.as_decimal().is_some() || a.as_i64().is_some())
+                && (b.as_decimal().is_some() || b.as_i64().is_some()) =>
+        {
+            let scale = a.as_decimal().map_or(0, |d| d.scale).max(b.as_decimal().map_or(0, |d| d.scale));
+            let (x, y) =
+                (crate::aggregate::numeric::unscaled_at(a, scale), crate::aggregate::numeric::unscaled_at(b, scale));
+            x.partial_cmp(&y)
+        }
+        _ if a.as_f64().is_some() && b.as_f64().is_some() => a.as_f64()?.partial_cmp(&b.as_f64()?),
+        (Value::String(x), Value::String(y)) => x.partial_cmp(y),
+        _ => Some(a.cmp(b)),
+    }
+}
+
+/// The type of `a op b` for arithmetic, or Flink's error for operands that are not numbers.
+pub(crate) fn arithmetic_result(
+    op: Arithmetic,
+    symbol: &str,
+    a: &DataType,
+    b: &DataType,
+) -> Result<DataType, ExprError> {
+    arithmetic_type(op, a, b).ok_or_else(|| {
+        ExprError(format!(
+            "Cannot apply '{symbol}' to arguments of type '<{}> {symbol} <{}>'. Supported form(s): '<NUMERIC> {symbol} <NUMERIC>'",
+            a.logical, b.logical
+        ))
+    })
+}
+
+/// The type operands of a comparison meet in, or Flink's error when they cannot be compared.
+pub(crate) fn comparable(symbol: &str, a: &DataType, b: &DataType) -> Result<DataType, ExprError> {
+    if matches!(a.logical, LogicalType::Boolean) && matches!(b.logical, LogicalType::Boolean) {
+        return Ok(DataType::boolean());
+    }
+    common_type(a, b).or_else(|| (is_numeric(a) && is_numeric(b)).then(DataType::double)).ok_or_else(|| {
+        ExprError(format!(
+            "Cannot apply '{symbol}' to arguments of type '<{}> {symbol} <{}>'. Supported form(s): '<COMPARABLE_TYPE> {symbol} <COMPARABLE_TYPE>'",
+            a.logical, b.logical
+        ))
+    })
+}

@@ -1,0 +1,168 @@
+//! Flink's type rules for scalar expressions: which type an arithmetic result has, and which
+//! type two operands meet in.
+
+use weir_runtime::{DataType, LogicalType};
+
+/// The largest DECIMAL precision.
+pub const MAX_PRECISION: u8 = 38;
+
+/// Whether the type is a number (integer, approximate or DECIMAL).
+pub fn is_numeric(ty: &DataType) -> bool {
+    matches!(
+        ty.logical,
+        LogicalType::TinyInt
+            | LogicalType::SmallInt
+            | LogicalType::Int
+            | LogicalType::BigInt
+            | LogicalType::Float
+            | LogicalType::Double
+            | LogicalType::Decimal { .. }
+    )
+}
+
+/// Whether the type is an exact integer.
+pub fn is_integer(ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::TinyInt | LogicalType::SmallInt | LogicalType::Int | LogicalType::BigInt)
+}
+
+/// Whether the type is a character string.
+pub fn is_string(ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_))
+}
+
+/// Precision and scale of an exact number as a DECIMAL (INT is DECIMAL(10, 0), …).
+pub fn decimal_parts(ty: &DataType) -> Option<(u8, u8)> {
+    match ty.logical {
+        LogicalType::TinyInt => Some((3, 0)),
+        LogicalType::SmallInt => Some((5, 0)),
+        LogicalType::Int => Some((10, 0)),
+        LogicalType::BigInt => Some((19, 0)),
+        LogicalType::Decimal { precision, scale } => Some((precision, scale)),
+        _ => None,
+    }
+}
+
+/// Flink's `adjustPrecisionScale`: a precision above 38 gives up scale, down to 6 digits.
+pub fn adjust_precision_scale(precision: u32, scale: u32) -> (u8, u8) {
+    if precision <= u32::from(MAX_PRECISION) {
+        return (precision as u8, scale as u8);
+    }
+    let integral = precision - scale;
+    let min_scale = scale.min(6);
+    let scale = (u32::from(MAX_PRECISION).saturating_sub(integral)).max(min_scale);
+    (MAX_PRECISION, scale as u8)
+}
+
+fn nullable(a: &DataType, b: &DataType, logical: LogicalType) -> DataType {
+    DataType { logical, nullable: a.nullable || b.nullable, time_attribute: None }
+}
+
+fn integer_rank(ty: &LogicalType) -> u8 {
+    match ty {
+        LogicalType::TinyInt => 1,
+        LogicalType::SmallInt => 2,
+        LogicalType::Int => 3,
+        _ => 4,
+    }
+}
+
+/// The arithmetic operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Times,
+    /// `/`
+    Divide,
+    /// `%` and `MOD`
+    Modulo,
+}
+
+/// The result type of `a op b`, or `None` when the operands are not both numbers.
+pub fn arithmetic_type(op: Arithmetic, a: &DataType, b: &DataType) -> Option<DataType> {
+    if !is_numeric(a) || !is_numeric(b) {
+        return None;
+    }
+    let approximate = |t: &DataType| matches!(t.logical, LogicalType::Float | LogicalType::Double);
+    if approximate(a) || approximate(b) {
+        let double = |t: &DataType| matches!(t.logical, LogicalType::Double | LogicalType::Decimal { .. });
+        let logical = if double(a) || double(b) { LogicalType::Double } else { LogicalType::Float };
+        return Some(nullable(a, b, logical));
+    }
+    if is_integer(a) && is_integer(b) {
+        let wider = if integer_rank(&a.logical) >= integer_rank(&b.logical) { &a.logical } else { &b.logical };
+        let logical = if op == Arithmetic::Modulo { b.logical.clone() } else { wider.clone() };
+        return Some(nullable(a, b, logical));
+    }
+    let ((p1, s1), (p2, s2)) = (decimal_parts(a)?, decimal_parts(b)?);
+    let (p1, s1, p2, s2) = (u32::from(p1), u32::from(s1), u32::from(p2), u32::from(s2));
+    let (precision, scale) = match op {
+        Arithmetic::Plus | Arithmetic::Minus => {
+            let scale = s1.max(s2);
+            adjust_precision_scale((p1 - s1).max(p2 - s2) + scale + 1, scale)
+        }
+        Arithmetic::Times => adjust_precision_scale(p1 + p2, s1 + s2),
+        Arithmetic::Divide => {
+            let scale = 6.max(s1 + p2 + 1);
+            adjust_precision_scale(p1 - s1 + s2 + scale, scale)
+        }
+        Arithmetic::Modulo => {
+            let scale = s1.max(s2);
+            adjust_precision_scale((p1 - s1).min(p2 - s2) + scale, scale)
+        }
+    };
+    Some(nullable(a, b, LogicalType::Decimal { precision, scale }))
+}
+
+/// The type two values meet in for comparison, CASE, UNION and IN: numbers widen, strings
+/// become STRING, equal types stay; `None` when they cannot meet.
+pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    if a.logical == b.logical {
+        return Some(nullable(a, b, a.logical.clone()));
+    }
+    if is_numeric(a) && is_numeric(b) {
+        if let (Some((p1, s1)), Some((p2, s2))) = (decimal_parts(a), decimal_parts(b)) {
+            if is_integer(a) && is_integer(b) {
+                return arithmetic_type(Arithmetic::Plus, a, b);
+            }
+            let scale = s1.max(s2);
+            let (precision, scale) =
+                adjust_precision_scale(u32::from((p1 - s1).max(p2 - s2) + scale), u32::from(scale));
+            return Some(nullable(a, b, LogicalType::Decimal { precision, scale }));
+        }
+        return arithmetic_type(Arithmetic::Plus, a, b);
+    }
+    if is_string(a) && is_string(b) {
+        return Some(nullable(a, b, LogicalType::Varchar(weir_runtime::types::MAX_LENGTH)));
+    }
+    match (&a.logical, &b.logical) {
+        (LogicalType::Timestamp(p), LogicalType::Timestamp(q)) => {
+            Some(nullable(a, b, LogicalType::Timestamp(*p.max(q))))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(p: u8, s: u8) -> DataType {
+        DataType::decimal(p, s)
+    }
+
+    #[test]
+    fn decimal_arithmetic_follows_flink() {
+        let t = |op, a: &DataType, b: &DataType| arithmetic_type(op, a, b).unwrap().to_string();
+        assert_eq!(t(Arithmetic::Times, &dec(10, 2), &DataType::int()), "DECIMAL(20, 2)");
+        assert_eq!(t(Arithmetic::Divide, &dec(10, 2), &DataType::int()), "DECIMAL(21, 13)");
+        assert_eq!(t(Arithmetic::Plus, &dec(10, 2), &dec(5, 4)), "DECIMAL(13, 4)");
+        assert_eq!(t(Arithmetic::Times, &dec(38, 2), &dec(10, 2)), "DECIMAL(38, 4)");
+        assert_eq!(t(Arithmetic::Plus, &DataType::int(), &DataType::bigint()), "BIGINT");
+        assert_eq!(t(Arithmetic::Plus, &DataType::int(), &DataType::double()), "DOUBLE");
+        assert_eq!(t(Arithmetic::Modulo, &DataType::bigint(), &DataType::int()), "INT");
+    }
+}

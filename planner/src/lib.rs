@@ -1,5 +1,9 @@
-//! weir's SQL front end: Flink's dialect, the catalog and binder, logical and physical plans,
-//! EXPLAIN, and the translation of plans into runtime job graphs.
+//! weir's SQL front end: Flink's dialect, the catalog and binder, plans, and the translation
+//! of plans into runtime job graphs.
 //!
-//! The planner is the only part of weir that knows both SQL and the runtime. It has no
-//! public items yet: SQL support arrives on top of the runtime, operators and connectors.
+//! The planner is the only part of weir that knows both SQL and the runtime.
+
+pub mod error;
+pub mod parser;
+
+pub use error::{Error, Position, Result};

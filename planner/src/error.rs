@@ -1,0 +1,68 @@
+//! Errors of the SQL front end, with the position of the offending text.
+
+/// A position in the script: 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
+/// What can go wrong between script text and a running job.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The text is not SQL weir can read.
+    #[error("SQL parse failed. {message}")]
+    Parse {
+        /// Where.
+        position: Position,
+        /// What the parser expected or found.
+        message: String,
+    },
+
+    /// The SQL is well formed but wrong: an unknown table or column, a type mismatch, …
+    #[error("SQL validation failed. From {position}: {message}")]
+    Validation {
+        /// Where.
+        position: Position,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A statement or feature weir does not plan yet.
+    #[error("{0} is not supported yet.")]
+    Unsupported(String),
+
+    /// A table's connector or format refused its options.
+    #[error(transparent)]
+    Connector(#[from] weir_connectors::Error),
+
+    /// The job failed.
+    #[error(transparent)]
+    Runtime(#[from] weir_runtime::Error),
+}
+
+impl Error {
+    /// A validation error at `position`.
+    pub fn validation(position: Position, message: impl Into<String>) -> Self {
+        Error::Validation { position, message: message.into() }
+    }
+
+    /// Where the error is in the script, when known.
+    pub fn position(&self) -> Option<Position> {
+        match self {
+            Error::Parse { position, .. } | Error::Validation { position, .. } => Some(*position),
+            _ => None,
+        }
+    }
+}
+
+/// The planner's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

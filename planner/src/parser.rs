@@ -1,0 +1,430 @@
+//! Flink's SQL dialect on `sqlparser`: the statements of a script with their positions.
+//!
+//! Queries, INSERT, CREATE VIEW, DROP and SHOW go through `sqlparser`'s own parser. Flink's
+//! own forms are read here on the same token stream: `CREATE TABLE` with computed columns,
+//! `WATERMARK FOR`, `PRIMARY KEY (…) NOT ENFORCED` and `WITH ('k' = 'v')`; `SET 'k' = 'v'`;
+//! `RESET`; `EXECUTE STATEMENT SET BEGIN … END`; `EXPLAIN [details] …`.
+
+use std::collections::BTreeMap;
+
+use sqlparser::ast::{self, ObjectName, Query};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
+use weir_runtime::parse::parse_type;
+use weir_runtime::DataType;
+
+use crate::error::{Error, Position, Result};
+
+/// A column of `CREATE TABLE`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnDef {
+    /// `name TYPE [NOT NULL]`
+    Physical {
+        /// Column name.
+        name: String,
+        /// Column type.
+        data_type: DataType,
+    },
+    /// `name AS expression`
+    Computed {
+        /// Column name.
+        name: String,
+        /// The expression.
+        expr: ast::Expr,
+    },
+}
+
+/// `CREATE TABLE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateTable {
+    /// The table's name (catalog and database stripped).
+    pub name: String,
+    /// Columns in order.
+    pub columns: Vec<ColumnDef>,
+    /// `PRIMARY KEY (…) NOT ENFORCED` columns.
+    pub primary_key: Vec<String>,
+    /// `WATERMARK FOR column AS expression`.
+    pub watermark: Option<(String, ast::Expr)>,
+    /// `WITH (…)` options.
+    pub options: BTreeMap<String, String>,
+    /// `IF NOT EXISTS`
+    pub if_not_exists: bool,
+}
+
+/// `INSERT INTO table [(columns)] query`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Insert {
+    /// The sink table.
+    pub table: String,
+    /// The explicit target columns, if any.
+    pub columns: Vec<String>,
+    /// The rows to insert.
+    pub source: Box<Query>,
+}
+
+/// A statement of a script.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// `CREATE [TEMPORARY] TABLE`
+    CreateTable(CreateTable),
+    /// `CREATE [TEMPORARY] VIEW name AS query`
+    CreateView {
+        /// The view's name.
+        name: String,
+        /// Its query.
+        query: Box<Query>,
+        /// `IF NOT EXISTS`
+        if_not_exists: bool,
+    },
+    /// `DROP TABLE` / `DROP VIEW`
+    Drop {
+        /// The table or view.
+        name: String,
+        /// `IF EXISTS`
+        if_exists: bool,
+        /// Whether a view is dropped.
+        view: bool,
+    },
+    /// `SET 'key' = 'value'`, or `SET` alone (`key` `None`) to list the options.
+    Set {
+        /// The option key.
+        key: Option<String>,
+        /// The value.
+        value: String,
+    },
+    /// `RESET 'key'` or `RESET`.
+    Reset(Option<String>),
+    /// `SHOW TABLES`
+    ShowTables,
+    /// `DESCRIBE table`
+    Describe(String),
+    /// `INSERT INTO …`
+    Insert(Insert),
+    /// A query whose rows are printed.
+    Query(Box<Query>),
+    /// `EXECUTE STATEMENT SET BEGIN INSERT …; … END`
+    StatementSet(Vec<Insert>),
+    /// `EXPLAIN [PLAN FOR | details] statement`
+    Explain {
+        /// `CHANGELOG_MODE`, `JSON_EXECUTION_PLAN`, `ESTIMATED_COST`, … as written.
+        details: Vec<String>,
+        /// What is explained.
+        statement: Box<Statement>,
+    },
+}
+
+/// A statement and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located {
+    /// Where the statement starts.
+    pub position: Position,
+    /// The statement.
+    pub statement: Statement,
+}
+
+/// The position of a parser error, read from its message.
+fn parse_error(e: ParserError) -> Error {
+    let message = match e {
+        ParserError::TokenizerError(m) | ParserError::ParserError(m) => m,
+        ParserError::RecursionLimitExceeded => "the statement is nested too deeply".to_string(),
+    };
+    let number_after = |label: &str| {
+        message.rfind(label).and_then(|i| {
+            let digits: String = message[i + label.len()..].chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u64>().ok()
+        })
+    };
+    let position = Position { line: number_after("Line: ").unwrap_or(1), column: number_after("Column: ").unwrap_or(1) };
+    let message = message.split(" at Line: ").next().unwrap_or(&message).to_string();
+    Error::Parse { position, message }
+}
+
+/// The last part of a possibly qualified name (`default_catalog.default_database.t` is `t`).
+pub fn table_name(name: &ObjectName) -> String {
+    name.0.last().and_then(|p| p.as_ident()).map_or_else(|| name.to_string(), |i| i.value.clone())
+}
+
+/// Parses a whole script.
+///
+/// # Errors
+/// [`Error::Parse`] at the first text that is not a statement weir reads.
+pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
+    let dialect = GenericDialect {};
+    let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| parse_error(e.into()))?;
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    let mut statements = Vec::new();
+    loop {
+        while parser.consume_token(&Token::SemiColon) {}
+        let next = parser.peek_token();
+        if next.token == Token::EOF {
+            return Ok(statements);
+        }
+        let position = Position { line: next.span.start.line, column: next.span.start.column };
+        let statement = parse_statement(&mut parser).map_err(parse_error)?;
+        statements.push(Located { position, statement });
+        if !parser.consume_token(&Token::SemiColon) && parser.peek_token().token != Token::EOF {
+            let t = parser.peek_token();
+            return Err(Error::Parse {
+                position: Position { line: t.span.start.line, column: t.span.start.column },
+                message: format!("Expected: end of statement, found: {}", t.token),
+            });
+        }
+    }
+}
+
+fn is_word(parser: &Parser, index: usize, word: &str) -> bool {
+    matches!(&parser.peek_nth_token(index).token, Token::Word(w) if w.value.eq_ignore_ascii_case(word))
+}
+
+fn parse_statement(parser: &mut Parser) -> Result<Statement, ParserError> {
+    if is_word(parser, 0, "SET") {
+        parser.next_token();
+        if matches!(parser.peek_token().token, Token::SemiColon | Token::EOF) {
+            return Ok(Statement::Set { key: None, value: String::new() });
+        }
+        let key = parser.parse_literal_string()?;
+        parser.expect_token(&Token::Eq)?;
+        let value = parser.parse_literal_string()?;
+        return Ok(Statement::Set { key: Some(key), value });
+    }
+    if is_word(parser, 0, "RESET") {
+        parser.next_token();
+        if matches!(parser.peek_token().token, Token::SemiColon | Token::EOF) {
+            return Ok(Statement::Reset(None));
+        }
+        return Ok(Statement::Reset(Some(parser.parse_literal_string()?)));
+    }
+    if is_word(parser, 0, "EXECUTE") && is_word(parser, 1, "STATEMENT") {
+        parser.next_token();
+        parser.next_token();
+        return parse_statement_set(parser).map(Statement::StatementSet);
+    }
+    if is_word(parser, 0, "EXPLAIN") {
+        parser.next_token();
+        let mut details = Vec::new();
+        if parser.parse_keywords(&[Keyword::PLAN, Keyword::FOR]) {
+        } else {
+            while let Token::Word(w) = &parser.peek_token().token {
+                let detail = w.value.to_ascii_uppercase();
+                if !["CHANGELOG_MODE", "JSON_EXECUTION_PLAN", "ESTIMATED_COST", "PLAN_ADVICE"].contains(&detail.as_str()) {
+                    break;
+                }
+                details.push(detail);
+                parser.next_token();
+                let _ = parser.consume_token(&Token::Comma);
+            }
+        }
+        let statement = parse_statement(parser)?;
+        return Ok(Statement::Explain { details, statement: Box::new(statement) });
+    }
+    if is_word(parser, 0, "CREATE")
+        && (is_word(parser, 1, "TABLE") || is_word(parser, 1, "TEMPORARY") && is_word(parser, 2, "TABLE"))
+    {
+        parser.next_token();
+        let _temporary = parser.parse_keyword(Keyword::TEMPORARY);
+        parser.next_token();
+        return parse_create_table(parser).map(Statement::CreateTable);
+    }
+    let statement = parser.parse_statement()?;
+    convert(statement)
+}
+
+fn parse_statement_set(parser: &mut Parser) -> Result<Vec<Insert>, ParserError> {
+    parser.expect_keyword(Keyword::SET)?;
+    parser.expect_keyword(Keyword::BEGIN)?;
+    let mut inserts = Vec::new();
+    loop {
+        while parser.consume_token(&Token::SemiColon) {}
+        if parser.parse_keyword(Keyword::END) {
+            return Ok(inserts);
+        }
+        match convert(parser.parse_statement()?)? {
+            Statement::Insert(insert) => inserts.push(insert),
+            other => {
+                return Err(ParserError::ParserError(format!(
+                    "Only INSERT statements belong in a statement set, found {}",
+                    describe(&other)
+                )))
+            }
+        }
+    }
+}
+
+fn describe(statement: &Statement) -> &'static str {
+    match statement {
+        Statement::CreateTable(_) | Statement::CreateView { .. } => "CREATE",
+        Statement::Query(_) => "SELECT",
+        _ => "another statement",
+    }
+}
+
+fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
+    let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    let name = table_name(&parser.parse_object_name(false)?);
+    let mut table = CreateTable {
+        name,
+        columns: Vec::new(),
+        primary_key: Vec::new(),
+        watermark: None,
+        options: BTreeMap::new(),
+        if_not_exists,
+    };
+    parser.expect_token(&Token::LParen)?;
+    loop {
+        if is_word(parser, 0, "WATERMARK") {
+            parser.next_token();
+            parser.expect_keyword(Keyword::FOR)?;
+            let column = parser.parse_identifier()?.value;
+            parser.expect_keyword(Keyword::AS)?;
+            table.watermark = Some((column, parser.parse_expr()?));
+        } else if parser.parse_keyword(Keyword::CONSTRAINT) {
+            parser.parse_identifier()?;
+            parse_primary_key(parser, &mut table)?;
+        } else if matches!(parser.peek_token().token, Token::Word(ref w) if w.keyword == Keyword::PRIMARY) {
+            parse_primary_key(parser, &mut table)?;
+        } else {
+            let name = parser.parse_identifier()?.value;
+            if parser.parse_keyword(Keyword::AS) {
+                table.columns.push(ColumnDef::Computed { name, expr: parser.parse_expr()? });
+            } else {
+                let ast_type = parser.parse_data_type()?;
+                let mut data_type = parse_type(&ast_type.to_string())
+                    .map_err(|_| ParserError::ParserError(format!("Unsupported type {ast_type} of column '{name}'")))?;
+                if parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
+                    data_type = data_type.not_null();
+                } else {
+                    let _nullable = parser.parse_keyword(Keyword::NULL);
+                }
+                if parser.parse_keyword(Keyword::PRIMARY) {
+                    parser.expect_keyword(Keyword::KEY)?;
+                    parse_not_enforced(parser)?;
+                    table.primary_key = vec![name.clone()];
+                }
+                if parser.parse_keyword(Keyword::COMMENT) {
+                    parser.parse_literal_string()?;
+                }
+                table.columns.push(ColumnDef::Physical { name, data_type });
+            }
+        }
+        if !parser.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    parser.expect_token(&Token::RParen)?;
+    if parser.parse_keyword(Keyword::COMMENT) {
+        parser.parse_literal_string()?;
+    }
+    if parser.parse_keyword(Keyword::WITH) {
+        parser.expect_token(&Token::LParen)?;
+        loop {
+            let key = parser.parse_literal_string()?;
+            parser.expect_token(&Token::Eq)?;
+            let value = parser.parse_literal_string()?;
+            table.options.insert(key, value);
+            if !parser.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        parser.expect_token(&Token::RParen)?;
+    }
+    Ok(table)
+}
+
+fn parse_primary_key(parser: &mut Parser, table: &mut CreateTable) -> Result<(), ParserError> {
+    parser.expect_keywords(&[Keyword::PRIMARY, Keyword::KEY])?;
+    parser.expect_token(&Token::LParen)?;
+    table.primary_key = parser.parse_comma_separated(|p| p.parse_identifier())?.into_iter().map(|i| i.value).collect();
+    parser.expect_token(&Token::RParen)?;
+    parse_not_enforced(parser)
+}
+
+fn parse_not_enforced(parser: &mut Parser) -> Result<(), ParserError> {
+    if parser.parse_keyword(Keyword::NOT) {
+        parser.expect_keyword(Keyword::ENFORCED)?;
+        Ok(())
+    } else {
+        Err(ParserError::ParserError(
+            "Flink doesn't support ENFORCED mode for PRIMARY KEY constraint. ENFORCED/NOT ENFORCED controls if the \
+             constraint checks are performed on the incoming/outgoing data. Flink does not own the data therefore the \
+             only supported mode is the NOT ENFORCED mode"
+                .into(),
+        ))
+    }
+}
+
+/// Converts a statement `sqlparser` read into one of weir's.
+fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
+    let unsupported = |what: &str| Err(ParserError::ParserError(format!("Unsupported statement: {what}")));
+    match statement {
+        ast::Statement::Query(query) => Ok(Statement::Query(query)),
+        ast::Statement::Insert(insert) => {
+            let table = match &insert.table {
+                ast::TableObject::TableName(name) => table_name(name),
+                other => return unsupported(&other.to_string()),
+            };
+            let Some(source) = insert.source else { return unsupported("INSERT without rows") };
+            let columns = insert.columns.iter().map(|c| c.value.clone()).collect();
+            Ok(Statement::Insert(Insert { table, columns, source }))
+        }
+        ast::Statement::CreateView { name, query, if_not_exists, .. } => {
+            Ok(Statement::CreateView { name: table_name(&name), query, if_not_exists })
+        }
+        ast::Statement::Drop { object_type, if_exists, names, .. } => {
+            let view = object_type == ast::ObjectType::View;
+            if !view && object_type != ast::ObjectType::Table {
+                return unsupported(&format!("DROP {object_type}"));
+            }
+            let name = names.first().map(table_name).unwrap_or_default();
+            Ok(Statement::Drop { name, if_exists, view })
+        }
+        ast::Statement::ShowTables { .. } => Ok(Statement::ShowTables),
+        ast::Statement::ExplainTable { table_name: name, .. } => Ok(Statement::Describe(table_name(&name))),
+        other => unsupported(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_flink_ddl_with_its_extensions() {
+        let script = "-- a comment\nCREATE TEMPORARY TABLE `orders` (id BIGINT NOT NULL, ts TIMESTAMP(3), proc AS PROCTIME(),\n\
+                      WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, PRIMARY KEY (id) NOT ENFORCED)\n\
+                      WITH ('connector' = 'datagen', 'number-of-rows' = '10');\nSET 'parallelism.default' = '2';";
+        let statements = parse_script(script).unwrap();
+        assert_eq!(statements.len(), 2);
+        let Statement::CreateTable(t) = &statements[0].statement else { panic!() };
+        assert_eq!(t.name, "orders");
+        assert_eq!(t.primary_key, ["id"]);
+        assert_eq!(t.columns.len(), 3);
+        assert_eq!(t.watermark.as_ref().map(|w| w.0.as_str()), Some("ts"));
+        assert_eq!(t.options["number-of-rows"], "10");
+        assert_eq!(statements[1].position, Position { line: 5, column: 1 });
+        assert_eq!(
+            statements[1].statement,
+            Statement::Set { key: Some("parallelism.default".into()), value: "2".into() }
+        );
+    }
+
+    #[test]
+    fn reads_statement_sets_and_explain() {
+        let script = "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT * FROM t; INSERT INTO b SELECT * FROM t; END;\n\
+                      EXPLAIN CHANGELOG_MODE, JSON_EXECUTION_PLAN SELECT * FROM t;\nEXPLAIN PLAN FOR SELECT 1";
+        let statements = parse_script(script).unwrap();
+        assert!(matches!(&statements[0].statement, Statement::StatementSet(s) if s.len() == 2));
+        let Statement::Explain { details, .. } = &statements[1].statement else { panic!() };
+        assert_eq!(details, &["CHANGELOG_MODE", "JSON_EXECUTION_PLAN"]);
+        assert!(matches!(&statements[2].statement, Statement::Explain { details, .. } if details.is_empty()));
+    }
+
+    #[test]
+    fn errors_carry_line_and_column() {
+        let err = parse_script("SELECT 1;\nSELEC 2").unwrap_err();
+        assert_eq!(err.position(), Some(Position { line: 2, column: 1 }));
+        let err = parse_script("CREATE TABLE t (a INT PRIMARY KEY) WITH ('connector' = 'print')").unwrap_err();
+        assert!(err.to_string().contains("NOT ENFORCED"), "{err}");
+    }
+}

@@ -1,0 +1,455 @@
+//! Binding expressions: SQL syntax to typed [`Expr`] trees over a scope.
+
+use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
+use weir_operators::aggregate::AggregateCall;
+use weir_operators::expr::{types::common_type, Expr, Function, TimeUnit, TrimSide};
+use weir_runtime::parse::{parse_type, parse_value};
+use weir_runtime::{DataType, LogicalType, Value};
+
+use super::aggregate::{aggregate_call, is_aggregate};
+use super::scope::{position_of, Scope};
+use crate::error::{Error, Position, Result};
+
+/// What post-aggregation expressions may refer to: group keys and aggregate results.
+#[derive(Debug, Default)]
+pub struct AggregateContext {
+    /// The GROUP BY expressions as written.
+    pub group_asts: Vec<ast::Expr>,
+    /// The scope of the aggregate's input.
+    pub input_scope: Scope,
+    /// Expressions over the input that feed the aggregate: the keys first, then arguments.
+    pub input_exprs: Vec<Expr>,
+    /// The aggregates found so far, with the calls they came from.
+    pub calls: Vec<(ast::Expr, AggregateCall)>,
+}
+
+impl AggregateContext {
+    /// Adds an expression to the aggregate's input and returns its column.
+    pub fn input_column(&mut self, expr: Expr) -> usize {
+        self.input_exprs.push(expr);
+        self.input_exprs.len() - 1
+    }
+
+    fn key_count(&self) -> usize {
+        self.group_asts.len()
+    }
+}
+
+/// Binds expressions over one scope, optionally above an aggregation.
+pub struct ExprBinder<'a> {
+    /// The visible columns (below an aggregation: the aggregate's output is resolved instead).
+    pub scope: &'a Scope,
+    /// Set when binding the SELECT list or HAVING of an aggregating query.
+    pub aggregates: Option<&'a mut AggregateContext>,
+}
+
+fn unsupported(node: &impl std::fmt::Display) -> Error {
+    Error::Unsupported(format!("The expression '{node}'"))
+}
+
+fn validation(node: &impl Spanned, message: impl Into<String>) -> Error {
+    Error::validation(position_of(node), message)
+}
+
+/// A SQL type written in a CAST or literal.
+pub fn data_type(ty: &ast::DataType, at: Position) -> Result<DataType> {
+    parse_type(&ty.to_string()).map_err(|_| Error::validation(at, format!("Unsupported type {ty}")))
+}
+
+fn time_unit(field: &DateTimeField) -> Option<TimeUnit> {
+    Some(match field {
+        DateTimeField::Year | DateTimeField::Years => TimeUnit::Year,
+        DateTimeField::Quarter => TimeUnit::Quarter,
+        DateTimeField::Month | DateTimeField::Months => TimeUnit::Month,
+        DateTimeField::Week(_) | DateTimeField::Weeks => TimeUnit::Week,
+        DateTimeField::Day | DateTimeField::Days => TimeUnit::Day,
+        DateTimeField::Hour | DateTimeField::Hours => TimeUnit::Hour,
+        DateTimeField::Minute | DateTimeField::Minutes => TimeUnit::Minute,
+        DateTimeField::Second | DateTimeField::Seconds => TimeUnit::Second,
+        DateTimeField::Millisecond | DateTimeField::Milliseconds => TimeUnit::Millisecond,
+        _ => return None,
+    })
+}
+
+fn unit_named(name: &str) -> Option<TimeUnit> {
+    Some(match name.to_ascii_uppercase().as_str() {
+        "YEAR" => TimeUnit::Year,
+        "QUARTER" => TimeUnit::Quarter,
+        "MONTH" => TimeUnit::Month,
+        "WEEK" => TimeUnit::Week,
+        "DAY" => TimeUnit::Day,
+        "HOUR" => TimeUnit::Hour,
+        "MINUTE" => TimeUnit::Minute,
+        "SECOND" => TimeUnit::Second,
+        "MILLISECOND" => TimeUnit::Millisecond,
+        _ => return None,
+    })
+}
+
+/// The literal of a number as written: INT, BIGINT, DECIMAL(p, s) or DOUBLE.
+fn number(text: &str, at: Position) -> Result<Expr> {
+    let bad = || Error::validation(at, format!("Invalid number '{text}'"));
+    if text.contains(['e', 'E']) {
+        return Ok(Expr::literal(Value::Double(text.parse().map_err(|_| bad())?), DataType::double().not_null()));
+    }
+    if !text.contains('.') {
+        if let Ok(v) = text.parse::<i32>() {
+            return Ok(Expr::literal(Value::Int(v), DataType::int().not_null()));
+        }
+        if let Ok(v) = text.parse::<i64>() {
+            return Ok(Expr::literal(Value::BigInt(v), DataType::bigint().not_null()));
+        }
+    }
+    let digits = text.chars().filter(char::is_ascii_digit).count().max(1);
+    let scale = text.split_once('.').map_or(0, |(_, f)| f.len());
+    let ty = DataType::decimal(digits.clamp(1, 38) as u8, scale.min(38) as u8).not_null();
+    let value = parse_value(text, &ty).map_err(|_| bad())?;
+    Ok(Expr::literal(value, ty))
+}
+
+fn null_literal() -> Expr {
+    Expr::literal(Value::Null, DataType::string())
+}
+
+/// Casts the arguments to the type they meet in, ignoring bare NULLs when finding it.
+fn unify(mut exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
+    let mut common: Option<DataType> = None;
+    for e in exprs.iter().filter(|e| !e.is_null_literal()) {
+        common = Some(match common {
+            None => e.ty().clone(),
+            Some(c) => common_type(&c, e.ty()).ok_or_else(|| {
+                Error::validation(at, format!("Illegal mixing of types in {what}: {} and {}", c, e.ty()))
+            })?,
+        });
+    }
+    if let Some(mut c) = common {
+        c.nullable = true;
+        exprs = exprs
+            .into_iter()
+            .map(|e| if e.is_null_literal() { Expr::literal(Value::Null, c.clone()) } else { e })
+            .collect();
+    }
+    Ok(exprs)
+}
+
+impl ExprBinder<'_> {
+    fn call(&self, function: Function, args: Vec<Expr>, node: &impl Spanned) -> Result<Expr> {
+        Expr::call(function, args).map_err(|e| validation(node, e.0))
+    }
+
+    /// Binds `node`.
+    ///
+    /// # Errors
+    /// Unknown columns or functions, type mismatches, and expressions weir does not plan yet.
+    pub fn bind(&mut self, node: &ast::Expr) -> Result<Expr> {
+        if let Some(agg) = self.aggregates.as_deref_mut() {
+            if let Some(i) = agg.group_asts.iter().position(|g| g == node) {
+                return Ok(Expr::column(i, agg.input_exprs[i].ty().clone()));
+            }
+            if let ast::Expr::Function(f) = node {
+                if is_aggregate(&f.name.to_string()) {
+                    let index = match agg.calls.iter().position(|(a, _)| a == node) {
+                        Some(i) => i,
+                        None => {
+                            let call = aggregate_call(f, agg)?;
+                            agg.calls.push((node.clone(), call));
+                            agg.calls.len() - 1
+                        }
+                    };
+                    let ty = agg.calls[index].1.result_type.clone();
+                    return Ok(Expr::column(agg.key_count() + index, ty));
+                }
+            }
+        }
+        match node {
+            ast::Expr::Identifier(ident) => self.column(node, std::slice::from_ref(ident)),
+            ast::Expr::CompoundIdentifier(parts) => self.column(node, parts),
+            ast::Expr::Nested(inner) => self.bind(inner),
+            ast::Expr::Value(v) => self.value(&v.value, position_of(node)),
+            ast::Expr::TypedString(t) => {
+                let ty = data_type(&t.data_type, position_of(node))?;
+                let text = t.value.value.clone().into_string().unwrap_or_default();
+                let ty = match ty.logical {
+                    LogicalType::Timestamp(_) => {
+                        let digits = text.split_once('.').map_or(0, |(_, f)| f.len()) as u8;
+                        DataType::timestamp(digits)
+                    }
+                    _ => ty,
+                };
+                let value = parse_value(&text, &ty).map_err(|e| validation(node, e.0))?;
+                Ok(Expr::literal(value, ty.not_null()))
+            }
+            ast::Expr::BinaryOp { left, op, right } => {
+                let function = match op {
+                    BinaryOperator::Plus => Function::Plus,
+                    BinaryOperator::Minus => Function::Minus,
+                    BinaryOperator::Multiply => Function::Times,
+                    BinaryOperator::Divide => Function::Divide,
+                    BinaryOperator::Modulo => Function::Modulo,
+                    BinaryOperator::Gt => Function::Greater,
+                    BinaryOperator::Lt => Function::Less,
+                    BinaryOperator::GtEq => Function::GreaterOrEqual,
+                    BinaryOperator::LtEq => Function::LessOrEqual,
+                    BinaryOperator::Eq => Function::Equals,
+                    BinaryOperator::NotEq => Function::NotEquals,
+                    BinaryOperator::And => Function::And,
+                    BinaryOperator::Or => Function::Or,
+                    BinaryOperator::StringConcat => Function::Concat,
+                    _ => return Err(unsupported(node)),
+                };
+                let args = vec![self.bind(left)?, self.bind(right)?];
+                self.call(function, args, node)
+            }
+            ast::Expr::UnaryOp { op, expr } => {
+                let arg = self.bind(expr)?;
+                match op {
+                    UnaryOperator::Not => self.call(Function::Not, vec![arg], node),
+                    UnaryOperator::Minus => self.call(Function::Negate, vec![arg], node),
+                    UnaryOperator::Plus => Ok(arg),
+                    _ => Err(unsupported(node)),
+                }
+            }
+            ast::Expr::IsNull(e) => {
+                let arg = self.bind(e)?;
+                self.call(Function::IsNull, vec![arg], node)
+            }
+            ast::Expr::IsNotNull(e) => {
+                let arg = self.bind(e)?;
+                self.call(Function::IsNotNull, vec![arg], node)
+            }
+            ast::Expr::InList { expr, list, negated } => {
+                let mut args = vec![self.bind(expr)?];
+                for item in list {
+                    args.push(self.bind(item)?);
+                }
+                let args = unify(args, "IN", position_of(node))?;
+                let found = self.call(Function::In, args, node)?;
+                if *negated {
+                    self.call(Function::Not, vec![found], node)
+                } else {
+                    Ok(found)
+                }
+            }
+            ast::Expr::Between { expr, negated, low, high } => {
+                let args = vec![self.bind(expr)?, self.bind(low)?, self.bind(high)?];
+                let between = self.call(Function::Between, args, node)?;
+                if *negated {
+                    self.call(Function::Not, vec![between], node)
+                } else {
+                    Ok(between)
+                }
+            }
+            ast::Expr::Like { negated, expr, pattern, escape_char: None, any: false } => {
+                let (value, pattern) = (self.bind(expr)?, self.bind(pattern)?);
+                let compiled = match &pattern {
+                    Expr::Literal { value: Value::String(p), .. } => Some(like_regex(p, node)?),
+                    _ => None,
+                };
+                let like = self.call(Function::Like(compiled), vec![value, pattern], node)?;
+                if *negated {
+                    self.call(Function::Not, vec![like], node)
+                } else {
+                    Ok(like)
+                }
+            }
+            ast::Expr::Case { operand, conditions, else_result, .. } => {
+                let mut conditions_bound = Vec::new();
+                let mut values = Vec::new();
+                for when in conditions {
+                    let condition = match operand {
+                        Some(op) => {
+                            let args = vec![self.bind(op)?, self.bind(&when.condition)?];
+                            self.call(Function::Equals, args, node)?
+                        }
+                        None => self.bind(&when.condition)?,
+                    };
+                    conditions_bound.push(condition);
+                    values.push(self.bind(&when.result)?);
+                }
+                let has_else = else_result.is_some();
+                values.push(match else_result {
+                    Some(e) => self.bind(e)?,
+                    None => null_literal(),
+                });
+                let mut values = unify(values, "CASE", position_of(node))?.into_iter();
+                let mut args = Vec::new();
+                for condition in conditions_bound {
+                    args.push(condition);
+                    args.extend(values.next());
+                }
+                let otherwise = values.next();
+                if has_else {
+                    args.extend(otherwise);
+                }
+                self.call(Function::Case, args, node)
+            }
+            ast::Expr::Cast { kind, expr, data_type: ty, .. } => {
+                let target = data_type(ty, position_of(node))?;
+                let arg = self.bind(expr)?;
+                let function = match kind {
+                    CastKind::TryCast | CastKind::SafeCast => Function::TryCast,
+                    _ => Function::Cast,
+                };
+                let mut target = target;
+                target.nullable = arg.ty().nullable || matches!(function, Function::TryCast) || arg.is_null_literal();
+                Ok(Expr::Call { function, args: vec![arg], ty: target })
+            }
+            ast::Expr::Extract { field, expr, .. } => {
+                let unit = time_unit(field).ok_or_else(|| unsupported(node))?;
+                let arg = self.bind(expr)?;
+                self.call(Function::Extract(unit), vec![arg], node)
+            }
+            ast::Expr::Position { expr, r#in } => {
+                let args = vec![self.bind(expr)?, self.bind(r#in)?];
+                self.call(Function::Position, args, node)
+            }
+            ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.bind(expr)?];
+                args.push(match substring_from {
+                    Some(from) => self.bind(from)?,
+                    None => Expr::literal(Value::Int(1), DataType::int().not_null()),
+                });
+                if let Some(length) = substring_for {
+                    args.push(self.bind(length)?);
+                }
+                self.call(Function::Substring, args, node)
+            }
+            ast::Expr::Trim { expr, trim_where, trim_what, trim_characters: None } => {
+                let side = match trim_where {
+                    Some(TrimWhereField::Leading) => TrimSide::Leading,
+                    Some(TrimWhereField::Trailing) => TrimSide::Trailing,
+                    _ => TrimSide::Both,
+                };
+                let chars = match trim_what {
+                    Some(w) => self.bind(w)?,
+                    None => Expr::literal(Value::string(" "), DataType::string().not_null()),
+                };
+                let args = vec![self.bind(expr)?, chars];
+                self.call(Function::Trim(side), args, node)
+            }
+            ast::Expr::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) } => {
+                let arg = self.bind(expr)?;
+                self.call(Function::Ceil, vec![arg], node)
+            }
+            ast::Expr::Floor { expr, field: ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) } => {
+                let arg = self.bind(expr)?;
+                self.call(Function::Floor, vec![arg], node)
+            }
+            ast::Expr::Function(f) => self.function(f, node),
+            _ => Err(unsupported(node)),
+        }
+    }
+
+    fn column(&mut self, node: &ast::Expr, parts: &[ast::Ident]) -> Result<Expr> {
+        if self.aggregates.is_some() {
+            return Err(validation(node, format!("Expression '{node}' is not being grouped")));
+        }
+        let (index, ty) = self.scope.resolve(parts)?;
+        Ok(Expr::column(index, ty))
+    }
+
+    fn value(&self, v: &ast::Value, at: Position) -> Result<Expr> {
+        match v {
+            ast::Value::Number(text, _) => number(text, at),
+            ast::Value::SingleQuotedString(s) => Ok(Expr::literal(Value::string(s), DataType::string().not_null())),
+            ast::Value::Boolean(b) => Ok(Expr::literal(Value::Boolean(*b), DataType::boolean().not_null())),
+            ast::Value::Null => Ok(null_literal()),
+            other => Err(Error::validation(at, format!("Unsupported literal {other}"))),
+        }
+    }
+
+    fn args(&mut self, f: &ast::Function) -> Result<Vec<ast::Expr>> {
+        match &f.args {
+            ast::FunctionArguments::None => Ok(Vec::new()),
+            ast::FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e.clone()),
+                    other => Err(Error::Unsupported(format!("The argument '{other}'"))),
+                })
+                .collect(),
+            ast::FunctionArguments::Subquery(_) => Err(Error::Unsupported(format!("The call '{f}'"))),
+        }
+    }
+
+    fn function(&mut self, f: &ast::Function, node: &ast::Expr) -> Result<Expr> {
+        let name = f.name.to_string().to_ascii_uppercase();
+        if is_aggregate(&name) {
+            return Err(validation(node, format!("Aggregate function '{name}' is not allowed here")));
+        }
+        if f.over.is_some() {
+            return Err(Error::Unsupported("OVER windows".into()));
+        }
+        let raw = self.args(f)?;
+        let unit_arg = |e: &ast::Expr| match e {
+            ast::Expr::Identifier(i) => unit_named(&i.value),
+            _ => None,
+        };
+        match name.as_str() {
+            "ROUND" => {
+                let digits = match raw.get(1) {
+                    None => 0,
+                    Some(d) => match self.bind(d)? {
+                        Expr::Literal { value, .. } if value.as_i64().is_some() => value.as_i64().unwrap_or(0) as i32,
+                        _ => return Err(validation(node, "The second argument of ROUND must be an integer literal")),
+                    },
+                };
+                let arg = self.bind(raw.first().ok_or_else(|| validation(node, "ROUND needs an argument"))?)?;
+                return self.call(Function::Round(digits), vec![arg], node);
+            }
+            "TIMESTAMPADD" | "TIMESTAMPDIFF" if raw.len() == 3 => {
+                let unit = unit_arg(&raw[0]).ok_or_else(|| validation(&raw[0], "Unknown time unit"))?;
+                let args = vec![self.bind(&raw[1])?, self.bind(&raw[2])?];
+                let function =
+                    if name == "TIMESTAMPADD" { Function::TimestampAdd(unit) } else { Function::TimestampDiff(unit) };
+                return self.call(function, args, node);
+            }
+            _ => {}
+        }
+        let mut args = raw.iter().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        let function = match name.as_str() {
+            "REGEXP_EXTRACT" | "REGEXP_REPLACE" => {
+                let compiled = match args.get(1) {
+                    Some(Expr::Literal { value: Value::String(p), .. }) => {
+                        Some(regex::Regex::new(p).map_err(|e| validation(node, format!("Invalid regular expression '{p}': {e}")))?)
+                    }
+                    _ => None,
+                };
+                if name == "REGEXP_EXTRACT" {
+                    Function::RegexpExtract(compiled)
+                } else {
+                    Function::RegexpReplace(compiled)
+                }
+            }
+            _ => Function::by_name(&name).ok_or_else(|| {
+                let kinds: Vec<String> = args.iter().map(|a| format!("<{}>", a.ty().logical)).collect();
+                validation(node, format!("No match found for function signature {name}({})", kinds.join(", ")))
+            })?,
+        };
+        if matches!(function, Function::Coalesce) {
+            args = unify(args, "COALESCE", position_of(node))?;
+        }
+        if matches!(function, Function::If) && args.len() == 3 {
+            let branches = unify(args.split_off(1), "IF", position_of(node))?;
+            args.extend(branches);
+        }
+        if matches!(function, Function::NullIf) {
+            args = unify(args, "NULLIF", position_of(node))?;
+        }
+        self.call(function, args, node)
+    }
+}
+
+fn like_regex(pattern: &str, node: &ast::Expr) -> Result<regex::Regex> {
+    let mut re = String::from("(?s)^");
+    for c in pattern.chars() {
+        match c {
+            '%' => re.push_str(".*"),
+            '_' => re.push('.'),
+            other => re.push_str(&regex::escape(&other.to_string())),
+        }
+    }
+    re.push('$');
+    regex::Regex::new(&re).map_err(|e| validation(node, format!("Invalid LIKE pattern '{pattern}': {e}")))
+}

@@ -1,0 +1,341 @@
+//! The binder: SQL queries to typed logical plans, resolving names against the catalog.
+
+mod aggregate;
+mod expr;
+mod scope;
+
+use std::collections::HashMap;
+
+use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier, TableFactor};
+use weir_operators::expr::types::common_type;
+use weir_operators::expr::Expr;
+use weir_runtime::{DataType, Field, Value};
+
+use crate::catalog::{Catalog, CatalogEntry};
+use crate::error::{Error, Result};
+use crate::plan::{Node, Plan};
+pub use expr::data_type;
+use expr::{AggregateContext, ExprBinder};
+pub use scope::position_of;
+use scope::Scope;
+
+/// Binds queries against a catalog.
+pub struct Binder<'a> {
+    catalog: &'a Catalog,
+    /// Common table expressions in scope, innermost last.
+    ctes: Vec<HashMap<String, ast::Query>>,
+}
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::Unsupported(what.to_string())
+}
+
+/// A projection of `input` to `exprs` named `names`.
+fn calc(input: Plan, projections: Vec<Expr>, names: Vec<String>, condition: Option<Expr>) -> Plan {
+    let fields = projections.iter().zip(names).map(|(e, n)| Field::new(n, e.ty().clone())).collect();
+    Plan { node: Node::Calc { input: Box::new(input), projections, condition }, fields }
+}
+
+/// Identity projections of all columns of `fields`.
+fn identity(fields: &[Field]) -> Vec<Expr> {
+    fields.iter().enumerate().map(|(i, f)| Expr::column(i, f.data_type.clone())).collect()
+}
+
+impl<'a> Binder<'a> {
+    /// A binder over `catalog`.
+    pub fn new(catalog: &'a Catalog) -> Self {
+        Binder { catalog, ctes: Vec::new() }
+    }
+
+    /// Binds a query.
+    ///
+    /// # Errors
+    /// Unknown names, type mismatches, and features weir does not plan yet.
+    pub fn bind_query(&mut self, query: &ast::Query) -> Result<Plan> {
+        if query.order_by.is_some() || query.limit_clause.is_some() || query.fetch.is_some() {
+            return Err(unsupported("ORDER BY and LIMIT"));
+        }
+        let with_ctes = query.with.is_some();
+        if let Some(with) = &query.with {
+            let mut ctes = HashMap::new();
+            for cte in &with.cte_tables {
+                ctes.insert(cte.alias.name.value.clone(), (*cte.query).clone());
+            }
+            self.ctes.push(ctes);
+        }
+        let result = self.bind_set_expr(&query.body);
+        if with_ctes {
+            self.ctes.pop();
+        }
+        result
+    }
+
+    fn bind_set_expr(&mut self, body: &SetExpr) -> Result<Plan> {
+        match body {
+            SetExpr::Select(select) => self.bind_select(select),
+            SetExpr::Query(query) => self.bind_query(query),
+            SetExpr::Values(values) => self.bind_values(values),
+            SetExpr::SetOperation { op: SetOperator::Union, set_quantifier: SetQuantifier::All, left, right } => {
+                let inputs = vec![self.bind_set_expr(left)?, self.bind_set_expr(right)?];
+                union(inputs, body)
+            }
+            SetExpr::SetOperation { op, set_quantifier, .. } => Err(unsupported(format!("{op} {set_quantifier}"))),
+            other => Err(unsupported(format!("The query '{other}'"))),
+        }
+    }
+
+    fn bind_values(&mut self, values: &ast::Values) -> Result<Plan> {
+        let empty = Scope::default();
+        let mut rows: Vec<Vec<Expr>> = Vec::new();
+        for row in &values.rows {
+            let mut binder = ExprBinder { scope: &empty, aggregates: None };
+            rows.push(row.iter().map(|e| binder.bind(e)).collect::<Result<_>>()?);
+        }
+        let arity = rows.first().map_or(0, Vec::len);
+        if rows.iter().any(|r| r.len() != arity) {
+            return Err(Error::validation(position_of(values), "All rows of VALUES must have the same number of columns"));
+        }
+        let mut types: Vec<Option<DataType>> = vec![None; arity];
+        for row in &rows {
+            for (t, e) in types.iter_mut().zip(row) {
+                if e.is_null_literal() {
+                    continue;
+                }
+                *t = Some(match t.take() {
+                    None => e.ty().clone(),
+                    Some(c) => common_type(&c, e.ty()).ok_or_else(|| {
+                        Error::validation(position_of(values), format!("Illegal mixing of types in VALUES: {c} and {}", e.ty()))
+                    })?,
+                });
+            }
+        }
+        let types: Vec<DataType> = types
+            .into_iter()
+            .zip(0..arity)
+            .map(|(t, i)| {
+                let mut t = t.unwrap_or_else(DataType::string);
+                t.nullable = rows.iter().any(|r| r[i].ty().nullable || r[i].is_null_literal());
+                t
+            })
+            .collect();
+        let mut constant_rows = Vec::new();
+        for row in rows {
+            let values: Vec<Value> = row
+                .into_iter()
+                .zip(&types)
+                .map(|(e, t)| e.cast_to(t).eval(&[]).map_err(|err| Error::validation(position_of(values), err.0)))
+                .collect::<Result<_>>()?;
+            constant_rows.push(values);
+        }
+        let fields = types.into_iter().enumerate().map(|(i, t)| Field::new(format!("EXPR${i}"), t)).collect();
+        Ok(Plan { node: Node::Values { rows: constant_rows }, fields })
+    }
+
+    /// The plan and qualifier of one FROM item.
+    fn bind_table_factor(&mut self, factor: &TableFactor) -> Result<(Plan, Option<String>)> {
+        match factor {
+            TableFactor::Table { name, alias, args: None, .. } => {
+                let table = crate::parser::table_name(name);
+                let qualifier = alias.as_ref().map_or(table.clone(), |a| a.name.value.clone());
+                let cte = self.ctes.iter().rev().find_map(|c| c.get(&table)).cloned();
+                let plan = match (cte, self.catalog.get(&table)) {
+                    (Some(query), _) => self.bind_query(&query)?,
+                    (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog).bind_query(query)?,
+                    (None, Some(CatalogEntry::Table(t))) => {
+                        if t.has_extensions {
+                            return Err(unsupported("Computed columns and watermarks"));
+                        }
+                        Plan {
+                            fields: t.descriptor.schema.fields.clone(),
+                            node: Node::Scan { table: t.descriptor.clone() },
+                        }
+                    }
+                    (None, None) => {
+                        return Err(Error::validation(
+                            position_of(name),
+                            format!("Object '{table}' not found within 'default_catalog.default_database'"),
+                        ))
+                    }
+                };
+                Ok((rename(plan, alias.as_ref())?, Some(qualifier)))
+            }
+            TableFactor::Derived { lateral: false, subquery, alias } => {
+                let plan = self.bind_query(subquery)?;
+                let qualifier = alias.as_ref().map(|a| a.name.value.clone());
+                Ok((rename(plan, alias.as_ref())?, qualifier))
+            }
+            other => Err(unsupported(format!("The FROM item '{other}'"))),
+        }
+    }
+
+    fn bind_from(&mut self, from: &[ast::TableWithJoins]) -> Result<(Plan, Scope)> {
+        match from {
+            [] => {
+                let plan = Plan { node: Node::Values { rows: vec![Vec::new()] }, fields: Vec::new() };
+                Ok((plan, Scope::default()))
+            }
+            [single] if single.joins.is_empty() => {
+                let (plan, qualifier) = self.bind_table_factor(&single.relation)?;
+                let scope = Scope::new(&plan.fields, qualifier.as_deref());
+                Ok((plan, scope))
+            }
+            _ => Err(unsupported("Joins")),
+        }
+    }
+
+    fn bind_select(&mut self, select: &ast::Select) -> Result<Plan> {
+        if select.distinct.is_some() {
+            return Err(unsupported("SELECT DISTINCT"));
+        }
+        let (mut plan, scope) = self.bind_from(&select.from)?;
+        if let Some(condition) = &select.selection {
+            let condition = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
+            let names = plan.fields.iter().map(|f| f.name.clone()).collect();
+            plan = calc(plan.clone(), identity(&plan.fields), names, Some(condition));
+        }
+        let group_by = match &select.group_by {
+            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.clone(),
+            other => return Err(unsupported(format!("GROUP BY {other}"))),
+        };
+        let items = self.expand_items(select, &scope)?;
+        let aggregating = !group_by.is_empty()
+            || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
+            || select.having.is_some();
+        if !aggregating {
+            let mut binder = ExprBinder { scope: &scope, aggregates: None };
+            let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
+            let names = output_names(&items);
+            return Ok(fuse_calc(plan, projections, names));
+        }
+        // The aggregate's input: group keys first, then arguments and filters as they are found.
+        let mut context = AggregateContext { input_scope: scope.clone(), ..Default::default() };
+        for g in &group_by {
+            let key = ExprBinder { scope: &scope, aggregates: None }.bind(g)?;
+            context.input_column(key);
+            context.group_asts.push(g.clone());
+        }
+        let mut projections = Vec::new();
+        let having;
+        {
+            let empty = Scope::default();
+            let mut binder = ExprBinder { scope: &empty, aggregates: Some(&mut context) };
+            for (e, _) in &items {
+                projections.push(binder.bind(e)?);
+            }
+            having = select.having.as_ref().map(|h| binder.bind(h)).transpose()?;
+        }
+        let keys = group_by.len();
+        let input_names: Vec<String> = (0..context.input_exprs.len()).map(|i| format!("$f{i}")).collect();
+        let input = fuse_calc(plan, context.input_exprs, input_names);
+        let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
+        let mut fields: Vec<Field> = input.fields[..keys].to_vec();
+        fields.extend(calls.iter().enumerate().map(|(i, c)| Field::new(format!("EXPR${i}"), c.result_type.clone())));
+        let aggregate = Plan { node: Node::Aggregate { input: Box::new(input), keys: (0..keys).collect(), calls }, fields };
+        Ok(calc(aggregate, projections, output_names(&items), having))
+    }
+
+    /// The SELECT items with `*` expanded, as expressions and their aliases.
+    fn expand_items(&self, select: &ast::Select, scope: &Scope) -> Result<Vec<(ast::Expr, Option<String>)>> {
+        let mut items = Vec::new();
+        for item in &select.projection {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => items.push((e.clone(), None)),
+                ast::SelectItem::ExprWithAlias { expr, alias } => items.push((expr.clone(), Some(alias.value.clone()))),
+                ast::SelectItem::Wildcard(_) => {
+                    for c in &scope.columns {
+                        items.push((ast::Expr::Identifier(ast::Ident::new(c.name.clone())), None));
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(name), _) => {
+                    let qualifier = crate::parser::table_name(name);
+                    for c in scope.columns.iter().filter(|c| c.qualifier.as_deref() == Some(&qualifier)) {
+                        let parts = vec![ast::Ident::new(qualifier.clone()), ast::Ident::new(c.name.clone())];
+                        items.push((ast::Expr::CompoundIdentifier(parts), None));
+                    }
+                }
+                other => return Err(unsupported(format!("The select item '{other}'"))),
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// Output names: the alias, the column's own name, or Flink's `EXPR$n`.
+fn output_names(items: &[(ast::Expr, Option<String>)]) -> Vec<String> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, (e, alias))| match (alias, e) {
+            (Some(a), _) => a.clone(),
+            (None, ast::Expr::Identifier(id)) => id.value.clone(),
+            (None, ast::Expr::CompoundIdentifier(parts)) => parts.last().map_or(format!("EXPR${i}"), |p| p.value.clone()),
+            _ => format!("EXPR${i}"),
+        })
+        .collect()
+}
+
+/// A projection over `input`, merged into `input` when it is a Calc (Flink merges Calcs).
+fn fuse_calc(input: Plan, projections: Vec<Expr>, names: Vec<String>) -> Plan {
+    match input.node {
+        Node::Calc { input: inner, projections: below, condition } => {
+            let merged = projections.into_iter().map(|p| substitute(p, &below)).collect();
+            calc(*inner, merged, names, condition)
+        }
+        node => calc(Plan { node, fields: input.fields }, projections, names, None),
+    }
+}
+
+/// `expr` with every column reference replaced by the expression that computes it.
+fn substitute(expr: Expr, below: &[Expr]) -> Expr {
+    match expr {
+        Expr::Column { index, .. } => below[index].clone(),
+        Expr::Call { function, args, ty } => {
+            Expr::Call { function, args: args.into_iter().map(|a| substitute(a, below)).collect(), ty }
+        }
+        literal => literal,
+    }
+}
+
+/// Applies `AS alias (c1, c2, …)` column names.
+fn rename(mut plan: Plan, alias: Option<&ast::TableAlias>) -> Result<Plan> {
+    let Some(alias) = alias.filter(|a| !a.columns.is_empty()) else { return Ok(plan) };
+    if alias.columns.len() != plan.fields.len() {
+        return Err(Error::validation(
+            scope::ident_position(&alias.name),
+            format!("List of column aliases must have same degree as table; table has {} columns", plan.fields.len()),
+        ));
+    }
+    for (f, c) in plan.fields.iter_mut().zip(&alias.columns) {
+        f.name = c.name.value.clone();
+    }
+    Ok(plan)
+}
+
+/// UNION ALL: inputs cast to the column types they meet in.
+fn union(inputs: Vec<Plan>, node: &SetExpr) -> Result<Plan> {
+    let arity = inputs[0].fields.len();
+    if inputs.iter().any(|p| p.fields.len() != arity) {
+        return Err(Error::validation(position_of(node), "Column count mismatch in UNION ALL"));
+    }
+    let mut types: Vec<DataType> = inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
+    for input in &inputs[1..] {
+        for (t, f) in types.iter_mut().zip(&input.fields) {
+            *t = common_type(t, &f.data_type).ok_or_else(|| {
+                Error::validation(position_of(node), format!("Type mismatch in UNION ALL: {t} and {}", f.data_type))
+            })?;
+        }
+    }
+    let names: Vec<String> = inputs[0].fields.iter().map(|f| f.name.clone()).collect();
+    let inputs = inputs
+        .into_iter()
+        .map(|p| {
+            if p.fields.iter().zip(&types).all(|(f, t)| &f.data_type == t) {
+                return p;
+            }
+            let casts = identity(&p.fields).into_iter().zip(&types).map(|(e, t)| e.cast_to(t)).collect();
+            fuse_calc(p, casts, names.clone())
+        })
+        .collect();
+    let fields = names.into_iter().zip(types).map(|(n, t)| Field::new(n, t)).collect();
+    Ok(Plan { node: Node::Union { inputs }, fields })
+}

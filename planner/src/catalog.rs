@@ -1,0 +1,63 @@
+//! The in-memory catalog of `default_catalog.default_database`: tables and views by name.
+
+use std::collections::BTreeMap;
+
+use sqlparser::ast::Query;
+use weir_connectors::TableDescriptor;
+
+/// A table declared with `CREATE TABLE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogTable {
+    /// Name, physical schema and `WITH` options.
+    pub descriptor: TableDescriptor,
+    /// `PRIMARY KEY` columns.
+    pub primary_key: Vec<String>,
+    /// Whether the table has computed columns or a watermark (planned in a later version).
+    pub has_extensions: bool,
+}
+
+/// What a name in the catalog stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CatalogEntry {
+    /// A table with a connector.
+    Table(CatalogTable),
+    /// A view: a named query.
+    View(Box<Query>),
+}
+
+/// Tables and views by name (names are case-sensitive, as in Flink).
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    entries: BTreeMap<String, CatalogEntry>,
+}
+
+impl Catalog {
+    /// The full name Flink prints for a table.
+    pub fn qualified(name: &str) -> String {
+        format!("default_catalog.default_database.{name}")
+    }
+
+    /// The entry called `name`.
+    pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
+        self.entries.get(name)
+    }
+
+    /// Adds an entry; returns `false` (and changes nothing) when the name is taken.
+    pub fn add(&mut self, name: &str, entry: CatalogEntry) -> bool {
+        if self.entries.contains_key(name) {
+            return false;
+        }
+        self.entries.insert(name.to_string(), entry);
+        true
+    }
+
+    /// Removes an entry; returns it if there was one.
+    pub fn remove(&mut self, name: &str) -> Option<CatalogEntry> {
+        self.entries.remove(name)
+    }
+
+    /// The names of all tables and views, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.entries.keys().cloned().collect()
+    }
+}

@@ -1,0 +1,75 @@
+//! Logical plans: trees of relational nodes with typed outputs, built by the binder.
+
+use weir_connectors::TableDescriptor;
+use weir_operators::aggregate::AggregateCall;
+use weir_operators::expr::Expr;
+use weir_runtime::{Field, Value};
+
+/// A node and the columns it produces.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What the node computes.
+    pub node: Node,
+    /// Its output columns.
+    pub fields: Vec<Field>,
+}
+
+/// The relational operations weir plans.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Reads a table through its connector.
+    Scan {
+        /// The table.
+        table: TableDescriptor,
+    },
+    /// Constant rows.
+    Values {
+        /// The rows, each of the node's arity.
+        rows: Vec<Vec<Value>>,
+    },
+    /// Filter then project (Flink's Calc).
+    Calc {
+        /// The input.
+        input: Box<Plan>,
+        /// One expression per output column, over the input's columns.
+        projections: Vec<Expr>,
+        /// Rows where this is not TRUE are dropped.
+        condition: Option<Expr>,
+    },
+    /// GROUP BY the first `keys` input columns, computing aggregates.
+    Aggregate {
+        /// The input.
+        input: Box<Plan>,
+        /// Input columns grouped on.
+        keys: Vec<usize>,
+        /// The aggregates, after the keys in the output.
+        calls: Vec<AggregateCall>,
+    },
+    /// UNION ALL of inputs with equal column types.
+    Union {
+        /// The inputs.
+        inputs: Vec<Plan>,
+    },
+}
+
+impl Plan {
+    /// Whether the node only ever emits inserts (`+I`); a group aggregate emits updates.
+    pub fn is_insert_only(&self) -> bool {
+        match &self.node {
+            Node::Scan { .. } | Node::Values { .. } => true,
+            Node::Calc { input, .. } => input.is_insert_only(),
+            Node::Aggregate { .. } => false,
+            Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
+        }
+    }
+
+    /// The name of the first node that emits updates, for error messages.
+    pub fn updating_node(&self) -> Option<&'static str> {
+        match &self.node {
+            Node::Aggregate { .. } => Some("GroupAggregate"),
+            Node::Calc { input, .. } => input.updating_node(),
+            Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
+            _ => None,
+        }
+    }
+}

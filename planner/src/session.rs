@@ -1,0 +1,342 @@
+//! A session: runs the statements of scripts in order against one catalog and one set of
+//! options, as Flink's SQL client does.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use weir_connectors::{CollectHandle, ConnectorRegistry, TableDescriptor};
+use weir_operators::expr::types::{is_numeric, is_string};
+use weir_operators::expr::Expr;
+use weir_runtime::job::{self, JobHandle};
+use weir_runtime::{DataType, Field, LogicalType, RuntimeConfig, Schema};
+
+use crate::binder::Binder;
+use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
+use crate::error::{Error, Position, Result};
+use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
+use crate::plan::{Node, Plan};
+use crate::translate::Translator;
+
+/// Statements run one after another; bounded jobs finish before the next statement starts.
+pub struct Session {
+    catalog: Catalog,
+    registry: ConnectorRegistry,
+    runtime: RuntimeConfig,
+    options: BTreeMap<String, String>,
+    running: Vec<JobHandle>,
+    out: Box<dyn Write + Send>,
+}
+
+/// An error and the position of the statement it belongs to.
+#[derive(Debug)]
+pub struct ScriptError {
+    /// Where the statement starts (the error's own position is more precise when it has one).
+    pub statement: Position,
+    /// What went wrong.
+    pub error: Error,
+}
+
+impl ScriptError {
+    /// The most precise position known.
+    pub fn position(&self) -> Position {
+        self.error.position().unwrap_or(self.statement)
+    }
+}
+
+impl Session {
+    /// A session whose jobs run with `runtime` (its `parallelism.default` is the session's
+    /// default) and whose query results are written to `out`.
+    pub fn new(runtime: RuntimeConfig, registry: ConnectorRegistry, out: Box<dyn Write + Send>) -> Self {
+        Session { catalog: Catalog::default(), registry, runtime, options: BTreeMap::new(), running: Vec::new(), out }
+    }
+
+    /// Sets an option as `SET 'key' = 'value'` does.
+    ///
+    /// # Errors
+    /// A runtime option with a malformed value.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        if weir_runtime::config::RuntimeConfig::KEYS.contains(&key) {
+            self.runtime.set(key, value)?;
+        }
+        self.options.insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+
+    /// Runs every statement of `sql` in order, then waits for the jobs still running.
+    ///
+    /// # Errors
+    /// The first statement that fails, with its position.
+    pub fn execute_script(&mut self, sql: &str) -> Result<(), ScriptError> {
+        let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
+        for located in &statements {
+            self.execute(located).map_err(|error| ScriptError { statement: located.position, error })?;
+        }
+        self.wait_all().map_err(|error| ScriptError { statement: Position::default(), error })
+    }
+
+    /// Waits for every job started without waiting (jobs with unbounded sources).
+    ///
+    /// # Errors
+    /// The first job that failed.
+    pub fn wait_all(&mut self) -> Result<()> {
+        for job in self.running.drain(..) {
+            job.wait()?;
+        }
+        Ok(())
+    }
+
+    /// Cancels every running job.
+    pub fn cancel_all(&mut self) {
+        for job in &self.running {
+            job.cancel();
+        }
+    }
+
+    /// Runs one statement.
+    ///
+    /// # Errors
+    /// Whatever the statement does wrong.
+    pub fn execute(&mut self, located: &Located) -> Result<()> {
+        match &located.statement {
+            Statement::CreateTable(t) => self.create_table(t, located.position),
+            Statement::CreateView { name, query, if_not_exists } => {
+                if !self.catalog.add(name, CatalogEntry::View(query.clone())) && !if_not_exists {
+                    return Err(Error::validation(
+                        located.position,
+                        format!("Could not execute CREATE VIEW: view '{}' already exists", Catalog::qualified(name)),
+                    ));
+                }
+                Ok(())
+            }
+            Statement::Drop { name, if_exists, view } => {
+                let matches = match self.catalog.get(name) {
+                    Some(CatalogEntry::View(_)) => *view,
+                    Some(CatalogEntry::Table(_)) => !*view,
+                    None => false,
+                };
+                if matches {
+                    self.catalog.remove(name);
+                    Ok(())
+                } else if *if_exists {
+                    Ok(())
+                } else {
+                    let kind = if *view { "View" } else { "Table" };
+                    Err(Error::validation(located.position, format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(name))))
+                }
+            }
+            Statement::Set { key: Some(key), value } => self.set(key, value),
+            Statement::Set { key: None, .. } => {
+                let lines: Vec<String> = self.options.iter().map(|(k, v)| format!("'{k}' = '{v}'")).collect();
+                self.write_lines(&lines)
+            }
+            Statement::Reset(key) => {
+                match key {
+                    Some(k) => {
+                        self.options.remove(k);
+                    }
+                    None => self.options.clear(),
+                }
+                let parallelism = self.runtime.default_parallelism;
+                self.runtime = RuntimeConfig { default_parallelism: parallelism, ..self.runtime.clone() };
+                Ok(())
+            }
+            Statement::ShowTables => {
+                let names = self.catalog.names();
+                self.write_lines(&names)
+            }
+            Statement::Describe(name) => self.describe(name, located.position),
+            Statement::Insert(insert) => self.insert(&[insert.clone()], located.position),
+            Statement::StatementSet(inserts) => self.insert(inserts, located.position),
+            Statement::Query(query) => self.select(query),
+            Statement::Explain { .. } => Err(Error::Unsupported("EXPLAIN".into())),
+        }
+    }
+
+    fn write_lines(&mut self, lines: &[String]) -> Result<()> {
+        for line in lines {
+            writeln!(self.out, "{line}").map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn create_table(&mut self, t: &CreateTable, at: Position) -> Result<()> {
+        let fields: Vec<Field> = t
+            .columns
+            .iter()
+            .filter_map(|c| match c {
+                ColumnDef::Physical { name, data_type } => Some(Field::new(name.clone(), data_type.clone())),
+                ColumnDef::Computed { .. } => None,
+            })
+            .collect();
+        for key in &t.primary_key {
+            if !fields.iter().any(|f| &f.name == key) {
+                return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
+            }
+        }
+        let descriptor = TableDescriptor { name: t.name.clone(), schema: Schema::new(fields), options: t.options.clone() };
+        let has_extensions = t.watermark.is_some() || t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. }));
+        let table = CatalogTable { descriptor, primary_key: t.primary_key.clone(), has_extensions };
+        if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
+            return Err(Error::validation(
+                at,
+                format!("Could not execute CreateTable in path `default_catalog`.`default_database`.`{}`: Table already exists", t.name),
+            ));
+        }
+        Ok(())
+    }
+
+    fn describe(&mut self, name: &str, at: Position) -> Result<()> {
+        let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
+            return Err(Error::validation(at, format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name))));
+        };
+        let lines: Vec<String> = t
+            .descriptor
+            .schema
+            .fields
+            .iter()
+            .map(|f| {
+                let pk = if t.primary_key.contains(&f.name) { " PRI" } else { "" };
+                format!("{} {}{pk}", f.name, f.data_type)
+            })
+            .collect();
+        self.write_lines(&lines)
+    }
+
+    fn sink_table(&self, name: &str, at: Position) -> Result<CatalogTable> {
+        match self.catalog.get(name) {
+            Some(CatalogEntry::Table(t)) => Ok(t.clone()),
+            _ => Err(Error::validation(at, format!("Object '{name}' not found within 'default_catalog.default_database'"))),
+        }
+    }
+
+    /// Plans every INSERT into one job and runs it.
+    fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
+        let mut translator =
+            Translator {
+            registry: &self.registry,
+            parallelism: self.runtime.default_parallelism,
+            graph: Default::default(),
+            unbounded: false,
+        };
+        for insert in inserts {
+            let sink = self.sink_table(&insert.table, at)?;
+            let plan = Binder::new(&self.catalog).bind_query(&insert.source)?;
+            let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
+            if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem") && !plan.is_insert_only() {
+                return Err(Error::validation(
+                    at,
+                    format!(
+                        "Table sink '{}' doesn't support consuming update changes which is produced by node {}",
+                        Catalog::qualified(&insert.table),
+                        plan.updating_node().unwrap_or("an updating node")
+                    ),
+                ));
+            }
+            let output = translator.translate(&plan)?;
+            let provider = self.registry.create_sink(&sink.descriptor)?;
+            let key: Vec<usize> = sink
+                .primary_key
+                .iter()
+                .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
+                .collect();
+            translator.sink(&insert.table, output, provider, &key);
+        }
+        let unbounded = translator.unbounded;
+        let handle = job::start(translator.graph, self.runtime.clone())?;
+        if unbounded {
+            self.running.push(handle);
+        } else {
+            handle.wait()?;
+        }
+        Ok(())
+    }
+
+    /// Runs a query and writes its changelog (`+I[…]`, `-U[…]`, …) to the output.
+    fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
+        let plan = Binder::new(&self.catalog).bind_query(query)?;
+        let mut translator =
+            Translator {
+            registry: &self.registry,
+            parallelism: self.runtime.default_parallelism,
+            graph: Default::default(),
+            unbounded: false,
+        };
+        let output = translator.translate(&plan)?;
+        let handle = CollectHandle::new();
+        let collector = handle.clone();
+        let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));
+        let strategy = if output.parallelism == 1 { weir_runtime::ShipStrategy::Forward } else { weir_runtime::ShipStrategy::Rebalance };
+        translator.graph.connect(output.vertex, sink, strategy);
+        job::run(translator.graph, self.runtime.clone())?;
+        let lines = handle.lines();
+        self.write_lines(&lines)
+    }
+}
+
+/// Whether a value of `from` may be written into a column of `to`.
+fn assignable(from: &DataType, to: &DataType) -> bool {
+    from.logical == to.logical
+        || is_numeric(from) && is_numeric(to)
+        || is_string(from) && is_string(to)
+        || matches!(
+            (&from.logical, &to.logical),
+            (LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_), LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_))
+        )
+}
+
+fn schema_text(fields: &[Field]) -> String {
+    let columns: Vec<String> = fields.iter().map(|f| format!("{}: {}", f.name, f.data_type)).collect();
+    format!("[{}]", columns.join(", "))
+}
+
+/// The query's rows cast to the sink's column types, in the sink's column order.
+fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
+    let sink_fields = &sink.descriptor.schema.fields;
+    let targets: Vec<usize> = if columns.is_empty() {
+        (0..sink_fields.len()).collect()
+    } else {
+        columns
+            .iter()
+            .map(|c| {
+                sink_fields.iter().position(|f| &f.name == c).ok_or_else(|| {
+                    Error::validation(at, format!("Unknown target column '{c}'"))
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    let mismatch = |cause: String| {
+        Error::validation(
+            at,
+            format!(
+                "Column types of query result and sink for '{}' do not match.\nCause: {cause}\n\nQuery schema: {}\nSink schema:  {}",
+                Catalog::qualified(&sink.descriptor.name),
+                schema_text(&plan.fields),
+                schema_text(sink_fields)
+            ),
+        )
+    };
+    if targets.len() != plan.fields.len() {
+        return Err(mismatch("Different number of columns.".into()));
+    }
+    let mut projections = Vec::with_capacity(sink_fields.len());
+    for (position, field) in sink_fields.iter().enumerate() {
+        match targets.iter().position(|t| *t == position) {
+            Some(q) => {
+                let source = &plan.fields[q].data_type;
+                if !assignable(source, &field.data_type) {
+                    return Err(mismatch(format!("Incompatible types for sink column '{}' at position {position}.", field.name)));
+                }
+                projections.push(Expr::column(q, source.clone()).cast_to(&field.data_type));
+            }
+            None => projections.push(Expr::literal(weir_runtime::Value::Null, field.data_type.clone())),
+        }
+    }
+    let unchanged = projections.iter().enumerate().all(|(i, p)| matches!(p, Expr::Column { index, .. } if *index == i));
+    if unchanged && projections.len() == plan.fields.len() {
+        return Ok(plan);
+    }
+    Ok(Plan {
+        fields: sink_fields.clone(),
+        node: Node::Calc { input: Box::new(plan), projections, condition: None },
+    })
+}

@@ -1,0 +1,70 @@
+//! The `weir` command: runs Flink SQL scripts.
+//!
+//! ```text
+//! weir run FILE.sql [--parallelism N] [--set key=value]...
+//! ```
+
+use std::process::ExitCode;
+
+use weir::connectors::ConnectorRegistry;
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+const USAGE: &str = "usage: weir run FILE.sql [--parallelism N] [--set key=value]...";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let (command, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
+    match command.as_str() {
+        "run" => run_script(rest),
+        "explain" | "sql" => Err(format!("weir {command} is not supported yet.")),
+        "--help" | "-h" | "help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("Unknown command '{other}'.\n{USAGE}")),
+    }
+}
+
+fn run_script(args: &[String]) -> Result<(), String> {
+    let mut file = None;
+    let mut settings = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--parallelism" | "-p" => {
+                let n = iter.next().ok_or("--parallelism needs a number")?;
+                settings.push(("parallelism.default".to_string(), n.clone()));
+            }
+            "--set" => {
+                let pair = iter.next().ok_or("--set needs key=value")?;
+                let (k, v) = pair.split_once('=').ok_or_else(|| format!("--set needs key=value, got '{pair}'"))?;
+                settings.push((k.trim().to_string(), v.trim().to_string()));
+            }
+            other if file.is_none() && !other.starts_with('-') => file = Some(other.to_string()),
+            other => return Err(format!("Unexpected argument '{other}'.\n{USAGE}")),
+        }
+    }
+    let file = file.ok_or_else(|| USAGE.to_string())?;
+    let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runtime = RuntimeConfig::default().with_parallelism(cores);
+    let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(std::io::stdout()));
+    for (k, v) in &settings {
+        session.set(k, v).map_err(|e| format!("--set {k}={v}: {e}"))?;
+    }
+    session.execute_script(&sql).map_err(|e| {
+        let at = e.position();
+        format!("{file}:{}:{}: {}", at.line, at.column, e.error)
+    })
+}

@@ -7,6 +7,7 @@
 
 pub mod binder;
 pub mod catalog;
+pub mod dialect;
 pub mod error;
 pub mod parser;
 pub mod plan;

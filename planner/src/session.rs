@@ -121,7 +121,10 @@ impl Session {
                     Ok(())
                 } else {
                     let kind = if *view { "View" } else { "Table" };
-                    Err(Error::validation(located.position, format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(name))))
+                    Err(Error::validation(
+                        located.position,
+                        format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(name)),
+                    ))
                 }
             }
             Statement::Set { key: Some(key), value } => self.set(key, value),
@@ -145,7 +148,7 @@ impl Session {
                 self.write_lines(&names)
             }
             Statement::Describe(name) => self.describe(name, located.position),
-            Statement::Insert(insert) => self.insert(&[insert.clone()], located.position),
+            Statement::Insert(insert) => self.insert(std::slice::from_ref(insert), located.position),
             Statement::StatementSet(inserts) => self.insert(inserts, located.position),
             Statement::Query(query) => self.select(query),
             Statement::Explain { .. } => Err(Error::Unsupported("EXPLAIN".into())),
@@ -173,7 +176,8 @@ impl Session {
                 return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
             }
         }
-        let descriptor = TableDescriptor { name: t.name.clone(), schema: Schema::new(fields), options: t.options.clone() };
+        let descriptor =
+            TableDescriptor { name: t.name.clone(), schema: Schema::new(fields), options: t.options.clone() };
         let has_extensions = t.watermark.is_some() || t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. }));
         let table = CatalogTable { descriptor, primary_key: t.primary_key.clone(), has_extensions };
         if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
@@ -187,7 +191,10 @@ impl Session {
 
     fn describe(&mut self, name: &str, at: Position) -> Result<()> {
         let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
-            return Err(Error::validation(at, format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name))));
+            return Err(Error::validation(
+                at,
+                format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name)),
+            ));
         };
         let lines: Vec<String> = t
             .descriptor
@@ -205,14 +212,16 @@ impl Session {
     fn sink_table(&self, name: &str, at: Position) -> Result<CatalogTable> {
         match self.catalog.get(name) {
             Some(CatalogEntry::Table(t)) => Ok(t.clone()),
-            _ => Err(Error::validation(at, format!("Object '{name}' not found within 'default_catalog.default_database'"))),
+            _ => Err(Error::validation(
+                at,
+                format!("Object '{name}' not found within 'default_catalog.default_database'"),
+            )),
         }
     }
 
     /// Plans every INSERT into one job and runs it.
     fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
-        let mut translator =
-            Translator {
+        let mut translator = Translator {
             registry: &self.registry,
             parallelism: self.runtime.default_parallelism,
             graph: Default::default(),
@@ -222,7 +231,9 @@ impl Session {
             let sink = self.sink_table(&insert.table, at)?;
             let plan = Binder::new(&self.catalog).bind_query(&insert.source)?;
             let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
-            if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem") && !plan.is_insert_only() {
+            if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem")
+                && !plan.is_insert_only()
+            {
                 return Err(Error::validation(
                     at,
                     format!(
@@ -254,8 +265,7 @@ impl Session {
     /// Runs a query and writes its changelog (`+I[…]`, `-U[…]`, …) to the output.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
         let plan = Binder::new(&self.catalog).bind_query(query)?;
-        let mut translator =
-            Translator {
+        let mut translator = Translator {
             registry: &self.registry,
             parallelism: self.runtime.default_parallelism,
             graph: Default::default(),
@@ -265,7 +275,11 @@ impl Session {
         let handle = CollectHandle::new();
         let collector = handle.clone();
         let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));
-        let strategy = if output.parallelism == 1 { weir_runtime::ShipStrategy::Forward } else { weir_runtime::ShipStrategy::Rebalance };
+        let strategy = if output.parallelism == 1 {
+            weir_runtime::ShipStrategy::Forward
+        } else {
+            weir_runtime::ShipStrategy::Rebalance
+        };
         translator.graph.connect(output.vertex, sink, strategy);
         job::run(translator.graph, self.runtime.clone())?;
         let lines = handle.lines();
@@ -280,7 +294,10 @@ fn assignable(from: &DataType, to: &DataType) -> bool {
         || is_string(from) && is_string(to)
         || matches!(
             (&from.logical, &to.logical),
-            (LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_), LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_))
+            (
+                LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_),
+                LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_)
+            )
         )
 }
 
@@ -298,9 +315,10 @@ fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Posi
         columns
             .iter()
             .map(|c| {
-                sink_fields.iter().position(|f| &f.name == c).ok_or_else(|| {
-                    Error::validation(at, format!("Unknown target column '{c}'"))
-                })
+                sink_fields
+                    .iter()
+                    .position(|f| &f.name == c)
+                    .ok_or_else(|| Error::validation(at, format!("Unknown target column '{c}'")))
             })
             .collect::<Result<_>>()?
     };
@@ -324,7 +342,10 @@ fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Posi
             Some(q) => {
                 let source = &plan.fields[q].data_type;
                 if !assignable(source, &field.data_type) {
-                    return Err(mismatch(format!("Incompatible types for sink column '{}' at position {position}.", field.name)));
+                    return Err(mismatch(format!(
+                        "Incompatible types for sink column '{}' at position {position}.",
+                        field.name
+                    )));
                 }
                 projections.push(Expr::column(q, source.clone()).cast_to(&field.data_type));
             }
@@ -335,8 +356,5 @@ fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Posi
     if unchanged && projections.len() == plan.fields.len() {
         return Ok(plan);
     }
-    Ok(Plan {
-        fields: sink_fields.clone(),
-        node: Node::Calc { input: Box::new(plan), projections, condition: None },
-    })
+    Ok(Plan { fields: sink_fields.clone(), node: Node::Calc { input: Box::new(plan), projections, condition: None } })
 }

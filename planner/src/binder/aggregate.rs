@@ -131,7 +131,9 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         let ty = bound.first().map(|a| a.ty().logical.to_string()).unwrap_or_default();
         return Err(Error::validation(
             at,
-            format!("Cannot apply '{name}' to arguments of type '{name}(<{ty}>)'. Supported form(s): '{name}(<NUMERIC>)'"),
+            format!(
+                "Cannot apply '{name}' to arguments of type '{name}(<{ty}>)'. Supported form(s): '{name}(<NUMERIC>)'"
+            ),
         ));
     }
     let arg_type = bound.first().map(|a| a.ty().clone());

@@ -411,9 +411,10 @@ impl ExprBinder<'_> {
         let function = match name.as_str() {
             "REGEXP_EXTRACT" | "REGEXP_REPLACE" => {
                 let compiled = match args.get(1) {
-                    Some(Expr::Literal { value: Value::String(p), .. }) => {
-                        Some(regex::Regex::new(p).map_err(|e| validation(node, format!("Invalid regular expression '{p}': {e}")))?)
-                    }
+                    Some(Expr::Literal { value: Value::String(p), .. }) => Some(
+                        regex::Regex::new(p)
+                            .map_err(|e| validation(node, format!("Invalid regular expression '{p}': {e}")))?,
+                    ),
                     _ => None,
                 };
                 if name == "REGEXP_EXTRACT" {

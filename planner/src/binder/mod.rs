@@ -93,7 +93,10 @@ impl<'a> Binder<'a> {
         }
         let arity = rows.first().map_or(0, Vec::len);
         if rows.iter().any(|r| r.len() != arity) {
-            return Err(Error::validation(position_of(values), "All rows of VALUES must have the same number of columns"));
+            return Err(Error::validation(
+                position_of(values),
+                "All rows of VALUES must have the same number of columns",
+            ));
         }
         let mut types: Vec<Option<DataType>> = vec![None; arity];
         for row in &rows {
@@ -104,7 +107,10 @@ impl<'a> Binder<'a> {
                 *t = Some(match t.take() {
                     None => e.ty().clone(),
                     Some(c) => common_type(&c, e.ty()).ok_or_else(|| {
-                        Error::validation(position_of(values), format!("Illegal mixing of types in VALUES: {c} and {}", e.ty()))
+                        Error::validation(
+                            position_of(values),
+                            format!("Illegal mixing of types in VALUES: {c} and {}", e.ty()),
+                        )
                     })?,
                 });
             }
@@ -164,6 +170,8 @@ impl<'a> Binder<'a> {
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
                 Ok((rename(plan, alias.as_ref())?, qualifier))
             }
+            TableFactor::TableFunction { .. } => Err(unsupported("Window table-valued functions")),
+            TableFactor::Table { version: Some(_), .. } => Err(unsupported("Lookup joins (FOR SYSTEM_TIME AS OF)")),
             other => Err(unsupported(format!("The FROM item '{other}'"))),
         }
     }
@@ -230,7 +238,8 @@ impl<'a> Binder<'a> {
         let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
         let mut fields: Vec<Field> = input.fields[..keys].to_vec();
         fields.extend(calls.iter().enumerate().map(|(i, c)| Field::new(format!("EXPR${i}"), c.result_type.clone())));
-        let aggregate = Plan { node: Node::Aggregate { input: Box::new(input), keys: (0..keys).collect(), calls }, fields };
+        let aggregate =
+            Plan { node: Node::Aggregate { input: Box::new(input), keys: (0..keys).collect(), calls }, fields };
         Ok(calc(aggregate, projections, output_names(&items), having))
     }
 
@@ -268,7 +277,9 @@ fn output_names(items: &[(ast::Expr, Option<String>)]) -> Vec<String> {
         .map(|(i, (e, alias))| match (alias, e) {
             (Some(a), _) => a.clone(),
             (None, ast::Expr::Identifier(id)) => id.value.clone(),
-            (None, ast::Expr::CompoundIdentifier(parts)) => parts.last().map_or(format!("EXPR${i}"), |p| p.value.clone()),
+            (None, ast::Expr::CompoundIdentifier(parts)) => {
+                parts.last().map_or(format!("EXPR${i}"), |p| p.value.clone())
+            }
             _ => format!("EXPR${i}"),
         })
         .collect()

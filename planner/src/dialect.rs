@@ -1,0 +1,90 @@
+//! Flink's SQL dialect for `sqlparser`.
+//!
+//! Identifiers are quoted with backquotes, aggregates take `FILTER (WHERE …)`, tables take
+//! `FOR SYSTEM_TIME AS OF`, and `TABLE name` is an argument of window table functions
+//! (`TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))`).
+
+use sqlparser::ast::{Expr, Function, FunctionArguments, Ident, ObjectName, ObjectNamePart};
+use sqlparser::dialect::{Dialect, GenericDialect};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
+
+/// Flink SQL.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FlinkDialect;
+
+/// The name under which a `TABLE name` argument is represented: a call of this function.
+pub const TABLE_ARGUMENT: &str = "$TABLE";
+
+impl Dialect for FlinkDialect {
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        GenericDialect.is_delimited_identifier_start(ch)
+    }
+
+    fn is_identifier_start(&self, ch: char) -> bool {
+        ch.is_alphabetic() || ch == '_'
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        ch.is_alphanumeric() || ch == '_' || ch == '$'
+    }
+
+    fn supports_filter_during_aggregation(&self) -> bool {
+        true
+    }
+
+    fn supports_timestamp_versioning(&self) -> bool {
+        true
+    }
+
+    fn supports_group_by_expr(&self) -> bool {
+        true
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let is_table = matches!(&parser.peek_token().token, Token::Word(w) if w.keyword == Keyword::TABLE);
+        let names_a_table = matches!(&parser.peek_nth_token(1).token, Token::Word(_));
+        if !(is_table && names_a_table) {
+            return None;
+        }
+        parser.next_token();
+        Some(
+            parser
+                .parse_object_name(false)
+                .and_then(|name| {
+                    let mut args =
+                        vec![Expr::CompoundIdentifier(name.0.iter().filter_map(|p| p.as_ident().cloned()).collect())];
+                    // SESSION(TABLE t PARTITION BY k, …) or PARTITION BY (k1, k2): keys follow the table.
+                    if parser.parse_keywords(&[Keyword::PARTITION, Keyword::BY]) {
+                        if parser.consume_token(&Token::LParen) {
+                            args.extend(parser.parse_comma_separated(|p| p.parse_identifier().map(Expr::Identifier))?);
+                            parser.expect_token(&Token::RParen)?;
+                        } else {
+                            args.push(Expr::Identifier(parser.parse_identifier()?));
+                        }
+                    }
+                    Ok(args)
+                })
+                .map(|args| {
+                    Expr::Function(Function {
+                        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(TABLE_ARGUMENT))]),
+                        uses_odbc_syntax: false,
+                        parameters: FunctionArguments::None,
+                        args: FunctionArguments::List(sqlparser::ast::FunctionArgumentList {
+                            duplicate_treatment: None,
+                            args: args
+                                .into_iter()
+                                .map(|a| sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(a)))
+                                .collect(),
+                            clauses: Vec::new(),
+                        }),
+                        filter: None,
+                        null_treatment: None,
+                        over: None,
+                        within_group: Vec::new(),
+                    })
+                }),
+        )
+    }
+}

@@ -32,8 +32,11 @@ pub struct GroupAggregateOperator {
     arg_types: Vec<Option<DataType>>,
     generate_update_before: bool,
     emit_unchanged: bool,
+    retracting: bool,
     groups: HashMap<Box<[Value]>, Group>,
     key: Vec<Value>,
+    /// The result row being computed, reused across rows.
+    scratch: Vec<Value>,
 }
 
 impl GroupAggregateOperator {
@@ -47,8 +50,10 @@ impl GroupAggregateOperator {
             arg_types,
             generate_update_before: true,
             emit_unchanged: false,
+            retracting: true,
             groups: HashMap::new(),
             key: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -64,6 +69,13 @@ impl GroupAggregateOperator {
         self
     }
 
+    /// Whether the input may retract rows (the default). For insert-only input MIN and MAX
+    /// keep only the extreme instead of every value.
+    pub fn with_retracting_input(mut self, retracting: bool) -> Self {
+        self.retracting = retracting;
+        self
+    }
+
     /// Number of groups with state.
     pub fn group_count(&self) -> usize {
         self.groups.len()
@@ -76,19 +88,19 @@ impl GroupAggregateOperator {
                 .calls
                 .iter()
                 .zip(&self.arg_types)
-                .map(|(c, t)| Accumulator::new(c, t.as_ref()))
+                .map(|(c, t)| Accumulator::new(c, t.as_ref(), self.retracting))
                 .collect(),
             distinct: self.calls.iter().map(|c| c.distinct.then(HashMap::new)).collect(),
             last: Vec::new(),
         }
     }
+}
 
-    fn results(&self, group: &Group) -> Vec<Value> {
-        let mut row = Vec::with_capacity(self.key.len() + self.calls.len());
-        row.extend_from_slice(&self.key);
-        row.extend(group.accumulators.iter().zip(&self.calls).map(|(a, c)| a.result(c)));
-        row
-    }
+/// Fills `row` with the group's key and current results.
+fn results(key: &[Value], calls: &[AggregateCall], group: &Group, row: &mut Vec<Value>) {
+    row.clear();
+    row.extend_from_slice(key);
+    row.extend(group.accumulators.iter().zip(calls).map(|(a, c)| a.result(c)));
 }
 
 /// Applies one input row to a group's accumulators.
@@ -138,29 +150,37 @@ impl Operator for GroupAggregateOperator {
             self.key.clear();
             self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
             let sign = if kind.is_accumulate() { 1 } else { -1 };
-            let (mut group, first) = match self.groups.remove(&self.key[..]) {
-                Some(group) => (group, false),
-                None if sign < 0 => continue,
-                None => (self.new_group(), true),
-            };
-            update(&self.calls, &mut group, row, sign);
+            if !self.groups.contains_key(&self.key[..]) {
+                if sign < 0 {
+                    // A retraction for a group without state: Flink drops it.
+                    continue;
+                }
+                let group = self.new_group();
+                self.groups.insert(self.key.as_slice().into(), group);
+            }
+            let Self { groups, calls, key, scratch, generate_update_before, emit_unchanged, .. } = self;
+            let Some(group) = groups.get_mut(&key[..]) else { continue };
+            let first = group.rows == 0;
+            update(calls, group, row, sign);
             if group.rows <= 0 {
                 if !first {
                     emitted.push(RowKind::Delete, &group.last);
                 }
+                groups.remove(&key[..]);
                 continue;
             }
-            let new = self.results(&group);
+            results(key, calls, group, scratch);
             if first {
-                emitted.push(RowKind::Insert, &new);
-            } else if self.emit_unchanged || new != group.last {
-                if self.generate_update_before {
+                emitted.push(RowKind::Insert, scratch);
+            } else if *emit_unchanged || *scratch != group.last {
+                if *generate_update_before {
                     emitted.push(RowKind::UpdateBefore, &group.last);
                 }
-                emitted.push(RowKind::UpdateAfter, &new);
+                emitted.push(RowKind::UpdateAfter, scratch);
+            } else {
+                continue;
             }
-            group.last = new;
-            self.groups.insert(self.key.as_slice().into(), group);
+            std::mem::swap(&mut group.last, scratch);
         }
         emitted.set_origin_nanos(chunk.origin_nanos());
         out.collect(emitted);
@@ -235,6 +255,22 @@ mod tests {
         let mut h = OperatorHarness::new(max(true));
         h.push(input).unwrap();
         assert_eq!(h.take_lines(), ["+I[a, 5]", "+U[a, 5]", "+U[a, 7]"]);
+    }
+
+    #[test]
+    fn insert_only_input_keeps_just_the_extremes() {
+        let op = GroupAggregateOperator::new(
+            vec![0],
+            vec![
+                AggregateCall::new(AggregateKind::Min, Some(1), DataType::int()),
+                AggregateCall::new(AggregateKind::Max, Some(1), DataType::int()),
+            ],
+            &[DataType::string(), DataType::int()],
+        )
+        .with_retracting_input(false);
+        let mut h = OperatorHarness::new(op);
+        h.push("op | k STRING | v INT\n+I | a | 5\n+I | a | null\n+I | a | 2\n+I | a | 9\n+I | a | 4").unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 5, 5]", "-U[a, 5, 5]", "+U[a, 2, 5]", "-U[a, 2, 5]", "+U[a, 2, 9]"]);
     }
 
     #[test]

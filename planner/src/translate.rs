@@ -82,13 +82,17 @@ impl Translator<'_> {
                 let input = self.translate(child)?;
                 let types: Vec<DataType> = child.fields.iter().map(|f| f.data_type.clone()).collect();
                 let (keys, calls) = (keys.clone(), calls.clone());
+                let retracting = !child.is_insert_only();
                 let (parallelism, strategy) = if keys.is_empty() {
                     (1, ShipStrategy::Single)
                 } else {
                     (self.parallelism, ShipStrategy::Hash(keys.clone()))
                 };
                 let vertex = self.graph.add_operator("GroupAggregate", parallelism, move |_| {
-                    Box::new(GroupAggregateOperator::new(keys.clone(), calls.clone(), &types))
+                    Box::new(
+                        GroupAggregateOperator::new(keys.clone(), calls.clone(), &types)
+                            .with_retracting_input(retracting),
+                    )
                 });
                 self.graph.connect(input.vertex, vertex, strategy);
                 Ok(Output { vertex, parallelism })

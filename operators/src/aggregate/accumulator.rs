@@ -36,6 +36,8 @@ enum State {
     Sum { sum: Value, count: i64 },
     /// MIN and MAX over retracting input: every value present with its multiplicity.
     Extremum(BTreeMap<Value, i64>),
+    /// MIN and MAX over insert-only input: the extreme so far.
+    Extreme(Value),
     /// AVG: the running sum and how many non-NULL values it holds.
     Avg { sum: AvgSum, count: i64 },
     /// FIRST_VALUE and LAST_VALUE: non-NULL values present, in arrival order.
@@ -47,11 +49,14 @@ enum State {
 }
 
 impl Accumulator {
-    /// The empty accumulator of `call`, for an input column of type `arg_type`.
-    pub fn new(call: &AggregateCall, arg_type: Option<&DataType>) -> Self {
+    /// The empty accumulator of `call`, for an input column of type `arg_type`. With
+    /// `retracting` false the input is insert-only and MIN / MAX keep only the extreme (as
+    /// Flink picks `MaxAggFunction` over `MaxWithRetractAggFunction`).
+    pub fn new(call: &AggregateCall, arg_type: Option<&DataType>, retracting: bool) -> Self {
         Accumulator(match &call.kind {
             AggregateKind::CountStar | AggregateKind::Count => State::Count(0),
             AggregateKind::Sum | AggregateKind::Sum0 => State::Sum { sum: zero(&call.result_type), count: 0 },
+            AggregateKind::Min | AggregateKind::Max if !retracting => State::Extreme(Value::Null),
             AggregateKind::Min | AggregateKind::Max => State::Extremum(BTreeMap::new()),
             AggregateKind::Avg => {
                 let sum = match arg_type.map(|t| &t.logical) {
@@ -88,6 +93,16 @@ impl Accumulator {
                     values.remove(x);
                 }
             }
+            State::Extreme(current) => {
+                let better = match (&call.kind, &*current) {
+                    (_, Value::Null) => true,
+                    (AggregateKind::Min, c) => x < c,
+                    (_, c) => x > c,
+                };
+                if better && sign > 0 {
+                    *current = x.clone();
+                }
+            }
             State::Avg { sum, count } => {
                 match sum {
                     AvgSum::Integral(s) => *s = s.wrapping_add(sign.wrapping_mul(x.as_i64().unwrap_or(0))),
@@ -121,6 +136,7 @@ impl Accumulator {
             (State::Sum { sum, .. }, _) => sum.clone(),
             (State::Extremum(values), AggregateKind::Min) => values.keys().next().cloned().unwrap_or(Value::Null),
             (State::Extremum(values), _) => values.keys().next_back().cloned().unwrap_or(Value::Null),
+            (State::Extreme(v), _) => v.clone(),
             (State::Avg { count, .. }, _) if *count <= 0 => Value::Null,
             (State::Avg { sum, count }, _) => average(sum, *count, &call.result_type),
             (State::Ordered(values), AggregateKind::FirstValue) => values.first().cloned().unwrap_or(Value::Null),
@@ -183,7 +199,7 @@ mod tests {
 
     fn run(kind: AggregateKind, result: DataType, arg: DataType, ops: &[(i64, Value)]) -> Value {
         let call = AggregateCall::new(kind, Some(0), result);
-        let mut acc = Accumulator::new(&call, Some(&arg));
+        let mut acc = Accumulator::new(&call, Some(&arg), true);
         for (sign, v) in ops {
             acc.update(&call, v, *sign);
         }

@@ -80,9 +80,9 @@ impl Expr {
         Ok(Expr::Call { function, args, ty })
     }
 
-    /// A cast of this expression to `ty` (no-op when it already has that type).
+    /// A cast of this expression to `ty` (no-op when only nullability differs).
     pub fn cast_to(self, ty: &DataType) -> Expr {
-        if self.ty() == ty {
+        if self.ty().logical == ty.logical {
             return self;
         }
         Expr::Call { function: Function::Cast, args: vec![self], ty: ty.clone() }

@@ -30,9 +30,14 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::Unsupported(what.to_string())
 }
 
-/// A projection of `input` to `exprs` named `names`.
+/// A projection of `input` to `exprs` named `names`; an identity projection only renames.
 fn calc(input: Plan, projections: Vec<Expr>, names: Vec<String>, condition: Option<Expr>) -> Plan {
-    let fields = projections.iter().zip(names).map(|(e, n)| Field::new(n, e.ty().clone())).collect();
+    let fields: Vec<Field> = projections.iter().zip(names).map(|(e, n)| Field::new(n, e.ty().clone())).collect();
+    let identity = projections.len() == input.fields.len()
+        && projections.iter().enumerate().all(|(i, p)| matches!(p, Expr::Column { index, .. } if *index == i));
+    if identity && condition.is_none() {
+        return Plan { node: input.node, fields };
+    }
     Plan { node: Node::Calc { input: Box::new(input), projections, condition }, fields }
 }
 
@@ -232,14 +237,34 @@ impl<'a> Binder<'a> {
             }
             having = select.having.as_ref().map(|h| binder.bind(h)).transpose()?;
         }
-        let keys = group_by.len();
-        let input_names: Vec<String> = (0..context.input_exprs.len()).map(|i| format!("$f{i}")).collect();
-        let input = fuse_calc(plan, context.input_exprs, input_names);
-        let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
-        let mut fields: Vec<Field> = input.fields[..keys].to_vec();
+        let key_count = group_by.len();
+        let mut calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
+        // When the aggregate's inputs are plain columns it reads them directly; otherwise a
+        // Calc computes them first.
+        let direct: Option<Vec<usize>> = context
+            .input_exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Column { index, .. } => Some(*index),
+                _ => None,
+            })
+            .collect();
+        let (input, keys) = match direct {
+            Some(columns) if !matches!(plan.node, Node::Calc { .. }) => {
+                for c in &mut calls {
+                    c.arg = c.arg.map(|a| columns[a]);
+                    c.filter = c.filter.map(|f| columns[f]);
+                }
+                (plan, columns[..key_count].to_vec())
+            }
+            _ => {
+                let input_names: Vec<String> = (0..context.input_exprs.len()).map(|i| format!("$f{i}")).collect();
+                (fuse_calc(plan, context.input_exprs, input_names), (0..key_count).collect())
+            }
+        };
+        let mut fields: Vec<Field> = keys.iter().map(|&k: &usize| input.fields[k].clone()).collect();
         fields.extend(calls.iter().enumerate().map(|(i, c)| Field::new(format!("EXPR${i}"), c.result_type.clone())));
-        let aggregate =
-            Plan { node: Node::Aggregate { input: Box::new(input), keys: (0..keys).collect(), calls }, fields };
+        let aggregate = Plan { node: Node::Aggregate { input: Box::new(input), keys, calls }, fields };
         Ok(calc(aggregate, projections, output_names(&items), having))
     }
 

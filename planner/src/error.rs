@@ -37,7 +37,7 @@ pub enum Error {
     },
 
     /// A statement or feature weir does not plan yet.
-    #[error("{0} is not supported yet.")]
+    #[error("Not supported yet: {0}.")]
     Unsupported(String),
 
     /// A table's connector or format refused its options.

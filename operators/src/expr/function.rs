@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use regex::Regex;
+use smallvec::SmallVec;
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::cast::{cast, round_decimal};
@@ -441,7 +442,7 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             return cast(&branch.eval(row)?, ty).map_err(ExprError);
         }
         Function::ConcatWs => {
-            let values: Vec<Value> = args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>()?;
+            let values: SmallVec<[Value; 4]> = args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>()?;
             let Some(separator) = text(&values[0]) else { return Ok(Value::Null) };
             let parts: Vec<&str> = values[1..].iter().filter_map(text).collect();
             return Ok(string(parts.join(separator)));
@@ -453,7 +454,7 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
         }
         _ => {}
     }
-    let values: Vec<Value> = args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>()?;
+    let values: SmallVec<[Value; 4]> = args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>()?;
     if matches!(function, Function::In) {
         if values[0].is_null() {
             return Ok(Value::Null);

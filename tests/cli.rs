@@ -1,0 +1,52 @@
+//! The `weir` command line.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+fn weir(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_weir")).current_dir(env!("CARGO_MANIFEST_DIR")).args(args).output().unwrap()
+}
+
+#[test]
+fn the_quickstart_runs_and_prints_a_consistent_changelog() {
+    let output = weir(&["run", "examples/quickstart.sql", "--parallelism", "2"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let mut table: BTreeMap<String, i64> = BTreeMap::new();
+    for line in stdout.lines() {
+        let (prefix, change) = line.split_once("> ").unwrap();
+        assert!(prefix == "per_product:1" || prefix == "per_product:2", "{line}");
+        let (kind, row) = change.split_at(2);
+        *table.entry(row.to_string()).or_insert(0) += if kind.starts_with('+') { 1 } else { -1 };
+    }
+    table.retain(|_, n| *n != 0);
+    let orders: i64 = table.keys().map(|row| row.split(", ").nth(1).unwrap().parse::<i64>().unwrap()).sum();
+    assert_eq!(orders, 20, "the final counts add up to the 20 generated orders: {table:?}");
+}
+
+#[test]
+fn options_apply_before_the_script() {
+    let output = weir(&["run", "examples/quickstart.sql", "--set", "parallelism.default=1"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.lines().all(|l| l.starts_with("per_product> ")), "{stdout}");
+}
+
+#[test]
+fn errors_point_at_file_line_and_column_and_fail_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bad.sql");
+    std::fs::write(&script, "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nSELECT b FROM t;\n").unwrap();
+    let path = script.display().to_string();
+    let output = weir(&["run", &path]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap().trim(),
+        format!("{path}:2:8: SQL validation failed. From line 2, column 8: Column 'b' not found in any table")
+    );
+    let output = weir(&["frobnicate"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("Unknown command 'frobnicate'."));
+    let output = weir(&["run", "missing.sql"]);
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("missing.sql: "));
+}

@@ -1,0 +1,94 @@
+//! SQL scripts through a session: results and every class of error with its message.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weir::connectors::{ConnectorRegistry, PrintTarget};
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+/// A writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `script` at parallelism 1; returns what it printed, or the error as text.
+fn run(script: &str) -> Result<String, String> {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let registry = ConnectorRegistry::with_print_target(PrintTarget::Buffer(Arc::clone(&printed)));
+    let out = Buffer::default();
+    let mut session = Session::new(RuntimeConfig::default().with_parallelism(1), registry, Box::new(out.clone()));
+    session.execute_script(script).map_err(|e| {
+        let at = e.position();
+        format!("{}:{}: {}", at.line, at.column, e.error)
+    })?;
+    let mut text = String::from_utf8(printed.lock().clone()).unwrap();
+    text.push_str(&String::from_utf8(out.0.lock().clone()).unwrap());
+    Ok(text)
+}
+
+const ORDERS: &str = "CREATE TABLE orders (id BIGINT, product STRING, qty INT) WITH \
+    ('connector' = 'datagen', 'number-of-rows' = '6', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', \
+    'fields.id.end' = '6', 'fields.qty.min' = '1', 'fields.qty.max' = '1', 'fields.product.length' = '1');\n";
+
+#[test]
+fn select_prints_the_changelog_of_a_query() {
+    let out = run(&format!("{ORDERS}SELECT id * 10, qty FROM orders WHERE id <= 2;")).unwrap();
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["+I[10, 1]", "+I[20, 1]"]);
+    let out = run(&format!("{ORDERS}SELECT SUM(qty), COUNT(*) FROM orders;")).unwrap();
+    assert_eq!(out.lines().last(), Some("+U[6, 6]"));
+}
+
+#[test]
+fn statement_sets_views_and_values_run() {
+    let script = "CREATE TABLE a (k STRING, v INT) WITH ('connector' = 'print', 'print-identifier' = 'a');\n\
+        CREATE TABLE b (n BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'b');\n\
+        CREATE VIEW v AS SELECT * FROM (VALUES ('x', 1), ('y', 2)) AS t(k, v);\n\
+        EXECUTE STATEMENT SET BEGIN\n\
+        INSERT INTO a SELECT k, v + 1 FROM v;\n\
+        INSERT INTO b SELECT COUNT(*) FROM v;\n\
+        END;";
+    let out = run(script).unwrap();
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort();
+    // Both INSERTs run as one job; `b` counts the view's two rows.
+    assert_eq!(lines, ["a> +I[x, 2]", "a> +I[y, 3]", "b> +I[1]", "b> +U[2]", "b> -U[1]"]);
+}
+
+#[test]
+fn errors_name_what_is_wrong_and_where() {
+    let cases = [
+        (format!("{ORDERS}SELECT nope FROM orders;"), "2:8: SQL validation failed. From line 2, column 8: Column 'nope' not found in any table"),
+        ("SELECT * FROM missing;".to_string(), "1:15: SQL validation failed. From line 1, column 15: Object 'missing' not found within 'default_catalog.default_database'"),
+        (format!("{ORDERS}SELECT id FROM (SELECT id, id FROM orders);"), "2:8: SQL validation failed. From line 2, column 8: Column 'id' is ambiguous"),
+        (format!("{ORDERS}SELECT UPPER(qty) FROM orders;"), "2:8: SQL validation failed. From line 2, column 8: Cannot apply 'UPPER' to arguments of type 'UPPER(<INT>)'. Supported form(s): 'UPPER(<CHARACTER>)'"),
+        (format!("{ORDERS}SELECT product, COUNT(*) FROM orders GROUP BY qty;"), "2:8: SQL validation failed. From line 2, column 8: Expression 'product' is not being grouped"),
+        (format!("{ORDERS}SELECT id +* 2 FROM orders;"), "2:12: SQL parse failed. Expected: an expression, found: *"),
+        (format!("{ORDERS}SELECT o.id FROM orders o JOIN orders p ON o.id = p.id;"), "2:1: Not supported yet: Joins."),
+        (format!("{ORDERS}CREATE TABLE s (a DATE) WITH ('connector' = 'blackhole');\nINSERT INTO s SELECT qty FROM orders;"),
+         "3:1: SQL validation failed. From line 3, column 1: Column types of query result and sink for 'default_catalog.default_database.s' do not match.\nCause: Incompatible types for sink column 'a' at position 0.\n\nQuery schema: [qty: INT]\nSink schema:  [a: DATE]"),
+        (format!("{ORDERS}CREATE TABLE s (a INT, b INT) WITH ('connector' = 'blackhole');\nINSERT INTO s SELECT qty FROM orders;"),
+         "3:1: SQL validation failed. From line 3, column 1: Column types of query result and sink for 'default_catalog.default_database.s' do not match.\nCause: Different number of columns.\n\nQuery schema: [qty: INT]\nSink schema:  [a: INT, b: INT]"),
+        (format!("{ORDERS}CREATE TABLE orders (a INT) WITH ('connector' = 'blackhole');"),
+         "2:1: SQL validation failed. From line 2, column 1: Could not execute CreateTable in path `default_catalog`.`default_database`.`orders`: Table already exists"),
+        ("CREATE TABLE t (a INT) WITH ('connector' = 'datagen', 'rows' = '1');\nSELECT * FROM t;".to_string(),
+         "2:1: Unsupported options found for 'datagen'.\n\nUnsupported options:\n\nrows\n\nSupported options:\n\nconnector\nfields.a.kind\nfields.a.max\nfields.a.min\nfields.a.null-rate\nnumber-of-rows\nrows-per-second\nscan.parallelism"),
+        (format!("{ORDERS}SET 'parallelism.default' = 'many';"), "2:1: Invalid value 'many' for option 'parallelism.default': a positive integer"),
+        (format!("{ORDERS}SELECT 1 / (qty - 1) FROM orders;"), "2:1: Operator 'Calc' (subtask 1/1) failed: / by zero"),
+    ];
+    for (script, expected) in cases {
+        assert_eq!(run(&script).unwrap_err(), expected, "{script}");
+    }
+}

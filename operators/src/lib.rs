@@ -14,6 +14,7 @@ pub mod group_aggregate;
 pub mod keyed_process;
 pub mod map;
 pub mod union;
+pub mod watermark_assigner;
 
 pub use calc::CalcOperator;
 pub use count_by_key::CountByKey;
@@ -22,3 +23,4 @@ pub use group_aggregate::GroupAggregateOperator;
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
 pub use map::MapOperator;
 pub use union::UnionOperator;
+pub use watermark_assigner::WatermarkAssignerOperator;

@@ -12,8 +12,10 @@ pub struct CatalogTable {
     pub descriptor: TableDescriptor,
     /// `PRIMARY KEY` columns.
     pub primary_key: Vec<String>,
-    /// Whether the table has computed columns or a watermark (planned in a later version).
-    pub has_extensions: bool,
+    /// All columns in declaration order, computed ones included.
+    pub columns: Vec<crate::parser::ColumnDef>,
+    /// `WATERMARK FOR column AS expression`.
+    pub watermark: Option<(String, sqlparser::ast::Expr)>,
 }
 
 /// What a name in the catalog stands for.

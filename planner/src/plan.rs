@@ -45,6 +45,15 @@ pub enum Node {
         /// The aggregates, after the keys in the output.
         calls: Vec<AggregateCall>,
     },
+    /// Assigns watermarks from an expression over the row (`WATERMARK FOR col AS expr`).
+    WatermarkAssigner {
+        /// The input.
+        input: Box<Plan>,
+        /// The rowtime column.
+        rowtime: usize,
+        /// The watermark of a row.
+        watermark: Expr,
+    },
     /// UNION ALL of inputs with equal column types.
     Union {
         /// The inputs.
@@ -57,7 +66,7 @@ impl Plan {
     pub fn is_insert_only(&self) -> bool {
         match &self.node {
             Node::Scan { .. } | Node::Values { .. } => true,
-            Node::Calc { input, .. } => input.is_insert_only(),
+            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } => input.is_insert_only(),
             Node::Aggregate { .. } => false,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
         }
@@ -67,7 +76,7 @@ impl Plan {
     pub fn updating_node(&self) -> Option<&'static str> {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
-            Node::Calc { input, .. } => input.updating_node(),
+            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } => input.updating_node(),
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
             _ => None,
         }

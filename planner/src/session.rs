@@ -178,8 +178,12 @@ impl Session {
         }
         let descriptor =
             TableDescriptor { name: t.name.clone(), schema: Schema::new(fields), options: t.options.clone() };
-        let has_extensions = t.watermark.is_some() || t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. }));
-        let table = CatalogTable { descriptor, primary_key: t.primary_key.clone(), has_extensions };
+        let table = CatalogTable {
+            descriptor,
+            primary_key: t.primary_key.clone(),
+            columns: t.columns.clone(),
+            watermark: t.watermark.clone(),
+        };
         if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
             return Err(Error::validation(
                 at,

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, SinkProvider, SourceStep};
-use weir_operators::{CalcOperator, GroupAggregateOperator, UnionOperator};
+use weir_operators::{CalcOperator, GroupAggregateOperator, UnionOperator, WatermarkAssignerOperator};
 use weir_runtime::graph::{JobGraph, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
 
@@ -75,6 +75,15 @@ impl Translator<'_> {
                 let input = self.translate(input)?;
                 let operator = CalcOperator::new(projections.clone(), condition.clone());
                 let vertex = self.graph.add_operator("Calc", input.parallelism, move |_| Box::new(operator.clone()));
+                self.graph.connect(input.vertex, vertex, ShipStrategy::Forward);
+                Ok(Output { vertex, parallelism: input.parallelism })
+            }
+            Node::WatermarkAssigner { input, watermark, .. } => {
+                let input = self.translate(input)?;
+                let operator = WatermarkAssignerOperator::new(watermark.clone());
+                let vertex = self
+                    .graph
+                    .add_operator("WatermarkAssigner", input.parallelism, move |_| Box::new(operator.clone()));
                 self.graph.connect(input.vertex, vertex, ShipStrategy::Forward);
                 Ok(Output { vertex, parallelism: input.parallelism })
             }

@@ -151,6 +151,8 @@ pub enum Function {
     Extract(TimeUnit),
     /// `DATE_FORMAT(t, pattern)`
     DateFormat,
+    /// `PROCTIME()`: the current processing time.
+    Proctime,
     /// `TIMESTAMPADD(unit, n, t)`: arguments `n, t`.
     TimestampAdd(TimeUnit),
     /// `TIMESTAMPDIFF(unit, t1, t2)`: arguments `t1, t2`.
@@ -194,6 +196,7 @@ impl Function {
             "MINUTE" => Function::Extract(TimeUnit::Minute),
             "SECOND" => Function::Extract(TimeUnit::Second),
             "DATE_FORMAT" => Function::DateFormat,
+            "PROCTIME" => Function::Proctime,
             _ => return None,
         })
     }
@@ -234,6 +237,8 @@ impl Function {
         let expect = |ok: bool, supported: &str| if ok { Ok(()) } else { Err(self.wrong_types(types, supported)) };
         let arg = |i: usize| types.get(i).copied().cloned().unwrap_or_else(DataType::int);
         Ok(match self {
+            Function::Plus | Function::Minus if is_datetime_interval(&arg(0), &arg(1)) => arg(0),
+            Function::Plus if is_datetime_interval(&arg(1), &arg(0)) => arg(1),
             Function::Plus => arithmetic_result(Arithmetic::Plus, "+", &arg(0), &arg(1))?,
             Function::Minus => arithmetic_result(Arithmetic::Minus, "-", &arg(0), &arg(1))?,
             Function::Times => arithmetic_result(Arithmetic::Times, "*", &arg(0), &arg(1))?,
@@ -361,6 +366,9 @@ impl Function {
                 with_nullability(DataType::bigint())
             }
             Function::DateFormat => with_nullability(DataType::string()),
+            Function::Proctime => DataType::new(LogicalType::TimestampLtz(3))
+                .not_null()
+                .with_time_attribute(weir_runtime::types::TimeAttribute::Proctime),
             Function::TimestampAdd(_) => arg(1),
             Function::TimestampDiff(_) => with_nullability(DataType::int()),
         })
@@ -474,6 +482,11 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
     }
     let v = |i: usize| &values[i];
     Ok(match function {
+        Function::Plus | Function::Minus if is_interval(v(1)) || is_interval(v(0)) => {
+            let sign = if matches!(function, Function::Minus) { -1 } else { 1 };
+            let (point, interval) = if is_interval(v(1)) { (v(0), v(1)) } else { (v(1), v(0)) };
+            shift(point, interval, sign)
+        }
         Function::Plus => arithmetic(Arithmetic::Plus, v(0), v(1), ty)?,
         Function::Minus => arithmetic(Arithmetic::Minus, v(0), v(1), ty)?,
         Function::Times => arithmetic(Arithmetic::Times, v(0), v(1), ty)?,
@@ -575,10 +588,32 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
         Function::Log10 => Value::Double(v(0).as_f64().unwrap_or(0.0).log10()),
         Function::Extract(unit) => time::extract(*unit, v(0)),
         Function::DateFormat => time::date_format(v(0), text(v(1)).unwrap_or_default()),
+        Function::Proctime => Value::TimestampLtz(weir_runtime::Timestamp::from_millis(
+            weir_runtime::Clock::now_millis(&weir_runtime::SystemClock),
+        )),
         Function::TimestampAdd(unit) => time::timestamp_add(*unit, v(0).as_i64().unwrap_or(0), v(1)),
         Function::TimestampDiff(unit) => time::timestamp_diff(*unit, v(0), v(1)),
         other => return Err(ExprError(format!("{} cannot be evaluated here", other.name()))),
     })
+}
+
+/// Whether `a ± b` moves a date-time by an interval.
+fn is_datetime_interval(a: &DataType, b: &DataType) -> bool {
+    matches!(a.logical, LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_) | LogicalType::Date)
+        && matches!(b.logical, LogicalType::IntervalDayTime | LogicalType::IntervalYearMonth)
+}
+
+fn is_interval(v: &Value) -> bool {
+    matches!(v, Value::IntervalDayTime(_) | Value::IntervalYearMonth(_))
+}
+
+/// A date-time moved by `sign` times an interval.
+fn shift(point: &Value, interval: &Value, sign: i64) -> Value {
+    match interval {
+        Value::IntervalDayTime(ms) => time::timestamp_add(TimeUnit::Millisecond, sign * ms, point),
+        Value::IntervalYearMonth(months) => time::timestamp_add(TimeUnit::Month, sign * i64::from(*months), point),
+        _ => Value::Null,
+    }
 }
 
 /// `a op b` in the result type `ty` (operands non-NULL).

@@ -336,8 +336,34 @@ impl ExprBinder<'_> {
                 self.call(Function::Floor, vec![arg], node)
             }
             ast::Expr::Function(f) => self.function(f, node),
+            ast::Expr::Interval(interval) => self.interval(interval, node),
             _ => Err(unsupported(node)),
         }
+    }
+
+    /// `INTERVAL '5' SECOND`, `INTERVAL '2' MONTH`, …
+    fn interval(&mut self, interval: &ast::Interval, node: &ast::Expr) -> Result<Expr> {
+        let text = match &*interval.value {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) | ast::Value::Number(s, _) => s.clone(),
+                _ => return Err(unsupported(node)),
+            },
+            _ => return Err(unsupported(node)),
+        };
+        let amount: i64 = text.trim().parse().map_err(|_| validation(node, format!("Invalid interval '{text}'")))?;
+        let unit = interval.leading_field.as_ref().and_then(time_unit).ok_or_else(|| unsupported(node))?;
+        let (value, logical) = match unit {
+            TimeUnit::Year => (Value::IntervalYearMonth((amount * 12) as i32), LogicalType::IntervalYearMonth),
+            TimeUnit::Quarter => (Value::IntervalYearMonth((amount * 3) as i32), LogicalType::IntervalYearMonth),
+            TimeUnit::Month => (Value::IntervalYearMonth(amount as i32), LogicalType::IntervalYearMonth),
+            TimeUnit::Week => (Value::IntervalDayTime(amount * 7 * 86_400_000), LogicalType::IntervalDayTime),
+            TimeUnit::Day => (Value::IntervalDayTime(amount * 86_400_000), LogicalType::IntervalDayTime),
+            TimeUnit::Hour => (Value::IntervalDayTime(amount * 3_600_000), LogicalType::IntervalDayTime),
+            TimeUnit::Minute => (Value::IntervalDayTime(amount * 60_000), LogicalType::IntervalDayTime),
+            TimeUnit::Second => (Value::IntervalDayTime(amount * 1000), LogicalType::IntervalDayTime),
+            TimeUnit::Millisecond => (Value::IntervalDayTime(amount), LogicalType::IntervalDayTime),
+        };
+        Ok(Expr::literal(value, DataType::new(logical).not_null()))
     }
 
     fn column(&mut self, node: &ast::Expr, parts: &[ast::Ident]) -> Result<Expr> {

@@ -152,15 +152,7 @@ impl<'a> Binder<'a> {
                 let plan = match (cte, self.catalog.get(&table)) {
                     (Some(query), _) => self.bind_query(&query)?,
                     (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog).bind_query(query)?,
-                    (None, Some(CatalogEntry::Table(t))) => {
-                        if t.has_extensions {
-                            return Err(unsupported("Computed columns and watermarks"));
-                        }
-                        Plan {
-                            fields: t.descriptor.schema.fields.clone(),
-                            node: Node::Scan { table: t.descriptor.clone() },
-                        }
-                    }
+                    (None, Some(CatalogEntry::Table(t))) => table_plan(t)?,
                     (None, None) => {
                         return Err(Error::validation(
                             position_of(name),
@@ -292,6 +284,42 @@ impl<'a> Binder<'a> {
         }
         Ok(items)
     }
+}
+
+/// The rows of a table: its scan, its computed columns (a Calc) and its watermark assigner.
+fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
+    use crate::parser::ColumnDef;
+    let physical = t.descriptor.schema.fields.clone();
+    let mut plan = Plan { fields: physical.clone(), node: Node::Scan { table: t.descriptor.clone() } };
+    if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {
+        let scope = Scope::new(&physical, Some(&t.descriptor.name));
+        let mut binder = ExprBinder { scope: &scope, aggregates: None };
+        let mut projections = Vec::new();
+        let mut names = Vec::new();
+        for column in &t.columns {
+            match column {
+                ColumnDef::Physical { name, .. } => {
+                    let (index, ty) = scope.resolve(&[ast::Ident::new(name.clone())])?;
+                    projections.push(Expr::column(index, ty));
+                    names.push(name.clone());
+                }
+                ColumnDef::Computed { name, expr } => {
+                    projections.push(binder.bind(expr)?);
+                    names.push(name.clone());
+                }
+            }
+        }
+        plan = calc(plan, projections, names, None);
+    }
+    if let Some((column, expr)) = &t.watermark {
+        let scope = Scope::new(&plan.fields, Some(&t.descriptor.name));
+        let (rowtime, _) = scope.resolve(&[ast::Ident::new(column.clone())])?;
+        let watermark = ExprBinder { scope: &scope, aggregates: None }.bind(expr)?;
+        let mut fields = plan.fields.clone();
+        fields[rowtime].data_type.time_attribute = Some(weir_runtime::types::TimeAttribute::Rowtime);
+        plan = Plan { node: Node::WatermarkAssigner { input: Box::new(plan), rowtime, watermark }, fields };
+    }
+    Ok(plan)
 }
 
 /// Output names: the alias, the column's own name, or Flink's `EXPR$n`.

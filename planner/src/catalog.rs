@@ -15,7 +15,7 @@ pub struct CatalogTable {
     /// All columns in declaration order, computed ones included.
     pub columns: Vec<crate::parser::ColumnDef>,
     /// `WATERMARK FOR column AS expression`.
-    pub watermark: Option<(String, sqlparser::ast::Expr)>,
+    pub watermark: Option<Box<(String, sqlparser::ast::Expr)>>,
 }
 
 /// What a name in the catalog stands for.

@@ -182,7 +182,7 @@ impl Session {
             descriptor,
             primary_key: t.primary_key.clone(),
             columns: t.columns.clone(),
-            watermark: t.watermark.clone(),
+            watermark: t.watermark.clone().map(Box::new),
         };
         if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
             return Err(Error::validation(

@@ -311,7 +311,7 @@ fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
         }
         plan = calc(plan, projections, names, None);
     }
-    if let Some((column, expr)) = &t.watermark {
+    if let Some((column, expr)) = t.watermark.as_deref() {
         let scope = Scope::new(&plan.fields, Some(&t.descriptor.name));
         let (rowtime, _) = scope.resolve(&[ast::Ident::new(column.clone())])?;
         let watermark = ExprBinder { scope: &scope, aggregates: None }.bind(expr)?;

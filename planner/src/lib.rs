@@ -10,7 +10,9 @@ pub mod catalog;
 pub mod dialect;
 pub mod error;
 pub mod parser;
+pub mod physical;
 pub mod plan;
+pub mod prune;
 pub mod session;
 pub mod translate;
 

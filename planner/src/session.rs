@@ -14,7 +14,9 @@ use crate::binder::Binder;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
 use crate::error::{Error, Position, Result};
 use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
+use crate::physical::{physical_query, physical_sink, PhysicalNode};
 use crate::plan::{Node, Plan};
+use crate::prune::prune_plan;
 use crate::translate::Translator;
 
 /// Statements run one after another; bounded jobs finish before the next statement starts.
@@ -223,18 +225,13 @@ impl Session {
         }
     }
 
-    /// Plans every INSERT into one job and runs it.
-    fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
-        let mut translator = Translator {
-            registry: &self.registry,
-            parallelism: self.runtime.default_parallelism,
-            graph: Default::default(),
-            unbounded: false,
-        };
+    /// The physical plans of INSERTs, one per sink.
+    pub fn plan_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
+        let mut plans = Vec::new();
         for insert in inserts {
             let sink = self.sink_table(&insert.table, at)?;
             let plan = Binder::new(&self.catalog).bind_query(&insert.source)?;
-            let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
+            let plan = prune_plan(conform_to_sink(plan, &sink, &insert.columns, at)?);
             if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem")
                 && !plan.is_insert_only()
             {
@@ -247,14 +244,22 @@ impl Session {
                     ),
                 ));
             }
-            let output = translator.translate(&plan)?;
-            let provider = self.registry.create_sink(&sink.descriptor)?;
             let key: Vec<usize> = sink
                 .primary_key
                 .iter()
                 .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
                 .collect();
-            translator.sink(&insert.table, output, provider, &key);
+            plans.push(physical_sink(plan, &sink.descriptor, key));
+        }
+        Ok(plans)
+    }
+
+    /// Plans every INSERT into one job and runs it.
+    fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
+        let plans = self.plan_inserts(inserts, at)?;
+        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
+        for plan in &plans {
+            translator.translate(plan)?;
         }
         let unbounded = translator.unbounded;
         let handle = job::start(translator.graph, self.runtime.clone())?;
@@ -268,14 +273,9 @@ impl Session {
 
     /// Runs a query and writes its changelog (`+I[…]`, `-U[…]`, …) to the output.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
-        let plan = Binder::new(&self.catalog).bind_query(query)?;
-        let mut translator = Translator {
-            registry: &self.registry,
-            parallelism: self.runtime.default_parallelism,
-            graph: Default::default(),
-            unbounded: false,
-        };
-        let output = translator.translate(&plan)?;
+        let plan = prune_plan(Binder::new(&self.catalog).bind_query(query)?);
+        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
+        let output = translator.translate(&physical_query(plan))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();
         let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));

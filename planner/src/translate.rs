@@ -1,23 +1,24 @@
-//! Translation of logical plans into runtime job graphs.
+//! Translation of physical plans into runtime job graphs.
 //!
-//! Each node becomes a vertex: scans and VALUES are sources, Calc runs at its input's
-//! parallelism behind a FORWARD edge (and is chained to it), a group aggregate runs at the
-//! default parallelism behind a HASH edge on its keys (a global aggregate at parallelism 1
-//! behind a SINGLE edge), UNION ALL is a union vertex, and the sink runs at `sink.parallelism`
-//! or its input's parallelism; a sink with a primary key whose parallelism differs from its
-//! input's gets its rows hashed on the key (`table.exec.sink.keyed-shuffle` = AUTO).
+//! Each node becomes a vertex: scans and VALUES are sources (VALUES at parallelism 1), Calc and
+//! WatermarkAssigner run at their input's parallelism behind a FORWARD edge (and are chained
+//! to it), an Exchange becomes the strategy of the next edge (a group aggregate runs at the
+//! default parallelism behind HASH, a global one at parallelism 1 behind SINGLE), UNION ALL is
+//! a union vertex, and the sink runs at `sink.parallelism` or its input's parallelism; a sink
+//! with a primary key whose parallelism differs from its input's gets its rows hashed on the
+//! key (`table.exec.sink.keyed-shuffle` = AUTO).
 
 use std::sync::Arc;
 
-use weir_connectors::{ConnectorRegistry, MemorySource, SinkProvider, SourceStep};
+use weir_connectors::{ConnectorRegistry, MemorySource, SourceStep};
 use weir_operators::{CalcOperator, GroupAggregateOperator, UnionOperator, WatermarkAssignerOperator};
-use weir_runtime::graph::{JobGraph, VertexId, VertexKind};
+use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
 
 use crate::error::Result;
-use crate::plan::{Node, Plan};
+use crate::physical::{PhysicalKind, PhysicalNode};
 
-/// Builds job graphs from plans.
+/// Builds job graphs from physical plans.
 pub struct Translator<'a> {
     /// Builds sources and sinks.
     pub registry: &'a ConnectorRegistry,
@@ -29,110 +30,121 @@ pub struct Translator<'a> {
     pub unbounded: bool,
 }
 
-/// A vertex and its parallelism.
-#[derive(Debug, Clone, Copy)]
+/// A vertex, its parallelism, and the exchange its consumer must apply.
+#[derive(Debug, Clone)]
 pub struct Output {
-    /// The vertex producing the plan's rows.
+    /// The vertex producing the rows.
     pub vertex: VertexId,
     /// Its parallelism.
     pub parallelism: usize,
+    /// The ship strategy an Exchange asked for, if any.
+    pub exchange: Option<ShipStrategy>,
 }
 
-fn edge(from: usize, to: usize) -> ShipStrategy {
-    if from == to {
-        ShipStrategy::Forward
-    } else {
-        ShipStrategy::Rebalance
+/// The edge strategy from `input` into a vertex of `parallelism`.
+fn edge(input: &Output, parallelism: usize) -> ShipStrategy {
+    match &input.exchange {
+        Some(strategy) => strategy.clone(),
+        None if input.parallelism == parallelism => ShipStrategy::Forward,
+        None => ShipStrategy::Rebalance,
     }
 }
 
-impl Translator<'_> {
-    /// Adds the vertices of `plan`.
+impl<'a> Translator<'a> {
+    /// A translator building a new graph.
+    pub fn new(registry: &'a ConnectorRegistry, parallelism: usize) -> Self {
+        Translator { registry, parallelism, graph: JobGraph::new(), unbounded: false }
+    }
+
+    fn operator(
+        &mut self,
+        name: &str,
+        input: &Output,
+        parallelism: usize,
+        factory: weir_runtime::graph::OperatorFactory,
+    ) -> Output {
+        let vertex =
+            self.graph.add_vertex(Vertex { name: name.to_string(), parallelism, kind: VertexKind::Operator(factory) });
+        self.graph.connect(input.vertex, vertex, edge(input, parallelism));
+        Output { vertex, parallelism, exchange: None }
+    }
+
+    /// Adds the vertices of `node` and its inputs.
     ///
     /// # Errors
     /// A table whose connector refuses its options.
-    pub fn translate(&mut self, plan: &Plan) -> Result<Output> {
-        match &plan.node {
-            Node::Scan { table } => {
+    pub fn translate(&mut self, node: &PhysicalNode) -> Result<Output> {
+        match &node.kind {
+            PhysicalKind::TableSourceScan { table } => {
                 let provider = self.registry.create_source(table)?;
                 self.unbounded |= !provider.bounded;
                 let parallelism = provider.parallelism.unwrap_or(self.parallelism);
-                let factory = provider.factory;
-                let vertex = self.graph.add_vertex(weir_runtime::graph::Vertex {
+                let vertex = self.graph.add_vertex(Vertex {
                     name: table.name.clone(),
                     parallelism,
-                    kind: VertexKind::Source(factory),
+                    kind: VertexKind::Source(provider.factory),
                 });
-                Ok(Output { vertex, parallelism })
+                Ok(Output { vertex, parallelism, exchange: None })
             }
-            Node::Values { rows } => {
+            PhysicalKind::Values { rows } => {
                 let rows: Vec<Row> = rows.iter().map(|r| Row::insert(r.clone())).collect();
-                let source = MemorySource::new("Values", plan.fields.len(), vec![SourceStep::Rows(rows)]);
+                let source = MemorySource::new("Values", node.fields.len(), vec![SourceStep::Rows(rows)]);
                 let vertex = self.graph.add_source("Values", 1, move |info| Box::new(source.for_subtask(info)));
-                Ok(Output { vertex, parallelism: 1 })
+                Ok(Output { vertex, parallelism: 1, exchange: None })
             }
-            Node::Calc { input, projections, condition } => {
-                let input = self.translate(input)?;
+            PhysicalKind::Calc { projections, condition } => {
+                let input = self.translate(&node.inputs[0])?;
                 let operator = CalcOperator::new(projections.clone(), condition.clone());
-                let vertex = self.graph.add_operator("Calc", input.parallelism, move |_| Box::new(operator.clone()));
-                self.graph.connect(input.vertex, vertex, ShipStrategy::Forward);
-                Ok(Output { vertex, parallelism: input.parallelism })
+                let p = input.parallelism;
+                Ok(self.operator("Calc", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
             }
-            Node::WatermarkAssigner { input, watermark, .. } => {
-                let input = self.translate(input)?;
+            PhysicalKind::WatermarkAssigner { watermark, .. } => {
+                let input = self.translate(&node.inputs[0])?;
                 let operator = WatermarkAssignerOperator::new(watermark.clone());
-                let vertex = self
-                    .graph
-                    .add_operator("WatermarkAssigner", input.parallelism, move |_| Box::new(operator.clone()));
-                self.graph.connect(input.vertex, vertex, ShipStrategy::Forward);
-                Ok(Output { vertex, parallelism: input.parallelism })
+                let p = input.parallelism;
+                Ok(self.operator("WatermarkAssigner", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
             }
-            Node::Aggregate { input: child, keys, calls } => {
-                let input = self.translate(child)?;
-                let types: Vec<DataType> = child.fields.iter().map(|f| f.data_type.clone()).collect();
-                let (keys, calls) = (keys.clone(), calls.clone());
-                let retracting = !child.is_insert_only();
-                let (parallelism, strategy) = if keys.is_empty() {
-                    (1, ShipStrategy::Single)
-                } else {
-                    (self.parallelism, ShipStrategy::Hash(keys.clone()))
-                };
-                let vertex = self.graph.add_operator("GroupAggregate", parallelism, move |_| {
+            PhysicalKind::Exchange { strategy } => {
+                let mut input = self.translate(&node.inputs[0])?;
+                input.exchange = Some(strategy.clone());
+                Ok(input)
+            }
+            PhysicalKind::GroupAggregate { keys, calls, update_before, retracting } => {
+                let input = self.translate(&node.inputs[0])?;
+                let types: Vec<DataType> = node.inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
+                let parallelism = if keys.is_empty() { 1 } else { self.parallelism };
+                let (keys, calls, update_before, retracting) =
+                    (keys.clone(), calls.clone(), *update_before, *retracting);
+                let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
                     Box::new(
                         GroupAggregateOperator::new(keys.clone(), calls.clone(), &types)
+                            .with_update_before(update_before)
                             .with_retracting_input(retracting),
-                    )
+                    ) as Box<dyn weir_runtime::Operator>
                 });
-                self.graph.connect(input.vertex, vertex, strategy);
-                Ok(Output { vertex, parallelism })
+                Ok(self.operator("GroupAggregate", &input, parallelism, factory))
             }
-            Node::Union { inputs } => {
-                let outputs = inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
+            PhysicalKind::Union => {
+                let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = self.parallelism;
                 let vertex = self.graph.add_operator("Union", parallelism, |_| Box::new(UnionOperator));
-                for o in outputs {
-                    self.graph.connect(o.vertex, vertex, edge(o.parallelism, parallelism));
+                for o in &outputs {
+                    self.graph.connect(o.vertex, vertex, edge(o, parallelism));
                 }
-                Ok(Output { vertex, parallelism })
+                Ok(Output { vertex, parallelism, exchange: None })
+            }
+            PhysicalKind::Sink { table, primary_key } => {
+                let input = self.translate(&node.inputs[0])?;
+                let provider = self.registry.create_sink(table)?;
+                let parallelism = provider.parallelism.unwrap_or(input.parallelism);
+                let keyed = !primary_key.is_empty() && parallelism != input.parallelism && parallelism != 1;
+                let input = if keyed {
+                    Output { exchange: Some(ShipStrategy::Hash(primary_key.clone())), ..input }
+                } else {
+                    input
+                };
+                Ok(self.operator(&format!("Sink: {}", table.name), &input, parallelism, provider.factory))
             }
         }
-    }
-
-    /// Adds a sink for `input`, hashing on `primary_key` columns when the parallelism changes.
-    pub fn sink(&mut self, name: &str, input: Output, provider: SinkProvider, primary_key: &[usize]) -> VertexId {
-        let parallelism = provider.parallelism.unwrap_or(input.parallelism);
-        let strategy = if !primary_key.is_empty() && parallelism != input.parallelism && parallelism != 1 {
-            ShipStrategy::Hash(primary_key.to_vec())
-        } else {
-            edge(input.parallelism, parallelism)
-        };
-        let factory = Arc::clone(&provider.factory);
-        let vertex = self.graph.add_vertex(weir_runtime::graph::Vertex {
-            name: format!("Sink: {name}"),
-            parallelism,
-            kind: VertexKind::Operator(factory),
-        });
-        self.graph.connect(input.vertex, vertex, strategy);
-        vertex
     }
 }

@@ -1,0 +1,114 @@
+//! Column pruning: every node computes only the columns its consumers use, so unused computed
+//! columns (a `PROCTIME()` nobody reads) and projections that only pass columns on disappear.
+
+use weir_operators::expr::Expr;
+
+use crate::plan::{Node, Plan};
+
+/// The plan with unused columns removed below its outputs (all of which are kept).
+pub fn prune_plan(plan: Plan) -> Plan {
+    let all = vec![true; plan.fields.len()];
+    prune(plan, &all).0
+}
+
+/// Marks the input columns `expr` reads.
+fn mark(expr: &Expr, used: &mut [bool]) {
+    match expr {
+        Expr::Column { index, .. } => used[*index] = true,
+        Expr::Call { args, .. } => args.iter().for_each(|a| mark(a, used)),
+        Expr::Literal { .. } => {}
+    }
+}
+
+/// `expr` reading the columns at their new positions.
+fn remap(expr: Expr, map: &[Option<usize>]) -> Expr {
+    match expr {
+        Expr::Column { index, ty } => Expr::Column { index: map[index].unwrap_or(index), ty },
+        Expr::Call { function, args, ty } => {
+            Expr::Call { function, args: args.into_iter().map(|a| remap(a, map)).collect(), ty }
+        }
+        literal => literal,
+    }
+}
+
+fn identity(n: usize) -> Vec<Option<usize>> {
+    (0..n).map(Some).collect()
+}
+
+/// Prunes `plan` to the `required` outputs (it may keep more); returns the new plan and where
+/// each old output column went.
+fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
+    let Plan { node, fields } = plan;
+    match node {
+        Node::Calc { input, projections, condition } => {
+            let kept: Vec<usize> = (0..projections.len()).filter(|i| required[*i]).collect();
+            let mut used = vec![false; input.fields.len()];
+            kept.iter().for_each(|&i| mark(&projections[i], &mut used));
+            if let Some(c) = &condition {
+                mark(c, &mut used);
+            }
+            let (input, map) = prune(*input, &used);
+            let projections: Vec<Expr> = kept.iter().map(|&i| remap(projections[i].clone(), &map)).collect();
+            let condition = condition.map(|c| remap(c, &map));
+            let new_fields: Vec<_> = kept.iter().map(|&i| fields[i].clone()).collect();
+            let mut mapping = vec![None; fields.len()];
+            kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
+            let is_identity = condition.is_none()
+                && projections.len() == input.fields.len()
+                && projections.iter().enumerate().all(|(i, p)| matches!(p, Expr::Column { index, .. } if *index == i));
+            if is_identity {
+                return (Plan { node: input.node, fields: new_fields }, mapping);
+            }
+            (Plan { node: Node::Calc { input: Box::new(input), projections, condition }, fields: new_fields }, mapping)
+        }
+        Node::WatermarkAssigner { input, rowtime, watermark } => {
+            let mut used = required.to_vec();
+            used[rowtime] = true;
+            mark(&watermark, &mut used);
+            let (input, map) = prune(*input, &used);
+            let new_fields = (0..fields.len())
+                .filter_map(|i| map[i].map(|n| (n, fields[i].clone())))
+                .collect::<std::collections::BTreeMap<_, _>>()
+                .into_values()
+                .collect();
+            let node = Node::WatermarkAssigner {
+                rowtime: map[rowtime].unwrap_or(rowtime),
+                watermark: remap(watermark, &map),
+                input: Box::new(input),
+            };
+            (Plan { node, fields: new_fields }, map)
+        }
+        Node::Aggregate { input, keys, calls } => {
+            let mut used = vec![false; input.fields.len()];
+            for &k in &keys {
+                used[k] = true;
+            }
+            for c in &calls {
+                c.arg.iter().chain(&c.filter).for_each(|&i| used[i] = true);
+            }
+            let (input, map) = prune(*input, &used);
+            let at = |i: usize| map[i].unwrap_or(i);
+            let keys = keys.into_iter().map(at).collect();
+            let calls = calls
+                .into_iter()
+                .map(|mut c| {
+                    c.arg = c.arg.map(at);
+                    c.filter = c.filter.map(at);
+                    c
+                })
+                .collect();
+            let n = fields.len();
+            (Plan { node: Node::Aggregate { input: Box::new(input), keys, calls }, fields }, identity(n))
+        }
+        Node::Union { inputs } => {
+            // Every input keeps all its columns so that they stay aligned.
+            let inputs = inputs.into_iter().map(prune_plan).collect();
+            let n = fields.len();
+            (Plan { node: Node::Union { inputs }, fields }, identity(n))
+        }
+        node @ (Node::Scan { .. } | Node::Values { .. }) => {
+            let n = fields.len();
+            (Plan { node, fields }, identity(n))
+        }
+    }
+}

@@ -18,6 +18,7 @@ pub mod generator_source;
 pub mod memory_source;
 pub mod options;
 pub mod print;
+pub mod projecting_source;
 pub mod registry;
 
 pub use blackhole::BlackholeSink;
@@ -26,4 +27,5 @@ pub use error::{Error, Result};
 pub use generator_source::{GeneratorSource, RowGenerator};
 pub use memory_source::{MemorySource, SourceStep};
 pub use print::PrintTarget;
+pub use projecting_source::ProjectingSource;
 pub use registry::{ConnectorRegistry, SinkProvider, SourceProvider, TableDescriptor};

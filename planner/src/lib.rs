@@ -9,6 +9,7 @@ pub mod binder;
 pub mod catalog;
 pub mod dialect;
 pub mod error;
+pub mod explain;
 pub mod parser;
 pub mod physical;
 pub mod plan;

@@ -66,6 +66,8 @@ pub enum PhysicalKind {
     TableSourceScan {
         /// The table.
         table: TableDescriptor,
+        /// The physical columns read.
+        projection: Vec<usize>,
     },
     /// Constant rows.
     Values {
@@ -169,7 +171,7 @@ fn physical(plan: Plan, update_before: bool) -> PhysicalNode {
     let leaf =
         |kind| PhysicalNode { kind, inputs: Vec::new(), fields: fields.clone(), changelog: ChangelogMode::INSERT_ONLY };
     match node {
-        Node::Scan { table } => leaf(PhysicalKind::TableSourceScan { table }),
+        Node::Scan { table, projection } => leaf(PhysicalKind::TableSourceScan { table, projection }),
         Node::Values { rows } => leaf(PhysicalKind::Values { rows }),
         Node::Calc { input, projections, condition } => {
             let input = physical(*input, update_before);

@@ -21,6 +21,8 @@ pub enum Node {
     Scan {
         /// The table.
         table: TableDescriptor,
+        /// The physical columns read, in output order (projection push-down).
+        projection: Vec<usize>,
     },
     /// Constant rows.
     Values {

@@ -31,6 +31,17 @@ fn remap(expr: Expr, map: &[Option<usize>]) -> Expr {
     }
 }
 
+/// `expr` with every column replaced by the expression below that computes it.
+fn substitute(expr: Expr, below: &[Expr]) -> Expr {
+    match expr {
+        Expr::Column { index, .. } => below[index].clone(),
+        Expr::Call { function, args, ty } => {
+            Expr::Call { function, args: args.into_iter().map(|a| substitute(a, below)).collect(), ty }
+        }
+        literal => literal,
+    }
+}
+
 fn identity(n: usize) -> Vec<Option<usize>> {
     (0..n).map(Some).collect()
 }
@@ -48,8 +59,24 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 mark(c, &mut used);
             }
             let (input, map) = prune(*input, &used);
-            let projections: Vec<Expr> = kept.iter().map(|&i| remap(projections[i].clone(), &map)).collect();
-            let condition = condition.map(|c| remap(c, &map));
+            let mut projections: Vec<Expr> = kept.iter().map(|&i| remap(projections[i].clone(), &map)).collect();
+            let mut condition = condition.map(|c| remap(c, &map));
+            // Two Calcs in a row become one (Flink's CalcMerge).
+            let input = match input.node {
+                Node::Calc { input: inner, projections: below, condition: below_condition } => {
+                    projections = projections.into_iter().map(|p| substitute(p, &below)).collect();
+                    condition = match (below_condition, condition.map(|c| substitute(c, &below))) {
+                        (Some(a), Some(b)) => Some(Expr::Call {
+                            function: weir_operators::expr::Function::And,
+                            args: vec![a, b],
+                            ty: weir_runtime::DataType::boolean(),
+                        }),
+                        (a, b) => a.or(b),
+                    };
+                    *inner
+                }
+                node => Plan { node, fields: input.fields },
+            };
             let new_fields: Vec<_> = kept.iter().map(|&i| fields[i].clone()).collect();
             let mut mapping = vec![None; fields.len()];
             kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
@@ -76,7 +103,23 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 watermark: remap(watermark, &map),
                 input: Box::new(input),
             };
-            (Plan { node, fields: new_fields }, map)
+            let assigned = Plan { node, fields: new_fields };
+            // Columns only the watermark needed are dropped right above it, as Flink does.
+            let narrowed: Vec<usize> = (0..fields.len()).filter(|&i| required[i]).filter_map(|i| map[i]).collect();
+            if narrowed.len() == assigned.fields.len() {
+                return (assigned, map);
+            }
+            let projections: Vec<Expr> =
+                narrowed.iter().map(|&i| Expr::column(i, assigned.fields[i].data_type.clone())).collect();
+            let narrowed_fields = narrowed.iter().map(|&i| assigned.fields[i].clone()).collect();
+            let mut mapping = vec![None; fields.len()];
+            for (old, target) in map.iter().enumerate() {
+                if let Some(t) = target {
+                    mapping[old] = narrowed.iter().position(|n| n == t);
+                }
+            }
+            let node = Node::Calc { input: Box::new(assigned), projections, condition: None };
+            (Plan { node, fields: narrowed_fields }, mapping)
         }
         Node::Aggregate { input, keys, calls } => {
             let mut used = vec![false; input.fields.len()];
@@ -106,7 +149,18 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let n = fields.len();
             (Plan { node: Node::Union { inputs }, fields }, identity(n))
         }
-        node @ (Node::Scan { .. } | Node::Values { .. }) => {
+        Node::Scan { table, projection } => {
+            // Projection push-down: read only the required columns (at least one).
+            let mut kept: Vec<usize> = (0..fields.len()).filter(|i| required[*i]).collect();
+            if kept.is_empty() {
+                kept.push(0);
+            }
+            let mut mapping = vec![None; fields.len()];
+            kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
+            let node = Node::Scan { table, projection: kept.iter().map(|&i| projection[i]).collect() };
+            (Plan { node, fields: kept.iter().map(|&i| fields[i].clone()).collect() }, mapping)
+        }
+        node @ Node::Values { .. } => {
             let n = fields.len();
             (Plan { node, fields }, identity(n))
         }

@@ -13,6 +13,7 @@ use weir_runtime::{DataType, Field, LogicalType, RuntimeConfig, Schema};
 use crate::binder::Binder;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
 use crate::error::{Error, Position, Result};
+use crate::explain::{explain, ExplainDetails, LogicalStatement};
 use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
 use crate::physical::{physical_query, physical_sink, PhysicalNode};
 use crate::plan::{Node, Plan};
@@ -153,7 +154,10 @@ impl Session {
             Statement::Insert(insert) => self.insert(std::slice::from_ref(insert), located.position),
             Statement::StatementSet(inserts) => self.insert(inserts, located.position),
             Statement::Query(query) => self.select(query),
-            Statement::Explain { .. } => Err(Error::Unsupported("EXPLAIN".into())),
+            Statement::Explain { details, statement } => {
+                let text = self.explain(statement, details, located.position)?;
+                self.write_lines(&[text.trim_end().to_string()])
+            }
         }
     }
 
@@ -225,13 +229,23 @@ impl Session {
         }
     }
 
+    /// The sink table and the logical plan of an INSERT, its rows cast to the sink's types.
+    fn bind_insert(&self, insert: &Insert, at: Position) -> Result<(CatalogTable, Plan)> {
+        let sink = self.sink_table(&insert.table, at)?;
+        let plan = Binder::new(&self.catalog).bind_query(&insert.source)?;
+        let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
+        Ok((sink, plan))
+    }
+
     /// The physical plans of INSERTs, one per sink.
+    ///
+    /// # Errors
+    /// Unknown tables or columns, type mismatches, and an updating query into an append-only sink.
     pub fn plan_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
         let mut plans = Vec::new();
         for insert in inserts {
-            let sink = self.sink_table(&insert.table, at)?;
-            let plan = Binder::new(&self.catalog).bind_query(&insert.source)?;
-            let plan = prune_plan(conform_to_sink(plan, &sink, &insert.columns, at)?);
+            let (sink, plan) = self.bind_insert(insert, at)?;
+            let plan = prune_plan(plan);
             if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem")
                 && !plan.is_insert_only()
             {
@@ -252,6 +266,41 @@ impl Session {
             plans.push(physical_sink(plan, &sink.descriptor, key));
         }
         Ok(plans)
+    }
+
+    /// The EXPLAIN text of a statement.
+    ///
+    /// # Errors
+    /// Whatever planning the statement reports.
+    pub fn explain(&self, statement: &Statement, details: &[String], at: Position) -> Result<String> {
+        let details = ExplainDetails {
+            changelog_mode: details.iter().any(|d| d == "CHANGELOG_MODE"),
+            json_execution_plan: details.iter().any(|d| d == "JSON_EXECUTION_PLAN"),
+        };
+        let (logical, physical): (Vec<LogicalStatement>, Vec<PhysicalNode>) = match statement {
+            Statement::Insert(insert) => self.explain_inserts(std::slice::from_ref(insert), at)?,
+            Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
+            Statement::Query(query) => {
+                let plan = Binder::new(&self.catalog).bind_query(query)?;
+                let physical = physical_query(prune_plan(plan.clone()));
+                (vec![(None, plan)], vec![physical])
+            }
+            _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
+        };
+        Ok(explain(&logical, &physical, details, &self.registry, self.runtime.default_parallelism))
+    }
+
+    fn explain_inserts(&self, inserts: &[Insert], at: Position) -> Result<(Vec<LogicalStatement>, Vec<PhysicalNode>)> {
+        let mut logical = Vec::new();
+        for insert in inserts {
+            let (_, plan) = self.bind_insert(insert, at)?;
+            let query_fields = match &plan.node {
+                Node::Calc { input, .. } if plan.fields.len() == input.fields.len() => input.fields.clone(),
+                _ => plan.fields.clone(),
+            };
+            logical.push((Some((insert.table.clone(), query_fields)), plan));
+        }
+        Ok((logical, self.plan_inserts(inserts, at)?))
     }
 
     /// Plans every INSERT into one job and runs it.

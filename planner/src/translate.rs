@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{ConnectorRegistry, MemorySource, SourceStep};
+use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, SourceStep};
 use weir_operators::{CalcOperator, GroupAggregateOperator, UnionOperator, WatermarkAssignerOperator};
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
@@ -75,14 +75,23 @@ impl<'a> Translator<'a> {
     /// A table whose connector refuses its options.
     pub fn translate(&mut self, node: &PhysicalNode) -> Result<Output> {
         match &node.kind {
-            PhysicalKind::TableSourceScan { table } => {
+            PhysicalKind::TableSourceScan { table, projection } => {
                 let provider = self.registry.create_source(table)?;
                 self.unbounded |= !provider.bounded;
                 let parallelism = provider.parallelism.unwrap_or(self.parallelism);
+                let factory = provider.factory;
+                let source: weir_runtime::graph::SourceFactory = if projection.len() == table.schema.fields.len()
+                    && projection.iter().enumerate().all(|(i, p)| i == *p)
+                {
+                    factory
+                } else {
+                    let projection = projection.clone();
+                    Arc::new(move |info| Box::new(ProjectingSource::new(factory(info), projection.clone())))
+                };
                 let vertex = self.graph.add_vertex(Vertex {
                     name: table.name.clone(),
                     parallelism,
-                    kind: VertexKind::Source(provider.factory),
+                    kind: VertexKind::Source(source),
                 });
                 Ok(Output { vertex, parallelism, exchange: None })
             }

@@ -24,8 +24,13 @@ pub struct AggregateContext {
 }
 
 impl AggregateContext {
-    /// Adds an expression to the aggregate's input and returns its column.
+    /// Adds an expression to the aggregate's input and returns its column; an expression
+    /// already there (compared structurally) is not added twice.
     pub fn input_column(&mut self, expr: Expr) -> usize {
+        let text = format!("{expr:?}");
+        if let Some(i) = self.input_exprs.iter().position(|e| format!("{e:?}") == text) {
+            return i;
+        }
         self.input_exprs.push(expr);
         self.input_exprs.len() - 1
     }

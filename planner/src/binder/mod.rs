@@ -230,30 +230,20 @@ impl<'a> Binder<'a> {
             having = select.having.as_ref().map(|h| binder.bind(h)).transpose()?;
         }
         let key_count = group_by.len();
-        let mut calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
-        // When the aggregate's inputs are plain columns it reads them directly; otherwise a
-        // Calc computes them first.
-        let direct: Option<Vec<usize>> = context
+        let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
+        // The aggregate's input: its keys, then its arguments and filters (a Calc that column
+        // pruning removes again when it only passes columns on).
+        let input_names: Vec<String> = context
             .input_exprs
             .iter()
-            .map(|e| match e {
-                Expr::Column { index, .. } => Some(*index),
-                _ => None,
+            .enumerate()
+            .map(|(i, e)| match e {
+                Expr::Column { index, .. } => scope.columns[*index].name.clone(),
+                _ => format!("$f{i}"),
             })
             .collect();
-        let (input, keys) = match direct {
-            Some(columns) if !matches!(plan.node, Node::Calc { .. }) => {
-                for c in &mut calls {
-                    c.arg = c.arg.map(|a| columns[a]);
-                    c.filter = c.filter.map(|f| columns[f]);
-                }
-                (plan, columns[..key_count].to_vec())
-            }
-            _ => {
-                let input_names: Vec<String> = (0..context.input_exprs.len()).map(|i| format!("$f{i}")).collect();
-                (fuse_calc(plan, context.input_exprs, input_names), (0..key_count).collect())
-            }
-        };
+        let input = fuse_calc(plan, context.input_exprs, input_names);
+        let keys: Vec<usize> = (0..key_count).collect();
         let mut fields: Vec<Field> = keys.iter().map(|&k: &usize| input.fields[k].clone()).collect();
         fields.extend(calls.iter().enumerate().map(|(i, c)| Field::new(format!("EXPR${i}"), c.result_type.clone())));
         let aggregate = Plan { node: Node::Aggregate { input: Box::new(input), keys, calls }, fields };
@@ -290,7 +280,8 @@ impl<'a> Binder<'a> {
 fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
     use crate::parser::ColumnDef;
     let physical = t.descriptor.schema.fields.clone();
-    let mut plan = Plan { fields: physical.clone(), node: Node::Scan { table: t.descriptor.clone() } };
+    let projection = (0..physical.len()).collect();
+    let mut plan = Plan { fields: physical.clone(), node: Node::Scan { table: t.descriptor.clone(), projection } };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {
         let scope = Scope::new(&physical, Some(&t.descriptor.name));
         let mut binder = ExprBinder { scope: &scope, aggregates: None };

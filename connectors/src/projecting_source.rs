@@ -1,0 +1,45 @@
+//! Projection push-down for any source: only the columns a query reads leave the source.
+
+use weir_runtime::{Chunk, OperatorContext, Output, Result, Source, SourceStatus, StreamElement};
+
+/// Wraps a source and keeps, in order, the columns listed in `projection` of every row.
+pub struct ProjectingSource {
+    inner: Box<dyn Source>,
+    projection: Vec<usize>,
+    buffer: Output,
+}
+
+impl ProjectingSource {
+    /// A source emitting `projection`'s columns of `inner`'s rows.
+    pub fn new(inner: Box<dyn Source>, projection: Vec<usize>) -> Self {
+        ProjectingSource { inner, projection, buffer: Output::new() }
+    }
+}
+
+impl Source for ProjectingSource {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn open(&mut self, ctx: &mut OperatorContext) -> Result<()> {
+        self.inner.open(ctx)
+    }
+
+    fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<SourceStatus> {
+        let status = self.inner.poll_next(ctx, &mut self.buffer)?;
+        for element in self.buffer.drain() {
+            match element {
+                StreamElement::Chunk(chunk) => {
+                    let mut projected = Chunk::with_capacity(self.projection.len(), chunk.len());
+                    for (kind, row) in chunk.rows() {
+                        projected
+                            .push_with(kind, |fields| fields.extend(self.projection.iter().map(|&c| row[c].clone())));
+                    }
+                    out.collect(projected);
+                }
+                other => out.emit(other),
+            }
+        }
+        Ok(status)
+    }
+}

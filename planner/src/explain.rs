@@ -1,0 +1,408 @@
+//! EXPLAIN: Flink's three sections over weir's plans, with Flink's node names, attributes and
+//! tree drawing, changelog modes with `CHANGELOG_MODE`, and the execution plan as JSON with
+//! `JSON_EXECUTION_PLAN`.
+
+use std::fmt::Write;
+
+use weir_connectors::ConnectorRegistry;
+use weir_operators::aggregate::{AggregateCall, AggregateKind};
+use weir_operators::expr::{Expr, Function};
+use weir_runtime::print::value_to_string;
+use weir_runtime::{Field, ShipStrategy, Value};
+
+use crate::catalog::Catalog;
+use crate::physical::{PhysicalKind, PhysicalNode};
+use crate::plan::{Node, Plan};
+
+/// What EXPLAIN prints besides the plans.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExplainDetails {
+    /// `CHANGELOG_MODE`: each physical node's changelog mode.
+    pub changelog_mode: bool,
+    /// `JSON_EXECUTION_PLAN`: the execution plan as JSON.
+    pub json_execution_plan: bool,
+}
+
+/// Draws a tree: `+- ` before the last child, `:- ` before the others, `:  ` to continue.
+fn draw<T>(out: &mut String, node: &T, prefix: &str, label: &dyn Fn(&T) -> String, children: &dyn Fn(&T) -> Vec<&T>) {
+    let _ = writeln!(out, "{}", label(node));
+    let kids = children(node);
+    for (i, child) in kids.iter().enumerate() {
+        let last = i + 1 == kids.len();
+        let _ = write!(out, "{prefix}{}", if last { "+- " } else { ":- " });
+        let deeper = format!("{prefix}{}", if last { "   " } else { ":  " });
+        draw(out, *child, &deeper, label, children);
+    }
+}
+
+fn names(fields: &[Field]) -> String {
+    fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn literal(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("_UTF-16LE'{s}'"),
+        Value::IntervalDayTime(ms) => format!("{ms}:INTERVAL SECOND"),
+        Value::IntervalYearMonth(m) => format!("{m}:INTERVAL MONTH"),
+        other => value_to_string(other),
+    }
+}
+
+fn operator_symbol(function: &Function) -> Option<&'static str> {
+    Some(match function {
+        Function::Plus => "+",
+        Function::Minus => "-",
+        Function::Times => "*",
+        Function::Divide => "/",
+        Function::Modulo => "MOD",
+        Function::Equals => "=",
+        Function::NotEquals => "<>",
+        Function::Less => "<",
+        Function::LessOrEqual => "<=",
+        Function::Greater => ">",
+        Function::GreaterOrEqual => ">=",
+        Function::And => "AND",
+        Function::Or => "OR",
+        _ => return None,
+    })
+}
+
+/// An expression as Flink prints it: `>(amount, 400)` (prefix) or `(amount > 400)` (infix),
+/// columns by `column(i)`.
+fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
+    match expr {
+        Expr::Column { index, .. } => column(*index),
+        Expr::Literal { value, .. } => literal(value),
+        Expr::Call { function, args, ty } => {
+            let parts: Vec<String> = args.iter().map(|a| expression(a, column, infix)).collect();
+            match (function, operator_symbol(function)) {
+                (_, Some(symbol)) if infix && parts.len() == 2 => format!("({} {symbol} {})", parts[0], parts[1]),
+                (_, Some(symbol)) => format!("{symbol}({})", parts.join(", ")),
+                (Function::Cast | Function::TryCast, _) => {
+                    let name = if matches!(function, Function::Cast) { "CAST" } else { "TRY_CAST" };
+                    format!("{name}({} AS {})", parts[0], ty)
+                }
+                (Function::IsNull, _) => format!("IS NULL({})", parts.join(", ")),
+                (Function::IsNotNull, _) => format!("IS NOT NULL({})", parts.join(", ")),
+                _ => format!("{}({})", function.name(), parts.join(", ")),
+            }
+        }
+    }
+}
+
+fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> String {
+    let name = match &call.kind {
+        AggregateKind::CountStar | AggregateKind::Count => "COUNT",
+        AggregateKind::Sum => "SUM",
+        AggregateKind::Sum0 => "$SUM0",
+        AggregateKind::Min => "MIN",
+        AggregateKind::Max => "MAX",
+        AggregateKind::Avg => "AVG",
+        AggregateKind::FirstValue => "FIRST_VALUE",
+        AggregateKind::LastValue => "LAST_VALUE",
+        AggregateKind::ListAgg { .. } => "LISTAGG",
+        AggregateKind::StddevPop => "STDDEV_POP",
+        AggregateKind::StddevSamp => "STDDEV_SAMP",
+        AggregateKind::VarPop => "VAR_POP",
+        AggregateKind::VarSamp => "VAR_SAMP",
+    };
+    let distinct = if call.distinct { "DISTINCT " } else { "" };
+    let arg = call.arg.map_or("*".to_string(), column);
+    let filter = call.filter.map_or(String::new(), |f| format!(" FILTER {}", column(f)));
+    format!("{name}({distinct}{arg}){filter}")
+}
+
+/// `[default_catalog, default_database, t]`, with `project=[…], metadata=[]` for a projection.
+fn table_path(name: &str, projected: Option<&[Field]>) -> String {
+    match projected {
+        Some(fields) => {
+            format!("[default_catalog, default_database, {name}, project=[{}], metadata=[]]", names(fields))
+        }
+        None => format!("[default_catalog, default_database, {name}]"),
+    }
+}
+
+/// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
+fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
+    let input_fields = node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default();
+    let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
+    let mut text = match &node.kind {
+        PhysicalKind::TableSourceScan { table, projection } => {
+            let partial = projection.len() < table.schema.fields.len();
+            let path = table_path(&table.name, partial.then_some(&node.fields[..]));
+            format!("TableSourceScan(table=[{path}], fields=[{}])", names(&node.fields))
+        }
+        PhysicalKind::Values { rows } => {
+            let tuples: Vec<String> = rows
+                .iter()
+                .map(|r| format!("{{ {} }}", r.iter().map(literal).collect::<Vec<_>>().join(", ")))
+                .collect();
+            format!("Values(tuples=[[{}]], values=[{}])", tuples.join(", "), names(&node.fields))
+        }
+        PhysicalKind::Calc { projections, condition } => {
+            let select: Vec<String> = projections
+                .iter()
+                .zip(&node.fields)
+                .map(|(p, f)| {
+                    let e = expression(p, &column, infix);
+                    if e == f.name {
+                        e
+                    } else {
+                        format!("{e} AS {}", f.name)
+                    }
+                })
+                .collect();
+            let mut t = format!("Calc(select=[{}]", select.join(", "));
+            if let Some(c) = condition {
+                let _ = write!(t, ", where=[{}]", expression(c, &column, infix));
+            }
+            t.push(')');
+            t
+        }
+        PhysicalKind::WatermarkAssigner { rowtime, watermark } => format!(
+            "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
+            column(*rowtime),
+            expression(watermark, &column, infix)
+        ),
+        PhysicalKind::Exchange { strategy } => match strategy {
+            ShipStrategy::Hash(keys) => {
+                format!(
+                    "Exchange(distribution=[hash[{}]])",
+                    keys.iter().map(|k| column(*k)).collect::<Vec<_>>().join(", ")
+                )
+            }
+            ShipStrategy::Single => "Exchange(distribution=[single])".to_string(),
+            ShipStrategy::Broadcast => "Exchange(distribution=[broadcast])".to_string(),
+            _ => "Exchange(distribution=[any])".to_string(),
+        },
+        PhysicalKind::GroupAggregate { keys, calls, .. } => {
+            let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
+            for (c, f) in calls.iter().zip(&node.fields[keys.len()..]) {
+                select.push(format!("{} AS {}", aggregate_text(c, &column), f.name));
+            }
+            let group = if keys.is_empty() {
+                String::new()
+            } else {
+                format!("groupBy=[{}], ", keys.iter().map(|k| column(*k)).collect::<Vec<_>>().join(", "))
+            };
+            format!("GroupAggregate({group}select=[{}])", select.join(", "))
+        }
+        PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
+        PhysicalKind::Sink { table, .. } => {
+            format!("Sink(table=[{}], fields=[{}])", Catalog::qualified(&table.name), names(&node.fields))
+        }
+    };
+    if changelog {
+        text.pop();
+        let _ = write!(text, ", changelogMode=[{}])", node.changelog);
+    }
+    text
+}
+
+/// One logical node's line, in Flink's AST notation with `$i` column references.
+fn logical_label(plan: &Plan) -> String {
+    let dollar = |i: usize| format!("${i}");
+    match &plan.node {
+        Node::Scan { table, .. } => format!("LogicalTableScan(table=[{}])", table_path(&table.name, None)),
+        Node::Values { rows } => {
+            let tuples: Vec<String> = rows
+                .iter()
+                .map(|r| format!("{{ {} }}", r.iter().map(literal).collect::<Vec<_>>().join(", ")))
+                .collect();
+            format!("LogicalValues(tuples=[[{}]])", tuples.join(", "))
+        }
+        Node::Calc { projections, .. } => {
+            let items: Vec<String> = projections
+                .iter()
+                .zip(&plan.fields)
+                .map(|(p, f)| format!("{}=[{}]", f.name, expression(p, &dollar, false)))
+                .collect();
+            format!("LogicalProject({})", items.join(", "))
+        }
+        Node::WatermarkAssigner { input, rowtime, watermark } => format!(
+            "LogicalWatermarkAssigner(rowtime=[{}], watermark=[{}])",
+            input.fields.get(*rowtime).map_or(String::new(), |f| f.name.clone()),
+            expression(watermark, &dollar, false)
+        ),
+        Node::Aggregate { keys, calls, .. } => {
+            let mut items =
+                vec![format!("group=[{{{}}}]", keys.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", "))];
+            for (c, f) in calls.iter().zip(&plan.fields[keys.len()..]) {
+                items.push(format!("{}=[{}]", f.name, aggregate_text(c, &dollar).replace("(*)", "()")));
+            }
+            format!("LogicalAggregate({})", items.join(", "))
+        }
+        Node::Union { .. } => "LogicalUnion(all=[true])".to_string(),
+    }
+}
+
+/// A logical plan drawn as a tree; a Calc with a condition shows as a LogicalProject over a
+/// LogicalFilter, as Flink's AST does.
+fn draw_logical(out: &mut String, plan: &Plan, prefix: &str) {
+    let _ = writeln!(out, "{}", logical_label(plan));
+    let children: Vec<&Plan> = match &plan.node {
+        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => vec![input],
+        Node::Union { inputs } => inputs.iter().collect(),
+        _ => Vec::new(),
+    };
+    if let Node::Calc { condition: Some(c), input, .. } = &plan.node {
+        let dollar = |i: usize| format!("${i}");
+        let _ = writeln!(out, "{prefix}+- LogicalFilter(condition=[{}])", expression(c, &dollar, false));
+        let deeper = format!("{prefix}   ");
+        let _ = write!(out, "{deeper}+- ");
+        return draw_logical(out, input, &format!("{deeper}   "));
+    }
+    for (i, child) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let _ = write!(out, "{prefix}{}", if last { "+- " } else { ":- " });
+        draw_logical(out, child, &format!("{prefix}{}", if last { "   " } else { ":  " }));
+    }
+}
+
+fn physical_children(node: &PhysicalNode) -> Vec<&PhysicalNode> {
+    node.inputs.iter().collect()
+}
+
+/// A statement's logical plan and the sink it writes into (name and query columns), if any.
+pub type LogicalStatement = (Option<(String, Vec<Field>)>, Plan);
+
+/// The EXPLAIN text of statements planned as `logical` and `physical`.
+pub fn explain(
+    logical: &[LogicalStatement],
+    physical: &[PhysicalNode],
+    details: ExplainDetails,
+    registry: &ConnectorRegistry,
+    parallelism: usize,
+) -> String {
+    let mut out = String::from("== Abstract Syntax Tree ==\n");
+    for (i, (sink, plan)) in logical.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match sink {
+            Some((table, fields)) => {
+                let _ = writeln!(out, "LogicalSink(table=[{}], fields=[{}])", Catalog::qualified(table), names(fields));
+                out.push_str("+- ");
+                draw_logical(&mut out, plan, "   ");
+            }
+            None => draw_logical(&mut out, plan, ""),
+        }
+    }
+    out.push_str("\n== Optimized Physical Plan ==\n");
+    for (i, node) in physical.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        draw(&mut out, node, "", &|n| physical_label(n, false, details.changelog_mode), &physical_children);
+    }
+    out.push_str("\n== Optimized Execution Plan ==\n");
+    for (i, node) in physical.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        draw(&mut out, node, "", &|n| physical_label(n, true, false), &physical_children);
+    }
+    if details.json_execution_plan {
+        out.push_str("\n== Physical Execution Plan ==\n");
+        out.push_str(&json_plan(physical, registry, parallelism));
+    }
+    out
+}
+
+/// Flink's JSON execution plan: one entry per operator with its parallelism and predecessors.
+fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_parallelism: usize) -> String {
+    struct Entry {
+        id: usize,
+        kind: String,
+        pact: &'static str,
+        contents: String,
+        parallelism: usize,
+        predecessors: Vec<(usize, &'static str)>,
+    }
+    /// Adds `node`'s entry; returns its id, parallelism, and the strategy an exchange asks for.
+    fn visit(
+        node: &PhysicalNode,
+        entries: &mut Vec<Entry>,
+        registry: &ConnectorRegistry,
+        default: usize,
+    ) -> (usize, usize, Option<&'static str>) {
+        if let PhysicalKind::Exchange { strategy } = &node.kind {
+            let (id, p, _) = visit(&node.inputs[0], entries, registry, default);
+            return (id, p, Some(strategy.flink_name()));
+        }
+        let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, registry, default)).collect();
+        let parallelism = match &node.kind {
+            PhysicalKind::TableSourceScan { table, .. } => {
+                registry.create_source(table).ok().and_then(|p| p.parallelism).unwrap_or(default)
+            }
+            PhysicalKind::Values { .. } => 1,
+            PhysicalKind::GroupAggregate { keys, .. } if keys.is_empty() => 1,
+            PhysicalKind::GroupAggregate { .. } | PhysicalKind::Union => default,
+            PhysicalKind::Sink { table, .. } => registry
+                .create_sink(table)
+                .ok()
+                .and_then(|p| p.parallelism)
+                .unwrap_or(inputs.first().map_or(default, |i| i.1)),
+            _ => inputs.first().map_or(default, |i| i.1),
+        };
+        let id = entries.len() + 1;
+        let predecessors = inputs
+            .iter()
+            .map(|(pid, pp, exchange)| {
+                let strategy = match (exchange, node.kind.clone()) {
+                    (Some(s), _) => *s,
+                    (None, PhysicalKind::Sink { ref primary_key, .. })
+                        if !primary_key.is_empty() && parallelism != *pp && parallelism != 1 =>
+                    {
+                        "HASH"
+                    }
+                    (None, _) if *pp == parallelism => "FORWARD",
+                    (None, _) => "REBALANCE",
+                };
+                (*pid, strategy)
+            })
+            .collect();
+        let label = physical_label(node, true, false);
+        let (kind, pact) = match &node.kind {
+            PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
+            PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
+            PhysicalKind::Sink { table, .. } => (format!("Sink: {}[{id}]", table.name), "Data Sink"),
+            _ => (format!("{}[{id}]", node.name()), "Operator"),
+        };
+        entries.push(Entry { id, kind, pact, contents: format!("[{id}]:{label}"), parallelism, predecessors });
+        (id, parallelism, None)
+    }
+    let mut entries = Vec::new();
+    for root in roots {
+        visit(root, &mut entries, registry, default_parallelism);
+    }
+    let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    let mut out = String::from("{\n  \"nodes\" : [ ");
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(
+            out,
+            "{{\n    \"id\" : {},\n    \"type\" : {},\n    \"pact\" : {},\n    \"contents\" : {},\n    \"parallelism\" : {}",
+            e.id,
+            quote(&e.kind),
+            quote(e.pact),
+            quote(&e.contents),
+            e.parallelism
+        );
+        if !e.predecessors.is_empty() {
+            out.push_str(",\n    \"predecessors\" : [ ");
+            for (j, (id, strategy)) in e.predecessors.iter().enumerate() {
+                if j > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{{\n      \"id\" : {id},\n      \"ship_strategy\" : \"{strategy}\",\n      \"side\" : \"second\"\n    }}");
+            }
+            out.push_str(" ]");
+        }
+        out.push_str("\n  }");
+    }
+    out.push_str(" ]\n}\n");
+    out
+}

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! weir run FILE.sql [--parallelism N] [--set key=value]...
+//! weir explain FILE.sql [--parallelism N] [--set key=value]...
 //! ```
 
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
 
-const USAGE: &str = "usage: weir run FILE.sql [--parallelism N] [--set key=value]...";
+const USAGE: &str = "usage: weir run|explain FILE.sql [--parallelism N] [--set key=value]...";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,7 +28,8 @@ fn run(args: &[String]) -> Result<(), String> {
     let (command, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
     match command.as_str() {
         "run" => run_script(rest),
-        "explain" | "sql" => Err(format!("weir {command} is not supported yet.")),
+        "explain" => explain_script(rest),
+        "sql" => Err(format!("weir {command} is not supported yet.")),
         "--help" | "-h" | "help" => {
             println!("{USAGE}");
             Ok(())
@@ -36,7 +38,8 @@ fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-fn run_script(args: &[String]) -> Result<(), String> {
+/// The script file and the session options given on the command line.
+fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), String> {
     let mut file = None;
     let mut settings = Vec::new();
     let mut iter = args.iter();
@@ -56,15 +59,35 @@ fn run_script(args: &[String]) -> Result<(), String> {
         }
     }
     let file = file.ok_or_else(|| USAGE.to_string())?;
-    let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+    Ok((file, settings))
+}
+
+/// A session with the command line's options applied.
+fn session(settings: &[(String, String)]) -> Result<Session, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let runtime = RuntimeConfig::default().with_parallelism(cores);
     let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(std::io::stdout()));
-    for (k, v) in &settings {
+    for (k, v) in settings {
         session.set(k, v).map_err(|e| format!("--set {k}={v}: {e}"))?;
     }
-    session.execute_script(&sql).map_err(|e| {
-        let at = e.position();
-        format!("{file}:{}:{}: {}", at.line, at.column, e.error)
-    })
+    Ok(session)
+}
+
+fn located(file: &str, e: &weir::planner::ScriptError) -> String {
+    let at = e.position();
+    format!("{file}:{}:{}: {}", at.line, at.column, e.error)
+}
+
+fn run_script(args: &[String]) -> Result<(), String> {
+    let (file, settings) = parse_arguments(args)?;
+    let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+    session(&settings)?.execute_script(&sql).map_err(|e| located(&file, &e))
+}
+
+fn explain_script(args: &[String]) -> Result<(), String> {
+    let (file, settings) = parse_arguments(args)?;
+    let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+    let text = session(&settings)?.explain_script(&sql).map_err(|e| located(&file, &e))?;
+    print!("{text}");
+    Ok(())
 }

@@ -128,8 +128,10 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
         PhysicalKind::TableSourceScan { table, projection } => {
-            let partial = projection.len() < table.schema.fields.len();
-            let path = table_path(&table.name, partial.then_some(&node.fields[..]));
+            // Sources that take projection push-down print it, as Flink's filesystem source does.
+            let pushed = projection.len() < table.schema.fields.len()
+                || table.options.get("connector").map(String::as_str) == Some("filesystem");
+            let path = table_path(&table.name, pushed.then_some(&node.fields[..]));
             format!("TableSourceScan(table=[{path}], fields=[{}])", names(&node.fields))
         }
         PhysicalKind::Values { rows } => {
@@ -296,16 +298,50 @@ pub fn explain(
         draw(&mut out, node, "", &|n| physical_label(n, false, details.changelog_mode), &physical_children);
     }
     out.push_str("\n== Optimized Execution Plan ==\n");
+    // A scan shared by several statements prints once, first, and is referred to after.
+    let mut counts: std::collections::HashMap<String, usize> = Default::default();
+    let mut order: Vec<(String, &PhysicalNode)> = Vec::new();
+    fn walk<'a>(
+        node: &'a PhysicalNode,
+        counts: &mut std::collections::HashMap<String, usize>,
+        order: &mut Vec<(String, &'a PhysicalNode)>,
+    ) {
+        if let Some(d) = node.reuse_digest() {
+            let n = counts.entry(d.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                order.push((d, node));
+            }
+        }
+        node.inputs.iter().for_each(|i| walk(i, counts, order));
+    }
+    physical.iter().for_each(|root| walk(root, &mut counts, &mut order));
+    let reused: Vec<(String, &PhysicalNode)> = order.into_iter().filter(|(d, _)| counts[d] > 1).collect();
+    let reuse_id =
+        |node: &PhysicalNode| node.reuse_digest().and_then(|d| reused.iter().position(|(r, _)| *r == d)).map(|i| i + 1);
+    for (i, (_, node)) in reused.iter().enumerate() {
+        let _ = writeln!(out, "{}(reuse_id=[{}])\n", physical_label(node, true, false), i + 1);
+    }
     for (i, node) in physical.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        draw(&mut out, node, "", &|n| physical_label(n, true, false), &physical_children);
+        draw(
+            &mut out,
+            node,
+            "",
+            &|n| match reuse_id(n) {
+                Some(id) => format!("Reused(reference_id=[{id}])"),
+                None => physical_label(n, true, false),
+            },
+            &|n| if reuse_id(n).is_some() { Vec::new() } else { physical_children(n) },
+        );
     }
     if details.json_execution_plan {
         out.push_str("\n== Physical Execution Plan ==\n");
         out.push_str(&json_plan(physical, registry, parallelism));
     }
+    out.push('\n');
     out
 }
 
@@ -323,14 +359,17 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
     fn visit(
         node: &PhysicalNode,
         entries: &mut Vec<Entry>,
+        skipped: &mut usize,
         registry: &ConnectorRegistry,
         default: usize,
     ) -> (usize, usize, Option<&'static str>) {
         if let PhysicalKind::Exchange { strategy } = &node.kind {
-            let (id, p, _) = visit(&node.inputs[0], entries, registry, default);
+            let (id, p, _) = visit(&node.inputs[0], entries, skipped, registry, default);
+            // An exchange is a transformation of its own in Flink: it takes an id.
+            *skipped += 1;
             return (id, p, Some(strategy.flink_name()));
         }
-        let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, registry, default)).collect();
+        let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped, registry, default)).collect();
         let parallelism = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => {
                 registry.create_source(table).ok().and_then(|p| p.parallelism).unwrap_or(default)
@@ -345,7 +384,7 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
                 .unwrap_or(inputs.first().map_or(default, |i| i.1)),
             _ => inputs.first().map_or(default, |i| i.1),
         };
-        let id = entries.len() + 1;
+        let id = entries.len() + *skipped + 1;
         let predecessors = inputs
             .iter()
             .map(|(pid, pp, exchange)| {
@@ -373,8 +412,9 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         (id, parallelism, None)
     }
     let mut entries = Vec::new();
+    let mut skipped = 0;
     for root in roots {
-        visit(root, &mut entries, registry, default_parallelism);
+        visit(root, &mut entries, &mut skipped, registry, default_parallelism);
     }
     let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     let mut out = String::from("{\n  \"nodes\" : [ ");

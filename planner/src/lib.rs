@@ -14,6 +14,7 @@ pub mod parser;
 pub mod physical;
 pub mod plan;
 pub mod prune;
+pub mod reuse;
 pub mod session;
 pub mod translate;
 

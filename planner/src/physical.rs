@@ -129,6 +129,14 @@ pub struct PhysicalNode {
 }
 
 impl PhysicalNode {
+    /// A text that is equal for nodes that compute the same rows (scans of the same columns).
+    pub fn reuse_digest(&self) -> Option<String> {
+        match &self.kind {
+            PhysicalKind::TableSourceScan { table, projection } => Some(format!("{}{projection:?}", table.name)),
+            _ => None,
+        }
+    }
+
     /// Flink's name for the node.
     pub fn name(&self) -> &'static str {
         match self.kind {

@@ -18,6 +18,7 @@ use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, State
 use crate::physical::{physical_query, physical_sink, PhysicalNode};
 use crate::plan::{Node, Plan};
 use crate::prune::prune_plan;
+use crate::reuse::share_scans;
 use crate::translate::Translator;
 
 /// Statements run one after another; bounded jobs finish before the next statement starts.
@@ -75,6 +76,29 @@ impl Session {
             self.execute(located).map_err(|error| ScriptError { statement: located.position, error })?;
         }
         self.wait_all().map_err(|error| ScriptError { statement: Position::default(), error })
+    }
+
+    /// Runs the DDL and `SET` statements of `sql` and returns the EXPLAIN of every query, INSERT
+    /// and statement set in it (and of its EXPLAIN statements), without running any job.
+    ///
+    /// # Errors
+    /// The first statement that fails, with its position.
+    pub fn explain_script(&mut self, sql: &str) -> Result<String, ScriptError> {
+        let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
+        let mut text = String::new();
+        for located in &statements {
+            let fail = |error| ScriptError { statement: located.position, error };
+            match &located.statement {
+                Statement::Insert(_) | Statement::StatementSet(_) | Statement::Query(_) => {
+                    text.push_str(&self.explain(&located.statement, &[], located.position).map_err(fail)?);
+                }
+                Statement::Explain { details, statement } => {
+                    text.push_str(&self.explain(statement, details, located.position).map_err(fail)?);
+                }
+                _ => self.execute(located).map_err(fail)?,
+            }
+        }
+        Ok(text)
     }
 
     /// Waits for every job started without waiting (jobs with unbounded sources).
@@ -156,7 +180,7 @@ impl Session {
             Statement::Query(query) => self.select(query),
             Statement::Explain { details, statement } => {
                 let text = self.explain(statement, details, located.position)?;
-                self.write_lines(&[text.trim_end().to_string()])
+                self.write_lines(&[text])
             }
         }
     }
@@ -242,10 +266,14 @@ impl Session {
     /// # Errors
     /// Unknown tables or columns, type mismatches, and an updating query into an append-only sink.
     pub fn plan_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
-        let mut plans = Vec::new();
+        let mut pruned = Vec::new();
         for insert in inserts {
             let (sink, plan) = self.bind_insert(insert, at)?;
-            let plan = prune_plan(plan);
+            pruned.push((sink, prune_plan(plan)));
+        }
+        let (sinks, logical): (Vec<CatalogTable>, Vec<Plan>) = pruned.into_iter().unzip();
+        let mut plans = Vec::new();
+        for ((sink, plan), insert) in sinks.into_iter().zip(share_scans(logical)).zip(inserts) {
             if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem")
                 && !plan.is_insert_only()
             {

@@ -28,6 +28,8 @@ pub struct Translator<'a> {
     pub graph: JobGraph,
     /// Set once a source that never ends has been added.
     pub unbounded: bool,
+    /// Scans already added, by reuse digest: a shared scan runs once.
+    scans: std::collections::HashMap<String, Output>,
 }
 
 /// A vertex, its parallelism, and the exchange its consumer must apply.
@@ -53,7 +55,7 @@ fn edge(input: &Output, parallelism: usize) -> ShipStrategy {
 impl<'a> Translator<'a> {
     /// A translator building a new graph.
     pub fn new(registry: &'a ConnectorRegistry, parallelism: usize) -> Self {
-        Translator { registry, parallelism, graph: JobGraph::new(), unbounded: false }
+        Translator { registry, parallelism, graph: JobGraph::new(), unbounded: false, scans: Default::default() }
     }
 
     fn operator(
@@ -74,6 +76,18 @@ impl<'a> Translator<'a> {
     /// # Errors
     /// A table whose connector refuses its options.
     pub fn translate(&mut self, node: &PhysicalNode) -> Result<Output> {
+        let digest = node.reuse_digest();
+        if let Some(shared) = digest.as_ref().and_then(|d| self.scans.get(d)) {
+            return Ok(shared.clone());
+        }
+        let output = self.translate_new(node)?;
+        if let Some(d) = digest {
+            self.scans.insert(d, output.clone());
+        }
+        Ok(output)
+    }
+
+    fn translate_new(&mut self, node: &PhysicalNode) -> Result<Output> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection } => {
                 let provider = self.registry.create_source(table)?;

@@ -1,0 +1,73 @@
+//! Scan reuse across the statements of a statement set: a table read by several INSERTs is
+//! read once. Its scan reads the union of the columns the statements need, and each statement
+//! projects its own columns from it with a Calc (Flink's ScanReuser).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use weir_operators::expr::Expr;
+
+use crate::plan::{Node, Plan};
+
+fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usize>)>) {
+    match &plan.node {
+        Node::Scan { table, projection } => {
+            let entry = scans.entry(table.name.clone()).or_default();
+            entry.0 += 1;
+            entry.1.extend(projection.iter().copied());
+        }
+        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => {
+            collect_scans(input, scans)
+        }
+        Node::Union { inputs } => inputs.iter().for_each(|i| collect_scans(i, scans)),
+        Node::Values { .. } => {}
+    }
+}
+
+/// Rewrites `plans` so that every table scanned more than once is scanned with one shared
+/// projection, each use narrowing it with a Calc.
+pub fn share_scans(plans: Vec<Plan>) -> Vec<Plan> {
+    let mut scans = BTreeMap::new();
+    plans.iter().for_each(|p| collect_scans(p, &mut scans));
+    let shared: BTreeMap<String, Vec<usize>> = scans
+        .into_iter()
+        .filter(|(_, (count, _))| *count > 1)
+        .map(|(table, (_, columns))| (table, columns.into_iter().collect()))
+        .collect();
+    if shared.is_empty() {
+        return plans;
+    }
+    plans.into_iter().map(|p| rewrite(p, &shared)).collect()
+}
+
+fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
+    let Plan { node, fields } = plan;
+    let node = match node {
+        Node::Scan { table, projection } => match shared.get(&table.name) {
+            Some(union) if union != &projection => {
+                let scan_fields = union.iter().map(|&c| table.schema.fields[c].clone()).collect::<Vec<_>>();
+                let projections = projection
+                    .iter()
+                    .map(|c| {
+                        let at = union.iter().position(|u| u == c).unwrap_or(0);
+                        Expr::column(at, scan_fields[at].data_type.clone())
+                    })
+                    .collect();
+                let scan = Plan { node: Node::Scan { table, projection: union.clone() }, fields: scan_fields };
+                Node::Calc { input: Box::new(scan), projections, condition: None }
+            }
+            _ => Node::Scan { table, projection },
+        },
+        Node::Calc { input, projections, condition } => {
+            Node::Calc { input: Box::new(rewrite(*input, shared)), projections, condition }
+        }
+        Node::WatermarkAssigner { input, rowtime, watermark } => {
+            Node::WatermarkAssigner { input: Box::new(rewrite(*input, shared)), rowtime, watermark }
+        }
+        Node::Aggregate { input, keys, calls } => {
+            Node::Aggregate { input: Box::new(rewrite(*input, shared)), keys, calls }
+        }
+        Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(|i| rewrite(i, shared)).collect() },
+        values => values,
+    };
+    Plan { node, fields }
+}

@@ -1,0 +1,81 @@
+//! EXPLAIN against Apache Flink 2.3's own output (`tests/explain/*.flink.out`): the optimized
+//! plans of the statements weir plans have Flink's node names, tree shape and attributes.
+
+use std::path::Path;
+use std::process::Command;
+
+fn explain(case: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/explain");
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .current_dir(&dir)
+        .args(["run", &format!("{case}.sql"), "--parallelism", "2"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{case}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn flink(case: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/explain/{case}.flink.out")))
+        .unwrap()
+}
+
+/// The lines of one section (`== Name ==` up to the next section).
+fn section(text: &str, name: &str) -> Vec<String> {
+    let header = format!("== {name} ==");
+    text.lines()
+        .skip_while(|l| *l != header)
+        .skip(1)
+        .take_while(|l| !l.starts_with("== "))
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Each node as its depth in the tree and its name: the shape of a plan.
+fn shape(lines: &[String]) -> Vec<(usize, String)> {
+    lines
+        .iter()
+        .map(|l| {
+            let name_at = l.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(0);
+            let name: String = l[name_at..].chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+            (name_at / 3, name)
+        })
+        .collect()
+}
+
+#[test]
+fn optimized_plans_have_flinks_shape() {
+    for case in ["group_agg", "statement_set_reuse_agg", "sink_keyed_shuffle"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            let (a, b) = (section(&ours, name), section(&theirs, name));
+            assert!(!a.is_empty(), "{case}: no {name} section in\n{ours}");
+            assert_eq!(shape(&a), shape(&b), "{case}: {name}\n--- weir\n{}\n--- Flink\n{}", a.join("\n"), b.join("\n"));
+        }
+    }
+}
+
+#[test]
+fn optimized_plans_print_flinks_attributes() {
+    for case in ["group_agg", "statement_set_reuse_agg"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+        }
+    }
+}
+
+#[test]
+fn the_json_execution_plan_lists_operators_with_their_ship_strategies() {
+    let json = section(&explain("sink_keyed_shuffle"), "Physical Execution Plan").join("\n");
+    for expected in [
+        "\"type\" : \"Source: orders[1]\"",
+        "\"contents\" : \"[3]:Calc(select=[user_id, id])\"",
+        "\"ship_strategy\" : \"HASH\"",
+        "\"type\" : \"GroupAggregate[5]\"",
+        "\"pact\" : \"Data Sink\"",
+    ] {
+        assert!(json.contains(expected), "missing {expected} in\n{json}");
+    }
+}

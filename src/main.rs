@@ -11,7 +11,8 @@ use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
 
-const USAGE: &str = "usage: weir run|explain FILE.sql [--parallelism N] [--set key=value]...";
+const USAGE: &str =
+    "usage: weir run|explain FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]...";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -48,6 +49,10 @@ fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), S
             "--parallelism" | "-p" => {
                 let n = iter.next().ok_or("--parallelism needs a number")?;
                 settings.push(("parallelism.default".to_string(), n.clone()));
+            }
+            "--format" => {
+                let format = iter.next().ok_or("--format needs tableau or changelog")?;
+                settings.push(("sql-client.execution.result-mode".to_string(), format.clone()));
             }
             "--set" => {
                 let pair = iter.next().ok_or("--set needs key=value")?;

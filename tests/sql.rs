@@ -28,6 +28,7 @@ fn run(script: &str) -> Result<String, String> {
     let registry = ConnectorRegistry::with_print_target(PrintTarget::Buffer(Arc::clone(&printed)));
     let out = Buffer::default();
     let mut session = Session::new(RuntimeConfig::default().with_parallelism(1), registry, Box::new(out.clone()));
+    session.set("sql-client.execution.result-mode", "changelog").unwrap();
     session.execute_script(script).map_err(|e| {
         let at = e.position();
         format!("{}:{}: {}", at.line, at.column, e.error)

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod prune;
 pub mod reuse;
 pub mod session;
+pub mod tableau;
 pub mod translate;
 
 pub use error::{Error, Position, Result};

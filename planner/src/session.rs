@@ -21,6 +21,9 @@ use crate::prune::prune_plan;
 use crate::reuse::share_scans;
 use crate::translate::Translator;
 
+/// The option that chooses how query results print: `tableau` (the default) or `changelog`.
+pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
+
 /// Statements run one after another; bounded jobs finish before the next statement starts.
 pub struct Session {
     catalog: Catalog,
@@ -61,6 +64,14 @@ impl Session {
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         if weir_runtime::config::RuntimeConfig::KEYS.contains(&key) {
             self.runtime.set(key, value)?;
+        }
+        if key == RESULT_MODE && !["tableau", "table", "changelog"].contains(&value.to_ascii_lowercase().as_str()) {
+            return Err(weir_runtime::Error::InvalidOption {
+                key: key.to_string(),
+                value: value.to_string(),
+                expected: "one of 'tableau', 'table', 'changelog'".to_string(),
+            }
+            .into());
         }
         self.options.insert(key.to_string(), value.to_string());
         Ok(())
@@ -348,9 +359,11 @@ impl Session {
         Ok(())
     }
 
-    /// Runs a query and writes its changelog (`+I[…]`, `-U[…]`, …) to the output.
+    /// Runs a query and writes its rows as a table with an `op` column, or as a changelog
+    /// (`+I[…]`, `-U[…]`, …) when `sql-client.execution.result-mode` is `changelog`.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
         let plan = prune_plan(Binder::new(&self.catalog).bind_query(query)?);
+        let fields = plan.fields.clone();
         let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
         let output = translator.translate(&physical_query(plan))?;
         let handle = CollectHandle::new();
@@ -363,8 +376,14 @@ impl Session {
         };
         translator.graph.connect(output.vertex, sink, strategy);
         job::run(translator.graph, self.runtime.clone())?;
-        let lines = handle.lines();
-        self.write_lines(&lines)
+        let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
+        if changelog {
+            let lines = handle.lines();
+            self.write_lines(&lines)
+        } else {
+            let table = crate::tableau::tableau(&fields, &handle.rows());
+            self.write_lines(&[table.trim_end().to_string()])
+        }
     }
 }
 

@@ -3,7 +3,10 @@
 //! ```text
 //! weir run FILE.sql [--parallelism N] [--set key=value]...
 //! weir explain FILE.sql [--parallelism N] [--set key=value]...
+//! weir sql [--parallelism N] [--set key=value]...
 //! ```
+
+mod shell;
 
 use std::process::ExitCode;
 
@@ -11,8 +14,7 @@ use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
 
-const USAGE: &str =
-    "usage: weir run|explain FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]...";
+const USAGE: &str = "usage: weir run|explain FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]...\n       weir sql [--parallelism N] [--set key=value]...";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,13 +32,23 @@ fn run(args: &[String]) -> Result<(), String> {
     match command.as_str() {
         "run" => run_script(rest),
         "explain" => explain_script(rest),
-        "sql" => Err(format!("weir {command} is not supported yet.")),
+        "sql" => {
+            let settings = parse_settings(rest)?;
+            shell::run(session(&settings)?)
+        }
         "--help" | "-h" | "help" => {
             println!("{USAGE}");
             Ok(())
         }
         other => Err(format!("Unknown command '{other}'.\n{USAGE}")),
     }
+}
+
+/// The session options of `weir sql` (no script file).
+fn parse_settings(args: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut with_file = vec!["-".to_string()];
+    with_file.extend_from_slice(args);
+    parse_arguments(&with_file).map(|(_, settings)| settings)
 }
 
 /// The script file and the session options given on the command line.
@@ -59,7 +71,7 @@ fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), S
                 let (k, v) = pair.split_once('=').ok_or_else(|| format!("--set needs key=value, got '{pair}'"))?;
                 settings.push((k.trim().to_string(), v.trim().to_string()));
             }
-            other if file.is_none() && !other.starts_with('-') => file = Some(other.to_string()),
+            other if file.is_none() && (!other.starts_with('-') || other == "-") => file = Some(other.to_string()),
             other => return Err(format!("Unexpected argument '{other}'.\n{USAGE}")),
         }
     }

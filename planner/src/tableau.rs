@@ -35,7 +35,7 @@ fn type_width(field: &Field) -> usize {
         LogicalType::Char(n) | LogicalType::Varchar(n) => (*n as usize).min(MAX_COLUMN_WIDTH),
         _ => MAX_COLUMN_WIDTH,
     };
-    by_type.max(field.name.chars().count()).max(6).min(MAX_COLUMN_WIDTH)
+    by_type.max(field.name.chars().count()).clamp(6, MAX_COLUMN_WIDTH)
 }
 
 fn cell(value: &Value) -> String {

@@ -98,7 +98,17 @@ fn located(file: &str, e: &weir::planner::ScriptError) -> String {
 fn run_script(args: &[String]) -> Result<(), String> {
     let (file, settings) = parse_arguments(args)?;
     let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-    session(&settings)?.execute_script(&sql).map_err(|e| located(&file, &e))
+    let mut session = session(&settings)?;
+    // Ctrl-C stops the running jobs cleanly; the command then exits.
+    let interrupt = session.interrupter();
+    let _ = ctrlc::set_handler(move || {
+        eprintln!("Stopping the running jobs...");
+        interrupt();
+    });
+    match session.execute_script(&sql) {
+        Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
+        other => other.map_err(|e| located(&file, &e)),
+    }
 }
 
 fn explain_script(args: &[String]) -> Result<(), String> {

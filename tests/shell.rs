@@ -23,3 +23,27 @@ fn the_shell_runs_statements_typed_at_its_prompt() {
     shell.send_line("QUIT;").unwrap();
     shell.exp_eof().unwrap();
 }
+
+#[test]
+fn ctrl_c_stops_an_unbounded_job_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("endless.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE src (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');\n\
+         CREATE TABLE out (a INT) WITH ('connector' = 'print', 'print-identifier' = 'out');\n\
+         INSERT INTO out SELECT a FROM src;\n",
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command.args(["run", script.to_str().unwrap(), "--parallelism", "1"]);
+    let mut run = spawn_command(command, Some(30_000)).unwrap();
+    run.exp_string("out> +I[").unwrap();
+    run.send_control('c').unwrap();
+    run.exp_string("Stopping the running jobs...").unwrap();
+    run.exp_eof().unwrap();
+    match run.process.wait().unwrap() {
+        rexpect::process::wait::WaitStatus::Exited(_, code) => assert_eq!(code, 0),
+        other => panic!("weir run ended with {other:?}"),
+    }
+}

@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
+use std::sync::Arc;
 use weir_connectors::{CollectHandle, ConnectorRegistry, TableDescriptor};
 use weir_operators::expr::types::{is_numeric, is_string};
 use weir_operators::expr::Expr;
-use weir_runtime::job::{self, JobHandle};
+
+use parking_lot::Mutex;
+use weir_runtime::job::{self, JobCanceller, JobHandle};
 use weir_runtime::{DataType, Field, LogicalType, RuntimeConfig, Schema};
 
 use crate::binder::Binder;
@@ -31,6 +34,7 @@ pub struct Session {
     runtime: RuntimeConfig,
     options: BTreeMap<String, String>,
     running: Vec<JobHandle>,
+    cancellers: Arc<Mutex<Vec<JobCanceller>>>,
     out: Box<dyn Write + Send>,
 }
 
@@ -54,7 +58,21 @@ impl Session {
     /// A session whose jobs run with `runtime` (its `parallelism.default` is the session's
     /// default) and whose query results are written to `out`.
     pub fn new(runtime: RuntimeConfig, registry: ConnectorRegistry, out: Box<dyn Write + Send>) -> Self {
-        Session { catalog: Catalog::default(), registry, runtime, options: BTreeMap::new(), running: Vec::new(), out }
+        Session {
+            catalog: Catalog::default(),
+            registry,
+            runtime,
+            options: BTreeMap::new(),
+            running: Vec::new(),
+            cancellers: Arc::default(),
+            out,
+        }
+    }
+
+    /// Cancels every job this session started, from any thread (for Ctrl-C).
+    pub fn interrupter(&self) -> impl Fn() + Send + Sync + 'static {
+        let cancellers = Arc::clone(&self.cancellers);
+        move || cancellers.lock().iter().for_each(JobCanceller::cancel)
     }
 
     /// Sets an option as `SET 'key' = 'value'` does.
@@ -118,7 +136,7 @@ impl Session {
     /// The first job that failed.
     pub fn wait_all(&mut self) -> Result<()> {
         for job in self.running.drain(..) {
-            job.wait()?;
+            finished(job)?;
         }
         Ok(())
     }
@@ -349,14 +367,17 @@ impl Session {
         for plan in &plans {
             translator.translate(plan)?;
         }
-        let unbounded = translator.unbounded;
+        // A job that never ends runs in the background unless `table.dml-sync` is set.
+        let sync = self.options.get("table.dml-sync").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let background = translator.unbounded && !sync;
         let handle = job::start(translator.graph, self.runtime.clone())?;
-        if unbounded {
+        self.cancellers.lock().push(handle.canceller());
+        if background {
             self.running.push(handle);
+            Ok(())
         } else {
-            handle.wait()?;
+            finished(handle)
         }
-        Ok(())
     }
 
     /// Runs a query and writes its rows as a table with an `op` column, or as a changelog
@@ -375,7 +396,9 @@ impl Session {
             weir_runtime::ShipStrategy::Rebalance
         };
         translator.graph.connect(output.vertex, sink, strategy);
-        job::run(translator.graph, self.runtime.clone())?;
+        let job = job::start(translator.graph, self.runtime.clone())?;
+        self.cancellers.lock().push(job.canceller());
+        finished(job)?;
         let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
         if changelog {
             let lines = handle.lines();
@@ -384,6 +407,14 @@ impl Session {
             let table = crate::tableau::tableau(&fields, &handle.rows());
             self.write_lines(&[table.trim_end().to_string()])
         }
+    }
+}
+
+/// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C.
+fn finished(job: JobHandle) -> Result<()> {
+    match job.wait()? {
+        weir_runtime::JobStatus::Finished => Ok(()),
+        weir_runtime::JobStatus::Cancelled => Err(weir_runtime::Error::Cancelled.into()),
     }
 }
 

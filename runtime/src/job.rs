@@ -52,6 +52,11 @@ impl JobHandle {
         self.token.cancel();
     }
 
+    /// A cloneable way to cancel this job from elsewhere (another thread, a signal handler).
+    pub fn canceller(&self) -> JobCanceller {
+        JobCanceller { token: self.token.clone() }
+    }
+
     /// The job's metrics, live while it runs and final after it ends.
     pub fn metrics(&self) -> &JobMetrics {
         &self.metrics
@@ -84,6 +89,19 @@ impl Drop for JobHandle {
             self.token.cancel();
             let _ = self.join();
         }
+    }
+}
+
+/// Cancels a job; cloneable and sendable.
+#[derive(Debug, Clone)]
+pub struct JobCanceller {
+    token: CancellationToken,
+}
+
+impl JobCanceller {
+    /// Asks every subtask of the job to stop (see [`JobHandle::cancel`]).
+    pub fn cancel(&self) {
+        self.token.cancel();
     }
 }
 

@@ -93,3 +93,15 @@ fn errors_name_what_is_wrong_and_where() {
         assert_eq!(run(&script).unwrap_err(), expected, "{script}");
     }
 }
+
+#[test]
+fn time_conversion_and_misc_functions_follow_flink() {
+    let out =
+        run("SELECT TO_TIMESTAMP('2024-01-01 10:00:00'), UNIX_TIMESTAMP('2024-01-01 00:00:00'), FROM_UNIXTIME(0), \
+                   TO_TIMESTAMP_LTZ(1000, 3), HASH_CODE('a'), RAND(1) < 1, CURRENT_TIMESTAMP IS NOT NULL;")
+        .unwrap();
+    assert_eq!(
+        out.trim(),
+        "+I[2024-01-01T10:00, 1704067200, 1970-01-01 00:00:00, 1970-01-01T00:00:01Z, 97, true, true]"
+    );
+}

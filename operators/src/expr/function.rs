@@ -153,6 +153,24 @@ pub enum Function {
     DateFormat,
     /// `PROCTIME()`: the current processing time.
     Proctime,
+    /// `CURRENT_TIMESTAMP`, `NOW()`: the current instant (TIMESTAMP_LTZ(3)).
+    CurrentTimestamp,
+    /// `LOCALTIMESTAMP`: the current date-time in UTC (TIMESTAMP(3)).
+    LocalTimestamp,
+    /// `CURRENT_DATE`
+    CurrentDate,
+    /// `TO_TIMESTAMP(text[, pattern])`
+    ToTimestamp,
+    /// `TO_TIMESTAMP_LTZ(number, precision)`: epoch seconds (precision 0) or milliseconds (3).
+    ToTimestampLtz,
+    /// `UNIX_TIMESTAMP([text[, pattern]])`: epoch seconds.
+    UnixTimestamp,
+    /// `FROM_UNIXTIME(seconds[, pattern])`
+    FromUnixtime,
+    /// `HASH_CODE(x)`: Java's hash code of the value.
+    HashCode,
+    /// `RAND([seed])`
+    Rand,
     /// `TIMESTAMPADD(unit, n, t)`: arguments `n, t`.
     TimestampAdd(TimeUnit),
     /// `TIMESTAMPDIFF(unit, t1, t2)`: arguments `t1, t2`.
@@ -197,6 +215,15 @@ impl Function {
             "SECOND" => Function::Extract(TimeUnit::Second),
             "DATE_FORMAT" => Function::DateFormat,
             "PROCTIME" => Function::Proctime,
+            "CURRENT_TIMESTAMP" | "NOW" => Function::CurrentTimestamp,
+            "LOCALTIMESTAMP" => Function::LocalTimestamp,
+            "CURRENT_DATE" => Function::CurrentDate,
+            "TO_TIMESTAMP" => Function::ToTimestamp,
+            "TO_TIMESTAMP_LTZ" => Function::ToTimestampLtz,
+            "UNIX_TIMESTAMP" => Function::UnixTimestamp,
+            "FROM_UNIXTIME" => Function::FromUnixtime,
+            "HASH_CODE" => Function::HashCode,
+            "RAND" => Function::Rand,
             _ => return None,
         })
     }
@@ -366,6 +393,21 @@ impl Function {
                 with_nullability(DataType::bigint())
             }
             Function::DateFormat => with_nullability(DataType::string()),
+            Function::CurrentTimestamp => DataType::new(LogicalType::TimestampLtz(3)).not_null(),
+            Function::LocalTimestamp => DataType::timestamp(3).not_null(),
+            Function::CurrentDate => DataType::new(LogicalType::Date).not_null(),
+            Function::ToTimestamp => {
+                expect(types.iter().all(|t| is_string(t)), "<CHARACTER>[, <CHARACTER>]")?;
+                DataType::timestamp(3)
+            }
+            Function::ToTimestampLtz => {
+                expect(types.first().is_some_and(|t| is_numeric(t)), "<NUMERIC>, <INTEGER>")?;
+                with_nullability(DataType::new(LogicalType::TimestampLtz(3)))
+            }
+            Function::UnixTimestamp => with_nullability(DataType::bigint()),
+            Function::FromUnixtime => with_nullability(DataType::string()),
+            Function::HashCode => with_nullability(DataType::int()),
+            Function::Rand => DataType::double().not_null(),
             Function::Proctime => DataType::new(LogicalType::TimestampLtz(3))
                 .not_null()
                 .with_time_attribute(weir_runtime::types::TimeAttribute::Proctime),
@@ -588,13 +630,79 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
         Function::Log10 => Value::Double(v(0).as_f64().unwrap_or(0.0).log10()),
         Function::Extract(unit) => time::extract(*unit, v(0)),
         Function::DateFormat => time::date_format(v(0), text(v(1)).unwrap_or_default()),
-        Function::Proctime => Value::TimestampLtz(weir_runtime::Timestamp::from_millis(
-            weir_runtime::Clock::now_millis(&weir_runtime::SystemClock),
-        )),
+        Function::Proctime | Function::CurrentTimestamp => {
+            Value::TimestampLtz(weir_runtime::Timestamp::from_millis(now()))
+        }
+        Function::LocalTimestamp => Value::Timestamp(weir_runtime::Timestamp::from_millis(now())),
+        Function::CurrentDate => Value::Date(now().div_euclid(86_400_000) as i32),
+        Function::ToTimestamp => {
+            let pattern = values.get(1).and_then(text).unwrap_or(time::DEFAULT_PATTERN);
+            time::parse_with_pattern(text(v(0)).unwrap_or_default(), pattern).map_or(Value::Null, Value::Timestamp)
+        }
+        Function::ToTimestampLtz => {
+            let precision = values.get(1).and_then(Value::as_i64).unwrap_or(3);
+            let n = v(0).as_f64().unwrap_or(0.0);
+            let millis = if precision == 0 { (n * 1000.0) as i64 } else { n as i64 };
+            Value::TimestampLtz(weir_runtime::Timestamp::from_millis(millis))
+        }
+        Function::UnixTimestamp => match values.first() {
+            None => Value::BigInt(now().div_euclid(1000)),
+            Some(t) => {
+                let pattern = values.get(1).and_then(text).unwrap_or(time::DEFAULT_PATTERN);
+                time::parse_with_pattern(text(t).unwrap_or_default(), pattern)
+                    .map_or(Value::Null, |ts| Value::BigInt(ts.millis.div_euclid(1000)))
+            }
+        },
+        Function::FromUnixtime => {
+            let pattern = values.get(1).and_then(text).unwrap_or(time::DEFAULT_PATTERN);
+            let ts = Value::Timestamp(weir_runtime::Timestamp::from_millis(v(0).as_i64().unwrap_or(0) * 1000));
+            time::date_format(&ts, pattern)
+        }
+        Function::HashCode => Value::Int(java_hash(v(0))),
+        Function::Rand => {
+            let seed = values.first().and_then(Value::as_i64);
+            Value::Double(random_double(seed, row))
+        }
         Function::TimestampAdd(unit) => time::timestamp_add(*unit, v(0).as_i64().unwrap_or(0), v(1)),
         Function::TimestampDiff(unit) => time::timestamp_diff(*unit, v(0), v(1)),
         other => return Err(ExprError(format!("{} cannot be evaluated here", other.name()))),
     })
+}
+
+/// Processing time in epoch milliseconds.
+fn now() -> i64 {
+    weir_runtime::Clock::now_millis(&weir_runtime::SystemClock)
+}
+
+/// Java's `hashCode` of a value: `String.hashCode`, `Integer`, `Long`, `Boolean`, `Double`.
+fn java_hash(v: &Value) -> i32 {
+    match v {
+        Value::String(s) => s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c))),
+        Value::Boolean(b) => {
+            if *b {
+                1231
+            } else {
+                1237
+            }
+        }
+        Value::BigInt(n) => (*n ^ ((*n as u64) >> 32) as i64) as i32,
+        Value::Double(d) => {
+            let bits = d.to_bits();
+            (bits ^ (bits >> 32)) as i32
+        }
+        other => other.as_i64().map_or(0, |n| n as i32),
+    }
+}
+
+/// A random number in [0, 1); with a seed, the same for the same seed and row.
+fn random_double(seed: Option<i64>, row: &[Value]) -> f64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    match seed {
+        Some(s) => s.hash(&mut hasher),
+        None => (now(), std::thread::current().id(), row.as_ptr() as usize).hash(&mut hasher),
+    }
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Whether `a ± b` moves a date-time by an interval.

@@ -170,3 +170,70 @@ mod tests {
         );
     }
 }
+
+/// The pattern TO_TIMESTAMP, UNIX_TIMESTAMP and FROM_UNIXTIME use by default.
+pub(super) const DEFAULT_PATTERN: &str = "yyyy-MM-dd HH:mm:ss";
+
+/// Reads `text` with a Java date pattern (`yyyy MM dd HH mm ss SSS`, other characters literal).
+pub(super) fn parse_with_pattern(text: &str, pattern: &str) -> Option<Timestamp> {
+    let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut ms) = (1970i64, 1u32, 1u32, 0i64, 0i64, 0i64, 0i64);
+    let chars: Vec<char> = pattern.chars().collect();
+    let input: Vec<char> = text.trim().chars().collect();
+    let (mut i, mut at) = (0, 0);
+    while i < chars.len() {
+        let c = chars[i];
+        let run = chars[i..].iter().take_while(|x| **x == c).count();
+        if c.is_ascii_alphabetic() {
+            let digits: String = input
+                .get(at..)?
+                .iter()
+                .take(run.max(if c == 'y' { 4 } else { run }))
+                .take_while(|d| d.is_ascii_digit())
+                .collect();
+            if digits.is_empty() {
+                return None;
+            }
+            at += digits.len();
+            let n: i64 = digits.parse().ok()?;
+            match c {
+                'y' => y = n,
+                'M' => mo = n as u32,
+                'd' => d = n as u32,
+                'H' => h = n,
+                'm' => mi = n,
+                's' => s = n,
+                'S' => ms = n * 10i64.pow(3u32.saturating_sub(digits.len() as u32)),
+                _ => return None,
+            }
+        } else {
+            for _ in 0..run {
+                if input.get(at) != Some(&c) {
+                    return None;
+                }
+                at += 1;
+            }
+        }
+        i += run;
+    }
+    if at != input.len() {
+        return None;
+    }
+    let days = weir_runtime::parse::parse_date(&format!("{y:04}-{mo:02}-{d:02}"))?;
+    Some(Timestamp::from_millis(days * DAY + ((h * 60 + mi) * 60 + s) * 1000 + ms))
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::*;
+    use weir_runtime::print::value_to_string;
+
+    #[test]
+    fn patterns_read_what_date_format_writes() {
+        let ts = parse_with_pattern("2024-01-01 10:02:14", DEFAULT_PATTERN).unwrap();
+        assert_eq!(value_to_string(&Value::Timestamp(ts)), "2024-01-01T10:02:14");
+        let ts = parse_with_pattern("01/02/2024 10:02:14.5", "dd/MM/yyyy HH:mm:ss.S").unwrap();
+        assert_eq!(value_to_string(&Value::Timestamp(ts)), "2024-02-01T10:02:14.500");
+        assert!(parse_with_pattern("2024-13-01 00:00:00", DEFAULT_PATTERN).is_none());
+        assert!(parse_with_pattern("nope", DEFAULT_PATTERN).is_none());
+    }
+}

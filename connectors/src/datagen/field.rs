@@ -303,14 +303,23 @@ impl RandomKind {
             }
             RandomKind::String { length, var_len } => {
                 let len = random_length(rng, *length, *var_len);
-                let mut s = String::with_capacity(len);
-                while s.len() < len {
+                // Hex digits straight into the shared string: one allocation per value.
+                let mut digits = [0u8; 64];
+                let mut text = String::with_capacity(if len > digits.len() { len } else { 0 });
+                let mut written = 0;
+                while written < len {
                     let bits: u64 = rng.random();
-                    for i in 0..16.min(len - s.len()) {
-                        s.push(HEX[((bits >> (i * 4)) & 0xf) as usize] as char);
+                    for i in 0..16.min(len - written) {
+                        let digit = HEX[((bits >> (i * 4)) & 0xf) as usize];
+                        match digits.get_mut(written + i) {
+                            Some(slot) if len <= 64 => *slot = digit,
+                            _ => text.push(digit as char),
+                        }
                     }
+                    written += 16.min(len - written);
                 }
-                Value::String(Arc::from(s))
+                let hex = if len <= 64 { std::str::from_utf8(&digits[..len]).unwrap_or_default() } else { &text };
+                Value::String(Arc::from(hex))
             }
             RandomKind::Bytes { length, var_len } => {
                 let mut bytes = vec![0u8; random_length(rng, *length, *var_len)];

@@ -492,7 +492,7 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             return cast(&branch.eval(row)?, ty).map_err(ExprError);
         }
         Function::ConcatWs => {
-            let values: SmallVec<[Value; 4]> = args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>()?;
+            let values = eval_args(args, row)?;
             let Some(separator) = text(&values[0]) else { return Ok(Value::Null) };
             let parts: Vec<&str> = values[1..].iter().filter_map(text).collect();
             return Ok(string(parts.join(separator)));
@@ -504,7 +504,7 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
         }
         _ => {}
     }
-    let values: SmallVec<[Value; 4]> = args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>()?;
+    let values = eval_args(args, row)?;
     if matches!(function, Function::In) {
         if values[0].is_null() {
             return Ok(Value::Null);
@@ -555,8 +555,8 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             Value::Boolean(regex.is_match(text(v(0)).unwrap_or_default()))
         }
         Function::Cast => cast(v(0), ty).map_err(ExprError)?,
-        Function::Upper => string(text(v(0)).unwrap_or_default().to_uppercase()),
-        Function::Lower => string(text(v(0)).unwrap_or_default().to_lowercase()),
+        Function::Upper => change_case(text(v(0)).unwrap_or_default(), true),
+        Function::Lower => change_case(text(v(0)).unwrap_or_default(), false),
         Function::InitCap => string(string::initcap(text(v(0)).unwrap_or_default())),
         Function::Substring => {
             let length = values.get(2).and_then(Value::as_i64);
@@ -667,6 +667,31 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
         Function::TimestampDiff(unit) => time::timestamp_diff(*unit, v(0), v(1)),
         other => return Err(ExprError(format!("{} cannot be evaluated here", other.name()))),
     })
+}
+
+/// The values of `args` for `row`, on the stack for up to four arguments.
+fn eval_args(args: &[Expr], row: &[Value]) -> Result<SmallVec<[Value; 4]>, ExprError> {
+    let mut values = SmallVec::with_capacity(args.len());
+    for a in args {
+        values.push(a.eval(row)?);
+    }
+    Ok(values)
+}
+
+/// UPPER / LOWER; ASCII text is converted in a stack buffer so the result is allocated once.
+fn change_case(s: &str, upper: bool) -> Value {
+    let mut buffer = [0u8; 128];
+    if s.is_ascii() && s.len() <= buffer.len() {
+        let bytes = &mut buffer[..s.len()];
+        bytes.copy_from_slice(s.as_bytes());
+        if upper {
+            bytes.make_ascii_uppercase();
+        } else {
+            bytes.make_ascii_lowercase();
+        }
+        return Value::String(Arc::from(std::str::from_utf8(bytes).unwrap_or_default()));
+    }
+    string(if upper { s.to_uppercase() } else { s.to_lowercase() })
 }
 
 /// Processing time in epoch milliseconds.

@@ -15,10 +15,10 @@ use weir::connectors::format::{csv::CsvFormatFactory, FormatFactory, Lines};
 use weir::connectors::options::TableOptions;
 use weir::connectors::TableDescriptor;
 use weir::prelude::*;
-use weir::runtime::parse::parse_type;
+use weir::runtime::parse::parse_schema;
 
 fn schema(cols: &[(&str, &str)]) -> Schema {
-    Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+    parse_schema(cols).unwrap()
 }
 
 /// Runs datagen (two INT fields) into blackhole on one worker thread.

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use common::wait_until;
 use weir::connectors::{ConnectorRegistry, TableDescriptor};
 use weir::prelude::*;
-use weir::runtime::parse::parse_type;
+use weir::runtime::parse::parse_schema;
 use weir::runtime::ManualClock;
 
 fn schema(cols: &[(&str, &str)]) -> Schema {
-    Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+    parse_schema(cols).unwrap()
 }
 
 const FAST: (&str, &str) = ("rows-per-second", "1000000000");

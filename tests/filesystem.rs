@@ -7,10 +7,10 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use weir::connectors::TableDescriptor;
 use weir::prelude::*;
-use weir::runtime::parse::parse_type;
+use weir::runtime::parse::{parse_schema, parse_type};
 
 fn schema(cols: &[(&str, &str)]) -> Schema {
-    Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+    parse_schema(cols).unwrap()
 }
 
 fn orders_schema() -> Schema {

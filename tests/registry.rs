@@ -7,10 +7,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget, TableDescriptor};
 use weir::prelude::*;
-use weir::runtime::parse::parse_type;
+use weir::runtime::parse::parse_schema;
 
 fn schema(cols: &[(&str, &str)]) -> Schema {
-    Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+    parse_schema(cols).unwrap()
 }
 
 fn source_error(cols: &[(&str, &str)], options: &[(&str, &str)]) -> String {

@@ -11,37 +11,6 @@ pub fn prune_plan(plan: Plan) -> Plan {
     prune(plan, &all).0
 }
 
-/// Marks the input columns `expr` reads.
-fn mark(expr: &Expr, used: &mut [bool]) {
-    match expr {
-        Expr::Column { index, .. } => used[*index] = true,
-        Expr::Call { args, .. } => args.iter().for_each(|a| mark(a, used)),
-        Expr::Literal { .. } => {}
-    }
-}
-
-/// `expr` reading the columns at their new positions.
-fn remap(expr: Expr, map: &[Option<usize>]) -> Expr {
-    match expr {
-        Expr::Column { index, ty } => Expr::Column { index: map[index].unwrap_or(index), ty },
-        Expr::Call { function, args, ty } => {
-            Expr::Call { function, args: args.into_iter().map(|a| remap(a, map)).collect(), ty }
-        }
-        literal => literal,
-    }
-}
-
-/// `expr` with every column replaced by the expression below that computes it.
-fn substitute(expr: Expr, below: &[Expr]) -> Expr {
-    match expr {
-        Expr::Column { index, .. } => below[index].clone(),
-        Expr::Call { function, args, ty } => {
-            Expr::Call { function, args: args.into_iter().map(|a| substitute(a, below)).collect(), ty }
-        }
-        literal => literal,
-    }
-}
-
 fn identity(n: usize) -> Vec<Option<usize>> {
     (0..n).map(Some).collect()
 }
@@ -54,18 +23,18 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         Node::Calc { input, projections, condition } => {
             let kept: Vec<usize> = (0..projections.len()).filter(|i| required[*i]).collect();
             let mut used = vec![false; input.fields.len()];
-            kept.iter().for_each(|&i| mark(&projections[i], &mut used));
+            kept.iter().for_each(|&i| projections[i].mark_columns(&mut used));
             if let Some(c) = &condition {
-                mark(c, &mut used);
+                c.mark_columns(&mut used);
             }
             let (input, map) = prune(*input, &used);
-            let mut projections: Vec<Expr> = kept.iter().map(|&i| remap(projections[i].clone(), &map)).collect();
-            let mut condition = condition.map(|c| remap(c, &map));
+            let mut projections: Vec<Expr> = kept.iter().map(|&i| projections[i].clone().remap(&map)).collect();
+            let mut condition = condition.map(|c| c.remap(&map));
             // Two Calcs in a row become one (Flink's CalcMerge).
             let input = match input.node {
                 Node::Calc { input: inner, projections: below, condition: below_condition } => {
-                    projections = projections.into_iter().map(|p| substitute(p, &below)).collect();
-                    condition = match (below_condition, condition.map(|c| substitute(c, &below))) {
+                    projections = projections.into_iter().map(|p| p.substitute(&below)).collect();
+                    condition = match (below_condition, condition.map(|c| c.substitute(&below))) {
                         (Some(a), Some(b)) => Some(Expr::Call {
                             function: weir_operators::expr::Function::And,
                             args: vec![a, b],
@@ -91,7 +60,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         Node::WatermarkAssigner { input, rowtime, watermark } => {
             let mut used = required.to_vec();
             used[rowtime] = true;
-            mark(&watermark, &mut used);
+            watermark.mark_columns(&mut used);
             let (input, map) = prune(*input, &used);
             let new_fields = (0..fields.len())
                 .filter_map(|i| map[i].map(|n| (n, fields[i].clone())))
@@ -100,7 +69,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 .collect();
             let node = Node::WatermarkAssigner {
                 rowtime: map[rowtime].unwrap_or(rowtime),
-                watermark: remap(watermark, &map),
+                watermark: watermark.remap(&map),
                 input: Box::new(input),
             };
             let assigned = Plan { node, fields: new_fields };

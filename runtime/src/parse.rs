@@ -193,6 +193,18 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
     Ok(DataType { logical, nullable, time_attribute: None })
 }
 
+/// A schema from `(name, type)` pairs, types written as Flink writes them.
+///
+/// # Errors
+/// [`ParseError`] for a type that cannot be read.
+pub fn parse_schema(columns: &[(&str, &str)]) -> Result<crate::types::Schema, ParseError> {
+    let fields = columns
+        .iter()
+        .map(|(name, ty)| parse_type(ty).map(|t| crate::types::Field::new(*name, t)))
+        .collect::<Result<_, _>>()?;
+    Ok(crate::types::Schema::new(fields))
+}
+
 /// Position of the first comma not inside `<…>` or `(…)`.
 fn top_level_comma(text: &str) -> Option<usize> {
     let mut depth = 0i32;

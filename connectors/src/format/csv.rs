@@ -396,10 +396,9 @@ impl Encoder for CsvEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use weir_runtime::parse::parse_type;
 
     fn schema(cols: &[(&str, &str)]) -> Schema {
-        Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+        weir_runtime::parse::parse_schema(cols).unwrap()
     }
 
     fn decode_all(format: &CsvFormat, text: &str) -> Result<Vec<Vec<Value>>, DecodeError> {

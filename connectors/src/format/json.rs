@@ -247,10 +247,9 @@ impl Encoder for JsonEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use weir_runtime::parse::parse_type;
 
     fn schema(cols: &[(&str, &str)]) -> Schema {
-        Schema::new(cols.iter().map(|(n, t)| Field::new(*n, parse_type(t).unwrap())).collect())
+        weir_runtime::parse::parse_schema(cols).unwrap()
     }
 
     fn options(pairs: &[(&str, &str)]) -> JsonOptions {

@@ -17,6 +17,7 @@ use std::cmp::Ordering;
 use weir_runtime::{DataType, LogicalType, Value};
 
 pub use function::{Function, TimeUnit, TrimSide};
+pub use string::like_regex;
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
 
 /// Why an expression could not be built (wrong argument types) or evaluated.
@@ -86,6 +87,38 @@ impl Expr {
             return self;
         }
         Expr::Call { function: Function::Cast, args: vec![self], ty: ty.clone() }
+    }
+
+    /// This expression with every column reference replaced by `below[index]`: an expression
+    /// over the rows `below` is computed from.
+    pub fn substitute(self, below: &[Expr]) -> Expr {
+        match self {
+            Expr::Column { index, .. } => below[index].clone(),
+            Expr::Call { function, args, ty } => {
+                Expr::Call { function, args: args.into_iter().map(|a| a.substitute(below)).collect(), ty }
+            }
+            literal => literal,
+        }
+    }
+
+    /// This expression with column `i` read from column `map[i]` (unchanged where `None`).
+    pub fn remap(self, map: &[Option<usize>]) -> Expr {
+        match self {
+            Expr::Column { index, ty } => Expr::Column { index: map[index].unwrap_or(index), ty },
+            Expr::Call { function, args, ty } => {
+                Expr::Call { function, args: args.into_iter().map(|a| a.remap(map)).collect(), ty }
+            }
+            literal => literal,
+        }
+    }
+
+    /// Marks the input columns this expression reads.
+    pub fn mark_columns(&self, used: &mut [bool]) {
+        match self {
+            Expr::Column { index, .. } => used[*index] = true,
+            Expr::Call { args, .. } => args.iter().for_each(|a| a.mark_columns(used)),
+            Expr::Literal { .. } => {}
+        }
     }
 
     /// Whether this is the literal NULL.

@@ -5,7 +5,7 @@ use regex::Regex;
 use super::{ExprError, TrimSide};
 
 /// The regular expression of a SQL LIKE pattern (`%` any text, `_` one character).
-pub(super) fn like_regex(pattern: &str) -> Result<Regex, ExprError> {
+pub fn like_regex(pattern: &str) -> Result<Regex, ExprError> {
     let mut re = String::from("(?s)^");
     for c in pattern.chars() {
         match c {

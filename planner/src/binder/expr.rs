@@ -2,7 +2,7 @@
 
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
-use weir_operators::expr::{types::common_type, Expr, Function, TimeUnit, TrimSide};
+use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_type, parse_value};
 use weir_runtime::{DataType, LogicalType, Value};
 
@@ -247,7 +247,9 @@ impl ExprBinder<'_> {
             ast::Expr::Like { negated, expr, pattern, escape_char: None, any: false } => {
                 let (value, pattern) = (self.bind(expr)?, self.bind(pattern)?);
                 let compiled = match &pattern {
-                    Expr::Literal { value: Value::String(p), .. } => Some(like_regex(p, node)?),
+                    Expr::Literal { value: Value::String(p), .. } => {
+                        Some(like_regex(p).map_err(|e| validation(node, e.0))?)
+                    }
                     _ => None,
                 };
                 let like = self.call(Function::Like(compiled), vec![value, pattern], node)?;
@@ -471,17 +473,4 @@ impl ExprBinder<'_> {
         }
         self.call(function, args, node)
     }
-}
-
-fn like_regex(pattern: &str, node: &ast::Expr) -> Result<regex::Regex> {
-    let mut re = String::from("(?s)^");
-    for c in pattern.chars() {
-        match c {
-            '%' => re.push_str(".*"),
-            '_' => re.push('.'),
-            other => re.push_str(&regex::escape(&other.to_string())),
-        }
-    }
-    re.push('$');
-    regex::Regex::new(&re).map_err(|e| validation(node, format!("Invalid LIKE pattern '{pattern}': {e}")))
 }

@@ -333,21 +333,10 @@ fn output_names(items: &[(ast::Expr, Option<String>)]) -> Vec<String> {
 fn fuse_calc(input: Plan, projections: Vec<Expr>, names: Vec<String>) -> Plan {
     match input.node {
         Node::Calc { input: inner, projections: below, condition } => {
-            let merged = projections.into_iter().map(|p| substitute(p, &below)).collect();
+            let merged = projections.into_iter().map(|p| p.substitute(&below)).collect();
             calc(*inner, merged, names, condition)
         }
         node => calc(Plan { node, fields: input.fields }, projections, names, None),
-    }
-}
-
-/// `expr` with every column reference replaced by the expression that computes it.
-fn substitute(expr: Expr, below: &[Expr]) -> Expr {
-    match expr {
-        Expr::Column { index, .. } => below[index].clone(),
-        Expr::Call { function, args, ty } => {
-            Expr::Call { function, args: args.into_iter().map(|a| substitute(a, below)).collect(), ty }
-        }
-        literal => literal,
     }
 }
 

@@ -22,9 +22,28 @@ struct Group {
     /// For each DISTINCT call, how often each argument value is present.
     distinct: Vec<Option<HashMap<Value, i64>>>,
     last: Vec<Value>,
+    /// Processing time of the last write (for state TTL).
+    written: i64,
 }
 
-/// A streaming group aggregate.
+/// Rows buffered for a mini-batch, per group key, until the next flush.
+#[derive(Debug, Default)]
+struct Bundle {
+    rows: HashMap<Box<[Value]>, Vec<(RowKind, Box<[Value]>)>>,
+    count: usize,
+    bytes: usize,
+}
+
+/// When a mini-batch bundle flushes besides on markers, watermarks and the end of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BundleTrigger {
+    /// `table.exec.mini-batch.size`: flush at this many buffered rows.
+    pub size: Option<usize>,
+    /// Flush when the buffered rows take about this many bytes.
+    pub memory_budget: usize,
+}
+
+/// A streaming group aggregate: per record, or in mini-batches (MiniBatchGroupAggregate).
 #[derive(Debug)]
 pub struct GroupAggregateOperator {
     keys: Vec<usize>,
@@ -33,6 +52,9 @@ pub struct GroupAggregateOperator {
     generate_update_before: bool,
     emit_unchanged: bool,
     retracting: bool,
+    ttl_millis: i64,
+    trigger: Option<BundleTrigger>,
+    bundle: Bundle,
     groups: HashMap<Box<[Value]>, Group>,
     key: Vec<Value>,
     /// The result row being computed, reused across rows.
@@ -51,6 +73,9 @@ impl GroupAggregateOperator {
             generate_update_before: true,
             emit_unchanged: false,
             retracting: true,
+            ttl_millis: 0,
+            trigger: None,
+            bundle: Bundle::default(),
             groups: HashMap::new(),
             key: Vec::new(),
             scratch: Vec::new(),
@@ -76,6 +101,19 @@ impl GroupAggregateOperator {
         self
     }
 
+    /// `table.exec.state.ttl`: a group not written for this long (processing time) is
+    /// forgotten; its next row starts it over. 0 keeps state forever.
+    pub fn with_state_ttl(mut self, ttl_millis: i64) -> Self {
+        self.ttl_millis = ttl_millis.max(0);
+        self
+    }
+
+    /// Buffers rows in mini-batches flushed by markers, watermarks, the end of input and `trigger`.
+    pub fn with_mini_batch(mut self, trigger: BundleTrigger) -> Self {
+        self.trigger = Some(trigger);
+        self
+    }
+
     /// Number of groups with state.
     pub fn group_count(&self) -> usize {
         self.groups.len()
@@ -92,7 +130,76 @@ impl GroupAggregateOperator {
                 .collect(),
             distinct: self.calls.iter().map(|c| c.distinct.then(HashMap::new)).collect(),
             last: Vec::new(),
+            written: 0,
         }
+    }
+
+    /// Applies the rows of one group (one row per record, or a bundle's rows) and emits the
+    /// group's change, as Flink's GroupAggFunction and MiniBatchGroupAggFunction do.
+    fn apply<'r>(
+        &mut self,
+        key: &[Value],
+        rows: impl Iterator<Item = (RowKind, &'r [Value])>,
+        now: i64,
+        emitted: &mut Chunk,
+    ) {
+        let expired = self.ttl_millis > 0
+            && self.groups.get(key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis);
+        if expired {
+            self.groups.remove(key);
+        }
+        let mut rows = rows.peekable();
+        if !self.groups.contains_key(key) {
+            // Retractions for a group without state are dropped.
+            while rows.peek().is_some_and(|(kind, _)| !kind.is_accumulate()) {
+                rows.next();
+            }
+            if rows.peek().is_none() {
+                return;
+            }
+            let group = self.new_group();
+            self.groups.insert(key.into(), group);
+        }
+        let Self { groups, calls, scratch, generate_update_before, emit_unchanged, .. } = self;
+        let Some(group) = groups.get_mut(key) else { return };
+        let first = group.rows == 0;
+        for (kind, row) in rows {
+            update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 });
+        }
+        group.written = now;
+        if group.rows <= 0 {
+            if !first {
+                emitted.push(RowKind::Delete, &group.last);
+            }
+            groups.remove(key);
+            return;
+        }
+        results(key, calls, group, scratch);
+        if first {
+            emitted.push(RowKind::Insert, scratch);
+        } else if *emit_unchanged || *scratch != group.last {
+            if *generate_update_before {
+                emitted.push(RowKind::UpdateBefore, &group.last);
+            }
+            emitted.push(RowKind::UpdateAfter, scratch);
+        } else {
+            return;
+        }
+        std::mem::swap(&mut group.last, scratch);
+    }
+
+    /// Applies every buffered group and emits their changes.
+    fn flush(&mut self, now: i64, out: &mut Output) {
+        if self.bundle.count == 0 {
+            return;
+        }
+        let bundle = std::mem::take(&mut self.bundle);
+        let mut emitted = Chunk::with_capacity(self.keys.len() + self.calls.len(), bundle.rows.len());
+        for (key, rows) in &bundle.rows {
+            self.apply(key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
+        }
+        tracing::trace!(rows = bundle.count, keys = bundle.rows.len(), "mini-batch flushed");
+        out.collect(emitted);
     }
 }
 
@@ -134,56 +241,63 @@ fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) 
 
 impl Operator for GroupAggregateOperator {
     fn name(&self) -> &str {
-        "GroupAggregate"
+        if self.trigger.is_some() {
+            "MiniBatchGroupAggregate"
+        } else {
+            "GroupAggregate"
+        }
     }
 
     fn process_chunk(
         &mut self,
         _input: usize,
         chunk: Chunk,
-        _ctx: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
+        let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
+        if let Some(trigger) = self.trigger {
+            let row_bytes = chunk.arity() * std::mem::size_of::<Value>() + 64;
+            for (kind, row) in chunk.rows() {
+                self.key.clear();
+                self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
+                self.bundle.rows.entry_ref(&self.key[..]).or_default().push((kind, row.into()));
+                self.bundle.count += 1;
+                self.bundle.bytes += row_bytes;
+                if trigger.size.is_some_and(|s| self.bundle.count >= s) || self.bundle.bytes >= trigger.memory_budget {
+                    self.flush(now, out);
+                }
+            }
+            return Ok(());
+        }
         let arity = self.keys.len() + self.calls.len();
         let mut emitted = Chunk::with_capacity(arity, chunk.len());
+        let mut key = std::mem::take(&mut self.key);
         for (kind, row) in chunk.rows() {
-            self.key.clear();
-            self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
-            let sign = if kind.is_accumulate() { 1 } else { -1 };
-            if !self.groups.contains_key(&self.key[..]) {
-                if sign < 0 {
-                    // A retraction for a group without state: Flink drops it.
-                    continue;
-                }
-                let group = self.new_group();
-                self.groups.insert(self.key.as_slice().into(), group);
-            }
-            let Self { groups, calls, key, scratch, generate_update_before, emit_unchanged, .. } = self;
-            let Some(group) = groups.get_mut(&key[..]) else { continue };
-            let first = group.rows == 0;
-            update(calls, group, row, sign);
-            if group.rows <= 0 {
-                if !first {
-                    emitted.push(RowKind::Delete, &group.last);
-                }
-                groups.remove(&key[..]);
-                continue;
-            }
-            results(key, calls, group, scratch);
-            if first {
-                emitted.push(RowKind::Insert, scratch);
-            } else if *emit_unchanged || *scratch != group.last {
-                if *generate_update_before {
-                    emitted.push(RowKind::UpdateBefore, &group.last);
-                }
-                emitted.push(RowKind::UpdateAfter, scratch);
-            } else {
-                continue;
-            }
-            std::mem::swap(&mut group.last, scratch);
+            key.clear();
+            key.extend(self.keys.iter().map(|&k| row[k].clone()));
+            self.apply(&key, std::iter::once((kind, row)), now, &mut emitted);
         }
+        self.key = key;
         emitted.set_origin_nanos(chunk.origin_nanos());
         out.collect(emitted);
+        Ok(())
+    }
+
+    fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx.processing_time(), out);
+        out.emit_flush_marker(marker);
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx.processing_time(), out);
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx.processing_time(), out);
         Ok(())
     }
 }
@@ -301,6 +415,53 @@ mod tests {
         table
     }
 
+    fn mini_batch(size: Option<usize>) -> GroupAggregateOperator {
+        count_sum(&[DataType::string(), DataType::int()])
+            .with_mini_batch(BundleTrigger { size, memory_budget: usize::MAX })
+    }
+
+    #[test]
+    fn a_mini_batch_flushes_on_markers_and_emits_one_change_per_key() {
+        let mut h = OperatorHarness::new(mini_batch(None));
+        h.push("op | k STRING | v INT\n+I | a | 1\n+I | b | 2\n+I | a | 3").unwrap();
+        assert!(h.take_lines().is_empty(), "nothing leaves before a flush");
+        h.flush_marker(1000).unwrap();
+        let mut lines = h.take_lines();
+        assert_eq!(lines.pop().as_deref(), Some("flush-marker 1000"));
+        lines.sort();
+        assert_eq!(lines, ["+I[a, 2, 4]", "+I[b, 1, 2]"]);
+        // Leading retractions of a key without state are dropped; a bundle that only retracts
+        // one key does not stop the others.
+        h.push("op | k STRING | v INT\n-D | x | 1\n-U | a | 1\n+U | a | 10\n-D | b | 2").unwrap();
+        h.watermark(5).unwrap();
+        let mut lines = h.take_lines();
+        assert_eq!(lines.pop().as_deref(), Some("watermark 5"));
+        lines.sort();
+        assert_eq!(lines, ["+U[a, 2, 13]", "-D[b, 1, 2]", "-U[a, 2, 4]"]);
+    }
+
+    #[test]
+    fn a_mini_batch_flushes_on_its_size_and_at_end_of_input() {
+        let mut h = OperatorHarness::new(mini_batch(Some(2)));
+        h.push("op | k STRING | v INT\n+I | a | 1\n+I | a | 1\n+I | a | 1").unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 2, 2]"]);
+        h.end_input().unwrap();
+        assert_eq!(h.take_lines(), ["-U[a, 2, 2]", "+U[a, 3, 3]"]);
+    }
+
+    #[test]
+    fn expired_state_starts_a_key_over() {
+        let op = count_sum(&[DataType::string(), DataType::int()]).with_state_ttl(1000).with_emit_unchanged(true);
+        let mut h = OperatorHarness::new(op);
+        h.push("op | k STRING | v INT\n+I | a | 1").unwrap();
+        h.advance_processing_time(999).unwrap();
+        h.push("op | k STRING | v INT\n+I | a | 1").unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 1, 1]", "-U[a, 1, 1]", "+U[a, 2, 2]"]);
+        h.advance_processing_time(1000).unwrap();
+        h.push("op | k STRING | v INT\n-D | a | 1\n+I | a | 5").unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 1, 5]"], "the expired key starts over; its retraction is dropped");
+    }
+
     #[test]
     fn matches_a_recomputation_from_scratch_on_random_changelogs() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
@@ -313,8 +474,13 @@ mod tests {
             AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()).distinct(),
             AggregateCall::new(AggregateKind::ListAgg { delimiter: ",".into() }, Some(1), DataType::string()),
         ];
-        for round in 0..30 {
-            let op = GroupAggregateOperator::new(vec![0], calls.clone(), &[DataType::bigint(), DataType::bigint()]);
+        for round in 0..60 {
+            let mut op = GroupAggregateOperator::new(vec![0], calls.clone(), &[DataType::bigint(), DataType::bigint()]);
+            if round % 2 == 1 {
+                // Odd rounds run in mini-batches of a random size, flushed also by random markers.
+                let size = [None, Some(1), Some(7), Some(100)][round % 4];
+                op = op.with_mini_batch(BundleTrigger { size, memory_budget: usize::MAX });
+            }
             let mut h = OperatorHarness::new(op);
             // Live input rows in arrival order, as (key, value).
             let mut live: Vec<(i64, Option<i64>)> = Vec::new();
@@ -335,8 +501,13 @@ mod tests {
                     }
                 }
                 h.push(&fixture).unwrap();
-                output.extend(h.take_lines());
+                if rng.random_bool(0.3) {
+                    h.flush_marker(0).unwrap();
+                }
+                output.extend(h.take_lines().into_iter().filter(|l| l.starts_with(['+', '-'])));
             }
+            h.end_input().unwrap();
+            output.extend(h.take_lines().into_iter().filter(|l| l.starts_with(['+', '-'])));
             // From scratch, per key, over the rows still present.
             let mut expected = BTreeMap::new();
             let keys: std::collections::BTreeSet<i64> = live.iter().map(|(k, _)| *k).collect();

@@ -13,14 +13,16 @@ pub mod filter;
 pub mod group_aggregate;
 pub mod keyed_process;
 pub mod map;
+pub mod minibatch_assigner;
 pub mod union;
 pub mod watermark_assigner;
 
 pub use calc::CalcOperator;
 pub use count_by_key::CountByKey;
 pub use filter::FilterOperator;
-pub use group_aggregate::GroupAggregateOperator;
+pub use group_aggregate::{BundleTrigger, GroupAggregateOperator};
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
 pub use map::MapOperator;
+pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};
 pub use union::UnionOperator;
 pub use watermark_assigner::WatermarkAssignerOperator;

@@ -167,25 +167,18 @@ impl GroupAggregateOperator {
             update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 });
         }
         group.written = now;
-        if group.rows <= 0 {
-            if !first {
-                emitted.push(RowKind::Delete, &group.last);
-            }
+        if group.rows > 0 {
+            results(key, calls, group, scratch);
+        }
+        let change = Change {
+            first,
+            gone: group.rows <= 0,
+            update_before: *generate_update_before,
+            emit_unchanged: *emit_unchanged,
+        };
+        if change.emit(&mut group.last, scratch, emitted) {
             groups.remove(key);
-            return;
         }
-        results(key, calls, group, scratch);
-        if first {
-            emitted.push(RowKind::Insert, scratch);
-        } else if *emit_unchanged || *scratch != group.last {
-            if *generate_update_before {
-                emitted.push(RowKind::UpdateBefore, &group.last);
-            }
-            emitted.push(RowKind::UpdateAfter, scratch);
-        } else {
-            return;
-        }
-        std::mem::swap(&mut group.last, scratch);
     }
 
     /// Applies every buffered group and emits their changes.
@@ -200,6 +193,44 @@ impl GroupAggregateOperator {
         }
         tracing::trace!(rows = bundle.count, keys = bundle.rows.len(), "mini-batch flushed");
         out.collect(emitted);
+    }
+}
+
+/// How a group's result changed, and what Flink emits for it: `+I` for a new group, `-U`/`+U`
+/// for a change (or an unchanged result when `emit_unchanged`), `-D` when its last row left.
+pub(crate) struct Change {
+    /// The group had no state before.
+    pub first: bool,
+    /// The group has no rows left.
+    pub gone: bool,
+    /// Emit `-U` before `+U`.
+    pub update_before: bool,
+    /// Emit an unchanged result anyway.
+    pub emit_unchanged: bool,
+}
+
+impl Change {
+    /// Emits the change from `last` to `new` into `emitted` and keeps `new` as the group's
+    /// last result; returns whether the group's state must be dropped.
+    pub(crate) fn emit(&self, last: &mut Vec<Value>, new: &mut Vec<Value>, emitted: &mut Chunk) -> bool {
+        if self.gone {
+            if !self.first {
+                emitted.push(RowKind::Delete, last);
+            }
+            return true;
+        }
+        if self.first {
+            emitted.push(RowKind::Insert, new);
+        } else if self.emit_unchanged || new != last {
+            if self.update_before {
+                emitted.push(RowKind::UpdateBefore, last);
+            }
+            emitted.push(RowKind::UpdateAfter, new);
+        } else {
+            return false;
+        }
+        std::mem::swap(last, new);
+        false
     }
 }
 

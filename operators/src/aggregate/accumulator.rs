@@ -94,6 +94,9 @@ impl Accumulator {
                 }
             }
             State::Extreme(current) => {
+                if x.is_null() {
+                    return;
+                }
                 let better = match (&call.kind, &*current) {
                     (_, Value::Null) => true,
                     (AggregateKind::Min, c) => x < c,
@@ -124,6 +127,77 @@ impl Accumulator {
                 m.sum += sign as f64 * v;
                 m.sum_of_squares += sign as f64 * v * v;
             }
+        }
+    }
+
+    /// Whether partial accumulators of `call` can be merged (two-phase aggregation): COUNT,
+    /// SUM, SUM0 and AVG always, MIN and MAX over insert-only input; not DISTINCT calls.
+    pub fn is_mergeable(call: &AggregateCall, retracting: bool) -> bool {
+        !call.distinct
+            && match call.kind {
+                AggregateKind::CountStar
+                | AggregateKind::Count
+                | AggregateKind::Sum
+                | AggregateKind::Sum0
+                | AggregateKind::Avg => true,
+                AggregateKind::Min | AggregateKind::Max => !retracting,
+                _ => false,
+            }
+    }
+
+    /// How many values [`Accumulator::partial`] writes for a mergeable call.
+    pub fn partial_width(call: &AggregateCall) -> usize {
+        match call.kind {
+            AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => 2,
+            _ => 1,
+        }
+    }
+
+    /// Appends this accumulator's state as values, for a local aggregate's output.
+    pub fn partial(&self, out: &mut Vec<Value>) {
+        match &self.0 {
+            State::Count(n) => out.push(Value::BigInt(*n)),
+            State::Sum { sum, count } => out.extend([sum.clone(), Value::BigInt(*count)]),
+            State::Extreme(v) => out.push(v.clone()),
+            State::Avg { sum, count } => {
+                out.push(match sum {
+                    AvgSum::Integral(s) => Value::BigInt(*s),
+                    AvgSum::Floating(s) => Value::Double(*s),
+                    AvgSum::Decimal { unscaled, scale } => Value::decimal(*unscaled, *scale),
+                });
+                out.push(Value::BigInt(*count));
+            }
+            // Not mergeable: never asked for (see `is_mergeable`).
+            _ => {}
+        }
+    }
+
+    /// Merges the state a local aggregate wrote with [`Accumulator::partial`].
+    pub fn merge_partial(&mut self, call: &AggregateCall, values: &[Value]) {
+        let count = |i: usize| values.get(i).and_then(Value::as_i64).unwrap_or(0);
+        match &mut self.0 {
+            State::Count(n) => *n += count(0),
+            State::Sum { sum, count: c } => {
+                if let Some(v) = values.first().filter(|v| !v.is_null()) {
+                    *sum = add(sum, v, 1, &call.result_type);
+                }
+                *c += count(1);
+            }
+            State::Extreme(_) => {
+                if let Some(v) = values.first() {
+                    self.update(call, v, 1);
+                }
+            }
+            State::Avg { sum, count: c } => {
+                let v = values.first().cloned().unwrap_or(Value::Null);
+                match sum {
+                    AvgSum::Integral(s) => *s = s.wrapping_add(v.as_i64().unwrap_or(0)),
+                    AvgSum::Floating(s) => *s += v.as_f64().unwrap_or(0.0),
+                    AvgSum::Decimal { unscaled, scale } => *unscaled += unscaled_at(&v, *scale),
+                }
+                *c += count(1);
+            }
+            _ => {}
         }
     }
 

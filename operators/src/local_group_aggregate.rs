@@ -1,0 +1,128 @@
+//! LocalGroupAggregate: the first phase of a two-phase aggregation. It runs before the hash
+//! exchange, keeps no state, and at every flush emits one row of partial accumulators per
+//! group it saw: `[keys…, partials…, rows]`, always as `+I`.
+
+use hashbrown::HashMap;
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
+
+use crate::aggregate::{Accumulator, AggregateCall};
+use crate::group_aggregate::BundleTrigger;
+
+/// Pre-aggregates a mini-batch per group.
+#[derive(Debug)]
+pub struct LocalGroupAggregateOperator {
+    keys: Vec<usize>,
+    calls: Vec<AggregateCall>,
+    arg_types: Vec<Option<DataType>>,
+    retracting: bool,
+    trigger: BundleTrigger,
+    bundle: HashMap<Box<[Value]>, (i64, Vec<Accumulator>)>,
+    buffered: usize,
+    key: Vec<Value>,
+}
+
+impl LocalGroupAggregateOperator {
+    /// A local aggregate over input columns `keys` computing the (mergeable) `calls`.
+    pub fn new(
+        keys: Vec<usize>,
+        calls: Vec<AggregateCall>,
+        input_types: &[DataType],
+        retracting: bool,
+        trigger: BundleTrigger,
+    ) -> Self {
+        let arg_types = calls.iter().map(|c| c.arg.map(|a| input_types[a].clone())).collect();
+        LocalGroupAggregateOperator {
+            keys,
+            calls,
+            arg_types,
+            retracting,
+            trigger,
+            bundle: HashMap::new(),
+            buffered: 0,
+            key: Vec::new(),
+        }
+    }
+
+    /// Number of columns of the rows it emits.
+    pub fn output_arity(keys: usize, calls: &[AggregateCall]) -> usize {
+        keys + calls.iter().map(Accumulator::partial_width).sum::<usize>() + 1
+    }
+
+    fn flush(&mut self, out: &mut Output) {
+        if self.bundle.is_empty() {
+            return;
+        }
+        let arity = Self::output_arity(self.keys.len(), &self.calls);
+        let mut emitted = Chunk::with_capacity(arity, self.bundle.len());
+        for (key, (rows, accumulators)) in self.bundle.drain() {
+            emitted.push_with(RowKind::Insert, |values| {
+                values.extend_from_slice(&key);
+                accumulators.iter().for_each(|a| a.partial(values));
+                values.push(Value::BigInt(rows));
+            });
+        }
+        self.buffered = 0;
+        out.collect(emitted);
+    }
+}
+
+impl Operator for LocalGroupAggregateOperator {
+    fn name(&self) -> &str {
+        "LocalGroupAggregate"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
+        for (kind, row) in chunk.rows() {
+            self.key.clear();
+            self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
+            let Self { calls, arg_types, retracting, bundle, key, .. } = self;
+            let (rows, accumulators) = bundle.entry_ref(&key[..]).or_insert_with(|| {
+                (
+                    0,
+                    calls
+                        .iter()
+                        .zip(arg_types.iter())
+                        .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
+                        .collect(),
+                )
+            });
+            let sign = if kind.is_accumulate() { 1 } else { -1 };
+            *rows += sign;
+            for (call, acc) in calls.iter().zip(accumulators.iter_mut()) {
+                if call.filter.is_some_and(|f| row[f] != Value::Boolean(true)) {
+                    continue;
+                }
+                acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), sign);
+            }
+            self.buffered += 1;
+            let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;
+            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+                self.flush(out);
+            }
+        }
+        Ok(())
+    }
+
+    fn process_flush_marker(&mut self, marker: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(out);
+        out.emit_flush_marker(marker);
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(out);
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(out);
+        Ok(())
+    }
+}

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Cases weir must pass.
-const EXPECTED_TO_PASS: [&str; 8] = [
+const EXPECTED_TO_PASS: [&str; 10] = [
     "agg_basic",
     "agg_global",
     "agg_retract",
@@ -19,6 +19,8 @@ const EXPECTED_TO_PASS: [&str; 8] = [
     "calc_functions",
     "functions_strings",
     "functions_math_time",
+    "minibatch_agg",
+    "sink_keyed_shuffle",
     "values_union",
 ];
 
@@ -76,10 +78,28 @@ fn compare(case: &str, actual: &str, expected: &str, ordered: bool) -> Result<()
     Ok(())
 }
 
-fn run_case(dir: &Path, case: &str, parallelism: usize) -> Result<(), String> {
+/// Mini-batch settings a case also runs with: off, and on with bundles of 1, 100 and the
+/// memory budget (the default size).
+const MINI_BATCH: [&[&str]; 4] = [
+    &[],
+    &["table.exec.mini-batch.enabled=true", "table.exec.mini-batch.allow-latency=50ms", "table.exec.mini-batch.size=1"],
+    &[
+        "table.exec.mini-batch.enabled=true",
+        "table.exec.mini-batch.allow-latency=50ms",
+        "table.exec.mini-batch.size=100",
+    ],
+    &["table.exec.mini-batch.enabled=true", "table.exec.mini-batch.allow-latency=50ms"],
+];
+
+fn run_case(dir: &Path, case: &str, parallelism: usize, settings: &[&str]) -> Result<(), String> {
+    let mut args = vec!["run".to_string(), format!("{case}.sql"), "--parallelism".into(), parallelism.to_string()];
+    for s in settings {
+        args.push("--set".into());
+        args.push((*s).to_string());
+    }
     let output = Command::new(env!("CARGO_BIN_EXE_weir"))
         .current_dir(dir)
-        .args(["run", &format!("{case}.sql"), "--parallelism", &parallelism.to_string()])
+        .args(&args)
         .output()
         .map_err(|e| format!("cannot start weir: {e}"))?;
     if !output.status.success() {
@@ -89,6 +109,7 @@ fn run_case(dir: &Path, case: &str, parallelism: usize) -> Result<(), String> {
     let script = std::fs::read_to_string(dir.join(format!("{case}.sql"))).map_err(|e| e.to_string())?;
     let ordered = script.lines().next().is_some_and(|l| l.contains("[ordered]"));
     compare(case, &String::from_utf8_lossy(&output.stdout), &expected, ordered)
+        .map_err(|e| format!("{e} (parallelism {parallelism}, settings {settings:?})"))
 }
 
 #[test]
@@ -101,9 +122,15 @@ fn conformance_cases_match_flink() {
     cases.sort();
     let mut failures = Vec::new();
     for case in &cases {
-        let results: Vec<Result<(), String>> = [1, 2, 4].iter().map(|&p| run_case(&dir, case, p)).collect();
-        let passed = results.iter().all(Result::is_ok);
         let expected = EXPECTED_TO_PASS.contains(&case.as_str());
+        // Cases expected to pass also run with mini-batch on; the others once, to report.
+        let settings: &[&[&str]] = if expected { &MINI_BATCH } else { &MINI_BATCH[..1] };
+        let results: Vec<Result<(), String>> = [1, 2, 4]
+            .iter()
+            .flat_map(|&p| settings.iter().map(move |s| (p, *s)))
+            .map(|(p, s)| run_case(&dir, case, p, s))
+            .collect();
+        let passed = results.iter().all(Result::is_ok);
         let first_error = results.iter().find_map(|r| r.as_ref().err()).cloned().unwrap_or_default();
         match (passed, expected) {
             (true, _) => println!("PASS {case}"),

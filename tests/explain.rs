@@ -46,7 +46,9 @@ fn shape(lines: &[String]) -> Vec<(usize, String)> {
 
 #[test]
 fn optimized_plans_have_flinks_shape() {
-    for case in ["group_agg", "statement_set_reuse_agg", "sink_keyed_shuffle"] {
+    for case in
+        ["group_agg", "statement_set_reuse_agg", "sink_keyed_shuffle", "minibatch_one_phase", "minibatch_two_phase"]
+    {
         let (ours, theirs) = (explain(case), flink(case));
         for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
             let (a, b) = (section(&ours, name), section(&theirs, name));
@@ -58,7 +60,7 @@ fn optimized_plans_have_flinks_shape() {
 
 #[test]
 fn optimized_plans_print_flinks_attributes() {
-    for case in ["group_agg", "statement_set_reuse_agg"] {
+    for case in ["group_agg", "statement_set_reuse_agg", "minibatch_one_phase", "minibatch_two_phase"] {
         let (ours, theirs) = (explain(case), flink(case));
         for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
             assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");

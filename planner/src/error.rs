@@ -36,6 +36,10 @@ pub enum Error {
         message: String,
     },
 
+    /// Options that do not fit together, in Flink's words.
+    #[error("{0}")]
+    Configuration(String),
+
     /// A statement or feature weir does not plan yet.
     #[error("Not supported yet: {0}.")]
     Unsupported(String),

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use weir_connectors::ConnectorRegistry;
-use weir_operators::aggregate::{AggregateCall, AggregateKind};
+use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::{Expr, Function};
 use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
@@ -113,6 +113,15 @@ fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> Str
 }
 
 /// `[default_catalog, default_database, t]`, with `project=[…], metadata=[]` for a projection.
+/// `groupBy=[a, b], ` (nothing for a global aggregate).
+fn group_by(keys: &[usize], column: &dyn Fn(usize) -> String) -> String {
+    if keys.is_empty() {
+        String::new()
+    } else {
+        format!("groupBy=[{}], ", keys.iter().map(|k| column(*k)).collect::<Vec<_>>().join(", "))
+    }
+}
+
 fn table_path(name: &str, projected: Option<&[Field]>) -> String {
     match projected {
         Some(fields) => {
@@ -182,12 +191,32 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             for (c, f) in calls.iter().zip(&node.fields[keys.len()..]) {
                 select.push(format!("{} AS {}", aggregate_text(c, &column), f.name));
             }
-            let group = if keys.is_empty() {
-                String::new()
-            } else {
-                format!("groupBy=[{}], ", keys.iter().map(|k| column(*k)).collect::<Vec<_>>().join(", "))
-            };
-            format!("GroupAggregate({group}select=[{}])", select.join(", "))
+            format!("GroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
+        }
+        PhysicalKind::MiniBatchAssigner { interval_millis } => {
+            format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[ProcTime])")
+        }
+        PhysicalKind::LocalGroupAggregate { keys, calls, .. } => {
+            let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
+            let mut at = keys.len();
+            for c in calls {
+                select.push(format!("{} AS {}", aggregate_text(c, &column), node.fields[at].name));
+                at += Accumulator::partial_width(c);
+            }
+            format!("LocalGroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
+        }
+        PhysicalKind::GlobalGroupAggregate { key_count, calls, local_fields, .. } => {
+            let keys: Vec<usize> = (0..*key_count).collect();
+            let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
+            let mut at = *key_count;
+            for (c, f) in calls.iter().zip(&node.fields[*key_count..]) {
+                let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
+                let kind = if c.kind == AggregateKind::CountStar { AggregateKind::Count } else { c.kind.clone() };
+                let partial = AggregateCall { kind, ..partial };
+                select.push(format!("{} AS {}", aggregate_text(&partial, &|i| local_fields[i].name.clone()), f.name));
+                at += Accumulator::partial_width(c);
+            }
+            format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::Sink { table, .. } => {
@@ -376,7 +405,10 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
             }
             PhysicalKind::Values { .. } => 1,
             PhysicalKind::GroupAggregate { keys, .. } if keys.is_empty() => 1,
-            PhysicalKind::GroupAggregate { .. } | PhysicalKind::Union => default,
+            PhysicalKind::GlobalGroupAggregate { key_count: 0, .. } => 1,
+            PhysicalKind::GroupAggregate { .. } | PhysicalKind::GlobalGroupAggregate { .. } | PhysicalKind::Union => {
+                default
+            }
             PhysicalKind::Sink { table, .. } => registry
                 .create_sink(table)
                 .ok()

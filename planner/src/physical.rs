@@ -3,10 +3,11 @@
 //! graph is built from them.
 
 use weir_connectors::TableDescriptor;
-use weir_operators::aggregate::AggregateCall;
+use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
 use weir_runtime::{Field, ShipStrategy, Value};
 
+use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions};
 use crate::plan::{Node, Plan};
 
 /// The row kinds a node emits, as Flink abbreviates them.
@@ -93,7 +94,7 @@ pub enum PhysicalKind {
         /// How.
         strategy: ShipStrategy,
     },
-    /// A streaming group aggregate.
+    /// A streaming group aggregate (in mini-batches when `mini_batch` is set).
     GroupAggregate {
         /// Grouping columns of the input.
         keys: Vec<usize>,
@@ -103,6 +104,47 @@ pub enum PhysicalKind {
         update_before: bool,
         /// Whether the input retracts rows.
         retracting: bool,
+        /// Mini-batch settings, when on.
+        mini_batch: Option<MiniBatch>,
+        /// `table.exec.state.ttl` in milliseconds.
+        ttl_millis: i64,
+        /// Whether unchanged results are emitted.
+        emit_unchanged: bool,
+    },
+    /// Injects flush markers every interval.
+    MiniBatchAssigner {
+        /// The interval in milliseconds.
+        interval_millis: i64,
+    },
+    /// First phase of a two-phase aggregate: partial accumulators per mini-batch.
+    LocalGroupAggregate {
+        /// Grouping columns of the input.
+        keys: Vec<usize>,
+        /// The aggregates.
+        calls: Vec<AggregateCall>,
+        /// Whether the input retracts rows.
+        retracting: bool,
+        /// Mini-batch settings.
+        mini_batch: MiniBatch,
+    },
+    /// Second phase: merges partial accumulators into keyed state.
+    GlobalGroupAggregate {
+        /// Number of leading key columns of the input.
+        key_count: usize,
+        /// The aggregates (arguments refer to the local aggregate's input).
+        calls: Vec<AggregateCall>,
+        /// The names of the local aggregate's columns, for EXPLAIN.
+        local_fields: Vec<Field>,
+        /// Types of the aggregates' arguments.
+        arg_types: Vec<Option<weir_runtime::DataType>>,
+        /// Whether `-U` is emitted before `+U`.
+        update_before: bool,
+        /// Mini-batch settings.
+        mini_batch: MiniBatch,
+        /// `table.exec.state.ttl` in milliseconds.
+        ttl_millis: i64,
+        /// Whether unchanged results are emitted.
+        emit_unchanged: bool,
     },
     /// UNION ALL.
     Union,
@@ -146,6 +188,9 @@ impl PhysicalNode {
             PhysicalKind::WatermarkAssigner { .. } => "WatermarkAssigner",
             PhysicalKind::Exchange { .. } => "Exchange",
             PhysicalKind::GroupAggregate { .. } => "GroupAggregate",
+            PhysicalKind::MiniBatchAssigner { .. } => "MiniBatchAssigner",
+            PhysicalKind::LocalGroupAggregate { .. } => "LocalGroupAggregate",
+            PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
             PhysicalKind::Union => "Union",
             PhysicalKind::Sink { .. } => "Sink",
         }
@@ -158,8 +203,14 @@ fn sink_wants_update_before(table: &TableDescriptor) -> bool {
 }
 
 /// Builds the physical plan of `plan` written into `table`.
-pub fn physical_sink(plan: Plan, table: &TableDescriptor, primary_key: Vec<usize>) -> PhysicalNode {
-    let input = physical(plan, sink_wants_update_before(table));
+pub fn physical_sink(
+    plan: Plan,
+    table: &TableDescriptor,
+    primary_key: Vec<usize>,
+    options: &PlannerOptions,
+) -> PhysicalNode {
+    let planner = Physical::new(&plan, options);
+    let input = planner.physical(plan, sink_wants_update_before(table), false);
     PhysicalNode {
         fields: input.fields.clone(),
         kind: PhysicalKind::Sink { table: table.clone(), primary_key },
@@ -169,56 +220,192 @@ pub fn physical_sink(plan: Plan, table: &TableDescriptor, primary_key: Vec<usize
 }
 
 /// Builds the physical plan of a query whose result is collected with every row kind.
-pub fn physical_query(plan: Plan) -> PhysicalNode {
-    physical(plan, true)
+pub fn physical_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
+    let planner = Physical::new(&plan, options);
+    planner.physical(plan, true, false)
 }
 
-/// The physical plan of `plan`; `update_before` says whether the consumer needs `-U` rows.
-fn physical(plan: Plan, update_before: bool) -> PhysicalNode {
-    let Plan { node, fields } = plan;
-    let leaf =
-        |kind| PhysicalNode { kind, inputs: Vec::new(), fields: fields.clone(), changelog: ChangelogMode::INSERT_ONLY };
-    match node {
-        Node::Scan { table, projection } => leaf(PhysicalKind::TableSourceScan { table, projection }),
-        Node::Values { rows } => leaf(PhysicalKind::Values { rows }),
-        Node::Calc { input, projections, condition } => {
-            let input = physical(*input, update_before);
-            let changelog = input.changelog;
-            PhysicalNode { kind: PhysicalKind::Calc { projections, condition }, inputs: vec![input], fields, changelog }
+fn has_aggregate(plan: &Plan) -> bool {
+    match &plan.node {
+        Node::Aggregate { .. } => true,
+        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } => has_aggregate(input),
+        Node::Union { inputs } => inputs.iter().any(has_aggregate),
+        _ => false,
+    }
+}
+
+/// The name Flink gives a local aggregate's accumulator column.
+fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
+    let base = match (kind, part) {
+        (AggregateKind::CountStar, _) => "count1",
+        (AggregateKind::Count, _) | (_, 1) => "count",
+        (AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg, _) => "sum",
+        (AggregateKind::Min, _) => "min",
+        (AggregateKind::Max, _) => "max",
+        _ => "acc",
+    };
+    format!("{base}${index}")
+}
+
+/// Physical planning with the session's options.
+struct Physical<'a> {
+    options: &'a PlannerOptions,
+    /// Mini-batch applies: it is on and the plan is not stateless (Flink skips stateless plans).
+    mini_batch: Option<MiniBatch>,
+}
+
+impl<'a> Physical<'a> {
+    fn new(plan: &Plan, options: &'a PlannerOptions) -> Self {
+        let mini_batch = options.mini_batch.filter(|_| has_aggregate(plan));
+        Physical { options, mini_batch }
+    }
+
+    /// A MiniBatchAssigner above `node` when mini-batch applies.
+    fn with_assigner(&self, node: PhysicalNode) -> PhysicalNode {
+        match self.mini_batch {
+            Some(m) => PhysicalNode {
+                kind: PhysicalKind::MiniBatchAssigner { interval_millis: m.interval_millis },
+                fields: node.fields.clone(),
+                changelog: node.changelog,
+                inputs: vec![node],
+            },
+            None => node,
         }
-        Node::WatermarkAssigner { input, rowtime, watermark } => {
-            let input = physical(*input, update_before);
-            let changelog = input.changelog;
-            PhysicalNode {
-                kind: PhysicalKind::WatermarkAssigner { rowtime, watermark },
-                inputs: vec![input],
-                fields,
-                changelog,
+    }
+
+    /// The physical plan of `plan`; `update_before` says whether the consumer needs `-U`
+    /// rows, `under_watermark` whether the parent is a watermark assigner (which takes the
+    /// mini-batch assigner above it instead).
+    fn physical(&self, plan: Plan, update_before: bool, under_watermark: bool) -> PhysicalNode {
+        let Plan { node, fields } = plan;
+        let leaf = |kind| PhysicalNode {
+            kind,
+            inputs: Vec::new(),
+            fields: fields.clone(),
+            changelog: ChangelogMode::INSERT_ONLY,
+        };
+        match node {
+            Node::Scan { table, projection } => {
+                let scan = leaf(PhysicalKind::TableSourceScan { table, projection });
+                if under_watermark {
+                    scan
+                } else {
+                    self.with_assigner(scan)
+                }
+            }
+            Node::Values { rows } => leaf(PhysicalKind::Values { rows }),
+            Node::Calc { input, projections, condition } => {
+                let input = self.physical(*input, update_before, false);
+                let changelog = input.changelog;
+                PhysicalNode {
+                    kind: PhysicalKind::Calc { projections, condition },
+                    inputs: vec![input],
+                    fields,
+                    changelog,
+                }
+            }
+            Node::WatermarkAssigner { input, rowtime, watermark } => {
+                let input = self.physical(*input, update_before, true);
+                let changelog = input.changelog;
+                let assigner = PhysicalNode {
+                    kind: PhysicalKind::WatermarkAssigner { rowtime, watermark },
+                    inputs: vec![input],
+                    fields,
+                    changelog,
+                };
+                self.with_assigner(assigner)
+            }
+            Node::Aggregate { input, keys, calls } => self.aggregate(*input, keys, calls, fields, update_before),
+            Node::Union { inputs } => {
+                let inputs: Vec<PhysicalNode> =
+                    inputs.into_iter().map(|i| self.physical(i, update_before, false)).collect();
+                let changelog = inputs.iter().fold(ChangelogMode::default(), |m, i| m.union(i.changelog));
+                PhysicalNode { kind: PhysicalKind::Union, inputs, fields, changelog }
             }
         }
-        Node::Aggregate { input, keys, calls } => {
-            // An aggregate retracts what it took back, so it needs its input's `-U` rows.
-            let input = physical(*input, true);
-            let retracting = !input.changelog.is_insert_only();
-            let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.clone()) };
-            let exchange = PhysicalNode {
-                kind: PhysicalKind::Exchange { strategy },
-                fields: input.fields.clone(),
-                changelog: input.changelog,
-                inputs: vec![input],
-            };
-            let changelog = ChangelogMode { insert: true, update_before, update_after: true, delete: retracting };
-            PhysicalNode {
-                kind: PhysicalKind::GroupAggregate { keys, calls, update_before, retracting },
-                inputs: vec![exchange],
-                fields,
-                changelog,
+    }
+
+    fn aggregate(
+        &self,
+        input: Plan,
+        keys: Vec<usize>,
+        calls: Vec<AggregateCall>,
+        fields: Vec<Field>,
+        update_before: bool,
+    ) -> PhysicalNode {
+        // An aggregate retracts what it took back, so it needs its input's `-U` rows.
+        let input = self.physical(input, true, false);
+        let retracting = !input.changelog.is_insert_only();
+        let changelog = ChangelogMode { insert: true, update_before, update_after: true, delete: retracting };
+        let ttl_millis = self.options.state_ttl_millis;
+        let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.clone()) };
+        let exchange = |input: PhysicalNode, strategy: ShipStrategy| PhysicalNode {
+            kind: PhysicalKind::Exchange { strategy },
+            fields: input.fields.clone(),
+            changelog: input.changelog,
+            inputs: vec![input],
+        };
+        let two_phase = self.mini_batch.is_some()
+            && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
+            && calls.iter().all(|c| Accumulator::is_mergeable(c, retracting));
+        match self.mini_batch {
+            Some(mini_batch) if two_phase => {
+                let emit_unchanged = ttl_millis > 0 && self.options.output_identical;
+                let mut local_fields: Vec<Field> = keys.iter().map(|&k| input.fields[k].clone()).collect();
+                let mut index = 0;
+                for call in &calls {
+                    for part in 0..Accumulator::partial_width(call) {
+                        let ty = if part == 1 { weir_runtime::DataType::bigint() } else { call.result_type.clone() };
+                        local_fields.push(Field::new(accumulator_name(&call.kind, index, part), ty));
+                        index += 1;
+                    }
+                }
+                local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));
+                let arg_types = calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
+                let key_count = keys.len();
+                let local = PhysicalNode {
+                    kind: PhysicalKind::LocalGroupAggregate { keys, calls: calls.clone(), retracting, mini_batch },
+                    fields: local_fields.clone(),
+                    changelog: ChangelogMode::INSERT_ONLY,
+                    inputs: vec![input],
+                };
+                let strategy = match strategy {
+                    ShipStrategy::Hash(_) => ShipStrategy::Hash((0..key_count).collect()),
+                    other => other,
+                };
+                PhysicalNode {
+                    kind: PhysicalKind::GlobalGroupAggregate {
+                        key_count,
+                        calls,
+                        local_fields,
+                        arg_types,
+                        update_before,
+                        mini_batch,
+                        ttl_millis,
+                        emit_unchanged,
+                    },
+                    inputs: vec![exchange(local, strategy)],
+                    fields,
+                    changelog,
+                }
             }
-        }
-        Node::Union { inputs } => {
-            let inputs: Vec<PhysicalNode> = inputs.into_iter().map(|i| physical(i, update_before)).collect();
-            let changelog = inputs.iter().fold(ChangelogMode::default(), |m, i| m.union(i.changelog));
-            PhysicalNode { kind: PhysicalKind::Union, inputs, fields, changelog }
+            mini_batch => {
+                let emit_unchanged = ttl_millis > 0 && (mini_batch.is_none() || self.options.output_identical);
+                PhysicalNode {
+                    kind: PhysicalKind::GroupAggregate {
+                        keys,
+                        calls,
+                        update_before,
+                        retracting,
+                        mini_batch,
+                        ttl_millis,
+                        emit_unchanged,
+                    },
+                    inputs: vec![exchange(input, strategy)],
+                    fields,
+                    changelog,
+                }
+            }
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::binder::Binder;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
 use crate::error::{Error, Position, Result};
 use crate::explain::{explain, ExplainDetails, LogicalStatement};
+use crate::options::PlannerOptions;
 use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
 use crate::physical::{physical_query, physical_sink, PhysicalNode};
 use crate::plan::{Node, Plan};
@@ -83,6 +84,7 @@ impl Session {
         if weir_runtime::config::RuntimeConfig::KEYS.contains(&key) {
             self.runtime.set(key, value)?;
         }
+        crate::options::validate(key, value)?;
         if key == RESULT_MODE && !["tableau", "table", "changelog"].contains(&value.to_ascii_lowercase().as_str()) {
             return Err(weir_runtime::Error::InvalidOption {
                 key: key.to_string(),
@@ -295,6 +297,7 @@ impl Session {
     /// # Errors
     /// Unknown tables or columns, type mismatches, and an updating query into an append-only sink.
     pub fn plan_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
+        let options = PlannerOptions::from_settings(&self.options)?;
         let mut pruned = Vec::new();
         for insert in inserts {
             let (sink, plan) = self.bind_insert(insert, at)?;
@@ -320,7 +323,7 @@ impl Session {
                 .iter()
                 .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
                 .collect();
-            plans.push(physical_sink(plan, &sink.descriptor, key));
+            plans.push(physical_sink(plan, &sink.descriptor, key, &options));
         }
         Ok(plans)
     }
@@ -339,7 +342,7 @@ impl Session {
             Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog).bind_query(query)?;
-                let physical = physical_query(prune_plan(plan.clone()));
+                let physical = physical_query(prune_plan(plan.clone()), &PlannerOptions::from_settings(&self.options)?);
                 (vec![(None, plan)], vec![physical])
             }
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
@@ -386,7 +389,7 @@ impl Session {
         let plan = prune_plan(Binder::new(&self.catalog).bind_query(query)?);
         let fields = plan.fields.clone();
         let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
-        let output = translator.translate(&physical_query(plan))?;
+        let output = translator.translate(&physical_query(plan, &PlannerOptions::from_settings(&self.options)?))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();
         let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));

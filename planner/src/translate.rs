@@ -11,7 +11,10 @@
 use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, SourceStep};
-use weir_operators::{CalcOperator, GroupAggregateOperator, UnionOperator, WatermarkAssignerOperator};
+use weir_operators::{
+    BundleTrigger, CalcOperator, GlobalGroupAggregateOperator, GroupAggregateOperator, LocalGroupAggregateOperator,
+    MiniBatchAssignerOperator, MiniBatchMode, UnionOperator, WatermarkAssignerOperator,
+};
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
 
@@ -41,6 +44,11 @@ pub struct Output {
     pub parallelism: usize,
     /// The ship strategy an Exchange asked for, if any.
     pub exchange: Option<ShipStrategy>,
+}
+
+/// The bundle trigger of mini-batch settings.
+fn trigger(mini_batch: crate::options::MiniBatch) -> BundleTrigger {
+    BundleTrigger { size: mini_batch.size, memory_budget: mini_batch.memory_budget }
 }
 
 /// The edge strategy from `input` into a vertex of `parallelism`.
@@ -132,20 +140,78 @@ impl<'a> Translator<'a> {
                 input.exchange = Some(strategy.clone());
                 Ok(input)
             }
-            PhysicalKind::GroupAggregate { keys, calls, update_before, retracting } => {
+            PhysicalKind::GroupAggregate {
+                keys,
+                calls,
+                update_before,
+                retracting,
+                mini_batch,
+                ttl_millis,
+                emit_unchanged,
+            } => {
                 let input = self.translate(&node.inputs[0])?;
                 let types: Vec<DataType> = node.inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
                 let parallelism = if keys.is_empty() { 1 } else { self.parallelism };
-                let (keys, calls, update_before, retracting) =
-                    (keys.clone(), calls.clone(), *update_before, *retracting);
+                let (keys, calls) = (keys.clone(), calls.clone());
+                let (update_before, retracting, ttl, unchanged) =
+                    (*update_before, *retracting, *ttl_millis, *emit_unchanged);
+                let trigger = mini_batch.map(trigger);
+                let name = if trigger.is_some() { "MiniBatchGroupAggregate" } else { "GroupAggregate" };
+                let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
+                    let mut operator = GroupAggregateOperator::new(keys.clone(), calls.clone(), &types)
+                        .with_update_before(update_before)
+                        .with_retracting_input(retracting)
+                        .with_state_ttl(ttl)
+                        .with_emit_unchanged(unchanged);
+                    if let Some(t) = trigger {
+                        operator = operator.with_mini_batch(t);
+                    }
+                    Box::new(operator) as Box<dyn weir_runtime::Operator>
+                });
+                Ok(self.operator(name, &input, parallelism, factory))
+            }
+            PhysicalKind::MiniBatchAssigner { interval_millis } => {
+                let input = self.translate(&node.inputs[0])?;
+                let operator = MiniBatchAssignerOperator::new(*interval_millis, MiniBatchMode::ProcTime);
+                let p = input.parallelism;
+                Ok(self.operator("MiniBatchAssigner", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
+            }
+            PhysicalKind::LocalGroupAggregate { keys, calls, retracting, mini_batch } => {
+                let input = self.translate(&node.inputs[0])?;
+                let types: Vec<DataType> = node.inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
+                let (keys, calls, retracting, trigger) =
+                    (keys.clone(), calls.clone(), *retracting, trigger(*mini_batch));
+                let p = input.parallelism;
+                let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
+                    Box::new(LocalGroupAggregateOperator::new(keys.clone(), calls.clone(), &types, retracting, trigger))
+                        as Box<dyn weir_runtime::Operator>
+                });
+                Ok(self.operator("LocalGroupAggregate", &input, p, factory))
+            }
+            PhysicalKind::GlobalGroupAggregate {
+                key_count,
+                calls,
+                arg_types,
+                update_before,
+                mini_batch,
+                ttl_millis,
+                emit_unchanged,
+                ..
+            } => {
+                let input = self.translate(&node.inputs[0])?;
+                let parallelism = if *key_count == 0 { 1 } else { self.parallelism };
+                let (key_count, calls, arg_types) = (*key_count, calls.clone(), arg_types.clone());
+                let (update_before, ttl, unchanged, trigger) =
+                    (*update_before, *ttl_millis, *emit_unchanged, trigger(*mini_batch));
                 let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
                     Box::new(
-                        GroupAggregateOperator::new(keys.clone(), calls.clone(), &types)
+                        GlobalGroupAggregateOperator::new(key_count, calls.clone(), arg_types.clone(), trigger)
                             .with_update_before(update_before)
-                            .with_retracting_input(retracting),
+                            .with_state_ttl(ttl)
+                            .with_emit_unchanged(unchanged),
                     ) as Box<dyn weir_runtime::Operator>
                 });
-                Ok(self.operator("GroupAggregate", &input, parallelism, factory))
+                Ok(self.operator("GlobalGroupAggregate", &input, parallelism, factory))
             }
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;

@@ -1,0 +1,170 @@
+//! The planner's options (`SET 'key' = 'value'`), with Flink's keys, defaults and checks.
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `table.exec.mini-batch.enabled` | `false` | buffer aggregate input in mini-batches |
+//! | `table.exec.mini-batch.allow-latency` | `0 ms` | mini-batch interval; must be > 0 when enabled |
+//! | `table.exec.mini-batch.size` | `-1` | flush at this many buffered rows; `-1`: when the memory budget is full |
+//! | `table.exec.mini-batch.memory-budget` | `64 mb` | weir: bytes a bundle may hold per subtask before it flushes |
+//! | `table.optimizer.agg-phase-strategy` | `AUTO` | `AUTO`, `ONE_PHASE` or `TWO_PHASE` |
+//! | `table.exec.state.ttl` | `0 ms` | forget a group not written for this long; 0 keeps state |
+//! | `table.exec.agg.mini-batch.output-identical-enabled` | `false` | with TTL, emit unchanged mini-batch results |
+
+use std::collections::BTreeMap;
+
+use weir_runtime::config::parse_duration;
+use weir_runtime::Error as RuntimeError;
+
+use crate::error::{Error, Result};
+
+/// How aggregates are split into phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggPhaseStrategy {
+    /// Two phases when every aggregate can be merged (and mini-batch is on).
+    Auto,
+    /// Always one phase.
+    OnePhase,
+    /// Two phases whenever they can run.
+    TwoPhase,
+}
+
+/// Mini-batch settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MiniBatch {
+    /// `allow-latency` in milliseconds.
+    pub interval_millis: i64,
+    /// `size`, when positive.
+    pub size: Option<usize>,
+    /// The memory budget of a bundle, in bytes.
+    pub memory_budget: usize,
+}
+
+/// The options the planner reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannerOptions {
+    /// Set when `table.exec.mini-batch.enabled` is true.
+    pub mini_batch: Option<MiniBatch>,
+    /// `table.optimizer.agg-phase-strategy`
+    pub agg_phase_strategy: AggPhaseStrategy,
+    /// `table.exec.state.ttl` in milliseconds.
+    pub state_ttl_millis: i64,
+    /// `table.exec.agg.mini-batch.output-identical-enabled`
+    pub output_identical: bool,
+}
+
+fn invalid(key: &str, value: &str, expected: &str) -> Error {
+    RuntimeError::InvalidOption { key: key.to_string(), value: value.to_string(), expected: expected.to_string() }
+        .into()
+}
+
+fn boolean(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(invalid(key, value, "'true' or 'false'")),
+    }
+}
+
+fn millis(key: &str, value: &str) -> Result<i64> {
+    Ok(parse_duration(key, value)?.as_millis() as i64)
+}
+
+/// Bytes of a memory size such as `64 mb`, `512kb`, `1 gb` or a bare number of bytes.
+fn bytes(key: &str, value: &str) -> Result<usize> {
+    let text = value.trim().to_ascii_lowercase();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let factor: usize = match unit.trim() {
+        "" | "b" | "bytes" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(invalid(key, value, "a memory size such as '64 mb'")),
+    };
+    number
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .map(|n| n * factor)
+        .ok_or_else(|| invalid(key, value, "a memory size such as '64 mb'"))
+}
+
+/// Checks one option's value when it is set; keys weir does not read are accepted, as Flink does.
+///
+/// # Errors
+/// A value of the wrong form, naming the key and what it accepts.
+pub fn validate(key: &str, value: &str) -> Result<()> {
+    match key {
+        "table.exec.mini-batch.enabled" | "table.exec.agg.mini-batch.output-identical-enabled" => {
+            boolean(key, value).map(|_| ())
+        }
+        "table.exec.mini-batch.allow-latency" | "table.exec.state.ttl" => millis(key, value).map(|_| ()),
+        "table.exec.mini-batch.size" => match value.trim().parse::<i64>() {
+            Ok(n) if n == -1 || n > 0 => Ok(()),
+            _ => Err(invalid(key, value, "a positive number of rows, or -1 for the memory budget")),
+        },
+        "table.exec.mini-batch.memory-budget" => bytes(key, value).map(|_| ()),
+        "table.optimizer.agg-phase-strategy" => strategy(key, value).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+fn strategy(key: &str, value: &str) -> Result<AggPhaseStrategy> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "AUTO" => Ok(AggPhaseStrategy::Auto),
+        "ONE_PHASE" => Ok(AggPhaseStrategy::OnePhase),
+        "TWO_PHASE" => Ok(AggPhaseStrategy::TwoPhase),
+        _ => Err(invalid(key, value, "one of 'AUTO', 'ONE_PHASE', 'TWO_PHASE'")),
+    }
+}
+
+impl PlannerOptions {
+    /// The options from a session's `SET` values.
+    ///
+    /// # Errors
+    /// Malformed values, and mini-batch enabled without a positive latency (Flink's
+    /// `MiniBatch Latency must be greater than 0 ms.`).
+    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Self> {
+        let get = |key: &str| settings.get(key).map(String::as_str);
+        let enabled =
+            get("table.exec.mini-batch.enabled").map(|v| boolean("table.exec.mini-batch.enabled", v)).transpose()?;
+        let mini_batch = if enabled == Some(true) {
+            let latency_key = "table.exec.mini-batch.allow-latency";
+            let interval_millis = get(latency_key).map(|v| millis(latency_key, v)).transpose()?.unwrap_or(0);
+            if interval_millis <= 0 {
+                return Err(Error::Configuration("MiniBatch Latency must be greater than 0 ms.".into()));
+            }
+            let size = match get("table.exec.mini-batch.size") {
+                Some(v) => {
+                    validate("table.exec.mini-batch.size", v)?;
+                    v.trim().parse::<i64>().ok().filter(|n| *n > 0).map(|n| n as usize)
+                }
+                None => None,
+            };
+            let budget_key = "table.exec.mini-batch.memory-budget";
+            let memory_budget = get(budget_key).map(|v| bytes(budget_key, v)).transpose()?.unwrap_or(64 << 20);
+            Some(MiniBatch { interval_millis, size, memory_budget })
+        } else {
+            None
+        };
+        let strategy_key = "table.optimizer.agg-phase-strategy";
+        let agg_phase_strategy =
+            get(strategy_key).map(|v| strategy(strategy_key, v)).transpose()?.unwrap_or(AggPhaseStrategy::Auto);
+        let ttl_key = "table.exec.state.ttl";
+        let state_ttl_millis = get(ttl_key).map(|v| millis(ttl_key, v)).transpose()?.unwrap_or(0);
+        let identical_key = "table.exec.agg.mini-batch.output-identical-enabled";
+        let output_identical = get(identical_key).map(|v| boolean(identical_key, v)).transpose()?.unwrap_or(false);
+        Ok(PlannerOptions { mini_batch, agg_phase_strategy, state_ttl_millis, output_identical })
+    }
+}
+
+impl Default for PlannerOptions {
+    fn default() -> Self {
+        PlannerOptions {
+            mini_batch: None,
+            agg_phase_strategy: AggPhaseStrategy::Auto,
+            state_ttl_millis: 0,
+            output_identical: false,
+        }
+    }
+}

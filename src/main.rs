@@ -66,6 +66,7 @@ fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), S
                 let format = iter.next().ok_or("--format needs tableau or changelog")?;
                 settings.push(("sql-client.execution.result-mode".to_string(), format.clone()));
             }
+            "--metrics" => settings.push(("weir.print-metrics".to_string(), "true".to_string())),
             "--set" => {
                 let pair = iter.next().ok_or("--set needs key=value")?;
                 let (k, v) = pair.split_once('=').ok_or_else(|| format!("--set needs key=value, got '{pair}'"))?;

@@ -28,7 +28,8 @@ pub struct GlobalGroupAggregateOperator {
     ttl_millis: i64,
     trigger: BundleTrigger,
     groups: HashMap<Box<[Value]>, Group>,
-    bundle: HashMap<Box<[Value]>, Vec<Box<[Value]>>>,
+    /// Per group, the rows and the partial accumulators merged since the last flush.
+    bundle: HashMap<Box<[Value]>, (i64, Vec<Accumulator>)>,
     buffered: usize,
     scratch: Vec<Value>,
 }
@@ -81,8 +82,8 @@ impl GlobalGroupAggregateOperator {
         }
         let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), self.bundle.len());
         let bundle = std::mem::take(&mut self.bundle);
-        for (key, partials) in bundle {
-            let rows: i64 = partials.iter().map(|p| p.last().and_then(Value::as_i64).unwrap_or(0)).sum();
+        let mut partial = Vec::new();
+        for (key, (rows, merged)) in bundle {
             let expired = self.ttl_millis > 0
                 && self.groups.get(&key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis);
             if expired {
@@ -103,13 +104,10 @@ impl GlobalGroupAggregateOperator {
             }
             let Some(group) = self.groups.get_mut(&key) else { continue };
             let first = group.rows == 0;
-            for partial in &partials {
-                let mut at = self.key_count;
-                for (call, acc) in self.calls.iter().zip(group.accumulators.iter_mut()) {
-                    let width = Accumulator::partial_width(call);
-                    acc.merge_partial(call, &partial[at..at + width]);
-                    at += width;
-                }
+            for ((call, acc), from) in self.calls.iter().zip(group.accumulators.iter_mut()).zip(&merged) {
+                partial.clear();
+                from.partial(&mut partial);
+                acc.merge_partial(call, &partial);
             }
             group.rows += rows;
             group.written = now;
@@ -147,9 +145,19 @@ impl Operator for GlobalGroupAggregateOperator {
     ) -> Result<()> {
         let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
         for (_, row) in chunk.rows() {
-            self.bundle.entry_ref(&row[..self.key_count]).or_default().push(row.into());
+            let Self { calls, arg_types, bundle, key_count, .. } = self;
+            let (rows, merged) = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| {
+                (0, calls.iter().zip(arg_types.iter()).map(|(c, t)| Accumulator::new(c, t.as_ref(), false)).collect())
+            });
+            let mut at = *key_count;
+            for (call, acc) in calls.iter().zip(merged.iter_mut()) {
+                let width = Accumulator::partial_width(call);
+                acc.merge_partial(call, &row[at..at + width]);
+                at += width;
+            }
+            *rows += row[at].as_i64().unwrap_or(0);
             self.buffered += 1;
-            let bytes = self.buffered * row.len() * 48;
+            let bytes = self.bundle.len() * (row.len() + self.calls.len()) * 48;
             if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
                 self.flush(now, out);
             }

@@ -137,10 +137,15 @@ impl Session {
     /// # Errors
     /// The first job that failed.
     pub fn wait_all(&mut self) -> Result<()> {
+        let print = self.print_metrics();
         for job in self.running.drain(..) {
-            finished(job)?;
+            finished(job, print)?;
         }
         Ok(())
+    }
+
+    fn print_metrics(&self) -> bool {
+        self.options.get("weir.print-metrics").is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 
     /// Cancels every running job.
@@ -379,7 +384,7 @@ impl Session {
             self.running.push(handle);
             Ok(())
         } else {
-            finished(handle)
+            finished(handle, self.print_metrics())
         }
     }
 
@@ -401,7 +406,7 @@ impl Session {
         translator.graph.connect(output.vertex, sink, strategy);
         let job = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(job.canceller());
-        finished(job)?;
+        finished(job, self.print_metrics())?;
         let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
         if changelog {
             let lines = handle.lines();
@@ -413,9 +418,28 @@ impl Session {
     }
 }
 
-/// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C.
-fn finished(job: JobHandle) -> Result<()> {
-    match job.wait()? {
+/// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C. With
+/// `weir.print-metrics` set, prints each vertex's rows in and out to standard error.
+fn finished(job: JobHandle, print_metrics: bool) -> Result<()> {
+    let metrics = job.metrics().clone();
+    let started = std::time::Instant::now();
+    let status = job.wait()?;
+    if print_metrics {
+        let mut totals: BTreeMap<String, (u64, u64, u64)> = BTreeMap::new();
+        for m in metrics.snapshot() {
+            let t = totals.entry(m.name.clone()).or_default();
+            t.0 += m.records_in;
+            t.1 += m.records_out;
+            t.2 += m.records_into_last;
+        }
+        eprintln!("job ended after {:.3} s", started.elapsed().as_secs_f64());
+        for (name, (records_in, records_out, into_last)) in totals {
+            eprintln!(
+                "  {name}: {records_in} rows in, {records_out} rows out, {into_last} rows into its last operator"
+            );
+        }
+    }
+    match status {
         weir_runtime::JobStatus::Finished => Ok(()),
         weir_runtime::JobStatus::Cancelled => Err(weir_runtime::Error::Cancelled.into()),
     }

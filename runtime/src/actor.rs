@@ -168,6 +168,7 @@ impl SubtaskActor {
         let started = Instant::now();
         let result = step(self).map(|()| self.route_produced());
         self.metrics.add_busy(started.elapsed());
+        self.metrics.set_records_into_last(self.chain.rows_into_last());
         match result {
             Ok(()) => self.send_outbox(ctx),
             Err(error) => self.fail(error, ctx),

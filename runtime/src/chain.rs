@@ -36,6 +36,8 @@ pub(crate) struct Chain {
     ops: Vec<ChainedOperator>,
     /// Origin time of the element being processed, stamped on chunks that lack one.
     origin: u64,
+    /// Rows handed to the last operator of the chain (a sink's rows, at a sink subtask).
+    rows_into_last: u64,
 }
 
 impl ChainedOperator {
@@ -78,7 +80,7 @@ fn guarded<T>(info: &SubtaskInfo, operator: &str, f: impl FnOnce() -> Result<T>)
 
 impl Chain {
     pub(crate) fn new(info: SubtaskInfo, source: Option<ChainedSource>, ops: Vec<ChainedOperator>) -> Self {
-        Chain { info, source, ops, origin: 0 }
+        Chain { info, source, ops, origin: 0, rows_into_last: 0 }
     }
 
     /// Opens every operator, head first.
@@ -148,6 +150,11 @@ impl Chain {
         Ok(())
     }
 
+    /// Rows handed to the chain's last operator so far.
+    pub(crate) fn rows_into_last(&self) -> u64 {
+        self.rows_into_last
+    }
+
     /// The earliest processing-time timer of any operator in the chain.
     pub(crate) fn next_processing_timer(&self) -> Option<i64> {
         self.ops.iter().filter_map(|o| o.ctx.timers().next_processing_time()).min()
@@ -172,6 +179,11 @@ impl Chain {
             };
             sink.push(element);
             return Ok(());
+        }
+        if index + 1 == self.ops.len() {
+            if let StreamElement::Chunk(c) = &element {
+                self.rows_into_last += c.len() as u64;
+            }
         }
         let info = &self.info;
         let o = &mut self.ops[index];

@@ -24,6 +24,7 @@ pub struct SubtaskMetrics {
     pub parallelism: usize,
     records_in: AtomicU64,
     records_out: AtomicU64,
+    records_into_last: AtomicU64,
     watermark: AtomicI64,
     busy_nanos: AtomicU64,
     backpressured_nanos: AtomicU64,
@@ -44,6 +45,8 @@ pub struct SubtaskSnapshot {
     pub records_in: u64,
     /// Rows sent to downstream subtasks (counted once per receiver for BROADCAST).
     pub records_out: u64,
+    /// Rows handed to the last operator of the chain: at a sink subtask, the rows the sink wrote.
+    pub records_into_last: u64,
     /// The last watermark the subtask's input delivered ([`NO_WATERMARK`] before any).
     pub watermark: i64,
     /// Time spent running operators.
@@ -68,6 +71,7 @@ impl SubtaskMetrics {
             parallelism,
             records_in: AtomicU64::new(0),
             records_out: AtomicU64::new(0),
+            records_into_last: AtomicU64::new(0),
             watermark: AtomicI64::new(NO_WATERMARK),
             busy_nanos: AtomicU64::new(0),
             backpressured_nanos: AtomicU64::new(0),
@@ -81,6 +85,10 @@ impl SubtaskMetrics {
 
     pub(crate) fn add_records_out(&self, n: usize) {
         self.records_out.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_records_into_last(&self, n: u64) {
+        self.records_into_last.store(n, Ordering::Relaxed);
     }
 
     pub(crate) fn set_watermark(&self, watermark: i64) {
@@ -107,6 +115,7 @@ impl SubtaskMetrics {
             parallelism: self.parallelism,
             records_in: self.records_in.load(Ordering::Relaxed),
             records_out: self.records_out.load(Ordering::Relaxed),
+            records_into_last: self.records_into_last.load(Ordering::Relaxed),
             watermark: self.watermark.load(Ordering::Relaxed),
             busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
             backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),

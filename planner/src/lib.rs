@@ -16,6 +16,7 @@ pub mod physical;
 pub mod plan;
 pub mod prune;
 pub mod reuse;
+pub mod rules;
 pub mod session;
 pub mod tableau;
 pub mod translate;

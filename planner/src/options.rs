@@ -9,6 +9,8 @@
 //! | `table.optimizer.agg-phase-strategy` | `AUTO` | `AUTO`, `ONE_PHASE` or `TWO_PHASE` |
 //! | `table.exec.state.ttl` | `0 ms` | forget a group not written for this long; 0 keeps state |
 //! | `table.exec.agg.mini-batch.output-identical-enabled` | `false` | with TTL, emit unchanged mini-batch results |
+//! | `table.optimizer.distinct-agg.split.enabled` | `false` | split `COUNT(DISTINCT ..)` aggregates over buckets |
+//! | `table.optimizer.distinct-agg.split.bucket-num` | `1024` | buckets of the split distinct aggregation |
 
 use std::collections::BTreeMap;
 
@@ -50,6 +52,8 @@ pub struct PlannerOptions {
     pub state_ttl_millis: i64,
     /// `table.exec.agg.mini-batch.output-identical-enabled`
     pub output_identical: bool,
+    /// `table.optimizer.distinct-agg.split.bucket-num`, when the split is enabled.
+    pub split_distinct_buckets: Option<i32>,
 }
 
 fn invalid(key: &str, value: &str, expected: &str) -> Error {
@@ -95,9 +99,9 @@ fn bytes(key: &str, value: &str) -> Result<usize> {
 /// A value of the wrong form, naming the key and what it accepts.
 pub fn validate(key: &str, value: &str) -> Result<()> {
     match key {
-        "table.exec.mini-batch.enabled" | "table.exec.agg.mini-batch.output-identical-enabled" => {
-            boolean(key, value).map(|_| ())
-        }
+        "table.exec.mini-batch.enabled"
+        | "table.exec.agg.mini-batch.output-identical-enabled"
+        | "table.optimizer.distinct-agg.split.enabled" => boolean(key, value).map(|_| ()),
         "table.exec.mini-batch.allow-latency" | "table.exec.state.ttl" => millis(key, value).map(|_| ()),
         "table.exec.mini-batch.size" => match value.trim().parse::<i64>() {
             Ok(n) if n == -1 || n > 0 => Ok(()),
@@ -105,8 +109,13 @@ pub fn validate(key: &str, value: &str) -> Result<()> {
         },
         "table.exec.mini-batch.memory-budget" => bytes(key, value).map(|_| ()),
         "table.optimizer.agg-phase-strategy" => strategy(key, value).map(|_| ()),
+        "table.optimizer.distinct-agg.split.bucket-num" => positive(key, value).map(|_| ()),
         _ => Ok(()),
     }
+}
+
+fn positive(key: &str, value: &str) -> Result<i32> {
+    value.trim().parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| invalid(key, value, "a positive number"))
 }
 
 fn strategy(key: &str, value: &str) -> Result<AggPhaseStrategy> {
@@ -154,7 +163,18 @@ impl PlannerOptions {
         let state_ttl_millis = get(ttl_key).map(|v| millis(ttl_key, v)).transpose()?.unwrap_or(0);
         let identical_key = "table.exec.agg.mini-batch.output-identical-enabled";
         let output_identical = get(identical_key).map(|v| boolean(identical_key, v)).transpose()?.unwrap_or(false);
-        Ok(PlannerOptions { mini_batch, agg_phase_strategy, state_ttl_millis, output_identical })
+        let split_key = "table.optimizer.distinct-agg.split.enabled";
+        let split = get(split_key).map(|v| boolean(split_key, v)).transpose()?.unwrap_or(false);
+        let buckets_key = "table.optimizer.distinct-agg.split.bucket-num";
+        let buckets = get(buckets_key).map(|v| positive(buckets_key, v)).transpose()?.unwrap_or(1024);
+        let split_distinct_buckets = split.then_some(buckets);
+        Ok(PlannerOptions {
+            mini_batch,
+            agg_phase_strategy,
+            state_ttl_millis,
+            output_identical,
+            split_distinct_buckets,
+        })
     }
 }
 
@@ -165,6 +185,7 @@ impl Default for PlannerOptions {
             agg_phase_strategy: AggPhaseStrategy::Auto,
             state_ttl_millis: 0,
             output_identical: false,
+            split_distinct_buckets: None,
         }
     }
 }

@@ -23,6 +23,7 @@ use crate::physical::{physical_query, physical_sink, PhysicalNode};
 use crate::plan::{Node, Plan};
 use crate::prune::prune_plan;
 use crate::reuse::share_scans;
+use crate::rules::split_distinct::split_distinct;
 use crate::translate::Translator;
 
 /// The option that chooses how query results print: `tableau` (the default) or `changelog`.
@@ -306,7 +307,7 @@ impl Session {
         let mut pruned = Vec::new();
         for insert in inserts {
             let (sink, plan) = self.bind_insert(insert, at)?;
-            pruned.push((sink, prune_plan(plan)));
+            pruned.push((sink, rewrite(plan, &options)));
         }
         let (sinks, logical): (Vec<CatalogTable>, Vec<Plan>) = pruned.into_iter().unzip();
         let mut plans = Vec::new();
@@ -347,7 +348,8 @@ impl Session {
             Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog).bind_query(query)?;
-                let physical = physical_query(prune_plan(plan.clone()), &PlannerOptions::from_settings(&self.options)?);
+                let options = PlannerOptions::from_settings(&self.options)?;
+                let physical = physical_query(rewrite(plan.clone(), &options), &options);
                 (vec![(None, plan)], vec![physical])
             }
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
@@ -391,10 +393,11 @@ impl Session {
     /// Runs a query and writes its rows as a table with an `op` column, or as a changelog
     /// (`+I[…]`, `-U[…]`, …) when `sql-client.execution.result-mode` is `changelog`.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
-        let plan = prune_plan(Binder::new(&self.catalog).bind_query(query)?);
+        let options = PlannerOptions::from_settings(&self.options)?;
+        let plan = rewrite(Binder::new(&self.catalog).bind_query(query)?, &options);
         let fields = plan.fields.clone();
         let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
-        let output = translator.translate(&physical_query(plan, &PlannerOptions::from_settings(&self.options)?))?;
+        let output = translator.translate(&physical_query(plan, &options))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();
         let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));
@@ -420,6 +423,15 @@ impl Session {
 
 /// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C. With
 /// `weir.print-metrics` set, prints each vertex's rows in and out to standard error.
+/// The logical rewrites every plan goes through: column pruning, then the rules the options enable.
+fn rewrite(plan: Plan, options: &PlannerOptions) -> Plan {
+    let plan = prune_plan(plan);
+    match options.split_distinct_buckets {
+        Some(buckets) => split_distinct(plan, buckets),
+        None => plan,
+    }
+}
+
 fn finished(job: JobHandle, print_metrics: bool) -> Result<()> {
     let metrics = job.metrics().clone();
     let started = std::time::Instant::now();

@@ -1,0 +1,163 @@
+//! `table.optimizer.distinct-agg.split.enabled`: the two-level distinct aggregation gives the
+//! same final table as a from-scratch recount of random input, at every parallelism, with
+//! mini-batch on and off, over append-only and updating input.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use weir::connectors::{ConnectorRegistry, PrintTarget};
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+/// Random orders `(user_id, product, qty)`, with product `a` much hotter than the others.
+fn random_orders(seed: u64, count: usize) -> Vec<(i64, String, i64)> {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    (0..count)
+        .map(|_| {
+            let product =
+                if rng.random_bool(0.6) { "a".to_string() } else { ["b", "c", "d"][rng.random_range(0..3)].into() };
+            (rng.random_range(0..40), product, rng.random_range(1..10))
+        })
+        .collect()
+}
+
+/// The final rows of a printed changelog, as `row text -> count`.
+fn materialize(printed: &str) -> BTreeMap<String, i64> {
+    let mut table = BTreeMap::new();
+    for line in printed.lines() {
+        let change = line.split_once("> ").map_or(line, |(_, change)| change);
+        let (kind, row) = change.split_at(2);
+        let delta = if kind == "+I" || kind == "+U" { 1 } else { -1 };
+        *table.entry(row.to_string()).or_insert(0) += delta;
+    }
+    table.retain(|_, n| *n != 0);
+    table
+}
+
+/// Runs `script` with `settings`; returns what the print sinks wrote.
+fn run(script: &str, parallelism: usize, settings: &[(&str, &str)]) -> String {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let registry = ConnectorRegistry::with_print_target(PrintTarget::Buffer(Arc::clone(&printed)));
+    let runtime = RuntimeConfig::default().with_parallelism(parallelism);
+    let mut session = Session::new(runtime, registry, Box::new(std::io::sink()));
+    for (key, value) in settings {
+        session.set(key, value).unwrap();
+    }
+    session.execute_script(script).map_err(|e| e.error.to_string()).unwrap();
+    let bytes = printed.lock().clone();
+    String::from_utf8(bytes).unwrap()
+}
+
+const SPLIT: [(&str, &str); 2] =
+    [("table.optimizer.distinct-agg.split.enabled", "true"), ("table.optimizer.distinct-agg.split.bucket-num", "4")];
+
+fn script(dir: &std::path::Path, query: &str) -> String {
+    format!(
+        "CREATE TABLE orders (user_id BIGINT, product STRING, qty BIGINT) WITH \
+         ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE result (product STRING, d BIGINT, c BIGINT, s BIGINT, lo BIGINT, hi BIGINT, \
+         PRIMARY KEY (product) NOT ENFORCED) WITH ('connector' = 'print');\n\
+         INSERT INTO result {query};\n",
+        dir.join("orders.csv").display()
+    )
+}
+
+/// Writes the orders as CSV and checks `query` against `expected` in every configuration.
+fn check(query: &str, orders: &[(i64, String, i64)], expected: &BTreeMap<String, i64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = std::fs::File::create(dir.path().join("orders.csv")).unwrap();
+    for (user, product, qty) in orders {
+        writeln!(file, "{user},{product},{qty}").unwrap();
+    }
+    drop(file);
+    let script = script(dir.path(), query);
+    let mini_batch = [
+        ("table.exec.mini-batch.enabled", "true"),
+        ("table.exec.mini-batch.allow-latency", "1 s"),
+        ("table.exec.mini-batch.size", "7"),
+    ];
+    for parallelism in [1, 2, 4] {
+        for with_mini_batch in [false, true] {
+            let mut settings = SPLIT.to_vec();
+            if with_mini_batch {
+                settings.extend(mini_batch);
+            }
+            let got = materialize(&run(&script, parallelism, &settings));
+            assert_eq!(&got, expected, "p{parallelism}, mini-batch {with_mini_batch}");
+        }
+    }
+}
+
+fn expected_rows(groups: BTreeMap<String, Vec<(i64, i64)>>) -> BTreeMap<String, i64> {
+    groups
+        .into_iter()
+        .map(|(product, values)| {
+            let distinct: BTreeSet<i64> = values.iter().map(|(d, _)| *d).collect();
+            let sum: i64 = values.iter().map(|(_, v)| v).sum();
+            let lo = values.iter().map(|(_, v)| *v).min().unwrap();
+            let hi = values.iter().map(|(_, v)| *v).max().unwrap();
+            (format!("[{product}, {}, {}, {sum}, {lo}, {hi}]", distinct.len(), values.len()), 1)
+        })
+        .collect()
+}
+
+#[test]
+fn split_distinct_over_append_only_input_matches_a_recount() {
+    let orders = random_orders(7, 2_000);
+    let mut groups: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+    for (user, product, qty) in &orders {
+        groups.entry(product.clone()).or_default().push((*user, *qty));
+    }
+    let query = "SELECT product, COUNT(DISTINCT user_id), COUNT(*), SUM(qty), MIN(qty), MAX(qty) \
+                 FROM orders GROUP BY product";
+    check(query, &orders, &expected_rows(groups));
+}
+
+#[test]
+fn split_distinct_over_updating_input_matches_a_recount() {
+    let orders = random_orders(11, 2_000);
+    let mut per_user: BTreeMap<(String, i64), i64> = BTreeMap::new();
+    for (user, product, _) in &orders {
+        *per_user.entry((product.clone(), *user)).or_default() += 1;
+    }
+    let mut groups: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+    for ((product, _), count) in per_user {
+        groups.entry(product).or_default().push((count, count));
+    }
+    let query = "SELECT product, COUNT(DISTINCT c), COUNT(*), SUM(c), MIN(c), MAX(c) \
+                 FROM (SELECT user_id, product, COUNT(*) AS c FROM orders GROUP BY user_id, product) GROUP BY product";
+    check(query, &orders, &expected_rows(groups));
+}
+
+#[test]
+fn explain_shows_the_bucketed_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let query =
+        "SELECT product, COUNT(DISTINCT user_id), COUNT(*), SUM(qty), MIN(qty), MAX(qty) FROM orders GROUP BY product";
+    let script = script(dir.path(), query);
+    let explain = |settings: &[(&str, &str)]| {
+        let mut session =
+            Session::new(RuntimeConfig::default(), ConnectorRegistry::default(), Box::new(std::io::sink()));
+        for (key, value) in settings {
+            session.set(key, value).unwrap();
+        }
+        session.explain_script(&script).unwrap()
+    };
+    let split = explain(&SPLIT);
+    assert!(split.contains("Calc(select=[product, user_id, qty, MOD(HASH_CODE(user_id), 4) AS $bucket])"), "{split}");
+    assert!(split.contains("GroupAggregate(groupBy=[product, $bucket]"), "{split}");
+    assert!(split.contains("$SUM0($partial0)"), "{split}");
+    let plain = explain(&[]);
+    assert!(!plain.contains("$bucket"), "{plain}");
+}
+
+#[test]
+fn a_bad_bucket_number_names_the_option() {
+    let mut session = Session::new(RuntimeConfig::default(), ConnectorRegistry::default(), Box::new(std::io::sink()));
+    let error = session.set("table.optimizer.distinct-agg.split.bucket-num", "0").unwrap_err().to_string();
+    assert!(error.contains("table.optimizer.distinct-agg.split.bucket-num"), "{error}");
+    assert!(error.contains("a positive number"), "{error}");
+}

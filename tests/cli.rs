@@ -33,6 +33,26 @@ fn options_apply_before_the_script() {
 }
 
 #[test]
+fn metrics_report_rows_and_mini_batch_bundles() {
+    let output = weir(&[
+        "run",
+        "examples/quickstart.sql",
+        "--metrics",
+        "--set",
+        "table.exec.mini-batch.enabled=true",
+        "--set",
+        "table.exec.mini-batch.allow-latency=1 s",
+        "--set",
+        "table.exec.mini-batch.size=5",
+    ]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("rows in,"), "{stderr}");
+    let bundles = stderr.lines().find(|l| l.trim_start().starts_with("LocalGroupAggregate: ")).expect(&stderr);
+    assert!(bundles.contains("mini-batch bundles"), "{stderr}");
+}
+
+#[test]
 fn errors_point_at_file_line_and_column_and_fail_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("bad.sql");

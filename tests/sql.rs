@@ -105,3 +105,27 @@ fn time_conversion_and_misc_functions_follow_flink() {
         "+I[2024-01-01T10:00, 1704067200, 1970-01-01 00:00:00, 1970-01-01T00:00:01Z, 97, true, true]"
     );
 }
+
+#[test]
+fn with_state_ttl_unchanged_results_are_emitted_as_flink_does() {
+    // With a state TTL an unchanged result still refreshes the sink's row; under mini-batch
+    // only when `table.exec.agg.mini-batch.output-identical-enabled` is set.
+    let rows = "FROM (VALUES ('a', 5), ('a', 3), ('a', 7)) AS t(k, v) GROUP BY k;\n";
+    let script = format!(
+        "CREATE TABLE out1 (k STRING, m INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print');\n\
+         SET 'table.exec.state.ttl' = '1 h';\n\
+         SET 'table.exec.mini-batch.enabled' = 'true';\n\
+         SET 'table.exec.mini-batch.allow-latency' = '1 s';\n\
+         SET 'table.exec.mini-batch.size' = '1';\n\
+         SET 'table.exec.agg.mini-batch.output-identical-enabled' = 'true';\n\
+         INSERT INTO out1 SELECT k, MAX(v) {rows}\
+         SET 'table.exec.agg.mini-batch.output-identical-enabled' = 'false';\n\
+         INSERT INTO out1 SELECT k, MAX(v) {rows}\
+         SET 'table.exec.mini-batch.enabled' = 'false';\n\
+         INSERT INTO out1 SELECT k, MAX(v) {rows}"
+    );
+    let printed = run(&script).unwrap();
+    let identical = "+I[a, 5]\n-U[a, 5]\n+U[a, 5]\n-U[a, 5]\n+U[a, 7]\n";
+    let suppressed = "+I[a, 5]\n-U[a, 5]\n+U[a, 7]\n";
+    assert_eq!(printed, format!("{identical}{suppressed}{identical}"));
+}

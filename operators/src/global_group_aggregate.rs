@@ -76,10 +76,11 @@ impl GlobalGroupAggregateOperator {
         self
     }
 
-    fn flush(&mut self, now: i64, out: &mut Output) {
+    fn flush(&mut self, now: i64, ctx: &OperatorContext, out: &mut Output) {
         if self.bundle.is_empty() {
             return;
         }
+        ctx.record_bundle(self.buffered, self.bundle.len());
         let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), self.bundle.len());
         let bundle = std::mem::take(&mut self.bundle);
         let mut partial = Vec::new();
@@ -159,26 +160,26 @@ impl Operator for GlobalGroupAggregateOperator {
             self.buffered += 1;
             let bytes = self.bundle.len() * (row.len() + self.calls.len()) * 48;
             if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
-                self.flush(now, out);
+                self.flush(now, ctx, out);
             }
         }
         Ok(())
     }
 
     fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), out);
+        self.flush(ctx.processing_time(), ctx, out);
         out.emit_flush_marker(marker);
         Ok(())
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), out);
+        self.flush(ctx.processing_time(), ctx, out);
         out.emit_watermark(watermark);
         Ok(())
     }
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), out);
+        self.flush(ctx.processing_time(), ctx, out);
         Ok(())
     }
 }
@@ -229,6 +230,7 @@ mod tests {
             let mut one_phase = OperatorHarness::new(GroupAggregateOperator::new(vec![0], calls(), &types));
             let mut live: Vec<(i64, Option<i64>)> = Vec::new();
             let (mut two, mut one) = (Vec::new(), Vec::new());
+            let (mut pushed, mut forwarded) = (0u64, 0u64);
             for _ in 0..30 {
                 // A key's changes always take the same path (upstream is partitioned by key):
                 // even keys through the first local aggregate, odd ones through the second.
@@ -246,6 +248,7 @@ mod tests {
                     };
                     fixtures[(line.0 % 2) as usize].push_str(&line.1);
                     all.push_str(&line.1);
+                    pushed += 1;
                 }
                 one_phase.push(&all).unwrap();
                 one.extend(one_phase.take_lines());
@@ -257,7 +260,10 @@ mod tests {
                         l.flush_marker(0).unwrap();
                         for element in l.take_output() {
                             match element {
-                                StreamElement::Chunk(c) => global.push_chunk(0, c).unwrap(),
+                                StreamElement::Chunk(c) => {
+                                    forwarded += c.len() as u64;
+                                    global.push_chunk(0, c).unwrap()
+                                }
                                 StreamElement::FlushMarker(m) => global.flush_marker(m).unwrap(),
                                 _ => {}
                             }
@@ -270,6 +276,7 @@ mod tests {
                 l.end_input().unwrap();
                 for element in l.take_output() {
                     if let StreamElement::Chunk(c) = element {
+                        forwarded += c.len() as u64;
                         global.push_chunk(0, c).unwrap();
                     }
                 }
@@ -277,6 +284,11 @@ mod tests {
             global.end_input().unwrap();
             two.extend(global.take_lines().into_iter().filter(|l| l.starts_with(['+', '-'])));
             assert_eq!(materialize(&two), materialize(&one), "round {round}");
+            // Every row passed through exactly one bundle, and a bundle never has more keys than rows.
+            let local_bundles = locals.iter().map(|l| l.bundle_metrics());
+            assert_eq!(local_bundles.clone().map(|b| b.rows).sum::<u64>(), pushed);
+            assert_eq!(global.bundle_metrics().rows, forwarded);
+            assert!(local_bundles.chain([global.bundle_metrics()]).all(|b| b.keys <= b.rows));
         }
     }
 }

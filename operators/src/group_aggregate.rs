@@ -182,7 +182,7 @@ impl GroupAggregateOperator {
     }
 
     /// Applies every buffered group and emits their changes.
-    fn flush(&mut self, now: i64, out: &mut Output) {
+    fn flush(&mut self, now: i64, ctx: &OperatorContext, out: &mut Output) {
         if self.bundle.count == 0 {
             return;
         }
@@ -191,7 +191,7 @@ impl GroupAggregateOperator {
         for (key, rows) in &bundle.rows {
             self.apply(key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
         }
-        tracing::trace!(rows = bundle.count, keys = bundle.rows.len(), "mini-batch flushed");
+        ctx.record_bundle(bundle.count, bundle.rows.len());
         out.collect(emitted);
     }
 }
@@ -296,7 +296,7 @@ impl Operator for GroupAggregateOperator {
                 self.bundle.count += 1;
                 self.bundle.bytes += row_bytes;
                 if trigger.size.is_some_and(|s| self.bundle.count >= s) || self.bundle.bytes >= trigger.memory_budget {
-                    self.flush(now, out);
+                    self.flush(now, ctx, out);
                 }
             }
             return Ok(());
@@ -316,19 +316,19 @@ impl Operator for GroupAggregateOperator {
     }
 
     fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), out);
+        self.flush(ctx.processing_time(), ctx, out);
         out.emit_flush_marker(marker);
         Ok(())
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), out);
+        self.flush(ctx.processing_time(), ctx, out);
         out.emit_watermark(watermark);
         Ok(())
     }
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), out);
+        self.flush(ctx.processing_time(), ctx, out);
         Ok(())
     }
 }
@@ -469,6 +469,8 @@ mod tests {
         assert_eq!(lines.pop().as_deref(), Some("watermark 5"));
         lines.sort();
         assert_eq!(lines, ["+U[a, 2, 13]", "-D[b, 1, 2]", "-U[a, 2, 4]"]);
+        let bundles = h.bundle_metrics();
+        assert_eq!((bundles.bundles, bundles.rows, bundles.keys), (2, 7, 5), "3 rows of 2 keys, 4 rows of 3 keys");
     }
 
     #[test]
@@ -478,6 +480,7 @@ mod tests {
         assert_eq!(h.take_lines(), ["+I[a, 2, 2]"]);
         h.end_input().unwrap();
         assert_eq!(h.take_lines(), ["-U[a, 2, 2]", "+U[a, 3, 3]"]);
+        assert_eq!(h.bundle_metrics().rows_per_bundle(), 1.5);
     }
 
     #[test]

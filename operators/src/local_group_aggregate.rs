@@ -48,10 +48,11 @@ impl LocalGroupAggregateOperator {
         keys + calls.iter().map(Accumulator::partial_width).sum::<usize>() + 1
     }
 
-    fn flush(&mut self, out: &mut Output) {
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
         if self.bundle.is_empty() {
             return;
         }
+        ctx.record_bundle(self.buffered, self.bundle.len());
         let arity = Self::output_arity(self.keys.len(), &self.calls);
         let mut emitted = Chunk::with_capacity(arity, self.bundle.len());
         for (key, (rows, accumulators)) in self.bundle.drain() {
@@ -75,7 +76,7 @@ impl Operator for LocalGroupAggregateOperator {
         &mut self,
         _input: usize,
         chunk: Chunk,
-        _ctx: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
         for (kind, row) in chunk.rows() {
@@ -103,26 +104,26 @@ impl Operator for LocalGroupAggregateOperator {
             self.buffered += 1;
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;
             if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
-                self.flush(out);
+                self.flush(ctx, out);
             }
         }
         Ok(())
     }
 
-    fn process_flush_marker(&mut self, marker: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(out);
+    fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx, out);
         out.emit_flush_marker(marker);
         Ok(())
     }
 
-    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(out);
+    fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx, out);
         out.emit_watermark(watermark);
         Ok(())
     }
 
-    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(out);
+    fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx, out);
         Ok(())
     }
 }

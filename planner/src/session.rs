@@ -25,6 +25,7 @@ use crate::prune::prune_plan;
 use crate::reuse::share_scans;
 use crate::rules::split_distinct::split_distinct;
 use crate::translate::Translator;
+use weir_runtime::metrics::BundleSnapshot;
 
 /// The option that chooses how query results print: `tableau` (the default) or `changelog`.
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
@@ -421,8 +422,6 @@ impl Session {
     }
 }
 
-/// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C. With
-/// `weir.print-metrics` set, prints each vertex's rows in and out to standard error.
 /// The logical rewrites every plan goes through: column pruning, then the rules the options enable.
 fn rewrite(plan: Plan, options: &PlannerOptions) -> Plan {
     let plan = prune_plan(plan);
@@ -432,23 +431,37 @@ fn rewrite(plan: Plan, options: &PlannerOptions) -> Plan {
     }
 }
 
+/// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C. With
+/// `weir.print-metrics` set, prints each vertex's rows in and out, and its mini-batch bundles,
+/// to standard error.
 fn finished(job: JobHandle, print_metrics: bool) -> Result<()> {
     let metrics = job.metrics().clone();
     let started = std::time::Instant::now();
     let status = job.wait()?;
     if print_metrics {
-        let mut totals: BTreeMap<String, (u64, u64, u64)> = BTreeMap::new();
+        let mut totals: BTreeMap<String, (u64, u64, u64, BTreeMap<String, BundleSnapshot>)> = BTreeMap::new();
         for m in metrics.snapshot() {
             let t = totals.entry(m.name.clone()).or_default();
             t.0 += m.records_in;
             t.1 += m.records_out;
             t.2 += m.records_into_last;
+            for (operator, bundles) in &m.bundles {
+                t.3.entry(operator.clone()).or_default().add(bundles);
+            }
         }
         eprintln!("job ended after {:.3} s", started.elapsed().as_secs_f64());
-        for (name, (records_in, records_out, into_last)) in totals {
+        for (name, (records_in, records_out, into_last, bundles)) in totals {
             eprintln!(
                 "  {name}: {records_in} rows in, {records_out} rows out, {into_last} rows into its last operator"
             );
+            for (operator, bundles) in bundles {
+                eprintln!(
+                    "    {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
+                    bundles.bundles,
+                    bundles.rows_per_bundle(),
+                    bundles.keys_per_bundle()
+                );
+            }
         }
     }
     match status {

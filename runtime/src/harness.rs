@@ -12,12 +12,14 @@ use crate::clock::ManualClock;
 use crate::element::StreamElement;
 use crate::error::Result;
 use crate::fixture::chunk;
+use crate::metrics::{BundleMetrics, BundleSnapshot};
 use crate::operator::{Operator, OperatorContext, SubtaskInfo};
 
 /// Drives one operator instance by hand.
 pub struct OperatorHarness {
     chain: Chain,
     clock: Arc<ManualClock>,
+    bundles: Arc<BundleMetrics>,
     output: Vec<StreamElement>,
     opened: bool,
 }
@@ -32,9 +34,16 @@ impl OperatorHarness {
     pub fn with_subtask(operator: Box<dyn Operator>, index: usize, parallelism: usize) -> Self {
         let clock = Arc::new(ManualClock::new(0));
         let info = SubtaskInfo { vertex: operator.name().to_string(), index, parallelism };
-        let ctx = OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024);
+        let bundles = Arc::new(BundleMetrics::default());
+        let ctx =
+            OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024).with_bundle_metrics(Arc::clone(&bundles));
         let chain = Chain::new(info, None, vec![ChainedOperator::new(operator, ctx)]);
-        OperatorHarness { chain, clock, output: Vec::new(), opened: false }
+        OperatorHarness { chain, clock, bundles, output: Vec::new(), opened: false }
+    }
+
+    /// The mini-batch bundles the operator recorded so far.
+    pub fn bundle_metrics(&self) -> BundleSnapshot {
+        self.bundles.snapshot()
     }
 
     fn ensure_open(&mut self) -> Result<()> {

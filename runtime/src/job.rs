@@ -237,7 +237,7 @@ async fn deploy_and_wait(
             let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
             let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes);
             let spec = SubtaskSpec {
-                chain: build_chain(graph, chain, &info, config),
+                chain: build_chain(graph, chain, &info, config, subtask_metrics),
                 inputs: match graph.vertex(chain[0]).kind {
                     VertexKind::Source(_) => None,
                     VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),
@@ -310,10 +310,18 @@ fn connect_outputs(
 }
 
 /// Instantiates the operators of one subtask of `chain`.
-fn build_chain(graph: &JobGraph, chain: &[VertexId], info: &SubtaskInfo, config: &RuntimeConfig) -> Chain {
+fn build_chain(
+    graph: &JobGraph,
+    chain: &[VertexId],
+    info: &SubtaskInfo,
+    config: &RuntimeConfig,
+    metrics: &SubtaskMetrics,
+) -> Chain {
     let context = |v: VertexId| {
-        let vertex_info = SubtaskInfo { vertex: graph.vertex(v).name.clone(), ..info.clone() };
+        let name = &graph.vertex(v).name;
+        let vertex_info = SubtaskInfo { vertex: name.clone(), ..info.clone() };
         OperatorContext::new(vertex_info, Arc::clone(&config.clock), config.chunk_size)
+            .with_bundle_metrics(metrics.bundle_metrics(name))
     };
     let mut source = None;
     let mut ops = Vec::new();

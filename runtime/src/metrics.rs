@@ -13,6 +13,72 @@ use parking_lot::Mutex;
 
 use crate::element::NO_WATERMARK;
 
+/// Mini-batch bundles flushed by the operators of one subtask: how many, and the rows and
+/// distinct keys they held. An operator records a bundle through
+/// [`crate::OperatorContext::record_bundle`].
+#[derive(Debug, Default)]
+pub struct BundleMetrics {
+    bundles: AtomicU64,
+    rows: AtomicU64,
+    keys: AtomicU64,
+}
+
+/// A point-in-time copy of [`BundleMetrics`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BundleSnapshot {
+    /// Bundles flushed.
+    pub bundles: u64,
+    /// Rows buffered in those bundles.
+    pub rows: u64,
+    /// Distinct keys of those bundles (a key counts once per bundle).
+    pub keys: u64,
+}
+
+impl BundleSnapshot {
+    /// Adds another subtask's counts to these.
+    pub fn add(&mut self, other: &BundleSnapshot) {
+        self.bundles += other.bundles;
+        self.rows += other.rows;
+        self.keys += other.keys;
+    }
+
+    /// Mean rows per bundle (0 before the first).
+    pub fn rows_per_bundle(&self) -> f64 {
+        if self.bundles == 0 {
+            0.0
+        } else {
+            self.rows as f64 / self.bundles as f64
+        }
+    }
+
+    /// Mean distinct keys per bundle (0 before the first).
+    pub fn keys_per_bundle(&self) -> f64 {
+        if self.bundles == 0 {
+            0.0
+        } else {
+            self.keys as f64 / self.bundles as f64
+        }
+    }
+}
+
+impl BundleMetrics {
+    /// Counts one flushed bundle of `rows` rows over `keys` distinct keys.
+    pub fn record(&self, rows: usize, keys: usize) {
+        self.bundles.fetch_add(1, Ordering::Relaxed);
+        self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+        self.keys.fetch_add(keys as u64, Ordering::Relaxed);
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> BundleSnapshot {
+        BundleSnapshot {
+            bundles: self.bundles.load(Ordering::Relaxed),
+            rows: self.rows.load(Ordering::Relaxed),
+            keys: self.keys.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// Live counters of one subtask.
 #[derive(Debug)]
 pub struct SubtaskMetrics {
@@ -30,6 +96,8 @@ pub struct SubtaskMetrics {
     backpressured_nanos: AtomicU64,
     /// Source-to-sink latency in microseconds, recorded by sink subtasks.
     latency_micros: Mutex<Histogram<u64>>,
+    /// Mini-batch bundles flushed by each operator of the chain, by operator name.
+    bundles: Mutex<Vec<(String, Arc<BundleMetrics>)>>,
 }
 
 /// A point-in-time copy of one subtask's metrics.
@@ -55,6 +123,8 @@ pub struct SubtaskSnapshot {
     pub backpressured: Duration,
     /// Source-to-sink latency in microseconds (empty except at sinks).
     pub latency_micros: Histogram<u64>,
+    /// Mini-batch bundles of each operator of the chain that flushed any, by operator name.
+    pub bundles: Vec<(String, BundleSnapshot)>,
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -76,7 +146,19 @@ impl SubtaskMetrics {
             busy_nanos: AtomicU64::new(0),
             backpressured_nanos: AtomicU64::new(0),
             latency_micros: Mutex::new(new_histogram()),
+            bundles: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The bundle counters of the chain's operator `operator`, created on first use.
+    pub(crate) fn bundle_metrics(&self, operator: &str) -> Arc<BundleMetrics> {
+        let mut all = self.bundles.lock();
+        if let Some((_, m)) = all.iter().find(|(name, _)| name == operator) {
+            return Arc::clone(m);
+        }
+        let m = Arc::new(BundleMetrics::default());
+        all.push((operator.to_string(), Arc::clone(&m)));
+        m
     }
 
     pub(crate) fn add_records_in(&self, n: usize) {
@@ -120,6 +202,13 @@ impl SubtaskMetrics {
             busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
             backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),
             latency_micros: self.latency_micros.lock().clone(),
+            bundles: self
+                .bundles
+                .lock()
+                .iter()
+                .map(|(name, m)| (name.clone(), m.snapshot()))
+                .filter(|(_, b)| b.bundles > 0)
+                .collect(),
         }
     }
 }

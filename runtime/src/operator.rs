@@ -13,6 +13,7 @@ use crate::chunk::Chunk;
 use crate::clock::Clock;
 use crate::element::{StreamElement, NO_WATERMARK};
 use crate::error::Result;
+use crate::metrics::{BundleMetrics, BundleSnapshot};
 use crate::timers::{TimeDomain, Timer, TimerService};
 use crate::value::Value;
 
@@ -81,12 +82,38 @@ pub struct OperatorContext {
     chunk_size: usize,
     watermark: i64,
     timers: TimerService,
+    bundles: Arc<BundleMetrics>,
 }
 
 impl OperatorContext {
     /// A context for subtask `info`, reading processing time from `clock`.
     pub fn new(info: SubtaskInfo, clock: Arc<dyn Clock>, chunk_size: usize) -> Self {
-        OperatorContext { info, clock, chunk_size, watermark: NO_WATERMARK, timers: TimerService::default() }
+        OperatorContext {
+            info,
+            clock,
+            chunk_size,
+            watermark: NO_WATERMARK,
+            timers: TimerService::default(),
+            bundles: Arc::default(),
+        }
+    }
+
+    /// The context, counting mini-batch bundles into `bundles` (the subtask's metrics).
+    pub fn with_bundle_metrics(mut self, bundles: Arc<BundleMetrics>) -> Self {
+        self.bundles = bundles;
+        self
+    }
+
+    /// Counts a flushed mini-batch bundle of `rows` rows over `keys` distinct keys in the
+    /// subtask's metrics.
+    pub fn record_bundle(&self, rows: usize, keys: usize) {
+        self.bundles.record(rows, keys);
+        tracing::trace!(vertex = %self.info.vertex, subtask = self.info.index, rows, keys, "mini-batch flushed");
+    }
+
+    /// The bundles recorded through this context's metrics so far.
+    pub fn bundle_metrics(&self) -> BundleSnapshot {
+        self.bundles.snapshot()
     }
 
     /// Which subtask this is.

@@ -42,11 +42,15 @@ fn splittable(calls: &[AggregateCall]) -> Option<usize> {
         distinct.iter().all(|&c| c == column) && calls.iter().filter(|c| c.distinct).all(|c| c.arg.is_some());
     let mergeable = calls.iter().all(|c| {
         c.filter.is_none()
-            && match c.kind {
-                AggregateKind::Count | AggregateKind::CountStar | AggregateKind::Sum | AggregateKind::Sum0 => true,
-                AggregateKind::Min | AggregateKind::Max => true,
-                _ => false,
-            }
+            && matches!(
+                c.kind,
+                AggregateKind::Count
+                    | AggregateKind::CountStar
+                    | AggregateKind::Sum
+                    | AggregateKind::Sum0
+                    | AggregateKind::Min
+                    | AggregateKind::Max
+            )
             && (!c.distinct || c.kind == AggregateKind::Count)
     });
     (same_column && mergeable).then_some(column)

@@ -345,7 +345,18 @@ impl<'a> Physical<'a> {
             changelog: input.changelog,
             inputs: vec![input],
         };
+        // Input already hashed on these keys (an aggregate on the same keys below) needs no
+        // exchange and, as in Flink, no local phase.
+        let hashed = !keys.is_empty() && hashed_on(&input, &keys);
+        let exchange = |input: PhysicalNode, strategy: ShipStrategy| {
+            if hashed {
+                input
+            } else {
+                exchange(input, strategy)
+            }
+        };
         let two_phase = self.mini_batch.is_some()
+            && !hashed
             && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
             && calls.iter().all(|c| Accumulator::is_mergeable(c, retracting));
         match self.mini_batch {
@@ -407,5 +418,31 @@ impl<'a> Physical<'a> {
                 }
             }
         }
+    }
+}
+
+/// Whether the rows of `node` are already partitioned by a hash of its columns `keys` (in that
+/// order): true above an exchange or a group aggregate on exactly those columns, through Calcs
+/// that pass the columns on unchanged.
+fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
+    match &node.kind {
+        PhysicalKind::Calc { projections, .. } => {
+            let below: Option<Vec<usize>> = keys
+                .iter()
+                .map(|&k| match projections.get(k) {
+                    Some(Expr::Column { index, .. }) => Some(*index),
+                    _ => None,
+                })
+                .collect();
+            below.is_some_and(|below| hashed_on(&node.inputs[0], &below))
+        }
+        PhysicalKind::Exchange { strategy: ShipStrategy::Hash(hash) } => hash == keys,
+        PhysicalKind::GroupAggregate { keys: grouped, .. } => {
+            keys.iter().copied().eq(0..grouped.len()) && !grouped.is_empty()
+        }
+        PhysicalKind::GlobalGroupAggregate { key_count, .. } => {
+            *key_count > 0 && keys.iter().copied().eq(0..*key_count)
+        }
+        _ => false,
     }
 }

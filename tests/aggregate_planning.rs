@@ -1,6 +1,7 @@
-//! `table.optimizer.distinct-agg.split.enabled`: the two-level distinct aggregation gives the
-//! same final table as a from-scratch recount of random input, at every parallelism, with
-//! mini-batch on and off, over append-only and updating input.
+//! How aggregates are planned: with `table.optimizer.distinct-agg.split.enabled` the two-level
+//! distinct aggregation gives the same final table as a from-scratch recount of random input
+//! (at every parallelism, with mini-batch on and off, over append-only and updating input), and
+//! an aggregate over input already hashed on its keys gets no exchange and no local phase.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -160,4 +161,39 @@ fn a_bad_bucket_number_names_the_option() {
     let error = session.set("table.optimizer.distinct-agg.split.bucket-num", "0").unwrap_err().to_string();
     assert!(error.contains("table.optimizer.distinct-agg.split.bucket-num"), "{error}");
     assert!(error.contains("a positive number"), "{error}");
+}
+
+#[test]
+fn an_aggregate_over_input_hashed_on_its_keys_has_no_exchange_or_local_phase() {
+    let orders = random_orders(3, 500);
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = std::fs::File::create(dir.path().join("orders.csv")).unwrap();
+    for (user, product, qty) in &orders {
+        writeln!(file, "{user},{product},{qty}").unwrap();
+    }
+    drop(file);
+    let query = "SELECT product, COUNT(*), SUM(c), MIN(c), MAX(c), SUM(c) FROM \
+                 (SELECT product, COUNT(*) AS c FROM orders GROUP BY product) GROUP BY product";
+    let script = script(dir.path(), query);
+    let mini_batch = [("table.exec.mini-batch.enabled", "true"), ("table.exec.mini-batch.allow-latency", "1 s")];
+    let mut session = Session::new(RuntimeConfig::default(), ConnectorRegistry::default(), Box::new(std::io::sink()));
+    for (key, value) in mini_batch {
+        session.set(key, value).unwrap();
+    }
+    let plan = session.explain_script(&script).unwrap();
+    let execution = plan.split("== Optimized Execution Plan ==").nth(1).unwrap();
+    assert_eq!(execution.matches("Exchange(").count(), 1, "{execution}");
+    assert_eq!(execution.matches("LocalGroupAggregate(").count(), 1, "{execution}");
+    assert!(execution.contains("+- GroupAggregate(groupBy=[product]"), "{execution}");
+    // The outer aggregate runs in the inner one's subtasks and still sees every change of a key.
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    for (_, product, _) in &orders {
+        *counts.entry(product.clone()).or_default() += 1;
+    }
+    let expected: BTreeMap<String, i64> =
+        counts.iter().map(|(product, c)| (format!("[{product}, 1, {c}, {c}, {c}, {c}]"), 1)).collect();
+    for parallelism in [1, 2, 4] {
+        assert_eq!(materialize(&run(&script, parallelism, &mini_batch)), expected, "p{parallelism}");
+        assert_eq!(materialize(&run(&script, parallelism, &[])), expected, "p{parallelism}");
+    }
 }

@@ -80,4 +80,12 @@ fn the_json_execution_plan_lists_operators_with_their_ship_strategies() {
     ] {
         assert!(json.contains(expected), "missing {expected} in\n{json}");
     }
+    // With `table.exec.sink.keyed-shuffle` = FORCE the sink's rows are hashed on its key even at
+    // its input's parallelism: two HASH edges, as in Flink's plan.
+    let strategies = |text: &str| {
+        text.lines().filter(|l| l.contains("\"ship_strategy\"")).map(|l| l.trim().to_string()).collect::<Vec<_>>()
+    };
+    let theirs = section(&flink("sink_keyed_shuffle"), "Physical Execution Plan").join("\n");
+    assert_eq!(strategies(&json).iter().filter(|s| s.contains("HASH")).count(), 2, "{json}");
+    assert_eq!(strategies(&json).last(), strategies(&theirs).last());
 }

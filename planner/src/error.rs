@@ -40,6 +40,10 @@ pub enum Error {
     #[error("{0}")]
     Configuration(String),
 
+    /// A plan Flink rejects while translating it (its `TableException`), in Flink's words.
+    #[error("{0}")]
+    Table(String),
+
     /// A statement or feature weir does not plan yet.
     #[error("Not supported yet: {0}.")]
     Unsupported(String),

@@ -11,7 +11,7 @@ use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
 
 use crate::catalog::Catalog;
-use crate::physical::{PhysicalKind, PhysicalNode};
+use crate::physical::{sink_ship_strategy, PhysicalKind, PhysicalNode};
 use crate::plan::{Node, Plan};
 
 /// What EXPLAIN prints besides the plans.
@@ -420,15 +420,12 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         let predecessors = inputs
             .iter()
             .map(|(pid, pp, exchange)| {
-                let strategy = match (exchange, node.kind.clone()) {
-                    (Some(s), _) => *s,
-                    (None, PhysicalKind::Sink { ref primary_key, .. })
-                        if !primary_key.is_empty() && parallelism != *pp && parallelism != 1 =>
-                    {
-                        "HASH"
-                    }
-                    (None, _) if *pp == parallelism => "FORWARD",
-                    (None, _) => "REBALANCE",
+                let hashed_into_sink = matches!(sink_ship_strategy(node, parallelism, *pp), Ok(Some(_)));
+                let strategy = match exchange {
+                    Some(s) => *s,
+                    None if hashed_into_sink => "HASH",
+                    None if *pp == parallelism => "FORWARD",
+                    None => "REBALANCE",
                 };
                 (*pid, strategy)
             })

@@ -11,6 +11,7 @@
 //! | `table.exec.agg.mini-batch.output-identical-enabled` | `false` | with TTL, emit unchanged mini-batch results |
 //! | `table.optimizer.distinct-agg.split.enabled` | `false` | split `COUNT(DISTINCT ..)` aggregates over buckets |
 //! | `table.optimizer.distinct-agg.split.bucket-num` | `1024` | buckets of the split distinct aggregation |
+//! | `table.exec.sink.keyed-shuffle` | `AUTO` | `NONE`, `AUTO` or `FORCE`: hash rows into a primary-key sink on the key |
 
 use std::collections::BTreeMap;
 
@@ -28,6 +29,32 @@ pub enum AggPhaseStrategy {
     OnePhase,
     /// Two phases whenever they can run.
     TwoPhase,
+}
+
+/// `table.exec.sink.keyed-shuffle`: whether rows into a sink with a primary key are hashed on
+/// the key, so that every change of a key reaches the same sink subtask in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkKeyedShuffle {
+    /// Never hash.
+    None,
+    /// Hash when the sink's parallelism differs from its input's and is not 1.
+    Auto,
+    /// Hash whenever the sink's parallelism is not 1.
+    Force,
+}
+
+impl SinkKeyedShuffle {
+    /// Whether rows from an input at `input_parallelism` into a sink at `sink_parallelism` are
+    /// hashed on the primary key (never without one).
+    pub fn hashes(self, has_primary_key: bool, sink_parallelism: usize, input_parallelism: usize) -> bool {
+        has_primary_key
+            && sink_parallelism != 1
+            && match self {
+                SinkKeyedShuffle::None => false,
+                SinkKeyedShuffle::Auto => sink_parallelism != input_parallelism,
+                SinkKeyedShuffle::Force => true,
+            }
+    }
 }
 
 /// Mini-batch settings.
@@ -54,6 +81,8 @@ pub struct PlannerOptions {
     pub output_identical: bool,
     /// `table.optimizer.distinct-agg.split.bucket-num`, when the split is enabled.
     pub split_distinct_buckets: Option<i32>,
+    /// `table.exec.sink.keyed-shuffle`
+    pub sink_keyed_shuffle: SinkKeyedShuffle,
 }
 
 fn invalid(key: &str, value: &str, expected: &str) -> Error {
@@ -110,12 +139,22 @@ pub fn validate(key: &str, value: &str) -> Result<()> {
         "table.exec.mini-batch.memory-budget" => bytes(key, value).map(|_| ()),
         "table.optimizer.agg-phase-strategy" => strategy(key, value).map(|_| ()),
         "table.optimizer.distinct-agg.split.bucket-num" => positive(key, value).map(|_| ()),
+        "table.exec.sink.keyed-shuffle" => keyed_shuffle(key, value).map(|_| ()),
         _ => Ok(()),
     }
 }
 
 fn positive(key: &str, value: &str) -> Result<i32> {
     value.trim().parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| invalid(key, value, "a positive number"))
+}
+
+fn keyed_shuffle(key: &str, value: &str) -> Result<SinkKeyedShuffle> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "NONE" => Ok(SinkKeyedShuffle::None),
+        "AUTO" => Ok(SinkKeyedShuffle::Auto),
+        "FORCE" => Ok(SinkKeyedShuffle::Force),
+        _ => Err(invalid(key, value, "one of 'NONE', 'AUTO', 'FORCE'")),
+    }
 }
 
 fn strategy(key: &str, value: &str) -> Result<AggPhaseStrategy> {
@@ -168,12 +207,16 @@ impl PlannerOptions {
         let buckets_key = "table.optimizer.distinct-agg.split.bucket-num";
         let buckets = get(buckets_key).map(|v| positive(buckets_key, v)).transpose()?.unwrap_or(1024);
         let split_distinct_buckets = split.then_some(buckets);
+        let shuffle_key = "table.exec.sink.keyed-shuffle";
+        let sink_keyed_shuffle =
+            get(shuffle_key).map(|v| keyed_shuffle(shuffle_key, v)).transpose()?.unwrap_or(SinkKeyedShuffle::Auto);
         Ok(PlannerOptions {
             mini_batch,
             agg_phase_strategy,
             state_ttl_millis,
             output_identical,
             split_distinct_buckets,
+            sink_keyed_shuffle,
         })
     }
 }
@@ -186,6 +229,7 @@ impl Default for PlannerOptions {
             state_ttl_millis: 0,
             output_identical: false,
             split_distinct_buckets: None,
+            sink_keyed_shuffle: SinkKeyedShuffle::Auto,
         }
     }
 }

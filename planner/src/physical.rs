@@ -7,7 +7,8 @@ use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
 use weir_runtime::{Field, ShipStrategy, Value};
 
-use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions};
+use crate::error::{Error, Result};
+use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions, SinkKeyedShuffle};
 use crate::plan::{Node, Plan};
 
 /// The row kinds a node emits, as Flink abbreviates them.
@@ -154,6 +155,8 @@ pub enum PhysicalKind {
         table: TableDescriptor,
         /// Primary key columns of the table.
         primary_key: Vec<usize>,
+        /// `table.exec.sink.keyed-shuffle`
+        keyed_shuffle: SinkKeyedShuffle,
     },
 }
 
@@ -213,7 +216,7 @@ pub fn physical_sink(
     let input = planner.physical(plan, sink_wants_update_before(table), false);
     PhysicalNode {
         fields: input.fields.clone(),
-        kind: PhysicalKind::Sink { table: table.clone(), primary_key },
+        kind: PhysicalKind::Sink { table: table.clone(), primary_key, keyed_shuffle: options.sink_keyed_shuffle },
         inputs: vec![input],
         changelog: ChangelogMode::default(),
     }
@@ -445,4 +448,33 @@ fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
         }
         _ => false,
     }
+}
+
+/// How rows from an input at `input_parallelism` reach a sink at `sink_parallelism`, as Flink
+/// decides it: hashed on the primary key when `table.exec.sink.keyed-shuffle` asks for it, else
+/// FORWARD between equal parallelisms and REBALANCE otherwise.
+///
+/// # Errors
+/// Flink's TableException for updating input into a sink of another parallelism without a
+/// primary key (its rows could not be kept in order).
+pub fn sink_ship_strategy(
+    sink: &PhysicalNode,
+    sink_parallelism: usize,
+    input_parallelism: usize,
+) -> Result<Option<ShipStrategy>> {
+    let PhysicalKind::Sink { table, primary_key, keyed_shuffle } = &sink.kind else {
+        return Ok(None);
+    };
+    let insert_only = sink.inputs.first().is_none_or(|i| i.changelog.is_insert_only());
+    if !insert_only && sink_parallelism != input_parallelism && primary_key.is_empty() {
+        return Err(Error::Table(format!(
+            "The sink for table '{}' has a configured parallelism of {sink_parallelism}, while the input parallelism \
+             is {input_parallelism}. Since the configured parallelism is different from the input's parallelism and \
+             the changelog mode is not insert-only, a primary key is required but could not be found.",
+            crate::catalog::Catalog::qualified(&table.name)
+        )));
+    }
+    Ok(keyed_shuffle
+        .hashes(!primary_key.is_empty(), sink_parallelism, input_parallelism)
+        .then(|| ShipStrategy::Hash(primary_key.clone())))
 }

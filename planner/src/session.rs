@@ -355,6 +355,11 @@ impl Session {
             }
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
         };
+        // A plan that could not run cannot be explained either: translate it (nothing starts).
+        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
+        for plan in &physical {
+            translator.translate(plan)?;
+        }
         Ok(explain(&logical, &physical, details, &self.registry, self.runtime.default_parallelism))
     }
 

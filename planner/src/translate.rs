@@ -4,9 +4,8 @@
 //! WatermarkAssigner run at their input's parallelism behind a FORWARD edge (and are chained
 //! to it), an Exchange becomes the strategy of the next edge (a group aggregate runs at the
 //! default parallelism behind HASH, a global one at parallelism 1 behind SINGLE), UNION ALL is
-//! a union vertex, and the sink runs at `sink.parallelism` or its input's parallelism; a sink
-//! with a primary key whose parallelism differs from its input's gets its rows hashed on the
-//! key (`table.exec.sink.keyed-shuffle` = AUTO).
+//! a union vertex, and the sink runs at `sink.parallelism` or its input's parallelism, its rows
+//! hashed on the primary key as `table.exec.sink.keyed-shuffle` decides.
 
 use std::sync::Arc;
 
@@ -19,7 +18,7 @@ use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
 
 use crate::error::Result;
-use crate::physical::{PhysicalKind, PhysicalNode};
+use crate::physical::{sink_ship_strategy, PhysicalKind, PhysicalNode};
 
 /// Builds job graphs from physical plans.
 pub struct Translator<'a> {
@@ -222,15 +221,13 @@ impl<'a> Translator<'a> {
                 }
                 Ok(Output { vertex, parallelism, exchange: None })
             }
-            PhysicalKind::Sink { table, primary_key } => {
+            PhysicalKind::Sink { table, .. } => {
                 let input = self.translate(&node.inputs[0])?;
                 let provider = self.registry.create_sink(table)?;
                 let parallelism = provider.parallelism.unwrap_or(input.parallelism);
-                let keyed = !primary_key.is_empty() && parallelism != input.parallelism && parallelism != 1;
-                let input = if keyed {
-                    Output { exchange: Some(ShipStrategy::Hash(primary_key.clone())), ..input }
-                } else {
-                    input
+                let input = match sink_ship_strategy(node, parallelism, input.parallelism)? {
+                    Some(strategy) => Output { exchange: Some(strategy), ..input },
+                    None => input,
                 };
                 Ok(self.operator(&format!("Sink: {}", table.name), &input, parallelism, provider.factory))
             }

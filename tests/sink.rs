@@ -1,0 +1,113 @@
+//! Sinks: `table.exec.sink.keyed-shuffle` and `sink.parallelism`, through SQL sessions.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weir::connectors::{ConnectorRegistry, PrintTarget};
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+const SOURCE: &str = "CREATE TABLE src (k INT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3000', \
+    'fields.k.min' = '1', 'fields.k.max' = '40');\n";
+
+fn session(parallelism: usize, printed: &Arc<Mutex<Vec<u8>>>, shuffle: &str) -> Session {
+    let registry = ConnectorRegistry::with_print_target(PrintTarget::Buffer(Arc::clone(printed)));
+    let mut session =
+        Session::new(RuntimeConfig::default().with_parallelism(parallelism), registry, Box::new(std::io::sink()));
+    session.set("table.exec.sink.keyed-shuffle", shuffle).unwrap();
+    session
+}
+
+/// The `ship_strategy` of the edge into the sink in the JSON execution plan of `insert`.
+fn sink_edge(parallelism: usize, shuffle: &str, sink: &str, insert: &str) -> Result<String, String> {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(parallelism, &printed, shuffle);
+    let script = format!("{SOURCE}{sink}\nEXPLAIN JSON_EXECUTION_PLAN {insert};\n");
+    let plan = session.explain_script(&script).map_err(|e| e.error.to_string())?;
+    let last = plan.lines().rfind(|l| l.contains("\"ship_strategy\"")).unwrap();
+    Ok(last.split('"').nth(3).unwrap().to_string())
+}
+
+#[test]
+fn keyed_shuffle_follows_flinks_rules() {
+    let with_key = |p: usize| {
+        format!(
+            "CREATE TABLE snk (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print', \
+             'sink.parallelism' = '{p}');"
+        )
+    };
+    let without_key =
+        |p: usize| format!("CREATE TABLE snk (k INT, v INT) WITH ('connector' = 'print', 'sink.parallelism' = '{p}');");
+    let insert = "INSERT INTO snk SELECT k, v FROM src";
+    // (mode, sink parallelism, with a primary key) -> the edge into the sink from an input at 2.
+    let cases = [
+        ("AUTO", 1, true, "REBALANCE"),
+        ("AUTO", 2, true, "FORWARD"),
+        ("AUTO", 3, true, "HASH"),
+        ("FORCE", 1, true, "REBALANCE"),
+        ("FORCE", 2, true, "HASH"),
+        ("FORCE", 3, true, "HASH"),
+        ("NONE", 1, true, "REBALANCE"),
+        ("NONE", 2, true, "FORWARD"),
+        ("NONE", 3, true, "REBALANCE"),
+        ("AUTO", 3, false, "REBALANCE"),
+        ("FORCE", 2, false, "FORWARD"),
+        ("FORCE", 3, false, "REBALANCE"),
+    ];
+    for (mode, sink_parallelism, keyed, expected) in cases {
+        let sink = if keyed { with_key(sink_parallelism) } else { without_key(sink_parallelism) };
+        let got = sink_edge(2, mode, &sink, insert).unwrap();
+        assert_eq!(got, expected, "{mode}, sink parallelism {sink_parallelism}, primary key {keyed}");
+    }
+}
+
+#[test]
+fn updates_into_a_sink_of_another_parallelism_need_a_primary_key() {
+    let sink = "CREATE TABLE snk (k INT, c BIGINT) WITH ('connector' = 'print', 'sink.parallelism' = '3');";
+    let error = sink_edge(2, "AUTO", sink, "INSERT INTO snk SELECT k, COUNT(*) FROM src GROUP BY k").unwrap_err();
+    assert_eq!(
+        error,
+        "The sink for table 'default_catalog.default_database.snk' has a configured parallelism of 3, while the input \
+         parallelism is 2. Since the configured parallelism is different from the input's parallelism and the \
+         changelog mode is not insert-only, a primary key is required but could not be found."
+    );
+    // Insert-only rows may go anywhere.
+    assert_eq!(
+        sink_edge(2, "AUTO", sink, "INSERT INTO snk SELECT k, CAST(v AS BIGINT) FROM src").unwrap(),
+        "REBALANCE"
+    );
+}
+
+#[test]
+fn with_force_every_key_reaches_one_sink_subtask_in_order() {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(2, &printed, "FORCE");
+    let script = format!(
+        "{SOURCE}CREATE TABLE snk (k INT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print', \
+         'sink.parallelism' = '3');\nINSERT INTO snk SELECT k, COUNT(*) FROM src GROUP BY k;\n"
+    );
+    session.execute_script(&script).map_err(|e| e.error.to_string()).unwrap();
+    let text = String::from_utf8(printed.lock().clone()).unwrap();
+    // Per key: the subtask that printed it, and its counts in the order printed.
+    let mut keys: BTreeMap<String, (String, Vec<i64>)> = BTreeMap::new();
+    let mut subtasks = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let (subtask, change) = line.split_once("> ").unwrap();
+        let (kind, row) = change.split_at(2);
+        let (key, count) = row.trim_matches(['[', ']']).split_once(", ").unwrap();
+        let entry = keys.entry(key.to_string()).or_insert_with(|| (subtask.to_string(), Vec::new()));
+        assert_eq!(entry.0, subtask, "key {key} reached two sink subtasks");
+        if kind != "-U" {
+            entry.1.push(count.parse().unwrap());
+        }
+        subtasks.insert(subtask.to_string());
+    }
+    assert_eq!(keys.len(), 40);
+    assert!(subtasks.len() > 1, "keys spread over the sink's subtasks: {subtasks:?}");
+    let total: i64 = keys.values().map(|(_, counts)| counts.last().unwrap()).sum();
+    assert_eq!(total, 3000);
+    for (key, (_, counts)) in keys {
+        assert!(counts.windows(2).all(|w| w[1] == w[0] + 1), "key {key} out of order: {counts:?}");
+    }
+}

@@ -111,3 +111,60 @@ fn with_force_every_key_reaches_one_sink_subtask_in_order() {
         assert!(counts.windows(2).all(|w| w[1] == w[0] + 1), "key {key} out of order: {counts:?}");
     }
 }
+
+/// Runs `insert` into `sink` over three rows (one with a NULL id) at parallelism 1.
+fn enforce(settings: &[(&str, &str)], sink: &str) -> Result<String, String> {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(1, &printed, "AUTO");
+    for (key, value) in settings {
+        session.set(key, value).unwrap();
+    }
+    let script = format!(
+        "{sink}\nINSERT INTO snk SELECT * FROM (VALUES (1, 'ab', 'abcdef'), (CAST(NULL AS INT), 'abc', 'ab'), \
+         (2, 'abcd', 'abcd')) AS t(id, code, name);\n"
+    );
+    session.execute_script(&script).map_err(|e| e.error.to_string())?;
+    let bytes = printed.lock().clone();
+    Ok(String::from_utf8(bytes).unwrap())
+}
+
+#[test]
+fn not_null_and_length_enforcers_follow_the_options() {
+    let sink = "CREATE TABLE snk (id INT NOT NULL, code CHAR(3), name VARCHAR(4)) WITH ('connector' = 'print');";
+    let error = enforce(&[], sink).unwrap_err();
+    assert!(
+        error.contains(
+            "Column 'id' is NOT NULL, however, a null value is being written into it. You can set job configuration \
+             'table.exec.sink.not-null-enforcer'='DROP' to suppress this exception and drop such records silently."
+        ),
+        "{error}"
+    );
+    let dropped = enforce(&[("table.exec.sink.not-null-enforcer", "DROP")], sink).unwrap();
+    assert_eq!(dropped, "+I[1, ab, abcdef]\n+I[2, abcd, abcd]\n", "lengths are ignored by default");
+    let trimmed = enforce(
+        &[("table.exec.sink.not-null-enforcer", "drop"), ("table.exec.sink.type-length-enforcer", "TRIM_PAD")],
+        sink,
+    )
+    .unwrap();
+    assert_eq!(trimmed, "+I[1, ab , abcd]\n+I[2, abc, abcd]\n");
+    let error = enforce(
+        &[("table.exec.sink.not-null-enforcer", "DROP"), ("table.exec.sink.type-length-enforcer", "ERROR")],
+        sink,
+    )
+    .unwrap_err();
+    assert!(
+        error.contains("Column 'code' is CHAR(3), however, a string of length 2 is being written into it."),
+        "{error}"
+    );
+    let mut session = session(1, &Arc::new(Mutex::new(Vec::new())), "AUTO");
+    let error = session.set("table.exec.sink.type-length-enforcer", "PAD").unwrap_err().to_string();
+    assert!(error.contains("one of 'IGNORE', 'TRIM_PAD', 'ERROR'"), "{error}");
+}
+
+#[test]
+fn primary_key_columns_are_not_null() {
+    let sink = "CREATE TABLE snk (id INT, code STRING, name STRING, PRIMARY KEY (id) NOT ENFORCED) \
+                WITH ('connector' = 'print');";
+    let error = enforce(&[], sink).unwrap_err();
+    assert!(error.contains("Column 'id' is NOT NULL"), "{error}");
+}

@@ -7,6 +7,7 @@
 
 pub mod aggregate;
 pub mod calc;
+pub mod constraint_enforcer;
 pub mod count_by_key;
 pub mod expr;
 pub mod filter;
@@ -20,6 +21,7 @@ pub mod union;
 pub mod watermark_assigner;
 
 pub use calc::CalcOperator;
+pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, NotNullEnforcement};
 pub use count_by_key::CountByKey;
 pub use filter::FilterOperator;
 pub use global_group_aggregate::GlobalGroupAggregateOperator;

@@ -416,8 +416,25 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
                 .unwrap_or(inputs.first().map_or(default, |i| i.1)),
             _ => inputs.first().map_or(default, |i| i.1),
         };
-        let id = entries.len() + *skipped + 1;
-        let predecessors = inputs
+        // The node's number in Flink's labels; a sink's transformations (enforcer, key-by
+        // partition, writer) take their own ids but share it.
+        let exec_id = entries.len() + *skipped + 1;
+        let mut inputs = inputs;
+        if let PhysicalKind::Sink { enforcer: Some(enforcer), .. } = &node.kind {
+            let (pid, pp, exchange) = inputs[0];
+            let strategy = exchange.unwrap_or("FORWARD");
+            let name = weir_runtime::Operator::name(enforcer).to_string();
+            entries.push(Entry {
+                id: exec_id,
+                kind: format!("ConstraintEnforcer[{exec_id}]"),
+                pact: "Operator",
+                contents: format!("[{exec_id}]:{name}"),
+                parallelism: pp,
+                predecessors: vec![(pid, strategy)],
+            });
+            inputs[0] = (exec_id, pp, None);
+        }
+        let predecessors: Vec<(usize, &'static str)> = inputs
             .iter()
             .map(|(pid, pp, exchange)| {
                 let hashed_into_sink = matches!(sink_ship_strategy(node, parallelism, *pp), Ok(Some(_)));
@@ -430,14 +447,20 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
                 (*pid, strategy)
             })
             .collect();
+        if matches!(node.kind, PhysicalKind::Sink { .. }) && predecessors.iter().any(|(_, s)| *s == "HASH") {
+            // The key-by partition is a transformation of its own.
+            *skipped += 1;
+        }
+        let id = entries.len() + *skipped + 1;
         let label = physical_label(node, true, false);
         let (kind, pact) = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
             PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
-            PhysicalKind::Sink { table, .. } => (format!("Sink: {}[{id}]", table.name), "Data Sink"),
+            PhysicalKind::Sink { table, .. } => (format!("Sink: {}[{exec_id}]", table.name), "Data Sink"),
             _ => (format!("{}[{id}]", node.name()), "Operator"),
         };
-        entries.push(Entry { id, kind, pact, contents: format!("[{id}]:{label}"), parallelism, predecessors });
+        let contents = format!("[{exec_id}]:{label}");
+        entries.push(Entry { id, kind, pact, contents, parallelism, predecessors });
         (id, parallelism, None)
     }
     let mut entries = Vec::new();

@@ -12,9 +12,12 @@
 //! | `table.optimizer.distinct-agg.split.enabled` | `false` | split `COUNT(DISTINCT ..)` aggregates over buckets |
 //! | `table.optimizer.distinct-agg.split.bucket-num` | `1024` | buckets of the split distinct aggregation |
 //! | `table.exec.sink.keyed-shuffle` | `AUTO` | `NONE`, `AUTO` or `FORCE`: hash rows into a primary-key sink on the key |
+//! | `table.exec.sink.not-null-enforcer` | `ERROR` | `ERROR` or `DROP` a row with NULL in a NOT NULL sink column |
+//! | `table.exec.sink.type-length-enforcer` | `IGNORE` | `IGNORE`, `TRIM_PAD` or `ERROR` on strings that do not fit their column |
 
 use std::collections::BTreeMap;
 
+use weir_operators::{LengthEnforcement, NotNullEnforcement};
 use weir_runtime::config::parse_duration;
 use weir_runtime::Error as RuntimeError;
 
@@ -83,6 +86,10 @@ pub struct PlannerOptions {
     pub split_distinct_buckets: Option<i32>,
     /// `table.exec.sink.keyed-shuffle`
     pub sink_keyed_shuffle: SinkKeyedShuffle,
+    /// `table.exec.sink.not-null-enforcer`
+    pub not_null_enforcer: NotNullEnforcement,
+    /// `table.exec.sink.type-length-enforcer`; `None` for `IGNORE`.
+    pub type_length_enforcer: Option<LengthEnforcement>,
 }
 
 fn invalid(key: &str, value: &str, expected: &str) -> Error {
@@ -140,6 +147,8 @@ pub fn validate(key: &str, value: &str) -> Result<()> {
         "table.optimizer.agg-phase-strategy" => strategy(key, value).map(|_| ()),
         "table.optimizer.distinct-agg.split.bucket-num" => positive(key, value).map(|_| ()),
         "table.exec.sink.keyed-shuffle" => keyed_shuffle(key, value).map(|_| ()),
+        "table.exec.sink.not-null-enforcer" => not_null_enforcer(key, value).map(|_| ()),
+        "table.exec.sink.type-length-enforcer" => type_length_enforcer(key, value).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -154,6 +163,23 @@ fn keyed_shuffle(key: &str, value: &str) -> Result<SinkKeyedShuffle> {
         "AUTO" => Ok(SinkKeyedShuffle::Auto),
         "FORCE" => Ok(SinkKeyedShuffle::Force),
         _ => Err(invalid(key, value, "one of 'NONE', 'AUTO', 'FORCE'")),
+    }
+}
+
+fn not_null_enforcer(key: &str, value: &str) -> Result<NotNullEnforcement> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "ERROR" => Ok(NotNullEnforcement::Error),
+        "DROP" => Ok(NotNullEnforcement::Drop),
+        _ => Err(invalid(key, value, "one of 'ERROR', 'DROP'")),
+    }
+}
+
+fn type_length_enforcer(key: &str, value: &str) -> Result<Option<LengthEnforcement>> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "IGNORE" => Ok(None),
+        "TRIM_PAD" => Ok(Some(LengthEnforcement::TrimPad)),
+        "ERROR" => Ok(Some(LengthEnforcement::Error)),
+        _ => Err(invalid(key, value, "one of 'IGNORE', 'TRIM_PAD', 'ERROR'")),
     }
 }
 
@@ -210,6 +236,13 @@ impl PlannerOptions {
         let shuffle_key = "table.exec.sink.keyed-shuffle";
         let sink_keyed_shuffle =
             get(shuffle_key).map(|v| keyed_shuffle(shuffle_key, v)).transpose()?.unwrap_or(SinkKeyedShuffle::Auto);
+        let not_null_key = "table.exec.sink.not-null-enforcer";
+        let not_null_enforcer = get(not_null_key)
+            .map(|v| not_null_enforcer(not_null_key, v))
+            .transpose()?
+            .unwrap_or(NotNullEnforcement::Error);
+        let length_key = "table.exec.sink.type-length-enforcer";
+        let type_length_enforcer = get(length_key).map(|v| type_length_enforcer(length_key, v)).transpose()?.flatten();
         Ok(PlannerOptions {
             mini_batch,
             agg_phase_strategy,
@@ -217,6 +250,8 @@ impl PlannerOptions {
             output_identical,
             split_distinct_buckets,
             sink_keyed_shuffle,
+            not_null_enforcer,
+            type_length_enforcer,
         })
     }
 }
@@ -230,6 +265,8 @@ impl Default for PlannerOptions {
             output_identical: false,
             split_distinct_buckets: None,
             sink_keyed_shuffle: SinkKeyedShuffle::Auto,
+            not_null_enforcer: NotNullEnforcement::Error,
+            type_length_enforcer: None,
         }
     }
 }

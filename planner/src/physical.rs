@@ -5,6 +5,8 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
+use weir_operators::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement};
+use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::{Field, ShipStrategy, Value};
 
 use crate::error::{Error, Result};
@@ -157,6 +159,8 @@ pub enum PhysicalKind {
         primary_key: Vec<usize>,
         /// `table.exec.sink.keyed-shuffle`
         keyed_shuffle: SinkKeyedShuffle,
+        /// The checks run on rows before the sink, when any column needs one.
+        enforcer: Option<ConstraintEnforcerOperator>,
     },
 }
 
@@ -216,10 +220,46 @@ pub fn physical_sink(
     let input = planner.physical(plan, sink_wants_update_before(table), false);
     PhysicalNode {
         fields: input.fields.clone(),
-        kind: PhysicalKind::Sink { table: table.clone(), primary_key, keyed_shuffle: options.sink_keyed_shuffle },
+        kind: PhysicalKind::Sink {
+            table: table.clone(),
+            primary_key,
+            keyed_shuffle: options.sink_keyed_shuffle,
+            enforcer: constraint_enforcer(table, options),
+        },
         inputs: vec![input],
         changelog: ChangelogMode::default(),
     }
+}
+
+/// The ConstraintEnforcer Flink puts before a sink: NOT NULL columns always, and with
+/// `table.exec.sink.type-length-enforcer` set, CHAR/VARCHAR/BINARY/VARBINARY columns of a
+/// declared length. `None` when no column needs a check.
+fn constraint_enforcer(table: &TableDescriptor, options: &PlannerOptions) -> Option<ConstraintEnforcerOperator> {
+    let fields = &table.schema.fields;
+    let not_null: Vec<usize> = (0..fields.len()).filter(|&i| !fields[i].data_type.nullable).collect();
+    let lengths: Vec<LengthCheck> = match options.type_length_enforcer {
+        None => Vec::new(),
+        Some(_) => fields
+            .iter()
+            .enumerate()
+            .filter_map(|(index, f)| {
+                let (length, fixed, binary) = match f.data_type.logical {
+                    LogicalType::Char(n) => (n, true, false),
+                    LogicalType::Varchar(n) if n != MAX_LENGTH => (n, false, false),
+                    LogicalType::Binary(n) => (n, true, true),
+                    LogicalType::Varbinary(n) if n != MAX_LENGTH => (n, false, true),
+                    _ => return None,
+                };
+                Some(LengthCheck { index, length: length as usize, fixed, binary })
+            })
+            .collect(),
+    };
+    if not_null.is_empty() && lengths.is_empty() {
+        return None;
+    }
+    let columns = fields.iter().map(|f| f.name.clone()).collect();
+    let length_enforcement = options.type_length_enforcer.unwrap_or(LengthEnforcement::TrimPad);
+    Some(ConstraintEnforcerOperator::new(columns, not_null, options.not_null_enforcer, lengths, length_enforcement))
 }
 
 /// Builds the physical plan of a query whose result is collected with every row kind.
@@ -462,7 +502,7 @@ pub fn sink_ship_strategy(
     sink_parallelism: usize,
     input_parallelism: usize,
 ) -> Result<Option<ShipStrategy>> {
-    let PhysicalKind::Sink { table, primary_key, keyed_shuffle } = &sink.kind else {
+    let PhysicalKind::Sink { table, primary_key, keyed_shuffle, .. } = &sink.kind else {
         return Ok(None);
     };
     let insert_only = sink.inputs.first().is_none_or(|i| i.changelog.is_insert_only());

@@ -235,6 +235,10 @@ impl Session {
             .columns
             .iter()
             .filter_map(|c| match c {
+                // Primary key columns are NOT NULL, as in Flink.
+                ColumnDef::Physical { name, data_type } if t.primary_key.contains(name) => {
+                    Some(Field::new(name.clone(), data_type.clone().not_null()))
+                }
                 ColumnDef::Physical { name, data_type } => Some(Field::new(name.clone(), data_type.clone())),
                 ColumnDef::Computed { .. } => None,
             })

@@ -221,8 +221,14 @@ impl<'a> Translator<'a> {
                 }
                 Ok(Output { vertex, parallelism, exchange: None })
             }
-            PhysicalKind::Sink { table, .. } => {
-                let input = self.translate(&node.inputs[0])?;
+            PhysicalKind::Sink { table, enforcer, .. } => {
+                let mut input = self.translate(&node.inputs[0])?;
+                if let Some(operator) = enforcer.clone() {
+                    // At the input's parallelism, chained to it, as in Flink.
+                    let name = weir_runtime::Operator::name(&operator).to_string();
+                    input =
+                        self.operator(&name, &input, input.parallelism, Arc::new(move |_| Box::new(operator.clone())));
+                }
                 let provider = self.registry.create_sink(table)?;
                 let parallelism = provider.parallelism.unwrap_or(input.parallelism);
                 let input = match sink_ship_strategy(node, parallelism, input.parallelism)? {

@@ -168,3 +168,45 @@ fn primary_key_columns_are_not_null() {
     let error = enforce(&[], sink).unwrap_err();
     assert!(error.contains("Column 'id' is NOT NULL"), "{error}");
 }
+
+/// Whether the plan of `insert` into `sink` has a SinkMaterializer, from its EXPLAIN.
+fn materialized(mode: &str, sink: &str, insert: &str) -> bool {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(2, &printed, "AUTO");
+    session.set("table.exec.sink.upsert-materialize", mode).unwrap();
+    let script = format!("{SOURCE}{sink}\nEXPLAIN JSON_EXECUTION_PLAN {insert};\n");
+    let plan = session.explain_script(&script).unwrap();
+    let in_sink = plan.contains("upsertMaterialize=[true]");
+    let in_json = plan.contains("SinkMaterializer(pk=[k])");
+    assert_eq!(in_sink, in_json, "{plan}");
+    if in_json {
+        assert!(plan.contains("\"type\" : \"SinkMaterializer["), "{plan}");
+    }
+    in_sink
+}
+
+#[test]
+fn the_upsert_materializer_is_planned_as_flink_decides() {
+    let upsert = "CREATE TABLE snk (k INT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');";
+    let retract = "CREATE TABLE snk (k INT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print');";
+    let keyless = "CREATE TABLE snk (k INT, c BIGINT) WITH ('connector' = 'blackhole');";
+    // Keyed by the sink's key; keyed by another column; insert-only.
+    let same_key = "INSERT INTO snk SELECT k, COUNT(*) FROM src GROUP BY k";
+    let other_key = "INSERT INTO snk SELECT CAST(c AS INT), CAST(k AS BIGINT) FROM \
+                     (SELECT k, COUNT(*) AS c FROM src GROUP BY k)";
+    let append = "INSERT INTO snk SELECT k, CAST(v AS BIGINT) FROM src";
+    let cases = [
+        ("AUTO", upsert, same_key, false),
+        ("AUTO", upsert, other_key, true),
+        ("AUTO", upsert, append, false),
+        ("FORCE", upsert, same_key, true),
+        ("FORCE", upsert, append, true),
+        ("NONE", upsert, other_key, false),
+        ("FORCE", retract, other_key, false),
+        ("AUTO", retract, other_key, false),
+        ("FORCE", keyless, same_key, false),
+    ];
+    for (mode, sink, insert, expected) in cases {
+        assert_eq!(materialized(mode, sink, insert), expected, "{mode}: {sink} {insert}");
+    }
+}

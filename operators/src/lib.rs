@@ -17,6 +17,7 @@ pub mod keyed_process;
 pub mod local_group_aggregate;
 pub mod map;
 pub mod minibatch_assigner;
+pub mod sink_upsert_materializer;
 pub mod union;
 pub mod watermark_assigner;
 
@@ -30,5 +31,6 @@ pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
 pub use local_group_aggregate::LocalGroupAggregateOperator;
 pub use map::MapOperator;
 pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};
+pub use sink_upsert_materializer::SinkUpsertMaterializerOperator;
 pub use union::UnionOperator;
 pub use watermark_assigner::WatermarkAssignerOperator;

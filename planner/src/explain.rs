@@ -219,8 +219,9 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
-        PhysicalKind::Sink { table, .. } => {
-            format!("Sink(table=[{}], fields=[{}])", Catalog::qualified(&table.name), names(&node.fields))
+        PhysicalKind::Sink { table, materializer, .. } => {
+            let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };
+            format!("Sink(table=[{}], fields=[{}]{materialize})", Catalog::qualified(&table.name), names(&node.fields))
         }
     };
     if changelog {
@@ -450,6 +451,20 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         if matches!(node.kind, PhysicalKind::Sink { .. }) && predecessors.iter().any(|(_, s)| *s == "HASH") {
             // The key-by partition is a transformation of its own.
             *skipped += 1;
+        }
+        let mut predecessors = predecessors;
+        if let PhysicalKind::Sink { materializer: Some(materializer), .. } = &node.kind {
+            let id = entries.len() + *skipped + 1;
+            let name = weir_runtime::Operator::name(materializer).to_string();
+            entries.push(Entry {
+                id,
+                kind: format!("SinkMaterializer[{exec_id}]"),
+                pact: "Operator",
+                contents: format!("[{exec_id}]:{name}"),
+                parallelism,
+                predecessors,
+            });
+            predecessors = vec![(id, "FORWARD")];
         }
         let id = entries.len() + *skipped + 1;
         let label = physical_label(node, true, false);

@@ -12,6 +12,7 @@
 //! | `table.optimizer.distinct-agg.split.enabled` | `false` | split `COUNT(DISTINCT ..)` aggregates over buckets |
 //! | `table.optimizer.distinct-agg.split.bucket-num` | `1024` | buckets of the split distinct aggregation |
 //! | `table.exec.sink.keyed-shuffle` | `AUTO` | `NONE`, `AUTO` or `FORCE`: hash rows into a primary-key sink on the key |
+//! | `table.exec.sink.upsert-materialize` | `AUTO` | `NONE`, `AUTO` or `FORCE`: keep each key's rows before an upsert sink |
 //! | `table.exec.sink.not-null-enforcer` | `ERROR` | `ERROR` or `DROP` a row with NULL in a NOT NULL sink column |
 //! | `table.exec.sink.type-length-enforcer` | `IGNORE` | `IGNORE`, `TRIM_PAD` or `ERROR` on strings that do not fit their column |
 
@@ -60,6 +61,18 @@ impl SinkKeyedShuffle {
     }
 }
 
+/// `table.exec.sink.upsert-materialize`: whether a SinkMaterializer keeps the rows of each
+/// primary key before an upsert sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpsertMaterialize {
+    /// Never.
+    None,
+    /// When the query's changes are not keyed by a subset of the sink's primary key.
+    Auto,
+    /// Whenever the sink has a primary key and takes upserts.
+    Force,
+}
+
 /// Mini-batch settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MiniBatch {
@@ -86,6 +99,8 @@ pub struct PlannerOptions {
     pub split_distinct_buckets: Option<i32>,
     /// `table.exec.sink.keyed-shuffle`
     pub sink_keyed_shuffle: SinkKeyedShuffle,
+    /// `table.exec.sink.upsert-materialize`
+    pub upsert_materialize: UpsertMaterialize,
     /// `table.exec.sink.not-null-enforcer`
     pub not_null_enforcer: NotNullEnforcement,
     /// `table.exec.sink.type-length-enforcer`; `None` for `IGNORE`.
@@ -148,6 +163,7 @@ pub fn validate(key: &str, value: &str) -> Result<()> {
         "table.optimizer.distinct-agg.split.bucket-num" => positive(key, value).map(|_| ()),
         "table.exec.sink.keyed-shuffle" => keyed_shuffle(key, value).map(|_| ()),
         "table.exec.sink.not-null-enforcer" => not_null_enforcer(key, value).map(|_| ()),
+        "table.exec.sink.upsert-materialize" => upsert_materialize(key, value).map(|_| ()),
         "table.exec.sink.type-length-enforcer" => type_length_enforcer(key, value).map(|_| ()),
         _ => Ok(()),
     }
@@ -162,6 +178,15 @@ fn keyed_shuffle(key: &str, value: &str) -> Result<SinkKeyedShuffle> {
         "NONE" => Ok(SinkKeyedShuffle::None),
         "AUTO" => Ok(SinkKeyedShuffle::Auto),
         "FORCE" => Ok(SinkKeyedShuffle::Force),
+        _ => Err(invalid(key, value, "one of 'NONE', 'AUTO', 'FORCE'")),
+    }
+}
+
+fn upsert_materialize(key: &str, value: &str) -> Result<UpsertMaterialize> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "NONE" => Ok(UpsertMaterialize::None),
+        "AUTO" => Ok(UpsertMaterialize::Auto),
+        "FORCE" => Ok(UpsertMaterialize::Force),
         _ => Err(invalid(key, value, "one of 'NONE', 'AUTO', 'FORCE'")),
     }
 }
@@ -236,6 +261,11 @@ impl PlannerOptions {
         let shuffle_key = "table.exec.sink.keyed-shuffle";
         let sink_keyed_shuffle =
             get(shuffle_key).map(|v| keyed_shuffle(shuffle_key, v)).transpose()?.unwrap_or(SinkKeyedShuffle::Auto);
+        let materialize_key = "table.exec.sink.upsert-materialize";
+        let upsert_materialize = get(materialize_key)
+            .map(|v| upsert_materialize(materialize_key, v))
+            .transpose()?
+            .unwrap_or(UpsertMaterialize::Auto);
         let not_null_key = "table.exec.sink.not-null-enforcer";
         let not_null_enforcer = get(not_null_key)
             .map(|v| not_null_enforcer(not_null_key, v))
@@ -250,6 +280,7 @@ impl PlannerOptions {
             output_identical,
             split_distinct_buckets,
             sink_keyed_shuffle,
+            upsert_materialize,
             not_null_enforcer,
             type_length_enforcer,
         })
@@ -265,6 +296,7 @@ impl Default for PlannerOptions {
             output_identical: false,
             split_distinct_buckets: None,
             sink_keyed_shuffle: SinkKeyedShuffle::Auto,
+            upsert_materialize: UpsertMaterialize::Auto,
             not_null_enforcer: NotNullEnforcement::Error,
             type_length_enforcer: None,
         }

@@ -5,12 +5,12 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
-use weir_operators::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement};
+use weir_operators::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, SinkUpsertMaterializerOperator};
 use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::{Field, ShipStrategy, Value};
 
 use crate::error::{Error, Result};
-use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions, SinkKeyedShuffle};
+use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions, SinkKeyedShuffle, UpsertMaterialize};
 use crate::plan::{Node, Plan};
 
 /// The row kinds a node emits, as Flink abbreviates them.
@@ -161,6 +161,8 @@ pub enum PhysicalKind {
         keyed_shuffle: SinkKeyedShuffle,
         /// The checks run on rows before the sink, when any column needs one.
         enforcer: Option<ConstraintEnforcerOperator>,
+        /// The SinkMaterializer before the sink, when `table.exec.sink.upsert-materialize` asks for one.
+        materializer: Option<SinkUpsertMaterializerOperator>,
     },
 }
 
@@ -218,6 +220,7 @@ pub fn physical_sink(
 ) -> PhysicalNode {
     let planner = Physical::new(&plan, options);
     let input = planner.physical(plan, sink_wants_update_before(table), false);
+    let materializer = upsert_materializer(&input, table, &primary_key, options);
     PhysicalNode {
         fields: input.fields.clone(),
         kind: PhysicalKind::Sink {
@@ -225,9 +228,53 @@ pub fn physical_sink(
             primary_key,
             keyed_shuffle: options.sink_keyed_shuffle,
             enforcer: constraint_enforcer(table, options),
+            materializer,
         },
         inputs: vec![input],
         changelog: ChangelogMode::default(),
+    }
+}
+
+/// The SinkMaterializer Flink puts before an upsert sink (one that takes `+U` without `-U`) with a
+/// primary key: with `FORCE` always; with `AUTO` when the input updates and no upsert key of it
+/// lies within the primary key, so that rows of one sink key may come from several query keys.
+fn upsert_materializer(
+    input: &PhysicalNode,
+    table: &TableDescriptor,
+    primary_key: &[usize],
+    options: &PlannerOptions,
+) -> Option<SinkUpsertMaterializerOperator> {
+    let append_only_sink = table.options.get("connector").map(String::as_str) == Some("filesystem");
+    if primary_key.is_empty() || append_only_sink || sink_wants_update_before(table) {
+        return None;
+    }
+    let upsert_key = upsert_key(input);
+    let wanted = match options.upsert_materialize {
+        UpsertMaterialize::None => false,
+        UpsertMaterialize::Force => true,
+        UpsertMaterialize::Auto => {
+            !input.changelog.is_insert_only()
+                && !upsert_key.as_ref().is_some_and(|key| key.iter().all(|k| primary_key.contains(k)))
+        }
+    };
+    let names: Vec<String> = primary_key.iter().map(|&k| table.schema.fields[k].name.clone()).collect();
+    wanted.then(|| SinkUpsertMaterializerOperator::new(primary_key.to_vec(), upsert_key, &names))
+}
+
+/// The columns whose values identify the row each change of `node` updates, when there are:
+/// an aggregate's group keys, carried through Calcs that keep them.
+fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
+    match &node.kind {
+        PhysicalKind::GroupAggregate { keys, .. } if !keys.is_empty() => Some((0..keys.len()).collect()),
+        PhysicalKind::GlobalGroupAggregate { key_count, .. } if *key_count > 0 => Some((0..*key_count).collect()),
+        PhysicalKind::Exchange { .. }
+        | PhysicalKind::WatermarkAssigner { .. }
+        | PhysicalKind::MiniBatchAssigner { .. } => upsert_key(&node.inputs[0]),
+        PhysicalKind::Calc { projections, .. } => upsert_key(&node.inputs[0])?
+            .into_iter()
+            .map(|k| projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == k)))
+            .collect(),
+        _ => None,
     }
 }
 
@@ -502,7 +549,7 @@ pub fn sink_ship_strategy(
     sink_parallelism: usize,
     input_parallelism: usize,
 ) -> Result<Option<ShipStrategy>> {
-    let PhysicalKind::Sink { table, primary_key, keyed_shuffle, .. } = &sink.kind else {
+    let PhysicalKind::Sink { table, primary_key, keyed_shuffle, materializer, .. } = &sink.kind else {
         return Ok(None);
     };
     let insert_only = sink.inputs.first().is_none_or(|i| i.changelog.is_insert_only());
@@ -514,7 +561,8 @@ pub fn sink_ship_strategy(
             crate::catalog::Catalog::qualified(&table.name)
         )));
     }
-    Ok(keyed_shuffle
-        .hashes(!primary_key.is_empty(), sink_parallelism, input_parallelism)
-        .then(|| ShipStrategy::Hash(primary_key.clone())))
+    // A materializer keeps state per key: its rows are always hashed on the key.
+    let hashed =
+        materializer.is_some() || keyed_shuffle.hashes(!primary_key.is_empty(), sink_parallelism, input_parallelism);
+    Ok(hashed.then(|| ShipStrategy::Hash(primary_key.clone())))
 }

@@ -221,7 +221,7 @@ impl<'a> Translator<'a> {
                 }
                 Ok(Output { vertex, parallelism, exchange: None })
             }
-            PhysicalKind::Sink { table, enforcer, .. } => {
+            PhysicalKind::Sink { table, enforcer, materializer, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;
                 if let Some(operator) = enforcer.clone() {
                     // At the input's parallelism, chained to it, as in Flink.
@@ -233,6 +233,13 @@ impl<'a> Translator<'a> {
                 let parallelism = provider.parallelism.unwrap_or(input.parallelism);
                 let input = match sink_ship_strategy(node, parallelism, input.parallelism)? {
                     Some(strategy) => Output { exchange: Some(strategy), ..input },
+                    None => input,
+                };
+                let input = match materializer.clone() {
+                    Some(operator) => {
+                        let name = weir_runtime::Operator::name(&operator).to_string();
+                        self.operator(&name, &input, parallelism, Arc::new(move |_| Box::new(operator.clone())))
+                    }
                     None => input,
                 };
                 Ok(self.operator(&format!("Sink: {}", table.name), &input, parallelism, provider.factory))

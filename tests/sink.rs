@@ -210,3 +210,31 @@ fn the_upsert_materializer_is_planned_as_flink_decides() {
         assert_eq!(materialized(mode, sink, insert), expected, "{mode}: {sink} {insert}");
     }
 }
+
+#[test]
+fn options_hints_override_table_options_for_one_statement() {
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(1, &printed, "AUTO");
+    let script = format!(
+        "{SOURCE}CREATE TABLE snk (k INT, v INT) WITH ('connector' = 'print');\n\
+         INSERT INTO snk /*+ OPTIONS('sink.parallelism' = '2') */ SELECT * FROM src /*+ OPTIONS('number-of-rows' = '5') */;\n\
+         INSERT INTO snk SELECT * FROM src /*+ OPTIONS('number-of-rows' = '2') */;\n"
+    );
+    session.execute_script(&script).map_err(|e| e.error.to_string()).unwrap();
+    let text = String::from_utf8(printed.lock().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 7, "{text}");
+    // The first job's sink ran at parallelism 2 (subtask prefixes), the second at the input's 1.
+    assert!(lines[..5].iter().all(|l| l.starts_with("1> ") || l.starts_with("2> ")), "{text}");
+    assert!(lines[5..].iter().all(|l| l.starts_with("+I[")), "{text}");
+    // Hint options are checked like WITH options; views take none.
+    let bad = "SELECT * FROM src /*+ OPTIONS('rows' = '5') */;\n";
+    let error = session.execute_script(bad).map_err(|e| e.error.to_string()).unwrap_err();
+    assert!(error.contains("Unsupported options found for 'datagen'"), "{error}");
+    let view = "CREATE VIEW w AS SELECT * FROM src;\nSELECT * FROM w /*+ OPTIONS('number-of-rows' = '5') */;\n";
+    let error = session.execute_script(view).map_err(|e| e.error.to_string()).unwrap_err();
+    assert!(
+        error.contains("View 'default_catalog.default_database.w' cannot be enriched with new options."),
+        "{error}"
+    );
+}

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod dialect;
 pub mod error;
 pub mod explain;
+pub mod hints;
 pub mod options;
 pub mod parser;
 pub mod physical;

@@ -16,6 +16,7 @@ use weir_runtime::DataType;
 
 use crate::dialect::FlinkDialect;
 use crate::error::{Error, Position, Result};
+use crate::hints::{table_hints, TableHint};
 
 /// A column of `CREATE TABLE`.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +123,8 @@ pub struct Located {
     pub position: Position,
     /// The statement.
     pub statement: Statement,
+    /// Its `/*+ OPTIONS(…) */` table hints.
+    pub hints: Vec<TableHint>,
 }
 
 /// The position of a parser error, read from its message.
@@ -154,6 +157,7 @@ pub fn table_name(name: &ObjectName) -> String {
 pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     let dialect = FlinkDialect;
     let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| parse_error(e.into()))?;
+    let mut hints = table_hints(&tokens)?.into_iter().peekable();
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
@@ -164,7 +168,14 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
         }
         let position = Position { line: next.span.start.line, column: next.span.start.column };
         let statement = parse_statement(&mut parser).map_err(parse_error)?;
-        statements.push(Located { position, statement });
+        // The statement's hints are those before the next token.
+        let end = parser.peek_token().span.start;
+        let before_end = |h: &TableHint| (h.position.line, h.position.column) < (end.line, end.column);
+        let mut own = Vec::new();
+        while let Some(hint) = hints.next_if(|h| before_end(h) || end.line == 0) {
+            own.push(hint);
+        }
+        statements.push(Located { position, statement, hints: own });
         if !parser.consume_token(&Token::SemiColon) && parser.peek_token().token != Token::EOF {
             let t = parser.peek_token();
             return Err(Error::Parse {

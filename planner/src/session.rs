@@ -17,6 +17,7 @@ use crate::binder::Binder;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
 use crate::error::{Error, Position, Result};
 use crate::explain::{explain, ExplainDetails, LogicalStatement};
+use crate::hints::apply_hints;
 use crate::options::PlannerOptions;
 use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
 use crate::physical::{physical_query, physical_sink, PhysicalNode};
@@ -123,10 +124,12 @@ impl Session {
             let fail = |error| ScriptError { statement: located.position, error };
             match &located.statement {
                 Statement::Insert(_) | Statement::StatementSet(_) | Statement::Query(_) => {
-                    text.push_str(&self.explain(&located.statement, &[], located.position).map_err(fail)?);
+                    let explained = self.with_hints(located, |s| s.explain(&located.statement, &[], located.position));
+                    text.push_str(&explained.map_err(fail)?);
                 }
                 Statement::Explain { details, statement } => {
-                    text.push_str(&self.explain(statement, details, located.position).map_err(fail)?);
+                    let explained = self.with_hints(located, |s| s.explain(statement, details, located.position));
+                    text.push_str(&explained.map_err(fail)?);
                 }
                 _ => self.execute(located).map_err(fail)?,
             }
@@ -162,6 +165,22 @@ impl Session {
     /// # Errors
     /// Whatever the statement does wrong.
     pub fn execute(&mut self, located: &Located) -> Result<()> {
+        self.with_hints(located, |session| session.execute_statement(located))
+    }
+
+    /// Runs `f` with the statement's `OPTIONS` hints applied to the catalog's tables.
+    fn with_hints<T>(&mut self, located: &Located, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if located.hints.is_empty() {
+            return f(self);
+        }
+        let hinted = apply_hints(&self.catalog, &located.hints)?;
+        let saved = std::mem::replace(&mut self.catalog, hinted);
+        let result = f(self);
+        self.catalog = saved;
+        result
+    }
+
+    fn execute_statement(&mut self, located: &Located) -> Result<()> {
         match &located.statement {
             Statement::CreateTable(t) => self.create_table(t, located.position),
             Statement::CreateView { name, query, if_not_exists } => {

@@ -1,0 +1,142 @@
+//! Dynamic table options: `t /*+ OPTIONS('key' = 'value', …) */` after a table name in `FROM`
+//! or `INSERT INTO` overrides the table's `WITH` options for that statement, as in Flink.
+//! Other hints are ignored, as Flink ignores hints it does not know.
+
+use std::collections::BTreeMap;
+
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+
+use crate::catalog::{Catalog, CatalogEntry};
+use crate::dialect::FlinkDialect;
+use crate::error::{Error, Position, Result};
+
+/// An `OPTIONS` hint on one table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableHint {
+    /// The table the hint follows.
+    pub table: String,
+    /// The options it sets.
+    pub options: BTreeMap<String, String>,
+    /// Where the hint starts.
+    pub position: Position,
+}
+
+/// The `OPTIONS` hints among a script's tokens, in order.
+///
+/// # Errors
+/// [`Error::Parse`] for an `OPTIONS` hint that is not a list of `'key' = 'value'` pairs.
+pub fn table_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>> {
+    let mut hints = Vec::new();
+    for (at, token) in tokens.iter().enumerate() {
+        let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else {
+            continue;
+        };
+        let Some(body) = text.strip_prefix('+') else {
+            continue;
+        };
+        let position = Position { line: token.span.start.line, column: token.span.start.column };
+        let Some(options) = options_of(body, position)? else {
+            continue;
+        };
+        let table = tokens[..at].iter().rev().find(|t| !matches!(t.token, Token::Whitespace(_)));
+        if let Some(Token::Word(word)) = table.map(|t| &t.token) {
+            hints.push(TableHint { table: word.value.clone(), options, position });
+        }
+    }
+    Ok(hints)
+}
+
+/// The pairs of an `OPTIONS(…)` hint body; `None` for another hint.
+fn options_of(body: &str, position: Position) -> Result<Option<BTreeMap<String, String>>> {
+    let malformed = || Error::Parse {
+        position,
+        message: format!("Invalid OPTIONS hint '{}': expected OPTIONS('key' = 'value', …)", body.trim()),
+    };
+    let tokens = Tokenizer::new(&FlinkDialect, body).tokenize().map_err(|_| malformed())?;
+    let mut tokens = tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_)));
+    match tokens.next() {
+        Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("OPTIONS") => {}
+        _ => return Ok(None),
+    }
+    if tokens.next() != Some(Token::LParen) {
+        return Err(malformed());
+    }
+    let mut options = BTreeMap::new();
+    loop {
+        let key = match tokens.next() {
+            Some(Token::SingleQuotedString(key)) => key,
+            Some(Token::RParen) if options.is_empty() => break,
+            _ => return Err(malformed()),
+        };
+        let (Some(Token::Eq), Some(Token::SingleQuotedString(value))) = (tokens.next(), tokens.next()) else {
+            return Err(malformed());
+        };
+        options.insert(key, value);
+        match tokens.next() {
+            Some(Token::Comma) => continue,
+            Some(Token::RParen) => break,
+            _ => return Err(malformed()),
+        }
+    }
+    Ok(Some(options))
+}
+
+/// `catalog` with each hinted table's options overridden by its hints.
+///
+/// # Errors
+/// Flink's validation error for a hint on a view.
+pub fn apply_hints(catalog: &Catalog, hints: &[TableHint]) -> Result<Catalog> {
+    let mut hinted = catalog.clone();
+    for hint in hints {
+        let Some(entry) = hinted.remove(&hint.table) else {
+            continue;
+        };
+        let entry = match entry {
+            CatalogEntry::Table(mut table) => {
+                table.descriptor.options.extend(hint.options.clone());
+                CatalogEntry::Table(table)
+            }
+            CatalogEntry::View(_) => {
+                return Err(Error::validation(
+                    hint.position,
+                    format!(
+                        "View '{}' cannot be enriched with new options. Hints can only be applied to tables.",
+                        Catalog::qualified(&hint.table)
+                    ),
+                ));
+            }
+        };
+        hinted.add(&hint.table, entry);
+    }
+    Ok(hinted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hints(sql: &str) -> Result<Vec<TableHint>> {
+        table_hints(&Tokenizer::new(&FlinkDialect, sql).tokenize_with_location().unwrap())
+    }
+
+    #[test]
+    fn reads_options_hints_after_table_names() {
+        let found = hints(
+            "INSERT INTO snk /*+ OPTIONS('sink.parallelism' = '3') */ SELECT * FROM src /*+ OPTIONS('a'='1', 'b'='2') */",
+        )
+        .unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].table, "snk");
+        assert_eq!(found[0].options["sink.parallelism"], "3");
+        assert_eq!(found[1].table, "src");
+        assert_eq!(found[1].options.len(), 2);
+        assert_eq!(found[1].position, Position { line: 1, column: 76 });
+    }
+
+    #[test]
+    fn ignores_other_hints_and_comments_and_rejects_malformed_options() {
+        assert!(hints("SELECT * FROM t /* a comment */ /*+ LOOKUP('table'='t') */").unwrap().is_empty());
+        let error = hints("SELECT * FROM t /*+ OPTIONS('a' 'b') */").unwrap_err().to_string();
+        assert!(error.contains("Invalid OPTIONS hint"), "{error}");
+    }
+}

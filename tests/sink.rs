@@ -170,19 +170,22 @@ fn primary_key_columns_are_not_null() {
 }
 
 /// Whether the plan of `insert` into `sink` has a SinkMaterializer, from its EXPLAIN.
-fn materialized(mode: &str, sink: &str, insert: &str) -> bool {
+fn materialized(settings: &[(&str, &str)], sink: &str, insert: &str) -> Result<bool, String> {
     let printed = Arc::new(Mutex::new(Vec::new()));
     let mut session = session(2, &printed, "AUTO");
-    session.set("table.exec.sink.upsert-materialize", mode).unwrap();
+    for (key, value) in settings {
+        session.set(key, value).unwrap();
+    }
     let script = format!("{SOURCE}{sink}\nEXPLAIN JSON_EXECUTION_PLAN {insert};\n");
-    let plan = session.explain_script(&script).unwrap();
+    let plan = session.explain_script(&script).map_err(|e| e.error.to_string())?;
     let in_sink = plan.contains("upsertMaterialize=[true]");
     let in_json = plan.contains("SinkMaterializer(pk=[k])");
     assert_eq!(in_sink, in_json, "{plan}");
     if in_json {
         assert!(plan.contains("\"type\" : \"SinkMaterializer["), "{plan}");
     }
-    in_sink
+    assert_eq!(plan.contains("conflictStrategy=[DEDUPLICATE]"), insert.contains("DO DEDUPLICATE"), "{plan}");
+    Ok(in_sink)
 }
 
 #[test]
@@ -195,20 +198,45 @@ fn the_upsert_materializer_is_planned_as_flink_decides() {
     let other_key = "INSERT INTO snk SELECT CAST(c AS INT), CAST(k AS BIGINT) FROM \
                      (SELECT k, COUNT(*) AS c FROM src GROUP BY k)";
     let append = "INSERT INTO snk SELECT k, CAST(v AS BIGINT) FROM src";
-    let cases = [
-        ("AUTO", upsert, same_key, false),
-        ("AUTO", upsert, other_key, true),
-        ("AUTO", upsert, append, false),
-        ("FORCE", upsert, same_key, true),
-        ("FORCE", upsert, append, true),
-        ("NONE", upsert, other_key, false),
-        ("FORCE", retract, other_key, false),
-        ("AUTO", retract, other_key, false),
-        ("FORCE", keyless, same_key, false),
+    let dedup = |insert: &str| format!("{insert} ON CONFLICT DO DEDUPLICATE");
+    let mode = |m: &'static str| vec![("table.exec.sink.upsert-materialize", m)];
+    let cases: Vec<(Vec<(&str, &str)>, &str, String, bool)> = vec![
+        (mode("AUTO"), upsert, same_key.into(), false),
+        (mode("AUTO"), upsert, dedup(other_key), true),
+        (mode("AUTO"), upsert, dedup(append), false),
+        (vec![("table.exec.sink.require-on-conflict", "false")], upsert, other_key.into(), true),
+        (mode("FORCE"), upsert, same_key.into(), true),
+        (mode("FORCE"), upsert, append.into(), true),
+        (mode("NONE"), upsert, other_key.into(), false),
+        (mode("FORCE"), retract, other_key.into(), false),
+        (mode("AUTO"), retract, other_key.into(), false),
+        (mode("FORCE"), keyless, same_key.into(), false),
     ];
-    for (mode, sink, insert, expected) in cases {
-        assert_eq!(materialized(mode, sink, insert), expected, "{mode}: {sink} {insert}");
+    for (settings, sink, insert, expected) in cases {
+        assert_eq!(materialized(&settings, sink, &insert).unwrap(), expected, "{settings:?}: {sink} {insert}");
     }
+}
+
+#[test]
+fn on_conflict_is_required_and_checked_as_in_flink() {
+    let upsert = "CREATE TABLE snk (k INT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');";
+    let retract = "CREATE TABLE snk (k INT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print');";
+    let error = materialized(&[], upsert, "INSERT INTO snk SELECT k, CAST(v AS BIGINT) FROM src").unwrap_err();
+    assert!(
+        error.contains(
+            "The query has an upsert key that differs from the primary key of the sink table \
+             'default_catalog.default_database.snk'. Primary key: [k], upsert key: none. This can lead to"
+        ),
+        "{error}"
+    );
+    let error =
+        materialized(&[], retract, "INSERT INTO snk SELECT k, COUNT(*) FROM src GROUP BY k ON CONFLICT DO DEDUPLICATE")
+            .unwrap_err();
+    assert!(error.contains("is not an upsert sink because it requires UPDATE_BEFORE (retract mode)"), "{error}");
+    let error =
+        materialized(&[], upsert, "INSERT INTO snk SELECT k, CAST(v AS BIGINT) FROM src ON CONFLICT DO NOTHING")
+            .unwrap_err();
+    assert_eq!(error, "Not supported yet: ON CONFLICT DO NOTHING.");
 }
 
 #[test]

@@ -64,12 +64,12 @@ impl ConstraintEnforcerOperator {
         ConstraintEnforcerOperator { columns, not_null, not_null_enforcement, lengths, length_enforcement, name }
     }
 
-    /// The row to write, `None` to drop it, or the violation.
-    fn enforce(&self, row: &[Value]) -> Result<Option<Vec<Value>>> {
+    /// What to write for `row`, or the violation.
+    fn enforce(&self, row: &[Value]) -> Result<Verdict> {
         for &index in &self.not_null {
             if row[index].is_null() {
                 return match self.not_null_enforcement {
-                    NotNullEnforcement::Drop => Ok(None),
+                    NotNullEnforcement::Drop => Ok(Verdict::Drop),
                     NotNullEnforcement::Error => Err(Error::execution(format!(
                         "Column '{}' is NOT NULL, however, a null value is being written into it. You can set job \
                          configuration 'table.exec.sink.not-null-enforcer'='DROP' to suppress this exception and \
@@ -106,8 +106,18 @@ impl ConstraintEnforcerOperator {
             let values = fixed.get_or_insert_with(|| row.to_vec());
             values[check.index] = trim_or_pad(&row[check.index], check.length);
         }
-        Ok(Some(fixed.unwrap_or_else(|| row.to_vec())))
+        Ok(fixed.map_or(Verdict::Keep, Verdict::Replace))
     }
+}
+
+/// What becomes of one row.
+enum Verdict {
+    /// Written as it is.
+    Keep,
+    /// Dropped (a NULL in a NOT NULL column under `DROP`).
+    Drop,
+    /// Written with trimmed or padded values.
+    Replace(Vec<Value>),
 }
 
 /// Flink's operator name for the checks.
@@ -156,14 +166,26 @@ impl Operator for ConstraintEnforcerOperator {
         _ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let mut result = Chunk::with_capacity(chunk.arity(), chunk.len());
-        for (kind, row) in chunk.rows() {
-            if let Some(values) = self.enforce(row)? {
-                result.push_with(kind, |fields| fields.extend(values));
+        // A chunk whose rows all pass goes on as it is; the first row that does not starts a copy.
+        let mut rebuilt: Option<Chunk> = None;
+        for (at, (kind, row)) in chunk.rows().enumerate() {
+            let verdict = self.enforce(row)?;
+            if rebuilt.is_none() && matches!(verdict, Verdict::Keep) {
+                continue;
+            }
+            let result = rebuilt.get_or_insert_with(|| {
+                let mut copy = Chunk::with_capacity(chunk.arity(), chunk.len());
+                chunk.rows().take(at).for_each(|(k, r)| copy.push(k, r));
+                copy.set_origin_nanos(chunk.origin_nanos());
+                copy
+            });
+            match verdict {
+                Verdict::Keep => result.push(kind, row),
+                Verdict::Drop => {}
+                Verdict::Replace(values) => result.push(kind, &values),
             }
         }
-        result.set_origin_nanos(chunk.origin_nanos());
-        out.collect(result);
+        out.collect(rebuilt.unwrap_or(chunk));
         Ok(())
     }
 }
@@ -220,5 +242,21 @@ mod tests {
             ),
             "{error}"
         );
+    }
+
+    #[test]
+    fn rows_before_the_first_violation_are_kept_in_order() {
+        let mut h = OperatorHarness::new(enforcer(NotNullEnforcement::Drop, LengthEnforcement::TrimPad));
+        h.push(
+            "op | id INT | code STRING | name STRING
+             +I | 1 | abc | ab
+             +I | 2 | xyz | cd
+             +I | null | abc | ab
+             +I | 3 | q | efghij",
+        )
+        .unwrap();
+        assert_eq!(h.take_lines(), ["+I[1, abc, ab]", "+I[2, xyz, cd]", "+I[3, q  , efgh]"]);
+        h.push("op | id INT | code STRING | name STRING\n+I | 4 | abc | ab").unwrap();
+        assert_eq!(h.take_lines(), ["+I[4, abc, ab]"]);
     }
 }

@@ -219,9 +219,11 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
-        PhysicalKind::Sink { table, materializer, .. } => {
+        PhysicalKind::Sink { table, materializer, on_conflict, .. } => {
             let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };
-            format!("Sink(table=[{}], fields=[{}]{materialize})", Catalog::qualified(&table.name), names(&node.fields))
+            let conflict = on_conflict.map_or(String::new(), |c| format!(", conflictStrategy=[{}]", c.name()));
+            let (table, fields) = (Catalog::qualified(&table.name), names(&node.fields));
+            format!("Sink(table=[{table}], fields=[{fields}]{materialize}{conflict})")
         }
     };
     if changelog {

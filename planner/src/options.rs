@@ -13,6 +13,7 @@
 //! | `table.optimizer.distinct-agg.split.bucket-num` | `1024` | buckets of the split distinct aggregation |
 //! | `table.exec.sink.keyed-shuffle` | `AUTO` | `NONE`, `AUTO` or `FORCE`: hash rows into a primary-key sink on the key |
 //! | `table.exec.sink.upsert-materialize` | `AUTO` | `NONE`, `AUTO` or `FORCE`: keep each key's rows before an upsert sink |
+//! | `table.exec.sink.require-on-conflict` | `true` | an upsert key other than the sink's key needs `ON CONFLICT` |
 //! | `table.exec.sink.not-null-enforcer` | `ERROR` | `ERROR` or `DROP` a row with NULL in a NOT NULL sink column |
 //! | `table.exec.sink.type-length-enforcer` | `IGNORE` | `IGNORE`, `TRIM_PAD` or `ERROR` on strings that do not fit their column |
 
@@ -101,6 +102,8 @@ pub struct PlannerOptions {
     pub sink_keyed_shuffle: SinkKeyedShuffle,
     /// `table.exec.sink.upsert-materialize`
     pub upsert_materialize: UpsertMaterialize,
+    /// `table.exec.sink.require-on-conflict`
+    pub require_on_conflict: bool,
     /// `table.exec.sink.not-null-enforcer`
     pub not_null_enforcer: NotNullEnforcement,
     /// `table.exec.sink.type-length-enforcer`; `None` for `IGNORE`.
@@ -151,6 +154,7 @@ fn bytes(key: &str, value: &str) -> Result<usize> {
 pub fn validate(key: &str, value: &str) -> Result<()> {
     match key {
         "table.exec.mini-batch.enabled"
+        | "table.exec.sink.require-on-conflict"
         | "table.exec.agg.mini-batch.output-identical-enabled"
         | "table.optimizer.distinct-agg.split.enabled" => boolean(key, value).map(|_| ()),
         "table.exec.mini-batch.allow-latency" | "table.exec.state.ttl" => millis(key, value).map(|_| ()),
@@ -266,6 +270,8 @@ impl PlannerOptions {
             .map(|v| upsert_materialize(materialize_key, v))
             .transpose()?
             .unwrap_or(UpsertMaterialize::Auto);
+        let require_key = "table.exec.sink.require-on-conflict";
+        let require_on_conflict = get(require_key).map(|v| boolean(require_key, v)).transpose()?.unwrap_or(true);
         let not_null_key = "table.exec.sink.not-null-enforcer";
         let not_null_enforcer = get(not_null_key)
             .map(|v| not_null_enforcer(not_null_key, v))
@@ -281,6 +287,7 @@ impl PlannerOptions {
             split_distinct_buckets,
             sink_keyed_shuffle,
             upsert_materialize,
+            require_on_conflict,
             not_null_enforcer,
             type_length_enforcer,
         })
@@ -297,6 +304,7 @@ impl Default for PlannerOptions {
             split_distinct_buckets: None,
             sink_keyed_shuffle: SinkKeyedShuffle::Auto,
             upsert_materialize: UpsertMaterialize::Auto,
+            require_on_conflict: true,
             not_null_enforcer: NotNullEnforcement::Error,
             type_length_enforcer: None,
         }

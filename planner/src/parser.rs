@@ -7,10 +7,11 @@
 
 use std::collections::BTreeMap;
 
+use sqlparser::ast::Spanned;
 use sqlparser::ast::{self, ObjectName, Query};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use weir_runtime::parse::parse_type;
 use weir_runtime::DataType;
 
@@ -54,7 +55,7 @@ pub struct CreateTable {
     pub if_not_exists: bool,
 }
 
-/// `INSERT INTO table [(columns)] query`.
+/// `INSERT INTO table [(columns)] query [ON CONFLICT DO …]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Insert {
     /// The sink table.
@@ -63,6 +64,94 @@ pub struct Insert {
     pub columns: Vec<String>,
     /// The rows to insert.
     pub source: Box<Query>,
+    /// The `ON CONFLICT` clause, if any.
+    pub on_conflict: Option<ConflictStrategy>,
+}
+
+/// Flink's `ON CONFLICT` clause: what an upsert sink does when rows of several query keys
+/// meet on one primary key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictStrategy {
+    /// `DO NOTHING`: keep the first row.
+    Nothing,
+    /// `DO ERROR`: fail the job.
+    Error,
+    /// `DO DEDUPLICATE`: the latest row wins, rolling back when it is retracted.
+    Deduplicate,
+}
+
+impl ConflictStrategy {
+    /// The name Flink prints in plans.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConflictStrategy::Nothing => "NOTHING",
+            ConflictStrategy::Error => "ERROR",
+            ConflictStrategy::Deduplicate => "DEDUPLICATE",
+        }
+    }
+}
+
+/// Takes the `ON CONFLICT DO NOTHING | ERROR | DEDUPLICATE` clauses out of a script's tokens
+/// (`sqlparser` reads only PostgreSQL's form); returns the rest and where each clause stood.
+fn take_conflict_clauses(tokens: Vec<TokenWithSpan>) -> (Vec<TokenWithSpan>, Vec<(Position, ConflictStrategy)>) {
+    let word = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let mut kept = Vec::with_capacity(tokens.len());
+    let mut clauses = Vec::new();
+    let mut at = 0;
+    while at < tokens.len() {
+        // The next four words, skipping whitespace.
+        let words: Vec<(usize, String)> = tokens[at..]
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+            .take(4)
+            .map(|(i, t)| (at + i, word(t).unwrap_or_default()))
+            .collect();
+        let strategy = match words.iter().map(|(_, w)| w.as_str()).collect::<Vec<_>>()[..] {
+            ["ON", "CONFLICT", "DO", "NOTHING"] => Some(ConflictStrategy::Nothing),
+            ["ON", "CONFLICT", "DO", "ERROR"] => Some(ConflictStrategy::Error),
+            ["ON", "CONFLICT", "DO", "DEDUPLICATE"] => Some(ConflictStrategy::Deduplicate),
+            _ => None,
+        };
+        match strategy {
+            Some(strategy) if words[0].0 == at => {
+                let start = tokens[at].span.start;
+                clauses.push((Position { line: start.line, column: start.column }, strategy));
+                at = words[3].0 + 1;
+            }
+            _ => {
+                kept.push(tokens[at].clone());
+                at += 1;
+            }
+        }
+    }
+    (kept, clauses)
+}
+
+/// Gives each INSERT of `statement` the `ON CONFLICT` clause that follows its query.
+fn attach_conflict_clauses(statement: &mut Statement, clauses: &[(Position, ConflictStrategy)]) {
+    let inserts: Vec<&mut Insert> = match statement {
+        Statement::Insert(insert) => vec![insert],
+        Statement::StatementSet(inserts) => inserts.iter_mut().collect(),
+        Statement::Explain { statement, .. } => return attach_conflict_clauses(statement, clauses),
+        _ => return,
+    };
+    let mut inserts: Vec<(Position, &mut Insert)> = inserts
+        .into_iter()
+        .map(|i| {
+            let end = i.source.span().end;
+            (Position { line: end.line, column: end.column }, i)
+        })
+        .collect();
+    for (position, strategy) in clauses {
+        let key = |p: &Position| (p.line, p.column);
+        if let Some((_, insert)) = inserts.iter_mut().rev().find(|(end, _)| key(end) <= key(position)) {
+            insert.on_conflict = Some(*strategy);
+        }
+    }
 }
 
 /// A statement of a script.
@@ -158,6 +247,7 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     let dialect = FlinkDialect;
     let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| parse_error(e.into()))?;
     let mut hints = table_hints(&tokens)?.into_iter().peekable();
+    let (tokens, conflicts) = take_conflict_clauses(tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
@@ -167,9 +257,18 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
             return Ok(statements);
         }
         let position = Position { line: next.span.start.line, column: next.span.start.column };
-        let statement = parse_statement(&mut parser).map_err(parse_error)?;
-        // The statement's hints are those before the next token.
+        let mut statement = parse_statement(&mut parser).map_err(parse_error)?;
+        // The statement's hints and clauses are those before the next token.
         let end = parser.peek_token().span.start;
+        let own_clauses: Vec<(Position, ConflictStrategy)> = conflicts
+            .iter()
+            .filter(|(p, _)| {
+                (p.line, p.column) >= (position.line, position.column)
+                    && ((p.line, p.column) < (end.line, end.column) || end.line == 0)
+            })
+            .copied()
+            .collect();
+        attach_conflict_clauses(&mut statement, &own_clauses);
         let before_end = |h: &TableHint| (h.position.line, h.position.column) < (end.line, end.column);
         let mut own = Vec::new();
         while let Some(hint) = hints.next_if(|h| before_end(h) || end.line == 0) {
@@ -385,7 +484,7 @@ fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
             };
             let Some(source) = insert.source else { return unsupported("INSERT without rows") };
             let columns = insert.columns.iter().map(|c| c.value.clone()).collect();
-            Ok(Statement::Insert(Insert { table, columns, source }))
+            Ok(Statement::Insert(Insert { table, columns, source, on_conflict: None }))
         }
         ast::Statement::CreateView { name, query, if_not_exists, .. } => {
             Ok(Statement::CreateView { name: table_name(&name), query, if_not_exists })
@@ -469,5 +568,18 @@ mod script_tests {
             }
         }
         assert!(count >= 30, "only {count} scripts found");
+    }
+
+    #[test]
+    fn on_conflict_clauses_belong_to_the_insert_they_follow() {
+        let script = "INSERT INTO a SELECT * FROM t ON CONFLICT DO DEDUPLICATE;\n\
+                      EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT * FROM t; \
+                      INSERT INTO b SELECT * FROM t on conflict do error; END;\n";
+        let statements = parse_script(script).unwrap();
+        let Statement::Insert(first) = &statements[0].statement else { panic!() };
+        assert_eq!(first.on_conflict, Some(ConflictStrategy::Deduplicate));
+        let Statement::StatementSet(set) = &statements[1].statement else { panic!() };
+        assert_eq!(set[0].on_conflict, None);
+        assert_eq!(set[1].on_conflict, Some(ConflictStrategy::Error));
     }
 }

@@ -9,8 +9,10 @@ use weir_operators::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement,
 use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::{Field, ShipStrategy, Value};
 
-use crate::error::{Error, Result};
+use crate::catalog::Catalog;
+use crate::error::{Error, Position, Result};
 use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions, SinkKeyedShuffle, UpsertMaterialize};
+use crate::parser::ConflictStrategy;
 use crate::plan::{Node, Plan};
 
 /// The row kinds a node emits, as Flink abbreviates them.
@@ -163,6 +165,8 @@ pub enum PhysicalKind {
         enforcer: Option<ConstraintEnforcerOperator>,
         /// The SinkMaterializer before the sink, when `table.exec.sink.upsert-materialize` asks for one.
         materializer: Option<SinkUpsertMaterializerOperator>,
+        /// The INSERT's `ON CONFLICT` clause.
+        on_conflict: Option<ConflictStrategy>,
     },
 }
 
@@ -212,16 +216,21 @@ fn sink_wants_update_before(table: &TableDescriptor) -> bool {
 }
 
 /// Builds the physical plan of `plan` written into `table`.
+///
+/// # Errors
+/// What [`upsert_materializer`] reports about `ON CONFLICT`.
 pub fn physical_sink(
     plan: Plan,
     table: &TableDescriptor,
     primary_key: Vec<usize>,
+    on_conflict: Option<ConflictStrategy>,
     options: &PlannerOptions,
-) -> PhysicalNode {
+    at: Position,
+) -> Result<PhysicalNode> {
     let planner = Physical::new(&plan, options);
     let input = planner.physical(plan, sink_wants_update_before(table), false);
-    let materializer = upsert_materializer(&input, table, &primary_key, options);
-    PhysicalNode {
+    let materializer = upsert_materializer(&input, table, &primary_key, on_conflict, options, at)?;
+    Ok(PhysicalNode {
         fields: input.fields.clone(),
         kind: PhysicalKind::Sink {
             table: table.clone(),
@@ -229,36 +238,83 @@ pub fn physical_sink(
             keyed_shuffle: options.sink_keyed_shuffle,
             enforcer: constraint_enforcer(table, options),
             materializer,
+            on_conflict,
         },
         inputs: vec![input],
         changelog: ChangelogMode::default(),
-    }
+    })
 }
 
-/// The SinkMaterializer Flink puts before an upsert sink (one that takes `+U` without `-U`) with a
-/// primary key: with `FORCE` always; with `AUTO` when the input updates and no upsert key of it
-/// lies within the primary key, so that rows of one sink key may come from several query keys.
+/// The SinkMaterializer Flink 2.3 puts before an upsert sink (one that takes `+U` without `-U`)
+/// with a primary key: with `FORCE` always; with `AUTO` when no upsert key of the input lies
+/// within the primary key (unless insert-only rows come with `ON CONFLICT DO DEDUPLICATE`), which
+/// without an `ON CONFLICT` clause is an error while `table.exec.sink.require-on-conflict` is on.
+///
+/// # Errors
+/// Flink's validation errors for a missing or misplaced `ON CONFLICT` clause; `DO NOTHING` and
+/// `DO ERROR` are not supported yet.
 fn upsert_materializer(
     input: &PhysicalNode,
     table: &TableDescriptor,
     primary_key: &[usize],
+    on_conflict: Option<ConflictStrategy>,
     options: &PlannerOptions,
-) -> Option<SinkUpsertMaterializerOperator> {
+    at: Position,
+) -> Result<Option<SinkUpsertMaterializerOperator>> {
     let append_only_sink = table.options.get("connector").map(String::as_str) == Some("filesystem");
-    if primary_key.is_empty() || append_only_sink || sink_wants_update_before(table) {
-        return None;
+    let retract_sink = sink_wants_update_before(table);
+    let name = Catalog::qualified(&table.name);
+    if let Some(strategy) = on_conflict {
+        let not_upsert = |why: &str| {
+            Error::validation(
+                at,
+                format!("ON CONFLICT clause is only allowed for upsert sinks. The sink '{name}' is not an upsert sink because it {why}"),
+            )
+        };
+        if append_only_sink {
+            return Err(not_upsert("only accepts INSERT (append-only) changes"));
+        }
+        if retract_sink {
+            return Err(not_upsert("requires UPDATE_BEFORE (retract mode)"));
+        }
+        if strategy != ConflictStrategy::Deduplicate {
+            return Err(Error::Unsupported(format!("ON CONFLICT DO {}", strategy.name())));
+        }
+    }
+    if primary_key.is_empty() || append_only_sink || retract_sink {
+        return Ok(None);
     }
     let upsert_key = upsert_key(input);
     let wanted = match options.upsert_materialize {
         UpsertMaterialize::None => false,
         UpsertMaterialize::Force => true,
+        UpsertMaterialize::Auto if input.changelog.is_insert_only() && on_conflict.is_some() => false,
         UpsertMaterialize::Auto => {
-            !input.changelog.is_insert_only()
-                && !upsert_key.as_ref().is_some_and(|key| key.iter().all(|k| primary_key.contains(k)))
+            let differs = !upsert_key.as_ref().is_some_and(|key| key.iter().all(|k| primary_key.contains(k)));
+            if differs && on_conflict.is_none() && options.require_on_conflict {
+                let names = |columns: &[usize], fields: &[Field]| {
+                    columns.iter().map(|&c| fields[c].name.as_str()).collect::<Vec<_>>().join(", ")
+                };
+                let upsert =
+                    upsert_key.as_ref().map_or("none".to_string(), |k| format!("[{}]", names(k, &input.fields)));
+                return Err(Error::validation(
+                    at,
+                    format!(
+                        "The query has an upsert key that differs from the primary key of the sink table '{name}'. \
+                         Primary key: [{}], upsert key: {upsert}. This can lead to non-deterministic results when \
+                         multiple records with different upsert keys map to the same primary key. Please specify an \
+                         ON CONFLICT clause to define how conflicts should be handled: ON CONFLICT DO DEDUPLICATE \
+                         (update to the latest record, state intensive, since we need to keep the entire history), or \
+                         ON CONFLICT DO ERROR (fail on conflict), or ON CONFLICT DO NOTHING (keep first record).",
+                        names(primary_key, &table.schema.fields)
+                    ),
+                ));
+            }
+            differs
         }
     };
     let names: Vec<String> = primary_key.iter().map(|&k| table.schema.fields[k].name.clone()).collect();
-    wanted.then(|| SinkUpsertMaterializerOperator::new(primary_key.to_vec(), upsert_key, &names))
+    Ok(wanted.then(|| SinkUpsertMaterializerOperator::new(primary_key.to_vec(), upsert_key, &names)))
 }
 
 /// The columns whose values identify the row each change of `node` updates, when there are:
@@ -558,7 +614,7 @@ pub fn sink_ship_strategy(
             "The sink for table '{}' has a configured parallelism of {sink_parallelism}, while the input parallelism \
              is {input_parallelism}. Since the configured parallelism is different from the input's parallelism and \
              the changelog mode is not insert-only, a primary key is required but could not be found.",
-            crate::catalog::Catalog::qualified(&table.name)
+            Catalog::qualified(&table.name)
         )));
     }
     // A materializer keeps state per key: its rows are always hashed on the key.

@@ -353,7 +353,7 @@ impl Session {
                 .iter()
                 .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
                 .collect();
-            plans.push(physical_sink(plan, &sink.descriptor, key, &options));
+            plans.push(physical_sink(plan, &sink.descriptor, key, insert.on_conflict, &options, at)?);
         }
         Ok(plans)
     }

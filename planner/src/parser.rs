@@ -131,13 +131,14 @@ fn take_conflict_clauses(tokens: Vec<TokenWithSpan>) -> (Vec<TokenWithSpan>, Vec
     (kept, clauses)
 }
 
-/// Gives each INSERT of `statement` the `ON CONFLICT` clause that follows its query.
-fn attach_conflict_clauses(statement: &mut Statement, clauses: &[(Position, ConflictStrategy)]) {
+/// Gives each INSERT of `statement` the `ON CONFLICT` clause that follows its query; `false`
+/// when a clause follows no INSERT.
+fn attach_conflict_clauses(statement: &mut Statement, clauses: &[(Position, ConflictStrategy)]) -> bool {
     let inserts: Vec<&mut Insert> = match statement {
         Statement::Insert(insert) => vec![insert],
         Statement::StatementSet(inserts) => inserts.iter_mut().collect(),
         Statement::Explain { statement, .. } => return attach_conflict_clauses(statement, clauses),
-        _ => return,
+        _ => return clauses.is_empty(),
     };
     let mut inserts: Vec<(Position, &mut Insert)> = inserts
         .into_iter()
@@ -148,10 +149,12 @@ fn attach_conflict_clauses(statement: &mut Statement, clauses: &[(Position, Conf
         .collect();
     for (position, strategy) in clauses {
         let key = |p: &Position| (p.line, p.column);
-        if let Some((_, insert)) = inserts.iter_mut().rev().find(|(end, _)| key(end) <= key(position)) {
-            insert.on_conflict = Some(*strategy);
+        match inserts.iter_mut().rev().find(|(end, _)| key(end) <= key(position)) {
+            Some((_, insert)) => insert.on_conflict = Some(*strategy),
+            None => return false,
         }
     }
+    true
 }
 
 /// A statement of a script.
@@ -268,7 +271,12 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
             })
             .copied()
             .collect();
-        attach_conflict_clauses(&mut statement, &own_clauses);
+        if !attach_conflict_clauses(&mut statement, &own_clauses) {
+            return Err(Error::Parse {
+                position: own_clauses[0].0,
+                message: "Encountered \"ON CONFLICT\": only an INSERT takes an ON CONFLICT clause".into(),
+            });
+        }
         let before_end = |h: &TableHint| (h.position.line, h.position.column) < (end.line, end.column);
         let mut own = Vec::new();
         while let Some(hint) = hints.next_if(|h| before_end(h) || end.line == 0) {
@@ -581,5 +589,7 @@ mod script_tests {
         let Statement::StatementSet(set) = &statements[1].statement else { panic!() };
         assert_eq!(set[0].on_conflict, None);
         assert_eq!(set[1].on_conflict, Some(ConflictStrategy::Error));
+        let error = parse_script("SELECT * FROM t\nON CONFLICT DO NOTHING;").unwrap_err().to_string();
+        assert!(error.contains("only an INSERT takes an ON CONFLICT clause"), "{error}");
     }
 }

@@ -236,7 +236,52 @@ fn on_conflict_is_required_and_checked_as_in_flink() {
     let error =
         materialized(&[], upsert, "INSERT INTO snk SELECT k, CAST(v AS BIGINT) FROM src ON CONFLICT DO NOTHING")
             .unwrap_err();
-    assert_eq!(error, "Not supported yet: ON CONFLICT DO NOTHING.");
+    assert!(
+        error.contains(
+            "ON CONFLICT DO NOTHING resolves conflicts as watermarks pass, so every source of the query needs a \
+             watermark; 'default_catalog.default_database.src' declares none."
+        ),
+        "{error}"
+    );
+}
+
+/// Runs `insert … ON CONFLICT DO {strategy}` over CSV rows with a watermark, two of them on key 1.
+fn on_conflict_job(strategy: &str, explain: bool) -> Result<String, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("rows.csv");
+    std::fs::write(&csv, "1,a,2024-01-01 00:00:00\n2,b,2024-01-01 00:00:01\n1,c,2024-01-01 00:00:02\n").unwrap();
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(2, &printed, "AUTO");
+    let explain = if explain { "EXPLAIN JSON_EXECUTION_PLAN " } else { "" };
+    let script = format!(
+        "CREATE TABLE rows_in (k INT, v STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH \
+         ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE snk (k INT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+         {explain}INSERT INTO snk SELECT k, v FROM rows_in ON CONFLICT DO {strategy};\n",
+        csv.display()
+    );
+    if explain.is_empty() {
+        session.execute_script(&script).map(|_| String::new()).map_err(|e| e.error.to_string())
+    } else {
+        session.explain_script(&script).map_err(|e| e.error.to_string())
+    }
+}
+
+#[test]
+fn on_conflict_do_error_and_do_nothing_resolve_per_watermark() {
+    let error = on_conflict_job("ERROR", false).unwrap_err();
+    assert!(
+        error.contains(
+            "Primary key constraint violation: multiple distinct records with the same primary key detected. \
+             Conflicting key: [1]. Use ON CONFLICT DO NOTHING to keep the first record."
+        ),
+        "{error}"
+    );
+    on_conflict_job("NOTHING", false).unwrap();
+    let plan = on_conflict_job("NOTHING", true).unwrap();
+    assert!(plan.contains("upsertMaterialize=[true], conflictStrategy=[NOTHING]"), "{plan}");
+    assert!(plan.contains("WatermarkTimestampAssigner"), "{plan}");
+    assert!(plan.contains("SinkMaterializer(pk=[k])"), "{plan}");
 }
 
 #[test]

@@ -20,6 +20,7 @@ pub mod minibatch_assigner;
 pub mod sink_upsert_materializer;
 pub mod union;
 pub mod watermark_assigner;
+pub mod watermark_compacting_materializer;
 
 pub use calc::CalcOperator;
 pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, NotNullEnforcement};
@@ -34,3 +35,6 @@ pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};
 pub use sink_upsert_materializer::SinkUpsertMaterializerOperator;
 pub use union::UnionOperator;
 pub use watermark_assigner::WatermarkAssignerOperator;
+pub use watermark_compacting_materializer::{
+    OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,
+};

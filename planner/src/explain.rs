@@ -426,7 +426,7 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         if let PhysicalKind::Sink { enforcer: Some(enforcer), .. } = &node.kind {
             let (pid, pp, exchange) = inputs[0];
             let strategy = exchange.unwrap_or("FORWARD");
-            let name = weir_runtime::Operator::name(enforcer).to_string();
+            let name = weir_runtime::Operator::name(enforcer.as_ref()).to_string();
             entries.push(Entry {
                 id: exec_id,
                 kind: format!("ConstraintEnforcer[{exec_id}]"),
@@ -436,6 +436,21 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
                 predecessors: vec![(pid, strategy)],
             });
             inputs[0] = (exec_id, pp, None);
+        }
+        if let PhysicalKind::Sink { materializer: Some(m), .. } = &node.kind {
+            if m.needs_timestamps() {
+                let (pid, pp, exchange) = inputs[0];
+                let id = entries.len() + *skipped + 1;
+                entries.push(Entry {
+                    id,
+                    kind: format!("WatermarkTimestampAssigner[{exec_id}]"),
+                    pact: "Operator",
+                    contents: format!("[{exec_id}]:WatermarkTimestampAssigner"),
+                    parallelism: pp,
+                    predecessors: vec![(pid, exchange.unwrap_or("FORWARD"))],
+                });
+                inputs[0] = (id, pp, None);
+            }
         }
         let predecessors: Vec<(usize, &'static str)> = inputs
             .iter()
@@ -457,7 +472,7 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         let mut predecessors = predecessors;
         if let PhysicalKind::Sink { materializer: Some(materializer), .. } = &node.kind {
             let id = entries.len() + *skipped + 1;
-            let name = weir_runtime::Operator::name(materializer).to_string();
+            let name = materializer.name();
             entries.push(Entry {
                 id,
                 kind: format!("SinkMaterializer[{exec_id}]"),

@@ -5,8 +5,12 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
-use weir_operators::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, SinkUpsertMaterializerOperator};
+use weir_operators::{
+    ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, OnConflict, SinkUpsertMaterializerOperator,
+    WatermarkCompactingMaterializerOperator,
+};
 use weir_runtime::types::{LogicalType, MAX_LENGTH};
+use weir_runtime::Operator as _;
 use weir_runtime::{Field, ShipStrategy, Value};
 
 use crate::catalog::Catalog;
@@ -162,12 +166,46 @@ pub enum PhysicalKind {
         /// `table.exec.sink.keyed-shuffle`
         keyed_shuffle: SinkKeyedShuffle,
         /// The checks run on rows before the sink, when any column needs one.
-        enforcer: Option<ConstraintEnforcerOperator>,
+        enforcer: Option<Box<ConstraintEnforcerOperator>>,
         /// The SinkMaterializer before the sink, when `table.exec.sink.upsert-materialize` asks for one.
-        materializer: Option<SinkUpsertMaterializerOperator>,
+        materializer: Option<Box<SinkMaterializer>>,
         /// The INSERT's `ON CONFLICT` clause.
         on_conflict: Option<ConflictStrategy>,
     },
+}
+
+/// The materializer before an upsert sink.
+#[derive(Debug, Clone)]
+pub enum SinkMaterializer {
+    /// Without `ON CONFLICT` or with `DO DEDUPLICATE`: the newest row wins, rolling back when it
+    /// is retracted.
+    Deduplicate(SinkUpsertMaterializerOperator),
+    /// `ON CONFLICT DO ERROR | DO NOTHING`: changes compacted per watermark, after a
+    /// WatermarkTimestampAssigner before the key-by.
+    Compacting(WatermarkCompactingMaterializerOperator),
+}
+
+impl SinkMaterializer {
+    /// The operator's name.
+    pub fn name(&self) -> String {
+        match self {
+            SinkMaterializer::Deduplicate(op) => op.name().to_string(),
+            SinkMaterializer::Compacting(op) => op.name().to_string(),
+        }
+    }
+
+    /// Whether rows need the watermark they passed at (a WatermarkTimestampAssigner upstream).
+    pub fn needs_timestamps(&self) -> bool {
+        matches!(self, SinkMaterializer::Compacting(_))
+    }
+
+    /// A factory of the operator, one instance per subtask.
+    pub fn factory(&self) -> weir_runtime::graph::OperatorFactory {
+        match self.clone() {
+            SinkMaterializer::Deduplicate(op) => std::sync::Arc::new(move |_| Box::new(op.clone())),
+            SinkMaterializer::Compacting(op) => std::sync::Arc::new(move |_| Box::new(op.clone())),
+        }
+    }
 }
 
 /// A physical operator with its inputs.
@@ -236,8 +274,8 @@ pub fn physical_sink(
             table: table.clone(),
             primary_key,
             keyed_shuffle: options.sink_keyed_shuffle,
-            enforcer: constraint_enforcer(table, options),
-            materializer,
+            enforcer: constraint_enforcer(table, options).map(Box::new),
+            materializer: materializer.map(Box::new),
             on_conflict,
         },
         inputs: vec![input],
@@ -251,8 +289,8 @@ pub fn physical_sink(
 /// without an `ON CONFLICT` clause is an error while `table.exec.sink.require-on-conflict` is on.
 ///
 /// # Errors
-/// Flink's validation errors for a missing or misplaced `ON CONFLICT` clause; `DO NOTHING` and
-/// `DO ERROR` are not supported yet.
+/// Flink's validation errors for a missing or misplaced `ON CONFLICT` clause, and `DO NOTHING` or
+/// `DO ERROR` over a source without a watermark.
 fn upsert_materializer(
     input: &PhysicalNode,
     table: &TableDescriptor,
@@ -260,7 +298,7 @@ fn upsert_materializer(
     on_conflict: Option<ConflictStrategy>,
     options: &PlannerOptions,
     at: Position,
-) -> Result<Option<SinkUpsertMaterializerOperator>> {
+) -> Result<Option<SinkMaterializer>> {
     let append_only_sink = table.options.get("connector").map(String::as_str) == Some("filesystem");
     let retract_sink = sink_wants_update_before(table);
     let name = Catalog::qualified(&table.name);
@@ -278,7 +316,16 @@ fn upsert_materializer(
             return Err(not_upsert("requires UPDATE_BEFORE (retract mode)"));
         }
         if strategy != ConflictStrategy::Deduplicate {
-            return Err(Error::Unsupported(format!("ON CONFLICT DO {}", strategy.name())));
+            if let Some(source) = source_without_watermark(input) {
+                return Err(Error::validation(
+                    at,
+                    format!(
+                        "ON CONFLICT DO {} resolves conflicts as watermarks pass, so every source of the query needs \
+                         a watermark; '{source}' declares none.",
+                        strategy.name()
+                    ),
+                ));
+            }
         }
     }
     if primary_key.is_empty() || append_only_sink || retract_sink {
@@ -288,7 +335,11 @@ fn upsert_materializer(
     let wanted = match options.upsert_materialize {
         UpsertMaterialize::None => false,
         UpsertMaterialize::Force => true,
-        UpsertMaterialize::Auto if input.changelog.is_insert_only() && on_conflict.is_some() => false,
+        UpsertMaterialize::Auto
+            if input.changelog.is_insert_only() && on_conflict == Some(ConflictStrategy::Deduplicate) =>
+        {
+            false
+        }
         UpsertMaterialize::Auto => {
             let differs = !upsert_key.as_ref().is_some_and(|key| key.iter().all(|k| primary_key.contains(k)));
             if differs && on_conflict.is_none() && options.require_on_conflict {
@@ -314,7 +365,32 @@ fn upsert_materializer(
         }
     };
     let names: Vec<String> = primary_key.iter().map(|&k| table.schema.fields[k].name.clone()).collect();
-    Ok(wanted.then(|| SinkUpsertMaterializerOperator::new(primary_key.to_vec(), upsert_key, &names)))
+    let (key, upsert) = (primary_key.to_vec(), upsert_key);
+    Ok(wanted.then(|| match on_conflict {
+        Some(ConflictStrategy::Error) => SinkMaterializer::Compacting(WatermarkCompactingMaterializerOperator::new(
+            key,
+            upsert,
+            OnConflict::Error,
+            &names,
+        )),
+        Some(ConflictStrategy::Nothing) => SinkMaterializer::Compacting(WatermarkCompactingMaterializerOperator::new(
+            key,
+            upsert,
+            OnConflict::Nothing,
+            &names,
+        )),
+        _ => SinkMaterializer::Deduplicate(SinkUpsertMaterializerOperator::new(key, upsert, &names)),
+    }))
+}
+
+/// The first scan of `node` without a watermark assigner above it, if any.
+fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
+    match &node.kind {
+        PhysicalKind::WatermarkAssigner { .. } => None,
+        PhysicalKind::TableSourceScan { table, .. } => Some(Catalog::qualified(&table.name)),
+        PhysicalKind::Values { .. } => Some("Values".to_string()),
+        _ => node.inputs.iter().find_map(source_without_watermark),
+    }
 }
 
 /// The columns whose values identify the row each change of `node` updates, when there are:

@@ -13,6 +13,7 @@ use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, SourceS
 use weir_operators::{
     BundleTrigger, CalcOperator, GlobalGroupAggregateOperator, GroupAggregateOperator, LocalGroupAggregateOperator,
     MiniBatchAssignerOperator, MiniBatchMode, UnionOperator, WatermarkAssignerOperator,
+    WatermarkTimestampAssignerOperator,
 };
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
@@ -223,11 +224,16 @@ impl<'a> Translator<'a> {
             }
             PhysicalKind::Sink { table, enforcer, materializer, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;
-                if let Some(operator) = enforcer.clone() {
+                if let Some(operator) = enforcer.as_deref().cloned() {
                     // At the input's parallelism, chained to it, as in Flink.
                     let name = weir_runtime::Operator::name(&operator).to_string();
                     input =
                         self.operator(&name, &input, input.parallelism, Arc::new(move |_| Box::new(operator.clone())));
+                }
+                if materializer.as_ref().is_some_and(|m| m.needs_timestamps()) {
+                    let factory: weir_runtime::graph::OperatorFactory =
+                        Arc::new(|_| Box::new(WatermarkTimestampAssignerOperator));
+                    input = self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory);
                 }
                 let provider = self.registry.create_sink(table)?;
                 let parallelism = provider.parallelism.unwrap_or(input.parallelism);
@@ -235,11 +241,8 @@ impl<'a> Translator<'a> {
                     Some(strategy) => Output { exchange: Some(strategy), ..input },
                     None => input,
                 };
-                let input = match materializer.clone() {
-                    Some(operator) => {
-                        let name = weir_runtime::Operator::name(&operator).to_string();
-                        self.operator(&name, &input, parallelism, Arc::new(move |_| Box::new(operator.clone())))
-                    }
+                let input = match materializer {
+                    Some(m) => self.operator(&m.name(), &input, parallelism, m.factory()),
                     None => input,
                 };
                 Ok(self.operator(&format!("Sink: {}", table.name), &input, parallelism, provider.factory))

@@ -1,0 +1,290 @@
+//! The materializer of `INSERT … ON CONFLICT DO ERROR | DO NOTHING` (Flink's FLIP-558).
+//!
+//! [`WatermarkTimestampAssignerOperator`] runs before the key-by and appends the watermark each
+//! row passed at as a last BIGINT column. [`WatermarkCompactingMaterializerOperator`] buffers the
+//! rows of each primary key by that timestamp (a `+I`/`+U` and a `-U`/`-D` of the same row
+//! cancel out) and, when the watermark passes a timestamp, applies the buffered changes on top
+//! of the row it last wrote for the key. One row left: written (`+I`, or `+U` when it differs);
+//! none: the key is deleted (`-D`); several distinct rows: a primary key conflict, which fails
+//! the job (`DO ERROR`) or keeps the row already written, or the first one (`DO NOTHING`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
+
+/// Appends the operator's current watermark to every row; see the module documentation.
+#[derive(Debug, Clone, Default)]
+pub struct WatermarkTimestampAssignerOperator;
+
+impl Operator for WatermarkTimestampAssignerOperator {
+    fn name(&self) -> &str {
+        "WatermarkTimestampAssigner"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
+        let stamp = Value::BigInt(ctx.current_watermark());
+        let mut stamped = Chunk::with_capacity(chunk.arity() + 1, chunk.len());
+        for (kind, row) in chunk.rows() {
+            stamped.push_with(kind, |fields| {
+                fields.extend_from_slice(row);
+                fields.push(stamp.clone());
+            });
+        }
+        stamped.set_origin_nanos(chunk.origin_nanos());
+        out.collect(stamped);
+        Ok(())
+    }
+}
+
+/// What a primary key conflict does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Fail the job.
+    Error,
+    /// Keep the row already written, or the first one.
+    Nothing,
+}
+
+/// Buffered changes and the last written row of one primary key.
+#[derive(Debug, Clone, Default)]
+struct KeyState {
+    buffer: BTreeMap<i64, Vec<(RowKind, Box<[Value]>)>>,
+    written: Option<Box<[Value]>>,
+}
+
+/// Compacts each key's changes per watermark; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct WatermarkCompactingMaterializerOperator {
+    primary_key: Vec<usize>,
+    upsert_key: Option<Vec<usize>>,
+    on_conflict: OnConflict,
+    keys: HashMap<Box<[Value]>, KeyState>,
+    /// Columns of a row without its timestamp, from the first chunk.
+    arity: usize,
+    name: String,
+}
+
+impl WatermarkCompactingMaterializerOperator {
+    /// A materializer over rows stamped by [`WatermarkTimestampAssignerOperator`], for the sink's
+    /// `primary_key`; rows are matched on the `upsert_key` when there is one, else on all values.
+    pub fn new(
+        primary_key: Vec<usize>,
+        upsert_key: Option<Vec<usize>>,
+        on_conflict: OnConflict,
+        names: &[String],
+    ) -> Self {
+        let name = format!("SinkMaterializer(pk=[{}])", names.join(", "));
+        WatermarkCompactingMaterializerOperator {
+            primary_key,
+            upsert_key,
+            on_conflict,
+            keys: HashMap::new(),
+            arity: 0,
+            name,
+        }
+    }
+
+    fn same_row(&self, a: &[Value], b: &[Value]) -> bool {
+        match &self.upsert_key {
+            Some(key) => key.iter().all(|&k| a[k] == b[k]),
+            None => a == b,
+        }
+    }
+
+    /// Writes the compacted changes of every key buffered up to `watermark`.
+    fn compact(&mut self, watermark: i64, out: &mut Output) -> Result<()> {
+        let mut emitted = Chunk::with_capacity(self.arity, 0);
+        let mut keys = std::mem::take(&mut self.keys);
+        let mut failure = None;
+        keys.retain(|key, state| {
+            if failure.is_some() || state.buffer.first_key_value().is_none_or(|(ts, _)| *ts > watermark) {
+                return true;
+            }
+            let later = state.buffer.split_off(&watermark.saturating_add(1));
+            let due = std::mem::replace(&mut state.buffer, later);
+            let mut rows: Vec<Box<[Value]>> = state.written.iter().cloned().collect();
+            for (kind, row) in due.into_values().flatten() {
+                let found = rows.iter().position(|r| self.same_row(r, &row));
+                match (kind.is_accumulate(), found) {
+                    (true, Some(at)) if self.upsert_key.is_some() => rows[at] = row,
+                    (true, _) => rows.push(row),
+                    (false, Some(at)) => {
+                        rows.remove(at);
+                    }
+                    (false, None) => tracing::info!(operator = %self.name, "retraction of a row never written dropped"),
+                }
+            }
+            match (rows.len(), state.written.take()) {
+                (0, Some(previous)) => emitted.push(RowKind::Delete, &previous),
+                (0, None) => {}
+                (1, previous) => {
+                    let row = rows.pop().unwrap_or_default();
+                    match previous {
+                        None => emitted.push(RowKind::Insert, &row),
+                        Some(p) if p != row => emitted.push(RowKind::UpdateAfter, &row),
+                        Some(_) => {}
+                    }
+                    state.written = Some(row);
+                }
+                (_, previous) if self.on_conflict == OnConflict::Error => {
+                    let values: Vec<String> = key.iter().map(weir_runtime::print::value_to_string).collect();
+                    failure = Some(Error::execution(format!(
+                        "Primary key constraint violation: multiple distinct records with the same primary key \
+                         detected. Conflicting key: [{}]. Use ON CONFLICT DO NOTHING to keep the first record.",
+                        values.join(", ")
+                    )));
+                    state.written = previous;
+                }
+                (_, Some(previous)) => state.written = Some(previous),
+                (_, None) => {
+                    let first = rows.swap_remove(0);
+                    emitted.push(RowKind::Insert, &first);
+                    state.written = Some(first);
+                }
+            }
+            state.written.is_some() || !state.buffer.is_empty()
+        });
+        self.keys = keys;
+        out.collect(emitted);
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+impl Operator for WatermarkCompactingMaterializerOperator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
+        self.arity = chunk.arity().saturating_sub(1);
+        for (kind, stamped) in chunk.rows() {
+            let (row, stamp) = stamped.split_at(stamped.len() - 1);
+            let timestamp = stamp[0].as_i64().unwrap_or(i64::MIN);
+            let key: Box<[Value]> = self.primary_key.iter().map(|&k| row[k].clone()).collect();
+            let state = self.keys.entry(key).or_default();
+            let records = state.buffer.entry(timestamp).or_default();
+            // A change and its opposite on the same row within one timestamp cancel out.
+            let opposite = records.iter().position(|(k, r)| k.is_accumulate() != kind.is_accumulate() && **r == *row);
+            match opposite {
+                Some(at) => {
+                    records.remove(at);
+                }
+                None => records.push((kind, row.into())),
+            }
+        }
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.compact(watermark, out)?;
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.compact(i64::MAX, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
+    use weir_runtime::harness::OperatorHarness;
+
+    fn materializer(on_conflict: OnConflict) -> OperatorHarness {
+        OperatorHarness::new(WatermarkCompactingMaterializerOperator::new(vec![0], None, on_conflict, &["k".into()]))
+    }
+
+    const HEADER: &str = "op | k INT | v STRING | ts BIGINT\n";
+
+    #[test]
+    fn an_update_within_one_watermark_is_no_conflict() {
+        let mut h = materializer(OnConflict::Error);
+        h.push(&format!("{HEADER}+I | 1 | a | 0\n-U | 1 | a | 0\n+U | 1 | b | 0\n+I | 2 | x | 0")).unwrap();
+        assert!(h.take_lines().is_empty(), "nothing leaves before the watermark");
+        h.watermark(0).unwrap();
+        let mut lines = h.take_lines();
+        assert_eq!(lines.pop().as_deref(), Some("watermark 0"));
+        lines.sort();
+        assert_eq!(lines, ["+I[1, b]", "+I[2, x]"]);
+        // Later changes are written against what was written: an update, then a delete.
+        h.push(&format!("{HEADER}-U | 1 | b | 5\n+U | 1 | c | 5\n-D | 2 | x | 5")).unwrap();
+        h.end_input().unwrap();
+        let mut lines = h.take_lines();
+        lines.sort();
+        assert_eq!(lines, ["+U[1, c]", "-D[2, x]"]);
+    }
+
+    #[test]
+    fn two_rows_on_one_key_fail_or_keep_the_first() {
+        let rows = format!("{HEADER}+I | 1 | a | 0\n+I | 1 | b | 0");
+        let mut h = materializer(OnConflict::Error);
+        h.push(&rows).unwrap();
+        let error = h.watermark(0).unwrap_err().to_string();
+        assert!(
+            error.contains(
+                "Primary key constraint violation: multiple distinct records with the same primary key detected. \
+                 Conflicting key: [1]. Use ON CONFLICT DO NOTHING to keep the first record."
+            ),
+            "{error}"
+        );
+        let mut h = materializer(OnConflict::Nothing);
+        h.push(&rows).unwrap();
+        h.push(&format!("{HEADER}+I | 1 | c | 3")).unwrap();
+        h.end_input().unwrap();
+        assert_eq!(h.take_lines(), ["+I[1, a]"], "the first row stays; later ones conflict with it");
+    }
+
+    /// With one compaction at the end, each key ends as its alive rows say, recomputed from scratch.
+    #[test]
+    fn matches_a_recomputation_from_scratch_on_random_changelogs() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(21);
+        for round in 0..40 {
+            let mut live: Vec<(i64, i64)> = Vec::new();
+            let mut input = String::from(HEADER);
+            let mut alive: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+            for _ in 0..rng.random_range(1..30) {
+                if !live.is_empty() && rng.random_bool(0.4) {
+                    let (k, v) = live.remove(rng.random_range(0..live.len()));
+                    input.push_str(&format!("-D | {k} | {v} | 0\n"));
+                    let rows = alive.entry(k).or_default();
+                    if let Some(at) = rows.iter().position(|&r| r == v) {
+                        rows.remove(at);
+                    }
+                } else {
+                    let (k, v) = (rng.random_range(0..4), rng.random_range(0..3));
+                    live.push((k, v));
+                    input.push_str(&format!("+I | {k} | {v} | 0\n"));
+                    alive.entry(k).or_default().push(v);
+                }
+            }
+            let conflict = alive.values().any(|rows| rows.len() > 1);
+            let mut h = materializer(OnConflict::Error);
+            h.push(input.trim_end()).unwrap();
+            assert_eq!(h.end_input().is_err(), conflict, "round {round}: {input}");
+            let mut h = materializer(OnConflict::Nothing);
+            h.push(input.trim_end()).unwrap();
+            h.end_input().unwrap();
+            let mut got = h.take_lines();
+            got.sort();
+            let mut expected: Vec<String> =
+                alive.iter().filter_map(|(k, rows)| rows.first().map(|v| format!("+I[{k}, {v}]"))).collect();
+            expected.sort();
+            assert_eq!(got, expected, "round {round}: {input}");
+        }
+    }
+}

@@ -79,7 +79,7 @@ fn missing_and_malformed_options_name_themselves() {
     );
     assert_eq!(
         sink_error(&[("connector", "print"), ("sink.parallelism", "0")]),
-        "Could not parse value '0' for key 'sink.parallelism': expected a positive integer."
+        "Invalid configured parallelism 0 for table 'default_catalog.default_database.t'."
     );
     assert_eq!(
         sink_error(&[("connector", "filesystem"), ("path", "out"), ("format", "csv"), ("csv.quote-character", "''")]),

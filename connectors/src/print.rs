@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use weir_runtime::row::write_row;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeResult};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::options::TableOptions;
 use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, TableDescriptor};
 
@@ -106,11 +106,15 @@ pub struct PrintFactory {
     pub target: PrintTarget,
 }
 
-/// Reads `sink.parallelism`, which must be a positive integer.
-pub(crate) fn sink_parallelism(options: &mut TableOptions) -> Result<Option<usize>> {
-    match options.parse::<usize>("sink.parallelism", "a positive integer")? {
-        Some(0) => Err(crate::options::invalid("sink.parallelism", "0", "a positive integer")),
-        other => Ok(other),
+/// Reads `sink.parallelism`: an integer, which must be positive (Flink's
+/// `Invalid configured parallelism 0 for table '…'.` otherwise).
+pub(crate) fn sink_parallelism(options: &mut TableOptions, table: &TableDescriptor) -> Result<Option<usize>> {
+    match options.parse::<i64>("sink.parallelism", "an integer")? {
+        Some(n) if n <= 0 => Err(Error::Validation(format!(
+            "Invalid configured parallelism {n} for table '{}'.",
+            table.qualified_name()
+        ))),
+        other => Ok(other.map(|n| n as usize)),
     }
 }
 
@@ -121,13 +125,13 @@ impl ConnectorFactory for PrintFactory {
 
     fn create_sink(
         &self,
-        _table: &TableDescriptor,
+        table: &TableDescriptor,
         options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
     ) -> Result<SinkProvider> {
         let identifier = options.optional("print-identifier").unwrap_or_default().to_string();
         let standard_error = options.boolean("standard-error", false)?;
-        let parallelism = sink_parallelism(options)?;
+        let parallelism = sink_parallelism(options, table)?;
         let target = self.target.clone();
         Ok(SinkProvider {
             parallelism,

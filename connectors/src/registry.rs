@@ -27,6 +27,11 @@ pub struct TableDescriptor {
 }
 
 impl TableDescriptor {
+    /// The full name Flink prints for the table: `default_catalog.default_database.name`.
+    pub fn qualified_name(&self) -> String {
+        format!("default_catalog.default_database.{}", self.name)
+    }
+
     /// A descriptor from a name, a schema and `(key, value)` options.
     pub fn new(name: impl Into<String>, schema: Schema, options: &[(&str, &str)]) -> Self {
         TableDescriptor {

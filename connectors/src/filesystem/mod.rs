@@ -30,10 +30,10 @@ use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, SourceProv
 pub struct FilesystemFactory;
 
 /// Declares and reads the options both sides share: the path and `sink.parallelism`.
-fn common_options(options: &mut TableOptions) -> Result<(PathBuf, Option<usize>)> {
+fn common_options(options: &mut TableOptions, table: &TableDescriptor) -> Result<(PathBuf, Option<usize>)> {
     let path = options.required("path").map(PathBuf::from);
     let has_format = options.required("format").is_some();
-    let parallelism = sink_parallelism(options)?;
+    let parallelism = sink_parallelism(options, table)?;
     match path {
         Some(path) if has_format => Ok((path, parallelism)),
         _ => {
@@ -54,7 +54,7 @@ impl ConnectorFactory for FilesystemFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceProvider> {
-        let (path, _) = common_options(options)?;
+        let (path, _) = common_options(options, table)?;
         let format = ctx.format(&table.schema, options)?;
         let (name, arity) = (table.name.clone(), table.schema.arity());
         Ok(SourceProvider {
@@ -72,7 +72,7 @@ impl ConnectorFactory for FilesystemFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SinkProvider> {
-        let (path, parallelism) = common_options(options)?;
+        let (path, parallelism) = common_options(options, table)?;
         let format = ctx.format(&table.schema, options)?;
         let id = format!("{:016x}", rand::random::<u64>());
         let table_name = table.name.clone();

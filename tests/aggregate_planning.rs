@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
 use weir::connectors::{ConnectorRegistry, PrintTarget};
 use weir::planner::Session;
+use weir::runtime::fixture::materialize_changelog;
 use weir::runtime::RuntimeConfig;
 
 /// Random orders `(user_id, product, qty)`, with product `a` much hotter than the others.
@@ -27,15 +28,7 @@ fn random_orders(seed: u64, count: usize) -> Vec<(i64, String, i64)> {
 
 /// The final rows of a printed changelog, as `row text -> count`.
 fn materialize(printed: &str) -> BTreeMap<String, i64> {
-    let mut table = BTreeMap::new();
-    for line in printed.lines() {
-        let change = line.split_once("> ").map_or(line, |(_, change)| change);
-        let (kind, row) = change.split_at(2);
-        let delta = if kind == "+I" || kind == "+U" { 1 } else { -1 };
-        *table.entry(row.to_string()).or_insert(0) += delta;
-    }
-    table.retain(|_, n| *n != 0);
-    table
+    materialize_changelog(printed.lines()).unwrap()
 }
 
 /// Runs `script` with `settings`; returns what the print sinks wrote.

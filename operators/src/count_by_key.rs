@@ -52,6 +52,7 @@ mod tests {
     use crate::keyed_process::KeyedProcessOperator;
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
+    use weir_runtime::fixture::materialize_changelog;
     use weir_runtime::harness::OperatorHarness;
 
     #[test]
@@ -59,19 +60,6 @@ mod tests {
         let mut h = OperatorHarness::new(KeyedProcessOperator::new("Count", vec![0], 2, CountByKey));
         h.push("op | k STRING\n+I | a\n+I | b\n+I | a\n-D | b\n-U | x").unwrap();
         assert_eq!(h.take_lines(), ["+I[a, 1]", "+I[b, 1]", "-U[a, 1]", "+U[a, 2]", "-D[b, 1]"]);
-    }
-
-    /// Applies a changelog to a multiset of row texts, as the conformance comparison does.
-    fn materialize(lines: &[String]) -> BTreeMap<String, i64> {
-        let mut table = BTreeMap::new();
-        for line in lines {
-            let (kind, row) = line.split_at(2);
-            let n = if kind == "+I" || kind == "+U" { 1 } else { -1 };
-            *table.entry(row.to_string()).or_insert(0) += n;
-            assert!(table[row] >= 0, "retracted a row that was not there: {line}");
-        }
-        table.retain(|_, n| *n != 0);
-        table
     }
 
     #[test]
@@ -94,7 +82,7 @@ mod tests {
             }
             let expected: BTreeMap<String, i64> =
                 live.iter().filter(|(_, n)| **n > 0).map(|(k, n)| (format!("[{k}, {n}]"), 1)).collect();
-            assert_eq!(materialize(&output), expected);
+            assert_eq!(materialize_changelog(&output).unwrap(), expected);
         }
     }
 }

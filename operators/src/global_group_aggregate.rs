@@ -191,7 +191,7 @@ mod tests {
     use crate::local_group_aggregate::LocalGroupAggregateOperator;
     use crate::GroupAggregateOperator;
     use rand::{Rng, SeedableRng};
-    use std::collections::BTreeMap;
+    use weir_runtime::fixture::materialize_changelog;
     use weir_runtime::harness::OperatorHarness;
     use weir_runtime::StreamElement;
 
@@ -202,18 +202,6 @@ mod tests {
             AggregateCall::new(AggregateKind::Avg, Some(1), DataType::bigint()),
             AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()),
         ]
-    }
-
-    fn materialize(lines: &[String]) -> BTreeMap<String, i64> {
-        let mut table = BTreeMap::new();
-        for line in lines {
-            let (kind, row) = line.split_at(2);
-            let n = table.entry(row.to_string()).or_insert(0);
-            *n += if kind == "+I" || kind == "+U" { 1 } else { -1 };
-            assert!(*n >= 0, "retracted a row that is not there: {line}");
-        }
-        table.retain(|_, n| *n != 0);
-        table
     }
 
     /// Local (two parallel instances) → global must end like the one-phase aggregate.
@@ -283,7 +271,7 @@ mod tests {
             }
             global.end_input().unwrap();
             two.extend(global.take_lines().into_iter().filter(|l| l.starts_with(['+', '-'])));
-            assert_eq!(materialize(&two), materialize(&one), "round {round}");
+            assert_eq!(materialize_changelog(&two).unwrap(), materialize_changelog(&one).unwrap(), "round {round}");
             // Every row passed through exactly one bundle, and a bundle never has more keys than rows.
             let local_bundles = locals.iter().map(|l| l.bundle_metrics());
             assert_eq!(local_bundles.clone().map(|b| b.rows).sum::<u64>(), pushed);

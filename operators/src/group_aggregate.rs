@@ -339,6 +339,7 @@ mod tests {
     use crate::aggregate::AggregateKind;
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
+    use weir_runtime::fixture::materialize_changelog;
     use weir_runtime::harness::OperatorHarness;
 
     fn count_sum(types: &[DataType]) -> GroupAggregateOperator {
@@ -431,19 +432,6 @@ mod tests {
         let mut h = OperatorHarness::new(op);
         h.push("op | u INT | f BOOLEAN\n+I | 1 | true\n+I | 1 | false\n+I | 2 | null\n-D | 1 | true").unwrap();
         assert_eq!(h.take_lines(), ["+I[1, 1]", "-U[1, 1]", "+U[2, 1]", "-U[2, 1]", "+U[2, 0]"]);
-    }
-
-    /// Applies a changelog to a multiset of row texts; a retraction of a missing row fails.
-    fn materialize(lines: &[String]) -> BTreeMap<String, i64> {
-        let mut table = BTreeMap::new();
-        for line in lines {
-            let (kind, row) = line.split_at(2);
-            let n = table.entry(row.to_string()).or_insert(0);
-            *n += if kind == "+I" || kind == "+U" { 1 } else { -1 };
-            assert!(*n >= 0, "retracted a row that is not there: {line}");
-        }
-        table.retain(|_, n| *n != 0);
-        table
     }
 
     fn mini_batch(size: Option<usize>) -> GroupAggregateOperator {
@@ -572,7 +560,7 @@ mod tests {
                 );
                 expected.insert(row, 1);
             }
-            let mut actual = materialize(&output);
+            let mut actual = materialize_changelog(&output).unwrap();
             // Sort the LISTAGG field of each result the same way before comparing.
             actual = actual
                 .into_iter()

@@ -77,9 +77,45 @@ pub fn chunk(text: &str) -> Chunk {
     }
 }
 
+/// Applies printed changes (`+I[1, a]`, `-U[…]`, optionally behind a `prefix> `) to a multiset
+/// of row texts: the table a changelog ends as, row text → count.
+///
+/// # Errors
+/// A line that is not a change, or a retraction of a row that is not in the table.
+pub fn materialize_changelog<S: AsRef<str>>(
+    lines: impl IntoIterator<Item = S>,
+) -> Result<std::collections::BTreeMap<String, i64>, String> {
+    let mut table = std::collections::BTreeMap::new();
+    for line in lines {
+        let line = line.as_ref();
+        let change = line.split_once("> ").map_or(line, |(_, change)| change);
+        let (kind, row) = change.split_at_checked(2).ok_or_else(|| format!("not a change: {line}"))?;
+        let delta = match kind {
+            "+I" | "+U" => 1,
+            "-U" | "-D" => -1,
+            _ => return Err(format!("not a change: {line}")),
+        };
+        let count = table.entry(row.to_string()).or_insert(0);
+        *count += delta;
+        if *count < 0 {
+            return Err(format!("retracted a row that is not there: {line}"));
+        }
+    }
+    table.retain(|_, n| *n != 0);
+    Ok(table)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changelogs_materialize_into_their_final_rows() {
+        let table = materialize_changelog(["+I[a, 1]", "1> -U[a, 1]", "2> +U[a, 2]", "+I[b, 1]", "-D[b, 1]"]).unwrap();
+        assert_eq!(table.into_iter().collect::<Vec<_>>(), [("[a, 2]".to_string(), 1)]);
+        assert!(materialize_changelog(["-D[x]"]).unwrap_err().contains("retracted a row that is not there"));
+        assert!(materialize_changelog(["hello"]).unwrap_err().contains("not a change"));
+    }
 
     #[test]
     fn fixtures_read_as_tables() {

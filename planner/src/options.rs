@@ -177,48 +177,39 @@ fn positive(key: &str, value: &str) -> Result<i32> {
     value.trim().parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| invalid(key, value, "a positive number"))
 }
 
+/// The value of an enumerated option (case-insensitive, as Flink reads enums), or an error
+/// listing the names it accepts.
+fn choice<T: Copy>(key: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
+    let wanted = value.trim().to_ascii_uppercase();
+    choices.iter().find(|(name, _)| *name == wanted).map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<String> = choices.iter().map(|(name, _)| format!("'{name}'")).collect();
+        invalid(key, value, &format!("one of {}", names.join(", ")))
+    })
+}
+
 fn keyed_shuffle(key: &str, value: &str) -> Result<SinkKeyedShuffle> {
-    match value.trim().to_ascii_uppercase().as_str() {
-        "NONE" => Ok(SinkKeyedShuffle::None),
-        "AUTO" => Ok(SinkKeyedShuffle::Auto),
-        "FORCE" => Ok(SinkKeyedShuffle::Force),
-        _ => Err(invalid(key, value, "one of 'NONE', 'AUTO', 'FORCE'")),
-    }
+    use SinkKeyedShuffle::*;
+    choice(key, value, &[("NONE", None), ("AUTO", Auto), ("FORCE", Force)])
 }
 
 fn upsert_materialize(key: &str, value: &str) -> Result<UpsertMaterialize> {
-    match value.trim().to_ascii_uppercase().as_str() {
-        "NONE" => Ok(UpsertMaterialize::None),
-        "AUTO" => Ok(UpsertMaterialize::Auto),
-        "FORCE" => Ok(UpsertMaterialize::Force),
-        _ => Err(invalid(key, value, "one of 'NONE', 'AUTO', 'FORCE'")),
-    }
+    use UpsertMaterialize::*;
+    choice(key, value, &[("NONE", None), ("AUTO", Auto), ("FORCE", Force)])
 }
 
 fn not_null_enforcer(key: &str, value: &str) -> Result<NotNullEnforcement> {
-    match value.trim().to_ascii_uppercase().as_str() {
-        "ERROR" => Ok(NotNullEnforcement::Error),
-        "DROP" => Ok(NotNullEnforcement::Drop),
-        _ => Err(invalid(key, value, "one of 'ERROR', 'DROP'")),
-    }
+    choice(key, value, &[("ERROR", NotNullEnforcement::Error), ("DROP", NotNullEnforcement::Drop)])
 }
 
 fn type_length_enforcer(key: &str, value: &str) -> Result<Option<LengthEnforcement>> {
-    match value.trim().to_ascii_uppercase().as_str() {
-        "IGNORE" => Ok(None),
-        "TRIM_PAD" => Ok(Some(LengthEnforcement::TrimPad)),
-        "ERROR" => Ok(Some(LengthEnforcement::Error)),
-        _ => Err(invalid(key, value, "one of 'IGNORE', 'TRIM_PAD', 'ERROR'")),
-    }
+    let choices =
+        [("IGNORE", None), ("TRIM_PAD", Some(LengthEnforcement::TrimPad)), ("ERROR", Some(LengthEnforcement::Error))];
+    choice(key, value, &choices)
 }
 
 fn strategy(key: &str, value: &str) -> Result<AggPhaseStrategy> {
-    match value.trim().to_ascii_uppercase().as_str() {
-        "AUTO" => Ok(AggPhaseStrategy::Auto),
-        "ONE_PHASE" => Ok(AggPhaseStrategy::OnePhase),
-        "TWO_PHASE" => Ok(AggPhaseStrategy::TwoPhase),
-        _ => Err(invalid(key, value, "one of 'AUTO', 'ONE_PHASE', 'TWO_PHASE'")),
-    }
+    use AggPhaseStrategy::*;
+    choice(key, value, &[("AUTO", Auto), ("ONE_PHASE", OnePhase), ("TWO_PHASE", TwoPhase)])
 }
 
 impl PlannerOptions {

@@ -7,7 +7,7 @@ use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeRe
 
 use crate::error::Result;
 use crate::options::TableOptions;
-use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, TableDescriptor};
+use crate::registry::{ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, TableDescriptor};
 
 /// Discards rows; optionally counts them (one atomic add per chunk).
 #[derive(Debug, Clone, Default)]
@@ -70,6 +70,10 @@ impl ConnectorFactory for BlackholeFactory {
         _options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
     ) -> Result<SinkProvider> {
-        Ok(SinkProvider { parallelism: None, factory: Arc::new(|_| Box::new(BlackholeSink::new())) })
+        Ok(SinkProvider {
+            parallelism: None,
+            changelog_mode: SinkChangelogMode::Upsert,
+            factory: Arc::new(|_| Box::new(BlackholeSink::new())),
+        })
     }
 }

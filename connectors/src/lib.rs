@@ -28,4 +28,4 @@ pub use generator_source::{GeneratorSource, RowGenerator};
 pub use memory_source::{MemorySource, SourceStep};
 pub use print::PrintTarget;
 pub use projecting_source::ProjectingSource;
-pub use registry::{ConnectorRegistry, SinkProvider, SourceProvider, TableDescriptor};
+pub use registry::{ConnectorRegistry, SinkChangelogMode, SinkProvider, SourceProvider, TableDescriptor};

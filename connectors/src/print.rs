@@ -19,7 +19,7 @@ use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeRe
 
 use crate::error::{Error, Result};
 use crate::options::TableOptions;
-use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, TableDescriptor};
+use crate::registry::{ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, TableDescriptor};
 
 /// Where `print` writes.
 #[derive(Debug, Clone, Default)]
@@ -135,6 +135,7 @@ impl ConnectorFactory for PrintFactory {
         let target = self.target.clone();
         Ok(SinkProvider {
             parallelism,
+            changelog_mode: SinkChangelogMode::Retract,
             factory: Arc::new(move |info| {
                 let prefix = print_prefix(&identifier, info.index, info.parallelism);
                 Box::new(PrintSink::new(prefix, target.clone(), standard_error))

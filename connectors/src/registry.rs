@@ -53,11 +53,24 @@ pub struct SourceProvider {
     pub factory: SourceFactory,
 }
 
+/// Which changes a sink takes, as Flink's `DynamicTableSink#getChangelogMode` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkChangelogMode {
+    /// Only `+I` (e.g. `filesystem`).
+    Append,
+    /// `+I`, `+U` and `-D` without `-U` (e.g. `blackhole`).
+    Upsert,
+    /// Every row kind, `-U` included (e.g. `print`).
+    Retract,
+}
+
 /// A sink ready to be placed in a job graph.
 #[derive(Clone)]
 pub struct SinkProvider {
     /// The parallelism the connector asks for (`sink.parallelism`), if any.
     pub parallelism: Option<usize>,
+    /// The changes the sink takes.
+    pub changelog_mode: SinkChangelogMode,
     /// Builds the sink operator of each subtask.
     pub factory: OperatorFactory,
 }

@@ -2,7 +2,7 @@
 //! between them, their parallelism and their changelog modes. EXPLAIN prints these; the job
 //! graph is built from them.
 
-use weir_connectors::TableDescriptor;
+use weir_connectors::{SinkChangelogMode, TableDescriptor};
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
 use weir_operators::{
@@ -248,11 +248,6 @@ impl PhysicalNode {
     }
 }
 
-/// Whether a sink wants `-U` rows: every sink but `blackhole` (which drops them, as Flink's does).
-fn sink_wants_update_before(table: &TableDescriptor) -> bool {
-    table.options.get("connector").map(String::as_str) != Some("blackhole")
-}
-
 /// Builds the physical plan of `plan` written into `table`.
 ///
 /// # Errors
@@ -260,14 +255,16 @@ fn sink_wants_update_before(table: &TableDescriptor) -> bool {
 pub fn physical_sink(
     plan: Plan,
     table: &TableDescriptor,
+    mode: SinkChangelogMode,
     primary_key: Vec<usize>,
     on_conflict: Option<ConflictStrategy>,
     options: &PlannerOptions,
     at: Position,
 ) -> Result<PhysicalNode> {
     let planner = Physical::new(&plan, options);
-    let input = planner.physical(plan, sink_wants_update_before(table), false);
-    let materializer = upsert_materializer(&input, table, &primary_key, on_conflict, options, at)?;
+    // Only a retracting sink wants `-U` rows; an upsert sink (blackhole) does without them.
+    let input = planner.physical(plan, mode == SinkChangelogMode::Retract, false);
+    let materializer = upsert_materializer(&input, table, mode, &primary_key, on_conflict, options, at)?;
     Ok(PhysicalNode {
         fields: input.fields.clone(),
         kind: PhysicalKind::Sink {
@@ -294,13 +291,14 @@ pub fn physical_sink(
 fn upsert_materializer(
     input: &PhysicalNode,
     table: &TableDescriptor,
+    mode: SinkChangelogMode,
     primary_key: &[usize],
     on_conflict: Option<ConflictStrategy>,
     options: &PlannerOptions,
     at: Position,
 ) -> Result<Option<SinkMaterializer>> {
-    let append_only_sink = table.options.get("connector").map(String::as_str) == Some("filesystem");
-    let retract_sink = sink_wants_update_before(table);
+    let append_only_sink = mode == SinkChangelogMode::Append;
+    let retract_sink = mode == SinkChangelogMode::Retract;
     let name = Catalog::qualified(&table.name);
     if let Some(strategy) = on_conflict {
         let not_upsert = |why: &str| {

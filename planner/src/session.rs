@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use std::sync::Arc;
-use weir_connectors::{CollectHandle, ConnectorRegistry, TableDescriptor};
+use weir_connectors::{CollectHandle, ConnectorRegistry, SinkChangelogMode, TableDescriptor};
 use weir_operators::expr::types::{is_numeric, is_string};
 use weir_operators::expr::Expr;
 
@@ -336,9 +336,8 @@ impl Session {
         let (sinks, logical): (Vec<CatalogTable>, Vec<Plan>) = pruned.into_iter().unzip();
         let mut plans = Vec::new();
         for ((sink, plan), insert) in sinks.into_iter().zip(share_scans(logical)).zip(inserts) {
-            if sink.descriptor.options.get("connector").map(String::as_str) == Some("filesystem")
-                && !plan.is_insert_only()
-            {
+            let mode = self.registry.create_sink(&sink.descriptor)?.changelog_mode;
+            if mode == SinkChangelogMode::Append && !plan.is_insert_only() {
                 return Err(Error::validation(
                     at,
                     format!(
@@ -353,7 +352,7 @@ impl Session {
                 .iter()
                 .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
                 .collect();
-            plans.push(physical_sink(plan, &sink.descriptor, key, insert.on_conflict, &options, at)?);
+            plans.push(physical_sink(plan, &sink.descriptor, mode, key, insert.on_conflict, &options, at)?);
         }
         Ok(plans)
     }

@@ -23,7 +23,9 @@ pub use source::FileSource;
 use crate::error::{Error, Result};
 use crate::options::TableOptions;
 use crate::print::sink_parallelism;
-use crate::registry::{ConnectorFactory, FactoryContext, SinkProvider, SourceProvider, TableDescriptor};
+use crate::registry::{
+    ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, SourceProvider, TableDescriptor,
+};
 
 /// Creates `filesystem` sources and sinks.
 #[derive(Debug, Clone, Copy, Default)]
@@ -78,6 +80,7 @@ impl ConnectorFactory for FilesystemFactory {
         let table_name = table.name.clone();
         Ok(SinkProvider {
             parallelism,
+            changelog_mode: SinkChangelogMode::Append,
             factory: Arc::new(move |info| {
                 Box::new(FileSink::new(table_name.clone(), path.clone(), format.encoder(), &id, info.index))
             }),

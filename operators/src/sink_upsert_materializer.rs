@@ -8,8 +8,7 @@
 //! alive before it is written again (`+U`), and when an older one left nothing is written. So
 //! `+I a, +I b, -U b` for one key writes `+I a, +U b, +U a`. The output has no `-U`.
 
-use std::collections::HashMap;
-
+use hashbrown::HashMap;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 /// See the module documentation.
@@ -18,6 +17,8 @@ pub struct SinkUpsertMaterializerOperator {
     primary_key: Vec<usize>,
     upsert_key: Option<Vec<usize>>,
     alive: HashMap<Box<[Value]>, Vec<Box<[Value]>>>,
+    /// Scratch buffer for the primary key of the current row.
+    key: Vec<Value>,
     name: String,
 }
 
@@ -28,54 +29,54 @@ impl SinkUpsertMaterializerOperator {
     /// primary key columns in the operator's name, `SinkMaterializer(pk=[…])`.
     pub fn new(primary_key: Vec<usize>, upsert_key: Option<Vec<usize>>, key_names: &[String]) -> Self {
         let name = format!("SinkMaterializer(pk=[{}])", key_names.join(", "));
-        SinkUpsertMaterializerOperator { primary_key, upsert_key, alive: HashMap::new(), name }
+        SinkUpsertMaterializerOperator { primary_key, upsert_key, alive: HashMap::new(), key: Vec::new(), name }
     }
 
-    fn same(&self, a: &[Value], b: &[Value]) -> bool {
-        match &self.upsert_key {
-            Some(key) => key.iter().all(|&k| a[k] == b[k]),
-            None => a == b,
-        }
-    }
-
-    /// Applies one change; returns what to write, if anything.
-    fn apply(&mut self, kind: RowKind, row: &[Value]) -> Option<(RowKind, Box<[Value]>)> {
-        let key: Box<[Value]> = self.primary_key.iter().map(|&k| row[k].clone()).collect();
-        let mut rows = self.alive.remove(&key).unwrap_or_default();
-        let written = if kind.is_accumulate() {
-            let out_kind = if rows.is_empty() { RowKind::Insert } else { RowKind::UpdateAfter };
-            let same_upsert_key = self.upsert_key.as_ref().and_then(|_| rows.iter().position(|r| self.same(r, row)));
-            match same_upsert_key {
+    /// Applies one change, writing into `out` what the sink should see, if anything.
+    fn apply(&mut self, kind: RowKind, row: &[Value], out: &mut Chunk) {
+        self.key.clear();
+        self.key.extend(self.primary_key.iter().map(|&k| row[k].clone()));
+        let Self { alive, upsert_key, key, name, .. } = self;
+        let upsert_key = upsert_key.as_deref();
+        let same = |a: &[Value]| match upsert_key {
+            Some(columns) => columns.iter().all(|&c| a[c] == row[c]),
+            None => a == row,
+        };
+        if kind.is_accumulate() {
+            let rows = alive.entry_ref(&key[..]).or_default();
+            out.push(if rows.is_empty() { RowKind::Insert } else { RowKind::UpdateAfter }, row);
+            match upsert_key.and_then(|_| rows.iter().position(|r| same(r))) {
                 Some(at) => rows[at] = row.into(),
                 None => rows.push(row.into()),
             }
-            Some((out_kind, row.into()))
-        } else {
-            match rows.iter().position(|r| self.same(r, row)) {
-                None => {
-                    tracing::warn!(
-                        operator = %self.name,
-                        "The state is cleared because of state ttl. This will result in incorrect result. \
-                         You can increase the state ttl to avoid this."
-                    );
-                    None
-                }
-                Some(at) => {
-                    let newest = at + 1 == rows.len();
-                    rows.remove(at);
-                    match rows.last() {
-                        None => Some((RowKind::Delete, row.into())),
-                        Some(previous) if newest => Some((RowKind::UpdateAfter, previous.clone())),
-                        Some(_) => None,
-                    }
-                }
-            }
-        };
-        if !rows.is_empty() {
-            self.alive.insert(key, rows);
+            return;
         }
-        written
+        let Some(rows) = alive.get_mut(&key[..]) else {
+            return warn_cleared(name);
+        };
+        let Some(at) = rows.iter().position(|r| same(r)) else {
+            return warn_cleared(name);
+        };
+        let newest = at + 1 == rows.len();
+        rows.remove(at);
+        match rows.last() {
+            None => {
+                out.push(RowKind::Delete, row);
+                alive.remove(&key[..]);
+            }
+            Some(previous) if newest => out.push(RowKind::UpdateAfter, previous),
+            Some(_) => {}
+        }
     }
+}
+
+/// A retraction of a row that is not alive: Flink's warning, and nothing is written.
+fn warn_cleared(operator: &str) {
+    tracing::warn!(
+        operator,
+        "The state is cleared because of state ttl. This will result in incorrect result. \
+         You can increase the state ttl to avoid this."
+    );
 }
 
 impl Operator for SinkUpsertMaterializerOperator {
@@ -92,9 +93,7 @@ impl Operator for SinkUpsertMaterializerOperator {
     ) -> Result<()> {
         let mut result = Chunk::with_capacity(chunk.arity(), chunk.len());
         for (kind, row) in chunk.rows() {
-            if let Some((kind, values)) = self.apply(kind, row) {
-                result.push(kind, &values);
-            }
+            self.apply(kind, row, &mut result);
         }
         result.set_origin_nanos(chunk.origin_nanos());
         out.collect(result);

@@ -8,7 +8,9 @@
 //! none: the key is deleted (`-D`); several distinct rows: a primary key conflict, which fails
 //! the job (`DO ERROR`) or keeps the row already written, or the first one (`DO NOTHING`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use hashbrown::HashMap;
 
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
@@ -65,6 +67,8 @@ pub struct WatermarkCompactingMaterializerOperator {
     upsert_key: Option<Vec<usize>>,
     on_conflict: OnConflict,
     keys: HashMap<Box<[Value]>, KeyState>,
+    /// Scratch buffer for the primary key of the current row.
+    key: Vec<Value>,
     /// Columns of a row without its timestamp, from the first chunk.
     arity: usize,
     name: String,
@@ -85,6 +89,7 @@ impl WatermarkCompactingMaterializerOperator {
             upsert_key,
             on_conflict,
             keys: HashMap::new(),
+            key: Vec::new(),
             arity: 0,
             name,
         }
@@ -172,8 +177,9 @@ impl Operator for WatermarkCompactingMaterializerOperator {
         for (kind, stamped) in chunk.rows() {
             let (row, stamp) = stamped.split_at(stamped.len() - 1);
             let timestamp = stamp[0].as_i64().unwrap_or(i64::MIN);
-            let key: Box<[Value]> = self.primary_key.iter().map(|&k| row[k].clone()).collect();
-            let state = self.keys.entry(key).or_default();
+            self.key.clear();
+            self.key.extend(self.primary_key.iter().map(|&k| row[k].clone()));
+            let state = self.keys.entry_ref(&self.key[..]).or_default();
             let records = state.buffer.entry(timestamp).or_default();
             // A change and its opposite on the same row within one timestamp cancel out.
             let opposite = records.iter().position(|(k, r)| k.is_accumulate() != kind.is_accumulate() && **r == *row);

@@ -15,6 +15,12 @@ use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, Form
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
 
+/// The full name Flink prints for a table of the default catalog and database:
+/// `default_catalog.default_database.name`.
+pub fn qualified_name(name: &str) -> String {
+    format!("default_catalog.default_database.{name}")
+}
+
 /// A table as the user declared it: name, physical columns and `WITH` options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableDescriptor {
@@ -27,9 +33,9 @@ pub struct TableDescriptor {
 }
 
 impl TableDescriptor {
-    /// The full name Flink prints for the table: `default_catalog.default_database.name`.
+    /// The full name Flink prints for the table; see [`qualified_name`].
     pub fn qualified_name(&self) -> String {
-        format!("default_catalog.default_database.{}", self.name)
+        qualified_name(&self.name)
     }
 
     /// A descriptor from a name, a schema and `(key, value)` options.

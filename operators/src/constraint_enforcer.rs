@@ -122,15 +122,15 @@ enum Verdict {
 
 /// Flink's operator name for the checks.
 fn enforcer_name(columns: &[String], not_null: &[usize], lengths: &[LengthCheck]) -> String {
-    let names = |indices: &mut dyn Iterator<Item = usize>| indices.map(|i| columns[i].as_str()).collect::<Vec<_>>();
+    let names = |indices: Vec<usize>| indices.iter().map(|&i| columns[i].as_str()).collect::<Vec<_>>().join(", ");
     let mut parts = Vec::new();
     if !not_null.is_empty() {
-        parts.push(format!("NotNullEnforcer(fields=[{}])", names(&mut not_null.iter().copied()).join(", ")));
+        parts.push(format!("NotNullEnforcer(fields=[{}])", names(not_null.to_vec())));
     }
     for binary in [false, true] {
-        let fields = names(&mut lengths.iter().filter(|c| c.binary == binary).map(|c| c.index));
+        let fields: Vec<usize> = lengths.iter().filter(|c| c.binary == binary).map(|c| c.index).collect();
         if !fields.is_empty() {
-            parts.push(format!("LengthEnforcer(fields=[{}])", fields.join(", ")));
+            parts.push(format!("LengthEnforcer(fields=[{}])", names(fields)));
         }
     }
     format!("ConstraintEnforcer[{}]", parts.join(", "))

@@ -36,7 +36,7 @@ pub struct Catalog {
 impl Catalog {
     /// The full name Flink prints for a table.
     pub fn qualified(name: &str) -> String {
-        format!("default_catalog.default_database.{name}")
+        weir_connectors::registry::qualified_name(name)
     }
 
     /// The entry called `name`.

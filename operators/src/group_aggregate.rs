@@ -9,6 +9,7 @@
 //!   unchanged result emits nothing, unless state TTL is on (downstream state must be refreshed);
 //! - the retraction of the group's last row emits `-D[old]` and drops the group's state.
 
+use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
@@ -119,21 +120,6 @@ impl GroupAggregateOperator {
         self.groups.len()
     }
 
-    fn new_group(&self) -> Group {
-        Group {
-            rows: 0,
-            accumulators: self
-                .calls
-                .iter()
-                .zip(&self.arg_types)
-                .map(|(c, t)| Accumulator::new(c, t.as_ref(), self.retracting))
-                .collect(),
-            distinct: self.calls.iter().map(|c| c.distinct.then(HashMap::new)).collect(),
-            last: Vec::new(),
-            written: 0,
-        }
-    }
-
     /// Applies the rows of one group (one row per record, or a bundle's rows) and emits the
     /// group's change, as Flink's GroupAggFunction and MiniBatchGroupAggFunction do.
     fn apply<'r>(
@@ -143,25 +129,35 @@ impl GroupAggregateOperator {
         now: i64,
         emitted: &mut Chunk,
     ) {
-        let expired = self.ttl_millis > 0
-            && self.groups.get(key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis);
-        if expired {
+        if self.ttl_millis > 0 && self.groups.get(key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis)
+        {
             self.groups.remove(key);
         }
         let mut rows = rows.peekable();
-        if !self.groups.contains_key(key) {
-            // Retractions for a group without state are dropped.
-            while rows.peek().is_some_and(|(kind, _)| !kind.is_accumulate()) {
-                rows.next();
+        let Self { groups, calls, arg_types, retracting, scratch, generate_update_before, emit_unchanged, .. } = self;
+        let group = match groups.entry_ref(key) {
+            EntryRef::Occupied(entry) => entry.into_mut(),
+            EntryRef::Vacant(entry) => {
+                // Retractions for a group without state are dropped.
+                while rows.peek().is_some_and(|(kind, _)| !kind.is_accumulate()) {
+                    rows.next();
+                }
+                if rows.peek().is_none() {
+                    return;
+                }
+                entry.insert(Group {
+                    rows: 0,
+                    accumulators: calls
+                        .iter()
+                        .zip(arg_types.iter())
+                        .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
+                        .collect(),
+                    distinct: calls.iter().map(|c| c.distinct.then(HashMap::new)).collect(),
+                    last: Vec::new(),
+                    written: 0,
+                })
             }
-            if rows.peek().is_none() {
-                return;
-            }
-            let group = self.new_group();
-            self.groups.insert(key.into(), group);
-        }
-        let Self { groups, calls, scratch, generate_update_before, emit_unchanged, .. } = self;
-        let Some(group) = groups.get_mut(key) else { return };
+        };
         let first = group.rows == 0;
         for (kind, row) in rows {
             update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 });

@@ -2,6 +2,7 @@
 //! it buffers the partial accumulators of local aggregates per group and, at every flush,
 //! merges them into keyed state and emits Flink's changelog, as the one-phase aggregate does.
 
+use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, Value};
 
@@ -85,46 +86,44 @@ impl GlobalGroupAggregateOperator {
         let bundle = std::mem::take(&mut self.bundle);
         let mut partial = Vec::new();
         for (key, (rows, merged)) in bundle {
-            let expired = self.ttl_millis > 0
-                && self.groups.get(&key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis);
-            if expired {
+            if self.ttl_millis > 0
+                && self.groups.get(&key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis)
+            {
                 self.groups.remove(&key);
             }
-            if !self.groups.contains_key(&key) {
-                if rows <= 0 {
-                    // Only retractions for a group without state: dropped.
-                    continue;
+            let Self { groups, calls, arg_types, scratch, generate_update_before, emit_unchanged, .. } = self;
+            let mut entry = match groups.entry(key) {
+                Entry::Occupied(entry) => entry,
+                // Only retractions for a group without state: dropped.
+                Entry::Vacant(_) if rows <= 0 => continue,
+                Entry::Vacant(entry) => {
+                    let accumulators = calls
+                        .iter()
+                        .zip(arg_types.iter())
+                        .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
+                        .collect();
+                    entry.insert_entry(Group { rows: 0, accumulators, last: Vec::new(), written: now })
                 }
-                let accumulators = self
-                    .calls
-                    .iter()
-                    .zip(&self.arg_types)
-                    .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
-                    .collect();
-                self.groups.insert(key.clone(), Group { rows: 0, accumulators, last: Vec::new(), written: now });
-            }
-            let Some(group) = self.groups.get_mut(&key) else { continue };
+            };
+            let group = entry.get_mut();
             let first = group.rows == 0;
-            for ((call, acc), from) in self.calls.iter().zip(group.accumulators.iter_mut()).zip(&merged) {
+            for ((call, acc), from) in calls.iter().zip(group.accumulators.iter_mut()).zip(&merged) {
                 partial.clear();
                 from.partial(&mut partial);
                 acc.merge_partial(call, &partial);
             }
             group.rows += rows;
             group.written = now;
-            self.scratch.clear();
-            if group.rows > 0 {
-                self.scratch.extend_from_slice(&key);
-                self.scratch.extend(group.accumulators.iter().zip(&self.calls).map(|(a, c)| a.result(c)));
+            let gone = group.rows <= 0;
+            scratch.clear();
+            if !gone {
+                scratch.extend_from_slice(entry.key());
+                scratch.extend(entry.get().accumulators.iter().zip(calls.iter()).map(|(a, c)| a.result(c)));
             }
-            let change = Change {
-                first,
-                gone: group.rows <= 0,
-                update_before: self.generate_update_before,
-                emit_unchanged: self.emit_unchanged,
-            };
-            if change.emit(&mut group.last, &mut self.scratch, &mut emitted) {
-                self.groups.remove(&key);
+            let change =
+                Change { first, gone, update_before: *generate_update_before, emit_unchanged: *emit_unchanged };
+            if change.emit(&mut entry.get_mut().last, scratch, &mut emitted) {
+                entry.remove();
             }
         }
         self.buffered = 0;

@@ -5,6 +5,7 @@
 //! The crates behind it: [`runtime`] (data model, execution), [`operators`] (stream
 //! operators), [`connectors`] (sources and sinks) and [`planner`] (SQL).
 
+pub mod lookup;
 pub mod pipeline;
 
 pub use weir_connectors as connectors;
@@ -14,6 +15,7 @@ pub use weir_runtime as runtime;
 
 /// The names most pipelines need.
 pub mod prelude {
+    pub use crate::lookup::LookupJoin;
     pub use crate::pipeline::{KeyedStream, Pipeline, Stream};
     pub use weir_connectors::{CollectHandle, ConnectorRegistry, PrintTarget, TableDescriptor};
     pub use weir_operators::{CountByKey, KeyedProcessFunction};

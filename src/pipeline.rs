@@ -187,8 +187,13 @@ impl Stream {
         &self.schema
     }
 
+    /// This stream, with the next edge using `strategy`.
+    pub(crate) fn partition(&self, strategy: ShipStrategy) -> Stream {
+        Stream { strategy: Some(strategy), ..self.clone() }
+    }
+
     /// Adds an operator fed by this stream, at the default parallelism (as Flink does).
-    fn then(&self, name: &str, schema: Schema, operator: OperatorFactory) -> Stream {
+    pub(crate) fn then(&self, name: &str, schema: Schema, operator: OperatorFactory) -> Stream {
         let pipeline = Pipeline { builder: Rc::clone(&self.builder) };
         let parallelism = pipeline.default_parallelism();
         let next = pipeline.add(name, parallelism, VertexKind::Operator(operator), schema);
@@ -264,6 +269,16 @@ impl Stream {
         }
         drop(b);
         union
+    }
+
+    /// Adds the operator built per subtask by `factory`; its output rows have `schema`.
+    pub fn transform(
+        &self,
+        name: &str,
+        schema: Schema,
+        factory: impl Fn(&SubtaskInfo) -> Box<dyn Operator> + Send + Sync + 'static,
+    ) -> Stream {
+        self.then(name, schema, Arc::new(factory))
     }
 
     /// Ends the stream in an operator built per subtask by `factory`.

@@ -9,6 +9,9 @@ use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, Row, Subtas
 struct Collected {
     rows: Vec<(usize, Row)>,
     watermarks: Vec<(usize, i64)>,
+    /// Per watermark: the subtask, the watermark and how many rows that subtask had received.
+    watermark_positions: Vec<(usize, i64, usize)>,
+    rows_per_subtask: Vec<usize>,
     ended: usize,
 }
 
@@ -49,6 +52,13 @@ impl CollectHandle {
         self.inner.lock().watermarks.clone()
     }
 
+    /// Every watermark received as `(subtask, watermark, rows)`: `rows` is how many rows that
+    /// subtask had received when the watermark came, so tests can check that no watermark
+    /// overtook a row.
+    pub fn watermark_positions(&self) -> Vec<(usize, i64, usize)> {
+        self.inner.lock().watermark_positions.clone()
+    }
+
     /// How many sink subtasks saw the end of their input.
     pub fn ended_subtasks(&self) -> usize {
         self.inner.lock().ended
@@ -76,11 +86,18 @@ impl Operator for CollectSink {
     ) -> Result<()> {
         let mut inner = self.handle.inner.lock();
         inner.rows.extend(chunk.to_rows().into_iter().map(|r| (self.subtask, r)));
+        if inner.rows_per_subtask.len() <= self.subtask {
+            inner.rows_per_subtask.resize(self.subtask + 1, 0);
+        }
+        inner.rows_per_subtask[self.subtask] += chunk.len();
         Ok(())
     }
 
     fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
-        self.handle.inner.lock().watermarks.push((self.subtask, watermark));
+        let mut inner = self.handle.inner.lock();
+        inner.watermarks.push((self.subtask, watermark));
+        let rows = inner.rows_per_subtask.get(self.subtask).copied().unwrap_or(0);
+        inner.watermark_positions.push((self.subtask, watermark, rows));
         Ok(())
     }
 

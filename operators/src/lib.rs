@@ -15,6 +15,7 @@ pub mod global_group_aggregate;
 pub mod group_aggregate;
 pub mod keyed_process;
 pub mod local_group_aggregate;
+pub mod lookup;
 pub mod map;
 pub mod minibatch_assigner;
 pub mod sink_upsert_materializer;
@@ -30,6 +31,10 @@ pub use global_group_aggregate::GlobalGroupAggregateOperator;
 pub use group_aggregate::{BundleTrigger, GroupAggregateOperator};
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
 pub use local_group_aggregate::LocalGroupAggregateOperator;
+pub use lookup::{
+    AsyncLookupJoinOperator, AsyncLookupOptions, KeyOrderedLookupJoinOperator, LookupJoinSpec, LookupJoinType,
+    LookupRetry,
+};
 pub use map::MapOperator;
 pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};
 pub use sink_upsert_materializer::SinkUpsertMaterializerOperator;

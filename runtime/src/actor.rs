@@ -23,7 +23,7 @@ use crate::element::{StreamElement, MAX_WATERMARK};
 use crate::error::{Error, Result};
 use crate::input::{InputGate, Progress};
 use crate::metrics::SubtaskMetrics;
-use crate::operator::{SourceStatus, SubtaskInfo};
+use crate::operator::{AsyncState, SourceStatus, SubtaskInfo};
 use crate::partition::Partitioner;
 
 /// What subtasks tell the job.
@@ -119,6 +119,15 @@ pub(crate) struct SubtaskActor {
     finished: bool,
     failed: bool,
     timer_wakeup: Option<i64>,
+    /// Elements taken from the mailbox while the chain was saturated, with the permits that
+    /// keep their places: upstream sees a full mailbox until they are processed.
+    stalled: VecDeque<(u32, StreamElement, OwnedSemaphorePermit)>,
+    /// Whether a wake-up for the chain's async work is pending.
+    listening: bool,
+    /// Whether a source poll is scheduled.
+    poll_scheduled: bool,
+    /// Whether the input has ended and the chain is ending.
+    ending: bool,
 }
 
 impl SubtaskActor {
@@ -143,6 +152,10 @@ impl SubtaskActor {
             finished: false,
             failed: false,
             timer_wakeup: None,
+            stalled: VecDeque::new(),
+            listening: false,
+            poll_scheduled: false,
+            ending: false,
         }
     }
 
@@ -235,15 +248,29 @@ impl SubtaskActor {
             return;
         }
         self.arm_timer(ctx);
+        let async_state = self.chain.async_state();
+        if async_state != AsyncState::Idle && !self.listening {
+            self.listening = true;
+            let notifier = Arc::clone(self.chain.notifier());
+            ctx.spawn(wrap_future(async move { notifier.notified().await }).map(|(), act: &mut Self, ctx| {
+                act.listening = false;
+                act.run_step(ctx, Self::on_async_progress);
+            }));
+        }
+        if self.poll_scheduled || async_state == AsyncState::Saturated || self.ending {
+            return;
+        }
         if let Some(source) = &self.source {
             match source.status {
                 SourceStatus::Ready => {
                     // Yield so that other actors on this worker thread get their turn.
+                    self.poll_scheduled = true;
                     ctx.spawn(
                         wrap_future(tokio::task::yield_now()).map(|(), act: &mut Self, ctx| act.poll_source(ctx)),
                     );
                 }
                 SourceStatus::Wait(delay) => {
+                    self.poll_scheduled = true;
                     let wake = self.shared.clock.now_millis() + self.source_wait_millis(delay);
                     let sleep = self.shared.clock.sleep_until(wake);
                     ctx.spawn(wrap_future(sleep).map(|(), act: &mut Self, ctx| act.poll_source(ctx)));
@@ -251,6 +278,21 @@ impl SubtaskActor {
                 SourceStatus::Finished => {}
             }
         }
+    }
+
+    /// Async work of the chain made progress: emit it, finish ending, and take the input
+    /// that waited while the chain was saturated.
+    fn on_async_progress(&mut self) -> Result<()> {
+        self.chain.poll_async(&mut self.produced)?;
+        if self.ending {
+            return self.finish_ending();
+        }
+        while self.chain.async_state() != AsyncState::Saturated {
+            let Some((channel, element, permit)) = self.stalled.pop_front() else { break };
+            drop(permit);
+            self.on_element(channel as usize, element)?;
+        }
+        Ok(())
     }
 
     /// How long a waiting source sleeps: its own delay, cut short when it is due to go idle.
@@ -287,6 +329,7 @@ impl SubtaskActor {
 
     /// Polls the head source once.
     fn poll_source(&mut self, ctx: &mut Context<Self>) {
+        self.poll_scheduled = false;
         self.run_step(ctx, |act| {
             let status = act.chain.poll_source(&mut act.produced)?;
             let now = act.shared.clock.now_millis();
@@ -315,11 +358,18 @@ impl SubtaskActor {
         });
     }
 
-    /// Ends the chain's input and sends the end downstream.
+    /// Ends the chain's input; the end goes downstream once the chain's async work is done.
     fn end_input(&mut self) -> Result<()> {
-        self.chain.end_of_input(&mut self.produced)?;
-        self.produced.push(StreamElement::EndOfInput);
-        self.finished = true;
+        self.ending = true;
+        self.finish_ending()
+    }
+
+    /// Ends what can be ended of the chain and, when all of it has, sends the end downstream.
+    fn finish_ending(&mut self) -> Result<()> {
+        if !self.finished && self.chain.advance_end(&mut self.produced)? {
+            self.produced.push(StreamElement::EndOfInput);
+            self.finished = true;
+        }
         Ok(())
     }
 
@@ -411,6 +461,11 @@ impl Handler<Deliver> for SubtaskActor {
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
         let Deliver { channel, element, permit } = msg;
+        if !self.stalled.is_empty() || self.chain.async_state() == AsyncState::Saturated {
+            // Held with its permit until the chain takes input again.
+            self.stalled.push_back((channel, element, permit));
+            return;
+        }
         // The element leaves the mailbox: its place is free for the next sender.
         drop(permit);
         self.run_step(ctx, |act| act.on_element(channel as usize, element));

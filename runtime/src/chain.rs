@@ -6,11 +6,14 @@
 //! operator and the subtask.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use crate::clock::monotonic_nanos;
 use crate::element::StreamElement;
 use crate::error::{Error, Result};
-use crate::operator::{Operator, OperatorContext, Output, Source, SourceStatus, SubtaskInfo};
+use crate::operator::{
+    AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus, SubtaskInfo,
+};
 use crate::timers::TimeDomain;
 
 /// One operator of a chain with its own context and output buffer.
@@ -38,6 +41,10 @@ pub(crate) struct Chain {
     origin: u64,
     /// Rows handed to the last operator of the chain (a sink's rows, at a sink subtask).
     rows_into_last: u64,
+    /// Woken when async work of any operator makes progress.
+    notifier: Arc<AsyncNotifier>,
+    /// How many operators, head first, have had their input ended.
+    ended: usize,
 }
 
 impl ChainedOperator {
@@ -79,8 +86,36 @@ fn guarded<T>(info: &SubtaskInfo, operator: &str, f: impl FnOnce() -> Result<T>)
 }
 
 impl Chain {
-    pub(crate) fn new(info: SubtaskInfo, source: Option<ChainedSource>, ops: Vec<ChainedOperator>) -> Self {
-        Chain { info, source, ops, origin: 0, rows_into_last: 0 }
+    pub(crate) fn new(info: SubtaskInfo, source: Option<ChainedSource>, mut ops: Vec<ChainedOperator>) -> Self {
+        let notifier = Arc::new(AsyncNotifier::default());
+        for o in &mut ops {
+            o.ctx.set_notifier(Arc::clone(&notifier));
+        }
+        Chain { info, source, ops, origin: 0, rows_into_last: 0, notifier, ended: 0 }
+    }
+
+    /// The notifier the chain's operators wake when async work makes progress.
+    pub(crate) fn notifier(&self) -> &Arc<AsyncNotifier> {
+        &self.notifier
+    }
+
+    /// The most pressing async state of any operator in the chain.
+    pub(crate) fn async_state(&self) -> AsyncState {
+        self.ops.iter().map(|o| o.op.async_state()).max().unwrap_or(AsyncState::Idle)
+    }
+
+    /// Polls every operator with async work, head first, running what each emits through the
+    /// rest of the chain.
+    pub(crate) fn poll_async(&mut self, sink: &mut Vec<StreamElement>) -> Result<()> {
+        for i in 0..self.ops.len() {
+            let o = &mut self.ops[i];
+            if o.op.async_state() == AsyncState::Idle {
+                continue;
+            }
+            guarded(&self.info, &o.name, || o.op.poll_async(&mut o.ctx, &mut o.out))?;
+            self.forward(i, sink)?;
+        }
+        Ok(())
     }
 
     /// Opens every operator, head first.
@@ -127,15 +162,22 @@ impl Chain {
         self.deliver(0, input, element, sink)
     }
 
-    /// Ends the input of every operator in turn, head first, running what each emits
-    /// through the rest of the chain.
-    pub(crate) fn end_of_input(&mut self, sink: &mut Vec<StreamElement>) -> Result<()> {
-        for i in 0..self.ops.len() {
+    /// Ends the input of the operators in turn, head first, running what each emits through
+    /// the rest of the chain. An operator's input ends once every operator before it has ended
+    /// and has no async work left. Returns whether the whole chain has ended and is idle;
+    /// when not, call again after [`Chain::poll_async`].
+    pub(crate) fn advance_end(&mut self, sink: &mut Vec<StreamElement>) -> Result<bool> {
+        while self.ended < self.ops.len() {
+            if self.ended > 0 && self.ops[self.ended - 1].op.async_state() != AsyncState::Idle {
+                return Ok(false);
+            }
+            let i = self.ended;
             let o = &mut self.ops[i];
             guarded(&self.info, &o.name, || o.op.end_of_input(&mut o.ctx, &mut o.out))?;
+            self.ended += 1;
             self.forward(i, sink)?;
         }
-        Ok(())
+        Ok(self.async_state() == AsyncState::Idle)
     }
 
     /// Fires the processing-time timers due at `now`, head first.

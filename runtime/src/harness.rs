@@ -22,6 +22,7 @@ pub struct OperatorHarness {
     bundles: Arc<BundleMetrics>,
     output: Vec<StreamElement>,
     opened: bool,
+    ending: bool,
 }
 
 impl OperatorHarness {
@@ -38,7 +39,7 @@ impl OperatorHarness {
         let ctx =
             OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024).with_bundle_metrics(Arc::clone(&bundles));
         let chain = Chain::new(info, None, vec![ChainedOperator::new(operator, ctx)]);
-        OperatorHarness { chain, clock, bundles, output: Vec::new(), opened: false }
+        OperatorHarness { chain, clock, bundles, output: Vec::new(), opened: false, ending: false }
     }
 
     /// The mini-batch bundles the operator recorded so far.
@@ -114,7 +115,28 @@ impl OperatorHarness {
     /// What the operator reported.
     pub fn end_input(&mut self) -> Result<()> {
         self.ensure_open()?;
-        self.chain.end_of_input(&mut self.output)
+        self.ending = true;
+        self.chain.advance_end(&mut self.output).map(drop)
+    }
+
+    /// Waits until the operator's async work is done (inside a tokio runtime), emitting what
+    /// completes and, after [`OperatorHarness::end_input`], finishing the end of input.
+    ///
+    /// # Errors
+    /// What the operator reports while polling.
+    pub async fn settle(&mut self) -> Result<()> {
+        self.ensure_open()?;
+        loop {
+            if self.ending && self.chain.advance_end(&mut self.output)? {
+                return Ok(());
+            }
+            if self.chain.async_state() == crate::operator::AsyncState::Idle {
+                return Ok(());
+            }
+            let notifier = Arc::clone(self.chain.notifier());
+            notifier.notified().await;
+            self.chain.poll_async(&mut self.output)?;
+        }
     }
 
     /// Takes everything emitted so far.

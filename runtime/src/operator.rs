@@ -7,7 +7,10 @@
 //! job with a message naming the operator and subtask.
 
 use std::sync::Arc;
+use std::task::{Wake, Waker};
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use crate::chunk::Chunk;
 use crate::clock::Clock;
@@ -75,6 +78,43 @@ pub struct SubtaskInfo {
     pub parallelism: usize,
 }
 
+/// How far an operator is with work it started and has not finished (async lookups in flight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AsyncState {
+    /// Nothing pending: the operator finishes all its work inside its callbacks.
+    Idle,
+    /// Work is in flight; the operator still takes input. The runtime calls
+    /// [`Operator::poll_async`] when the context's waker fires.
+    Busy,
+    /// Work is in flight and the operator takes no more input until some completes: the
+    /// runtime holds back the subtask's input (its mailbox fills, and upstream waits).
+    Saturated,
+}
+
+/// Wakes a subtask when async work of one of its operators made progress. Completing futures
+/// call [`Waker::wake`]; a wake that comes while nobody listens is kept, so none is lost.
+#[derive(Debug, Default)]
+pub struct AsyncNotifier {
+    notify: Notify,
+}
+
+impl AsyncNotifier {
+    /// Resolves after the next wake (at once if one came since the last call).
+    pub async fn notified(&self) {
+        self.notify.notified().await;
+    }
+}
+
+impl Wake for AsyncNotifier {
+    fn wake(self: Arc<Self>) {
+        self.notify.notify_one();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.notify.notify_one();
+    }
+}
+
 /// What an operator may ask of the runtime: who it is, what time it is, and timers.
 pub struct OperatorContext {
     info: SubtaskInfo,
@@ -83,6 +123,7 @@ pub struct OperatorContext {
     watermark: i64,
     timers: TimerService,
     bundles: Arc<BundleMetrics>,
+    notifier: Arc<AsyncNotifier>,
 }
 
 impl OperatorContext {
@@ -95,7 +136,26 @@ impl OperatorContext {
             watermark: NO_WATERMARK,
             timers: TimerService::default(),
             bundles: Arc::default(),
+            notifier: Arc::default(),
         }
+    }
+
+    /// The context, waking `notifier` when the operator's async work makes progress (the
+    /// subtask's notifier, shared by the operators of its chain).
+    pub fn with_notifier(mut self, notifier: Arc<AsyncNotifier>) -> Self {
+        self.notifier = notifier;
+        self
+    }
+
+    /// A waker for the futures an operator polls itself: waking it makes the runtime call
+    /// [`Operator::poll_async`] on the subtask's operators.
+    pub fn waker(&self) -> Waker {
+        Waker::from(Arc::clone(&self.notifier))
+    }
+
+    /// The notifier behind [`OperatorContext::waker`].
+    pub fn notifier(&self) -> &Arc<AsyncNotifier> {
+        &self.notifier
     }
 
     /// The context, counting mini-batch bundles into `bundles` (the subtask's metrics).
@@ -157,6 +217,10 @@ impl OperatorContext {
         &self.clock
     }
 
+    pub(crate) fn set_notifier(&mut self, notifier: Arc<AsyncNotifier>) {
+        self.notifier = notifier;
+    }
+
     pub(crate) fn set_watermark(&mut self, watermark: i64) {
         self.watermark = self.watermark.max(watermark);
     }
@@ -206,8 +270,22 @@ pub trait Operator: Send {
         Ok(())
     }
 
-    /// Every input has ended; emit what is still buffered. Called exactly once.
+    /// Every input has ended; emit what is still buffered. Called exactly once, after the
+    /// operators before it in the chain have ended and finished their async work. Work started
+    /// here (a final flush) may still be in flight; the runtime waits for it before the end
+    /// of input travels on.
     fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether async work is in flight and whether more input is welcome. Operators that do
+    /// all their work inside their callbacks keep the default, [`AsyncState::Idle`].
+    fn async_state(&self) -> AsyncState {
+        AsyncState::Idle
+    }
+
+    /// The context's waker fired: emit what completed and start what waited for room.
+    fn poll_async(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
         Ok(())
     }
 }

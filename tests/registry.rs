@@ -43,7 +43,7 @@ fn connector_and_format_lookups_fail_clearly() {
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "kafka")]),
         "Could not find any factory for identifier 'kafka'.\n\nAvailable factory identifiers are:\n\n\
-         blackhole\ndatagen\nfilesystem\nprint"
+         blackhole\ndatagen\nfilesystem\nhologres\njdbc\nprint"
     );
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "avro")]),

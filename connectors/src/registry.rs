@@ -5,13 +5,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use weir_runtime::graph::{OperatorFactory, SourceFactory};
-use weir_runtime::Schema;
+use weir_runtime::{Clock, LookupProvider, Schema};
 
 use crate::blackhole::BlackholeFactory;
 use crate::datagen::DatagenFactory;
 use crate::error::{Error, Result};
 use crate::filesystem::FilesystemFactory;
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
+use crate::jdbc::{HologresFactory, JdbcFactory};
+use crate::lookup_cache::LookupCacheOptions;
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
 
@@ -30,6 +32,8 @@ pub struct TableDescriptor {
     pub schema: Schema,
     /// The `WITH (…)` options, `connector` included.
     pub options: BTreeMap<String, String>,
+    /// The columns of `PRIMARY KEY (…) NOT ENFORCED`, by index; empty without one.
+    pub primary_key: Vec<usize>,
 }
 
 impl TableDescriptor {
@@ -44,7 +48,15 @@ impl TableDescriptor {
             name: name.into(),
             schema,
             options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            primary_key: Vec::new(),
         }
+    }
+
+    /// The descriptor with the primary key `columns` (names of its columns; unknown names are ignored).
+    pub fn with_primary_key(mut self, columns: &[&str]) -> Self {
+        self.primary_key =
+            columns.iter().filter_map(|c| self.schema.fields.iter().position(|f| f.name == *c)).collect();
+        self
     }
 }
 
@@ -79,6 +91,18 @@ pub struct SinkProvider {
     pub changelog_mode: SinkChangelogMode,
     /// Builds the sink operator of each subtask.
     pub factory: OperatorFactory,
+}
+
+/// A table that can be looked up, as its connector offers it.
+#[derive(Clone)]
+pub struct LookupSource {
+    /// Builds lookup functions by key columns.
+    pub provider: Arc<dyn LookupProvider>,
+    /// Whether lookups may run concurrently (Flink's `AsyncLookupFunctionProvider`); when not,
+    /// lookup joins on the table look up one row at a time.
+    pub supports_async: bool,
+    /// The table's `lookup.cache` options.
+    pub cache: LookupCacheOptions,
 }
 
 /// What a connector factory may use besides the table itself.
@@ -140,6 +164,28 @@ pub trait ConnectorFactory: Send + Sync {
             self.identifier()
         )))
     }
+
+    /// Validates the options and offers the table for lookups. The default refuses.
+    ///
+    /// # Errors
+    /// A connector without lookups, or invalid options.
+    fn create_lookup(
+        &self,
+        table: &TableDescriptor,
+        _options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<LookupSource> {
+        Err(no_lookup(self.identifier(), table))
+    }
+}
+
+/// A connector's lookup capability, for [`ConnectorFactory::create_lookup`]'s default.
+fn no_lookup(identifier: &str, table: &TableDescriptor) -> Error {
+    Error::Validation(format!(
+        "Temporal table join requires a table that can be looked up, but connector '{identifier}' of table '{}' \
+         offers no lookups (connectors that do: hologres, jdbc).",
+        table.qualified_name()
+    ))
 }
 
 /// All connectors and formats weir knows, by identifier.
@@ -165,6 +211,8 @@ impl ConnectorRegistry {
         registry.register(Arc::new(PrintFactory { target }));
         registry.register(Arc::new(BlackholeFactory));
         registry.register(Arc::new(FilesystemFactory));
+        registry.register(Arc::new(JdbcFactory));
+        registry.register(Arc::new(HologresFactory));
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
         registry
@@ -199,6 +247,20 @@ impl ConnectorRegistry {
         let provider = factory.create_source(table, &mut options, &FactoryContext { registry: self })?;
         options.finish(&identifier)?;
         Ok(provider)
+    }
+
+    /// Offers `table` for lookups, behind the cache its options ask for (shared by everything
+    /// that looks up through the returned provider), with expiry read from `clock`.
+    ///
+    /// # Errors
+    /// A connector without lookups, or invalid options.
+    pub fn create_lookup(&self, table: &TableDescriptor, clock: Arc<dyn Clock>) -> Result<LookupSource> {
+        let mut options = TableOptions::new(table.options.clone());
+        let (identifier, factory) = self.factory(&mut options)?;
+        let mut source = factory.create_lookup(table, &mut options, &FactoryContext { registry: self })?;
+        options.finish(&identifier)?;
+        source.provider = source.cache.wrap(source.provider, clock)?;
+        Ok(source)
     }
 
     /// Builds the sink of `table`.

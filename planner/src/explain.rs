@@ -2,6 +2,8 @@
 //! tree drawing, changelog modes with `CHANGELOG_MODE`, and the execution plan as JSON with
 //! `JSON_EXECUTION_PLAN`.
 
+mod lookup;
+
 use std::fmt::Write;
 
 use weir_connectors::ConnectorRegistry;
@@ -219,6 +221,19 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
+        PhysicalKind::LookupJoin { table, join_type, keys, dim_filter, join_condition, execution } => {
+            lookup::lookup_join_label(
+                table,
+                *join_type,
+                keys,
+                dim_filter.as_ref(),
+                join_condition.as_ref(),
+                execution,
+                &input_fields,
+                &node.fields,
+                infix,
+            )
+        }
         PhysicalKind::Sink { table, materializer, on_conflict, .. } => {
             let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };
             let conflict = on_conflict.map_or(String::new(), |c| format!(", conflictStrategy=[{}]", c.name()));
@@ -267,6 +282,13 @@ fn logical_label(plan: &Plan) -> String {
             format!("LogicalAggregate({})", items.join(", "))
         }
         Node::Union { .. } => "LogicalUnion(all=[true])".to_string(),
+        Node::LookupJoin { join_type, .. } => {
+            let kind = match join_type {
+                weir_operators::LookupJoinType::Inner => "inner",
+                weir_operators::LookupJoinType::LeftOuter => "left",
+            };
+            format!("LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{}}])")
+        }
     }
 }
 
@@ -275,7 +297,10 @@ fn logical_label(plan: &Plan) -> String {
 fn draw_logical(out: &mut String, plan: &Plan, prefix: &str) {
     let _ = writeln!(out, "{}", logical_label(plan));
     let children: Vec<&Plan> = match &plan.node {
-        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => vec![input],
+        Node::Calc { input, .. }
+        | Node::WatermarkAssigner { input, .. }
+        | Node::Aggregate { input, .. }
+        | Node::LookupJoin { input, .. } => vec![input],
         Node::Union { inputs } => inputs.iter().collect(),
         _ => Vec::new(),
     };
@@ -465,11 +490,18 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
                 (*pid, strategy)
             })
             .collect();
+        let mut predecessors = predecessors;
+        if let PhysicalKind::LookupJoin { execution, .. } = &node.kind {
+            if execution.async_options.as_ref().is_some_and(|a| a.key_ordered.is_some()) {
+                // Key-ordered lookups are hashed on the update key by a "Partitioner" of their own.
+                predecessors.iter_mut().for_each(|p| p.1 = "HASH");
+                *skipped += 1;
+            }
+        }
         if matches!(node.kind, PhysicalKind::Sink { .. }) && predecessors.iter().any(|(_, s)| *s == "HASH") {
             // The key-by partition is a transformation of its own.
             *skipped += 1;
         }
-        let mut predecessors = predecessors;
         if let PhysicalKind::Sink { materializer: Some(materializer), .. } = &node.kind {
             let id = entries.len() + *skipped + 1;
             let name = materializer.name();

@@ -48,14 +48,22 @@ pub fn table_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>> {
 
 /// The pairs of an `OPTIONS(…)` hint body; `None` for another hint.
 fn options_of(body: &str, position: Position) -> Result<Option<BTreeMap<String, String>>> {
+    hint_pairs(body, position, "OPTIONS")
+}
+
+/// The `'key' = 'value'` pairs of a hint body `NAME(…)`; `None` for a hint of another name.
+///
+/// # Errors
+/// [`Error::Parse`] for a body that is not a list of quoted pairs.
+pub(crate) fn hint_pairs(body: &str, position: Position, name: &str) -> Result<Option<BTreeMap<String, String>>> {
     let malformed = || Error::Parse {
         position,
-        message: format!("Invalid OPTIONS hint '{}': expected OPTIONS('key' = 'value', …)", body.trim()),
+        message: format!("Invalid {name} hint '{}': expected {name}('key' = 'value', …)", body.trim()),
     };
     let tokens = Tokenizer::new(&FlinkDialect, body).tokenize().map_err(|_| malformed())?;
     let mut tokens = tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_)));
     match tokens.next() {
-        Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("OPTIONS") => {}
+        Some(Token::Word(w)) if w.value.eq_ignore_ascii_case(name) => {}
         _ => return Ok(None),
     }
     if tokens.next() != Some(Token::LParen) {

@@ -11,6 +11,7 @@ pub mod dialect;
 pub mod error;
 pub mod explain;
 pub mod hints;
+pub mod lookup_options;
 pub mod options;
 pub mod parser;
 pub mod physical;

@@ -16,6 +16,8 @@
 //! | `table.exec.sink.require-on-conflict` | `true` | an upsert key other than the sink's key needs `ON CONFLICT` |
 //! | `table.exec.sink.not-null-enforcer` | `ERROR` | `ERROR` or `DROP` a row with NULL in a NOT NULL sink column |
 //! | `table.exec.sink.type-length-enforcer` | `IGNORE` | `IGNORE`, `TRIM_PAD` or `ERROR` on strings that do not fit their column |
+//!
+//! The lookup join options are in [`crate::lookup_options`].
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,7 @@ use weir_runtime::config::parse_duration;
 use weir_runtime::Error as RuntimeError;
 
 use crate::error::{Error, Result};
+use crate::lookup_options::{AsyncLookupSettings, LookupHint};
 
 /// How aggregates are split into phases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +111,12 @@ pub struct PlannerOptions {
     pub not_null_enforcer: NotNullEnforcement,
     /// `table.exec.sink.type-length-enforcer`; `None` for `IGNORE`.
     pub type_length_enforcer: Option<LengthEnforcement>,
+    /// `table.exec.async-lookup.*`
+    pub async_lookup: AsyncLookupSettings,
+    /// The statement's `LOOKUP` hints.
+    pub lookup_hints: Vec<LookupHint>,
+    /// Tables whose connector only looks rows up synchronously.
+    pub sync_lookup_tables: std::collections::BTreeSet<String>,
 }
 
 fn invalid(key: &str, value: &str, expected: &str) -> Error {
@@ -152,6 +161,9 @@ fn bytes(key: &str, value: &str) -> Result<usize> {
 /// # Errors
 /// A value of the wrong form, naming the key and what it accepts.
 pub fn validate(key: &str, value: &str) -> Result<()> {
+    if let Some(checked) = crate::lookup_options::validate(key, value) {
+        return checked;
+    }
     match key {
         "table.exec.mini-batch.enabled"
         | "table.exec.sink.require-on-conflict"
@@ -281,6 +293,9 @@ impl PlannerOptions {
             require_on_conflict,
             not_null_enforcer,
             type_length_enforcer,
+            async_lookup: AsyncLookupSettings::from_settings(settings)?,
+            lookup_hints: Vec::new(),
+            sync_lookup_tables: Default::default(),
         })
     }
 }
@@ -298,6 +313,9 @@ impl Default for PlannerOptions {
             require_on_conflict: true,
             not_null_enforcer: NotNullEnforcement::Error,
             type_length_enforcer: None,
+            async_lookup: AsyncLookupSettings::default(),
+            lookup_hints: Vec::new(),
+            sync_lookup_tables: Default::default(),
         }
     }
 }

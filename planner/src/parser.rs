@@ -217,6 +217,8 @@ pub struct Located {
     pub statement: Statement,
     /// Its `/*+ OPTIONS(…) */` table hints.
     pub hints: Vec<TableHint>,
+    /// Its `/*+ LOOKUP(…) */` query hints.
+    pub lookup_hints: Vec<crate::lookup_options::LookupHint>,
 }
 
 /// The position of a parser error, read from its message.
@@ -250,6 +252,7 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     let dialect = FlinkDialect;
     let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| parse_error(e.into()))?;
     let mut hints = table_hints(&tokens)?.into_iter().peekable();
+    let mut lookup_hints = crate::lookup_options::lookup_hints(&tokens)?.into_iter().peekable();
     let (tokens, conflicts) = take_conflict_clauses(tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
@@ -282,7 +285,13 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
         while let Some(hint) = hints.next_if(|h| before_end(h) || end.line == 0) {
             own.push(hint);
         }
-        statements.push(Located { position, statement, hints: own });
+        let mut own_lookups = Vec::new();
+        while let Some(hint) =
+            lookup_hints.next_if(|h| (h.position.line, h.position.column) < (end.line, end.column) || end.line == 0)
+        {
+            own_lookups.push(hint);
+        }
+        statements.push(Located { position, statement, hints: own, lookup_hints: own_lookups });
         if !parser.consume_token(&Token::SemiColon) && parser.peek_token().token != Token::EOF {
             let t = parser.peek_token();
             return Err(Error::Parse {

@@ -13,8 +13,11 @@ use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::Operator as _;
 use weir_runtime::{Field, ShipStrategy, Value};
 
+mod lookup;
+
 use crate::catalog::Catalog;
 use crate::error::{Error, Position, Result};
+use crate::lookup_options::LookupExecution;
 use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions, SinkKeyedShuffle, UpsertMaterialize};
 use crate::parser::ConflictStrategy;
 use crate::plan::{Node, Plan};
@@ -157,6 +160,21 @@ pub enum PhysicalKind {
     },
     /// UNION ALL.
     Union,
+    /// Joins each row with the rows a lookup in `table` finds.
+    LookupJoin {
+        /// The dimension table.
+        table: Box<TableDescriptor>,
+        /// INNER or LEFT.
+        join_type: weir_operators::LookupJoinType,
+        /// Per key column of the table, its value over the input row.
+        keys: Vec<(usize, Expr)>,
+        /// Condition on the table's row alone.
+        dim_filter: Option<Expr>,
+        /// Condition on the joined row.
+        join_condition: Option<Expr>,
+        /// Sync or async, ordering, timeout, capacity and retries.
+        execution: LookupExecution,
+    },
     /// Writes into a table.
     Sink {
         /// The table.
@@ -243,6 +261,7 @@ impl PhysicalNode {
             PhysicalKind::LocalGroupAggregate { .. } => "LocalGroupAggregate",
             PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
             PhysicalKind::Union => "Union",
+            PhysicalKind::LookupJoin { .. } => "LookupJoin",
             PhysicalKind::Sink { .. } => "Sink",
         }
     }
@@ -399,7 +418,8 @@ fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
         PhysicalKind::GlobalGroupAggregate { key_count, .. } if *key_count > 0 => Some((0..*key_count).collect()),
         PhysicalKind::Exchange { .. }
         | PhysicalKind::WatermarkAssigner { .. }
-        | PhysicalKind::MiniBatchAssigner { .. } => upsert_key(&node.inputs[0]),
+        | PhysicalKind::MiniBatchAssigner { .. }
+        | PhysicalKind::LookupJoin { .. } => upsert_key(&node.inputs[0]),
         PhysicalKind::Calc { projections, .. } => upsert_key(&node.inputs[0])?
             .into_iter()
             .map(|k| projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == k)))
@@ -448,7 +468,9 @@ pub fn physical_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
 fn has_aggregate(plan: &Plan) -> bool {
     match &plan.node {
         Node::Aggregate { .. } => true,
-        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } => has_aggregate(input),
+        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
+            has_aggregate(input)
+        }
         Node::Union { inputs } => inputs.iter().any(has_aggregate),
         _ => false,
     }
@@ -536,6 +558,18 @@ impl<'a> Physical<'a> {
                 self.with_assigner(assigner)
             }
             Node::Aggregate { input, keys, calls } => self.aggregate(*input, keys, calls, fields, update_before),
+            Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
+                let parts = lookup::LookupJoinParts {
+                    input: *input,
+                    table,
+                    alias,
+                    join_type,
+                    keys,
+                    dim_filter,
+                    join_condition,
+                };
+                self.lookup_join(parts, fields, update_before)
+            }
             Node::Union { inputs } => {
                 let inputs: Vec<PhysicalNode> =
                     inputs.into_iter().map(|i| self.physical(i, update_before, false)).collect();

@@ -3,6 +3,7 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
+use weir_operators::LookupJoinType;
 use weir_runtime::{Field, Value};
 
 /// A node and the columns it produces.
@@ -61,6 +62,25 @@ pub enum Node {
         /// The inputs.
         inputs: Vec<Plan>,
     },
+    /// `JOIN dim FOR SYSTEM_TIME AS OF input.proc_time`: each input row joined with the rows
+    /// of `table` found by looking up its key. Output: the input's columns, then the table's.
+    LookupJoin {
+        /// The probe side.
+        input: Box<Plan>,
+        /// The dimension table.
+        table: Box<TableDescriptor>,
+        /// The name the query gives the table (its alias, else its name).
+        alias: String,
+        /// INNER or LEFT.
+        join_type: LookupJoinType,
+        /// The lookup key: per key column of the table (its index), the expression over the
+        /// input row giving its value.
+        keys: Vec<(usize, Expr)>,
+        /// Conditions on the table's columns alone, over the table's row.
+        dim_filter: Option<Expr>,
+        /// Other conditions, over the joined row.
+        join_condition: Option<Expr>,
+    },
 }
 
 impl Plan {
@@ -68,7 +88,9 @@ impl Plan {
     pub fn is_insert_only(&self) -> bool {
         match &self.node {
             Node::Scan { .. } | Node::Values { .. } => true,
-            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } => input.is_insert_only(),
+            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
+                input.is_insert_only()
+            }
             Node::Aggregate { .. } => false,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
         }
@@ -78,7 +100,9 @@ impl Plan {
     pub fn updating_node(&self) -> Option<&'static str> {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
-            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } => input.updating_node(),
+            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
+                input.updating_node()
+            }
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
             _ => None,
         }

@@ -129,6 +129,28 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let node = Node::Scan { table, projection: kept.iter().map(|&i| projection[i]).collect() };
             (Plan { node, fields: kept.iter().map(|&i| fields[i].clone()).collect() }, mapping)
         }
+        Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
+            let probe_width = input.fields.len();
+            let width = fields.len();
+            let mut used = required[..probe_width].to_vec();
+            keys.iter().for_each(|(_, k)| k.mark_columns(&mut used));
+            if let Some(c) = &join_condition {
+                let mut joined = vec![false; width];
+                c.mark_columns(&mut joined);
+                used.iter_mut().zip(&joined).for_each(|(u, j)| *u |= *j);
+            }
+            let (input, map) = prune(*input, &used);
+            let new_width = input.fields.len();
+            let mapping: Vec<Option<usize>> =
+                (0..width).map(|i| if i < probe_width { map[i] } else { Some(i - probe_width + new_width) }).collect();
+            let keys = keys.into_iter().map(|(d, k)| (d, k.remap(&map))).collect();
+            let join_condition = join_condition.map(|c| c.remap(&mapping));
+            let mut new_fields = input.fields.clone();
+            new_fields.extend(fields[probe_width..].iter().cloned());
+            let node =
+                Node::LookupJoin { input: Box::new(input), table, alias, join_type, keys, dim_filter, join_condition };
+            (Plan { node, fields: new_fields }, mapping)
+        }
         node @ Node::Values { .. } => {
             let n = fields.len();
             (Plan { node, fields }, identity(n))

@@ -15,9 +15,10 @@ fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usiz
             entry.0 += 1;
             entry.1.extend(projection.iter().copied());
         }
-        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => {
-            collect_scans(input, scans)
-        }
+        Node::Calc { input, .. }
+        | Node::WatermarkAssigner { input, .. }
+        | Node::Aggregate { input, .. }
+        | Node::LookupJoin { input, .. } => collect_scans(input, scans),
         Node::Union { inputs } => inputs.iter().for_each(|i| collect_scans(i, scans)),
         Node::Values { .. } => {}
     }
@@ -67,6 +68,15 @@ fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
             Node::Aggregate { input: Box::new(rewrite(*input, shared)), keys, calls }
         }
         Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(|i| rewrite(i, shared)).collect() },
+        Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
+            input: Box::new(rewrite(*input, shared)),
+            table,
+            alias,
+            join_type,
+            keys,
+            dim_filter,
+            join_condition,
+        },
         values => values,
     };
     Plan { node, fields }

@@ -37,6 +37,8 @@ pub struct Session {
     registry: ConnectorRegistry,
     runtime: RuntimeConfig,
     options: BTreeMap<String, String>,
+    /// The `LOOKUP` hints of the statement being planned.
+    lookup_hints: Vec<crate::lookup_options::LookupHint>,
     running: Vec<JobHandle>,
     cancellers: Arc<Mutex<Vec<JobCanceller>>>,
     out: Box<dyn Write + Send>,
@@ -67,6 +69,7 @@ impl Session {
             registry,
             runtime,
             options: BTreeMap::new(),
+            lookup_hints: Vec::new(),
             running: Vec::new(),
             cancellers: Arc::default(),
             out,
@@ -170,6 +173,7 @@ impl Session {
 
     /// Runs `f` with the statement's `OPTIONS` hints applied to the catalog's tables.
     fn with_hints<T>(&mut self, located: &Located, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.lookup_hints = located.lookup_hints.clone();
         if located.hints.is_empty() {
             return f(self);
         }
@@ -267,8 +271,9 @@ impl Session {
                 return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
             }
         }
-        let descriptor =
-            TableDescriptor { name: t.name.clone(), schema: Schema::new(fields), options: t.options.clone() };
+        let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
+        let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
+        let descriptor = TableDescriptor { options: t.options.clone(), ..descriptor };
         let table = CatalogTable {
             descriptor,
             primary_key: t.primary_key.clone(),
@@ -322,17 +327,49 @@ impl Session {
         Ok((sink, plan))
     }
 
+    /// The planner options for `plans`: the session's settings, the statement's LOOKUP hints,
+    /// and which of the tables the plans look up only offer sync lookups.
+    ///
+    /// # Errors
+    /// Malformed settings, and a lookup join on a table that cannot be looked up.
+    fn planner_options<'p>(&self, plans: impl IntoIterator<Item = &'p Plan>) -> Result<PlannerOptions> {
+        fn lookup_tables<'a>(plan: &'a Plan, out: &mut Vec<&'a weir_connectors::TableDescriptor>) {
+            match &plan.node {
+                Node::LookupJoin { input, table, .. } => {
+                    out.push(table);
+                    lookup_tables(input, out);
+                }
+                Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => {
+                    lookup_tables(input, out)
+                }
+                Node::Union { inputs } => inputs.iter().for_each(|i| lookup_tables(i, out)),
+                Node::Scan { .. } | Node::Values { .. } => {}
+            }
+        }
+        let mut options = PlannerOptions::from_settings(&self.options)?;
+        options.lookup_hints = self.lookup_hints.clone();
+        let mut tables = Vec::new();
+        plans.into_iter().for_each(|p| lookup_tables(p, &mut tables));
+        for table in tables {
+            if !self.registry.create_lookup(table, std::sync::Arc::clone(&self.runtime.clock))?.supports_async {
+                options.sync_lookup_tables.insert(table.name.clone());
+            }
+        }
+        Ok(options)
+    }
+
     /// The physical plans of INSERTs, one per sink.
     ///
     /// # Errors
     /// Unknown tables or columns, type mismatches, and an updating query into an append-only sink.
     pub fn plan_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
-        let options = PlannerOptions::from_settings(&self.options)?;
-        let mut pruned = Vec::new();
+        let mut bound = Vec::new();
         for insert in inserts {
-            let (sink, plan) = self.bind_insert(insert, at)?;
-            pruned.push((sink, rewrite(plan, &options)));
+            bound.push(self.bind_insert(insert, at)?);
         }
+        let options = self.planner_options(bound.iter().map(|(_, p)| p))?;
+        let pruned: Vec<(CatalogTable, Plan)> =
+            bound.into_iter().map(|(sink, plan)| (sink, rewrite(plan, &options))).collect();
         let (sinks, logical): (Vec<CatalogTable>, Vec<Plan>) = pruned.into_iter().unzip();
         let mut plans = Vec::new();
         for ((sink, plan), insert) in sinks.into_iter().zip(share_scans(logical)).zip(inserts) {
@@ -371,14 +408,15 @@ impl Session {
             Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog).bind_query(query)?;
-                let options = PlannerOptions::from_settings(&self.options)?;
+                let options = self.planner_options([&plan])?;
                 let physical = physical_query(rewrite(plan.clone(), &options), &options);
                 (vec![(None, plan)], vec![physical])
             }
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
         };
         // A plan that could not run cannot be explained either: translate it (nothing starts).
-        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
+        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism)
+            .with_clock(std::sync::Arc::clone(&self.runtime.clock));
         for plan in &physical {
             translator.translate(plan)?;
         }
@@ -401,7 +439,8 @@ impl Session {
     /// Plans every INSERT into one job and runs it.
     fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
         let plans = self.plan_inserts(inserts, at)?;
-        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
+        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism)
+            .with_clock(std::sync::Arc::clone(&self.runtime.clock));
         for plan in &plans {
             translator.translate(plan)?;
         }
@@ -421,10 +460,12 @@ impl Session {
     /// Runs a query and writes its rows as a table with an `op` column, or as a changelog
     /// (`+I[…]`, `-U[…]`, …) when `sql-client.execution.result-mode` is `changelog`.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
-        let options = PlannerOptions::from_settings(&self.options)?;
-        let plan = rewrite(Binder::new(&self.catalog).bind_query(query)?, &options);
+        let plan = Binder::new(&self.catalog).bind_query(query)?;
+        let options = self.planner_options([&plan])?;
+        let plan = rewrite(plan, &options);
         let fields = plan.fields.clone();
-        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism);
+        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism)
+            .with_clock(std::sync::Arc::clone(&self.runtime.clock));
         let output = translator.translate(&physical_query(plan, &options))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();

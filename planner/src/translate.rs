@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, SourceStep};
 use weir_operators::{
-    BundleTrigger, CalcOperator, GlobalGroupAggregateOperator, GroupAggregateOperator, LocalGroupAggregateOperator,
+    AsyncLookupJoinOperator, AsyncLookupOptions, BundleTrigger, CalcOperator, GlobalGroupAggregateOperator,
+    GroupAggregateOperator, KeyOrderedLookupJoinOperator, LocalGroupAggregateOperator, LookupJoinSpec,
     MiniBatchAssignerOperator, MiniBatchMode, UnionOperator, WatermarkAssignerOperator,
     WatermarkTimestampAssignerOperator,
 };
@@ -33,6 +34,8 @@ pub struct Translator<'a> {
     pub unbounded: bool,
     /// Scans already added, by reuse digest: a shared scan runs once.
     scans: std::collections::HashMap<String, Output>,
+    /// The clock lookup caches expire entries by.
+    clock: Arc<dyn weir_runtime::Clock>,
 }
 
 /// A vertex, its parallelism, and the exchange its consumer must apply.
@@ -63,7 +66,20 @@ fn edge(input: &Output, parallelism: usize) -> ShipStrategy {
 impl<'a> Translator<'a> {
     /// A translator building a new graph.
     pub fn new(registry: &'a ConnectorRegistry, parallelism: usize) -> Self {
-        Translator { registry, parallelism, graph: JobGraph::new(), unbounded: false, scans: Default::default() }
+        Translator {
+            registry,
+            parallelism,
+            graph: JobGraph::new(),
+            unbounded: false,
+            scans: Default::default(),
+            clock: Arc::new(weir_runtime::SystemClock),
+        }
+    }
+
+    /// The translator, with lookup caches reading time from `clock` (the job's clock).
+    pub fn with_clock(mut self, clock: Arc<dyn weir_runtime::Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     fn operator(
@@ -221,6 +237,71 @@ impl<'a> Translator<'a> {
                     self.graph.connect(o.vertex, vertex, edge(o, parallelism));
                 }
                 Ok(Output { vertex, parallelism, exchange: None })
+            }
+            PhysicalKind::LookupJoin { table, join_type, keys, dim_filter, join_condition, execution } => {
+                let mut input = self.translate(&node.inputs[0])?;
+                let lookup = self.registry.create_lookup(table, Arc::clone(&self.clock))?;
+                let dim_keys: Vec<usize> = keys.iter().map(|(d, _)| *d).collect();
+                // One function (and cache) for all subtasks.
+                let function = lookup.provider.lookup_function(&dim_keys)?;
+                let spec = Arc::new(LookupJoinSpec {
+                    table: table.qualified_name(),
+                    join_type: *join_type,
+                    keys: keys.iter().map(|(_, e)| e.clone()).collect(),
+                    key_names: dim_keys.iter().map(|&d| table.schema.fields[d].name.clone()).collect(),
+                    dim_arity: table.schema.fields.len(),
+                    dim_filter: dim_filter.clone(),
+                    join_condition: join_condition.clone(),
+                });
+                let input_arity = node.inputs[0].fields.len();
+                let p = input.parallelism;
+                let factory: weir_runtime::graph::OperatorFactory = match &execution.async_options {
+                    Some(a) if a.key_ordered.is_some() => {
+                        let order_key = a.key_ordered.clone().unwrap_or_default();
+                        input.exchange = Some(ShipStrategy::Hash(order_key.clone()));
+                        let options = AsyncLookupOptions {
+                            capacity: a.capacity,
+                            timeout: a.timeout,
+                            ordered: true,
+                            retry: execution.retry,
+                        };
+                        Arc::new(move |_| {
+                            Box::new(KeyOrderedLookupJoinOperator::new(
+                                Arc::clone(&spec),
+                                Arc::clone(&function),
+                                options,
+                                input_arity,
+                                order_key.clone(),
+                            ))
+                        })
+                    }
+                    async_options => {
+                        let options = match async_options {
+                            Some(a) => AsyncLookupOptions {
+                                capacity: a.capacity,
+                                timeout: a.timeout,
+                                ordered: a.ordered,
+                                retry: execution.retry,
+                            },
+                            // Sync: one lookup at a time, without a time limit.
+                            None => AsyncLookupOptions {
+                                capacity: 1,
+                                timeout: std::time::Duration::ZERO,
+                                ordered: true,
+                                retry: execution.retry,
+                            },
+                        };
+                        Arc::new(move |_| {
+                            Box::new(AsyncLookupJoinOperator::new(
+                                Arc::clone(&spec),
+                                Arc::clone(&function),
+                                options,
+                                input_arity,
+                            ))
+                        })
+                    }
+                };
+                Ok(self.operator("LookupJoin", &input, p, factory))
             }
             PhysicalKind::Sink { table, enforcer, materializer, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;

@@ -35,4 +35,10 @@ pub trait LookupProvider: Send + Sync {
     /// # Errors
     /// A table that cannot be looked up by these columns.
     fn lookup_function(&self, keys: &[usize]) -> Result<Arc<dyn LookupFunction>>;
+
+    /// Every row of the table, for a cache that holds all of it (`'lookup.cache' = 'FULL'`);
+    /// `None` when the table cannot be read whole.
+    fn load_all(&self) -> Option<LookupFuture> {
+        None
+    }
 }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod postgres;
+
 use std::time::{Duration, Instant};
 
 use weir::connectors::{CollectHandle, GeneratorSource, MemorySource, SourceStep};

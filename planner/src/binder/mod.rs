@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod expr;
+mod lookup_join;
 mod scope;
 
 use std::collections::HashMap;
@@ -179,12 +180,15 @@ impl<'a> Binder<'a> {
                 let plan = Plan { node: Node::Values { rows: vec![Vec::new()] }, fields: Vec::new() };
                 Ok((plan, Scope::default()))
             }
-            [single] if single.joins.is_empty() => {
-                let (plan, qualifier) = self.bind_table_factor(&single.relation)?;
-                let scope = Scope::new(&plan.fields, qualifier.as_deref());
+            [single] => {
+                let (mut plan, qualifier) = self.bind_table_factor(&single.relation)?;
+                let mut scope = Scope::new(&plan.fields, qualifier.as_deref());
+                for join in &single.joins {
+                    (plan, scope) = self.bind_lookup_join(plan, scope, join)?;
+                }
                 Ok((plan, scope))
             }
-            _ => Err(unsupported("Joins")),
+            _ => Err(unsupported("Joins (comma-separated FROM items)")),
         }
     }
 

@@ -1,0 +1,274 @@
+//! How lookup joins run: the `table.exec.async-lookup.*` options and the `LOOKUP` hint, merged
+//! as Flink merges them (`LookupJoinUtil.getMergedAsyncOptions`).
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `table.exec.async-lookup.buffer-capacity` | `100` | most lookups in flight per subtask |
+//! | `table.exec.async-lookup.timeout` | `3 min` | longest a record may wait for its lookup; the job fails after |
+//! | `table.exec.async-lookup.output-mode` | `ORDERED` | `ORDERED` or `ALLOW_UNORDERED` (unordered only for insert-only input) |
+//! | `table.exec.async-lookup.key-ordered-enabled` | `false` | updating input with `ALLOW_UNORDERED`: one lookup at a time per update key |
+//!
+//! `SELECT /*+ LOOKUP('table'='d', 'async'='true', 'output-mode'='allow_unordered',
+//! 'capacity'='100', 'timeout'='180s', 'retry-predicate'='lookup_miss',
+//! 'retry-strategy'='fixed_delay', 'fixed-delay'='10s', 'max-attempts'='3') */` overrides them
+//! for the lookup join of table (or alias) `d`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+use weir_operators::LookupRetry;
+use weir_runtime::config::parse_duration;
+
+use crate::error::{Error, Position, Result};
+use crate::hints::hint_pairs;
+
+/// `table.exec.async-lookup.output-mode`
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Results in input order.
+    Ordered,
+    /// Results as lookups complete, where that cannot change the result.
+    AllowUnordered,
+}
+
+/// The job-level async lookup options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsyncLookupSettings {
+    /// `table.exec.async-lookup.buffer-capacity`
+    pub capacity: usize,
+    /// `table.exec.async-lookup.timeout`
+    pub timeout: Duration,
+    /// `table.exec.async-lookup.output-mode`
+    pub output_mode: OutputMode,
+    /// `table.exec.async-lookup.key-ordered-enabled`
+    pub key_ordered: bool,
+}
+
+impl Default for AsyncLookupSettings {
+    fn default() -> Self {
+        AsyncLookupSettings {
+            capacity: 100,
+            timeout: Duration::from_secs(180),
+            output_mode: OutputMode::Ordered,
+            key_ordered: false,
+        }
+    }
+}
+
+fn invalid(key: &str, value: &str, expected: &str) -> Error {
+    weir_runtime::Error::InvalidOption {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: expected.to_string(),
+    }
+    .into()
+}
+
+fn boolean(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(invalid(key, value, "'true' or 'false'")),
+    }
+}
+
+fn capacity(key: &str, value: &str) -> Result<usize> {
+    value.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| invalid(key, value, "a positive number"))
+}
+
+fn output_mode(key: &str, value: &str) -> Result<OutputMode> {
+    match value.trim().to_ascii_uppercase().as_str() {
+        "ORDERED" => Ok(OutputMode::Ordered),
+        "ALLOW_UNORDERED" => Ok(OutputMode::AllowUnordered),
+        _ => Err(invalid(key, value, "one of 'ORDERED', 'ALLOW_UNORDERED'")),
+    }
+}
+
+/// Checks a `table.exec.async-lookup.*` value; `None` for keys of other options.
+pub fn validate(key: &str, value: &str) -> Option<Result<()>> {
+    Some(match key {
+        "table.exec.async-lookup.buffer-capacity" => capacity(key, value).map(drop),
+        "table.exec.async-lookup.timeout" => parse_duration(key, value).map(drop).map_err(Error::from),
+        "table.exec.async-lookup.output-mode" => output_mode(key, value).map(drop),
+        "table.exec.async-lookup.key-ordered-enabled" => boolean(key, value).map(drop),
+        _ => return None,
+    })
+}
+
+impl AsyncLookupSettings {
+    /// The settings from a session's `SET` values.
+    ///
+    /// # Errors
+    /// A malformed value, naming the key and what it accepts.
+    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Self> {
+        let mut s = AsyncLookupSettings::default();
+        for (key, value) in settings {
+            match key.as_str() {
+                "table.exec.async-lookup.buffer-capacity" => s.capacity = capacity(key, value)?,
+                "table.exec.async-lookup.timeout" => s.timeout = parse_duration(key, value)?,
+                "table.exec.async-lookup.output-mode" => s.output_mode = output_mode(key, value)?,
+                "table.exec.async-lookup.key-ordered-enabled" => s.key_ordered = boolean(key, value)?,
+                _ => {}
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// A `LOOKUP(…)` query hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupHint {
+    /// The table (or its alias) the hint is for.
+    pub table: String,
+    /// `async`: whether lookups are async.
+    pub async_lookup: Option<bool>,
+    /// `output-mode`
+    pub output_mode: Option<OutputMode>,
+    /// `capacity`
+    pub capacity: Option<usize>,
+    /// `timeout`
+    pub timeout: Option<Duration>,
+    /// `retry-predicate` + `retry-strategy` + `fixed-delay` + `max-attempts`, when retry is on.
+    pub retry: Option<LookupRetry>,
+    /// Where the hint starts.
+    pub position: Position,
+}
+
+const HINT_KEYS: [&str; 10] = [
+    "table",
+    "async",
+    "output-mode",
+    "capacity",
+    "timeout",
+    "retry-predicate",
+    "retry-strategy",
+    "fixed-delay",
+    "max-attempts",
+    "shuffle",
+];
+
+impl LookupHint {
+    /// A hint from its `'key' = 'value'` pairs.
+    ///
+    /// # Errors
+    /// Unknown keys, a missing `table`, and malformed values, naming the key.
+    pub fn from_pairs(pairs: &BTreeMap<String, String>, position: Position) -> Result<Self> {
+        let hint_error = |message: String| Error::validation(position, format!("Invalid LOOKUP hint: {message}"));
+        if let Some(unknown) = pairs.keys().find(|k| !HINT_KEYS.contains(&k.as_str())) {
+            return Err(hint_error(format!(
+                "unsupported option '{unknown}'. Supported options: {}",
+                HINT_KEYS.map(|k| format!("'{k}'")).join(", ")
+            )));
+        }
+        let table = pairs.get("table").ok_or_else(|| hint_error("incomplete required option(s): 'table'".into()))?;
+        let get = |k: &str| pairs.get(k).map(String::as_str);
+        let duration = |k: &str| get(k).map(|v| parse_duration(k, v)).transpose().map_err(Error::from);
+        let predicate_ok = get("retry-predicate").is_some_and(|p| p.trim().eq_ignore_ascii_case("lookup_miss"));
+        let strategy_ok = get("retry-strategy").is_some_and(|s| s.trim().eq_ignore_ascii_case("fixed_delay"));
+        let retry = match duration("fixed-delay")? {
+            Some(delay) if predicate_ok && strategy_ok => {
+                let max_attempts = get("max-attempts").map(|v| capacity("max-attempts", v)).transpose()?.unwrap_or(1);
+                Some(LookupRetry { delay, max_attempts })
+            }
+            _ => None,
+        };
+        if let Some(v) = get("shuffle") {
+            boolean("shuffle", v)?;
+        }
+        Ok(LookupHint {
+            table: table.clone(),
+            async_lookup: get("async").map(|v| boolean("async", v)).transpose()?,
+            output_mode: get("output-mode").map(|v| output_mode("output-mode", v)).transpose()?,
+            capacity: get("capacity").map(|v| capacity("capacity", v)).transpose()?,
+            timeout: duration("timeout")?,
+            retry,
+            position,
+        })
+    }
+}
+
+/// The `LOOKUP` hints among a script's tokens, in order.
+///
+/// # Errors
+/// A malformed hint.
+pub fn lookup_hints(tokens: &[TokenWithSpan]) -> Result<Vec<LookupHint>> {
+    let mut hints = Vec::new();
+    for token in tokens {
+        let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else { continue };
+        let Some(body) = text.strip_prefix('+') else { continue };
+        let position = Position { line: token.span.start.line, column: token.span.start.column };
+        if let Some(pairs) = hint_pairs(body, position, "LOOKUP")? {
+            hints.push(LookupHint::from_pairs(&pairs, position)?);
+        }
+    }
+    Ok(hints)
+}
+
+/// How one lookup join runs, after merging the job options with its hint and looking at its
+/// input's changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupExecution {
+    /// Async options; `None` for sync lookups.
+    pub async_options: Option<AsyncExecution>,
+    /// Retries of lookups that found nothing.
+    pub retry: Option<LookupRetry>,
+}
+
+/// The async part of [`LookupExecution`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsyncExecution {
+    /// Whether results leave in input order (`ORDERED` in EXPLAIN) or as lookups complete.
+    pub ordered: bool,
+    /// The update-key columns lookups are serialized on, when key-ordered.
+    pub key_ordered: Option<Vec<usize>>,
+    /// Longest wait for one record.
+    pub timeout: Duration,
+    /// Most lookups in flight.
+    pub capacity: usize,
+}
+
+impl std::fmt::Display for AsyncExecution {
+    /// Flink's `AsyncOptions.toString()`: `ORDERED, KEY_ORDERED: false, 180000ms, 100`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}, KEY_ORDERED: {}, {}ms, {}",
+            if self.ordered { "ORDERED" } else { "UNORDERED" },
+            self.key_ordered.is_some(),
+            self.timeout.as_millis(),
+            self.capacity
+        )
+    }
+}
+
+/// Decides how a lookup join runs: async unless the hint says `'async'='false'` or the table
+/// only looks up synchronously; unordered only for insert-only input; key-ordered for updating
+/// input with `ALLOW_UNORDERED` and `key-ordered-enabled`, on `update_key` (all columns when the
+/// input has none).
+pub fn lookup_execution(
+    settings: &AsyncLookupSettings,
+    hint: Option<&LookupHint>,
+    supports_async: bool,
+    insert_only: bool,
+    update_key: Option<Vec<usize>>,
+    input_width: usize,
+) -> LookupExecution {
+    let retry = hint.and_then(|h| h.retry);
+    let prefer_async = hint.and_then(|h| h.async_lookup).unwrap_or(true);
+    if !(prefer_async && supports_async) {
+        return LookupExecution { async_options: None, retry };
+    }
+    let mode = hint.and_then(|h| h.output_mode).unwrap_or(settings.output_mode);
+    let key_ordered = (settings.key_ordered && !insert_only && mode == OutputMode::AllowUnordered)
+        .then(|| update_key.filter(|k| !k.is_empty()).unwrap_or_else(|| (0..input_width).collect()));
+    LookupExecution {
+        async_options: Some(AsyncExecution {
+            ordered: !(insert_only && mode == OutputMode::AllowUnordered),
+            key_ordered,
+            timeout: hint.and_then(|h| h.timeout).unwrap_or(settings.timeout),
+            capacity: hint.and_then(|h| h.capacity).unwrap_or(settings.capacity),
+        }),
+        retry,
+    }
+}

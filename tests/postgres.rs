@@ -139,22 +139,38 @@ fn the_hologres_example_runs_against_postgres_in_key_ordered_mode() {
     let (ddl, insert) = script.split_once("INSERT INTO").unwrap();
     let explained = run(&format!("{ddl}EXPLAIN INSERT INTO{insert}"), 2).unwrap().join("\n");
     assert!(explained.contains("async=[ORDERED, KEY_ORDERED: true, 180000ms, 100]"), "{explained}");
-    let printed = run_in_order(&script, 2).unwrap();
+    for parallelism in [1, 2, 4] {
+        for mini_batch in [false, true] {
+            let settings = if mini_batch {
+                "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'table.exec.mini-batch.allow-latency' = '10 ms';\n"
+            } else {
+                ""
+            };
+            let printed = run_in_order(&format!("{settings}{script}"), parallelism).unwrap();
+            assert_eq!(
+                final_rows(&printed),
+                ["[app, 2, 150, 42]", "[mail, 1, 80, 27]", "[web, 2, 130, 31]"],
+                "parallelism {parallelism}, mini-batch {mini_batch}: {printed:?}"
+            );
+        }
+    }
+}
+
+/// The final row of each key (the first column) of a printed changelog, in key order.
+fn final_rows(printed: &[String]) -> Vec<String> {
     let mut last: std::collections::BTreeMap<String, String> = Default::default();
-    for line in &printed {
-        // `+I[web, 1, 100, 31]`: the latest row of each channel is its final result.
+    for line in printed {
         // Print's subtask prefix (`2> `) goes first.
         let line = line.split_once("> ").map_or(line.as_str(), |(_, rest)| rest);
         let row = line.trim_start_matches(|c: char| c != '[');
-        let channel = row.trim_start_matches('[').split(',').next().unwrap().to_string();
+        let key = row.trim_start_matches('[').split(',').next().unwrap_or_default().to_string();
         if line.starts_with("+I") || line.starts_with("+U") {
-            last.insert(channel, row.to_string());
+            last.insert(key, row.to_string());
         } else {
-            last.remove(&channel);
+            last.remove(&key);
         }
     }
-    let finals: Vec<&String> = last.values().collect();
-    assert_eq!(finals, ["[app, 2, 150, 42]", "[mail, 1, 80, 27]", "[web, 2, 130, 31]"], "{printed:?}");
+    last.into_values().collect()
 }
 
 /// A lookup function for `pg_table` through the registry, with `options` and a manual clock.

@@ -154,6 +154,13 @@ impl LookupHint {
     /// # Errors
     /// Unknown keys, a missing `table`, and malformed values, naming the key.
     pub fn from_pairs(pairs: &BTreeMap<String, String>, position: Position) -> Result<Self> {
+        Self::read(pairs, position).map_err(|e| match e {
+            Error::Validation { .. } => e,
+            other => Error::validation(position, format!("Invalid LOOKUP hint: {other}")),
+        })
+    }
+
+    fn read(pairs: &BTreeMap<String, String>, position: Position) -> Result<Self> {
         let hint_error = |message: String| Error::validation(position, format!("Invalid LOOKUP hint: {message}"));
         if let Some(unknown) = pairs.keys().find(|k| !HINT_KEYS.contains(&k.as_str())) {
             return Err(hint_error(format!(

@@ -263,7 +263,12 @@ impl<'a> Binder<'a> {
                 ast::SelectItem::ExprWithAlias { expr, alias } => items.push((expr.clone(), Some(alias.value.clone()))),
                 ast::SelectItem::Wildcard(_) => {
                     for c in &scope.columns {
-                        items.push((ast::Expr::Identifier(ast::Ident::new(c.name.clone())), None));
+                        // Qualified, so that equal names from two joined tables stay apart.
+                        let column = ast::Ident::new(c.name.clone());
+                        items.push(match &c.qualifier {
+                            Some(q) => (ast::Expr::CompoundIdentifier(vec![ast::Ident::new(q.clone()), column]), None),
+                            None => (ast::Expr::Identifier(column), None),
+                        });
                     }
                 }
                 ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(name), _) => {

@@ -56,11 +56,8 @@ fn run(s: &Scenario) {
         out.push(Value::BigInt(n as i64 % KEYS));
         out.push(Value::BigInt(n as i64));
     });
-    let input = if s.updating {
-        numbers.key_by(&[0]).process("CountByKey", input_schema(), CountByKey)
-    } else {
-        numbers
-    };
+    let input =
+        if s.updating { numbers.key_by(&[0]).process("CountByKey", input_schema(), CountByKey) } else { numbers };
     let join = LookupJoin::new("dim", dim_schema(), &["id"], table.lookup_function(&[0]).unwrap(), &[0]).unwrap();
     let join = match s.mode {
         Mode::Sync => join.sync(),

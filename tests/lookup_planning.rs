@@ -34,7 +34,7 @@ fn lookup_line(plan: &str) -> String {
     plan.lines()
         .rev()
         .find(|l| l.contains("LookupJoin("))
-        .map(|l| l.trim_start_matches(|c: char| c == ' ' || c == '+' || c == '-' || c == ':').to_string())
+        .map(|l| l.trim_start_matches([' ', '+', '-', ':']).to_string())
         .unwrap_or_else(|| panic!("no LookupJoin in {plan}"))
 }
 

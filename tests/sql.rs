@@ -77,7 +77,7 @@ fn errors_name_what_is_wrong_and_where() {
         (format!("{ORDERS}SELECT UPPER(qty) FROM orders;"), "2:8: SQL validation failed. From line 2, column 8: Cannot apply 'UPPER' to arguments of type 'UPPER(<INT>)'. Supported form(s): 'UPPER(<CHARACTER>)'"),
         (format!("{ORDERS}SELECT product, COUNT(*) FROM orders GROUP BY qty;"), "2:8: SQL validation failed. From line 2, column 8: Expression 'product' is not being grouped"),
         (format!("{ORDERS}SELECT id +* 2 FROM orders;"), "2:12: SQL parse failed. Expected: an expression, found: *"),
-        (format!("{ORDERS}SELECT o.id FROM orders o JOIN orders p ON o.id = p.id;"), "2:1: Not supported yet: Joins."),
+        (format!("{ORDERS}SELECT o.id FROM orders o JOIN orders p ON o.id = p.id;"), "2:1: Not supported yet: Regular joins (weir plans lookup joins: JOIN t FOR SYSTEM_TIME AS OF s.proc_time AS d ON …)."),
         (format!("{ORDERS}CREATE TABLE s (a DATE) WITH ('connector' = 'blackhole');\nINSERT INTO s SELECT qty FROM orders;"),
          "3:1: SQL validation failed. From line 3, column 1: Column types of query result and sink for 'default_catalog.default_database.s' do not match.\nCause: Incompatible types for sink column 'a' at position 0.\n\nQuery schema: [qty: INT]\nSink schema:  [a: DATE]"),
         (format!("{ORDERS}CREATE TABLE s (a INT, b INT) WITH ('connector' = 'blackhole');\nINSERT INTO s SELECT qty FROM orders;"),

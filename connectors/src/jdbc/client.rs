@@ -86,31 +86,44 @@ impl Drop for IoRuntime {
     }
 }
 
-/// One pooled connection with its prepared statements.
+/// One pooled connection with its prepared statements. Queries share it: the client pipelines
+/// them over the one socket.
 struct Connection {
     client: Client,
-    statements: HashMap<String, Statement>,
+    statements: parking_lot::Mutex<HashMap<String, Statement>>,
 }
 
+type Slot = Arc<AsyncMutex<Option<Arc<Connection>>>>;
+
 /// A pool of connections to one server, shared by the subtasks of a job. Connections open on
-/// first use and are replaced after a failure.
+/// first use and are replaced after a failure. Queries go round-robin over `size` shared
+/// connections; transactions take connections of their own, one transaction at a time each.
 pub struct PgPool {
     endpoint: PgEndpoint,
     runtime: OnceLock<Result<IoRuntime>>,
-    slots: Vec<Arc<AsyncMutex<Option<Connection>>>>,
+    query_slots: Vec<Slot>,
+    batch_slots: Vec<Slot>,
     next: AtomicUsize,
 }
 
 /// Rows of text values (`None` for SQL NULL).
 pub type TextRows = Vec<Vec<Option<String>>>;
 
+type Params<'a> = Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)>;
+
+fn params(values: &[Option<String>]) -> Params<'_> {
+    values.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect()
+}
+
 impl PgPool {
-    /// A pool of up to `size` connections.
+    /// A pool of up to `size` connections for queries (and as many for transactions).
     pub fn new(endpoint: PgEndpoint, size: usize) -> Arc<Self> {
+        let slots = || (0..size.max(1)).map(|_| Arc::new(AsyncMutex::new(None))).collect();
         Arc::new(PgPool {
             endpoint,
             runtime: OnceLock::new(),
-            slots: (0..size.max(1)).map(|_| Arc::new(AsyncMutex::new(None))).collect(),
+            query_slots: slots(),
+            batch_slots: slots(),
             next: AtomicUsize::new(0),
         })
     }
@@ -141,10 +154,7 @@ impl PgPool {
     /// returns the rows as text. Failures are returned as they are; retrying is the caller's
     /// business.
     pub async fn query(self: &Arc<Self>, sql: String, params: Vec<Option<String>>) -> Result<TextRows> {
-        let handle = self.handle()?;
-        let pool = Arc::clone(self);
-        let task = handle.spawn(async move { pool.query_here(&sql, &params).await });
-        task.await.map_err(|e| Error::Validation(format!("a PostgreSQL task failed: {e}")))?
+        self.spawn_query(sql, params)?.await.map_err(|e| Error::Validation(format!("a PostgreSQL task failed: {e}")))?
     }
 
     /// Starts `sql` on the pool's I/O thread without waiting for it.
@@ -161,61 +171,62 @@ impl PgPool {
         Ok(handle.spawn(async move { pool.query_here(&sql, &params).await }))
     }
 
-    /// Runs the statements in order in one transaction on a pooled connection.
+    /// Runs the statements in order in one transaction on a connection of its own.
     pub async fn execute_batch(self: &Arc<Self>, statements: Vec<(String, Vec<Option<String>>)>) -> Result<()> {
         let handle = self.handle()?;
         let pool = Arc::clone(self);
         let task = handle.spawn(async move {
-            let slot = pool.slot();
+            let slot = pool.pick(&pool.batch_slots);
+            // Held for the whole transaction: nothing else runs on this connection meanwhile.
             let mut guard = slot.lock().await;
             let connection = pool.connected(&mut guard).await?;
             let result = async {
                 connection.client.batch_execute("BEGIN").await?;
-                for (sql, params) in &statements {
-                    let statement = prepare(connection, sql, params.len()).await?;
-                    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                        params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
-                    connection.client.execute(&statement, &refs).await?;
+                for (sql, values) in &statements {
+                    let statement = prepare(&connection, sql, values.len()).await?;
+                    connection.client.execute(&statement, &params(values)).await?;
                 }
                 connection.client.batch_execute("COMMIT").await
             }
             .await;
-            pool.settle(&mut guard, result)
+            pool.settle(&mut guard, &connection, result)
         });
         task.await.map_err(|e| Error::Validation(format!("a PostgreSQL task failed: {e}")))?
     }
 
-    fn slot(&self) -> Arc<AsyncMutex<Option<Connection>>> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-        Arc::clone(&self.slots[i])
+    fn pick(&self, slots: &[Slot]) -> Slot {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % slots.len();
+        Arc::clone(&slots[i])
     }
 
-    async fn connected<'a>(&self, slot: &'a mut Option<Connection>) -> Result<&'a mut Connection> {
-        if slot.as_ref().is_some_and(|c| c.client.is_closed()) {
-            *slot = None;
+    /// The slot's connection, opened now if it has none or its last one closed.
+    async fn connected(&self, slot: &mut Option<Arc<Connection>>) -> Result<Arc<Connection>> {
+        if let Some(connection) = slot.as_ref().filter(|c| !c.client.is_closed()) {
+            return Ok(Arc::clone(connection));
         }
-        if slot.is_none() {
-            let (client, connection) = self.endpoint.config.connect(NoTls).await.map_err(|e| self.failure(&e))?;
-            let url = self.endpoint.url.clone();
-            tokio::spawn(async move {
-                if let Err(e) = connection.await {
-                    tracing::warn!(url = %url, error = %e, "PostgreSQL connection closed");
-                }
-            });
-            tracing::debug!(url = %self.endpoint.url, "PostgreSQL connection opened");
-            *slot = Some(Connection { client, statements: HashMap::new() });
-        }
-        slot.as_mut().ok_or_else(|| Error::Validation("no connection".into()))
+        let (client, connection) = self.endpoint.config.connect(NoTls).await.map_err(|e| self.failure(&e))?;
+        let url = self.endpoint.url.clone();
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(url = %url, error = %e, "PostgreSQL connection closed");
+            }
+        });
+        tracing::debug!(url = %self.endpoint.url, "PostgreSQL connection opened");
+        let connection = Arc::new(Connection { client, statements: Default::default() });
+        *slot = Some(Arc::clone(&connection));
+        Ok(connection)
     }
 
-    /// Drops a broken connection so that the next use reconnects.
+    /// Drops a broken connection from its slot so that the next use reconnects.
     fn settle<T>(
         &self,
-        slot: &mut Option<Connection>,
+        slot: &mut Option<Arc<Connection>>,
+        connection: &Arc<Connection>,
         result: std::result::Result<T, tokio_postgres::Error>,
     ) -> Result<T> {
         result.map_err(|e| {
-            if e.is_closed() || slot.as_ref().is_some_and(|c| c.client.is_closed()) || e.code().is_none() {
+            let broken = e.is_closed() || connection.client.is_closed() || e.code().is_none();
+            if broken && slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, connection)) {
                 *slot = None;
             }
             self.failure(&e)
@@ -233,32 +244,38 @@ impl PgPool {
         Error::Validation(format!("{detail} ({})", self.endpoint.url))
     }
 
-    async fn query_here(&self, sql: &str, params: &[Option<String>]) -> Result<TextRows> {
-        let slot = self.slot();
-        let mut guard = slot.lock().await;
-        let connection = self.connected(&mut guard).await?;
+    async fn query_here(&self, sql: &str, values: &[Option<String>]) -> Result<TextRows> {
+        let slot = self.pick(&self.query_slots);
+        let connection = {
+            let mut guard = slot.lock().await;
+            self.connected(&mut guard).await?
+        };
         let result = async {
-            let statement = prepare(connection, sql, params.len()).await?;
-            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
-            connection.client.query(&statement, &refs).await
+            let statement = prepare(&connection, sql, values.len()).await?;
+            connection.client.query(&statement, &params(values)).await
         }
         .await;
-        let rows = self.settle(&mut guard, result)?;
+        let rows = match result {
+            Ok(rows) => rows,
+            Err(e) => {
+                let mut guard = slot.lock().await;
+                return self.settle(&mut guard, &connection, Err(e));
+            }
+        };
         Ok(rows.iter().map(|row| (0..row.len()).map(|i| row.get::<_, Option<String>>(i)).collect()).collect())
     }
 }
 
 /// The statement for `sql` with `params` text parameters, prepared once per connection.
 async fn prepare(
-    connection: &mut Connection,
+    connection: &Connection,
     sql: &str,
     params: usize,
 ) -> std::result::Result<Statement, tokio_postgres::Error> {
-    if let Some(statement) = connection.statements.get(sql) {
+    if let Some(statement) = connection.statements.lock().get(sql) {
         return Ok(statement.clone());
     }
     let statement = connection.client.prepare_typed(sql, &vec![Type::TEXT; params]).await?;
-    connection.statements.insert(sql.to_string(), statement.clone());
+    connection.statements.lock().insert(sql.to_string(), statement.clone());
     Ok(statement)
 }

@@ -131,6 +131,61 @@ fn key_ordered_lookups_keep_each_keys_order_run_keys_concurrently_and_hold_water
     }
 }
 
+/// Random insert-only rows with watermarks, random per-key latencies: every row comes out
+/// once, joined as a recomputation says; ORDERED keeps input order; UNORDERED lets no watermark
+/// pass a row that arrived before it, nor a row one that arrived after it.
+#[test]
+fn async_lookups_on_random_input_keep_their_ordering_promises() {
+    for seed in 0..6u64 {
+        let mut rng = SmallRng::seed_from_u64(100 + seed);
+        let keys = 16;
+        let latencies: Vec<u64> = (0..keys).map(|_| rng.random_range(0..4)).collect();
+        let mut rows = Vec::new();
+        let mut steps = Vec::new();
+        let mut batch = Vec::new();
+        for seq in 0..200i64 {
+            let row =
+                Row::insert(vec![Value::BigInt(rng.random_range(0..keys)), Value::BigInt(seq), Value::BigInt(seq)]);
+            rows.push(row.clone());
+            batch.push(row);
+            if rng.random_range(0..10) == 0 {
+                steps.push(SourceStep::Rows(std::mem::take(&mut batch)));
+                steps.push(SourceStep::Watermark(seq));
+            }
+        }
+        steps.push(SourceStep::Rows(batch));
+        for ordered in [true, false] {
+            let latencies = latencies.clone();
+            let table = MemoryLookupTable::new(dim_rows(keys))
+                .with_latency(move |key| Duration::from_millis(latencies[int(&key[0]) as usize]));
+            let pipeline = Pipeline::new(RuntimeConfig::default().with_parallelism(1));
+            let source = MemorySource::new("inserts", 3, steps.clone());
+            let input = pipeline.source("inserts", input_schema(), 1, move |info| Box::new(source.for_subtask(info)));
+            let join = LookupJoin::new("dim", dim_schema(), &["id"], table.lookup_function(&[0]).unwrap(), &[0])
+                .unwrap()
+                .left_outer();
+            let join = if ordered { join.ordered(8) } else { join.unordered(8) };
+            let out = input.lookup_join(join).collect();
+            pipeline.run().unwrap();
+            let output = out.rows();
+            let mut lines: Vec<String> = output.iter().map(Row::to_string).collect();
+            lines.sort();
+            assert_eq!(lines, expected(&rows, &dim_rows(keys)), "seed {seed}, ordered {ordered}");
+            let order: Vec<i64> = output.iter().map(|r| int(&r.values[1])).collect();
+            if ordered {
+                assert_eq!(order, (0..200).collect::<Vec<_>>(), "seed {seed}");
+            }
+            for (_, watermark, before) in out.watermark_positions() {
+                assert!(order[..before].iter().all(|&s| s <= watermark), "seed {seed}: a later row passed {watermark}");
+                assert!(
+                    order[before..].iter().all(|&s| s > watermark),
+                    "seed {seed}: watermark {watermark} overtook a row"
+                );
+            }
+        }
+    }
+}
+
 /// Input order of the `seq` column in the output.
 fn output_order(lookup: impl FnOnce(LookupJoin) -> LookupJoin) -> Vec<i64> {
     // The first record's lookup is slow, the others answer at once.

@@ -119,6 +119,11 @@ impl OperatorHarness {
         self.chain.advance_end(&mut self.output).map(drop)
     }
 
+    /// The operator's async state: whether work is in flight and whether it takes input.
+    pub fn async_state(&self) -> crate::operator::AsyncState {
+        self.chain.async_state()
+    }
+
     /// Waits until the operator's async work is done (inside a tokio runtime), emitting what
     /// completes and, after [`OperatorHarness::end_input`], finishing the end of input.
     ///

@@ -181,3 +181,64 @@ impl Operator for AsyncLookupJoinOperator {
         self.pump(ctx, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use weir_runtime::harness::OperatorHarness;
+    use weir_runtime::{DataType, LookupFuture};
+
+    use super::*;
+    use crate::lookup::LookupJoinType;
+
+    /// Finds `[k, k * 10]` after `k` milliseconds.
+    struct Slow;
+
+    impl LookupFunction for Slow {
+        fn lookup(&self, key: Vec<Value>) -> LookupFuture {
+            let k = key[0].as_i64().unwrap_or(0);
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(k as u64)).await;
+                Ok(vec![vec![Value::BigInt(k), Value::BigInt(k * 10)]])
+            })
+        }
+    }
+
+    fn operator(capacity: usize, ordered: bool) -> AsyncLookupJoinOperator {
+        let spec = Arc::new(LookupJoinSpec {
+            table: "dim".into(),
+            join_type: LookupJoinType::Inner,
+            keys: vec![crate::expr::Expr::column(0, DataType::bigint())],
+            key_names: vec!["id".into()],
+            dim_arity: 2,
+            dim_filter: None,
+            join_condition: None,
+        });
+        let options = AsyncLookupOptions { capacity, timeout: Duration::from_secs(10), ordered, retry: None };
+        AsyncLookupJoinOperator::new(spec, Arc::new(Slow), options, 1)
+    }
+
+    #[tokio::test]
+    async fn a_full_buffer_saturates_and_ordered_results_keep_input_order() {
+        let mut h = OperatorHarness::new(operator(2, true));
+        h.push("op | k BIGINT\n+I | 5\n+I | 1\n+I | 3").unwrap();
+        h.watermark(7).unwrap();
+        // Three records and a watermark held with room for two: no more input until some complete.
+        assert_eq!(h.async_state(), AsyncState::Saturated);
+        h.settle().await.unwrap();
+        assert_eq!(h.async_state(), AsyncState::Idle);
+        assert_eq!(h.take_lines(), ["+I[5, 5, 50]", "+I[1, 1, 10]", "+I[3, 3, 30]", "watermark 7"]);
+    }
+
+    #[tokio::test]
+    async fn unordered_results_leave_as_they_complete_but_not_past_a_watermark() {
+        let mut h = OperatorHarness::new(operator(10, false));
+        h.push("op | k BIGINT\n+I | 20\n+I | 1").unwrap();
+        h.watermark(7).unwrap();
+        h.push("op | k BIGINT\n+I | 0").unwrap();
+        h.end_input().unwrap();
+        h.settle().await.unwrap();
+        assert_eq!(h.take_lines(), ["+I[1, 1, 10]", "+I[20, 20, 200]", "watermark 7", "+I[0, 0, 0]"]);
+    }
+}

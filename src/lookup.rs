@@ -32,9 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weir_operators::expr::Expr;
-use weir_operators::{
-    AsyncLookupJoinOperator, AsyncLookupOptions, KeyOrderedLookupJoinOperator, LookupJoinSpec, LookupJoinType,
-};
+use weir_operators::{lookup_join_factory, AsyncLookupOptions, LookupJoinSpec, LookupJoinType};
 use weir_runtime::{Error, LookupFunction, Result, Schema, ShipStrategy};
 
 use crate::pipeline::Stream;
@@ -166,42 +164,15 @@ impl Stream {
             f
         }));
         let schema = Schema::new(fields);
-        let options =
-            |ordered| AsyncLookupOptions { capacity: join.capacity, timeout: join.timeout, ordered, retry: None };
-        let function = Arc::clone(&join.function);
+        let ordered = join.scheduling != Scheduling::Async { ordered: false };
+        let options = AsyncLookupOptions { capacity: join.capacity, timeout: join.timeout, ordered, retry: None };
         match join.scheduling {
-            Scheduling::Sync | Scheduling::Async { .. } => {
-                let options = options(join.scheduling != Scheduling::Async { ordered: false });
-                self.then(
-                    "LookupJoin",
-                    schema,
-                    Arc::new(move |_| {
-                        Box::new(AsyncLookupJoinOperator::new(
-                            Arc::clone(&spec),
-                            Arc::clone(&function),
-                            options,
-                            input_arity,
-                        ))
-                    }),
-                )
-            }
             Scheduling::KeyOrdered { order_key } => {
-                let options = options(false);
-                let partitioned = self.partition(ShipStrategy::Hash(order_key.clone()));
-                partitioned.then(
-                    "LookupJoin",
-                    schema,
-                    Arc::new(move |_| {
-                        Box::new(KeyOrderedLookupJoinOperator::new(
-                            Arc::clone(&spec),
-                            Arc::clone(&function),
-                            options,
-                            input_arity,
-                            order_key.clone(),
-                        ))
-                    }),
-                )
+                let factory = lookup_join_factory(spec, join.function, options, input_arity, Some(order_key.clone()));
+                // Each update key is looked up by one subtask.
+                self.partition(ShipStrategy::Hash(order_key)).then("LookupJoin", schema, factory)
             }
+            _ => self.then("LookupJoin", schema, lookup_join_factory(spec, join.function, options, input_arity, None)),
         }
     }
 }

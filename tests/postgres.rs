@@ -3,28 +3,15 @@
 
 mod common;
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::postgres::server;
+use common::Buffer;
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget, TableDescriptor};
 use weir::planner::Session;
 use weir::runtime::{DataType, Field, LookupFunction, ManualClock, RuntimeConfig, Schema, Value};
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Runs `script` at `parallelism`; returns the sorted changelog lines it printed, or the error.
 fn run(script: &str, parallelism: usize) -> Result<Vec<String>, String> {

@@ -1,26 +1,14 @@
 //! SQL scripts through a session: results and every class of error with its message.
 
-use std::io::Write;
+mod common;
+
 use std::sync::Arc;
 
+use common::Buffer;
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget};
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
-
-/// A writer into a shared buffer.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Runs `script` at parallelism 1; returns what it printed, or the error as text.
 fn run(script: &str) -> Result<String, String> {

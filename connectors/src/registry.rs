@@ -12,7 +12,7 @@ use crate::datagen::DatagenFactory;
 use crate::error::{Error, Result};
 use crate::filesystem::FilesystemFactory;
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
-use crate::jdbc::{HologresFactory, JdbcFactory};
+use crate::jdbc::PgFactory;
 use crate::lookup_cache::LookupCacheOptions;
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
@@ -211,8 +211,8 @@ impl ConnectorRegistry {
         registry.register(Arc::new(PrintFactory { target }));
         registry.register(Arc::new(BlackholeFactory));
         registry.register(Arc::new(FilesystemFactory));
-        registry.register(Arc::new(JdbcFactory));
-        registry.register(Arc::new(HologresFactory));
+        registry.register(Arc::new(PgFactory::jdbc()));
+        registry.register(Arc::new(PgFactory::hologres()));
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
         registry

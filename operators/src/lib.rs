@@ -32,8 +32,8 @@ pub use group_aggregate::{BundleTrigger, GroupAggregateOperator};
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
 pub use local_group_aggregate::LocalGroupAggregateOperator;
 pub use lookup::{
-    AsyncLookupJoinOperator, AsyncLookupOptions, KeyOrderedLookupJoinOperator, LookupJoinSpec, LookupJoinType,
-    LookupRetry,
+    lookup_join_factory, AsyncLookupJoinOperator, AsyncLookupOptions, KeyOrderedLookupJoinOperator, LookupJoinSpec,
+    LookupJoinType, LookupRetry,
 };
 pub use map::MapOperator;
 pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};

@@ -22,6 +22,7 @@ use weir_runtime::config::parse_duration;
 
 use crate::error::{Error, Position, Result};
 use crate::hints::hint_pairs;
+use crate::options::{boolean, invalid};
 
 /// `table.exec.async-lookup.output-mode`
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,23 +54,6 @@ impl Default for AsyncLookupSettings {
             output_mode: OutputMode::Ordered,
             key_ordered: false,
         }
-    }
-}
-
-fn invalid(key: &str, value: &str, expected: &str) -> Error {
-    weir_runtime::Error::InvalidOption {
-        key: key.to_string(),
-        value: value.to_string(),
-        expected: expected.to_string(),
-    }
-    .into()
-}
-
-fn boolean(key: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(invalid(key, value, "'true' or 'false'")),
     }
 }
 

@@ -119,12 +119,12 @@ pub struct PlannerOptions {
     pub sync_lookup_tables: std::collections::BTreeSet<String>,
 }
 
-fn invalid(key: &str, value: &str, expected: &str) -> Error {
+pub(crate) fn invalid(key: &str, value: &str, expected: &str) -> Error {
     RuntimeError::InvalidOption { key: key.to_string(), value: value.to_string(), expected: expected.to_string() }
         .into()
 }
 
-fn boolean(key: &str, value: &str) -> Result<bool> {
+pub(crate) fn boolean(key: &str, value: &str) -> Result<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),

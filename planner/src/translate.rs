@@ -11,10 +11,9 @@ use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, SourceStep};
 use weir_operators::{
-    AsyncLookupJoinOperator, AsyncLookupOptions, BundleTrigger, CalcOperator, GlobalGroupAggregateOperator,
-    GroupAggregateOperator, KeyOrderedLookupJoinOperator, LocalGroupAggregateOperator, LookupJoinSpec,
-    MiniBatchAssignerOperator, MiniBatchMode, UnionOperator, WatermarkAssignerOperator,
-    WatermarkTimestampAssignerOperator,
+    lookup_join_factory, AsyncLookupOptions, BundleTrigger, CalcOperator, GlobalGroupAggregateOperator,
+    GroupAggregateOperator, LocalGroupAggregateOperator, LookupJoinSpec, MiniBatchAssignerOperator, MiniBatchMode,
+    UnionOperator, WatermarkAssignerOperator, WatermarkTimestampAssignerOperator,
 };
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
@@ -255,52 +254,27 @@ impl<'a> Translator<'a> {
                 });
                 let input_arity = node.inputs[0].fields.len();
                 let p = input.parallelism;
-                let factory: weir_runtime::graph::OperatorFactory = match &execution.async_options {
-                    Some(a) if a.key_ordered.is_some() => {
-                        let order_key = a.key_ordered.clone().unwrap_or_default();
-                        input.exchange = Some(ShipStrategy::Hash(order_key.clone()));
-                        let options = AsyncLookupOptions {
-                            capacity: a.capacity,
-                            timeout: a.timeout,
-                            ordered: true,
-                            retry: execution.retry,
-                        };
-                        Arc::new(move |_| {
-                            Box::new(KeyOrderedLookupJoinOperator::new(
-                                Arc::clone(&spec),
-                                Arc::clone(&function),
-                                options,
-                                input_arity,
-                                order_key.clone(),
-                            ))
-                        })
-                    }
-                    async_options => {
-                        let options = match async_options {
-                            Some(a) => AsyncLookupOptions {
-                                capacity: a.capacity,
-                                timeout: a.timeout,
-                                ordered: a.ordered,
-                                retry: execution.retry,
-                            },
-                            // Sync: one lookup at a time, without a time limit.
-                            None => AsyncLookupOptions {
-                                capacity: 1,
-                                timeout: std::time::Duration::ZERO,
-                                ordered: true,
-                                retry: execution.retry,
-                            },
-                        };
-                        Arc::new(move |_| {
-                            Box::new(AsyncLookupJoinOperator::new(
-                                Arc::clone(&spec),
-                                Arc::clone(&function),
-                                options,
-                                input_arity,
-                            ))
-                        })
-                    }
+                let order_key = execution.async_options.as_ref().and_then(|a| a.key_ordered.clone());
+                if let Some(key) = &order_key {
+                    // Each update key is looked up by one subtask.
+                    input.exchange = Some(ShipStrategy::Hash(key.clone()));
+                }
+                let options = match &execution.async_options {
+                    Some(a) => AsyncLookupOptions {
+                        capacity: a.capacity,
+                        timeout: a.timeout,
+                        ordered: a.ordered,
+                        retry: execution.retry,
+                    },
+                    // Sync: one lookup at a time, in order, without a time limit.
+                    None => AsyncLookupOptions {
+                        capacity: 1,
+                        timeout: std::time::Duration::ZERO,
+                        ordered: true,
+                        retry: execution.retry,
+                    },
                 };
+                let factory = lookup_join_factory(spec, function, options, input_arity, order_key);
                 Ok(self.operator("LookupJoin", &input, p, factory))
             }
             PhysicalKind::Sink { table, enforcer, materializer, .. } => {

@@ -4,7 +4,11 @@
 
 pub mod postgres;
 
+use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use weir::connectors::{CollectHandle, GeneratorSource, MemorySource, SourceStep};
 use weir::runtime::graph::JobGraph;
@@ -50,4 +54,18 @@ pub fn collect(graph: &mut JobGraph, parallelism: usize) -> (VertexId, CollectHa
 /// A one-field BIGINT insert row.
 pub fn row(v: i64) -> Row {
     Row::insert(vec![Value::BigInt(v)])
+}
+
+/// A writer into a shared buffer: what a session printed, for tests to read.
+#[derive(Clone, Default)]
+pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

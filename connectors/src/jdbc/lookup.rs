@@ -8,7 +8,7 @@ use std::time::Duration;
 use weir_runtime::{DataType, Error as RuntimeError, LookupFunction, LookupFuture, LookupProvider, LookupRows};
 
 use super::client::{PgPool, TextRows};
-use super::types::{from_text, pg_type, quote_identifier, quote_table, to_text};
+use super::types::{from_text, key_conditions, quote_identifier, quote_table, to_text};
 
 /// A PostgreSQL table offered for lookups.
 pub struct PgLookupProvider {
@@ -40,15 +40,7 @@ impl PgLookupProvider {
 
 impl LookupProvider for PgLookupProvider {
     fn lookup_function(&self, keys: &[usize]) -> weir_runtime::Result<Arc<dyn LookupFunction>> {
-        let conditions: Vec<String> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, &k)| {
-                let (name, ty) = &self.columns[k];
-                format!("{} = CAST(${} AS {})", quote_identifier(name), i + 1, pg_type(ty))
-            })
-            .collect();
-        let sql = format!("{} WHERE {}", self.select(), conditions.join(" AND "));
+        let sql = format!("{} WHERE {}", self.select(), key_conditions(&self.columns, keys));
         Ok(Arc::new(self.function(sql)))
     }
 

@@ -39,7 +39,6 @@ use crate::registry::{
 };
 
 /// Where a table lives: its server and its name there.
-#[derive(Clone)]
 struct PgTable {
     pool: Arc<PgPool>,
     table: String,
@@ -47,146 +46,154 @@ struct PgTable {
     supports_async: bool,
 }
 
-impl PgTable {
-    /// A copy for reading (and declaring) the options of the table's other roles.
-    fn clone_for_options(&self) -> PgTable {
-        self.clone()
+/// The options of the table's roles (lookups, sink), read whatever the table is used as, so
+/// that a table declared once can serve as all three.
+struct RoleOptions {
+    max_retries: usize,
+    cache: LookupCacheOptions,
+    sink_max_rows: usize,
+    sink_interval: Duration,
+    sink_parallelism: Option<usize>,
+}
+
+impl RoleOptions {
+    fn read(options: &mut TableOptions) -> Result<Self> {
+        let max_retries = options.parse::<usize>("lookup.max-retries", "a non-negative number")?.unwrap_or(3);
+        let cache = LookupCacheOptions::from_options(options)?;
+        let sink_max_rows =
+            options.parse::<usize>("sink.buffer-flush.max-rows", "a number of rows")?.unwrap_or(100).max(1);
+        let sink_interval = options.duration("sink.buffer-flush.interval")?.unwrap_or(Duration::from_secs(1));
+        options.optional("sink.max-retries");
+        let sink_parallelism = options.parse::<usize>("sink.parallelism", "a positive integer")?;
+        Ok(RoleOptions { max_retries, cache, sink_max_rows, sink_interval, sink_parallelism })
     }
 }
 
-fn columns(table: &TableDescriptor) -> Vec<(String, DataType)> {
-    table.schema.fields.iter().map(|f| (f.name.clone(), f.data_type.clone())).collect()
+/// The values of `keys`, all required: Flink's message naming every missing one otherwise.
+fn required(options: &mut TableOptions, keys: &[&str]) -> Result<Vec<String>> {
+    let values: Vec<Option<String>> = keys.iter().map(|k| options.required(k).map(str::to_string)).collect();
+    let missing: Vec<String> =
+        keys.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(k, _)| k.to_string()).collect();
+    if !missing.is_empty() {
+        return Err(crate::Error::MissingOptions { missing });
+    }
+    Ok(values.into_iter().flatten().collect())
 }
 
-/// The `jdbc` connector (PostgreSQL).
-pub struct JdbcFactory;
+/// Which connector's options a [`PgFactory`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgFlavor {
+    /// `jdbc`: `url`, `table-name`, `username`, `password`, …
+    Jdbc,
+    /// `hologres`: `endpoint`, `dbname`, `tablename`, `username`, `password`, `async`, …
+    Hologres,
+}
 
-impl JdbcFactory {
+/// The `jdbc` and `hologres` connectors: PostgreSQL tables.
+pub struct PgFactory {
+    flavor: PgFlavor,
+}
+
+impl PgFactory {
+    /// The `jdbc` connector.
+    pub fn jdbc() -> Self {
+        PgFactory { flavor: PgFlavor::Jdbc }
+    }
+
+    /// The `hologres` connector.
+    pub fn hologres() -> Self {
+        PgFactory { flavor: PgFlavor::Hologres }
+    }
+
     fn table(&self, table: &TableDescriptor, options: &mut TableOptions) -> Result<PgTable> {
-        let pool_size = options.parse::<usize>("lookup.pool-size", "a positive number of connections")?.unwrap_or(4);
-        let url = options.required("url").map(str::to_string);
-        let name = options.required("table-name").map(str::to_string);
-        let user = options.optional("username").map(str::to_string);
-        let password = options.optional("password").map(str::to_string);
-        options.optional("driver");
-        options.optional("scan.fetch-size");
-        let timeout = options.duration("connection.max-retry-timeout")?.unwrap_or(Duration::from_secs(60));
-        let (Some(url), Some(name)) = (url, name) else {
-            // Missing required options are reported by `finish`.
-            return Ok(PgTable {
-                pool: PgPool::new(PgEndpoint::from_parts("unset", "unset", None, None, "unset")?, 1),
-                table: String::new(),
-                columns: Vec::new(),
-                supports_async: true,
-            });
-        };
-        let mut endpoint = PgEndpoint::from_url(&url, user.as_deref(), password.as_deref())?;
-        endpoint.config.connect_timeout(timeout);
-        Ok(PgTable {
-            pool: PgPool::new(endpoint, pool_size),
-            table: name,
-            columns: columns(table),
-            supports_async: true,
+        let columns = table.schema.fields.iter().map(|f| (f.name.clone(), f.data_type.clone())).collect();
+        match self.flavor {
+            PgFlavor::Jdbc => {
+                let pool_size =
+                    options.parse::<usize>("lookup.pool-size", "a positive number of connections")?.unwrap_or(4);
+                let user = options.optional("username").map(str::to_string);
+                let password = options.optional("password").map(str::to_string);
+                options.optional("driver");
+                options.optional("scan.fetch-size");
+                let timeout = options.duration("connection.max-retry-timeout")?.unwrap_or(Duration::from_secs(60));
+                let [url, name] = <[String; 2]>::try_from(required(options, &["url", "table-name"])?)
+                    .map_err(|_| crate::Error::Validation("url and table-name".into()))?;
+                let mut endpoint = PgEndpoint::from_url(&url, user.as_deref(), password.as_deref())?;
+                endpoint.config.connect_timeout(timeout);
+                Ok(PgTable { pool: PgPool::new(endpoint, pool_size), table: name, columns, supports_async: true })
+            }
+            PgFlavor::Hologres => {
+                let supports_async = options.boolean("async", false)?;
+                let pool_size =
+                    options.parse::<usize>("connectionSize", "a positive number of connections")?.unwrap_or(3);
+                let keys = ["endpoint", "dbname", "tablename", "username", "password"];
+                let [endpoint, database, name, user, password] = <[String; 5]>::try_from(required(options, &keys)?)
+                    .map_err(|_| crate::Error::Validation("hologres connection options".into()))?;
+                let shown = format!("hologres://{endpoint}/{database}");
+                let endpoint = PgEndpoint::from_parts(&endpoint, &database, Some(&user), Some(&password), &shown)?;
+                Ok(PgTable { pool: PgPool::new(endpoint, pool_size), table: name, columns, supports_async })
+            }
+        }
+    }
+}
+
+impl ConnectorFactory for PgFactory {
+    fn identifier(&self) -> &'static str {
+        match self.flavor {
+            PgFlavor::Jdbc => "jdbc",
+            PgFlavor::Hologres => "hologres",
+        }
+    }
+
+    fn create_source(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _: &FactoryContext<'_>,
+    ) -> Result<SourceProvider> {
+        let t = self.table(table, options)?;
+        RoleOptions::read(options)?;
+        let name = table.name.clone();
+        Ok(SourceProvider {
+            parallelism: Some(1),
+            bounded: true,
+            factory: Arc::new(move |_: &SubtaskInfo| {
+                Box::new(PgScanSource {
+                    name: name.clone(),
+                    pool: Arc::clone(&t.pool),
+                    table: t.table.clone(),
+                    columns: t.columns.clone(),
+                    query: None,
+                    rows: None,
+                })
+            }),
         })
     }
-}
 
-/// The `hologres` connector, served by a PostgreSQL client.
-pub struct HologresFactory;
-
-impl HologresFactory {
-    fn table(&self, table: &TableDescriptor, options: &mut TableOptions) -> Result<PgTable> {
-        let endpoint = options.required("endpoint").map(str::to_string);
-        let database = options.required("dbname").map(str::to_string);
-        let name = options.required("tablename").map(str::to_string);
-        let user = options.required("username").map(str::to_string);
-        let password = options.required("password").map(str::to_string);
-        let supports_async = options.boolean("async", false)?;
-        let pool_size = options.parse::<usize>("connectionSize", "a positive number of connections")?.unwrap_or(3);
-        let (Some(endpoint), Some(database), Some(name)) = (endpoint, database, name) else {
-            return Ok(PgTable {
-                pool: PgPool::new(PgEndpoint::from_parts("unset", "unset", None, None, "unset")?, 1),
-                table: String::new(),
-                columns: Vec::new(),
-                supports_async,
-            });
+    fn create_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _: &FactoryContext<'_>,
+    ) -> Result<SinkProvider> {
+        let t = self.table(table, options)?;
+        let roles = RoleOptions::read(options)?;
+        let spec = PgSinkSpec {
+            name: format!("Sink: {}", table.name),
+            pool: t.pool,
+            table: t.table,
+            columns: t.columns,
+            primary_key: table.primary_key.clone(),
+            max_rows: roles.sink_max_rows,
+            interval_millis: roles.sink_interval.as_millis() as i64,
         };
-        let shown = format!("hologres://{endpoint}/{database}");
-        let endpoint = PgEndpoint::from_parts(&endpoint, &database, user.as_deref(), password.as_deref(), &shown)?;
-        Ok(PgTable { pool: PgPool::new(endpoint, pool_size), table: name, columns: columns(table), supports_async })
-    }
-}
-
-fn lookup_source(t: PgTable, options: &mut TableOptions) -> Result<LookupSource> {
-    let max_retries = options.parse::<usize>("lookup.max-retries", "a non-negative number")?.unwrap_or(3);
-    let cache = LookupCacheOptions::from_options(options)?;
-    let provider = PgLookupProvider { pool: t.pool, table: t.table, columns: t.columns, max_retries };
-    Ok(LookupSource { provider: Arc::new(provider), supports_async: t.supports_async, cache })
-}
-
-fn scan_source(t: PgTable, table: &TableDescriptor) -> SourceProvider {
-    let name = table.name.clone();
-    SourceProvider {
-        parallelism: Some(1),
-        bounded: true,
-        factory: Arc::new(move |_: &SubtaskInfo| {
-            Box::new(PgScanSource {
-                name: name.clone(),
-                pool: Arc::clone(&t.pool),
-                table: t.table.clone(),
-                columns: t.columns.clone(),
-                query: None,
-                rows: None,
-            })
-        }),
-    }
-}
-
-fn sink(t: PgTable, table: &TableDescriptor, options: &mut TableOptions) -> Result<SinkProvider> {
-    let max_rows = options.parse::<usize>("sink.buffer-flush.max-rows", "a number of rows")?.unwrap_or(100).max(1);
-    let interval = options.duration("sink.buffer-flush.interval")?.unwrap_or(Duration::from_secs(1));
-    options.optional("sink.max-retries");
-    let parallelism = options.parse::<usize>("sink.parallelism", "a positive integer")?;
-    let primary_key: Vec<usize> = table.primary_key.clone();
-    let spec = PgSinkSpec {
-        name: format!("Sink: {}", table.name),
-        pool: t.pool,
-        table: t.table,
-        columns: t.columns,
-        primary_key: primary_key.clone(),
-        max_rows,
-        interval_millis: interval.as_millis() as i64,
-    };
-    let changelog_mode = if primary_key.is_empty() { SinkChangelogMode::Append } else { SinkChangelogMode::Upsert };
-    Ok(SinkProvider { parallelism, changelog_mode, factory: Arc::new(move |_| Box::new(PgSink::new(spec.clone()))) })
-}
-
-impl ConnectorFactory for JdbcFactory {
-    fn identifier(&self) -> &'static str {
-        "jdbc"
-    }
-
-    fn create_source(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
-        let t = self.table(table, options)?;
-        lookup_source(t.clone_for_options(), options)?;
-        sink(t.clone_for_options(), table, options)?;
-        Ok(scan_source(t, table))
-    }
-
-    fn create_sink(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
-        let t = self.table(table, options)?;
-        lookup_source(t.clone_for_options(), options)?;
-        sink(t, table, options)
+        let changelog_mode =
+            if table.primary_key.is_empty() { SinkChangelogMode::Append } else { SinkChangelogMode::Upsert };
+        Ok(SinkProvider {
+            parallelism: roles.sink_parallelism,
+            changelog_mode,
+            factory: Arc::new(move |_| Box::new(PgSink::new(spec.clone()))),
+        })
     }
 
     fn create_lookup(
@@ -196,47 +203,9 @@ impl ConnectorFactory for JdbcFactory {
         _: &FactoryContext<'_>,
     ) -> Result<LookupSource> {
         let t = self.table(table, options)?;
-        sink(t.clone_for_options(), table, options)?;
-        lookup_source(t, options)
-    }
-}
-
-impl ConnectorFactory for HologresFactory {
-    fn identifier(&self) -> &'static str {
-        "hologres"
-    }
-
-    fn create_source(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
-        let t = self.table(table, options)?;
-        lookup_source(t.clone_for_options(), options)?;
-        sink(t.clone_for_options(), table, options)?;
-        Ok(scan_source(t, table))
-    }
-
-    fn create_sink(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
-        let t = self.table(table, options)?;
-        lookup_source(t.clone_for_options(), options)?;
-        sink(t, table, options)
-    }
-
-    fn create_lookup(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<LookupSource> {
-        let t = self.table(table, options)?;
-        sink(t.clone_for_options(), table, options)?;
-        lookup_source(t, options)
+        let roles = RoleOptions::read(options)?;
+        let provider =
+            PgLookupProvider { pool: t.pool, table: t.table, columns: t.columns, max_retries: roles.max_retries };
+        Ok(LookupSource { provider: Arc::new(provider), supports_async: t.supports_async, cache: roles.cache })
     }
 }

@@ -13,7 +13,7 @@ use weir_runtime::{
 };
 
 use super::client::PgPool;
-use super::types::{pg_type, quote_identifier, quote_table, to_text};
+use super::types::{key_conditions, pg_type, quote_identifier, quote_table, to_text};
 
 /// What a [`PgSink`] writes where.
 #[derive(Clone)]
@@ -50,16 +50,7 @@ impl PgSinkSpec {
     }
 
     fn delete_sql(&self) -> String {
-        let conditions: Vec<String> = self
-            .primary_key
-            .iter()
-            .enumerate()
-            .map(|(i, &k)| {
-                let (name, ty) = &self.columns[k];
-                format!("{} = CAST(${} AS {})", quote_identifier(name), i + 1, pg_type(ty))
-            })
-            .collect();
-        format!("DELETE FROM {} WHERE {}", quote_table(&self.table), conditions.join(" AND "))
+        format!("DELETE FROM {} WHERE {}", quote_table(&self.table), key_conditions(&self.columns, &self.primary_key))
     }
 }
 

@@ -26,6 +26,19 @@ pub fn pg_type(ty: &DataType) -> &'static str {
     }
 }
 
+/// `"a" = CAST($1 AS integer) AND "b" = CAST($2 AS text)` for the key columns `keys` of
+/// `columns`, numbering parameters from 1 in key order.
+pub fn key_conditions(columns: &[(String, DataType)], keys: &[usize]) -> String {
+    keys.iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let (name, ty) = &columns[k];
+            format!("{} = CAST(${} AS {})", quote_identifier(name), i + 1, pg_type(ty))
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
 /// `"name"`, with inner quotes doubled.
 pub fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))

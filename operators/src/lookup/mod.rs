@@ -148,6 +148,31 @@ impl LookupJoinSpec {
     }
 }
 
+/// A factory of lookup join operators, one per subtask, all sharing `function` (and its cache):
+/// key-ordered on the input columns `order_key` when given, else as `options` say.
+pub fn lookup_join_factory(
+    spec: Arc<LookupJoinSpec>,
+    function: Arc<dyn LookupFunction>,
+    options: AsyncLookupOptions,
+    input_arity: usize,
+    order_key: Option<Vec<usize>>,
+) -> weir_runtime::graph::OperatorFactory {
+    match order_key {
+        Some(order_key) => Arc::new(move |_| {
+            Box::new(KeyOrderedLookupJoinOperator::new(
+                Arc::clone(&spec),
+                Arc::clone(&function),
+                options,
+                input_arity,
+                order_key.clone(),
+            ))
+        }),
+        None => Arc::new(move |_| {
+            Box::new(AsyncLookupJoinOperator::new(Arc::clone(&spec), Arc::clone(&function), options, input_arity))
+        }),
+    }
+}
+
 /// The lookup of one key with the options' retries and timeout; a NULL key finds nothing
 /// without asking the table.
 pub(crate) fn lookup(

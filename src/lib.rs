@@ -7,6 +7,7 @@
 
 pub mod lookup;
 pub mod pipeline;
+pub mod stats;
 
 pub use weir_connectors as connectors;
 pub use weir_operators as operators;

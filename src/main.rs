@@ -1,7 +1,7 @@
 //! The `weir` command: runs Flink SQL scripts.
 //!
 //! ```text
-//! weir run FILE.sql [--parallelism N] [--set key=value]...
+//! weir run FILE.sql [--parallelism N] [--set key=value]... [--stats] [--stats-json FILE]
 //! weir explain FILE.sql [--parallelism N] [--set key=value]...
 //! weir sql [--parallelism N] [--set key=value]...
 //! ```
@@ -14,7 +14,7 @@ use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
 
-const USAGE: &str = "usage: weir run|explain FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]...\n       weir sql [--parallelism N] [--set key=value]...";
+const USAGE: &str = "usage: weir run FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]... [--metrics] [--stats] [--stats-json FILE]\n       weir explain FILE.sql [--parallelism N] [--set key=value]...\n       weir sql [--parallelism N] [--set key=value]...";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,13 +51,30 @@ fn parse_settings(args: &[String]) -> Result<Vec<(String, String)>, String> {
     parse_arguments(&with_file).map(|(_, settings)| settings)
 }
 
+/// Where `weir run` reports what the run did.
+#[derive(Debug, Default)]
+struct StatsOutput {
+    /// `--stats`: as text on standard error.
+    text: bool,
+    /// `--stats-json FILE`: as JSON into FILE.
+    json: Option<String>,
+}
+
 /// The script file and the session options given on the command line.
 fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), String> {
+    parse_run_arguments(args).map(|(file, settings, _)| (file, settings))
+}
+
+/// The script file, the session options and the stats outputs given on the command line.
+fn parse_run_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>, StatsOutput), String> {
     let mut file = None;
     let mut settings = Vec::new();
+    let mut stats = StatsOutput::default();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
+            "--stats" => stats.text = true,
+            "--stats-json" => stats.json = Some(iter.next().ok_or("--stats-json needs a file")?.clone()),
             "--parallelism" | "-p" => {
                 let n = iter.next().ok_or("--parallelism needs a number")?;
                 settings.push(("parallelism.default".to_string(), n.clone()));
@@ -77,7 +94,7 @@ fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), S
         }
     }
     let file = file.ok_or_else(|| USAGE.to_string())?;
-    Ok((file, settings))
+    Ok((file, settings, stats))
 }
 
 /// A session with the command line's options applied.
@@ -97,8 +114,9 @@ fn located(file: &str, e: &weir::planner::ScriptError) -> String {
 }
 
 fn run_script(args: &[String]) -> Result<(), String> {
-    let (file, settings) = parse_arguments(args)?;
+    let (file, settings, stats) = parse_run_arguments(args)?;
     let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+    let started = std::time::Instant::now();
     let mut session = session(&settings)?;
     // Ctrl-C stops the running jobs cleanly; the command then exits.
     let interrupt = session.interrupter();
@@ -106,10 +124,24 @@ fn run_script(args: &[String]) -> Result<(), String> {
         eprintln!("Stopping the running jobs...");
         interrupt();
     });
-    match session.execute_script(&sql) {
+    let result = match session.execute_script(&sql) {
         Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
         other => other.map_err(|e| located(&file, &e)),
+    };
+    if stats.text || stats.json.is_some() {
+        let report = weir::stats::RunStats {
+            wall: started.elapsed(),
+            usage: weir::runtime::report::ProcessUsage::now(),
+            jobs: session.job_reports().to_vec(),
+        };
+        if stats.text {
+            eprint!("{}", report.text());
+        }
+        if let Some(path) = &stats.json {
+            std::fs::write(path, report.json()).map_err(|e| format!("--stats-json {path}: {e}"))?;
+        }
     }
+    result
 }
 
 fn explain_script(args: &[String]) -> Result<(), String> {

@@ -11,6 +11,7 @@ use weir_operators::expr::Expr;
 
 use parking_lot::Mutex;
 use weir_runtime::job::{self, JobCanceller, JobHandle};
+use weir_runtime::report::JobReport;
 use weir_runtime::{DataType, Field, LogicalType, RuntimeConfig, Schema};
 
 use crate::binder::Binder;
@@ -39,7 +40,9 @@ pub struct Session {
     options: BTreeMap<String, String>,
     /// The `LOOKUP` hints of the statement being planned.
     lookup_hints: Vec<crate::lookup_options::LookupHint>,
-    running: Vec<JobHandle>,
+    running: Vec<(String, JobHandle)>,
+    /// Reports of the jobs that finished, in the order they ended.
+    reports: Vec<JobReport>,
     cancellers: Arc<Mutex<Vec<JobCanceller>>>,
     out: Box<dyn Write + Send>,
 }
@@ -71,6 +74,7 @@ impl Session {
             options: BTreeMap::new(),
             lookup_hints: Vec::new(),
             running: Vec::new(),
+            reports: Vec::new(),
             cancellers: Arc::default(),
             out,
         }
@@ -145,11 +149,15 @@ impl Session {
     /// # Errors
     /// The first job that failed.
     pub fn wait_all(&mut self) -> Result<()> {
-        let print = self.print_metrics();
-        for job in self.running.drain(..) {
-            finished(job, print)?;
+        for (name, job) in std::mem::take(&mut self.running) {
+            self.finished(name, job)?;
         }
         Ok(())
+    }
+
+    /// What each job that finished did, in the order they ended (see `weir run --stats`).
+    pub fn job_reports(&self) -> &[JobReport] {
+        &self.reports
     }
 
     fn print_metrics(&self) -> bool {
@@ -158,7 +166,7 @@ impl Session {
 
     /// Cancels every running job.
     pub fn cancel_all(&mut self) {
-        for job in &self.running {
+        for (_, job) in &self.running {
             job.cancel();
         }
     }
@@ -449,11 +457,33 @@ impl Session {
         let background = translator.unbounded && !sync;
         let handle = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(handle.canceller());
+        let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
+        let name = match tables.as_slice() {
+            [one] => one.clone(),
+            many => format!("STATEMENT SET ({})", many.join(", ")),
+        };
         if background {
-            self.running.push(handle);
+            self.running.push((name, handle));
             Ok(())
         } else {
-            finished(handle, self.print_metrics())
+            self.finished(name, handle)
+        }
+    }
+
+    /// Waits for a job and keeps its report; a cancelled job is an error, so that a script
+    /// stops after Ctrl-C. With `weir.print-metrics` set, prints each vertex's rows in and out,
+    /// and its mini-batch bundles, to standard error.
+    fn finished(&mut self, name: String, job: JobHandle) -> Result<()> {
+        let metrics = job.metrics().clone();
+        let started = job.started();
+        let status = job.wait()?;
+        self.reports.push(JobReport::new(name, started.elapsed(), &metrics));
+        if self.print_metrics() {
+            print_metrics(&metrics, started.elapsed());
+        }
+        match status {
+            weir_runtime::JobStatus::Finished => Ok(()),
+            weir_runtime::JobStatus::Cancelled => Err(weir_runtime::Error::Cancelled.into()),
         }
     }
 
@@ -478,7 +508,7 @@ impl Session {
         translator.graph.connect(output.vertex, sink, strategy);
         let job = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(job.canceller());
-        finished(job, self.print_metrics())?;
+        self.finished("SELECT".to_string(), job)?;
         let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
         if changelog {
             let lines = handle.lines();
@@ -502,41 +532,6 @@ fn rewrite(plan: Plan, options: &PlannerOptions) -> Plan {
 /// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C. With
 /// `weir.print-metrics` set, prints each vertex's rows in and out, and its mini-batch bundles,
 /// to standard error.
-fn finished(job: JobHandle, print_metrics: bool) -> Result<()> {
-    let metrics = job.metrics().clone();
-    let started = std::time::Instant::now();
-    let status = job.wait()?;
-    if print_metrics {
-        let mut totals: BTreeMap<String, (u64, u64, u64, BTreeMap<String, BundleSnapshot>)> = BTreeMap::new();
-        for m in metrics.snapshot() {
-            let t = totals.entry(m.name.clone()).or_default();
-            t.0 += m.records_in;
-            t.1 += m.records_out;
-            t.2 += m.records_into_last;
-            for (operator, bundles) in &m.bundles {
-                t.3.entry(operator.clone()).or_default().add(bundles);
-            }
-        }
-        eprintln!("job ended after {:.3} s", started.elapsed().as_secs_f64());
-        for (name, (records_in, records_out, into_last, bundles)) in totals {
-            eprintln!(
-                "  {name}: {records_in} rows in, {records_out} rows out, {into_last} rows into its last operator"
-            );
-            for (operator, bundles) in bundles {
-                eprintln!(
-                    "    {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
-                    bundles.bundles,
-                    bundles.rows_per_bundle(),
-                    bundles.keys_per_bundle()
-                );
-            }
-        }
-    }
-    match status {
-        weir_runtime::JobStatus::Finished => Ok(()),
-        weir_runtime::JobStatus::Cancelled => Err(weir_runtime::Error::Cancelled.into()),
-    }
-}
 
 /// Whether a value of `from` may be written into a column of `to`.
 fn assignable(from: &DataType, to: &DataType) -> bool {
@@ -608,4 +603,30 @@ fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Posi
         return Ok(plan);
     }
     Ok(Plan { fields: sink_fields.clone(), node: Node::Calc { input: Box::new(plan), projections, condition: None } })
+}
+
+/// Each vertex's rows in and out, and its mini-batch bundles, to standard error.
+fn print_metrics(metrics: &weir_runtime::metrics::JobMetrics, wall: std::time::Duration) {
+    let mut totals: BTreeMap<String, (u64, u64, u64, BTreeMap<String, BundleSnapshot>)> = BTreeMap::new();
+    for m in metrics.snapshot() {
+        let t = totals.entry(m.name.clone()).or_default();
+        t.0 += m.records_in;
+        t.1 += m.records_out;
+        t.2 += m.records_into_last;
+        for (operator, bundles) in &m.bundles {
+            t.3.entry(operator.clone()).or_default().add(bundles);
+        }
+    }
+    eprintln!("job ended after {:.3} s", wall.as_secs_f64());
+    for (name, (records_in, records_out, into_last, bundles)) in totals {
+        eprintln!("  {name}: {records_in} rows in, {records_out} rows out, {into_last} rows into its last operator");
+        for (operator, bundles) in bundles {
+            eprintln!(
+                "    {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
+                bundles.bundles,
+                bundles.rows_per_bundle(),
+                bundles.keys_per_bundle()
+            );
+        }
+    }
 }

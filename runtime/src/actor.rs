@@ -182,6 +182,7 @@ impl SubtaskActor {
         let result = step(self).map(|()| self.route_produced());
         self.metrics.add_busy(started.elapsed());
         self.metrics.set_records_into_last(self.chain.rows_into_last());
+        self.metrics.set_records_read(self.chain.rows_read());
         match result {
             Ok(()) => self.send_outbox(ctx),
             Err(error) => self.fail(error, ctx),
@@ -331,7 +332,16 @@ impl SubtaskActor {
     fn poll_source(&mut self, ctx: &mut Context<Self>) {
         self.poll_scheduled = false;
         self.run_step(ctx, |act| {
+            let written = act.chain.rows_into_last();
             let status = act.chain.poll_source(&mut act.produced)?;
+            if act.is_sink {
+                // Source and sink chained: the rows went from one to the other in this poll.
+                let rows = act.chain.rows_into_last() - written;
+                if rows > 0 {
+                    let nanos = monotonic_nanos().saturating_sub(act.chain.source_stamp());
+                    act.metrics.record_latency(nanos, rows as usize);
+                }
+            }
             let now = act.shared.clock.now_millis();
             let timeout = act.shared.idle_timeout.as_millis() as i64;
             let emitted =

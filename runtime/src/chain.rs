@@ -45,6 +45,10 @@ pub(crate) struct Chain {
     notifier: Arc<AsyncNotifier>,
     /// How many operators, head first, have had their input ended.
     ended: usize,
+    /// Rows the head source produced.
+    rows_read: u64,
+    /// When the head source's last output was stamped (monotonic nanoseconds).
+    source_stamp: u64,
 }
 
 impl ChainedOperator {
@@ -91,7 +95,7 @@ impl Chain {
         for o in &mut ops {
             o.ctx.set_notifier(Arc::clone(&notifier));
         }
-        Chain { info, source, ops, origin: 0, rows_into_last: 0, notifier, ended: 0 }
+        Chain { info, source, ops, origin: 0, rows_into_last: 0, notifier, ended: 0, rows_read: 0, source_stamp: 0 }
     }
 
     /// The notifier the chain's operators wake when async work makes progress.
@@ -138,9 +142,11 @@ impl Chain {
         let status = guarded(&self.info, &s.name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
+        self.source_stamp = now;
         let result = out.drain().try_for_each(|element| {
             let element = match element {
                 StreamElement::Chunk(mut c) => {
+                    self.rows_read += c.len() as u64;
                     c.set_origin_nanos(now);
                     StreamElement::Chunk(c)
                 }
@@ -190,6 +196,16 @@ impl Chain {
             self.forward(i, sink)?;
         }
         Ok(())
+    }
+
+    /// When the rows of the last source poll left the source (monotonic nanoseconds).
+    pub(crate) fn source_stamp(&self) -> u64 {
+        self.source_stamp
+    }
+
+    /// Rows the head source produced so far.
+    pub(crate) fn rows_read(&self) -> u64 {
+        self.rows_read
     }
 
     /// Rows handed to the chain's last operator so far.

@@ -43,9 +43,15 @@ pub struct JobHandle {
     thread: Option<JoinHandle<Result<JobStatus>>>,
     token: CancellationToken,
     metrics: JobMetrics,
+    started: std::time::Instant,
 }
 
 impl JobHandle {
+    /// When the job was started.
+    pub fn started(&self) -> std::time::Instant {
+        self.started
+    }
+
     /// Asks every subtask to stop. Returns at once; [`JobHandle::wait`] then returns
     /// [`JobStatus::Cancelled`] (or the error of a subtask that failed before).
     pub fn cancel(&self) {
@@ -126,8 +132,11 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     for chain in &plan.chains {
         let name = chain_name(&graph, chain);
         let parallelism = graph.vertex(chain[0]).parallelism;
-        let per_subtask: Vec<Arc<SubtaskMetrics>> =
-            (0..parallelism).map(|i| Arc::new(SubtaskMetrics::new(name.clone(), i, parallelism))).collect();
+        let is_source = matches!(graph.vertex(chain[0]).kind, crate::graph::VertexKind::Source(_));
+        let is_sink = chain.last().is_some_and(|&last| graph.outputs_of(last).next().is_none());
+        let per_subtask: Vec<Arc<SubtaskMetrics>> = (0..parallelism)
+            .map(|i| Arc::new(SubtaskMetrics::new(name.clone(), i, parallelism).with_role(is_source, is_sink)))
+            .collect();
         per_subtask.iter().for_each(|m| metrics.push(Arc::clone(m)));
         subtask_metrics.push(per_subtask);
     }
@@ -135,7 +144,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let thread = std::thread::Builder::new()
         .name("weir-job".into())
         .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics))?;
-    Ok(JobHandle { thread: Some(thread), token, metrics })
+    Ok(JobHandle { thread: Some(thread), token, metrics, started: std::time::Instant::now() })
 }
 
 fn chain_name(graph: &JobGraph, chain: &[VertexId]) -> String {

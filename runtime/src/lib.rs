@@ -25,6 +25,7 @@ pub mod operator;
 pub mod parse;
 pub mod partition;
 pub mod print;
+pub mod report;
 pub mod row;
 pub mod timers;
 pub mod types;

@@ -88,6 +88,11 @@ pub struct SubtaskMetrics {
     pub index: usize,
     /// Parallelism of the vertex.
     pub parallelism: usize,
+    /// Whether the chain starts with a source.
+    pub is_source: bool,
+    /// Whether the chain ends in a sink (sends nothing on).
+    pub is_sink: bool,
+    records_read: AtomicU64,
     records_in: AtomicU64,
     records_out: AtomicU64,
     records_into_last: AtomicU64,
@@ -109,6 +114,12 @@ pub struct SubtaskSnapshot {
     pub index: usize,
     /// Parallelism of the vertex.
     pub parallelism: usize,
+    /// Whether the chain starts with a source.
+    pub is_source: bool,
+    /// Whether the chain ends in a sink.
+    pub is_sink: bool,
+    /// Rows the chain's source produced (0 without a source).
+    pub records_read: u64,
     /// Rows received on input channels.
     pub records_in: u64,
     /// Rows sent to downstream subtasks (counted once per receiver for BROADCAST).
@@ -139,6 +150,9 @@ impl SubtaskMetrics {
             name,
             index,
             parallelism,
+            is_source: false,
+            is_sink: false,
+            records_read: AtomicU64::new(0),
             records_in: AtomicU64::new(0),
             records_out: AtomicU64::new(0),
             records_into_last: AtomicU64::new(0),
@@ -148,6 +162,17 @@ impl SubtaskMetrics {
             latency_micros: Mutex::new(new_histogram()),
             bundles: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The metrics of a chain that starts with a source (`is_source`) or ends in a sink (`is_sink`).
+    pub fn with_role(mut self, is_source: bool, is_sink: bool) -> Self {
+        self.is_source = is_source;
+        self.is_sink = is_sink;
+        self
+    }
+
+    pub(crate) fn set_records_read(&self, n: u64) {
+        self.records_read.store(n, Ordering::Relaxed);
     }
 
     /// The bundle counters of the chain's operator `operator`, created on first use.
@@ -195,6 +220,9 @@ impl SubtaskMetrics {
             name: self.name.clone(),
             index: self.index,
             parallelism: self.parallelism,
+            is_source: self.is_source,
+            is_sink: self.is_sink,
+            records_read: self.records_read.load(Ordering::Relaxed),
             records_in: self.records_in.load(Ordering::Relaxed),
             records_out: self.records_out.load(Ordering::Relaxed),
             records_into_last: self.records_into_last.load(Ordering::Relaxed),

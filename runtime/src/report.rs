@@ -1,0 +1,173 @@
+//! What a finished job did, summed from its subtasks' metrics: wall time, rows read from its
+//! sources and written by its sinks, source-to-sink latency percentiles, and per vertex (chain)
+//! rows in and out and time busy or backpressured. The process's CPU time and peak memory
+//! come from [`ProcessUsage`].
+
+use std::time::Duration;
+
+use crate::metrics::JobMetrics;
+
+/// Latency percentiles in microseconds, over every row that reached a sink.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatencySummary {
+    /// Rows measured.
+    pub count: u64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+}
+
+/// One vertex (a chain of operators) summed over its subtasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VertexReport {
+    /// The chain's name, operators joined by ` -> `.
+    pub name: String,
+    /// Its parallelism.
+    pub parallelism: usize,
+    /// Rows its source produced (0 without a source).
+    pub records_read: u64,
+    /// Rows received on its input channels.
+    pub records_in: u64,
+    /// Rows sent downstream.
+    pub records_out: u64,
+    /// Rows handed to its last operator (at a sink: the rows written).
+    pub records_into_last: u64,
+    /// Time its subtasks spent running operators, summed.
+    pub busy: Duration,
+    /// Time its subtasks spent waiting for room downstream, summed.
+    pub backpressured: Duration,
+}
+
+/// A finished job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobReport {
+    /// What the job runs (e.g. `INSERT INTO snk`).
+    pub name: String,
+    /// From start to end.
+    pub wall: Duration,
+    /// Rows its sources produced.
+    pub rows_in: u64,
+    /// Rows its sinks wrote.
+    pub rows_out: u64,
+    /// Source-to-sink latency.
+    pub latency: LatencySummary,
+    /// Per vertex, in deployment order.
+    pub vertices: Vec<VertexReport>,
+}
+
+impl JobReport {
+    /// The report of a job named `name` that ran for `wall`, from its metrics.
+    pub fn new(name: impl Into<String>, wall: Duration, metrics: &JobMetrics) -> Self {
+        let mut vertices: Vec<VertexReport> = Vec::new();
+        let (mut rows_in, mut rows_out) = (0, 0);
+        for s in metrics.snapshot() {
+            if s.is_source {
+                rows_in += s.records_read;
+            }
+            if s.is_sink {
+                rows_out += s.records_into_last;
+            }
+            let at = match vertices.iter().position(|v| v.name == s.name) {
+                Some(at) => at,
+                None => {
+                    vertices.push(VertexReport {
+                        name: s.name.clone(),
+                        parallelism: s.parallelism,
+                        records_read: 0,
+                        records_in: 0,
+                        records_out: 0,
+                        records_into_last: 0,
+                        busy: Duration::ZERO,
+                        backpressured: Duration::ZERO,
+                    });
+                    vertices.len() - 1
+                }
+            };
+            let v = &mut vertices[at];
+            v.records_read += s.records_read;
+            v.records_in += s.records_in;
+            v.records_out += s.records_out;
+            v.records_into_last += s.records_into_last;
+            v.busy += s.busy;
+            v.backpressured += s.backpressured;
+        }
+        let histogram = metrics.latency_micros();
+        let latency = if histogram.is_empty() {
+            LatencySummary::default()
+        } else {
+            LatencySummary {
+                count: histogram.len(),
+                p50: histogram.value_at_quantile(0.5),
+                p99: histogram.value_at_quantile(0.99),
+                p999: histogram.value_at_quantile(0.999),
+                max: histogram.max(),
+            }
+        };
+        JobReport { name: name.into(), wall, rows_in, rows_out, latency, vertices }
+    }
+
+    /// Rows in per second of wall time.
+    pub fn rows_in_per_second(&self) -> f64 {
+        per_second(self.rows_in, self.wall)
+    }
+
+    /// Rows out per second of wall time.
+    pub fn rows_out_per_second(&self) -> f64 {
+        per_second(self.rows_out, self.wall)
+    }
+}
+
+fn per_second(rows: u64, wall: Duration) -> f64 {
+    let seconds = wall.as_secs_f64();
+    if seconds > 0.0 {
+        rows as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// CPU time and peak memory of this process so far, from `/proc/self` (zero where there is no
+/// `/proc`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessUsage {
+    /// CPU time in user mode, all threads.
+    pub user: Duration,
+    /// CPU time in the kernel, all threads.
+    pub system: Duration,
+    /// Peak resident set size in bytes (`VmHWM`).
+    pub peak_rss_bytes: u64,
+}
+
+impl ProcessUsage {
+    /// The usage now.
+    pub fn now() -> Self {
+        // utime and stime are fields 14 and 15 of /proc/self/stat, in clock ticks of 1/100 s
+        // (USER_HZ, 100 on every Linux platform weir runs on); the command name (field 2) may
+        // hold spaces, so fields are counted after its closing parenthesis.
+        let ticks = std::fs::read_to_string("/proc/self/stat").ok().and_then(|stat| {
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let fields: Vec<&str> = rest.split(' ').collect();
+            Some((fields.get(11)?.parse::<u64>().ok()?, fields.get(12)?.parse::<u64>().ok()?))
+        });
+        let (user, system) = ticks.unwrap_or((0, 0));
+        let peak_kb = std::fs::read_to_string("/proc/self/status").ok().and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+        ProcessUsage {
+            user: Duration::from_millis(user * 10),
+            system: Duration::from_millis(system * 10),
+            peak_rss_bytes: peak_kb.unwrap_or(0) * 1024,
+        }
+    }
+
+    /// User plus system CPU time.
+    pub fn cpu(&self) -> Duration {
+        self.user + self.system
+    }
+}

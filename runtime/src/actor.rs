@@ -18,7 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 
 use crate::chain::Chain;
-use crate::clock::{monotonic_nanos, Clock};
+use crate::clock::Clock;
 use crate::element::{StreamElement, MAX_WATERMARK};
 use crate::error::{Error, Result};
 use crate::input::{InputGate, Progress};
@@ -111,7 +111,6 @@ pub(crate) struct SubtaskActor {
     source: Option<SourceState>,
     edges: Vec<OutputEdge>,
     targets: Arc<[Target]>,
-    is_sink: bool,
     outbox: VecDeque<(usize, StreamElement)>,
     produced: Vec<StreamElement>,
     metrics: Arc<SubtaskMetrics>,
@@ -131,10 +130,12 @@ pub(crate) struct SubtaskActor {
 }
 
 impl SubtaskActor {
-    pub(crate) fn new(spec: SubtaskSpec) -> Self {
+    pub(crate) fn new(mut spec: SubtaskSpec) -> Self {
         let now = spec.shared.clock.now_millis();
+        if spec.targets.is_empty() {
+            spec.chain.record_latency_into(Arc::clone(&spec.metrics));
+        }
         SubtaskActor {
-            is_sink: spec.targets.is_empty(),
             source: spec.inputs.is_none().then_some(SourceState {
                 status: SourceStatus::Ready,
                 last_activity: now,
@@ -332,16 +333,7 @@ impl SubtaskActor {
     fn poll_source(&mut self, ctx: &mut Context<Self>) {
         self.poll_scheduled = false;
         self.run_step(ctx, |act| {
-            let written = act.chain.rows_into_last();
             let status = act.chain.poll_source(&mut act.produced)?;
-            if act.is_sink {
-                // Source and sink chained: the rows went from one to the other in this poll.
-                let rows = act.chain.rows_into_last() - written;
-                if rows > 0 {
-                    let nanos = monotonic_nanos().saturating_sub(act.chain.source_stamp());
-                    act.metrics.record_latency(nanos, rows as usize);
-                }
-            }
             let now = act.shared.clock.now_millis();
             let timeout = act.shared.idle_timeout.as_millis() as i64;
             let emitted =
@@ -394,9 +386,6 @@ impl SubtaskActor {
                 let progress = gate.on_data(channel);
                 self.apply(progress)?;
                 self.metrics.add_records_in(chunk.len());
-                if self.is_sink && chunk.origin_nanos() != 0 {
-                    self.metrics.record_latency(monotonic_nanos().saturating_sub(chunk.origin_nanos()), chunk.len());
-                }
                 return self.chain.push(input, StreamElement::Chunk(chunk), &mut self.produced);
             }
             StreamElement::Watermark(w) => gate.on_watermark(channel, w),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::clock::monotonic_nanos;
 use crate::element::StreamElement;
 use crate::error::{Error, Result};
+use crate::metrics::SubtaskMetrics;
 use crate::operator::{
     AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus, SubtaskInfo,
 };
@@ -47,8 +48,8 @@ pub(crate) struct Chain {
     ended: usize,
     /// Rows the head source produced.
     rows_read: u64,
-    /// When the head source's last output was stamped (monotonic nanoseconds).
-    source_stamp: u64,
+    /// Where the latency of rows reaching the last operator is recorded, at a sink chain.
+    latency: Option<Arc<SubtaskMetrics>>,
 }
 
 impl ChainedOperator {
@@ -95,7 +96,13 @@ impl Chain {
         for o in &mut ops {
             o.ctx.set_notifier(Arc::clone(&notifier));
         }
-        Chain { info, source, ops, origin: 0, rows_into_last: 0, notifier, ended: 0, rows_read: 0, source_stamp: 0 }
+        Chain { info, source, ops, origin: 0, rows_into_last: 0, notifier, ended: 0, rows_read: 0, latency: None }
+    }
+
+    /// Records into `metrics` the source-to-sink latency of the rows that reach the chain's
+    /// last operator (for a chain that ends in a sink).
+    pub(crate) fn record_latency_into(&mut self, metrics: Arc<SubtaskMetrics>) {
+        self.latency = Some(metrics);
     }
 
     /// The notifier the chain's operators wake when async work makes progress.
@@ -142,7 +149,6 @@ impl Chain {
         let status = guarded(&self.info, &s.name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
-        self.source_stamp = now;
         let result = out.drain().try_for_each(|element| {
             let element = match element {
                 StreamElement::Chunk(mut c) => {
@@ -198,11 +204,6 @@ impl Chain {
         Ok(())
     }
 
-    /// When the rows of the last source poll left the source (monotonic nanoseconds).
-    pub(crate) fn source_stamp(&self) -> u64 {
-        self.source_stamp
-    }
-
     /// Rows the head source produced so far.
     pub(crate) fn rows_read(&self) -> u64 {
         self.rows_read
@@ -241,6 +242,11 @@ impl Chain {
         if index + 1 == self.ops.len() {
             if let StreamElement::Chunk(c) = &element {
                 self.rows_into_last += c.len() as u64;
+                // A chunk an operator built without an origin inherits the input's.
+                let origin = if c.origin_nanos() != 0 { c.origin_nanos() } else { self.origin };
+                if let (Some(metrics), true) = (&self.latency, origin != 0) {
+                    metrics.record_latency(monotonic_nanos().saturating_sub(origin), c.len());
+                }
             }
         }
         let info = &self.info;

@@ -16,7 +16,7 @@ use super::{lookup, AsyncLookupOptions, LookupJoinSpec};
 
 /// A record or a watermark/flush marker waiting to be emitted, in arrival order.
 enum Slot {
-    Record { kind: RowKind, row: Vec<Value>, key: Option<Option<Vec<Value>>>, joined: Option<Chunk> },
+    Record { kind: RowKind, row: Vec<Value>, key: Option<Option<Vec<Value>>>, joined: Option<Chunk>, origin: u64 },
     Mark(StreamElement),
 }
 
@@ -105,9 +105,12 @@ impl AsyncLookupJoinOperator {
         let mut blocked = false;
         for (&seq, slot) in &mut self.slots {
             match slot {
-                Slot::Record { joined: Some(chunk), .. } => {
+                Slot::Record { joined: Some(chunk), origin, .. } => {
                     if blocked && self.options.ordered {
                         break;
+                    }
+                    if rows.origin_nanos() == 0 {
+                        rows.set_origin_nanos(*origin);
                     }
                     for (kind, row) in chunk.rows() {
                         rows.push(kind, row);
@@ -151,7 +154,8 @@ impl Operator for AsyncLookupJoinOperator {
     ) -> Result<()> {
         for (kind, row) in chunk.rows() {
             let key = self.spec.key_of(row)?;
-            let seq = self.push_slot(Slot::Record { kind, row: row.to_vec(), key: Some(key), joined: None });
+            let origin = chunk.origin_nanos();
+            let seq = self.push_slot(Slot::Record { kind, row: row.to_vec(), key: Some(key), joined: None, origin });
             self.unlaunched.push_back(seq);
         }
         self.pump(ctx, out)

@@ -23,6 +23,8 @@ struct Record {
     lookup_key: Option<Vec<Value>>,
     order_key: Vec<Value>,
     epoch: u64,
+    /// When the record's data left its source (for latency).
+    origin: u64,
 }
 
 /// The records between two watermarks (or flush markers): their results wait here until
@@ -125,8 +127,12 @@ impl KeyOrderedLookupJoinOperator {
         if index == 0 {
             let mut chunk = Chunk::with_capacity(self.spec.output_arity(self.input_arity), rows.len().max(1));
             self.spec.join_into(record.kind, &record.row, &rows, &mut chunk)?;
+            chunk.set_origin_nanos(record.origin);
             out.collect(chunk);
         } else {
+            if epoch.outputs.origin_nanos() == 0 {
+                epoch.outputs.set_origin_nanos(record.origin);
+            }
             self.spec.join_into(record.kind, &record.row, &rows, &mut epoch.outputs)?;
         }
         let queue = self.blocked.get_mut(&record.order_key).and_then(VecDeque::pop_front);
@@ -182,6 +188,7 @@ impl Operator for KeyOrderedLookupJoinOperator {
                 lookup_key: self.spec.key_of(row)?,
                 order_key: self.order_key.iter().map(|&c| row[c].clone()).collect(),
                 epoch,
+                origin: chunk.origin_nanos(),
             };
             self.held += 1;
             if let Some(e) = self.epochs.back_mut() {

@@ -8,6 +8,11 @@
 
 mod shell;
 
+/// mimalloc: stateful operators allocate and free many small keys and accumulators per
+/// mini-batch, which glibc's allocator serves markedly slower.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use weir::connectors::ConnectorRegistry;

@@ -32,6 +32,8 @@ pub struct GlobalGroupAggregateOperator {
     /// Per group, the rows and the partial accumulators merged since the last flush.
     bundle: HashMap<Box<[Value]>, (i64, Vec<Accumulator>)>,
     buffered: usize,
+    /// When the bundle's oldest data left its source (for latency), 0 when unknown.
+    bundle_origin: u64,
     scratch: Vec<Value>,
 }
 
@@ -55,6 +57,7 @@ impl GlobalGroupAggregateOperator {
             groups: HashMap::new(),
             bundle: HashMap::new(),
             buffered: 0,
+            bundle_origin: 0,
             scratch: Vec::new(),
         }
     }
@@ -127,6 +130,7 @@ impl GlobalGroupAggregateOperator {
             }
         }
         self.buffered = 0;
+        emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
         out.collect(emitted);
     }
 }
@@ -143,6 +147,9 @@ impl Operator for GlobalGroupAggregateOperator {
         ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
+        if self.bundle_origin == 0 {
+            self.bundle_origin = chunk.origin_nanos();
+        }
         let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
         for (_, row) in chunk.rows() {
             let Self { calls, arg_types, bundle, key_count, .. } = self;

@@ -33,6 +33,8 @@ struct Bundle {
     rows: HashMap<Box<[Value]>, Vec<(RowKind, Box<[Value]>)>>,
     count: usize,
     bytes: usize,
+    /// When the bundle's oldest data left its source (for latency), 0 when unknown.
+    origin: u64,
 }
 
 /// When a mini-batch bundle flushes besides on markers, watermarks and the end of input.
@@ -188,6 +190,7 @@ impl GroupAggregateOperator {
             self.apply(key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
         }
         ctx.record_bundle(bundle.count, bundle.rows.len());
+        emitted.set_origin_nanos(bundle.origin);
         out.collect(emitted);
     }
 }
@@ -285,6 +288,9 @@ impl Operator for GroupAggregateOperator {
         let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
         if let Some(trigger) = self.trigger {
             let row_bytes = chunk.arity() * std::mem::size_of::<Value>() + 64;
+            if self.bundle.origin == 0 {
+                self.bundle.origin = chunk.origin_nanos();
+            }
             for (kind, row) in chunk.rows() {
                 self.key.clear();
                 self.key.extend(self.keys.iter().map(|&k| row[k].clone()));

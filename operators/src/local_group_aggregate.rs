@@ -18,6 +18,8 @@ pub struct LocalGroupAggregateOperator {
     trigger: BundleTrigger,
     bundle: HashMap<Box<[Value]>, (i64, Vec<Accumulator>)>,
     buffered: usize,
+    /// When the bundle's oldest data left its source (for latency), 0 when unknown.
+    bundle_origin: u64,
     key: Vec<Value>,
 }
 
@@ -39,6 +41,7 @@ impl LocalGroupAggregateOperator {
             trigger,
             bundle: HashMap::new(),
             buffered: 0,
+            bundle_origin: 0,
             key: Vec::new(),
         }
     }
@@ -63,6 +66,7 @@ impl LocalGroupAggregateOperator {
             });
         }
         self.buffered = 0;
+        emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
         out.collect(emitted);
     }
 }
@@ -79,6 +83,9 @@ impl Operator for LocalGroupAggregateOperator {
         ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
+        if self.bundle_origin == 0 {
+            self.bundle_origin = chunk.origin_nanos();
+        }
         for (kind, row) in chunk.rows() {
             self.key.clear();
             self.key.extend(self.keys.iter().map(|&k| row[k].clone()));

@@ -217,8 +217,18 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 }
 
 impl PartialEq for Value {
+    /// Equal when [`Ord`] says so; the common types of keys compare directly (hash-map
+    /// lookups compare keys on every hit).
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::BigInt(a), Value::BigInt(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Date(a), Value::Date(b)) => a == b,
+            (Value::Timestamp(a), Value::Timestamp(b)) => a == b,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 

@@ -70,3 +70,41 @@ fn errors_point_at_file_line_and_column_and_fail_the_command() {
     let output = weir(&["run", "missing.sql"]);
     assert!(String::from_utf8_lossy(&output.stderr).starts_with("missing.sql: "));
 }
+
+#[test]
+fn stats_report_the_run_as_text_and_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("count.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE src (a INT, b BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '50000', \
+         'rows-per-second' = '1000000000', 'fields.a.min' = '1', 'fields.a.max' = '100');\n\
+         CREATE TABLE snk (a INT, n BIGINT, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO snk SELECT a, COUNT(*) FROM src GROUP BY a;\n",
+    )
+    .unwrap();
+    let json = dir.path().join("stats.json");
+    let output = weir(&["run", script.to_str().unwrap(), "-p", "2", "--stats", "--stats-json", json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stderr).unwrap();
+    assert!(text.contains("== weir stats =="), "{text}");
+    assert!(text.contains("job 1: INSERT INTO snk"), "{text}");
+    assert!(text.contains("rows in 50000"), "{text}");
+    assert!(text.contains("latency source → sink: p50"), "{text}");
+
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(report["cpu_seconds"].as_f64().unwrap() > 0.0);
+    assert!(report["peak_rss_bytes"].as_u64().unwrap() > 0);
+    let job = &report["jobs"][0];
+    assert_eq!(job["name"], "INSERT INTO snk");
+    assert_eq!(job["rows_in"].as_u64(), Some(50_000));
+    // Every input row updates its group: the sink writes one row per input row.
+    assert_eq!(job["rows_out"].as_u64(), Some(50_000));
+    let latency = &job["latency_micros"];
+    assert_eq!(latency["count"].as_u64(), Some(50_000));
+    assert!(latency["p50"].as_u64() <= latency["p99"].as_u64());
+    assert!(latency["p99"].as_u64() <= latency["max"].as_u64());
+    let vertices = job["vertices"].as_array().unwrap();
+    assert!(vertices.iter().any(|v| v["name"].as_str().unwrap().contains("GroupAggregate")), "{vertices:?}");
+    assert!(vertices.iter().all(|v| v["parallelism"].as_u64() == Some(2)));
+}

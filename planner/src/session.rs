@@ -529,10 +529,6 @@ fn rewrite(plan: Plan, options: &PlannerOptions) -> Plan {
     }
 }
 
-/// Waits for a job; a cancelled job is an error, so that a script stops after Ctrl-C. With
-/// `weir.print-metrics` set, prints each vertex's rows in and out, and its mini-batch bundles,
-/// to standard error.
-
 /// Whether a value of `from` may be written into a column of `to`.
 fn assignable(from: &DataType, to: &DataType) -> bool {
     from.logical == to.logical

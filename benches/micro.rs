@@ -42,6 +42,19 @@ fn chunk() -> Chunk {
     chunk
 }
 
+/// Pushes a copy of `data` into `operator` per iteration.
+fn push_chunks(b: &mut criterion::Bencher<'_>, operator: impl weir::runtime::Operator + 'static, data: &Chunk) {
+    let mut harness = OperatorHarness::new(operator);
+    b.iter_batched(
+        || data.clone(),
+        |chunk| {
+            harness.push_chunk(0, chunk).unwrap();
+            harness.take_output().len()
+        },
+        BatchSize::SmallInput,
+    )
+}
+
 fn hash_exchange(c: &mut Criterion) {
     let mut group = c.benchmark_group("hash_exchange");
     group.throughput(Throughput::Elements(ROWS as u64));
@@ -92,17 +105,8 @@ fn calc(c: &mut Criterion) {
         vec![column(3, DataType::double()), Expr::literal(Value::Double(1.5), DataType::double())],
     )
     .unwrap();
-    group.bench_function("filter_project_1024_rows", |b| {
-        let mut harness = OperatorHarness::new(CalcOperator::new(projections.clone(), Some(condition.clone())));
-        b.iter_batched(
-            || data.clone(),
-            |chunk| {
-                harness.push_chunk(0, chunk).unwrap();
-                harness.take_output().len()
-            },
-            BatchSize::SmallInput,
-        )
-    });
+    let calc = CalcOperator::new(projections, Some(condition));
+    group.bench_function("filter_project_1024_rows", |b| push_chunks(b, calc.clone(), &data));
     group.finish();
 }
 
@@ -117,15 +121,7 @@ fn aggregate(c: &mut Criterion) {
         AggregateCall::new(AggregateKind::Max, Some(1), DataType::bigint()),
     ];
     group.bench_function("sum_count_max_1024_rows_100k_keys", |b| {
-        let mut harness = OperatorHarness::new(GroupAggregateOperator::new(vec![0], calls.clone(), &types));
-        b.iter_batched(
-            || data.clone(),
-            |chunk| {
-                harness.push_chunk(0, chunk).unwrap();
-                harness.take_output().len()
-            },
-            BatchSize::SmallInput,
-        )
+        push_chunks(b, GroupAggregateOperator::new(vec![0], calls.clone(), &types), &data)
     });
     group.finish();
 }

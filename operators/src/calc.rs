@@ -31,29 +31,35 @@ impl Operator for CalcOperator {
         _ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let mut result = Chunk::with_capacity(self.projections.len(), chunk.len());
         let fail = |e: crate::expr::ExprError| Error::execution(e.to_string());
-        for (kind, row) in chunk.rows() {
-            if let Some(condition) = &self.condition {
-                if condition.eval(row).map_err(fail)? != Value::Boolean(true) {
-                    continue;
-                }
+        // Column at a time: the rows that pass the condition, then each computed column over them.
+        let all: Vec<u32> = (0..chunk.len() as u32).collect();
+        let selection = match &self.condition {
+            None => all,
+            Some(condition) => {
+                let passed = condition.eval_selected(&chunk, &all).map_err(fail)?;
+                all.into_iter().zip(passed).filter(|(_, v)| *v == Value::Boolean(true)).map(|(r, _)| r).collect()
             }
-            let mut error = None;
-            result.push_with(kind, |fields| {
-                for p in &self.projections {
-                    match p.eval(row) {
-                        Ok(v) => fields.push(v),
-                        Err(e) => {
-                            error = Some(e);
-                            return;
-                        }
-                    }
+        };
+        let mut computed: Vec<Option<Vec<Value>>> = Vec::with_capacity(self.projections.len());
+        for p in &self.projections {
+            computed.push(match p {
+                Expr::Column { .. } => None,
+                _ => Some(p.eval_selected(&chunk, &selection).map_err(fail)?),
+            });
+        }
+        let mut result = Chunk::with_capacity(self.projections.len(), selection.len());
+        for (i, &r) in selection.iter().enumerate() {
+            let row = chunk.row(r as usize);
+            result.push_with(chunk.kind(r as usize), |fields| {
+                for (p, values) in self.projections.iter().zip(computed.iter_mut()) {
+                    fields.push(match (p, values) {
+                        (_, Some(values)) => std::mem::replace(&mut values[i], Value::Null),
+                        (Expr::Column { index, .. }, None) => row[*index].clone(),
+                        (_, None) => Value::Null,
+                    });
                 }
             });
-            if let Some(e) = error {
-                return Err(fail(e));
-            }
         }
         result.set_origin_nanos(chunk.origin_nanos());
         out.collect(result);

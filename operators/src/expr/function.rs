@@ -417,11 +417,11 @@ impl Function {
     }
 }
 
-fn boolean(b: Option<bool>) -> Value {
+pub(super) fn boolean(b: Option<bool>) -> Value {
     b.map_or(Value::Null, Value::Boolean)
 }
 
-fn truth(v: &Value) -> Option<bool> {
+pub(super) fn truth(v: &Value) -> Option<bool> {
     v.as_bool()
 }
 
@@ -498,13 +498,45 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             return Ok(string(parts.join(separator)));
         }
         Function::TryCast => return Ok(cast(&args[0].eval(row)?, ty).unwrap_or(Value::Null)),
+        Function::Rand => {
+            // Without a seed, the row's address adds entropy: evaluated per row.
+            let seed = args.first().map(|a| a.eval(row)).transpose()?;
+            if seed.as_ref().is_some_and(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            return Ok(Value::Double(random_double(seed.and_then(|s| s.as_i64()), row)));
+        }
         Function::NullIf => {
             let (a, b) = (args[0].eval(row)?, args[1].eval(row)?);
             return Ok(if compare(&a, &b) == Some(Ordering::Equal) { Value::Null } else { a });
         }
         _ => {}
     }
-    let values = eval_args(args, row)?;
+    apply(function, &eval_args(args, row)?, ty)
+}
+
+/// Whether `function` looks at its arguments itself (NULLs, laziness) instead of taking them
+/// evaluated through [`apply`].
+pub(super) fn is_lazy(function: &Function) -> bool {
+    matches!(
+        function,
+        Function::And
+            | Function::Or
+            | Function::IsNull
+            | Function::IsNotNull
+            | Function::Case
+            | Function::Coalesce
+            | Function::If
+            | Function::ConcatWs
+            | Function::TryCast
+            | Function::NullIf
+            | Function::Rand
+    )
+}
+
+/// `function` of evaluated arguments `values` (any function but the [`is_lazy`] ones), with
+/// result type `ty`: NULL in, NULL out, except where Flink says otherwise.
+pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Result<Value, ExprError> {
     if matches!(function, Function::In) {
         if values[0].is_null() {
             return Ok(Value::Null);
@@ -659,10 +691,6 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             time::date_format(&ts, pattern)
         }
         Function::HashCode => Value::Int(java_hash(v(0))),
-        Function::Rand => {
-            let seed = values.first().and_then(Value::as_i64);
-            Value::Double(random_double(seed, row))
-        }
         Function::TimestampAdd(unit) => time::timestamp_add(*unit, v(0).as_i64().unwrap_or(0), v(1)),
         Function::TimestampDiff(unit) => time::timestamp_diff(*unit, v(0), v(1)),
         other => return Err(ExprError(format!("{} cannot be evaluated here", other.name()))),

@@ -6,6 +6,7 @@
 //! (a NULL argument gives NULL unless the function says otherwise; AND, OR, CASE, COALESCE and
 //! IS NULL look at NULLs themselves).
 
+mod batch;
 pub mod cast;
 mod function;
 mod string;

@@ -27,17 +27,54 @@ impl Expr {
                 selection.iter().map(|&r| self.eval(chunk.row(r as usize))).collect()
             }
             Expr::Call { function, args, ty } => {
-                let mut columns: SmallVec<[Vec<Value>; 4]> =
-                    args.iter().map(|a| a.eval_selected(chunk, selection)).collect::<Result<_, _>>()?;
+                let mut columns: SmallVec<[Argument; 4]> = args
+                    .iter()
+                    .map(|a| match a {
+                        Expr::Literal { value, .. } => Ok(Argument::Constant(value.clone())),
+                        _ => a.eval_selected(chunk, selection).map(Argument::Values),
+                    })
+                    .collect::<Result<_, _>>()?;
                 let mut out = Vec::with_capacity(selection.len());
-                let mut values: SmallVec<[Value; 4]> = SmallVec::new();
-                for i in 0..selection.len() {
-                    values.clear();
-                    values.extend(columns.iter_mut().map(|c| std::mem::replace(&mut c[i], Value::Null)));
-                    out.push(apply(function, &values, ty)?);
+                match columns.as_mut_slice() {
+                    [x] => {
+                        for i in 0..selection.len() {
+                            out.push(apply(function, &[x.take(i)], ty)?);
+                        }
+                    }
+                    [x, y] => {
+                        for i in 0..selection.len() {
+                            out.push(apply(function, &[x.take(i), y.take(i)], ty)?);
+                        }
+                    }
+                    all => {
+                        let mut values: SmallVec<[Value; 4]> = SmallVec::new();
+                        for i in 0..selection.len() {
+                            values.clear();
+                            for a in all.iter_mut() {
+                                values.push(a.take(i));
+                            }
+                            out.push(apply(function, &values, ty)?);
+                        }
+                    }
                 }
                 Ok(out)
             }
+        }
+    }
+}
+
+/// An evaluated argument: a value per selected row, or one constant for all.
+enum Argument {
+    Values(Vec<Value>),
+    Constant(Value),
+}
+
+impl Argument {
+    /// The argument's value for the `i`-th selected row (taken: each is read once).
+    fn take(&mut self, i: usize) -> Value {
+        match self {
+            Argument::Values(values) => std::mem::replace(&mut values[i], Value::Null),
+            Argument::Constant(value) => value.clone(),
         }
     }
 }

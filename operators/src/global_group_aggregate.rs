@@ -4,17 +4,18 @@
 
 use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, Value};
+use smallvec::SmallVec;
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
 use crate::aggregate::{Accumulator, AggregateCall};
-use crate::group_aggregate::{BundleTrigger, Change};
+use crate::group_aggregate::{BundleTrigger, Change, GroupKey, ResultRow};
 
 /// One group's state.
 #[derive(Debug)]
 struct Group {
     rows: i64,
-    accumulators: Vec<Accumulator>,
-    last: Vec<Value>,
+    accumulators: SmallVec<[Accumulator; 4]>,
+    last: ResultRow,
     written: i64,
 }
 
@@ -28,13 +29,13 @@ pub struct GlobalGroupAggregateOperator {
     emit_unchanged: bool,
     ttl_millis: i64,
     trigger: BundleTrigger,
-    groups: HashMap<Box<[Value]>, Group>,
+    groups: HashMap<GroupKey, Group>,
     /// Per group, the rows and the partial accumulators merged since the last flush.
-    bundle: HashMap<Box<[Value]>, (i64, Vec<Accumulator>)>,
+    bundle: HashMap<GroupKey, (i64, Vec<Accumulator>)>,
     buffered: usize,
     /// When the bundle's oldest data left its source (for latency), 0 when unknown.
     bundle_origin: u64,
-    scratch: Vec<Value>,
+    scratch: ResultRow,
 }
 
 impl GlobalGroupAggregateOperator {
@@ -58,7 +59,7 @@ impl GlobalGroupAggregateOperator {
             bundle: HashMap::new(),
             buffered: 0,
             bundle_origin: 0,
-            scratch: Vec::new(),
+            scratch: ResultRow::new(),
         }
     }
 
@@ -105,7 +106,7 @@ impl GlobalGroupAggregateOperator {
                         .zip(arg_types.iter())
                         .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
                         .collect();
-                    entry.insert_entry(Group { rows: 0, accumulators, last: Vec::new(), written: now })
+                    entry.insert_entry(Group { rows: 0, accumulators, last: ResultRow::new(), written: now })
                 }
             };
             let group = entry.get_mut();
@@ -120,7 +121,7 @@ impl GlobalGroupAggregateOperator {
             let gone = group.rows <= 0;
             scratch.clear();
             if !gone {
-                scratch.extend_from_slice(entry.key());
+                scratch.extend(entry.key().iter().cloned());
                 scratch.extend(entry.get().accumulators.iter().zip(calls.iter()).map(|(a, c)| a.result(c)));
             }
             let change =

@@ -11,6 +11,7 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::{Accumulator, AggregateCall};
@@ -19,13 +20,22 @@ use crate::aggregate::{Accumulator, AggregateCall};
 #[derive(Debug)]
 struct Group {
     rows: i64,
-    accumulators: Vec<Accumulator>,
-    /// For each DISTINCT call, how often each argument value is present.
+    accumulators: SmallVec<[Accumulator; 4]>,
+    /// For each DISTINCT call, how often each argument value is present (empty, without an
+    /// allocation, when no call is DISTINCT).
     distinct: Vec<Option<HashMap<Value, i64>>>,
-    last: Vec<Value>,
+    last: ResultRow,
     /// Processing time of the last write (for state TTL).
     written: i64,
 }
+
+/// A group's key and results. Held inline in the group's state (up to four values), so that
+/// comparing a new result with the last one reads no other memory.
+pub(crate) type ResultRow = SmallVec<[Value; 4]>;
+
+/// A group's key, held inline in the group table (up to two values), so that checking a hit
+/// reads no other memory.
+pub(crate) type GroupKey = SmallVec<[Value; 2]>;
 
 /// Rows buffered for a mini-batch, per group key, until the next flush.
 #[derive(Debug, Default)]
@@ -58,10 +68,10 @@ pub struct GroupAggregateOperator {
     ttl_millis: i64,
     trigger: Option<BundleTrigger>,
     bundle: Bundle,
-    groups: HashMap<Box<[Value]>, Group>,
+    groups: HashMap<GroupKey, Group>,
     key: Vec<Value>,
     /// The result row being computed, reused across rows.
-    scratch: Vec<Value>,
+    scratch: ResultRow,
 }
 
 impl GroupAggregateOperator {
@@ -81,7 +91,7 @@ impl GroupAggregateOperator {
             bundle: Bundle::default(),
             groups: HashMap::new(),
             key: Vec::new(),
-            scratch: Vec::new(),
+            scratch: ResultRow::new(),
         }
     }
 
@@ -154,8 +164,12 @@ impl GroupAggregateOperator {
                         .zip(arg_types.iter())
                         .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
                         .collect(),
-                    distinct: calls.iter().map(|c| c.distinct.then(HashMap::new)).collect(),
-                    last: Vec::new(),
+                    distinct: if calls.iter().any(|c| c.distinct) {
+                        calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
+                    } else {
+                        Vec::new()
+                    },
+                    last: ResultRow::new(),
                     written: 0,
                 })
             }
@@ -211,7 +225,7 @@ pub(crate) struct Change {
 impl Change {
     /// Emits the change from `last` to `new` into `emitted` and keeps `new` as the group's
     /// last result; returns whether the group's state must be dropped.
-    pub(crate) fn emit(&self, last: &mut Vec<Value>, new: &mut Vec<Value>, emitted: &mut Chunk) -> bool {
+    pub(crate) fn emit(&self, last: &mut ResultRow, new: &mut ResultRow, emitted: &mut Chunk) -> bool {
         if self.gone {
             if !self.first {
                 emitted.push(RowKind::Delete, last);
@@ -234,9 +248,9 @@ impl Change {
 }
 
 /// Fills `row` with the group's key and current results.
-fn results(key: &[Value], calls: &[AggregateCall], group: &Group, row: &mut Vec<Value>) {
+fn results(key: &[Value], calls: &[AggregateCall], group: &Group, row: &mut ResultRow) {
     row.clear();
-    row.extend_from_slice(key);
+    row.extend(key.iter().cloned());
     row.extend(group.accumulators.iter().zip(calls).map(|(a, c)| a.result(c)));
 }
 
@@ -250,7 +264,7 @@ fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) 
             }
         }
         let x = call.arg.map_or(&Value::Null, |a| &row[a]);
-        if let Some(seen) = &mut group.distinct[i] {
+        if let Some(seen) = group.distinct.get_mut(i).and_then(Option::as_mut) {
             if x.is_null() {
                 continue;
             }

@@ -3,10 +3,11 @@
 //! group it saw: `[keys…, partials…, rows]`, always as `+I`.
 
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::{Accumulator, AggregateCall};
-use crate::group_aggregate::BundleTrigger;
+use crate::group_aggregate::{BundleTrigger, GroupKey};
 
 /// Pre-aggregates a mini-batch per group.
 #[derive(Debug)]
@@ -16,7 +17,7 @@ pub struct LocalGroupAggregateOperator {
     arg_types: Vec<Option<DataType>>,
     retracting: bool,
     trigger: BundleTrigger,
-    bundle: HashMap<Box<[Value]>, (i64, Vec<Accumulator>)>,
+    bundle: HashMap<GroupKey, (i64, SmallVec<[Accumulator; 4]>)>,
     buffered: usize,
     /// When the bundle's oldest data left its source (for latency), 0 when unknown.
     bundle_origin: u64,

@@ -87,9 +87,10 @@ impl GlobalGroupAggregateOperator {
         }
         ctx.record_bundle(self.buffered, self.bundle.len());
         let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), self.bundle.len());
-        let bundle = std::mem::take(&mut self.bundle);
+        // Drained in place: the table keeps its capacity for the next bundle.
+        let mut bundle = std::mem::take(&mut self.bundle);
         let mut partial = Vec::new();
-        for (key, (rows, merged)) in bundle {
+        for (key, (rows, merged)) in bundle.drain() {
             if self.ttl_millis > 0
                 && self.groups.get(&key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis)
             {
@@ -130,6 +131,7 @@ impl GlobalGroupAggregateOperator {
                 entry.remove();
             }
         }
+        self.bundle = bundle;
         self.buffered = 0;
         emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
         out.collect(emitted);

@@ -198,13 +198,17 @@ impl GroupAggregateOperator {
         if self.bundle.count == 0 {
             return;
         }
-        let bundle = std::mem::take(&mut self.bundle);
-        let mut emitted = Chunk::with_capacity(self.keys.len() + self.calls.len(), bundle.rows.len());
-        for (key, rows) in &bundle.rows {
-            self.apply(key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
-        }
+        // Drained in place: the table keeps its capacity for the next bundle.
+        let mut bundle = std::mem::take(&mut self.bundle);
         ctx.record_bundle(bundle.count, bundle.rows.len());
-        emitted.set_origin_nanos(bundle.origin);
+        let mut emitted = Chunk::with_capacity(self.keys.len() + self.calls.len(), bundle.rows.len());
+        for (key, rows) in bundle.rows.drain() {
+            self.apply(&key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
+        }
+        emitted.set_origin_nanos(std::mem::take(&mut bundle.origin));
+        bundle.count = 0;
+        bundle.bytes = 0;
+        self.bundle = bundle;
         out.collect(emitted);
     }
 }

@@ -5,7 +5,7 @@
 //! functions that look at their arguments themselves (`CASE`, `COALESCE`, `IF`, …) run per row.
 
 use smallvec::SmallVec;
-use weir_runtime::{Chunk, Value};
+use weir_runtime::{Chunk, LogicalType, Value};
 
 use super::function::{self, apply, boolean, truth, Function};
 use super::{Expr, ExprError};
@@ -42,8 +42,13 @@ impl Expr {
                         }
                     }
                     [x, y] => {
+                        let fast = integer_kernel(function, ty);
                         for i in 0..selection.len() {
-                            out.push(apply(function, &[x.take(i), y.take(i)], ty)?);
+                            let value = match fast.and_then(|k| k.apply(x.get(i), y.get(i))) {
+                                Some(result) => result?,
+                                None => apply(function, &[x.take(i), y.take(i)], ty)?,
+                            };
+                            out.push(value);
                         }
                     }
                     all => {
@@ -70,12 +75,103 @@ enum Argument {
 }
 
 impl Argument {
+    /// The argument's value for the `i`-th selected row.
+    fn get(&self, i: usize) -> &Value {
+        match self {
+            Argument::Values(values) => &values[i],
+            Argument::Constant(value) => value,
+        }
+    }
+
     /// The argument's value for the `i`-th selected row (taken: each is read once).
     fn take(&mut self, i: usize) -> Value {
         match self {
             Argument::Values(values) => std::mem::replace(&mut values[i], Value::Null),
             Argument::Constant(value) => value.clone(),
         }
+    }
+}
+
+/// A binary function on integers computed without the general dispatch: the same results as
+/// [`apply`] (wrapping arithmetic in 64 bits, narrowed to the result type; `/ by zero`), for
+/// operands that are both integers or NULL.
+#[derive(Clone, Copy)]
+enum IntegerKernel {
+    /// `+ - * / %` (by function) into an integer of `bits` bits.
+    Arithmetic { op: u8, bits: u8 },
+    /// `= <> < <= > >=` (by function).
+    Comparison { op: u8 },
+}
+
+fn integer_kernel(function: &Function, ty: &weir_runtime::DataType) -> Option<IntegerKernel> {
+    let bits = match ty.logical {
+        LogicalType::TinyInt => 8,
+        LogicalType::SmallInt => 16,
+        LogicalType::Int => 32,
+        LogicalType::BigInt => 64,
+        _ => 0,
+    };
+    let arithmetic = |op| (bits > 0).then_some(IntegerKernel::Arithmetic { op, bits });
+    match function {
+        Function::Plus => arithmetic(b'+'),
+        Function::Minus => arithmetic(b'-'),
+        Function::Times => arithmetic(b'*'),
+        Function::Divide => arithmetic(b'/'),
+        Function::Modulo => arithmetic(b'%'),
+        Function::Equals => Some(IntegerKernel::Comparison { op: b'=' }),
+        Function::NotEquals => Some(IntegerKernel::Comparison { op: b'!' }),
+        Function::Less => Some(IntegerKernel::Comparison { op: b'<' }),
+        Function::LessOrEqual => Some(IntegerKernel::Comparison { op: b'l' }),
+        Function::Greater => Some(IntegerKernel::Comparison { op: b'>' }),
+        Function::GreaterOrEqual => Some(IntegerKernel::Comparison { op: b'g' }),
+        _ => None,
+    }
+}
+
+impl IntegerKernel {
+    /// The result for `a` and `b`, or `None` when they are not both integers (or NULL).
+    fn apply(self, a: &Value, b: &Value) -> Option<Result<Value, ExprError>> {
+        if a.is_null() || b.is_null() {
+            return Some(Ok(Value::Null));
+        }
+        let (x, y) = (integer_of(a)?, integer_of(b)?);
+        Some(Ok(match self {
+            IntegerKernel::Arithmetic { op, bits } => {
+                let r = match op {
+                    b'+' => x.wrapping_add(y),
+                    b'-' => x.wrapping_sub(y),
+                    b'*' => x.wrapping_mul(y),
+                    _ if y == 0 => return Some(Err(ExprError("/ by zero".into()))),
+                    b'/' => x.wrapping_div(y),
+                    _ => x.wrapping_rem(y),
+                };
+                match bits {
+                    8 => Value::TinyInt(r as i8),
+                    16 => Value::SmallInt(r as i16),
+                    32 => Value::Int(r as i32),
+                    _ => Value::BigInt(r),
+                }
+            }
+            IntegerKernel::Comparison { op } => Value::Boolean(match op {
+                b'=' => x == y,
+                b'!' => x != y,
+                b'<' => x < y,
+                b'l' => x <= y,
+                b'>' => x > y,
+                _ => x >= y,
+            }),
+        }))
+    }
+}
+
+/// The value of an integer-typed value (TINYINT to BIGINT), `None` for any other.
+fn integer_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::TinyInt(n) => Some(i64::from(*n)),
+        Value::SmallInt(n) => Some(i64::from(*n)),
+        Value::Int(n) => Some(i64::from(*n)),
+        Value::BigInt(n) => Some(*n),
+        _ => None,
     }
 }
 

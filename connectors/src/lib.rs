@@ -2,11 +2,13 @@
 //!
 //! - The [`registry`] maps `'connector' = '…'` to a factory that validates a table's options
 //!   (unknown, missing and malformed options are errors worded as Flink words them) and builds
-//!   its source or sink; `'format' = '…'` selects a [`format`].
-//! - Connectors: [`datagen`], [`print`], [`blackhole`] and [`filesystem`] (with the `csv` and
-//!   `json` formats).
+//!   its source, sink or lookup table; `'format' = '…'` selects a [`format`].
+//! - Connectors: [`datagen`], [`print`], [`blackhole`], [`filesystem`] (with the `csv` and
+//!   `json` formats), and [`jdbc`] (`jdbc` and `hologres`: PostgreSQL lookups, scan and upsert
+//!   sink), with the lookup caches of [`lookup_cache`].
 //! - For the pipeline API and tests: [`MemorySource`] (a scripted source), [`GeneratorSource`]
-//!   (rows computed from their number) and [`CollectSink`] (rows kept in memory).
+//!   (rows computed from their number), [`CollectSink`] (rows kept in memory) and
+//!   [`MemoryLookupTable`] (rows to look up, with a latency per key).
 
 pub mod blackhole;
 pub mod collect_sink;

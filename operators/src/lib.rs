@@ -2,8 +2,11 @@
 //!
 //! Each operator is a plain state machine implementing [`weir_runtime::Operator`], one per
 //! file, tested with [`weir_runtime::harness::OperatorHarness`]. This crate holds the
-//! operators of the pipeline API (map, filter, union, keyed processing) and of SQL: the
-//! streaming group aggregate with Flink's aggregate functions; expressions and joins join them here.
+//! operators of the pipeline API (map, filter, union, keyed processing) and of SQL: Calc over
+//! [`expr`] expressions (evaluated a column at a time), the streaming group aggregate with
+//! Flink's aggregate functions (one phase, mini-batch, local/global), the sink's constraint
+//! enforcer and materializers, and the [`lookup`] joins (sync, async ordered/unordered,
+//! key-ordered) whose async work the runtime drives through `Operator::poll_async`.
 
 pub mod aggregate;
 pub mod calc;

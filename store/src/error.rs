@@ -1,0 +1,15 @@
+//! Errors of the table store, worded as Fluss words them where it has a message.
+
+/// What went wrong.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A table option or field function that is not valid, with the message for the user.
+    #[error("{0}")]
+    Validation(String),
+    /// A value that cannot be merged (e.g. malformed bitmap bytes).
+    #[error("{0}")]
+    Merge(String),
+}
+
+/// The store's results.
+pub type Result<T> = std::result::Result<T, Error>;

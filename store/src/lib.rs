@@ -12,4 +12,5 @@ pub mod bitmap32;
 pub mod bitmap64;
 pub mod error;
 
+pub use agg::AggFunction;
 pub use error::{Error, Result};

@@ -9,6 +9,9 @@ pub enum Error {
     /// A value that cannot be merged (e.g. malformed bitmap bytes).
     #[error("{0}")]
     Merge(String),
+    /// The storage under the tables failed (or is in use by another process).
+    #[error("{0}")]
+    Storage(String),
 }
 
 /// The store's results.

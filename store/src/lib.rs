@@ -5,19 +5,27 @@
 //!   with Fluss's names, type rules, messages and semantics.
 //! - [`row_merger`]: the merge engines (last row, `first_row`, `versioned`, `aggregation`),
 //!   partial writes and delete behavior, and the changes each write emits.
+//! - [`table`]: a primary-key table over a [`kv::KvStore`] ([`RedbStore`]: one `redb` file,
+//!   locked against a second process), writing each batch atomically and durably; [`codec`]
+//!   turns rows into bytes.
 //! - [`bitmap32`] and [`bitmap64`]: the `rbm32` / `rbm64` byte formats (RoaringBitmap's
 //!   portable format; Java `Roaring64Bitmap`'s own), so that bitmaps written by Fluss load here
 //!   and back.
 //!
-//! Storage on disk, managed tables in SQL and scans follow; this crate holds the rules they
-//! apply.
+//! Managed tables in SQL (CREATE TABLE without a connector), their scans and lookups are the
+//! next step; this crate holds the storage and the rules they apply.
 
 pub mod agg;
 pub mod bitmap32;
 pub mod bitmap64;
+pub mod codec;
 pub mod error;
+pub mod kv;
 pub mod row_merger;
+pub mod table;
 
 pub use agg::AggFunction;
 pub use error::{Error, Result};
+pub use kv::{KvStore, RedbStore};
 pub use row_merger::{Change, DeleteBehavior, MergeEngine, RowMerger};
+pub use table::PkTable;

@@ -27,8 +27,8 @@ struct Record {
     origin: u64,
 }
 
-/// The records between two watermarks (or flush markers): their results wait here until
-/// every earlier epoch is done, and the marker that closes the epoch leaves after them.
+/// The records between two watermarks (or flush markers): their results collect here and leave
+/// once every earlier epoch is done; the marker that closes the epoch leaves after them.
 struct Epoch {
     pending: usize,
     outputs: Chunk,
@@ -108,35 +108,26 @@ impl KeyOrderedLookupJoinOperator {
             let mut completed = false;
             while let Poll::Ready(Some((record, result))) = self.in_flight.poll_next_unpin(&mut cx) {
                 completed = true;
-                self.complete(record, result?, out)?;
+                self.complete(record, result?)?;
             }
             if !completed || self.waiting.is_empty() {
                 break;
             }
         }
-        self.advance_epochs(out);
+        self.emit(out);
         Ok(())
     }
 
-    /// Emits (or queues, for a later epoch) a record's result and frees its key.
-    fn complete(&mut self, record: Record, rows: LookupRows, out: &mut Output) -> Result<()> {
+    /// Adds a record's result to its epoch's output and frees its key.
+    fn complete(&mut self, record: Record, rows: LookupRows) -> Result<()> {
         self.held -= 1;
-        let index = (record.epoch - self.first_epoch) as usize;
-        let epoch = &mut self.epochs[index];
+        let epoch = &mut self.epochs[(record.epoch - self.first_epoch) as usize];
         epoch.pending -= 1;
-        if index == 0 {
-            let mut chunk = Chunk::with_capacity(self.spec.output_arity(self.input_arity), rows.len().max(1));
-            self.spec.join_into(record.kind, &record.row, &rows, &mut chunk)?;
-            chunk.set_origin_nanos(record.origin);
-            out.collect(chunk);
-        } else {
-            if epoch.outputs.origin_nanos() == 0 {
-                epoch.outputs.set_origin_nanos(record.origin);
-            }
-            self.spec.join_into(record.kind, &record.row, &rows, &mut epoch.outputs)?;
+        if epoch.outputs.origin_nanos() == 0 {
+            epoch.outputs.set_origin_nanos(record.origin);
         }
-        let queue = self.blocked.get_mut(&record.order_key).and_then(VecDeque::pop_front);
-        match queue {
+        self.spec.join_into(record.kind, &record.row, &rows, &mut epoch.outputs)?;
+        match self.blocked.get_mut(&record.order_key).and_then(VecDeque::pop_front) {
             Some(next) => self.waiting.push_back(next),
             None => {
                 self.blocked.remove(&record.order_key);
@@ -145,16 +136,20 @@ impl KeyOrderedLookupJoinOperator {
         Ok(())
     }
 
-    /// Closes finished epochs: their marker leaves, then the next epoch's queued results.
-    fn advance_epochs(&mut self, out: &mut Output) {
-        while self.epochs.len() > 1 && self.epochs[0].pending == 0 {
-            let Some(epoch) = self.epochs.pop_front() else { break };
+    /// Emits the oldest epoch's results; then, while that epoch is done, its closing marker and
+    /// the next epoch's results.
+    fn emit(&mut self, out: &mut Output) {
+        let arity = self.spec.output_arity(self.input_arity);
+        loop {
+            out.collect(std::mem::replace(&mut self.epochs[0].outputs, Chunk::new(arity)));
+            if self.epochs.len() == 1 || self.epochs[0].pending > 0 {
+                return;
+            }
+            let Some(epoch) = self.epochs.pop_front() else { return };
             self.first_epoch += 1;
             if let Some(mark) = epoch.closed_by {
                 out.emit(mark);
             }
-            let arity = self.spec.output_arity(self.input_arity);
-            out.collect(std::mem::replace(&mut self.epochs[0].outputs, Chunk::new(arity)));
         }
     }
 

@@ -174,23 +174,15 @@ impl LookupFunction for PartialCache {
         let now = self.clock.now_millis();
         {
             let mut entries = self.entries.lock();
-            let expired = entries.get(&key).map(|e| {
-                older_than(e.written, now, self.options.expire_after_write)
-                    || older_than(e.accessed, now, self.options.expire_after_access)
-            });
-            match expired {
-                Some(false) => {
-                    let entry = entries.get_mut(&key).map(|e| {
-                        e.accessed = now;
-                        e.rows.clone()
-                    });
+            if let Some(entry) = entries.get_mut(&key) {
+                let expired = older_than(entry.written, now, self.options.expire_after_write)
+                    || older_than(entry.accessed, now, self.options.expire_after_access);
+                if !expired {
+                    entry.accessed = now;
                     tracing::trace!(hit = true, "lookup cache");
-                    return Box::pin(futures::future::ready(Ok(entry.unwrap_or_default())));
+                    return Box::pin(futures::future::ready(Ok(entry.rows.clone())));
                 }
-                Some(true) => {
-                    entries.pop(&key);
-                }
-                None => {}
+                entries.pop(&key);
             }
         }
         let pending = self.inner.lookup(key.clone());

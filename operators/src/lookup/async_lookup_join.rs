@@ -16,7 +16,14 @@ use super::{lookup, AsyncLookupOptions, LookupJoinSpec};
 
 /// A record or a watermark/flush marker waiting to be emitted, in arrival order.
 enum Slot {
-    Record { kind: RowKind, row: Vec<Value>, key: Option<Option<Vec<Value>>>, joined: Option<Chunk>, origin: u64 },
+    /// `key` is taken when the lookup starts (`None` from the start for a NULL key).
+    Record {
+        kind: RowKind,
+        row: Vec<Value>,
+        key: Option<Vec<Value>>,
+        joined: Option<Chunk>,
+        origin: u64,
+    },
     Mark(StreamElement),
 }
 
@@ -30,7 +37,6 @@ type Pending = BoxFuture<'static, (u64, Result<LookupRows>)>;
 /// before a watermark or flush marker that arrived ahead of its record, nor such a marker before
 /// the records that arrived ahead of it. A failed or timed-out lookup fails the job.
 pub struct AsyncLookupJoinOperator {
-    name: String,
     spec: Arc<LookupJoinSpec>,
     function: Arc<dyn LookupFunction>,
     options: AsyncLookupOptions,
@@ -50,7 +56,6 @@ impl AsyncLookupJoinOperator {
         input_arity: usize,
     ) -> Self {
         AsyncLookupJoinOperator {
-            name: "LookupJoin".to_string(),
             spec,
             function,
             options: AsyncLookupOptions { capacity: options.capacity.max(1), ..options },
@@ -77,7 +82,7 @@ impl AsyncLookupJoinOperator {
             while self.in_flight.len() < self.options.capacity {
                 let Some(seq) = self.unlaunched.pop_front() else { break };
                 let Some(Slot::Record { key, .. }) = self.slots.get_mut(&seq) else { continue };
-                let future = lookup(&self.function, &self.spec, key.take().flatten(), &self.options);
+                let future = lookup(&self.function, &self.spec, key.take(), &self.options);
                 self.in_flight.push(Box::pin(async move { (seq, future.await) }));
             }
             let mut completed = false;
@@ -142,7 +147,7 @@ impl AsyncLookupJoinOperator {
 
 impl Operator for AsyncLookupJoinOperator {
     fn name(&self) -> &str {
-        &self.name
+        "LookupJoin"
     }
 
     fn process_chunk(
@@ -155,7 +160,7 @@ impl Operator for AsyncLookupJoinOperator {
         for (kind, row) in chunk.rows() {
             let key = self.spec.key_of(row)?;
             let origin = chunk.origin_nanos();
-            let seq = self.push_slot(Slot::Record { kind, row: row.to_vec(), key: Some(key), joined: None, origin });
+            let seq = self.push_slot(Slot::Record { kind, row: row.to_vec(), key, joined: None, origin });
             self.unlaunched.push_back(seq);
         }
         self.pump(ctx, out)

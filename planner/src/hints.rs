@@ -27,14 +27,7 @@ pub struct TableHint {
 /// [`Error::Parse`] for an `OPTIONS` hint that is not a list of `'key' = 'value'` pairs.
 pub fn table_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>> {
     let mut hints = Vec::new();
-    for (at, token) in tokens.iter().enumerate() {
-        let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else {
-            continue;
-        };
-        let Some(body) = text.strip_prefix('+') else {
-            continue;
-        };
-        let position = Position { line: token.span.start.line, column: token.span.start.column };
+    for (at, body, position) in hint_comments(tokens) {
         let Some(options) = options_of(body, position)? else {
             continue;
         };
@@ -44,6 +37,15 @@ pub fn table_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>> {
         }
     }
     Ok(hints)
+}
+
+/// The hint comments (`/*+ … */`) among a script's tokens: their index, body and position.
+pub(crate) fn hint_comments(tokens: &[TokenWithSpan]) -> impl Iterator<Item = (usize, &str, Position)> {
+    tokens.iter().enumerate().filter_map(|(at, token)| {
+        let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else { return None };
+        let body = text.strip_prefix('+')?;
+        Some((at, body, Position { line: token.span.start.line, column: token.span.start.column }))
+    })
 }
 
 /// The pairs of an `OPTIONS(…)` hint body; `None` for another hint.

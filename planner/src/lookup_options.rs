@@ -16,12 +16,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+use sqlparser::tokenizer::TokenWithSpan;
 use weir_operators::LookupRetry;
 use weir_runtime::config::parse_duration;
 
 use crate::error::{Error, Position, Result};
-use crate::hints::hint_pairs;
+use crate::hints::{hint_comments, hint_pairs};
 use crate::options::{boolean, invalid};
 
 /// `table.exec.async-lookup.output-mode`
@@ -185,10 +185,7 @@ impl LookupHint {
 /// A malformed hint.
 pub fn lookup_hints(tokens: &[TokenWithSpan]) -> Result<Vec<LookupHint>> {
     let mut hints = Vec::new();
-    for token in tokens {
-        let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else { continue };
-        let Some(body) = text.strip_prefix('+') else { continue };
-        let position = Position { line: token.span.start.line, column: token.span.start.column };
+    for (_, body, position) in hint_comments(tokens) {
         if let Some(pairs) = hint_pairs(body, position, "LOOKUP")? {
             hints.push(LookupHint::from_pairs(&pairs, position)?);
         }

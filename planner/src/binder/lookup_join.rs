@@ -26,11 +26,11 @@ fn conjuncts(expr: Expr, out: &mut Vec<Expr>) {
 }
 
 fn and(parts: Vec<Expr>) -> Option<Expr> {
-    parts.into_iter().reduce(|a, b| Expr::Call { function: Function::And, args: vec![a, b], ty: a_bool() })
-}
-
-fn a_bool() -> weir_runtime::DataType {
-    weir_runtime::DataType::boolean()
+    parts.into_iter().reduce(|a, b| Expr::Call {
+        function: Function::And,
+        args: vec![a, b],
+        ty: weir_runtime::DataType::boolean(),
+    })
 }
 
 fn columns(expr: &Expr, width: usize) -> Vec<bool> {

@@ -27,7 +27,6 @@ use crate::prune::prune_plan;
 use crate::reuse::share_scans;
 use crate::rules::split_distinct::split_distinct;
 use crate::translate::Translator;
-use weir_runtime::metrics::BundleSnapshot;
 
 /// The option that chooses how query results print: `tableau` (the default) or `changelog`.
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
@@ -477,10 +476,11 @@ impl Session {
         let metrics = job.metrics().clone();
         let started = job.started();
         let status = job.wait()?;
-        self.reports.push(JobReport::new(name, started.elapsed(), &metrics));
+        let report = JobReport::new(name, started.elapsed(), &metrics);
         if self.print_metrics() {
-            print_metrics(&metrics, started.elapsed());
+            print_metrics(&report);
         }
+        self.reports.push(report);
         match status {
             weir_runtime::JobStatus::Finished => Ok(()),
             weir_runtime::JobStatus::Cancelled => Err(weir_runtime::Error::Cancelled.into()),
@@ -602,21 +602,14 @@ fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Posi
 }
 
 /// Each vertex's rows in and out, and its mini-batch bundles, to standard error.
-fn print_metrics(metrics: &weir_runtime::metrics::JobMetrics, wall: std::time::Duration) {
-    let mut totals: BTreeMap<String, (u64, u64, u64, BTreeMap<String, BundleSnapshot>)> = BTreeMap::new();
-    for m in metrics.snapshot() {
-        let t = totals.entry(m.name.clone()).or_default();
-        t.0 += m.records_in;
-        t.1 += m.records_out;
-        t.2 += m.records_into_last;
-        for (operator, bundles) in &m.bundles {
-            t.3.entry(operator.clone()).or_default().add(bundles);
-        }
-    }
-    eprintln!("job ended after {:.3} s", wall.as_secs_f64());
-    for (name, (records_in, records_out, into_last, bundles)) in totals {
-        eprintln!("  {name}: {records_in} rows in, {records_out} rows out, {into_last} rows into its last operator");
-        for (operator, bundles) in bundles {
+fn print_metrics(report: &JobReport) {
+    eprintln!("job ended after {:.3} s", report.wall.as_secs_f64());
+    for v in &report.vertices {
+        eprintln!(
+            "  {}: {} rows in, {} rows out, {} rows into its last operator",
+            v.name, v.records_in, v.records_out, v.records_into_last
+        );
+        for (operator, bundles) in &v.bundles {
             eprintln!(
                 "    {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
                 bundles.bundles,

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::metrics::JobMetrics;
+use crate::metrics::{BundleSnapshot, JobMetrics};
 
 /// Latency percentiles in microseconds, over every row that reached a sink.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,6 +41,8 @@ pub struct VertexReport {
     pub busy: Duration,
     /// Time its subtasks spent waiting for room downstream, summed.
     pub backpressured: Duration,
+    /// Mini-batch bundles flushed by each of its operators that flushed any, summed.
+    pub bundles: Vec<(String, BundleSnapshot)>,
 }
 
 /// A finished job.
@@ -84,6 +86,7 @@ impl JobReport {
                         records_into_last: 0,
                         busy: Duration::ZERO,
                         backpressured: Duration::ZERO,
+                        bundles: Vec::new(),
                     });
                     vertices.len() - 1
                 }
@@ -95,6 +98,12 @@ impl JobReport {
             v.records_into_last += s.records_into_last;
             v.busy += s.busy;
             v.backpressured += s.backpressured;
+            for (operator, bundles) in &s.bundles {
+                match v.bundles.iter_mut().find(|(name, _)| name == operator) {
+                    Some((_, total)) => total.add(bundles),
+                    None => v.bundles.push((operator.clone(), *bundles)),
+                }
+            }
         }
         let histogram = metrics.latency_micros();
         let latency = if histogram.is_empty() {

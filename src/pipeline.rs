@@ -283,7 +283,7 @@ impl Stream {
 
     /// Ends the stream in an operator built per subtask by `factory`.
     pub fn sink(&self, name: &str, factory: impl Fn(&SubtaskInfo) -> Box<dyn Operator> + Send + Sync + 'static) {
-        self.then(name, Schema::default(), Arc::new(factory));
+        self.transform(name, Schema::default(), factory);
     }
 
     /// Ends the stream in the table `table` through its connector, at the connector's

@@ -209,21 +209,15 @@ impl AggFunction {
     /// # Errors
     /// Bitmap bytes that cannot be read, and a compact DECIMAL sum that overflows 64 bits.
     pub fn merge(&self, acc: &Value, input: &Value, ty: &DataType) -> Result<Value> {
-        match self {
-            AggFunction::LastValue => return Ok(input.clone()),
-            AggFunction::LastValueIgnoreNulls => return Ok(if input.is_null() { acc } else { input }.clone()),
-            AggFunction::FirstValue | AggFunction::FirstValueIgnoreNulls => {
-                return Ok(if acc.is_null() { input } else { acc }.clone())
-            }
-            _ => {}
-        }
-        if acc.is_null() {
-            return Ok(input.clone());
-        }
-        if input.is_null() {
-            return Ok(acc.clone());
-        }
         Ok(match self {
+            AggFunction::LastValue => input.clone(),
+            AggFunction::LastValueIgnoreNulls => if input.is_null() { acc } else { input }.clone(),
+            AggFunction::FirstValue | AggFunction::FirstValueIgnoreNulls => {
+                if acc.is_null() { input } else { acc }.clone()
+            }
+            // Every other function skips a NULL on either side.
+            _ if acc.is_null() => input.clone(),
+            _ if input.is_null() => acc.clone(),
             AggFunction::Sum => arithmetic(acc, input, ty, false)?,
             AggFunction::Product => arithmetic(acc, input, ty, true)?,
             AggFunction::Max => if acc < input { input } else { acc }.clone(),
@@ -249,10 +243,6 @@ impl AggFunction {
                 }
                 _ => return Err(Error::Merge(format!("{} takes bytes", self.name()))),
             },
-            AggFunction::LastValue
-            | AggFunction::LastValueIgnoreNulls
-            | AggFunction::FirstValue
-            | AggFunction::FirstValueIgnoreNulls => unreachable!("handled above"),
         })
     }
 }

@@ -1,8 +1,9 @@
 //! A writer process killed at random points, 20 times: after reopening, every batch whose write
 //! had returned is merged exactly once, and no batch is half applied.
 //!
-//! The test runs itself as the writer: with `WEIR_STORE_WRITER_DIR` set, `writer` writes
-//! batches and prints the number of each one whose write returned.
+//! The test runs itself as the writer: the ignored test `writer`, run with
+//! `WEIR_STORE_WRITER_DIR` set, writes batches and prints the number of each one whose write
+//! returned.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -32,9 +33,11 @@ fn table(dir: &std::path::Path) -> PkTable {
 }
 
 /// The writer side: batch `i` adds 1 to every key's `n` and appends `i` to its `batches`.
+/// Ignored: it only runs as the child of the test below.
 #[test]
+#[ignore = "the writer process of killed_writers_lose_no_acknowledged_batch_and_half_apply_none"]
 fn writer() {
-    let Ok(dir) = std::env::var("WEIR_STORE_WRITER_DIR") else { return };
+    let dir = std::env::var("WEIR_STORE_WRITER_DIR").expect("started by the crash test");
     let t = table(std::path::Path::new(&dir));
     let start: i64 = std::env::var("WEIR_STORE_WRITER_FROM").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     for i in start.. {
@@ -48,15 +51,12 @@ fn writer() {
 
 #[test]
 fn killed_writers_lose_no_acknowledged_batch_and_half_apply_none() {
-    if std::env::var("WEIR_STORE_WRITER_DIR").is_ok() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let mut acknowledged: i64 = -1;
     let mut next = 0;
     for round in 0..20u64 {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "writer", "--nocapture", "--test-threads", "1"])
+            .args(["--exact", "writer", "--ignored", "--nocapture", "--test-threads", "1"])
             .env("WEIR_STORE_WRITER_DIR", dir.path())
             .env("WEIR_STORE_WRITER_FROM", next.to_string())
             .stdout(Stdio::piped())

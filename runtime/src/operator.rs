@@ -140,22 +140,10 @@ impl OperatorContext {
         }
     }
 
-    /// The context, waking `notifier` when the operator's async work makes progress (the
-    /// subtask's notifier, shared by the operators of its chain).
-    pub fn with_notifier(mut self, notifier: Arc<AsyncNotifier>) -> Self {
-        self.notifier = notifier;
-        self
-    }
-
     /// A waker for the futures an operator polls itself: waking it makes the runtime call
     /// [`Operator::poll_async`] on the subtask's operators.
     pub fn waker(&self) -> Waker {
         Waker::from(Arc::clone(&self.notifier))
-    }
-
-    /// The notifier behind [`OperatorContext::waker`].
-    pub fn notifier(&self) -> &Arc<AsyncNotifier> {
-        &self.notifier
     }
 
     /// The context, counting mini-batch bundles into `bundles` (the subtask's metrics).

@@ -128,11 +128,6 @@ impl PgPool {
         })
     }
 
-    /// The server's URL, for messages.
-    pub fn url(&self) -> &str {
-        &self.endpoint.url
-    }
-
     fn handle(&self) -> Result<tokio::runtime::Handle> {
         let runtime = self.runtime.get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()

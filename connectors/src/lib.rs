@@ -6,6 +6,8 @@
 //! - Connectors: [`datagen`], [`print`], [`blackhole`], [`filesystem`] (with the `csv` and
 //!   `json` formats), and [`jdbc`] (`jdbc` and `hologres`: PostgreSQL lookups, scan and upsert
 //!   sink), with the lookup caches of [`lookup_cache`].
+//! - [`managed`]: tables declared without `'connector'`, kept by weir's table store with
+//!   Fluss's merge engines.
 //! - For the pipeline API and tests: [`MemorySource`] (a scripted source), [`GeneratorSource`]
 //!   (rows computed from their number), [`CollectSink`] (rows kept in memory) and
 //!   [`MemoryLookupTable`] (rows to look up, with a latency per key).
@@ -19,6 +21,7 @@ pub mod format;
 pub mod generator_source;
 pub mod jdbc;
 pub mod lookup_cache;
+pub mod managed;
 pub mod memory_lookup;
 pub mod memory_source;
 pub mod options;
@@ -34,4 +37,7 @@ pub use memory_lookup::{LookupStats, MemoryLookupTable};
 pub use memory_source::{MemorySource, SourceStep};
 pub use print::PrintTarget;
 pub use projecting_source::ProjectingSource;
-pub use registry::{ConnectorRegistry, LookupSource, SinkChangelogMode, SinkProvider, SourceProvider, TableDescriptor};
+pub use registry::{
+    ConnectorRegistry, LookupSource, ScanContext, SinkChangelogMode, SinkContext, SinkProvider, SourceProvider,
+    TableDescriptor,
+};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use weir_runtime::graph::{OperatorFactory, SourceFactory};
-use weir_runtime::{Clock, LookupProvider, Schema};
+use weir_runtime::{Clock, LookupProvider, Schema, Value};
 
 use crate::blackhole::BlackholeFactory;
 use crate::datagen::DatagenFactory;
@@ -14,6 +14,7 @@ use crate::filesystem::FilesystemFactory;
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
 use crate::jdbc::PgFactory;
 use crate::lookup_cache::LookupCacheOptions;
+use crate::managed::{ManagedFactory, TableStore};
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
 
@@ -105,10 +106,34 @@ pub struct LookupSource {
     pub cache: LookupCacheOptions,
 }
 
+/// What a scan is for, besides the table.
+#[derive(Debug, Clone, Default)]
+pub struct ScanContext {
+    /// The job runs in batch mode (`'execution.runtime-mode' = 'batch'`): the scan reads what
+    /// the table holds now and ends.
+    pub batch: bool,
+    /// The query pins the whole primary key to these values (in key order): a point query,
+    /// read once.
+    pub key: Option<Vec<Value>>,
+}
+
+/// What a sink is for, besides the table.
+#[derive(Debug, Clone, Default)]
+pub struct SinkContext {
+    /// Every source of the job ends by itself.
+    pub bounded_input: bool,
+    /// The columns of `INSERT INTO t (columns) …`, by index; `None` when not given.
+    pub targets: Option<Vec<usize>>,
+}
+
 /// What a connector factory may use besides the table itself.
 pub struct FactoryContext<'a> {
     /// The registry, for formats.
     pub registry: &'a ConnectorRegistry,
+    /// What the scan being built is for.
+    pub scan: &'a ScanContext,
+    /// What the sink being built is for.
+    pub sink: &'a SinkContext,
 }
 
 impl FactoryContext<'_> {
@@ -193,6 +218,8 @@ fn no_lookup(identifier: &str, table: &TableDescriptor) -> Error {
 pub struct ConnectorRegistry {
     connectors: BTreeMap<&'static str, Arc<dyn ConnectorFactory>>,
     formats: BTreeMap<&'static str, Arc<dyn FormatFactory>>,
+    /// The table store that keeps tables declared without `'connector'`, once one is open.
+    store: Option<Arc<TableStore>>,
 }
 
 impl Default for ConnectorRegistry {
@@ -206,7 +233,7 @@ impl Default for ConnectorRegistry {
 impl ConnectorRegistry {
     /// The built-ins, with `print` writing to `target` (tests capture it in a buffer).
     pub fn with_print_target(target: PrintTarget) -> Self {
-        let mut registry = ConnectorRegistry { connectors: BTreeMap::new(), formats: BTreeMap::new() };
+        let mut registry = ConnectorRegistry { connectors: BTreeMap::new(), formats: BTreeMap::new(), store: None };
         registry.register(Arc::new(DatagenFactory));
         registry.register(Arc::new(PrintFactory { target }));
         registry.register(Arc::new(BlackholeFactory));
@@ -228,8 +255,22 @@ impl ConnectorRegistry {
         self.formats.insert(factory.identifier(), factory);
     }
 
+    /// Keeps the tables declared without `'connector'` in `store` (none: such tables are an error).
+    pub fn set_table_store(&mut self, store: Option<Arc<TableStore>>) {
+        self.store = store;
+    }
+
+    /// The table store of managed tables, when one is open.
+    pub fn table_store(&self) -> Option<&Arc<TableStore>> {
+        self.store.as_ref()
+    }
+
     fn factory(&self, options: &mut TableOptions) -> Result<(String, Arc<dyn ConnectorFactory>)> {
-        let identifier = options.optional("connector").ok_or(Error::MissingConnector)?.to_string();
+        let Some(identifier) = options.optional("connector").map(str::to_string) else {
+            let store = self.store.as_ref().ok_or(Error::MissingConnector)?;
+            let factory: Arc<dyn ConnectorFactory> = Arc::new(ManagedFactory::new(Arc::clone(store)));
+            return Ok((crate::managed::IDENTIFIER.to_string(), factory));
+        };
         let factory = self.connectors.get(identifier.as_str()).ok_or_else(|| Error::UnknownConnector {
             identifier: identifier.clone(),
             available: self.connectors.keys().map(|k| k.to_string()).collect(),
@@ -242,9 +283,18 @@ impl ConnectorRegistry {
     /// # Errors
     /// An unknown connector or format, or invalid options (unknown, missing, malformed).
     pub fn create_source(&self, table: &TableDescriptor) -> Result<SourceProvider> {
+        self.create_source_for(table, &ScanContext::default())
+    }
+
+    /// Builds the source of `table` for the scan `scan` describes.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    pub fn create_source_for(&self, table: &TableDescriptor, scan: &ScanContext) -> Result<SourceProvider> {
         let mut options = TableOptions::new(table.options.clone());
         let (identifier, factory) = self.factory(&mut options)?;
-        let provider = factory.create_source(table, &mut options, &FactoryContext { registry: self })?;
+        let ctx = FactoryContext { registry: self, scan, sink: &SinkContext::default() };
+        let provider = factory.create_source(table, &mut options, &ctx)?;
         options.finish(&identifier)?;
         Ok(provider)
     }
@@ -257,7 +307,8 @@ impl ConnectorRegistry {
     pub fn create_lookup(&self, table: &TableDescriptor, clock: Arc<dyn Clock>) -> Result<LookupSource> {
         let mut options = TableOptions::new(table.options.clone());
         let (identifier, factory) = self.factory(&mut options)?;
-        let mut source = factory.create_lookup(table, &mut options, &FactoryContext { registry: self })?;
+        let ctx = FactoryContext { registry: self, scan: &ScanContext::default(), sink: &SinkContext::default() };
+        let mut source = factory.create_lookup(table, &mut options, &ctx)?;
         options.finish(&identifier)?;
         source.provider = source.cache.wrap(source.provider, clock)?;
         Ok(source)
@@ -268,9 +319,18 @@ impl ConnectorRegistry {
     /// # Errors
     /// An unknown connector or format, or invalid options (unknown, missing, malformed).
     pub fn create_sink(&self, table: &TableDescriptor) -> Result<SinkProvider> {
+        self.create_sink_for(table, &SinkContext::default())
+    }
+
+    /// Builds the sink of `table` for the writes `sink` describes.
+    ///
+    /// # Errors
+    /// An unknown connector or format, invalid options, target columns the table refuses.
+    pub fn create_sink_for(&self, table: &TableDescriptor, sink: &SinkContext) -> Result<SinkProvider> {
         let mut options = TableOptions::new(table.options.clone());
         let (identifier, factory) = self.factory(&mut options)?;
-        let provider = factory.create_sink(table, &mut options, &FactoryContext { registry: self })?;
+        let ctx = FactoryContext { registry: self, scan: &ScanContext::default(), sink };
+        let provider = factory.create_sink(table, &mut options, &ctx)?;
         options.finish(&identifier)?;
         Ok(provider)
     }

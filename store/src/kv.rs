@@ -68,13 +68,18 @@ fn storage(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 impl RedbStore {
+    /// The file a store in directory `dir` keeps its data in.
+    pub fn file(dir: &Path) -> PathBuf {
+        dir.join("tables.redb")
+    }
+
     /// Opens (or creates) the store in directory `dir`.
     ///
     /// # Errors
     /// The directory cannot be created, or another process has the store open.
     pub fn open(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| storage(dir, e))?;
-        let path = dir.join("tables.redb");
+        let path = Self::file(dir);
         let db = Database::create(&path).map_err(|e| match e {
             DatabaseError::DatabaseAlreadyOpen => Error::Storage(format!(
                 "The table store at '{}' is in use by another process; weir opens a data directory from one process at a time.",

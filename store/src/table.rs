@@ -15,6 +15,7 @@ use crate::row_merger::{Change, RowMerger};
 /// One table of the store.
 pub struct PkTable {
     name: String,
+    display_name: String,
     columns: Vec<(String, DataType)>,
     types: Vec<DataType>,
     key: Vec<usize>,
@@ -34,7 +35,14 @@ impl PkTable {
     ) -> Self {
         let types: Vec<DataType> = columns.iter().map(|(_, t)| t.clone()).collect();
         let key_types = key.iter().map(|&k| types[k].clone()).collect();
-        PkTable { name: name.into(), columns, types, key, key_types, merger, store }
+        let name = name.into();
+        PkTable { display_name: name.clone(), name, columns, types, key, key_types, merger, store }
+    }
+
+    /// The table, named `name` in errors (its storage name stays the one it was created with).
+    pub fn with_display_name(mut self, name: &str) -> Self {
+        self.display_name = name.to_string();
+        self
     }
 
     /// The merge rules.
@@ -88,7 +96,7 @@ impl PkTable {
                     Error::Merge(format!(
                         "Cannot write the row with key ({}) into table '{}': {e}",
                         self.describe_key(&key),
-                        self.name
+                        self.display_name
                     ))
                 })?;
                 match &change {

@@ -1,0 +1,184 @@
+//! Managed tables: a `CREATE TABLE` without `'connector'` is kept by weir's built-in table
+//! store (`weir-store`) in the session's data directory (`table.store.path`), with Fluss's merge
+//! engines.
+//!
+//! - Writes ([`sink`]) merge into the stored row of each primary key; over bounded input a
+//!   statement is one atomic, durable batch.
+//! - Scans ([`source`]) read the current rows and end (batch mode, or a query pinning the whole
+//!   primary key), or read them and then follow every change as a changelog (`-U/+U` per
+//!   merge, as Fluss emits them; `'scan.startup.mode'` `full` | `latest`).
+//! - Lookups ([`lookup`]) read the stored row of a key.
+//!
+//! Options: `table.merge-engine`, `table.merge-engine.versioned.ver-column`,
+//! `table.delete.behavior`, `fields.<column>.agg`, `fields.<column>.<function>.delimiter`,
+//! `scan.startup.mode` and the `lookup.cache` options.
+
+pub mod lookup;
+pub mod sink;
+pub mod source;
+pub mod store;
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weir_store::MergeEngine;
+
+use crate::error::{Error, Result};
+use crate::lookup_cache::LookupCacheOptions;
+use crate::options::TableOptions;
+use crate::registry::{
+    qualified_name, ConnectorFactory, FactoryContext, LookupSource, SinkChangelogMode, SinkProvider, SourceProvider,
+    TableDescriptor,
+};
+
+pub use store::{merger_of, ManagedTable, TableStore};
+
+/// The name option errors give managed tables in place of a connector identifier.
+pub const IDENTIFIER: &str = "managed table";
+
+/// Whether `table` is a managed table (declared without `'connector'`).
+pub fn is_managed(table: &TableDescriptor) -> bool {
+    !table.options.contains_key("connector")
+}
+
+/// The changes a following scan of a managed table emits, as Fluss declares them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanChanges {
+    /// `[I]`: `first_row` tables.
+    InsertOnly,
+    /// `[I,UB,UA]`: deletes are ignored or disabled.
+    Updates,
+    /// `[I,UB,UA,D]`: `'table.delete.behavior' = 'allow'`.
+    UpdatesAndDeletes,
+}
+
+/// The changes a following scan of managed table `table` emits.
+///
+/// # Errors
+/// Options the merge engines reject.
+pub fn scan_changes(table: &TableDescriptor) -> Result<ScanChanges> {
+    let merger = merger_of(table)?;
+    Ok(match (merger.engine(), merger.delete_behavior()) {
+        (MergeEngine::FirstRow, _) => ScanChanges::InsertOnly,
+        (_, weir_store::DeleteBehavior::Allow) => ScanChanges::UpdatesAndDeletes,
+        _ => ScanChanges::Updates,
+    })
+}
+
+/// Declares every option of a managed table; returns whether a following scan starts with the
+/// current rows (`'scan.startup.mode' = 'full'`, the default) or after them (`latest`).
+fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<bool> {
+    for key in ["table.merge-engine", "table.merge-engine.versioned.ver-column", "table.delete.behavior"] {
+        options.optional(key);
+    }
+    for key in table.options.keys().filter(|k| k.starts_with("fields.")) {
+        options.optional(key);
+    }
+    let startup = options.one_of("scan.startup.mode", &["full", "latest"], "full")?;
+    Ok(startup == "full")
+}
+
+/// Builds the scans, sinks and lookups of the managed tables of one [`TableStore`].
+pub struct ManagedFactory {
+    store: Arc<TableStore>,
+}
+
+impl ManagedFactory {
+    /// The factory of the tables in `store`.
+    pub fn new(store: Arc<TableStore>) -> Self {
+        ManagedFactory { store }
+    }
+}
+
+impl ConnectorFactory for ManagedFactory {
+    fn identifier(&self) -> &'static str {
+        IDENTIFIER
+    }
+
+    fn create_source(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SourceProvider> {
+        let full = read_options(table, options)?;
+        LookupCacheOptions::from_options(options)?;
+        let managed = self.store.table(table)?;
+        let bounded = ctx.scan.batch || ctx.scan.key.is_some();
+        let (rows, changes) = match &ctx.scan.key {
+            Some(key) => (managed.get(key)?.into_iter().collect(), None),
+            None if bounded => (managed.scan()?, None),
+            None => {
+                let (rows, changes) = managed.follow(full)?;
+                (rows, Some(changes))
+            }
+        };
+        tracing::debug!(table = %table.name, rows = rows.len(), bounded, "scanning a managed table");
+        // The scan runs at parallelism 1: its one subtask takes the rows and the changes.
+        let scan = Arc::new(Mutex::new(Some((rows, changes))));
+        let (name, arity) = (table.name.clone(), table.schema.fields.len());
+        Ok(SourceProvider {
+            parallelism: Some(1),
+            bounded,
+            factory: Arc::new(move |_| {
+                let (rows, changes) = scan.lock().take().unwrap_or_default();
+                Box::new(source::ManagedScan::new(name.clone(), arity, rows, changes))
+            }),
+        })
+    }
+
+    fn create_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SinkProvider> {
+        read_options(table, options)?;
+        LookupCacheOptions::from_options(options)?;
+        let managed = self.store.table(table)?;
+        let targets = ctx.sink.targets.clone().filter(|t| t.len() < table.schema.fields.len());
+        if let Some(targets) = &targets {
+            check_partial_write(&managed, targets)?;
+        }
+        let name = format!("Sink: {}", table.name);
+        let bounded = ctx.sink.bounded_input;
+        let targets: Option<Arc<[usize]>> = targets.map(Arc::from);
+        Ok(SinkProvider {
+            parallelism: Some(1),
+            changelog_mode: SinkChangelogMode::Upsert,
+            factory: Arc::new(move |_| {
+                Box::new(sink::ManagedSink::new(name.clone(), Arc::clone(&managed), targets.clone(), bounded))
+            }),
+        })
+    }
+
+    fn create_lookup(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<LookupSource> {
+        read_options(table, options)?;
+        let cache = LookupCacheOptions::from_options(options)?;
+        let managed = self.store.table(table)?;
+        Ok(LookupSource { provider: Arc::new(lookup::ManagedLookup::new(managed)), supports_async: true, cache })
+    }
+}
+
+/// Checks the target columns of `INSERT INTO t (columns) …`, with the messages Fluss's Flink
+/// sink gives.
+fn check_partial_write(table: &ManagedTable, targets: &[usize]) -> Result<()> {
+    let name = qualified_name(&table.descriptor().name);
+    let engine = match table.merger().engine() {
+        MergeEngine::FirstRow => Some("FIRST_ROW"),
+        MergeEngine::Versioned(_) => Some("VERSIONED"),
+        _ => None,
+    };
+    if let Some(engine) = engine {
+        return Err(Error::Validation(format!(
+            "Table {name} uses the '{engine}' merge engine which does not support partial updates. Please make sure \
+             the number of specified columns in INSERT INTO matches columns of the table."
+        )));
+    }
+    table.merger().check_targets(targets).map_err(|e| Error::Validation(e.to_string()))
+}

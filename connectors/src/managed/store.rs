@@ -1,0 +1,201 @@
+//! The table store of a data directory: the definitions of its managed tables and, per table,
+//! the [`ManagedTable`] that merges writes into it and tells its followers what changed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weir_runtime::{DataType, RowKind, Value};
+use weir_store::{KvStore, PkTable, RedbStore, RowMerger};
+
+use crate::error::{Error, Result};
+use crate::registry::TableDescriptor;
+
+/// The changes of one committed write, in order.
+pub type Changes = Arc<Vec<(RowKind, Vec<Value>)>>;
+
+/// The `redb` table that holds the definitions (name → definition text).
+const CATALOG: &str = "weir.catalog";
+
+/// The `redb` table that holds the rows of managed table `name`.
+fn data_table(name: &str) -> String {
+    format!("weir.table.{name}")
+}
+
+fn store_error(e: weir_store::Error) -> Error {
+    Error::Validation(e.to_string())
+}
+
+/// The managed tables of one data directory (`table.store.path`), open in this process.
+///
+/// The directory is locked while this is alive: another process opening it gets a clear error.
+pub struct TableStore {
+    dir: PathBuf,
+    kv: Arc<RedbStore>,
+    tables: Mutex<HashMap<String, Arc<ManagedTable>>>,
+}
+
+impl std::fmt::Debug for TableStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableStore").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+impl TableStore {
+    /// Whether `dir` holds a table store.
+    pub fn exists(dir: &Path) -> bool {
+        RedbStore::file(dir).is_file()
+    }
+
+    /// Opens (or creates) the store in `dir`.
+    ///
+    /// # Errors
+    /// The directory cannot be created, or another process has it open.
+    pub fn open(dir: &Path) -> Result<Arc<Self>> {
+        let kv = RedbStore::open(dir).map_err(store_error)?;
+        tracing::debug!(dir = %dir.display(), "opened the table store");
+        Ok(Arc::new(TableStore { dir: dir.to_path_buf(), kv: Arc::new(kv), tables: Mutex::default() }))
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The stored definitions, `(name, definition)`, by name.
+    ///
+    /// # Errors
+    /// The storage failed.
+    pub fn definitions(&self) -> Result<Vec<(String, String)>> {
+        let entries = self.kv.scan(CATALOG).map_err(store_error)?;
+        Ok(entries
+            .into_iter()
+            .map(|(k, v)| (String::from_utf8_lossy(&k).into_owned(), String::from_utf8_lossy(&v).into_owned()))
+            .collect())
+    }
+
+    /// Records a new table: checks its options as a write would, then keeps `definition` (the
+    /// text the table is declared with) durably.
+    ///
+    /// # Errors
+    /// Options the merge engines reject (Fluss's messages), or the storage failed.
+    pub fn create(&self, table: &TableDescriptor, definition: &str) -> Result<()> {
+        merger_of(table)?;
+        self.kv
+            .write(CATALOG, &mut |batch| batch.put(table.name.as_bytes(), definition.as_bytes()))
+            .map_err(store_error)?;
+        self.tables.lock().remove(&table.name);
+        Ok(())
+    }
+
+    /// Removes table `name`: its rows, then its definition.
+    ///
+    /// # Errors
+    /// The storage failed.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        self.tables.lock().remove(name);
+        self.kv.drop_table(&data_table(name)).map_err(store_error)?;
+        self.kv.write(CATALOG, &mut |batch| batch.delete(name.as_bytes())).map_err(store_error)
+    }
+
+    /// The open table for `descriptor` (the same one for every caller while its definition is
+    /// unchanged, so that writers and followers meet).
+    ///
+    /// # Errors
+    /// Options the merge engines reject.
+    pub fn table(&self, descriptor: &TableDescriptor) -> Result<Arc<ManagedTable>> {
+        let mut tables = self.tables.lock();
+        if let Some(table) = tables.get(&descriptor.name).filter(|t| t.descriptor == *descriptor) {
+            return Ok(Arc::clone(table));
+        }
+        let merger = merger_of(descriptor)?;
+        let columns = columns_of(descriptor);
+        let kv: Arc<dyn KvStore> = self.kv.clone();
+        let pk = PkTable::new(data_table(&descriptor.name), columns, descriptor.primary_key.clone(), merger, kv)
+            .with_display_name(&descriptor.name);
+        let table = Arc::new(ManagedTable { descriptor: descriptor.clone(), pk, followers: Mutex::default() });
+        tables.insert(descriptor.name.clone(), Arc::clone(&table));
+        Ok(table)
+    }
+}
+
+fn columns_of(table: &TableDescriptor) -> Vec<(String, DataType)> {
+    table.schema.fields.iter().map(|f| (f.name.clone(), f.data_type.clone())).collect()
+}
+
+/// The merge rules of a managed table, from its options.
+///
+/// # Errors
+/// Fluss's messages for options it rejects.
+pub fn merger_of(table: &TableDescriptor) -> Result<RowMerger> {
+    RowMerger::new(columns_of(table), table.primary_key.clone(), &table.options).map_err(store_error)
+}
+
+/// One managed table: writes merge into its rows; followers receive every committed change.
+pub struct ManagedTable {
+    descriptor: TableDescriptor,
+    pk: PkTable,
+    /// Held while a write commits and its changes go out, so that followers see changes in
+    /// commit order and a snapshot taken under it misses nothing.
+    followers: Mutex<Vec<Sender<Changes>>>,
+}
+
+impl ManagedTable {
+    /// The table as declared.
+    pub fn descriptor(&self) -> &TableDescriptor {
+        &self.descriptor
+    }
+
+    /// The merge rules.
+    pub fn merger(&self) -> &RowMerger {
+        self.pk.merger()
+    }
+
+    /// Merges `rows` in one atomic, durable batch (`targets`: the columns of a partial write)
+    /// and passes the changes to the followers.
+    ///
+    /// # Errors
+    /// A row that cannot be merged (naming table, key and column), a delete the table
+    /// disables, a storage failure; nothing of the batch is kept then.
+    pub fn write(&self, rows: &[(RowKind, Vec<Value>)], targets: Option<&[usize]>) -> Result<usize> {
+        let mut followers = self.followers.lock();
+        let changes = self.pk.write(rows, targets).map_err(store_error)?;
+        let count = changes.len();
+        if !changes.is_empty() && !followers.is_empty() {
+            let changes: Changes = Arc::new(changes);
+            followers.retain(|f| f.send(Arc::clone(&changes)).is_ok());
+        }
+        Ok(count)
+    }
+
+    /// The stored row of `key` (values of the primary key columns, in key order).
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.pk.get(key).map_err(store_error)
+    }
+
+    /// Every stored row, in key order.
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub fn scan(&self) -> Result<Vec<Vec<Value>>> {
+        self.pk.scan().map_err(store_error)
+    }
+
+    /// The current rows (none when `snapshot` is false) and a receiver of every change
+    /// committed after them.
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub fn follow(&self, snapshot: bool) -> Result<(Vec<Vec<Value>>, Receiver<Changes>)> {
+        let mut followers = self.followers.lock();
+        let rows = if snapshot { self.scan()? } else { Vec::new() };
+        let (sender, receiver) = channel();
+        followers.push(sender);
+        Ok((rows, receiver))
+    }
+}

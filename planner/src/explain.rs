@@ -138,11 +138,25 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     let input_fields = node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default();
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
-        PhysicalKind::TableSourceScan { table, projection } => {
+        PhysicalKind::TableSourceScan { table, projection, key } => {
             // Sources that take projection push-down print it, as Flink's filesystem source does.
             let pushed = projection.len() < table.schema.fields.len()
                 || table.options.get("connector").map(String::as_str) == Some("filesystem");
-            let path = table_path(&table.name, pushed.then_some(&node.fields[..]));
+            let mut path = table_path(&table.name, pushed.then_some(&node.fields[..]));
+            if let Some(key) = key {
+                // A point query on the primary key: the filter pushed into the scan.
+                let conditions: Vec<String> = table
+                    .primary_key
+                    .iter()
+                    .zip(key)
+                    .map(|(&c, v)| format!("=({}, {})", table.schema.fields[c].name, literal(v)))
+                    .collect();
+                let filter = match conditions.as_slice() {
+                    [one] => one.clone(),
+                    many => format!("AND({})", many.join(", ")),
+                };
+                path.insert_str(path.len() - 1, &format!(", filter=[{filter}]"));
+            }
             format!("TableSourceScan(table=[{path}], fields=[{}])", names(&node.fields))
         }
         PhysicalKind::Values { rows } => {

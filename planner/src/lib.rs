@@ -12,6 +12,7 @@ pub mod error;
 pub mod explain;
 pub mod hints;
 pub mod lookup_options;
+pub mod managed;
 pub mod options;
 pub mod parser;
 pub mod physical;

@@ -91,6 +91,8 @@ pub struct MiniBatch {
 /// The options the planner reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannerOptions {
+    /// `'execution.runtime-mode' = 'batch'`: scans read what their tables hold now and end.
+    pub batch: bool,
     /// Set when `table.exec.mini-batch.enabled` is true.
     pub mini_batch: Option<MiniBatch>,
     /// `table.optimizer.agg-phase-strategy`
@@ -181,6 +183,7 @@ pub fn validate(key: &str, value: &str) -> Result<()> {
         "table.exec.sink.not-null-enforcer" => not_null_enforcer(key, value).map(|_| ()),
         "table.exec.sink.upsert-materialize" => upsert_materialize(key, value).map(|_| ()),
         "table.exec.sink.type-length-enforcer" => type_length_enforcer(key, value).map(|_| ()),
+        "execution.runtime-mode" => runtime_mode(key, value).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -197,6 +200,11 @@ fn choice<T: Copy>(key: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
         let names: Vec<String> = choices.iter().map(|(name, _)| format!("'{name}'")).collect();
         invalid(key, value, &format!("one of {}", names.join(", ")))
     })
+}
+
+/// `execution.runtime-mode`: whether it is `batch` (`streaming` and `automatic` run as streaming).
+fn runtime_mode(key: &str, value: &str) -> Result<bool> {
+    choice(key, value, &[("STREAMING", false), ("BATCH", true), ("AUTOMATIC", false)])
 }
 
 fn keyed_shuffle(key: &str, value: &str) -> Result<SinkKeyedShuffle> {
@@ -282,7 +290,10 @@ impl PlannerOptions {
             .unwrap_or(NotNullEnforcement::Error);
         let length_key = "table.exec.sink.type-length-enforcer";
         let type_length_enforcer = get(length_key).map(|v| type_length_enforcer(length_key, v)).transpose()?.flatten();
+        let mode_key = "execution.runtime-mode";
+        let batch = get(mode_key).map(|v| runtime_mode(mode_key, v)).transpose()?.unwrap_or(false);
         Ok(PlannerOptions {
+            batch,
             mini_batch,
             agg_phase_strategy,
             state_ttl_millis,
@@ -303,6 +314,7 @@ impl PlannerOptions {
 impl Default for PlannerOptions {
     fn default() -> Self {
         PlannerOptions {
+            batch: false,
             mini_batch: None,
             agg_phase_strategy: AggPhaseStrategy::Auto,
             state_ttl_millis: 0,

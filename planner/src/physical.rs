@@ -20,57 +20,8 @@ use crate::error::{Error, Position, Result};
 use crate::lookup_options::LookupExecution;
 use crate::options::{AggPhaseStrategy, MiniBatch, PlannerOptions, SinkKeyedShuffle, UpsertMaterialize};
 use crate::parser::ConflictStrategy;
+pub use crate::plan::ChangelogMode;
 use crate::plan::{Node, Plan};
-
-/// The row kinds a node emits, as Flink abbreviates them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ChangelogMode {
-    /// Inserts (`+I`).
-    pub insert: bool,
-    /// Update-befores (`-U`).
-    pub update_before: bool,
-    /// Update-afters (`+U`).
-    pub update_after: bool,
-    /// Deletes (`-D`).
-    pub delete: bool,
-}
-
-impl ChangelogMode {
-    /// Inserts only.
-    pub const INSERT_ONLY: ChangelogMode =
-        ChangelogMode { insert: true, update_before: false, update_after: false, delete: false };
-
-    /// Every kind either mode has.
-    pub fn union(self, other: ChangelogMode) -> ChangelogMode {
-        ChangelogMode {
-            insert: self.insert || other.insert,
-            update_before: self.update_before || other.update_before,
-            update_after: self.update_after || other.update_after,
-            delete: self.delete || other.delete,
-        }
-    }
-
-    /// Whether only inserts are emitted.
-    pub fn is_insert_only(self) -> bool {
-        self == ChangelogMode::INSERT_ONLY
-    }
-}
-
-impl std::fmt::Display for ChangelogMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kinds: Vec<&str> =
-            [(self.insert, "I"), (self.update_before, "UB"), (self.update_after, "UA"), (self.delete, "D")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, k)| *k)
-                .collect();
-        if kinds.is_empty() {
-            f.write_str("NONE")
-        } else {
-            f.write_str(&kinds.join(","))
-        }
-    }
-}
 
 /// What a physical node does.
 #[derive(Debug, Clone)]
@@ -81,6 +32,8 @@ pub enum PhysicalKind {
         table: TableDescriptor,
         /// The physical columns read.
         projection: Vec<usize>,
+        /// The primary key values of a point query.
+        key: Option<Vec<Value>>,
     },
     /// Constant rows.
     Values {
@@ -189,6 +142,8 @@ pub enum PhysicalKind {
         materializer: Option<Box<SinkMaterializer>>,
         /// The INSERT's `ON CONFLICT` clause.
         on_conflict: Option<ConflictStrategy>,
+        /// The INSERT's target columns, when it names them.
+        targets: Option<Vec<usize>>,
     },
 }
 
@@ -243,7 +198,9 @@ impl PhysicalNode {
     /// A text that is equal for nodes that compute the same rows (scans of the same columns).
     pub fn reuse_digest(&self) -> Option<String> {
         match &self.kind {
-            PhysicalKind::TableSourceScan { table, projection } => Some(format!("{}{projection:?}", table.name)),
+            PhysicalKind::TableSourceScan { table, projection, key } => {
+                Some(format!("{}{projection:?}{key:?}", table.name))
+            }
             _ => None,
         }
     }
@@ -267,19 +224,26 @@ impl PhysicalNode {
     }
 }
 
-/// Builds the physical plan of `plan` written into `table`.
+/// The table an INSERT writes and how.
+pub struct SinkTarget<'a> {
+    /// The table.
+    pub table: &'a TableDescriptor,
+    /// The changes its sink takes.
+    pub mode: SinkChangelogMode,
+    /// Its primary key columns.
+    pub primary_key: Vec<usize>,
+    /// The INSERT's `ON CONFLICT` clause.
+    pub on_conflict: Option<ConflictStrategy>,
+    /// The INSERT's target columns, when it names them.
+    pub targets: Option<Vec<usize>>,
+}
+
+/// Builds the physical plan of `plan` written into `sink.table`.
 ///
 /// # Errors
 /// What [`upsert_materializer`] reports about `ON CONFLICT`.
-pub fn physical_sink(
-    plan: Plan,
-    table: &TableDescriptor,
-    mode: SinkChangelogMode,
-    primary_key: Vec<usize>,
-    on_conflict: Option<ConflictStrategy>,
-    options: &PlannerOptions,
-    at: Position,
-) -> Result<PhysicalNode> {
+pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions, at: Position) -> Result<PhysicalNode> {
+    let SinkTarget { table, mode, primary_key, on_conflict, targets } = sink;
     let planner = Physical::new(&plan, options);
     // Only a retracting sink wants `-U` rows; an upsert sink (blackhole) does without them.
     let input = planner.physical(plan, mode == SinkChangelogMode::Retract, false);
@@ -293,6 +257,7 @@ pub fn physical_sink(
             enforcer: constraint_enforcer(table, options).map(Box::new),
             materializer: materializer.map(Box::new),
             on_conflict,
+            targets,
         },
         inputs: vec![input],
         changelog: ChangelogMode::default(),
@@ -527,8 +492,8 @@ impl<'a> Physical<'a> {
             changelog: ChangelogMode::INSERT_ONLY,
         };
         match node {
-            Node::Scan { table, projection } => {
-                let scan = leaf(PhysicalKind::TableSourceScan { table, projection });
+            Node::Scan { table, projection, changelog, key } => {
+                let scan = PhysicalNode { changelog, ..leaf(PhysicalKind::TableSourceScan { table, projection, key }) };
                 if under_watermark {
                     scan
                 } else {

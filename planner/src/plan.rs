@@ -24,6 +24,11 @@ pub enum Node {
         table: TableDescriptor,
         /// The physical columns read, in output order (projection push-down).
         projection: Vec<usize>,
+        /// The changes the scan emits (a managed table followed in streaming mode updates).
+        changelog: ChangelogMode,
+        /// The values of the whole primary key when the query pins it (a point query: one
+        /// row read once).
+        key: Option<Vec<Value>>,
     },
     /// Constant rows.
     Values {
@@ -87,7 +92,8 @@ impl Plan {
     /// Whether the node only ever emits inserts (`+I`); a group aggregate emits updates.
     pub fn is_insert_only(&self) -> bool {
         match &self.node {
-            Node::Scan { .. } | Node::Values { .. } => true,
+            Node::Scan { changelog, .. } => changelog.is_insert_only(),
+            Node::Values { .. } => true,
             Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
                 input.is_insert_only()
             }
@@ -100,11 +106,62 @@ impl Plan {
     pub fn updating_node(&self) -> Option<&'static str> {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
+            Node::Scan { changelog, .. } if !changelog.is_insert_only() => Some("TableSourceScan"),
             Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
                 input.updating_node()
             }
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
             _ => None,
+        }
+    }
+}
+
+/// The row kinds a node emits, as Flink abbreviates them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChangelogMode {
+    /// Inserts (`+I`).
+    pub insert: bool,
+    /// Update-befores (`-U`).
+    pub update_before: bool,
+    /// Update-afters (`+U`).
+    pub update_after: bool,
+    /// Deletes (`-D`).
+    pub delete: bool,
+}
+
+impl ChangelogMode {
+    /// Inserts only.
+    pub const INSERT_ONLY: ChangelogMode =
+        ChangelogMode { insert: true, update_before: false, update_after: false, delete: false };
+
+    /// Every kind either mode has.
+    pub fn union(self, other: ChangelogMode) -> ChangelogMode {
+        ChangelogMode {
+            insert: self.insert || other.insert,
+            update_before: self.update_before || other.update_before,
+            update_after: self.update_after || other.update_after,
+            delete: self.delete || other.delete,
+        }
+    }
+
+    /// Whether only inserts are emitted.
+    pub fn is_insert_only(self) -> bool {
+        self == ChangelogMode::INSERT_ONLY
+    }
+}
+
+impl std::fmt::Display for ChangelogMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kinds: Vec<&str> =
+            [(self.insert, "I"), (self.update_before, "UB"), (self.update_after, "UA"), (self.delete, "D")]
+                .iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, k)| *k)
+                .collect();
+        if kinds.is_empty() {
+            f.write_str("NONE")
+        } else {
+            f.write_str(&kinds.join(","))
         }
     }
 }

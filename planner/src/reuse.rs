@@ -10,7 +10,9 @@ use crate::plan::{Node, Plan};
 
 fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usize>)>) {
     match &plan.node {
-        Node::Scan { table, projection } => {
+        // A point query reads its own row.
+        Node::Scan { key: Some(_), .. } => {}
+        Node::Scan { table, projection, .. } => {
             let entry = scans.entry(table.name.clone()).or_default();
             entry.0 += 1;
             entry.1.extend(projection.iter().copied());
@@ -43,7 +45,7 @@ pub fn share_scans(plans: Vec<Plan>) -> Vec<Plan> {
 fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
     let Plan { node, fields } = plan;
     let node = match node {
-        Node::Scan { table, projection } => match shared.get(&table.name) {
+        Node::Scan { table, projection, changelog, key: None } => match shared.get(&table.name) {
             Some(union) if union != &projection => {
                 let scan_fields = union.iter().map(|&c| table.schema.fields[c].clone()).collect::<Vec<_>>();
                 let projections = projection
@@ -53,10 +55,11 @@ fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
                         Expr::column(at, scan_fields[at].data_type.clone())
                     })
                     .collect();
-                let scan = Plan { node: Node::Scan { table, projection: union.clone() }, fields: scan_fields };
+                let node = Node::Scan { table, projection: union.clone(), changelog, key: None };
+                let scan = Plan { node, fields: scan_fields };
                 Node::Calc { input: Box::new(scan), projections, condition: None }
             }
-            _ => Node::Scan { table, projection },
+            _ => Node::Scan { table, projection, changelog, key: None },
         },
         Node::Calc { input, projections, condition } => {
             Node::Calc { input: Box::new(rewrite(*input, shared)), projections, condition }

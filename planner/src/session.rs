@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use std::sync::Arc;
+use weir_connectors::managed::TableStore;
 use weir_connectors::{CollectHandle, ConnectorRegistry, SinkChangelogMode, TableDescriptor};
 use weir_operators::expr::types::{is_numeric, is_string};
 use weir_operators::expr::Expr;
@@ -21,10 +22,11 @@ use crate::explain::{explain, ExplainDetails, LogicalStatement};
 use crate::hints::apply_hints;
 use crate::options::PlannerOptions;
 use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
-use crate::physical::{physical_query, physical_sink, PhysicalNode};
+use crate::physical::{physical_query, physical_sink, PhysicalNode, SinkTarget};
 use crate::plan::{Node, Plan};
 use crate::prune::prune_plan;
 use crate::reuse::share_scans;
+use crate::rules::managed_scan::managed_scans;
 use crate::rules::split_distinct::split_distinct;
 use crate::translate::Translator;
 
@@ -180,6 +182,10 @@ impl Session {
 
     /// Runs `f` with the statement's `OPTIONS` hints applied to the catalog's tables.
     fn with_hints<T>(&mut self, located: &Located, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if !matches!(located.statement, Statement::Set { .. } | Statement::Reset(_)) {
+            // The managed tables of the data directory join the catalog.
+            self.table_store(false)?;
+        }
         self.lookup_hints = located.lookup_hints.clone();
         if located.hints.is_empty() {
             return f(self);
@@ -210,6 +216,13 @@ impl Session {
                     None => false,
                 };
                 if matches {
+                    if let Some(CatalogEntry::Table(table)) = self.catalog.get(name) {
+                        if crate::managed::is_managed(table) {
+                            let store = self.registry.table_store().cloned();
+                            let store = store.ok_or_else(|| Error::Table("the table store is not open".into()))?;
+                            store.drop_table(name).map_err(|e| Error::validation(located.position, e.to_string()))?;
+                        }
+                    }
                     self.catalog.remove(name);
                     Ok(())
                 } else if *if_exists {
@@ -253,6 +266,14 @@ impl Session {
         }
     }
 
+    /// A translator for this session's jobs: its parallelism, clock and runtime mode.
+    fn translator(&self) -> Result<Translator<'_>> {
+        let batch = PlannerOptions::from_settings(&self.options)?.batch;
+        Ok(Translator::new(&self.registry, self.runtime.default_parallelism)
+            .with_clock(std::sync::Arc::clone(&self.runtime.clock))
+            .with_batch(batch))
+    }
+
     fn write_lines(&mut self, lines: &[String]) -> Result<()> {
         for line in lines {
             writeln!(self.out, "{line}").map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
@@ -260,7 +281,69 @@ impl Session {
         Ok(())
     }
 
+    /// The table store of the data directory `table.store.path` names, opened (and its tables
+    /// added to the catalog) when it exists or `create` is set; a store of another directory
+    /// is closed first.
+    fn table_store(&mut self, create: bool) -> Result<Option<Arc<TableStore>>> {
+        let dir = crate::managed::store_dir(&self.options);
+        if let Some(store) = self.registry.table_store() {
+            if store.dir() == dir {
+                return Ok(Some(Arc::clone(store)));
+            }
+            let store = Arc::clone(store);
+            crate::managed::close_store(&store, &mut self.catalog)?;
+            self.registry.set_table_store(None);
+        }
+        let store = crate::managed::open_store(&dir, create, &mut self.catalog)?;
+        self.registry.set_table_store(store.clone());
+        Ok(store)
+    }
+
     fn create_table(&mut self, t: &CreateTable, at: Position) -> Result<()> {
+        let table = catalog_table(t, at)?;
+        let exists = || {
+            Error::validation(
+                at,
+                format!("Could not execute CreateTable in path `default_catalog`.`default_database`.`{}`: Table already exists", t.name),
+            )
+        };
+        if !crate::managed::is_managed(&table) {
+            if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
+                return Err(exists());
+            }
+            return Ok(());
+        }
+        if t.primary_key.is_empty() {
+            return Err(Error::validation(at, crate::managed::needs_key_message(&t.name)));
+        }
+        let store = self.table_store(true)?.ok_or_else(|| Error::Table("the table store did not open".into()))?;
+        match self.catalog.get(&t.name) {
+            Some(CatalogEntry::Table(existing)) if t.if_not_exists && crate::managed::is_managed(existing) => {
+                match crate::managed::difference(existing, t) {
+                    Some(difference) => {
+                        Err(Error::validation(at, crate::managed::differs_message(&t.name, &difference)))
+                    }
+                    None => Ok(()),
+                }
+            }
+            Some(_) if t.if_not_exists => Ok(()),
+            Some(_) => Err(exists()),
+            None => {
+                let definition = crate::managed::definition(t);
+                store.create(&table.descriptor, &definition).map_err(|e| Error::validation(at, e.to_string()))?;
+                self.catalog.add(&t.name, CatalogEntry::Table(table));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The catalog entry of a `CREATE TABLE`.
+///
+/// # Errors
+/// A primary key column that is not a column.
+pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTable> {
+    {
         let fields: Vec<Field> = t
             .columns
             .iter()
@@ -281,20 +364,16 @@ impl Session {
         let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
         let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
         let descriptor = TableDescriptor { options: t.options.clone(), ..descriptor };
-        let table = CatalogTable {
+        Ok(CatalogTable {
             descriptor,
             primary_key: t.primary_key.clone(),
             columns: t.columns.clone(),
             watermark: t.watermark.clone().map(Box::new),
-        };
-        if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
-            return Err(Error::validation(
-                at,
-                format!("Could not execute CreateTable in path `default_catalog`.`default_database`.`{}`: Table already exists", t.name),
-            ));
-        }
-        Ok(())
+        })
     }
+}
+
+impl Session {
 
     fn describe(&mut self, name: &str, at: Position) -> Result<()> {
         let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
@@ -376,11 +455,17 @@ impl Session {
         }
         let options = self.planner_options(bound.iter().map(|(_, p)| p))?;
         let pruned: Vec<(CatalogTable, Plan)> =
-            bound.into_iter().map(|(sink, plan)| (sink, rewrite(plan, &options))).collect();
+            bound.into_iter().map(|(sink, plan)| Ok((sink, rewrite(plan, &options)?))).collect::<Result<_>>()?;
         let (sinks, logical): (Vec<CatalogTable>, Vec<Plan>) = pruned.into_iter().unzip();
         let mut plans = Vec::new();
         for ((sink, plan), insert) in sinks.into_iter().zip(share_scans(logical)).zip(inserts) {
-            let mode = self.registry.create_sink(&sink.descriptor)?.changelog_mode;
+            let targets = target_columns(&sink.descriptor, &insert.columns);
+            let context = weir_connectors::SinkContext { bounded_input: false, targets: targets.clone() };
+            let mut mode = self.registry.create_sink_for(&sink.descriptor, &context)?.changelog_mode;
+            if weir_connectors::managed::is_managed(&sink.descriptor) && plan.is_insert_only() {
+                // As Fluss's sink: the kinds the input has, without `-U`; inserts stay inserts.
+                mode = SinkChangelogMode::Append;
+            }
             if mode == SinkChangelogMode::Append && !plan.is_insert_only() {
                 return Err(Error::validation(
                     at,
@@ -396,7 +481,14 @@ impl Session {
                 .iter()
                 .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
                 .collect();
-            plans.push(physical_sink(plan, &sink.descriptor, mode, key, insert.on_conflict, &options, at)?);
+            let target = SinkTarget {
+                table: &sink.descriptor,
+                mode,
+                primary_key: key,
+                on_conflict: insert.on_conflict,
+                targets,
+            };
+            plans.push(physical_sink(plan, target, &options, at)?);
         }
         Ok(plans)
     }
@@ -416,14 +508,13 @@ impl Session {
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog).bind_query(query)?;
                 let options = self.planner_options([&plan])?;
-                let physical = physical_query(rewrite(plan.clone(), &options), &options);
+                let physical = physical_query(rewrite(plan.clone(), &options)?, &options);
                 (vec![(None, plan)], vec![physical])
             }
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
         };
         // A plan that could not run cannot be explained either: translate it (nothing starts).
-        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism)
-            .with_clock(std::sync::Arc::clone(&self.runtime.clock));
+        let mut translator = self.translator()?;
         for plan in &physical {
             translator.translate(plan)?;
         }
@@ -446,8 +537,7 @@ impl Session {
     /// Plans every INSERT into one job and runs it.
     fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
         let plans = self.plan_inserts(inserts, at)?;
-        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism)
-            .with_clock(std::sync::Arc::clone(&self.runtime.clock));
+        let mut translator = self.translator()?;
         for plan in &plans {
             translator.translate(plan)?;
         }
@@ -492,10 +582,9 @@ impl Session {
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
         let plan = Binder::new(&self.catalog).bind_query(query)?;
         let options = self.planner_options([&plan])?;
-        let plan = rewrite(plan, &options);
+        let plan = rewrite(plan, &options)?;
         let fields = plan.fields.clone();
-        let mut translator = Translator::new(&self.registry, self.runtime.default_parallelism)
-            .with_clock(std::sync::Arc::clone(&self.runtime.clock));
+        let mut translator = self.translator()?;
         let output = translator.translate(&physical_query(plan, &options))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();
@@ -514,26 +603,60 @@ impl Session {
             let lines = handle.lines();
             self.write_lines(&lines)
         } else {
-            let table = crate::tableau::tableau(&fields, &handle.rows());
+            let table = if options.batch {
+                crate::tableau::batch_tableau(&fields, &handle.rows())
+            } else {
+                crate::tableau::tableau(&fields, &handle.rows())
+            };
             self.write_lines(&[table.trim_end().to_string()])
         }
     }
 }
 
-/// The logical rewrites every plan goes through: column pruning, then the rules the options enable.
-fn rewrite(plan: Plan, options: &PlannerOptions) -> Plan {
-    let plan = prune_plan(plan);
-    match options.split_distinct_buckets {
+/// The logical rewrites every plan goes through: column pruning, managed table scans, then the
+/// rules the options enable.
+///
+/// # Errors
+/// A managed table whose options the merge engines reject.
+fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
+    let plan = managed_scans(prune_plan(plan), options.batch)?;
+    Ok(match options.split_distinct_buckets {
         Some(buckets) => split_distinct(plan, buckets),
         None => plan,
+    })
+}
+
+/// The columns `INSERT INTO t (columns)` names, by index into the table; `None` without a list.
+fn target_columns(table: &TableDescriptor, columns: &[String]) -> Option<Vec<usize>> {
+    (!columns.is_empty()).then(|| {
+        columns.iter().filter_map(|c| table.schema.fields.iter().position(|f| &f.name == c)).collect()
+    })
+}
+
+/// Whether `plan` only has constant rows (`INSERT … VALUES`).
+fn from_values(plan: &Plan) -> bool {
+    match &plan.node {
+        Node::Values { .. } => true,
+        Node::Calc { input, .. } => from_values(input),
+        Node::Union { inputs } => inputs.iter().all(from_values),
+        _ => false,
     }
 }
 
-/// Whether a value of `from` may be written into a column of `to`.
-fn assignable(from: &DataType, to: &DataType) -> bool {
-    from.logical == to.logical
+/// Whether a value of `from` may be written into a column of `to`; with `values` (rows of
+/// `INSERT … VALUES`) strings are also cast to DATE, TIME and TIMESTAMP, as Flink casts
+/// literals.
+fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
+    let temporal =
+        matches!(to.logical, LogicalType::Date | LogicalType::Time(_) | LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_));
+    values && is_string(from) && temporal
+        || from.logical == to.logical
         || is_numeric(from) && is_numeric(to)
         || is_string(from) && is_string(to)
+        || matches!(
+            (&from.logical, &to.logical),
+            (LogicalType::Binary(_) | LogicalType::Varbinary(_), LogicalType::Binary(_) | LogicalType::Varbinary(_))
+        )
         || matches!(
             (&from.logical, &to.logical),
             (
@@ -578,12 +701,13 @@ fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Posi
     if targets.len() != plan.fields.len() {
         return Err(mismatch("Different number of columns.".into()));
     }
+    let values = from_values(&plan);
     let mut projections = Vec::with_capacity(sink_fields.len());
     for (position, field) in sink_fields.iter().enumerate() {
         match targets.iter().position(|t| *t == position) {
             Some(q) => {
                 let source = &plan.fields[q].data_type;
-                if !assignable(source, &field.data_type) {
+                if !assignable(source, &field.data_type, values) {
                     return Err(mismatch(format!(
                         "Incompatible types for sink column '{}' at position {position}.",
                         field.name

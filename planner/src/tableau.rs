@@ -15,7 +15,7 @@
 use std::fmt::Write;
 
 use weir_runtime::print::value_to_string;
-use weir_runtime::{Field, LogicalType, Row, Value};
+use weir_runtime::{DataType, Field, LogicalType, Row, Value};
 
 /// The widest a column gets.
 const MAX_COLUMN_WIDTH: usize = 30;
@@ -38,11 +38,37 @@ fn type_width(field: &Field) -> usize {
     by_type.max(field.name.chars().count()).clamp(6, MAX_COLUMN_WIDTH)
 }
 
-fn cell(value: &Value) -> String {
-    match value {
-        Value::Null => "<NULL>".to_string(),
-        other => value_to_string(other),
+/// A value as Flink's SQL client prints it in a table: timestamps as `2024-01-01 11:00:00.000`
+/// (as many fraction digits as the type's precision), bytes as `x'0a1b'`.
+fn cell(value: &Value, ty: &DataType) -> String {
+    match (value, &ty.logical) {
+        (Value::Null, _) => "<NULL>".to_string(),
+        (Value::Binary(bytes), _) => {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            format!("x'{hex}'")
+        }
+        (Value::Timestamp(_) | Value::TimestampLtz(_), LogicalType::Timestamp(p) | LogicalType::TimestampLtz(p)) => {
+            sql_timestamp(&value_to_string(value), usize::from(*p))
+        }
+        (other, _) => value_to_string(other),
     }
+}
+
+/// `2024-01-01T11:00` (ISO, seconds left out when zero) as `2024-01-01 11:00:00` with
+/// `precision` fraction digits.
+fn sql_timestamp(iso: &str, precision: usize) -> String {
+    let iso = iso.trim_end_matches('Z');
+    let Some((date, time)) = iso.split_once('T') else { return iso.to_string() };
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let clock = if clock.len() == 5 { format!("{clock}:00") } else { clock.to_string() };
+    if precision == 0 {
+        return format!("{date} {clock}");
+    }
+    let mut digits: String = fraction.chars().take(precision).collect();
+    while digits.len() < precision {
+        digits.push('0');
+    }
+    format!("{date} {clock}.{digits}")
 }
 
 fn fit(text: &str, width: usize) -> String {
@@ -55,15 +81,32 @@ fn fit(text: &str, width: usize) -> String {
 
 /// The table of `rows` (with their kinds) under a header of `fields`.
 pub fn tableau(fields: &[Field], rows: &[Row]) -> String {
+    render(fields, rows, true)
+}
+
+/// The table of a batch query's `rows`, without an `op` column, as Flink's SQL client prints
+/// it in batch mode (`1 row in set`, `Empty set`).
+pub fn batch_tableau(fields: &[Field], rows: &[Row]) -> String {
+    if rows.is_empty() {
+        return "Empty set\n".to_string();
+    }
+    render(fields, rows, false)
+}
+
+fn render(fields: &[Field], rows: &[Row], with_op: bool) -> String {
     let widths: Vec<usize> = fields.iter().map(type_width).collect();
-    let mut border = String::from("+----+");
+    let mut border = String::from(if with_op { "+----+" } else { "+" });
     for w in &widths {
         border.push_str(&"-".repeat(w + 2));
         border.push('+');
     }
     let mut out = String::new();
     let line = |out: &mut String, op: &str, cells: Vec<String>| {
-        let _ = write!(out, "| {op} |");
+        if with_op {
+            let _ = write!(out, "| {op} |");
+        } else {
+            out.push('|');
+        }
         for (c, w) in cells.iter().zip(&widths) {
             let _ = write!(out, " {:>w$} |", fit(c, *w), w = *w);
         }
@@ -73,18 +116,23 @@ pub fn tableau(fields: &[Field], rows: &[Row]) -> String {
     line(&mut out, "op", fields.iter().map(|f| f.name.clone()).collect());
     let _ = writeln!(out, "{border}");
     for row in rows {
-        line(&mut out, row.kind.short_string(), row.values.iter().map(cell).collect());
+        let cells = row.values.iter().zip(fields).map(|(v, f)| cell(v, &f.data_type)).collect();
+        line(&mut out, row.kind.short_string(), cells);
     }
     let _ = writeln!(out, "{border}");
     let plural = if rows.len() == 1 { "" } else { "s" };
-    let _ = writeln!(out, "Received a total of {} row{plural}", rows.len());
+    if with_op {
+        let _ = writeln!(out, "Received a total of {} row{plural}", rows.len());
+    } else {
+        let _ = writeln!(out, "{} row{plural} in set", rows.len());
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use weir_runtime::{DataType, RowKind};
+    use weir_runtime::RowKind;
 
     #[test]
     fn prints_an_op_column_and_aligned_values() {
@@ -105,5 +153,31 @@ Received a total of 2 rows
 ";
         assert_eq!(text, expected);
         assert_eq!(fit("abcdefghij", 6), "abc...");
+    }
+
+    #[test]
+    fn batch_results_have_no_op_column() {
+        let fields = vec![Field::new("id", DataType::bigint())];
+        let rows = vec![Row::new(RowKind::Insert, vec![Value::BigInt(1)])];
+        let expected = "\
++----------------------+
+|                   id |
++----------------------+
+|                    1 |
++----------------------+
+1 row in set
+";
+        assert_eq!(batch_tableau(&fields, &rows), expected);
+        assert_eq!(batch_tableau(&fields, &[]), "Empty set\n");
+    }
+
+    #[test]
+    fn timestamps_and_bytes_print_as_the_sql_client_prints_them() {
+        assert_eq!(sql_timestamp("2024-01-01T11:00", 3), "2024-01-01 11:00:00.000");
+        assert_eq!(sql_timestamp("2024-01-01T11:00:02.5", 3), "2024-01-01 11:00:02.500");
+        assert_eq!(sql_timestamp("2024-01-01T11:00:02.123456", 0), "2024-01-01 11:00:02");
+        assert_eq!(sql_timestamp("2024-01-01T10:00:00Z", 3), "2024-01-01 10:00:00.000");
+        let bytes = Value::Binary(vec![0x3a, 0x30].into());
+        assert_eq!(cell(&bytes, &DataType::new(LogicalType::Varbinary(10))), "x'3a30'");
     }
 }

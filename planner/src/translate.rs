@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, SourceStep};
+use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::{
     lookup_join_factory, AsyncLookupOptions, BundleTrigger, CalcOperator, GlobalGroupAggregateOperator,
     GroupAggregateOperator, LocalGroupAggregateOperator, LookupJoinSpec, MiniBatchAssignerOperator, MiniBatchMode,
@@ -31,6 +31,8 @@ pub struct Translator<'a> {
     pub graph: JobGraph,
     /// Set once a source that never ends has been added.
     pub unbounded: bool,
+    /// The job runs in batch mode: every source must end by itself.
+    batch: bool,
     /// Scans already added, by reuse digest: a shared scan runs once.
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
@@ -70,6 +72,7 @@ impl<'a> Translator<'a> {
             parallelism,
             graph: JobGraph::new(),
             unbounded: false,
+            batch: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
         }
@@ -78,6 +81,13 @@ impl<'a> Translator<'a> {
     /// The translator, with lookup caches reading time from `clock` (the job's clock).
     pub fn with_clock(mut self, clock: Arc<dyn weir_runtime::Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The translator for a job in batch mode (`'execution.runtime-mode' = 'batch'`) when
+    /// `batch` is set: scans read what their tables hold now, and unbounded sources are refused.
+    pub fn with_batch(mut self, batch: bool) -> Self {
+        self.batch = batch;
         self
     }
 
@@ -112,8 +122,18 @@ impl<'a> Translator<'a> {
 
     fn translate_new(&mut self, node: &PhysicalNode) -> Result<Output> {
         match &node.kind {
-            PhysicalKind::TableSourceScan { table, projection } => {
-                let provider = self.registry.create_source(table)?;
+            PhysicalKind::TableSourceScan { table, projection, key } => {
+                let scan = ScanContext { batch: self.batch, key: key.clone() };
+                let provider = self.registry.create_source_for(table, &scan)?;
+                if self.batch && !provider.bounded {
+                    return Err(crate::error::Error::validation(
+                        crate::error::Position::default(),
+                        format!(
+                            "Querying an unbounded table '{}' in batch mode is not allowed. The table source is unbounded.",
+                            table.qualified_name()
+                        ),
+                    ));
+                }
                 self.unbounded |= !provider.bounded;
                 let parallelism = provider.parallelism.unwrap_or(self.parallelism);
                 let factory = provider.factory;
@@ -277,7 +297,7 @@ impl<'a> Translator<'a> {
                 let factory = lookup_join_factory(spec, function, options, input_arity, order_key);
                 Ok(self.operator("LookupJoin", &input, p, factory))
             }
-            PhysicalKind::Sink { table, enforcer, materializer, .. } => {
+            PhysicalKind::Sink { table, enforcer, materializer, targets, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;
                 if let Some(operator) = enforcer.as_deref().cloned() {
                     // At the input's parallelism, chained to it, as in Flink.
@@ -290,7 +310,8 @@ impl<'a> Translator<'a> {
                         Arc::new(|_| Box::new(WatermarkTimestampAssignerOperator));
                     input = self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory);
                 }
-                let provider = self.registry.create_sink(table)?;
+                let context = SinkContext { bounded_input: !self.unbounded, targets: targets.clone() };
+                let provider = self.registry.create_sink_for(table, &context)?;
                 let parallelism = provider.parallelism.unwrap_or(input.parallelism);
                 let input = match sink_ship_strategy(node, parallelism, input.parallelism)? {
                     Some(strategy) => Output { exchange: Some(strategy), ..input },

@@ -387,6 +387,12 @@ impl ExprBinder<'_> {
             ast::Value::SingleQuotedString(s) => Ok(Expr::literal(Value::string(s), DataType::string().not_null())),
             ast::Value::Boolean(b) => Ok(Expr::literal(Value::Boolean(*b), DataType::boolean().not_null())),
             ast::Value::Null => Ok(null_literal()),
+            ast::Value::HexStringLiteral(hex) => {
+                let bytes = decode_hex(hex)
+                    .ok_or_else(|| Error::validation(at, format!("Invalid binary literal X'{hex}': expected pairs of hexadecimal digits")))?;
+                let ty = DataType::new(LogicalType::Binary(bytes.len().max(1) as u32)).not_null();
+                Ok(Expr::literal(Value::Binary(bytes.into()), ty))
+            }
             other => Err(Error::validation(at, format!("Unsupported literal {other}"))),
         }
     }
@@ -473,4 +479,12 @@ impl ExprBinder<'_> {
         }
         self.call(function, args, node)
     }
+}
+
+/// The bytes of a hexadecimal literal (`X'0A1b'`), when it has an even number of hex digits.
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
 }

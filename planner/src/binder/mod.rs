@@ -290,7 +290,13 @@ fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
     use crate::parser::ColumnDef;
     let physical = t.descriptor.schema.fields.clone();
     let projection = (0..physical.len()).collect();
-    let mut plan = Plan { fields: physical.clone(), node: Node::Scan { table: t.descriptor.clone(), projection } };
+    let mut plan = Plan { fields: physical.clone(), node: Node::Scan {
+            table: t.descriptor.clone(),
+            projection,
+            changelog: crate::plan::ChangelogMode::INSERT_ONLY,
+            key: None,
+        },
+    };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {
         let scope = Scope::new(&physical, Some(&t.descriptor.name));
         let mut binder = ExprBinder { scope: &scope, aggregates: None };

@@ -1,3 +1,4 @@
 //! Rewrites of logical plans, each in its own file.
 
+pub mod managed_scan;
 pub mod split_distinct;

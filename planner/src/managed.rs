@@ -1,0 +1,168 @@
+//! Managed tables in the catalog: tables declared without `'connector'` live in the table store
+//! of the data directory `table.store.path` (default `weir-data` under the working directory).
+//! Their definitions are kept there with their rows, so a later session sees them: the store is
+//! opened, and its tables join the catalog, at the first statement that reads the catalog when
+//! the directory holds a store, or at the first `CREATE TABLE` of a managed table.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use weir_connectors::managed::TableStore;
+
+use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
+use crate::error::{Error, Position, Result};
+use crate::parser::{parse_script, ColumnDef, CreateTable, Statement};
+
+/// The option naming the data directory of managed tables.
+pub const STORE_PATH: &str = "table.store.path";
+
+/// The data directory when `table.store.path` is not set.
+pub const DEFAULT_STORE_PATH: &str = "weir-data";
+
+fn store_error(e: weir_connectors::Error) -> Error {
+    Error::Table(e.to_string())
+}
+
+/// The data directory the session's options name.
+pub fn store_dir(options: &std::collections::BTreeMap<String, String>) -> PathBuf {
+    PathBuf::from(options.get(STORE_PATH).map_or(DEFAULT_STORE_PATH, String::as_str))
+}
+
+/// Opens the store of `dir` (creating it when `create`; `None` when it does not exist and
+/// `create` is not set) and adds its tables to `catalog`, unless a table of the session has
+/// the name already.
+///
+/// # Errors
+/// The store is in use by another process, or a stored definition does not read back.
+pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) -> Result<Option<Arc<TableStore>>> {
+    if !create && !TableStore::exists(dir) {
+        return Ok(None);
+    }
+    let store = TableStore::open(dir).map_err(store_error)?;
+    for (name, definition) in store.definitions().map_err(store_error)? {
+        let table = read_definition(&definition).map_err(|e| {
+            Error::Table(format!("The definition of managed table '{name}' in '{}' cannot be read: {e}", dir.display()))
+        })?;
+        catalog.add(&name, CatalogEntry::Table(crate::session::catalog_table(&table, Position::default())?));
+    }
+    Ok(Some(store))
+}
+
+/// Removes the tables of `store` from `catalog` (the session switched data directories).
+///
+/// # Errors
+/// The storage failed.
+pub fn close_store(store: &TableStore, catalog: &mut Catalog) -> Result<()> {
+    for (name, _) in store.definitions().map_err(store_error)? {
+        if matches!(catalog.get(&name), Some(CatalogEntry::Table(t)) if is_managed(t)) {
+            catalog.remove(&name);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `table` is kept by the table store.
+pub fn is_managed(table: &CatalogTable) -> bool {
+    weir_connectors::managed::is_managed(&table.descriptor)
+}
+
+fn read_definition(definition: &str) -> Result<CreateTable> {
+    match parse_script(definition)?.into_iter().next().map(|l| l.statement) {
+        Some(Statement::CreateTable(table)) => Ok(*table),
+        _ => Err(Error::Table("not a CREATE TABLE statement".into())),
+    }
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The text a managed table's definition is kept as: a `CREATE TABLE` statement.
+pub fn definition(table: &CreateTable) -> String {
+    let mut parts: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| match c {
+            ColumnDef::Physical { name, data_type } => format!("`{name}` {data_type}"),
+            ColumnDef::Computed { name, expr } => format!("`{name}` AS {expr}"),
+        })
+        .collect();
+    if let Some((column, expr)) = &table.watermark {
+        parts.push(format!("WATERMARK FOR `{column}` AS {expr}"));
+    }
+    if !table.primary_key.is_empty() {
+        let key: Vec<String> = table.primary_key.iter().map(|k| format!("`{k}`")).collect();
+        parts.push(format!("PRIMARY KEY ({}) NOT ENFORCED", key.join(", ")));
+    }
+    let options: Vec<String> = table.options.iter().map(|(k, v)| format!("{} = {}", quote(k), quote(v))).collect();
+    let mut sql = format!("CREATE TABLE `{}` (\n  {}\n)", table.name, parts.join(",\n  "));
+    if !options.is_empty() {
+        sql.push_str(&format!(" WITH (\n  {}\n)", options.join(",\n  ")));
+    }
+    sql
+}
+
+/// The first difference between the definition of `existing` and `wanted`, in words.
+pub fn difference(existing: &CatalogTable, wanted: &CreateTable) -> Option<String> {
+    let column = |c: &ColumnDef| match c {
+        ColumnDef::Physical { name, data_type } => (name.clone(), data_type.to_string()),
+        ColumnDef::Computed { name, expr } => (name.clone(), format!("AS {expr}")),
+    };
+    let old: Vec<(String, String)> = existing.columns.iter().map(column).collect();
+    let new: Vec<(String, String)> = wanted.columns.iter().map(column).collect();
+    for (i, (o, n)) in old.iter().zip(&new).enumerate() {
+        if o.0 != n.0 {
+            return Some(format!("column {} is '{}' in the existing table, '{}' here", i + 1, o.0, n.0));
+        }
+        if o.1 != n.1 {
+            return Some(format!("column '{}' is {} in the existing table, {} here", o.0, o.1, n.1));
+        }
+    }
+    if old.len() != new.len() {
+        return Some(format!("the existing table has {} columns, this definition {}", old.len(), new.len()));
+    }
+    if existing.primary_key != wanted.primary_key {
+        return Some(format!(
+            "the primary key is ({}) in the existing table, ({}) here",
+            existing.primary_key.join(", "),
+            wanted.primary_key.join(", ")
+        ));
+    }
+    let watermark = |w: Option<(&String, &sqlparser::ast::Expr)>| w.map(|(c, e)| format!("{c} AS {e}"));
+    let (old_mark, new_mark) =
+        (watermark(existing.watermark.as_deref().map(|(c, e)| (c, e))), watermark(wanted.watermark.as_ref().map(|(c, e)| (c, e))));
+    if old_mark != new_mark {
+        return Some(format!(
+            "the watermark is {} in the existing table, {} here",
+            old_mark.unwrap_or_else(|| "not set".into()),
+            new_mark.unwrap_or_else(|| "not set".into())
+        ));
+    }
+    let keys = existing.descriptor.options.keys().chain(wanted.options.keys());
+    for key in keys {
+        let (o, n) = (existing.descriptor.options.get(key), wanted.options.get(key));
+        if o != n {
+            let show = |v: Option<&String>| v.map_or("not set".to_string(), |v| quote(v));
+            return Some(format!("option '{key}' is {} in the existing table, {} here", show(o), show(n)));
+        }
+    }
+    None
+}
+
+/// The message for `CREATE TABLE IF NOT EXISTS` of a managed table that exists with another
+/// definition.
+pub fn differs_message(name: &str, difference: &str) -> String {
+    format!(
+        "Could not execute CreateTable in path `default_catalog`.`default_database`.`{name}`: Table already exists \
+         with a different definition ({difference}). Drop it first, or use the existing definition."
+    )
+}
+
+/// The message for a managed table without a primary key.
+pub fn needs_key_message(name: &str) -> String {
+    format!(
+        "Table '{}' has no 'connector' option, so weir's table store keeps it, and a stored table needs a primary \
+         key: declare PRIMARY KEY (…) NOT ENFORCED, or give the table a 'connector'.",
+        Catalog::qualified(name)
+    )
+}

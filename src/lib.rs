@@ -13,6 +13,7 @@ pub use weir_connectors as connectors;
 pub use weir_operators as operators;
 pub use weir_planner as planner;
 pub use weir_runtime as runtime;
+pub use weir_store as store;
 
 /// The names most pipelines need.
 pub mod prelude {

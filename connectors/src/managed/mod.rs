@@ -78,6 +78,19 @@ fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<b
     Ok(startup == "full")
 }
 
+/// Checks every option of managed table `table`: unknown keys, malformed values and what the
+/// merge engines reject.
+///
+/// # Errors
+/// The first option that is wrong, with Flink's or Fluss's message.
+pub fn validate(table: &TableDescriptor) -> Result<()> {
+    let mut options = TableOptions::new(table.options.clone());
+    read_options(table, &mut options)?;
+    LookupCacheOptions::from_options(&mut options)?;
+    options.finish(IDENTIFIER)?;
+    merger_of(table).map(|_| ())
+}
+
 /// Builds the scans, sinks and lookups of the managed tables of one [`TableStore`].
 pub struct ManagedFactory {
     store: Arc<TableStore>,

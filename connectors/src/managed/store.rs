@@ -82,7 +82,7 @@ impl TableStore {
     /// # Errors
     /// Options the merge engines reject (Fluss's messages), or the storage failed.
     pub fn create(&self, table: &TableDescriptor, definition: &str) -> Result<()> {
-        merger_of(table)?;
+        super::validate(table)?;
         self.kv
             .write(CATALOG, &mut |batch| batch.put(table.name.as_bytes(), definition.as_bytes()))
             .map_err(store_error)?;

@@ -142,6 +142,10 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (LogicalType::Timestamp(p), LogicalType::Timestamp(q)) => {
             Some(nullable(a, b, LogicalType::Timestamp(*p.max(q))))
         }
+        // Byte strings of different lengths: a VARBINARY as long as the longer.
+        (LogicalType::Binary(n) | LogicalType::Varbinary(n), LogicalType::Binary(m) | LogicalType::Varbinary(m)) => {
+            Some(nullable(a, b, LogicalType::Varbinary(*n.max(m))))
+        }
         _ => None,
     }
 }

@@ -1,0 +1,367 @@
+//! Managed tables (CREATE TABLE without a connector) through SQL: the merge engines' documented
+//! examples, Fluss's Flink SQL cases with their exact changelogs, persistence across sessions,
+//! point queries, batch mode, lookups, EXPLAIN and errors.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{wait_until, Buffer};
+use parking_lot::Mutex;
+use weir::connectors::{ConnectorRegistry, PrintTarget};
+use weir::planner::parser::parse_script;
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+/// A session at `parallelism` keeping managed tables in `dir`, with what it prints (query
+/// results, then the print connector's lines) readable through [`Printed`].
+struct Harness {
+    session: Session,
+    printed: Arc<Mutex<Vec<u8>>>,
+    out: Buffer,
+}
+
+impl Harness {
+    fn new(dir: &Path, parallelism: usize) -> Self {
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let registry = ConnectorRegistry::with_print_target(PrintTarget::Buffer(Arc::clone(&printed)));
+        let out = Buffer::default();
+        let runtime = RuntimeConfig::default().with_parallelism(parallelism);
+        let mut session = Session::new(runtime, registry, Box::new(out.clone()));
+        session.set("table.store.path", dir.to_str().unwrap()).unwrap();
+        Harness { session, printed, out }
+    }
+
+    /// Runs each statement of `script`, without waiting for jobs that do not end.
+    fn run(&mut self, script: &str) -> Result<(), String> {
+        for statement in parse_script(script).map_err(|e| e.to_string())? {
+            self.session.execute(&statement).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn results(&self) -> String {
+        String::from_utf8(self.out.0.lock().clone()).unwrap()
+    }
+
+    fn printed_lines(&self) -> Vec<String> {
+        String::from_utf8(self.printed.lock().clone()).unwrap().lines().map(str::to_string).collect()
+    }
+
+    /// Waits until the print connector has printed `count` lines, then stops every job.
+    fn printed_after_all(&mut self, count: usize) -> Vec<String> {
+        wait_until(&format!("{count} lines are printed"), || self.printed_lines().len() >= count);
+        self.session.cancel_all();
+        let _cancelled = self.session.wait_all();
+        self.printed_lines()
+    }
+}
+
+/// The cells of every data row of the tables in `text` (the `op` column left out).
+fn table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with("| +I") || l.starts_with("| -U") || l.starts_with("| +U") || l.starts_with("| -D"))
+        .map(|l| l.split('|').skip(2).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect())
+        .collect()
+}
+
+fn rows(expected: &[&[&str]]) -> Vec<Vec<String>> {
+    expected.iter().map(|r| r.iter().map(|c| c.to_string()).collect()).collect()
+}
+
+#[test]
+fn the_documented_examples_return_the_documented_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    let script = std::fs::read_to_string("examples/merge_engines.sql").unwrap();
+    h.session.execute_script(&script).map_err(|e| format!("{}: {}", e.position(), e.error)).unwrap();
+    let expected = rows(&[
+        &["1", "30.2", "35", "2024-01-01 11:00:00.000"],
+        &["1", "301.25"],
+        &["1", "0.7200000000000001"],
+        &["1", "28.3", "2024-01-01 11:00:00.000"],
+        &["1", "79.99"],
+        &["1", "<NULL>", "2024-01-01 12:00:00.000"],
+        &["1", "new@example.com", "789-012"],
+        &["1", "2024-01-01", "ProductA"],
+        &["1", "developer,java,flink", "developer;java;flink"],
+        &["1", "developer;java;flink"],
+        // The union {1, 2, 3} in RoaringBitmap's portable format (cut at the column width).
+        &["1", "x'3a30000001000000000002001..."],
+        &["1", "false"],
+        &["1", "true"],
+    ]);
+    assert_eq!(table_rows(&h.results()), expected);
+    // All bytes of the union: {1, 2, 3}, as Fluss's test expects them.
+    h.session.set("sql-client.execution.result-mode", "changelog").unwrap();
+    h.run("SELECT visit_bitmap FROM user_visits WHERE user_id = 1;").unwrap();
+    let union = weir::store::bitmap32::encode([1u32, 2, 3].into_iter().collect());
+    assert_eq!(union, [0x3a, 0x30, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0, 16, 0, 0, 0, 1, 0, 2, 0, 3, 0]);
+    let bytes: Vec<String> = union.iter().map(u8::to_string).collect();
+    assert!(h.results().ends_with(&format!("+I[[{}]]\n", bytes.join(", "))), "{}", h.results());
+}
+
+#[test]
+fn aggregation_functions_emit_fluss_changelog() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    let columns = "id INT, sum_int INT, sum_double DOUBLE, product_int INT, max_int INT, max_timestamp TIMESTAMP(3), \
+        min_double DOUBLE, min_string STRING, first_val INT, first_val_non_null INT, last_val INT, \
+        last_val_non_null INT, bool_and_val BOOLEAN, bool_or_val BOOLEAN, listagg_val STRING";
+    h.run(&format!(
+        "CREATE TABLE comprehensive_agg ({columns}, PRIMARY KEY (id) NOT ENFORCED) WITH (
+            'table.merge-engine' = 'aggregation',
+            'fields.sum_int.agg' = 'sum', 'fields.sum_double.agg' = 'sum', 'fields.product_int.agg' = 'product',
+            'fields.max_int.agg' = 'max', 'fields.max_timestamp.agg' = 'max', 'fields.min_double.agg' = 'min',
+            'fields.min_string.agg' = 'min', 'fields.first_val.agg' = 'first_value',
+            'fields.first_val_non_null.agg' = 'first_value_ignore_nulls', 'fields.last_val.agg' = 'last_value',
+            'fields.last_val_non_null.agg' = 'last_value_ignore_nulls', 'fields.bool_and_val.agg' = 'bool_and',
+            'fields.bool_or_val.agg' = 'bool_or', 'fields.listagg_val.agg' = 'listagg',
+            'fields.listagg_val.listagg.delimiter' = '|');
+        CREATE TABLE changes ({columns}) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM comprehensive_agg;
+        INSERT INTO comprehensive_agg VALUES (1, 1000, 10.5, 2, 100, TIMESTAMP '2024-01-15 15:00:00', 100.0, 'beta',
+            100, 100, 100, 100, true, false, 'alpha');
+        INSERT INTO comprehensive_agg VALUES (1, 2000, 20.5, 3, 200, TIMESTAMP '2024-02-01 18:00:00', 50.0, 'alpha',
+            200, 200, 200, 200, true, true, 'beta');
+        INSERT INTO comprehensive_agg VALUES (1, 3000, 30.5, 5, 150, TIMESTAMP '2024-01-20 14:00:00', 80.0, 'charlie',
+            300, CAST(NULL AS INT), 300, 300, false, true, 'gamma');"
+    ))
+    .unwrap();
+    let first = "1, 1000, 10.5, 2, 100, 2024-01-15T15:00, 100.0, beta, 100, 100, 100, 100, true, false, alpha";
+    let second = "1, 3000, 31.0, 6, 200, 2024-02-01T18:00, 50.0, alpha, 100, 100, 200, 200, true, true, alpha|beta";
+    let third = "1, 6000, 61.5, 30, 200, 2024-02-01T18:00, 50.0, alpha, 100, 100, 300, 300, false, true, alpha|beta|gamma";
+    assert_eq!(
+        h.printed_after_all(5),
+        [
+            format!("+I[{first}]"),
+            format!("-U[{first}]"),
+            format!("+U[{second}]"),
+            format!("-U[{second}]"),
+            format!("+U[{third}]")
+        ]
+    );
+}
+
+#[test]
+fn partial_updates_aggregate_only_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE agg_partial_update (id INT, sum_a INT, sum_b INT, PRIMARY KEY (id) NOT ENFORCED) WITH (
+            'table.merge-engine' = 'aggregation', 'fields.sum_a.agg' = 'sum', 'fields.sum_b.agg' = 'sum');
+        CREATE TABLE changes (id INT, sum_a INT, sum_b INT) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM agg_partial_update;
+        INSERT INTO agg_partial_update VALUES (1, 100, 200);
+        INSERT INTO agg_partial_update (id, sum_a) VALUES (1, 50);
+        INSERT INTO agg_partial_update (id, sum_a) VALUES (2, 77);",
+    )
+    .unwrap();
+    assert_eq!(h.printed_after_all(4), ["+I[1, 100, 200]", "-U[1, 100, 200]", "+U[1, 150, 200]", "+I[2, 77, null]"]);
+}
+
+#[test]
+fn first_row_keeps_the_first_row_of_each_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    h.run(
+        "CREATE TABLE first_row_t (a INT, b STRING, PRIMARY KEY (a) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'first_row');
+        CREATE TABLE changes (a INT, b STRING) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM first_row_t;
+        INSERT INTO first_row_t VALUES (1, 'v1'), (2, 'v2'), (1, 'v11'), (3, 'v3');
+        INSERT INTO first_row_t VALUES (3, 'v33'), (4, 'v44');
+        INSERT INTO first_row_t VALUES (1, 'v111'), (4, 'v444');",
+    )
+    .unwrap();
+    assert_eq!(h.printed_after_all(4), ["+I[1, v1]", "+I[2, v2]", "+I[3, v3]", "+I[4, v44]"]);
+    // Partial writes are refused, with Fluss's message.
+    let error = h.run("INSERT INTO first_row_t (a) VALUES (9);").unwrap_err();
+    assert!(
+        error.contains(
+            "Table default_catalog.default_database.first_row_t uses the 'FIRST_ROW' merge engine which does not \
+             support partial updates."
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn versioned_rows_win_by_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE versioned_t (a INT, b STRING, ts BIGINT, PRIMARY KEY (a) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'versioned', 'table.merge-engine.versioned.ver-column' = 'ts');
+        CREATE TABLE changes (a INT, b STRING, ts BIGINT) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM versioned_t;
+        INSERT INTO versioned_t VALUES (1, 'v1', 1000), (2, 'v2', 1000), (1, 'v11', 999), (3, 'v3', 1000);
+        INSERT INTO versioned_t VALUES (3, 'v33', 1001), (4, 'v44', 1000), (1, 'v11', 999), (2, 'v22', 1000);",
+    )
+    .unwrap();
+    assert_eq!(
+        h.printed_after_all(8),
+        [
+            "+I[1, v1, 1000]",
+            "+I[2, v2, 1000]",
+            "+I[3, v3, 1000]",
+            "-U[3, v3, 1000]",
+            "+U[3, v33, 1001]",
+            "+I[4, v44, 1000]",
+            "-U[2, v2, 1000]",
+            "+U[2, v22, 1000]"
+        ]
+    );
+}
+
+#[test]
+fn tables_and_rows_outlive_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let ddl = "CREATE TABLE totals (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+        WITH ('table.merge-engine' = 'aggregation', 'fields.n.agg' = 'sum');";
+    {
+        let mut h = Harness::new(dir.path(), 1);
+        h.run(ddl).unwrap();
+        h.run("INSERT INTO totals VALUES ('a', 1), ('b', 2), ('a', 3);").unwrap();
+    }
+    let mut h = Harness::new(dir.path(), 1);
+    h.run("SHOW TABLES; SELECT * FROM totals WHERE k = 'a';").unwrap();
+    assert!(h.results().starts_with("totals\n"), "{}", h.results());
+    assert_eq!(table_rows(&h.results()), rows(&[&["a", "4"]]));
+    // The same definition again: an error without IF NOT EXISTS, nothing with it.
+    let error = h.run(ddl).unwrap_err();
+    assert!(error.contains("`totals`: Table already exists"), "{error}");
+    h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")).unwrap();
+    // Another definition under IF NOT EXISTS names the difference.
+    let error = h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("'sum'", "'max'")).unwrap_err();
+    assert!(error.contains("option 'fields.n.agg' is 'sum' in the existing table, 'max' here"), "{error}");
+    let error = h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("n BIGINT", "n INT")).unwrap_err();
+    assert!(error.contains("column 'n' is BIGINT in the existing table, INT here"), "{error}");
+    // DROP TABLE removes the rows with the definition.
+    h.run(&format!("DROP TABLE totals; {ddl} SET 'execution.runtime-mode' = 'batch'; SELECT * FROM totals;")).unwrap();
+    assert!(h.results().ends_with("Empty set\n"), "{}", h.results());
+}
+
+#[test]
+fn a_second_session_on_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Harness::new(dir.path(), 1);
+    first.run("CREATE TABLE t (k INT, PRIMARY KEY (k) NOT ENFORCED);").unwrap();
+    let mut second = Harness::new(dir.path(), 1);
+    let error = second.run("SELECT * FROM t;").unwrap_err();
+    assert!(error.contains("is in use by another process"), "{error}");
+}
+
+#[test]
+fn batch_mode_reads_current_rows_and_refuses_unbounded_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    h.run(
+        "CREATE TABLE stock (item STRING, qty INT, PRIMARY KEY (item) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.qty.agg' = 'sum');
+        INSERT INTO stock VALUES ('apple', 3), ('pear', 1), ('apple', 2);
+        SET 'execution.runtime-mode' = 'batch';
+        SELECT item, qty FROM stock;",
+    )
+    .unwrap();
+    let text = h.results();
+    assert!(text.contains("|  item |") || text.contains("item |"), "{text}");
+    assert!(text.ends_with("2 rows in set\n"), "{text}");
+    assert!(text.contains("apple |") && text.contains("5 |") && text.contains("pear |"), "{text}");
+    let error = h
+        .run(
+            "CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen');
+            SELECT * FROM endless;",
+        )
+        .unwrap_err();
+    assert!(
+        error.contains(
+            "Querying an unbounded table 'default_catalog.default_database.endless' in batch mode is not allowed."
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_managed_table_serves_lookup_joins() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    h.run(
+        "CREATE TABLE users (id BIGINT, name STRING, visits BIGINT, PRIMARY KEY (id) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.visits.agg' = 'sum');
+        INSERT INTO users VALUES (1, 'ann', 1), (2, 'bob', 1), (1, CAST(NULL AS STRING), 4);
+        CREATE TABLE clicks (user_id BIGINT, proc_time AS PROCTIME()) WITH ('connector' = 'datagen',
+            'number-of-rows' = '3', 'fields.user_id.kind' = 'sequence', 'fields.user_id.start' = '1',
+            'fields.user_id.end' = '3');
+        CREATE TABLE joined (user_id BIGINT, name STRING, visits BIGINT) WITH ('connector' = 'print');
+        INSERT INTO joined SELECT c.user_id, u.name, u.visits FROM clicks AS c
+            LEFT JOIN users FOR SYSTEM_TIME AS OF c.proc_time AS u ON c.user_id = u.id;",
+    )
+    .unwrap();
+    let mut lines: Vec<String> =
+        h.printed_lines().into_iter().map(|l| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string())).collect();
+    lines.sort();
+    assert_eq!(lines, ["+I[1, ann, 5]", "+I[2, bob, 1]", "+I[3, null, null]"]);
+}
+
+#[test]
+fn explain_shows_the_changelog_mode_fluss_declares() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE fr (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('table.merge-engine' = 'first_row');
+        CREATE TABLE ag (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('table.merge-engine' = 'aggregation');
+        CREATE TABLE al (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'table.delete.behavior' = 'allow');
+        EXPLAIN CHANGELOG_MODE SELECT * FROM fr;
+        EXPLAIN CHANGELOG_MODE SELECT * FROM ag;
+        EXPLAIN CHANGELOG_MODE SELECT * FROM al;
+        EXPLAIN SELECT v FROM ag WHERE k = 7;",
+    )
+    .unwrap();
+    let text = h.results();
+    let scans: Vec<&str> = text.lines().filter(|l| l.contains("changelogMode=")).collect();
+    assert!(scans[0].ends_with("changelogMode=[I])"), "{text}");
+    assert!(scans[1].ends_with("changelogMode=[I,UB,UA])"), "{text}");
+    assert!(scans[2].ends_with("changelogMode=[I,UB,UA,D])"), "{text}");
+    assert!(text.contains("TableSourceScan(table=[[default_catalog, default_database, ag, filter=[=(k, 7)]"), "{text}");
+}
+
+#[test]
+fn rows_that_cannot_merge_fail_the_statement_and_keep_earlier_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE visits (id INT, days BYTES, PRIMARY KEY (id) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.days.agg' = 'rbm32');
+        INSERT INTO visits VALUES (1, x'3A30000001000000000001001000000001000200');",
+    )
+    .unwrap();
+    let error = h.run("INSERT INTO visits VALUES (2, x'3A300000'), (1, x'00');").unwrap_err();
+    assert!(error.contains("Cannot write the row with key (id=1) into table 'visits': Cannot merge column 'days'"), "{error}");
+    h.run("SET 'execution.runtime-mode' = 'batch'; SELECT id FROM visits;").unwrap();
+    // The failed statement left nothing behind: key 2 of its first row is not there either.
+    assert!(h.results().ends_with("1 row in set\n"), "{}", h.results());
+}
+
+#[test]
+fn option_errors_use_fluss_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    let create = |options: &str| format!("CREATE TABLE t (k INT, v INT, s STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ({options});");
+    let cases = [
+        ("'table.merge-engine' = 'versioned'", "'table.merge-engine.versioned.ver-column' must be set for versioned merge engine."),
+        ("'table.merge-engine' = 'aggregation', 'fields.s.agg' = 'sum'", "Invalid aggregation function for column 's'"),
+        ("'table.merge-engine' = 'aggregation', 'fields.v.agg' = 'median'", "Unknown aggregation function for column 'v': median"),
+        ("'table.merge-engine' = 'first_row', 'table.delete.behavior' = 'allow'", "Table with 'FIRST_ROW' merge engine does not support delete operations."),
+    ];
+    for (options, message) in cases {
+        let error = h.run(&create(options)).unwrap_err();
+        assert!(error.contains(message), "{options}: {error}");
+    }
+    let error = h.run("CREATE TABLE nokey (k INT);").unwrap_err();
+    assert!(error.contains("a stored table needs a primary key"), "{error}");
+    let error = h.run(&create("'scan.startup.mode' = 'earliest'")).unwrap_err();
+    assert!(error.contains("expected one of 'full', 'latest'"), "{error}");
+}

@@ -131,7 +131,8 @@ fn aggregation_functions_emit_fluss_changelog() {
     .unwrap();
     let first = "1, 1000, 10.5, 2, 100, 2024-01-15T15:00, 100.0, beta, 100, 100, 100, 100, true, false, alpha";
     let second = "1, 3000, 31.0, 6, 200, 2024-02-01T18:00, 50.0, alpha, 100, 100, 200, 200, true, true, alpha|beta";
-    let third = "1, 6000, 61.5, 30, 200, 2024-02-01T18:00, 50.0, alpha, 100, 100, 300, 300, false, true, alpha|beta|gamma";
+    let third =
+        "1, 6000, 61.5, 30, 200, 2024-02-01T18:00, 50.0, alpha, 100, 100, 300, 300, false, true, alpha|beta|gamma";
     assert_eq!(
         h.printed_after_all(5),
         [
@@ -234,9 +235,11 @@ fn tables_and_rows_outlive_the_session() {
     assert!(error.contains("`totals`: Table already exists"), "{error}");
     h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")).unwrap();
     // Another definition under IF NOT EXISTS names the difference.
-    let error = h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("'sum'", "'max'")).unwrap_err();
+    let error =
+        h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("'sum'", "'max'")).unwrap_err();
     assert!(error.contains("option 'fields.n.agg' is 'sum' in the existing table, 'max' here"), "{error}");
-    let error = h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("n BIGINT", "n INT")).unwrap_err();
+    let error =
+        h.run(&ddl.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("n BIGINT", "n INT")).unwrap_err();
     assert!(error.contains("column 'n' is BIGINT in the existing table, INT here"), "{error}");
     // DROP TABLE removes the rows with the definition.
     h.run(&format!("DROP TABLE totals; {ddl} SET 'execution.runtime-mode' = 'batch'; SELECT * FROM totals;")).unwrap();
@@ -339,7 +342,10 @@ fn rows_that_cannot_merge_fail_the_statement_and_keep_earlier_ones() {
     )
     .unwrap();
     let error = h.run("INSERT INTO visits VALUES (2, x'3A300000'), (1, x'00');").unwrap_err();
-    assert!(error.contains("Cannot write the row with key (id=1) into table 'visits': Cannot merge column 'days'"), "{error}");
+    assert!(
+        error.contains("Cannot write the row with key (id=1) into table 'visits': Cannot merge column 'days'"),
+        "{error}"
+    );
     h.run("SET 'execution.runtime-mode' = 'batch'; SELECT id FROM visits;").unwrap();
     // The failed statement left nothing behind: key 2 of its first row is not there either.
     assert!(h.results().ends_with("1 row in set\n"), "{}", h.results());
@@ -349,12 +355,23 @@ fn rows_that_cannot_merge_fail_the_statement_and_keep_earlier_ones() {
 fn option_errors_use_fluss_messages() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = Harness::new(dir.path(), 1);
-    let create = |options: &str| format!("CREATE TABLE t (k INT, v INT, s STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ({options});");
+    let create = |options: &str| {
+        format!("CREATE TABLE t (k INT, v INT, s STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ({options});")
+    };
     let cases = [
-        ("'table.merge-engine' = 'versioned'", "'table.merge-engine.versioned.ver-column' must be set for versioned merge engine."),
+        (
+            "'table.merge-engine' = 'versioned'",
+            "'table.merge-engine.versioned.ver-column' must be set for versioned merge engine.",
+        ),
         ("'table.merge-engine' = 'aggregation', 'fields.s.agg' = 'sum'", "Invalid aggregation function for column 's'"),
-        ("'table.merge-engine' = 'aggregation', 'fields.v.agg' = 'median'", "Unknown aggregation function for column 'v': median"),
-        ("'table.merge-engine' = 'first_row', 'table.delete.behavior' = 'allow'", "Table with 'FIRST_ROW' merge engine does not support delete operations."),
+        (
+            "'table.merge-engine' = 'aggregation', 'fields.v.agg' = 'median'",
+            "Unknown aggregation function for column 'v': median",
+        ),
+        (
+            "'table.merge-engine' = 'first_row', 'table.delete.behavior' = 'allow'",
+            "Table with 'FIRST_ROW' merge engine does not support delete operations.",
+        ),
     ];
     for (options, message) in cases {
         let error = h.run(&create(options)).unwrap_err();

@@ -129,8 +129,10 @@ pub fn difference(existing: &CatalogTable, wanted: &CreateTable) -> Option<Strin
         ));
     }
     let watermark = |w: Option<(&String, &sqlparser::ast::Expr)>| w.map(|(c, e)| format!("{c} AS {e}"));
-    let (old_mark, new_mark) =
-        (watermark(existing.watermark.as_deref().map(|(c, e)| (c, e))), watermark(wanted.watermark.as_ref().map(|(c, e)| (c, e))));
+    let (old_mark, new_mark) = (
+        watermark(existing.watermark.as_deref().map(|(c, e)| (c, e))),
+        watermark(wanted.watermark.as_ref().map(|(c, e)| (c, e))),
+    );
     if old_mark != new_mark {
         return Some(format!(
             "the watermark is {} in the existing table, {} here",

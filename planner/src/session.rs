@@ -374,7 +374,6 @@ pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTabl
 }
 
 impl Session {
-
     fn describe(&mut self, name: &str, at: Position) -> Result<()> {
         let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
             return Err(Error::validation(
@@ -628,9 +627,8 @@ fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
 
 /// The columns `INSERT INTO t (columns)` names, by index into the table; `None` without a list.
 fn target_columns(table: &TableDescriptor, columns: &[String]) -> Option<Vec<usize>> {
-    (!columns.is_empty()).then(|| {
-        columns.iter().filter_map(|c| table.schema.fields.iter().position(|f| &f.name == c)).collect()
-    })
+    (!columns.is_empty())
+        .then(|| columns.iter().filter_map(|c| table.schema.fields.iter().position(|f| &f.name == c)).collect())
 }
 
 /// Whether `plan` only has constant rows (`INSERT … VALUES`).
@@ -647,8 +645,10 @@ fn from_values(plan: &Plan) -> bool {
 /// `INSERT … VALUES`) strings are also cast to DATE, TIME and TIMESTAMP, as Flink casts
 /// literals.
 fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
-    let temporal =
-        matches!(to.logical, LogicalType::Date | LogicalType::Time(_) | LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_));
+    let temporal = matches!(
+        to.logical,
+        LogicalType::Date | LogicalType::Time(_) | LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_)
+    );
     values && is_string(from) && temporal
         || from.logical == to.logical
         || is_numeric(from) && is_numeric(to)

@@ -55,7 +55,8 @@ impl Operator for ManagedSink {
         _out: &mut Output,
     ) -> weir_runtime::Result<()> {
         // Keyed writes: `-U` rows carry nothing the following `+U` does not replace.
-        self.buffer.extend(chunk.rows().filter(|(kind, _)| *kind != RowKind::UpdateBefore).map(|(k, r)| (k, r.to_vec())));
+        self.buffer
+            .extend(chunk.rows().filter(|(kind, _)| *kind != RowKind::UpdateBefore).map(|(k, r)| (k, r.to_vec())));
         if self.bounded {
             Ok(())
         } else {

@@ -388,8 +388,12 @@ impl ExprBinder<'_> {
             ast::Value::Boolean(b) => Ok(Expr::literal(Value::Boolean(*b), DataType::boolean().not_null())),
             ast::Value::Null => Ok(null_literal()),
             ast::Value::HexStringLiteral(hex) => {
-                let bytes = decode_hex(hex)
-                    .ok_or_else(|| Error::validation(at, format!("Invalid binary literal X'{hex}': expected pairs of hexadecimal digits")))?;
+                let bytes = decode_hex(hex).ok_or_else(|| {
+                    Error::validation(
+                        at,
+                        format!("Invalid binary literal X'{hex}': expected pairs of hexadecimal digits"),
+                    )
+                })?;
                 let ty = DataType::new(LogicalType::Binary(bytes.len().max(1) as u32)).not_null();
                 Ok(Expr::literal(Value::Binary(bytes.into()), ty))
             }

@@ -290,7 +290,9 @@ fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
     use crate::parser::ColumnDef;
     let physical = t.descriptor.schema.fields.clone();
     let projection = (0..physical.len()).collect();
-    let mut plan = Plan { fields: physical.clone(), node: Node::Scan {
+    let mut plan = Plan {
+        fields: physical.clone(),
+        node: Node::Scan {
             table: t.descriptor.clone(),
             projection,
             changelog: crate::plan::ChangelogMode::INSERT_ONLY,

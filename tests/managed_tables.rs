@@ -382,3 +382,161 @@ fn option_errors_use_fluss_messages() {
     let error = h.run(&create("'scan.startup.mode' = 'earliest'")).unwrap_err();
     assert!(error.contains("expected one of 'full', 'latest'"), "{error}");
 }
+
+#[test]
+fn versioned_tables_compare_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE versioned_ts (a INT, b STRING, ts TIMESTAMP(3), PRIMARY KEY (a) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'versioned', 'table.merge-engine.versioned.ver-column' = 'ts');
+        CREATE TABLE changes (a INT, b STRING, ts TIMESTAMP(3)) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM versioned_ts;
+        INSERT INTO versioned_ts VALUES (1, 'v1', TIMESTAMP '2024-12-27 12:00:00'),
+            (1, 'v11', TIMESTAMP '2024-12-27 11:59:59'), (2, 'v2', TIMESTAMP '2024-12-27 12:00:00');
+        INSERT INTO versioned_ts VALUES (1, 'v111', TIMESTAMP '2024-12-27 12:00:00'),
+            (2, 'v22', CAST(NULL AS TIMESTAMP(3)));",
+    )
+    .unwrap();
+    // Ties go to the newer row; a NULL version never beats a stored one.
+    assert_eq!(
+        h.printed_after_all(4),
+        [
+            "+I[1, v1, 2024-12-27T12:00]",
+            "+I[2, v2, 2024-12-27T12:00]",
+            "-U[1, v1, 2024-12-27T12:00]",
+            "+U[1, v111, 2024-12-27T12:00]"
+        ]
+    );
+}
+
+#[test]
+fn a_latest_scan_follows_only_later_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE t (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('scan.startup.mode' = 'latest');
+        INSERT INTO t VALUES (1, 10);
+        CREATE TABLE changes (k INT, v INT) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM t;
+        INSERT INTO t VALUES (1, 11), (2, 20);",
+    )
+    .unwrap();
+    // The default engine: the newest row wins.
+    assert_eq!(h.printed_after_all(3), ["-U[1, 10]", "+U[1, 11]", "+I[2, 20]"]);
+}
+
+#[test]
+fn an_unbounded_query_merges_as_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    h.run(
+        "CREATE TABLE ticks (k INT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000',
+            'fields.k.min' = '1', 'fields.k.max' = '3');
+        CREATE TABLE totals (k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.n.agg' = 'sum');
+        INSERT INTO totals SELECT k, CAST(1 AS BIGINT) FROM ticks;",
+    )
+    .unwrap();
+    h.session.set("sql-client.execution.result-mode", "changelog").unwrap();
+    let total = |h: &mut Harness| {
+        let before = h.results().len();
+        h.run("SET 'execution.runtime-mode' = 'batch'; SELECT SUM(n) FROM totals;").unwrap();
+        let text = h.results()[before..].to_string();
+        text.lines()
+            .filter_map(|l| l.strip_prefix("+I[")?.strip_suffix(']')?.parse::<i64>().ok())
+            .next_back()
+            .unwrap_or(0)
+    };
+    let mut seen = Vec::new();
+    wait_until("the running INSERT has merged rows twice", || {
+        let n = total(&mut h);
+        if seen.last().is_none_or(|last| n > *last) && n > 0 {
+            seen.push(n);
+        }
+        seen.len() >= 2
+    });
+    h.session.cancel_all();
+    let _cancelled = h.session.wait_all();
+}
+
+/// One field function and a from-scratch recomputation of it over the values a key received.
+struct Function {
+    name: &'static str,
+    recompute: fn(&[Option<i64>]) -> Option<i64>,
+}
+
+fn non_null(values: &[Option<i64>]) -> impl Iterator<Item = i64> + '_ {
+    values.iter().flatten().copied()
+}
+
+const FUNCTIONS: [Function; 5] = [
+    Function { name: "sum", recompute: |v| non_null(v).reduce(|a, b| a.wrapping_add(b)) },
+    Function { name: "max", recompute: |v| non_null(v).max() },
+    Function { name: "min", recompute: |v| non_null(v).min() },
+    Function { name: "last_value_ignore_nulls", recompute: |v| non_null(v).last() },
+    // The first value of the key; a NULL first value is replaced by the next non-NULL one.
+    Function { name: "first_value", recompute: |v| non_null(v).next() },
+];
+
+#[test]
+fn random_writes_merge_as_a_recomputation_says() {
+    for (seed, parallelism) in [(7u64, 1), (11, 2), (23, 2), (42, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = Harness::new(dir.path(), parallelism);
+        let columns: Vec<String> = (0..FUNCTIONS.len()).map(|i| format!("c{i} BIGINT")).collect();
+        let options: Vec<String> =
+            FUNCTIONS.iter().enumerate().map(|(i, f)| format!("'fields.c{i}.agg' = '{}'", f.name)).collect();
+        h.run(&format!(
+            "CREATE TABLE r (k INT, {}, tags STRING, PRIMARY KEY (k) NOT ENFORCED)
+                WITH ('table.merge-engine' = 'aggregation', {}, 'fields.tags.agg' = 'listagg');",
+            columns.join(", "),
+            options.join(", ")
+        ))
+        .unwrap();
+        let mut random = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = |bound: u64| {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            random % bound
+        };
+        // Per key: the values each column received, and the tags, in write order.
+        let mut received: std::collections::BTreeMap<i64, (Vec<Vec<Option<i64>>>, Vec<String>)> = Default::default();
+        for statement in 0..12 {
+            let mut tuples = Vec::new();
+            for row in 0..(1 + next(30)) {
+                let key = next(8) as i64;
+                let entry = received.entry(key).or_insert_with(|| (vec![Vec::new(); FUNCTIONS.len()], Vec::new()));
+                let mut cells = vec![key.to_string()];
+                for values in entry.0.iter_mut() {
+                    let value = (next(5) != 0).then(|| next(2000) as i64 - 1000);
+                    values.push(value);
+                    cells.push(value.map_or("CAST(NULL AS BIGINT)".to_string(), |v| v.to_string()));
+                }
+                let tag = format!("s{statement}r{row}");
+                entry.1.push(tag.clone());
+                cells.push(format!("'{tag}'"));
+                tuples.push(format!("({})", cells.join(", ")));
+            }
+            h.run(&format!("INSERT INTO r VALUES {};", tuples.join(", "))).unwrap();
+        }
+        h.session.set("sql-client.execution.result-mode", "changelog").unwrap();
+        h.run("SET 'execution.runtime-mode' = 'batch'; SELECT * FROM r;").unwrap();
+        let mut stored: Vec<String> = h.results().lines().map(str::to_string).collect();
+        stored.sort();
+        let mut expected: Vec<String> = received
+            .iter()
+            .map(|(key, (columns, tags))| {
+                let mut cells = vec![key.to_string()];
+                for (function, values) in FUNCTIONS.iter().zip(columns) {
+                    cells.push((function.recompute)(values).map_or("null".to_string(), |v| v.to_string()));
+                }
+                cells.push(tags.join(","));
+                format!("+I[{}]", cells.join(", "))
+            })
+            .collect();
+        expected.sort();
+        assert_eq!(stored, expected, "seed {seed}, parallelism {parallelism}");
+    }
+}

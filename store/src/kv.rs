@@ -43,8 +43,8 @@ pub trait KvStore: Send + Sync {
     /// The storage failed.
     fn scan(&self, table: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 
-    /// Runs `batch` over `table` and commits its writes atomically and durably; when `batch`
-    /// fails, nothing it wrote is kept.
+    /// Runs `batch` over `table` once and commits its writes atomically and durably; when
+    /// `batch` fails, nothing it wrote is kept.
     ///
     /// # Errors
     /// What `batch` returned, or the storage failed.

@@ -78,9 +78,29 @@ impl PkTable {
         targets: Option<&[usize]>,
     ) -> Result<Vec<(RowKind, Vec<Value>)>> {
         let mut changes = Vec::new();
+        let mut rows = rows.iter();
+        self.write_each(&mut || Ok(rows.next().map(|(kind, row)| (*kind, row.clone()))), targets, &mut |kind, row| {
+            changes.push((kind, row.to_vec()))
+        })?;
+        Ok(changes)
+    }
+
+    /// Writes the rows `next` yields (until `None`) in one atomic, durable batch, as
+    /// [`Self::write`] does, passing each change to `emit` (changes reach `emit` before the
+    /// batch commits; when this fails, they did not happen). Rows are taken one at a time, so a
+    /// large batch needs no memory for its rows or changes beyond what the caller keeps.
+    ///
+    /// # Errors
+    /// As [`Self::write`], and what `next` returns.
+    pub fn write_each(
+        &self,
+        next: &mut dyn FnMut() -> Result<Option<(RowKind, Vec<Value>)>>,
+        targets: Option<&[usize]>,
+        emit: &mut dyn FnMut(RowKind, &[Value]),
+    ) -> Result<()> {
         self.store.write(&self.name, &mut |batch| {
-            changes.clear();
-            for (kind, row) in rows {
+            while let Some((kind, row)) = next()? {
+                let (kind, row) = (&kind, &row);
                 if *kind == RowKind::UpdateBefore {
                     continue;
                 }
@@ -108,11 +128,12 @@ impl PkTable {
                     Change::Delete(_) => batch.delete(&key_bytes)?,
                     Change::None => {}
                 }
-                changes.extend(change.rows().into_iter().map(|(k, r)| (k, r.to_vec())));
+                for (kind, row) in change.rows() {
+                    emit(kind, row);
+                }
             }
             Ok(())
-        })?;
-        Ok(changes)
+        })
     }
 
     /// The stored row of `key` (values of the key columns, in key order).

@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, RowKind, Value};
+use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, RowKind};
+use weir_store::codec::EncodedRows;
 
 use super::store::ManagedTable;
 
@@ -19,13 +20,15 @@ pub struct ManagedSink {
     targets: Option<Arc<[usize]>>,
     /// Whether rows wait for the end of input.
     bounded: bool,
-    buffer: Vec<(RowKind, Vec<Value>)>,
+    /// Rows not written yet, encoded (a few dozen bytes a row).
+    buffer: EncodedRows,
 }
 
 impl ManagedSink {
     /// A sink named `name` writing into `table`; `bounded`: one batch at the end of input.
     pub fn new(name: String, table: Arc<ManagedTable>, targets: Option<Arc<[usize]>>, bounded: bool) -> Self {
-        ManagedSink { name, table, targets, bounded, buffer: Vec::new() }
+        let buffer = table.buffer();
+        ManagedSink { name, table, targets, bounded, buffer }
     }
 
     fn commit(&mut self) -> weir_runtime::Result<()> {
@@ -55,8 +58,11 @@ impl Operator for ManagedSink {
         _out: &mut Output,
     ) -> weir_runtime::Result<()> {
         // Keyed writes: `-U` rows carry nothing the following `+U` does not replace.
-        self.buffer
-            .extend(chunk.rows().filter(|(kind, _)| *kind != RowKind::UpdateBefore).map(|(k, r)| (k, r.to_vec())));
+        for (kind, row) in chunk.rows().filter(|(kind, _)| *kind != RowKind::UpdateBefore) {
+            self.buffer.push(kind, row).map_err(|e| {
+                RuntimeError::execution(format!("Cannot write into table '{}': {e}", self.table.descriptor().name))
+            })?;
+        }
         if self.bounded {
             Ok(())
         } else {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use weir_runtime::{DataType, RowKind, Value};
+use weir_store::codec::EncodedRows;
 use weir_store::{KvStore, PkTable, RedbStore, RowMerger};
 
 use crate::error::{Error, Result};
@@ -112,7 +113,7 @@ impl TableStore {
         }
         let merger = merger_of(descriptor)?;
         let columns = columns_of(descriptor);
-        let kv: Arc<dyn KvStore> = self.kv.clone();
+        let kv: Arc<dyn KvStore> = Arc::<RedbStore>::clone(&self.kv);
         let pk = PkTable::new(data_table(&descriptor.name), columns, descriptor.primary_key.clone(), merger, kv)
             .with_display_name(&descriptor.name);
         let table = Arc::new(ManagedTable { descriptor: descriptor.clone(), pk, followers: Mutex::default() });
@@ -153,17 +154,33 @@ impl ManagedTable {
         self.pk.merger()
     }
 
+    /// A buffer for rows to write into this table.
+    pub fn buffer(&self) -> EncodedRows {
+        EncodedRows::new(columns_of(&self.descriptor).into_iter().map(|(_, t)| t).collect())
+    }
+
     /// Merges `rows` in one atomic, durable batch (`targets`: the columns of a partial write)
-    /// and passes the changes to the followers.
+    /// and passes the changes to the followers; returns how many changes there were.
     ///
     /// # Errors
     /// A row that cannot be merged (naming table, key and column), a delete the table
     /// disables, a storage failure; nothing of the batch is kept then.
-    pub fn write(&self, rows: &[(RowKind, Vec<Value>)], targets: Option<&[usize]>) -> Result<usize> {
+    pub fn write(&self, rows: &EncodedRows, targets: Option<&[usize]>) -> Result<usize> {
         let mut followers = self.followers.lock();
-        let changes = self.pk.write(rows, targets).map_err(store_error)?;
-        let count = changes.len();
-        if !changes.is_empty() && !followers.is_empty() {
+        let mut rows = rows.iter();
+        let mut count = 0;
+        // Changes are kept only for followers.
+        let mut changes = Vec::new();
+        let keep = !followers.is_empty();
+        self.pk
+            .write_each(&mut || rows.next().transpose(), targets, &mut |kind, row| {
+                count += 1;
+                if keep {
+                    changes.push((kind, row.to_vec()));
+                }
+            })
+            .map_err(store_error)?;
+        if !changes.is_empty() {
             let changes: Changes = Arc::new(changes);
             followers.retain(|f| f.send(Arc::clone(&changes)).is_ok());
         }

@@ -41,6 +41,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("group_agg_minibatch", &[1, 2, 4]),
     ("latency", &[1, 2]),
     ("lookup_join", &[1, 2]),
+    ("merge_engine", &[1, 2]),
 ];
 
 /// Scenarios that need the harness's own connectors run inside the harness's process.
@@ -106,6 +107,8 @@ fn run(scenario: &str, parallelism: usize) -> Result<Run, String> {
     let json_path =
         std::env::temp_dir().join(format!("weir-bench-{}-{scenario}-{parallelism}.json", std::process::id()));
     let json_arg = json_path.display().to_string();
+    let store_dir =
+        std::env::temp_dir().join(format!("weir-bench-{}-{scenario}-{parallelism}-data", std::process::id()));
     let mut command = if IN_HARNESS.contains(&scenario) {
         let mut c = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
         c.args(["--child", &script, &parallelism.to_string(), &json_arg]);
@@ -113,6 +116,8 @@ fn run(scenario: &str, parallelism: usize) -> Result<Run, String> {
     } else {
         let mut c = Command::new(env!("CARGO_BIN_EXE_weir"));
         c.args(["run", &script, "-p", &parallelism.to_string(), "--stats-json", &json_arg]);
+        // Managed tables of each run start empty.
+        c.args(["--set", &format!("table.store.path={}", store_dir.display())]);
         c
     };
     let started = Instant::now();
@@ -126,6 +131,7 @@ fn run(scenario: &str, parallelism: usize) -> Result<Run, String> {
     }
     let text = std::fs::read_to_string(&json_path).map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(&json_path);
+    let _ = std::fs::remove_dir_all(&store_dir);
     let json: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{scenario}: bad stats JSON: {e}"))?;
     let jobs = json["jobs"].as_array().cloned().unwrap_or_default();

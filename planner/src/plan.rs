@@ -88,6 +88,35 @@ pub enum Node {
     },
 }
 
+impl Node {
+    /// The node with each of its inputs replaced by `f(input)`; scans and VALUES stay as they are.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_map_inputs<E>(self, mut f: impl FnMut(Plan) -> Result<Plan, E>) -> Result<Node, E> {
+        Ok(match self {
+            Node::Calc { input, projections, condition } => {
+                Node::Calc { input: Box::new(f(*input)?), projections, condition }
+            }
+            Node::WatermarkAssigner { input, rowtime, watermark } => {
+                Node::WatermarkAssigner { input: Box::new(f(*input)?), rowtime, watermark }
+            }
+            Node::Aggregate { input, keys, calls } => Node::Aggregate { input: Box::new(f(*input)?), keys, calls },
+            Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
+            Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
+                input: Box::new(f(*input)?),
+                table,
+                alias,
+                join_type,
+                keys,
+                dim_filter,
+                join_condition,
+            },
+            leaf @ (Node::Scan { .. } | Node::Values { .. }) => leaf,
+        })
+    }
+}
+
 impl Plan {
     /// Whether the node only ever emits inserts (`+I`); a group aggregate emits updates.
     pub fn is_insert_only(&self) -> bool {

@@ -61,26 +61,10 @@ fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
             }
             _ => Node::Scan { table, projection, changelog, key: None },
         },
-        Node::Calc { input, projections, condition } => {
-            Node::Calc { input: Box::new(rewrite(*input, shared)), projections, condition }
-        }
-        Node::WatermarkAssigner { input, rowtime, watermark } => {
-            Node::WatermarkAssigner { input: Box::new(rewrite(*input, shared)), rowtime, watermark }
-        }
-        Node::Aggregate { input, keys, calls } => {
-            Node::Aggregate { input: Box::new(rewrite(*input, shared)), keys, calls }
-        }
-        Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(|i| rewrite(i, shared)).collect() },
-        Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
-            input: Box::new(rewrite(*input, shared)),
-            table,
-            alias,
-            join_type,
-            keys,
-            dim_filter,
-            join_condition,
+        other => match other.try_map_inputs(|input| Ok::<Plan, std::convert::Infallible>(rewrite(input, shared))) {
+            Ok(node) => node,
+            Err(never) => match never {},
         },
-        values => values,
     };
     Plan { node, fields }
 }

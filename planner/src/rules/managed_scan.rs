@@ -47,25 +47,7 @@ pub fn managed_scans(plan: Plan, batch: bool) -> Result<Plan> {
             };
             Node::Calc { input: Box::new(input), projections, condition }
         }
-        Node::WatermarkAssigner { input, rowtime, watermark } => {
-            Node::WatermarkAssigner { input: Box::new(managed_scans(*input, batch)?), rowtime, watermark }
-        }
-        Node::Aggregate { input, keys, calls } => {
-            Node::Aggregate { input: Box::new(managed_scans(*input, batch)?), keys, calls }
-        }
-        Node::Union { inputs } => {
-            Node::Union { inputs: inputs.into_iter().map(|i| managed_scans(i, batch)).collect::<Result<_>>()? }
-        }
-        Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
-            input: Box::new(managed_scans(*input, batch)?),
-            table,
-            alias,
-            join_type,
-            keys,
-            dim_filter,
-            join_condition,
-        },
-        other => other,
+        other => other.try_map_inputs(|input| managed_scans(input, batch))?,
     };
     Ok(Plan { node, fields })
 }

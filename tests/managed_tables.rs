@@ -540,3 +540,22 @@ fn random_writes_merge_as_a_recomputation_says() {
         assert_eq!(stored, expected, "seed {seed}, parallelism {parallelism}");
     }
 }
+
+#[test]
+fn versioned_tables_compare_nanosecond_instants() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE versioned_ltz (a INT, b STRING, ts TIMESTAMP_LTZ(9), PRIMARY KEY (a) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'versioned', 'table.merge-engine.versioned.ver-column' = 'ts');
+        CREATE TABLE changes (a INT, b STRING) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT a, b FROM versioned_ltz;
+        INSERT INTO versioned_ltz VALUES
+            (1, 'v1', CAST(TIMESTAMP '2024-12-27 12:00:00.123456789' AS TIMESTAMP_LTZ(9))),
+            (1, 'v11', CAST(TIMESTAMP '2024-12-27 12:00:00.123456788' AS TIMESTAMP_LTZ(9))),
+            (1, 'v111', CAST(TIMESTAMP '2024-12-27 12:00:00.123456790' AS TIMESTAMP_LTZ(9)));",
+    )
+    .unwrap();
+    // One nanosecond decides: v11 is older than v1, v111 newer.
+    assert_eq!(h.printed_after_all(3), ["+I[1, v1]", "-U[1, v1]", "+U[1, v111]"]);
+}

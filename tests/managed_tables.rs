@@ -559,3 +559,22 @@ fn versioned_tables_compare_nanosecond_instants() {
     // One nanosecond decides: v11 is older than v1, v111 newer.
     assert_eq!(h.printed_after_all(3), ["+I[1, v1]", "-U[1, v1]", "+U[1, v111]"]);
 }
+
+#[test]
+fn hints_set_scan_options_but_not_how_a_table_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 1);
+    h.run(
+        "CREATE TABLE t (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.v.agg' = 'sum');
+        INSERT INTO t VALUES (1, 1);
+        CREATE TABLE changes (k INT, v INT) WITH ('connector' = 'print');
+        INSERT INTO changes SELECT * FROM t /*+ OPTIONS('scan.startup.mode' = 'latest') */;
+        INSERT INTO t VALUES (1, 2);",
+    )
+    .unwrap();
+    // The hinted scan follows the same table the INSERT writes.
+    assert_eq!(h.printed_after_all(2), ["-U[1, 1]", "+U[1, 3]"]);
+    let error = h.run("INSERT INTO t /*+ OPTIONS('fields.v.agg' = 'max') */ VALUES (1, 5);").unwrap_err();
+    assert!(error.contains("Option 'fields.v.agg' of managed table 't' is part of its definition"), "{error}");
+}

@@ -101,15 +101,25 @@ impl TableStore {
         self.kv.write(CATALOG, &mut |batch| batch.delete(name.as_bytes())).map_err(store_error)
     }
 
-    /// The open table for `descriptor` (the same one for every caller while its definition is
-    /// unchanged, so that writers and followers meet).
+    /// The open table for `descriptor`: the same one for every caller (whatever scan and lookup
+    /// options an `OPTIONS` hint gives it), so that writers and followers meet.
     ///
     /// # Errors
-    /// Options the merge engines reject.
+    /// Options the merge engines reject, and hints that change how the table merges.
     pub fn table(&self, descriptor: &TableDescriptor) -> Result<Arc<ManagedTable>> {
         let mut tables = self.tables.lock();
-        if let Some(table) = tables.get(&descriptor.name).filter(|t| t.descriptor == *descriptor) {
-            return Ok(Arc::clone(table));
+        if let Some(table) = tables.get(&descriptor.name) {
+            let (open, wanted) = (merge_definition(&table.descriptor), merge_definition(descriptor));
+            if open == wanted {
+                return Ok(Arc::clone(table));
+            }
+            if let Some(key) = open.2.keys().chain(wanted.2.keys()).find(|k| open.2.get(*k) != wanted.2.get(*k)) {
+                return Err(Error::Validation(format!(
+                    "Option '{key}' of managed table '{}' is part of its definition and cannot be changed by an \
+                     OPTIONS hint; hints may set its 'scan.*' and 'lookup.*' options.",
+                    descriptor.name
+                )));
+            }
         }
         let merger = merger_of(descriptor)?;
         let columns = columns_of(descriptor);
@@ -120,6 +130,16 @@ impl TableStore {
         tables.insert(descriptor.name.clone(), Arc::clone(&table));
         Ok(table)
     }
+}
+
+/// What decides how a table merges: its columns, its key and its options other than the scan
+/// and lookup ones.
+fn merge_definition(
+    table: &TableDescriptor,
+) -> (&weir_runtime::Schema, &[usize], std::collections::BTreeMap<&String, &String>) {
+    let options =
+        table.options.iter().filter(|(k, _)| !k.starts_with("scan.") && !k.starts_with("lookup.")).collect();
+    (&table.schema, &table.primary_key, options)
 }
 
 fn columns_of(table: &TableDescriptor) -> Vec<(String, DataType)> {

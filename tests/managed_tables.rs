@@ -578,3 +578,29 @@ fn hints_set_scan_options_but_not_how_a_table_merges() {
     let error = h.run("INSERT INTO t /*+ OPTIONS('fields.v.agg' = 'max') */ VALUES (1, 5);").unwrap_err();
     assert!(error.contains("Option 'fields.v.agg' of managed table 't' is part of its definition"), "{error}");
 }
+
+#[test]
+fn explaining_a_script_leaves_the_data_directory_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut h = Harness::new(&data, 1);
+    let plans = h
+        .session
+        .explain_script(
+            "CREATE TABLE t (k INT, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('table.merge-engine' = 'first_row');
+            EXPLAIN CHANGELOG_MODE SELECT * FROM t;
+            INSERT INTO t VALUES (1, 1);",
+        )
+        .map_err(|e| e.error.to_string())
+        .unwrap();
+    assert!(plans.contains("changelogMode=[I]"), "{plans}");
+    assert!(!data.exists(), "explain created {}", data.display());
+    // With a store on disk, explaining neither creates nor drops its tables.
+    h.run("CREATE TABLE kept (k INT, PRIMARY KEY (k) NOT ENFORCED); INSERT INTO kept VALUES (1);").unwrap();
+    h.session.explain_script("DROP TABLE kept; CREATE TABLE extra (k INT, PRIMARY KEY (k) NOT ENFORCED);").unwrap();
+    drop(h);
+    let mut h = Harness::new(&data, 1);
+    h.run("SHOW TABLES; SELECT * FROM kept WHERE k = 1;").unwrap();
+    assert!(h.results().starts_with("kept\n"), "{}", h.results());
+    assert_eq!(table_rows(&h.results()), rows(&[&["1"]]));
+}

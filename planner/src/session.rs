@@ -46,6 +46,8 @@ pub struct Session {
     reports: Vec<JobReport>,
     cancellers: Arc<Mutex<Vec<JobCanceller>>>,
     out: Box<dyn Write + Send>,
+    /// Set while a script is only explained: DDL changes the catalog but not the data directory.
+    dry_run: bool,
 }
 
 /// An error and the position of the statement it belongs to.
@@ -78,6 +80,7 @@ impl Session {
             reports: Vec::new(),
             cancellers: Arc::default(),
             out,
+            dry_run: false,
         }
     }
 
@@ -127,8 +130,21 @@ impl Session {
     /// The first statement that fails, with its position.
     pub fn explain_script(&mut self, sql: &str) -> Result<String, ScriptError> {
         let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
+        self.dry_run = true;
+        let explained = self.explain_statements(&statements);
+        self.dry_run = false;
+        // Tables that only existed in memory for the explanation leave with its store.
+        if let Some(store) = self.registry.table_store().filter(|s| !s.is_on_disk()).cloned() {
+            let closed = crate::managed::close_store(&store, &mut self.catalog);
+            self.registry.set_table_store(None);
+            closed.map_err(|error| ScriptError { statement: Position::default(), error })?;
+        }
+        explained
+    }
+
+    fn explain_statements(&mut self, statements: &[Located]) -> Result<String, ScriptError> {
         let mut text = String::new();
-        for located in &statements {
+        for located in statements {
             let fail = |error| ScriptError { statement: located.position, error };
             match &located.statement {
                 Statement::Insert(_) | Statement::StatementSet(_) | Statement::Query(_) => {
@@ -217,7 +233,7 @@ impl Session {
                 };
                 if matches {
                     if let Some(CatalogEntry::Table(table)) = self.catalog.get(name) {
-                        if crate::managed::is_managed(table) {
+                        if crate::managed::is_managed(table) && !self.dry_run {
                             let store = self.registry.table_store().cloned();
                             let store = store.ok_or_else(|| Error::Table("the table store is not open".into()))?;
                             store.drop_table(name).map_err(|e| Error::validation(located.position, e.to_string()))?;
@@ -316,7 +332,16 @@ impl Session {
         if t.primary_key.is_empty() {
             return Err(Error::validation(at, crate::managed::needs_key_message(&t.name)));
         }
-        let store = self.table_store(true)?.ok_or_else(|| Error::Table("the table store did not open".into()))?;
+        let store = match self.table_store(!self.dry_run)? {
+            Some(store) => store,
+            None => {
+                // Explaining without a data directory: plans read an empty store in memory.
+                let dir = crate::managed::store_dir(&self.options);
+                let store = TableStore::in_memory(&dir).map_err(|e| Error::Table(e.to_string()))?;
+                self.registry.set_table_store(Some(Arc::clone(&store)));
+                store
+            }
+        };
         match self.catalog.get(&t.name) {
             Some(CatalogEntry::Table(existing)) if t.if_not_exists && crate::managed::is_managed(existing) => {
                 match crate::managed::difference(existing, t) {
@@ -330,7 +355,12 @@ impl Session {
             Some(_) => Err(exists()),
             None => {
                 let definition = crate::managed::definition(t);
-                store.create(&table.descriptor, &definition).map_err(|e| Error::validation(at, e.to_string()))?;
+                let created = if self.dry_run && store.is_on_disk() {
+                    weir_connectors::managed::validate(&table.descriptor)
+                } else {
+                    store.create(&table.descriptor, &definition)
+                };
+                created.map_err(|e| Error::validation(at, e.to_string()))?;
                 self.catalog.add(&t.name, CatalogEntry::Table(table));
                 Ok(())
             }

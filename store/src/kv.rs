@@ -89,6 +89,18 @@ impl RedbStore {
         })?;
         Ok(RedbStore { db, path })
     }
+
+    /// A store in memory, gone when dropped (for plans that must not touch a data directory).
+    ///
+    /// # Errors
+    /// The storage could not be set up.
+    pub fn in_memory() -> Result<Self> {
+        let path = PathBuf::from("(memory)");
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|e| storage(&path, e))?;
+        Ok(RedbStore { db, path })
+    }
 }
 
 struct RedbBatch<'a> {

@@ -34,6 +34,8 @@ fn store_error(e: weir_store::Error) -> Error {
 /// The directory is locked while this is alive: another process opening it gets a clear error.
 pub struct TableStore {
     dir: PathBuf,
+    /// Whether the store is a data directory on disk (not [`TableStore::in_memory`]).
+    on_disk: bool,
     kv: Arc<RedbStore>,
     tables: Mutex<HashMap<String, Arc<ManagedTable>>>,
 }
@@ -57,7 +59,22 @@ impl TableStore {
     pub fn open(dir: &Path) -> Result<Arc<Self>> {
         let kv = RedbStore::open(dir).map_err(store_error)?;
         tracing::debug!(dir = %dir.display(), "opened the table store");
-        Ok(Arc::new(TableStore { dir: dir.to_path_buf(), kv: Arc::new(kv), tables: Mutex::default() }))
+        Ok(Arc::new(TableStore { dir: dir.to_path_buf(), on_disk: true, kv: Arc::new(kv), tables: Mutex::default() }))
+    }
+
+    /// A store that keeps everything in memory, for planning without a data directory
+    /// (`weir explain`); its `dir` is `path`, the directory it stands in for.
+    ///
+    /// # Errors
+    /// The storage could not be set up.
+    pub fn in_memory(path: &Path) -> Result<Arc<Self>> {
+        let kv = RedbStore::in_memory().map_err(store_error)?;
+        Ok(Arc::new(TableStore { dir: path.to_path_buf(), on_disk: false, kv: Arc::new(kv), tables: Mutex::default() }))
+    }
+
+    /// Whether the store keeps its tables on disk (else in memory, gone with the store).
+    pub fn is_on_disk(&self) -> bool {
+        self.on_disk
     }
 
     /// The data directory.
@@ -137,8 +154,7 @@ impl TableStore {
 fn merge_definition(
     table: &TableDescriptor,
 ) -> (&weir_runtime::Schema, &[usize], std::collections::BTreeMap<&String, &String>) {
-    let options =
-        table.options.iter().filter(|(k, _)| !k.starts_with("scan.") && !k.starts_with("lookup.")).collect();
+    let options = table.options.iter().filter(|(k, _)| !k.starts_with("scan.") && !k.starts_with("lookup.")).collect();
     (&table.schema, &table.primary_key, options)
 }
 

@@ -377,6 +377,8 @@ fn option_errors_use_fluss_messages() {
         let error = h.run(&create(options)).unwrap_err();
         assert!(error.contains(message), "{options}: {error}");
     }
+    let error = h.run("CREATE TABLE nested (k INT, tags ARRAY<STRING>, PRIMARY KEY (k) NOT ENFORCED);").unwrap_err();
+    assert!(error.contains("Column 'tags' of table 'default_catalog.default_database.nested' has type ARRAY<STRING>"), "{error}");
     let error = h.run("CREATE TABLE nokey (k INT);").unwrap_err();
     assert!(error.contains("a stored table needs a primary key"), "{error}");
     let error = h.run(&create("'scan.startup.mode' = 'earliest'")).unwrap_err();

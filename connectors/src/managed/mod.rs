@@ -84,6 +84,20 @@ fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<b
 /// # Errors
 /// The first option that is wrong, with Flink's or Fluss's message.
 pub fn validate(table: &TableDescriptor) -> Result<()> {
+    use weir_runtime::LogicalType;
+    if let Some(field) = table
+        .schema
+        .fields
+        .iter()
+        .find(|f| matches!(f.data_type.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_)))
+    {
+        return Err(Error::Validation(format!(
+            "Column '{}' of table '{}' has type {}: weir's table store holds scalar types only (no ARRAY, MAP or ROW).",
+            field.name,
+            qualified_name(&table.name),
+            field.data_type
+        )));
+    }
     let mut options = TableOptions::new(table.options.clone());
     read_options(table, &mut options)?;
     LookupCacheOptions::from_options(&mut options)?;

@@ -378,7 +378,10 @@ fn option_errors_use_fluss_messages() {
         assert!(error.contains(message), "{options}: {error}");
     }
     let error = h.run("CREATE TABLE nested (k INT, tags ARRAY<STRING>, PRIMARY KEY (k) NOT ENFORCED);").unwrap_err();
-    assert!(error.contains("Column 'tags' of table 'default_catalog.default_database.nested' has type ARRAY<STRING>"), "{error}");
+    assert!(
+        error.contains("Column 'tags' of table 'default_catalog.default_database.nested' has type ARRAY<STRING>"),
+        "{error}"
+    );
     let error = h.run("CREATE TABLE nokey (k INT);").unwrap_err();
     assert!(error.contains("a stored table needs a primary key"), "{error}");
     let error = h.run(&create("'scan.startup.mode' = 'earliest'")).unwrap_err();
@@ -605,4 +608,30 @@ fn explaining_a_script_leaves_the_data_directory_alone() {
     h.run("SHOW TABLES; SELECT * FROM kept WHERE k = 1;").unwrap();
     assert!(h.results().starts_with("kept\n"), "{}", h.results());
     assert_eq!(table_rows(&h.results()), rows(&[&["1"]]));
+}
+
+#[test]
+fn deletes_follow_the_delete_behavior() {
+    // The outer aggregate deletes group 1 when key 'a' moves on to a count of 2.
+    let query = "SELECT cnt, COUNT(*) FROM (SELECT k, COUNT(*) AS cnt FROM (VALUES ('a'), ('a')) AS s(k) GROUP BY k) GROUP BY cnt";
+    let stored = |behavior: &str| -> Result<Vec<Vec<String>>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = Harness::new(dir.path(), 1);
+        h.run(&format!(
+            "CREATE TABLE t (cnt BIGINT, n BIGINT, PRIMARY KEY (cnt) NOT ENFORCED) WITH ('table.delete.behavior' = '{behavior}');
+            INSERT INTO t {query};
+            SET 'execution.runtime-mode' = 'batch';
+            SELECT * FROM t;"
+        ))?;
+        Ok(h.results()
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .skip(1)
+            .map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).map(str::to_string).collect())
+            .collect())
+    };
+    assert_eq!(stored("allow").unwrap(), rows(&[&["2", "1"]]));
+    assert_eq!(stored("ignore").unwrap(), rows(&[&["1", "1"], &["2", "1"]]));
+    let error = stored("disable").unwrap_err();
+    assert!(error.contains("Delete operations are disabled for this table."), "{error}");
 }

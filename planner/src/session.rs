@@ -5,15 +5,12 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use std::sync::Arc;
-use weir_connectors::managed::TableStore;
-use weir_connectors::{CollectHandle, ConnectorRegistry, SinkChangelogMode, TableDescriptor};
-use weir_operators::expr::types::{is_numeric, is_string};
-use weir_operators::expr::Expr;
+use weir_connectors::{CollectHandle, ConnectorRegistry, SinkChangelogMode};
 
 use parking_lot::Mutex;
 use weir_runtime::job::{self, JobCanceller, JobHandle};
 use weir_runtime::report::JobReport;
-use weir_runtime::{DataType, Field, LogicalType, RuntimeConfig, Schema};
+use weir_runtime::RuntimeConfig;
 
 use crate::binder::Binder;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
@@ -21,7 +18,7 @@ use crate::error::{Error, Position, Result};
 use crate::explain::{explain, ExplainDetails, LogicalStatement};
 use crate::hints::apply_hints;
 use crate::options::PlannerOptions;
-use crate::parser::{parse_script, ColumnDef, CreateTable, Insert, Located, Statement};
+use crate::parser::{parse_script, Insert, Located, Statement};
 use crate::physical::{physical_query, physical_sink, PhysicalNode, SinkTarget};
 use crate::plan::{Node, Plan};
 use crate::prune::prune_plan;
@@ -29,6 +26,12 @@ use crate::reuse::share_scans;
 use crate::rules::managed_scan::managed_scans;
 use crate::rules::split_distinct::split_distinct;
 use crate::translate::Translator;
+
+mod ddl;
+mod sink_rows;
+
+pub(crate) use ddl::catalog_table;
+use sink_rows::{conform_to_sink, target_columns};
 
 /// The option that chooses how query results print: `tableau` (the default) or `changelog`.
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
@@ -225,32 +228,7 @@ impl Session {
                 }
                 Ok(())
             }
-            Statement::Drop { name, if_exists, view } => {
-                let matches = match self.catalog.get(name) {
-                    Some(CatalogEntry::View(_)) => *view,
-                    Some(CatalogEntry::Table(_)) => !*view,
-                    None => false,
-                };
-                if matches {
-                    if let Some(CatalogEntry::Table(table)) = self.catalog.get(name) {
-                        if crate::managed::is_managed(table) && !self.dry_run {
-                            let store = self.registry.table_store().cloned();
-                            let store = store.ok_or_else(|| Error::Table("the table store is not open".into()))?;
-                            store.drop_table(name).map_err(|e| Error::validation(located.position, e.to_string()))?;
-                        }
-                    }
-                    self.catalog.remove(name);
-                    Ok(())
-                } else if *if_exists {
-                    Ok(())
-                } else {
-                    let kind = if *view { "View" } else { "Table" };
-                    Err(Error::validation(
-                        located.position,
-                        format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(name)),
-                    ))
-                }
-            }
+            Statement::Drop { name, if_exists, view } => self.drop(name, *if_exists, *view, located.position),
             Statement::Set { key: Some(key), value } => self.set(key, value),
             Statement::Set { key: None, .. } => {
                 let lines: Vec<String> = self.options.iter().map(|(k, v)| format!("'{k}' = '{v}'")).collect();
@@ -297,113 +275,6 @@ impl Session {
         Ok(())
     }
 
-    /// The table store of the data directory `table.store.path` names, opened (and its tables
-    /// added to the catalog) when it exists or `create` is set; a store of another directory
-    /// is closed first.
-    fn table_store(&mut self, create: bool) -> Result<Option<Arc<TableStore>>> {
-        let dir = crate::managed::store_dir(&self.options);
-        if let Some(store) = self.registry.table_store() {
-            if store.dir() == dir {
-                return Ok(Some(Arc::clone(store)));
-            }
-            let store = Arc::clone(store);
-            crate::managed::close_store(&store, &mut self.catalog)?;
-            self.registry.set_table_store(None);
-        }
-        let store = crate::managed::open_store(&dir, create, &mut self.catalog)?;
-        self.registry.set_table_store(store.clone());
-        Ok(store)
-    }
-
-    fn create_table(&mut self, t: &CreateTable, at: Position) -> Result<()> {
-        let table = catalog_table(t, at)?;
-        let exists = || {
-            Error::validation(
-                at,
-                format!("Could not execute CreateTable in path `default_catalog`.`default_database`.`{}`: Table already exists", t.name),
-            )
-        };
-        if !crate::managed::is_managed(&table) {
-            if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
-                return Err(exists());
-            }
-            return Ok(());
-        }
-        if t.primary_key.is_empty() {
-            return Err(Error::validation(at, crate::managed::needs_key_message(&t.name)));
-        }
-        let store = match self.table_store(!self.dry_run)? {
-            Some(store) => store,
-            None => {
-                // Explaining without a data directory: plans read an empty store in memory.
-                let dir = crate::managed::store_dir(&self.options);
-                let store = TableStore::in_memory(&dir).map_err(|e| Error::Table(e.to_string()))?;
-                self.registry.set_table_store(Some(Arc::clone(&store)));
-                store
-            }
-        };
-        match self.catalog.get(&t.name) {
-            Some(CatalogEntry::Table(existing)) if t.if_not_exists && crate::managed::is_managed(existing) => {
-                match crate::managed::difference(existing, t) {
-                    Some(difference) => {
-                        Err(Error::validation(at, crate::managed::differs_message(&t.name, &difference)))
-                    }
-                    None => Ok(()),
-                }
-            }
-            Some(_) if t.if_not_exists => Ok(()),
-            Some(_) => Err(exists()),
-            None => {
-                let definition = crate::managed::definition(t);
-                let created = if self.dry_run && store.is_on_disk() {
-                    weir_connectors::managed::validate(&table.descriptor)
-                } else {
-                    store.create(&table.descriptor, &definition)
-                };
-                created.map_err(|e| Error::validation(at, e.to_string()))?;
-                self.catalog.add(&t.name, CatalogEntry::Table(table));
-                Ok(())
-            }
-        }
-    }
-}
-
-/// The catalog entry of a `CREATE TABLE`.
-///
-/// # Errors
-/// A primary key column that is not a column.
-pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTable> {
-    {
-        let fields: Vec<Field> = t
-            .columns
-            .iter()
-            .filter_map(|c| match c {
-                // Primary key columns are NOT NULL, as in Flink.
-                ColumnDef::Physical { name, data_type } if t.primary_key.contains(name) => {
-                    Some(Field::new(name.clone(), data_type.clone().not_null()))
-                }
-                ColumnDef::Physical { name, data_type } => Some(Field::new(name.clone(), data_type.clone())),
-                ColumnDef::Computed { .. } => None,
-            })
-            .collect();
-        for key in &t.primary_key {
-            if !fields.iter().any(|f| &f.name == key) {
-                return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
-            }
-        }
-        let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
-        let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
-        let descriptor = TableDescriptor { options: t.options.clone(), ..descriptor };
-        Ok(CatalogTable {
-            descriptor,
-            primary_key: t.primary_key.clone(),
-            columns: t.columns.clone(),
-            watermark: t.watermark.clone().map(Box::new),
-        })
-    }
-}
-
-impl Session {
     fn describe(&mut self, name: &str, at: Position) -> Result<()> {
         let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
             return Err(Error::validation(
@@ -653,106 +524,6 @@ fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
         Some(buckets) => split_distinct(plan, buckets),
         None => plan,
     })
-}
-
-/// The columns `INSERT INTO t (columns)` names, by index into the table; `None` without a list.
-fn target_columns(table: &TableDescriptor, columns: &[String]) -> Option<Vec<usize>> {
-    (!columns.is_empty())
-        .then(|| columns.iter().filter_map(|c| table.schema.fields.iter().position(|f| &f.name == c)).collect())
-}
-
-/// Whether `plan` only has constant rows (`INSERT … VALUES`).
-fn from_values(plan: &Plan) -> bool {
-    match &plan.node {
-        Node::Values { .. } => true,
-        Node::Calc { input, .. } => from_values(input),
-        Node::Union { inputs } => inputs.iter().all(from_values),
-        _ => false,
-    }
-}
-
-/// Whether a value of `from` may be written into a column of `to`; with `values` (rows of
-/// `INSERT … VALUES`) strings are also cast to DATE, TIME and TIMESTAMP, as Flink casts
-/// literals.
-fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
-    let temporal = matches!(
-        to.logical,
-        LogicalType::Date | LogicalType::Time(_) | LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_)
-    );
-    values && is_string(from) && temporal
-        || from.logical == to.logical
-        || is_numeric(from) && is_numeric(to)
-        || is_string(from) && is_string(to)
-        || matches!(
-            (&from.logical, &to.logical),
-            (LogicalType::Binary(_) | LogicalType::Varbinary(_), LogicalType::Binary(_) | LogicalType::Varbinary(_))
-        )
-        || matches!(
-            (&from.logical, &to.logical),
-            (
-                LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_),
-                LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_)
-            )
-        )
-}
-
-fn schema_text(fields: &[Field]) -> String {
-    let columns: Vec<String> = fields.iter().map(|f| format!("{}: {}", f.name, f.data_type)).collect();
-    format!("[{}]", columns.join(", "))
-}
-
-/// The query's rows cast to the sink's column types, in the sink's column order.
-fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
-    let sink_fields = &sink.descriptor.schema.fields;
-    let targets: Vec<usize> = if columns.is_empty() {
-        (0..sink_fields.len()).collect()
-    } else {
-        columns
-            .iter()
-            .map(|c| {
-                sink_fields
-                    .iter()
-                    .position(|f| &f.name == c)
-                    .ok_or_else(|| Error::validation(at, format!("Unknown target column '{c}'")))
-            })
-            .collect::<Result<_>>()?
-    };
-    let mismatch = |cause: String| {
-        Error::validation(
-            at,
-            format!(
-                "Column types of query result and sink for '{}' do not match.\nCause: {cause}\n\nQuery schema: {}\nSink schema:  {}",
-                Catalog::qualified(&sink.descriptor.name),
-                schema_text(&plan.fields),
-                schema_text(sink_fields)
-            ),
-        )
-    };
-    if targets.len() != plan.fields.len() {
-        return Err(mismatch("Different number of columns.".into()));
-    }
-    let values = from_values(&plan);
-    let mut projections = Vec::with_capacity(sink_fields.len());
-    for (position, field) in sink_fields.iter().enumerate() {
-        match targets.iter().position(|t| *t == position) {
-            Some(q) => {
-                let source = &plan.fields[q].data_type;
-                if !assignable(source, &field.data_type, values) {
-                    return Err(mismatch(format!(
-                        "Incompatible types for sink column '{}' at position {position}.",
-                        field.name
-                    )));
-                }
-                projections.push(Expr::column(q, source.clone()).cast_to(&field.data_type));
-            }
-            None => projections.push(Expr::literal(weir_runtime::Value::Null, field.data_type.clone())),
-        }
-    }
-    let unchanged = projections.iter().enumerate().all(|(i, p)| matches!(p, Expr::Column { index, .. } if *index == i));
-    if unchanged && projections.len() == plan.fields.len() {
-        return Ok(plan);
-    }
-    Ok(Plan { fields: sink_fields.clone(), node: Node::Calc { input: Box::new(plan), projections, condition: None } })
 }
 
 /// Each vertex's rows in and out, and its mini-batch bundles, to standard error.

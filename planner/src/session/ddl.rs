@@ -1,0 +1,147 @@
+//! DDL on the session's catalog: `CREATE TABLE` (managed tables go to the table store of the
+//! data directory), `DROP TABLE` and the table store the session has open.
+
+use std::sync::Arc;
+
+use weir_connectors::managed::TableStore;
+use weir_connectors::TableDescriptor;
+use weir_runtime::{Field, Schema};
+
+use super::Session;
+use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
+use crate::error::{Error, Position, Result};
+use crate::parser::{ColumnDef, CreateTable};
+
+impl Session {
+    /// The table store of the data directory `table.store.path` names, opened (and its tables
+    /// added to the catalog) when it exists or `create` is set; a store of another directory
+    /// is closed first.
+    pub(super) fn table_store(&mut self, create: bool) -> Result<Option<Arc<TableStore>>> {
+        let dir = crate::managed::store_dir(&self.options);
+        if let Some(store) = self.registry.table_store() {
+            if store.dir() == dir {
+                return Ok(Some(Arc::clone(store)));
+            }
+            let store = Arc::clone(store);
+            crate::managed::close_store(&store, &mut self.catalog)?;
+            self.registry.set_table_store(None);
+        }
+        let store = crate::managed::open_store(&dir, create, &mut self.catalog)?;
+        self.registry.set_table_store(store.clone());
+        Ok(store)
+    }
+
+    /// `DROP TABLE` / `DROP VIEW`: a managed table's rows go with it (not while a script is
+    /// only explained).
+    pub(super) fn drop(&mut self, name: &str, if_exists: bool, view: bool, at: Position) -> Result<()> {
+        let matches = match self.catalog.get(name) {
+            Some(CatalogEntry::View(_)) => view,
+            Some(CatalogEntry::Table(_)) => !view,
+            None => false,
+        };
+        if !matches {
+            if if_exists {
+                return Ok(());
+            }
+            let kind = if view { "View" } else { "Table" };
+            return Err(Error::validation(
+                at,
+                format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(name)),
+            ));
+        }
+        if let Some(CatalogEntry::Table(table)) = self.catalog.get(name) {
+            if crate::managed::is_managed(table) && !self.dry_run {
+                let store = self.registry.table_store().cloned();
+                let store = store.ok_or_else(|| Error::Table("the table store is not open".into()))?;
+                store.drop_table(name).map_err(|e| Error::validation(at, e.to_string()))?;
+            }
+        }
+        self.catalog.remove(name);
+        Ok(())
+    }
+
+    pub(super) fn create_table(&mut self, t: &CreateTable, at: Position) -> Result<()> {
+        let table = catalog_table(t, at)?;
+        let exists = || {
+            Error::validation(
+                at,
+                format!("Could not execute CreateTable in path `default_catalog`.`default_database`.`{}`: Table already exists", t.name),
+            )
+        };
+        if !crate::managed::is_managed(&table) {
+            if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
+                return Err(exists());
+            }
+            return Ok(());
+        }
+        if t.primary_key.is_empty() {
+            return Err(Error::validation(at, crate::managed::needs_key_message(&t.name)));
+        }
+        let store = match self.table_store(!self.dry_run)? {
+            Some(store) => store,
+            None => {
+                // Explaining without a data directory: plans read an empty store in memory.
+                let dir = crate::managed::store_dir(&self.options);
+                let store = TableStore::in_memory(&dir).map_err(|e| Error::Table(e.to_string()))?;
+                self.registry.set_table_store(Some(Arc::clone(&store)));
+                store
+            }
+        };
+        match self.catalog.get(&t.name) {
+            Some(CatalogEntry::Table(existing)) if t.if_not_exists && crate::managed::is_managed(existing) => {
+                match crate::managed::difference(existing, t) {
+                    Some(difference) => {
+                        Err(Error::validation(at, crate::managed::differs_message(&t.name, &difference)))
+                    }
+                    None => Ok(()),
+                }
+            }
+            Some(_) if t.if_not_exists => Ok(()),
+            Some(_) => Err(exists()),
+            None => {
+                let definition = crate::managed::definition(t);
+                let created = if self.dry_run && store.is_on_disk() {
+                    weir_connectors::managed::validate(&table.descriptor)
+                } else {
+                    store.create(&table.descriptor, &definition)
+                };
+                created.map_err(|e| Error::validation(at, e.to_string()))?;
+                self.catalog.add(&t.name, CatalogEntry::Table(table));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The catalog entry of a `CREATE TABLE`.
+///
+/// # Errors
+/// A primary key column that is not a column.
+pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTable> {
+    let fields: Vec<Field> = t
+        .columns
+        .iter()
+        .filter_map(|c| match c {
+            // Primary key columns are NOT NULL, as in Flink.
+            ColumnDef::Physical { name, data_type } if t.primary_key.contains(name) => {
+                Some(Field::new(name.clone(), data_type.clone().not_null()))
+            }
+            ColumnDef::Physical { name, data_type } => Some(Field::new(name.clone(), data_type.clone())),
+            ColumnDef::Computed { .. } => None,
+        })
+        .collect();
+    for key in &t.primary_key {
+        if !fields.iter().any(|f| &f.name == key) {
+            return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
+        }
+    }
+    let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
+    let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
+    let descriptor = TableDescriptor { options: t.options.clone(), ..descriptor };
+    Ok(CatalogTable {
+        descriptor,
+        primary_key: t.primary_key.clone(),
+        columns: t.columns.clone(),
+        watermark: t.watermark.clone().map(Box::new),
+    })
+}

@@ -1,0 +1,111 @@
+//! How the rows of an INSERT's query become rows of its sink table: target columns, implicit
+//! casts and Flink's type checks.
+
+use weir_connectors::TableDescriptor;
+use weir_operators::expr::types::{is_numeric, is_string};
+use weir_operators::expr::Expr;
+use weir_runtime::{DataType, Field, LogicalType};
+
+use crate::catalog::{Catalog, CatalogTable};
+use crate::error::{Error, Position, Result};
+use crate::plan::{Node, Plan};
+
+/// The columns `INSERT INTO t (columns)` names, by index into the table; `None` without a list.
+pub(super) fn target_columns(table: &TableDescriptor, columns: &[String]) -> Option<Vec<usize>> {
+    (!columns.is_empty())
+        .then(|| columns.iter().filter_map(|c| table.schema.fields.iter().position(|f| &f.name == c)).collect())
+}
+
+/// Whether `plan` only has constant rows (`INSERT … VALUES`).
+fn from_values(plan: &Plan) -> bool {
+    match &plan.node {
+        Node::Values { .. } => true,
+        Node::Calc { input, .. } => from_values(input),
+        Node::Union { inputs } => inputs.iter().all(from_values),
+        _ => false,
+    }
+}
+
+/// Whether a value of `from` may be written into a column of `to`; with `values` (rows of
+/// `INSERT … VALUES`) strings are also cast to DATE, TIME and TIMESTAMP, as Flink casts
+/// literals.
+fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
+    let temporal = matches!(
+        to.logical,
+        LogicalType::Date | LogicalType::Time(_) | LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_)
+    );
+    values && is_string(from) && temporal
+        || from.logical == to.logical
+        || is_numeric(from) && is_numeric(to)
+        || is_string(from) && is_string(to)
+        || matches!(
+            (&from.logical, &to.logical),
+            (LogicalType::Binary(_) | LogicalType::Varbinary(_), LogicalType::Binary(_) | LogicalType::Varbinary(_))
+        )
+        || matches!(
+            (&from.logical, &to.logical),
+            (
+                LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_),
+                LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_)
+            )
+        )
+}
+
+fn schema_text(fields: &[Field]) -> String {
+    let columns: Vec<String> = fields.iter().map(|f| format!("{}: {}", f.name, f.data_type)).collect();
+    format!("[{}]", columns.join(", "))
+}
+
+/// The query's rows cast to the sink's column types, in the sink's column order.
+pub(super) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
+    let sink_fields = &sink.descriptor.schema.fields;
+    let targets: Vec<usize> = if columns.is_empty() {
+        (0..sink_fields.len()).collect()
+    } else {
+        columns
+            .iter()
+            .map(|c| {
+                sink_fields
+                    .iter()
+                    .position(|f| &f.name == c)
+                    .ok_or_else(|| Error::validation(at, format!("Unknown target column '{c}'")))
+            })
+            .collect::<Result<_>>()?
+    };
+    let mismatch = |cause: String| {
+        Error::validation(
+            at,
+            format!(
+                "Column types of query result and sink for '{}' do not match.\nCause: {cause}\n\nQuery schema: {}\nSink schema:  {}",
+                Catalog::qualified(&sink.descriptor.name),
+                schema_text(&plan.fields),
+                schema_text(sink_fields)
+            ),
+        )
+    };
+    if targets.len() != plan.fields.len() {
+        return Err(mismatch("Different number of columns.".into()));
+    }
+    let values = from_values(&plan);
+    let mut projections = Vec::with_capacity(sink_fields.len());
+    for (position, field) in sink_fields.iter().enumerate() {
+        match targets.iter().position(|t| *t == position) {
+            Some(q) => {
+                let source = &plan.fields[q].data_type;
+                if !assignable(source, &field.data_type, values) {
+                    return Err(mismatch(format!(
+                        "Incompatible types for sink column '{}' at position {position}.",
+                        field.name
+                    )));
+                }
+                projections.push(Expr::column(q, source.clone()).cast_to(&field.data_type));
+            }
+            None => projections.push(Expr::literal(weir_runtime::Value::Null, field.data_type.clone())),
+        }
+    }
+    let unchanged = projections.iter().enumerate().all(|(i, p)| matches!(p, Expr::Column { index, .. } if *index == i));
+    if unchanged && projections.len() == plan.fields.len() {
+        return Ok(plan);
+    }
+    Ok(Plan { fields: sink_fields.clone(), node: Node::Calc { input: Box::new(plan), projections, condition: None } })
+}

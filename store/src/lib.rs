@@ -12,8 +12,9 @@
 //!   portable format; Java `Roaring64Bitmap`'s own), so that bitmaps written by Fluss load here
 //!   and back.
 //!
-//! Managed tables in SQL (CREATE TABLE without a connector), their scans and lookups are the
-//! next step; this crate holds the storage and the rules they apply.
+//! SQL reaches these tables as managed tables (a `CREATE TABLE` without `'connector'`):
+//! `weir-connectors`' `managed` module scans, writes and looks them up; the planner keeps their
+//! definitions in the same store.
 
 pub mod agg;
 pub mod bitmap32;

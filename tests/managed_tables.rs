@@ -272,6 +272,11 @@ fn batch_mode_reads_current_rows_and_refuses_unbounded_sources() {
     assert!(text.contains("|  item |") || text.contains("item |"), "{text}");
     assert!(text.ends_with("2 rows in set\n"), "{text}");
     assert!(text.contains("apple |") && text.contains("5 |") && text.contains("pear |"), "{text}");
+    // An aggregate returns its final rows only.
+    h.session.set("sql-client.execution.result-mode", "changelog").unwrap();
+    let before = h.results().len();
+    h.run("SELECT COUNT(*), SUM(qty) FROM stock;").unwrap();
+    assert_eq!(&h.results()[before..], "+I[2, 6]\n");
     let error = h
         .run(
             "CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen');

@@ -63,11 +63,8 @@ fn run(parallelism: usize) -> (f64, f64) {
         session.execute(&statement).expect("the query runs");
     }
     let text = String::from_utf8(out.0.lock().clone()).expect("UTF-8 output");
-    let merged: f64 = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("+I[")?.strip_suffix(']')?.parse().ok())
-        .next_back()
-        .unwrap_or(0.0);
+    let merged: f64 =
+        text.lines().filter_map(|l| l.strip_prefix("+I[")?.strip_suffix(']')?.parse().ok()).next_back().unwrap_or(0.0);
     (merged / wall, cpu)
 }
 

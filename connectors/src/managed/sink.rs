@@ -2,15 +2,30 @@
 //!
 //! A sink over bounded input (`INSERT … VALUES`, a bounded query) writes everything in one
 //! atomic, durable batch at the end of its input, so the statement is applied whole or not at
-//! all, and is durable before the script's next statement starts. Over unbounded input each
-//! chunk is one batch, merged as it arrives.
+//! all, and is durable before the script's next statement starts. Over unbounded input the
+//! sink writes whatever has arrived as one batch, and while that batch commits, gathers the
+//! next (group commit: batches grow when commits are slow).
+//!
+//! Commits (a synced transaction) run on a thread of their own, never on the subtask's worker
+//! thread; the sink is busy while one is in flight, and takes no input while it also holds
+//! [`MAX_PENDING_ROWS`] rows.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, RowKind};
+use futures::channel::oneshot;
+use weir_runtime::{AsyncState, Chunk, Error as RuntimeError, Operator, OperatorContext, Output, RowKind};
 use weir_store::codec::EncodedRows;
 
 use super::store::ManagedTable;
+
+/// Rows an unbounded sink gathers while a commit is in flight before it stops taking input.
+pub const MAX_PENDING_ROWS: usize = 64 * 1024;
+
+/// The result of a commit: how many changes it made, or what failed.
+type Commit = oneshot::Receiver<crate::Result<usize>>;
 
 /// One sink subtask (managed tables are written at parallelism 1).
 pub struct ManagedSink {
@@ -20,27 +35,58 @@ pub struct ManagedSink {
     targets: Option<Arc<[usize]>>,
     /// Whether rows wait for the end of input.
     bounded: bool,
-    /// Rows not written yet, encoded (a few dozen bytes a row).
+    /// Rows not handed to a commit yet, encoded (a few dozen bytes a row).
     buffer: EncodedRows,
+    in_flight: Option<Commit>,
+    ending: bool,
 }
 
 impl ManagedSink {
     /// A sink named `name` writing into `table`; `bounded`: one batch at the end of input.
     pub fn new(name: String, table: Arc<ManagedTable>, targets: Option<Arc<[usize]>>, bounded: bool) -> Self {
         let buffer = table.buffer();
-        ManagedSink { name, table, targets, bounded, buffer }
+        ManagedSink { name, table, targets, bounded, buffer, in_flight: None, ending: false }
     }
 
-    fn commit(&mut self) -> weir_runtime::Result<()> {
-        if self.buffer.is_empty() {
+    /// Hands the buffered rows to a commit of their own, unless one is in flight.
+    fn commit(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
+        if self.in_flight.is_some() || self.buffer.is_empty() {
             return Ok(());
         }
-        let changes = self
-            .table
-            .write(&self.buffer, self.targets.as_deref())
-            .map_err(|e| RuntimeError::execution(e.to_string()))?;
-        tracing::debug!(table = %self.table.descriptor().name, rows = self.buffer.len(), changes, "merged a batch");
-        self.buffer.clear();
+        let rows = std::mem::replace(&mut self.buffer, self.table.buffer());
+        let (table, targets) = (Arc::clone(&self.table), self.targets.clone());
+        let (done, commit) = oneshot::channel();
+        std::thread::Builder::new()
+            .name(format!("commit {}", table.descriptor().name))
+            .spawn(move || {
+                let result = table.write(&rows, targets.as_deref());
+                tracing::debug!(table = %table.descriptor().name, rows = rows.len(), ok = result.is_ok(), "committed a batch");
+                let _ = done.send(result);
+            })
+            .map_err(|e| RuntimeError::execution(format!("Cannot start a commit into '{}': {e}", self.name)))?;
+        self.in_flight = Some(commit);
+        self.poll_commit(ctx)
+    }
+
+    /// Polls the commit in flight; when it is done, starts the next if rows are waiting.
+    fn poll_commit(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
+        let Some(commit) = self.in_flight.as_mut() else { return Ok(()) };
+        let waker = ctx.waker();
+        let Poll::Ready(result) = Pin::new(commit).poll(&mut Context::from_waker(&waker)) else { return Ok(()) };
+        self.in_flight = None;
+        match result {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(RuntimeError::execution(e.to_string())),
+            Err(_) => {
+                return Err(RuntimeError::execution(format!(
+                    "The commit into '{}' stopped without a result",
+                    self.name
+                )))
+            }
+        }
+        if !self.bounded || self.ending {
+            self.commit(ctx)?;
+        }
         Ok(())
     }
 }
@@ -54,7 +100,7 @@ impl Operator for ManagedSink {
         &mut self,
         _input: usize,
         chunk: Chunk,
-        _ctx: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         _out: &mut Output,
     ) -> weir_runtime::Result<()> {
         // Keyed writes: `-U` rows carry nothing the following `+U` does not replace.
@@ -66,11 +112,24 @@ impl Operator for ManagedSink {
         if self.bounded {
             Ok(())
         } else {
-            self.commit()
+            self.commit(ctx)
         }
     }
 
-    fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {
-        self.commit()
+    fn end_of_input(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {
+        self.ending = true;
+        self.commit(ctx)
+    }
+
+    fn async_state(&self) -> AsyncState {
+        match &self.in_flight {
+            None => AsyncState::Idle,
+            Some(_) if !self.bounded && self.buffer.len() >= MAX_PENDING_ROWS => AsyncState::Saturated,
+            Some(_) => AsyncState::Busy,
+        }
+    }
+
+    fn poll_async(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {
+        self.poll_commit(ctx)
     }
 }

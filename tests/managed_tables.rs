@@ -639,4 +639,6 @@ fn deletes_follow_the_delete_behavior() {
     assert_eq!(stored("ignore").unwrap(), rows(&[&["1", "1"], &["2", "1"]]));
     let error = stored("disable").unwrap_err();
     assert!(error.contains("Delete operations are disabled for this table."), "{error}");
+    // `'sink.ignore-delete'` drops them before the table sees them.
+    assert_eq!(stored("disable', 'sink.ignore-delete' = 'true").unwrap(), rows(&[&["1", "1"], &["2", "1"]]));
 }

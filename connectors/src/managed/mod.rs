@@ -11,7 +11,7 @@
 //!
 //! Options: `table.merge-engine`, `table.merge-engine.versioned.ver-column`,
 //! `table.delete.behavior`, `fields.<column>.agg`, `fields.<column>.<function>.delimiter`,
-//! `scan.startup.mode` and the `lookup.cache` options.
+//! `scan.startup.mode`, `sink.ignore-delete` and the `lookup.cache` options.
 
 pub mod lookup;
 pub mod sink;
@@ -74,6 +74,7 @@ fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<b
     for key in table.options.keys().filter(|k| k.starts_with("fields.")) {
         options.optional(key);
     }
+    options.boolean("sink.ignore-delete", false)?;
     let startup = options.one_of("scan.startup.mode", &["full", "latest"], "full")?;
     Ok(startup == "full")
 }
@@ -162,6 +163,7 @@ impl ConnectorFactory for ManagedFactory {
     ) -> Result<SinkProvider> {
         read_options(table, options)?;
         LookupCacheOptions::from_options(options)?;
+        let ignore_delete = options.boolean("sink.ignore-delete", false)?;
         let managed = self.store.table(table)?;
         let targets = ctx.sink.targets.clone().filter(|t| t.len() < table.schema.fields.len());
         if let Some(targets) = &targets {
@@ -174,7 +176,8 @@ impl ConnectorFactory for ManagedFactory {
             parallelism: Some(1),
             changelog_mode: SinkChangelogMode::Upsert,
             factory: Arc::new(move |_| {
-                Box::new(sink::ManagedSink::new(name.clone(), Arc::clone(&managed), targets.clone(), bounded))
+                let sink = sink::ManagedSink::new(name.clone(), Arc::clone(&managed), targets.clone(), bounded);
+                Box::new(sink.ignoring_deletes(ignore_delete))
             }),
         })
     }

@@ -39,13 +39,21 @@ pub struct ManagedSink {
     buffer: EncodedRows,
     in_flight: Option<Commit>,
     ending: bool,
+    /// `'sink.ignore-delete'`: `-D` rows are dropped before they reach the table.
+    ignore_delete: bool,
 }
 
 impl ManagedSink {
     /// A sink named `name` writing into `table`; `bounded`: one batch at the end of input.
     pub fn new(name: String, table: Arc<ManagedTable>, targets: Option<Arc<[usize]>>, bounded: bool) -> Self {
         let buffer = table.buffer();
-        ManagedSink { name, table, targets, bounded, buffer, in_flight: None, ending: false }
+        ManagedSink { name, table, targets, bounded, buffer, in_flight: None, ending: false, ignore_delete: false }
+    }
+
+    /// The sink, dropping `-D` rows when `ignore` is set (`'sink.ignore-delete'`).
+    pub fn ignoring_deletes(mut self, ignore: bool) -> Self {
+        self.ignore_delete = ignore;
+        self
     }
 
     /// Hands the buffered rows to a commit of their own, unless one is in flight.
@@ -104,7 +112,9 @@ impl Operator for ManagedSink {
         _out: &mut Output,
     ) -> weir_runtime::Result<()> {
         // Keyed writes: `-U` rows carry nothing the following `+U` does not replace.
-        for (kind, row) in chunk.rows().filter(|(kind, _)| *kind != RowKind::UpdateBefore) {
+        let ignore_delete = self.ignore_delete;
+        let kept = |kind: &RowKind| *kind != RowKind::UpdateBefore && !(ignore_delete && *kind == RowKind::Delete);
+        for (kind, row) in chunk.rows().filter(|(kind, _)| kept(kind)) {
             self.buffer.push(kind, row).map_err(|e| {
                 RuntimeError::execution(format!("Cannot write into table '{}': {e}", self.table.descriptor().name))
             })?;

@@ -642,3 +642,36 @@ fn deletes_follow_the_delete_behavior() {
     // `'sink.ignore-delete'` drops them before the table sees them.
     assert_eq!(stored("disable', 'sink.ignore-delete' = 'true").unwrap(), rows(&[&["1", "1"], &["2", "1"]]));
 }
+
+#[test]
+fn batch_mode_writes_final_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    h.run(
+        "CREATE TABLE sales (item STRING, qty INT, PRIMARY KEY (item) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.qty.agg' = 'sum');
+        CREATE TABLE totals (item STRING, qty INT, PRIMARY KEY (item) NOT ENFORCED)
+            WITH ('table.merge-engine' = 'aggregation', 'fields.qty.agg' = 'sum');
+        CREATE TABLE printed (item STRING, qty INT) WITH ('connector' = 'print');
+        SET 'execution.runtime-mode' = 'batch';
+        SET 'sql-client.execution.result-mode' = 'changelog';
+        INSERT INTO sales VALUES ('apple', 3), ('pear', 1);
+        INSERT INTO sales VALUES ('apple', 2), ('fig', 4);
+        INSERT INTO printed SELECT item, SUM(qty) FROM (SELECT item, qty FROM sales UNION ALL SELECT item, qty FROM sales) GROUP BY item;
+        INSERT INTO totals SELECT item, SUM(qty) FROM (SELECT item, qty FROM sales UNION ALL SELECT item, qty FROM sales) GROUP BY item;
+        INSERT INTO totals SELECT item, SUM(qty) FROM (SELECT item, qty FROM sales UNION ALL SELECT item, qty FROM sales) GROUP BY item;
+        SELECT * FROM totals;
+        EXPLAIN SELECT item, COUNT(*) FROM sales GROUP BY item;",
+    )
+    .unwrap();
+    // Each group once, with its final value; merged once per statement into the aggregation table.
+    let mut printed: Vec<String> =
+        h.printed_lines().into_iter().map(|l| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string())).collect();
+    printed.sort();
+    assert_eq!(printed, ["+I[apple, 10]", "+I[fig, 8]", "+I[pear, 2]"]);
+    let results = h.results();
+    let mut stored: Vec<&str> = results.lines().filter(|l| l.starts_with("+I[")).collect();
+    stored.sort();
+    assert_eq!(stored, ["+I[apple, 20]", "+I[fig, 16]", "+I[pear, 4]"]);
+    assert!(results.contains("FinalRows(key=[item])"), "{results}");
+}

@@ -115,6 +115,9 @@ pub struct ScanContext {
     /// The query pins the whole primary key to these values (in key order): a point query,
     /// read once.
     pub key: Option<Vec<Value>>,
+    /// The source is built to check a plan (EXPLAIN) and will not run: it need not read
+    /// anything yet.
+    pub validate_only: bool,
 }
 
 /// What a sink is for, besides the table.

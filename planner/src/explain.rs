@@ -235,6 +235,10 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
+        PhysicalKind::FinalRows { key } => match key {
+            Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
+            None => "FinalRows".to_string(),
+        },
         PhysicalKind::LookupJoin { table, join_type, keys, dim_filter, join_condition, execution } => {
             lookup::lookup_join_label(
                 table,
@@ -443,7 +447,8 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped, registry, default)).collect();
         let parallelism = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => {
-                registry.create_source(table).ok().and_then(|p| p.parallelism).unwrap_or(default)
+                let scan = weir_connectors::ScanContext { validate_only: true, ..Default::default() };
+                registry.create_source_for(table, &scan).ok().and_then(|p| p.parallelism).unwrap_or(default)
             }
             PhysicalKind::Values { .. } => 1,
             PhysicalKind::GroupAggregate { keys, .. } if keys.is_empty() => 1,

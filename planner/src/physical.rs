@@ -113,6 +113,12 @@ pub enum PhysicalKind {
     },
     /// UNION ALL.
     Union,
+    /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
+    /// the input ends.
+    FinalRows {
+        /// The input's upsert key, when it has one.
+        key: Option<Vec<usize>>,
+    },
     /// Joins each row with the rows a lookup in `table` finds.
     LookupJoin {
         /// The dimension table.
@@ -218,6 +224,7 @@ impl PhysicalNode {
             PhysicalKind::LocalGroupAggregate { .. } => "LocalGroupAggregate",
             PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
             PhysicalKind::Union => "Union",
+            PhysicalKind::FinalRows { .. } => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
             PhysicalKind::Sink { .. } => "Sink",
         }
@@ -246,7 +253,7 @@ pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions,
     let SinkTarget { table, mode, primary_key, on_conflict, targets } = sink;
     let planner = Physical::new(&plan, options);
     // Only a retracting sink wants `-U` rows; an upsert sink (blackhole) does without them.
-    let input = planner.physical(plan, mode == SinkChangelogMode::Retract, false);
+    let input = final_rows(planner.physical(plan, mode == SinkChangelogMode::Retract, false), options);
     let materializer = upsert_materializer(&input, table, mode, &primary_key, on_conflict, options, at)?;
     Ok(PhysicalNode {
         fields: input.fields.clone(),
@@ -381,6 +388,7 @@ fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     match &node.kind {
         PhysicalKind::GroupAggregate { keys, .. } if !keys.is_empty() => Some((0..keys.len()).collect()),
         PhysicalKind::GlobalGroupAggregate { key_count, .. } if *key_count > 0 => Some((0..*key_count).collect()),
+        PhysicalKind::FinalRows { key } => key.clone(),
         PhysicalKind::Exchange { .. }
         | PhysicalKind::WatermarkAssigner { .. }
         | PhysicalKind::MiniBatchAssigner { .. }
@@ -427,7 +435,21 @@ fn constraint_enforcer(table: &TableDescriptor, options: &PlannerOptions) -> Opt
 /// Builds the physical plan of a query whose result is collected with every row kind.
 pub fn physical_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
     let planner = Physical::new(&plan, options);
-    planner.physical(plan, true, false)
+    final_rows(planner.physical(plan, true, false), options)
+}
+
+/// In batch mode, an updating `node` behind a FinalRows that leaves only its final rows, as
+/// Flink's batch operators produce them; else `node`.
+fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
+    if !options.batch || node.changelog.is_insert_only() {
+        return node;
+    }
+    PhysicalNode {
+        kind: PhysicalKind::FinalRows { key: upsert_key(&node) },
+        fields: node.fields.clone(),
+        changelog: ChangelogMode::INSERT_ONLY,
+        inputs: vec![node],
+    }
 }
 
 fn has_aggregate(plan: &Plan) -> bool {

@@ -414,7 +414,7 @@ impl Session {
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
         };
         // A plan that could not run cannot be explained either: translate it (nothing starts).
-        let mut translator = self.translator()?;
+        let mut translator = self.translator()?.validating();
         for plan in &physical {
             translator.translate(plan)?;
         }
@@ -499,8 +499,7 @@ impl Session {
         self.cancellers.lock().push(job.canceller());
         self.finished("SELECT".to_string(), job)?;
         let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
-        // A batch query's result is its final rows, as Flink's batch mode returns them.
-        let rows = if options.batch { final_rows(handle.rows()) } else { handle.rows() };
+        let rows = handle.rows();
         if changelog {
             let lines: Vec<String> = rows.iter().map(weir_runtime::Row::to_string).collect();
             self.write_lines(&lines)
@@ -513,28 +512,6 @@ impl Session {
             self.write_lines(&[table.trim_end().to_string()])
         }
     }
-}
-
-/// The rows a changelog leaves, as inserts in the order they arrived: `+I` and `+U` add a row,
-/// `-U` and `-D` take back an equal one.
-fn final_rows(changelog: Vec<weir_runtime::Row>) -> Vec<weir_runtime::Row> {
-    use weir_runtime::RowKind;
-    let mut rows: Vec<Option<weir_runtime::Row>> = Vec::with_capacity(changelog.len());
-    let mut live: std::collections::HashMap<Vec<weir_runtime::Value>, Vec<usize>> = Default::default();
-    for row in changelog {
-        match row.kind {
-            RowKind::Insert | RowKind::UpdateAfter => {
-                live.entry(row.values.clone()).or_default().push(rows.len());
-                rows.push(Some(weir_runtime::Row::insert(row.values)));
-            }
-            RowKind::UpdateBefore | RowKind::Delete => {
-                if let Some(at) = live.get_mut(&row.values).and_then(Vec::pop) {
-                    rows[at] = None;
-                }
-            }
-        }
-    }
-    rows.into_iter().flatten().collect()
 }
 
 /// The logical rewrites every plan goes through: column pruning, managed table scans, then the

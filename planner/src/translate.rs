@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::{
-    lookup_join_factory, AsyncLookupOptions, BundleTrigger, CalcOperator, GlobalGroupAggregateOperator,
-    GroupAggregateOperator, LocalGroupAggregateOperator, LookupJoinSpec, MiniBatchAssignerOperator, MiniBatchMode,
-    UnionOperator, WatermarkAssignerOperator, WatermarkTimestampAssignerOperator,
+    lookup_join_factory, AsyncLookupOptions, BundleTrigger, CalcOperator, FinalRowsOperator,
+    GlobalGroupAggregateOperator, GroupAggregateOperator, LocalGroupAggregateOperator, LookupJoinSpec,
+    MiniBatchAssignerOperator, MiniBatchMode, UnionOperator, WatermarkAssignerOperator,
+    WatermarkTimestampAssignerOperator,
 };
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
@@ -33,6 +34,8 @@ pub struct Translator<'a> {
     pub unbounded: bool,
     /// The job runs in batch mode: every source must end by itself.
     batch: bool,
+    /// The graph is built to check a plan and will not run (EXPLAIN).
+    validate_only: bool,
     /// Scans already added, by reuse digest: a shared scan runs once.
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
@@ -73,6 +76,7 @@ impl<'a> Translator<'a> {
             graph: JobGraph::new(),
             unbounded: false,
             batch: false,
+            validate_only: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
         }
@@ -88,6 +92,13 @@ impl<'a> Translator<'a> {
     /// `batch` is set: scans read what their tables hold now, and unbounded sources are refused.
     pub fn with_batch(mut self, batch: bool) -> Self {
         self.batch = batch;
+        self
+    }
+
+    /// The translator for a graph built only to check that a plan can run (EXPLAIN): sources
+    /// need not read anything.
+    pub fn validating(mut self) -> Self {
+        self.validate_only = true;
         self
     }
 
@@ -123,7 +134,7 @@ impl<'a> Translator<'a> {
     fn translate_new(&mut self, node: &PhysicalNode) -> Result<Output> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key } => {
-                let scan = ScanContext { batch: self.batch, key: key.clone() };
+                let scan = ScanContext { batch: self.batch, key: key.clone(), validate_only: self.validate_only };
                 let provider = self.registry.create_source_for(table, &scan)?;
                 if self.batch && !provider.bounded {
                     return Err(crate::error::Error::validation(
@@ -247,6 +258,12 @@ impl<'a> Translator<'a> {
                     ) as Box<dyn weir_runtime::Operator>
                 });
                 Ok(self.operator("GlobalGroupAggregate", &input, parallelism, factory))
+            }
+            PhysicalKind::FinalRows { key } => {
+                let input = self.translate(&node.inputs[0])?;
+                let operator = FinalRowsOperator::new(node.fields.len(), key.clone());
+                let p = input.parallelism;
+                Ok(self.operator("FinalRows", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
             }
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;

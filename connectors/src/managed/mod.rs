@@ -134,6 +134,7 @@ impl ConnectorFactory for ManagedFactory {
         let managed = self.store.table(table)?;
         let bounded = ctx.scan.batch || ctx.scan.key.is_some();
         let (rows, changes) = match &ctx.scan.key {
+            _ if ctx.scan.validate_only => (Vec::new(), None),
             Some(key) => (managed.get(key)?.into_iter().collect(), None),
             None if bounded => (managed.scan()?, None),
             None => {

@@ -377,6 +377,10 @@ fn option_errors_use_fluss_messages() {
             "'table.merge-engine' = 'first_row', 'table.delete.behavior' = 'allow'",
             "Table with 'FIRST_ROW' merge engine does not support delete operations.",
         ),
+        (
+            "'table.merge-engine' = 'aggregation', 'table.changelog.image' = 'wal'",
+            "Table with 'AGGREGATION' merge engine does not support 'WAL' changelog image mode.",
+        ),
     ];
     for (options, message) in cases {
         let error = h.run(&create(options)).unwrap_err();

@@ -11,7 +11,8 @@
 //!
 //! Options: `table.merge-engine`, `table.merge-engine.versioned.ver-column`,
 //! `table.delete.behavior`, `fields.<column>.agg`, `fields.<column>.<function>.delimiter`,
-//! `scan.startup.mode`, `sink.ignore-delete` and the `lookup.cache` options.
+//! `table.changelog.image` (`FULL` only), `scan.startup.mode`, `sink.ignore-delete` and the
+//! `lookup.cache` options.
 
 pub mod lookup;
 pub mod sink;
@@ -75,6 +76,20 @@ fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<b
         options.optional(key);
     }
     options.boolean("sink.ignore-delete", false)?;
+    if options.one_of("table.changelog.image", &["FULL", "WAL"], "FULL")? == "WAL" {
+        let aggregation =
+            table.options.get("table.merge-engine").is_some_and(|e| e.trim().eq_ignore_ascii_case("aggregation"));
+        return Err(Error::Validation(if aggregation {
+            "Table with 'AGGREGATION' merge engine does not support 'WAL' changelog image mode. Aggregation merge \
+             engine tables require FULL changelog image mode for correct UNDO recovery. Please set \
+             'table.changelog.image' to 'FULL' or remove the setting."
+                .to_string()
+        } else {
+            "weir's table store emits FULL changelog images only (-U before every +U); \
+             'table.changelog.image' = 'WAL' is not supported yet."
+                .to_string()
+        }));
+    }
     let startup = options.one_of("scan.startup.mode", &["full", "latest"], "full")?;
     Ok(startup == "full")
 }

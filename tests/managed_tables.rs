@@ -679,3 +679,55 @@ fn batch_mode_writes_final_rows() {
     assert_eq!(stored, ["+I[apple, 20]", "+I[fig, 16]", "+I[pear, 4]"]);
     assert!(results.contains("FinalRows(key=[item])"), "{results}");
 }
+
+#[test]
+fn delete_and_update_statements_modify_rows_in_batch_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new(dir.path(), 2);
+    h.run(
+        "CREATE TABLE kv (k INT, v BIGINT, s STRING, PRIMARY KEY (k) NOT ENFORCED);
+        INSERT INTO kv VALUES (1, 10, 'a'), (2, 20, 'b'), (3, 30, 'c'), (4, 40, 'd');",
+    )
+    .unwrap();
+    let error = h.run("DELETE FROM kv WHERE k = 1;").unwrap_err();
+    assert!(error.contains("DELETE statement is not supported for streaming mode now."), "{error}");
+    h.run(
+        "SET 'execution.runtime-mode' = 'batch';
+        SET 'sql-client.execution.result-mode' = 'changelog';
+        DELETE FROM kv WHERE k = 1;
+        UPDATE kv SET v = v * 10, s = UPPER(s) WHERE k >= 3;
+        DELETE FROM kv WHERE s = 'b';
+        SELECT * FROM kv;",
+    )
+    .unwrap();
+    let mut rows: Vec<&str> = Vec::new();
+    let results = h.results();
+    rows.extend(results.lines());
+    rows.sort();
+    assert_eq!(rows, ["+I[3, 300, C]", "+I[4, 400, D]"]);
+    let error = h.run("UPDATE kv SET k = 9;").unwrap_err();
+    assert!(error.contains("UPDATE cannot change primary key column 'k'"), "{error}");
+    h.run(
+        "CREATE TABLE agg (k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('table.merge-engine' = 'aggregation');",
+    )
+    .unwrap();
+    let error = h.run("DELETE FROM agg;").unwrap_err();
+    assert!(
+        error.contains(
+            "Table default_catalog.default_database.agg uses the 'AGGREGATION' merge engine which does not support \
+             DELETE or UPDATE statements."
+        ),
+        "{error}"
+    );
+    h.run("CREATE TABLE locked (k INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('table.delete.behavior' = 'disable');")
+        .unwrap();
+    let error = h.run("DELETE FROM locked WHERE k = 1;").unwrap_err();
+    assert!(
+        error.contains("has delete behavior set to 'disable' which does not support DELETE statements."),
+        "{error}"
+    );
+    // Without a condition every row goes.
+    let before = h.results().len();
+    h.run("DELETE FROM kv; SELECT * FROM kv;").unwrap();
+    assert_eq!(&h.results()[before..], "");
+}

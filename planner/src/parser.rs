@@ -197,6 +197,22 @@ pub enum Statement {
     Insert(Insert),
     /// A query whose rows are printed.
     Query(Box<Query>),
+    /// `DELETE FROM t [WHERE condition]`
+    Delete {
+        /// The table.
+        table: String,
+        /// The rows to delete; all without a condition.
+        selection: Option<Box<ast::Expr>>,
+    },
+    /// `UPDATE t SET column = expression, … [WHERE condition]`
+    Update {
+        /// The table.
+        table: String,
+        /// The columns set and their new values, over the row's old values.
+        assignments: Vec<(String, ast::Expr)>,
+        /// The rows to update; all without a condition.
+        selection: Option<Box<ast::Expr>>,
+    },
     /// `EXECUTE STATEMENT SET BEGIN INSERT …; … END`
     StatementSet(Vec<Insert>),
     /// `EXPLAIN [PLAN FOR | details] statement`
@@ -263,7 +279,15 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
             return Ok(statements);
         }
         let position = Position { line: next.span.start.line, column: next.span.start.column };
-        let mut statement = parse_statement(&mut parser).map_err(parse_error)?;
+        let mut statement = parse_statement(&mut parser).map_err(|e| {
+            // Errors without a place of their own (an unsupported statement) are the statement's.
+            let located =
+                matches!(&e, ParserError::ParserError(m) | ParserError::TokenizerError(m) if m.contains(" at Line: "));
+            match parse_error(e) {
+                Error::Parse { message, .. } if !located => Error::Parse { position, message },
+                other => other,
+            }
+        })?;
         // The statement's hints and clauses are those before the next token.
         let end = parser.peek_token().span.start;
         let own_clauses: Vec<(Position, ConflictStrategy)> = conflicts
@@ -515,6 +539,34 @@ fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
             Ok(Statement::Drop { name, if_exists, view })
         }
         ast::Statement::ShowTables { .. } => Ok(Statement::ShowTables),
+        ast::Statement::Delete(delete) => {
+            let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) = &delete.from;
+            let table = match from.as_slice() {
+                [ast::TableWithJoins { relation: ast::TableFactor::Table { name, .. }, joins }] if joins.is_empty() => {
+                    table_name(name)
+                }
+                _ => return unsupported("DELETE from more than one table"),
+            };
+            Ok(Statement::Delete { table, selection: delete.selection.map(Box::new) })
+        }
+        ast::Statement::Update { table, assignments, from: None, selection, .. } => {
+            let ast::TableWithJoins { relation: ast::TableFactor::Table { name, .. }, joins } = &table else {
+                return unsupported("UPDATE of something other than a table");
+            };
+            if !joins.is_empty() {
+                return unsupported("UPDATE with a join");
+            }
+            let assignments = assignments
+                .into_iter()
+                .map(|a| match a.target {
+                    ast::AssignmentTarget::ColumnName(column) => Ok((table_name(&column), a.value)),
+                    ast::AssignmentTarget::Tuple(_) => {
+                        Err(ParserError::ParserError("Unsupported statement: UPDATE … SET (a, b) = …".into()))
+                    }
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(Statement::Update { table: table_name(name), assignments, selection: selection.map(Box::new) })
+        }
         ast::Statement::ExplainTable { table_name: name, .. } => Ok(Statement::Describe(table_name(&name))),
         other => unsupported(&other.to_string()),
     }

@@ -28,6 +28,7 @@ use crate::rules::split_distinct::split_distinct;
 use crate::translate::Translator;
 
 mod ddl;
+mod modify;
 mod sink_rows;
 
 pub(crate) use ddl::catalog_table;
@@ -250,6 +251,13 @@ impl Session {
                 self.write_lines(&names)
             }
             Statement::Describe(name) => self.describe(name, located.position),
+            Statement::Delete { table, selection } => {
+                self.modify(table, modify::Modification::Delete, selection.as_deref(), located.position)
+            }
+            Statement::Update { table, assignments, selection } => {
+                let modification = modify::Modification::Update(assignments);
+                self.modify(table, modification, selection.as_deref(), located.position)
+            }
             Statement::Insert(insert) => self.insert(std::slice::from_ref(insert), located.position),
             Statement::StatementSet(inserts) => self.insert(inserts, located.position),
             Statement::Query(query) => self.select(query),
@@ -482,10 +490,27 @@ impl Session {
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
         let plan = Binder::new(&self.catalog).bind_query(query)?;
         let options = self.planner_options([&plan])?;
-        let plan = rewrite(plan, &options)?;
         let fields = plan.fields.clone();
+        let rows = self.collect(plan, &options)?;
+        let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
+        if changelog {
+            let lines: Vec<String> = rows.iter().map(weir_runtime::Row::to_string).collect();
+            self.write_lines(&lines)
+        } else {
+            let table = if options.batch {
+                crate::tableau::batch_tableau(&fields, &rows)
+            } else {
+                crate::tableau::tableau(&fields, &rows)
+            };
+            self.write_lines(&[table.trim_end().to_string()])
+        }
+    }
+
+    /// Runs `plan` as a job and returns every row it produced (final rows in batch mode).
+    fn collect(&mut self, plan: Plan, options: &PlannerOptions) -> Result<Vec<weir_runtime::Row>> {
+        let plan = rewrite(plan, options)?;
         let mut translator = self.translator()?;
-        let output = translator.translate(&physical_query(plan, &options))?;
+        let output = translator.translate(&physical_query(plan, options))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();
         let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));
@@ -498,19 +523,7 @@ impl Session {
         let job = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(job.canceller());
         self.finished("SELECT".to_string(), job)?;
-        let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
-        let rows = handle.rows();
-        if changelog {
-            let lines: Vec<String> = rows.iter().map(weir_runtime::Row::to_string).collect();
-            self.write_lines(&lines)
-        } else {
-            let table = if options.batch {
-                crate::tableau::batch_tableau(&fields, &rows)
-            } else {
-                crate::tableau::tableau(&fields, &rows)
-            };
-            self.write_lines(&[table.trim_end().to_string()])
-        }
+        Ok(handle.rows())
     }
 }
 

@@ -81,6 +81,20 @@ pub enum SinkChangelogMode {
     Upsert,
     /// Every row kind, `-U` included (e.g. `print`).
     Retract,
+    /// What the input has, without `-U`: [`Self::Append`] for insert-only input, else
+    /// [`Self::Upsert`] (e.g. managed tables, as Fluss's sink asks).
+    UpsertUnlessAppend,
+}
+
+impl SinkChangelogMode {
+    /// The mode the sink takes for input that is `insert_only` or not.
+    pub fn for_input(self, insert_only: bool) -> SinkChangelogMode {
+        match self {
+            SinkChangelogMode::UpsertUnlessAppend if insert_only => SinkChangelogMode::Append,
+            SinkChangelogMode::UpsertUnlessAppend => SinkChangelogMode::Upsert,
+            other => other,
+        }
+    }
 }
 
 /// A sink ready to be placed in a job graph.

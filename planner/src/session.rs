@@ -369,11 +369,8 @@ impl Session {
         for ((sink, plan), insert) in sinks.into_iter().zip(share_scans(logical)).zip(inserts) {
             let targets = target_columns(&sink.descriptor, &insert.columns);
             let context = weir_connectors::SinkContext { bounded_input: false, targets: targets.clone() };
-            let mut mode = self.registry.create_sink_for(&sink.descriptor, &context)?.changelog_mode;
-            if weir_connectors::managed::is_managed(&sink.descriptor) && plan.is_insert_only() {
-                // As Fluss's sink: the kinds the input has, without `-U`; inserts stay inserts.
-                mode = SinkChangelogMode::Append;
-            }
+            let declared = self.registry.create_sink_for(&sink.descriptor, &context)?.changelog_mode;
+            let mode = declared.for_input(plan.is_insert_only());
             if mode == SinkChangelogMode::Append && !plan.is_insert_only() {
                 return Err(Error::validation(
                     at,

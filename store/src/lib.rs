@@ -28,5 +28,5 @@ pub mod table;
 pub use agg::AggFunction;
 pub use error::{Error, Result};
 pub use kv::{KvStore, RedbStore};
-pub use row_merger::{Change, DeleteBehavior, MergeEngine, RowMerger};
+pub use row_merger::{Change, DeleteBehavior, MergeEngine, RowMerger, ScanChanges};
 pub use table::PkTable;

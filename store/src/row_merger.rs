@@ -44,6 +44,17 @@ pub enum DeleteBehavior {
     Disable,
 }
 
+/// The changes a scan of a table emits, as Fluss declares them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanChanges {
+    /// `[I]`: `first_row` tables.
+    InsertOnly,
+    /// `[I,UB,UA]`: deletes are ignored or disabled.
+    Updates,
+    /// `[I,UB,UA,D]`: `'table.delete.behavior' = 'allow'`.
+    UpdatesAndDeletes,
+}
+
 /// What a write does to the stored row of its key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
@@ -219,13 +230,22 @@ impl RowMerger {
         self.delete
     }
 
-    /// The changes a scan of the table emits, as Fluss declares them: `[I]` for `first_row`,
-    /// else `[I,UB,UA]`, with `D` when deletes are allowed.
-    pub fn changelog_mode(&self) -> &'static str {
+    /// The changes a scan of the table emits, as Fluss declares them.
+    pub fn scan_changes(&self) -> ScanChanges {
         match (&self.engine, self.delete) {
-            (MergeEngine::FirstRow, _) => "[I]",
-            (_, DeleteBehavior::Allow) => "[I,UB,UA,D]",
-            _ => "[I,UB,UA]",
+            (MergeEngine::FirstRow, _) => ScanChanges::InsertOnly,
+            (_, DeleteBehavior::Allow) => ScanChanges::UpdatesAndDeletes,
+            _ => ScanChanges::Updates,
+        }
+    }
+
+    /// [`Self::scan_changes`] as Flink prints a changelog mode: `[I]`, `[I,UB,UA]`,
+    /// `[I,UB,UA,D]`.
+    pub fn changelog_mode(&self) -> &'static str {
+        match self.scan_changes() {
+            ScanChanges::InsertOnly => "[I]",
+            ScanChanges::Updates => "[I,UB,UA]",
+            ScanChanges::UpdatesAndDeletes => "[I,UB,UA,D]",
         }
     }
 

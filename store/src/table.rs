@@ -100,17 +100,16 @@ impl PkTable {
     ) -> Result<()> {
         self.store.write(&self.name, &mut |batch| {
             while let Some((kind, row)) = next()? {
-                let (kind, row) = (&kind, &row);
-                if *kind == RowKind::UpdateBefore {
+                if kind == RowKind::UpdateBefore {
                     continue;
                 }
                 let key: Vec<Value> = self.key.iter().map(|&k| row[k].clone()).collect();
                 let key_bytes = self.encode_key(&key)?;
                 let stored = batch.get(&key_bytes)?.map(|b| codec::decode(&b, &self.types)).transpose()?;
-                let change = if *kind == RowKind::Delete {
+                let change = if kind == RowKind::Delete {
                     self.merger.delete(stored.as_deref(), targets)
                 } else {
-                    self.merger.upsert(stored.as_deref(), row, targets)
+                    self.merger.upsert(stored.as_deref(), &row, targets)
                 }
                 .map_err(|e| {
                     Error::Merge(format!(

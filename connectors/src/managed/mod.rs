@@ -42,40 +42,37 @@ pub fn is_managed(table: &TableDescriptor) -> bool {
     !table.options.contains_key("connector")
 }
 
-/// The changes a following scan of a managed table emits, as Fluss declares them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScanChanges {
-    /// `[I]`: `first_row` tables.
-    InsertOnly,
-    /// `[I,UB,UA]`: deletes are ignored or disabled.
-    Updates,
-    /// `[I,UB,UA,D]`: `'table.delete.behavior' = 'allow'`.
-    UpdatesAndDeletes,
-}
+pub use weir_store::ScanChanges;
 
 /// The changes a following scan of managed table `table` emits.
 ///
 /// # Errors
 /// Options the merge engines reject.
 pub fn scan_changes(table: &TableDescriptor) -> Result<ScanChanges> {
-    let merger = merger_of(table)?;
-    Ok(match (merger.engine(), merger.delete_behavior()) {
-        (MergeEngine::FirstRow, _) => ScanChanges::InsertOnly,
-        (_, weir_store::DeleteBehavior::Allow) => ScanChanges::UpdatesAndDeletes,
-        _ => ScanChanges::Updates,
-    })
+    Ok(merger_of(table)?.scan_changes())
 }
 
-/// Declares every option of a managed table; returns whether a following scan starts with the
-/// current rows (`'scan.startup.mode' = 'full'`, the default) or after them (`latest`).
-fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<bool> {
+/// The options of a managed table that its scans, sinks and lookups read (the merge options are
+/// the [`weir_store::RowMerger`]'s).
+struct ManagedOptions {
+    /// `'scan.startup.mode' = 'full'` (the default): a following scan starts with the current
+    /// rows; `latest`: after them.
+    full_scan: bool,
+    /// `'sink.ignore-delete'`
+    ignore_delete: bool,
+    /// The `lookup.cache` options.
+    cache: LookupCacheOptions,
+}
+
+/// Declares and reads every option of a managed table.
+fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<ManagedOptions> {
     for key in ["table.merge-engine", "table.merge-engine.versioned.ver-column", "table.delete.behavior"] {
         options.optional(key);
     }
     for key in table.options.keys().filter(|k| k.starts_with("fields.")) {
         options.optional(key);
     }
-    options.boolean("sink.ignore-delete", false)?;
+    let ignore_delete = options.boolean("sink.ignore-delete", false)?;
     if options.one_of("table.changelog.image", &["FULL", "WAL"], "FULL")? == "WAL" {
         let aggregation =
             table.options.get("table.merge-engine").is_some_and(|e| e.trim().eq_ignore_ascii_case("aggregation"));
@@ -90,8 +87,9 @@ fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<b
                 .to_string()
         }));
     }
-    let startup = options.one_of("scan.startup.mode", &["full", "latest"], "full")?;
-    Ok(startup == "full")
+    let full_scan = options.one_of("scan.startup.mode", &["full", "latest"], "full")? == "full";
+    let cache = LookupCacheOptions::from_options(options)?;
+    Ok(ManagedOptions { full_scan, ignore_delete, cache })
 }
 
 /// Checks every option of managed table `table`: unknown keys, malformed values and what the
@@ -116,7 +114,6 @@ pub fn validate(table: &TableDescriptor) -> Result<()> {
     }
     let mut options = TableOptions::new(table.options.clone());
     read_options(table, &mut options)?;
-    LookupCacheOptions::from_options(&mut options)?;
     options.finish(IDENTIFIER)?;
     merger_of(table).map(|_| ())
 }
@@ -144,8 +141,7 @@ impl ConnectorFactory for ManagedFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceProvider> {
-        let full = read_options(table, options)?;
-        LookupCacheOptions::from_options(options)?;
+        let full = read_options(table, options)?.full_scan;
         let managed = self.store.table(table)?;
         let bounded = ctx.scan.batch || ctx.scan.key.is_some();
         let (rows, changes) = match &ctx.scan.key {
@@ -177,9 +173,7 @@ impl ConnectorFactory for ManagedFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SinkProvider> {
-        read_options(table, options)?;
-        LookupCacheOptions::from_options(options)?;
-        let ignore_delete = options.boolean("sink.ignore-delete", false)?;
+        let ignore_delete = read_options(table, options)?.ignore_delete;
         let managed = self.store.table(table)?;
         let targets = ctx.sink.targets.clone().filter(|t| t.len() < table.schema.fields.len());
         if let Some(targets) = &targets {
@@ -190,7 +184,7 @@ impl ConnectorFactory for ManagedFactory {
         let targets: Option<Arc<[usize]>> = targets.map(Arc::from);
         Ok(SinkProvider {
             parallelism: Some(1),
-            changelog_mode: SinkChangelogMode::Upsert,
+            changelog_mode: SinkChangelogMode::UpsertUnlessAppend,
             factory: Arc::new(move |_| {
                 let sink = sink::ManagedSink::new(name.clone(), Arc::clone(&managed), targets.clone(), bounded);
                 Box::new(sink.ignoring_deletes(ignore_delete))
@@ -204,8 +198,7 @@ impl ConnectorFactory for ManagedFactory {
         options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
     ) -> Result<LookupSource> {
-        read_options(table, options)?;
-        let cache = LookupCacheOptions::from_options(options)?;
+        let cache = read_options(table, options)?.cache;
         let managed = self.store.table(table)?;
         Ok(LookupSource { provider: Arc::new(lookup::ManagedLookup::new(managed)), supports_async: true, cache })
     }

@@ -143,7 +143,8 @@ impl TableStore {
         let kv: Arc<dyn KvStore> = Arc::<RedbStore>::clone(&self.kv);
         let pk = PkTable::new(data_table(&descriptor.name), columns, descriptor.primary_key.clone(), merger, kv)
             .with_display_name(&descriptor.name);
-        let table = Arc::new(ManagedTable { descriptor: descriptor.clone(), pk, followers: Mutex::default() });
+        let types = descriptor.schema.fields.iter().map(|f| f.data_type.clone()).collect();
+        let table = Arc::new(ManagedTable { descriptor: descriptor.clone(), types, pk, followers: Mutex::default() });
         tables.insert(descriptor.name.clone(), Arc::clone(&table));
         Ok(table)
     }
@@ -173,6 +174,8 @@ pub fn merger_of(table: &TableDescriptor) -> Result<RowMerger> {
 /// One managed table: writes merge into its rows; followers receive every committed change.
 pub struct ManagedTable {
     descriptor: TableDescriptor,
+    /// The column types, for write buffers.
+    types: Vec<DataType>,
     pk: PkTable,
     /// Held while a write commits and its changes go out, so that followers see changes in
     /// commit order and a snapshot taken under it misses nothing.
@@ -192,7 +195,7 @@ impl ManagedTable {
 
     /// A buffer for rows to write into this table.
     pub fn buffer(&self) -> EncodedRows {
-        EncodedRows::new(columns_of(&self.descriptor).into_iter().map(|(_, t)| t).collect())
+        EncodedRows::new(self.types.clone())
     }
 
     /// Merges `rows` in one atomic, durable batch (`targets`: the columns of a partial write)

@@ -178,6 +178,20 @@ pub enum Function {
 }
 
 impl Function {
+    /// Whether the function gives the same result for the same arguments every time (not the
+    /// clock or a random number).
+    pub fn is_deterministic(&self) -> bool {
+        !matches!(
+            self,
+            Function::Proctime
+                | Function::CurrentTimestamp
+                | Function::LocalTimestamp
+                | Function::CurrentDate
+                | Function::UnixTimestamp
+                | Function::Rand
+        )
+    }
+
     /// The function called `name` (any case) that takes ordinary arguments, if weir has it.
     pub fn by_name(name: &str) -> Option<Function> {
         Some(match name.to_ascii_uppercase().as_str() {

@@ -92,17 +92,6 @@ fn is_constant(expr: &Expr) -> bool {
     match expr {
         Expr::Column { .. } => false,
         Expr::Literal { .. } => true,
-        Expr::Call { function, args, .. } => {
-            let varies = matches!(
-                function,
-                Function::Proctime
-                    | Function::CurrentTimestamp
-                    | Function::LocalTimestamp
-                    | Function::CurrentDate
-                    | Function::UnixTimestamp
-                    | Function::Rand
-            );
-            !varies && args.iter().all(is_constant)
-        }
+        Expr::Call { function, args, .. } => function.is_deterministic() && args.iter().all(is_constant),
     }
 }

@@ -14,7 +14,7 @@
 
 use std::fmt::Write;
 
-use weir_runtime::print::value_to_string;
+use weir_runtime::print::{timestamp_to_sql_string, value_to_string};
 use weir_runtime::{DataType, Field, LogicalType, Row, Value};
 
 /// The widest a column gets.
@@ -47,28 +47,11 @@ fn cell(value: &Value, ty: &DataType) -> String {
             let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
             format!("x'{hex}'")
         }
-        (Value::Timestamp(_) | Value::TimestampLtz(_), LogicalType::Timestamp(p) | LogicalType::TimestampLtz(p)) => {
-            sql_timestamp(&value_to_string(value), usize::from(*p))
+        (Value::Timestamp(ts) | Value::TimestampLtz(ts), LogicalType::Timestamp(p) | LogicalType::TimestampLtz(p)) => {
+            timestamp_to_sql_string(*ts, *p)
         }
         (other, _) => value_to_string(other),
     }
-}
-
-/// `2024-01-01T11:00` (ISO, seconds left out when zero) as `2024-01-01 11:00:00` with
-/// `precision` fraction digits.
-fn sql_timestamp(iso: &str, precision: usize) -> String {
-    let iso = iso.trim_end_matches('Z');
-    let Some((date, time)) = iso.split_once('T') else { return iso.to_string() };
-    let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
-    let clock = if clock.len() == 5 { format!("{clock}:00") } else { clock.to_string() };
-    if precision == 0 {
-        return format!("{date} {clock}");
-    }
-    let mut digits: String = fraction.chars().take(precision).collect();
-    while digits.len() < precision {
-        digits.push('0');
-    }
-    format!("{date} {clock}.{digits}")
 }
 
 fn fit(text: &str, width: usize) -> String {
@@ -173,10 +156,16 @@ Received a total of 2 rows
 
     #[test]
     fn timestamps_and_bytes_print_as_the_sql_client_prints_them() {
-        assert_eq!(sql_timestamp("2024-01-01T11:00", 3), "2024-01-01 11:00:00.000");
-        assert_eq!(sql_timestamp("2024-01-01T11:00:02.5", 3), "2024-01-01 11:00:02.500");
-        assert_eq!(sql_timestamp("2024-01-01T11:00:02.123456", 0), "2024-01-01 11:00:02");
-        assert_eq!(sql_timestamp("2024-01-01T10:00:00Z", 3), "2024-01-01 10:00:00.000");
+        let at = |millis: i64, nanos_of_milli: u32| weir_runtime::Timestamp { millis, nanos_of_milli };
+        // 2024-01-01T11:00 is 1 704 106 800 000 ms after the epoch.
+        let eleven = 1_704_106_800_000;
+        let ts = |ty: LogicalType, v: Value| cell(&v, &DataType::new(ty));
+        assert_eq!(ts(LogicalType::Timestamp(3), Value::Timestamp(at(eleven, 0))), "2024-01-01 11:00:00.000");
+        assert_eq!(ts(LogicalType::Timestamp(3), Value::Timestamp(at(eleven + 2_500, 0))), "2024-01-01 11:00:02.500");
+        assert_eq!(ts(LogicalType::Timestamp(0), Value::Timestamp(at(eleven + 2_123, 456_000))), "2024-01-01 11:00:02");
+        let ten = eleven - 3_600_000;
+        assert_eq!(ts(LogicalType::TimestampLtz(3), Value::TimestampLtz(at(ten, 0))), "2024-01-01 10:00:00.000");
+        assert_eq!(ts(LogicalType::Timestamp(9), Value::Timestamp(at(ten, 1))), "2024-01-01 10:00:00.000000001");
         let bytes = Value::Binary(vec![0x3a, 0x30].into());
         assert_eq!(cell(&bytes, &DataType::new(LogicalType::Varbinary(10))), "x'3a30'");
     }

@@ -221,6 +221,22 @@ fn write_time_of_day(out: &mut String, nanos_of_day: i64, always_seconds: bool) 
     }
 }
 
+/// A timestamp as Flink's SQL client prints it in a table (`CAST(ts AS STRING)`):
+/// `2024-01-01 11:00:00.000`, with `precision` fraction digits.
+pub fn timestamp_to_sql_string(ts: Timestamp, precision: u8) -> String {
+    let mut out = String::new();
+    write_date(&mut out, ts.millis.div_euclid(MILLIS_PER_DAY) as i32);
+    let nanos_of_day = ts.millis.rem_euclid(MILLIS_PER_DAY) * 1_000_000 + i64::from(ts.nanos_of_milli);
+    let secs = nanos_of_day / 1_000_000_000;
+    let _ = write!(out, " {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if precision > 0 {
+        let digits = usize::from(precision.min(9));
+        let fraction = format!("{:09}", nanos_of_day % 1_000_000_000);
+        let _ = write!(out, ".{}", &fraction[..digits]);
+    }
+    out
+}
+
 fn write_timestamp(out: &mut String, ts: Timestamp, always_seconds: bool) {
     let days = ts.millis.div_euclid(MILLIS_PER_DAY);
     let millis_of_day = ts.millis.rem_euclid(MILLIS_PER_DAY);

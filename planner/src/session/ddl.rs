@@ -31,6 +31,11 @@ impl Session {
         Ok(store)
     }
 
+    /// The table store the session has open (a managed table in the catalog has one).
+    pub(super) fn open_table_store(&self) -> Result<Arc<TableStore>> {
+        self.registry.table_store().cloned().ok_or_else(|| Error::Table("the table store is not open".into()))
+    }
+
     /// `DROP TABLE` / `DROP VIEW`: a managed table's rows go with it (not while a script is
     /// only explained).
     pub(super) fn drop(&mut self, name: &str, if_exists: bool, view: bool, at: Position) -> Result<()> {
@@ -51,9 +56,7 @@ impl Session {
         }
         if let Some(CatalogEntry::Table(table)) = self.catalog.get(name) {
             if crate::managed::is_managed(table) && !self.dry_run {
-                let store = self.registry.table_store().cloned();
-                let store = store.ok_or_else(|| Error::Table("the table store is not open".into()))?;
-                store.drop_table(name).map_err(|e| Error::validation(at, e.to_string()))?;
+                self.open_table_store()?.drop_table(name).map_err(|e| Error::validation(at, e.to_string()))?;
             }
         }
         self.catalog.remove(name);

@@ -107,8 +107,7 @@ impl Session {
             Modification::Delete => RowKind::Delete,
             Modification::Update(_) => RowKind::UpdateAfter,
         };
-        let store =
-            self.registry.table_store().cloned().ok_or_else(|| Error::Table("the table store is not open".into()))?;
+        let store = self.open_table_store()?;
         let managed = store.table(&sink.descriptor).map_err(|e| Error::validation(at, e.to_string()))?;
         let mut batch = managed.buffer();
         for row in &rows {

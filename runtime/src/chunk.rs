@@ -1,12 +1,66 @@
 //! Chunks: the unit of data that crosses a mailbox.
 //!
-//! A [`Chunk`] holds a batch of rows of one arity, row-major in a single `Vec<Value>`, with
-//! one [`RowKind`] per row. Building or splitting a chunk allocates per chunk, never per row
-//! or per field. A chunk also remembers when its oldest data left a source, so sinks can
-//! measure source-to-sink latency.
+//! A [`Chunk`] is a batch of rows of one arity: one [`RowKind`] per row plus one Apache Arrow
+//! array per column ([`Chunk::columns`]), optionally with a selection, so that a filter marks
+//! rows instead of copying them and a projection reuses arrays. Operators that work a row at a
+//! time read the same rows through [`Chunk::row`] / [`Chunk::rows`], a row-major view of
+//! [`Value`]s built once per chunk, on first use, by one typed loop per column.
+//!
+//! A chunk built row by row ([`Chunk::push`] and friends) keeps the rows it was built from as
+//! that view and builds its arrays on first use, in the column types it was declared with
+//! ([`Chunk::with_types`]) or, without, in the types of its values. So a chain of row-at-a-time
+//! operators never converts, and a chain of columnar operators never materializes rows.
+//! Building or splitting a chunk allocates per chunk or per column, never per row or per field
+//! (strings read into the row view are the exception: each is one `Arc<str>`).
+//!
+//! A chunk also remembers when its oldest data left a source, so sinks can measure
+//! source-to-sink latency.
 
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+
+use crate::columnar::{array_from_values, arrow_type, infer_type, scatter_column, ArrowType};
 use crate::row::{write_row, Row, RowKind};
+use crate::types::DataType;
 use crate::value::Value;
+
+/// The Arrow arrays of a chunk and the rows of them it holds.
+#[derive(Debug, Clone)]
+pub struct Columns {
+    arrays: Vec<ArrayRef>,
+    selection: Option<Arc<[u32]>>,
+}
+
+impl Columns {
+    /// The arrays, one per column, all of one length. With a selection, only the rows it
+    /// lists belong to the chunk.
+    pub fn arrays(&self) -> &[ArrayRef] {
+        &self.arrays
+    }
+
+    /// The rows of the arrays that belong to the chunk, in order; `None` when all do.
+    pub fn selection(&self) -> Option<&[u32]> {
+        self.selection.as_deref()
+    }
+
+    /// Column `i` holding exactly the chunk's rows: the array itself without a selection,
+    /// else the selected rows gathered into a new array.
+    pub fn compacted(&self, i: usize) -> ArrayRef {
+        match &self.selection {
+            None => Arc::clone(&self.arrays[i]),
+            Some(selection) => take(&self.arrays[i], selection),
+        }
+    }
+}
+
+/// Gathers rows `indices` of `array` (Arrow's `take`).
+pub fn take(array: &ArrayRef, indices: &[u32]) -> ArrayRef {
+    let indices = UInt32Array::from(indices.to_vec());
+    // Indices come from the chunk itself and are in bounds, so `take` cannot fail here.
+    arrow_select::take::take(array.as_ref(), &indices, None).unwrap_or_else(|e| panic!("take: {e}"))
+}
 
 /// A batch of rows with their kinds.
 ///
@@ -17,12 +71,18 @@ use crate::value::Value;
 /// chunk.push(RowKind::Insert, &[Value::BigInt(1), Value::string("apple")]);
 /// chunk.push(RowKind::UpdateBefore, &[Value::BigInt(2), Value::Null]);
 /// assert_eq!(chunk.to_lines(), ["+I[1, apple]", "-U[2, null]"]);
+/// assert_eq!(chunk.columns().arrays()[1].null_count(), 1);
 /// ```
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Clone, Default)]
 pub struct Chunk {
     arity: usize,
+    /// The kind of each row of the chunk (after the selection).
     kinds: Vec<RowKind>,
-    values: Vec<Value>,
+    columns: OnceLock<Columns>,
+    /// All fields of all rows, row-major.
+    rows: OnceLock<Vec<Value>>,
+    /// Declared column types for arrays built from rows; `None` infers them from the values.
+    types: Option<Arc<[ArrowType]>>,
     /// Monotonic nanoseconds (see [`crate::clock::monotonic_nanos`]) at which the data in this
     /// chunk left its source; 0 when unknown.
     origin_nanos: u64,
@@ -31,12 +91,26 @@ pub struct Chunk {
 impl Chunk {
     /// An empty chunk of rows with `arity` fields.
     pub fn new(arity: usize) -> Self {
-        Chunk { arity, ..Default::default() }
+        Chunk::with_capacity(arity, 0)
     }
 
     /// An empty chunk with room for `rows` rows.
     pub fn with_capacity(arity: usize, rows: usize) -> Self {
-        Chunk { arity, kinds: Vec::with_capacity(rows), values: Vec::with_capacity(rows * arity), origin_nanos: 0 }
+        Chunk {
+            arity,
+            kinds: Vec::with_capacity(rows),
+            columns: OnceLock::new(),
+            rows: OnceLock::from(Vec::with_capacity(rows * arity)),
+            types: None,
+            origin_nanos: 0,
+        }
+    }
+
+    /// An empty chunk whose columns have the Arrow types of `types` (Flink's types).
+    pub fn with_types(types: &[DataType]) -> Self {
+        let mut chunk = Chunk::new(types.len());
+        chunk.types = Some(types.iter().map(arrow_type).collect());
+        chunk
     }
 
     /// A chunk holding `rows`, all of which must have `arity` fields.
@@ -46,11 +120,56 @@ impl Chunk {
     pub fn from_rows(arity: usize, rows: impl IntoIterator<Item = Row>) -> Self {
         let mut chunk = Chunk::new(arity);
         for row in rows {
-            assert_eq!(row.values.len(), arity, "row {row} does not have {arity} fields");
-            chunk.kinds.push(row.kind);
-            chunk.values.extend(row.values);
+            chunk.push_row(row);
         }
         chunk
+    }
+
+    /// A chunk of `arrays` (one per column) with one kind per row.
+    ///
+    /// # Panics
+    /// Panics if an array's length differs from the number of kinds: a programming error.
+    pub fn from_arrays(kinds: Vec<RowKind>, arrays: Vec<ArrayRef>) -> Self {
+        for a in &arrays {
+            assert_eq!(a.len(), kinds.len(), "column length differs from the number of rows");
+        }
+        Chunk {
+            arity: arrays.len(),
+            kinds,
+            columns: OnceLock::from(Columns { arrays, selection: None }),
+            rows: OnceLock::new(),
+            types: None,
+            origin_nanos: 0,
+        }
+    }
+
+    /// A chunk of the rows of `batch`, all of kind `kind`.
+    pub fn from_record_batch(batch: &RecordBatch, kind: RowKind) -> Self {
+        Chunk::from_arrays(vec![kind; batch.num_rows()], batch.columns().to_vec())
+    }
+
+    /// The chunk's rows as a record batch with columns named `names` (row kinds are not part
+    /// of it: see [`Chunk::kinds`]).
+    ///
+    /// # Errors
+    /// `names` does not name every column.
+    pub fn to_record_batch(&self, names: &[&str]) -> std::result::Result<RecordBatch, arrow_schema::ArrowError> {
+        let columns = self.columns();
+        let arrays: Vec<ArrayRef> = (0..self.arity).map(|i| columns.compacted(i)).collect();
+        let fields: Vec<arrow_schema::Field> = names
+            .iter()
+            .zip(&arrays)
+            .map(|(name, a)| arrow_schema::Field::new(*name, a.data_type().clone(), true))
+            .collect();
+        if fields.len() != arrays.len() {
+            return Err(arrow_schema::ArrowError::SchemaError(format!(
+                "{} names for {} columns",
+                names.len(),
+                arrays.len()
+            )));
+        }
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(self.len()));
+        RecordBatch::try_new_with_options(Arc::new(arrow_schema::Schema::new(fields)), arrays, &options)
     }
 
     /// Number of fields per row.
@@ -73,25 +192,73 @@ impl Chunk {
         self.kinds[i]
     }
 
-    /// The fields of row `i`.
-    pub fn row(&self, i: usize) -> &[Value] {
-        &self.values[i * self.arity..(i + 1) * self.arity]
-    }
-
     /// The kinds of all rows.
     pub fn kinds(&self) -> &[RowKind] {
         &self.kinds
     }
 
+    /// The chunk's Arrow arrays (built from its rows on first use when it was built row by row).
+    pub fn columns(&self) -> &Columns {
+        self.columns.get_or_init(|| {
+            let rows = self.rows.get().map_or(&[][..], Vec::as_slice);
+            let arrays = (0..self.arity)
+                .map(|c| {
+                    let values: Vec<&Value> = rows.iter().skip(c).step_by(self.arity).collect();
+                    let declared = self.types.as_ref().map(|t| &t[c]);
+                    let built = declared.map(|ty| array_from_values(ty, &values));
+                    match built {
+                        Some(Ok(array)) => array,
+                        // Values that do not fit the declared type keep their own.
+                        _ => array_from_values(&infer_type(&values), &values)
+                            .unwrap_or_else(|e| panic!("an inferred column type refused a value: {e}")),
+                    }
+                })
+                .collect();
+            Columns { arrays, selection: None }
+        })
+    }
+
+    /// All fields of all rows, row-major (built from the arrays on first use).
+    fn values(&self) -> &[Value] {
+        self.rows.get_or_init(|| {
+            let Some(columns) = self.columns.get() else { return Vec::new() };
+            let mut out = vec![Value::Null; self.len() * self.arity];
+            for (c, array) in columns.arrays.iter().enumerate() {
+                if !out.is_empty() {
+                    scatter_column(array.as_ref(), columns.selection(), &mut out[c..], self.arity);
+                }
+            }
+            out
+        })
+    }
+
+    /// The row-major fields for changing them: the arrays are dropped (they are rebuilt when
+    /// asked for).
+    fn values_for_change(&mut self) -> &mut Vec<Value> {
+        self.values();
+        if let Some(columns) = self.columns.take() {
+            if self.types.is_none() {
+                self.types = Some(columns.arrays.iter().map(|a| a.data_type().clone()).collect());
+            }
+        }
+        self.rows.get_mut().expect("the row view was just built")
+    }
+
+    /// The fields of row `i`.
+    pub fn row(&self, i: usize) -> &[Value] {
+        &self.values()[i * self.arity..(i + 1) * self.arity]
+    }
+
     /// Iterates over `(kind, fields)` of every row.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = (RowKind, &[Value])> + '_ {
         let arity = self.arity;
-        self.kinds.iter().enumerate().map(move |(i, kind)| (*kind, &self.values[i * arity..(i + 1) * arity]))
+        let values = self.values();
+        self.kinds.iter().enumerate().map(move |(i, kind)| (*kind, &values[i * arity..(i + 1) * arity]))
     }
 
     /// Mutable access to all fields of all rows, row-major; the arity cannot change.
     pub fn values_mut(&mut self) -> &mut [Value] {
-        &mut self.values
+        self.values_for_change()
     }
 
     /// Appends a row, cloning its fields.
@@ -100,21 +267,23 @@ impl Chunk {
     /// Panics if `fields` does not have the chunk's arity.
     pub fn push(&mut self, kind: RowKind, fields: &[Value]) {
         assert_eq!(fields.len(), self.arity, "row arity differs from chunk arity");
+        self.values_for_change().extend_from_slice(fields);
         self.kinds.push(kind);
-        self.values.extend_from_slice(fields);
     }
 
     /// Appends a row whose fields `fill` pushes onto the chunk's value buffer. Returns the
     /// number of fields pushed; when it differs from the arity the row is removed again and
     /// the chunk is unchanged.
     pub fn push_with(&mut self, kind: RowKind, fill: impl FnOnce(&mut Vec<Value>)) -> usize {
-        let start = self.values.len();
-        fill(&mut self.values);
-        let pushed = self.values.len() - start;
-        if pushed == self.arity {
+        let arity = self.arity;
+        let values = self.values_for_change();
+        let start = values.len();
+        fill(values);
+        let pushed = values.len() - start;
+        if pushed == arity {
             self.kinds.push(kind);
         } else {
-            self.values.truncate(start);
+            values.truncate(start);
         }
         pushed
     }
@@ -125,33 +294,48 @@ impl Chunk {
     /// Panics if the row does not have the chunk's arity.
     pub fn push_row(&mut self, row: Row) {
         assert_eq!(row.values.len(), self.arity, "row arity differs from chunk arity");
+        self.values_for_change().extend(row.values);
         self.kinds.push(row.kind);
-        self.values.extend(row.values);
     }
 
     /// Keeps the rows for which `keep(kind, fields)` is true, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(RowKind, &[Value]) -> bool) {
-        let arity = self.arity;
-        let mut write = 0;
-        for read in 0..self.kinds.len() {
-            let kind = self.kinds[read];
-            if keep(kind, &self.values[read * arity..(read + 1) * arity]) {
+        let kept: Vec<u32> = self.rows().enumerate().filter(|(_, (k, r))| keep(*k, r)).map(|(i, _)| i as u32).collect();
+        if kept.len() != self.len() {
+            self.select(&kept);
+        }
+    }
+
+    /// Keeps rows `kept` (positions in this chunk, ascending) and drops the others. The
+    /// arrays are not copied: the chunk's selection narrows.
+    pub fn select(&mut self, kept: &[u32]) {
+        self.kinds = kept.iter().map(|&i| self.kinds[i as usize]).collect();
+        if let Some(columns) = self.columns.get_mut() {
+            let selection: Arc<[u32]> = match &columns.selection {
+                None => Arc::from(kept),
+                Some(old) => kept.iter().map(|&i| old[i as usize]).collect(),
+            };
+            columns.selection = Some(selection);
+        }
+        if let Some(rows) = self.rows.get_mut() {
+            let arity = self.arity;
+            let mut write = 0;
+            for &read in kept {
+                let read = read as usize;
                 if write != read {
-                    self.kinds[write] = kind;
                     for f in 0..arity {
-                        self.values.swap(write * arity + f, read * arity + f);
+                        rows.swap(write * arity + f, read * arity + f);
                     }
                 }
                 write += 1;
             }
+            rows.truncate(write * arity);
         }
-        self.kinds.truncate(write);
-        self.values.truncate(write * arity);
     }
 
     /// All fields of all rows, row-major, consuming the chunk.
-    pub fn into_values(self) -> Vec<Value> {
-        self.values
+    pub fn into_values(mut self) -> Vec<Value> {
+        std::mem::take(self.values_for_change())
     }
 
     /// The rows as owned [`Row`]s.
@@ -171,10 +355,11 @@ impl Chunk {
         }
     }
 
-    /// Removes all rows, keeping the allocation.
+    /// Removes all rows, keeping the declared types.
     pub fn clear(&mut self) {
         self.kinds.clear();
-        self.values.clear();
+        self.columns = OnceLock::new();
+        self.rows = OnceLock::from(Vec::new());
         self.origin_nanos = 0;
     }
 
@@ -190,8 +375,23 @@ impl Chunk {
     }
 }
 
+impl PartialEq for Chunk {
+    /// Equal when the rows and their kinds are, whichever way each chunk holds them.
+    fn eq(&self, other: &Self) -> bool {
+        self.arity == other.arity && self.kinds == other.kinds && self.values() == other.values()
+    }
+}
+
+impl fmt::Debug for Chunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Chunk").field("arity", &self.arity).field("rows", &self.to_lines()).finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use arrow_array::{Int64Array, StringArray};
+
     use super::*;
 
     fn chunk() -> Chunk {
@@ -200,6 +400,15 @@ mod tests {
             c.push(RowKind::Insert, &[Value::BigInt(i), Value::string("x")]);
         }
         c
+    }
+
+    fn columnar() -> Chunk {
+        let ids: ArrayRef = Arc::new(Int64Array::from(vec![Some(0), Some(1), None, Some(3)]));
+        let names: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "c", "d"]));
+        Chunk::from_arrays(
+            vec![RowKind::Insert, RowKind::Delete, RowKind::Insert, RowKind::UpdateAfter],
+            vec![ids, names],
+        )
     }
 
     #[test]
@@ -234,5 +443,41 @@ mod tests {
         c.push(RowKind::Delete, &[]);
         assert_eq!(c.rows().count(), 2);
         assert_eq!(c.to_lines(), ["+I[]", "-D[]"]);
+        assert_eq!(c.to_record_batch(&[]).unwrap().num_rows(), 2);
+    }
+
+    #[test]
+    fn arrays_read_as_rows_and_rows_build_arrays() {
+        let c = columnar();
+        assert_eq!(c.to_lines(), ["+I[0, a]", "-D[1, b]", "+I[null, c]", "+U[3, d]"]);
+        let rebuilt = Chunk::from_rows(2, c.to_rows());
+        assert_eq!(rebuilt, c);
+        assert_eq!(rebuilt.columns().arrays()[0].data_type(), &ArrowType::Int64);
+        assert_eq!(rebuilt.columns().arrays()[0].null_count(), 1);
+    }
+
+    #[test]
+    fn a_selection_narrows_the_rows_without_copying_the_arrays() {
+        let mut c = columnar();
+        c.select(&[1, 2, 3]);
+        c.select(&[0, 2]);
+        assert_eq!(c.columns().arrays()[0].len(), 4);
+        assert_eq!(c.columns().selection(), Some(&[1, 3][..]));
+        assert_eq!(c.to_lines(), ["-D[1, b]", "+U[3, d]"]);
+        let batch = c.to_record_batch(&["id", "name"]).unwrap();
+        assert_eq!(batch.num_rows(), 2);
+        // Changing a row drops the arrays; they come back from the rows.
+        c.push(RowKind::Insert, &[Value::BigInt(9), Value::string("z")]);
+        assert_eq!(c.columns().selection(), None);
+        assert_eq!(c.columns().arrays()[1].len(), 3);
+    }
+
+    #[test]
+    fn declared_types_shape_the_arrays() {
+        let mut c = Chunk::with_types(&[DataType::bigint(), DataType::string()]);
+        c.push(RowKind::Insert, &[Value::Int(1), Value::Null]);
+        let arrays = c.columns().arrays();
+        assert_eq!(arrays[0].data_type(), &ArrowType::Int64);
+        assert_eq!(arrays[1].data_type(), &ArrowType::Utf8);
     }
 }

@@ -1,6 +1,7 @@
 //! weir's runtime: the data model and the actor-based execution core.
 //!
-//! - Data model: [`types`] (Flink's SQL types), [`value`], [`row`], [`chunk`], and [`print`]
+//! - Data model: [`types`] (Flink's SQL types), [`value`], [`row`], [`chunk`] (columnar, on
+//!   Apache Arrow: [`columnar`] maps the types and converts values), and [`print`]
 //!   (values printed exactly as Flink's print connector prints them).
 //! - Operator contract: [`operator`] ([`Operator`], [`Source`], [`Output`]) and [`timers`];
 //!   operators are plain state machines, tested with [`harness`] and [`fixture`].
@@ -12,6 +13,7 @@
 
 pub mod chunk;
 pub mod clock;
+pub mod columnar;
 pub mod config;
 pub mod element;
 pub mod error;
@@ -35,7 +37,7 @@ mod actor;
 mod chain;
 mod input;
 
-pub use chunk::Chunk;
+pub use chunk::{Chunk, Columns};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::RuntimeConfig;
 pub use element::StreamElement;

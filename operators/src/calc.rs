@@ -1,21 +1,85 @@
 //! Calc: a fused filter and projection, as Flink plans `SELECT exprs FROM … WHERE condition`.
+//!
+//! Column at a time: the condition gives a boolean column, whose TRUE rows become the chunk's
+//! selection; a projection of input columns reuses their arrays under that selection (nothing
+//! is copied), computed columns are evaluated by [`VectorExpr`] kernels over the passing rows.
+//! Expressions without kernels take the row path, with the same results.
 
-use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Value};
+use std::sync::Arc;
 
-use crate::expr::Expr;
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use weir_runtime::columnar::{array_from_values, arrow_type, value_at};
+use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
+
+use crate::expr::{Expr, ExprError, VectorExpr};
 
 /// Keeps the rows whose condition is TRUE (not FALSE, not NULL) and computes the projections
 /// of each; row kinds pass through.
 #[derive(Debug, Clone)]
 pub struct CalcOperator {
-    projections: Vec<Expr>,
-    condition: Option<Expr>,
+    projections: Vec<Compiled>,
+    condition: Option<Compiled>,
+    /// The input columns some expression reads.
+    used: Vec<bool>,
+}
+
+/// An expression with its kernels, when it has them.
+#[derive(Debug, Clone)]
+struct Compiled {
+    expr: Expr,
+    vector: Option<VectorExpr>,
+}
+
+impl Compiled {
+    fn new(expr: Expr) -> Self {
+        Compiled { vector: VectorExpr::compile(&expr), expr }
+    }
+
+    /// The expression over `columns` (the chunk's rows listed in `rows`, compacted): by its
+    /// kernels where it has them, else row by row.
+    fn eval(&self, columns: &[ArrayRef], chunk: &Chunk, rows: &[u32]) -> std::result::Result<ArrayRef, ExprError> {
+        if let Some(vector) = &self.vector {
+            if let Some(array) = vector.eval(columns, rows.len())? {
+                return Ok(array);
+            }
+        }
+        let values = self.expr.eval_selected(chunk, rows)?;
+        let refs: Vec<&Value> = values.iter().collect();
+        array_from_values(&arrow_type(self.expr.ty()), &refs).map_err(|e| ExprError(e.to_string()))
+    }
 }
 
 impl CalcOperator {
     /// A Calc computing `projections` over the rows that satisfy `condition`.
     pub fn new(projections: Vec<Expr>, condition: Option<Expr>) -> Self {
-        CalcOperator { projections, condition }
+        let arity = projections.iter().chain(&condition).map(max_column).max().unwrap_or(0);
+        let mut used = vec![false; arity];
+        for e in projections.iter().chain(&condition) {
+            e.mark_columns(&mut used);
+        }
+        CalcOperator {
+            projections: projections.into_iter().map(Compiled::new).collect(),
+            condition: condition.map(Compiled::new),
+            used,
+        }
+    }
+}
+
+/// One past the highest input column `e` reads.
+fn max_column(e: &Expr) -> usize {
+    match e {
+        Expr::Column { index, .. } => index + 1,
+        Expr::Literal { .. } => 0,
+        Expr::Call { args, .. } => args.iter().map(max_column).max().unwrap_or(0),
+    }
+}
+
+/// The rows of `passed` that are TRUE.
+fn true_rows(passed: &BooleanArray) -> Vec<u32> {
+    let values = passed.values();
+    match passed.nulls() {
+        None => values.set_indices().map(|i| i as u32).collect(),
+        Some(nulls) => values.set_indices().filter(|&i| nulls.is_valid(i)).map(|i| i as u32).collect(),
     }
 }
 
@@ -31,36 +95,77 @@ impl Operator for CalcOperator {
         _ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let fail = |e: crate::expr::ExprError| Error::execution(e.to_string());
-        // Column at a time: the rows that pass the condition, then each computed column over them.
-        let all: Vec<u32> = (0..chunk.len() as u32).collect();
-        let selection = match &self.condition {
-            None => all,
+        let fail = |e: ExprError| Error::execution(e.to_string());
+        let rows = chunk.len();
+        let all: Vec<u32> = (0..rows as u32).collect();
+        let columns = chunk.columns();
+        let inputs: Vec<ArrayRef> = (0..chunk.arity())
+            .map(|i| {
+                if self.used.get(i).copied().unwrap_or(false) {
+                    columns.compacted(i)
+                } else {
+                    arrow_array::new_null_array(&arrow_schema::DataType::Null, rows)
+                }
+            })
+            .collect();
+        let passing: Option<Vec<u32>> = match &self.condition {
+            None => None,
             Some(condition) => {
-                let passed = condition.eval_selected(&chunk, &all).map_err(fail)?;
-                all.into_iter().zip(passed).filter(|(_, v)| *v == Value::Boolean(true)).map(|(r, _)| r).collect()
+                let passed = condition.eval(&inputs, &chunk, &all).map_err(fail)?;
+                let kept = match passed.as_any().downcast_ref::<BooleanArray>() {
+                    Some(b) => true_rows(b),
+                    None => (0..rows)
+                        .filter(|&i| value_at(passed.as_ref(), i) == Value::Boolean(true))
+                        .map(|i| i as u32)
+                        .collect(),
+                };
+                (kept.len() < rows).then_some(kept)
             }
         };
-        let mut computed: Vec<Option<Vec<Value>>> = Vec::with_capacity(self.projections.len());
-        for p in &self.projections {
-            computed.push(match p {
-                Expr::Column { .. } => None,
-                _ => Some(p.eval_selected(&chunk, &selection).map_err(fail)?),
-            });
+        let kinds: Vec<RowKind> = match &passing {
+            None => chunk.kinds().to_vec(),
+            Some(kept) => kept.iter().map(|&r| chunk.kind(r as usize)).collect(),
+        };
+        if kinds.is_empty() {
+            return Ok(());
         }
-        let mut result = Chunk::with_capacity(self.projections.len(), selection.len());
-        for (i, &r) in selection.iter().enumerate() {
-            let row = chunk.row(r as usize);
-            result.push_with(chunk.kind(r as usize), |fields| {
-                for (p, values) in self.projections.iter().zip(computed.iter_mut()) {
-                    fields.push(match (p, values) {
-                        (_, Some(values)) => std::mem::replace(&mut values[i], Value::Null),
-                        (Expr::Column { index, .. }, None) => row[*index].clone(),
-                        (_, None) => Value::Null,
-                    });
+        let only_columns = self.projections.iter().all(|p| matches!(p.expr, Expr::Column { .. }));
+        let mut result = if only_columns {
+            // A projection of input columns: the arrays are reused, the condition narrows them.
+            let arrays = self
+                .projections
+                .iter()
+                .map(|p| match p.expr {
+                    Expr::Column { index, .. } => Arc::clone(&inputs[index]),
+                    _ => unreachable!("only column references"),
+                })
+                .collect();
+            let mut result = Chunk::from_arrays(chunk.kinds().to_vec(), arrays);
+            if let Some(kept) = &passing {
+                result.select(kept);
+            }
+            result
+        } else {
+            let (filtered, selected): (Vec<ArrayRef>, Vec<u32>) = match &passing {
+                None => (inputs, all),
+                Some(kept) => {
+                    let filtered = inputs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| if self.used[i] { weir_runtime::chunk::take(a, kept) } else { Arc::clone(a) })
+                        .collect();
+                    (filtered, kept.clone())
                 }
-            });
-        }
+            };
+            let mut arrays = Vec::with_capacity(self.projections.len());
+            for p in &self.projections {
+                arrays.push(match p.expr {
+                    Expr::Column { index, .. } => Arc::clone(&filtered[index]),
+                    _ => p.eval(&filtered, &chunk, &selected).map_err(fail)?,
+                });
+            }
+            Chunk::from_arrays(kinds, arrays)
+        };
         result.set_origin_nanos(chunk.origin_nanos());
         out.collect(result);
         Ok(())

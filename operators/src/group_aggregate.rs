@@ -14,7 +14,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
-use crate::aggregate::{Accumulator, AggregateCall};
+use crate::aggregate::{Accumulator, AggregateCall, TypedGroups};
 
 /// The state of one group.
 #[derive(Debug)]
@@ -69,6 +69,13 @@ pub struct GroupAggregateOperator {
     trigger: Option<BundleTrigger>,
     bundle: Bundle,
     groups: HashMap<GroupKey, Group>,
+    /// The groups, held as typed vectors when [`TypedGroups`] covers the calls (decided at the
+    /// first chunk, once the builder settings are final).
+    typed: Option<TypedGroups>,
+    /// Whether `typed` may be used; the decision is taken once.
+    typed_allowed: bool,
+    typed_decided: bool,
+    input_types: Vec<DataType>,
     key: Vec<Value>,
     /// The result row being computed, reused across rows.
     scratch: ResultRow,
@@ -90,6 +97,10 @@ impl GroupAggregateOperator {
             trigger: None,
             bundle: Bundle::default(),
             groups: HashMap::new(),
+            typed: None,
+            typed_allowed: true,
+            typed_decided: false,
+            input_types: input_types.to_vec(),
             key: Vec::new(),
             scratch: ResultRow::new(),
         }
@@ -127,9 +138,37 @@ impl GroupAggregateOperator {
         self
     }
 
+    /// Whether groups that [`TypedGroups`] covers are held as typed vectors (the default);
+    /// off, every group is held as values (the reference the typed state is tested against).
+    pub fn with_typed_state(mut self, allowed: bool) -> Self {
+        self.typed_allowed = allowed;
+        self
+    }
+
     /// Number of groups with state.
     pub fn group_count(&self) -> usize {
-        self.groups.len()
+        self.groups.len() + self.typed.as_ref().map_or(0, TypedGroups::len)
+    }
+
+    /// The typed group state, when this aggregate's settings and calls allow one.
+    fn typed_groups(&mut self) -> Option<&mut TypedGroups> {
+        if !self.typed_decided {
+            self.typed_decided = true;
+            let eligible = self.typed_allowed
+                && self.trigger.is_none()
+                && self.ttl_millis == 0
+                && TypedGroups::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
+            if eligible {
+                self.typed = Some(TypedGroups::new(
+                    self.keys[0],
+                    &self.calls,
+                    &self.input_types,
+                    self.generate_update_before,
+                    self.emit_unchanged,
+                ));
+            }
+        }
+        self.typed.as_mut()
     }
 
     /// Applies the rows of one group (one row per record, or a bundle's rows) and emits the
@@ -319,6 +358,16 @@ impl Operator for GroupAggregateOperator {
                     self.flush(now, ctx, out);
                 }
             }
+            return Ok(());
+        }
+        if let Some(typed) = self.typed_groups() {
+            let Some(mut emitted) = typed.process(&chunk) else {
+                return Err(weir_runtime::Error::execution(
+                    "the input columns of GroupAggregate do not have the types it was planned for",
+                ));
+            };
+            emitted.set_origin_nanos(chunk.origin_nanos());
+            out.collect(emitted);
             return Ok(());
         }
         let arity = self.keys.len() + self.calls.len();

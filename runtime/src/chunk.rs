@@ -218,6 +218,25 @@ impl Chunk {
         })
     }
 
+    /// Whether the chunk's arrays are built (it came from arrays, or they were asked for since
+    /// it last changed): columnar work on it then converts nothing.
+    pub fn is_columnar(&self) -> bool {
+        self.columns.get().is_some()
+    }
+
+    /// A chunk of the same rows sharing this one's arrays (not its row view): the start of a
+    /// part that [`Chunk::select`] narrows.
+    pub fn clone_columns(&self) -> Chunk {
+        Chunk {
+            arity: self.arity,
+            kinds: self.kinds.clone(),
+            columns: OnceLock::from(self.columns().clone()),
+            rows: OnceLock::new(),
+            types: self.types.clone(),
+            origin_nanos: self.origin_nanos,
+        }
+    }
+
     /// All fields of all rows, row-major (built from the arrays on first use).
     fn values(&self) -> &[Value] {
         self.rows.get_or_init(|| {

@@ -9,9 +9,14 @@ use std::hash::{Hash, Hasher};
 
 use rustc_hash::FxHasher;
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::Array;
+
 use crate::chunk::Chunk;
+use crate::columnar::{value_at, ArrowType};
 use crate::element::StreamElement;
-use crate::value::Value;
+use crate::value::{hash_null, hash_str, Value};
 
 /// How rows travel along an edge.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -65,6 +70,60 @@ pub fn hash_key(row: &[Value], keys: &[usize]) -> u64 {
     hasher.finish()
 }
 
+/// The stable hash of the key columns `keys` of every row of `chunk`, into `out`: for each
+/// row the same hash as [`hash_key`] of its row view, computed a column at a time.
+pub fn hash_key_columns(chunk: &Chunk, keys: &[usize], out: &mut Vec<u64>) {
+    let columns = chunk.columns();
+    let rows = chunk.len();
+    let mut hashers = vec![FxHasher::default(); rows];
+    for &k in keys {
+        hash_column(columns.arrays()[k].as_ref(), columns.selection(), &mut hashers);
+    }
+    out.clear();
+    out.extend(hashers.iter().map(Hasher::finish));
+}
+
+/// Feeds each row's cell of `array` (rows `selection`, or all) to its hasher, as its value hashes.
+fn hash_column(array: &dyn Array, selection: Option<&[u32]>, hashers: &mut [FxHasher]) {
+    let row = |k: usize| selection.map_or(k, |s| s[k] as usize);
+    macro_rules! primitive {
+        ($t:ty, $make:expr) => {{
+            let a = array.as_primitive::<$t>();
+            for (k, h) in hashers.iter_mut().enumerate() {
+                let i = row(k);
+                if a.is_null(i) {
+                    hash_null(h);
+                } else {
+                    $make(a.value(i)).hash(h);
+                }
+            }
+        }};
+    }
+    match array.data_type() {
+        ArrowType::Int8 => primitive!(Int8Type, Value::TinyInt),
+        ArrowType::Int16 => primitive!(Int16Type, Value::SmallInt),
+        ArrowType::Int32 => primitive!(Int32Type, Value::Int),
+        ArrowType::Int64 => primitive!(Int64Type, Value::BigInt),
+        ArrowType::Date32 => primitive!(Date32Type, Value::Date),
+        ArrowType::Utf8 => {
+            let a = array.as_string::<i32>();
+            for (k, h) in hashers.iter_mut().enumerate() {
+                let i = row(k);
+                if a.is_null(i) {
+                    hash_null(h);
+                } else {
+                    hash_str(a.value(i), h);
+                }
+            }
+        }
+        _ => {
+            for (k, h) in hashers.iter_mut().enumerate() {
+                value_at(array, row(k)).hash(h);
+            }
+        }
+    }
+}
+
 /// The key group of a key hash: the hash is mixed (Murmur3's finalizer) so that similar keys
 /// spread, then reduced modulo `max_parallelism`.
 pub fn key_group(hash: u64, max_parallelism: usize) -> usize {
@@ -97,13 +156,15 @@ pub struct Partitioner {
     next_round_robin: usize,
     /// Receiver of each row of the chunk being routed; reused across chunks.
     targets: Vec<u32>,
+    /// Key hash of each row of the chunk being routed; reused across chunks.
+    hashes: Vec<u64>,
 }
 
 impl Partitioner {
     /// A partitioner for sender subtask `sender` of an edge with `receivers` receiving subtasks.
     pub fn new(strategy: ShipStrategy, sender: usize, receivers: usize) -> Self {
         // Start round-robin at the sender's index so that parallel senders do not all hit 0 first.
-        Partitioner { strategy, sender, receivers, next_round_robin: sender, targets: Vec::new() }
+        Partitioner { strategy, sender, receivers, next_round_robin: sender, targets: Vec::new(), hashes: Vec::new() }
     }
 
     /// Routes one element: a chunk is split by the strategy, a control element goes to every
@@ -137,8 +198,13 @@ impl Partitioner {
             ShipStrategy::Hash(keys) => {
                 self.targets.clear();
                 let receivers = self.receivers;
-                self.targets
-                    .extend(chunk.rows().map(|(_, row)| subtask_for_hash(hash_key(row, keys), receivers) as u32));
+                if chunk.is_columnar() {
+                    hash_key_columns(&chunk, keys, &mut self.hashes);
+                    self.targets.extend(self.hashes.iter().map(|&h| subtask_for_hash(h, receivers) as u32));
+                } else {
+                    self.targets
+                        .extend(chunk.rows().map(|(_, row)| subtask_for_hash(hash_key(row, keys), receivers) as u32));
+                }
                 self.split(chunk, &mut send);
             }
             ShipStrategy::Rebalance => {
@@ -152,8 +218,24 @@ impl Partitioner {
         }
     }
 
-    /// Splits `chunk` by `self.targets` (one receiver per row), moving the values.
+    /// Splits `chunk` by `self.targets` (one receiver per row): a columnar chunk into parts
+    /// that share its arrays, each with its own selection; a chunk of rows by moving the values.
     fn split(&mut self, chunk: Chunk, send: &mut impl FnMut(usize, StreamElement)) {
+        if chunk.is_columnar() {
+            let mut rows: Vec<Vec<u32>> = vec![Vec::new(); self.receivers];
+            for (row, &target) in self.targets.iter().enumerate() {
+                rows[target as usize].push(row as u32);
+            }
+            for (r, kept) in rows.iter().enumerate() {
+                if kept.is_empty() {
+                    continue;
+                }
+                let mut part = chunk.clone_columns();
+                part.select(kept);
+                send(r, StreamElement::Chunk(part));
+            }
+            return;
+        }
         let arity = chunk.arity();
         let origin = chunk.origin_nanos();
         let expected = chunk.len() / self.receivers + 1;
@@ -175,6 +257,54 @@ impl Partitioner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_hash_as_their_rows() {
+        let mut chunk =
+            Chunk::with_types(&[crate::DataType::int(), crate::DataType::string(), crate::DataType::bigint()]);
+        for i in 0..50 {
+            let text = if i % 7 == 0 { Value::Null } else { Value::string(&format!("k{}", i % 5)) };
+            chunk.push(crate::RowKind::Insert, &[Value::Int(i % 3), text, Value::BigInt(i64::from(i))]);
+        }
+        chunk.columns();
+        chunk.select(&(0..50).filter(|i| i % 4 != 1).collect::<Vec<u32>>());
+        let mut by_columns = Vec::new();
+        hash_key_columns(&chunk, &[1, 0], &mut by_columns);
+        let by_rows: Vec<u64> = chunk.rows().map(|(_, r)| hash_key(r, &[1, 0])).collect();
+        assert_eq!(by_columns, by_rows);
+    }
+
+    #[test]
+    fn a_columnar_chunk_splits_into_parts_that_share_its_arrays() {
+        let mut chunk = Chunk::with_types(&[crate::DataType::int()]);
+        for i in 0..100 {
+            chunk.push(crate::RowKind::Insert, &[Value::Int(i)]);
+        }
+        chunk.columns();
+        let mut partitioner = Partitioner::new(ShipStrategy::Hash(vec![0]), 0, 3);
+        let mut received: Vec<(usize, Vec<String>)> = Vec::new();
+        partitioner.route(StreamElement::Chunk(chunk.clone()), |r, e| {
+            if let StreamElement::Chunk(c) = e {
+                assert_eq!(c.columns().arrays()[0].len(), 100);
+                received.push((r, c.to_lines()));
+            }
+        });
+        let mut all: Vec<String> = received.iter().flat_map(|(_, lines)| lines.clone()).collect();
+        all.sort();
+        let mut expected = chunk.to_lines();
+        expected.sort();
+        assert_eq!(all, expected);
+        for (r, lines) in &received {
+            for (line, row) in
+                lines.iter().zip(chunk.rows().filter(|(_, row)| subtask_for_hash(hash_key(row, &[0]), 3) == *r))
+            {
+                assert_eq!(
+                    line,
+                    &crate::chunk::Chunk::from_rows(1, [crate::Row::new(row.0, row.1.to_vec())]).to_lines()[0]
+                );
+            }
+        }
+    }
 
     #[test]
     fn max_parallelism_follows_flink() {

@@ -12,6 +12,9 @@ use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+/// Position of strings in the order between values of different types (see `Value::rank`).
+const STRING_RANK: u8 = 9;
+
 /// Milliseconds in one day.
 pub const MILLIS_PER_DAY: i64 = 86_400_000;
 
@@ -170,7 +173,7 @@ impl Value {
             Value::Float(_) => 6,
             Value::Double(_) => 7,
             Value::Decimal { .. } => 8,
-            Value::String(_) => 9,
+            Value::String(_) => STRING_RANK,
             Value::Binary(_) => 10,
             Value::Date(_) => 11,
             Value::Time(_) => 12,
@@ -329,10 +332,29 @@ impl Hash for Value {
     }
 }
 
+/// Feeds `state` what hashing `Value::String(s)` feeds it, without building the value: a
+/// column of strings hashes its cells as their values hash.
+pub fn hash_str<H: Hasher>(s: &str, state: &mut H) {
+    state.write_u8(STRING_RANK);
+    s.hash(state);
+}
+
+/// Feeds `state` what hashing `Value::Null` feeds it.
+pub fn hash_null<H: Hasher>(state: &mut H) {
+    Value::Null.hash(state);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::hash_map::DefaultHasher;
+
+    #[test]
+    fn a_string_hashes_as_its_value() {
+        let mut a = DefaultHasher::new();
+        hash_str("apple", &mut a);
+        assert_eq!(a.finish(), hash_of(&Value::string("apple")));
+    }
 
     fn hash_of(v: &Value) -> u64 {
         let mut h = DefaultHasher::new();

@@ -266,9 +266,9 @@ fn now_value(ty: &DataType, now: i64) -> Value {
     }
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
+pub(crate) const HEX: &[u8; 16] = b"0123456789abcdef";
 
-fn random_length(rng: &mut SmallRng, length: u32, var_len: bool) -> usize {
+pub(crate) fn random_length(rng: &mut SmallRng, length: u32, var_len: bool) -> usize {
     if var_len && length > 1 {
         rng.random_range(1..length) as usize
     } else {

@@ -17,6 +17,7 @@
 //! exactly once; a table with a sequence ends when its shortest sequence (or `number-of-rows`)
 //! is exhausted.
 
+mod column;
 mod field;
 mod source;
 
@@ -67,7 +68,8 @@ impl ConnectorFactory for DatagenFactory {
         if fields.is_empty() {
             return Err(Error::Validation(format!("Table '{}' has no columns to generate.", table.name)));
         }
-        let source = DatagenSource::new(table.name.clone(), Arc::new(fields), rows, rows_per_second);
+        let types = table.schema.fields.iter().map(|f| f.data_type.clone()).collect();
+        let source = DatagenSource::new(table.name.clone(), Arc::new(fields), types, rows, rows_per_second);
         Ok(SourceProvider {
             parallelism,
             bounded: rows.is_some(),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use weir_runtime::{Chunk, OperatorContext, Output, Result, RowKind, Source, SourceStatus, SubtaskInfo};
+use weir_runtime::{Chunk, DataType, OperatorContext, Output, Result, RowKind, Source, SourceStatus, SubtaskInfo};
 
 use super::field::FieldGenerator;
 
@@ -19,6 +19,8 @@ use super::field::FieldGenerator;
 pub struct DatagenSource {
     name: String,
     fields: Arc<Vec<FieldGenerator>>,
+    /// The type of each field.
+    types: Arc<[DataType]>,
     total_rows: Option<u64>,
     rows_per_second: u64,
     next: u64,
@@ -33,12 +35,14 @@ impl DatagenSource {
     pub(crate) fn new(
         name: String,
         fields: Arc<Vec<FieldGenerator>>,
+        types: Arc<[DataType]>,
         total_rows: Option<u64>,
         rows_per_second: u64,
     ) -> Self {
         DatagenSource {
             name,
             fields,
+            types,
             total_rows,
             rows_per_second,
             next: 0,
@@ -85,12 +89,14 @@ impl Source for DatagenSource {
             return Ok(SourceStatus::Wait(Duration::from_millis((due - now).max(1) as u64)));
         }
         let rng = self.rng.get_or_insert_with(SmallRng::from_os_rng);
-        let mut chunk = Chunk::with_capacity(self.fields.len(), batch as usize);
-        for n in self.next..self.next + batch {
-            chunk.push_with(RowKind::Insert, |values| {
-                values.extend(self.fields.iter().map(|f| f.generate(rng, n, now)));
-            });
-        }
+        // Column at a time: each field fills its own array.
+        let columns = self
+            .fields
+            .iter()
+            .zip(self.types.iter())
+            .map(|(f, ty)| f.generate_column(rng, self.next, batch as usize, now, ty))
+            .collect();
+        let chunk = Chunk::from_arrays(vec![RowKind::Insert; batch as usize], columns);
         self.next += batch;
         self.emitted += batch;
         out.collect(chunk);

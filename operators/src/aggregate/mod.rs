@@ -7,8 +7,10 @@
 
 mod accumulator;
 pub(crate) mod numeric;
+mod typed_groups;
 
 pub use accumulator::Accumulator;
+pub use typed_groups::TypedGroups;
 
 use weir_runtime::DataType;
 

@@ -12,6 +12,7 @@ mod function;
 mod string;
 mod time;
 pub mod types;
+mod vector;
 
 use std::cmp::Ordering;
 
@@ -20,6 +21,7 @@ use weir_runtime::{DataType, LogicalType, Value};
 pub use function::{Function, TimeUnit, TrimSide};
 pub use string::like_regex;
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
+pub use vector::VectorExpr;
 
 /// Why an expression could not be built (wrong argument types) or evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,370 @@
+//! Group state as typed vectors indexed by group id: the columnar form of a group aggregate.
+//!
+//! One hash table maps a group key to a dense group id; each aggregate call keeps its
+//! accumulators and last emitted results in `Vec<i64>`s indexed by that id (DataFusion's
+//! `GroupsAccumulator` model), so a row's update touches a few machine words instead of a
+//! group entry of values. A chunk is processed row by row in order — Flink's changelog is per
+//! record — but keys and arguments are read from typed columns and the output is built a column
+//! at a time. Results equal those of [`Accumulator`](super::Accumulator) row by row.
+//!
+//! Covered ([`TypedGroups::supports`]): one integer or DATE key column; `COUNT(*)`, `COUNT(x)`,
+//! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input; no
+//! `DISTINCT`, no `FILTER`. Other aggregates keep their state as values.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, PrimitiveArray};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::DataType as ArrowType;
+use hashbrown::HashMap;
+use weir_runtime::columnar::arrow_type;
+use weir_runtime::{Chunk, DataType, LogicalType, RowKind};
+
+use super::{AggregateCall, AggregateKind};
+
+/// How one call accumulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    CountStar,
+    Count,
+    Sum { zero_when_empty: bool },
+    Min,
+    Max,
+}
+
+/// One call's state for every group.
+#[derive(Debug)]
+struct CallState {
+    kind: Kind,
+    arg: Option<usize>,
+    /// Bits of the result type (sums wrap in it, as Flink's do).
+    bits: u8,
+    result_type: ArrowType,
+    /// The sum, count or extreme of each group.
+    values: Vec<i64>,
+    /// Non-NULL values held (SUM), or whether an extreme was seen (MIN, MAX: 0 or 1).
+    counts: Vec<i64>,
+    /// The last result emitted for each group; `None` is NULL.
+    last: Vec<Option<i64>>,
+}
+
+impl CallState {
+    fn result(&self, g: usize) -> Option<i64> {
+        match self.kind {
+            Kind::CountStar | Kind::Count => Some(self.values[g]),
+            Kind::Sum { zero_when_empty } if self.counts[g] == 0 => zero_when_empty.then_some(0),
+            Kind::Sum { .. } | Kind::Min | Kind::Max => (self.counts[g] > 0).then_some(self.values[g]),
+        }
+    }
+
+    fn reset(&mut self, g: usize) {
+        self.values[g] = 0;
+        self.counts[g] = 0;
+        self.last[g] = None;
+    }
+}
+
+/// An operand column widened to 64 bits.
+struct Ints {
+    values: ScalarBuffer<i64>,
+    nulls: Option<NullBuffer>,
+}
+
+impl Ints {
+    fn of(array: &dyn Array) -> Option<Ints> {
+        fn widen<T: arrow_array::ArrowPrimitiveType>(a: &dyn Array) -> Ints
+        where
+            T::Native: Into<i64>,
+        {
+            let a = a.as_primitive::<T>();
+            Ints { values: a.values().iter().map(|&v| v.into()).collect(), nulls: a.nulls().cloned() }
+        }
+        Some(match array.data_type() {
+            ArrowType::Int64 => {
+                let a = array.as_primitive::<Int64Type>();
+                Ints { values: a.values().clone(), nulls: a.nulls().cloned() }
+            }
+            ArrowType::Int32 => widen::<Int32Type>(array),
+            ArrowType::Int16 => widen::<Int16Type>(array),
+            ArrowType::Int8 => widen::<Int8Type>(array),
+            ArrowType::Date32 => widen::<Date32Type>(array),
+            ArrowType::Null => Ints { values: vec![0; array.len()].into(), nulls: Some(NullBuffer::new_null(array.len())) },
+            _ => return None,
+        })
+    }
+
+    fn get(&self, i: usize) -> Option<i64> {
+        self.nulls.as_ref().is_none_or(|n| n.is_valid(i)).then(|| self.values[i])
+    }
+}
+
+fn bits_of(ty: &DataType) -> Option<u8> {
+    match ty.logical {
+        LogicalType::TinyInt => Some(8),
+        LogicalType::SmallInt => Some(16),
+        LogicalType::Int => Some(32),
+        LogicalType::BigInt => Some(64),
+        _ => None,
+    }
+}
+
+/// `v` wrapped into `bits` bits.
+fn narrow(v: i64, bits: u8) -> i64 {
+    match bits {
+        8 => i64::from(v as i8),
+        16 => i64::from(v as i16),
+        32 => i64::from(v as i32),
+        _ => v,
+    }
+}
+
+/// The typed state of every group of a group aggregate.
+#[derive(Debug)]
+pub struct TypedGroups {
+    key: usize,
+    key_type: ArrowType,
+    calls: Vec<CallState>,
+    ids: HashMap<i64, u32>,
+    null_key: Option<u32>,
+    /// Rows present in each group (the hidden `COUNT(*)`).
+    rows: Vec<i64>,
+    /// Ids of groups whose last row left, for reuse.
+    free: Vec<u32>,
+    update_before: bool,
+    emit_unchanged: bool,
+}
+
+impl TypedGroups {
+    /// Whether groups of `calls` keyed by `keys` over `input_types` can be held typed.
+    pub fn supports(keys: &[usize], calls: &[AggregateCall], input_types: &[DataType], retracting: bool) -> bool {
+        let [key] = keys else { return false };
+        let key_ok = bits_of(&input_types[*key]).is_some() || input_types[*key].logical == LogicalType::Date;
+        key_ok
+            && calls.iter().all(|c| {
+                let integer_arg = c.arg.is_some_and(|a| bits_of(&input_types[a]).is_some());
+                !c.distinct
+                    && c.filter.is_none()
+                    && match c.kind {
+                        AggregateKind::CountStar => true,
+                        AggregateKind::Count => c.arg.is_some(),
+                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && bits_of(&c.result_type).is_some(),
+                        AggregateKind::Min | AggregateKind::Max => {
+                            !retracting && integer_arg && bits_of(&c.result_type).is_some()
+                        }
+                        _ => false,
+                    }
+            })
+    }
+
+    /// The state for groups keyed by `key`, computing `calls` (see [`TypedGroups::supports`]).
+    pub fn new(key: usize, calls: &[AggregateCall], input_types: &[DataType], update_before: bool, emit_unchanged: bool) -> Self {
+        let calls = calls
+            .iter()
+            .map(|c| CallState {
+                kind: match c.kind {
+                    AggregateKind::CountStar => Kind::CountStar,
+                    AggregateKind::Count => Kind::Count,
+                    AggregateKind::Sum => Kind::Sum { zero_when_empty: false },
+                    AggregateKind::Sum0 => Kind::Sum { zero_when_empty: true },
+                    AggregateKind::Min => Kind::Min,
+                    _ => Kind::Max,
+                },
+                arg: c.arg,
+                bits: bits_of(&c.result_type).unwrap_or(64),
+                result_type: arrow_type(&c.result_type),
+                values: Vec::new(),
+                counts: Vec::new(),
+                last: Vec::new(),
+            })
+            .collect();
+        TypedGroups {
+            key,
+            key_type: arrow_type(&input_types[key]),
+            calls,
+            ids: HashMap::new(),
+            null_key: None,
+            rows: Vec::new(),
+            free: Vec::new(),
+            update_before,
+            emit_unchanged,
+        }
+    }
+
+    /// Number of groups with state.
+    pub fn len(&self) -> usize {
+        self.ids.len() + usize::from(self.null_key.is_some())
+    }
+
+    /// Whether no group has state.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn allocate(&mut self) -> u32 {
+        if let Some(id) = self.free.pop() {
+            return id;
+        }
+        let id = self.rows.len() as u32;
+        self.rows.push(0);
+        for c in &mut self.calls {
+            c.values.push(0);
+            c.counts.push(0);
+            c.last.push(None);
+        }
+        id
+    }
+
+    /// Applies every row of `chunk` in order and returns Flink's changelog for them; `None`
+    /// when a column does not have the type the state was built for.
+    pub fn process(&mut self, chunk: &Chunk) -> Option<Chunk> {
+        let columns = chunk.columns();
+        let mut key_array = columns.compacted(self.key);
+        if key_array.data_type() != &self.key_type {
+            if key_array.null_count() != key_array.len() {
+                return None;
+            }
+            key_array = arrow_array::new_null_array(&self.key_type, key_array.len());
+        }
+        let keys = Ints::of(key_array.as_ref())?;
+        let args: Vec<Option<Ints>> = self
+            .calls
+            .iter()
+            .map(|c| c.arg.map(|a| Ints::of(columns.compacted(a).as_ref())))
+            .map(|a| match a {
+                None => Some(None),
+                Some(Some(ints)) => Some(Some(ints)),
+                Some(None) => None,
+            })
+            .collect::<Option<_>>()?;
+        let mut out = Emitted::new(self.calls.len(), chunk.len());
+        for (i, &kind) in chunk.kinds().iter().enumerate() {
+            let accumulate = kind.is_accumulate();
+            let key = keys.get(i);
+            let existing = match key {
+                Some(k) => self.ids.get(&k).copied(),
+                None => self.null_key,
+            };
+            let id = match existing {
+                Some(id) => id,
+                // Retractions for a group without state are dropped.
+                None if !accumulate => continue,
+                None => {
+                    let id = self.allocate();
+                    match key {
+                        Some(k) => {
+                            self.ids.insert(k, id);
+                        }
+                        None => self.null_key = Some(id),
+                    }
+                    id
+                }
+            };
+            let g = id as usize;
+            let sign = if accumulate { 1 } else { -1 };
+            let first = self.rows[g] == 0;
+            self.rows[g] += sign;
+            for (c, arg) in self.calls.iter_mut().zip(&args) {
+                let x = arg.as_ref().and_then(|a| a.get(i));
+                match (c.kind, x) {
+                    (Kind::CountStar, _) => c.values[g] += sign,
+                    (_, None) => {}
+                    (Kind::Count, Some(_)) => c.values[g] += sign,
+                    (Kind::Sum { .. }, Some(x)) => {
+                        c.values[g] = narrow(c.values[g].wrapping_add(sign.wrapping_mul(x)), c.bits);
+                        c.counts[g] += sign;
+                    }
+                    (Kind::Min | Kind::Max, Some(x)) => {
+                        let better = c.counts[g] == 0 || if c.kind == Kind::Min { x < c.values[g] } else { x > c.values[g] };
+                        if better && sign > 0 {
+                            c.values[g] = x;
+                            c.counts[g] = 1;
+                        }
+                    }
+                }
+            }
+            if self.rows[g] <= 0 {
+                if !first {
+                    out.push(RowKind::Delete, i, self.calls.iter().map(|c| c.last[g]));
+                }
+                match key {
+                    Some(k) => {
+                        self.ids.remove(&k);
+                    }
+                    None => self.null_key = None,
+                }
+                self.rows[g] = 0;
+                self.calls.iter_mut().for_each(|c| c.reset(g));
+                self.free.push(id);
+                continue;
+            }
+            let changed = self.calls.iter().any(|c| c.result(g) != c.last[g]);
+            if first {
+                out.push(RowKind::Insert, i, self.calls.iter().map(|c| c.result(g)));
+            } else if changed || self.emit_unchanged {
+                if self.update_before {
+                    out.push(RowKind::UpdateBefore, i, self.calls.iter().map(|c| c.last[g]));
+                }
+                out.push(RowKind::UpdateAfter, i, self.calls.iter().map(|c| c.result(g)));
+            } else {
+                continue;
+            }
+            for c in &mut self.calls {
+                c.last[g] = c.result(g);
+            }
+        }
+        Some(out.finish(&key_array, &self.calls))
+    }
+}
+
+/// The changelog being built: one entry per emitted row, a column per call.
+struct Emitted {
+    kinds: Vec<RowKind>,
+    /// The input row whose key each emitted row carries.
+    sources: Vec<u32>,
+    results: Vec<Vec<Option<i64>>>,
+}
+
+impl Emitted {
+    fn new(calls: usize, rows: usize) -> Self {
+        Emitted {
+            kinds: Vec::with_capacity(rows),
+            sources: Vec::with_capacity(rows),
+            results: (0..calls).map(|_| Vec::with_capacity(rows)).collect(),
+        }
+    }
+
+    fn push(&mut self, kind: RowKind, source: usize, results: impl Iterator<Item = Option<i64>>) {
+        self.kinds.push(kind);
+        self.sources.push(source as u32);
+        for (column, r) in self.results.iter_mut().zip(results) {
+            column.push(r);
+        }
+    }
+
+    fn finish(self, keys: &ArrayRef, calls: &[CallState]) -> Chunk {
+        let mut arrays = Vec::with_capacity(calls.len() + 1);
+        arrays.push(weir_runtime::chunk::take(keys, &self.sources));
+        for (column, call) in self.results.iter().zip(calls) {
+            arrays.push(integer_column(&call.result_type, column));
+        }
+        Chunk::from_arrays(self.kinds, arrays)
+    }
+}
+
+/// A column of the integer type `ty` holding `values`.
+fn integer_column(ty: &ArrowType, values: &[Option<i64>]) -> ArrayRef {
+    let nulls = values.iter().any(Option::is_none).then(|| NullBuffer::from_iter(values.iter().map(Option::is_some)));
+    macro_rules! build {
+        ($t:ty, $native:ty) => {
+            Arc::new(PrimitiveArray::<$t>::new(values.iter().map(|v| v.unwrap_or(0) as $native).collect(), nulls))
+        };
+    }
+    match ty {
+        ArrowType::Int8 => build!(Int8Type, i8),
+        ArrowType::Int16 => build!(Int16Type, i16),
+        ArrowType::Int32 => build!(Int32Type, i32),
+        _ => build!(Int64Type, i64),
+    }
+}

@@ -1,0 +1,539 @@
+//! Vectorized evaluation: an [`Expr`] compiled once per plan into kernels over Arrow arrays,
+//! then evaluated a whole column at a time per chunk.
+//!
+//! [`VectorExpr::compile`] takes the expressions whose every node has a kernel here: column
+//! references, literals, integer arithmetic (wrapping, as Flink's), comparisons of integers and
+//! of strings, `AND` / `OR` / `NOT` (three-valued, Arrow's Kleene kernels), `IS [NOT] NULL`,
+//! `UPPER` and `LOWER`. Anything else stays on the row path ([`Expr::eval_selected`]), which
+//! gives the same results. A kernel that can fail (`/` and `%` by zero) is only compiled where
+//! every row is evaluated anyway, never under the short-circuit of `AND` / `OR`, so an error
+//! is reported for exactly the rows the row path reports it for.
+
+use std::sync::Arc;
+
+use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, PrimitiveArray, Scalar, StringArray};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::DataType as ArrowType;
+use weir_runtime::columnar::{array_from_values, arrow_type};
+use weir_runtime::{DataType, LogicalType, Value};
+
+use super::function::Function;
+use super::{Expr, ExprError};
+
+/// An expression compiled into column kernels.
+#[derive(Debug, Clone)]
+pub struct VectorExpr {
+    node: Node,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arith {
+    Plus,
+    Minus,
+    Times,
+    Divide,
+    Modulo,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cmp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Column {
+        index: usize,
+        ty: ArrowType,
+    },
+    Literal {
+        value: Value,
+        ty: ArrowType,
+    },
+    /// Integer arithmetic in 64 bits, narrowed to `bits`.
+    Arith {
+        op: Arith,
+        bits: u8,
+        lhs: Box<Node>,
+        rhs: Box<Node>,
+    },
+    /// A comparison of two integers (any widths) or two strings.
+    Compare {
+        op: Cmp,
+        lhs: Box<Node>,
+        rhs: Box<Node>,
+    },
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Not(Box<Node>),
+    IsNull {
+        arg: Box<Node>,
+        negated: bool,
+    },
+    ChangeCase {
+        arg: Box<Node>,
+        upper: bool,
+    },
+}
+
+fn int_bits(ty: &DataType) -> Option<u8> {
+    match ty.logical {
+        LogicalType::TinyInt => Some(8),
+        LogicalType::SmallInt => Some(16),
+        LogicalType::Int => Some(32),
+        LogicalType::BigInt => Some(64),
+        _ => None,
+    }
+}
+
+fn is_string(ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_))
+}
+
+impl VectorExpr {
+    /// `expr` compiled into column kernels, or `None` when some part of it has none.
+    pub fn compile(expr: &Expr) -> Option<VectorExpr> {
+        compile(expr, false).map(|node| VectorExpr { node })
+    }
+
+    /// The expression's value for each row of `columns` (all of length `rows`).
+    ///
+    /// Returns `Ok(None)` when a column does not have the Arrow type the expression was
+    /// compiled for (the caller then takes the row path).
+    ///
+    /// # Errors
+    /// What the row path reports for one of the rows (`/ by zero`).
+    pub fn eval(&self, columns: &[ArrayRef], rows: usize) -> Result<Option<ArrayRef>, ExprError> {
+        Ok(eval(&self.node, columns, rows)?.map(|d| d.into_array(rows)))
+    }
+}
+
+fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
+    match expr {
+        Expr::Column { index, ty } => Some(Node::Column { index: *index, ty: arrow_type(ty) }),
+        Expr::Literal { value, ty } => {
+            // A literal must fit its type's column (the kernels read it as one).
+            let ty = arrow_type(ty);
+            array_from_values(&ty, &[value]).ok()?;
+            Some(Node::Literal { value: value.clone(), ty })
+        }
+        Expr::Call { function, args, ty } => {
+            let arg = |i: usize, guarded| compile(&args[i], guarded).map(Box::new);
+            let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
+            let op = match function {
+                Function::Plus => Some(Arith::Plus),
+                Function::Minus => Some(Arith::Minus),
+                Function::Times => Some(Arith::Times),
+                Function::Divide => Some(Arith::Divide),
+                Function::Modulo => Some(Arith::Modulo),
+                _ => None,
+            };
+            if let Some(op) = op {
+                let bits = int_bits(ty)?;
+                int_bits(types[0])?;
+                int_bits(types[1])?;
+                let fallible = matches!(op, Arith::Divide | Arith::Modulo)
+                    && !matches!(&args[1], Expr::Literal { value, .. } if value.as_i64().is_some_and(|d| d != 0));
+                if fallible && guarded {
+                    return None;
+                }
+                return Some(Node::Arith { op, bits, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+            }
+            let cmp = match function {
+                Function::Equals => Some(Cmp::Eq),
+                Function::NotEquals => Some(Cmp::NotEq),
+                Function::Less => Some(Cmp::Lt),
+                Function::LessOrEqual => Some(Cmp::LtEq),
+                Function::Greater => Some(Cmp::Gt),
+                Function::GreaterOrEqual => Some(Cmp::GtEq),
+                _ => None,
+            };
+            if let Some(op) = cmp {
+                let ints = int_bits(types[0]).is_some() && int_bits(types[1]).is_some();
+                let strings = is_string(types[0]) && is_string(types[1]);
+                if !(ints || strings) {
+                    return None;
+                }
+                return Some(Node::Compare { op, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+            }
+            match function {
+                Function::And | Function::Or => {
+                    // Operands after the first run only where the earlier ones left the row open.
+                    let nodes = args
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| compile(a, guarded || i > 0))
+                        .collect::<Option<Vec<_>>>()?;
+                    if args.iter().any(|a| a.ty().logical != LogicalType::Boolean) {
+                        return None;
+                    }
+                    Some(if matches!(function, Function::And) { Node::And(nodes) } else { Node::Or(nodes) })
+                }
+                Function::Not if types[0].logical == LogicalType::Boolean => Some(Node::Not(arg(0, guarded)?)),
+                Function::IsNull | Function::IsNotNull => {
+                    Some(Node::IsNull { arg: arg(0, guarded)?, negated: matches!(function, Function::IsNotNull) })
+                }
+                Function::Upper | Function::Lower if is_string(types[0]) => {
+                    Some(Node::ChangeCase { arg: arg(0, guarded)?, upper: matches!(function, Function::Upper) })
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
+/// An evaluated node: a column, or one value for every row.
+enum Datum {
+    Array(ArrayRef),
+    Scalar(Value, ArrowType),
+}
+
+impl Datum {
+    fn into_array(self, rows: usize) -> ArrayRef {
+        match self {
+            Datum::Array(a) => a,
+            Datum::Scalar(value, ty) => {
+                let repeated = vec![&value; rows];
+                // Literals were checked to fit their type when compiled.
+                array_from_values(&ty, &repeated).unwrap_or_else(|_| new_null_array(&ty, rows))
+            }
+        }
+    }
+}
+
+/// Evaluates `node`; `None` when an input column has an unexpected type.
+fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>, ExprError> {
+    macro_rules! sub {
+        ($n:expr) => {
+            match eval($n, columns, rows)? {
+                Some(d) => d,
+                None => return Ok(None),
+            }
+        };
+    }
+    Ok(Some(match node {
+        Node::Column { index, ty } => {
+            let array = &columns[*index];
+            if array.data_type() == ty {
+                Datum::Array(Arc::clone(array))
+            } else if array.null_count() == array.len() {
+                Datum::Array(new_null_array(ty, array.len()))
+            } else {
+                return Ok(None);
+            }
+        }
+        Node::Literal { value, ty } => Datum::Scalar(value.clone(), ty.clone()),
+        Node::Arith { op, bits, lhs, rhs } => {
+            let (a, b) = (sub!(lhs), sub!(rhs));
+            Datum::Array(arithmetic(*op, *bits, &a, &b, rows)?)
+        }
+        Node::Compare { op, lhs, rhs } => {
+            let (a, b) = (sub!(lhs), sub!(rhs));
+            match compare(*op, &a, &b, rows) {
+                Some(array) => Datum::Array(Arc::new(array)),
+                None => return Ok(None),
+            }
+        }
+        Node::And(args) | Node::Or(args) => {
+            let and = matches!(node, Node::And(_));
+            let mut result: Option<BooleanArray> = None;
+            for arg in args {
+                let value = sub!(arg).into_array(rows);
+                let Some(value) = value.as_boolean_opt().cloned() else { return Ok(None) };
+                result = Some(match result {
+                    None => value,
+                    Some(acc) if and => and_kleene(&acc, &value).map_err(arrow_error)?,
+                    Some(acc) => or_kleene(&acc, &value).map_err(arrow_error)?,
+                });
+            }
+            Datum::Array(Arc::new(result.unwrap_or_else(|| BooleanArray::from(vec![and; rows]))))
+        }
+        Node::Not(arg) => {
+            let value = sub!(arg).into_array(rows);
+            let Some(value) = value.as_boolean_opt() else { return Ok(None) };
+            Datum::Array(Arc::new(not(value).map_err(arrow_error)?))
+        }
+        Node::IsNull { arg, negated } => match sub!(arg) {
+            Datum::Scalar(v, _) => Datum::Scalar(Value::Boolean(v.is_null() != *negated), ArrowType::Boolean),
+            Datum::Array(a) => {
+                let result = if *negated { is_not_null(a.as_ref()) } else { is_null(a.as_ref()) };
+                Datum::Array(Arc::new(result.map_err(arrow_error)?))
+            }
+        },
+        Node::ChangeCase { arg, upper } => {
+            let value = sub!(arg).into_array(rows);
+            let Some(strings) = value.as_string_opt::<i32>() else { return Ok(None) };
+            Datum::Array(Arc::new(change_case(strings, *upper)))
+        }
+    }))
+}
+
+fn arrow_error(e: arrow_schema::ArrowError) -> ExprError {
+    ExprError(e.to_string())
+}
+
+/// An integer operand widened to 64 bits: a column's values and nulls, or a constant.
+enum Ints {
+    Column(ScalarBuffer<i64>, Option<NullBuffer>),
+    Constant(Option<i64>),
+}
+
+fn ints(d: &Datum) -> Ints {
+    fn widen<T: arrow_array::ArrowPrimitiveType>(a: &dyn Array) -> Ints
+    where
+        T::Native: Into<i64>,
+    {
+        let a = a.as_primitive::<T>();
+        Ints::Column(a.values().iter().map(|&v| v.into()).collect(), a.nulls().cloned())
+    }
+    match d {
+        Datum::Scalar(v, _) => Ints::Constant(v.as_i64()),
+        Datum::Array(a) => match a.data_type() {
+            ArrowType::Int64 => {
+                let a = a.as_primitive::<Int64Type>();
+                Ints::Column(a.values().clone(), a.nulls().cloned())
+            }
+            ArrowType::Int32 => widen::<Int32Type>(a.as_ref()),
+            ArrowType::Int16 => widen::<Int16Type>(a.as_ref()),
+            ArrowType::Int8 => widen::<Int8Type>(a.as_ref()),
+            // An all-NULL column of another type.
+            _ => Ints::Constant(None),
+        },
+    }
+}
+
+fn arithmetic(op: Arith, bits: u8, a: &Datum, b: &Datum, rows: usize) -> Result<ArrayRef, ExprError> {
+    let (x, y) = (ints(a), ints(b));
+    let f = |x: i64, y: i64| match op {
+        Arith::Plus => x.wrapping_add(y),
+        Arith::Minus => x.wrapping_sub(y),
+        Arith::Times => x.wrapping_mul(y),
+        Arith::Divide => x.checked_div(y).unwrap_or_else(|| if y == 0 { 0 } else { x.wrapping_div(y) }),
+        Arith::Modulo => x.checked_rem(y).unwrap_or(0),
+    };
+    let (values, nulls): (Vec<i64>, Option<NullBuffer>) = match (&x, &y) {
+        (Ints::Constant(None), _) | (_, Ints::Constant(None)) => (vec![0; rows], Some(NullBuffer::new_null(rows))),
+        (Ints::Column(xs, xn), Ints::Constant(Some(c))) => (xs.iter().map(|&v| f(v, *c)).collect(), xn.clone()),
+        (Ints::Constant(Some(c)), Ints::Column(ys, yn)) => (ys.iter().map(|&v| f(*c, v)).collect(), yn.clone()),
+        (Ints::Column(xs, xn), Ints::Column(ys, yn)) => {
+            (xs.iter().zip(ys.iter()).map(|(&a, &b)| f(a, b)).collect(), NullBuffer::union(xn.as_ref(), yn.as_ref()))
+        }
+        (Ints::Constant(Some(a)), Ints::Constant(Some(b))) => (vec![f(*a, *b); rows], None),
+    };
+    if matches!(op, Arith::Divide | Arith::Modulo) {
+        let zero_divisor = match &y {
+            Ints::Constant(c) => *c == Some(0) && nulls.as_ref().is_none_or(|n| n.null_count() < rows),
+            Ints::Column(ys, _) => {
+                ys.iter().enumerate().any(|(i, &d)| d == 0 && nulls.as_ref().is_none_or(|n| n.is_valid(i)))
+            }
+        };
+        if zero_divisor {
+            return Err(ExprError("/ by zero".into()));
+        }
+    }
+    Ok(match bits {
+        8 => Arc::new(PrimitiveArray::<Int8Type>::new(values.iter().map(|&v| v as i8).collect(), nulls)),
+        16 => Arc::new(PrimitiveArray::<Int16Type>::new(values.iter().map(|&v| v as i16).collect(), nulls)),
+        32 => Arc::new(PrimitiveArray::<Int32Type>::new(values.iter().map(|&v| v as i32).collect(), nulls)),
+        _ => Arc::new(PrimitiveArray::<Int64Type>::new(values.into(), nulls)),
+    })
+}
+
+/// A comparison: strings with Arrow's kernels (byte order, as Flink's), integers widened.
+fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
+    use arrow_ord::cmp;
+    let kernel = match op {
+        Cmp::Eq => cmp::eq,
+        Cmp::NotEq => cmp::neq,
+        Cmp::Lt => cmp::lt,
+        Cmp::LtEq => cmp::lt_eq,
+        Cmp::Gt => cmp::gt,
+        Cmp::GtEq => cmp::gt_eq,
+    };
+    let is_text = |d: &Datum| match d {
+        Datum::Array(a) => a.data_type() == &ArrowType::Utf8,
+        Datum::Scalar(v, _) => v.as_str().is_some(),
+    };
+    if is_text(a) || is_text(b) {
+        let side = |d: &Datum| -> Option<Box<dyn arrow_array::Datum>> {
+            Some(match d {
+                Datum::Array(a) => Box::new(Arc::clone(a)),
+                Datum::Scalar(Value::String(s), _) => Box::new(Scalar::new(StringArray::from(vec![s.as_ref()]))),
+                Datum::Scalar(_, _) => Box::new(Scalar::new(new_null_array(&ArrowType::Utf8, 1))),
+            })
+        };
+        let (l, r) = (side(a)?, side(b)?);
+        return kernel(l.as_ref(), r.as_ref()).ok();
+    }
+    let f = |x: i64, y: i64| match op {
+        Cmp::Eq => x == y,
+        Cmp::NotEq => x != y,
+        Cmp::Lt => x < y,
+        Cmp::LtEq => x <= y,
+        Cmp::Gt => x > y,
+        Cmp::GtEq => x >= y,
+    };
+    Some(match (ints(a), ints(b)) {
+        (Ints::Constant(None), _) | (_, Ints::Constant(None)) => BooleanArray::new_null(rows),
+        (Ints::Column(xs, xn), Ints::Constant(Some(c))) => BooleanArray::new(xs.iter().map(|&v| f(v, c)).collect(), xn),
+        (Ints::Constant(Some(c)), Ints::Column(ys, yn)) => BooleanArray::new(ys.iter().map(|&v| f(c, v)).collect(), yn),
+        (Ints::Column(xs, xn), Ints::Column(ys, yn)) => BooleanArray::new(
+            xs.iter().zip(ys.iter()).map(|(&x, &y)| f(x, y)).collect(),
+            NullBuffer::union(xn.as_ref(), yn.as_ref()),
+        ),
+        (Ints::Constant(Some(x)), Ints::Constant(Some(y))) => BooleanArray::from(vec![f(x, y); rows]),
+    })
+}
+
+/// UPPER / LOWER of each string, as the row path computes them: ASCII text by one pass over
+/// the column's bytes (offsets and nulls reused), other text per string.
+fn change_case(strings: &StringArray, upper: bool) -> StringArray {
+    let offsets = strings.offsets();
+    let start = offsets[0] as usize;
+    let end = offsets[offsets.len() - 1] as usize;
+    let bytes = &strings.values()[start..end];
+    if bytes.is_ascii() && start == 0 {
+        let mut changed = bytes.to_vec();
+        if upper {
+            changed.make_ascii_uppercase();
+        } else {
+            changed.make_ascii_lowercase();
+        }
+        // Same offsets over ASCII bytes whose case changed: still valid UTF-8 at the same boundaries.
+        return StringArray::new(offsets.clone(), changed.into(), strings.nulls().cloned());
+    }
+    strings.iter().map(|s| s.map(|s| if upper { s.to_uppercase() } else { s.to_lowercase() })).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use weir_runtime::{Chunk, RowKind};
+
+    use super::*;
+
+    fn col(i: usize, ty: DataType) -> Expr {
+        Expr::column(i, ty)
+    }
+
+    fn call(f: Function, args: Vec<Expr>) -> Expr {
+        Expr::call(f, args).unwrap()
+    }
+
+    fn lit(v: i32) -> Expr {
+        Expr::literal(Value::Int(v), DataType::int())
+    }
+
+    /// Expressions over `[a INT, b BIGINT, c STRING, t TINYINT]` that compile into kernels.
+    fn expressions() -> Vec<Expr> {
+        let (a, b, c, t) = (
+            col(0, DataType::int()),
+            col(1, DataType::bigint()),
+            col(2, DataType::string()),
+            col(3, DataType::new(LogicalType::TinyInt)),
+        );
+        let s = |v: &str| Expr::literal(Value::string(v), DataType::string());
+        vec![
+            call(Function::Plus, vec![call(Function::Times, vec![b.clone(), lit(2)]), a.clone()]),
+            call(Function::Times, vec![a.clone(), lit(i32::MAX)]),
+            call(Function::Plus, vec![t.clone(), t.clone()]),
+            call(Function::Equals, vec![call(Function::Modulo, vec![a.clone(), lit(2)]), lit(0)]),
+            call(Function::Divide, vec![b.clone(), lit(-3)]),
+            call(Function::Modulo, vec![b.clone(), a.clone()]),
+            call(Function::Upper, vec![c.clone()]),
+            call(Function::Lower, vec![call(Function::Upper, vec![c.clone()])]),
+            call(Function::Less, vec![c.clone(), s("s4")]),
+            call(Function::GreaterOrEqual, vec![b.clone(), a.clone()]),
+            call(Function::IsNull, vec![c.clone()]),
+            call(Function::Not, vec![call(Function::IsNotNull, vec![a.clone()])]),
+            call(
+                Function::And,
+                vec![
+                    call(Function::Greater, vec![a.clone(), lit(1)]),
+                    call(Function::NotEquals, vec![c.clone(), s("s2")]),
+                ],
+            ),
+            call(
+                Function::Or,
+                vec![
+                    call(Function::IsNull, vec![b.clone()]),
+                    call(Function::Less, vec![a.clone(), lit(3)]),
+                    call(Function::Equals, vec![t, lit(1)]),
+                ],
+            ),
+        ]
+    }
+
+    fn random_chunk(rng: &mut SmallRng, rows: usize) -> Chunk {
+        let mut chunk = Chunk::with_types(&[
+            DataType::int(),
+            DataType::bigint(),
+            DataType::string(),
+            DataType::new(LogicalType::TinyInt),
+        ]);
+        let words = ["s1", "s2", "S3", "s4", "Ünïcode", "ß", ""];
+        for _ in 0..rows {
+            let null = |rng: &mut SmallRng| rng.random_range(0..6) == 0;
+            let a = if null(rng) {
+                Value::Null
+            } else {
+                Value::Int(rng.random_range(-3i32..6).wrapping_mul(1_000_000_000))
+            };
+            let b = if null(rng) { Value::Null } else { Value::BigInt(rng.random_range(-50..50)) };
+            let c = if null(rng) { Value::Null } else { Value::string(words[rng.random_range(0..words.len())]) };
+            let t = if null(rng) { Value::Null } else { Value::TinyInt(rng.random_range(-128..=127)) };
+            chunk.push(RowKind::Insert, &[a, b, c, t]);
+        }
+        chunk
+    }
+
+    #[test]
+    fn kernels_agree_with_the_row_path_on_random_rows() {
+        let mut rng = SmallRng::seed_from_u64(11);
+        for _ in 0..300 {
+            let rows = rng.random_range(0..40);
+            let chunk = random_chunk(&mut rng, rows);
+            let all: Vec<u32> = (0..rows as u32).collect();
+            let columns = chunk.columns().arrays();
+            for e in expressions() {
+                let compiled = VectorExpr::compile(&e).unwrap_or_else(|| panic!("{e:?} has no kernels"));
+                let by_rows = e.eval_selected(&chunk, &all);
+                let by_columns = compiled.eval(columns, rows).map(|a| {
+                    let a = a.expect("columns of the compiled types");
+                    (0..rows).map(|i| weir_runtime::columnar::value_at(a.as_ref(), i)).collect::<Vec<_>>()
+                });
+                match (by_rows, by_columns) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{e:?}"),
+                    (Err(a), Err(b)) => assert_eq!(a, b),
+                    (a, b) => panic!("{e:?}: rows {a:?}, columns {b:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_division_that_may_fail_is_not_compiled_under_a_short_circuit() {
+        let (a, b) = (col(0, DataType::int()), col(1, DataType::bigint()));
+        let guarded = call(
+            Function::And,
+            vec![
+                call(Function::NotEquals, vec![a.clone(), lit(0)]),
+                call(Function::Greater, vec![call(Function::Divide, vec![b.clone(), a.clone()]), lit(1)]),
+            ],
+        );
+        assert!(VectorExpr::compile(&guarded).is_none());
+        let err = VectorExpr::compile(&call(Function::Divide, vec![b, a])).unwrap();
+        let mut chunk = Chunk::with_types(&[DataType::int(), DataType::bigint()]);
+        chunk.push(RowKind::Insert, &[Value::Int(0), Value::BigInt(4)]);
+        assert_eq!(err.eval(chunk.columns().arrays(), 1).unwrap_err().to_string(), "/ by zero");
+    }
+}

@@ -1,6 +1,7 @@
 //! Criterion micro-benchmarks of the hot paths, one chunk (1024 rows) at a time:
-//! routing through a HASH exchange, Calc evaluation, group aggregate state updates, value
-//! printing and CSV parsing.
+//! routing through a HASH exchange, Calc evaluation (a filter, an arithmetic expression, a
+//! string function, and all three together), group aggregate state updates, value printing
+//! and CSV parsing. Chunks enter columnar, as sources hand them on.
 //!
 //! ```text
 //! cargo bench --bench micro            # all of them
@@ -42,6 +43,12 @@ fn chunk() -> Chunk {
     chunk
 }
 
+/// `chunk` with its Arrow arrays built, as a source or a columnar operator hands it on.
+fn columnar(chunk: Chunk) -> Chunk {
+    chunk.columns();
+    chunk
+}
+
 /// Pushes a copy of `data` into `operator` per iteration.
 fn push_chunks(b: &mut criterion::Bencher<'_>, operator: impl weir::runtime::Operator + 'static, data: &Chunk) {
     let mut harness = OperatorHarness::new(operator);
@@ -58,7 +65,7 @@ fn push_chunks(b: &mut criterion::Bencher<'_>, operator: impl weir::runtime::Ope
 fn hash_exchange(c: &mut Criterion) {
     let mut group = c.benchmark_group("hash_exchange");
     group.throughput(Throughput::Elements(ROWS as u64));
-    let data = chunk();
+    let data = columnar(chunk());
     group.bench_function("route_1024_rows_to_4", |b| {
         let mut partitioner = Partitioner::new(ShipStrategy::Hash(vec![0]), 0, 4);
         b.iter_batched(
@@ -107,13 +114,50 @@ fn calc(c: &mut Criterion) {
     .unwrap();
     let calc = CalcOperator::new(projections, Some(condition));
     group.bench_function("filter_project_1024_rows", |b| push_chunks(b, calc.clone(), &data));
+    let data = columnar(chunk());
+    let even = Expr::call(
+        Function::Equals,
+        vec![
+            Expr::call(
+                Function::Modulo,
+                vec![column(1, DataType::bigint()), Expr::literal(Value::BigInt(2), DataType::bigint())],
+            )
+            .unwrap(),
+            Expr::literal(Value::BigInt(0), DataType::bigint()),
+        ],
+    )
+    .unwrap();
+    let all_columns: Vec<Expr> = [DataType::bigint(), DataType::bigint(), DataType::string(), DataType::double()]
+        .into_iter()
+        .enumerate()
+        .map(|(i, ty)| column(i, ty))
+        .collect();
+    // SELECT * WHERE b % 2 = 0
+    let filter = CalcOperator::new(all_columns, Some(even));
+    group.bench_function("filter_1024_rows", |b| push_chunks(b, filter.clone(), &data));
+    // SELECT b * 2 + 1
+    let arithmetic = CalcOperator::new(vec![projections_arithmetic()], None);
+    group.bench_function("arithmetic_1024_rows", |b| push_chunks(b, arithmetic.clone(), &data));
+    // SELECT UPPER(c)
+    let upper = CalcOperator::new(vec![Expr::call(Function::Upper, vec![column(2, DataType::string())]).unwrap()], None);
+    group.bench_function("upper_1024_rows", |b| push_chunks(b, upper.clone(), &data));
     group.finish();
+}
+
+/// `b * 2 + 1` over the benchmark chunk.
+fn projections_arithmetic() -> Expr {
+    let times = Expr::call(
+        Function::Times,
+        vec![Expr::column(1, DataType::bigint()), Expr::literal(Value::BigInt(2), DataType::bigint())],
+    )
+    .unwrap();
+    Expr::call(Function::Plus, vec![times, Expr::literal(Value::BigInt(1), DataType::bigint())]).unwrap()
 }
 
 fn aggregate(c: &mut Criterion) {
     let mut group = c.benchmark_group("group_aggregate");
     group.throughput(Throughput::Elements(ROWS as u64));
-    let data = chunk();
+    let data = columnar(chunk());
     let types = [DataType::bigint(), DataType::bigint(), DataType::string(), DataType::double()];
     let calls = vec![
         AggregateCall::new(AggregateKind::Sum, Some(1), DataType::bigint()),

@@ -132,6 +132,17 @@ impl DataType {
         Self::new(LogicalType::Timestamp(precision))
     }
 
+    /// The width in bits of TINYINT, SMALLINT, INT and BIGINT; `None` for other types.
+    pub fn integer_bits(&self) -> Option<u8> {
+        match self.logical {
+            LogicalType::TinyInt => Some(8),
+            LogicalType::SmallInt => Some(16),
+            LogicalType::Int => Some(32),
+            LogicalType::BigInt => Some(64),
+            _ => None,
+        }
+    }
+
     /// The same type with `NOT NULL`.
     pub fn not_null(mut self) -> Self {
         self.nullable = false;

@@ -13,13 +13,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Date32Type, Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
 use arrow_array::{Array, ArrayRef, PrimitiveArray};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::NullBuffer;
 use arrow_schema::DataType as ArrowType;
 use hashbrown::HashMap;
-use weir_runtime::columnar::arrow_type;
+use weir_runtime::columnar::{arrow_type, wrap_to_bits, IntColumn};
 use weir_runtime::{Chunk, DataType, LogicalType, RowKind};
 
 use super::{AggregateCall, AggregateKind};
@@ -66,62 +65,6 @@ impl CallState {
     }
 }
 
-/// An operand column widened to 64 bits.
-struct Ints {
-    values: ScalarBuffer<i64>,
-    nulls: Option<NullBuffer>,
-}
-
-impl Ints {
-    fn of(array: &dyn Array) -> Option<Ints> {
-        fn widen<T: arrow_array::ArrowPrimitiveType>(a: &dyn Array) -> Ints
-        where
-            T::Native: Into<i64>,
-        {
-            let a = a.as_primitive::<T>();
-            Ints { values: a.values().iter().map(|&v| v.into()).collect(), nulls: a.nulls().cloned() }
-        }
-        Some(match array.data_type() {
-            ArrowType::Int64 => {
-                let a = array.as_primitive::<Int64Type>();
-                Ints { values: a.values().clone(), nulls: a.nulls().cloned() }
-            }
-            ArrowType::Int32 => widen::<Int32Type>(array),
-            ArrowType::Int16 => widen::<Int16Type>(array),
-            ArrowType::Int8 => widen::<Int8Type>(array),
-            ArrowType::Date32 => widen::<Date32Type>(array),
-            ArrowType::Null => {
-                Ints { values: vec![0; array.len()].into(), nulls: Some(NullBuffer::new_null(array.len())) }
-            }
-            _ => return None,
-        })
-    }
-
-    fn get(&self, i: usize) -> Option<i64> {
-        self.nulls.as_ref().is_none_or(|n| n.is_valid(i)).then(|| self.values[i])
-    }
-}
-
-fn bits_of(ty: &DataType) -> Option<u8> {
-    match ty.logical {
-        LogicalType::TinyInt => Some(8),
-        LogicalType::SmallInt => Some(16),
-        LogicalType::Int => Some(32),
-        LogicalType::BigInt => Some(64),
-        _ => None,
-    }
-}
-
-/// `v` wrapped into `bits` bits.
-fn narrow(v: i64, bits: u8) -> i64 {
-    match bits {
-        8 => i64::from(v as i8),
-        16 => i64::from(v as i16),
-        32 => i64::from(v as i32),
-        _ => v,
-    }
-}
-
 /// The typed state of every group of a group aggregate.
 #[derive(Debug)]
 pub struct TypedGroups {
@@ -142,18 +85,18 @@ impl TypedGroups {
     /// Whether groups of `calls` keyed by `keys` over `input_types` can be held typed.
     pub fn supports(keys: &[usize], calls: &[AggregateCall], input_types: &[DataType], retracting: bool) -> bool {
         let [key] = keys else { return false };
-        let key_ok = bits_of(&input_types[*key]).is_some() || input_types[*key].logical == LogicalType::Date;
+        let key_ok = input_types[*key].integer_bits().is_some() || input_types[*key].logical == LogicalType::Date;
         key_ok
             && calls.iter().all(|c| {
-                let integer_arg = c.arg.is_some_and(|a| bits_of(&input_types[a]).is_some());
+                let integer_arg = c.arg.is_some_and(|a| input_types[a].integer_bits().is_some());
                 !c.distinct
                     && c.filter.is_none()
                     && match c.kind {
                         AggregateKind::CountStar => true,
                         AggregateKind::Count => c.arg.is_some(),
-                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && bits_of(&c.result_type).is_some(),
+                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && c.result_type.integer_bits().is_some(),
                         AggregateKind::Min | AggregateKind::Max => {
-                            !retracting && integer_arg && bits_of(&c.result_type).is_some()
+                            !retracting && integer_arg && c.result_type.integer_bits().is_some()
                         }
                         _ => false,
                     }
@@ -180,7 +123,7 @@ impl TypedGroups {
                     _ => Kind::Max,
                 },
                 arg: c.arg,
-                bits: bits_of(&c.result_type).unwrap_or(64),
+                bits: c.result_type.integer_bits().unwrap_or(64),
                 result_type: arrow_type(&c.result_type),
                 values: Vec::new(),
                 counts: Vec::new(),
@@ -235,14 +178,14 @@ impl TypedGroups {
             }
             key_array = arrow_array::new_null_array(&self.key_type, key_array.len());
         }
-        let keys = Ints::of(key_array.as_ref())?;
-        let args: Vec<Option<Ints>> = self
+        let keys = IntColumn::of(key_array.as_ref())?;
+        let args: Vec<Option<IntColumn>> = self
             .calls
             .iter()
-            .map(|c| c.arg.map(|a| Ints::of(columns.compacted(a).as_ref())))
+            .map(|c| c.arg.map(|a| IntColumn::of(columns.compacted(a).as_ref())))
             .map(|a| match a {
                 None => Some(None),
-                Some(Some(ints)) => Some(Some(ints)),
+                Some(Some(column)) => Some(Some(column)),
                 Some(None) => None,
             })
             .collect::<Option<_>>()?;
@@ -280,7 +223,7 @@ impl TypedGroups {
                     (_, None) => {}
                     (Kind::Count, Some(_)) => c.values[g] += sign,
                     (Kind::Sum { .. }, Some(x)) => {
-                        c.values[g] = narrow(c.values[g].wrapping_add(sign.wrapping_mul(x)), c.bits);
+                        c.values[g] = wrap_to_bits(c.values[g].wrapping_add(sign.wrapping_mul(x)), c.bits);
                         c.counts[g] += sign;
                     }
                     (Kind::Min | Kind::Max, Some(x)) => {

@@ -15,9 +15,9 @@ use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, PrimitiveArray, Scalar, StringArray};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::NullBuffer;
 use arrow_schema::DataType as ArrowType;
-use weir_runtime::columnar::{array_from_values, arrow_type};
+use weir_runtime::columnar::{array_from_values, arrow_type, IntColumn};
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::function::Function;
@@ -84,16 +84,6 @@ enum Node {
     },
 }
 
-fn int_bits(ty: &DataType) -> Option<u8> {
-    match ty.logical {
-        LogicalType::TinyInt => Some(8),
-        LogicalType::SmallInt => Some(16),
-        LogicalType::Int => Some(32),
-        LogicalType::BigInt => Some(64),
-        _ => None,
-    }
-}
-
 fn is_string(ty: &DataType) -> bool {
     matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_))
 }
@@ -137,9 +127,9 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 _ => None,
             };
             if let Some(op) = op {
-                let bits = int_bits(ty)?;
-                int_bits(types[0])?;
-                int_bits(types[1])?;
+                let bits = ty.integer_bits()?;
+                types[0].integer_bits()?;
+                types[1].integer_bits()?;
                 let fallible = matches!(op, Arith::Divide | Arith::Modulo)
                     && !matches!(&args[1], Expr::Literal { value, .. } if value.as_i64().is_some_and(|d| d != 0));
                 if fallible && guarded {
@@ -157,7 +147,7 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 _ => None,
             };
             if let Some(op) = cmp {
-                let ints = int_bits(types[0]).is_some() && int_bits(types[1]).is_some();
+                let ints = types[0].integer_bits().is_some() && types[1].integer_bits().is_some();
                 let strings = is_string(types[0]) && is_string(types[1]);
                 if !(ints || strings) {
                     return None;
@@ -280,33 +270,17 @@ fn arrow_error(e: arrow_schema::ArrowError) -> ExprError {
     ExprError(e.to_string())
 }
 
-/// An integer operand widened to 64 bits: a column's values and nulls, or a constant.
+/// An integer operand widened to 64 bits: a column, or a constant.
 enum Ints {
-    Column(ScalarBuffer<i64>, Option<NullBuffer>),
+    Column(IntColumn),
     Constant(Option<i64>),
 }
 
 fn ints(d: &Datum) -> Ints {
-    fn widen<T: arrow_array::ArrowPrimitiveType>(a: &dyn Array) -> Ints
-    where
-        T::Native: Into<i64>,
-    {
-        let a = a.as_primitive::<T>();
-        Ints::Column(a.values().iter().map(|&v| v.into()).collect(), a.nulls().cloned())
-    }
     match d {
         Datum::Scalar(v, _) => Ints::Constant(v.as_i64()),
-        Datum::Array(a) => match a.data_type() {
-            ArrowType::Int64 => {
-                let a = a.as_primitive::<Int64Type>();
-                Ints::Column(a.values().clone(), a.nulls().cloned())
-            }
-            ArrowType::Int32 => widen::<Int32Type>(a.as_ref()),
-            ArrowType::Int16 => widen::<Int16Type>(a.as_ref()),
-            ArrowType::Int8 => widen::<Int8Type>(a.as_ref()),
-            // An all-NULL column of another type.
-            _ => Ints::Constant(None),
-        },
+        // An all-NULL column of another type reads as NULL.
+        Datum::Array(a) => IntColumn::of(a.as_ref()).map_or(Ints::Constant(None), Ints::Column),
     }
 }
 
@@ -321,18 +295,19 @@ fn arithmetic(op: Arith, bits: u8, a: &Datum, b: &Datum, rows: usize) -> Result<
     };
     let (values, nulls): (Vec<i64>, Option<NullBuffer>) = match (&x, &y) {
         (Ints::Constant(None), _) | (_, Ints::Constant(None)) => (vec![0; rows], Some(NullBuffer::new_null(rows))),
-        (Ints::Column(xs, xn), Ints::Constant(Some(c))) => (xs.iter().map(|&v| f(v, *c)).collect(), xn.clone()),
-        (Ints::Constant(Some(c)), Ints::Column(ys, yn)) => (ys.iter().map(|&v| f(*c, v)).collect(), yn.clone()),
-        (Ints::Column(xs, xn), Ints::Column(ys, yn)) => {
-            (xs.iter().zip(ys.iter()).map(|(&a, &b)| f(a, b)).collect(), NullBuffer::union(xn.as_ref(), yn.as_ref()))
-        }
+        (Ints::Column(x), Ints::Constant(Some(c))) => (x.values.iter().map(|&v| f(v, *c)).collect(), x.nulls.clone()),
+        (Ints::Constant(Some(c)), Ints::Column(y)) => (y.values.iter().map(|&v| f(*c, v)).collect(), y.nulls.clone()),
+        (Ints::Column(x), Ints::Column(y)) => (
+            x.values.iter().zip(y.values.iter()).map(|(&a, &b)| f(a, b)).collect(),
+            NullBuffer::union(x.nulls.as_ref(), y.nulls.as_ref()),
+        ),
         (Ints::Constant(Some(a)), Ints::Constant(Some(b))) => (vec![f(*a, *b); rows], None),
     };
     if matches!(op, Arith::Divide | Arith::Modulo) {
         let zero_divisor = match &y {
             Ints::Constant(c) => *c == Some(0) && nulls.as_ref().is_none_or(|n| n.null_count() < rows),
-            Ints::Column(ys, _) => {
-                ys.iter().enumerate().any(|(i, &d)| d == 0 && nulls.as_ref().is_none_or(|n| n.is_valid(i)))
+            Ints::Column(y) => {
+                y.values.iter().enumerate().any(|(i, &d)| d == 0 && nulls.as_ref().is_none_or(|n| n.is_valid(i)))
             }
         };
         if zero_divisor {
@@ -383,11 +358,11 @@ fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
     };
     Some(match (ints(a), ints(b)) {
         (Ints::Constant(None), _) | (_, Ints::Constant(None)) => BooleanArray::new_null(rows),
-        (Ints::Column(xs, xn), Ints::Constant(Some(c))) => BooleanArray::new(xs.iter().map(|&v| f(v, c)).collect(), xn),
-        (Ints::Constant(Some(c)), Ints::Column(ys, yn)) => BooleanArray::new(ys.iter().map(|&v| f(c, v)).collect(), yn),
-        (Ints::Column(xs, xn), Ints::Column(ys, yn)) => BooleanArray::new(
-            xs.iter().zip(ys.iter()).map(|(&x, &y)| f(x, y)).collect(),
-            NullBuffer::union(xn.as_ref(), yn.as_ref()),
+        (Ints::Column(x), Ints::Constant(Some(c))) => BooleanArray::new(x.values.iter().map(|&v| f(v, c)).collect(), x.nulls),
+        (Ints::Constant(Some(c)), Ints::Column(y)) => BooleanArray::new(y.values.iter().map(|&v| f(c, v)).collect(), y.nulls),
+        (Ints::Column(x), Ints::Column(y)) => BooleanArray::new(
+            x.values.iter().zip(y.values.iter()).map(|(&a, &b)| f(a, b)).collect(),
+            NullBuffer::union(x.nulls.as_ref(), y.nulls.as_ref()),
         ),
         (Ints::Constant(Some(x)), Ints::Constant(Some(y))) => BooleanArray::from(vec![f(x, y); rows]),
     })

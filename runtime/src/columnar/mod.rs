@@ -6,12 +6,14 @@
 //! trip the same way wherever it is made.
 
 mod from_arrow;
+mod ints;
 mod to_arrow;
 pub mod types;
 
 pub use arrow_array::{Array, ArrayRef, RecordBatch};
 pub use arrow_schema::DataType as ArrowType;
 pub use from_arrow::{scatter_column, timestamp_of_micros, value_at};
+pub use ints::{wrap_to_bits, IntColumn};
 pub use to_arrow::{array_from_values, infer_type, ConversionError};
 pub use types::arrow_type;
 

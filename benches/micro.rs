@@ -139,7 +139,8 @@ fn calc(c: &mut Criterion) {
     let arithmetic = CalcOperator::new(vec![projections_arithmetic()], None);
     group.bench_function("arithmetic_1024_rows", |b| push_chunks(b, arithmetic.clone(), &data));
     // SELECT UPPER(c)
-    let upper = CalcOperator::new(vec![Expr::call(Function::Upper, vec![column(2, DataType::string())]).unwrap()], None);
+    let upper =
+        CalcOperator::new(vec![Expr::call(Function::Upper, vec![column(2, DataType::string())]).unwrap()], None);
     group.bench_function("upper_1024_rows", |b| push_chunks(b, upper.clone(), &data));
     group.finish();
 }

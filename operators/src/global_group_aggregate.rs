@@ -7,7 +7,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
-use crate::aggregate::{Accumulator, AggregateCall};
+use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::{BundleTrigger, Change, GroupKey, ResultRow};
 
 /// One group's state.
@@ -36,6 +36,11 @@ pub struct GlobalGroupAggregateOperator {
     /// When the bundle's oldest data left its source (for latency), 0 when unknown.
     bundle_origin: u64,
     scratch: ResultRow,
+    /// Bundle and state held as typed vectors, when [`TypedCalls`] covers the calls and the
+    /// key is an integer (decided at the first chunk, which shows the key's type).
+    typed: Option<TypedGlobalGroups>,
+    typed_allowed: bool,
+    typed_decided: bool,
 }
 
 impl GlobalGroupAggregateOperator {
@@ -60,7 +65,61 @@ impl GlobalGroupAggregateOperator {
             buffered: 0,
             bundle_origin: 0,
             scratch: ResultRow::new(),
+            typed: None,
+            typed_allowed: true,
+            typed_decided: false,
         }
+    }
+
+    /// Whether state that [`TypedCalls`] covers is held as typed vectors (the default); off,
+    /// as values (the reference the typed state is tested against).
+    pub fn with_typed_state(mut self, allowed: bool) -> Self {
+        self.typed_allowed = allowed;
+        self
+    }
+
+    /// Decides, at the first chunk, whether the state is held typed.
+    fn decide_typed(&mut self, chunk: &Chunk) {
+        if self.typed_decided {
+            return;
+        }
+        self.typed_decided = true;
+        let key_type = chunk.columns().arrays().first().map(|a| a.data_type().clone());
+        let integer_key = key_type.as_ref().is_some_and(|t| {
+            use arrow_schema::DataType as A;
+            matches!(t, A::Int8 | A::Int16 | A::Int32 | A::Int64 | A::Date32)
+        });
+        if self.typed_allowed
+            && self.ttl_millis == 0
+            && self.key_count == 1
+            && integer_key
+            && TypedCalls::supports_calls(&self.calls, &self.arg_types, false)
+        {
+            self.typed = key_type
+                .map(|t| TypedGlobalGroups::new(t, &self.calls, self.generate_update_before, self.emit_unchanged));
+        }
+    }
+
+    /// Merges `chunk` into the typed bundle, flushing whenever the trigger says so.
+    fn process_typed(&mut self, chunk: &Chunk, now: i64, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
+        let mut from = 0;
+        while from < chunk.len() {
+            let left = chunk.len() - from;
+            let room = self.trigger.size.map_or(left, |s| s.saturating_sub(self.buffered).clamp(1, left));
+            let Some(typed) = &mut self.typed else { return Ok(()) };
+            if typed.add(chunk, from, room).is_none() {
+                return Err(weir_runtime::Error::execution(
+                    "the input columns of GlobalGroupAggregate do not have the types it was planned for",
+                ));
+            }
+            let bytes = typed.bundle_bytes();
+            self.buffered += room;
+            from += room;
+            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+                self.flush(now, ctx, out);
+            }
+        }
+        Ok(())
     }
 
     /// Whether to emit `-U` before `+U`.
@@ -82,6 +141,17 @@ impl GlobalGroupAggregateOperator {
     }
 
     fn flush(&mut self, now: i64, ctx: &OperatorContext, out: &mut Output) {
+        if let Some(typed) = &mut self.typed {
+            if typed.bundled() == 0 {
+                return;
+            }
+            ctx.record_bundle(self.buffered, typed.bundled());
+            let mut emitted = typed.flush();
+            self.buffered = 0;
+            emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
+            out.collect(emitted);
+            return;
+        }
         if self.bundle.is_empty() {
             return;
         }
@@ -154,6 +224,10 @@ impl Operator for GlobalGroupAggregateOperator {
             self.bundle_origin = chunk.origin_nanos();
         }
         let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
+        self.decide_typed(&chunk);
+        if self.typed.is_some() {
+            return self.process_typed(&chunk, now, ctx, out);
+        }
         for (_, row) in chunk.rows() {
             let Self { calls, arg_types, bundle, key_count, .. } = self;
             let (rows, merged) = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| {

@@ -14,7 +14,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
-use crate::aggregate::{Accumulator, AggregateCall, TypedGroups};
+use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
 
 /// The state of one group.
 #[derive(Debug)]
@@ -157,7 +157,7 @@ impl GroupAggregateOperator {
             let eligible = self.typed_allowed
                 && self.trigger.is_none()
                 && self.ttl_millis == 0
-                && TypedGroups::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
+                && TypedCalls::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
             if eligible {
                 self.typed = Some(TypedGroups::new(
                     self.keys[0],

@@ -6,7 +6,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
-use crate::aggregate::{Accumulator, AggregateCall};
+use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
 use crate::group_aggregate::{BundleTrigger, GroupKey};
 
 /// Pre-aggregates a mini-batch per group.
@@ -22,6 +22,8 @@ pub struct LocalGroupAggregateOperator {
     /// When the bundle's oldest data left its source (for latency), 0 when unknown.
     bundle_origin: u64,
     key: Vec<Value>,
+    /// The bundle held as typed vectors, when [`TypedCalls`] covers the calls.
+    typed: Option<TypedLocalGroups>,
 }
 
 impl LocalGroupAggregateOperator {
@@ -34,7 +36,10 @@ impl LocalGroupAggregateOperator {
         trigger: BundleTrigger,
     ) -> Self {
         let arg_types = calls.iter().map(|c| c.arg.map(|a| input_types[a].clone())).collect();
+        let typed = TypedCalls::supports(&keys, &calls, input_types, retracting)
+            .then(|| TypedLocalGroups::new(keys[0], &calls, input_types));
         LocalGroupAggregateOperator {
+            typed,
             keys,
             calls,
             arg_types,
@@ -47,12 +52,32 @@ impl LocalGroupAggregateOperator {
         }
     }
 
+    /// Whether a bundle that [`TypedCalls`] covers is held as typed vectors (the default); off,
+    /// as values (the reference the typed bundle is tested against).
+    pub fn with_typed_state(mut self, allowed: bool) -> Self {
+        if !allowed {
+            self.typed = None;
+        }
+        self
+    }
+
     /// Number of columns of the rows it emits.
     pub fn output_arity(keys: usize, calls: &[AggregateCall]) -> usize {
         keys + calls.iter().map(Accumulator::partial_width).sum::<usize>() + 1
     }
 
     fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
+        if let Some(typed) = &mut self.typed {
+            if typed.is_empty() {
+                return;
+            }
+            ctx.record_bundle(self.buffered, typed.len());
+            let mut emitted = typed.flush();
+            self.buffered = 0;
+            emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
+            out.collect(emitted);
+            return;
+        }
         if self.bundle.is_empty() {
             return;
         }
@@ -72,6 +97,30 @@ impl LocalGroupAggregateOperator {
     }
 }
 
+impl LocalGroupAggregateOperator {
+    /// Adds `chunk` to the typed bundle, flushing whenever the trigger says so.
+    fn process_typed(&mut self, chunk: &Chunk, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
+        let mut from = 0;
+        while from < chunk.len() {
+            let left = chunk.len() - from;
+            let room = self.trigger.size.map_or(left, |s| s.saturating_sub(self.buffered).clamp(1, left));
+            let Some(typed) = &mut self.typed else { return Ok(()) };
+            if typed.add(chunk, from, room).is_none() {
+                return Err(weir_runtime::Error::execution(
+                    "the input columns of LocalGroupAggregate do not have the types it was planned for",
+                ));
+            }
+            let bytes = typed.bytes();
+            self.buffered += room;
+            from += room;
+            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+                self.flush(ctx, out);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Operator for LocalGroupAggregateOperator {
     fn name(&self) -> &str {
         "LocalGroupAggregate"
@@ -86,6 +135,9 @@ impl Operator for LocalGroupAggregateOperator {
     ) -> Result<()> {
         if self.bundle_origin == 0 {
             self.bundle_origin = chunk.origin_nanos();
+        }
+        if self.typed.is_some() {
+            return self.process_typed(&chunk, ctx, out);
         }
         for (kind, row) in chunk.rows() {
             self.key.clear();

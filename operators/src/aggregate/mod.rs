@@ -7,10 +7,10 @@
 
 mod accumulator;
 pub(crate) mod numeric;
-mod typed_groups;
+mod typed;
 
 pub use accumulator::Accumulator;
-pub use typed_groups::TypedGroups;
+pub use typed::{TypedCalls, TypedGlobalGroups, TypedGroups, TypedLocalGroups};
 
 use weir_runtime::DataType;
 

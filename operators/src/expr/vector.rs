@@ -358,8 +358,12 @@ fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
     };
     Some(match (ints(a), ints(b)) {
         (Ints::Constant(None), _) | (_, Ints::Constant(None)) => BooleanArray::new_null(rows),
-        (Ints::Column(x), Ints::Constant(Some(c))) => BooleanArray::new(x.values.iter().map(|&v| f(v, c)).collect(), x.nulls),
-        (Ints::Constant(Some(c)), Ints::Column(y)) => BooleanArray::new(y.values.iter().map(|&v| f(c, v)).collect(), y.nulls),
+        (Ints::Column(x), Ints::Constant(Some(c))) => {
+            BooleanArray::new(x.values.iter().map(|&v| f(v, c)).collect(), x.nulls)
+        }
+        (Ints::Constant(Some(c)), Ints::Column(y)) => {
+            BooleanArray::new(y.values.iter().map(|&v| f(c, v)).collect(), y.nulls)
+        }
         (Ints::Column(x), Ints::Column(y)) => BooleanArray::new(
             x.values.iter().zip(y.values.iter()).map(|(&a, &b)| f(a, b)).collect(),
             NullBuffer::union(x.nulls.as_ref(), y.nulls.as_ref()),

@@ -1,0 +1,335 @@
+//! The global phase's typed state: a local phase's partial rows merged per group until a
+//! flush, then into each group's state, with Flink's changelog per group.
+
+use arrow_array::ArrayRef;
+use arrow_schema::DataType as ArrowType;
+use weir_runtime::columnar::IntColumn;
+use weir_runtime::{Chunk, RowKind};
+
+use super::groups::key_column;
+use super::{integer_column, KeyTable, Kind, Slab, TypedCalls};
+use crate::aggregate::AggregateCall;
+
+/// A global aggregate's bundle and state held typed (see the module docs for what it covers).
+#[derive(Debug)]
+pub struct TypedGlobalGroups {
+    key_type: ArrowType,
+    calls: TypedCalls,
+    /// Each group's state.
+    table: KeyTable,
+    slab: Slab,
+    /// The partials merged since the last flush, per group in the order they came.
+    bundle: KeyTable,
+    bundle_slab: Slab,
+    update_before: bool,
+    emit_unchanged: bool,
+}
+
+impl TypedGlobalGroups {
+    /// The state for rows `[key, partials…, rows]` whose key column is of `key_type` (an
+    /// integer or DATE type), computing `calls` (which [`TypedCalls::supports_calls`]).
+    pub fn new(key_type: ArrowType, calls: &[AggregateCall], update_before: bool, emit_unchanged: bool) -> Self {
+        TypedGlobalGroups {
+            key_type,
+            calls: TypedCalls::new(calls),
+            table: KeyTable::default(),
+            slab: Slab::new(calls.len()),
+            bundle: KeyTable::default(),
+            bundle_slab: Slab::new(calls.len()),
+            update_before,
+            emit_unchanged,
+        }
+    }
+
+    /// Number of groups with state.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether no group has state.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of groups in the bundle.
+    pub fn bundled(&self) -> usize {
+        self.bundle.len()
+    }
+
+    /// Bytes the bundle takes, about.
+    pub fn bundle_bytes(&self) -> usize {
+        self.bundle.len() * (3 * self.calls.len() + 4) * 8
+    }
+
+    /// Merges rows `from..from + count` of `chunk` into the bundle; `None` when a column is
+    /// not of an integer type.
+    pub fn add(&mut self, chunk: &Chunk, from: usize, count: usize) -> Option<()> {
+        let columns = chunk.columns();
+        let keys = IntColumn::of(key_column(columns.compacted(0), &self.key_type)?.as_ref())?;
+        // The partial columns: a value per call, and a count after a sum's.
+        let mut at = 1;
+        let mut partials = Vec::with_capacity(self.calls.len());
+        for call in self.calls.iter() {
+            let value = IntColumn::of(columns.compacted(at).as_ref())?;
+            at += 1;
+            let count = match call.kind {
+                Kind::Sum { .. } => {
+                    at += 1;
+                    Some(IntColumn::of(columns.compacted(at - 1).as_ref())?)
+                }
+                _ => None,
+            };
+            partials.push((value, count));
+        }
+        let rows = IntColumn::of(columns.compacted(at).as_ref())?;
+        let Self { calls, bundle, bundle_slab, .. } = self;
+        for i in from..from + count {
+            let key = keys.get(i);
+            let id = match bundle.get(key) {
+                Some(id) => id,
+                None => bundle.insert(key, || bundle_slab.grow()),
+            };
+            let mut group = bundle_slab.group(id);
+            for (c, (call, (value, count))) in calls.iter().zip(&partials).enumerate() {
+                group.merge(c, call, value.get(i), count.as_ref().and_then(|n| n.get(i)));
+            }
+            *group.rows() += rows.get(i).unwrap_or(0);
+        }
+        Some(())
+    }
+
+    /// Merges the bundle into the groups' state and returns Flink's changelog: per group, `+I`
+    /// when new, `-U`/`+U` when changed, `-D` when its last row left. The bundle is empty afterwards.
+    pub fn flush(&mut self) -> Chunk {
+        let mut out = Changes::new(self.calls.len(), self.bundle.len());
+        let Self { calls, table, slab, bundle, bundle_slab, .. } = self;
+        for b in 0..bundle.len() as u32 {
+            let key = bundle.key(b);
+            let mut merged = bundle_slab.group(b);
+            let rows = *merged.rows();
+            let id = match table.get(key) {
+                Some(id) => id,
+                // Only retractions for a group without state: dropped.
+                None if rows <= 0 => continue,
+                None => table.insert(key, || slab.grow()),
+            };
+            let mut group = slab.group(id);
+            let first = *group.rows() == 0;
+            for (c, call) in calls.iter().enumerate() {
+                let (value, count) = merged.partial(c, call);
+                group.merge(c, call, value, Some(count));
+            }
+            *group.rows() += rows;
+            if *group.rows() <= 0 {
+                if !first {
+                    out.push(RowKind::Delete, key, (0..calls.len()).map(|c| group.last(c)));
+                }
+                group.reset();
+                table.remove(key, id);
+                continue;
+            }
+            if first {
+                out.push(RowKind::Insert, key, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
+            } else if self.emit_unchanged || group.changed(calls) {
+                if self.update_before {
+                    out.push(RowKind::UpdateBefore, key, (0..calls.len()).map(|c| group.last(c)));
+                }
+                out.push(RowKind::UpdateAfter, key, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
+            } else {
+                continue;
+            }
+            group.remember_results(calls);
+        }
+        bundle.clear();
+        bundle_slab.clear();
+        out.finish(&self.key_type, &self.calls)
+    }
+}
+
+/// The changelog of a flush, a column per field.
+struct Changes {
+    kinds: Vec<RowKind>,
+    keys: Vec<Option<i64>>,
+    results: Vec<Vec<Option<i64>>>,
+}
+
+impl Changes {
+    fn new(calls: usize, groups: usize) -> Self {
+        Changes {
+            kinds: Vec::with_capacity(groups),
+            keys: Vec::with_capacity(groups),
+            results: (0..calls).map(|_| Vec::with_capacity(groups)).collect(),
+        }
+    }
+
+    fn push(&mut self, kind: RowKind, key: Option<i64>, results: impl Iterator<Item = Option<i64>>) {
+        self.kinds.push(kind);
+        self.keys.push(key);
+        for (column, r) in self.results.iter_mut().zip(results) {
+            column.push(r);
+        }
+    }
+
+    fn finish(self, key_type: &ArrowType, calls: &TypedCalls) -> Chunk {
+        let mut arrays: Vec<ArrayRef> = vec![integer_column(key_type, &self.keys)];
+        for (column, call) in self.results.iter().zip(calls.iter()) {
+            arrays.push(integer_column(&call.result_type, column));
+        }
+        Chunk::from_arrays(self.kinds, arrays)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use weir_runtime::harness::OperatorHarness;
+    use weir_runtime::{DataType, StreamElement, Value};
+
+    use crate::aggregate::{AggregateCall, AggregateKind};
+    use crate::global_group_aggregate::GlobalGroupAggregateOperator;
+    use crate::group_aggregate::BundleTrigger;
+    use crate::local_group_aggregate::LocalGroupAggregateOperator;
+
+    use super::*;
+
+    fn calls(retracting: bool) -> Vec<AggregateCall> {
+        let mut calls = vec![
+            AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint().not_null()),
+            AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()),
+            AggregateCall::new(AggregateKind::Count, Some(2), DataType::bigint().not_null()),
+            AggregateCall::new(AggregateKind::Sum0, Some(2), DataType::bigint()),
+        ];
+        if !retracting {
+            calls.push(AggregateCall::new(AggregateKind::Max, Some(2), DataType::bigint()));
+            calls.push(AggregateCall::new(AggregateKind::Min, Some(1), DataType::int()));
+        }
+        calls
+    }
+
+    fn types() -> Vec<DataType> {
+        vec![DataType::new(weir_runtime::LogicalType::SmallInt), DataType::int(), DataType::bigint()]
+    }
+
+    /// A local and a global aggregate, typed or holding values, with the same settings.
+    fn phases(typed: bool, retracting: bool, size: Option<usize>, round: usize) -> (OperatorHarness, OperatorHarness) {
+        let trigger = BundleTrigger { size, memory_budget: usize::MAX };
+        let calls = calls(retracting);
+        let arg_types = calls.iter().map(|c| c.arg.map(|a| types()[a].clone())).collect();
+        let local = LocalGroupAggregateOperator::new(vec![0], calls.clone(), &types(), retracting, trigger)
+            .with_typed_state(typed);
+        // With a size trigger, update-before is on: the changelogs are compared as the tables they make.
+        let global = GlobalGroupAggregateOperator::new(1, calls, arg_types, trigger)
+            .with_update_before(size.is_some() || round % 3 != 0)
+            .with_emit_unchanged(round % 4 == 0)
+            .with_typed_state(typed);
+        (OperatorHarness::new(local), OperatorHarness::new(global))
+    }
+
+    /// Moves what `from` emitted into `to`; returns `to`'s output, each flush's rows sorted
+    /// (both phases emit a bundle's groups in an order of their own).
+    fn pass(from: &mut OperatorHarness, to: &mut OperatorHarness) -> Vec<String> {
+        for element in from.take_output() {
+            match element {
+                StreamElement::Chunk(c) => to.push_chunk(0, c).unwrap(),
+                StreamElement::FlushMarker(m) => to.flush_marker(m).unwrap(),
+                _ => {}
+            }
+        }
+        let mut lines = Vec::new();
+        let mut bundle = Vec::new();
+        for line in to.take_lines() {
+            if line.starts_with("flush-marker") {
+                bundle.sort();
+                lines.append(&mut bundle);
+                lines.push(line);
+            } else {
+                bundle.push(line);
+            }
+        }
+        bundle.sort();
+        lines.append(&mut bundle);
+        lines
+    }
+
+    /// The changelogs are equal flush by flush; with a size trigger (which splits a local
+    /// phase's output, in its own order, into the global phase's bundles) as the tables they end as.
+    fn assert_same(
+        typed: Vec<String>,
+        values: Vec<String>,
+        sized: bool,
+        all: &mut (Vec<String>, Vec<String>),
+        round: usize,
+        end: bool,
+    ) {
+        if !sized {
+            assert_eq!(typed, values, "round {round}");
+        }
+        all.0.extend(typed);
+        all.1.extend(values);
+        if !end {
+            return;
+        }
+        let table = |lines: &[String]| {
+            weir_runtime::fixture::materialize_changelog(lines.iter().filter(|l| !l.starts_with("flush-marker")))
+                .unwrap()
+        };
+        assert_eq!(table(&all.0), table(&all.1), "round {round}");
+    }
+
+    #[test]
+    fn typed_phases_emit_the_changelog_of_phases_holding_values() {
+        let mut rng = SmallRng::seed_from_u64(9);
+        for round in 0..150 {
+            let retracting = round % 2 == 1;
+            let size = if round % 3 == 0 { Some(rng.random_range(1..6)) } else { None };
+            let (mut typed_local, mut typed_global) = phases(true, retracting, size, round);
+            let (mut local, mut global) = phases(false, retracting, size, round);
+            let mut present: Vec<[Value; 3]> = Vec::new();
+            let mut all = (Vec::new(), Vec::new());
+            for step in 0..rng.random_range(1..12) {
+                let mut chunk = weir_runtime::Chunk::with_types(&types());
+                for _ in 0..rng.random_range(0..20) {
+                    if retracting && !present.is_empty() && rng.random_range(0..3) == 0 {
+                        let row = present.swap_remove(rng.random_range(0..present.len()));
+                        chunk.push(RowKind::Delete, &row);
+                    } else {
+                        let key = if rng.random_range(0..8) == 0 {
+                            Value::Null
+                        } else {
+                            Value::SmallInt(rng.random_range(0..6))
+                        };
+                        let v =
+                            if rng.random_range(0..5) == 0 { Value::Null } else { Value::Int(rng.random_range(-9..9)) };
+                        let w = if rng.random_range(0..5) == 0 {
+                            Value::Null
+                        } else {
+                            Value::BigInt(rng.random_range(-9..9))
+                        };
+                        let row = [key, v, w];
+                        chunk.push(RowKind::Insert, &row);
+                        present.push(row);
+                    }
+                }
+                let columnar = chunk.clone();
+                columnar.columns();
+                typed_local.push_chunk(0, columnar).unwrap();
+                local.push_chunk(0, chunk).unwrap();
+                if step % 2 == 1 {
+                    typed_local.flush_marker(step).unwrap();
+                    local.flush_marker(step).unwrap();
+                }
+                let (a, b) = (pass(&mut typed_local, &mut typed_global), pass(&mut local, &mut global));
+                assert_same(a, b, size.is_some(), &mut all, round, false);
+            }
+            typed_local.end_input().unwrap();
+            local.end_input().unwrap();
+            let (a, b) = (pass(&mut typed_local, &mut typed_global), pass(&mut local, &mut global));
+            assert_same(a, b, size.is_some(), &mut all, round, false);
+            typed_global.end_input().unwrap();
+            global.end_input().unwrap();
+            let (a, b) = (pass(&mut typed_local, &mut typed_global), pass(&mut local, &mut global));
+            assert_same(a, b, size.is_some(), &mut all, round, true);
+        }
+    }
+}

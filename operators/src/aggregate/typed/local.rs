@@ -1,0 +1,102 @@
+//! The local phase's typed bundle: partial accumulators per group until a flush, emitted as
+//! `+I[key, partials…, rows]` a column at a time.
+
+use arrow_array::ArrayRef;
+use arrow_schema::DataType as ArrowType;
+use weir_runtime::columnar::{arrow_type, IntColumn};
+use weir_runtime::{Chunk, DataType, RowKind};
+
+use super::groups::{argument_columns, key_column};
+use super::{integer_column, KeyTable, Kind, Slab, TypedCalls};
+use crate::aggregate::AggregateCall;
+
+/// A local aggregate's bundle held typed (see the module docs for what it covers).
+#[derive(Debug)]
+pub struct TypedLocalGroups {
+    key: usize,
+    key_type: ArrowType,
+    calls: TypedCalls,
+    table: KeyTable,
+    slab: Slab,
+}
+
+impl TypedLocalGroups {
+    /// A bundle keyed by input column `key` computing `calls` (which [`TypedCalls::supports`]).
+    pub fn new(key: usize, calls: &[AggregateCall], input_types: &[DataType]) -> Self {
+        TypedLocalGroups {
+            key,
+            key_type: arrow_type(&input_types[key]),
+            calls: TypedCalls::new(calls),
+            table: KeyTable::default(),
+            slab: Slab::new(calls.len()),
+        }
+    }
+
+    /// Number of groups in the bundle.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether the bundle is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the bundle's state takes, about.
+    pub fn bytes(&self) -> usize {
+        self.len() * (3 * self.calls.len() + 4) * 8
+    }
+
+    /// Adds rows `from..from + count` of `chunk` to the bundle; `None` when a column is not of
+    /// an integer type.
+    pub fn add(&mut self, chunk: &Chunk, from: usize, count: usize) -> Option<()> {
+        let columns = chunk.columns();
+        let keys = IntColumn::of(key_column(columns.compacted(self.key), &self.key_type)?.as_ref())?;
+        let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
+        let Self { calls, table, slab, .. } = self;
+        for i in from..from + count {
+            let key = keys.get(i);
+            let id = match table.get(key) {
+                Some(id) => id,
+                None => table.insert(key, || slab.grow()),
+            };
+            let sign = if chunk.kind(i).is_accumulate() { 1 } else { -1 };
+            let mut group = slab.group(id);
+            *group.rows() += sign;
+            for (c, (call, arg)) in calls.iter().zip(&args).enumerate() {
+                group.update(c, call, arg.as_ref().and_then(|a| a.get(i)), sign);
+            }
+        }
+        Some(())
+    }
+
+    /// The bundle as `+I[key, partials…, rows]` rows, one per group in the order they came;
+    /// the bundle is empty afterwards.
+    pub fn flush(&mut self) -> Chunk {
+        let groups = self.table.len();
+        let keys: Vec<Option<i64>> = (0..groups as u32).map(|id| self.table.key(id)).collect();
+        let mut arrays: Vec<ArrayRef> = vec![integer_column(&self.key_type, &keys)];
+        let mut rows = Vec::with_capacity(groups);
+        let mut partials: Vec<(Vec<Option<i64>>, Vec<Option<i64>>)> =
+            self.calls.iter().map(|_| (Vec::with_capacity(groups), Vec::with_capacity(groups))).collect();
+        for id in 0..groups as u32 {
+            let mut group = self.slab.group(id);
+            rows.push(Some(*group.rows()));
+            for (c, call) in self.calls.iter().enumerate() {
+                let (value, count) = group.partial(c, call);
+                partials[c].0.push(value);
+                partials[c].1.push(Some(count));
+            }
+        }
+        for (call, (values, counts)) in self.calls.iter().zip(&partials) {
+            arrays.push(integer_column(&call.result_type, values));
+            if matches!(call.kind, Kind::Sum { .. }) {
+                arrays.push(integer_column(&ArrowType::Int64, counts));
+            }
+        }
+        arrays.push(integer_column(&ArrowType::Int64, &rows));
+        self.table.clear();
+        self.slab.clear();
+        Chunk::from_arrays(vec![RowKind::Insert; groups], arrays)
+    }
+}

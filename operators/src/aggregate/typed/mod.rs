@@ -1,0 +1,360 @@
+//! Group state as typed machine words indexed by group id: the columnar form of the group
+//! aggregates (one-phase, and the local and global phases of a two-phase aggregation).
+//!
+//! A [`KeyTable`] maps a group key to a dense group id; a [`Slab`] holds, per group id, the
+//! rows present and, per aggregate call, its accumulator (value and count) and the last result
+//! emitted, side by side in one `Vec<i64>`, so that a row's update touches one or two cache
+//! lines instead of a group entry of values (DataFusion's `GroupsAccumulator` idea, laid out
+//! per group because Flink's changelog is emitted per record). Results equal those of
+//! [`Accumulator`](super::Accumulator).
+//!
+//! Covered ([`TypedCalls::supports`]): one integer or DATE key column; `COUNT(*)`, `COUNT(x)`,
+//! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input; no
+//! `DISTINCT`, no `FILTER`. Other aggregates keep their state as values.
+
+mod global;
+mod groups;
+mod local;
+
+use std::sync::Arc;
+
+use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::{ArrayRef, PrimitiveArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::DataType as ArrowType;
+use hashbrown::HashMap;
+use weir_runtime::columnar::{arrow_type, wrap_to_bits};
+use weir_runtime::{DataType, LogicalType};
+
+pub use global::TypedGlobalGroups;
+pub use groups::TypedGroups;
+pub use local::TypedLocalGroups;
+
+use super::{AggregateCall, AggregateKind};
+
+/// How one call accumulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    CountStar,
+    Count,
+    Sum { zero_when_empty: bool },
+    Min,
+    Max,
+}
+
+/// One aggregate call as the typed state computes it.
+#[derive(Debug, Clone)]
+pub(crate) struct TypedCall {
+    pub kind: Kind,
+    pub arg: Option<usize>,
+    /// Bits of the result type (sums wrap in it, as Flink's do).
+    pub bits: u8,
+    pub result_type: ArrowType,
+}
+
+/// The calls of an aggregate, as the typed state computes them.
+#[derive(Debug, Clone)]
+pub struct TypedCalls {
+    calls: Vec<TypedCall>,
+}
+
+impl TypedCalls {
+    /// Whether the typed state computes `calls` grouped by `keys` over `input_types` exactly
+    /// as their accumulators do (`retracting`: the input may retract rows).
+    pub fn supports(keys: &[usize], calls: &[AggregateCall], input_types: &[DataType], retracting: bool) -> bool {
+        let [key] = keys else { return false };
+        let arg_types: Vec<Option<DataType>> =
+            calls.iter().map(|c| c.arg.and_then(|a| input_types.get(a).cloned())).collect();
+        is_integer_key(&input_types[*key]) && TypedCalls::supports_calls(calls, &arg_types, retracting)
+    }
+
+    /// Whether the typed state computes `calls`, whose arguments have `arg_types` (one per call).
+    pub fn supports_calls(calls: &[AggregateCall], arg_types: &[Option<DataType>], retracting: bool) -> bool {
+        calls.len() <= MAX_CALLS
+            && calls.iter().zip(arg_types).all(|(c, arg_type)| {
+                let integer_arg = arg_type.as_ref().is_some_and(|t| t.integer_bits().is_some());
+                let integer_result = c.result_type.integer_bits().is_some();
+                !c.distinct
+                    && c.filter.is_none()
+                    && match c.kind {
+                        AggregateKind::CountStar => true,
+                        AggregateKind::Count => c.arg.is_some(),
+                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && integer_result,
+                        AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
+                        _ => false,
+                    }
+            })
+    }
+
+    /// The typed form of `calls` (see [`TypedCalls::supports`]).
+    pub fn new(calls: &[AggregateCall]) -> Self {
+        let calls = calls
+            .iter()
+            .map(|c| TypedCall {
+                kind: match c.kind {
+                    AggregateKind::CountStar => Kind::CountStar,
+                    AggregateKind::Count => Kind::Count,
+                    AggregateKind::Sum => Kind::Sum { zero_when_empty: false },
+                    AggregateKind::Sum0 => Kind::Sum { zero_when_empty: true },
+                    AggregateKind::Min => Kind::Min,
+                    _ => Kind::Max,
+                },
+                arg: c.arg,
+                bits: c.result_type.integer_bits().unwrap_or(64),
+                result_type: arrow_type(&c.result_type),
+            })
+            .collect();
+        TypedCalls { calls }
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, TypedCall> {
+        self.calls.iter()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.calls.len()
+    }
+}
+
+/// Whether a column of `ty` can key the typed state.
+pub(crate) fn is_integer_key(ty: &DataType) -> bool {
+    ty.integer_bits().is_some() || ty.logical == LogicalType::Date
+}
+
+/// At most this many calls: the validity of their last results is one word's bits.
+const MAX_CALLS: usize = 62;
+
+/// Group keys to dense group ids; ids of dropped groups are reused.
+#[derive(Debug, Default)]
+pub(crate) struct KeyTable {
+    ids: HashMap<i64, u32>,
+    null_key: Option<u32>,
+    /// The key of each id (for the phases that emit keys from state).
+    keys: Vec<Option<i64>>,
+    free: Vec<u32>,
+}
+
+impl KeyTable {
+    /// The id of `key`, if it has one.
+    #[inline]
+    pub fn get(&self, key: Option<i64>) -> Option<u32> {
+        match key {
+            Some(k) => self.ids.get(&k).copied(),
+            None => self.null_key,
+        }
+    }
+
+    /// A new id for `key` (which has none): a reused one, or the next, for which `grow` is called.
+    pub fn insert(&mut self, key: Option<i64>, grow: impl FnOnce()) -> u32 {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                grow();
+                self.keys.push(None);
+                (self.keys.len() - 1) as u32
+            }
+        };
+        self.keys[id as usize] = key;
+        match key {
+            Some(k) => {
+                self.ids.insert(k, id);
+            }
+            None => self.null_key = Some(id),
+        }
+        id
+    }
+
+    /// Forgets `key`, whose id `id` becomes free.
+    pub fn remove(&mut self, key: Option<i64>, id: u32) {
+        match key {
+            Some(k) => {
+                self.ids.remove(&k);
+            }
+            None => self.null_key = None,
+        }
+        self.free.push(id);
+    }
+
+    /// The key of `id`.
+    pub fn key(&self, id: u32) -> Option<i64> {
+        self.keys[id as usize]
+    }
+
+    /// Number of keys with an id.
+    pub fn len(&self) -> usize {
+        self.ids.len() + usize::from(self.null_key.is_some())
+    }
+
+    /// Forgets every key, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.null_key = None;
+        self.keys.clear();
+        self.free.clear();
+    }
+}
+
+/// Per group: `[rows, validity of the last results (a bit per call), (value, count, last) per call]`.
+#[derive(Debug)]
+pub(crate) struct Slab {
+    stride: usize,
+    data: Vec<i64>,
+}
+
+const ROWS: usize = 0;
+const LAST_VALID: usize = 1;
+const CALLS: usize = 2;
+
+impl Slab {
+    pub fn new(calls: usize) -> Self {
+        Slab { stride: CALLS + 3 * calls, data: Vec::new() }
+    }
+
+    /// Adds a zeroed group at the end.
+    pub fn grow(&mut self) {
+        self.data.resize(self.data.len() + self.stride, 0);
+    }
+
+    /// The words of group `g`.
+    #[inline]
+    pub fn group(&mut self, g: u32) -> Group<'_> {
+        let start = g as usize * self.stride;
+        Group { words: &mut self.data[start..start + self.stride] }
+    }
+
+    /// Drops every group, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.data.clear();
+    }
+}
+
+/// The state of one group in a [`Slab`].
+pub(crate) struct Group<'a> {
+    words: &'a mut [i64],
+}
+
+impl Group<'_> {
+    /// Rows present (the hidden `COUNT(*)`).
+    #[inline]
+    pub fn rows(&mut self) -> &mut i64 {
+        &mut self.words[ROWS]
+    }
+
+    /// Zeroes the group for reuse.
+    pub fn reset(&mut self) {
+        self.words.fill(0);
+    }
+
+    #[inline]
+    fn value(&mut self, c: usize) -> &mut i64 {
+        &mut self.words[CALLS + 3 * c]
+    }
+
+    #[inline]
+    fn count(&mut self, c: usize) -> &mut i64 {
+        &mut self.words[CALLS + 3 * c + 1]
+    }
+
+    /// Adds (`sign` = 1) or retracts (`sign` = -1) one input value of call `c` (`None` is NULL).
+    #[inline]
+    pub fn update(&mut self, c: usize, call: &TypedCall, x: Option<i64>, sign: i64) {
+        match (call.kind, x) {
+            (Kind::CountStar, _) => *self.value(c) += sign,
+            (_, None) => {}
+            (Kind::Count, Some(_)) => *self.value(c) += sign,
+            (Kind::Sum { .. }, Some(x)) => {
+                let sum = self.value(c);
+                *sum = wrap_to_bits(sum.wrapping_add(sign.wrapping_mul(x)), call.bits);
+                *self.count(c) += sign;
+            }
+            (Kind::Min | Kind::Max, Some(x)) => {
+                let seen = *self.count(c) > 0;
+                let current = *self.value(c);
+                let better = !seen || if call.kind == Kind::Min { x < current } else { x > current };
+                if better && sign > 0 {
+                    *self.value(c) = x;
+                    *self.count(c) = 1;
+                }
+            }
+        }
+    }
+
+    /// Merges a local phase's partial state of call `c`: `value` and, for sums, `count`.
+    #[inline]
+    pub fn merge(&mut self, c: usize, call: &TypedCall, value: Option<i64>, count: Option<i64>) {
+        match call.kind {
+            Kind::CountStar | Kind::Count => *self.value(c) += value.unwrap_or(0),
+            Kind::Sum { .. } => {
+                if let Some(v) = value {
+                    let sum = self.value(c);
+                    *sum = wrap_to_bits(sum.wrapping_add(v), call.bits);
+                }
+                *self.count(c) += count.unwrap_or(0);
+            }
+            Kind::Min | Kind::Max => self.update(c, call, value, 1),
+        }
+    }
+
+    /// The current result of call `c` (`None` is NULL).
+    #[inline]
+    pub fn result(&mut self, c: usize, call: &TypedCall) -> Option<i64> {
+        let (value, count) = (*self.value(c), *self.count(c));
+        match call.kind {
+            Kind::CountStar | Kind::Count => Some(value),
+            Kind::Sum { zero_when_empty } if count == 0 => zero_when_empty.then_some(0),
+            Kind::Sum { .. } | Kind::Min | Kind::Max => (count > 0).then_some(value),
+        }
+    }
+
+    /// The partial state of call `c` a local phase emits: `(value, count)`; the count only
+    /// matters for sums. A sum of no values is 0 (as the value accumulator's), an extreme NULL.
+    pub fn partial(&mut self, c: usize, call: &TypedCall) -> (Option<i64>, i64) {
+        let (value, count) = (*self.value(c), *self.count(c));
+        match call.kind {
+            Kind::Min | Kind::Max => ((count > 0).then_some(value), count),
+            _ => (Some(value), count),
+        }
+    }
+
+    /// The last result emitted for call `c`.
+    #[inline]
+    pub fn last(&mut self, c: usize) -> Option<i64> {
+        let valid = self.words[LAST_VALID] & (1 << c) != 0;
+        valid.then(|| self.words[CALLS + 3 * c + 2])
+    }
+
+    /// Records the current results as the last emitted ones.
+    pub fn remember_results(&mut self, calls: &TypedCalls) {
+        for (c, call) in calls.iter().enumerate() {
+            let r = self.result(c, call);
+            self.words[CALLS + 3 * c + 2] = r.unwrap_or(0);
+            if r.is_some() {
+                self.words[LAST_VALID] |= 1 << c;
+            } else {
+                self.words[LAST_VALID] &= !(1 << c);
+            }
+        }
+    }
+
+    /// Whether some result differs from the last one emitted.
+    pub fn changed(&mut self, calls: &TypedCalls) -> bool {
+        calls.iter().enumerate().any(|(c, call)| self.result(c, call) != self.last(c))
+    }
+}
+
+/// A column of the integer (or DATE) type `ty` holding `values`.
+pub(crate) fn integer_column(ty: &ArrowType, values: &[Option<i64>]) -> ArrayRef {
+    let nulls = values.iter().any(Option::is_none).then(|| NullBuffer::from_iter(values.iter().map(Option::is_some)));
+    macro_rules! build {
+        ($t:ty, $native:ty) => {
+            Arc::new(PrimitiveArray::<$t>::new(values.iter().map(|v| v.unwrap_or(0) as $native).collect(), nulls))
+        };
+    }
+    match ty {
+        ArrowType::Int8 => build!(Int8Type, i8),
+        ArrowType::Int16 => build!(Int16Type, i16),
+        ArrowType::Int32 => build!(Int32Type, i32),
+        ArrowType::Date32 => build!(arrow_array::types::Date32Type, i32),
+        _ => build!(Int64Type, i64),
+    }
+}

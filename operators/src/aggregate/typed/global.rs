@@ -103,11 +103,15 @@ impl TypedGlobalGroups {
     pub fn flush(&mut self) -> Chunk {
         let mut out = Changes::new(self.calls.len(), self.bundle.len());
         let Self { calls, table, slab, bundle, bundle_slab, .. } = self;
+        // The state ids of the bundle's keys first, in a loop of independent probes the
+        // processor overlaps. Each key is once in the bundle, so they stay right: only its own
+        // key's group is created or dropped while one is merged.
+        let found: Vec<Option<u32>> = (0..bundle.len() as u32).map(|b| table.get(bundle.key(b))).collect();
         for b in 0..bundle.len() as u32 {
             let key = bundle.key(b);
             let mut merged = bundle_slab.group(b);
             let rows = *merged.rows();
-            let id = match table.get(key) {
+            let id = match found[b as usize] {
                 Some(id) => id,
                 // Only retractions for a group without state: dropped.
                 None if rows <= 0 => continue,

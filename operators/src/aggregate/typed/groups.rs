@@ -61,14 +61,22 @@ impl TypedGroups {
         let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
         let mut out = Emitted::new(self.calls.len(), chunk.len());
         let Self { calls, table, slab, .. } = self;
+        // The keys' ids first, in a loop of independent probes the processor overlaps; a key
+        // whose group is created or dropped within the chunk is probed again when it comes.
+        let found: Vec<Option<u32>> = (0..chunk.len()).map(|i| table.get(keys.get(i))).collect();
+        let mut changed: hashbrown::HashSet<Option<i64>> = hashbrown::HashSet::new();
         for (i, &kind) in chunk.kinds().iter().enumerate() {
             let accumulate = kind.is_accumulate();
             let key = keys.get(i);
-            let id = match table.get(key) {
+            let known = if changed.is_empty() || !changed.contains(&key) { found[i] } else { table.get(key) };
+            let id = match known {
                 Some(id) => id,
                 // Retractions for a group without state are dropped.
                 None if !accumulate => continue,
-                None => table.insert(key, || slab.grow()),
+                None => {
+                    changed.insert(key);
+                    table.insert(key, || slab.grow())
+                }
             };
             let sign = if accumulate { 1 } else { -1 };
             let mut group = slab.group(id);
@@ -83,6 +91,7 @@ impl TypedGroups {
                 }
                 group.reset();
                 table.remove(key, id);
+                changed.insert(key);
                 continue;
             }
             if first {

@@ -54,9 +54,12 @@ impl TypedLocalGroups {
         let keys = IntColumn::of(key_column(columns.compacted(self.key), &self.key_type)?.as_ref())?;
         let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
         let Self { calls, table, slab, .. } = self;
+        // The keys' ids first, in a loop of independent probes the processor overlaps; the
+        // bundle only grows, so a key not found then is probed again when it comes.
+        let found: Vec<Option<u32>> = (from..from + count).map(|i| table.get(keys.get(i))).collect();
         for i in from..from + count {
             let key = keys.get(i);
-            let id = match table.get(key) {
+            let id = match found[i - from].or_else(|| table.get(key)) {
                 Some(id) => id,
                 None => table.insert(key, || slab.grow()),
             };

@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, PrimitiveArray, Scalar, StringArray};
-use arrow_buffer::NullBuffer;
+use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::{array_from_values, arrow_type, IntColumn};
 use weir_runtime::{DataType, LogicalType, Value};
@@ -58,6 +58,13 @@ enum Node {
         value: Value,
         ty: ArrowType,
     },
+    /// FLOAT (`single`) or DOUBLE arithmetic, computed in 64 bits as the row path does.
+    FloatArith {
+        op: Arith,
+        single: bool,
+        lhs: Box<Node>,
+        rhs: Box<Node>,
+    },
     /// Integer arithmetic in 64 bits, narrowed to `bits`.
     Arith {
         op: Arith,
@@ -82,6 +89,16 @@ enum Node {
         arg: Box<Node>,
         upper: bool,
     },
+}
+
+fn is_floating(ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::Float | LogicalType::Double)
+}
+
+/// Whether a float kernel reads values of `ty` as the row path does (`as_f64`): floats and
+/// integers (not DECIMAL, which has kernels of its own on the row path).
+fn is_float_operand(ty: &DataType) -> bool {
+    is_floating(ty) || ty.integer_bits().is_some()
 }
 
 fn is_string(ty: &DataType) -> bool {
@@ -127,6 +144,13 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 _ => None,
             };
             if let Some(op) = op {
+                if is_floating(ty) {
+                    if !(is_float_operand(types[0]) && is_float_operand(types[1])) {
+                        return None;
+                    }
+                    let single = ty.logical == LogicalType::Float;
+                    return Some(Node::FloatArith { op, single, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+                }
                 let bits = ty.integer_bits()?;
                 types[0].integer_bits()?;
                 types[1].integer_bits()?;
@@ -149,7 +173,8 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
             if let Some(op) = cmp {
                 let ints = types[0].integer_bits().is_some() && types[1].integer_bits().is_some();
                 let strings = is_string(types[0]) && is_string(types[1]);
-                if !(ints || strings) {
+                let floats = is_float_operand(types[0]) && is_float_operand(types[1]);
+                if !(ints || strings || floats) {
                     return None;
                 }
                 return Some(Node::Compare { op, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
@@ -224,6 +249,10 @@ fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>,
         Node::Arith { op, bits, lhs, rhs } => {
             let (a, b) = (sub!(lhs), sub!(rhs));
             Datum::Array(arithmetic(*op, *bits, &a, &b, rows)?)
+        }
+        Node::FloatArith { op, single, lhs, rhs } => {
+            let (a, b) = (sub!(lhs), sub!(rhs));
+            Datum::Array(float_arithmetic(*op, *single, &a, &b, rows))
         }
         Node::Compare { op, lhs, rhs } => {
             let (a, b) = (sub!(lhs), sub!(rhs));
@@ -348,6 +377,13 @@ fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
         let (l, r) = (side(a)?, side(b)?);
         return kernel(l.as_ref(), r.as_ref()).ok();
     }
+    let is_float = |d: &Datum| match d {
+        Datum::Array(a) => matches!(a.data_type(), ArrowType::Float32 | ArrowType::Float64),
+        Datum::Scalar(v, _) => matches!(v, Value::Float(_) | Value::Double(_)),
+    };
+    if is_float(a) || is_float(b) {
+        return Some(float_compare(op, a, b, rows));
+    }
     let f = |x: i64, y: i64| match op {
         Cmp::Eq => x == y,
         Cmp::NotEq => x != y,
@@ -370,6 +406,89 @@ fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
         ),
         (Ints::Constant(Some(x)), Ints::Constant(Some(y))) => BooleanArray::from(vec![f(x, y); rows]),
     })
+}
+
+/// A float operand: a column's values and nulls read as f64, or a constant.
+enum Floats {
+    Column(ScalarBuffer<f64>, Option<NullBuffer>),
+    Constant(Option<f64>),
+}
+
+fn floats(d: &Datum) -> Floats {
+    match d {
+        Datum::Scalar(v, _) => Floats::Constant(v.as_f64()),
+        Datum::Array(a) => match a.data_type() {
+            ArrowType::Float64 => {
+                let a = a.as_primitive::<Float64Type>();
+                Floats::Column(a.values().clone(), a.nulls().cloned())
+            }
+            ArrowType::Float32 => {
+                let a = a.as_primitive::<Float32Type>();
+                Floats::Column(a.values().iter().map(|&v| f64::from(v)).collect(), a.nulls().cloned())
+            }
+            _ => match IntColumn::of(a.as_ref()) {
+                Some(c) => Floats::Column(c.values.iter().map(|&v| v as f64).collect(), c.nulls),
+                None => Floats::Constant(None),
+            },
+        },
+    }
+}
+
+/// `f` over two float operands, with the nulls of both; `None` when one is the NULL constant.
+fn float_zip<T>(a: &Floats, b: &Floats, rows: usize, f: impl Fn(f64, f64) -> T) -> Option<(Vec<T>, Option<NullBuffer>)>
+where
+    T: Clone,
+{
+    Some(match (a, b) {
+        (Floats::Constant(None), _) | (_, Floats::Constant(None)) => return None,
+        (Floats::Column(x, xn), Floats::Constant(Some(c))) => (x.iter().map(|&v| f(v, *c)).collect(), xn.clone()),
+        (Floats::Constant(Some(c)), Floats::Column(y, yn)) => (y.iter().map(|&v| f(*c, v)).collect(), yn.clone()),
+        (Floats::Column(x, xn), Floats::Column(y, yn)) => {
+            (x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect(), NullBuffer::union(xn.as_ref(), yn.as_ref()))
+        }
+        (Floats::Constant(Some(p)), Floats::Constant(Some(q))) => (vec![f(*p, *q); rows], None),
+    })
+}
+
+fn float_arithmetic(op: Arith, single: bool, a: &Datum, b: &Datum, rows: usize) -> ArrayRef {
+    let f = |x: f64, y: f64| match op {
+        Arith::Plus => x + y,
+        Arith::Minus => x - y,
+        Arith::Times => x * y,
+        Arith::Divide => x / y,
+        Arith::Modulo => x % y,
+    };
+    let (values, nulls) =
+        float_zip(&floats(a), &floats(b), rows, f).unwrap_or((vec![0.0; rows], Some(NullBuffer::new_null(rows))));
+    if single {
+        Arc::new(PrimitiveArray::<Float32Type>::new(values.iter().map(|&v| v as f32).collect(), nulls))
+    } else {
+        Arc::new(PrimitiveArray::<Float64Type>::new(values.into(), nulls))
+    }
+}
+
+/// A float comparison as the row path makes it: NULL where either side is NaN.
+fn float_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> BooleanArray {
+    use std::cmp::Ordering;
+    let f = |x: f64, y: f64| -> Option<bool> {
+        let o = x.partial_cmp(&y)?;
+        Some(match op {
+            Cmp::Eq => o == Ordering::Equal,
+            Cmp::NotEq => o != Ordering::Equal,
+            Cmp::Lt => o == Ordering::Less,
+            Cmp::LtEq => o != Ordering::Greater,
+            Cmp::Gt => o == Ordering::Greater,
+            Cmp::GtEq => o != Ordering::Less,
+        })
+    };
+    match float_zip(&floats(a), &floats(b), rows, f) {
+        None => BooleanArray::new_null(rows),
+        Some((results, nulls)) => {
+            let ordered = NullBuffer::from_iter(results.iter().map(Option::is_some));
+            let nulls = NullBuffer::union(nulls.as_ref(), Some(&ordered));
+            BooleanArray::new(results.iter().map(|r| r.unwrap_or(false)).collect(), nulls)
+        }
+    }
 }
 
 /// UPPER / LOWER of each string, as the row path computes them: ASCII text by one pass over
@@ -412,7 +531,8 @@ mod tests {
         Expr::literal(Value::Int(v), DataType::int())
     }
 
-    /// Expressions over `[a INT, b BIGINT, c STRING, t TINYINT]` that compile into kernels.
+    /// Expressions over `[a INT, b BIGINT, c STRING, t TINYINT, d DOUBLE, f FLOAT]` that
+    /// compile into kernels.
     fn expressions() -> Vec<Expr> {
         let (a, b, c, t) = (
             col(0, DataType::int()),
@@ -420,11 +540,18 @@ mod tests {
             col(2, DataType::string()),
             col(3, DataType::new(LogicalType::TinyInt)),
         );
+        let (d, f) = (col(4, DataType::double()), col(5, DataType::new(LogicalType::Float)));
         let s = |v: &str| Expr::literal(Value::string(v), DataType::string());
         vec![
             call(Function::Plus, vec![call(Function::Times, vec![b.clone(), lit(2)]), a.clone()]),
             call(Function::Times, vec![a.clone(), lit(i32::MAX)]),
             call(Function::Plus, vec![t.clone(), t.clone()]),
+            call(Function::Times, vec![d.clone(), call(Function::Plus, vec![a.clone(), d.clone()])]),
+            call(Function::Divide, vec![d.clone(), Expr::literal(Value::Double(0.0), DataType::double())]),
+            call(Function::Minus, vec![f.clone(), f.clone()]),
+            call(Function::Greater, vec![d.clone(), Expr::literal(Value::Double(0.5), DataType::double())]),
+            call(Function::LessOrEqual, vec![b.clone(), d.clone()]),
+            call(Function::Equals, vec![f.clone(), f.clone()]),
             call(Function::Equals, vec![call(Function::Modulo, vec![a.clone(), lit(2)]), lit(0)]),
             call(Function::Divide, vec![b.clone(), lit(-3)]),
             call(Function::Modulo, vec![b.clone(), a.clone()]),
@@ -458,6 +585,8 @@ mod tests {
             DataType::bigint(),
             DataType::string(),
             DataType::new(LogicalType::TinyInt),
+            DataType::double(),
+            DataType::new(LogicalType::Float),
         ]);
         let words = ["s1", "s2", "S3", "s4", "Ünïcode", "ß", ""];
         for _ in 0..rows {
@@ -470,7 +599,18 @@ mod tests {
             let b = if null(rng) { Value::Null } else { Value::BigInt(rng.random_range(-50..50)) };
             let c = if null(rng) { Value::Null } else { Value::string(words[rng.random_range(0..words.len())]) };
             let t = if null(rng) { Value::Null } else { Value::TinyInt(rng.random_range(-128..=127)) };
-            chunk.push(RowKind::Insert, &[a, b, c, t]);
+            let specials = [f64::NAN, f64::INFINITY, -0.0, 0.0, 0.5];
+            let d = match rng.random_range(0..8) {
+                0 => Value::Null,
+                1 => Value::Double(specials[rng.random_range(0..specials.len())]),
+                _ => Value::Double(rng.random_range(-2.0..2.0)),
+            };
+            let f = match rng.random_range(0..6) {
+                0 => Value::Null,
+                1 => Value::Float(f32::NAN),
+                _ => Value::Float(rng.random_range(-2.0f32..2.0)),
+            };
+            chunk.push(RowKind::Insert, &[a, b, c, t, d, f]);
         }
         chunk
     }

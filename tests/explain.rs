@@ -44,11 +44,28 @@ fn shape(lines: &[String]) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// DISTINCT calls split into two phases read exactly as Flink prints them: the local phase
+/// names each argument's distinct values (`DISTINCT(product) AS distinct$0`), and the calls of
+/// both phases name the set they take them from.
+#[test]
+fn two_phase_distinct_plans_read_as_flinks() {
+    let case = "minibatch_two_phase_distinct";
+    let (ours, theirs) = (explain(case), flink(case));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+    }
+}
+
 #[test]
 fn optimized_plans_have_flinks_shape() {
-    for case in
-        ["group_agg", "statement_set_reuse_agg", "sink_keyed_shuffle", "minibatch_one_phase", "minibatch_two_phase"]
-    {
+    for case in [
+        "group_agg",
+        "statement_set_reuse_agg",
+        "sink_keyed_shuffle",
+        "minibatch_one_phase",
+        "minibatch_two_phase",
+        "minibatch_two_phase_distinct",
+    ] {
         let (ours, theirs) = (explain(case), flink(case));
         for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
             let (a, b) = (section(&ours, name), section(&theirs, name));

@@ -1,12 +1,15 @@
 //! GlobalGroupAggregate: the second phase of a two-phase aggregation. Behind the hash exchange
 //! it buffers the partial accumulators of local aggregates per group and, at every flush,
 //! merges them into keyed state and emits Flink's changelog, as the one-phase aggregate does.
+//! DISTINCT calls are merged from the local phases' distinct values: a value that arrives in
+//! (or leaves) the group's own set reaches the calls on its column.
 
 use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
+use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::{BundleTrigger, Change, GroupKey, ResultRow};
 
@@ -15,8 +18,17 @@ use crate::group_aggregate::{BundleTrigger, Change, GroupKey, ResultRow};
 struct Group {
     rows: i64,
     accumulators: SmallVec<[Accumulator; 4]>,
+    distinct: Vec<DistinctValues>,
     last: ResultRow,
     written: i64,
+}
+
+/// What the bundle holds for one group.
+#[derive(Debug)]
+struct Bundled {
+    rows: i64,
+    merged: Vec<Accumulator>,
+    distinct: Vec<DistinctValues>,
 }
 
 /// Merges partial accumulators into keyed state.
@@ -30,8 +42,9 @@ pub struct GlobalGroupAggregateOperator {
     ttl_millis: i64,
     trigger: BundleTrigger,
     groups: HashMap<GroupKey, Group>,
-    /// Per group, the rows and the partial accumulators merged since the last flush.
-    bundle: HashMap<GroupKey, (i64, Vec<Accumulator>)>,
+    distinct: DistinctArgs,
+    /// Per group, the rows, partial accumulators and distinct values merged since the last flush.
+    bundle: HashMap<GroupKey, Bundled>,
     buffered: usize,
     /// When the bundle's oldest data left its source (for latency), 0 when unknown.
     bundle_origin: u64,
@@ -53,6 +66,7 @@ impl GlobalGroupAggregateOperator {
         trigger: BundleTrigger,
     ) -> Self {
         GlobalGroupAggregateOperator {
+            distinct: DistinctArgs::of(&calls),
             key_count,
             calls,
             arg_types,
@@ -160,13 +174,13 @@ impl GlobalGroupAggregateOperator {
         // Drained in place: the table keeps its capacity for the next bundle.
         let mut bundle = std::mem::take(&mut self.bundle);
         let mut partial = Vec::new();
-        for (key, (rows, merged)) in bundle.drain() {
+        for (key, Bundled { rows, merged, distinct: arrived }) in bundle.drain() {
             if self.ttl_millis > 0
                 && self.groups.get(&key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis)
             {
                 self.groups.remove(&key);
             }
-            let Self { groups, calls, arg_types, scratch, generate_update_before, emit_unchanged, .. } = self;
+            let Self { groups, calls, arg_types, scratch, generate_update_before, emit_unchanged, distinct, .. } = self;
             let mut entry = match groups.entry(key) {
                 Entry::Occupied(entry) => entry,
                 // Only retractions for a group without state: dropped.
@@ -177,15 +191,35 @@ impl GlobalGroupAggregateOperator {
                         .zip(arg_types.iter())
                         .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
                         .collect();
-                    entry.insert_entry(Group { rows: 0, accumulators, last: ResultRow::new(), written: now })
+                    let sets = distinct.empty_sets();
+                    entry.insert_entry(Group {
+                        rows: 0,
+                        accumulators,
+                        distinct: sets,
+                        last: ResultRow::new(),
+                        written: now,
+                    })
                 }
             };
             let group = entry.get_mut();
             let first = group.rows == 0;
-            for ((call, acc), from) in calls.iter().zip(group.accumulators.iter_mut()).zip(&merged) {
+            for (i, ((call, acc), from)) in calls.iter().zip(group.accumulators.iter_mut()).zip(&merged).enumerate() {
+                if distinct.slot(i).is_some() {
+                    continue;
+                }
                 partial.clear();
                 from.partial(&mut partial);
                 acc.merge_partial(call, &partial);
+            }
+            for (slot, values) in arrived.iter().enumerate() {
+                for (x, delta) in values {
+                    let Some(change) = count_value(&mut group.distinct[slot], x, *delta) else { continue };
+                    for (i, (call, acc)) in calls.iter().zip(group.accumulators.iter_mut()).enumerate() {
+                        if distinct.slot(i) == Some(slot) {
+                            acc.update(call, x, change);
+                        }
+                    }
+                }
             }
             group.rows += rows;
             group.written = now;
@@ -229,17 +263,29 @@ impl Operator for GlobalGroupAggregateOperator {
             return self.process_typed(&chunk, now, ctx, out);
         }
         for (_, row) in chunk.rows() {
-            let Self { calls, arg_types, bundle, key_count, .. } = self;
-            let (rows, merged) = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| {
-                (0, calls.iter().zip(arg_types.iter()).map(|(c, t)| Accumulator::new(c, t.as_ref(), false)).collect())
+            let Self { calls, arg_types, bundle, key_count, distinct, .. } = self;
+            let group = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| Bundled {
+                rows: 0,
+                merged: calls
+                    .iter()
+                    .zip(arg_types.iter())
+                    .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
+                    .collect(),
+                distinct: distinct.empty_sets(),
             });
             let mut at = *key_count;
-            for (call, acc) in calls.iter().zip(merged.iter_mut()) {
+            for (i, (call, acc)) in calls.iter().zip(group.merged.iter_mut()).enumerate() {
                 let width = Accumulator::partial_width(call);
-                acc.merge_partial(call, &row[at..at + width]);
+                if distinct.slot(i).is_none() {
+                    acc.merge_partial(call, &row[at..at + width]);
+                }
                 at += width;
             }
-            *rows += row[at].as_i64().unwrap_or(0);
+            for values in group.distinct.iter_mut() {
+                merge_map_value(values, &row[at]);
+                at += 1;
+            }
+            group.rows += row[at].as_i64().unwrap_or(0);
             self.buffered += 1;
             let bytes = self.bundle.len() * (row.len() + self.calls.len()) * 48;
             if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
@@ -284,6 +330,10 @@ mod tests {
             AggregateCall::new(AggregateKind::Sum, Some(1), DataType::bigint()),
             AggregateCall::new(AggregateKind::Avg, Some(1), DataType::bigint()),
             AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()),
+            // DISTINCT calls on one column share the set the local phase emits.
+            AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()).distinct(),
+            AggregateCall::new(AggregateKind::Sum, Some(1), DataType::bigint()).distinct(),
+            AggregateCall::new(AggregateKind::Avg, Some(1), DataType::bigint()).distinct(),
         ]
     }
 
@@ -293,10 +343,10 @@ mod tests {
         let types = [DataType::bigint(), DataType::bigint()];
         let trigger = BundleTrigger { size: None, memory_budget: usize::MAX };
         let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
-        for round in 0..20 {
+        for round in 0..60 {
             let local = || LocalGroupAggregateOperator::new(vec![0], calls(), &types, true, trigger);
             let mut locals = [OperatorHarness::new(local()), OperatorHarness::new(local())];
-            let arg_types = vec![None, Some(DataType::bigint()), Some(DataType::bigint()), Some(DataType::bigint())];
+            let arg_types = calls().iter().map(|c| c.arg.map(|_| DataType::bigint())).collect();
             let mut global = OperatorHarness::new(GlobalGroupAggregateOperator::new(1, calls(), arg_types, trigger));
             let mut one_phase = OperatorHarness::new(GroupAggregateOperator::new(vec![0], calls(), &types));
             let mut live: Vec<(i64, Option<i64>)> = Vec::new();

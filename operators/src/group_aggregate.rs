@@ -14,6 +14,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
+use crate::aggregate::distinct::count_value;
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
 
 /// The state of one group.
@@ -308,19 +309,11 @@ fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) 
         }
         let x = call.arg.map_or(&Value::Null, |a| &row[a]);
         if let Some(seen) = group.distinct.get_mut(i).and_then(Option::as_mut) {
-            if x.is_null() {
-                continue;
-            }
-            let n = seen.entry(x.clone()).or_insert(0);
-            *n += sign;
-            let (now, before) = (*n, *n - sign);
-            if now == 0 {
-                seen.remove(x);
-            }
             // Only the first arrival and the last departure of a value change the result.
-            if !(before == 0 && now > 0 || before > 0 && now == 0) {
-                continue;
+            if let Some(change) = count_value(seen, x, sign) {
+                group.accumulators[i].update(call, x, change);
             }
+            continue;
         }
         group.accumulators[i].update(call, x, sign);
     }

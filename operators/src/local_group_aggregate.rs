@@ -1,13 +1,24 @@
 //! LocalGroupAggregate: the first phase of a two-phase aggregation. It runs before the hash
 //! exchange, keeps no state, and at every flush emits one row of partial accumulators per
-//! group it saw: `[keys…, partials…, rows]`, always as `+I`.
+//! group it saw: `[keys…, partials…, distinct values…, rows]`, always as `+I`. A DISTINCT call's
+//! partial is computed over the bundle's distinct values, which follow as a `MAP<value, BIGINT>`
+//! per argument column (`DISTINCT(b) AS distinct$0`), for the global phase to merge.
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
+use crate::aggregate::distinct::{count_value, to_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
 use crate::group_aggregate::{BundleTrigger, GroupKey};
+
+/// One group of the bundle: rows, partial accumulators and the distinct values of its DISTINCT calls.
+#[derive(Debug)]
+struct LocalGroup {
+    rows: i64,
+    accumulators: SmallVec<[Accumulator; 4]>,
+    distinct: Vec<DistinctValues>,
+}
 
 /// Pre-aggregates a mini-batch per group.
 #[derive(Debug)]
@@ -17,7 +28,8 @@ pub struct LocalGroupAggregateOperator {
     arg_types: Vec<Option<DataType>>,
     retracting: bool,
     trigger: BundleTrigger,
-    bundle: HashMap<GroupKey, (i64, SmallVec<[Accumulator; 4]>)>,
+    distinct: DistinctArgs,
+    bundle: HashMap<GroupKey, LocalGroup>,
     buffered: usize,
     /// When the bundle's oldest data left its source (for latency), 0 when unknown.
     bundle_origin: u64,
@@ -40,6 +52,7 @@ impl LocalGroupAggregateOperator {
             .then(|| TypedLocalGroups::new(keys[0], &calls, input_types));
         LocalGroupAggregateOperator {
             typed,
+            distinct: DistinctArgs::of(&calls),
             keys,
             calls,
             arg_types,
@@ -63,7 +76,7 @@ impl LocalGroupAggregateOperator {
 
     /// Number of columns of the rows it emits.
     pub fn output_arity(keys: usize, calls: &[AggregateCall]) -> usize {
-        keys + calls.iter().map(Accumulator::partial_width).sum::<usize>() + 1
+        keys + calls.iter().map(Accumulator::partial_width).sum::<usize>() + DistinctArgs::of(calls).len() + 1
     }
 
     fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
@@ -84,11 +97,12 @@ impl LocalGroupAggregateOperator {
         ctx.record_bundle(self.buffered, self.bundle.len());
         let arity = Self::output_arity(self.keys.len(), &self.calls);
         let mut emitted = Chunk::with_capacity(arity, self.bundle.len());
-        for (key, (rows, accumulators)) in self.bundle.drain() {
+        for (key, group) in self.bundle.drain() {
             emitted.push_with(RowKind::Insert, |values| {
                 values.extend_from_slice(&key);
-                accumulators.iter().for_each(|a| a.partial(values));
-                values.push(Value::BigInt(rows));
+                group.accumulators.iter().for_each(|a| a.partial(values));
+                values.extend(group.distinct.iter().map(to_map_value));
+                values.push(Value::BigInt(group.rows));
             });
         }
         self.buffered = 0;
@@ -142,24 +156,38 @@ impl Operator for LocalGroupAggregateOperator {
         for (kind, row) in chunk.rows() {
             self.key.clear();
             self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
-            let Self { calls, arg_types, retracting, bundle, key, .. } = self;
-            let (rows, accumulators) = bundle.entry_ref(&key[..]).or_insert_with(|| {
-                (
-                    0,
-                    calls
-                        .iter()
-                        .zip(arg_types.iter())
-                        .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
-                        .collect(),
-                )
+            let Self { calls, arg_types, retracting, bundle, key, distinct, .. } = self;
+            let group = bundle.entry_ref(&key[..]).or_insert_with(|| LocalGroup {
+                rows: 0,
+                accumulators: calls
+                    .iter()
+                    .zip(arg_types.iter())
+                    .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
+                    .collect(),
+                distinct: distinct.empty_sets(),
             });
             let sign = if kind.is_accumulate() { 1 } else { -1 };
-            *rows += sign;
-            for (call, acc) in calls.iter().zip(accumulators.iter_mut()) {
+            group.rows += sign;
+            // A DISTINCT call sees a value's first arrival and last departure in the bundle.
+            let changes: SmallVec<[Option<i64>; 2]> = distinct
+                .columns()
+                .iter()
+                .zip(group.distinct.iter_mut())
+                .map(|(&column, values)| count_value(values, &row[column], sign))
+                .collect();
+            for (i, (call, acc)) in calls.iter().zip(group.accumulators.iter_mut()).enumerate() {
                 if call.filter.is_some_and(|f| row[f] != Value::Boolean(true)) {
                     continue;
                 }
-                acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), sign);
+                let x = call.arg.map_or(&Value::Null, |a| &row[a]);
+                match distinct.slot(i) {
+                    Some(slot) => {
+                        if let Some(change) = changes[slot] {
+                            acc.update(call, x, change);
+                        }
+                    }
+                    None => acc.update(call, x, sign),
+                }
             }
             self.buffered += 1;
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;

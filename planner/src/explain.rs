@@ -7,6 +7,7 @@ mod lookup;
 use std::fmt::Write;
 
 use weir_connectors::ConnectorRegistry;
+use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::{Expr, Function};
 use weir_runtime::print::value_to_string;
@@ -114,6 +115,18 @@ fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> Str
     format!("{name}({distinct}{arg}){filter}")
 }
 
+/// A call of a local or global phase: a DISTINCT call names the set of distinct values it
+/// takes them from, as Flink prints it (`COUNT(distinct$0 b)`).
+fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
+    match slot {
+        None => aggregate_text(call, column),
+        Some(slot) => {
+            let plain = AggregateCall { distinct: false, ..call.clone() };
+            aggregate_text(&plain, column).replacen('(', &format!("(distinct${slot} "), 1)
+        }
+    }
+}
+
 /// `[default_catalog, default_database, t]`, with `project=[…], metadata=[]` for a projection.
 /// `groupBy=[a, b], ` (nothing for a global aggregate).
 fn group_by(keys: &[usize], column: &dyn Fn(usize) -> String) -> String {
@@ -215,9 +228,13 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::LocalGroupAggregate { keys, calls, .. } => {
             let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
             let mut at = keys.len();
-            for c in calls {
-                select.push(format!("{} AS {}", aggregate_text(c, &column), node.fields[at].name));
+            let distinct = DistinctArgs::of(calls);
+            for (i, c) in calls.iter().enumerate() {
+                select.push(format!("{} AS {}", phase_text(c, distinct.slot(i), &column), node.fields[at].name));
                 at += Accumulator::partial_width(c);
+            }
+            for (slot, &arg) in distinct.columns().iter().enumerate() {
+                select.push(format!("DISTINCT({}) AS {}", column(arg), node.fields[at + slot].name));
             }
             format!("LocalGroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
         }
@@ -225,11 +242,13 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             let keys: Vec<usize> = (0..*key_count).collect();
             let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
             let mut at = *key_count;
-            for (c, f) in calls.iter().zip(&node.fields[*key_count..]) {
+            let distinct = DistinctArgs::of(calls);
+            for (i, (c, f)) in calls.iter().zip(&node.fields[*key_count..]).enumerate() {
                 let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
                 let kind = if c.kind == AggregateKind::CountStar { AggregateKind::Count } else { c.kind.clone() };
                 let partial = AggregateCall { kind, ..partial };
-                select.push(format!("{} AS {}", aggregate_text(&partial, &|i| local_fields[i].name.clone()), f.name));
+                let text = phase_text(&partial, distinct.slot(i), &|i| local_fields[i].name.clone());
+                select.push(format!("{text} AS {}", f.name));
                 at += Accumulator::partial_width(c);
             }
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))

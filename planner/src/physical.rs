@@ -3,6 +3,7 @@
 //! graph is built from them.
 
 use weir_connectors::{SinkChangelogMode, TableDescriptor};
+use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
 use weir_operators::{
@@ -464,6 +465,17 @@ fn has_aggregate(plan: &Plan) -> bool {
 }
 
 /// The name Flink gives a local aggregate's accumulator column.
+/// Whether `call` can be split into a local and a global phase: a mergeable call, or a DISTINCT
+/// one without FILTER whose function is mergeable (the phases merge its distinct values, as
+/// Flink's `DISTINCT(x) AS distinct$0` does).
+fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
+    if call.distinct {
+        let plain = AggregateCall { distinct: false, ..call.clone() };
+        return call.filter.is_none() && Accumulator::is_mergeable(&plain, retracting);
+    }
+    Accumulator::is_mergeable(call, retracting)
+}
+
 fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
     let base = match (kind, part) {
         (AggregateKind::CountStar, _) => "count1",
@@ -599,7 +611,7 @@ impl<'a> Physical<'a> {
         let two_phase = self.mini_batch.is_some()
             && !hashed
             && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
-            && calls.iter().all(|c| Accumulator::is_mergeable(c, retracting));
+            && calls.iter().all(|c| two_phase_call(c, retracting));
         match self.mini_batch {
             Some(mini_batch) if two_phase => {
                 let emit_unchanged = ttl_millis > 0 && self.options.output_identical;
@@ -611,6 +623,14 @@ impl<'a> Physical<'a> {
                         local_fields.push(Field::new(accumulator_name(&call.kind, index, part), ty));
                         index += 1;
                     }
+                }
+                // Each argument of DISTINCT calls: its values in the bundle, with multiplicities.
+                let distinct = DistinctArgs::of(&calls);
+                for (i, &column) in distinct.columns().iter().enumerate() {
+                    let value = input.fields[column].data_type.clone();
+                    let counts = weir_runtime::DataType::bigint().not_null();
+                    let map = weir_runtime::DataType::new(LogicalType::Map(Box::new(value), Box::new(counts)));
+                    local_fields.push(Field::new(format!("distinct${i}"), map));
                 }
                 local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));
                 let arg_types = calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();

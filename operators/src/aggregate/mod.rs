@@ -6,6 +6,7 @@
 //! accumulations (`+I`, `+U`) and retractions (`-U`, `-D`) and yields the current result.
 
 mod accumulator;
+pub mod distinct;
 pub(crate) mod numeric;
 mod typed;
 

@@ -19,8 +19,11 @@ pub use weir_store as store;
 pub mod prelude {
     pub use crate::lookup::LookupJoin;
     pub use crate::pipeline::{KeyedStream, Pipeline, Stream};
-    pub use weir_connectors::{CollectHandle, ConnectorRegistry, PrintTarget, TableDescriptor};
+    pub use weir_connectors::{
+        BatchCollectHandle, ChangelogBatch, CollectHandle, ConnectorRegistry, PrintTarget, TableDescriptor,
+    };
     pub use weir_operators::{CountByKey, KeyedProcessFunction};
+    pub use weir_runtime::columnar::RecordBatch;
     pub use weir_runtime::{
         Chunk, DataType, Error, Field, JobHandle, JobStatus, OperatorContext, Result, Row, RowKind, RuntimeConfig,
         Schema, Timer, Timestamp, Value,

@@ -33,9 +33,11 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use weir_connectors::{
-    BlackholeSink, CollectHandle, ConnectorRegistry, GeneratorSource, MemorySource, TableDescriptor,
+    BatchCollectHandle, BatchSource, BlackholeSink, CollectHandle, ConnectorRegistry, GeneratorSource, MemorySource,
+    TableDescriptor,
 };
 use weir_operators::{FilterOperator, KeyedProcessFunction, KeyedProcessOperator, MapOperator, UnionOperator};
+use weir_runtime::columnar::RecordBatch;
 use weir_runtime::graph::{OperatorFactory, Vertex, VertexKind};
 use weir_runtime::job::{self, JobHandle, JobStatus};
 use weir_runtime::{
@@ -117,6 +119,22 @@ impl Pipeline {
     pub fn from_rows(&self, name: &str, schema: Schema, rows: Vec<Row>) -> Stream {
         let source = MemorySource::from_rows(name, schema.arity(), rows);
         self.source(name, schema, 1, move |info| Box::new(source.for_subtask(info)))
+    }
+
+    /// A source of Arrow record batches, read by one subtask: each batch's rows as `+I`, in
+    /// chunks that share the batch's arrays.
+    ///
+    /// # Errors
+    /// A batch whose columns do not have the Arrow types of `schema`'s fields (see
+    /// `weir::runtime::columnar`), named.
+    pub fn from_batches(
+        &self,
+        name: &str,
+        schema: Schema,
+        batches: Vec<RecordBatch>,
+    ) -> weir_connectors::Result<Stream> {
+        let source = BatchSource::new(name, &schema, batches)?;
+        Ok(self.source(name, schema, 1, move |_| Box::new(source.clone())))
     }
 
     /// A source of `count` rows computed from their sequence number by `generate`, split
@@ -305,6 +323,16 @@ impl Stream {
         let handle = CollectHandle::new();
         let sink = handle.clone();
         self.sink("Sink: Collect", move |info| Box::new(sink.sink(info)));
+        handle
+    }
+
+    /// Ends the stream in memory as Arrow record batches, columns named as the stream's
+    /// schema names them; read them from the handle after the job ran.
+    pub fn collect_batches(&self) -> BatchCollectHandle {
+        let names = self.schema.fields.iter().map(|f| f.name.clone()).collect();
+        let handle = BatchCollectHandle::new(names);
+        let sink = handle.clone();
+        self.sink("Sink: CollectBatches", move |_| Box::new(sink.sink()));
         handle
     }
 

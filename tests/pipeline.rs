@@ -96,3 +96,64 @@ fn set_parallelism_and_default_edges_follow_flink() {
     pipeline.run().unwrap();
     assert_eq!(output.rows().len(), 10);
 }
+
+/// Record batches in, through a HASH exchange and a keyed count, record batches out: the same
+/// counts as a recount of the input.
+#[test]
+fn record_batches_in_and_out_match_a_recount() {
+    use std::sync::Arc;
+    use weir::runtime::columnar::arrow_array::{Array, Int64Array, StringArray};
+    use weir::runtime::columnar::arrow_schema::{DataType as ArrowType, Field as ArrowField, Schema as ArrowSchema};
+
+    let words = ["apple", "fig", "kiwi", "pear", "plum"];
+    let arrow_schema = Arc::new(ArrowSchema::new(vec![
+        ArrowField::new("id", ArrowType::Int64, true),
+        ArrowField::new("word", ArrowType::Utf8, true),
+    ]));
+    let mut expected: BTreeMap<String, i64> = BTreeMap::new();
+    let mut batches = Vec::new();
+    for b in 0..4i64 {
+        let ids: Vec<i64> = (0..2500).map(|i| b * 2500 + i).collect();
+        let text: Vec<&str> = ids.iter().map(|i| words[(*i * 7 % 5) as usize]).collect();
+        for w in &text {
+            *expected.entry(w.to_string()).or_default() += 1;
+        }
+        let columns: Vec<Arc<dyn Array>> = vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(text))];
+        batches.push(RecordBatch::try_new(Arc::clone(&arrow_schema), columns).unwrap());
+    }
+    let input = Schema::new(vec![Field::new("id", DataType::bigint()), Field::new("word", DataType::string())]);
+    let pipeline = Pipeline::new(RuntimeConfig::default().with_parallelism(2));
+    let counts = pipeline
+        .from_batches("words", input, batches)
+        .unwrap()
+        .key_by(&[1])
+        .process(
+            "CountByKey",
+            Schema::new(vec![Field::new("word", DataType::string()), Field::new("n", DataType::bigint())]),
+            CountByKey,
+        )
+        .collect_batches();
+    pipeline.run().unwrap();
+    let mut last: BTreeMap<String, i64> = BTreeMap::new();
+    for ChangelogBatch { kinds, batch } in counts.batches().unwrap() {
+        assert_eq!(batch.schema().field(0).name(), "word");
+        let words = batch.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        let n = batch.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        for (i, kind) in kinds.iter().enumerate() {
+            if kind.is_accumulate() {
+                last.insert(words.value(i).to_string(), n.value(i));
+            }
+        }
+    }
+    assert_eq!(last, expected);
+}
+
+#[test]
+fn record_batches_of_another_type_are_refused_by_name() {
+    use std::sync::Arc;
+    use weir::runtime::columnar::arrow_array::Int32Array;
+    let batch = RecordBatch::try_from_iter([("id", Arc::new(Int32Array::from(vec![1, 2])) as _)]).unwrap();
+    let pipeline = Pipeline::new(RuntimeConfig::default());
+    let err = pipeline.from_batches("ids", schema(&["id"]), vec![batch]).map(|_| ()).unwrap_err().to_string();
+    assert_eq!(err, "Column 'id' of record batch 0 of source 'ids' is Int32; its type BIGINT is held as Int64.");
+}

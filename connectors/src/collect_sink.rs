@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, Row, SubtaskInfo};
+use weir_runtime::columnar::RecordBatch;
+use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, Row, RowKind, SubtaskInfo};
 
 #[derive(Debug, Default)]
 struct Collected {
@@ -103,6 +104,76 @@ impl Operator for CollectSink {
 
     fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
         self.handle.inner.lock().ended += 1;
+        Ok(())
+    }
+}
+
+/// A batch of rows a [`BatchCollectHandle`] received: the row kinds beside the columns.
+#[derive(Debug, Clone)]
+pub struct ChangelogBatch {
+    /// The kind of each row (`+I`, `-U`, `+U`, `-D`).
+    pub kinds: Vec<RowKind>,
+    /// The rows' columns, named as the stream's schema names them.
+    pub batch: RecordBatch,
+}
+
+/// Shared view of the chunks a [`BatchCollectSink`] received, as Arrow record batches; clone it
+/// freely. Unlike [`CollectHandle`] it keeps the arrays as they came (no row is built).
+#[derive(Debug, Clone, Default)]
+pub struct BatchCollectHandle {
+    chunks: Arc<Mutex<Vec<Chunk>>>,
+    names: Arc<[String]>,
+}
+
+impl BatchCollectHandle {
+    /// A new, empty collection of batches whose columns are named `names`.
+    pub fn new(names: Vec<String>) -> Self {
+        BatchCollectHandle { chunks: Arc::default(), names: names.into() }
+    }
+
+    /// The sink instance for one subtask.
+    pub fn sink(&self) -> BatchCollectSink {
+        BatchCollectSink { handle: self.clone() }
+    }
+
+    /// Every batch received, in arrival order (subtasks interleave).
+    ///
+    /// # Errors
+    /// A chunk whose columns do not match the names (a stream of another arity).
+    pub fn batches(&self) -> std::result::Result<Vec<ChangelogBatch>, arrow_schema::ArrowError> {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        self.chunks
+            .lock()
+            .iter()
+            .map(|c| Ok(ChangelogBatch { kinds: c.kinds().to_vec(), batch: c.to_record_batch(&names)? }))
+            .collect()
+    }
+
+    /// How many rows arrived.
+    pub fn row_count(&self) -> usize {
+        self.chunks.lock().iter().map(Chunk::len).sum()
+    }
+}
+
+/// The operator that feeds a [`BatchCollectHandle`].
+#[derive(Debug)]
+pub struct BatchCollectSink {
+    handle: BatchCollectHandle,
+}
+
+impl Operator for BatchCollectSink {
+    fn name(&self) -> &str {
+        "Sink: CollectBatches"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
+        self.handle.chunks.lock().push(chunk);
         Ok(())
     }
 }

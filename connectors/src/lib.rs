@@ -12,6 +12,7 @@
 //!   (rows computed from their number), [`CollectSink`] (rows kept in memory) and
 //!   [`MemoryLookupTable`] (rows to look up, with a latency per key).
 
+pub mod batch_source;
 pub mod blackhole;
 pub mod collect_sink;
 pub mod datagen;
@@ -29,8 +30,9 @@ pub mod print;
 pub mod projecting_source;
 pub mod registry;
 
+pub use batch_source::BatchSource;
 pub use blackhole::BlackholeSink;
-pub use collect_sink::{CollectHandle, CollectSink};
+pub use collect_sink::{BatchCollectHandle, BatchCollectSink, ChangelogBatch, CollectHandle, CollectSink};
 pub use error::{Error, Result};
 pub use generator_source::{GeneratorSource, RowGenerator};
 pub use memory_lookup::{LookupStats, MemoryLookupTable};

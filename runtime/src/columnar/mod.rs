@@ -16,6 +16,8 @@ pub use from_arrow::{scatter_column, timestamp_of_micros, value_at};
 pub use ints::{wrap_to_bits, IntColumn};
 pub use to_arrow::{array_from_values, infer_type, ConversionError};
 pub use types::arrow_type;
+/// The Arrow crates weir's columns are built with, for building batches of the same version.
+pub use {arrow_array, arrow_schema};
 
 #[cfg(test)]
 mod tests {

@@ -50,7 +50,7 @@ pub struct GlobalGroupAggregateOperator {
     bundle_origin: u64,
     scratch: ResultRow,
     /// Bundle and state held as typed vectors, when [`TypedCalls`] covers the calls and the
-    /// key is an integer (decided at the first chunk, which shows the key's type).
+    /// keys can be encoded (decided at the first chunk, which shows the keys' types).
     typed: Option<TypedGlobalGroups>,
     typed_allowed: bool,
     typed_decided: bool,
@@ -98,19 +98,23 @@ impl GlobalGroupAggregateOperator {
             return;
         }
         self.typed_decided = true;
-        let key_type = chunk.columns().arrays().first().map(|a| a.data_type().clone());
-        let integer_key = key_type.as_ref().is_some_and(|t| {
+        // The local phase's key columns show the key types (an all-NULL column of values
+        // built row by row may show none: the state then holds values).
+        let key_types: Vec<arrow_schema::DataType> =
+            chunk.columns().arrays().iter().take(self.key_count).map(|a| a.data_type().clone()).collect();
+        let flat = key_types.iter().all(|t| {
             use arrow_schema::DataType as A;
-            matches!(t, A::Int8 | A::Int16 | A::Int32 | A::Int64 | A::Date32)
+            !matches!(t, A::Null | A::List(_) | A::Struct(_) | A::Map(..))
         });
         if self.typed_allowed
             && self.ttl_millis == 0
-            && self.key_count == 1
-            && integer_key
+            && self.key_count > 0
+            && key_types.len() == self.key_count
+            && flat
             && TypedCalls::supports_calls(&self.calls, &self.arg_types, false)
         {
-            self.typed = key_type
-                .map(|t| TypedGlobalGroups::new(t, &self.calls, self.generate_update_before, self.emit_unchanged));
+            self.typed =
+                TypedGlobalGroups::new(key_types, &self.calls, self.generate_update_before, self.emit_unchanged);
         }
     }
 

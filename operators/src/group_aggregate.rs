@@ -160,13 +160,13 @@ impl GroupAggregateOperator {
                 && self.ttl_millis == 0
                 && TypedCalls::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
             if eligible {
-                self.typed = Some(TypedGroups::new(
-                    self.keys[0],
+                self.typed = TypedGroups::new(
+                    &self.keys,
                     &self.calls,
                     &self.input_types,
                     self.generate_update_before,
                     self.emit_unchanged,
-                ));
+                );
             }
         }
         self.typed.as_mut()

@@ -49,7 +49,8 @@ impl LocalGroupAggregateOperator {
     ) -> Self {
         let arg_types = calls.iter().map(|c| c.arg.map(|a| input_types[a].clone())).collect();
         let typed = TypedCalls::supports(&keys, &calls, input_types, retracting)
-            .then(|| TypedLocalGroups::new(keys[0], &calls, input_types));
+            .then(|| TypedLocalGroups::new(&keys, &calls, input_types))
+            .flatten();
         LocalGroupAggregateOperator {
             typed,
             distinct: DistinctArgs::of(&calls),

@@ -6,14 +6,14 @@ use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::IntColumn;
 use weir_runtime::{Chunk, RowKind};
 
-use super::groups::key_column;
-use super::{integer_column, KeyTable, Kind, Slab, TypedCalls};
+use super::{integer_column, GroupKeys, KeyTable, Kind, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// A global aggregate's bundle and state held typed (see the module docs for what it covers).
 #[derive(Debug)]
 pub struct TypedGlobalGroups {
-    key_type: ArrowType,
+    keys: GroupKeys,
+    key_count: usize,
     calls: TypedCalls,
     /// Each group's state.
     table: KeyTable,
@@ -26,11 +26,18 @@ pub struct TypedGlobalGroups {
 }
 
 impl TypedGlobalGroups {
-    /// The state for rows `[key, partials…, rows]` whose key column is of `key_type` (an
-    /// integer or DATE type), computing `calls` (which [`TypedCalls::supports_calls`]).
-    pub fn new(key_type: ArrowType, calls: &[AggregateCall], update_before: bool, emit_unchanged: bool) -> Self {
-        TypedGlobalGroups {
-            key_type,
+    /// The state for rows `[keys…, partials…, rows]` whose key columns are of `key_types`,
+    /// computing `calls` (which [`TypedCalls::supports_calls`]); `None` when the key types
+    /// cannot be encoded.
+    pub fn new(
+        key_types: Vec<ArrowType>,
+        calls: &[AggregateCall],
+        update_before: bool,
+        emit_unchanged: bool,
+    ) -> Option<Self> {
+        Some(TypedGlobalGroups {
+            key_count: key_types.len(),
+            keys: GroupKeys::for_arrow_types(key_types)?,
             calls: TypedCalls::new(calls),
             table: KeyTable::default(),
             slab: Slab::new(calls.len()),
@@ -38,7 +45,7 @@ impl TypedGlobalGroups {
             bundle_slab: Slab::new(calls.len()),
             update_before,
             emit_unchanged,
-        }
+        })
     }
 
     /// Number of groups with state.
@@ -65,9 +72,10 @@ impl TypedGlobalGroups {
     /// not of an integer type.
     pub fn add(&mut self, chunk: &Chunk, from: usize, count: usize) -> Option<()> {
         let columns = chunk.columns();
-        let keys = IntColumn::of(key_column(columns.compacted(0), &self.key_type)?.as_ref())?;
+        let key_arrays: Vec<ArrayRef> = (0..self.key_count).map(|k| columns.compacted(k)).collect();
+        let keys = self.keys.read(&self.keys.columns(&key_arrays)?)?;
         // The partial columns: a value per call, and a count after a sum's.
-        let mut at = 1;
+        let mut at = self.key_count;
         let mut partials = Vec::with_capacity(self.calls.len());
         for call in self.calls.iter() {
             let value = IntColumn::of(columns.compacted(at).as_ref())?;
@@ -84,10 +92,9 @@ impl TypedGlobalGroups {
         let rows = IntColumn::of(columns.compacted(at).as_ref())?;
         let Self { calls, bundle, bundle_slab, .. } = self;
         for i in from..from + count {
-            let key = keys.get(i);
-            let id = match bundle.get(key) {
+            let id = match keys.get(bundle, i) {
                 Some(id) => id,
-                None => bundle.insert(key, || bundle_slab.grow()),
+                None => keys.insert(bundle, i, || bundle_slab.grow()),
             };
             let mut group = bundle_slab.group(id);
             for (c, (call, (value, count))) in calls.iter().zip(&partials).enumerate() {
@@ -106,16 +113,15 @@ impl TypedGlobalGroups {
         // The state ids of the bundle's keys first, in a loop of independent probes the
         // processor overlaps. Each key is once in the bundle, so they stay right: only its own
         // key's group is created or dropped while one is merged.
-        let found: Vec<Option<u32>> = (0..bundle.len() as u32).map(|b| table.get(bundle.key(b))).collect();
+        let found: Vec<Option<u32>> = (0..bundle.len() as u32).map(|b| table.get_key_of(bundle, b)).collect();
         for b in 0..bundle.len() as u32 {
-            let key = bundle.key(b);
             let mut merged = bundle_slab.group(b);
             let rows = *merged.rows();
             let id = match found[b as usize] {
                 Some(id) => id,
                 // Only retractions for a group without state: dropped.
                 None if rows <= 0 => continue,
-                None => table.insert(key, || slab.grow()),
+                None => table.insert_key_of(bundle, b, || slab.grow()),
             };
             let mut group = slab.group(id);
             let first = *group.rows() == 0;
@@ -126,34 +132,36 @@ impl TypedGlobalGroups {
             *group.rows() += rows;
             if *group.rows() <= 0 {
                 if !first {
-                    out.push(RowKind::Delete, key, (0..calls.len()).map(|c| group.last(c)));
+                    out.push(RowKind::Delete, b, (0..calls.len()).map(|c| group.last(c)));
                 }
                 group.reset();
-                table.remove(key, id);
+                table.remove(id);
                 continue;
             }
             if first {
-                out.push(RowKind::Insert, key, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
+                out.push(RowKind::Insert, b, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
             } else if self.emit_unchanged || group.changed(calls) {
                 if self.update_before {
-                    out.push(RowKind::UpdateBefore, key, (0..calls.len()).map(|c| group.last(c)));
+                    out.push(RowKind::UpdateBefore, b, (0..calls.len()).map(|c| group.last(c)));
                 }
-                out.push(RowKind::UpdateAfter, key, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
+                out.push(RowKind::UpdateAfter, b, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
             } else {
                 continue;
             }
             group.remember_results(calls);
         }
-        bundle.clear();
-        bundle_slab.clear();
-        out.finish(&self.key_type, &self.calls)
+        let keys = self.keys.arrays(&self.bundle, out.groups.iter().copied());
+        self.bundle.clear();
+        self.bundle_slab.clear();
+        out.finish(keys, &self.calls)
     }
 }
 
 /// The changelog of a flush, a column per field.
 struct Changes {
     kinds: Vec<RowKind>,
-    keys: Vec<Option<i64>>,
+    /// The bundle group each change is of (its key is the bundle's).
+    groups: Vec<u32>,
     results: Vec<Vec<Option<i64>>>,
 }
 
@@ -161,21 +169,21 @@ impl Changes {
     fn new(calls: usize, groups: usize) -> Self {
         Changes {
             kinds: Vec::with_capacity(groups),
-            keys: Vec::with_capacity(groups),
+            groups: Vec::with_capacity(groups),
             results: (0..calls).map(|_| Vec::with_capacity(groups)).collect(),
         }
     }
 
-    fn push(&mut self, kind: RowKind, key: Option<i64>, results: impl Iterator<Item = Option<i64>>) {
+    fn push(&mut self, kind: RowKind, group: u32, results: impl Iterator<Item = Option<i64>>) {
         self.kinds.push(kind);
-        self.keys.push(key);
+        self.groups.push(group);
         for (column, r) in self.results.iter_mut().zip(results) {
             column.push(r);
         }
     }
 
-    fn finish(self, key_type: &ArrowType, calls: &TypedCalls) -> Chunk {
-        let mut arrays: Vec<ArrayRef> = vec![integer_column(key_type, &self.keys)];
+    fn finish(self, keys: Vec<ArrayRef>, calls: &TypedCalls) -> Chunk {
+        let mut arrays = keys;
         for (column, call) in self.results.iter().zip(calls.iter()) {
             arrays.push(integer_column(&call.result_type, column));
         }
@@ -212,7 +220,17 @@ mod tests {
     }
 
     fn types() -> Vec<DataType> {
-        vec![DataType::new(weir_runtime::LogicalType::SmallInt), DataType::int(), DataType::bigint()]
+        vec![
+            DataType::new(weir_runtime::LogicalType::SmallInt),
+            DataType::int(),
+            DataType::bigint(),
+            DataType::string(),
+        ]
+    }
+
+    /// The key columns of round `round`: one integer, one string (arrow-row keys), or both.
+    fn keys(round: usize) -> Vec<usize> {
+        [vec![0], vec![3], vec![3, 0]][(round / 3) % 3].clone()
     }
 
     /// A local and a global aggregate, typed or holding values, with the same settings.
@@ -220,10 +238,10 @@ mod tests {
         let trigger = BundleTrigger { size, memory_budget: usize::MAX };
         let calls = calls(retracting);
         let arg_types = calls.iter().map(|c| c.arg.map(|a| types()[a].clone())).collect();
-        let local = LocalGroupAggregateOperator::new(vec![0], calls.clone(), &types(), retracting, trigger)
+        let local = LocalGroupAggregateOperator::new(keys(round), calls.clone(), &types(), retracting, trigger)
             .with_typed_state(typed);
         // With a size trigger, update-before is on: the changelogs are compared as the tables they make.
-        let global = GlobalGroupAggregateOperator::new(1, calls, arg_types, trigger)
+        let global = GlobalGroupAggregateOperator::new(keys(round).len(), calls, arg_types, trigger)
             .with_update_before(size.is_some() || round % 3 != 0)
             .with_emit_unchanged(round % 4 == 0)
             .with_typed_state(typed);
@@ -289,7 +307,7 @@ mod tests {
             let size = if round % 3 == 0 { Some(rng.random_range(1..6)) } else { None };
             let (mut typed_local, mut typed_global) = phases(true, retracting, size, round);
             let (mut local, mut global) = phases(false, retracting, size, round);
-            let mut present: Vec<[Value; 3]> = Vec::new();
+            let mut present: Vec<[Value; 4]> = Vec::new();
             let mut all = (Vec::new(), Vec::new());
             for step in 0..rng.random_range(1..12) {
                 let mut chunk = weir_runtime::Chunk::with_types(&types());
@@ -310,7 +328,11 @@ mod tests {
                         } else {
                             Value::BigInt(rng.random_range(-9..9))
                         };
-                        let row = [key, v, w];
+                        let text = match rng.random_range(0..5) {
+                            0 => Value::Null,
+                            n => Value::string(["x", "yy", "", "zzz"][n - 1]),
+                        };
+                        let row = [key, v, w, text];
                         chunk.push(RowKind::Insert, &row);
                         present.push(row);
                     }

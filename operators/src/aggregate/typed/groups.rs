@@ -1,19 +1,18 @@
 //! The one-phase group aggregate's typed state: every row of a chunk applied in order, with
 //! Flink's changelog for each record, the output built a column at a time.
 
-use arrow_array::{Array, ArrayRef};
-use arrow_schema::DataType as ArrowType;
+use arrow_array::ArrayRef;
 use weir_runtime::columnar::{arrow_type, IntColumn};
 use weir_runtime::{Chunk, DataType, RowKind};
 
-use super::{integer_column, KeyTable, Slab, TypedCalls};
+use super::{integer_column, GroupKeys, KeyTable, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// The typed state of every group of a group aggregate (see the module docs for what it covers).
 #[derive(Debug)]
 pub struct TypedGroups {
-    key: usize,
-    key_type: ArrowType,
+    key_columns: Vec<usize>,
+    keys: GroupKeys,
     calls: TypedCalls,
     table: KeyTable,
     slab: Slab,
@@ -22,24 +21,26 @@ pub struct TypedGroups {
 }
 
 impl TypedGroups {
-    /// The state for groups keyed by input column `key` computing `calls` (which
+    /// The state for groups keyed by input columns `keys` computing `calls` (which
     /// [`TypedCalls::supports`]); `update_before` and `emit_unchanged` as the operator's.
+    /// `None` when the key types cannot be encoded.
     pub fn new(
-        key: usize,
+        keys: &[usize],
         calls: &[AggregateCall],
         input_types: &[DataType],
         update_before: bool,
         emit_unchanged: bool,
-    ) -> Self {
-        TypedGroups {
-            key,
-            key_type: arrow_type(&input_types[key]),
+    ) -> Option<Self> {
+        let key_types = keys.iter().map(|&k| arrow_type(&input_types[k])).collect();
+        Some(TypedGroups {
+            key_columns: keys.to_vec(),
+            keys: GroupKeys::for_arrow_types(key_types)?,
             calls: TypedCalls::new(calls),
             table: KeyTable::default(),
             slab: Slab::new(calls.len()),
             update_before,
             emit_unchanged,
-        }
+        })
     }
 
     /// Number of groups with state.
@@ -53,29 +54,31 @@ impl TypedGroups {
     }
 
     /// Applies every row of `chunk` in order and returns Flink's changelog for them; `None`
-    /// when a column is not of an integer type.
+    /// when a column does not have the type the state was built for.
     pub fn process(&mut self, chunk: &Chunk) -> Option<Chunk> {
         let columns = chunk.columns();
-        let key_array = key_column(columns.compacted(self.key), &self.key_type)?;
-        let keys = IntColumn::of(key_array.as_ref())?;
+        let key_arrays: Vec<ArrayRef> = self.key_columns.iter().map(|&k| columns.compacted(k)).collect();
+        let key_arrays = self.keys.columns(&key_arrays)?;
+        let keys = self.keys.read(&key_arrays)?;
         let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
         let mut out = Emitted::new(self.calls.len(), chunk.len());
         let Self { calls, table, slab, .. } = self;
         // The keys' ids first, in a loop of independent probes the processor overlaps; a key
         // whose group is created or dropped within the chunk is probed again when it comes.
-        let found: Vec<Option<u32>> = (0..chunk.len()).map(|i| table.get(keys.get(i))).collect();
-        let mut changed: hashbrown::HashSet<Option<i64>> = hashbrown::HashSet::new();
+        let found: Vec<Option<u32>> = (0..chunk.len()).map(|i| keys.get(table, i)).collect();
+        // Hashes of the keys whose group was created or dropped in this chunk.
+        let mut changed: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
         for (i, &kind) in chunk.kinds().iter().enumerate() {
             let accumulate = kind.is_accumulate();
-            let key = keys.get(i);
-            let known = if changed.is_empty() || !changed.contains(&key) { found[i] } else { table.get(key) };
+            let known =
+                if changed.is_empty() || !changed.contains(&keys.hash(i)) { found[i] } else { keys.get(table, i) };
             let id = match known {
                 Some(id) => id,
                 // Retractions for a group without state are dropped.
                 None if !accumulate => continue,
                 None => {
-                    changed.insert(key);
-                    table.insert(key, || slab.grow())
+                    changed.insert(keys.hash(i));
+                    keys.insert(table, i, || slab.grow())
                 }
             };
             let sign = if accumulate { 1 } else { -1 };
@@ -90,8 +93,8 @@ impl TypedGroups {
                     out.push(RowKind::Delete, i, (0..calls.len()).map(|c| group.last(c)));
                 }
                 group.reset();
-                table.remove(key, id);
-                changed.insert(key);
+                table.remove(id);
+                changed.insert(keys.hash(i));
                 continue;
             }
             if first {
@@ -106,19 +109,7 @@ impl TypedGroups {
             }
             group.remember_results(calls);
         }
-        Some(out.finish(&key_array, calls))
-    }
-}
-
-/// `array` as a key column of `key_type` (an all-NULL column of another type becomes one of
-/// it); `None` when it holds values of another type.
-pub(crate) fn key_column(array: ArrayRef, key_type: &ArrowType) -> Option<ArrayRef> {
-    if array.data_type() == key_type {
-        Some(array)
-    } else if array.null_count() == array.len() {
-        Some(arrow_array::new_null_array(key_type, array.len()))
-    } else {
-        None
+        Some(out.finish(&key_arrays, calls))
     }
 }
 
@@ -162,9 +153,8 @@ impl Emitted {
         }
     }
 
-    fn finish(self, keys: &ArrayRef, calls: &TypedCalls) -> Chunk {
-        let mut arrays = Vec::with_capacity(calls.len() + 1);
-        arrays.push(weir_runtime::chunk::take(keys, &self.sources));
+    fn finish(self, keys: &[ArrayRef], calls: &TypedCalls) -> Chunk {
+        let mut arrays: Vec<ArrayRef> = keys.iter().map(|k| weir_runtime::chunk::take(k, &self.sources)).collect();
         for (column, call) in self.results.iter().zip(calls.iter()) {
             arrays.push(integer_column(&call.result_type, column));
         }
@@ -199,13 +189,18 @@ mod tests {
     }
 
     fn types() -> Vec<DataType> {
-        vec![DataType::int(), DataType::int(), DataType::bigint()]
+        vec![DataType::int(), DataType::int(), DataType::bigint(), DataType::string()]
+    }
+
+    /// The key columns of round `round`: one integer, one string (arrow-row keys), or both.
+    fn keys(round: usize) -> Vec<usize> {
+        [vec![0], vec![3], vec![0, 3], vec![3, 2]][round % 4].clone()
     }
 
     /// A random changelog over keys 0..8 and NULL: retractions only of rows still present
     /// (and some of rows never seen), with NULL and extreme arguments.
     fn changelog(rng: &mut SmallRng, rows: usize, retracting: bool) -> Vec<Chunk> {
-        let mut present: Vec<[Value; 3]> = Vec::new();
+        let mut present: Vec<[Value; 4]> = Vec::new();
         let mut chunks = Vec::new();
         let mut chunk = Chunk::with_types(&types());
         for _ in 0..rows {
@@ -215,7 +210,7 @@ mod tests {
                 let kind = if rng.random() { RowKind::Delete } else { RowKind::UpdateBefore };
                 chunk.push(kind, &row);
             } else if retracting && rng.random_range(0..20) == 0 {
-                chunk.push(RowKind::Delete, &[Value::Int(99), Value::Int(1), Value::BigInt(1)]);
+                chunk.push(RowKind::Delete, &[Value::Int(99), Value::Int(1), Value::BigInt(1), Value::string("none")]);
             } else {
                 let key = if rng.random_range(0..9) == 0 { Value::Null } else { Value::Int(rng.random_range(0..8)) };
                 let v = match rng.random_range(0..6) {
@@ -224,7 +219,12 @@ mod tests {
                     _ => Value::Int(rng.random_range(-5..5)),
                 };
                 let w = if rng.random_range(0..5) == 0 { Value::Null } else { Value::BigInt(rng.random_range(-3..3)) };
-                let row = [key, v, w];
+                let words = ["", "a", "b", "ß", "long enough to spill past inline bytes"];
+                let text = match rng.random_range(0..7) {
+                    0 => Value::Null,
+                    n => Value::string(words[n % words.len()]),
+                };
+                let row = [key, v, w, text];
                 let kind = if rng.random() { RowKind::Insert } else { RowKind::UpdateAfter };
                 chunk.push(kind, &row);
                 present.push(row);
@@ -244,13 +244,14 @@ mod tests {
             let retracting = round % 2 == 0;
             let (update_before, emit_unchanged) = (round % 3 != 0, round % 5 == 0);
             let operator = |typed: bool| {
-                GroupAggregateOperator::new(vec![0], calls(retracting), &types())
+                GroupAggregateOperator::new(keys(round), calls(retracting), &types())
                     .with_retracting_input(retracting)
                     .with_update_before(update_before)
                     .with_emit_unchanged(emit_unchanged)
                     .with_typed_state(typed)
             };
-            assert!(TypedCalls::supports(&[0], &calls(retracting), &types(), retracting));
+            assert!(TypedCalls::supports(&keys(round), &calls(retracting), &types(), retracting));
+            assert!(TypedGroups::new(&keys(round), &calls(retracting), &types(), true, false).is_some());
             let (mut typed, mut values) = (OperatorHarness::new(operator(true)), OperatorHarness::new(operator(false)));
             let rows = rng.random_range(0..60);
             for chunk in changelog(&mut rng, rows, retracting) {
@@ -268,9 +269,12 @@ mod tests {
         let ints = types();
         let max = AggregateCall::new(AggregateKind::Max, Some(1), DataType::int());
         assert!(!TypedCalls::supports(&[0], std::slice::from_ref(&max), &ints, true));
-        assert!(!TypedCalls::supports(&[0, 1], std::slice::from_ref(&max), &ints, false));
         assert!(!TypedCalls::supports(&[0], &[max.clone().distinct()], &ints, false));
+        assert!(!TypedCalls::supports(&[], std::slice::from_ref(&max), &ints, false));
         let strings = [DataType::string(), DataType::int()];
-        assert!(!TypedCalls::supports(&[0], &[max], &strings, false));
+        let max_text = AggregateCall::new(AggregateKind::Max, Some(0), DataType::string());
+        assert!(!TypedCalls::supports(&[1], &[max_text], &strings, false));
+        let nested = [DataType::new(weir_runtime::LogicalType::Array(Box::new(DataType::int()))), DataType::int()];
+        assert!(!TypedCalls::supports(&[0], &[max], &nested, false));
     }
 }

@@ -3,33 +3,35 @@
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType as ArrowType;
-use weir_runtime::columnar::{arrow_type, IntColumn};
+use weir_runtime::columnar::arrow_type;
 use weir_runtime::{Chunk, DataType, RowKind};
 
-use super::groups::{argument_columns, key_column};
-use super::{integer_column, KeyTable, Kind, Slab, TypedCalls};
+use super::groups::argument_columns;
+use super::{integer_column, GroupKeys, KeyTable, Kind, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// A local aggregate's bundle held typed (see the module docs for what it covers).
 #[derive(Debug)]
 pub struct TypedLocalGroups {
-    key: usize,
-    key_type: ArrowType,
+    key_columns: Vec<usize>,
+    keys: GroupKeys,
     calls: TypedCalls,
     table: KeyTable,
     slab: Slab,
 }
 
 impl TypedLocalGroups {
-    /// A bundle keyed by input column `key` computing `calls` (which [`TypedCalls::supports`]).
-    pub fn new(key: usize, calls: &[AggregateCall], input_types: &[DataType]) -> Self {
-        TypedLocalGroups {
-            key,
-            key_type: arrow_type(&input_types[key]),
+    /// A bundle keyed by input columns `keys` computing `calls` (which [`TypedCalls::supports`]);
+    /// `None` when the key types cannot be encoded.
+    pub fn new(keys: &[usize], calls: &[AggregateCall], input_types: &[DataType]) -> Option<Self> {
+        let key_types = keys.iter().map(|&k| arrow_type(&input_types[k])).collect();
+        Some(TypedLocalGroups {
+            key_columns: keys.to_vec(),
+            keys: GroupKeys::for_arrow_types(key_types)?,
             calls: TypedCalls::new(calls),
             table: KeyTable::default(),
             slab: Slab::new(calls.len()),
-        }
+        })
     }
 
     /// Number of groups in the bundle.
@@ -51,17 +53,17 @@ impl TypedLocalGroups {
     /// an integer type.
     pub fn add(&mut self, chunk: &Chunk, from: usize, count: usize) -> Option<()> {
         let columns = chunk.columns();
-        let keys = IntColumn::of(key_column(columns.compacted(self.key), &self.key_type)?.as_ref())?;
+        let key_arrays: Vec<ArrayRef> = self.key_columns.iter().map(|&k| columns.compacted(k)).collect();
+        let keys = self.keys.read(&self.keys.columns(&key_arrays)?)?;
         let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
         let Self { calls, table, slab, .. } = self;
         // The keys' ids first, in a loop of independent probes the processor overlaps; the
         // bundle only grows, so a key not found then is probed again when it comes.
-        let found: Vec<Option<u32>> = (from..from + count).map(|i| table.get(keys.get(i))).collect();
+        let found: Vec<Option<u32>> = (from..from + count).map(|i| keys.get(table, i)).collect();
         for i in from..from + count {
-            let key = keys.get(i);
-            let id = match found[i - from].or_else(|| table.get(key)) {
+            let id = match found[i - from].or_else(|| keys.get(table, i)) {
                 Some(id) => id,
-                None => table.insert(key, || slab.grow()),
+                None => keys.insert(table, i, || slab.grow()),
             };
             let sign = if chunk.kind(i).is_accumulate() { 1 } else { -1 };
             let mut group = slab.group(id);
@@ -77,8 +79,7 @@ impl TypedLocalGroups {
     /// the bundle is empty afterwards.
     pub fn flush(&mut self) -> Chunk {
         let groups = self.table.len();
-        let keys: Vec<Option<i64>> = (0..groups as u32).map(|id| self.table.key(id)).collect();
-        let mut arrays: Vec<ArrayRef> = vec![integer_column(&self.key_type, &keys)];
+        let mut arrays: Vec<ArrayRef> = self.keys.arrays(&self.table, 0..groups as u32);
         let mut rows = Vec::with_capacity(groups);
         let mut partials: Vec<(Vec<Option<i64>>, Vec<Option<i64>>)> =
             self.calls.iter().map(|_| (Vec::with_capacity(groups), Vec::with_capacity(groups))).collect();

@@ -1,19 +1,21 @@
 //! Group state as typed machine words indexed by group id: the columnar form of the group
 //! aggregates (one-phase, and the local and global phases of a two-phase aggregation).
 //!
-//! A [`KeyTable`] maps a group key to a dense group id; a [`Slab`] holds, per group id, the
+//! A key table maps a group key to a dense group id; a [`Slab`] holds, per group id, the
 //! rows present and, per aggregate call, its accumulator (value and count) and the last result
 //! emitted, side by side in one `Vec<i64>`, so that a row's update touches one or two cache
 //! lines instead of a group entry of values (DataFusion's `GroupsAccumulator` idea, laid out
 //! per group because Flink's changelog is emitted per record). Results equal those of
 //! [`Accumulator`](super::Accumulator).
 //!
-//! Covered ([`TypedCalls::supports`]): one integer or DATE key column; `COUNT(*)`, `COUNT(x)`,
+//! Covered ([`TypedCalls::supports`]): keys of any non-nested types (one integer or DATE
+//! column read as its values, others as `arrow-row` rows); `COUNT(*)`, `COUNT(x)`,
 //! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input; no
 //! `DISTINCT`, no `FILTER`. Other aggregates keep their state as values.
 
 mod global;
 mod groups;
+mod keys;
 mod local;
 
 use std::sync::Arc;
@@ -22,13 +24,14 @@ use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
 use arrow_array::{ArrayRef, PrimitiveArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType as ArrowType;
-use hashbrown::HashMap;
 use weir_runtime::columnar::{arrow_type, wrap_to_bits};
-use weir_runtime::{DataType, LogicalType};
+use weir_runtime::DataType;
 
 pub use global::TypedGlobalGroups;
 pub use groups::TypedGroups;
 pub use local::TypedLocalGroups;
+
+use keys::{GroupKeys, KeyTable};
 
 use super::{AggregateCall, AggregateKind};
 
@@ -62,10 +65,11 @@ impl TypedCalls {
     /// Whether the typed state computes `calls` grouped by `keys` over `input_types` exactly
     /// as their accumulators do (`retracting`: the input may retract rows).
     pub fn supports(keys: &[usize], calls: &[AggregateCall], input_types: &[DataType], retracting: bool) -> bool {
-        let [key] = keys else { return false };
         let arg_types: Vec<Option<DataType>> =
             calls.iter().map(|c| c.arg.and_then(|a| input_types.get(a).cloned())).collect();
-        is_integer_key(&input_types[*key]) && TypedCalls::supports_calls(calls, &arg_types, retracting)
+        !keys.is_empty()
+            && keys.iter().all(|&k| GroupKeys::supports(&input_types[k]))
+            && TypedCalls::supports_calls(calls, &arg_types, retracting)
     }
 
     /// Whether the typed state computes `calls`, whose arguments have `arg_types` (one per call).
@@ -116,83 +120,8 @@ impl TypedCalls {
     }
 }
 
-/// Whether a column of `ty` can key the typed state.
-pub(crate) fn is_integer_key(ty: &DataType) -> bool {
-    ty.integer_bits().is_some() || ty.logical == LogicalType::Date
-}
-
 /// At most this many calls: the validity of their last results is one word's bits.
 const MAX_CALLS: usize = 62;
-
-/// Group keys to dense group ids; ids of dropped groups are reused.
-#[derive(Debug, Default)]
-pub(crate) struct KeyTable {
-    ids: HashMap<i64, u32>,
-    null_key: Option<u32>,
-    /// The key of each id (for the phases that emit keys from state).
-    keys: Vec<Option<i64>>,
-    free: Vec<u32>,
-}
-
-impl KeyTable {
-    /// The id of `key`, if it has one.
-    #[inline]
-    pub fn get(&self, key: Option<i64>) -> Option<u32> {
-        match key {
-            Some(k) => self.ids.get(&k).copied(),
-            None => self.null_key,
-        }
-    }
-
-    /// A new id for `key` (which has none): a reused one, or the next, for which `grow` is called.
-    pub fn insert(&mut self, key: Option<i64>, grow: impl FnOnce()) -> u32 {
-        let id = match self.free.pop() {
-            Some(id) => id,
-            None => {
-                grow();
-                self.keys.push(None);
-                (self.keys.len() - 1) as u32
-            }
-        };
-        self.keys[id as usize] = key;
-        match key {
-            Some(k) => {
-                self.ids.insert(k, id);
-            }
-            None => self.null_key = Some(id),
-        }
-        id
-    }
-
-    /// Forgets `key`, whose id `id` becomes free.
-    pub fn remove(&mut self, key: Option<i64>, id: u32) {
-        match key {
-            Some(k) => {
-                self.ids.remove(&k);
-            }
-            None => self.null_key = None,
-        }
-        self.free.push(id);
-    }
-
-    /// The key of `id`.
-    pub fn key(&self, id: u32) -> Option<i64> {
-        self.keys[id as usize]
-    }
-
-    /// Number of keys with an id.
-    pub fn len(&self) -> usize {
-        self.ids.len() + usize::from(self.null_key.is_some())
-    }
-
-    /// Forgets every key, keeping the allocations.
-    pub fn clear(&mut self) {
-        self.ids.clear();
-        self.null_key = None;
-        self.keys.clear();
-        self.free.clear();
-    }
-}
 
 /// Per group: `[rows, validity of the last results (a bit per call), (value, count, last) per call]`.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
-use crate::group_aggregate::{BundleTrigger, Change, GroupKey, ResultRow};
+use crate::group_aggregate::{unexpected_columns, BundleTrigger, Change, GroupKey, ResultRow};
 
 /// One group's state.
 #[derive(Debug)]
@@ -122,18 +122,12 @@ impl GlobalGroupAggregateOperator {
     fn process_typed(&mut self, chunk: &Chunk, now: i64, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         let mut from = 0;
         while from < chunk.len() {
-            let left = chunk.len() - from;
-            let room = self.trigger.size.map_or(left, |s| s.saturating_sub(self.buffered).clamp(1, left));
-            let Some(typed) = &mut self.typed else { return Ok(()) };
-            if typed.add(chunk, from, room).is_none() {
-                return Err(weir_runtime::Error::execution(
-                    "the input columns of GlobalGroupAggregate do not have the types it was planned for",
-                ));
-            }
+            let room = self.trigger.room(self.buffered, chunk.len() - from);
+            let typed = self.typed.as_mut().ok_or_else(|| unexpected_columns("GlobalGroupAggregate"))?;
+            typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("GlobalGroupAggregate"))?;
             let bytes = typed.bundle_bytes();
-            self.buffered += room;
-            from += room;
-            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+            (self.buffered, from) = (self.buffered + room, from + room);
+            if self.trigger.is_due(self.buffered, bytes) {
                 self.flush(now, ctx, out);
             }
         }
@@ -292,7 +286,7 @@ impl Operator for GlobalGroupAggregateOperator {
             group.rows += row[at].as_i64().unwrap_or(0);
             self.buffered += 1;
             let bytes = self.bundle.len() * (row.len() + self.calls.len()) * 48;
-            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+            if self.trigger.is_due(self.buffered, bytes) {
                 self.flush(now, ctx, out);
             }
         }

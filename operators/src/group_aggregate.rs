@@ -57,6 +57,24 @@ pub struct BundleTrigger {
     pub memory_budget: usize,
 }
 
+impl BundleTrigger {
+    /// How many of the next `left` rows go into a bundle holding `buffered` rows before the
+    /// size trigger fires (at least one).
+    pub fn room(&self, buffered: usize, left: usize) -> usize {
+        self.size.map_or(left, |s| s.saturating_sub(buffered).clamp(1, left))
+    }
+
+    /// Whether a bundle of `buffered` rows taking `bytes` bytes is due to flush.
+    pub fn is_due(&self, buffered: usize, bytes: usize) -> bool {
+        self.size.is_some_and(|s| buffered >= s) || bytes >= self.memory_budget
+    }
+}
+
+/// The error of a typed aggregate given columns of other types than it was planned for.
+pub(crate) fn unexpected_columns(operator: &str) -> weir_runtime::Error {
+    weir_runtime::Error::execution(format!("the input columns of {operator} do not have the types it was planned for"))
+}
+
 /// A streaming group aggregate: per record, or in mini-batches (MiniBatchGroupAggregate).
 #[derive(Debug)]
 pub struct GroupAggregateOperator {
@@ -347,18 +365,14 @@ impl Operator for GroupAggregateOperator {
                 self.bundle.rows.entry_ref(&self.key[..]).or_default().push((kind, row.into()));
                 self.bundle.count += 1;
                 self.bundle.bytes += row_bytes;
-                if trigger.size.is_some_and(|s| self.bundle.count >= s) || self.bundle.bytes >= trigger.memory_budget {
+                if trigger.is_due(self.bundle.count, self.bundle.bytes) {
                     self.flush(now, ctx, out);
                 }
             }
             return Ok(());
         }
         if let Some(typed) = self.typed_groups() {
-            let Some(mut emitted) = typed.process(&chunk) else {
-                return Err(weir_runtime::Error::execution(
-                    "the input columns of GroupAggregate do not have the types it was planned for",
-                ));
-            };
+            let Some(mut emitted) = typed.process(&chunk) else { return Err(unexpected_columns("GroupAggregate")) };
             emitted.set_origin_nanos(chunk.origin_nanos());
             out.collect(emitted);
             return Ok(());

@@ -10,7 +10,7 @@ use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, R
 
 use crate::aggregate::distinct::{count_value, to_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
-use crate::group_aggregate::{BundleTrigger, GroupKey};
+use crate::group_aggregate::{unexpected_columns, BundleTrigger, GroupKey};
 
 /// One group of the bundle: rows, partial accumulators and the distinct values of its DISTINCT calls.
 #[derive(Debug)]
@@ -117,18 +117,12 @@ impl LocalGroupAggregateOperator {
     fn process_typed(&mut self, chunk: &Chunk, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         let mut from = 0;
         while from < chunk.len() {
-            let left = chunk.len() - from;
-            let room = self.trigger.size.map_or(left, |s| s.saturating_sub(self.buffered).clamp(1, left));
-            let Some(typed) = &mut self.typed else { return Ok(()) };
-            if typed.add(chunk, from, room).is_none() {
-                return Err(weir_runtime::Error::execution(
-                    "the input columns of LocalGroupAggregate do not have the types it was planned for",
-                ));
-            }
+            let room = self.trigger.room(self.buffered, chunk.len() - from);
+            let typed = self.typed.as_mut().ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
+            typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
             let bytes = typed.bytes();
-            self.buffered += room;
-            from += room;
-            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+            (self.buffered, from) = (self.buffered + room, from + room);
+            if self.trigger.is_due(self.buffered, bytes) {
                 self.flush(ctx, out);
             }
         }
@@ -192,7 +186,7 @@ impl Operator for LocalGroupAggregateOperator {
             }
             self.buffered += 1;
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;
-            if self.trigger.size.is_some_and(|s| self.buffered >= s) || bytes >= self.trigger.memory_budget {
+            if self.trigger.is_due(self.buffered, bytes) {
                 self.flush(ctx, out);
             }
         }

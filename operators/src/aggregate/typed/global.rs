@@ -4,9 +4,10 @@
 use arrow_array::ArrayRef;
 use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::IntColumn;
-use weir_runtime::{Chunk, RowKind};
+use weir_runtime::Chunk;
 
-use super::{integer_column, GroupKeys, KeyTable, Kind, Slab, TypedCalls};
+use super::changelog::{Changelog, EmitOptions};
+use super::{GroupKeys, KeyTable, Kind, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// A global aggregate's bundle and state held typed (see the module docs for what it covers).
@@ -108,7 +109,8 @@ impl TypedGlobalGroups {
     /// Merges the bundle into the groups' state and returns Flink's changelog: per group, `+I`
     /// when new, `-U`/`+U` when changed, `-D` when its last row left. The bundle is empty afterwards.
     pub fn flush(&mut self) -> Chunk {
-        let mut out = Changes::new(self.calls.len(), self.bundle.len());
+        let mut out = Changelog::new(self.calls.len(), self.bundle.len());
+        let options = EmitOptions { update_before: self.update_before, emit_unchanged: self.emit_unchanged };
         let Self { calls, table, slab, bundle, bundle_slab, .. } = self;
         // The state ids of the bundle's keys first, in a loop of independent probes the
         // processor overlaps. Each key is once in the bundle, so they stay right: only its own
@@ -130,64 +132,15 @@ impl TypedGlobalGroups {
                 group.merge(c, call, value, Some(count));
             }
             *group.rows() += rows;
-            if *group.rows() <= 0 {
-                if !first {
-                    out.push(RowKind::Delete, b, (0..calls.len()).map(|c| group.last(c)));
-                }
+            if out.record(&mut group, calls, first, b, options) {
                 group.reset();
                 table.remove(id);
-                continue;
             }
-            if first {
-                out.push(RowKind::Insert, b, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
-            } else if self.emit_unchanged || group.changed(calls) {
-                if self.update_before {
-                    out.push(RowKind::UpdateBefore, b, (0..calls.len()).map(|c| group.last(c)));
-                }
-                out.push(RowKind::UpdateAfter, b, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
-            } else {
-                continue;
-            }
-            group.remember_results(calls);
         }
-        let keys = self.keys.arrays(&self.bundle, out.groups.iter().copied());
+        let keys = self.keys.arrays(&self.bundle, out.sources().iter().copied());
         self.bundle.clear();
         self.bundle_slab.clear();
         out.finish(keys, &self.calls)
-    }
-}
-
-/// The changelog of a flush, a column per field.
-struct Changes {
-    kinds: Vec<RowKind>,
-    /// The bundle group each change is of (its key is the bundle's).
-    groups: Vec<u32>,
-    results: Vec<Vec<Option<i64>>>,
-}
-
-impl Changes {
-    fn new(calls: usize, groups: usize) -> Self {
-        Changes {
-            kinds: Vec::with_capacity(groups),
-            groups: Vec::with_capacity(groups),
-            results: (0..calls).map(|_| Vec::with_capacity(groups)).collect(),
-        }
-    }
-
-    fn push(&mut self, kind: RowKind, group: u32, results: impl Iterator<Item = Option<i64>>) {
-        self.kinds.push(kind);
-        self.groups.push(group);
-        for (column, r) in self.results.iter_mut().zip(results) {
-            column.push(r);
-        }
-    }
-
-    fn finish(self, keys: Vec<ArrayRef>, calls: &TypedCalls) -> Chunk {
-        let mut arrays = keys;
-        for (column, call) in self.results.iter().zip(calls.iter()) {
-            arrays.push(integer_column(&call.result_type, column));
-        }
-        Chunk::from_arrays(self.kinds, arrays)
     }
 }
 
@@ -196,14 +149,12 @@ mod tests {
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
     use weir_runtime::harness::OperatorHarness;
-    use weir_runtime::{DataType, StreamElement, Value};
+    use weir_runtime::{DataType, RowKind, StreamElement, Value};
 
     use crate::aggregate::{AggregateCall, AggregateKind};
     use crate::global_group_aggregate::GlobalGroupAggregateOperator;
     use crate::group_aggregate::BundleTrigger;
     use crate::local_group_aggregate::LocalGroupAggregateOperator;
-
-    use super::*;
 
     fn calls(retracting: bool) -> Vec<AggregateCall> {
         let mut calls = vec![

@@ -3,9 +3,10 @@
 
 use arrow_array::ArrayRef;
 use weir_runtime::columnar::{arrow_type, IntColumn};
-use weir_runtime::{Chunk, DataType, RowKind};
+use weir_runtime::{Chunk, DataType};
 
-use super::{integer_column, GroupKeys, KeyTable, Slab, TypedCalls};
+use super::changelog::{Changelog, EmitOptions};
+use super::{GroupKeys, KeyTable, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// The typed state of every group of a group aggregate (see the module docs for what it covers).
@@ -61,7 +62,8 @@ impl TypedGroups {
         let key_arrays = self.keys.columns(&key_arrays)?;
         let keys = self.keys.read(&key_arrays)?;
         let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
-        let mut out = Emitted::new(self.calls.len(), chunk.len());
+        let mut out = Changelog::new(self.calls.len(), chunk.len());
+        let options = EmitOptions { update_before: self.update_before, emit_unchanged: self.emit_unchanged };
         let Self { calls, table, slab, .. } = self;
         // The keys' ids first, in a loop of independent probes the processor overlaps; a key
         // whose group is created or dropped within the chunk is probed again when it comes.
@@ -88,28 +90,14 @@ impl TypedGroups {
             for (c, (call, arg)) in calls.iter().zip(&args).enumerate() {
                 group.update(c, call, arg.as_ref().and_then(|a| a.get(i)), sign);
             }
-            if *group.rows() <= 0 {
-                if !first {
-                    out.push(RowKind::Delete, i, (0..calls.len()).map(|c| group.last(c)));
-                }
+            if out.record(&mut group, calls, first, i as u32, options) {
                 group.reset();
                 table.remove(id);
                 changed.insert(keys.hash(i));
-                continue;
             }
-            if first {
-                out.push(RowKind::Insert, i, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
-            } else if self.emit_unchanged || group.changed(calls) {
-                if self.update_before {
-                    out.push(RowKind::UpdateBefore, i, (0..calls.len()).map(|c| group.last(c)));
-                }
-                out.push(RowKind::UpdateAfter, i, calls.iter().enumerate().map(|(c, call)| group.result(c, call)));
-            } else {
-                continue;
-            }
-            group.remember_results(calls);
         }
-        Some(out.finish(&key_arrays, calls))
+        let keys = key_arrays.iter().map(|k| weir_runtime::chunk::take(k, out.sources())).collect();
+        Some(out.finish(keys, calls))
     }
 }
 
@@ -126,40 +114,6 @@ pub(crate) fn argument_columns(
             Some(a) => IntColumn::of(column(a).as_ref()).map(Some),
         })
         .collect()
-}
-
-/// The changelog being built: one entry per emitted row, a column per call.
-struct Emitted {
-    kinds: Vec<RowKind>,
-    /// The input row whose key each emitted row carries.
-    sources: Vec<u32>,
-    results: Vec<Vec<Option<i64>>>,
-}
-
-impl Emitted {
-    fn new(calls: usize, rows: usize) -> Self {
-        Emitted {
-            kinds: Vec::with_capacity(rows),
-            sources: Vec::with_capacity(rows),
-            results: (0..calls).map(|_| Vec::with_capacity(rows)).collect(),
-        }
-    }
-
-    fn push(&mut self, kind: RowKind, source: usize, results: impl Iterator<Item = Option<i64>>) {
-        self.kinds.push(kind);
-        self.sources.push(source as u32);
-        for (column, r) in self.results.iter_mut().zip(results) {
-            column.push(r);
-        }
-    }
-
-    fn finish(self, keys: &[ArrayRef], calls: &TypedCalls) -> Chunk {
-        let mut arrays: Vec<ArrayRef> = keys.iter().map(|k| weir_runtime::chunk::take(k, &self.sources)).collect();
-        for (column, call) in self.results.iter().zip(calls.iter()) {
-            arrays.push(integer_column(&call.result_type, column));
-        }
-        Chunk::from_arrays(self.kinds, arrays)
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input; no
 //! `DISTINCT`, no `FILTER`. Other aggregates keep their state as values.
 
+mod changelog;
 mod global;
 mod groups;
 mod keys;

@@ -101,6 +101,10 @@ struct SourceState {
     status: SourceStatus,
     last_activity: i64,
     idle: bool,
+    /// Processing time read just before the last poll: a wait the source asked for is counted
+    /// from it, so that a clock that moves on meanwhile (a test's manual clock) cannot push
+    /// the wake-up past the time the source waits for.
+    polled_at: i64,
 }
 
 /// The actor running one subtask.
@@ -140,6 +144,7 @@ impl SubtaskActor {
                 status: SourceStatus::Ready,
                 last_activity: now,
                 idle: false,
+                polled_at: now,
             }),
             gate: spec.inputs.map(InputGate::new),
             info: spec.info,
@@ -273,7 +278,7 @@ impl SubtaskActor {
                 }
                 SourceStatus::Wait(delay) => {
                     self.poll_scheduled = true;
-                    let wake = self.shared.clock.now_millis() + self.source_wait_millis(delay);
+                    let wake = source.polled_at + self.source_wait_millis(delay);
                     let sleep = self.shared.clock.sleep_until(wake);
                     ctx.spawn(wrap_future(sleep).map(|(), act: &mut Self, ctx| act.poll_source(ctx)));
                 }
@@ -333,6 +338,7 @@ impl SubtaskActor {
     fn poll_source(&mut self, ctx: &mut Context<Self>) {
         self.poll_scheduled = false;
         self.run_step(ctx, |act| {
+            let polled_at = act.shared.clock.now_millis();
             let status = act.chain.poll_source(&mut act.produced)?;
             let now = act.shared.clock.now_millis();
             let timeout = act.shared.idle_timeout.as_millis() as i64;
@@ -342,6 +348,7 @@ impl SubtaskActor {
                 return Ok(());
             };
             source.status = status;
+            source.polled_at = polled_at;
             if emitted {
                 source.last_activity = now;
                 if source.idle {

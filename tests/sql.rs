@@ -117,3 +117,37 @@ fn with_state_ttl_unchanged_results_are_emitted_as_flink_does() {
     let suppressed = "+I[a, 5]\n-U[a, 5]\n+U[a, 7]\n";
     assert_eq!(printed, format!("{identical}{suppressed}{identical}"));
 }
+
+/// Group keys of rows built without declared column types (VALUES, a CSV file) take the
+/// columnar group state as well: a TIMESTAMP(3), a DECIMAL and a STRING key group as Flink groups them.
+#[test]
+fn rows_built_without_column_types_group_by_any_key() {
+    let script = "CREATE TABLE o (ts TIMESTAMP(3), d DECIMAL(10, 2), w STRING, n BIGINT, s INT) \
+        WITH ('connector' = 'print', 'print-identifier' = 'o');\n\
+        INSERT INTO o SELECT ts, d, w, COUNT(*), SUM(v) FROM (VALUES \
+        (TIMESTAMP '2024-01-01 10:00:00', CAST(1.50 AS DECIMAL(10, 2)), 'a', 1), \
+        (TIMESTAMP '2024-01-01 10:00:00', CAST(1.50 AS DECIMAL(10, 2)), 'a', 2), \
+        (TIMESTAMP '2024-01-01 10:00:01.500', CAST(2 AS DECIMAL(10, 2)), CAST(NULL AS STRING), 3)) \
+        AS t(ts, d, w, v) GROUP BY ts, d, w;";
+    let out = run(script).unwrap();
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "o> +I[2024-01-01T10:00, 1.50, a, 1, 1]",
+            "o> -U[2024-01-01T10:00, 1.50, a, 1, 1]",
+            "o> +U[2024-01-01T10:00, 1.50, a, 2, 3]",
+            "o> +I[2024-01-01T10:00:01.500, 2.00, null, 1, 3]",
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, "2024-01-01 10:00:00,1\n2024-01-01 10:00:00,2\n2024-01-01 10:00:01.5,3\n").unwrap();
+    let script = format!(
+        "CREATE TABLE t (ts TIMESTAMP(3), v INT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE g (ts TIMESTAMP(3), n BIGINT, s INT) WITH ('connector' = 'print', 'print-identifier' = 'g');\n\
+         INSERT INTO g SELECT ts, COUNT(*), SUM(v) FROM t GROUP BY ts;",
+        csv.display()
+    );
+    let out = run(&script).unwrap();
+    assert_eq!(out.lines().last(), Some("g> +I[2024-01-01T10:00:01.500, 1, 3]"));
+}

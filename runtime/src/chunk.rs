@@ -113,6 +113,14 @@ impl Chunk {
         chunk
     }
 
+    /// An empty chunk with room for `rows` rows whose columns have Arrow types `types` (see
+    /// [`crate::columnar::arrow_type`]); the types are shared, not copied.
+    pub fn with_arrow_types(types: Arc<[ArrowType]>, rows: usize) -> Self {
+        let mut chunk = Chunk::with_capacity(types.len(), rows);
+        chunk.types = Some(types);
+        chunk
+    }
+
     /// A chunk holding `rows`, all of which must have `arity` fields.
     ///
     /// # Panics

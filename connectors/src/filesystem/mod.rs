@@ -58,12 +58,13 @@ impl ConnectorFactory for FilesystemFactory {
     ) -> Result<SourceProvider> {
         let (path, _) = common_options(options, table)?;
         let format = ctx.format(&table.schema, options)?;
-        let (name, arity) = (table.name.clone(), table.schema.arity());
+        let name = table.name.clone();
+        let types: Vec<weir_runtime::DataType> = table.schema.fields.iter().map(|f| f.data_type.clone()).collect();
         Ok(SourceProvider {
             parallelism: None,
             bounded: true,
             factory: Arc::new(move |info| {
-                Box::new(FileSource::new(name.clone(), path.clone(), Arc::clone(&format), arity, info))
+                Box::new(FileSource::new(name.clone(), path.clone(), Arc::clone(&format), &types, info))
             }),
         })
     }

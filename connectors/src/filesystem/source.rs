@@ -25,7 +25,8 @@ pub struct FileSource {
     name: String,
     path: PathBuf,
     format: Arc<dyn Format>,
-    arity: usize,
+    /// The Arrow types of the columns (chunks are built typed).
+    types: Arc<[weir_runtime::columnar::ArrowType]>,
     subtask: usize,
     parallelism: usize,
     files: VecDeque<PathBuf>,
@@ -40,13 +41,20 @@ impl std::fmt::Debug for FileSource {
 }
 
 impl FileSource {
-    /// The source of subtask `info` of the table `name`, reading `path` with `format`.
-    pub fn new(name: String, path: PathBuf, format: Arc<dyn Format>, arity: usize, info: &SubtaskInfo) -> Self {
+    /// The source of subtask `info` of the table `name` with columns of `types`, reading `path`
+    /// with `format`.
+    pub fn new(
+        name: String,
+        path: PathBuf,
+        format: Arc<dyn Format>,
+        types: &[weir_runtime::DataType],
+        info: &SubtaskInfo,
+    ) -> Self {
         FileSource {
             name,
             path,
             format,
-            arity,
+            types: types.iter().map(weir_runtime::columnar::arrow_type).collect(),
             subtask: info.index,
             parallelism: info.parallelism.max(1),
             files: VecDeque::new(),
@@ -132,7 +140,7 @@ impl Source for FileSource {
     }
 
     fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> RuntimeResult<SourceStatus> {
-        let mut chunk = Chunk::with_capacity(self.arity, ctx.chunk_size());
+        let mut chunk = Chunk::with_arrow_types(Arc::clone(&self.types), ctx.chunk_size());
         let more = self.fill(&mut chunk, ctx.chunk_size())?;
         out.collect(chunk);
         Ok(if more { SourceStatus::Ready } else { SourceStatus::Finished })

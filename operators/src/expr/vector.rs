@@ -17,7 +17,7 @@ use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Ty
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, PrimitiveArray, Scalar, StringArray};
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
-use weir_runtime::columnar::{array_from_values, arrow_type, IntColumn};
+use weir_runtime::columnar::{array_from_values, arrow_type, conform, IntColumn};
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::function::Function;
@@ -236,13 +236,10 @@ fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>,
     }
     Ok(Some(match node {
         Node::Column { index, ty } => {
-            let array = &columns[*index];
-            if array.data_type() == ty {
-                Datum::Array(Arc::clone(array))
-            } else if array.null_count() == array.len() {
-                Datum::Array(new_null_array(ty, array.len()))
-            } else {
-                return Ok(None);
+            // A column built from rows without declared types may hold its values in other types.
+            match conform(&columns[*index], ty) {
+                Some(array) => Datum::Array(array),
+                None => return Ok(None),
             }
         }
         Node::Literal { value, ty } => Datum::Scalar(value.clone(), ty.clone()),

@@ -15,6 +15,24 @@ pub use arrow_schema::DataType as ArrowType;
 pub use from_arrow::{scatter_column, timestamp_of_micros, value_at};
 pub use ints::{wrap_to_bits, IntColumn};
 pub use to_arrow::{array_from_values, infer_type, ConversionError};
+
+use std::sync::Arc;
+
+/// `array` as a column of Arrow type `ty`: itself when it has that type, a column of NULLs
+/// when all its rows are NULL, else its values rebuilt in `ty` (a column built from rows without
+/// declared types holds its values in the types they suggest, a TIMESTAMP(3) in the nanosecond
+/// layout, say). `None` when a value does not fit `ty`.
+pub fn conform(array: &ArrayRef, ty: &ArrowType) -> Option<ArrayRef> {
+    if array.data_type() == ty {
+        return Some(Arc::clone(array));
+    }
+    if array.null_count() == array.len() {
+        return Some(arrow_array::new_null_array(ty, array.len()));
+    }
+    let values: Vec<crate::Value> = (0..array.len()).map(|i| value_at(array.as_ref(), i)).collect();
+    let refs: Vec<&crate::Value> = values.iter().collect();
+    array_from_values(ty, &refs).ok()
+}
 pub use types::arrow_type;
 /// The Arrow crates weir's columns are built with, for building batches of the same version.
 pub use {arrow_array, arrow_schema};
@@ -112,6 +130,21 @@ mod tests {
             Field::new("f1", DataType::string()),
         ]));
         round_trip(&row_type, &[Value::Row(Arc::from([Value::Int(1), Value::string("x")])), Value::Null]);
+    }
+
+    #[test]
+    fn a_column_conforms_to_the_declared_type() {
+        let values = [Value::Timestamp(ts(1_500, 0)), Value::Null];
+        let refs: Vec<&Value> = values.iter().collect();
+        let inferred = array_from_values(&infer_type(&refs), &refs).unwrap();
+        let declared = arrow_type(&DataType::timestamp(3));
+        assert_ne!(inferred.data_type(), &declared);
+        let conformed = conform(&inferred, &declared).unwrap();
+        assert_eq!(conformed.data_type(), &declared);
+        assert_eq!(value_at(conformed.as_ref(), 0), values[0]);
+        assert!(conformed.is_null(1));
+        let text = array_from_values(&ArrowType::Utf8, &[&Value::string("x")]).unwrap();
+        assert!(conform(&text, &ArrowType::Int64).is_none());
     }
 
     #[test]

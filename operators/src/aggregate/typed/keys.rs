@@ -4,12 +4,12 @@
 
 use std::hash::{Hash, Hasher};
 
-use arrow_array::{Array, ArrayRef};
+use arrow_array::ArrayRef;
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::DataType as ArrowType;
 use hashbrown::HashMap;
 use rustc_hash::FxHasher;
-use weir_runtime::columnar::IntColumn;
+use weir_runtime::columnar::{conform, IntColumn};
 use weir_runtime::{DataType, LogicalType};
 
 use super::integer_column;
@@ -46,13 +46,13 @@ impl GroupKeys {
         !matches!(ty.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_))
     }
 
-    /// One chunk's key `columns` in the key types (an all-NULL column of another type reads
-    /// as NULLs); `None` when a column has values of another type.
+    /// One chunk's key `columns` in the key types (see `columnar::conform`); `None` when a
+    /// column holds values of another type.
     pub fn columns(&self, columns: &[ArrayRef]) -> Option<Vec<ArrayRef>> {
         if columns.len() != self.types.len() {
             return None;
         }
-        columns.iter().zip(&self.types).map(|(c, t)| key_column(c, t)).collect()
+        columns.iter().zip(&self.types).map(|(c, t)| conform(c, t)).collect()
     }
 
     /// The keys of key `columns` (as [`GroupKeys::columns`] returns them).
@@ -89,18 +89,6 @@ impl GroupKeys {
                     .unwrap_or_else(|e| panic!("group keys encoded by this aggregate do not decode: {e}"))
             }
         }
-    }
-}
-
-/// `array` as a key column of `ty`: an all-NULL column of another type becomes one of `ty`;
-/// `None` when it holds values of another type.
-pub(crate) fn key_column(array: &ArrayRef, ty: &ArrowType) -> Option<ArrayRef> {
-    if array.data_type() == ty {
-        Some(ArrayRef::clone(array))
-    } else if array.null_count() == array.len() {
-        Some(arrow_array::new_null_array(ty, array.len()))
-    } else {
-        None
     }
 }
 

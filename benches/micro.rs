@@ -198,6 +198,22 @@ fn printing(c: &mut Criterion) {
             out.len()
         })
     });
+    // The same rows from a columnar chunk, as the print sink writes chunks that arrive with arrays.
+    let types =
+        [DataType::bigint(), DataType::string(), DataType::double(), DataType::decimal(10, 2), DataType::timestamp(3)];
+    let mut chunk = Chunk::with_types(&types);
+    for row in &rows {
+        chunk.push(RowKind::Insert, row);
+    }
+    let chunk = Chunk::from_arrays(chunk.kinds().to_vec(), chunk.columns().arrays().to_vec());
+    group.bench_function("columns_as_flink_prints_them_1024", |b| {
+        let mut out = String::with_capacity(64 * ROWS);
+        b.iter(|| {
+            out.clear();
+            weir::runtime::columnar::print::write_lines(&mut out, "", &chunk);
+            out.len()
+        })
+    });
     group.finish();
 }
 

@@ -70,10 +70,15 @@ impl Operator for PrintSink {
         _out: &mut Output,
     ) -> RuntimeResult<()> {
         self.text.clear();
-        for (kind, row) in chunk.rows() {
-            self.text.push_str(&self.prefix);
-            write_row(&mut self.text, kind, row);
-            self.text.push('\n');
+        if chunk.is_columnar() {
+            // Straight from the arrays: the same text as the rows'.
+            weir_runtime::columnar::print::write_lines(&mut self.text, &self.prefix, &chunk);
+        } else {
+            for (kind, row) in chunk.rows() {
+                self.text.push_str(&self.prefix);
+                write_row(&mut self.text, kind, row);
+                self.text.push('\n');
+            }
         }
         let written = match &self.target {
             PrintTarget::Buffer(buffer) => {

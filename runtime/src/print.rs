@@ -92,7 +92,7 @@ fn write_list<T>(
 /// Java's `Double.toString` / `Float.toString`: the shortest digits that identify the value,
 /// plain between 10^-3 and 10^7, computerized scientific notation outside.
 /// `scientific` is Rust's shortest `{:e}` rendering of the same value at its own width.
-fn write_java_float(out: &mut String, value: f64, scientific: String) {
+pub(crate) fn write_java_float(out: &mut String, value: f64, scientific: String) {
     if value.is_nan() {
         return out.push_str("NaN");
     }
@@ -134,7 +134,7 @@ fn write_java_float(out: &mut String, value: f64, scientific: String) {
 
 /// Java's `BigDecimal.toString`: plain with the scale's digits, scientific when the adjusted
 /// exponent is below -6.
-fn write_decimal(out: &mut String, d: Decimal) {
+pub(crate) fn write_decimal(out: &mut String, d: Decimal) {
     let digits = d.unscaled.unsigned_abs().to_string();
     if d.unscaled < 0 {
         out.push('-');
@@ -189,7 +189,7 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn write_date(out: &mut String, days: i32) {
+pub(crate) fn write_date(out: &mut String, days: i32) {
     let (year, month, day) = civil_from_days(days.into());
     if year > 9999 {
         let _ = write!(out, "+{year}");
@@ -237,7 +237,7 @@ pub fn timestamp_to_sql_string(ts: Timestamp, precision: u8) -> String {
     out
 }
 
-fn write_timestamp(out: &mut String, ts: Timestamp, always_seconds: bool) {
+pub(crate) fn write_timestamp(out: &mut String, ts: Timestamp, always_seconds: bool) {
     let days = ts.millis.div_euclid(MILLIS_PER_DAY);
     let millis_of_day = ts.millis.rem_euclid(MILLIS_PER_DAY);
     write_date(out, days as i32);

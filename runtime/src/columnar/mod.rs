@@ -7,6 +7,7 @@
 
 mod from_arrow;
 mod ints;
+pub mod print;
 mod to_arrow;
 pub mod types;
 

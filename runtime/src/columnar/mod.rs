@@ -134,6 +134,21 @@ mod tests {
     }
 
     #[test]
+    fn a_column_of_numbers_of_several_types_is_built_in_one_that_holds_them() {
+        let cases: [(&[Value], ArrowType); 4] = [
+            (&[Value::Int(1), Value::BigInt(5_000_000_000), Value::Null], ArrowType::Int64),
+            (&[Value::TinyInt(1), Value::SmallInt(300)], ArrowType::Int16),
+            (&[Value::Int(2), Value::decimal(150, 2)], ArrowType::Decimal128(38, 2)),
+            (&[Value::Int(2), Value::Double(0.5)], ArrowType::Float64),
+        ];
+        for (values, expected) in cases {
+            let refs: Vec<&Value> = values.iter().collect();
+            assert_eq!(infer_type(&refs), expected, "{values:?}");
+            assert!(array_from_values(&expected, &refs).is_ok(), "{values:?}");
+        }
+    }
+
+    #[test]
     fn a_column_conforms_to_the_declared_type() {
         let values = [Value::Timestamp(ts(1_500, 0)), Value::Null];
         let refs: Vec<&Value> = values.iter().collect();

@@ -59,13 +59,14 @@ pub fn array_from_values(ty: &ArrowType, values: &[&Value]) -> Result<ArrayRef, 
         ArrowType::Int16 => primitive::<Int16Type>(ty, values, |v| v.as_i64().and_then(|x| i16::try_from(x).ok()))?,
         ArrowType::Int32 => primitive::<Int32Type>(ty, values, |v| v.as_i64().and_then(|x| i32::try_from(x).ok()))?,
         ArrowType::Int64 => primitive::<Int64Type>(ty, values, Value::as_i64)?,
-        ArrowType::Float32 => primitive::<Float32Type>(ty, values, |v| match v {
-            Value::Float(x) => Some(*x),
-            _ => None,
-        })?,
         ArrowType::Float64 => primitive::<Float64Type>(ty, values, |v| match v {
             Value::Double(x) => Some(*x),
             Value::Float(x) => Some(f64::from(*x)),
+            Value::Decimal { .. } => v.as_f64(),
+            _ => v.as_i64().map(|x| x as f64),
+        })?,
+        ArrowType::Float32 => primitive::<Float32Type>(ty, values, |v| match v {
+            Value::Float(x) => Some(*x),
             _ => None,
         })?,
         ArrowType::Decimal128(precision, scale) => {
@@ -142,6 +143,9 @@ pub fn array_from_values(ty: &ArrowType, values: &[&Value]) -> Result<ArrayRef, 
 /// fields named `f0`, `f1`, …); Null when every value is NULL.
 pub fn infer_type(values: &[&Value]) -> ArrowType {
     let Some(first) = values.iter().find(|v| !v.is_null()) else { return ArrowType::Null };
+    if let Some(numeric) = numeric_type(values) {
+        return numeric;
+    }
     match first {
         Value::Null => ArrowType::Null,
         Value::Boolean(_) => ArrowType::Boolean,
@@ -192,6 +196,52 @@ pub fn infer_type(values: &[&Value]) -> ArrowType {
             ArrowType::Struct(fields)
         }
     }
+}
+
+/// The one type that holds a column of numbers of several types exactly where it can: the
+/// widest integer for integers, DECIMAL for integers and decimals, DOUBLE once a float is among
+/// them (FLOAT when all are). `None` when the column holds one type only, or something else.
+fn numeric_type(values: &[&Value]) -> Option<ArrowType> {
+    let (mut widest, mut floats, mut doubles, mut decimals, mut kinds) = (0u8, false, false, false, 0u8);
+    let mut seen = [false; 6];
+    for v in values.iter().filter(|v| !v.is_null()) {
+        let kind = match v {
+            Value::TinyInt(_) => 0,
+            Value::SmallInt(_) => 1,
+            Value::Int(_) => 2,
+            Value::BigInt(_) => 3,
+            Value::Float(_) => 4,
+            Value::Double(_) => 5,
+            Value::Decimal { .. } => {
+                decimals = true;
+                continue;
+            }
+            _ => return None,
+        };
+        if !seen[kind] {
+            seen[kind] = true;
+            kinds += 1;
+        }
+        match kind {
+            4 => floats = true,
+            5 => doubles = true,
+            k => widest = widest.max(k as u8),
+        }
+    }
+    let mixed = kinds + u8::from(decimals) > 1;
+    if !mixed {
+        return None;
+    }
+    Some(if doubles || (floats && (kinds > 1 || decimals)) {
+        ArrowType::Float64
+    } else if floats {
+        ArrowType::Float32
+    } else if decimals {
+        let scale = values.iter().filter_map(|v| v.as_decimal()).map(|d| d.scale).max().unwrap_or(0);
+        ArrowType::Decimal128(38, scale as i8)
+    } else {
+        [ArrowType::Int8, ArrowType::Int16, ArrowType::Int32, ArrowType::Int64][widest as usize].clone()
+    })
 }
 
 fn primitive<T: ArrowPrimitiveType>(

@@ -1,0 +1,227 @@
+//! The column kernels of [`VectorExpr`](super::VectorExpr): integer and float arithmetic,
+//! comparisons, and UPPER / LOWER, each with the row path's semantics.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, PrimitiveArray, Scalar, StringArray};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::DataType as ArrowType;
+use weir_runtime::columnar::IntColumn;
+use weir_runtime::Value;
+
+use super::{Arith, Cmp, Datum};
+use crate::expr::ExprError;
+
+/// An integer operand widened to 64 bits: a column, or a constant.
+enum Ints {
+    Column(IntColumn),
+    Constant(Option<i64>),
+}
+
+fn ints(d: &Datum) -> Ints {
+    match d {
+        Datum::Scalar(v, _) => Ints::Constant(v.as_i64()),
+        // An all-NULL column of another type reads as NULL.
+        Datum::Array(a) => IntColumn::of(a.as_ref()).map_or(Ints::Constant(None), Ints::Column),
+    }
+}
+
+pub(super) fn arithmetic(op: Arith, bits: u8, a: &Datum, b: &Datum, rows: usize) -> Result<ArrayRef, ExprError> {
+    let (x, y) = (ints(a), ints(b));
+    let f = |x: i64, y: i64| match op {
+        Arith::Plus => x.wrapping_add(y),
+        Arith::Minus => x.wrapping_sub(y),
+        Arith::Times => x.wrapping_mul(y),
+        Arith::Divide => x.checked_div(y).unwrap_or_else(|| if y == 0 { 0 } else { x.wrapping_div(y) }),
+        Arith::Modulo => x.checked_rem(y).unwrap_or(0),
+    };
+    let (values, nulls): (Vec<i64>, Option<NullBuffer>) = match (&x, &y) {
+        (Ints::Constant(None), _) | (_, Ints::Constant(None)) => (vec![0; rows], Some(NullBuffer::new_null(rows))),
+        (Ints::Column(x), Ints::Constant(Some(c))) => (x.values.iter().map(|&v| f(v, *c)).collect(), x.nulls.clone()),
+        (Ints::Constant(Some(c)), Ints::Column(y)) => (y.values.iter().map(|&v| f(*c, v)).collect(), y.nulls.clone()),
+        (Ints::Column(x), Ints::Column(y)) => (
+            x.values.iter().zip(y.values.iter()).map(|(&a, &b)| f(a, b)).collect(),
+            NullBuffer::union(x.nulls.as_ref(), y.nulls.as_ref()),
+        ),
+        (Ints::Constant(Some(a)), Ints::Constant(Some(b))) => (vec![f(*a, *b); rows], None),
+    };
+    if matches!(op, Arith::Divide | Arith::Modulo) {
+        let zero_divisor = match &y {
+            Ints::Constant(c) => *c == Some(0) && nulls.as_ref().is_none_or(|n| n.null_count() < rows),
+            Ints::Column(y) => {
+                y.values.iter().enumerate().any(|(i, &d)| d == 0 && nulls.as_ref().is_none_or(|n| n.is_valid(i)))
+            }
+        };
+        if zero_divisor {
+            return Err(ExprError("/ by zero".into()));
+        }
+    }
+    Ok(match bits {
+        8 => Arc::new(PrimitiveArray::<Int8Type>::new(values.iter().map(|&v| v as i8).collect(), nulls)),
+        16 => Arc::new(PrimitiveArray::<Int16Type>::new(values.iter().map(|&v| v as i16).collect(), nulls)),
+        32 => Arc::new(PrimitiveArray::<Int32Type>::new(values.iter().map(|&v| v as i32).collect(), nulls)),
+        _ => Arc::new(PrimitiveArray::<Int64Type>::new(values.into(), nulls)),
+    })
+}
+
+/// A comparison: strings with Arrow's kernels (byte order, as Flink's), integers widened.
+pub(super) fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
+    use arrow_ord::cmp;
+    let kernel = match op {
+        Cmp::Eq => cmp::eq,
+        Cmp::NotEq => cmp::neq,
+        Cmp::Lt => cmp::lt,
+        Cmp::LtEq => cmp::lt_eq,
+        Cmp::Gt => cmp::gt,
+        Cmp::GtEq => cmp::gt_eq,
+    };
+    let is_text = |d: &Datum| match d {
+        Datum::Array(a) => a.data_type() == &ArrowType::Utf8,
+        Datum::Scalar(v, _) => v.as_str().is_some(),
+    };
+    if is_text(a) || is_text(b) {
+        let side = |d: &Datum| -> Option<Box<dyn arrow_array::Datum>> {
+            Some(match d {
+                Datum::Array(a) => Box::new(Arc::clone(a)),
+                Datum::Scalar(Value::String(s), _) => Box::new(Scalar::new(StringArray::from(vec![s.as_ref()]))),
+                Datum::Scalar(_, _) => Box::new(Scalar::new(new_null_array(&ArrowType::Utf8, 1))),
+            })
+        };
+        let (l, r) = (side(a)?, side(b)?);
+        return kernel(l.as_ref(), r.as_ref()).ok();
+    }
+    let is_float = |d: &Datum| match d {
+        Datum::Array(a) => matches!(a.data_type(), ArrowType::Float32 | ArrowType::Float64),
+        Datum::Scalar(v, _) => matches!(v, Value::Float(_) | Value::Double(_)),
+    };
+    if is_float(a) || is_float(b) {
+        return Some(float_compare(op, a, b, rows));
+    }
+    let f = |x: i64, y: i64| match op {
+        Cmp::Eq => x == y,
+        Cmp::NotEq => x != y,
+        Cmp::Lt => x < y,
+        Cmp::LtEq => x <= y,
+        Cmp::Gt => x > y,
+        Cmp::GtEq => x >= y,
+    };
+    Some(match (ints(a), ints(b)) {
+        (Ints::Constant(None), _) | (_, Ints::Constant(None)) => BooleanArray::new_null(rows),
+        (Ints::Column(x), Ints::Constant(Some(c))) => {
+            BooleanArray::new(x.values.iter().map(|&v| f(v, c)).collect(), x.nulls)
+        }
+        (Ints::Constant(Some(c)), Ints::Column(y)) => {
+            BooleanArray::new(y.values.iter().map(|&v| f(c, v)).collect(), y.nulls)
+        }
+        (Ints::Column(x), Ints::Column(y)) => BooleanArray::new(
+            x.values.iter().zip(y.values.iter()).map(|(&a, &b)| f(a, b)).collect(),
+            NullBuffer::union(x.nulls.as_ref(), y.nulls.as_ref()),
+        ),
+        (Ints::Constant(Some(x)), Ints::Constant(Some(y))) => BooleanArray::from(vec![f(x, y); rows]),
+    })
+}
+
+/// A float operand: a column's values and nulls read as f64, or a constant.
+enum Floats {
+    Column(ScalarBuffer<f64>, Option<NullBuffer>),
+    Constant(Option<f64>),
+}
+
+fn floats(d: &Datum) -> Floats {
+    match d {
+        Datum::Scalar(v, _) => Floats::Constant(v.as_f64()),
+        Datum::Array(a) => match a.data_type() {
+            ArrowType::Float64 => {
+                let a = a.as_primitive::<Float64Type>();
+                Floats::Column(a.values().clone(), a.nulls().cloned())
+            }
+            ArrowType::Float32 => {
+                let a = a.as_primitive::<Float32Type>();
+                Floats::Column(a.values().iter().map(|&v| f64::from(v)).collect(), a.nulls().cloned())
+            }
+            _ => match IntColumn::of(a.as_ref()) {
+                Some(c) => Floats::Column(c.values.iter().map(|&v| v as f64).collect(), c.nulls),
+                None => Floats::Constant(None),
+            },
+        },
+    }
+}
+
+/// `f` over two float operands, with the nulls of both; `None` when one is the NULL constant.
+fn float_zip<T>(a: &Floats, b: &Floats, rows: usize, f: impl Fn(f64, f64) -> T) -> Option<(Vec<T>, Option<NullBuffer>)>
+where
+    T: Clone,
+{
+    Some(match (a, b) {
+        (Floats::Constant(None), _) | (_, Floats::Constant(None)) => return None,
+        (Floats::Column(x, xn), Floats::Constant(Some(c))) => (x.iter().map(|&v| f(v, *c)).collect(), xn.clone()),
+        (Floats::Constant(Some(c)), Floats::Column(y, yn)) => (y.iter().map(|&v| f(*c, v)).collect(), yn.clone()),
+        (Floats::Column(x, xn), Floats::Column(y, yn)) => {
+            (x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect(), NullBuffer::union(xn.as_ref(), yn.as_ref()))
+        }
+        (Floats::Constant(Some(p)), Floats::Constant(Some(q))) => (vec![f(*p, *q); rows], None),
+    })
+}
+
+pub(super) fn float_arithmetic(op: Arith, single: bool, a: &Datum, b: &Datum, rows: usize) -> ArrayRef {
+    let f = |x: f64, y: f64| match op {
+        Arith::Plus => x + y,
+        Arith::Minus => x - y,
+        Arith::Times => x * y,
+        Arith::Divide => x / y,
+        Arith::Modulo => x % y,
+    };
+    let (values, nulls) =
+        float_zip(&floats(a), &floats(b), rows, f).unwrap_or((vec![0.0; rows], Some(NullBuffer::new_null(rows))));
+    if single {
+        Arc::new(PrimitiveArray::<Float32Type>::new(values.iter().map(|&v| v as f32).collect(), nulls))
+    } else {
+        Arc::new(PrimitiveArray::<Float64Type>::new(values.into(), nulls))
+    }
+}
+
+/// A float comparison as the row path makes it: NULL where either side is NaN.
+fn float_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> BooleanArray {
+    use std::cmp::Ordering;
+    let f = |x: f64, y: f64| -> Option<bool> {
+        let o = x.partial_cmp(&y)?;
+        Some(match op {
+            Cmp::Eq => o == Ordering::Equal,
+            Cmp::NotEq => o != Ordering::Equal,
+            Cmp::Lt => o == Ordering::Less,
+            Cmp::LtEq => o != Ordering::Greater,
+            Cmp::Gt => o == Ordering::Greater,
+            Cmp::GtEq => o != Ordering::Less,
+        })
+    };
+    match float_zip(&floats(a), &floats(b), rows, f) {
+        None => BooleanArray::new_null(rows),
+        Some((results, nulls)) => {
+            let ordered = NullBuffer::from_iter(results.iter().map(Option::is_some));
+            let nulls = NullBuffer::union(nulls.as_ref(), Some(&ordered));
+            BooleanArray::new(results.iter().map(|r| r.unwrap_or(false)).collect(), nulls)
+        }
+    }
+}
+
+/// UPPER / LOWER of each string, as the row path computes them: ASCII text by one pass over
+/// the column's bytes (offsets and nulls reused), other text per string.
+pub(super) fn change_case(strings: &StringArray, upper: bool) -> StringArray {
+    let offsets = strings.offsets();
+    let start = offsets[0] as usize;
+    let end = offsets[offsets.len() - 1] as usize;
+    let bytes = &strings.values()[start..end];
+    if bytes.is_ascii() && start == 0 {
+        let mut changed = bytes.to_vec();
+        if upper {
+            changed.make_ascii_uppercase();
+        } else {
+            changed.make_ascii_lowercase();
+        }
+        // Same offsets over ASCII bytes whose case changed: still valid UTF-8 at the same boundaries.
+        return StringArray::new(offsets.clone(), changed.into(), strings.nulls().cloned());
+    }
+    strings.iter().map(|s| s.map(|s| if upper { s.to_uppercase() } else { s.to_lowercase() })).collect()
+}

@@ -14,10 +14,12 @@
 //! (strings read into the row view are the exception: each is one `Arc<str>`).
 //!
 //! A chunk also remembers when its oldest data left a source, so sinks can measure
-//! source-to-sink latency.
+//! source-to-sink latency. A chunk is `Send` but not `Sync`: it moves from subtask to subtask
+//! (its lazily built views are plain cells, no atomics on the per-row path), it is never shared.
 
+use std::cell::OnceCell;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 
@@ -78,9 +80,9 @@ pub struct Chunk {
     arity: usize,
     /// The kind of each row of the chunk (after the selection).
     kinds: Vec<RowKind>,
-    columns: OnceLock<Columns>,
+    columns: OnceCell<Columns>,
     /// All fields of all rows, row-major.
-    rows: OnceLock<Vec<Value>>,
+    rows: OnceCell<Vec<Value>>,
     /// Declared column types for arrays built from rows; `None` infers them from the values.
     types: Option<Arc<[ArrowType]>>,
     /// Monotonic nanoseconds (see [`crate::clock::monotonic_nanos`]) at which the data in this
@@ -99,8 +101,8 @@ impl Chunk {
         Chunk {
             arity,
             kinds: Vec::with_capacity(rows),
-            columns: OnceLock::new(),
-            rows: OnceLock::from(Vec::with_capacity(rows * arity)),
+            columns: OnceCell::new(),
+            rows: OnceCell::from(Vec::with_capacity(rows * arity)),
             types: None,
             origin_nanos: 0,
         }
@@ -144,8 +146,8 @@ impl Chunk {
         Chunk {
             arity: arrays.len(),
             kinds,
-            columns: OnceLock::from(Columns { arrays, selection: None }),
-            rows: OnceLock::new(),
+            columns: OnceCell::from(Columns { arrays, selection: None }),
+            rows: OnceCell::new(),
             types: None,
             origin_nanos: 0,
         }
@@ -238,8 +240,8 @@ impl Chunk {
         Chunk {
             arity: self.arity,
             kinds: self.kinds.clone(),
-            columns: OnceLock::from(self.columns().clone()),
-            rows: OnceLock::new(),
+            columns: OnceCell::from(self.columns().clone()),
+            rows: OnceCell::new(),
             types: self.types.clone(),
             origin_nanos: self.origin_nanos,
         }
@@ -260,15 +262,27 @@ impl Chunk {
     }
 
     /// The row-major fields for changing them: the arrays are dropped (they are rebuilt when
-    /// asked for).
+    /// asked for). Called per pushed row: a chunk of rows only checks two cells.
+    #[inline]
     fn values_for_change(&mut self) -> &mut Vec<Value> {
+        if self.columns.get_mut().is_some() || self.rows.get_mut().is_none() {
+            self.rows_instead_of_columns();
+        }
+        match self.rows.get_mut() {
+            Some(rows) => rows,
+            None => unreachable!("the row view was just set"),
+        }
+    }
+
+    /// Builds the row view and drops the arrays, keeping their types for rebuilding them.
+    #[cold]
+    fn rows_instead_of_columns(&mut self) {
         self.values();
         if let Some(columns) = self.columns.take() {
             if self.types.is_none() {
                 self.types = Some(columns.arrays.iter().map(|a| a.data_type().clone()).collect());
             }
         }
-        self.rows.get_mut().expect("the row view was just built")
     }
 
     /// The fields of row `i`.
@@ -327,8 +341,16 @@ impl Chunk {
 
     /// Keeps the rows for which `keep(kind, fields)` is true, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(RowKind, &[Value]) -> bool) {
-        let kept: Vec<u32> = self.rows().enumerate().filter(|(_, (k, r))| keep(*k, r)).map(|(i, _)| i as u32).collect();
-        if kept.len() != self.len() {
+        // Nothing is allocated while every row stays.
+        let mut kept: Option<Vec<u32>> = None;
+        for (i, (kind, row)) in self.rows().enumerate() {
+            match (&mut kept, keep(kind, row)) {
+                (None, true) | (Some(_), false) => {}
+                (None, false) => kept = Some((0..i as u32).collect()),
+                (Some(rows), true) => rows.push(i as u32),
+            }
+        }
+        if let Some(kept) = kept {
             self.select(&kept);
         }
     }
@@ -385,8 +407,8 @@ impl Chunk {
     /// Removes all rows, keeping the declared types.
     pub fn clear(&mut self) {
         self.kinds.clear();
-        self.columns = OnceLock::new();
-        self.rows = OnceLock::from(Vec::new());
+        self.columns = OnceCell::new();
+        self.rows = OnceCell::from(Vec::new());
         self.origin_nanos = 0;
     }
 

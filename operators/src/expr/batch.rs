@@ -209,18 +209,7 @@ mod tests {
     use weir_runtime::{DataType, RowKind};
 
     use super::*;
-
-    fn col(i: usize, ty: DataType) -> Expr {
-        Expr::column(i, ty)
-    }
-
-    fn call(f: Function, args: Vec<Expr>) -> Expr {
-        Expr::call(f, args).unwrap()
-    }
-
-    fn int(v: i32) -> Expr {
-        Expr::literal(Value::Int(v), DataType::int())
-    }
+    use crate::expr::test_support::{call, col, int};
 
     /// Expressions over `[a INT, b BIGINT, c STRING, d DOUBLE]`, with NULLs, errors and
     /// conditions that guard errors.

@@ -14,6 +14,29 @@ mod time;
 pub mod types;
 mod vector;
 
+/// Shorthands for building expressions in tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use weir_runtime::{DataType, Value};
+
+    use super::{Expr, Function};
+
+    /// Input column `i` of type `ty`.
+    pub fn col(i: usize, ty: DataType) -> Expr {
+        Expr::column(i, ty)
+    }
+
+    /// `f(args)`, whose argument types must fit.
+    pub fn call(f: Function, args: Vec<Expr>) -> Expr {
+        Expr::call(f, args).unwrap()
+    }
+
+    /// The INT literal `v`.
+    pub fn int(v: i32) -> Expr {
+        Expr::literal(Value::Int(v), DataType::int())
+    }
+}
+
 use std::cmp::Ordering;
 
 use weir_runtime::{DataType, LogicalType, Value};

@@ -305,18 +305,7 @@ mod tests {
     use weir_runtime::{Chunk, RowKind};
 
     use super::*;
-
-    fn col(i: usize, ty: DataType) -> Expr {
-        Expr::column(i, ty)
-    }
-
-    fn call(f: Function, args: Vec<Expr>) -> Expr {
-        Expr::call(f, args).unwrap()
-    }
-
-    fn lit(v: i32) -> Expr {
-        Expr::literal(Value::Int(v), DataType::int())
-    }
+    use crate::expr::test_support::{call, col, int as lit};
 
     /// Expressions over `[a INT, b BIGINT, c STRING, t TINYINT, d DOUBLE, f FLOAT]` that
     /// compile into kernels.

@@ -99,9 +99,11 @@ impl Operator for CalcOperator {
         let rows = chunk.len();
         let all: Vec<u32> = (0..rows as u32).collect();
         let columns = chunk.columns();
+        // The columns no expression reads stay out of the work (their place holds NULLs).
+        let reads = |i: usize| self.used.get(i).copied().unwrap_or(false);
         let inputs: Vec<ArrayRef> = (0..chunk.arity())
             .map(|i| {
-                if self.used.get(i).copied().unwrap_or(false) {
+                if reads(i) {
                     columns.compacted(i)
                 } else {
                     arrow_array::new_null_array(&arrow_schema::DataType::Null, rows)
@@ -122,15 +124,10 @@ impl Operator for CalcOperator {
                 (kept.len() < rows).then_some(kept)
             }
         };
-        let kinds: Vec<RowKind> = match &passing {
-            None => chunk.kinds().to_vec(),
-            Some(kept) => kept.iter().map(|&r| chunk.kind(r as usize)).collect(),
-        };
-        if kinds.is_empty() {
+        if passing.as_ref().is_some_and(Vec::is_empty) || rows == 0 {
             return Ok(());
         }
-        let only_columns = self.projections.iter().all(|p| matches!(p.expr, Expr::Column { .. }));
-        let mut result = if only_columns {
+        let mut result = if self.projections.iter().all(|p| matches!(p.expr, Expr::Column { .. })) {
             // A projection of input columns: the arrays are reused, the condition narrows them.
             let arrays = self
                 .projections
@@ -146,15 +143,16 @@ impl Operator for CalcOperator {
             }
             result
         } else {
-            let (filtered, selected): (Vec<ArrayRef>, Vec<u32>) = match &passing {
-                None => (inputs, all),
+            let (filtered, selected, kinds): (Vec<ArrayRef>, Vec<u32>, Vec<RowKind>) = match passing {
+                None => (inputs, all, chunk.kinds().to_vec()),
                 Some(kept) => {
                     let filtered = inputs
                         .iter()
                         .enumerate()
-                        .map(|(i, a)| if self.used[i] { weir_runtime::chunk::take(a, kept) } else { Arc::clone(a) })
+                        .map(|(i, a)| if reads(i) { weir_runtime::chunk::take(a, &kept) } else { Arc::clone(a) })
                         .collect();
-                    (filtered, kept.clone())
+                    let kinds = kept.iter().map(|&r| chunk.kind(r as usize)).collect();
+                    (filtered, kept, kinds)
                 }
             };
             let mut arrays = Vec::with_capacity(self.projections.len());
@@ -189,6 +187,18 @@ mod tests {
         let mut h = OperatorHarness::new(CalcOperator::new(vec![upper, doubled], Some(condition)));
         h.push("op | p STRING | q INT\n+I | apple | 3\n+I | fig | 1\n-D | kiwi | null\n-U | pear | 5").unwrap();
         assert_eq!(h.take_lines(), ["+I[APPLE, 6]", "-U[PEAR, 10]"]);
+    }
+
+    #[test]
+    fn columns_after_the_last_one_read_are_left_alone() {
+        // Reads column 0 only, of three; the filter keeps some rows and a column is computed.
+        let q = Expr::column(0, DataType::int());
+        let condition =
+            Expr::call(Function::Greater, vec![q.clone(), Expr::literal(Value::Int(1), DataType::int())]).unwrap();
+        let plus = Expr::call(Function::Plus, vec![q, Expr::literal(Value::Int(1), DataType::int())]).unwrap();
+        let mut h = OperatorHarness::new(CalcOperator::new(vec![plus], Some(condition)));
+        h.push("op | q INT | p STRING | r INT\n+I | 1 | a | 7\n+I | 2 | b | 8\n-D | 3 | c | 9").unwrap();
+        assert_eq!(h.take_lines(), ["+I[3]", "-D[4]"]);
     }
 
     #[test]

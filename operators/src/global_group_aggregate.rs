@@ -102,15 +102,9 @@ impl GlobalGroupAggregateOperator {
         // built row by row may show none: the state then holds values).
         let key_types: Vec<arrow_schema::DataType> =
             chunk.columns().arrays().iter().take(self.key_count).map(|a| a.data_type().clone()).collect();
-        let flat = key_types.iter().all(|t| {
-            use arrow_schema::DataType as A;
-            !matches!(t, A::Null | A::List(_) | A::Struct(_) | A::Map(..))
-        });
         if self.typed_allowed
             && self.ttl_millis == 0
-            && self.key_count > 0
             && key_types.len() == self.key_count
-            && flat
             && TypedCalls::supports_calls(&self.calls, &self.arg_types, false)
         {
             self.typed =

@@ -110,9 +110,7 @@ impl LocalGroupAggregateOperator {
         emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
         out.collect(emitted);
     }
-}
 
-impl LocalGroupAggregateOperator {
     /// Adds `chunk` to the typed bundle, flushing whenever the trigger says so.
     fn process_typed(&mut self, chunk: &Chunk, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         let mut from = 0;

@@ -93,7 +93,14 @@ fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> Str
     }
 }
 
+/// A call as EXPLAIN prints it (`COUNT(DISTINCT b)`, `SUM(a) FILTER c`).
 fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> String {
+    phase_text(call, None, column)
+}
+
+/// A call as a local or global phase prints it: a DISTINCT call names the set of distinct values
+/// it takes them from (`COUNT(distinct$0 b)`, Flink's `slot`) instead of `DISTINCT`.
+fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
     let name = match &call.kind {
         AggregateKind::CountStar | AggregateKind::Count => "COUNT",
         AggregateKind::Sum => "SUM",
@@ -109,22 +116,14 @@ fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> Str
         AggregateKind::VarPop => "VAR_POP",
         AggregateKind::VarSamp => "VAR_SAMP",
     };
-    let distinct = if call.distinct { "DISTINCT " } else { "" };
+    let distinct = match slot {
+        Some(slot) => format!("distinct${slot} "),
+        None if call.distinct => "DISTINCT ".to_string(),
+        None => String::new(),
+    };
     let arg = call.arg.map_or("*".to_string(), column);
     let filter = call.filter.map_or(String::new(), |f| format!(" FILTER {}", column(f)));
     format!("{name}({distinct}{arg}){filter}")
-}
-
-/// A call of a local or global phase: a DISTINCT call names the set of distinct values it
-/// takes them from, as Flink prints it (`COUNT(distinct$0 b)`).
-fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
-    match slot {
-        None => aggregate_text(call, column),
-        Some(slot) => {
-            let plain = AggregateCall { distinct: false, ..call.clone() };
-            aggregate_text(&plain, column).replacen('(', &format!("(distinct${slot} "), 1)
-        }
-    }
 }
 
 /// `[default_catalog, default_database, t]`, with `project=[…], metadata=[]` for a projection.

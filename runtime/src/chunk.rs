@@ -57,6 +57,14 @@ impl Columns {
     }
 }
 
+/// The rows of the arrays that positions `kept` of a chunk with `selection` are.
+fn narrowed(selection: Option<&[u32]>, kept: &[u32]) -> Arc<[u32]> {
+    match selection {
+        None => Arc::from(kept),
+        Some(old) => kept.iter().map(|&i| old[i as usize]).collect(),
+    }
+}
+
 /// Gathers rows `indices` of `array` (Arrow's `take`).
 pub fn take(array: &ArrayRef, indices: &[u32]) -> ArrayRef {
     let indices = UInt32Array::from(indices.to_vec());
@@ -234,13 +242,15 @@ impl Chunk {
         self.columns.get().is_some()
     }
 
-    /// A chunk of the same rows sharing this one's arrays (not its row view): the start of a
-    /// part that [`Chunk::select`] narrows.
-    pub fn clone_columns(&self) -> Chunk {
+    /// The rows `kept` (positions in this chunk, ascending) as a chunk of their own that shares
+    /// this one's arrays under a narrower selection (the row view is not carried over).
+    pub fn selected(&self, kept: &[u32]) -> Chunk {
+        let columns = self.columns();
+        let selection = narrowed(columns.selection(), kept);
         Chunk {
             arity: self.arity,
-            kinds: self.kinds.clone(),
-            columns: OnceCell::from(self.columns().clone()),
+            kinds: kept.iter().map(|&i| self.kinds[i as usize]).collect(),
+            columns: OnceCell::from(Columns { arrays: columns.arrays.clone(), selection: Some(selection) }),
             rows: OnceCell::new(),
             types: self.types.clone(),
             origin_nanos: self.origin_nanos,
@@ -360,11 +370,7 @@ impl Chunk {
     pub fn select(&mut self, kept: &[u32]) {
         self.kinds = kept.iter().map(|&i| self.kinds[i as usize]).collect();
         if let Some(columns) = self.columns.get_mut() {
-            let selection: Arc<[u32]> = match &columns.selection {
-                None => Arc::from(kept),
-                Some(old) => kept.iter().map(|&i| old[i as usize]).collect(),
-            };
-            columns.selection = Some(selection);
+            columns.selection = Some(narrowed(columns.selection.as_deref(), kept));
         }
         if let Some(rows) = self.rows.get_mut() {
             let arity = self.arity;

@@ -230,9 +230,7 @@ impl Partitioner {
                 if kept.is_empty() {
                     continue;
                 }
-                let mut part = chunk.clone_columns();
-                part.select(kept);
-                send(r, StreamElement::Chunk(part));
+                send(r, StreamElement::Chunk(chunk.selected(kept)));
             }
             return;
         }

@@ -14,7 +14,7 @@ use rand::Rng;
 use weir_runtime::columnar::{array_from_values, arrow_type, infer_type};
 use weir_runtime::{DataType, LogicalType, Value};
 
-use super::field::{random_length, FieldGenerator, RandomKind, HEX};
+use super::field::{push_random_hex, random_length, FieldGenerator, RandomKind};
 
 impl FieldGenerator {
     /// The values of this field for rows `first..first + rows` at processing time `now`, as a
@@ -126,13 +126,7 @@ fn random_column(
                     continue;
                 }
                 let len = random_length(rng, *length, *var_len);
-                let mut written = 0;
-                while written < len {
-                    let bits: u64 = rng.random();
-                    let n = 16.min(len - written);
-                    bytes.extend((0..n).map(|i| HEX[((bits >> (i * 4)) & 0xf) as usize]));
-                    written += n;
-                }
+                push_random_hex(rng, len, &mut bytes);
                 lengths.push(len);
             }
             let offsets = OffsetBuffer::from_lengths(lengths);

@@ -266,7 +266,18 @@ fn now_value(ty: &DataType, now: i64) -> Value {
     }
 }
 
-pub(crate) const HEX: &[u8; 16] = b"0123456789abcdef";
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `len` random lowercase hex digits to `out`, sixteen from each 64 random bits.
+pub(crate) fn push_random_hex(rng: &mut SmallRng, len: usize, out: &mut Vec<u8>) {
+    let mut written = 0;
+    while written < len {
+        let bits: u64 = rng.random();
+        let n = 16.min(len - written);
+        out.extend((0..n).map(|i| HEX[((bits >> (i * 4)) & 0xf) as usize]));
+        written += n;
+    }
+}
 
 pub(crate) fn random_length(rng: &mut SmallRng, length: u32, var_len: bool) -> usize {
     if var_len && length > 1 {
@@ -303,23 +314,10 @@ impl RandomKind {
             }
             RandomKind::String { length, var_len } => {
                 let len = random_length(rng, *length, *var_len);
-                // Hex digits straight into the shared string: one allocation per value.
-                let mut digits = [0u8; 64];
-                let mut text = String::with_capacity(if len > digits.len() { len } else { 0 });
-                let mut written = 0;
-                while written < len {
-                    let bits: u64 = rng.random();
-                    for i in 0..16.min(len - written) {
-                        let digit = HEX[((bits >> (i * 4)) & 0xf) as usize];
-                        match digits.get_mut(written + i) {
-                            Some(slot) if len <= 64 => *slot = digit,
-                            _ => text.push(digit as char),
-                        }
-                    }
-                    written += 16.min(len - written);
-                }
-                let hex = if len <= 64 { std::str::from_utf8(&digits[..len]).unwrap_or_default() } else { &text };
-                Value::String(Arc::from(hex))
+                let mut hex = Vec::with_capacity(len);
+                push_random_hex(rng, len, &mut hex);
+                // Hex digits are ASCII.
+                Value::String(Arc::from(std::str::from_utf8(&hex).unwrap_or_default()))
             }
             RandomKind::Bytes { length, var_len } => {
                 let mut bytes = vec![0u8; random_length(rng, *length, *var_len)];

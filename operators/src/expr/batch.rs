@@ -5,7 +5,7 @@
 //! functions that look at their arguments themselves (`CASE`, `COALESCE`, `IF`, …) run per row.
 
 use smallvec::SmallVec;
-use weir_runtime::{Chunk, LogicalType, Value};
+use weir_runtime::{Chunk, Value};
 
 use super::function::{self, apply, boolean, truth, Function};
 use super::{Expr, ExprError};
@@ -104,14 +104,7 @@ enum IntegerKernel {
 }
 
 fn integer_kernel(function: &Function, ty: &weir_runtime::DataType) -> Option<IntegerKernel> {
-    let bits = match ty.logical {
-        LogicalType::TinyInt => 8,
-        LogicalType::SmallInt => 16,
-        LogicalType::Int => 32,
-        LogicalType::BigInt => 64,
-        _ => 0,
-    };
-    let arithmetic = |op| (bits > 0).then_some(IntegerKernel::Arithmetic { op, bits });
+    let arithmetic = |op| ty.integer_bits().map(|bits| IntegerKernel::Arithmetic { op, bits });
     match function {
         Function::Plus => arithmetic(b'+'),
         Function::Minus => arithmetic(b'-'),

@@ -16,6 +16,9 @@ pub use arrow_schema::DataType as ArrowType;
 pub use from_arrow::{scatter_column, timestamp_of_micros, value_at};
 pub use ints::{wrap_to_bits, IntColumn};
 pub use to_arrow::{array_from_values, infer_type, ConversionError};
+pub use types::arrow_type;
+/// The Arrow crates weir's columns are built with, for building batches of the same version.
+pub use {arrow_array, arrow_schema};
 
 use std::sync::Arc;
 
@@ -34,9 +37,6 @@ pub fn conform(array: &ArrayRef, ty: &ArrowType) -> Option<ArrayRef> {
     let refs: Vec<&crate::Value> = values.iter().collect();
     array_from_values(ty, &refs).ok()
 }
-pub use types::arrow_type;
-/// The Arrow crates weir's columns are built with, for building batches of the same version.
-pub use {arrow_array, arrow_schema};
 
 #[cfg(test)]
 mod tests {

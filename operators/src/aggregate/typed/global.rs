@@ -49,16 +49,6 @@ impl TypedGlobalGroups {
         })
     }
 
-    /// Number of groups with state.
-    pub fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    /// Whether no group has state.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Number of groups in the bundle.
     pub fn bundled(&self) -> usize {
         self.bundle.len()

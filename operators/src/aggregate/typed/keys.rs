@@ -25,11 +25,18 @@ pub(crate) struct GroupKeys {
 
 impl GroupKeys {
     /// The keys of columns of Arrow types `types`; `None` when they cannot key the typed
-    /// state (no key at all, or a type arrow-row does not encode).
+    /// state: no key at all, or a nested layout (ARRAY, MAP, ROW, TIMESTAMP(7..9)) or an
+    /// all-NULL column that shows no type, whose values keep equality rules of their own.
     pub fn for_arrow_types(types: Vec<ArrowType>) -> Option<GroupKeys> {
         let integer = |t: &ArrowType| {
             matches!(t, ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 | ArrowType::Int64 | ArrowType::Date32)
         };
+        let flat = |t: &ArrowType| {
+            !matches!(t, ArrowType::Null | ArrowType::List(_) | ArrowType::Struct(_) | ArrowType::Map(..))
+        };
+        if !types.iter().all(flat) {
+            return None;
+        }
         match types.as_slice() {
             [] => None,
             [t] if integer(t) => Some(GroupKeys { types, converter: None }),

@@ -81,20 +81,28 @@ impl TypedLocalGroups {
         let groups = self.table.len();
         let mut arrays: Vec<ArrayRef> = self.keys.arrays(&self.table, 0..groups as u32);
         let mut rows = Vec::with_capacity(groups);
-        let mut partials: Vec<(Vec<Option<i64>>, Vec<Option<i64>>)> =
-            self.calls.iter().map(|_| (Vec::with_capacity(groups), Vec::with_capacity(groups))).collect();
+        // Per call its partial values and, for a sum, how many values each holds.
+        let mut partials: Vec<(Vec<Option<i64>>, Option<Vec<Option<i64>>>)> = self
+            .calls
+            .iter()
+            .map(|c| {
+                (Vec::with_capacity(groups), matches!(c.kind, Kind::Sum { .. }).then(|| Vec::with_capacity(groups)))
+            })
+            .collect();
         for id in 0..groups as u32 {
             let mut group = self.slab.group(id);
             rows.push(Some(*group.rows()));
             for (c, call) in self.calls.iter().enumerate() {
                 let (value, count) = group.partial(c, call);
                 partials[c].0.push(value);
-                partials[c].1.push(Some(count));
+                if let Some(counts) = &mut partials[c].1 {
+                    counts.push(Some(count));
+                }
             }
         }
         for (call, (values, counts)) in self.calls.iter().zip(&partials) {
             arrays.push(integer_column(&call.result_type, values));
-            if matches!(call.kind, Kind::Sum { .. }) {
+            if let Some(counts) = counts {
                 arrays.push(integer_column(&ArrowType::Int64, counts));
             }
         }

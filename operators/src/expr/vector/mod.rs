@@ -2,9 +2,9 @@
 //! then evaluated a whole column at a time per chunk.
 //!
 //! [`VectorExpr::compile`] takes the expressions whose every node has a kernel here: column
-//! references, literals, integer arithmetic (wrapping, as Flink's), comparisons of integers and
-//! of strings, `AND` / `OR` / `NOT` (three-valued, Arrow's Kleene kernels), `IS [NOT] NULL`,
-//! `UPPER` and `LOWER`. Anything else stays on the row path ([`Expr::eval_selected`]), which
+//! references, literals, integer arithmetic (wrapping, as Flink's), FLOAT and DOUBLE arithmetic,
+//! comparisons of integers, of floats (NULL where NaN compares) and of strings, `AND` / `OR` /
+//! `NOT` (three-valued, Arrow's Kleene kernels), `IS [NOT] NULL`, `UPPER` and `LOWER`. Anything else stays on the row path ([`Expr::eval_selected`]), which
 //! gives the same results. A kernel that can fail (`/` and `%` by zero) is only compiled where
 //! every row is evaluated anyway, never under the short-circuit of `AND` / `OR`, so an error
 //! is reported for exactly the rows the row path reports it for.
@@ -23,6 +23,7 @@ mod kernels;
 use kernels::{arithmetic, change_case, compare, float_arithmetic};
 
 use super::function::Function;
+use super::types::{is_integer, is_string};
 use super::{Expr, ExprError};
 
 /// An expression compiled into column kernels.
@@ -74,7 +75,7 @@ enum Node {
         lhs: Box<Node>,
         rhs: Box<Node>,
     },
-    /// A comparison of two integers (any widths) or two strings.
+    /// A comparison of two integers (any widths), two numbers one of which is a float, or two strings.
     Compare {
         op: Cmp,
         lhs: Box<Node>,
@@ -100,11 +101,7 @@ fn is_floating(ty: &DataType) -> bool {
 /// Whether a float kernel reads values of `ty` as the row path does (`as_f64`): floats and
 /// integers (not DECIMAL, which has kernels of its own on the row path).
 fn is_float_operand(ty: &DataType) -> bool {
-    is_floating(ty) || ty.integer_bits().is_some()
-}
-
-fn is_string(ty: &DataType) -> bool {
-    matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_))
+    is_floating(ty) || is_integer(ty)
 }
 
 impl VectorExpr {
@@ -154,8 +151,9 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                     return Some(Node::FloatArith { op, single, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
                 }
                 let bits = ty.integer_bits()?;
-                types[0].integer_bits()?;
-                types[1].integer_bits()?;
+                if !(is_integer(types[0]) && is_integer(types[1])) {
+                    return None;
+                }
                 let fallible = matches!(op, Arith::Divide | Arith::Modulo)
                     && !matches!(&args[1], Expr::Literal { value, .. } if value.as_i64().is_some_and(|d| d != 0));
                 if fallible && guarded {
@@ -173,7 +171,7 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 _ => None,
             };
             if let Some(op) = cmp {
-                let ints = types[0].integer_bits().is_some() && types[1].integer_bits().is_some();
+                let ints = is_integer(types[0]) && is_integer(types[1]);
                 let strings = is_string(types[0]) && is_string(types[1]);
                 let floats = is_float_operand(types[0]) && is_float_operand(types[1]);
                 if !(ints || strings || floats) {

@@ -178,11 +178,7 @@ impl GlobalGroupAggregateOperator {
                 // Only retractions for a group without state: dropped.
                 Entry::Vacant(_) if rows <= 0 => continue,
                 Entry::Vacant(entry) => {
-                    let accumulators = calls
-                        .iter()
-                        .zip(arg_types.iter())
-                        .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
-                        .collect();
+                    let accumulators = Accumulator::for_calls(calls, arg_types, false);
                     let sets = distinct.empty_sets();
                     entry.insert_entry(Group {
                         rows: 0,
@@ -258,11 +254,7 @@ impl Operator for GlobalGroupAggregateOperator {
             let Self { calls, arg_types, bundle, key_count, distinct, .. } = self;
             let group = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| Bundled {
                 rows: 0,
-                merged: calls
-                    .iter()
-                    .zip(arg_types.iter())
-                    .map(|(c, t)| Accumulator::new(c, t.as_ref(), false))
-                    .collect(),
+                merged: Accumulator::for_calls(calls, arg_types, false),
                 distinct: distinct.empty_sets(),
             });
             let mut at = *key_count;

@@ -217,11 +217,7 @@ impl GroupAggregateOperator {
                 }
                 entry.insert(Group {
                     rows: 0,
-                    accumulators: calls
-                        .iter()
-                        .zip(arg_types.iter())
-                        .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
-                        .collect(),
+                    accumulators: Accumulator::for_calls(calls, arg_types, *retracting),
                     distinct: if calls.iter().any(|c| c.distinct) {
                         calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
                     } else {

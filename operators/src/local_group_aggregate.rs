@@ -152,11 +152,7 @@ impl Operator for LocalGroupAggregateOperator {
             let Self { calls, arg_types, retracting, bundle, key, distinct, .. } = self;
             let group = bundle.entry_ref(&key[..]).or_insert_with(|| LocalGroup {
                 rows: 0,
-                accumulators: calls
-                    .iter()
-                    .zip(arg_types.iter())
-                    .map(|(c, t)| Accumulator::new(c, t.as_ref(), *retracting))
-                    .collect(),
+                accumulators: Accumulator::for_calls(calls, arg_types, *retracting),
                 distinct: distinct.empty_sets(),
             });
             let sign = if kind.is_accumulate() { 1 } else { -1 };

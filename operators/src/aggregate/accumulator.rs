@@ -130,6 +130,16 @@ impl Accumulator {
         }
     }
 
+    /// The empty accumulators of `calls`, whose arguments have `arg_types` (one per call), as
+    /// [`Accumulator::new`] makes them.
+    pub fn for_calls<C: FromIterator<Accumulator>>(
+        calls: &[AggregateCall],
+        arg_types: &[Option<DataType>],
+        retracting: bool,
+    ) -> C {
+        calls.iter().zip(arg_types).map(|(c, t)| Accumulator::new(c, t.as_ref(), retracting)).collect()
+    }
+
     /// Whether partial accumulators of `call` can be merged (two-phase aggregation): COUNT,
     /// SUM, SUM0 and AVG always, MIN and MAX over insert-only input; not DISTINCT calls.
     pub fn is_mergeable(call: &AggregateCall, retracting: bool) -> bool {

@@ -105,7 +105,7 @@ fn calc(c: &mut Criterion) {
             ],
         )
         .unwrap(),
-        Expr::call(Function::Upper, vec![column(2, DataType::string())]).unwrap(),
+        Expr::call(Function::named("UPPER"), vec![column(2, DataType::string())]).unwrap(),
     ];
     let condition = Expr::call(
         Function::Greater,
@@ -139,8 +139,10 @@ fn calc(c: &mut Criterion) {
     let arithmetic = CalcOperator::new(vec![projections_arithmetic()], None);
     group.bench_function("arithmetic_1024_rows", |b| push_chunks(b, arithmetic.clone(), &data));
     // SELECT UPPER(c)
-    let upper =
-        CalcOperator::new(vec![Expr::call(Function::Upper, vec![column(2, DataType::string())]).unwrap()], None);
+    let upper = CalcOperator::new(
+        vec![Expr::call(Function::named("UPPER"), vec![column(2, DataType::string())]).unwrap()],
+        None,
+    );
     group.bench_function("upper_1024_rows", |b| push_chunks(b, upper.clone(), &data));
     group.finish();
 }

@@ -183,7 +183,7 @@ mod tests {
         let condition =
             Expr::call(Function::Greater, vec![qty.clone(), Expr::literal(Value::Int(2), DataType::int())]).unwrap();
         let doubled = Expr::call(Function::Times, vec![qty, Expr::literal(Value::Int(2), DataType::int())]).unwrap();
-        let upper = Expr::call(Function::Upper, vec![Expr::column(0, DataType::string())]).unwrap();
+        let upper = Expr::call(Function::named("UPPER"), vec![Expr::column(0, DataType::string())]).unwrap();
         let mut h = OperatorHarness::new(CalcOperator::new(vec![upper, doubled], Some(condition)));
         h.push("op | p STRING | q INT\n+I | apple | 3\n+I | fig | 1\n-D | kiwi | null\n-U | pear | 5").unwrap();
         assert_eq!(h.take_lines(), ["+I[APPLE, 6]", "-U[PEAR, 10]"]);

@@ -216,7 +216,7 @@ mod tests {
         vec![
             call(Function::Plus, vec![call(Function::Times, vec![b.clone(), int(2)]), a.clone()]),
             call(Function::Equals, vec![call(Function::Modulo, vec![a.clone(), int(2)]), int(0)]),
-            call(Function::Upper, vec![c.clone()]),
+            call(Function::named("UPPER"), vec![c.clone()]),
             call(Function::Greater, vec![d.clone(), Expr::literal(Value::Double(0.5), DataType::double())]),
             // A division by zero is guarded by the AND on some rows only.
             call(

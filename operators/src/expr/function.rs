@@ -1,14 +1,16 @@
-//! The scalar functions and operators: their names, type rules and evaluation.
+//! The operators and special forms of SQL expressions (arithmetic, comparisons, boolean logic,
+//! CASE, CAST, IN, BETWEEN, LIKE, COALESCE, IF, NULLIF): their names, type rules and evaluation.
+//! Named functions live in the registry ([`functions`](super::functions)).
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use regex::Regex;
 use smallvec::SmallVec;
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::cast::{cast, round_decimal};
-use super::types::{is_integer, is_numeric, is_string, Arithmetic};
+use super::functions::{self, Arity, Nulls, ScalarRef};
+use super::types::{is_numeric, is_string, Arithmetic};
 use super::{arithmetic_result, comparable, compare, string, time, Expr, ExprError};
 use crate::aggregate::numeric::{integer, unscaled_at};
 
@@ -101,182 +103,112 @@ pub enum Function {
     If,
     /// `NULLIF(a, b)`
     NullIf,
-    /// `UPPER(s)`
-    Upper,
-    /// `LOWER(s)`
-    Lower,
-    /// `SUBSTRING(s, start[, length])`
-    Substring,
-    /// `CONCAT(a, b, …)`: NULL if any argument is NULL.
-    Concat,
-    /// `CONCAT_WS(separator, a, b, …)`: skips NULL arguments.
-    ConcatWs,
-    /// `CHAR_LENGTH(s)`
-    CharLength,
-    /// `INITCAP(s)`
-    InitCap,
-    /// `POSITION(needle IN s)`
-    Position,
-    /// `LPAD(s, length, pad)`
-    Lpad,
-    /// `RPAD(s, length, pad)`
-    Rpad,
-    /// `REPLACE(s, search, replacement)`
-    Replace,
-    /// `REGEXP_EXTRACT(s, regex[, group])`, the regex compiled once when constant.
-    RegexpExtract(Option<Regex>),
-    /// `REGEXP_REPLACE(s, regex, replacement)`
-    RegexpReplace(Option<Regex>),
-    /// `SPLIT_INDEX(s, delimiter, index)`
-    SplitIndex,
-    /// `TRIM([BOTH|LEADING|TRAILING] [chars] FROM s)`: arguments `s, chars`.
-    Trim(TrimSide),
-    /// `ABS(x)`
-    Abs,
-    /// `ROUND(x, digits)`, the digits a constant.
-    Round(i32),
-    /// `FLOOR(x)`
-    Floor,
-    /// `CEIL(x)`
-    Ceil,
-    /// `POWER(x, y)`
-    Power,
-    /// `SQRT(x)`
-    Sqrt,
-    /// `LN(x)`
-    Ln,
-    /// `LOG10(x)`
-    Log10,
-    /// `EXTRACT(unit FROM t)`, `HOUR(t)`, `MINUTE(t)`, `SECOND(t)`, …
-    Extract(TimeUnit),
-    /// `DATE_FORMAT(t, pattern)`
-    DateFormat,
-    /// `PROCTIME()`: the current processing time.
-    Proctime,
-    /// `CURRENT_TIMESTAMP`, `NOW()`: the current instant (TIMESTAMP_LTZ(3)).
-    CurrentTimestamp,
-    /// `LOCALTIMESTAMP`: the current date-time in UTC (TIMESTAMP(3)).
-    LocalTimestamp,
-    /// `CURRENT_DATE`
-    CurrentDate,
-    /// `TO_TIMESTAMP(text[, pattern])`
-    ToTimestamp,
-    /// `TO_TIMESTAMP_LTZ(number, precision)`: epoch seconds (precision 0) or milliseconds (3).
-    ToTimestampLtz,
-    /// `UNIX_TIMESTAMP([text[, pattern]])`: epoch seconds.
-    UnixTimestamp,
-    /// `FROM_UNIXTIME(seconds[, pattern])`
-    FromUnixtime,
-    /// `HASH_CODE(x)`: Java's hash code of the value.
-    HashCode,
-    /// `RAND([seed])`
-    Rand,
-    /// `TIMESTAMPADD(unit, n, t)`: arguments `n, t`.
-    TimestampAdd(TimeUnit),
-    /// `TIMESTAMPDIFF(unit, t1, t2)`: arguments `t1, t2`.
-    TimestampDiff(TimeUnit),
+    /// A named function from the registry ([`functions`](super::functions)).
+    Scalar(ScalarRef),
 }
 
 impl Function {
     /// Whether the function gives the same result for the same arguments every time (not the
     /// clock or a random number).
     pub fn is_deterministic(&self) -> bool {
-        !matches!(
-            self,
-            Function::Proctime
-                | Function::CurrentTimestamp
-                | Function::LocalTimestamp
-                | Function::CurrentDate
-                | Function::UnixTimestamp
-                | Function::Rand
-        )
+        match self {
+            Function::Scalar(f) => f.is_deterministic(),
+            _ => true,
+        }
     }
 
-    /// The function called `name` (any case) that takes ordinary arguments, if weir has it.
+    /// The function called `name` (any case) that takes ordinary arguments, if weir has it:
+    /// `MOD`, `COALESCE`, `IF`, `NULLIF` or a function of the registry.
     pub fn by_name(name: &str) -> Option<Function> {
         Some(match name.to_ascii_uppercase().as_str() {
             "MOD" => Function::Modulo,
             "COALESCE" => Function::Coalesce,
             "IF" => Function::If,
             "NULLIF" => Function::NullIf,
-            "UPPER" => Function::Upper,
-            "LOWER" => Function::Lower,
-            "SUBSTRING" | "SUBSTR" => Function::Substring,
-            "CONCAT" => Function::Concat,
-            "CONCAT_WS" => Function::ConcatWs,
-            "CHAR_LENGTH" | "CHARACTER_LENGTH" => Function::CharLength,
-            "INITCAP" => Function::InitCap,
-            "LPAD" => Function::Lpad,
-            "RPAD" => Function::Rpad,
-            "REPLACE" => Function::Replace,
-            "REGEXP_EXTRACT" => Function::RegexpExtract(None),
-            "REGEXP_REPLACE" => Function::RegexpReplace(None),
-            "SPLIT_INDEX" => Function::SplitIndex,
-            "ABS" => Function::Abs,
-            "FLOOR" => Function::Floor,
-            "CEIL" | "CEILING" => Function::Ceil,
-            "POWER" => Function::Power,
-            "SQRT" => Function::Sqrt,
-            "LN" => Function::Ln,
-            "LOG10" => Function::Log10,
-            "YEAR" => Function::Extract(TimeUnit::Year),
-            "QUARTER" => Function::Extract(TimeUnit::Quarter),
-            "MONTH" => Function::Extract(TimeUnit::Month),
-            "WEEK" => Function::Extract(TimeUnit::Week),
-            "DAYOFMONTH" => Function::Extract(TimeUnit::Day),
-            "HOUR" => Function::Extract(TimeUnit::Hour),
-            "MINUTE" => Function::Extract(TimeUnit::Minute),
-            "SECOND" => Function::Extract(TimeUnit::Second),
-            "DATE_FORMAT" => Function::DateFormat,
-            "PROCTIME" => Function::Proctime,
-            "CURRENT_TIMESTAMP" | "NOW" => Function::CurrentTimestamp,
-            "LOCALTIMESTAMP" => Function::LocalTimestamp,
-            "CURRENT_DATE" => Function::CurrentDate,
-            "TO_TIMESTAMP" => Function::ToTimestamp,
-            "TO_TIMESTAMP_LTZ" => Function::ToTimestampLtz,
-            "UNIX_TIMESTAMP" => Function::UnixTimestamp,
-            "FROM_UNIXTIME" => Function::FromUnixtime,
-            "HASH_CODE" => Function::HashCode,
-            "RAND" => Function::Rand,
-            _ => return None,
+            other => Function::Scalar(functions::lookup(other)?),
         })
     }
 
-    /// The SQL name, for messages.
-    pub fn name(&self) -> String {
-        let debug = format!("{self:?}");
-        let base = debug.split('(').next().unwrap_or(&debug);
-        let mut name = String::new();
-        for (i, c) in base.chars().enumerate() {
-            if c.is_uppercase() && i > 0 {
-                name.push('_');
-            }
-            name.push(c.to_ascii_uppercase());
+    /// The registry function called `name`.
+    ///
+    /// # Panics
+    /// When weir has no function of that name: for names the code itself spells.
+    pub fn named(name: &str) -> Function {
+        match functions::lookup(name) {
+            Some(f) => Function::Scalar(f),
+            None => panic!("no built-in function {name}"),
         }
-        name
+    }
+
+    /// The SQL name, for messages and EXPLAIN.
+    pub fn name(&self) -> String {
+        match self {
+            Function::Plus => "+",
+            Function::Minus => "-",
+            Function::Times => "*",
+            Function::Divide => "/",
+            Function::Modulo => "MOD",
+            Function::Negate => "-",
+            Function::Equals => "=",
+            Function::NotEquals => "<>",
+            Function::Less => "<",
+            Function::LessOrEqual => "<=",
+            Function::Greater => ">",
+            Function::GreaterOrEqual => ">=",
+            Function::And => "AND",
+            Function::Or => "OR",
+            Function::Not => "NOT",
+            Function::IsNull => "IS NULL",
+            Function::IsNotNull => "IS NOT NULL",
+            Function::Case => "CASE",
+            Function::Cast => "CAST",
+            Function::TryCast => "TRY_CAST",
+            Function::In => "IN",
+            Function::Between => "BETWEEN",
+            Function::Like(_) => "LIKE",
+            Function::Coalesce => "COALESCE",
+            Function::If => "IF",
+            Function::NullIf => "NULLIF",
+            Function::Scalar(f) => f.name(),
+        }
+        .to_string()
     }
 
     fn wrong_types(&self, types: &[&DataType], supported: &str) -> ExprError {
-        let name = self.name();
-        let args: Vec<String> = types.iter().map(|t| format!("<{}>", t.logical)).collect();
-        ExprError(format!(
-            "Cannot apply '{name}' to arguments of type '{name}({})'. Supported form(s): '{name}({supported})'",
-            args.join(", ")
-        ))
+        functions::wrong_types(&self.name(), types, supported)
     }
 
     /// The result type for arguments of `types`.
     ///
     /// # Errors
-    /// Argument types the function does not take, in Flink's words.
+    /// A number or types of arguments the function does not take, in Flink's words.
     pub fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        if let Function::Scalar(f) = self {
+            return functions::call_type(&**f, types);
+        }
+        let operands = match self {
+            Function::Negate | Function::Not | Function::IsNull | Function::IsNotNull => Arity::exactly(1),
+            Function::Cast | Function::TryCast => Arity::exactly(1),
+            Function::Between | Function::If => Arity::exactly(3),
+            Function::In | Function::Coalesce => Arity::at_least(1),
+            Function::Case => Arity::at_least(1),
+            Function::And | Function::Or => Arity::at_least(2),
+            _ => Arity::exactly(2),
+        };
+        if types.len() < operands.min || operands.max.is_some_and(|max| types.len() > max) {
+            let expected = operands.max.filter(|max| *max == operands.min).unwrap_or(operands.min);
+            return Err(ExprError(format!(
+                "Invalid number of arguments to function '{}'. Was expecting {expected} arguments",
+                self.name()
+            )));
+        }
         let any_nullable = types.iter().any(|t| t.nullable);
         let with_nullability = |mut t: DataType| {
             t.nullable = any_nullable;
             t
         };
         let expect = |ok: bool, supported: &str| if ok { Ok(()) } else { Err(self.wrong_types(types, supported)) };
-        let arg = |i: usize| types.get(i).copied().cloned().unwrap_or_else(DataType::int);
+        let arg = |i: usize| types[i].clone();
         Ok(match self {
             Function::Plus | Function::Minus if is_datetime_interval(&arg(0), &arg(1)) => arg(0),
             Function::Plus if is_datetime_interval(&arg(1), &arg(0)) => arg(1),
@@ -285,7 +217,7 @@ impl Function {
             Function::Times => arithmetic_result(Arithmetic::Times, "*", &arg(0), &arg(1))?,
             Function::Divide => arithmetic_result(Arithmetic::Divide, "/", &arg(0), &arg(1))?,
             Function::Modulo => arithmetic_result(Arithmetic::Modulo, "MOD", &arg(0), &arg(1))?,
-            Function::Negate | Function::Abs => {
+            Function::Negate => {
                 expect(is_numeric(&arg(0)), "<NUMERIC>")?;
                 arg(0)
             }
@@ -340,7 +272,7 @@ impl Function {
                 r
             }
             Function::If => {
-                expect(types.len() == 3 && matches!(arg(0).logical, LogicalType::Boolean), "<BOOLEAN>, <ANY>, <ANY>")?;
+                expect(matches!(arg(0).logical, LogicalType::Boolean), "<BOOLEAN>, <ANY>, <ANY>")?;
                 super::types::common_type(&arg(1), &arg(2))
                     .ok_or_else(|| self.wrong_types(types, "<BOOLEAN>, <ANY>, <ANY>"))?
             }
@@ -349,84 +281,7 @@ impl Function {
                 r.nullable = true;
                 r
             }
-            Function::Upper | Function::Lower | Function::InitCap => {
-                expect(types.len() == 1 && is_string(&arg(0)), "<CHARACTER>")?;
-                with_nullability(DataType::string())
-            }
-            Function::Substring => {
-                expect(
-                    is_string(&arg(0)) && types[1..].iter().all(|t| is_integer(t)),
-                    "<CHARACTER>, <INTEGER>[, <INTEGER>]",
-                )?;
-                with_nullability(DataType::string())
-            }
-            Function::Concat | Function::Replace | Function::Lpad | Function::Rpad | Function::SplitIndex => {
-                with_nullability(DataType::string())
-            }
-            Function::ConcatWs => DataType::string().not_null(),
-            Function::RegexpExtract(_) | Function::RegexpReplace(_) => DataType::string(),
-            Function::Trim(_) => with_nullability(DataType::string()),
-            Function::CharLength | Function::Position => {
-                expect(types.iter().all(|t| is_string(t)), "<CHARACTER>")?;
-                with_nullability(DataType::int())
-            }
-            Function::Round(digits) => {
-                expect(is_numeric(&arg(0)), "<NUMERIC>, <INTEGER>")?;
-                match arg(0).logical {
-                    LogicalType::Decimal { precision, scale } => {
-                        with_nullability(round_decimal_type(precision, scale, *digits))
-                    }
-                    _ => arg(0),
-                }
-            }
-            Function::Floor | Function::Ceil => {
-                expect(is_numeric(&arg(0)), "<NUMERIC>")?;
-                match arg(0).logical {
-                    LogicalType::Decimal { precision, scale } => {
-                        let precision = (precision - scale + u8::from(scale > 0)).clamp(1, 38);
-                        with_nullability(DataType::decimal(precision, 0))
-                    }
-                    _ => arg(0),
-                }
-            }
-            Function::Power | Function::Sqrt | Function::Ln | Function::Log10 => {
-                expect(types.iter().all(|t| is_numeric(t)), "<NUMERIC>")?;
-                with_nullability(DataType::double())
-            }
-            Function::Extract(_) => {
-                expect(
-                    matches!(
-                        arg(0).logical,
-                        LogicalType::Timestamp(_)
-                            | LogicalType::TimestampLtz(_)
-                            | LogicalType::Date
-                            | LogicalType::Time(_)
-                    ),
-                    "<DATETIME>",
-                )?;
-                with_nullability(DataType::bigint())
-            }
-            Function::DateFormat => with_nullability(DataType::string()),
-            Function::CurrentTimestamp => DataType::new(LogicalType::TimestampLtz(3)).not_null(),
-            Function::LocalTimestamp => DataType::timestamp(3).not_null(),
-            Function::CurrentDate => DataType::new(LogicalType::Date).not_null(),
-            Function::ToTimestamp => {
-                expect(types.iter().all(|t| is_string(t)), "<CHARACTER>[, <CHARACTER>]")?;
-                DataType::timestamp(3)
-            }
-            Function::ToTimestampLtz => {
-                expect(types.first().is_some_and(|t| is_numeric(t)), "<NUMERIC>, <INTEGER>")?;
-                with_nullability(DataType::new(LogicalType::TimestampLtz(3)))
-            }
-            Function::UnixTimestamp => with_nullability(DataType::bigint()),
-            Function::FromUnixtime => with_nullability(DataType::string()),
-            Function::HashCode => with_nullability(DataType::int()),
-            Function::Rand => DataType::double().not_null(),
-            Function::Proctime => DataType::new(LogicalType::TimestampLtz(3))
-                .not_null()
-                .with_time_attribute(weir_runtime::types::TimeAttribute::Proctime),
-            Function::TimestampAdd(_) => arg(1),
-            Function::TimestampDiff(_) => with_nullability(DataType::int()),
+            Function::Scalar(f) => functions::call_type(&**f, types)?,
         })
     }
 }
@@ -437,21 +292,6 @@ pub(super) fn boolean(b: Option<bool>) -> Value {
 
 pub(super) fn truth(v: &Value) -> Option<bool> {
     v.as_bool()
-}
-
-fn text(v: &Value) -> Option<&str> {
-    v.as_str()
-}
-
-fn string(s: String) -> Value {
-    Value::String(Arc::from(s))
-}
-
-fn compiled(cached: &Option<Regex>, pattern: &str) -> Result<Regex, ExprError> {
-    match cached {
-        Some(r) => Ok(r.clone()),
-        None => Regex::new(pattern).map_err(|e| ExprError(format!("Invalid regular expression '{pattern}': {e}"))),
-    }
 }
 
 /// Evaluates `function` over `args` for one row.
@@ -505,21 +345,7 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             let branch = if truth(&args[0].eval(row)?) == Some(true) { &args[1] } else { &args[2] };
             return cast(&branch.eval(row)?, ty).map_err(ExprError);
         }
-        Function::ConcatWs => {
-            let values = eval_args(args, row)?;
-            let Some(separator) = text(&values[0]) else { return Ok(Value::Null) };
-            let parts: Vec<&str> = values[1..].iter().filter_map(text).collect();
-            return Ok(string(parts.join(separator)));
-        }
         Function::TryCast => return Ok(cast(&args[0].eval(row)?, ty).unwrap_or(Value::Null)),
-        Function::Rand => {
-            // Without a seed, the row's address adds entropy: evaluated per row.
-            let seed = args.first().map(|a| a.eval(row)).transpose()?;
-            if seed.as_ref().is_some_and(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            return Ok(Value::Double(random_double(seed.and_then(|s| s.as_i64()), row)));
-        }
         Function::NullIf => {
             let (a, b) = (args[0].eval(row)?, args[1].eval(row)?);
             return Ok(if compare(&a, &b) == Some(Ordering::Equal) { Value::Null } else { a });
@@ -541,10 +367,8 @@ pub(super) fn is_lazy(function: &Function) -> bool {
             | Function::Case
             | Function::Coalesce
             | Function::If
-            | Function::ConcatWs
             | Function::TryCast
             | Function::NullIf
-            | Function::Rand
     )
 }
 
@@ -565,7 +389,13 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
         }
         return Ok(if saw_null { Value::Null } else { Value::Boolean(false) });
     }
-    if values.iter().any(Value::is_null) && !matches!(function, Function::RegexpExtract(_)) {
+    if let Function::Scalar(f) = function {
+        if f.nulls() == Nulls::Strict && values.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        return f.eval(values, ty);
+    }
+    if values.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
     let v = |i: usize| &values[i];
@@ -596,117 +426,11 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
         Function::Like(cached) => {
             let regex = match cached {
                 Some(r) => r.clone(),
-                None => string::like_regex(text(v(1)).unwrap_or_default())?,
+                None => string::like_regex(functions::text(v(1)))?,
             };
-            Value::Boolean(regex.is_match(text(v(0)).unwrap_or_default()))
+            Value::Boolean(regex.is_match(functions::text(v(0))))
         }
         Function::Cast => cast(v(0), ty).map_err(ExprError)?,
-        Function::Upper => change_case(text(v(0)).unwrap_or_default(), true),
-        Function::Lower => change_case(text(v(0)).unwrap_or_default(), false),
-        Function::InitCap => string(string::initcap(text(v(0)).unwrap_or_default())),
-        Function::Substring => {
-            let length = values.get(2).and_then(Value::as_i64);
-            string(string::substring(text(v(0)).unwrap_or_default(), v(1).as_i64().unwrap_or(1), length))
-        }
-        Function::Concat => string(
-            values
-                .iter()
-                .filter_map(|x| text(x).map(str::to_string).or_else(|| Some(super::cast::to_text(x))))
-                .collect(),
-        ),
-        Function::CharLength => Value::Int(text(v(0)).unwrap_or_default().chars().count() as i32),
-        Function::Position => {
-            let (needle, haystack) = (text(v(0)).unwrap_or_default(), text(v(1)).unwrap_or_default());
-            Value::Int(haystack.find(needle).map_or(0, |byte| haystack[..byte].chars().count() as i32 + 1))
-        }
-        Function::Lpad | Function::Rpad => {
-            let left = matches!(function, Function::Lpad);
-            match string::pad(
-                text(v(0)).unwrap_or_default(),
-                v(1).as_i64().unwrap_or(0),
-                text(v(2)).unwrap_or_default(),
-                left,
-            ) {
-                Some(s) => string(s),
-                None => Value::Null,
-            }
-        }
-        Function::Replace => string(
-            text(v(0)).unwrap_or_default().replace(text(v(1)).unwrap_or_default(), text(v(2)).unwrap_or_default()),
-        ),
-        Function::RegexpExtract(cached) => {
-            if values[..2].iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let regex = compiled(cached, text(v(1)).unwrap_or_default())?;
-            let group = values.get(2).and_then(Value::as_i64).unwrap_or(0) as usize;
-            regex
-                .captures(text(v(0)).unwrap_or_default())
-                .and_then(|c| c.get(group))
-                .map_or(Value::Null, |m| string(m.as_str().to_string()))
-        }
-        Function::RegexpReplace(cached) => {
-            let regex = compiled(cached, text(v(1)).unwrap_or_default())?;
-            let replacement = string::java_replacement(text(v(2)).unwrap_or_default());
-            string(regex.replace_all(text(v(0)).unwrap_or_default(), replacement.as_str()).into_owned())
-        }
-        Function::SplitIndex => {
-            let index = v(2).as_i64().unwrap_or(-1);
-            let delimiter = text(v(1)).unwrap_or_default();
-            match usize::try_from(index).ok().and_then(|i| text(v(0)).unwrap_or_default().split(delimiter).nth(i)) {
-                Some(part) => string(part.to_string()),
-                None => Value::Null,
-            }
-        }
-        Function::Trim(side) => string(string::trim(text(v(0)).unwrap_or_default(), text(v(1)).unwrap_or(" "), *side)),
-        Function::Abs => match v(0) {
-            Value::Double(x) => Value::Double(x.abs()),
-            Value::Float(x) => Value::Float(x.abs()),
-            x if x.as_decimal().is_some() => {
-                let d = x.as_decimal().unwrap_or(weir_runtime::Decimal { unscaled: 0, scale: 0 });
-                Value::decimal(d.unscaled.abs(), d.scale)
-            }
-            x => integer(x.as_i64().unwrap_or(0).wrapping_abs(), ty),
-        },
-        Function::Round(digits) => round(v(0), i64::from(*digits), ty),
-        Function::Floor | Function::Ceil => floor_ceil(v(0), matches!(function, Function::Ceil), ty),
-        Function::Power => Value::Double(v(0).as_f64().unwrap_or(0.0).powf(v(1).as_f64().unwrap_or(0.0))),
-        Function::Sqrt => Value::Double(v(0).as_f64().unwrap_or(0.0).sqrt()),
-        Function::Ln => Value::Double(v(0).as_f64().unwrap_or(0.0).ln()),
-        Function::Log10 => Value::Double(v(0).as_f64().unwrap_or(0.0).log10()),
-        Function::Extract(unit) => time::extract(*unit, v(0)),
-        Function::DateFormat => time::date_format(v(0), text(v(1)).unwrap_or_default()),
-        Function::Proctime | Function::CurrentTimestamp => {
-            Value::TimestampLtz(weir_runtime::Timestamp::from_millis(now()))
-        }
-        Function::LocalTimestamp => Value::Timestamp(weir_runtime::Timestamp::from_millis(now())),
-        Function::CurrentDate => Value::Date(now().div_euclid(86_400_000) as i32),
-        Function::ToTimestamp => {
-            let pattern = values.get(1).and_then(text).unwrap_or(time::DEFAULT_PATTERN);
-            time::parse_with_pattern(text(v(0)).unwrap_or_default(), pattern).map_or(Value::Null, Value::Timestamp)
-        }
-        Function::ToTimestampLtz => {
-            let precision = values.get(1).and_then(Value::as_i64).unwrap_or(3);
-            let n = v(0).as_f64().unwrap_or(0.0);
-            let millis = if precision == 0 { (n * 1000.0) as i64 } else { n as i64 };
-            Value::TimestampLtz(weir_runtime::Timestamp::from_millis(millis))
-        }
-        Function::UnixTimestamp => match values.first() {
-            None => Value::BigInt(now().div_euclid(1000)),
-            Some(t) => {
-                let pattern = values.get(1).and_then(text).unwrap_or(time::DEFAULT_PATTERN);
-                time::parse_with_pattern(text(t).unwrap_or_default(), pattern)
-                    .map_or(Value::Null, |ts| Value::BigInt(ts.millis.div_euclid(1000)))
-            }
-        },
-        Function::FromUnixtime => {
-            let pattern = values.get(1).and_then(text).unwrap_or(time::DEFAULT_PATTERN);
-            let ts = Value::Timestamp(weir_runtime::Timestamp::from_millis(v(0).as_i64().unwrap_or(0) * 1000));
-            time::date_format(&ts, pattern)
-        }
-        Function::HashCode => Value::Int(java_hash(v(0))),
-        Function::TimestampAdd(unit) => time::timestamp_add(*unit, v(0).as_i64().unwrap_or(0), v(1)),
-        Function::TimestampDiff(unit) => time::timestamp_diff(*unit, v(0), v(1)),
         other => return Err(ExprError(format!("{} cannot be evaluated here", other.name()))),
     })
 }
@@ -718,58 +442,6 @@ fn eval_args(args: &[Expr], row: &[Value]) -> Result<SmallVec<[Value; 4]>, ExprE
         values.push(a.eval(row)?);
     }
     Ok(values)
-}
-
-/// UPPER / LOWER; ASCII text is converted in a stack buffer so the result is allocated once.
-fn change_case(s: &str, upper: bool) -> Value {
-    let mut buffer = [0u8; 128];
-    if s.is_ascii() && s.len() <= buffer.len() {
-        let bytes = &mut buffer[..s.len()];
-        bytes.copy_from_slice(s.as_bytes());
-        if upper {
-            bytes.make_ascii_uppercase();
-        } else {
-            bytes.make_ascii_lowercase();
-        }
-        return Value::String(Arc::from(std::str::from_utf8(bytes).unwrap_or_default()));
-    }
-    string(if upper { s.to_uppercase() } else { s.to_lowercase() })
-}
-
-/// Processing time in epoch milliseconds.
-fn now() -> i64 {
-    weir_runtime::Clock::now_millis(&weir_runtime::SystemClock)
-}
-
-/// Java's `hashCode` of a value: `String.hashCode`, `Integer`, `Long`, `Boolean`, `Double`.
-fn java_hash(v: &Value) -> i32 {
-    match v {
-        Value::String(s) => s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c))),
-        Value::Boolean(b) => {
-            if *b {
-                1231
-            } else {
-                1237
-            }
-        }
-        Value::BigInt(n) => (*n ^ ((*n as u64) >> 32) as i64) as i32,
-        Value::Double(d) => {
-            let bits = d.to_bits();
-            (bits ^ (bits >> 32)) as i32
-        }
-        other => other.as_i64().map_or(0, |n| n as i32),
-    }
-}
-
-/// A random number in [0, 1); with a seed, the same for the same seed and row.
-fn random_double(seed: Option<i64>, row: &[Value]) -> f64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    match seed {
-        Some(s) => s.hash(&mut hasher),
-        None => (now(), std::thread::current().id(), row.as_ptr() as usize).hash(&mut hasher),
-    }
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Whether `a ± b` moves a date-time by an interval.
@@ -844,86 +516,5 @@ fn arithmetic(op: Arithmetic, a: &Value, b: &Value, ty: &DataType) -> Result<Val
             };
             Ok(integer(r, ty))
         }
-    }
-}
-
-fn round(x: &Value, digits: i64, ty: &DataType) -> Value {
-    match (x, &ty.logical) {
-        (Value::Double(_) | Value::Float(_), _) => {
-            let rounded = round_double(x.as_f64().unwrap_or(0.0), digits);
-            if matches!(x, Value::Float(_)) {
-                Value::Float(rounded as f32)
-            } else {
-                Value::Double(rounded)
-            }
-        }
-        (_, LogicalType::Decimal { scale, .. }) => {
-            let d = x.as_decimal().unwrap_or(weir_runtime::Decimal { unscaled: 0, scale: 0 });
-            let kept = digits.clamp(0, i64::from(d.scale)) as u8;
-            let rounded = round_decimal(d.unscaled, d.scale, kept);
-            Value::decimal(round_decimal(rounded, kept, *scale), *scale)
-        }
-        _ => {
-            let n = x.as_i64().unwrap_or(0);
-            if digits >= 0 {
-                integer(n, ty)
-            } else {
-                let factor = 10i64.pow((-digits).min(18) as u32);
-                let r = (n.abs() + factor / 2) / factor * factor;
-                integer(r * n.signum(), ty)
-            }
-        }
-    }
-}
-
-/// Flink's `findRoundDecimalType`: rounding may add a digit before the point.
-pub fn round_decimal_type(precision: u8, scale: u8, digits: i32) -> DataType {
-    if digits >= i32::from(scale) {
-        DataType::decimal(precision, scale)
-    } else if digits < 0 {
-        DataType::decimal((1 + precision - scale).min(38), 0)
-    } else {
-        DataType::decimal(1 + precision - scale + digits as u8, digits as u8)
-    }
-}
-
-/// ROUND on a DOUBLE as Flink does it: half up on the value's shortest decimal text
-/// (`BigDecimal.valueOf(d).setScale(digits, HALF_UP)`).
-fn round_double(f: f64, digits: i64) -> f64 {
-    if !f.is_finite() || !(0..=17).contains(&digits) {
-        let factor = 10f64.powi(digits.clamp(-300, 300) as i32);
-        return (f * factor).round() / factor;
-    }
-    let text = format!("{}", f.abs());
-    let (int_part, frac) = text.split_once('.').unwrap_or((&text, ""));
-    let digits = digits as usize;
-    if frac.len() <= digits {
-        return f;
-    }
-    let kept = format!("{int_part}{}", &frac[..digits]);
-    let Ok(mut n) = kept.parse::<i128>() else { return f };
-    if frac.as_bytes()[digits] >= b'5' {
-        n += 1;
-    }
-    let magnitude: f64 = format!("{}e-{digits}", n).parse().unwrap_or(f.abs());
-    magnitude.copysign(f)
-}
-
-fn floor_ceil(x: &Value, ceil: bool, ty: &DataType) -> Value {
-    match x {
-        Value::Double(f) => Value::Double(if ceil { f.ceil() } else { f.floor() }),
-        Value::Float(f) => Value::Float(if ceil { f.ceil() } else { f.floor() }),
-        Value::Decimal { .. } => {
-            let d = x.as_decimal().unwrap_or(weir_runtime::Decimal { unscaled: 0, scale: 0 });
-            let factor = 10i128.pow(u32::from(d.scale));
-            let q = d.unscaled.div_euclid(factor);
-            let r = if ceil && d.unscaled.rem_euclid(factor) != 0 { q + 1 } else { q };
-            let scale = match ty.logical {
-                LogicalType::Decimal { scale, .. } => scale,
-                _ => 0,
-            };
-            Value::decimal(r * 10i128.pow(u32::from(scale)), scale)
-        }
-        other => other.clone(),
     }
 }

@@ -9,6 +9,7 @@
 mod batch;
 pub mod cast;
 mod function;
+pub mod functions;
 mod string;
 mod time;
 pub mod types;
@@ -42,6 +43,7 @@ use std::cmp::Ordering;
 use weir_runtime::{DataType, LogicalType, Value};
 
 pub use function::{Function, TimeUnit, TrimSide};
+pub use functions::{ScalarFunction, ScalarRef};
 pub use string::like_regex;
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
 pub use vector::VectorExpr;
@@ -97,11 +99,16 @@ impl Expr {
         }
     }
 
-    /// Applies `function` to `args`, checking the argument types.
+    /// Applies `function` to `args`, checking the argument count and types; a registry
+    /// function is bound to its arguments first ([`ScalarFunction::bind`]).
     ///
     /// # Errors
-    /// Arguments of types the function does not take, in Flink's words.
+    /// Arguments the function does not take, in Flink's words.
     pub fn call(function: Function, args: Vec<Expr>) -> Result<Expr, ExprError> {
+        let function = match function {
+            Function::Scalar(f) => Function::Scalar(f.bind(&args)?.unwrap_or(f)),
+            other => other,
+        };
         let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
         let ty = function.return_type(&types)?;
         Ok(Expr::Call { function, args, ty })

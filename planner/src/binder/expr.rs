@@ -2,6 +2,7 @@
 
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
+use weir_operators::expr::functions::{datetime, string};
 use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_type, parse_value};
 use weir_runtime::{DataType, LogicalType, Value};
@@ -199,7 +200,7 @@ impl ExprBinder<'_> {
                     BinaryOperator::NotEq => Function::NotEquals,
                     BinaryOperator::And => Function::And,
                     BinaryOperator::Or => Function::Or,
-                    BinaryOperator::StringConcat => Function::Concat,
+                    BinaryOperator::StringConcat => Function::named("CONCAT"),
                     _ => return Err(unsupported(node)),
                 };
                 let args = vec![self.bind(left)?, self.bind(right)?];
@@ -304,11 +305,11 @@ impl ExprBinder<'_> {
             ast::Expr::Extract { field, expr, .. } => {
                 let unit = time_unit(field).ok_or_else(|| unsupported(node))?;
                 let arg = self.bind(expr)?;
-                self.call(Function::Extract(unit), vec![arg], node)
+                self.call(Function::Scalar(datetime::Extract::of(unit)), vec![arg], node)
             }
             ast::Expr::Position { expr, r#in } => {
                 let args = vec![self.bind(expr)?, self.bind(r#in)?];
-                self.call(Function::Position, args, node)
+                self.call(Function::named("POSITION"), args, node)
             }
             ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
                 let mut args = vec![self.bind(expr)?];
@@ -319,7 +320,7 @@ impl ExprBinder<'_> {
                 if let Some(length) = substring_for {
                     args.push(self.bind(length)?);
                 }
-                self.call(Function::Substring, args, node)
+                self.call(Function::named("SUBSTRING"), args, node)
             }
             ast::Expr::Trim { expr, trim_where, trim_what, trim_characters: None } => {
                 let side = match trim_where {
@@ -332,15 +333,15 @@ impl ExprBinder<'_> {
                     None => Expr::literal(Value::string(" "), DataType::string().not_null()),
                 };
                 let args = vec![self.bind(expr)?, chars];
-                self.call(Function::Trim(side), args, node)
+                self.call(Function::Scalar(string::Trim::of(side)), args, node)
             }
             ast::Expr::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) } => {
                 let arg = self.bind(expr)?;
-                self.call(Function::Ceil, vec![arg], node)
+                self.call(Function::named("CEIL"), vec![arg], node)
             }
             ast::Expr::Floor { expr, field: ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) } => {
                 let arg = self.bind(expr)?;
-                self.call(Function::Floor, vec![arg], node)
+                self.call(Function::named("FLOOR"), vec![arg], node)
             }
             ast::Expr::Function(f) => self.function(f, node),
             ast::Expr::Interval(interval) => self.interval(interval, node),
@@ -430,47 +431,24 @@ impl ExprBinder<'_> {
             _ => None,
         };
         match name.as_str() {
-            "ROUND" => {
-                let digits = match raw.get(1) {
-                    None => 0,
-                    Some(d) => match self.bind(d)? {
-                        Expr::Literal { value, .. } if value.as_i64().is_some() => value.as_i64().unwrap_or(0) as i32,
-                        _ => return Err(validation(node, "The second argument of ROUND must be an integer literal")),
-                    },
-                };
-                let arg = self.bind(raw.first().ok_or_else(|| validation(node, "ROUND needs an argument"))?)?;
-                return self.call(Function::Round(digits), vec![arg], node);
-            }
             "TIMESTAMPADD" | "TIMESTAMPDIFF" if raw.len() == 3 => {
                 let unit = unit_arg(&raw[0]).ok_or_else(|| validation(&raw[0], "Unknown time unit"))?;
                 let args = vec![self.bind(&raw[1])?, self.bind(&raw[2])?];
-                let function =
-                    if name == "TIMESTAMPADD" { Function::TimestampAdd(unit) } else { Function::TimestampDiff(unit) };
+                let function = if name == "TIMESTAMPADD" {
+                    datetime::TimestampAdd::of(unit)
+                } else {
+                    datetime::TimestampDiff::of(unit)
+                };
+                let function = Function::Scalar(function);
                 return self.call(function, args, node);
             }
             _ => {}
         }
         let mut args = raw.iter().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
-        let function = match name.as_str() {
-            "REGEXP_EXTRACT" | "REGEXP_REPLACE" => {
-                let compiled = match args.get(1) {
-                    Some(Expr::Literal { value: Value::String(p), .. }) => Some(
-                        regex::Regex::new(p)
-                            .map_err(|e| validation(node, format!("Invalid regular expression '{p}': {e}")))?,
-                    ),
-                    _ => None,
-                };
-                if name == "REGEXP_EXTRACT" {
-                    Function::RegexpExtract(compiled)
-                } else {
-                    Function::RegexpReplace(compiled)
-                }
-            }
-            _ => Function::by_name(&name).ok_or_else(|| {
-                let kinds: Vec<String> = args.iter().map(|a| format!("<{}>", a.ty().logical)).collect();
-                validation(node, format!("No match found for function signature {name}({})", kinds.join(", ")))
-            })?,
-        };
+        let function = Function::by_name(&name).ok_or_else(|| {
+            let kinds: Vec<String> = args.iter().map(|a| format!("<{}>", a.ty().logical)).collect();
+            validation(node, format!("No match found for function signature {name}({})", kinds.join(", ")))
+        })?;
         if matches!(function, Function::Coalesce) {
             args = unify(args, "COALESCE", position_of(node))?;
         }

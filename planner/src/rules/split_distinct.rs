@@ -58,7 +58,7 @@ fn splittable(calls: &[AggregateCall]) -> Option<usize> {
 
 /// `MOD(HASH_CODE(argument), buckets)`: the bucket of a distinct value.
 fn bucket_of(argument: Expr, buckets: i32) -> Expr {
-    let hash = Expr::Call { function: Function::HashCode, args: vec![argument], ty: DataType::int() };
+    let hash = Expr::Call { function: Function::named("HASH_CODE"), args: vec![argument], ty: DataType::int() };
     let modulus = Expr::literal(Value::Int(buckets), DataType::int().not_null());
     Expr::Call { function: Function::Modulo, args: vec![hash, modulus], ty: DataType::int() }
 }

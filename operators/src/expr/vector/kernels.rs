@@ -1,5 +1,5 @@
 //! The column kernels of [`VectorExpr`](super::VectorExpr): integer and float arithmetic,
-//! comparisons, and UPPER / LOWER, each with the row path's semantics.
+//! and comparisons, each with the row path's semantics.
 
 use std::sync::Arc;
 
@@ -204,24 +204,4 @@ fn float_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> BooleanArray {
             BooleanArray::new(results.iter().map(|r| r.unwrap_or(false)).collect(), nulls)
         }
     }
-}
-
-/// UPPER / LOWER of each string, as the row path computes them: ASCII text by one pass over
-/// the column's bytes (offsets and nulls reused), other text per string.
-pub(super) fn change_case(strings: &StringArray, upper: bool) -> StringArray {
-    let offsets = strings.offsets();
-    let start = offsets[0] as usize;
-    let end = offsets[offsets.len() - 1] as usize;
-    let bytes = &strings.values()[start..end];
-    if bytes.is_ascii() && start == 0 {
-        let mut changed = bytes.to_vec();
-        if upper {
-            changed.make_ascii_uppercase();
-        } else {
-            changed.make_ascii_lowercase();
-        }
-        // Same offsets over ASCII bytes whose case changed: still valid UTF-8 at the same boundaries.
-        return StringArray::new(offsets.clone(), changed.into(), strings.nulls().cloned());
-    }
-    strings.iter().map(|s| s.map(|s| if upper { s.to_uppercase() } else { s.to_lowercase() })).collect()
 }

@@ -4,7 +4,8 @@
 //! [`VectorExpr::compile`] takes the expressions whose every node has a kernel here: column
 //! references, literals, integer arithmetic (wrapping, as Flink's), FLOAT and DOUBLE arithmetic,
 //! comparisons of integers, of floats (NULL where NaN compares) and of strings, `AND` / `OR` /
-//! `NOT` (three-valued, Arrow's Kleene kernels), `IS [NOT] NULL`, `UPPER` and `LOWER`. Anything else stays on the row path ([`Expr::eval_selected`]), which
+//! `NOT` (three-valued, Arrow's Kleene kernels), `IS [NOT] NULL`, and the registry functions that have a column kernel
+//! ([`ScalarFunction::eval_columns`](super::functions::ScalarFunction::eval_columns)). Anything else stays on the row path ([`Expr::eval_selected`]), which
 //! gives the same results. A kernel that can fail (`/` and `%` by zero) is only compiled where
 //! every row is evaluated anyway, never under the short-circuit of `AND` / `OR`, so an error
 //! is reported for exactly the rows the row path reports it for.
@@ -20,9 +21,10 @@ use weir_runtime::{DataType, LogicalType, Value};
 
 mod kernels;
 
-use kernels::{arithmetic, change_case, compare, float_arithmetic};
+use kernels::{arithmetic, compare, float_arithmetic};
 
 use super::function::Function;
+use super::functions::ScalarRef;
 use super::types::{is_integer, is_string};
 use super::{Expr, ExprError};
 
@@ -88,9 +90,11 @@ enum Node {
         arg: Box<Node>,
         negated: bool,
     },
-    ChangeCase {
-        arg: Box<Node>,
-        upper: bool,
+    /// A registry function with a column kernel for its argument types.
+    Scalar {
+        function: ScalarRef,
+        args: Vec<Node>,
+        ty: DataType,
     },
 }
 
@@ -196,9 +200,11 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 Function::IsNull | Function::IsNotNull => {
                     Some(Node::IsNull { arg: arg(0, guarded)?, negated: matches!(function, Function::IsNotNull) })
                 }
-                Function::Upper | Function::Lower if is_string(types[0]) => {
-                    Some(Node::ChangeCase { arg: arg(0, guarded)?, upper: matches!(function, Function::Upper) })
-                }
+                Function::Scalar(f) if f.has_kernel(&types) => Some(Node::Scalar {
+                    function: f.clone(),
+                    args: args.iter().map(|a| compile(a, guarded)).collect::<Option<_>>()?,
+                    ty: ty.clone(),
+                }),
                 _ => None,
             }
         }
@@ -284,10 +290,15 @@ fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>,
                 Datum::Array(Arc::new(result.map_err(arrow_error)?))
             }
         },
-        Node::ChangeCase { arg, upper } => {
-            let value = sub!(arg).into_array(rows);
-            let Some(strings) = value.as_string_opt::<i32>() else { return Ok(None) };
-            Datum::Array(Arc::new(change_case(strings, *upper)))
+        Node::Scalar { function, args, ty } => {
+            let mut values = Vec::with_capacity(args.len());
+            for arg in args {
+                values.push(sub!(arg).into_array(rows));
+            }
+            match function.eval_columns(&values, ty) {
+                Some(array) => Datum::Array(array),
+                None => return Ok(None),
+            }
         }
     }))
 }
@@ -329,8 +340,8 @@ mod tests {
             call(Function::Equals, vec![call(Function::Modulo, vec![a.clone(), lit(2)]), lit(0)]),
             call(Function::Divide, vec![b.clone(), lit(-3)]),
             call(Function::Modulo, vec![b.clone(), a.clone()]),
-            call(Function::Upper, vec![c.clone()]),
-            call(Function::Lower, vec![call(Function::Upper, vec![c.clone()])]),
+            call(Function::named("UPPER"), vec![c.clone()]),
+            call(Function::named("LOWER"), vec![call(Function::named("UPPER"), vec![c.clone()])]),
             call(Function::Less, vec![c.clone(), s("s4")]),
             call(Function::GreaterOrEqual, vec![b.clone(), a.clone()]),
             call(Function::IsNull, vec![c.clone()]),

@@ -1,0 +1,273 @@
+//! Date and time functions: EXTRACT and its shorthands (YEAR, HOUR, …), DATE_FORMAT, the clock
+//! (PROCTIME, CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, UNIX_TIMESTAMP), conversions
+//! (TO_TIMESTAMP, TO_TIMESTAMP_LTZ, FROM_UNIXTIME) and TIMESTAMPADD / TIMESTAMPDIFF.
+
+use weir_runtime::types::TimeAttribute;
+use weir_runtime::{Clock, DataType, LogicalType, SystemClock, Timestamp, Value};
+
+use super::{expect, nullable_if_any, text, Arity, Builtin, Entry, ScalarFunction, ScalarRef};
+use crate::expr::types::{is_integer, is_numeric, is_string};
+use crate::expr::{time, ExprError, TimeUnit};
+
+pub(super) fn entries() -> Vec<Entry> {
+    vec![
+        Entry { names: &["YEAR"], make: || Extract::of(TimeUnit::Year) },
+        Entry { names: &["QUARTER"], make: || Extract::of(TimeUnit::Quarter) },
+        Entry { names: &["MONTH"], make: || Extract::of(TimeUnit::Month) },
+        Entry { names: &["WEEK"], make: || Extract::of(TimeUnit::Week) },
+        Entry { names: &["DAYOFMONTH"], make: || Extract::of(TimeUnit::Day) },
+        Entry { names: &["HOUR"], make: || Extract::of(TimeUnit::Hour) },
+        Entry { names: &["MINUTE"], make: || Extract::of(TimeUnit::Minute) },
+        Entry { names: &["SECOND"], make: || Extract::of(TimeUnit::Second) },
+        Entry { names: &["DATE_FORMAT"], make: || ScalarRef::new(DATE_FORMAT) },
+        Entry { names: &["PROCTIME"], make: || ScalarRef::new(PROCTIME) },
+        Entry { names: &["CURRENT_TIMESTAMP", "NOW"], make: || ScalarRef::new(CURRENT_TIMESTAMP) },
+        Entry { names: &["LOCALTIMESTAMP"], make: || ScalarRef::new(LOCALTIMESTAMP) },
+        Entry { names: &["CURRENT_DATE"], make: || ScalarRef::new(CURRENT_DATE) },
+        Entry { names: &["TO_TIMESTAMP"], make: || ScalarRef::new(TO_TIMESTAMP) },
+        Entry { names: &["TO_TIMESTAMP_LTZ"], make: || ScalarRef::new(TO_TIMESTAMP_LTZ) },
+        Entry { names: &["UNIX_TIMESTAMP"], make: || ScalarRef::new(UNIX_TIMESTAMP) },
+        Entry { names: &["FROM_UNIXTIME"], make: || ScalarRef::new(FROM_UNIXTIME) },
+    ]
+}
+
+/// Processing time in epoch milliseconds.
+fn now() -> i64 {
+    SystemClock.now_millis()
+}
+
+fn is_datetime(ty: &DataType) -> bool {
+    matches!(
+        ty.logical,
+        LogicalType::Timestamp(_) | LogicalType::TimestampLtz(_) | LogicalType::Date | LogicalType::Time(_)
+    )
+}
+
+/// The optional pattern argument at `i`, or Flink's default `yyyy-MM-dd HH:mm:ss`.
+fn pattern(args: &[Value], i: usize) -> &str {
+    args.get(i).and_then(Value::as_str).unwrap_or(time::DEFAULT_PATTERN)
+}
+
+/// `EXTRACT(unit FROM t)` and the shorthands `YEAR(t)`, `HOUR(t)`, …: a BIGINT.
+#[derive(Debug, Clone, Copy)]
+pub struct Extract {
+    unit: TimeUnit,
+}
+
+impl Extract {
+    /// EXTRACT of `unit`.
+    pub fn of(unit: TimeUnit) -> ScalarRef {
+        ScalarRef::new(Extract { unit })
+    }
+}
+
+impl ScalarFunction for Extract {
+    fn name(&self) -> &str {
+        "EXTRACT"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(1)
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        expect(is_datetime(types[0]), self, types, "<DATETIME>")?;
+        Ok(nullable_if_any(DataType::bigint(), types))
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        Ok(time::extract(self.unit, &args[0]))
+    }
+}
+
+/// `TIMESTAMPADD(unit, n, t)`: arguments `n, t`.
+#[derive(Debug, Clone, Copy)]
+pub struct TimestampAdd {
+    unit: TimeUnit,
+}
+
+impl TimestampAdd {
+    /// TIMESTAMPADD of `unit`s.
+    pub fn of(unit: TimeUnit) -> ScalarRef {
+        ScalarRef::new(TimestampAdd { unit })
+    }
+}
+
+impl ScalarFunction for TimestampAdd {
+    fn name(&self) -> &str {
+        "TIMESTAMPADD"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(2)
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        expect(is_integer(types[0]) && is_datetime(types[1]), self, types, "<INTEGER>, <DATETIME>")?;
+        Ok(nullable_if_any(types[1].clone(), types))
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        Ok(time::timestamp_add(self.unit, args[0].as_i64().unwrap_or(0), &args[1]))
+    }
+}
+
+/// `TIMESTAMPDIFF(unit, t1, t2)`: whole `unit`s from `t1` to `t2`, an INT.
+#[derive(Debug, Clone, Copy)]
+pub struct TimestampDiff {
+    unit: TimeUnit,
+}
+
+impl TimestampDiff {
+    /// TIMESTAMPDIFF in `unit`s.
+    pub fn of(unit: TimeUnit) -> ScalarRef {
+        ScalarRef::new(TimestampDiff { unit })
+    }
+}
+
+impl ScalarFunction for TimestampDiff {
+    fn name(&self) -> &str {
+        "TIMESTAMPDIFF"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(2)
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        expect(types.iter().all(|t| is_datetime(t)), self, types, "<DATETIME>, <DATETIME>")?;
+        Ok(nullable_if_any(DataType::int(), types))
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        Ok(time::timestamp_diff(self.unit, &args[0], &args[1]))
+    }
+}
+
+/// `DATE_FORMAT(t, pattern)` with Java's pattern letters.
+pub const DATE_FORMAT: Builtin = Builtin::new(
+    "DATE_FORMAT",
+    Arity::exactly(2),
+    |f, types| {
+        let ok = (is_datetime(types[0]) || is_string(types[0])) && is_string(types[1]);
+        f.expect(ok, types, "<TIMESTAMP>, <CHARACTER>")?;
+        Ok(nullable_if_any(DataType::string(), types))
+    },
+    |args, _| Ok(time::date_format(&args[0], text(&args[1]))),
+);
+
+/// `PROCTIME()`: the current processing time, a proctime attribute.
+pub const PROCTIME: Builtin = Builtin::new(
+    "PROCTIME",
+    Arity::exactly(0),
+    |_, _| {
+        let ty = DataType::new(LogicalType::TimestampLtz(3)).not_null();
+        Ok(ty.with_time_attribute(TimeAttribute::Proctime))
+    },
+    |_, _| Ok(Value::TimestampLtz(Timestamp::from_millis(now()))),
+)
+.nondeterministic();
+
+/// `CURRENT_TIMESTAMP`, `NOW()`: the current instant, a TIMESTAMP_LTZ(3).
+pub const CURRENT_TIMESTAMP: Builtin = Builtin::new(
+    "CURRENT_TIMESTAMP",
+    Arity::exactly(0),
+    |_, _| Ok(DataType::new(LogicalType::TimestampLtz(3)).not_null()),
+    |_, _| Ok(Value::TimestampLtz(Timestamp::from_millis(now()))),
+)
+.nondeterministic();
+
+/// `LOCALTIMESTAMP`: the current date-time in UTC, a TIMESTAMP(3).
+pub const LOCALTIMESTAMP: Builtin = Builtin::new(
+    "LOCALTIMESTAMP",
+    Arity::exactly(0),
+    |_, _| Ok(DataType::timestamp(3).not_null()),
+    |_, _| Ok(Value::Timestamp(Timestamp::from_millis(now()))),
+)
+.nondeterministic();
+
+/// `CURRENT_DATE`
+pub const CURRENT_DATE: Builtin = Builtin::new(
+    "CURRENT_DATE",
+    Arity::exactly(0),
+    |_, _| Ok(DataType::new(LogicalType::Date).not_null()),
+    |_, _| Ok(Value::Date(now().div_euclid(86_400_000) as i32)),
+)
+.nondeterministic();
+
+/// `TO_TIMESTAMP(text[, pattern])`: NULL for text that does not match.
+pub const TO_TIMESTAMP: Builtin = Builtin::new(
+    "TO_TIMESTAMP",
+    Arity::between(1, 2),
+    |f, types| {
+        f.expect(types.iter().all(|t| is_string(t)), types, "<CHARACTER>[, <CHARACTER>]")?;
+        Ok(DataType::timestamp(3))
+    },
+    |args, _| Ok(time::parse_with_pattern(text(&args[0]), pattern(args, 1)).map_or(Value::Null, Value::Timestamp)),
+);
+
+/// `TO_TIMESTAMP_LTZ(number[, precision])`: epoch seconds (precision 0) or milliseconds (3, the default).
+pub const TO_TIMESTAMP_LTZ: Builtin = Builtin::new(
+    "TO_TIMESTAMP_LTZ",
+    Arity::between(1, 2),
+    |f, types| {
+        let ok = is_numeric(types[0]) && types[1..].iter().all(|t| is_integer(t));
+        f.expect(ok, types, "<NUMERIC>, <INTEGER>")?;
+        Ok(nullable_if_any(DataType::new(LogicalType::TimestampLtz(3)), types))
+    },
+    |args, _| {
+        let precision = args.get(1).and_then(Value::as_i64).unwrap_or(3);
+        let n = args[0].as_f64().unwrap_or(0.0);
+        let millis = if precision == 0 { (n * 1000.0) as i64 } else { n as i64 };
+        Ok(Value::TimestampLtz(Timestamp::from_millis(millis)))
+    },
+);
+
+/// `UNIX_TIMESTAMP([text[, pattern]])`: epoch seconds, of now or of the text.
+pub const UNIX_TIMESTAMP: Builtin = Builtin::new(
+    "UNIX_TIMESTAMP",
+    Arity::between(0, 2),
+    |f, types| {
+        f.expect(types.iter().all(|t| is_string(t)), types, "[<CHARACTER>[, <CHARACTER>]]")?;
+        Ok(nullable_if_any(DataType::bigint(), types))
+    },
+    |args, _| {
+        Ok(match args.first() {
+            None => Value::BigInt(now().div_euclid(1000)),
+            Some(t) => time::parse_with_pattern(text(t), pattern(args, 1))
+                .map_or(Value::Null, |ts| Value::BigInt(ts.millis.div_euclid(1000))),
+        })
+    },
+)
+.nondeterministic();
+
+/// `FROM_UNIXTIME(seconds[, pattern])`: the UTC date-time as text.
+pub const FROM_UNIXTIME: Builtin = Builtin::new(
+    "FROM_UNIXTIME",
+    Arity::between(1, 2),
+    |f, types| {
+        let ok = is_integer(types[0]) && types[1..].iter().all(|t| is_string(t));
+        f.expect(ok, types, "<INTEGER>[, <CHARACTER>]")?;
+        Ok(nullable_if_any(DataType::string(), types))
+    },
+    |args, _| {
+        let seconds = args[0].as_i64().unwrap_or(0);
+        Ok(time::date_format(&Value::Timestamp(Timestamp::from_millis(seconds * 1000)), pattern(args, 1)))
+    },
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_round_trip_through_epoch_seconds() {
+        let ts = TO_TIMESTAMP.eval(&[Value::string("2024-03-01 10:20:30")], &DataType::timestamp(3)).unwrap();
+        let hour = Extract { unit: TimeUnit::Hour }.eval(std::slice::from_ref(&ts), &DataType::bigint()).unwrap();
+        assert_eq!(hour, Value::BigInt(10));
+        let seconds = UNIX_TIMESTAMP.eval(&[Value::string("2024-03-01 10:20:30")], &DataType::bigint()).unwrap();
+        let text = FROM_UNIXTIME.eval(&[seconds], &DataType::string()).unwrap();
+        assert_eq!(text, Value::string("2024-03-01 10:20:30"));
+        assert!(!PROCTIME.is_deterministic() && DATE_FORMAT.is_deterministic());
+    }
+}

@@ -78,12 +78,16 @@ fn csv_parse(rows: usize) {
     let format = CsvFormatFactory.create(&orders_schema(), &mut TableOptions::new(Default::default())).unwrap();
     let mut decoder = format.decoder();
     let mut lines = Lines::from_text(text);
-    let mut row = Vec::with_capacity(6);
+    let mut columns = weir::runtime::columnar::ColumnsBuilder::for_types(
+        &orders_schema().fields.iter().map(|f| f.data_type.clone()).collect::<Vec<_>>(),
+    );
     let started = Instant::now();
     let mut decoded = 0;
-    while decoder.decode(&mut lines, &mut row).unwrap() {
-        row.clear();
+    while decoder.decode(&mut lines, &mut columns).unwrap() {
         decoded += 1;
+        if columns.rows() == 1024 {
+            columns.finish().unwrap();
+        }
     }
     let wall = started.elapsed().as_secs_f64();
     assert_eq!(decoded, rows);

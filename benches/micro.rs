@@ -246,15 +246,17 @@ fn csv(c: &mut Criterion) {
     let format = CsvFormatFactory.create(&schema, &mut TableOptions::new(Default::default())).unwrap();
     group.bench_function("decode_1024_lines", |b| {
         let mut decoder = format.decoder();
-        let mut row = Vec::with_capacity(5);
+        let mut columns = weir::runtime::columnar::ColumnsBuilder::for_types(
+            &schema.fields.iter().map(|f| f.data_type.clone()).collect::<Vec<_>>(),
+        );
         b.iter_batched(
             || Lines::from_text(text.clone()),
             |mut lines| {
                 let mut decoded = 0;
-                while decoder.decode(&mut lines, &mut row).unwrap() {
-                    row.clear();
+                while decoder.decode(&mut lines, &mut columns).unwrap() {
                     decoded += 1;
                 }
+                columns.finish().unwrap();
                 decoded
             },
             BatchSize::SmallInput,

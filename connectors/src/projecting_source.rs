@@ -1,6 +1,6 @@
 //! Projection push-down for any source: only the columns a query reads leave the source.
 
-use weir_runtime::{Chunk, OperatorContext, Output, Result, Source, SourceStatus, StreamElement};
+use weir_runtime::{OperatorContext, Output, Result, Source, SourceStatus, StreamElement};
 
 /// Wraps a source and keeps, in order, the columns listed in `projection` of every row.
 pub struct ProjectingSource {
@@ -29,14 +29,7 @@ impl Source for ProjectingSource {
         let status = self.inner.poll_next(ctx, &mut self.buffer)?;
         for element in self.buffer.drain() {
             match element {
-                StreamElement::Chunk(chunk) => {
-                    let mut projected = Chunk::with_capacity(self.projection.len(), chunk.len());
-                    for (kind, row) in chunk.rows() {
-                        projected
-                            .push_with(kind, |fields| fields.extend(self.projection.iter().map(|&c| row[c].clone())));
-                    }
-                    out.collect(projected);
-                }
+                StreamElement::Chunk(chunk) => out.collect(chunk.project(&self.projection)),
                 other => out.emit(other),
             }
         }

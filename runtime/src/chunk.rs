@@ -257,6 +257,29 @@ impl Chunk {
         }
     }
 
+    /// The chunk of columns `columns` of this one, in that order: the same arrays under the same
+    /// selection when the chunk has its arrays, else the rows' fields.
+    pub fn project(&self, columns: &[usize]) -> Chunk {
+        if let Some(built) = self.columns.get() {
+            let arrays = columns.iter().map(|&c| Arc::clone(&built.arrays[c])).collect();
+            return Chunk {
+                arity: columns.len(),
+                kinds: self.kinds.clone(),
+                columns: OnceCell::from(Columns { arrays, selection: built.selection.clone() }),
+                rows: OnceCell::new(),
+                types: None,
+                origin_nanos: self.origin_nanos,
+            };
+        }
+        let mut projected = Chunk::with_capacity(columns.len(), self.len());
+        for (kind, row) in self.rows() {
+            projected.push_with(kind, |fields| fields.extend(columns.iter().map(|&c| row[c].clone())));
+        }
+        projected.types = self.types.as_ref().map(|t| columns.iter().map(|&c| t[c].clone()).collect());
+        projected.origin_nanos = self.origin_nanos;
+        projected
+    }
+
     /// All fields of all rows, row-major (built from the arrays on first use).
     fn values(&self) -> &[Value] {
         self.rows.get_or_init(|| {
@@ -534,5 +557,20 @@ mod tests {
         let arrays = c.columns().arrays();
         assert_eq!(arrays[0].data_type(), &ArrowType::Int64);
         assert_eq!(arrays[1].data_type(), &ArrowType::Utf8);
+    }
+
+    #[test]
+    fn a_projection_shares_the_arrays_and_keeps_the_selection() {
+        let mut chunk = Chunk::with_types(&[DataType::int(), DataType::string(), DataType::bigint()]);
+        for i in 0..4 {
+            chunk.push(RowKind::Insert, &[Value::Int(i), Value::string(&format!("s{i}")), Value::BigInt(i.into())]);
+        }
+        let from_rows = chunk.project(&[2, 0]);
+        chunk.columns();
+        chunk.select(&[1, 3]);
+        let from_arrays = chunk.project(&[2, 0]);
+        assert!(Arc::ptr_eq(&from_arrays.columns().arrays()[0], &chunk.columns().arrays()[2]));
+        assert_eq!(from_arrays.to_lines(), ["+I[1, 1]", "+I[3, 3]"]);
+        assert_eq!(from_rows.to_lines(), ["+I[0, 0]", "+I[1, 1]", "+I[2, 2]", "+I[3, 3]"]);
     }
 }

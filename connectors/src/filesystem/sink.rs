@@ -76,15 +76,13 @@ impl Operator for FileSink {
         _out: &mut Output,
     ) -> RuntimeResult<()> {
         self.text.clear();
-        for (kind, row) in chunk.rows() {
-            if kind != RowKind::Insert {
-                return Err(RuntimeError::execution(format!(
-                    "The filesystem sink of table '{}' is append-only: it cannot write a '{kind}' row.",
-                    self.table
-                )));
-            }
-            self.encoder.encode(row, &mut self.text);
+        if let Some(kind) = chunk.kinds().iter().find(|k| **k != RowKind::Insert) {
+            return Err(RuntimeError::execution(format!(
+                "The filesystem sink of table '{}' is append-only: it cannot write a '{kind}' row.",
+                self.table
+            )));
         }
+        self.encoder.encode_chunk(&chunk, &mut self.text);
         let text = std::mem::take(&mut self.text);
         let result = self.writer()?.write_all(text.as_bytes());
         self.text = text;

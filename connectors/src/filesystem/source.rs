@@ -6,8 +6,10 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use weir_runtime::columnar::ColumnsBuilder;
 use weir_runtime::{
-    Chunk, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus, SubtaskInfo,
+    Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus,
+    SubtaskInfo,
 };
 
 use crate::error::{Error, Result};
@@ -25,13 +27,12 @@ pub struct FileSource {
     name: String,
     path: PathBuf,
     format: Arc<dyn Format>,
-    /// The Arrow types of the columns (chunks are built typed).
-    types: Arc<[weir_runtime::columnar::ArrowType]>,
     subtask: usize,
     parallelism: usize,
     files: VecDeque<PathBuf>,
     current: Option<OpenFile>,
-    row: Vec<weir_runtime::Value>,
+    /// The columns of the chunk being read, in the table's Arrow types.
+    columns: ColumnsBuilder,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -54,12 +55,11 @@ impl FileSource {
             name,
             path,
             format,
-            types: types.iter().map(weir_runtime::columnar::arrow_type).collect(),
             subtask: info.index,
             parallelism: info.parallelism.max(1),
             files: VecDeque::new(),
             current: None,
-            row: Vec::new(),
+            columns: ColumnsBuilder::for_types(types),
         }
     }
 
@@ -72,17 +72,17 @@ impl FileSource {
         Ok(true)
     }
 
-    fn fill(&mut self, chunk: &mut Chunk, rows: usize) -> Result<bool> {
-        while chunk.len() < rows {
+    /// Reads records into the columns until they hold `rows`; `false` once every file is read.
+    fn fill(&mut self, rows: usize) -> Result<bool> {
+        while self.columns.rows() < rows {
             let Some(file) = self.current.as_mut() else {
                 if self.open_next()? {
                     continue;
                 }
                 return Ok(false);
             };
-            self.row.clear();
-            match file.decoder.decode(&mut file.lines, &mut self.row) {
-                Ok(true) => chunk.push(RowKind::Insert, &self.row),
+            match file.decoder.decode(&mut file.lines, &mut self.columns) {
+                Ok(true) => {}
                 Ok(false) => self.current = None,
                 Err(e) => {
                     return Err(Error::Parse {
@@ -140,9 +140,10 @@ impl Source for FileSource {
     }
 
     fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> RuntimeResult<SourceStatus> {
-        let mut chunk = Chunk::with_arrow_types(Arc::clone(&self.types), ctx.chunk_size());
-        let more = self.fill(&mut chunk, ctx.chunk_size())?;
-        out.collect(chunk);
+        let more = self.fill(ctx.chunk_size())?;
+        let rows = self.columns.rows();
+        let arrays = self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+        out.collect(Chunk::from_arrays(vec![RowKind::Insert; rows], arrays));
         Ok(if more { SourceStatus::Ready } else { SourceStatus::Finished })
     }
 }

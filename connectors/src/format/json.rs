@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Number, Value as Json};
+use weir_runtime::columnar::{Cell, ColumnsBuilder};
 use weir_runtime::{DataType, Field, LogicalType, Schema, Value};
 
 use super::text::{parse_field, write_field, TimestampStandard};
@@ -97,28 +98,34 @@ struct JsonDecoder {
 type FieldError = (Option<(usize, String)>, String);
 
 impl JsonDecoder {
-    fn record(&self, text: &str, out: &mut Vec<Value>) -> Result<(), FieldError> {
+    /// Pushes the fields of the record `text` into `out`; on an error, `out` may hold part of the record.
+    fn record(&self, text: &str, out: &mut ColumnsBuilder) -> Result<(), FieldError> {
         let parsed: Json = serde_json::from_str(text).map_err(|e| (None, format!("malformed JSON: {e}")))?;
         let Json::Object(object) = parsed else {
             return Err((None, "a record must be a JSON object".into()));
         };
         for (i, field) in self.format.fields.iter().enumerate() {
-            let value = match object.get(&field.name) {
+            let at = || Some((i, field.name.clone()));
+            let cell = match object.get(&field.name) {
                 None if self.format.options.fail_on_missing_field => {
-                    return Err((
-                        Some((i, field.name.clone())),
-                        format!("Could not find field with name '{}'.", field.name),
-                    ))
+                    return Err((at(), format!("Could not find field with name '{}'.", field.name)))
                 }
-                None => Value::Null,
-                Some(json) => {
-                    convert(json, &field.data_type).map_err(|reason| (Some((i, field.name.clone())), reason))?
-                }
+                None | Some(Json::Null) => Cell::Null,
+                Some(Json::String(s)) if is_text(&field.data_type) => Cell::Str(s),
+                Some(json) => match convert(json, &field.data_type).map_err(|reason| (at(), reason))? {
+                    Value::Null => Cell::Null,
+                    v => Cell::Other(v),
+                },
             };
-            out.push(value);
+            out.column(i).push(cell).map_err(|e| (at(), e.to_string()))?;
         }
+        out.end_record();
         Ok(())
     }
+}
+
+fn is_text(ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_))
 }
 
 /// Converts one JSON value to a value of `ty`.
@@ -151,7 +158,7 @@ fn convert(json: &Json, ty: &DataType) -> Result<Value, String> {
 }
 
 impl Decoder for JsonDecoder {
-    fn decode(&mut self, lines: &mut Lines, out: &mut Vec<Value>) -> Result<bool, DecodeError> {
+    fn decode(&mut self, lines: &mut Lines, out: &mut ColumnsBuilder) -> Result<bool, DecodeError> {
         loop {
             let line = match lines.next_line() {
                 Ok(None) => return Ok(false),
@@ -168,10 +175,14 @@ impl Decoder for JsonDecoder {
             if line.trim().is_empty() {
                 continue;
             }
-            let start = out.len();
-            match self.record(&line, out) {
+            let rows = out.rows();
+            let result = self.record(&line, out);
+            if result.is_err() {
+                out.truncate(rows);
+            }
+            match result {
                 Ok(()) => return Ok(true),
-                Err(_) if self.format.options.ignore_parse_errors => out.truncate(start),
+                Err(_) if self.format.options.ignore_parse_errors => {}
                 Err((position, reason)) => {
                     return Err(DecodeError {
                         line: lines.number(),
@@ -228,14 +239,15 @@ impl JsonEncoder {
 }
 
 impl Encoder for JsonEncoder {
-    fn encode(&mut self, row: &[Value], out: &mut String) {
+    fn encode_record(&mut self, cells: &[Cell<'_>], out: &mut String) {
         let mut object = Map::new();
-        for (field, value) in self.format.fields.iter().zip(row) {
-            let json = match (value, &field.data_type.logical) {
-                (Value::Row(values), LogicalType::Row(nested)) => Json::Object(
+        for (field, cell) in self.format.fields.iter().zip(cells) {
+            let json = match (cell, &field.data_type.logical) {
+                (Cell::Str(s), _) => Json::String(s.to_string()),
+                (Cell::Other(Value::Row(values)), LogicalType::Row(nested)) => Json::Object(
                     nested.iter().zip(values.iter()).map(|(f, v)| (f.name.clone(), self.to_json(v))).collect(),
                 ),
-                _ => self.to_json(value),
+                (other, _) => self.to_json(&other.clone().into_value()),
             };
             object.insert(field.name.clone(), json);
         }
@@ -260,16 +272,9 @@ mod tests {
     }
 
     fn decode(format: &JsonFormat, text: &str) -> Result<Vec<String>, DecodeError> {
-        let mut d = format.decoder();
-        let mut lines = Lines::from_text(text.to_string());
-        let mut rows = Vec::new();
-        loop {
-            let mut row = Vec::new();
-            if !d.decode(&mut lines, &mut row)? {
-                return Ok(rows);
-            }
-            rows.push(weir_runtime::Row::insert(row).to_string());
-        }
+        let schema = Schema::new(format.fields.to_vec());
+        let rows = super::super::decode_rows(&mut *format.decoder(), &mut Lines::from_text(text.to_string()), &schema)?;
+        Ok(rows.into_iter().map(|row| weir_runtime::Row::insert(row).to_string()).collect())
     }
 
     fn orders() -> Schema {
@@ -316,12 +321,19 @@ mod tests {
         for (standard, ts) in [("SQL", "2024-01-01 10:00:02.5"), ("ISO-8601", "2024-01-01T10:00:02.5")] {
             let f = JsonFormat::new(&orders(), options(&[("json.timestamp-format.standard", standard)]));
             let text = format!("{{\"id\":7,\"amount\":10.00,\"ts\":\"{ts}\",\"tags\":[\"x\",null]}}\n");
-            let mut d = f.decoder();
-            let mut row = Vec::new();
-            assert!(d.decode(&mut Lines::from_text(text.clone()), &mut row).unwrap());
+            let rows =
+                super::super::decode_rows(&mut *f.decoder(), &mut Lines::from_text(text.clone()), &orders()).unwrap();
             let mut written = String::new();
-            f.encoder().encode(&row, &mut written);
+            f.encoder().encode(&rows[0], &mut written);
             assert_eq!(written, text);
+            let mut chunk = weir_runtime::Chunk::with_types(
+                &orders().fields.iter().map(|f| f.data_type.clone()).collect::<Vec<_>>(),
+            );
+            chunk.push(weir_runtime::RowKind::Insert, &rows[0]);
+            let mut from_arrays = String::new();
+            chunk.columns();
+            f.encoder().encode_chunk(&chunk, &mut from_arrays);
+            assert_eq!(from_arrays, text, "from arrays");
         }
     }
 }

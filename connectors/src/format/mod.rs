@@ -10,7 +10,8 @@ pub mod text;
 use std::io::BufRead;
 use std::sync::Arc;
 
-use weir_runtime::{Schema, Value};
+use weir_runtime::columnar::{for_each_record, Cell, ColumnsBuilder};
+use weir_runtime::{Chunk, Schema, Value};
 
 use crate::error::Result;
 use crate::options::TableOptions;
@@ -87,19 +88,60 @@ impl Lines {
     }
 }
 
-/// Turns text records into rows.
+/// Turns text records into columns.
 pub trait Decoder: Send {
-    /// Reads the next record and pushes its fields (exactly the schema's arity) onto `out`.
-    /// Returns `false` at the end of the input. Records skipped under `ignore-parse-errors`
-    /// are never returned.
+    /// Reads the next record and pushes one cell into each of `out`'s columns (the schema's),
+    /// then ends the record. Returns `false` at the end of the input. Records skipped under
+    /// `ignore-parse-errors` are never pushed.
     ///
     /// # Errors
-    /// A record that cannot be read, with its line and field.
-    fn decode(&mut self, lines: &mut Lines, out: &mut Vec<Value>) -> Result<bool, DecodeError>;
+    /// A record that cannot be read, with its line and field; `out` then holds the records
+    /// before it, none of this one.
+    fn decode(&mut self, lines: &mut Lines, out: &mut ColumnsBuilder) -> Result<bool, DecodeError>;
+}
+
+/// Decodes every record of `lines` into rows of the schema's columns: for tests and tools that
+/// want values rather than columns.
+///
+/// # Errors
+/// The first record that cannot be read.
+pub fn decode_rows(
+    decoder: &mut dyn Decoder,
+    lines: &mut Lines,
+    schema: &Schema,
+) -> Result<Vec<Vec<Value>>, DecodeError> {
+    let types: Vec<_> = schema.fields.iter().map(|f| f.data_type.clone()).collect();
+    let mut columns = ColumnsBuilder::for_types(&types);
+    while decoder.decode(lines, &mut columns)? {}
+    let rows = columns.rows();
+    let arrays = columns.finish().map_err(|e| DecodeError {
+        line: lines.number(),
+        column: None,
+        field: None,
+        reason: e.to_string(),
+    })?;
+    let chunk = Chunk::from_arrays(vec![weir_runtime::RowKind::Insert; rows], arrays);
+    Ok(chunk.rows().map(|(_, row)| row.to_vec()).collect())
 }
 
 /// Turns rows into text records.
 pub trait Encoder: Send {
-    /// Appends the record of `row`, line break included.
-    fn encode(&mut self, row: &[Value], out: &mut String);
+    /// Appends the record of one row's `cells` (one per column), line break included.
+    fn encode_record(&mut self, cells: &[Cell<'_>], out: &mut String);
+
+    /// Appends the record of `row`.
+    fn encode(&mut self, row: &[Value], out: &mut String) {
+        let cells: Vec<Cell<'_>> = row.iter().map(Cell::of).collect();
+        self.encode_record(&cells, out);
+    }
+
+    /// Appends the records of `chunk`'s rows in order: from its arrays when it has them, else
+    /// from its rows (the same text either way).
+    fn encode_chunk(&mut self, chunk: &Chunk, out: &mut String) {
+        if chunk.is_columnar() {
+            for_each_record(chunk, |_, cells| self.encode_record(cells, out));
+        } else {
+            chunk.rows().for_each(|(_, row)| self.encode(row, out));
+        }
+    }
 }

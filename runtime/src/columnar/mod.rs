@@ -5,6 +5,8 @@
 //! columns. Every conversion between the two lives here, so that a Flink value survives the
 //! trip the same way wherever it is made.
 
+mod builder;
+mod cells;
 mod from_arrow;
 mod ints;
 pub mod print;
@@ -13,6 +15,8 @@ pub mod types;
 
 pub use arrow_array::{Array, ArrayRef, RecordBatch};
 pub use arrow_schema::DataType as ArrowType;
+pub use builder::{ColumnBuilder, ColumnsBuilder};
+pub use cells::{for_each_record, Cell, CellReader};
 pub use from_arrow::{scatter_column, timestamp_of_micros, value_at};
 pub use ints::{wrap_to_bits, IntColumn};
 pub use to_arrow::{array_from_values, infer_type, ConversionError};

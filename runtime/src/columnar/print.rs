@@ -1,77 +1,27 @@
-//! Rows printed as Flink prints them, read straight from a chunk's arrays: integers, booleans,
-//! strings, DOUBLE, DECIMAL, DATE and microsecond timestamps from their columns with the row
-//! printer's own formatting, every other type through its value (`print::write_value`), so the
-//! text is the row view's to the byte.
+//! Rows printed as Flink prints them, read straight from a chunk's arrays: the cells that have a
+//! borrowed form ([`Cell`]) with the row printer's own formatting, every other type through its
+//! value (`print::write_value`), so the text is the row view's to the byte.
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Date32Type, Decimal128Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
-};
-use arrow_array::Array;
-use arrow_schema::{DataType as ArrowType, TimeUnit};
-
-use super::{timestamp_of_micros, value_at};
+use super::cells::{for_each_record, Cell};
 use crate::chunk::Chunk;
 use crate::print::{write_date, write_decimal, write_java_float, write_timestamp, write_value};
-use crate::value::Decimal;
 
-/// How one column's cells are written.
-enum Cells<'a> {
-    Int8(&'a arrow_array::Int8Array),
-    Int16(&'a arrow_array::Int16Array),
-    Int32(&'a arrow_array::Int32Array),
-    Int64(&'a arrow_array::Int64Array),
-    Boolean(&'a arrow_array::BooleanArray),
-    Utf8(&'a arrow_array::StringArray),
-    Float64(&'a arrow_array::Float64Array),
-    Decimal(&'a arrow_array::Decimal128Array, u8),
-    Date(&'a arrow_array::Date32Array),
-    /// TIMESTAMP (`false`) or TIMESTAMP_LTZ (`true`) in microseconds.
-    Timestamp(&'a arrow_array::TimestampMicrosecondArray, bool),
-    Values(&'a dyn Array),
-}
-
-impl Cells<'_> {
-    fn write(&self, out: &mut String, i: usize) {
-        let array: &dyn Array = match self {
-            Cells::Int8(a) => *a,
-            Cells::Int16(a) => *a,
-            Cells::Int32(a) => *a,
-            Cells::Int64(a) => *a,
-            Cells::Boolean(a) => *a,
-            Cells::Utf8(a) => *a,
-            Cells::Float64(a) => *a,
-            Cells::Decimal(a, _) => *a,
-            Cells::Date(a) => *a,
-            Cells::Timestamp(a, _) => *a,
-            Cells::Values(a) => *a,
-        };
-        if array.is_null(i) {
-            out.push_str("null");
-            return;
+/// Appends `cell` as the row printer writes its value.
+fn write_cell(out: &mut String, cell: &Cell<'_>) {
+    match cell {
+        Cell::Null => out.push_str("null"),
+        Cell::Int(v) => out.push_str(itoa_buffer().format(*v)),
+        Cell::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Cell::Str(s) => out.push_str(s),
+        Cell::Double(v) => write_java_float(out, *v, format!("{v:e}")),
+        Cell::Decimal(d) => write_decimal(out, *d),
+        Cell::Date(d) => write_date(out, *d),
+        Cell::Timestamp(t) => write_timestamp(out, *t, false),
+        Cell::TimestampLtz(t) => {
+            write_timestamp(out, *t, true);
+            out.push('Z');
         }
-        let mut digits = itoa_buffer();
-        match self {
-            Cells::Int8(a) => out.push_str(digits.format(a.value(i))),
-            Cells::Int16(a) => out.push_str(digits.format(a.value(i))),
-            Cells::Int32(a) => out.push_str(digits.format(a.value(i))),
-            Cells::Int64(a) => out.push_str(digits.format(a.value(i))),
-            Cells::Boolean(a) => out.push_str(if a.value(i) { "true" } else { "false" }),
-            Cells::Utf8(a) => out.push_str(a.value(i)),
-            Cells::Float64(a) => {
-                let v = a.value(i);
-                write_java_float(out, v, format!("{v:e}"));
-            }
-            Cells::Decimal(a, scale) => write_decimal(out, Decimal { unscaled: a.value(i), scale: *scale }),
-            Cells::Date(a) => write_date(out, a.value(i)),
-            Cells::Timestamp(a, ltz) => {
-                write_timestamp(out, timestamp_of_micros(a.value(i)), *ltz);
-                if *ltz {
-                    out.push('Z');
-                }
-            }
-            Cells::Values(a) => write_value(out, &value_at(*a, i)),
-        }
+        Cell::Other(v) => write_value(out, v),
     }
 }
 
@@ -110,41 +60,18 @@ impl Digits {
 /// Appends each row of `chunk` as `prefix`, then the row as Flink prints it (`+I[1, apple]`),
 /// then a line break: the same text as printing the row view.
 pub fn write_lines(out: &mut String, prefix: &str, chunk: &Chunk) {
-    let columns = chunk.columns();
-    let cells: Vec<Cells<'_>> = columns
-        .arrays()
-        .iter()
-        .map(|a| match a.data_type() {
-            ArrowType::Int8 => Cells::Int8(a.as_primitive::<Int8Type>()),
-            ArrowType::Int16 => Cells::Int16(a.as_primitive::<Int16Type>()),
-            ArrowType::Int32 => Cells::Int32(a.as_primitive::<Int32Type>()),
-            ArrowType::Int64 => Cells::Int64(a.as_primitive::<Int64Type>()),
-            ArrowType::Boolean => Cells::Boolean(a.as_boolean()),
-            ArrowType::Utf8 => Cells::Utf8(a.as_string::<i32>()),
-            ArrowType::Float64 => Cells::Float64(a.as_primitive::<Float64Type>()),
-            ArrowType::Decimal128(_, scale) => {
-                Cells::Decimal(a.as_primitive::<Decimal128Type>(), (*scale).max(0) as u8)
-            }
-            ArrowType::Date32 => Cells::Date(a.as_primitive::<Date32Type>()),
-            ArrowType::Timestamp(TimeUnit::Microsecond, zone) => {
-                Cells::Timestamp(a.as_primitive::<TimestampMicrosecondType>(), zone.is_some())
-            }
-            _ => Cells::Values(a.as_ref()),
-        })
-        .collect();
-    for (k, kind) in chunk.kinds().iter().enumerate() {
-        let row = columns.selection().map_or(k, |s| s[k] as usize);
+    for_each_record(chunk, |kind, cells| {
         out.push_str(prefix);
         out.push_str(kind.short_string());
         out.push('[');
-        for (c, column) in cells.iter().enumerate() {
+        for (c, cell) in cells.iter().enumerate() {
             if c > 0 {
                 out.push_str(", ");
             }
-            column.write(out, row);
+            write_cell(out, cell);
         }
         out.push_str("]\n");
-    }
+    });
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub struct ConversionError {
     pub arrow_type: String,
 }
 
-fn misfit(value: &Value, ty: &ArrowType) -> ConversionError {
+pub(super) fn misfit(value: &Value, ty: &ArrowType) -> ConversionError {
     ConversionError { value: format!("{value:?}"), arrow_type: ty.to_string() }
 }
 
@@ -55,16 +55,11 @@ pub fn array_from_values(ty: &ArrowType, values: &[&Value]) -> Result<ArrayRef, 
             }
             Arc::new(b.finish())
         }
-        ArrowType::Int8 => primitive::<Int8Type>(ty, values, |v| v.as_i64().and_then(|x| i8::try_from(x).ok()))?,
-        ArrowType::Int16 => primitive::<Int16Type>(ty, values, |v| v.as_i64().and_then(|x| i16::try_from(x).ok()))?,
-        ArrowType::Int32 => primitive::<Int32Type>(ty, values, |v| v.as_i64().and_then(|x| i32::try_from(x).ok()))?,
-        ArrowType::Int64 => primitive::<Int64Type>(ty, values, Value::as_i64)?,
-        ArrowType::Float64 => primitive::<Float64Type>(ty, values, |v| match v {
-            Value::Double(x) => Some(*x),
-            Value::Float(x) => Some(f64::from(*x)),
-            Value::Decimal { .. } => v.as_f64(),
-            _ => v.as_i64().map(|x| x as f64),
-        })?,
+        ArrowType::Int8 => primitive::<Int8Type>(ty, values, int_of)?,
+        ArrowType::Int16 => primitive::<Int16Type>(ty, values, int_of)?,
+        ArrowType::Int32 => primitive::<Int32Type>(ty, values, int_of)?,
+        ArrowType::Int64 => primitive::<Int64Type>(ty, values, int_of)?,
+        ArrowType::Float64 => primitive::<Float64Type>(ty, values, float64_of)?,
         ArrowType::Float32 => primitive::<Float32Type>(ty, values, |v| match v {
             Value::Float(x) => Some(*x),
             _ => None,
@@ -102,20 +97,14 @@ pub fn array_from_values(ty: &ArrowType, values: &[&Value]) -> Result<ArrayRef, 
             }
             Arc::new(b.finish())
         }
-        ArrowType::Date32 => primitive::<Date32Type>(ty, values, |v| match v {
-            Value::Date(d) => Some(*d),
-            _ => None,
-        })?,
+        ArrowType::Date32 => primitive::<Date32Type>(ty, values, date_of)?,
         ArrowType::Time64(TimeUnit::Nanosecond) => primitive::<Time64NanosecondType>(ty, values, |v| match v {
             Value::Time(t) => Some(*t),
             _ => None,
         })?,
         ArrowType::Timestamp(TimeUnit::Microsecond, zone) => {
             let ltz = zone.is_some();
-            let array = primitive_array::<TimestampMicrosecondType>(ty, values, |v| match (v, ltz) {
-                (Value::Timestamp(t), false) | (Value::TimestampLtz(t), true) => micros_of(*t),
-                _ => None,
-            })?;
+            let array = primitive_array::<TimestampMicrosecondType>(ty, values, |v| timestamp_micros_of(v, ltz))?;
             Arc::new(array.with_timezone_opt(zone.clone()))
         }
         ArrowType::Interval(arrow_schema::IntervalUnit::YearMonth) => {
@@ -269,7 +258,7 @@ fn primitive_array<T: ArrowPrimitiveType>(
 }
 
 /// A DECIMAL (or integer) value's unscaled integer at `scale`, when exact.
-fn rescaled(v: &Value, scale: i8) -> Option<i128> {
+pub(super) fn rescaled(v: &Value, scale: i8) -> Option<i128> {
     let (unscaled, from) = match v.as_decimal() {
         Some(d) => (d.unscaled, d.scale as i8),
         None => (i128::from(v.as_i64()?), 0),
@@ -281,6 +270,37 @@ fn rescaled(v: &Value, scale: i8) -> Option<i128> {
             let factor = 10i128.checked_pow(down.unsigned_abs() as u32)?;
             (unscaled % factor == 0).then(|| unscaled / factor)
         }
+    }
+}
+
+/// An integer value in a column of native type `T`, when it fits.
+pub(super) fn int_of<T: TryFrom<i64>>(v: &Value) -> Option<T> {
+    v.as_i64().and_then(|x| T::try_from(x).ok())
+}
+
+/// A number in a DOUBLE column.
+pub(super) fn float64_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Double(x) => Some(*x),
+        Value::Float(x) => Some(f64::from(*x)),
+        Value::Decimal { .. } => v.as_f64(),
+        _ => v.as_i64().map(|x| x as f64),
+    }
+}
+
+/// A DATE in a Date32 column.
+pub(super) fn date_of(v: &Value) -> Option<i32> {
+    match v {
+        Value::Date(d) => Some(*d),
+        _ => None,
+    }
+}
+
+/// A TIMESTAMP (or, `ltz`, a TIMESTAMP_LTZ) in a microsecond column.
+pub(super) fn timestamp_micros_of(v: &Value, ltz: bool) -> Option<i64> {
+    match (v, ltz) {
+        (Value::Timestamp(t), false) | (Value::TimestampLtz(t), true) => micros_of(*t),
+        _ => None,
     }
 }
 

@@ -152,10 +152,13 @@ mod tests {
             AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()),
             AggregateCall::new(AggregateKind::Count, Some(2), DataType::bigint().not_null()),
             AggregateCall::new(AggregateKind::Sum0, Some(2), DataType::bigint()),
+            AggregateCall::new(AggregateKind::Sum, Some(2), DataType::bigint()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint().not_null()).filtered_by(4),
         ];
         if !retracting {
             calls.push(AggregateCall::new(AggregateKind::Max, Some(2), DataType::bigint()));
             calls.push(AggregateCall::new(AggregateKind::Min, Some(1), DataType::int()));
+            calls.push(AggregateCall::new(AggregateKind::Max, Some(1), DataType::int()).filtered_by(4));
         }
         calls
     }
@@ -166,6 +169,7 @@ mod tests {
             DataType::int(),
             DataType::bigint(),
             DataType::string(),
+            DataType::boolean(),
         ]
     }
 
@@ -248,7 +252,7 @@ mod tests {
             let size = if round % 3 == 0 { Some(rng.random_range(1..6)) } else { None };
             let (mut typed_local, mut typed_global) = phases(true, retracting, size, round);
             let (mut local, mut global) = phases(false, retracting, size, round);
-            let mut present: Vec<[Value; 4]> = Vec::new();
+            let mut present: Vec<[Value; 5]> = Vec::new();
             let mut all = (Vec::new(), Vec::new());
             for step in 0..rng.random_range(1..12) {
                 let mut chunk = weir_runtime::Chunk::with_types(&types());
@@ -273,7 +277,11 @@ mod tests {
                             0 => Value::Null,
                             n => Value::string(["x", "yy", "", "zzz"][n - 1]),
                         };
-                        let row = [key, v, w, text];
+                        let pass = match rng.random_range(0..3) {
+                            0 => Value::Null,
+                            n => Value::Boolean(n == 1),
+                        };
+                        let row = [key, v, w, text, pass];
                         chunk.push(RowKind::Insert, &row);
                         present.push(row);
                     }

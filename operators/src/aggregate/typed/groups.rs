@@ -1,7 +1,8 @@
 //! The one-phase group aggregate's typed state: every row of a chunk applied in order, with
 //! Flink's changelog for each record, the output built a column at a time.
 
-use arrow_array::ArrayRef;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray};
 use weir_runtime::columnar::{arrow_type, IntColumn};
 use weir_runtime::{Chunk, DataType};
 
@@ -87,8 +88,10 @@ impl TypedGroups {
             let mut group = slab.group(id);
             let first = *group.rows() == 0;
             *group.rows() += sign;
-            for (c, (call, arg)) in calls.iter().zip(&args).enumerate() {
-                group.update(c, call, arg.as_ref().and_then(|a| a.get(i)), sign);
+            for (c, (call, columns)) in calls.iter().zip(&args).enumerate() {
+                if let Some(x) = columns.counted(i) {
+                    group.update(c, call, x, sign);
+                }
             }
             if out.record(&mut group, calls, first, i as u32, options) {
                 group.reset();
@@ -101,17 +104,40 @@ impl TypedGroups {
     }
 }
 
-/// Each call's argument column read as integers (`None` for `COUNT(*)`); `None` when one is
-/// not of an integer type.
-pub(crate) fn argument_columns(
-    calls: &TypedCalls,
-    column: impl Fn(usize) -> ArrayRef,
-) -> Option<Vec<Option<IntColumn>>> {
+/// The columns one call reads from a chunk.
+pub(crate) struct CallColumns {
+    /// The argument read as integers (`None` for `COUNT(*)`).
+    arg: Option<IntColumn>,
+    /// The `FILTER` column.
+    filter: Option<BooleanArray>,
+}
+
+impl CallColumns {
+    /// The argument of row `i` when the call counts the row (`Some(None)` for NULL or
+    /// `COUNT(*)`); `None` when the call's filter leaves the row out.
+    #[inline]
+    pub fn counted(&self, i: usize) -> Option<Option<i64>> {
+        match &self.filter {
+            Some(f) if !(f.is_valid(i) && f.value(i)) => None,
+            _ => Some(self.arg.as_ref().and_then(|a| a.get(i))),
+        }
+    }
+}
+
+/// Each call's columns; `None` when an argument is not of an integer type or a filter not BOOLEAN.
+pub(crate) fn argument_columns(calls: &TypedCalls, column: impl Fn(usize) -> ArrayRef) -> Option<Vec<CallColumns>> {
     calls
         .iter()
-        .map(|c| match c.arg {
-            None => Some(None),
-            Some(a) => IntColumn::of(column(a).as_ref()).map(Some),
+        .map(|c| {
+            let arg = match c.arg {
+                None => None,
+                Some(a) => Some(IntColumn::of(column(a).as_ref())?),
+            };
+            let filter = match c.filter {
+                None => None,
+                Some(f) => Some(column(f).as_boolean_opt()?.clone()),
+            };
+            Some(CallColumns { arg, filter })
         })
         .collect()
 }
@@ -134,16 +160,19 @@ mod tests {
             AggregateCall::new(AggregateKind::Count, Some(2), DataType::bigint().not_null()),
             AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()),
             AggregateCall::new(AggregateKind::Sum0, Some(2), DataType::bigint()),
+            AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint().not_null()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()).filtered_by(4),
         ];
         if !retracting {
             calls.push(AggregateCall::new(AggregateKind::Max, Some(1), DataType::int()));
             calls.push(AggregateCall::new(AggregateKind::Min, Some(2), DataType::bigint()));
+            calls.push(AggregateCall::new(AggregateKind::Min, Some(1), DataType::int()).filtered_by(4));
         }
         calls
     }
 
     fn types() -> Vec<DataType> {
-        vec![DataType::int(), DataType::int(), DataType::bigint(), DataType::string()]
+        vec![DataType::int(), DataType::int(), DataType::bigint(), DataType::string(), DataType::boolean()]
     }
 
     /// The key columns of round `round`: one integer, one string (arrow-row keys), or both.
@@ -154,7 +183,7 @@ mod tests {
     /// A random changelog over keys 0..8 and NULL: retractions only of rows still present
     /// (and some of rows never seen), with NULL and extreme arguments.
     fn changelog(rng: &mut SmallRng, rows: usize, retracting: bool) -> Vec<Chunk> {
-        let mut present: Vec<[Value; 4]> = Vec::new();
+        let mut present: Vec<[Value; 5]> = Vec::new();
         let mut chunks = Vec::new();
         let mut chunk = Chunk::with_types(&types());
         for _ in 0..rows {
@@ -164,7 +193,10 @@ mod tests {
                 let kind = if rng.random() { RowKind::Delete } else { RowKind::UpdateBefore };
                 chunk.push(kind, &row);
             } else if retracting && rng.random_range(0..20) == 0 {
-                chunk.push(RowKind::Delete, &[Value::Int(99), Value::Int(1), Value::BigInt(1), Value::string("none")]);
+                chunk.push(
+                    RowKind::Delete,
+                    &[Value::Int(99), Value::Int(1), Value::BigInt(1), Value::string("none"), Value::Boolean(true)],
+                );
             } else {
                 let key = if rng.random_range(0..9) == 0 { Value::Null } else { Value::Int(rng.random_range(0..8)) };
                 let v = match rng.random_range(0..6) {
@@ -178,7 +210,11 @@ mod tests {
                     0 => Value::Null,
                     n => Value::string(words[n % words.len()]),
                 };
-                let row = [key, v, w, text];
+                let pass = match rng.random_range(0..4) {
+                    0 => Value::Null,
+                    n => Value::Boolean(n % 2 == 1),
+                };
+                let row = [key, v, w, text, pass];
                 let kind = if rng.random() { RowKind::Insert } else { RowKind::UpdateAfter };
                 chunk.push(kind, &row);
                 present.push(row);

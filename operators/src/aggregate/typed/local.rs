@@ -68,8 +68,10 @@ impl TypedLocalGroups {
             let sign = if chunk.kind(i).is_accumulate() { 1 } else { -1 };
             let mut group = slab.group(id);
             *group.rows() += sign;
-            for (c, (call, arg)) in calls.iter().zip(&args).enumerate() {
-                group.update(c, call, arg.as_ref().and_then(|a| a.get(i)), sign);
+            for (c, (call, columns)) in calls.iter().zip(&args).enumerate() {
+                if let Some(x) = columns.counted(i) {
+                    group.update(c, call, x, sign);
+                }
             }
         }
         Some(())

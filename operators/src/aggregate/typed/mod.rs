@@ -10,8 +10,8 @@
 //!
 //! Covered ([`TypedCalls::supports`]): keys of any non-nested types (one integer or DATE
 //! column read as its values, others as `arrow-row` rows); `COUNT(*)`, `COUNT(x)`,
-//! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input; no
-//! `DISTINCT`, no `FILTER`. Other aggregates keep their state as values.
+//! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input, each
+//! with or without `FILTER (WHERE …)`; no `DISTINCT`. Other aggregates keep their state as values.
 
 mod changelog;
 mod global;
@@ -26,7 +26,7 @@ use arrow_array::{ArrayRef, PrimitiveArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::{arrow_type, wrap_to_bits};
-use weir_runtime::DataType;
+use weir_runtime::{DataType, LogicalType};
 
 pub use global::TypedGlobalGroups;
 pub use groups::TypedGroups;
@@ -51,6 +51,8 @@ pub(crate) enum Kind {
 pub(crate) struct TypedCall {
     pub kind: Kind,
     pub arg: Option<usize>,
+    /// The BOOLEAN column of `FILTER (WHERE …)`: only rows where it is TRUE count.
+    pub filter: Option<usize>,
     /// Bits of the result type (sums wrap in it, as Flink's do).
     pub bits: u8,
     pub result_type: ArrowType,
@@ -65,22 +67,26 @@ pub struct TypedCalls {
 impl TypedCalls {
     /// Whether the typed state computes `calls` grouped by `keys` over `input_types` exactly
     /// as their accumulators do (`retracting`: the input may retract rows).
+    /// `FILTER (WHERE b)` is covered for BOOLEAN columns `b`.
     pub fn supports(keys: &[usize], calls: &[AggregateCall], input_types: &[DataType], retracting: bool) -> bool {
         let arg_types: Vec<Option<DataType>> =
             calls.iter().map(|c| c.arg.and_then(|a| input_types.get(a).cloned())).collect();
+        let boolean = |f: usize| input_types.get(f).is_some_and(|t| t.logical == LogicalType::Boolean);
         !keys.is_empty()
             && keys.iter().all(|&k| GroupKeys::supports(&input_types[k]))
+            && calls.iter().all(|c| c.filter.is_none_or(boolean))
             && TypedCalls::supports_calls(calls, &arg_types, retracting)
     }
 
-    /// Whether the typed state computes `calls`, whose arguments have `arg_types` (one per call).
+    /// Whether the typed state computes the functions of `calls`, whose arguments have
+    /// `arg_types` (one per call), their filters aside: a global phase merges partials that the
+    /// local phase filtered.
     pub fn supports_calls(calls: &[AggregateCall], arg_types: &[Option<DataType>], retracting: bool) -> bool {
         calls.len() <= MAX_CALLS
             && calls.iter().zip(arg_types).all(|(c, arg_type)| {
                 let integer_arg = arg_type.as_ref().is_some_and(|t| t.integer_bits().is_some());
                 let integer_result = c.result_type.integer_bits().is_some();
                 !c.distinct
-                    && c.filter.is_none()
                     && match c.kind {
                         AggregateKind::CountStar => true,
                         AggregateKind::Count => c.arg.is_some(),
@@ -105,6 +111,7 @@ impl TypedCalls {
                     _ => Kind::Max,
                 },
                 arg: c.arg,
+                filter: c.filter,
                 bits: c.result_type.integer_bits().unwrap_or(64),
                 result_type: arrow_type(&c.result_type),
             })

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use hashbrown::HashMap;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use weir_runtime::{LookupFunction, LookupFuture, LookupProvider, LookupRows, Result, Value};
 
 /// How long the lookup of a key takes.
@@ -96,14 +97,21 @@ impl MemoryLookupTable {
     }
 }
 
+/// A key of the index: most keys are one or two columns, held without an allocation of their own.
+type IndexKey = SmallVec<[Value; 2]>;
+
+/// The positions of a key's rows in the table: most keys have one.
+type Positions = SmallVec<[usize; 1]>;
+
 impl LookupProvider for MemoryLookupTable {
     fn lookup_function(&self, keys: &[usize]) -> Result<Arc<dyn LookupFunction>> {
-        let mut index: HashMap<Vec<Value>, LookupRows> = HashMap::new();
-        for row in self.rows.iter() {
-            let key: Vec<Value> = keys.iter().map(|&k| row[k].clone()).collect();
-            index.entry(key).or_default().push(row.clone());
+        let mut index: HashMap<IndexKey, Positions> = HashMap::with_capacity(self.rows.len());
+        for (position, row) in self.rows.iter().enumerate() {
+            let key: IndexKey = keys.iter().map(|&k| row[k].clone()).collect();
+            index.entry(key).or_default().push(position);
         }
         Ok(Arc::new(MemoryLookupFunction {
+            rows: Arc::clone(&self.rows),
             index: Arc::new(index),
             latency: Arc::clone(&self.latency),
             stats: Arc::clone(&self.stats),
@@ -112,7 +120,8 @@ impl LookupProvider for MemoryLookupTable {
 }
 
 struct MemoryLookupFunction {
-    index: Arc<HashMap<Vec<Value>, LookupRows>>,
+    rows: Arc<Vec<Vec<Value>>>,
+    index: Arc<HashMap<IndexKey, Positions>>,
     latency: LatencyFn,
     stats: Arc<LookupStats>,
 }
@@ -121,7 +130,10 @@ impl LookupFunction for MemoryLookupFunction {
     fn lookup(&self, key: Vec<Value>) -> LookupFuture {
         let in_flight = self.stats.begin(&key);
         let latency = (self.latency)(&key);
-        let rows = self.index.get(&key).cloned().unwrap_or_default();
+        let rows: LookupRows = self
+            .index
+            .get(key.as_slice())
+            .map_or_else(Vec::new, |positions| positions.iter().map(|&p| self.rows[p].clone()).collect());
         Box::pin(async move {
             if !latency.is_zero() {
                 tokio::time::sleep(latency).await;

@@ -51,25 +51,6 @@ fn literal(value: &Value) -> String {
     }
 }
 
-fn operator_symbol(function: &Function) -> Option<&'static str> {
-    Some(match function {
-        Function::Plus => "+",
-        Function::Minus => "-",
-        Function::Times => "*",
-        Function::Divide => "/",
-        Function::Modulo => "MOD",
-        Function::Equals => "=",
-        Function::NotEquals => "<>",
-        Function::Less => "<",
-        Function::LessOrEqual => "<=",
-        Function::Greater => ">",
-        Function::GreaterOrEqual => ">=",
-        Function::And => "AND",
-        Function::Or => "OR",
-        _ => return None,
-    })
-}
-
 /// An expression as Flink prints it: `>(amount, 400)` (prefix) or `(amount > 400)` (infix),
 /// columns by `column(i)`.
 fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
@@ -78,7 +59,7 @@ fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> Str
         Expr::Literal { value, .. } => literal(value),
         Expr::Call { function, args, ty } => {
             let parts: Vec<String> = args.iter().map(|a| expression(a, column, infix)).collect();
-            match (function, operator_symbol(function)) {
+            match (function, function.operator_symbol()) {
                 (_, Some(symbol)) if infix && parts.len() == 2 => format!("({} {symbol} {})", parts[0], parts[1]),
                 (_, Some(symbol)) => format!("{symbol}({})", parts.join(", ")),
                 (Function::Cast | Function::TryCast, _) => {

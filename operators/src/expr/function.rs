@@ -140,15 +140,15 @@ impl Function {
         }
     }
 
-    /// The SQL name, for messages and EXPLAIN.
-    pub fn name(&self) -> String {
-        match self {
+    /// The symbol of a binary operator, as EXPLAIN writes it between or before its operands
+    /// (`+`, `MOD`, `<=`, `AND`); `None` for other functions.
+    pub fn operator_symbol(&self) -> Option<&'static str> {
+        Some(match self {
             Function::Plus => "+",
             Function::Minus => "-",
             Function::Times => "*",
             Function::Divide => "/",
             Function::Modulo => "MOD",
-            Function::Negate => "-",
             Function::Equals => "=",
             Function::NotEquals => "<>",
             Function::Less => "<",
@@ -157,6 +157,17 @@ impl Function {
             Function::GreaterOrEqual => ">=",
             Function::And => "AND",
             Function::Or => "OR",
+            _ => return None,
+        })
+    }
+
+    /// The SQL name, for messages and EXPLAIN.
+    pub fn name(&self) -> String {
+        if let Some(symbol) = self.operator_symbol() {
+            return symbol.to_string();
+        }
+        match self {
+            Function::Negate => "-",
             Function::Not => "NOT",
             Function::IsNull => "IS NULL",
             Function::IsNotNull => "IS NOT NULL",
@@ -170,6 +181,8 @@ impl Function {
             Function::If => "IF",
             Function::NullIf => "NULLIF",
             Function::Scalar(f) => f.name(),
+            // The binary operators returned their symbols above.
+            other => other.operator_symbol().unwrap_or_default(),
         }
         .to_string()
     }

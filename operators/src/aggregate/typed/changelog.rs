@@ -4,7 +4,7 @@
 use arrow_array::ArrayRef;
 use weir_runtime::{Chunk, RowKind};
 
-use super::{integer_column, Group, TypedCalls};
+use super::{word_column, Group, TypedCalls};
 
 /// What to emit besides a group's new result.
 #[derive(Debug, Clone, Copy)]
@@ -82,7 +82,7 @@ impl Changelog {
     pub fn finish(self, keys: Vec<ArrayRef>, calls: &TypedCalls) -> Chunk {
         let mut arrays = keys;
         for (column, call) in self.results.iter().zip(calls.iter()) {
-            arrays.push(integer_column(&call.result_type, column));
+            arrays.push(word_column(&call.result_type, column));
         }
         Chunk::from_arrays(self.kinds, arrays)
     }

@@ -7,7 +7,7 @@ use weir_runtime::columnar::IntColumn;
 use weir_runtime::Chunk;
 
 use super::changelog::{Changelog, EmitOptions};
-use super::{GroupKeys, KeyTable, Kind, Slab, TypedCalls};
+use super::{GroupKeys, KeyTable, Kind, Slab, TypedCalls, WordColumn};
 use crate::aggregate::AggregateCall;
 
 /// A global aggregate's bundle and state held typed (see the module docs for what it covers).
@@ -69,7 +69,7 @@ impl TypedGlobalGroups {
         let mut at = self.key_count;
         let mut partials = Vec::with_capacity(self.calls.len());
         for call in self.calls.iter() {
-            let value = IntColumn::of(columns.compacted(at).as_ref())?;
+            let value = WordColumn::of(columns.compacted(at).as_ref())?;
             at += 1;
             let count = match call.kind {
                 Kind::Sum { .. } => {
@@ -154,6 +154,8 @@ mod tests {
             AggregateCall::new(AggregateKind::Sum0, Some(2), DataType::bigint()),
             AggregateCall::new(AggregateKind::Sum, Some(2), DataType::bigint()).filtered_by(4),
             AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint().not_null()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Sum, Some(5), DataType::double()),
+            AggregateCall::new(AggregateKind::Sum0, Some(5), DataType::double()).filtered_by(4),
         ];
         if !retracting {
             calls.push(AggregateCall::new(AggregateKind::Max, Some(2), DataType::bigint()));
@@ -170,6 +172,7 @@ mod tests {
             DataType::bigint(),
             DataType::string(),
             DataType::boolean(),
+            DataType::double(),
         ]
     }
 
@@ -252,7 +255,7 @@ mod tests {
             let size = if round % 3 == 0 { Some(rng.random_range(1..6)) } else { None };
             let (mut typed_local, mut typed_global) = phases(true, retracting, size, round);
             let (mut local, mut global) = phases(false, retracting, size, round);
-            let mut present: Vec<[Value; 5]> = Vec::new();
+            let mut present: Vec<[Value; 6]> = Vec::new();
             let mut all = (Vec::new(), Vec::new());
             for step in 0..rng.random_range(1..12) {
                 let mut chunk = weir_runtime::Chunk::with_types(&types());
@@ -281,7 +284,15 @@ mod tests {
                             0 => Value::Null,
                             n => Value::Boolean(n == 1),
                         };
-                        let row = [key, v, w, text, pass];
+                        let d = [
+                            Value::Null,
+                            Value::Double(0.25),
+                            Value::Double(-0.0),
+                            Value::Double(-3.5),
+                            Value::Double(f64::INFINITY),
+                        ][rng.random_range(0..5)]
+                        .clone();
+                        let row = [key, v, w, text, pass, d];
                         chunk.push(RowKind::Insert, &row);
                         present.push(row);
                     }

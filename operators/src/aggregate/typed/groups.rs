@@ -3,11 +3,11 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
-use weir_runtime::columnar::{arrow_type, IntColumn};
+use weir_runtime::columnar::arrow_type;
 use weir_runtime::{Chunk, DataType};
 
 use super::changelog::{Changelog, EmitOptions};
-use super::{GroupKeys, KeyTable, Slab, TypedCalls};
+use super::{GroupKeys, KeyTable, Slab, TypedCalls, WordColumn};
 use crate::aggregate::AggregateCall;
 
 /// The typed state of every group of a group aggregate (see the module docs for what it covers).
@@ -106,8 +106,8 @@ impl TypedGroups {
 
 /// The columns one call reads from a chunk.
 pub(crate) struct CallColumns {
-    /// The argument read as integers (`None` for `COUNT(*)`).
-    arg: Option<IntColumn>,
+    /// The argument read as words (`None` for `COUNT(*)`).
+    arg: Option<WordColumn>,
     /// The `FILTER` column.
     filter: Option<BooleanArray>,
 }
@@ -124,14 +124,14 @@ impl CallColumns {
     }
 }
 
-/// Each call's columns; `None` when an argument is not of an integer type or a filter not BOOLEAN.
+/// Each call's columns; `None` when an argument is neither an integer nor a DOUBLE, or a filter not BOOLEAN.
 pub(crate) fn argument_columns(calls: &TypedCalls, column: impl Fn(usize) -> ArrayRef) -> Option<Vec<CallColumns>> {
     calls
         .iter()
         .map(|c| {
             let arg = match c.arg {
                 None => None,
-                Some(a) => Some(IntColumn::of(column(a).as_ref())?),
+                Some(a) => Some(WordColumn::of(column(a).as_ref())?),
             };
             let filter = match c.filter {
                 None => None,
@@ -162,6 +162,8 @@ mod tests {
             AggregateCall::new(AggregateKind::Sum0, Some(2), DataType::bigint()),
             AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint().not_null()).filtered_by(4),
             AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Sum, Some(5), DataType::double()),
+            AggregateCall::new(AggregateKind::Sum0, Some(5), DataType::double()).filtered_by(4),
         ];
         if !retracting {
             calls.push(AggregateCall::new(AggregateKind::Max, Some(1), DataType::int()));
@@ -172,7 +174,14 @@ mod tests {
     }
 
     fn types() -> Vec<DataType> {
-        vec![DataType::int(), DataType::int(), DataType::bigint(), DataType::string(), DataType::boolean()]
+        vec![
+            DataType::int(),
+            DataType::int(),
+            DataType::bigint(),
+            DataType::string(),
+            DataType::boolean(),
+            DataType::double(),
+        ]
     }
 
     /// The key columns of round `round`: one integer, one string (arrow-row keys), or both.
@@ -183,7 +192,7 @@ mod tests {
     /// A random changelog over keys 0..8 and NULL: retractions only of rows still present
     /// (and some of rows never seen), with NULL and extreme arguments.
     fn changelog(rng: &mut SmallRng, rows: usize, retracting: bool) -> Vec<Chunk> {
-        let mut present: Vec<[Value; 5]> = Vec::new();
+        let mut present: Vec<[Value; 6]> = Vec::new();
         let mut chunks = Vec::new();
         let mut chunk = Chunk::with_types(&types());
         for _ in 0..rows {
@@ -195,7 +204,14 @@ mod tests {
             } else if retracting && rng.random_range(0..20) == 0 {
                 chunk.push(
                     RowKind::Delete,
-                    &[Value::Int(99), Value::Int(1), Value::BigInt(1), Value::string("none"), Value::Boolean(true)],
+                    &[
+                        Value::Int(99),
+                        Value::Int(1),
+                        Value::BigInt(1),
+                        Value::string("none"),
+                        Value::Boolean(true),
+                        Value::Double(1.0),
+                    ],
                 );
             } else {
                 let key = if rng.random_range(0..9) == 0 { Value::Null } else { Value::Int(rng.random_range(0..8)) };
@@ -214,7 +230,16 @@ mod tests {
                     0 => Value::Null,
                     n => Value::Boolean(n % 2 == 1),
                 };
-                let row = [key, v, w, text, pass];
+                let d = [
+                    Value::Null,
+                    Value::Double(0.5),
+                    Value::Double(-0.0),
+                    Value::Double(1e300),
+                    Value::Double(f64::NAN),
+                    Value::Double(-2.25),
+                ][rng.random_range(0..6)]
+                .clone();
+                let row = [key, v, w, text, pass, d];
                 let kind = if rng.random() { RowKind::Insert } else { RowKind::UpdateAfter };
                 chunk.push(kind, &row);
                 present.push(row);

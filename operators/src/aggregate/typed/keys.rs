@@ -12,7 +12,7 @@ use rustc_hash::FxHasher;
 use weir_runtime::columnar::{conform, IntColumn};
 use weir_runtime::{DataType, LogicalType};
 
-use super::integer_column;
+use super::word_column;
 
 /// How an aggregate's key columns are read: one integer or DATE column as its values, any
 /// other key columns encoded by arrow-row.
@@ -80,7 +80,7 @@ impl GroupKeys {
                         StoredKey::Row(_) => None,
                     })
                     .collect();
-                vec![integer_column(&self.types[0], &keys)]
+                vec![word_column(&self.types[0], &keys)]
             }
             Some(converter) => {
                 let parser = converter.parser();

@@ -7,7 +7,7 @@ use weir_runtime::columnar::arrow_type;
 use weir_runtime::{Chunk, DataType, RowKind};
 
 use super::groups::argument_columns;
-use super::{integer_column, GroupKeys, KeyTable, Kind, Slab, TypedCalls};
+use super::{word_column, GroupKeys, KeyTable, Kind, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// A local aggregate's bundle held typed (see the module docs for what it covers).
@@ -103,12 +103,12 @@ impl TypedLocalGroups {
             }
         }
         for (call, (values, counts)) in self.calls.iter().zip(&partials) {
-            arrays.push(integer_column(&call.result_type, values));
+            arrays.push(word_column(&call.result_type, values));
             if let Some(counts) = counts {
-                arrays.push(integer_column(&ArrowType::Int64, counts));
+                arrays.push(word_column(&ArrowType::Int64, counts));
             }
         }
-        arrays.push(integer_column(&ArrowType::Int64, &rows));
+        arrays.push(word_column(&ArrowType::Int64, &rows));
         self.table.clear();
         self.slab.clear();
         Chunk::from_arrays(vec![RowKind::Insert; groups], arrays)

@@ -10,7 +10,7 @@
 //!
 //! Covered ([`TypedCalls::supports`]): keys of any non-nested types (one integer or DATE
 //! column read as its values, others as `arrow-row` rows); `COUNT(*)`, `COUNT(x)`,
-//! `SUM` / `$SUM0` of integers, and `MIN` / `MAX` of integers over insert-only input, each
+//! `SUM` / `$SUM0` of integers and of DOUBLEs, and `MIN` / `MAX` of integers over insert-only input, each
 //! with or without `FILTER (WHERE …)`; no `DISTINCT`. Other aggregates keep their state as values.
 
 mod changelog;
@@ -21,11 +21,12 @@ mod local;
 
 use std::sync::Arc;
 
-use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{ArrayRef, PrimitiveArray};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, Float64Array, PrimitiveArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType as ArrowType;
-use weir_runtime::columnar::{arrow_type, wrap_to_bits};
+use weir_runtime::columnar::{arrow_type, wrap_to_bits, IntColumn};
 use weir_runtime::{DataType, LogicalType};
 
 pub use global::TypedGlobalGroups;
@@ -41,7 +42,12 @@ use super::{AggregateCall, AggregateKind};
 pub(crate) enum Kind {
     CountStar,
     Count,
-    Sum { zero_when_empty: bool },
+    /// SUM and $SUM0 of integers (wrapping in the result type) or, `double`, of DOUBLEs (the
+    /// sum's bits in the word).
+    Sum {
+        zero_when_empty: bool,
+        double: bool,
+    },
     Min,
     Max,
 }
@@ -86,11 +92,13 @@ impl TypedCalls {
             && calls.iter().zip(arg_types).all(|(c, arg_type)| {
                 let integer_arg = arg_type.as_ref().is_some_and(|t| t.integer_bits().is_some());
                 let integer_result = c.result_type.integer_bits().is_some();
+                let double = |t: &DataType| t.logical == LogicalType::Double;
+                let double_sum = arg_type.as_ref().is_some_and(double) && double(&c.result_type);
                 !c.distinct
                     && match c.kind {
                         AggregateKind::CountStar => true,
                         AggregateKind::Count => c.arg.is_some(),
-                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && integer_result,
+                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && integer_result || double_sum,
                         AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
                         _ => false,
                     }
@@ -102,12 +110,12 @@ impl TypedCalls {
         let calls = calls
             .iter()
             .map(|c| TypedCall {
-                kind: match c.kind {
-                    AggregateKind::CountStar => Kind::CountStar,
-                    AggregateKind::Count => Kind::Count,
-                    AggregateKind::Sum => Kind::Sum { zero_when_empty: false },
-                    AggregateKind::Sum0 => Kind::Sum { zero_when_empty: true },
-                    AggregateKind::Min => Kind::Min,
+                kind: match (&c.kind, c.result_type.logical == LogicalType::Double) {
+                    (AggregateKind::CountStar, _) => Kind::CountStar,
+                    (AggregateKind::Count, _) => Kind::Count,
+                    (AggregateKind::Sum, double) => Kind::Sum { zero_when_empty: false, double },
+                    (AggregateKind::Sum0, double) => Kind::Sum { zero_when_empty: true, double },
+                    (AggregateKind::Min, _) => Kind::Min,
                     _ => Kind::Max,
                 },
                 arg: c.arg,
@@ -199,6 +207,11 @@ impl Group<'_> {
             (Kind::CountStar, _) => *self.value(c) += sign,
             (_, None) => {}
             (Kind::Count, Some(_)) => *self.value(c) += sign,
+            (Kind::Sum { double: true, .. }, Some(x)) => {
+                let sum = self.value(c);
+                *sum = (f64_of(*sum) + sign as f64 * f64_of(x)).to_bits() as i64;
+                *self.count(c) += sign;
+            }
             (Kind::Sum { .. }, Some(x)) => {
                 let sum = self.value(c);
                 *sum = wrap_to_bits(sum.wrapping_add(sign.wrapping_mul(x)), call.bits);
@@ -221,10 +234,14 @@ impl Group<'_> {
     pub fn merge(&mut self, c: usize, call: &TypedCall, value: Option<i64>, count: Option<i64>) {
         match call.kind {
             Kind::CountStar | Kind::Count => *self.value(c) += value.unwrap_or(0),
-            Kind::Sum { .. } => {
+            Kind::Sum { double, .. } => {
                 if let Some(v) = value {
                     let sum = self.value(c);
-                    *sum = wrap_to_bits(sum.wrapping_add(v), call.bits);
+                    *sum = if double {
+                        (f64_of(*sum) + f64_of(v)).to_bits() as i64
+                    } else {
+                        wrap_to_bits(sum.wrapping_add(v), call.bits)
+                    };
                 }
                 *self.count(c) += count.unwrap_or(0);
             }
@@ -238,7 +255,8 @@ impl Group<'_> {
         let (value, count) = (*self.value(c), *self.count(c));
         match call.kind {
             Kind::CountStar | Kind::Count => Some(value),
-            Kind::Sum { zero_when_empty } if count == 0 => zero_when_empty.then_some(0),
+            // 0 is also the bits of a DOUBLE 0.0.
+            Kind::Sum { zero_when_empty, .. } if count == 0 => zero_when_empty.then_some(0),
             Kind::Sum { .. } | Kind::Min | Kind::Max => (count > 0).then_some(value),
         }
     }
@@ -279,8 +297,39 @@ impl Group<'_> {
     }
 }
 
-/// A column of the integer (or DATE) type `ty` holding `values`.
-pub(crate) fn integer_column(ty: &ArrowType, values: &[Option<i64>]) -> ArrayRef {
+/// A DOUBLE held in a word as its bits.
+#[inline]
+fn f64_of(word: i64) -> f64 {
+    f64::from_bits(word as u64)
+}
+
+/// A column read as words: integers (and DATEs) as their values, DOUBLEs as their bits.
+pub(crate) enum WordColumn {
+    Integers(IntColumn),
+    Doubles(Float64Array),
+}
+
+impl WordColumn {
+    /// `array` as words; `None` for a type that is neither an integer nor a DOUBLE.
+    pub fn of(array: &dyn Array) -> Option<WordColumn> {
+        match array.as_primitive_opt::<Float64Type>() {
+            Some(doubles) => Some(WordColumn::Doubles(doubles.clone())),
+            None => IntColumn::of(array).map(WordColumn::Integers),
+        }
+    }
+
+    /// The word of row `i`, `None` for NULL.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<i64> {
+        match self {
+            WordColumn::Integers(ints) => ints.get(i),
+            WordColumn::Doubles(doubles) => doubles.is_valid(i).then(|| doubles.value(i).to_bits() as i64),
+        }
+    }
+}
+
+/// A column of the integer, DATE or DOUBLE type `ty` holding `values` (words as [`WordColumn`] reads them).
+pub(crate) fn word_column(ty: &ArrowType, values: &[Option<i64>]) -> ArrayRef {
     let nulls = values.iter().any(Option::is_none).then(|| NullBuffer::from_iter(values.iter().map(Option::is_some)));
     macro_rules! build {
         ($t:ty, $native:ty) => {
@@ -292,6 +341,9 @@ pub(crate) fn integer_column(ty: &ArrowType, values: &[Option<i64>]) -> ArrayRef
         ArrowType::Int16 => build!(Int16Type, i16),
         ArrowType::Int32 => build!(Int32Type, i32),
         ArrowType::Date32 => build!(arrow_array::types::Date32Type, i32),
+        ArrowType::Float64 => {
+            Arc::new(PrimitiveArray::<Float64Type>::new(values.iter().map(|v| f64_of(v.unwrap_or(0))).collect(), nulls))
+        }
         _ => build!(Int64Type, i64),
     }
 }

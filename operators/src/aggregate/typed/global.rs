@@ -7,7 +7,7 @@ use weir_runtime::columnar::IntColumn;
 use weir_runtime::Chunk;
 
 use super::changelog::{Changelog, EmitOptions};
-use super::{GroupKeys, KeyTable, Kind, Slab, TypedCalls, WordColumn};
+use super::{GroupKeys, KeyTable, Slab, TypedCalls, WordColumn};
 use crate::aggregate::AggregateCall;
 
 /// A global aggregate's bundle and state held typed (see the module docs for what it covers).
@@ -71,12 +71,11 @@ impl TypedGlobalGroups {
         for call in self.calls.iter() {
             let value = WordColumn::of(columns.compacted(at).as_ref())?;
             at += 1;
-            let count = match call.kind {
-                Kind::Sum { .. } => {
-                    at += 1;
-                    Some(IntColumn::of(columns.compacted(at - 1).as_ref())?)
-                }
-                _ => None,
+            let count = if call.has_count() {
+                at += 1;
+                Some(IntColumn::of(columns.compacted(at - 1).as_ref())?)
+            } else {
+                None
             };
             partials.push((value, count));
         }
@@ -156,6 +155,9 @@ mod tests {
             AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint().not_null()).filtered_by(4),
             AggregateCall::new(AggregateKind::Sum, Some(5), DataType::double()),
             AggregateCall::new(AggregateKind::Sum0, Some(5), DataType::double()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Avg, Some(1), DataType::int()),
+            AggregateCall::new(AggregateKind::Avg, Some(2), DataType::bigint()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Avg, Some(5), DataType::double()),
         ];
         if !retracting {
             calls.push(AggregateCall::new(AggregateKind::Max, Some(2), DataType::bigint()));

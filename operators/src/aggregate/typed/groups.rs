@@ -164,6 +164,9 @@ mod tests {
             AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()).filtered_by(4),
             AggregateCall::new(AggregateKind::Sum, Some(5), DataType::double()),
             AggregateCall::new(AggregateKind::Sum0, Some(5), DataType::double()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Avg, Some(1), DataType::int()),
+            AggregateCall::new(AggregateKind::Avg, Some(2), DataType::bigint()).filtered_by(4),
+            AggregateCall::new(AggregateKind::Avg, Some(5), DataType::double()),
         ];
         if !retracting {
             calls.push(AggregateCall::new(AggregateKind::Max, Some(1), DataType::int()));

@@ -7,7 +7,7 @@ use weir_runtime::columnar::arrow_type;
 use weir_runtime::{Chunk, DataType, RowKind};
 
 use super::groups::argument_columns;
-use super::{word_column, GroupKeys, KeyTable, Kind, Slab, TypedCalls};
+use super::{word_column, GroupKeys, KeyTable, Slab, TypedCalls};
 use crate::aggregate::AggregateCall;
 
 /// A local aggregate's bundle held typed (see the module docs for what it covers).
@@ -87,9 +87,7 @@ impl TypedLocalGroups {
         let mut partials: Vec<(Vec<Option<i64>>, Option<Vec<Option<i64>>>)> = self
             .calls
             .iter()
-            .map(|c| {
-                (Vec::with_capacity(groups), matches!(c.kind, Kind::Sum { .. }).then(|| Vec::with_capacity(groups)))
-            })
+            .map(|c| (Vec::with_capacity(groups), c.has_count().then(|| Vec::with_capacity(groups))))
             .collect();
         for id in 0..groups as u32 {
             let mut group = self.slab.group(id);
@@ -103,7 +101,7 @@ impl TypedLocalGroups {
             }
         }
         for (call, (values, counts)) in self.calls.iter().zip(&partials) {
-            arrays.push(word_column(&call.result_type, values));
+            arrays.push(word_column(&call.partial_type(), values));
             if let Some(counts) = counts {
                 arrays.push(word_column(&ArrowType::Int64, counts));
             }

@@ -10,7 +10,7 @@
 //!
 //! Covered ([`TypedCalls::supports`]): keys of any non-nested types (one integer or DATE
 //! column read as its values, others as `arrow-row` rows); `COUNT(*)`, `COUNT(x)`,
-//! `SUM` / `$SUM0` of integers and of DOUBLEs, and `MIN` / `MAX` of integers over insert-only input, each
+//! `SUM` / `$SUM0` and `AVG` of integers and of DOUBLEs, and `MIN` / `MAX` of integers over insert-only input, each
 //! with or without `FILTER (WHERE …)`; no `DISTINCT`. Other aggregates keep their state as values.
 
 mod changelog;
@@ -48,6 +48,11 @@ pub(crate) enum Kind {
         zero_when_empty: bool,
         double: bool,
     },
+    /// AVG of integers (an i64 sum divided as integers, as Flink's) or, `double`, of DOUBLEs;
+    /// the count of values beside the sum.
+    Avg {
+        double: bool,
+    },
     Min,
     Max,
 }
@@ -62,6 +67,22 @@ pub(crate) struct TypedCall {
     /// Bits of the result type (sums wrap in it, as Flink's do).
     pub bits: u8,
     pub result_type: ArrowType,
+}
+
+impl TypedCall {
+    /// Whether a local phase emits a count of values after the partial value (sums and averages).
+    pub fn has_count(&self) -> bool {
+        matches!(self.kind, Kind::Sum { .. } | Kind::Avg { .. })
+    }
+
+    /// The type of the partial value a local phase emits: a sum's is the result type, an
+    /// average's sum a BIGINT or DOUBLE (as the value accumulator's).
+    pub fn partial_type(&self) -> ArrowType {
+        match self.kind {
+            Kind::Avg { double: false } => ArrowType::Int64,
+            _ => self.result_type.clone(),
+        }
+    }
 }
 
 /// The calls of an aggregate, as the typed state computes them.
@@ -98,7 +119,9 @@ impl TypedCalls {
                     && match c.kind {
                         AggregateKind::CountStar => true,
                         AggregateKind::Count => c.arg.is_some(),
-                        AggregateKind::Sum | AggregateKind::Sum0 => integer_arg && integer_result || double_sum,
+                        AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => {
+                            integer_arg && integer_result || double_sum
+                        }
                         AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
                         _ => false,
                     }
@@ -115,6 +138,7 @@ impl TypedCalls {
                     (AggregateKind::Count, _) => Kind::Count,
                     (AggregateKind::Sum, double) => Kind::Sum { zero_when_empty: false, double },
                     (AggregateKind::Sum0, double) => Kind::Sum { zero_when_empty: true, double },
+                    (AggregateKind::Avg, double) => Kind::Avg { double },
                     (AggregateKind::Min, _) => Kind::Min,
                     _ => Kind::Max,
                 },
@@ -217,6 +241,16 @@ impl Group<'_> {
                 *sum = wrap_to_bits(sum.wrapping_add(sign.wrapping_mul(x)), call.bits);
                 *self.count(c) += sign;
             }
+            (Kind::Avg { double: true }, Some(x)) => {
+                let sum = self.value(c);
+                *sum = (f64_of(*sum) + sign as f64 * f64_of(x)).to_bits() as i64;
+                *self.count(c) += sign;
+            }
+            (Kind::Avg { double: false }, Some(x)) => {
+                let sum = self.value(c);
+                *sum = sum.wrapping_add(sign.wrapping_mul(x));
+                *self.count(c) += sign;
+            }
             (Kind::Min | Kind::Max, Some(x)) => {
                 let seen = *self.count(c) > 0;
                 let current = *self.value(c);
@@ -245,6 +279,13 @@ impl Group<'_> {
                 }
                 *self.count(c) += count.unwrap_or(0);
             }
+            Kind::Avg { double } => {
+                if let Some(v) = value {
+                    let sum = self.value(c);
+                    *sum = if double { (f64_of(*sum) + f64_of(v)).to_bits() as i64 } else { sum.wrapping_add(v) };
+                }
+                *self.count(c) += count.unwrap_or(0);
+            }
             Kind::Min | Kind::Max => self.update(c, call, value, 1),
         }
     }
@@ -258,6 +299,9 @@ impl Group<'_> {
             // 0 is also the bits of a DOUBLE 0.0.
             Kind::Sum { zero_when_empty, .. } if count == 0 => zero_when_empty.then_some(0),
             Kind::Sum { .. } | Kind::Min | Kind::Max => (count > 0).then_some(value),
+            Kind::Avg { .. } if count <= 0 => None,
+            Kind::Avg { double: true } => Some((f64_of(value) / count as f64).to_bits() as i64),
+            Kind::Avg { double: false } => Some(wrap_to_bits(value.wrapping_div(count), call.bits)),
         }
     }
 

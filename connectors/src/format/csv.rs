@@ -230,7 +230,7 @@ impl CsvDecoder {
         }
         match &ty.logical {
             LogicalType::Char(_) | LogicalType::Varchar(_) => Ok(Cell::Str(text)),
-            _ => self.convert(text, ty).map(|v| if v.is_null() { Cell::Null } else { Cell::Other(v) }),
+            _ => self.convert(text, ty).map(Cell::from_value),
         }
     }
 

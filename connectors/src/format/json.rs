@@ -112,10 +112,7 @@ impl JsonDecoder {
                 }
                 None | Some(Json::Null) => Cell::Null,
                 Some(Json::String(s)) if is_text(&field.data_type) => Cell::Str(s),
-                Some(json) => match convert(json, &field.data_type).map_err(|reason| (at(), reason))? {
-                    Value::Null => Cell::Null,
-                    v => Cell::Other(v),
-                },
+                Some(json) => Cell::from_value(convert(json, &field.data_type).map_err(|reason| (at(), reason))?),
             };
             out.column(i).push(cell).map_err(|e| (at(), e.to_string()))?;
         }

@@ -16,7 +16,7 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 
 use super::cells::Cell;
-use super::to_arrow::{date_of, float64_of, int_of, misfit, rescaled, timestamp_micros_of};
+use super::to_arrow::{date_of, float64_of, int_of, micros_of, misfit, rescaled, timestamp_micros_of};
 use super::{array_from_values, ConversionError};
 use crate::value::Value;
 
@@ -81,6 +81,7 @@ impl ColumnBuilder {
     /// # Errors
     /// A cell the column's type cannot hold exactly (text in an INT column, 300 in a TINYINT
     /// one); the column is unchanged.
+    #[inline]
     pub fn push(&mut self, cell: Cell<'_>) -> Result<(), ConversionError> {
         if cell == Cell::Null {
             self.push_null();
@@ -91,6 +92,21 @@ impl ColumnBuilder {
                 let end = i32::try_from(bytes.len() + s.len()).map_err(|_| misfit(&Value::string(s), &self.ty))?;
                 bytes.extend_from_slice(s.as_bytes());
                 offsets.push(end);
+            }
+            // The common pairs without a detour through a value.
+            (Slot::Int64(v), Cell::Int(i)) => v.push(i),
+            (Slot::Int32(v), Cell::Int(i)) if i32::try_from(i).is_ok() => v.push(i as i32),
+            (Slot::Float64(v), Cell::Double(d)) => v.push(d),
+            (Slot::Boolean(v), Cell::Boolean(b)) => v.push(b),
+            (Slot::Date32(v), Cell::Date(d)) => v.push(d),
+            (Slot::Decimal { values, scale }, Cell::Decimal(d)) if i16::from(d.scale) == i16::from(*scale) => {
+                values.push(d.unscaled)
+            }
+            (Slot::Timestamp { micros, ltz: false }, Cell::Timestamp(t))
+            | (Slot::Timestamp { micros, ltz: true }, Cell::TimestampLtz(t))
+                if micros_of(t).is_some() =>
+            {
+                micros.push(micros_of(t).unwrap_or_default())
             }
             (slot, cell) => {
                 let value = cell.into_value();
@@ -120,6 +136,7 @@ impl ColumnBuilder {
     }
 
     /// Appends a NULL.
+    #[inline]
     pub fn push_null(&mut self) {
         match &mut self.slot {
             Slot::Boolean(v) => v.push(false),
@@ -242,6 +259,7 @@ impl ColumnsBuilder {
     }
 
     /// The number of whole records.
+    #[inline]
     pub fn rows(&self) -> usize {
         self.rows
     }
@@ -250,11 +268,13 @@ impl ColumnsBuilder {
     ///
     /// # Panics
     /// `i` is not below [`arity`](Self::arity).
+    #[inline]
     pub fn column(&mut self, i: usize) -> &mut ColumnBuilder {
         &mut self.columns[i]
     }
 
     /// Ends the current record: every column must have had one cell pushed for it.
+    #[inline]
     pub fn end_record(&mut self) {
         debug_assert!(self.columns.iter().all(|c| c.len() == self.rows + 1), "a record must fill every column");
         self.rows += 1;
@@ -318,6 +338,12 @@ mod tests {
             builder.push(Cell::Null).unwrap();
             builder.truncate(values.len());
             let array = builder.finish().unwrap();
+            // Typed cells take the direct paths: the same column.
+            let mut typed = ColumnBuilder::new(&arrow_type(&ty));
+            for v in &values {
+                typed.push(Cell::from_value(v.clone())).unwrap();
+            }
+            assert_eq!(typed.finish().unwrap().to_data(), array.to_data(), "{ty} from typed cells");
             assert_eq!(array.data_type(), &arrow_type(&ty), "{ty}");
             let back: Vec<Value> = (0..array.len()).map(|i| value_at(array.as_ref(), i)).collect();
             let expected: Vec<Value> = values

@@ -51,7 +51,26 @@ impl<'a> Cell<'a> {
         }
     }
 
+    /// The cell of an owned `value`: scalars in their borrowed-free forms, the rest as they are.
+    #[inline]
+    pub fn from_value(value: Value) -> Cell<'static> {
+        match value {
+            Value::Null => Cell::Null,
+            Value::Boolean(b) => Cell::Boolean(b),
+            Value::TinyInt(_) | Value::SmallInt(_) | Value::Int(_) | Value::BigInt(_) => {
+                Cell::Int(value.as_i64().unwrap_or_default())
+            }
+            Value::Double(d) => Cell::Double(d),
+            Value::Decimal { .. } => value.as_decimal().map_or(Cell::Other(value), Cell::Decimal),
+            Value::Date(d) => Cell::Date(d),
+            Value::Timestamp(t) => Cell::Timestamp(t),
+            Value::TimestampLtz(t) => Cell::TimestampLtz(t),
+            other => Cell::Other(other),
+        }
+    }
+
     /// The cell as a value; `Cell::Int` becomes a BIGINT (a column's builder narrows it).
+    #[inline]
     pub fn into_value(self) -> Value {
         match self {
             Cell::Null => Value::Null,

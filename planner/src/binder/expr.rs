@@ -305,7 +305,7 @@ impl ExprBinder<'_> {
             ast::Expr::Extract { field, expr, .. } => {
                 let unit = time_unit(field).ok_or_else(|| unsupported(node))?;
                 let arg = self.bind(expr)?;
-                self.call(Function::Scalar(datetime::Extract::of(unit)), vec![arg], node)
+                self.call(Function::Scalar(datetime::UnitFunction::extract(unit)), vec![arg], node)
             }
             ast::Expr::Position { expr, r#in } => {
                 let args = vec![self.bind(expr)?, self.bind(r#in)?];
@@ -435,9 +435,9 @@ impl ExprBinder<'_> {
                 let unit = unit_arg(&raw[0]).ok_or_else(|| validation(&raw[0], "Unknown time unit"))?;
                 let args = vec![self.bind(&raw[1])?, self.bind(&raw[2])?];
                 let function = if name == "TIMESTAMPADD" {
-                    datetime::TimestampAdd::of(unit)
+                    datetime::UnitFunction::timestamp_add(unit)
                 } else {
-                    datetime::TimestampDiff::of(unit)
+                    datetime::UnitFunction::timestamp_diff(unit)
                 };
                 let function = Function::Scalar(function);
                 return self.call(function, args, node);

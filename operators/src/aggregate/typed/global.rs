@@ -140,31 +140,13 @@ mod tests {
     use weir_runtime::harness::OperatorHarness;
     use weir_runtime::{DataType, RowKind, StreamElement, Value};
 
-    use crate::aggregate::{AggregateCall, AggregateKind};
+    use crate::aggregate::AggregateCall;
     use crate::global_group_aggregate::GlobalGroupAggregateOperator;
     use crate::group_aggregate::BundleTrigger;
     use crate::local_group_aggregate::LocalGroupAggregateOperator;
 
     fn calls(retracting: bool) -> Vec<AggregateCall> {
-        let mut calls = vec![
-            AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint().not_null()),
-            AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()),
-            AggregateCall::new(AggregateKind::Count, Some(2), DataType::bigint().not_null()),
-            AggregateCall::new(AggregateKind::Sum0, Some(2), DataType::bigint()),
-            AggregateCall::new(AggregateKind::Sum, Some(2), DataType::bigint()).filtered_by(4),
-            AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint().not_null()).filtered_by(4),
-            AggregateCall::new(AggregateKind::Sum, Some(5), DataType::double()),
-            AggregateCall::new(AggregateKind::Sum0, Some(5), DataType::double()).filtered_by(4),
-            AggregateCall::new(AggregateKind::Avg, Some(1), DataType::int()),
-            AggregateCall::new(AggregateKind::Avg, Some(2), DataType::bigint()).filtered_by(4),
-            AggregateCall::new(AggregateKind::Avg, Some(5), DataType::double()),
-        ];
-        if !retracting {
-            calls.push(AggregateCall::new(AggregateKind::Max, Some(2), DataType::bigint()));
-            calls.push(AggregateCall::new(AggregateKind::Min, Some(1), DataType::int()));
-            calls.push(AggregateCall::new(AggregateKind::Max, Some(1), DataType::int()).filtered_by(4));
-        }
-        calls
+        super::super::test_calls(retracting)
     }
 
     fn types() -> Vec<DataType> {

@@ -341,6 +341,38 @@ impl Group<'_> {
     }
 }
 
+/// The calls the typed state's tests compare with the value accumulators': every function it
+/// covers over input columns `1` (INT), `2` (BIGINT) and `5` (DOUBLE), with and without
+/// `FILTER (WHERE column 4)`; extremes only over insert-only input.
+#[cfg(test)]
+pub(crate) fn test_calls(retracting: bool) -> Vec<AggregateCall> {
+    let call = |kind, arg, ty: DataType| AggregateCall::new(kind, arg, ty);
+    let count = || DataType::bigint().not_null();
+    let mut calls = vec![
+        call(AggregateKind::CountStar, None, count()),
+        call(AggregateKind::Count, Some(2), count()),
+        call(AggregateKind::Sum, Some(1), DataType::int()),
+        call(AggregateKind::Sum0, Some(2), DataType::bigint()),
+        call(AggregateKind::CountStar, None, count()).filtered_by(4),
+        call(AggregateKind::Count, Some(1), count()).filtered_by(4),
+        call(AggregateKind::Sum, Some(1), DataType::int()).filtered_by(4),
+        call(AggregateKind::Sum, Some(2), DataType::bigint()).filtered_by(4),
+        call(AggregateKind::Sum, Some(5), DataType::double()),
+        call(AggregateKind::Sum0, Some(5), DataType::double()).filtered_by(4),
+        call(AggregateKind::Avg, Some(1), DataType::int()),
+        call(AggregateKind::Avg, Some(2), DataType::bigint()).filtered_by(4),
+        call(AggregateKind::Avg, Some(5), DataType::double()),
+    ];
+    if !retracting {
+        calls.push(call(AggregateKind::Max, Some(1), DataType::int()));
+        calls.push(call(AggregateKind::Min, Some(2), DataType::bigint()));
+        calls.push(call(AggregateKind::Max, Some(2), DataType::bigint()));
+        calls.push(call(AggregateKind::Min, Some(1), DataType::int()).filtered_by(4));
+        calls.push(call(AggregateKind::Max, Some(1), DataType::int()).filtered_by(4));
+    }
+    calls
+}
+
 /// A DOUBLE held in a word as its bits.
 #[inline]
 fn f64_of(word: i64) -> f64 {

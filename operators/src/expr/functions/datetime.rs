@@ -11,14 +11,14 @@ use crate::expr::{time, ExprError, TimeUnit};
 
 pub(super) fn entries() -> Vec<Entry> {
     vec![
-        Entry { names: &["YEAR"], make: || Extract::of(TimeUnit::Year) },
-        Entry { names: &["QUARTER"], make: || Extract::of(TimeUnit::Quarter) },
-        Entry { names: &["MONTH"], make: || Extract::of(TimeUnit::Month) },
-        Entry { names: &["WEEK"], make: || Extract::of(TimeUnit::Week) },
-        Entry { names: &["DAYOFMONTH"], make: || Extract::of(TimeUnit::Day) },
-        Entry { names: &["HOUR"], make: || Extract::of(TimeUnit::Hour) },
-        Entry { names: &["MINUTE"], make: || Extract::of(TimeUnit::Minute) },
-        Entry { names: &["SECOND"], make: || Extract::of(TimeUnit::Second) },
+        Entry { names: &["YEAR"], make: || UnitFunction::extract(TimeUnit::Year) },
+        Entry { names: &["QUARTER"], make: || UnitFunction::extract(TimeUnit::Quarter) },
+        Entry { names: &["MONTH"], make: || UnitFunction::extract(TimeUnit::Month) },
+        Entry { names: &["WEEK"], make: || UnitFunction::extract(TimeUnit::Week) },
+        Entry { names: &["DAYOFMONTH"], make: || UnitFunction::extract(TimeUnit::Day) },
+        Entry { names: &["HOUR"], make: || UnitFunction::extract(TimeUnit::Hour) },
+        Entry { names: &["MINUTE"], make: || UnitFunction::extract(TimeUnit::Minute) },
+        Entry { names: &["SECOND"], make: || UnitFunction::extract(TimeUnit::Second) },
         Entry { names: &["DATE_FORMAT"], make: || ScalarRef::new(DATE_FORMAT) },
         Entry { names: &["PROCTIME"], make: || ScalarRef::new(PROCTIME) },
         Entry { names: &["CURRENT_TIMESTAMP", "NOW"], make: || ScalarRef::new(CURRENT_TIMESTAMP) },
@@ -48,99 +48,72 @@ fn pattern(args: &[Value], i: usize) -> &str {
     args.get(i).and_then(Value::as_str).unwrap_or(time::DEFAULT_PATTERN)
 }
 
-/// `EXTRACT(unit FROM t)` and the shorthands `YEAR(t)`, `HOUR(t)`, …: a BIGINT.
+/// What a function of a time unit computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OfUnit {
+    /// `EXTRACT(unit FROM t)` and the shorthands `YEAR(t)`, `HOUR(t)`, …: a BIGINT.
+    Extract,
+    /// `TIMESTAMPADD(unit, n, t)`: arguments `n, t`.
+    TimestampAdd,
+    /// `TIMESTAMPDIFF(unit, t1, t2)`: whole `unit`s from `t1` to `t2`, an INT.
+    TimestampDiff,
+}
+
+/// EXTRACT, TIMESTAMPADD and TIMESTAMPDIFF, whose time unit is part of the call's syntax.
 #[derive(Debug, Clone, Copy)]
-pub struct Extract {
+pub struct UnitFunction {
+    of: OfUnit,
     unit: TimeUnit,
 }
 
-impl Extract {
-    /// EXTRACT of `unit`.
-    pub fn of(unit: TimeUnit) -> ScalarRef {
-        ScalarRef::new(Extract { unit })
+impl UnitFunction {
+    /// `EXTRACT(unit FROM t)`.
+    pub fn extract(unit: TimeUnit) -> ScalarRef {
+        ScalarRef::new(UnitFunction { of: OfUnit::Extract, unit })
+    }
+
+    /// `TIMESTAMPADD(unit, n, t)`.
+    pub fn timestamp_add(unit: TimeUnit) -> ScalarRef {
+        ScalarRef::new(UnitFunction { of: OfUnit::TimestampAdd, unit })
+    }
+
+    /// `TIMESTAMPDIFF(unit, t1, t2)`.
+    pub fn timestamp_diff(unit: TimeUnit) -> ScalarRef {
+        ScalarRef::new(UnitFunction { of: OfUnit::TimestampDiff, unit })
     }
 }
 
-impl ScalarFunction for Extract {
+impl ScalarFunction for UnitFunction {
     fn name(&self) -> &str {
-        "EXTRACT"
+        match self.of {
+            OfUnit::Extract => "EXTRACT",
+            OfUnit::TimestampAdd => "TIMESTAMPADD",
+            OfUnit::TimestampDiff => "TIMESTAMPDIFF",
+        }
     }
 
     fn arity(&self) -> Arity {
-        Arity::exactly(1)
+        Arity::exactly(if self.of == OfUnit::Extract { 1 } else { 2 })
     }
 
     fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
-        expect(is_datetime(types[0]), self, types, "<DATETIME>")?;
-        Ok(nullable_if_any(DataType::bigint(), types))
+        let (ok, supported, ty) = match self.of {
+            OfUnit::Extract => (is_datetime(types[0]), "<DATETIME>", DataType::bigint()),
+            OfUnit::TimestampAdd => {
+                (is_integer(types[0]) && is_datetime(types[1]), "<INTEGER>, <DATETIME>", types[1].clone())
+            }
+            OfUnit::TimestampDiff => (types.iter().all(|t| is_datetime(t)), "<DATETIME>, <DATETIME>", DataType::int()),
+        };
+        expect(ok, self, types, supported)?;
+        Ok(nullable_if_any(ty, types))
     }
 
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
-        Ok(time::extract(self.unit, &args[0]))
-    }
-}
-
-/// `TIMESTAMPADD(unit, n, t)`: arguments `n, t`.
-#[derive(Debug, Clone, Copy)]
-pub struct TimestampAdd {
-    unit: TimeUnit,
-}
-
-impl TimestampAdd {
-    /// TIMESTAMPADD of `unit`s.
-    pub fn of(unit: TimeUnit) -> ScalarRef {
-        ScalarRef::new(TimestampAdd { unit })
-    }
-}
-
-impl ScalarFunction for TimestampAdd {
-    fn name(&self) -> &str {
-        "TIMESTAMPADD"
-    }
-
-    fn arity(&self) -> Arity {
-        Arity::exactly(2)
-    }
-
-    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
-        expect(is_integer(types[0]) && is_datetime(types[1]), self, types, "<INTEGER>, <DATETIME>")?;
-        Ok(nullable_if_any(types[1].clone(), types))
-    }
-
-    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
-        Ok(time::timestamp_add(self.unit, args[0].as_i64().unwrap_or(0), &args[1]))
-    }
-}
-
-/// `TIMESTAMPDIFF(unit, t1, t2)`: whole `unit`s from `t1` to `t2`, an INT.
-#[derive(Debug, Clone, Copy)]
-pub struct TimestampDiff {
-    unit: TimeUnit,
-}
-
-impl TimestampDiff {
-    /// TIMESTAMPDIFF in `unit`s.
-    pub fn of(unit: TimeUnit) -> ScalarRef {
-        ScalarRef::new(TimestampDiff { unit })
-    }
-}
-
-impl ScalarFunction for TimestampDiff {
-    fn name(&self) -> &str {
-        "TIMESTAMPDIFF"
-    }
-
-    fn arity(&self) -> Arity {
-        Arity::exactly(2)
-    }
-
-    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
-        expect(types.iter().all(|t| is_datetime(t)), self, types, "<DATETIME>, <DATETIME>")?;
-        Ok(nullable_if_any(DataType::int(), types))
-    }
-
-    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
-        Ok(time::timestamp_diff(self.unit, &args[0], &args[1]))
+        Ok(match self.of {
+            OfUnit::Extract => time::extract(self.unit, &args[0]),
+            OfUnit::TimestampAdd => time::timestamp_add(self.unit, args[0].as_i64().unwrap_or(0), &args[1]),
+            OfUnit::TimestampDiff => time::timestamp_diff(self.unit, &args[0], &args[1]),
+        })
     }
 }
 
@@ -263,7 +236,7 @@ mod tests {
     #[test]
     fn conversions_round_trip_through_epoch_seconds() {
         let ts = TO_TIMESTAMP.eval(&[Value::string("2024-03-01 10:20:30")], &DataType::timestamp(3)).unwrap();
-        let hour = Extract { unit: TimeUnit::Hour }.eval(std::slice::from_ref(&ts), &DataType::bigint()).unwrap();
+        let hour = UnitFunction::extract(TimeUnit::Hour).eval(std::slice::from_ref(&ts), &DataType::bigint()).unwrap();
         assert_eq!(hour, Value::BigInt(10));
         let seconds = UNIX_TIMESTAMP.eval(&[Value::string("2024-03-01 10:20:30")], &DataType::bigint()).unwrap();
         let text = FROM_UNIXTIME.eval(&[seconds], &DataType::string()).unwrap();

@@ -140,24 +140,14 @@ mod tests {
     use weir_runtime::harness::OperatorHarness;
     use weir_runtime::{DataType, RowKind, StreamElement, Value};
 
-    use crate::aggregate::AggregateCall;
     use crate::global_group_aggregate::GlobalGroupAggregateOperator;
     use crate::group_aggregate::BundleTrigger;
     use crate::local_group_aggregate::LocalGroupAggregateOperator;
 
-    fn calls(retracting: bool) -> Vec<AggregateCall> {
-        super::super::test_calls(retracting)
-    }
+    use super::super::{test_calls as calls, test_types};
 
     fn types() -> Vec<DataType> {
-        vec![
-            DataType::new(weir_runtime::LogicalType::SmallInt),
-            DataType::int(),
-            DataType::bigint(),
-            DataType::string(),
-            DataType::boolean(),
-            DataType::double(),
-        ]
+        test_types(DataType::new(weir_runtime::LogicalType::SmallInt))
     }
 
     /// The key columns of round `round`: one integer, one string (arrow-row keys), or both.

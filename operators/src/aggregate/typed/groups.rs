@@ -154,19 +154,10 @@ mod tests {
     use crate::group_aggregate::GroupAggregateOperator;
     use weir_runtime::{Chunk, DataType, RowKind};
 
-    fn calls(retracting: bool) -> Vec<AggregateCall> {
-        super::super::test_calls(retracting)
-    }
+    use super::super::{test_calls as calls, test_types};
 
     fn types() -> Vec<DataType> {
-        vec![
-            DataType::int(),
-            DataType::int(),
-            DataType::bigint(),
-            DataType::string(),
-            DataType::boolean(),
-            DataType::double(),
-        ]
+        test_types(DataType::int())
     }
 
     /// The key columns of round `round`: one integer, one string (arrow-row keys), or both.

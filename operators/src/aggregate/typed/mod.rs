@@ -373,6 +373,13 @@ pub(crate) fn test_calls(retracting: bool) -> Vec<AggregateCall> {
     calls
 }
 
+/// The input columns [`test_calls`] reads, after a key column of type `key`: INT, BIGINT,
+/// STRING (a second key), BOOLEAN (the filter) and DOUBLE.
+#[cfg(test)]
+pub(crate) fn test_types(key: DataType) -> Vec<DataType> {
+    vec![key, DataType::int(), DataType::bigint(), DataType::string(), DataType::boolean(), DataType::double()]
+}
+
 /// A DOUBLE held in a word as its bits.
 #[inline]
 fn f64_of(word: i64) -> f64 {

@@ -1,11 +1,12 @@
 //! The column kernels of [`VectorExpr`](super::VectorExpr): integer and float arithmetic,
-//! and comparisons, each with the row path's semantics.
+//! and comparisons (strings in byte order), each with the row path's semantics.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, PrimitiveArray, Scalar, StringArray};
+use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray, StringArray};
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::IntColumn;
@@ -66,31 +67,15 @@ pub(super) fn arithmetic(op: Arith, bits: u8, a: &Datum, b: &Datum, rows: usize)
     })
 }
 
-/// A comparison: strings with Arrow's kernels (byte order, as Flink's), integers widened.
+/// A comparison: strings in byte order (as Flink compares them), integers widened, floats as
+/// the row path compares them.
 pub(super) fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
-    use arrow_ord::cmp;
-    let kernel = match op {
-        Cmp::Eq => cmp::eq,
-        Cmp::NotEq => cmp::neq,
-        Cmp::Lt => cmp::lt,
-        Cmp::LtEq => cmp::lt_eq,
-        Cmp::Gt => cmp::gt,
-        Cmp::GtEq => cmp::gt_eq,
-    };
     let is_text = |d: &Datum| match d {
         Datum::Array(a) => a.data_type() == &ArrowType::Utf8,
         Datum::Scalar(v, _) => v.as_str().is_some(),
     };
     if is_text(a) || is_text(b) {
-        let side = |d: &Datum| -> Option<Box<dyn arrow_array::Datum>> {
-            Some(match d {
-                Datum::Array(a) => Box::new(Arc::clone(a)),
-                Datum::Scalar(Value::String(s), _) => Box::new(Scalar::new(StringArray::from(vec![s.as_ref()]))),
-                Datum::Scalar(_, _) => Box::new(Scalar::new(new_null_array(&ArrowType::Utf8, 1))),
-            })
-        };
-        let (l, r) = (side(a)?, side(b)?);
-        return kernel(l.as_ref(), r.as_ref()).ok();
+        return string_compare(op, a, b, rows);
     }
     let is_float = |d: &Datum| match d {
         Datum::Array(a) => matches!(a.data_type(), ArrowType::Float32 | ArrowType::Float64),
@@ -99,14 +84,7 @@ pub(super) fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<Bool
     if is_float(a) || is_float(b) {
         return Some(float_compare(op, a, b, rows));
     }
-    let f = |x: i64, y: i64| match op {
-        Cmp::Eq => x == y,
-        Cmp::NotEq => x != y,
-        Cmp::Lt => x < y,
-        Cmp::LtEq => x <= y,
-        Cmp::Gt => x > y,
-        Cmp::GtEq => x >= y,
-    };
+    let f = |x: i64, y: i64| holds(op, x.cmp(&y));
     Some(match (ints(a), ints(b)) {
         (Ints::Constant(None), _) | (_, Ints::Constant(None)) => BooleanArray::new_null(rows),
         (Ints::Column(x), Ints::Constant(Some(c))) => {
@@ -120,6 +98,47 @@ pub(super) fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<Bool
             NullBuffer::union(x.nulls.as_ref(), y.nulls.as_ref()),
         ),
         (Ints::Constant(Some(x)), Ints::Constant(Some(y))) => BooleanArray::from(vec![f(x, y); rows]),
+    })
+}
+
+/// Whether `ordering` satisfies `op`.
+fn holds(op: Cmp, ordering: Ordering) -> bool {
+    match op {
+        Cmp::Eq => ordering == Ordering::Equal,
+        Cmp::NotEq => ordering != Ordering::Equal,
+        Cmp::Lt => ordering == Ordering::Less,
+        Cmp::LtEq => ordering != Ordering::Greater,
+        Cmp::Gt => ordering == Ordering::Greater,
+        Cmp::GtEq => ordering != Ordering::Less,
+    }
+}
+
+/// A comparison of strings: NULL where either side is; `None` when a side is not text.
+fn string_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
+    enum Text<'a> {
+        Column(&'a StringArray),
+        Constant(Option<&'a str>),
+    }
+    fn text(d: &Datum) -> Option<Text<'_>> {
+        Some(match d {
+            Datum::Array(a) => Text::Column(a.as_string_opt::<i32>()?),
+            Datum::Scalar(v, _) => Text::Constant(v.as_str()),
+        })
+    }
+    let compare = |x: &str, y: &str| holds(op, x.as_bytes().cmp(y.as_bytes()));
+    Some(match (text(a)?, text(b)?) {
+        (Text::Constant(None), _) | (_, Text::Constant(None)) => BooleanArray::new_null(rows),
+        (Text::Column(x), Text::Constant(Some(c))) => {
+            BooleanArray::new((0..rows).map(|i| compare(x.value(i), c)).collect(), x.nulls().cloned())
+        }
+        (Text::Constant(Some(c)), Text::Column(y)) => {
+            BooleanArray::new((0..rows).map(|i| compare(c, y.value(i))).collect(), y.nulls().cloned())
+        }
+        (Text::Column(x), Text::Column(y)) => BooleanArray::new(
+            (0..rows).map(|i| compare(x.value(i), y.value(i))).collect(),
+            NullBuffer::union(x.nulls(), y.nulls()),
+        ),
+        (Text::Constant(Some(x)), Text::Constant(Some(y))) => BooleanArray::from(vec![compare(x, y); rows]),
     })
 }
 
@@ -184,18 +203,7 @@ pub(super) fn float_arithmetic(op: Arith, single: bool, a: &Datum, b: &Datum, ro
 
 /// A float comparison as the row path makes it: NULL where either side is NaN.
 fn float_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> BooleanArray {
-    use std::cmp::Ordering;
-    let f = |x: f64, y: f64| -> Option<bool> {
-        let o = x.partial_cmp(&y)?;
-        Some(match op {
-            Cmp::Eq => o == Ordering::Equal,
-            Cmp::NotEq => o != Ordering::Equal,
-            Cmp::Lt => o == Ordering::Less,
-            Cmp::LtEq => o != Ordering::Greater,
-            Cmp::Gt => o == Ordering::Greater,
-            Cmp::GtEq => o != Ordering::Less,
-        })
-    };
+    let f = |x: f64, y: f64| -> Option<bool> { Some(holds(op, x.partial_cmp(&y)?)) };
     match float_zip(&floats(a), &floats(b), rows, f) {
         None => BooleanArray::new_null(rows),
         Some((results, nulls)) => {

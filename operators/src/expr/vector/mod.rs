@@ -343,6 +343,8 @@ mod tests {
             call(Function::named("UPPER"), vec![c.clone()]),
             call(Function::named("LOWER"), vec![call(Function::named("UPPER"), vec![c.clone()])]),
             call(Function::Less, vec![c.clone(), s("s4")]),
+            call(Function::Greater, vec![c.clone(), call(Function::named("LOWER"), vec![c.clone()])]),
+            call(Function::LessOrEqual, vec![s("s3"), c.clone()]),
             call(Function::GreaterOrEqual, vec![b.clone(), a.clone()]),
             call(Function::IsNull, vec![c.clone()]),
             call(Function::Not, vec![call(Function::IsNotNull, vec![a.clone()])]),

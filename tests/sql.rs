@@ -83,6 +83,29 @@ fn errors_name_what_is_wrong_and_where() {
 }
 
 #[test]
+fn truth_tests_never_give_null_and_take_only_booleans() {
+    // Apache Flink 2.3 prints the same rows for this script.
+    let out = run("SELECT b IS TRUE, b IS NOT TRUE, b IS FALSE, b IS NOT FALSE, b IS UNKNOWN, b IS NOT UNKNOWN \
+                   FROM (VALUES (TRUE), (FALSE), (CAST(NULL AS BOOLEAN))) AS t(b);")
+    .unwrap();
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "+I[true, false, false, true, false, true]",
+            "+I[false, true, true, false, false, true]",
+            "+I[false, true, false, true, true, false]"
+        ]
+    );
+    let error = run("SELECT 1 IS TRUE;").unwrap_err();
+    assert!(
+        error.ends_with(
+            "Cannot apply 'IS TRUE' to arguments of type '<INT> IS TRUE'. Supported form(s): '<BOOLEAN> IS TRUE'"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
 fn time_conversion_and_misc_functions_follow_flink() {
     let out =
         run("SELECT TO_TIMESTAMP('2024-01-01 10:00:00'), UNIX_TIMESTAMP('2024-01-01 00:00:00'), FROM_UNIXTIME(0), \

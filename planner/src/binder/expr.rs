@@ -223,6 +223,23 @@ impl ExprBinder<'_> {
                 let arg = self.bind(e)?;
                 self.call(Function::IsNotNull, vec![arg], node)
             }
+            ast::Expr::IsTrue(e)
+            | ast::Expr::IsNotTrue(e)
+            | ast::Expr::IsFalse(e)
+            | ast::Expr::IsNotFalse(e)
+            | ast::Expr::IsUnknown(e)
+            | ast::Expr::IsNotUnknown(e) => {
+                let test = match node {
+                    ast::Expr::IsTrue(_) => "IS TRUE",
+                    ast::Expr::IsNotTrue(_) => "IS NOT TRUE",
+                    ast::Expr::IsFalse(_) => "IS FALSE",
+                    ast::Expr::IsNotFalse(_) => "IS NOT FALSE",
+                    ast::Expr::IsUnknown(_) => "IS UNKNOWN",
+                    _ => "IS NOT UNKNOWN",
+                };
+                let arg = self.bind(e)?;
+                self.call(Function::named(test), vec![arg], node)
+            }
             ast::Expr::InList { expr, list, negated } => {
                 let mut args = vec![self.bind(expr)?];
                 for item in list {

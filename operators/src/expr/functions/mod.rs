@@ -1,7 +1,7 @@
 //! The function registry: every named scalar function (`UPPER`, `ROUND`, `DATE_FORMAT`, …) is one
 //! [`ScalarFunction`] that keeps its SQL name, its type rule, its row evaluation and, where it has
 //! one, its column kernel together. Adding a function means writing it in the family file it
-//! belongs to (`string`, `regex`, `math`, `datetime`, `misc`) and listing it in that file's
+//! belongs to (`string`, `regex`, `math`, `datetime`, `truth`, `misc`) and listing it in that file's
 //! `entries`; the binder finds it by name through [`lookup`], EXPLAIN prints its name, the row
 //! path calls [`ScalarFunction::eval`] and the vectorized path its kernel.
 //!
@@ -23,6 +23,7 @@ pub mod math;
 mod misc;
 pub mod regex;
 pub mod string;
+mod truth;
 
 /// How a function treats NULL arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,7 +246,8 @@ pub struct Entry {
 }
 
 static REGISTRY: LazyLock<HashMap<&'static str, fn() -> ScalarRef>> = LazyLock::new(|| {
-    let families = [string::entries(), regex::entries(), math::entries(), datetime::entries(), misc::entries()];
+    let families =
+        [string::entries(), regex::entries(), math::entries(), datetime::entries(), misc::entries(), truth::entries()];
     let mut map = HashMap::new();
     for entry in families.into_iter().flatten() {
         for name in entry.names {

@@ -1,0 +1,123 @@
+//! `x IS [NOT] TRUE`, `x IS [NOT] FALSE` and `x IS [NOT] UNKNOWN` on BOOLEANs: never NULL, with a
+//! column kernel each. They have syntax of their own; the binder finds them by their SQL text
+//! (`IS TRUE`, …), which no function call can spell.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_buffer::BooleanBuffer;
+use weir_runtime::{DataType, LogicalType, Value};
+
+use super::{Arity, Builtin, Entry, Kernel, Nulls, ScalarFunction, ScalarRef};
+use crate::expr::ExprError;
+
+pub(super) fn entries() -> Vec<Entry> {
+    vec![
+        Entry { names: &["IS TRUE"], make: || ScalarRef::new(IS_TRUE) },
+        Entry { names: &["IS NOT TRUE"], make: || ScalarRef::new(IS_NOT_TRUE) },
+        Entry { names: &["IS FALSE"], make: || ScalarRef::new(IS_FALSE) },
+        Entry { names: &["IS NOT FALSE"], make: || ScalarRef::new(IS_NOT_FALSE) },
+        Entry { names: &["IS UNKNOWN"], make: || ScalarRef::new(IS_UNKNOWN) },
+        Entry { names: &["IS NOT UNKNOWN"], make: || ScalarRef::new(IS_NOT_UNKNOWN) },
+    ]
+}
+
+/// Which truth value a test asks for: `Some(b)` for TRUE / FALSE, `None` for UNKNOWN.
+fn test_of(name: &str) -> (Option<bool>, bool) {
+    let negated = name.starts_with("IS NOT");
+    let value = if name.ends_with("TRUE") {
+        Some(true)
+    } else if name.ends_with("FALSE") {
+        Some(false)
+    } else {
+        None
+    };
+    (value, negated)
+}
+
+/// The type rule of every test: a BOOLEAN operand, written after it in Flink's message.
+fn boolean_argument(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
+    if types[0].logical != LogicalType::Boolean {
+        let name = f.name();
+        return Err(ExprError(format!(
+            "Cannot apply '{name}' to arguments of type '<{}> {name}'. Supported form(s): '<BOOLEAN> {name}'",
+            types[0].logical
+        )));
+    }
+    Ok(DataType::boolean().not_null())
+}
+
+/// Whether `value` (a BOOLEAN or NULL) passes the test `name`.
+fn passes(name: &str, value: &Value) -> bool {
+    let (wanted, negated) = test_of(name);
+    (value.as_bool() == wanted) != negated
+}
+
+/// The test `name` over a BOOLEAN column: a column without NULLs.
+fn column(name: &str, args: &[ArrayRef]) -> Option<ArrayRef> {
+    let input = args[0].as_boolean_opt()?;
+    let (wanted, negated) = test_of(name);
+    let valid = match input.nulls() {
+        Some(nulls) => nulls.inner().clone(),
+        None => BooleanBuffer::new_set(input.len()),
+    };
+    let hit = match wanted {
+        Some(true) => &valid & input.values(),
+        Some(false) => &valid & &!input.values(),
+        None => !&valid,
+    };
+    let result = if negated { !&hit } else { hit };
+    Some(Arc::new(BooleanArray::new(result, None)))
+}
+
+macro_rules! truth_test {
+    ($constant:ident, $name:literal) => {
+        #[doc = concat!("`x ", $name, "`")]
+        pub const $constant: Builtin = Builtin::new($name, Arity::exactly(1), boolean_argument, |args, _| {
+            Ok(Value::Boolean(passes($name, &args[0])))
+        })
+        .with_nulls(Nulls::Own)
+        .with_kernel(Kernel {
+            accepts: |types| types[0].logical == LogicalType::Boolean,
+            eval: |args, _| column($name, args),
+        });
+    };
+}
+
+truth_test!(IS_TRUE, "IS TRUE");
+truth_test!(IS_NOT_TRUE, "IS NOT TRUE");
+truth_test!(IS_FALSE, "IS FALSE");
+truth_test!(IS_NOT_FALSE, "IS NOT FALSE");
+truth_test!(IS_UNKNOWN, "IS UNKNOWN");
+truth_test!(IS_NOT_UNKNOWN, "IS NOT UNKNOWN");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_test_gives_sqls_truth_table_by_row_and_by_column() {
+        let inputs = [Value::Boolean(true), Value::Boolean(false), Value::Null];
+        let expected: [(Builtin, [bool; 3]); 6] = [
+            (IS_TRUE, [true, false, false]),
+            (IS_NOT_TRUE, [false, true, true]),
+            (IS_FALSE, [false, true, false]),
+            (IS_NOT_FALSE, [true, false, true]),
+            (IS_UNKNOWN, [false, false, true]),
+            (IS_NOT_UNKNOWN, [true, true, false]),
+        ];
+        let column: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), Some(false), None]));
+        for (f, truth) in expected {
+            let rows: Vec<bool> = inputs
+                .iter()
+                .map(|v| f.eval(std::slice::from_ref(v), &DataType::boolean()).unwrap() == Value::Boolean(true))
+                .collect();
+            assert_eq!(rows, truth, "{} by row", f.name());
+            let out = f.eval_columns(std::slice::from_ref(&column), &DataType::boolean()).unwrap();
+            let out = out.as_boolean();
+            assert_eq!(out.null_count(), 0);
+            assert_eq!(out.iter().map(Option::unwrap_or_default).collect::<Vec<_>>(), truth, "{} by column", f.name());
+        }
+    }
+}

@@ -77,7 +77,9 @@ fn optimized_plans_have_flinks_shape() {
 
 #[test]
 fn optimized_plans_print_flinks_attributes() {
-    for case in ["group_agg", "statement_set_reuse_agg", "minibatch_one_phase", "minibatch_two_phase"] {
+    for case in
+        ["group_agg", "statement_set_reuse_agg", "minibatch_one_phase", "minibatch_two_phase", "scalar_functions"]
+    {
         let (ours, theirs) = (explain(case), flink(case));
         for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
             assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");

@@ -66,8 +66,11 @@ fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> Str
                     let name = if matches!(function, Function::Cast) { "CAST" } else { "TRY_CAST" };
                     format!("{name}({} AS {})", parts[0], ty)
                 }
-                (Function::IsNull, _) => format!("IS NULL({})", parts.join(", ")),
-                (Function::IsNotNull, _) => format!("IS NOT NULL({})", parts.join(", ")),
+                // After their operand in the execution plan, as Flink prints them there.
+                (Function::IsNull | Function::IsNotNull, _) if infix => {
+                    format!("{} {}", parts.join(", "), function.name())
+                }
+                (Function::Scalar(f), _) => f.explain(&parts, infix),
                 _ => format!("{}({})", function.name(), parts.join(", ")),
             }
         }

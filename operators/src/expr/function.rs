@@ -37,6 +37,41 @@ pub enum TimeUnit {
     Millisecond,
 }
 
+impl TimeUnit {
+    /// Every unit, in order of size.
+    pub const ALL: [TimeUnit; 9] = [
+        TimeUnit::Year,
+        TimeUnit::Quarter,
+        TimeUnit::Month,
+        TimeUnit::Week,
+        TimeUnit::Day,
+        TimeUnit::Hour,
+        TimeUnit::Minute,
+        TimeUnit::Second,
+        TimeUnit::Millisecond,
+    ];
+
+    /// The unit's SQL keyword (`YEAR`, …).
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            TimeUnit::Year => "YEAR",
+            TimeUnit::Quarter => "QUARTER",
+            TimeUnit::Month => "MONTH",
+            TimeUnit::Week => "WEEK",
+            TimeUnit::Day => "DAY",
+            TimeUnit::Hour => "HOUR",
+            TimeUnit::Minute => "MINUTE",
+            TimeUnit::Second => "SECOND",
+            TimeUnit::Millisecond => "MILLISECOND",
+        }
+    }
+
+    /// The unit whose keyword is `name` (any case).
+    pub fn named(name: &str) -> Option<TimeUnit> {
+        TimeUnit::ALL.into_iter().find(|u| u.sql_name().eq_ignore_ascii_case(name))
+    }
+}
+
 /// Which ends TRIM cuts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrimSide {

@@ -2,7 +2,7 @@
 
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
-use weir_operators::expr::functions::{datetime, string};
+use weir_operators::expr::functions::{datetime, string, truth};
 use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_type, parse_value};
 use weir_runtime::{DataType, LogicalType, Value};
@@ -73,21 +73,6 @@ fn time_unit(field: &DateTimeField) -> Option<TimeUnit> {
         DateTimeField::Minute | DateTimeField::Minutes => TimeUnit::Minute,
         DateTimeField::Second | DateTimeField::Seconds => TimeUnit::Second,
         DateTimeField::Millisecond | DateTimeField::Milliseconds => TimeUnit::Millisecond,
-        _ => return None,
-    })
-}
-
-fn unit_named(name: &str) -> Option<TimeUnit> {
-    Some(match name.to_ascii_uppercase().as_str() {
-        "YEAR" => TimeUnit::Year,
-        "QUARTER" => TimeUnit::Quarter,
-        "MONTH" => TimeUnit::Month,
-        "WEEK" => TimeUnit::Week,
-        "DAY" => TimeUnit::Day,
-        "HOUR" => TimeUnit::Hour,
-        "MINUTE" => TimeUnit::Minute,
-        "SECOND" => TimeUnit::Second,
-        "MILLISECOND" => TimeUnit::Millisecond,
         _ => return None,
     })
 }
@@ -223,22 +208,23 @@ impl ExprBinder<'_> {
                 let arg = self.bind(e)?;
                 self.call(Function::IsNotNull, vec![arg], node)
             }
-            ast::Expr::IsTrue(e)
-            | ast::Expr::IsNotTrue(e)
-            | ast::Expr::IsFalse(e)
-            | ast::Expr::IsNotFalse(e)
-            | ast::Expr::IsUnknown(e)
-            | ast::Expr::IsNotUnknown(e) => {
+            ast::Expr::IsTrue(e) | ast::Expr::IsNotTrue(e) | ast::Expr::IsFalse(e) | ast::Expr::IsNotFalse(e) => {
                 let test = match node {
                     ast::Expr::IsTrue(_) => "IS TRUE",
                     ast::Expr::IsNotTrue(_) => "IS NOT TRUE",
                     ast::Expr::IsFalse(_) => "IS FALSE",
-                    ast::Expr::IsNotFalse(_) => "IS NOT FALSE",
-                    ast::Expr::IsUnknown(_) => "IS UNKNOWN",
-                    _ => "IS NOT UNKNOWN",
+                    _ => "IS NOT FALSE",
                 };
                 let arg = self.bind(e)?;
                 self.call(Function::named(test), vec![arg], node)
+            }
+            // Flink plans `b IS [NOT] UNKNOWN` as `IS [NOT] NULL(b)`, for BOOLEAN operands only.
+            ast::Expr::IsUnknown(e) | ast::Expr::IsNotUnknown(e) => {
+                let negated = matches!(node, ast::Expr::IsNotUnknown(_));
+                let arg = self.bind(e)?;
+                let test = if negated { "IS NOT UNKNOWN" } else { "IS UNKNOWN" };
+                truth::expect_boolean(test, arg.ty()).map_err(|e| validation(node, e.0))?;
+                self.call(if negated { Function::IsNotNull } else { Function::IsNull }, vec![arg], node)
             }
             ast::Expr::InList { expr, list, negated } => {
                 let mut args = vec![self.bind(expr)?];
@@ -444,7 +430,7 @@ impl ExprBinder<'_> {
         }
         let raw = self.args(f)?;
         let unit_arg = |e: &ast::Expr| match e {
-            ast::Expr::Identifier(i) => unit_named(&i.value),
+            ast::Expr::Identifier(i) => TimeUnit::named(&i.value),
             _ => None,
         };
         match name.as_str() {

@@ -108,6 +108,13 @@ impl ScalarFunction for UnitFunction {
         Ok(nullable_if_any(ty, types))
     }
 
+    /// Flink's forms: `EXTRACT(FLAG(HOUR), ts)`, and `EXTRACT(HOUR, ts)` in the execution plan.
+    fn explain(&self, args: &[String], infix: bool) -> String {
+        let unit = self.unit.sql_name();
+        let unit = if infix { unit.to_string() } else { format!("FLAG({unit})") };
+        format!("{}({unit}, {})", self.name(), args.join(", "))
+    }
+
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
         Ok(match self.of {
             OfUnit::Extract => time::extract(self.unit, &args[0]),

@@ -23,7 +23,7 @@ pub mod math;
 mod misc;
 pub mod regex;
 pub mod string;
-mod truth;
+pub mod truth;
 
 /// How a function treats NULL arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +109,12 @@ pub trait ScalarFunction: fmt::Debug + Send + Sync {
     /// Runtime failures Flink also fails on.
     fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError>;
 
+    /// The call as EXPLAIN prints it, given its arguments' text: `NAME(a, b)`; `infix` for the
+    /// execution plan, which Flink prints with operators between or after their operands.
+    fn explain(&self, args: &[String], _infix: bool) -> String {
+        format!("{}({})", self.name(), args.join(", "))
+    }
+
     /// Whether [`eval_columns`](Self::eval_columns) has a kernel for arguments of these types.
     fn has_kernel(&self, _args: &[&DataType]) -> bool {
         false
@@ -166,6 +172,7 @@ pub struct Builtin {
     nulls: Nulls,
     deterministic: bool,
     kernel: Option<Kernel>,
+    postfix: bool,
 }
 
 impl Builtin {
@@ -176,7 +183,16 @@ impl Builtin {
         return_type: fn(&Builtin, &[&DataType]) -> Result<DataType, ExprError>,
         eval: fn(&[Value], &DataType) -> Result<Value, ExprError>,
     ) -> Builtin {
-        Builtin { name, arity, return_type, eval, nulls: Nulls::Strict, deterministic: true, kernel: None }
+        Builtin {
+            name,
+            arity,
+            return_type,
+            eval,
+            nulls: Nulls::Strict,
+            deterministic: true,
+            kernel: None,
+            postfix: false,
+        }
     }
 
     /// The same function, treating NULL arguments as `nulls` says.
@@ -187,6 +203,11 @@ impl Builtin {
     /// The same function, marked as reading the clock or a random source.
     pub const fn nondeterministic(self) -> Builtin {
         Builtin { deterministic: false, ..self }
+    }
+
+    /// The same function, printed after its operand in the execution plan (`b IS TRUE`).
+    pub const fn postfix(self) -> Builtin {
+        Builtin { postfix: true, ..self }
     }
 
     /// The same function with a column kernel.
@@ -226,6 +247,14 @@ impl ScalarFunction for Builtin {
 
     fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
         (self.eval)(args, ty)
+    }
+
+    fn explain(&self, args: &[String], infix: bool) -> String {
+        if self.postfix && infix {
+            format!("{} {}", args.join(", "), self.name)
+        } else {
+            format!("{}({})", self.name, args.join(", "))
+        }
     }
 
     fn has_kernel(&self, args: &[&DataType]) -> bool {

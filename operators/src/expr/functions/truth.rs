@@ -1,6 +1,6 @@
-//! `x IS [NOT] TRUE`, `x IS [NOT] FALSE` and `x IS [NOT] UNKNOWN` on BOOLEANs: never NULL, with a
-//! column kernel each. They have syntax of their own; the binder finds them by their SQL text
-//! (`IS TRUE`, …), which no function call can spell.
+//! `x IS [NOT] TRUE` and `x IS [NOT] FALSE` on BOOLEANs: never NULL, with a column kernel each.
+//! They have syntax of their own; the binder finds them by their SQL text (`IS TRUE`, …), which no
+//! function call can spell. (`IS [NOT] UNKNOWN` is planned as `IS [NOT] NULL`, as Flink plans it.)
 
 use std::sync::Arc;
 
@@ -18,40 +18,38 @@ pub(super) fn entries() -> Vec<Entry> {
         Entry { names: &["IS NOT TRUE"], make: || ScalarRef::new(IS_NOT_TRUE) },
         Entry { names: &["IS FALSE"], make: || ScalarRef::new(IS_FALSE) },
         Entry { names: &["IS NOT FALSE"], make: || ScalarRef::new(IS_NOT_FALSE) },
-        Entry { names: &["IS UNKNOWN"], make: || ScalarRef::new(IS_UNKNOWN) },
-        Entry { names: &["IS NOT UNKNOWN"], make: || ScalarRef::new(IS_NOT_UNKNOWN) },
     ]
 }
 
-/// Which truth value a test asks for: `Some(b)` for TRUE / FALSE, `None` for UNKNOWN.
-fn test_of(name: &str) -> (Option<bool>, bool) {
-    let negated = name.starts_with("IS NOT");
-    let value = if name.ends_with("TRUE") {
-        Some(true)
-    } else if name.ends_with("FALSE") {
-        Some(false)
-    } else {
-        None
-    };
-    (value, negated)
+/// Which truth value a test asks for, and whether it is negated.
+fn test_of(name: &str) -> (bool, bool) {
+    (name.ends_with("TRUE"), name.starts_with("IS NOT"))
 }
 
-/// The type rule of every test: a BOOLEAN operand, written after it in Flink's message.
-fn boolean_argument(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
-    if types[0].logical != LogicalType::Boolean {
-        let name = f.name();
-        return Err(ExprError(format!(
-            "Cannot apply '{name}' to arguments of type '<{}> {name}'. Supported form(s): '<BOOLEAN> {name}'",
-            types[0].logical
-        )));
+/// Checks that the operand of the postfix test `test` (`IS TRUE`, `IS UNKNOWN`, …) is a BOOLEAN.
+///
+/// # Errors
+/// Flink's message, the operand before the test.
+pub fn expect_boolean(test: &str, operand: &DataType) -> Result<(), ExprError> {
+    if operand.logical == LogicalType::Boolean {
+        return Ok(());
     }
+    Err(ExprError(format!(
+        "Cannot apply '{test}' to arguments of type '<{}> {test}'. Supported form(s): '<BOOLEAN> {test}'",
+        operand.logical
+    )))
+}
+
+/// The type rule of every test: a BOOLEAN operand, a BOOLEAN result that is never NULL.
+fn boolean_argument(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
+    expect_boolean(f.name(), types[0])?;
     Ok(DataType::boolean().not_null())
 }
 
 /// Whether `value` (a BOOLEAN or NULL) passes the test `name`.
 fn passes(name: &str, value: &Value) -> bool {
     let (wanted, negated) = test_of(name);
-    (value.as_bool() == wanted) != negated
+    (value.as_bool() == Some(wanted)) != negated
 }
 
 /// The test `name` over a BOOLEAN column: a column without NULLs.
@@ -62,11 +60,7 @@ fn column(name: &str, args: &[ArrayRef]) -> Option<ArrayRef> {
         Some(nulls) => nulls.inner().clone(),
         None => BooleanBuffer::new_set(input.len()),
     };
-    let hit = match wanted {
-        Some(true) => &valid & input.values(),
-        Some(false) => &valid & &!input.values(),
-        None => !&valid,
-    };
+    let hit = if wanted { &valid & input.values() } else { &valid & &!input.values() };
     let result = if negated { !&hit } else { hit };
     Some(Arc::new(BooleanArray::new(result, None)))
 }
@@ -78,6 +72,7 @@ macro_rules! truth_test {
             Ok(Value::Boolean(passes($name, &args[0])))
         })
         .with_nulls(Nulls::Own)
+        .postfix()
         .with_kernel(Kernel {
             accepts: |types| types[0].logical == LogicalType::Boolean,
             eval: |args, _| column($name, args),
@@ -89,8 +84,6 @@ truth_test!(IS_TRUE, "IS TRUE");
 truth_test!(IS_NOT_TRUE, "IS NOT TRUE");
 truth_test!(IS_FALSE, "IS FALSE");
 truth_test!(IS_NOT_FALSE, "IS NOT FALSE");
-truth_test!(IS_UNKNOWN, "IS UNKNOWN");
-truth_test!(IS_NOT_UNKNOWN, "IS NOT UNKNOWN");
 
 #[cfg(test)]
 mod tests {
@@ -99,13 +92,11 @@ mod tests {
     #[test]
     fn each_test_gives_sqls_truth_table_by_row_and_by_column() {
         let inputs = [Value::Boolean(true), Value::Boolean(false), Value::Null];
-        let expected: [(Builtin, [bool; 3]); 6] = [
+        let expected: [(Builtin, [bool; 3]); 4] = [
             (IS_TRUE, [true, false, false]),
             (IS_NOT_TRUE, [false, true, true]),
             (IS_FALSE, [false, true, false]),
             (IS_NOT_FALSE, [true, false, true]),
-            (IS_UNKNOWN, [false, false, true]),
-            (IS_NOT_UNKNOWN, [true, true, false]),
         ];
         let column: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), Some(false), None]));
         for (f, truth) in expected {

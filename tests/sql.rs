@@ -106,6 +106,17 @@ fn truth_tests_never_give_null_and_take_only_booleans() {
 }
 
 #[test]
+fn reset_restores_runtime_keys_to_the_sessions_start() {
+    let runtime = RuntimeConfig::default().with_parallelism(2);
+    let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(Buffer::default()));
+    let script = "SET 'parallelism.default' = '4';\nSET 'execution.chunk-size' = '7';\nRESET 'execution.chunk-size';";
+    session.execute_script(script).unwrap();
+    assert_eq!((session.runtime().default_parallelism, session.runtime().chunk_size), (4, 1024));
+    session.execute_script("SET 'execution.chunk-size' = '7';\nRESET;").unwrap();
+    assert_eq!((session.runtime().default_parallelism, session.runtime().chunk_size), (2, 1024));
+}
+
+#[test]
 fn time_conversion_and_misc_functions_follow_flink() {
     let out =
         run("SELECT TO_TIMESTAMP('2024-01-01 10:00:00'), UNIX_TIMESTAMP('2024-01-01 00:00:00'), FROM_UNIXTIME(0), \

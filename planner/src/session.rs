@@ -42,6 +42,8 @@ pub struct Session {
     catalog: Catalog,
     registry: ConnectorRegistry,
     runtime: RuntimeConfig,
+    /// The runtime configuration the session started with: what `RESET` restores.
+    initial_runtime: RuntimeConfig,
     options: BTreeMap<String, String>,
     /// The `LOOKUP` hints of the statement being planned.
     lookup_hints: Vec<crate::lookup_options::LookupHint>,
@@ -77,6 +79,7 @@ impl Session {
         Session {
             catalog: Catalog::default(),
             registry,
+            initial_runtime: runtime.clone(),
             runtime,
             options: BTreeMap::new(),
             lookup_hints: Vec::new(),
@@ -86,6 +89,11 @@ impl Session {
             out,
             dry_run: false,
         }
+    }
+
+    /// The runtime configuration the session's next job starts with (`SET` and `RESET` change it).
+    pub fn runtime(&self) -> &RuntimeConfig {
+        &self.runtime
     }
 
     /// Cancels every job this session started, from any thread (for Ctrl-C).
@@ -235,15 +243,19 @@ impl Session {
                 let lines: Vec<String> = self.options.iter().map(|(k, v)| format!("'{k}' = '{v}'")).collect();
                 self.write_lines(&lines)
             }
+            // Runtime keys return to the values the session started with (the command line's
+            // `--parallelism`, say), every other key to its default by leaving the session's map.
             Statement::Reset(key) => {
                 match key {
                     Some(k) => {
                         self.options.remove(k);
+                        self.runtime.reset(k, &self.initial_runtime);
                     }
-                    None => self.options.clear(),
+                    None => {
+                        self.options.clear();
+                        self.runtime = self.initial_runtime.clone();
+                    }
                 }
-                let parallelism = self.runtime.default_parallelism;
-                self.runtime = RuntimeConfig { default_parallelism: parallelism, ..self.runtime.clone() };
                 Ok(())
             }
             Statement::ShowTables => {

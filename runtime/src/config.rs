@@ -83,6 +83,21 @@ impl RuntimeConfig {
         Ok(())
     }
 
+    /// Restores option `key` to its value in `initial` (the configuration a session started
+    /// with), as `RESET 'key'` does; keys that are not runtime options are left to the caller.
+    /// Returns whether `key` is a runtime option.
+    pub fn reset(&mut self, key: &str, initial: &RuntimeConfig) -> bool {
+        match key {
+            "parallelism.default" => self.default_parallelism = initial.default_parallelism,
+            "execution.worker-threads" => self.worker_threads = initial.worker_threads,
+            "execution.mailbox-capacity" => self.mailbox_capacity = initial.mailbox_capacity,
+            "execution.chunk-size" => self.chunk_size = initial.chunk_size,
+            "table.exec.source.idle-timeout" => self.idle_timeout = initial.idle_timeout,
+            _ => return false,
+        }
+        true
+    }
+
     /// Sets `execution.worker-threads`.
     pub fn with_worker_threads(mut self, threads: usize) -> Self {
         self.worker_threads = threads.max(1);

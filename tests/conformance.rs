@@ -27,36 +27,30 @@ const EXPECTED_TO_PASS: [&str; 10] = [
 /// Final table per print identifier: row text to multiplicity; plus the rows in print order.
 type Tables = BTreeMap<String, (BTreeMap<String, i64>, Vec<String>)>;
 
-/// Applies the printed changelog; fails when a row is retracted that is not there.
+/// Applies the printed changelog of each print identifier with the runtime's materializer; fails
+/// when a row is retracted that is not there. Lines that are not changes are skipped.
 fn materialize(output: &str) -> Result<Tables, String> {
-    let mut tables = Tables::new();
+    let mut changes: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for line in output.lines() {
-        let (ident, rest) = match line.split_once("> ") {
+        let (ident, change) = match line.split_once("> ") {
             Some((prefix, rest)) if !prefix.contains(' ') && !prefix.contains('[') => {
                 (prefix.split(':').next().unwrap_or(prefix).to_string(), rest)
             }
             _ => (String::new(), line),
         };
-        let (kind, row) = rest.split_at(rest.len().min(2));
-        if !["+I", "-U", "+U", "-D"].contains(&kind) || !row.starts_with('[') || !row.ends_with(']') {
-            continue;
-        }
-        let (table, order) = tables.entry(ident.clone()).or_default();
-        let n = table.entry(row.to_string()).or_insert(0);
-        if kind == "+I" || kind == "+U" {
-            *n += 1;
-            order.push(row.to_string());
-        } else {
-            *n -= 1;
-            if *n < 0 {
-                return Err(format!("{ident}: {kind}{row} retracts a row that is not there"));
-            }
+        let (kind, row) = change.split_at(change.len().min(2));
+        if ["+I", "-U", "+U", "-D"].contains(&kind) && row.starts_with('[') && row.ends_with(']') {
+            changes.entry(ident).or_default().push(change);
         }
     }
-    for (table, _) in tables.values_mut() {
-        table.retain(|_, n| *n != 0);
-    }
-    Ok(tables)
+    changes
+        .into_iter()
+        .map(|(ident, lines)| {
+            let table = weir::runtime::fixture::materialize_changelog(&lines).map_err(|e| format!("{ident}: {e}"))?;
+            let order = lines.iter().filter(|l| l.starts_with('+')).map(|l| l[2..].to_string()).collect();
+            Ok((ident, (table, order)))
+        })
+        .collect()
 }
 
 /// Compares weir's output with Flink's; `Err` says what differs.

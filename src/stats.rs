@@ -17,22 +17,6 @@ pub struct RunStats {
     pub jobs: Vec<JobReport>,
 }
 
-fn rate(per_second: f64) -> String {
-    match per_second {
-        r if r >= 1e6 => format!("{:.2} M/s", r / 1e6),
-        r if r >= 1e3 => format!("{:.1} K/s", r / 1e3),
-        r => format!("{r:.0}/s"),
-    }
-}
-
-fn micros(us: u64) -> String {
-    match us {
-        u if u >= 1_000_000 => format!("{:.2} s", u as f64 / 1e6),
-        u if u >= 1_000 => format!("{:.2} ms", u as f64 / 1e3),
-        u => format!("{u} µs"),
-    }
-}
-
 impl RunStats {
     /// The report as text: the run, then each job with its latency and its vertices.
     pub fn text(&self) -> String {
@@ -48,46 +32,7 @@ impl RunStats {
         );
         for (i, job) in self.jobs.iter().enumerate() {
             let _ = writeln!(out, "job {}: {}", i + 1, job.name);
-            let _ = writeln!(
-                out,
-                "  wall {:.2} s, rows in {} ({}), rows out {} ({})",
-                job.wall.as_secs_f64(),
-                job.rows_in,
-                rate(job.rows_in_per_second()),
-                job.rows_out,
-                rate(job.rows_out_per_second())
-            );
-            let l = &job.latency;
-            if l.count > 0 {
-                let _ = writeln!(
-                    out,
-                    "  latency source → sink: p50 {}, p99 {}, p99.9 {}, max {} ({} rows)",
-                    micros(l.p50),
-                    micros(l.p99),
-                    micros(l.p999),
-                    micros(l.max),
-                    l.count
-                );
-            }
-            let _ = writeln!(
-                out,
-                "  {:>4} {:>12} {:>12} {:>12} {:>9} {:>9}  vertex",
-                "par", "read", "rows in", "rows out", "busy s", "backpr s"
-            );
-            for v in &job.vertices {
-                let out_rows = if v.records_out == 0 { v.records_into_last } else { v.records_out };
-                let _ = writeln!(
-                    out,
-                    "  {:>4} {:>12} {:>12} {:>12} {:>9.2} {:>9.2}  {}",
-                    v.parallelism,
-                    v.records_read,
-                    v.records_in,
-                    out_rows,
-                    v.busy.as_secs_f64(),
-                    v.backpressured.as_secs_f64(),
-                    v.name
-                );
-            }
+            job.write_text(&mut out);
         }
         out
     }

@@ -47,7 +47,8 @@ fn metrics_report_rows_and_mini_batch_bundles() {
     ]);
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("rows in,"), "{stderr}");
+    assert!(stderr.contains("job ended: "), "{stderr}");
+    assert!(stderr.contains("rows in "), "{stderr}");
     let bundles = stderr.lines().find(|l| l.trim_start().starts_with("LocalGroupAggregate: ")).expect(&stderr);
     assert!(bundles.contains("mini-batch bundles"), "{stderr}");
 }

@@ -549,21 +549,9 @@ fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
     })
 }
 
-/// Each vertex's rows in and out, and its mini-batch bundles, to standard error.
+/// The job's report ([`JobReport::write_text`]) to standard error.
 fn print_metrics(report: &JobReport) {
-    eprintln!("job ended after {:.3} s", report.wall.as_secs_f64());
-    for v in &report.vertices {
-        eprintln!(
-            "  {}: {} rows in, {} rows out, {} rows into its last operator",
-            v.name, v.records_in, v.records_out, v.records_into_last
-        );
-        for (operator, bundles) in &v.bundles {
-            eprintln!(
-                "    {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
-                bundles.bundles,
-                bundles.rows_per_bundle(),
-                bundles.keys_per_bundle()
-            );
-        }
-    }
+    let mut text = format!("job ended: {}\n", report.name);
+    report.write_text(&mut text);
+    eprint!("{text}");
 }

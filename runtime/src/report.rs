@@ -3,6 +3,7 @@
 //! rows in and out and time busy or backpressured. The process's CPU time and peak memory
 //! come from [`ProcessUsage`].
 
+use std::fmt::Write;
 use std::time::Duration;
 
 use crate::metrics::{BundleSnapshot, JobMetrics};
@@ -128,6 +129,79 @@ impl JobReport {
     /// Rows out per second of wall time.
     pub fn rows_out_per_second(&self) -> f64 {
         per_second(self.rows_out, self.wall)
+    }
+
+    /// Appends the report as text for people, each line indented by two spaces: wall time and
+    /// rows, latency, then a line per vertex (parallelism, rows read / in / out, seconds busy and
+    /// backpressured) followed by its operators' mini-batch bundles.
+    pub fn write_text(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "  wall {:.2} s, rows in {} ({}), rows out {} ({})",
+            self.wall.as_secs_f64(),
+            self.rows_in,
+            rate(self.rows_in_per_second()),
+            self.rows_out,
+            rate(self.rows_out_per_second())
+        );
+        let l = &self.latency;
+        if l.count > 0 {
+            let _ = writeln!(
+                out,
+                "  latency source → sink: p50 {}, p99 {}, p99.9 {}, max {} ({} rows)",
+                micros(l.p50),
+                micros(l.p99),
+                micros(l.p999),
+                micros(l.max),
+                l.count
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  {:>4} {:>12} {:>12} {:>12} {:>9} {:>9}  vertex",
+            "par", "read", "rows in", "rows out", "busy s", "backpr s"
+        );
+        for v in &self.vertices {
+            let out_rows = if v.records_out == 0 { v.records_into_last } else { v.records_out };
+            let _ = writeln!(
+                out,
+                "  {:>4} {:>12} {:>12} {:>12} {:>9.2} {:>9.2}  {}",
+                v.parallelism,
+                v.records_read,
+                v.records_in,
+                out_rows,
+                v.busy.as_secs_f64(),
+                v.backpressured.as_secs_f64(),
+                v.name
+            );
+            for (operator, bundles) in &v.bundles {
+                let _ = writeln!(
+                    out,
+                    "       {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
+                    bundles.bundles,
+                    bundles.rows_per_bundle(),
+                    bundles.keys_per_bundle()
+                );
+            }
+        }
+    }
+}
+
+/// A rate for people: `1.25 M/s`, `3.4 K/s`, `12/s`.
+fn rate(per_second: f64) -> String {
+    match per_second {
+        r if r >= 1e6 => format!("{:.2} M/s", r / 1e6),
+        r if r >= 1e3 => format!("{:.1} K/s", r / 1e3),
+        r => format!("{r:.0}/s"),
+    }
+}
+
+/// Microseconds for people: `1.20 s`, `3.45 ms`, `12 µs`.
+fn micros(us: u64) -> String {
+    match us {
+        u if u >= 1_000_000 => format!("{:.2} s", u as f64 / 1e6),
+        u if u >= 1_000 => format!("{:.2} ms", u as f64 / 1e3),
+        u => format!("{u} µs"),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod options;
 pub mod print;
 pub mod projecting_source;
 pub mod registry;
+pub mod write_in_flight;
 
 pub use batch_source::BatchSource;
 pub use blackhole::BlackholeSink;

@@ -5,15 +5,14 @@
 //! the sink takes no input while a full buffer waits for it.
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
 use weir_runtime::{
     AsyncState, Chunk, DataType, Error as RuntimeError, Operator, OperatorContext, Output, RowKind, Timer, Value,
 };
 
 use super::client::PgPool;
 use super::types::{key_conditions, pg_type, quote_identifier, quote_table, to_text};
+use crate::write_in_flight::WriteInFlight;
 
 /// What a [`PgSink`] writes where.
 #[derive(Clone)]
@@ -60,7 +59,7 @@ pub struct PgSink {
     upsert: String,
     delete: String,
     buffer: Vec<(RowKind, Vec<Value>)>,
-    in_flight: Option<BoxFuture<'static, crate::Result<()>>>,
+    write: WriteInFlight,
     timer_armed: bool,
     ending: bool,
 }
@@ -69,12 +68,20 @@ impl PgSink {
     /// A sink subtask writing as `spec` says.
     pub fn new(spec: PgSinkSpec) -> Self {
         let (upsert, delete) = (spec.upsert_sql(), spec.delete_sql());
-        PgSink { spec, upsert, delete, buffer: Vec::new(), in_flight: None, timer_armed: false, ending: false }
+        PgSink {
+            spec,
+            upsert,
+            delete,
+            buffer: Vec::new(),
+            write: WriteInFlight::default(),
+            timer_armed: false,
+            ending: false,
+        }
     }
 
     /// Starts writing the buffer unless a write is under way.
     fn flush(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
-        if self.in_flight.is_some() || self.buffer.is_empty() {
+        if !self.write.is_idle() || self.buffer.is_empty() {
             return Ok(());
         }
         let statements: Vec<(String, Vec<Option<String>>)> = self
@@ -89,24 +96,32 @@ impl PgSink {
             .collect();
         tracing::debug!(table = %self.spec.table, rows = statements.len(), "flushing to PostgreSQL");
         let pool = Arc::clone(&self.spec.pool);
-        self.in_flight = Some(Box::pin(async move { pool.execute_batch(statements).await }));
-        self.poll_flush(ctx)
+        let write = async move { pool.execute_batch(statements).await.map_err(|e| e.to_string()) };
+        let done = self.write.start(write, ctx).map_err(|e| self.failed(&e))?;
+        if done {
+            self.written(ctx)?;
+        }
+        Ok(())
     }
 
     /// Polls the write in flight; a finished write makes room for the next.
     fn poll_flush(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
-        let Some(write) = self.in_flight.as_mut() else { return Ok(()) };
-        let waker = ctx.waker();
-        if let Poll::Ready(result) = write.as_mut().poll(&mut Context::from_waker(&waker)) {
-            self.in_flight = None;
-            result.map_err(|e| {
-                RuntimeError::execution(format!("Writing to PostgreSQL table '{}' failed: {e}", self.spec.table))
-            })?;
-            if self.ending || self.buffer.len() >= self.spec.max_rows {
-                self.flush(ctx)?;
-            }
+        if self.write.poll(ctx).map_err(|e| self.failed(&e))? {
+            self.written(ctx)?;
         }
         Ok(())
+    }
+
+    /// After a write: the next one when the buffer is full or the input has ended.
+    fn written(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
+        if self.ending || self.buffer.len() >= self.spec.max_rows {
+            self.flush(ctx)?;
+        }
+        Ok(())
+    }
+
+    fn failed(&self, reason: &str) -> RuntimeError {
+        RuntimeError::execution(format!("Writing to PostgreSQL table '{}' failed: {reason}", self.spec.table))
     }
 }
 
@@ -151,11 +166,7 @@ impl Operator for PgSink {
     }
 
     fn async_state(&self) -> AsyncState {
-        match &self.in_flight {
-            None => AsyncState::Idle,
-            Some(_) if self.buffer.len() >= self.spec.max_rows => AsyncState::Saturated,
-            Some(_) => AsyncState::Busy,
-        }
+        self.write.async_state(self.buffer.len() >= self.spec.max_rows)
     }
 
     fn poll_async(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {

@@ -10,22 +10,17 @@
 //! thread; the sink is busy while one is in flight, and takes no input while it also holds
 //! [`MAX_PENDING_ROWS`] rows.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use futures::channel::oneshot;
 use weir_runtime::{AsyncState, Chunk, Error as RuntimeError, Operator, OperatorContext, Output, RowKind};
 use weir_store::codec::EncodedRows;
 
 use super::store::ManagedTable;
+use crate::write_in_flight::WriteInFlight;
 
 /// Rows an unbounded sink gathers while a commit is in flight before it stops taking input.
 pub const MAX_PENDING_ROWS: usize = 64 * 1024;
-
-/// The result of a commit: how many changes it made, or what failed.
-type Commit = oneshot::Receiver<crate::Result<usize>>;
 
 /// One sink subtask (managed tables are written at parallelism 1).
 pub struct ManagedSink {
@@ -37,7 +32,8 @@ pub struct ManagedSink {
     bounded: bool,
     /// Rows not handed to a commit yet, encoded (a few dozen bytes a row).
     buffer: EncodedRows,
-    in_flight: Option<Commit>,
+    /// The commit in flight.
+    write: WriteInFlight,
     ending: bool,
     /// `'sink.ignore-delete'`: `-D` rows are dropped before they reach the table.
     ignore_delete: bool,
@@ -47,7 +43,16 @@ impl ManagedSink {
     /// A sink named `name` writing into `table`; `bounded`: one batch at the end of input.
     pub fn new(name: String, table: Arc<ManagedTable>, targets: Option<Arc<[usize]>>, bounded: bool) -> Self {
         let buffer = table.buffer();
-        ManagedSink { name, table, targets, bounded, buffer, in_flight: None, ending: false, ignore_delete: false }
+        ManagedSink {
+            name,
+            table,
+            targets,
+            bounded,
+            buffer,
+            write: WriteInFlight::default(),
+            ending: false,
+            ignore_delete: false,
+        }
     }
 
     /// The sink, dropping `-D` rows when `ignore` is set (`'sink.ignore-delete'`).
@@ -58,7 +63,7 @@ impl ManagedSink {
 
     /// Hands the buffered rows to a commit of their own, unless one is in flight.
     fn commit(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
-        if self.in_flight.is_some() || self.buffer.is_empty() {
+        if !self.write.is_idle() || self.buffer.is_empty() {
             return Ok(());
         }
         let rows = std::mem::replace(&mut self.buffer, self.table.buffer());
@@ -72,26 +77,29 @@ impl ManagedSink {
                 let _ = done.send(result);
             })
             .map_err(|e| RuntimeError::execution(format!("Cannot start a commit into '{}': {e}", self.name)))?;
-        self.in_flight = Some(commit);
-        self.poll_commit(ctx)
+        let name = self.name.clone();
+        let committed = async move {
+            match commit.await {
+                Ok(result) => result.map(|_| ()).map_err(|e| e.to_string()),
+                Err(_) => Err(format!("The commit into '{name}' stopped without a result")),
+            }
+        };
+        if self.write.start(committed, ctx).map_err(RuntimeError::execution)? {
+            self.committed(ctx)?;
+        }
+        Ok(())
     }
 
     /// Polls the commit in flight; when it is done, starts the next if rows are waiting.
     fn poll_commit(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
-        let Some(commit) = self.in_flight.as_mut() else { return Ok(()) };
-        let waker = ctx.waker();
-        let Poll::Ready(result) = Pin::new(commit).poll(&mut Context::from_waker(&waker)) else { return Ok(()) };
-        self.in_flight = None;
-        match result {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(RuntimeError::execution(e.to_string())),
-            Err(_) => {
-                return Err(RuntimeError::execution(format!(
-                    "The commit into '{}' stopped without a result",
-                    self.name
-                )))
-            }
+        if self.write.poll(ctx).map_err(RuntimeError::execution)? {
+            self.committed(ctx)?;
         }
+        Ok(())
+    }
+
+    /// After a commit: the next one, over unbounded input or once the input has ended.
+    fn committed(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
         if !self.bounded || self.ending {
             self.commit(ctx)?;
         }
@@ -132,11 +140,7 @@ impl Operator for ManagedSink {
     }
 
     fn async_state(&self) -> AsyncState {
-        match &self.in_flight {
-            None => AsyncState::Idle,
-            Some(_) if !self.bounded && self.buffer.len() >= MAX_PENDING_ROWS => AsyncState::Saturated,
-            Some(_) => AsyncState::Busy,
-        }
+        self.write.async_state(!self.bounded && self.buffer.len() >= MAX_PENDING_ROWS)
     }
 
     fn poll_async(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {

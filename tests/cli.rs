@@ -109,3 +109,32 @@ fn stats_report_the_run_as_text_and_as_json() {
     assert!(vertices.iter().any(|v| v["name"].as_str().unwrap().contains("GroupAggregate")), "{vertices:?}");
     assert!(vertices.iter().all(|v| v["parallelism"].as_u64() == Some(2)));
 }
+
+/// Planning reads no table data and opens no connection: a script over a PostgreSQL table whose
+/// server is not there and a managed table whose data directory does not exist explains, and
+/// the directory is still not there afterwards.
+#[test]
+fn explain_plans_without_reaching_any_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("no-such-store");
+    let script = dir.path().join("plan.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE pg (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'jdbc', \
+         'url' = 'jdbc:postgresql://127.0.0.1:1/nowhere', 'table-name' = 'pg');\n\
+         CREATE TABLE src (k BIGINT, proc AS PROCTIME()) WITH ('connector' = 'datagen', 'number-of-rows' = '5');\n\
+         CREATE TABLE out_pg (id BIGINT, name STRING) WITH ('connector' = 'jdbc', \
+         'url' = 'jdbc:postgresql://127.0.0.1:1/nowhere', 'table-name' = 'out');\n\
+         CREATE TABLE m (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED);\n\
+         EXPLAIN INSERT INTO out_pg SELECT s.k, d.name FROM src AS s JOIN pg FOR SYSTEM_TIME AS OF s.proc AS d ON s.k = d.id;\n\
+         EXPLAIN SELECT * FROM m;\n",
+    )
+    .unwrap();
+    let store_option = format!("table.store.path={}", store.display());
+    let output = weir(&["explain", script.to_str().unwrap(), "--set", &store_option]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("LookupJoin(table=[default_catalog.default_database.pg]"), "{stdout}");
+    assert!(stdout.contains("TableSourceScan(table=[[default_catalog, default_database, m]]"), "{stdout}");
+    assert!(!store.exists(), "planning created the managed tables' directory");
+}

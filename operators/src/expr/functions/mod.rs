@@ -377,6 +377,21 @@ mod tests {
         }
         assert!(lookup("upper").is_some());
         assert!(lookup("NO_SUCH_FUNCTION").is_none());
+        // The names the planner spells itself (`Function::named`), for syntax of their own.
+        for name in [
+            "CEIL",
+            "CONCAT",
+            "FLOOR",
+            "HASH_CODE",
+            "POSITION",
+            "SUBSTRING",
+            "IS TRUE",
+            "IS NOT TRUE",
+            "IS FALSE",
+            "IS NOT FALSE",
+        ] {
+            assert!(lookup(name).is_some(), "{name}");
+        }
     }
 
     #[test]

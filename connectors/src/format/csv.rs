@@ -412,7 +412,6 @@ impl Encoder for CsvEncoder {
             }
             match cell {
                 Cell::Str(s) => self.write_text(s, out),
-                Cell::Null => self.write_value(&Value::Null, out),
                 other => self.write_value(&other.clone().into_value(), out),
             }
         }

@@ -140,8 +140,14 @@ pub trait Encoder: Send {
     fn encode_chunk(&mut self, chunk: &Chunk, out: &mut String) {
         if chunk.is_columnar() {
             for_each_record(chunk, |_, cells| self.encode_record(cells, out));
-        } else {
-            chunk.rows().for_each(|(_, row)| self.encode(row, out));
+            return;
+        }
+        // One buffer of cells for every row.
+        let mut cells = Vec::with_capacity(chunk.arity());
+        for (_, row) in chunk.rows() {
+            cells.clear();
+            cells.extend(row.iter().map(Cell::of));
+            self.encode_record(&cells, out);
         }
     }
 }

@@ -178,9 +178,38 @@ impl Function {
     /// The symbol of a binary operator, as EXPLAIN writes it between or before its operands
     /// (`+`, `MOD`, `<=`, `AND`); `None` for other functions.
     pub fn operator_symbol(&self) -> Option<&'static str> {
-        Some(match self {
+        let binary = matches!(
+            self,
+            Function::Plus
+                | Function::Minus
+                | Function::Times
+                | Function::Divide
+                | Function::Modulo
+                | Function::Equals
+                | Function::NotEquals
+                | Function::Less
+                | Function::LessOrEqual
+                | Function::Greater
+                | Function::GreaterOrEqual
+                | Function::And
+                | Function::Or
+        );
+        binary.then(|| self.sql_name())
+    }
+
+    /// The SQL name, for messages and EXPLAIN.
+    pub fn name(&self) -> String {
+        match self {
+            Function::Scalar(f) => f.name().to_string(),
+            operator => operator.sql_name().to_string(),
+        }
+    }
+
+    /// The SQL name of an operator or special form (a registry function's is its own).
+    fn sql_name(&self) -> &'static str {
+        match self {
             Function::Plus => "+",
-            Function::Minus => "-",
+            Function::Minus | Function::Negate => "-",
             Function::Times => "*",
             Function::Divide => "/",
             Function::Modulo => "MOD",
@@ -192,17 +221,6 @@ impl Function {
             Function::GreaterOrEqual => ">=",
             Function::And => "AND",
             Function::Or => "OR",
-            _ => return None,
-        })
-    }
-
-    /// The SQL name, for messages and EXPLAIN.
-    pub fn name(&self) -> String {
-        if let Some(symbol) = self.operator_symbol() {
-            return symbol.to_string();
-        }
-        match self {
-            Function::Negate => "-",
             Function::Not => "NOT",
             Function::IsNull => "IS NULL",
             Function::IsNotNull => "IS NOT NULL",
@@ -215,11 +233,8 @@ impl Function {
             Function::Coalesce => "COALESCE",
             Function::If => "IF",
             Function::NullIf => "NULLIF",
-            Function::Scalar(f) => f.name(),
-            // The binary operators returned their symbols above.
-            other => other.operator_symbol().unwrap_or_default(),
+            Function::Scalar(_) => "",
         }
-        .to_string()
     }
 
     fn wrong_types(&self, types: &[&DataType], supported: &str) -> ExprError {
@@ -243,12 +258,9 @@ impl Function {
             Function::And | Function::Or => Arity::at_least(2),
             _ => Arity::exactly(2),
         };
-        if types.len() < operands.min || operands.max.is_some_and(|max| types.len() > max) {
+        if !operands.admits(types.len()) {
             let expected = operands.max.filter(|max| *max == operands.min).unwrap_or(operands.min);
-            return Err(ExprError(format!(
-                "Invalid number of arguments to function '{}'. Was expecting {expected} arguments",
-                self.name()
-            )));
+            return Err(functions::invalid_count(&self.name(), expected));
         }
         let any_nullable = types.iter().any(|t| t.nullable);
         let with_nullability = |mut t: DataType| {

@@ -2,7 +2,7 @@
 
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
-use weir_operators::expr::functions::{datetime, string, truth};
+use weir_operators::expr::functions::{self, datetime, string, truth};
 use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_type, parse_value};
 use weir_runtime::{DataType, LogicalType, Value};
@@ -449,8 +449,8 @@ impl ExprBinder<'_> {
         }
         let mut args = raw.iter().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
         let function = Function::by_name(&name).ok_or_else(|| {
-            let kinds: Vec<String> = args.iter().map(|a| format!("<{}>", a.ty().logical)).collect();
-            validation(node, format!("No match found for function signature {name}({})", kinds.join(", ")))
+            let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
+            validation(node, functions::no_match(&name, &types).0)
         })?;
         if matches!(function, Function::Coalesce) {
             args = unify(args, "COALESCE", position_of(node))?;

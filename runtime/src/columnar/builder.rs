@@ -16,7 +16,7 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 
 use super::cells::Cell;
-use super::to_arrow::{date_of, float64_of, int_of, micros_of, misfit, rescaled, timestamp_micros_of};
+use super::to_arrow::{date_of, float64_of, int_of, misfit, rescaled, timestamp_micros_of};
 use super::{array_from_values, ConversionError};
 use crate::value::Value;
 
@@ -89,9 +89,9 @@ impl ColumnBuilder {
         }
         match (&mut self.slot, cell) {
             (Slot::Utf8 { offsets, bytes }, Cell::Str(s)) => {
-                let end = i32::try_from(bytes.len() + s.len()).map_err(|_| misfit(&Value::string(s), &self.ty))?;
-                bytes.extend_from_slice(s.as_bytes());
-                offsets.push(end);
+                if !push_text(offsets, bytes, s) {
+                    return Err(misfit(&Value::string(s), &self.ty));
+                }
             }
             // The common pairs without a detour through a value.
             (Slot::Int64(v), Cell::Int(i)) => v.push(i),
@@ -101,12 +101,6 @@ impl ColumnBuilder {
             (Slot::Date32(v), Cell::Date(d)) => v.push(d),
             (Slot::Decimal { values, scale }, Cell::Decimal(d)) if i16::from(d.scale) == i16::from(*scale) => {
                 values.push(d.unscaled)
-            }
-            (Slot::Timestamp { micros, ltz: false }, Cell::Timestamp(t))
-            | (Slot::Timestamp { micros, ltz: true }, Cell::TimestampLtz(t))
-                if micros_of(t).is_some() =>
-            {
-                micros.push(micros_of(t).unwrap_or_default())
             }
             (slot, cell) => {
                 let value = cell.into_value();
@@ -119,10 +113,9 @@ impl ColumnBuilder {
                     Slot::Int64(v) => v.push(int_of(&value).ok_or_else(bad)?),
                     Slot::Float64(v) => v.push(float64_of(&value).ok_or_else(bad)?),
                     Slot::Utf8 { offsets, bytes } => {
-                        let s = value.as_str().ok_or_else(bad)?;
-                        let end = i32::try_from(bytes.len() + s.len()).map_err(|_| bad())?;
-                        bytes.extend_from_slice(s.as_bytes());
-                        offsets.push(end);
+                        if !push_text(offsets, bytes, value.as_str().ok_or_else(bad)?) {
+                            return Err(bad());
+                        }
                     }
                     Slot::Decimal { values, scale } => values.push(rescaled(&value, *scale).ok_or_else(bad)?),
                     Slot::Date32(v) => v.push(date_of(&value).ok_or_else(bad)?),
@@ -232,6 +225,15 @@ impl ColumnBuilder {
             }
         })
     }
+}
+
+/// Appends `s` to a string column's buffers; `false` (nothing appended) when the column would
+/// pass the 2 GiB its 32-bit offsets address.
+fn push_text(offsets: &mut Vec<i32>, bytes: &mut Vec<u8>, s: &str) -> bool {
+    let Ok(end) = i32::try_from(bytes.len() + s.len()) else { return false };
+    bytes.extend_from_slice(s.as_bytes());
+    offsets.push(end);
+    true
 }
 
 /// Builds the columns of a chunk a record at a time.

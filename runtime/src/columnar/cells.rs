@@ -45,9 +45,8 @@ impl<'a> Cell<'a> {
     /// The cell of `value`: text borrowed, other values as they are.
     pub fn of(value: &'a Value) -> Cell<'a> {
         match value {
-            Value::Null => Cell::Null,
             Value::String(s) => Cell::Str(s),
-            other => Cell::Other(other.clone()),
+            other => Cell::from_value(other.clone()),
         }
     }
 

@@ -305,7 +305,7 @@ pub(super) fn timestamp_micros_of(v: &Value, ltz: bool) -> Option<i64> {
 }
 
 /// A timestamp in microseconds, when it has no digits below the microsecond and fits.
-pub(super) fn micros_of(t: Timestamp) -> Option<i64> {
+fn micros_of(t: Timestamp) -> Option<i64> {
     (t.nanos_of_milli % 1000 == 0).then_some(())?;
     t.millis.checked_mul(1000)?.checked_add(i64::from(t.nanos_of_milli / 1000))
 }

@@ -70,6 +70,19 @@ pub(crate) struct TypedCall {
 }
 
 impl TypedCall {
+    /// A sum or average's word plus `sign` times `x`: DOUBLEs as Flink adds them, integers
+    /// wrapping, a SUM's narrowed to its result type (an AVG's sum stays 64 bits, as Flink's).
+    #[inline]
+    fn add(&self, sum: i64, x: i64, sign: i64) -> i64 {
+        match self.kind {
+            Kind::Sum { double: true, .. } | Kind::Avg { double: true } => {
+                (f64_of(sum) + sign as f64 * f64_of(x)).to_bits() as i64
+            }
+            Kind::Sum { .. } => wrap_to_bits(sum.wrapping_add(sign.wrapping_mul(x)), self.bits),
+            _ => sum.wrapping_add(sign.wrapping_mul(x)),
+        }
+    }
+
     /// Whether a local phase emits a count of values after the partial value (sums and averages).
     pub fn has_count(&self) -> bool {
         matches!(self.kind, Kind::Sum { .. } | Kind::Avg { .. })
@@ -231,24 +244,9 @@ impl Group<'_> {
             (Kind::CountStar, _) => *self.value(c) += sign,
             (_, None) => {}
             (Kind::Count, Some(_)) => *self.value(c) += sign,
-            (Kind::Sum { double: true, .. }, Some(x)) => {
+            (Kind::Sum { .. } | Kind::Avg { .. }, Some(x)) => {
                 let sum = self.value(c);
-                *sum = (f64_of(*sum) + sign as f64 * f64_of(x)).to_bits() as i64;
-                *self.count(c) += sign;
-            }
-            (Kind::Sum { .. }, Some(x)) => {
-                let sum = self.value(c);
-                *sum = wrap_to_bits(sum.wrapping_add(sign.wrapping_mul(x)), call.bits);
-                *self.count(c) += sign;
-            }
-            (Kind::Avg { double: true }, Some(x)) => {
-                let sum = self.value(c);
-                *sum = (f64_of(*sum) + sign as f64 * f64_of(x)).to_bits() as i64;
-                *self.count(c) += sign;
-            }
-            (Kind::Avg { double: false }, Some(x)) => {
-                let sum = self.value(c);
-                *sum = sum.wrapping_add(sign.wrapping_mul(x));
+                *sum = call.add(*sum, x, sign);
                 *self.count(c) += sign;
             }
             (Kind::Min | Kind::Max, Some(x)) => {
@@ -268,21 +266,10 @@ impl Group<'_> {
     pub fn merge(&mut self, c: usize, call: &TypedCall, value: Option<i64>, count: Option<i64>) {
         match call.kind {
             Kind::CountStar | Kind::Count => *self.value(c) += value.unwrap_or(0),
-            Kind::Sum { double, .. } => {
+            Kind::Sum { .. } | Kind::Avg { .. } => {
                 if let Some(v) = value {
                     let sum = self.value(c);
-                    *sum = if double {
-                        (f64_of(*sum) + f64_of(v)).to_bits() as i64
-                    } else {
-                        wrap_to_bits(sum.wrapping_add(v), call.bits)
-                    };
-                }
-                *self.count(c) += count.unwrap_or(0);
-            }
-            Kind::Avg { double } => {
-                if let Some(v) = value {
-                    let sum = self.value(c);
-                    *sum = if double { (f64_of(*sum) + f64_of(v)).to_bits() as i64 } else { sum.wrapping_add(v) };
+                    *sum = call.add(*sum, v, 1);
                 }
                 *self.count(c) += count.unwrap_or(0);
             }

@@ -59,7 +59,8 @@ impl Arity {
         Arity { min, max: None }
     }
 
-    fn admits(self, n: usize) -> bool {
+    /// Whether a call with `n` arguments fits.
+    pub fn admits(self, n: usize) -> bool {
         n >= self.min && self.max.is_none_or(|max| n <= max)
     }
 }
@@ -307,18 +308,23 @@ pub fn call_type(function: &dyn ScalarFunction, types: &[&DataType]) -> Result<D
     let arity = function.arity();
     if !arity.admits(types.len()) {
         let name = function.name();
-        return Err(ExprError(match arity.max {
-            // Calcite's words, "1 arguments" included.
-            Some(max) if max == arity.min => {
-                format!("Invalid number of arguments to function '{name}'. Was expecting {max} arguments")
-            }
-            _ => {
-                let kinds: Vec<String> = types.iter().map(|t| format!("<{}>", t.logical)).collect();
-                format!("No match found for function signature {name}({})", kinds.join(", "))
-            }
-        }));
+        return Err(match arity.max {
+            Some(max) if max == arity.min => invalid_count(name, max),
+            _ => no_match(name, types),
+        });
     }
     function.return_type(types)
+}
+
+/// Calcite's message for a call with the wrong number of arguments ("1 arguments" included).
+pub fn invalid_count(name: &str, expected: usize) -> ExprError {
+    ExprError(format!("Invalid number of arguments to function '{name}'. Was expecting {expected} arguments"))
+}
+
+/// Calcite's message for a call no function of that name takes: `NAME(<T1>, <T2>)`.
+pub fn no_match(name: &str, types: &[&DataType]) -> ExprError {
+    let kinds: Vec<String> = types.iter().map(|t| format!("<{}>", t.logical)).collect();
+    ExprError(format!("No match found for function signature {name}({})", kinds.join(", ")))
 }
 
 /// Flink's message for arguments of the wrong types: what was given and the `supported` forms.

@@ -21,11 +21,6 @@ pub(super) fn entries() -> Vec<Entry> {
     ]
 }
 
-/// Which truth value a test asks for, and whether it is negated.
-fn test_of(name: &str) -> (bool, bool) {
-    (name.ends_with("TRUE"), name.starts_with("IS NOT"))
-}
-
 /// Checks that the operand of the postfix test `test` (`IS TRUE`, `IS UNKNOWN`, …) is a BOOLEAN.
 ///
 /// # Errors
@@ -46,16 +41,14 @@ fn boolean_argument(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprEr
     Ok(DataType::boolean().not_null())
 }
 
-/// Whether `value` (a BOOLEAN or NULL) passes the test `name`.
-fn passes(name: &str, value: &Value) -> bool {
-    let (wanted, negated) = test_of(name);
+/// Whether `value` (a BOOLEAN or NULL) is `wanted`, or with `negated`, is not.
+fn passes(wanted: bool, negated: bool, value: &Value) -> bool {
     (value.as_bool() == Some(wanted)) != negated
 }
 
-/// The test `name` over a BOOLEAN column: a column without NULLs.
-fn column(name: &str, args: &[ArrayRef]) -> Option<ArrayRef> {
+/// The same test over a BOOLEAN column: a column without NULLs.
+fn column(wanted: bool, negated: bool, args: &[ArrayRef]) -> Option<ArrayRef> {
     let input = args[0].as_boolean_opt()?;
-    let (wanted, negated) = test_of(name);
     let valid = match input.nulls() {
         Some(nulls) => nulls.inner().clone(),
         None => BooleanBuffer::new_set(input.len()),
@@ -66,24 +59,24 @@ fn column(name: &str, args: &[ArrayRef]) -> Option<ArrayRef> {
 }
 
 macro_rules! truth_test {
-    ($constant:ident, $name:literal) => {
+    ($constant:ident, $name:literal, $wanted:literal, $negated:literal) => {
         #[doc = concat!("`x ", $name, "`")]
         pub const $constant: Builtin = Builtin::new($name, Arity::exactly(1), boolean_argument, |args, _| {
-            Ok(Value::Boolean(passes($name, &args[0])))
+            Ok(Value::Boolean(passes($wanted, $negated, &args[0])))
         })
         .with_nulls(Nulls::Own)
         .postfix()
         .with_kernel(Kernel {
             accepts: |types| types[0].logical == LogicalType::Boolean,
-            eval: |args, _| column($name, args),
+            eval: |args, _| column($wanted, $negated, args),
         });
     };
 }
 
-truth_test!(IS_TRUE, "IS TRUE");
-truth_test!(IS_NOT_TRUE, "IS NOT TRUE");
-truth_test!(IS_FALSE, "IS FALSE");
-truth_test!(IS_NOT_FALSE, "IS NOT FALSE");
+truth_test!(IS_TRUE, "IS TRUE", true, false);
+truth_test!(IS_NOT_TRUE, "IS NOT TRUE", true, true);
+truth_test!(IS_FALSE, "IS FALSE", false, false);
+truth_test!(IS_NOT_FALSE, "IS NOT FALSE", false, true);
 
 #[cfg(test)]
 mod tests {

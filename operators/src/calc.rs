@@ -97,6 +97,21 @@ impl Operator for CalcOperator {
     ) -> Result<()> {
         let fail = |e: ExprError| Error::execution(e.to_string());
         let rows = chunk.len();
+        // A projection of input columns keeps the input's arrays and selection.
+        let picked: Option<Vec<usize>> = self
+            .projections
+            .iter()
+            .map(|p| match p.expr {
+                Expr::Column { index, .. } => Some(index),
+                _ => None,
+            })
+            .collect();
+        if let (Some(picked), None) = (&picked, &self.condition) {
+            if rows > 0 {
+                out.collect(chunk.project(picked));
+            }
+            return Ok(());
+        }
         let all: Vec<u32> = (0..rows as u32).collect();
         let columns = chunk.columns();
         // The columns no expression reads stay out of the work (their place holds NULLs).
@@ -127,17 +142,9 @@ impl Operator for CalcOperator {
         if passing.as_ref().is_some_and(Vec::is_empty) || rows == 0 {
             return Ok(());
         }
-        let mut result = if self.projections.iter().all(|p| matches!(p.expr, Expr::Column { .. })) {
-            // A projection of input columns: the arrays are reused, the condition narrows them.
-            let arrays = self
-                .projections
-                .iter()
-                .map(|p| match p.expr {
-                    Expr::Column { index, .. } => Arc::clone(&inputs[index]),
-                    _ => unreachable!("only column references"),
-                })
-                .collect();
-            let mut result = Chunk::from_arrays(chunk.kinds().to_vec(), arrays);
+        let mut result = if let Some(picked) = &picked {
+            // The condition narrows the selection of the input's arrays.
+            let mut result = chunk.project(picked);
             if let Some(kept) = &passing {
                 result.select(kept);
             }
@@ -199,6 +206,35 @@ mod tests {
         let mut h = OperatorHarness::new(CalcOperator::new(vec![plus], Some(condition)));
         h.push("op | q INT | p STRING | r INT\n+I | 1 | a | 7\n+I | 2 | b | 8\n-D | 3 | c | 9").unwrap();
         assert_eq!(h.take_lines(), ["+I[3]", "-D[4]"]);
+    }
+
+    #[test]
+    fn a_projection_of_columns_keeps_the_inputs_selection() {
+        let mut chunk = Chunk::with_types(&[DataType::int(), DataType::string()]);
+        for (i, s) in ["a", "b", "c", "d"].iter().enumerate() {
+            chunk.push(RowKind::Insert, &[Value::Int(i as i32), Value::string(s)]);
+        }
+        chunk.columns();
+        chunk.select(&[1, 2, 3]);
+        let swap = || vec![Expr::column(1, DataType::string()), Expr::column(0, DataType::int())];
+        let mut h = OperatorHarness::new(CalcOperator::new(swap(), None));
+        h.push_chunk(0, chunk.clone()).unwrap();
+        assert_eq!(h.take_lines(), ["+I[b, 1]", "+I[c, 2]", "+I[d, 3]"]);
+        let odd = Expr::call(
+            Function::Equals,
+            vec![
+                Expr::call(
+                    Function::Modulo,
+                    vec![Expr::column(0, DataType::int()), Expr::literal(Value::Int(2), DataType::int())],
+                )
+                .unwrap(),
+                Expr::literal(Value::Int(1), DataType::int()),
+            ],
+        )
+        .unwrap();
+        let mut h = OperatorHarness::new(CalcOperator::new(swap(), Some(odd)));
+        h.push_chunk(0, chunk).unwrap();
+        assert_eq!(h.take_lines(), ["+I[b, 1]", "+I[d, 3]"]);
     }
 
     #[test]

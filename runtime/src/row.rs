@@ -75,13 +75,19 @@ impl Row {
 
 /// Writes `kind[v1, v2, …]` as Flink prints a row.
 pub fn write_row(out: &mut String, kind: RowKind, values: &[Value]) {
+    write_fields(out, kind, values, write_value);
+}
+
+/// Writes `kind[f1, f2, …]`, each field by `write`: the frame of a printed row, whatever its
+/// fields are read from.
+pub(crate) fn write_fields<T>(out: &mut String, kind: RowKind, fields: &[T], write: impl Fn(&mut String, &T)) {
     out.push_str(kind.short_string());
     out.push('[');
-    for (i, v) in values.iter().enumerate() {
+    for (i, field) in fields.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write_value(out, v);
+        write(out, field);
     }
     out.push(']');
 }

@@ -5,6 +5,7 @@
 use super::cells::{for_each_record, Cell};
 use crate::chunk::Chunk;
 use crate::print::{write_date, write_decimal, write_java_float, write_timestamp, write_value};
+use crate::row::write_fields;
 
 /// Appends `cell` as the row printer writes its value.
 fn write_cell(out: &mut String, cell: &Cell<'_>) {
@@ -62,15 +63,8 @@ impl Digits {
 pub fn write_lines(out: &mut String, prefix: &str, chunk: &Chunk) {
     for_each_record(chunk, |kind, cells| {
         out.push_str(prefix);
-        out.push_str(kind.short_string());
-        out.push('[');
-        for (c, cell) in cells.iter().enumerate() {
-            if c > 0 {
-                out.push_str(", ");
-            }
-            write_cell(out, cell);
-        }
-        out.push_str("]\n");
+        write_fields(out, kind, cells, write_cell);
+        out.push('\n');
     });
 }
 

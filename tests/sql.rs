@@ -74,7 +74,7 @@ fn errors_name_what_is_wrong_and_where() {
          "2:1: SQL validation failed. From line 2, column 1: Could not execute CreateTable in path `default_catalog`.`default_database`.`orders`: Table already exists"),
         ("CREATE TABLE t (a INT) WITH ('connector' = 'datagen', 'rows' = '1');\nSELECT * FROM t;".to_string(),
          "2:1: Unsupported options found for 'datagen'.\n\nUnsupported options:\n\nrows\n\nSupported options:\n\nconnector\nfields.a.kind\nfields.a.max\nfields.a.min\nfields.a.null-rate\nnumber-of-rows\nrows-per-second\nscan.parallelism"),
-        (format!("{ORDERS}SET 'parallelism.default' = 'many';"), "2:1: Invalid value 'many' for option 'parallelism.default': a positive integer"),
+        (format!("{ORDERS}SET 'parallelism.default' = 'many';"), "2:1: Invalid value 'many' for option 'parallelism.default': a positive integer up to 32768"),
         (format!("{ORDERS}SELECT 1 / (qty - 1) FROM orders;"), "2:1: Operator 'Calc' (subtask 1/1) failed: / by zero"),
     ];
     for (script, expected) in cases {
@@ -114,6 +114,35 @@ fn reset_restores_runtime_keys_to_the_sessions_start() {
     assert_eq!((session.runtime().default_parallelism, session.runtime().chunk_size), (4, 1024));
     session.execute_script("SET 'execution.chunk-size' = '7';\nRESET;").unwrap();
     assert_eq!((session.runtime().default_parallelism, session.runtime().chunk_size), (2, 1024));
+}
+
+#[test]
+fn set_lists_every_setting_with_its_value_or_default() {
+    let out = Buffer::default();
+    let runtime = RuntimeConfig::default().with_parallelism(2);
+    let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(out.clone()));
+    let script = "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'pipeline.name' = 'orders';\n\
+                  SET 'execution.chunk-size' = '7';\nRESET 'execution.chunk-size';\nSET;";
+    session.execute_script(script).unwrap();
+    let listed = String::from_utf8(out.0.lock().clone()).unwrap();
+    let row = |key: &str| {
+        listed
+            .lines()
+            .find(|l| l.trim_start_matches(['|', ' ']).starts_with(&format!("{key} |")))
+            .map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).nth(1).unwrap_or("").to_string())
+    };
+    // Set values, the session's start for runtime keys, defaults for the rest, unknown keys as set.
+    assert_eq!(row("table.exec.mini-batch.enabled").as_deref(), Some("true"), "{listed}");
+    assert_eq!(row("parallelism.default").as_deref(), Some("2"), "{listed}");
+    assert_eq!(row("execution.chunk-size").as_deref(), Some("1024"), "{listed}");
+    assert_eq!(row("table.exec.mini-batch.allow-latency").as_deref(), Some("0 ms"), "{listed}");
+    assert_eq!(row("table.optimizer.agg-phase-strategy").as_deref(), Some("AUTO"), "{listed}");
+    assert_eq!(row("table.exec.async-lookup.timeout").as_deref(), Some("3 min"), "{listed}");
+    assert_eq!(row("pipeline.name").as_deref(), Some("orders"), "{listed}");
+    assert!(listed.starts_with("+-") && listed.trim_end().ends_with("rows in set"), "{listed}");
+    // A refused value is refused at its SET and changes nothing.
+    let err = session.execute_script("SET 'table.exec.state.ttl' = 'soon';").unwrap_err();
+    assert!(err.error.to_string().contains("'table.exec.state.ttl'"), "{}", err.error);
 }
 
 #[test]

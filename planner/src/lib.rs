@@ -21,6 +21,7 @@ pub mod prune;
 pub mod reuse;
 pub mod rules;
 pub mod session;
+pub mod settings;
 pub mod tableau;
 pub mod translate;
 

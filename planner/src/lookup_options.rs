@@ -1,12 +1,7 @@
 //! How lookup joins run: the `table.exec.async-lookup.*` options and the `LOOKUP` hint, merged
 //! as Flink merges them (`LookupJoinUtil.getMergedAsyncOptions`).
 //!
-//! | key | default | meaning |
-//! |---|---|---|
-//! | `table.exec.async-lookup.buffer-capacity` | `100` | most lookups in flight per subtask |
-//! | `table.exec.async-lookup.timeout` | `3 min` | longest a record may wait for its lookup; the job fails after |
-//! | `table.exec.async-lookup.output-mode` | `ORDERED` | `ORDERED` or `ALLOW_UNORDERED` (unordered only for insert-only input) |
-//! | `table.exec.async-lookup.key-ordered-enabled` | `false` | updating input with `ALLOW_UNORDERED`: one lookup at a time per update key |
+//! The four `table.exec.async-lookup.*` settings are declared below.
 //!
 //! `SELECT /*+ LOOKUP('table'='d', 'async'='true', 'output-mode'='allow_unordered',
 //! 'capacity'='100', 'timeout'='180s', 'retry-predicate'='lookup_miss',
@@ -19,6 +14,7 @@ use std::time::Duration;
 use sqlparser::tokenizer::TokenWithSpan;
 use weir_operators::LookupRetry;
 use weir_runtime::config::parse_duration;
+use weir_runtime::settings::{Setting, Settings};
 
 use crate::error::{Error, Position, Result};
 use crate::hints::{hint_comments, hint_pairs};
@@ -46,14 +42,39 @@ pub struct AsyncLookupSettings {
     pub key_ordered: bool,
 }
 
+/// `table.exec.async-lookup.buffer-capacity`
+pub static BUFFER_CAPACITY: Setting<i64> = Setting::int(
+    "table.exec.async-lookup.buffer-capacity",
+    100,
+    "100",
+    |n| n > 0 && n <= 1 << 20,
+    "a positive number up to 1048576",
+    "most lookups in flight (and records held) per subtask",
+);
+/// `table.exec.async-lookup.timeout`
+pub static TIMEOUT: Setting<Duration> = Setting::duration(
+    "table.exec.async-lookup.timeout",
+    Duration::from_secs(180),
+    "3 min",
+    "a record whose lookup (retries included) takes longer fails the job, naming the table and key",
+);
+/// `table.exec.async-lookup.output-mode`
+pub static OUTPUT_MODE: Setting<&'static str> = Setting::choice(
+    "table.exec.async-lookup.output-mode",
+    &["ORDERED", "ALLOW_UNORDERED"],
+    "ORDERED",
+    "ALLOW_UNORDERED emits results as lookups complete, for insert-only input only",
+);
+/// `table.exec.async-lookup.key-ordered-enabled`
+pub static KEY_ORDERED: Setting<bool> = Setting::boolean(
+    "table.exec.async-lookup.key-ordered-enabled",
+    false,
+    "with ALLOW_UNORDERED and updating input: one lookup at a time per update key",
+);
+
 impl Default for AsyncLookupSettings {
     fn default() -> Self {
-        AsyncLookupSettings {
-            capacity: 100,
-            timeout: Duration::from_secs(180),
-            output_mode: OutputMode::Ordered,
-            key_ordered: false,
-        }
+        AsyncLookupSettings::from_settings(&Settings::new(&[]))
     }
 }
 
@@ -69,34 +90,18 @@ fn output_mode(key: &str, value: &str) -> Result<OutputMode> {
     }
 }
 
-/// Checks a `table.exec.async-lookup.*` value; `None` for keys of other options.
-pub fn validate(key: &str, value: &str) -> Option<Result<()>> {
-    Some(match key {
-        "table.exec.async-lookup.buffer-capacity" => capacity(key, value).map(drop),
-        "table.exec.async-lookup.timeout" => parse_duration(key, value).map(drop).map_err(Error::from),
-        "table.exec.async-lookup.output-mode" => output_mode(key, value).map(drop),
-        "table.exec.async-lookup.key-ordered-enabled" => boolean(key, value).map(drop),
-        _ => return None,
-    })
-}
-
 impl AsyncLookupSettings {
-    /// The settings from a session's `SET` values.
-    ///
-    /// # Errors
-    /// A malformed value, naming the key and what it accepts.
-    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Self> {
-        let mut s = AsyncLookupSettings::default();
-        for (key, value) in settings {
-            match key.as_str() {
-                "table.exec.async-lookup.buffer-capacity" => s.capacity = capacity(key, value)?,
-                "table.exec.async-lookup.timeout" => s.timeout = parse_duration(key, value)?,
-                "table.exec.async-lookup.output-mode" => s.output_mode = output_mode(key, value)?,
-                "table.exec.async-lookup.key-ordered-enabled" => s.key_ordered = boolean(key, value)?,
-                _ => {}
-            }
+    /// The settings a session set (defaults for the others).
+    pub fn from_settings(settings: &Settings) -> Self {
+        AsyncLookupSettings {
+            capacity: settings.get(&BUFFER_CAPACITY) as usize,
+            timeout: settings.get(&TIMEOUT),
+            output_mode: match settings.get(&OUTPUT_MODE) {
+                "ALLOW_UNORDERED" => OutputMode::AllowUnordered,
+                _ => OutputMode::Ordered,
+            },
+            key_ordered: settings.get(&KEY_ORDERED),
         }
-        Ok(s)
     }
 }
 

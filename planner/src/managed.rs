@@ -8,24 +8,27 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use weir_connectors::managed::TableStore;
+use weir_runtime::settings::{Setting, Settings};
 
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
 use crate::error::{Error, Position, Result};
 use crate::parser::{parse_script, ColumnDef, CreateTable, Statement};
 
-/// The option naming the data directory of managed tables.
-pub const STORE_PATH: &str = "table.store.path";
-
-/// The data directory when `table.store.path` is not set.
-pub const DEFAULT_STORE_PATH: &str = "weir-data";
+/// `table.store.path`: the data directory of managed tables.
+pub static STORE_PATH: Setting<String> = Setting::text(
+    "table.store.path",
+    "weir-data",
+    "the data directory of managed tables (tables without 'connector'), under the working directory",
+)
+.weir_only();
 
 fn store_error(e: weir_connectors::Error) -> Error {
     Error::Table(e.to_string())
 }
 
-/// The data directory the session's options name.
-pub fn store_dir(options: &std::collections::BTreeMap<String, String>) -> PathBuf {
-    PathBuf::from(options.get(STORE_PATH).map_or(DEFAULT_STORE_PATH, String::as_str))
+/// The data directory the session's settings name.
+pub fn store_dir(settings: &Settings) -> PathBuf {
+    PathBuf::from(settings.get(&STORE_PATH))
 }
 
 /// Opens the store of `dir` (creating it when `create`; `None` when it does not exist and

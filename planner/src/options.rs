@@ -1,28 +1,12 @@
-//! The planner's options (`SET 'key' = 'value'`), with Flink's keys, defaults and checks.
-//!
-//! | key | default | meaning |
-//! |---|---|---|
-//! | `table.exec.mini-batch.enabled` | `false` | buffer aggregate input in mini-batches |
-//! | `table.exec.mini-batch.allow-latency` | `0 ms` | mini-batch interval; must be > 0 when enabled |
-//! | `table.exec.mini-batch.size` | `-1` | flush at this many buffered rows; `-1`: when the memory budget is full |
-//! | `table.exec.mini-batch.memory-budget` | `64 mb` | weir: bytes a bundle may hold per subtask before it flushes |
-//! | `table.optimizer.agg-phase-strategy` | `AUTO` | `AUTO`, `ONE_PHASE` or `TWO_PHASE` |
-//! | `table.exec.state.ttl` | `0 ms` | forget a group not written for this long; 0 keeps state |
-//! | `table.exec.agg.mini-batch.output-identical-enabled` | `false` | with TTL, emit unchanged mini-batch results |
-//! | `table.optimizer.distinct-agg.split.enabled` | `false` | split `COUNT(DISTINCT ..)` aggregates over buckets |
-//! | `table.optimizer.distinct-agg.split.bucket-num` | `1024` | buckets of the split distinct aggregation |
-//! | `table.exec.sink.keyed-shuffle` | `AUTO` | `NONE`, `AUTO` or `FORCE`: hash rows into a primary-key sink on the key |
-//! | `table.exec.sink.upsert-materialize` | `AUTO` | `NONE`, `AUTO` or `FORCE`: keep each key's rows before an upsert sink |
-//! | `table.exec.sink.require-on-conflict` | `true` | an upsert key other than the sink's key needs `ON CONFLICT` |
-//! | `table.exec.sink.not-null-enforcer` | `ERROR` | `ERROR` or `DROP` a row with NULL in a NOT NULL sink column |
-//! | `table.exec.sink.type-length-enforcer` | `IGNORE` | `IGNORE`, `TRIM_PAD` or `ERROR` on strings that do not fit their column |
-//!
-//! The lookup join options are in [`crate::lookup_options`].
+//! The planner's options (`SET 'key' = 'value'`), with Flink's keys, defaults and checks: each
+//! is a [`Setting`] declared here, read typed by [`PlannerOptions::from_settings`]. The lookup
+//! join options are in [`crate::lookup_options`]; every setting weir reads is listed in
+//! [`crate::settings::SETTINGS`].
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
 use weir_operators::{LengthEnforcement, NotNullEnforcement};
-use weir_runtime::config::parse_duration;
+use weir_runtime::settings::{Setting, Settings};
 use weir_runtime::Error as RuntimeError;
 
 use crate::error::{Error, Result};
@@ -77,6 +61,19 @@ pub enum UpsertMaterialize {
     Force,
 }
 
+pub(crate) fn invalid(key: &str, value: &str, expected: &str) -> Error {
+    RuntimeError::InvalidOption { key: key.to_string(), value: value.to_string(), expected: expected.to_string() }
+        .into()
+}
+
+pub(crate) fn boolean(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(invalid(key, value, "'true' or 'false'")),
+    }
+}
+
 /// Mini-batch settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MiniBatch {
@@ -121,190 +118,168 @@ pub struct PlannerOptions {
     pub sync_lookup_tables: std::collections::BTreeSet<String>,
 }
 
-pub(crate) fn invalid(key: &str, value: &str, expected: &str) -> Error {
-    RuntimeError::InvalidOption { key: key.to_string(), value: value.to_string(), expected: expected.to_string() }
-        .into()
-}
-
-pub(crate) fn boolean(key: &str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(invalid(key, value, "'true' or 'false'")),
-    }
-}
-
-fn millis(key: &str, value: &str) -> Result<i64> {
-    Ok(parse_duration(key, value)?.as_millis() as i64)
-}
-
-/// Bytes of a memory size such as `64 mb`, `512kb`, `1 gb` or a bare number of bytes.
-fn bytes(key: &str, value: &str) -> Result<usize> {
-    let text = value.trim().to_ascii_lowercase();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let factor: usize = match unit.trim() {
-        "" | "b" | "bytes" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(invalid(key, value, "a memory size such as '64 mb'")),
-    };
-    number
-        .parse::<usize>()
-        .ok()
-        .filter(|n| *n > 0)
-        .map(|n| n * factor)
-        .ok_or_else(|| invalid(key, value, "a memory size such as '64 mb'"))
-}
-
-/// Checks one option's value when it is set; keys weir does not read are accepted, as Flink does.
-///
-/// # Errors
-/// A value of the wrong form, naming the key and what it accepts.
-pub fn validate(key: &str, value: &str) -> Result<()> {
-    if let Some(checked) = crate::lookup_options::validate(key, value) {
-        return checked;
-    }
-    match key {
-        "table.exec.mini-batch.enabled"
-        | "table.exec.sink.require-on-conflict"
-        | "table.exec.agg.mini-batch.output-identical-enabled"
-        | "table.optimizer.distinct-agg.split.enabled" => boolean(key, value).map(|_| ()),
-        "table.exec.mini-batch.allow-latency" | "table.exec.state.ttl" => millis(key, value).map(|_| ()),
-        "table.exec.mini-batch.size" => match value.trim().parse::<i64>() {
-            Ok(n) if n == -1 || n > 0 => Ok(()),
-            _ => Err(invalid(key, value, "a positive number of rows, or -1 for the memory budget")),
-        },
-        "table.exec.mini-batch.memory-budget" => bytes(key, value).map(|_| ()),
-        "table.optimizer.agg-phase-strategy" => strategy(key, value).map(|_| ()),
-        "table.optimizer.distinct-agg.split.bucket-num" => positive(key, value).map(|_| ()),
-        "table.exec.sink.keyed-shuffle" => keyed_shuffle(key, value).map(|_| ()),
-        "table.exec.sink.not-null-enforcer" => not_null_enforcer(key, value).map(|_| ()),
-        "table.exec.sink.upsert-materialize" => upsert_materialize(key, value).map(|_| ()),
-        "table.exec.sink.type-length-enforcer" => type_length_enforcer(key, value).map(|_| ()),
-        "execution.runtime-mode" => runtime_mode(key, value).map(|_| ()),
-        _ => Ok(()),
-    }
-}
-
-fn positive(key: &str, value: &str) -> Result<i32> {
-    value.trim().parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| invalid(key, value, "a positive number"))
-}
-
-/// The value of an enumerated option (case-insensitive, as Flink reads enums), or an error
-/// listing the names it accepts.
-fn choice<T: Copy>(key: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
-    let wanted = value.trim().to_ascii_uppercase();
-    choices.iter().find(|(name, _)| *name == wanted).map(|(_, v)| *v).ok_or_else(|| {
-        let names: Vec<String> = choices.iter().map(|(name, _)| format!("'{name}'")).collect();
-        invalid(key, value, &format!("one of {}", names.join(", ")))
-    })
-}
-
-/// `execution.runtime-mode`: whether it is `batch` (`streaming` and `automatic` run as streaming).
-fn runtime_mode(key: &str, value: &str) -> Result<bool> {
-    choice(key, value, &[("STREAMING", false), ("BATCH", true), ("AUTOMATIC", false)])
-}
-
-fn keyed_shuffle(key: &str, value: &str) -> Result<SinkKeyedShuffle> {
-    use SinkKeyedShuffle::*;
-    choice(key, value, &[("NONE", None), ("AUTO", Auto), ("FORCE", Force)])
-}
-
-fn upsert_materialize(key: &str, value: &str) -> Result<UpsertMaterialize> {
-    use UpsertMaterialize::*;
-    choice(key, value, &[("NONE", None), ("AUTO", Auto), ("FORCE", Force)])
-}
-
-fn not_null_enforcer(key: &str, value: &str) -> Result<NotNullEnforcement> {
-    choice(key, value, &[("ERROR", NotNullEnforcement::Error), ("DROP", NotNullEnforcement::Drop)])
-}
-
-fn type_length_enforcer(key: &str, value: &str) -> Result<Option<LengthEnforcement>> {
-    let choices =
-        [("IGNORE", None), ("TRIM_PAD", Some(LengthEnforcement::TrimPad)), ("ERROR", Some(LengthEnforcement::Error))];
-    choice(key, value, &choices)
-}
-
-fn strategy(key: &str, value: &str) -> Result<AggPhaseStrategy> {
-    use AggPhaseStrategy::*;
-    choice(key, value, &[("AUTO", Auto), ("ONE_PHASE", OnePhase), ("TWO_PHASE", TwoPhase)])
-}
+/// `table.exec.mini-batch.enabled`
+pub static MINI_BATCH_ENABLED: Setting<bool> = Setting::boolean(
+    "table.exec.mini-batch.enabled",
+    false,
+    "buffer aggregate input in bundles and apply each key once per bundle",
+);
+/// `table.exec.mini-batch.allow-latency`
+pub static MINI_BATCH_LATENCY: Setting<Duration> = Setting::duration(
+    "table.exec.mini-batch.allow-latency",
+    Duration::ZERO,
+    "0 ms",
+    "how often a bundle flushes; must be > 0 when mini-batch is on",
+);
+/// `table.exec.mini-batch.size`
+pub static MINI_BATCH_SIZE: Setting<i64> = Setting::int(
+    "table.exec.mini-batch.size",
+    -1,
+    "-1",
+    |n| n == -1 || n > 0,
+    "a positive number of rows, or -1 for the memory budget",
+    "flush a bundle at this many rows; -1 flushes on the interval and the memory budget only",
+);
+/// `table.exec.mini-batch.memory-budget`
+pub static MINI_BATCH_MEMORY_BUDGET: Setting<u64> = Setting::memory_size(
+    "table.exec.mini-batch.memory-budget",
+    64 << 20,
+    "64 mb",
+    "bytes a bundle may hold per subtask before it flushes early",
+)
+.weir_only();
+/// `table.optimizer.agg-phase-strategy`
+pub static AGG_PHASE_STRATEGY: Setting<&'static str> = Setting::choice(
+    "table.optimizer.agg-phase-strategy",
+    &["AUTO", "ONE_PHASE", "TWO_PHASE"],
+    "AUTO",
+    "ONE_PHASE keeps one phase; AUTO and TWO_PHASE run two phases with mini-batch when every aggregate can merge partials",
+);
+/// `table.exec.state.ttl`
+pub static STATE_TTL: Setting<Duration> = Setting::duration(
+    "table.exec.state.ttl",
+    Duration::ZERO,
+    "0 ms",
+    "forget a group not written for this long; 0 keeps state forever",
+);
+/// `table.exec.agg.mini-batch.output-identical-enabled`
+pub static OUTPUT_IDENTICAL: Setting<bool> = Setting::boolean(
+    "table.exec.agg.mini-batch.output-identical-enabled",
+    false,
+    "with a TTL and mini-batch, still emit a result that did not change (refreshing the sink's TTL)",
+);
+/// `table.optimizer.distinct-agg.split.enabled`
+pub static SPLIT_DISTINCT: Setting<bool> = Setting::boolean(
+    "table.optimizer.distinct-agg.split.enabled",
+    false,
+    "compute COUNT(DISTINCT x) in two levels to spread a hot key",
+);
+/// `table.optimizer.distinct-agg.split.bucket-num`
+pub static SPLIT_DISTINCT_BUCKETS: Setting<i64> = Setting::int(
+    "table.optimizer.distinct-agg.split.bucket-num",
+    1024,
+    "1024",
+    |n| n > 0 && n <= i64::from(i32::MAX),
+    "a positive number",
+    "buckets of the first level of a split distinct aggregation",
+);
+/// `table.exec.sink.keyed-shuffle`
+pub static SINK_KEYED_SHUFFLE: Setting<&'static str> = Setting::choice(
+    "table.exec.sink.keyed-shuffle",
+    &["NONE", "AUTO", "FORCE"],
+    "AUTO",
+    "hash rows into a primary-key sink on the key (AUTO: when the sink's parallelism differs from its input's)",
+);
+/// `table.exec.sink.upsert-materialize`
+pub static SINK_UPSERT_MATERIALIZE: Setting<&'static str> = Setting::choice(
+    "table.exec.sink.upsert-materialize",
+    &["NONE", "AUTO", "FORCE"],
+    "AUTO",
+    "keep each key's rows in a SinkMaterializer before an upsert sink",
+);
+/// `table.exec.sink.require-on-conflict`
+pub static SINK_REQUIRE_ON_CONFLICT: Setting<bool> = Setting::boolean(
+    "table.exec.sink.require-on-conflict",
+    true,
+    "an upsert key other than the sink's primary key needs ON CONFLICT",
+);
+/// `table.exec.sink.not-null-enforcer`
+pub static SINK_NOT_NULL_ENFORCER: Setting<&'static str> = Setting::choice(
+    "table.exec.sink.not-null-enforcer",
+    &["ERROR", "DROP"],
+    "ERROR",
+    "fail on, or drop, a row with NULL in a NOT NULL sink column",
+);
+/// `table.exec.sink.type-length-enforcer`
+pub static SINK_TYPE_LENGTH_ENFORCER: Setting<&'static str> = Setting::choice(
+    "table.exec.sink.type-length-enforcer",
+    &["IGNORE", "TRIM_PAD", "ERROR"],
+    "IGNORE",
+    "what happens to strings and bytes that do not fit their sink column",
+);
+/// `execution.runtime-mode`
+pub static RUNTIME_MODE: Setting<&'static str> = Setting::choice(
+    "execution.runtime-mode",
+    &["STREAMING", "BATCH", "AUTOMATIC"],
+    "STREAMING",
+    "BATCH: scans read what their tables hold now and end, results are final rows",
+);
 
 impl PlannerOptions {
-    /// The options from a session's `SET` values.
+    /// The options from a session's settings.
     ///
     /// # Errors
-    /// Malformed values, and mini-batch enabled without a positive latency (Flink's
+    /// Mini-batch enabled without a positive latency (Flink's
     /// `MiniBatch Latency must be greater than 0 ms.`).
-    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Self> {
-        let get = |key: &str| settings.get(key).map(String::as_str);
-        let enabled =
-            get("table.exec.mini-batch.enabled").map(|v| boolean("table.exec.mini-batch.enabled", v)).transpose()?;
-        let mini_batch = if enabled == Some(true) {
-            let latency_key = "table.exec.mini-batch.allow-latency";
-            let interval_millis = get(latency_key).map(|v| millis(latency_key, v)).transpose()?.unwrap_or(0);
+    pub fn from_settings(settings: &Settings) -> Result<Self> {
+        let mini_batch = if settings.get(&MINI_BATCH_ENABLED) {
+            let interval_millis = settings.get(&MINI_BATCH_LATENCY).as_millis() as i64;
             if interval_millis <= 0 {
                 return Err(Error::Configuration("MiniBatch Latency must be greater than 0 ms.".into()));
             }
-            let size = match get("table.exec.mini-batch.size") {
-                Some(v) => {
-                    validate("table.exec.mini-batch.size", v)?;
-                    v.trim().parse::<i64>().ok().filter(|n| *n > 0).map(|n| n as usize)
-                }
-                None => None,
-            };
-            let budget_key = "table.exec.mini-batch.memory-budget";
-            let memory_budget = get(budget_key).map(|v| bytes(budget_key, v)).transpose()?.unwrap_or(64 << 20);
+            let size = usize::try_from(settings.get(&MINI_BATCH_SIZE)).ok();
+            let memory_budget = usize::try_from(settings.get(&MINI_BATCH_MEMORY_BUDGET)).unwrap_or(usize::MAX);
             Some(MiniBatch { interval_millis, size, memory_budget })
         } else {
             None
         };
-        let strategy_key = "table.optimizer.agg-phase-strategy";
-        let agg_phase_strategy =
-            get(strategy_key).map(|v| strategy(strategy_key, v)).transpose()?.unwrap_or(AggPhaseStrategy::Auto);
-        let ttl_key = "table.exec.state.ttl";
-        let state_ttl_millis = get(ttl_key).map(|v| millis(ttl_key, v)).transpose()?.unwrap_or(0);
-        let identical_key = "table.exec.agg.mini-batch.output-identical-enabled";
-        let output_identical = get(identical_key).map(|v| boolean(identical_key, v)).transpose()?.unwrap_or(false);
-        let split_key = "table.optimizer.distinct-agg.split.enabled";
-        let split = get(split_key).map(|v| boolean(split_key, v)).transpose()?.unwrap_or(false);
-        let buckets_key = "table.optimizer.distinct-agg.split.bucket-num";
-        let buckets = get(buckets_key).map(|v| positive(buckets_key, v)).transpose()?.unwrap_or(1024);
-        let split_distinct_buckets = split.then_some(buckets);
-        let shuffle_key = "table.exec.sink.keyed-shuffle";
-        let sink_keyed_shuffle =
-            get(shuffle_key).map(|v| keyed_shuffle(shuffle_key, v)).transpose()?.unwrap_or(SinkKeyedShuffle::Auto);
-        let materialize_key = "table.exec.sink.upsert-materialize";
-        let upsert_materialize = get(materialize_key)
-            .map(|v| upsert_materialize(materialize_key, v))
-            .transpose()?
-            .unwrap_or(UpsertMaterialize::Auto);
-        let require_key = "table.exec.sink.require-on-conflict";
-        let require_on_conflict = get(require_key).map(|v| boolean(require_key, v)).transpose()?.unwrap_or(true);
-        let not_null_key = "table.exec.sink.not-null-enforcer";
-        let not_null_enforcer = get(not_null_key)
-            .map(|v| not_null_enforcer(not_null_key, v))
-            .transpose()?
-            .unwrap_or(NotNullEnforcement::Error);
-        let length_key = "table.exec.sink.type-length-enforcer";
-        let type_length_enforcer = get(length_key).map(|v| type_length_enforcer(length_key, v)).transpose()?.flatten();
-        let mode_key = "execution.runtime-mode";
-        let batch = get(mode_key).map(|v| runtime_mode(mode_key, v)).transpose()?.unwrap_or(false);
+        let agg_phase_strategy = match settings.get(&AGG_PHASE_STRATEGY) {
+            "ONE_PHASE" => AggPhaseStrategy::OnePhase,
+            "TWO_PHASE" => AggPhaseStrategy::TwoPhase,
+            _ => AggPhaseStrategy::Auto,
+        };
+        let sink_keyed_shuffle = match settings.get(&SINK_KEYED_SHUFFLE) {
+            "NONE" => SinkKeyedShuffle::None,
+            "FORCE" => SinkKeyedShuffle::Force,
+            _ => SinkKeyedShuffle::Auto,
+        };
+        let upsert_materialize = match settings.get(&SINK_UPSERT_MATERIALIZE) {
+            "NONE" => UpsertMaterialize::None,
+            "FORCE" => UpsertMaterialize::Force,
+            _ => UpsertMaterialize::Auto,
+        };
+        let not_null_enforcer = match settings.get(&SINK_NOT_NULL_ENFORCER) {
+            "DROP" => NotNullEnforcement::Drop,
+            _ => NotNullEnforcement::Error,
+        };
+        let type_length_enforcer = match settings.get(&SINK_TYPE_LENGTH_ENFORCER) {
+            "TRIM_PAD" => Some(LengthEnforcement::TrimPad),
+            "ERROR" => Some(LengthEnforcement::Error),
+            _ => None,
+        };
         Ok(PlannerOptions {
-            batch,
+            batch: settings.get(&RUNTIME_MODE) == "BATCH",
             mini_batch,
             agg_phase_strategy,
-            state_ttl_millis,
-            output_identical,
-            split_distinct_buckets,
+            state_ttl_millis: settings.get(&STATE_TTL).as_millis() as i64,
+            output_identical: settings.get(&OUTPUT_IDENTICAL),
+            split_distinct_buckets: settings.get(&SPLIT_DISTINCT).then(|| settings.get(&SPLIT_DISTINCT_BUCKETS) as i32),
             sink_keyed_shuffle,
             upsert_materialize,
-            require_on_conflict,
+            require_on_conflict: settings.get(&SINK_REQUIRE_ON_CONFLICT),
             not_null_enforcer,
             type_length_enforcer,
-            async_lookup: AsyncLookupSettings::from_settings(settings)?,
+            async_lookup: AsyncLookupSettings::from_settings(settings),
             lookup_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
         })

@@ -1,7 +1,6 @@
 //! A session: runs the statements of scripts in order against one catalog and one set of
 //! options, as Flink's SQL client does.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use std::sync::Arc;
@@ -10,6 +9,7 @@ use weir_connectors::{CollectHandle, ConnectorRegistry, SinkChangelogMode};
 use parking_lot::Mutex;
 use weir_runtime::job::{self, JobCanceller, JobHandle};
 use weir_runtime::report::JobReport;
+use weir_runtime::settings::{Setting, Settings};
 use weir_runtime::RuntimeConfig;
 
 use crate::binder::Binder;
@@ -34,8 +34,24 @@ mod sink_rows;
 pub(crate) use ddl::catalog_table;
 use sink_rows::{conform_to_sink, target_columns};
 
-/// The option that chooses how query results print: `tableau` (the default) or `changelog`.
-pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
+/// `sql-client.execution.result-mode`: how query results print. weir has no interactive table
+/// view, so `TABLE` prints as `TABLEAU` does.
+pub static RESULT_MODE: Setting<&'static str> = Setting::choice(
+    "sql-client.execution.result-mode",
+    &["TABLEAU", "TABLE", "CHANGELOG"],
+    "TABLEAU",
+    "how query results print: a table with an op column, or a changelog (+I[...])",
+);
+/// `table.dml-sync`: whether an INSERT into an unbounded job waits for it to end.
+pub static DML_SYNC: Setting<bool> =
+    Setting::boolean("table.dml-sync", false, "an INSERT waits for its job to end, even an unbounded one");
+/// `weir.print-metrics`: each finished job's report on standard error (`weir run --metrics`).
+pub static PRINT_METRICS: Setting<bool> = Setting::boolean(
+    "weir.print-metrics",
+    false,
+    "print each finished job's rows, bundles and latencies to standard error",
+)
+.weir_only();
 
 /// Statements run one after another; bounded jobs finish before the next statement starts.
 pub struct Session {
@@ -44,7 +60,8 @@ pub struct Session {
     runtime: RuntimeConfig,
     /// The runtime configuration the session started with: what `RESET` restores.
     initial_runtime: RuntimeConfig,
-    options: BTreeMap<String, String>,
+    /// The values `SET` gave; `runtime` is `initial_runtime` configured with them.
+    settings: Settings,
     /// The `LOOKUP` hints of the statement being planned.
     lookup_hints: Vec<crate::lookup_options::LookupHint>,
     running: Vec<(String, JobHandle)>,
@@ -81,7 +98,7 @@ impl Session {
             registry,
             initial_runtime: runtime.clone(),
             runtime,
-            options: BTreeMap::new(),
+            settings: crate::settings::session_settings(),
             lookup_hints: Vec::new(),
             running: Vec::new(),
             reports: Vec::new(),
@@ -102,25 +119,28 @@ impl Session {
         move || cancellers.lock().iter().for_each(JobCanceller::cancel)
     }
 
-    /// Sets an option as `SET 'key' = 'value'` does.
+    /// Sets an option as `SET 'key' = 'value'` does. A declared key's value is checked now;
+    /// keys weir does not read are kept, as Flink keeps them.
     ///
     /// # Errors
-    /// A runtime option with a malformed value.
+    /// A malformed value, naming the key and the values it accepts (nothing changes then).
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        if weir_runtime::config::RuntimeConfig::KEYS.contains(&key) {
-            self.runtime.set(key, value)?;
-        }
-        crate::options::validate(key, value)?;
-        if key == RESULT_MODE && !["tableau", "table", "changelog"].contains(&value.to_ascii_lowercase().as_str()) {
-            return Err(weir_runtime::Error::InvalidOption {
-                key: key.to_string(),
-                value: value.to_string(),
-                expected: "one of 'tableau', 'table', 'changelog'".to_string(),
-            }
-            .into());
-        }
-        self.options.insert(key.to_string(), value.to_string());
+        self.settings.set(key, value)?;
+        self.runtime = self.initial_runtime.configured(&self.settings);
         Ok(())
+    }
+
+    /// Forgets the value of `key` (`RESET 'key'`) or of every key (`RESET`): a key reads as its
+    /// default again, a runtime key as the session started with it (the command line's
+    /// `--parallelism`, say).
+    pub fn reset(&mut self, key: Option<&str>) {
+        match key {
+            Some(k) => {
+                self.settings.reset(k);
+            }
+            None => self.settings.clear(),
+        }
+        self.runtime = self.initial_runtime.configured(&self.settings);
     }
 
     /// Runs every statement of `sql` in order, then waits for the jobs still running.
@@ -190,7 +210,7 @@ impl Session {
     }
 
     fn print_metrics(&self) -> bool {
-        self.options.get("weir.print-metrics").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        self.settings.get(&PRINT_METRICS)
     }
 
     /// Cancels every running job.
@@ -240,22 +260,12 @@ impl Session {
             Statement::Drop { name, if_exists, view } => self.drop(name, *if_exists, *view, located.position),
             Statement::Set { key: Some(key), value } => self.set(key, value),
             Statement::Set { key: None, .. } => {
-                let lines: Vec<String> = self.options.iter().map(|(k, v)| format!("'{k}' = '{v}'")).collect();
-                self.write_lines(&lines)
+                let listing = crate::settings::listing(&self.settings, &self.initial_runtime);
+                let table = crate::tableau::key_value_table(&listing);
+                self.write_lines(&[table.trim_end().to_string()])
             }
-            // Runtime keys return to the values the session started with (the command line's
-            // `--parallelism`, say), every other key to its default by leaving the session's map.
             Statement::Reset(key) => {
-                match key {
-                    Some(k) => {
-                        self.options.remove(k);
-                        self.runtime.reset(k, &self.initial_runtime);
-                    }
-                    None => {
-                        self.options.clear();
-                        self.runtime = self.initial_runtime.clone();
-                    }
-                }
+                self.reset(key.as_deref());
                 Ok(())
             }
             Statement::ShowTables => {
@@ -282,7 +292,7 @@ impl Session {
 
     /// A translator for this session's jobs: its parallelism, clock and runtime mode.
     fn translator(&self) -> Result<Translator<'_>> {
-        let batch = PlannerOptions::from_settings(&self.options)?.batch;
+        let batch = PlannerOptions::from_settings(&self.settings)?.batch;
         Ok(Translator::new(&self.registry, self.runtime.default_parallelism)
             .with_clock(std::sync::Arc::clone(&self.runtime.clock))
             .with_batch(batch))
@@ -352,7 +362,7 @@ impl Session {
                 Node::Scan { .. } | Node::Values { .. } => {}
             }
         }
-        let mut options = PlannerOptions::from_settings(&self.options)?;
+        let mut options = PlannerOptions::from_settings(&self.settings)?;
         options.lookup_hints = self.lookup_hints.clone();
         let mut tables = Vec::new();
         plans.into_iter().for_each(|p| lookup_tables(p, &mut tables));
@@ -459,7 +469,7 @@ impl Session {
             translator.translate(plan)?;
         }
         // A job that never ends runs in the background unless `table.dml-sync` is set.
-        let sync = self.options.get("table.dml-sync").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let sync = self.settings.get(&DML_SYNC);
         let background = translator.unbounded && !sync;
         let handle = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(handle.canceller());
@@ -501,7 +511,7 @@ impl Session {
         let options = self.planner_options([&plan])?;
         let fields = plan.fields.clone();
         let rows = self.collect(plan, &options)?;
-        let changelog = self.options.get(RESULT_MODE).is_some_and(|m| m.eq_ignore_ascii_case("changelog"));
+        let changelog = self.settings.get(&RESULT_MODE) == "CHANGELOG";
         if changelog {
             let lines: Vec<String> = rows.iter().map(weir_runtime::Row::to_string).collect();
             self.write_lines(&lines)

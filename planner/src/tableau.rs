@@ -78,37 +78,68 @@ pub fn batch_tableau(fields: &[Field], rows: &[Row]) -> String {
 
 fn render(fields: &[Field], rows: &[Row], with_op: bool) -> String {
     let widths: Vec<usize> = fields.iter().map(type_width).collect();
-    let mut border = String::from(if with_op { "+----+" } else { "+" });
-    for w in &widths {
-        border.push_str(&"-".repeat(w + 2));
-        border.push('+');
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, op: &str, cells: Vec<String>| {
-        if with_op {
-            let _ = write!(out, "| {op} |");
-        } else {
-            out.push('|');
-        }
-        for (c, w) in cells.iter().zip(&widths) {
-            let _ = write!(out, " {:>w$} |", fit(c, *w), w = *w);
-        }
-        out.push('\n');
-    };
-    let _ = writeln!(out, "{border}");
-    line(&mut out, "op", fields.iter().map(|f| f.name.clone()).collect());
-    let _ = writeln!(out, "{border}");
-    for row in rows {
-        let cells = row.values.iter().zip(fields).map(|(v, f)| cell(v, &f.data_type)).collect();
-        line(&mut out, row.kind.short_string(), cells);
-    }
-    let _ = writeln!(out, "{border}");
+    let header: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+    let lines = rows.iter().map(|row| {
+        let cells = row.values.iter().zip(fields).map(|(v, f)| fit(&cell(v, &f.data_type), type_width(f))).collect();
+        (row.kind.short_string(), cells)
+    });
+    let mut out = draw(&header, &widths, with_op, lines);
     let plural = if rows.len() == 1 { "" } else { "s" };
     if with_op {
         let _ = writeln!(out, "Received a total of {} row{plural}", rows.len());
     } else {
         let _ = writeln!(out, "{} row{plural} in set", rows.len());
     }
+    out
+}
+
+/// Key and value pairs as a two-column table as wide as its longest texts, as Flink's SQL
+/// client prints the result of `SET;`.
+pub fn key_value_table(pairs: &[(String, String)]) -> String {
+    let header = vec!["key".to_string(), "value".to_string()];
+    let width = |f: fn(&(String, String)) -> &String, name: &str| {
+        pairs.iter().map(|p| f(p).chars().count()).chain([name.len()]).max().unwrap_or(0)
+    };
+    let widths = [width(|p| &p.0, "key"), width(|p| &p.1, "value")];
+    let lines = pairs.iter().map(|(k, v)| ("", vec![k.clone(), v.clone()]));
+    let mut out = draw(&header, &widths, false, lines);
+    let plural = if pairs.len() == 1 { "" } else { "s" };
+    let _ = writeln!(out, "{} row{plural} in set", pairs.len());
+    out
+}
+
+/// The bordered table of `header` and `lines` (each with its kind when `with_op`), every cell
+/// right-aligned in its column's width.
+fn draw<'a>(
+    header: &[String],
+    widths: &[usize],
+    with_op: bool,
+    lines: impl Iterator<Item = (&'a str, Vec<String>)>,
+) -> String {
+    let mut border = String::from(if with_op { "+----+" } else { "+" });
+    for w in widths {
+        border.push_str(&"-".repeat(w + 2));
+        border.push('+');
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, op: &str, cells: &[String]| {
+        if with_op {
+            let _ = write!(out, "| {op} |");
+        } else {
+            out.push('|');
+        }
+        for (c, w) in cells.iter().zip(widths) {
+            let _ = write!(out, " {c:>w$} |", w = *w);
+        }
+        out.push('\n');
+    };
+    let _ = writeln!(out, "{border}");
+    line(&mut out, "op", header);
+    let _ = writeln!(out, "{border}");
+    for (op, cells) in lines {
+        line(&mut out, op, &cells);
+    }
+    let _ = writeln!(out, "{border}");
     out
 }
 
@@ -152,6 +183,20 @@ Received a total of 2 rows
 ";
         assert_eq!(batch_tableau(&fields, &rows), expected);
         assert_eq!(batch_tableau(&fields, &[]), "Empty set\n");
+    }
+
+    #[test]
+    fn key_value_tables_are_as_wide_as_their_texts() {
+        let pairs = vec![("parallelism.default".to_string(), "2".to_string())];
+        let expected = "\
++---------------------+-------+
+|                 key | value |
++---------------------+-------+
+| parallelism.default |     2 |
++---------------------+-------+
+1 row in set
+";
+        assert_eq!(key_value_table(&pairs), expected);
     }
 
     #[test]

@@ -1,18 +1,13 @@
-//! Execution options, with Flink's keys where Flink has one.
-//!
-//! | key | default | meaning |
-//! |---|---|---|
-//! | `parallelism.default` | 1 | parallelism of vertices that do not set their own |
-//! | `execution.worker-threads` | number of cores | threads that run all subtask actors of a job |
-//! | `execution.mailbox-capacity` | 16 | elements a subtask's mailbox holds before senders wait |
-//! | `execution.chunk-size` | 1024 | rows a source or exchange puts in one chunk |
-//! | `table.exec.source.idle-timeout` | 0 ms (off) | a source with no data for this long is idle |
+//! Execution options, with Flink's keys where Flink has one: each is a
+//! [`Setting`](crate::settings::Setting) declared below ([`RuntimeConfig::SETTINGS`]), with its
+//! default, description and accepted values; [`RuntimeConfig::configured`] applies a session's.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
+use crate::settings::{Setting, Settings, Spec};
 
 /// How a job runs. Build it with [`RuntimeConfig::default`] and the setters, or [`RuntimeConfig::set`].
 #[derive(Clone)]
@@ -56,46 +51,100 @@ impl Default for RuntimeConfig {
     }
 }
 
+/// `parallelism.default`
+pub static PARALLELISM: Setting<i64> = Setting::int(
+    "parallelism.default",
+    1,
+    "1",
+    |n| (1..=MAX_PARALLELISM).contains(&n),
+    "a positive integer up to 32768",
+    "parallelism of operators that do not set their own (the weir command starts at the number of cores)",
+);
+/// `execution.worker-threads`
+pub static WORKER_THREADS: Setting<i64> = Setting::int(
+    "execution.worker-threads",
+    1,
+    "number of cores",
+    |n| (1..=MAX_THREADS).contains(&n),
+    "a positive integer up to 1024",
+    "threads running all subtasks of a job",
+)
+.weir_only();
+/// `execution.mailbox-capacity`
+pub static MAILBOX_CAPACITY: Setting<i64> = Setting::int(
+    "execution.mailbox-capacity",
+    16,
+    "16",
+    |n| (1..=MAX_QUEUE).contains(&n),
+    "a positive integer up to 1048576",
+    "elements queued per subtask before senders wait",
+)
+.weir_only();
+/// `execution.chunk-size`
+pub static CHUNK_SIZE: Setting<i64> = Setting::int(
+    "execution.chunk-size",
+    1024,
+    "1024",
+    |n| (1..=MAX_QUEUE).contains(&n),
+    "a positive integer up to 1048576",
+    "rows per chunk made by sources and exchanges",
+)
+.weir_only();
+/// `table.exec.source.idle-timeout`
+pub static IDLE_TIMEOUT: Setting<Duration> = Setting::duration(
+    "table.exec.source.idle-timeout",
+    Duration::ZERO,
+    "0 ms",
+    "a source with no data for this long is idle; 0 turns idleness off",
+);
+
+const MAX_PARALLELISM: i64 = 32_768;
+const MAX_THREADS: i64 = 1024;
+const MAX_QUEUE: i64 = 1 << 20;
+
 impl RuntimeConfig {
-    /// The option keys [`RuntimeConfig::set`] accepts.
-    pub const KEYS: [&'static str; 5] = [
-        "parallelism.default",
-        "execution.worker-threads",
-        "execution.mailbox-capacity",
-        "execution.chunk-size",
-        "table.exec.source.idle-timeout",
-    ];
+    /// The settings the runtime reads, declared once each.
+    pub const SETTINGS: [&'static Spec; 5] =
+        [&PARALLELISM.spec, &WORKER_THREADS.spec, &MAILBOX_CAPACITY.spec, &CHUNK_SIZE.spec, &IDLE_TIMEOUT.spec];
+
+    /// This configuration with the runtime keys `settings` set (the others keep their values).
+    pub fn configured(&self, settings: &Settings) -> RuntimeConfig {
+        let mut config = self.clone();
+        let count = |s: &Setting<i64>, current: usize| settings.get_set(s).map_or(current, |n| n as usize);
+        config.default_parallelism = count(&PARALLELISM, self.default_parallelism);
+        config.worker_threads = count(&WORKER_THREADS, self.worker_threads);
+        config.mailbox_capacity = count(&MAILBOX_CAPACITY, self.mailbox_capacity);
+        config.chunk_size = count(&CHUNK_SIZE, self.chunk_size);
+        config.idle_timeout = settings.get_set(&IDLE_TIMEOUT).unwrap_or(self.idle_timeout);
+        config
+    }
+
+    /// The value of runtime key `key` in this configuration, as `SET;` prints it.
+    pub fn value_text(&self, key: &str) -> Option<String> {
+        Some(match key {
+            "parallelism.default" => self.default_parallelism.to_string(),
+            "execution.worker-threads" => self.worker_threads.to_string(),
+            "execution.mailbox-capacity" => self.mailbox_capacity.to_string(),
+            "execution.chunk-size" => self.chunk_size.to_string(),
+            "table.exec.source.idle-timeout" => format!("{} ms", self.idle_timeout.as_millis()),
+            _ => return None,
+        })
+    }
 
     /// Sets an option from its textual key and value, validating the value.
     ///
     /// # Errors
-    /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::KEYS`];
+    /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        match key {
-            "parallelism.default" => self.default_parallelism = parse_positive(key, value)?,
-            "execution.worker-threads" => self.worker_threads = parse_positive(key, value)?,
-            "execution.mailbox-capacity" => self.mailbox_capacity = parse_positive(key, value)?,
-            "execution.chunk-size" => self.chunk_size = parse_positive(key, value)?,
-            "table.exec.source.idle-timeout" => self.idle_timeout = parse_duration(key, value)?,
-            _ => return Err(Error::UnknownOption(key.to_string())),
+        static TABLE: [&Spec; 5] = RuntimeConfig::SETTINGS;
+        let mut settings = Settings::new(&TABLE);
+        if settings.spec(key).is_none() {
+            return Err(Error::UnknownOption(key.to_string()));
         }
+        settings.set(key, value)?;
+        *self = self.configured(&settings);
         Ok(())
-    }
-
-    /// Restores option `key` to its value in `initial` (the configuration a session started
-    /// with), as `RESET 'key'` does; keys that are not runtime options are left to the caller.
-    /// Returns whether `key` is a runtime option.
-    pub fn reset(&mut self, key: &str, initial: &RuntimeConfig) -> bool {
-        match key {
-            "parallelism.default" => self.default_parallelism = initial.default_parallelism,
-            "execution.worker-threads" => self.worker_threads = initial.worker_threads,
-            "execution.mailbox-capacity" => self.mailbox_capacity = initial.mailbox_capacity,
-            "execution.chunk-size" => self.chunk_size = initial.chunk_size,
-            "table.exec.source.idle-timeout" => self.idle_timeout = initial.idle_timeout,
-            _ => return false,
-        }
-        true
     }
 
     /// Sets `execution.worker-threads`.
@@ -132,17 +181,6 @@ impl RuntimeConfig {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
-    }
-}
-
-fn parse_positive(key: &str, value: &str) -> Result<usize> {
-    match value.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(Error::InvalidOption {
-            key: key.to_string(),
-            value: value.to_string(),
-            expected: "a positive integer".to_string(),
-        }),
     }
 }
 
@@ -192,7 +230,8 @@ mod tests {
         c.set("execution.worker-threads", "2").unwrap();
         assert_eq!(c.worker_threads, 2);
         let err = c.set("execution.worker-threads", "0").unwrap_err().to_string();
-        assert_eq!(err, "Invalid value '0' for option 'execution.worker-threads': a positive integer");
+        assert_eq!(err, "Invalid value '0' for option 'execution.worker-threads': a positive integer up to 1024");
+        assert!(c.set("execution.mailbox-capacity", "4611686018427387904").is_err());
         assert!(matches!(c.set("execution.nope", "1"), Err(Error::UnknownOption(_))));
     }
 }

@@ -29,6 +29,7 @@ pub mod partition;
 pub mod print;
 pub mod report;
 pub mod row;
+pub mod settings;
 pub mod timers;
 pub mod types;
 pub mod value;

@@ -17,7 +17,7 @@ impl Session {
     /// added to the catalog) when it exists or `create` is set; a store of another directory
     /// is closed first.
     pub(super) fn table_store(&mut self, create: bool) -> Result<Option<Arc<TableStore>>> {
-        let dir = crate::managed::store_dir(&self.options);
+        let dir = crate::managed::store_dir(&self.settings);
         if let Some(store) = self.registry.table_store() {
             if store.dir() == dir {
                 return Ok(Some(Arc::clone(store)));
@@ -84,7 +84,7 @@ impl Session {
             Some(store) => store,
             None => {
                 // Explaining without a data directory: plans read an empty store in memory.
-                let dir = crate::managed::store_dir(&self.options);
+                let dir = crate::managed::store_dir(&self.settings);
                 let store = TableStore::in_memory(&dir).map_err(|e| Error::Table(e.to_string()))?;
                 self.registry.set_table_store(Some(Arc::clone(&store)));
                 store

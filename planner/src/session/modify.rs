@@ -36,7 +36,7 @@ impl Session {
             Modification::Delete => "DELETE",
             Modification::Update(_) => "UPDATE",
         };
-        let options = PlannerOptions::from_settings(&self.options)?;
+        let options = PlannerOptions::from_settings(&self.settings)?;
         if !options.batch {
             return Err(Error::Table(format!("{statement} statement is not supported for streaming mode now.")));
         }

@@ -1,0 +1,139 @@
+//! Every setting weir reads, in one table: the runtime's, the planner's, the lookup joins', the
+//! SQL client's and the table store's. Each is declared (key, type, default, description,
+//! check) beside the code that reads it; this table lists them for `SET` (which checks a value
+//! against its declaration), `RESET`, `SET;` and the documentation (`docs/sql.md`'s settings
+//! table is [`markdown_table`], kept equal by a test).
+
+use weir_runtime::settings::{Settings, Spec};
+use weir_runtime::RuntimeConfig;
+
+use crate::{lookup_options as lookup, managed, options, session};
+
+/// Every declared setting, in the order `SET;` and the documentation list them.
+pub static SETTINGS: [&Spec; 28] = [
+    &weir_runtime::config::PARALLELISM.spec,
+    &options::RUNTIME_MODE.spec,
+    &weir_runtime::config::WORKER_THREADS.spec,
+    &weir_runtime::config::MAILBOX_CAPACITY.spec,
+    &weir_runtime::config::CHUNK_SIZE.spec,
+    &weir_runtime::config::IDLE_TIMEOUT.spec,
+    &options::MINI_BATCH_ENABLED.spec,
+    &options::MINI_BATCH_LATENCY.spec,
+    &options::MINI_BATCH_SIZE.spec,
+    &options::MINI_BATCH_MEMORY_BUDGET.spec,
+    &options::AGG_PHASE_STRATEGY.spec,
+    &options::STATE_TTL.spec,
+    &options::OUTPUT_IDENTICAL.spec,
+    &options::SPLIT_DISTINCT.spec,
+    &options::SPLIT_DISTINCT_BUCKETS.spec,
+    &options::SINK_KEYED_SHUFFLE.spec,
+    &options::SINK_UPSERT_MATERIALIZE.spec,
+    &options::SINK_REQUIRE_ON_CONFLICT.spec,
+    &options::SINK_NOT_NULL_ENFORCER.spec,
+    &options::SINK_TYPE_LENGTH_ENFORCER.spec,
+    &lookup::BUFFER_CAPACITY.spec,
+    &lookup::TIMEOUT.spec,
+    &lookup::OUTPUT_MODE.spec,
+    &lookup::KEY_ORDERED.spec,
+    &session::RESULT_MODE.spec,
+    &session::DML_SYNC.spec,
+    &session::PRINT_METRICS.spec,
+    &managed::STORE_PATH.spec,
+];
+
+/// An empty set of session settings over [`SETTINGS`].
+pub fn session_settings() -> Settings {
+    Settings::new(&SETTINGS)
+}
+
+/// Every declared key with its value for a session, as `SET;` lists them: the value set, else
+/// the value the session's runtime started with (for runtime keys), else the default.
+pub fn listing(settings: &Settings, initial: &RuntimeConfig) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = SETTINGS
+        .iter()
+        .map(|spec| {
+            let value = match settings.text(spec.key) {
+                Some(text) => text.to_string(),
+                None => initial.value_text(spec.key).unwrap_or_else(|| spec.default_text.to_string()),
+            };
+            (spec.key.to_string(), value)
+        })
+        .collect();
+    let undeclared = settings.iter().filter(|(k, _)| settings.spec(k).is_none());
+    rows.extend(undeclared.map(|(k, v)| (k.to_string(), v.to_string())));
+    rows.sort();
+    rows
+}
+
+/// The documentation's table of every setting (key, default, whether Flink has it, meaning).
+pub fn markdown_table() -> String {
+    let mut text = String::from("| key | default | accepts | meaning |\n|---|---|---|---|\n");
+    for spec in &SETTINGS {
+        let origin = if spec.flink { "" } else { "weir: " };
+        text.push_str(&format!(
+            "| `{}` | `{}` | {} | {origin}{} |\n",
+            spec.key,
+            spec.default_text,
+            spec.kind.describe(),
+            spec.description
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_declared_once_and_its_default_is_of_its_kind() {
+        let mut keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
+        keys.sort_unstable();
+        let before = keys.len();
+        keys.dedup();
+        assert_eq!(before, keys.len(), "a key is listed twice");
+        for spec in &SETTINGS {
+            // The printed default reads back as the declared one (where it is a value).
+            if let Ok(parsed) = spec.kind.parse(spec.key, spec.default_text) {
+                assert_eq!(parsed, spec.default, "{}", spec.key);
+            } else {
+                assert_eq!(spec.key, "execution.worker-threads", "{} prints a default it refuses", spec.key);
+            }
+        }
+    }
+
+    #[test]
+    fn set_checks_declared_keys_and_keeps_others() {
+        let mut settings = session_settings();
+        let err = settings.set("table.exec.sink.keyed-shuffle", "sometimes").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "Invalid value 'sometimes' for option 'table.exec.sink.keyed-shuffle': one of 'NONE', 'AUTO', 'FORCE'"
+        );
+        settings.set("pipeline.name", "anything").unwrap();
+        let listed = listing(&settings, &RuntimeConfig::default().with_parallelism(3));
+        assert!(listed.contains(&("pipeline.name".into(), "anything".into())));
+        assert!(listed.contains(&("parallelism.default".into(), "3".into())));
+        assert!(listed.contains(&("table.exec.mini-batch.memory-budget".into(), "64 mb".into())));
+    }
+}
+
+#[cfg(test)]
+mod documentation {
+    /// `docs/sql.md` shows [`super::markdown_table`] between its settings markers; with
+    /// `WEIR_BLESS=1` the test writes it there.
+    #[test]
+    fn the_documented_settings_table_is_the_declared_one() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/sql.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (begin, end) = ("<!-- settings:begin -->\n", "<!-- settings:end -->");
+        let start = text.find(begin).expect("docs/sql.md has the settings markers") + begin.len();
+        let stop = text[start..].find(end).expect("docs/sql.md closes the settings markers") + start;
+        let table = super::markdown_table();
+        if std::env::var_os("WEIR_BLESS").is_some() {
+            std::fs::write(&path, format!("{}{table}{}", &text[..start], &text[stop..])).unwrap();
+        } else {
+            assert_eq!(&text[start..stop], table, "run the test with WEIR_BLESS=1 to update docs/sql.md");
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! Typed session settings (`SET 'key' = 'value'`): each key weir reads is declared once, as a
+//! [`Setting`] beside the code that reads it, with its type, default, description and check.
+//!
+//! A [`Settings`] holds the values a session set. A value is parsed and checked when it is set,
+//! so a wrong value is refused at its `SET` naming the key and what it accepts; reading a setting
+//! ([`Settings::get`]) returns the parsed value or the declared default and cannot fail. Keys no
+//! setting declares are kept as text, as Flink keeps keys it does not know.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use crate::config::parse_duration;
+use crate::error::{Error, Result};
+
+/// What a setting's values are, and so how its text is parsed and what a wrong value is told.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// `true` or `false`, in any case.
+    Boolean,
+    /// A duration as Flink writes one (`500 ms`, `10 s`, `1 min`; a bare number is milliseconds).
+    Duration,
+    /// A memory size (`64 mb`, `512kb`, `1 gb`, a bare number of bytes), more than zero.
+    MemorySize,
+    /// An integer for which `valid` holds; `expected` says which ones do.
+    Int {
+        /// Whether a parsed integer is accepted.
+        valid: fn(i64) -> bool,
+        /// The accepted integers, for the error message.
+        expected: &'static str,
+    },
+    /// One of the names, compared without case (Flink reads enumerations so).
+    Choice(&'static [&'static str]),
+    /// Any text.
+    Text,
+}
+
+/// A parsed setting value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// Of [`Kind::Boolean`].
+    Bool(bool),
+    /// Of [`Kind::Duration`].
+    Duration(Duration),
+    /// Of [`Kind::MemorySize`], in bytes.
+    Bytes(u64),
+    /// Of [`Kind::Int`].
+    Int(i64),
+    /// Of [`Kind::Choice`]: the declared spelling of the name.
+    Choice(&'static str),
+    /// Of [`Kind::Text`].
+    Text(Cow<'static, str>),
+}
+
+/// Everything declared about one key.
+#[derive(Debug)]
+pub struct Spec {
+    /// The key, as `SET` names it.
+    pub key: &'static str,
+    /// Its values.
+    pub kind: Kind,
+    /// Its value when it is not set, as [`Value`].
+    pub default: Value,
+    /// Its default as the documentation and `SET;` print it (`64 mb`, `number of cores`).
+    pub default_text: &'static str,
+    /// What it does, in one line.
+    pub description: &'static str,
+    /// Whether Apache Flink has the same key (with the same meaning); weir's own keys do not.
+    pub flink: bool,
+}
+
+/// A declared setting whose values read as `T`. The constructors tie `T` to the [`Kind`].
+#[derive(Debug)]
+pub struct Setting<T> {
+    /// What is declared about the key.
+    pub spec: Spec,
+    read: PhantomData<fn() -> T>,
+}
+
+const fn spec(
+    key: &'static str,
+    kind: Kind,
+    default: Value,
+    default_text: &'static str,
+    description: &'static str,
+) -> Spec {
+    Spec { key, kind, default, default_text, description, flink: true }
+}
+
+impl<T> Setting<T> {
+    const fn new(spec: Spec) -> Self {
+        Setting { spec, read: PhantomData }
+    }
+
+    /// The same setting marked as weir's own key (Flink has no such key).
+    pub const fn weir_only(mut self) -> Self {
+        self.spec.flink = false;
+        self
+    }
+
+    /// The same setting with the default printed as `text` (when the value alone would mislead).
+    pub const fn shown_as(mut self, text: &'static str) -> Self {
+        self.spec.default_text = text;
+        self
+    }
+
+    /// The key.
+    pub const fn key(&self) -> &'static str {
+        self.spec.key
+    }
+}
+
+impl Setting<bool> {
+    /// A boolean setting.
+    pub const fn boolean(key: &'static str, default: bool, description: &'static str) -> Self {
+        let text = if default { "true" } else { "false" };
+        Setting::new(spec(key, Kind::Boolean, Value::Bool(default), text, description))
+    }
+}
+
+impl Setting<Duration> {
+    /// A duration setting; `default_text` is the default as Flink documents it (`0 ms`, `3 min`).
+    pub const fn duration(
+        key: &'static str,
+        default: Duration,
+        default_text: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Setting::new(spec(key, Kind::Duration, Value::Duration(default), default_text, description))
+    }
+}
+
+impl Setting<u64> {
+    /// A memory-size setting, in bytes.
+    pub const fn memory_size(
+        key: &'static str,
+        default: u64,
+        default_text: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Setting::new(spec(key, Kind::MemorySize, Value::Bytes(default), default_text, description))
+    }
+}
+
+impl Setting<i64> {
+    /// An integer setting accepting what `valid` accepts (`expected` says what that is).
+    pub const fn int(
+        key: &'static str,
+        default: i64,
+        default_text: &'static str,
+        valid: fn(i64) -> bool,
+        expected: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Setting::new(spec(key, Kind::Int { valid, expected }, Value::Int(default), default_text, description))
+    }
+}
+
+impl Setting<&'static str> {
+    /// A setting naming one of `choices` (the declared spelling is what [`Settings::get`] returns).
+    pub const fn choice(
+        key: &'static str,
+        choices: &'static [&'static str],
+        default: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Setting::new(spec(key, Kind::Choice(choices), Value::Choice(default), default, description))
+    }
+}
+
+impl Setting<String> {
+    /// A text setting.
+    pub const fn text(key: &'static str, default: &'static str, description: &'static str) -> Self {
+        Setting::new(spec(key, Kind::Text, Value::Text(Cow::Borrowed(default)), default, description))
+    }
+}
+
+/// Reads a [`Value`] as the type its setting declares.
+pub trait FromValue: Sized {
+    /// The value as `Self`, `None` when it is of another kind.
+    fn from_value(value: &Value) -> Option<Self>;
+}
+
+impl FromValue for bool {
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for Duration {
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Duration(d) => Some(*d),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for u64 {
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Bytes(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for i64 {
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for &'static str {
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Choice(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+impl FromValue for String {
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Text(text) => Some(text.to_string()),
+            _ => None,
+        }
+    }
+}
+
+impl Kind {
+    /// Parses `text` as a value of this kind.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] naming `key` and the values it accepts.
+    pub fn parse(&self, key: &str, text: &str) -> Result<Value> {
+        let invalid = |expected: &str| Error::InvalidOption {
+            key: key.to_string(),
+            value: text.to_string(),
+            expected: expected.to_string(),
+        };
+        let trimmed = text.trim();
+        match self {
+            Kind::Boolean if trimmed.eq_ignore_ascii_case("true") => Ok(Value::Bool(true)),
+            Kind::Boolean if trimmed.eq_ignore_ascii_case("false") => Ok(Value::Bool(false)),
+            Kind::Boolean => Err(invalid("'true' or 'false'")),
+            Kind::Duration => parse_duration(key, text).map(Value::Duration),
+            Kind::MemorySize => {
+                memory_size(trimmed).map(Value::Bytes).ok_or_else(|| invalid("a memory size such as '64 mb'"))
+            }
+            Kind::Int { valid, expected } => {
+                trimmed.parse::<i64>().ok().filter(|n| valid(*n)).map(Value::Int).ok_or_else(|| invalid(expected))
+            }
+            Kind::Choice(names) => {
+                names.iter().find(|n| n.eq_ignore_ascii_case(trimmed)).map(|n| Value::Choice(n)).ok_or_else(|| {
+                    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+                    invalid(&format!("one of {}", quoted.join(", ")))
+                })
+            }
+            Kind::Text => Ok(Value::Text(Cow::Owned(text.to_string()))),
+        }
+    }
+
+    /// The accepted values in a few words (for `SET;`-style listings and the documentation).
+    pub fn describe(&self) -> String {
+        match self {
+            Kind::Boolean => "boolean".to_string(),
+            Kind::Duration => "duration".to_string(),
+            Kind::MemorySize => "memory size".to_string(),
+            Kind::Int { expected, .. } => expected.to_string(),
+            Kind::Choice(names) => names.join(", "),
+            Kind::Text => "text".to_string(),
+        }
+    }
+}
+
+/// Bytes of `64 mb`, `512kb`, `1 gb` or a bare number of bytes; `None` for anything else or 0.
+fn memory_size(text: &str) -> Option<u64> {
+    let text = text.to_ascii_lowercase();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let factor: u64 = match unit.trim() {
+        "" | "b" | "bytes" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return None,
+    };
+    number.parse::<u64>().ok().filter(|n| *n > 0)?.checked_mul(factor)
+}
+
+/// One set key: the text as the user wrote it and, for a declared key, its parsed value.
+#[derive(Debug, Clone)]
+struct Entry {
+    text: String,
+    value: Option<Value>,
+}
+
+/// The values a session set, parsed against a table of declared settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    table: &'static [&'static Spec],
+    values: BTreeMap<String, Entry>,
+}
+
+impl Settings {
+    /// No value set; keys of `table` are parsed and checked when they are set.
+    pub fn new(table: &'static [&'static Spec]) -> Self {
+        Settings { table, values: BTreeMap::new() }
+    }
+
+    /// The declared settings, in the table's order.
+    pub fn table(&self) -> &'static [&'static Spec] {
+        self.table
+    }
+
+    /// The declaration of `key`, if the table has one.
+    pub fn spec(&self, key: &str) -> Option<&'static Spec> {
+        self.table.iter().copied().find(|s| s.key == key)
+    }
+
+    /// Sets `key` to `text`, checking it when the key is declared.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] naming the key and the values it accepts; nothing changes then.
+    pub fn set(&mut self, key: &str, text: &str) -> Result<()> {
+        let value = self.spec(key).map(|spec| spec.kind.parse(key, text)).transpose()?;
+        self.values.insert(key.to_string(), Entry { text: text.to_string(), value });
+        Ok(())
+    }
+
+    /// Forgets the value of `key` (it reads as its default again); whether it was set.
+    pub fn reset(&mut self, key: &str) -> bool {
+        self.values.remove(key).is_some()
+    }
+
+    /// Forgets every value.
+    pub fn clear(&mut self) {
+        self.values.clear();
+    }
+
+    /// Whether `key` was set.
+    pub fn is_set(&self, key: &str) -> bool {
+        self.values.contains_key(key)
+    }
+
+    /// The value of a declared setting: the one set, or its default.
+    pub fn get<T: FromValue>(&self, setting: &Setting<T>) -> T {
+        let set = self.values.get(setting.spec.key).and_then(|e| e.value.as_ref()).and_then(T::from_value);
+        set.or_else(|| T::from_value(&setting.spec.default))
+            .unwrap_or_else(|| panic!("setting '{}' declares a default of another kind", setting.spec.key))
+    }
+
+    /// The value of a declared setting when it was set.
+    pub fn get_set<T: FromValue>(&self, setting: &Setting<T>) -> Option<T> {
+        self.is_set(setting.spec.key).then(|| self.get(setting))
+    }
+
+    /// The text `key` was set to, declared or not.
+    pub fn text(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(|e| e.text.as_str())
+    }
+
+    /// Every set key and its text, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().map(|(k, e)| (k.as_str(), e.text.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static FLAG: Setting<bool> = Setting::boolean("test.flag", true, "a flag");
+    static SIZE: Setting<u64> = Setting::memory_size("test.size", 64 << 20, "64 mb", "a size");
+    static MODE: Setting<&'static str> = Setting::choice("test.mode", &["AUTO", "NONE"], "AUTO", "a mode");
+    static COUNT: Setting<i64> =
+        Setting::int("test.count", -1, "-1", |n| n == -1 || n > 0, "a positive number, or -1", "rows");
+    static TABLE: [&Spec; 4] = [&FLAG.spec, &SIZE.spec, &MODE.spec, &COUNT.spec];
+
+    #[test]
+    fn values_are_checked_when_set_and_read_typed() {
+        let mut s = Settings::new(&TABLE);
+        assert!(s.get(&FLAG));
+        assert_eq!(s.get(&SIZE), 64 << 20);
+        s.set("test.flag", "FALSE").unwrap();
+        s.set("test.size", "1 kb").unwrap();
+        s.set("test.mode", "none").unwrap();
+        assert_eq!((s.get(&FLAG), s.get(&SIZE), s.get(&MODE)), (false, 1024, "NONE"));
+        let err = s.set("test.mode", "sometimes").unwrap_err().to_string();
+        assert_eq!(err, "Invalid value 'sometimes' for option 'test.mode': one of 'AUTO', 'NONE'");
+        assert_eq!(s.get(&MODE), "NONE", "a refused value changes nothing");
+        assert!(s.set("test.count", "0").is_err());
+        s.set("test.count", "5").unwrap();
+        assert_eq!(s.get(&COUNT), 5);
+        s.set("anything.else", "kept as text").unwrap();
+        assert_eq!(s.text("anything.else"), Some("kept as text"));
+        assert!(s.reset("test.mode"));
+        assert_eq!(s.get(&MODE), "AUTO");
+    }
+
+    #[test]
+    fn memory_sizes_refuse_zero_and_overflow() {
+        assert_eq!(memory_size("512kb"), Some(512 << 10));
+        assert_eq!(memory_size("0"), None);
+        assert_eq!(memory_size("99999999999999999 gb"), None);
+        assert_eq!(memory_size("lots"), None);
+    }
+}

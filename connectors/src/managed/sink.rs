@@ -74,6 +74,9 @@ impl ManagedSink {
             .spawn(move || {
                 let result = table.write(&rows, targets.as_deref());
                 tracing::debug!(table = %table.descriptor().name, rows = rows.len(), ok = result.is_ok(), "committed a batch");
+                // The table (and its store) is let go before the sink hears of the result, so
+                // that a session ending right after the job holds no store any more.
+                drop((table, rows));
                 let _ = done.send(result);
             })
             .map_err(|e| RuntimeError::execution(format!("Cannot start a commit into '{}': {e}", self.name)))?;

@@ -120,6 +120,32 @@ pub struct LookupSource {
     pub cache: LookupCacheOptions,
 }
 
+/// What a table's scan offers, answered from its options before anything is built or read
+/// (Flink's `ScanTableSource` abilities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceAbilities {
+    /// The parallelism the connector asks for (`scan.parallelism`), if any.
+    pub parallelism: Option<usize>,
+    /// Whether the scan ends by itself.
+    pub bounded: bool,
+}
+
+/// What a table's sink offers (Flink's `DynamicTableSink#getChangelogMode` and parallelism).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SinkAbilities {
+    /// The parallelism the connector asks for (`sink.parallelism`), if any.
+    pub parallelism: Option<usize>,
+    /// The changes the sink takes.
+    pub changelog_mode: SinkChangelogMode,
+}
+
+/// What a table offers for lookup joins (Flink's `LookupTableSource` runtime providers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupAbilities {
+    /// Whether lookups may run concurrently (an async lookup function).
+    pub supports_async: bool,
+}
+
 /// What a scan is for, besides the table.
 #[derive(Debug, Clone, Default)]
 pub struct ScanContext {
@@ -129,9 +155,6 @@ pub struct ScanContext {
     /// The query pins the whole primary key to these values (in key order): a point query,
     /// read once.
     pub key: Option<Vec<Value>>,
-    /// The source is built to check a plan (EXPLAIN) and will not run: it need not read
-    /// anything yet.
-    pub validate_only: bool,
 }
 
 /// What a sink is for, besides the table.
@@ -205,6 +228,50 @@ pub trait ConnectorFactory: Send + Sync {
             "Connector '{}' can only be used as a source. It cannot be used as a sink.",
             self.identifier()
         )))
+    }
+
+    /// What a scan of the table offers, from its options alone. The default builds the source
+    /// and keeps what it says: building a source validates options and prepares closures, and
+    /// opens, connects to and reads nothing (every connector's contract); a factory whose
+    /// building is not free answers from the options itself.
+    ///
+    /// # Errors
+    /// What [`Self::create_source`] reports.
+    fn source_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SourceAbilities> {
+        let provider = self.create_source(table, options, ctx)?;
+        Ok(SourceAbilities { parallelism: provider.parallelism, bounded: provider.bounded })
+    }
+
+    /// What the table's sink offers, from its options alone (see [`Self::source_abilities`]).
+    ///
+    /// # Errors
+    /// What [`Self::create_sink`] reports.
+    fn sink_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SinkAbilities> {
+        let provider = self.create_sink(table, options, ctx)?;
+        Ok(SinkAbilities { parallelism: provider.parallelism, changelog_mode: provider.changelog_mode })
+    }
+
+    /// What the table offers for lookups, from its options alone (see [`Self::source_abilities`]).
+    ///
+    /// # Errors
+    /// What [`Self::create_lookup`] reports.
+    fn lookup_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<LookupAbilities> {
+        Ok(LookupAbilities { supports_async: self.create_lookup(table, options, ctx)?.supports_async })
     }
 
     /// Validates the options and offers the table for lookups. The default refuses.
@@ -308,12 +375,7 @@ impl ConnectorRegistry {
     /// # Errors
     /// An unknown connector or format, or invalid options (unknown, missing, malformed).
     pub fn create_source_for(&self, table: &TableDescriptor, scan: &ScanContext) -> Result<SourceProvider> {
-        let mut options = TableOptions::new(table.options.clone());
-        let (identifier, factory) = self.factory(&mut options)?;
-        let ctx = FactoryContext { registry: self, scan, sink: &SinkContext::default() };
-        let provider = factory.create_source(table, &mut options, &ctx)?;
-        options.finish(&identifier)?;
-        Ok(provider)
+        self.ask(table, scan, &SinkContext::default(), |f, o, c| f.create_source(table, o, c))
     }
 
     /// Offers `table` for lookups, behind the cache its options ask for (shared by everything
@@ -322,11 +384,8 @@ impl ConnectorRegistry {
     /// # Errors
     /// A connector without lookups, or invalid options.
     pub fn create_lookup(&self, table: &TableDescriptor, clock: Arc<dyn Clock>) -> Result<LookupSource> {
-        let mut options = TableOptions::new(table.options.clone());
-        let (identifier, factory) = self.factory(&mut options)?;
-        let ctx = FactoryContext { registry: self, scan: &ScanContext::default(), sink: &SinkContext::default() };
-        let mut source = factory.create_lookup(table, &mut options, &ctx)?;
-        options.finish(&identifier)?;
+        let mut source =
+            self.ask(table, &ScanContext::default(), &SinkContext::default(), |f, o, c| f.create_lookup(table, o, c))?;
         source.provider = source.cache.wrap(source.provider, clock)?;
         Ok(source)
     }
@@ -344,11 +403,46 @@ impl ConnectorRegistry {
     /// # Errors
     /// An unknown connector or format, invalid options, target columns the table refuses.
     pub fn create_sink_for(&self, table: &TableDescriptor, sink: &SinkContext) -> Result<SinkProvider> {
+        self.ask(table, &ScanContext::default(), sink, |f, o, c| f.create_sink(table, o, c))
+    }
+
+    /// What a scan of `table` offers for the scan `scan` describes, without building it.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    pub fn source_abilities(&self, table: &TableDescriptor, scan: &ScanContext) -> Result<SourceAbilities> {
+        self.ask(table, scan, &SinkContext::default(), |f, o, c| f.source_abilities(table, o, c))
+    }
+
+    /// What the sink of `table` offers for the writes `sink` describes, without building it.
+    ///
+    /// # Errors
+    /// An unknown connector or format, invalid options, target columns the table refuses.
+    pub fn sink_abilities(&self, table: &TableDescriptor, sink: &SinkContext) -> Result<SinkAbilities> {
+        self.ask(table, &ScanContext::default(), sink, |f, o, c| f.sink_abilities(table, o, c))
+    }
+
+    /// What `table` offers for lookups, without building its lookup function or cache.
+    ///
+    /// # Errors
+    /// A connector without lookups, or invalid options.
+    pub fn lookup_abilities(&self, table: &TableDescriptor) -> Result<LookupAbilities> {
+        self.ask(table, &ScanContext::default(), &SinkContext::default(), |f, o, c| f.lookup_abilities(table, o, c))
+    }
+
+    /// Asks the factory of `table` with its options, then checks that no option went unread.
+    fn ask<T>(
+        &self,
+        table: &TableDescriptor,
+        scan: &ScanContext,
+        sink: &SinkContext,
+        question: impl FnOnce(&dyn ConnectorFactory, &mut TableOptions, &FactoryContext<'_>) -> Result<T>,
+    ) -> Result<T> {
         let mut options = TableOptions::new(table.options.clone());
         let (identifier, factory) = self.factory(&mut options)?;
-        let ctx = FactoryContext { registry: self, scan: &ScanContext::default(), sink };
-        let provider = factory.create_sink(table, &mut options, &ctx)?;
+        let ctx = FactoryContext { registry: self, scan, sink };
+        let answer = question(factory.as_ref(), &mut options, &ctx)?;
         options.finish(&identifier)?;
-        Ok(provider)
+        Ok(answer)
     }
 }

@@ -6,7 +6,6 @@ mod lookup;
 
 use std::fmt::Write;
 
-use weir_connectors::ConnectorRegistry;
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::{Expr, Function};
@@ -14,7 +13,7 @@ use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
 
 use crate::catalog::Catalog;
-use crate::physical::{sink_ship_strategy, PhysicalKind, PhysicalNode};
+use crate::physical::{PhysicalKind, PhysicalNode};
 use crate::plan::{Node, Plan};
 
 /// What EXPLAIN prints besides the plans.
@@ -346,13 +345,7 @@ fn physical_children(node: &PhysicalNode) -> Vec<&PhysicalNode> {
 pub type LogicalStatement = (Option<(String, Vec<Field>)>, Plan);
 
 /// The EXPLAIN text of statements planned as `logical` and `physical`.
-pub fn explain(
-    logical: &[LogicalStatement],
-    physical: &[PhysicalNode],
-    details: ExplainDetails,
-    registry: &ConnectorRegistry,
-    parallelism: usize,
-) -> String {
+pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details: ExplainDetails) -> String {
     let mut out = String::from("== Abstract Syntax Tree ==\n");
     for (i, (sink, plan)) in logical.iter().enumerate() {
         if i > 0 {
@@ -416,14 +409,14 @@ pub fn explain(
     }
     if details.json_execution_plan {
         out.push_str("\n== Physical Execution Plan ==\n");
-        out.push_str(&json_plan(physical, registry, parallelism));
+        out.push_str(&json_plan(physical));
     }
     out.push('\n');
     out
 }
 
 /// Flink's JSON execution plan: one entry per operator with its parallelism and predecessors.
-fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_parallelism: usize) -> String {
+fn json_plan(roots: &[PhysicalNode]) -> String {
     struct Entry {
         id: usize,
         kind: String,
@@ -437,34 +430,15 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         node: &PhysicalNode,
         entries: &mut Vec<Entry>,
         skipped: &mut usize,
-        registry: &ConnectorRegistry,
-        default: usize,
     ) -> (usize, usize, Option<&'static str>) {
         if let PhysicalKind::Exchange { strategy } = &node.kind {
-            let (id, p, _) = visit(&node.inputs[0], entries, skipped, registry, default);
+            let (id, p, _) = visit(&node.inputs[0], entries, skipped);
             // An exchange is a transformation of its own in Flink: it takes an id.
             *skipped += 1;
             return (id, p, Some(strategy.flink_name()));
         }
-        let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped, registry, default)).collect();
-        let parallelism = match &node.kind {
-            PhysicalKind::TableSourceScan { table, .. } => {
-                let scan = weir_connectors::ScanContext { validate_only: true, ..Default::default() };
-                registry.create_source_for(table, &scan).ok().and_then(|p| p.parallelism).unwrap_or(default)
-            }
-            PhysicalKind::Values { .. } => 1,
-            PhysicalKind::GroupAggregate { keys, .. } if keys.is_empty() => 1,
-            PhysicalKind::GlobalGroupAggregate { key_count: 0, .. } => 1,
-            PhysicalKind::GroupAggregate { .. } | PhysicalKind::GlobalGroupAggregate { .. } | PhysicalKind::Union => {
-                default
-            }
-            PhysicalKind::Sink { table, .. } => registry
-                .create_sink(table)
-                .ok()
-                .and_then(|p| p.parallelism)
-                .unwrap_or(inputs.first().map_or(default, |i| i.1)),
-            _ => inputs.first().map_or(default, |i| i.1),
-        };
+        let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped)).collect();
+        let parallelism = node.parallelism;
         // The node's number in Flink's labels; a sink's transformations (enforcer, key-by
         // partition, writer) take their own ids but share it.
         let exec_id = entries.len() + *skipped + 1;
@@ -501,7 +475,7 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
         let predecessors: Vec<(usize, &'static str)> = inputs
             .iter()
             .map(|(pid, pp, exchange)| {
-                let hashed_into_sink = matches!(sink_ship_strategy(node, parallelism, *pp), Ok(Some(_)));
+                let hashed_into_sink = matches!(&node.kind, PhysicalKind::Sink { input_strategy: Some(_), .. });
                 let strategy = match exchange {
                     Some(s) => *s,
                     None if hashed_into_sink => "HASH",
@@ -551,7 +525,7 @@ fn json_plan(roots: &[PhysicalNode], registry: &ConnectorRegistry, default_paral
     let mut entries = Vec::new();
     let mut skipped = 0;
     for root in roots {
-        visit(root, &mut entries, &mut skipped, registry, default_parallelism);
+        visit(root, &mut entries, &mut skipped);
     }
     let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     let mut out = String::from("{\n  \"nodes\" : [ ");

@@ -1,9 +1,10 @@
 //! weir's SQL front end: Flink's dialect, the catalog and binder, plans, and the translation
 //! of plans into runtime job graphs.
 //!
-//! The planner is the only part of weir that knows both SQL and the runtime:
-//! [`parser`] reads scripts, [`binder`] turns queries into typed [`plan`]s against the
-//! [`catalog`], [`translate`] turns plans into job graphs, and a [`session`] runs statements.
+//! The planner is the only part of weir that knows both SQL and the runtime. [`phases`] is its
+//! entry point: [`parser`] reads scripts, [`binder`] turns queries into typed [`plan`]s against
+//! the [`catalog`], [`rules`] rewrite them, [`physical`] plans the operators and where they run,
+//! and [`translate`] wires the job graph; a [`session`] runs statements and jobs.
 
 pub mod binder;
 pub mod catalog;
@@ -15,10 +16,9 @@ pub mod lookup_options;
 pub mod managed;
 pub mod options;
 pub mod parser;
+pub mod phases;
 pub mod physical;
 pub mod plan;
-pub mod prune;
-pub mod reuse;
 pub mod rules;
 pub mod session;
 pub mod settings;

@@ -14,6 +14,7 @@ use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::Operator as _;
 use weir_runtime::{Field, ShipStrategy, Value};
 
+pub mod distribution;
 mod lookup;
 
 use crate::catalog::Catalog;
@@ -151,6 +152,10 @@ pub enum PhysicalKind {
         on_conflict: Option<ConflictStrategy>,
         /// The INSERT's target columns, when it names them.
         targets: Option<Vec<usize>>,
+        /// Whether every source of its input ends by itself (set by the distribution).
+        bounded_input: bool,
+        /// How rows reach the sink's subtasks when not FORWARD (set by the distribution).
+        input_strategy: Option<ShipStrategy>,
     },
 }
 
@@ -199,7 +204,13 @@ pub struct PhysicalNode {
     pub fields: Vec<Field>,
     /// The row kinds it emits.
     pub changelog: ChangelogMode,
+    /// How many subtasks run it: decided for the whole plan by [`distribution::Distribution`]
+    /// ([`UNASSIGNED`] until then).
+    pub parallelism: usize,
 }
+
+/// The parallelism of a node [`distribution::Distribution`] has not seen yet.
+pub const UNASSIGNED: usize = 0;
 
 impl PhysicalNode {
     /// A text that is equal for nodes that compute the same rows (scans of the same columns).
@@ -257,6 +268,7 @@ pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions,
     let input = final_rows(planner.physical(plan, mode == SinkChangelogMode::Retract, false), options);
     let materializer = upsert_materializer(&input, table, mode, &primary_key, on_conflict, options, at)?;
     Ok(PhysicalNode {
+        parallelism: UNASSIGNED,
         fields: input.fields.clone(),
         kind: PhysicalKind::Sink {
             table: table.clone(),
@@ -266,6 +278,8 @@ pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions,
             materializer: materializer.map(Box::new),
             on_conflict,
             targets,
+            bounded_input: false,
+            input_strategy: None,
         },
         inputs: vec![input],
         changelog: ChangelogMode::default(),
@@ -446,6 +460,7 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
         return node;
     }
     PhysicalNode {
+        parallelism: UNASSIGNED,
         kind: PhysicalKind::FinalRows { key: upsert_key(&node) },
         fields: node.fields.clone(),
         changelog: ChangelogMode::INSERT_ONLY,
@@ -505,6 +520,7 @@ impl<'a> Physical<'a> {
     fn with_assigner(&self, node: PhysicalNode) -> PhysicalNode {
         match self.mini_batch {
             Some(m) => PhysicalNode {
+                parallelism: UNASSIGNED,
                 kind: PhysicalKind::MiniBatchAssigner { interval_millis: m.interval_millis },
                 fields: node.fields.clone(),
                 changelog: node.changelog,
@@ -520,6 +536,7 @@ impl<'a> Physical<'a> {
     fn physical(&self, plan: Plan, update_before: bool, under_watermark: bool) -> PhysicalNode {
         let Plan { node, fields } = plan;
         let leaf = |kind| PhysicalNode {
+            parallelism: UNASSIGNED,
             kind,
             inputs: Vec::new(),
             fields: fields.clone(),
@@ -539,6 +556,7 @@ impl<'a> Physical<'a> {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
                 PhysicalNode {
+                    parallelism: UNASSIGNED,
                     kind: PhysicalKind::Calc { projections, condition },
                     inputs: vec![input],
                     fields,
@@ -549,6 +567,7 @@ impl<'a> Physical<'a> {
                 let input = self.physical(*input, update_before, true);
                 let changelog = input.changelog;
                 let assigner = PhysicalNode {
+                    parallelism: UNASSIGNED,
                     kind: PhysicalKind::WatermarkAssigner { rowtime, watermark },
                     inputs: vec![input],
                     fields,
@@ -573,7 +592,7 @@ impl<'a> Physical<'a> {
                 let inputs: Vec<PhysicalNode> =
                     inputs.into_iter().map(|i| self.physical(i, update_before, false)).collect();
                 let changelog = inputs.iter().fold(ChangelogMode::default(), |m, i| m.union(i.changelog));
-                PhysicalNode { kind: PhysicalKind::Union, inputs, fields, changelog }
+                PhysicalNode { kind: PhysicalKind::Union, inputs, fields, changelog, parallelism: UNASSIGNED }
             }
         }
     }
@@ -593,6 +612,7 @@ impl<'a> Physical<'a> {
         let ttl_millis = self.options.state_ttl_millis;
         let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.clone()) };
         let exchange = |input: PhysicalNode, strategy: ShipStrategy| PhysicalNode {
+            parallelism: UNASSIGNED,
             kind: PhysicalKind::Exchange { strategy },
             fields: input.fields.clone(),
             changelog: input.changelog,
@@ -636,6 +656,7 @@ impl<'a> Physical<'a> {
                 let arg_types = calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
                 let key_count = keys.len();
                 let local = PhysicalNode {
+                    parallelism: UNASSIGNED,
                     kind: PhysicalKind::LocalGroupAggregate { keys, calls: calls.clone(), retracting, mini_batch },
                     fields: local_fields.clone(),
                     changelog: ChangelogMode::INSERT_ONLY,
@@ -646,6 +667,7 @@ impl<'a> Physical<'a> {
                     other => other,
                 };
                 PhysicalNode {
+                    parallelism: UNASSIGNED,
                     kind: PhysicalKind::GlobalGroupAggregate {
                         key_count,
                         calls,
@@ -664,6 +686,7 @@ impl<'a> Physical<'a> {
             mini_batch => {
                 let emit_unchanged = ttl_millis > 0 && (mini_batch.is_none() || self.options.output_identical);
                 PhysicalNode {
+                    parallelism: UNASSIGNED,
                     kind: PhysicalKind::GroupAggregate {
                         keys,
                         calls,

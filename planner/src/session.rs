@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use std::sync::Arc;
-use weir_connectors::{CollectHandle, ConnectorRegistry, SinkChangelogMode};
+use weir_connectors::{CollectHandle, ConnectorRegistry};
 
 use parking_lot::Mutex;
 use weir_runtime::job::{self, JobCanceller, JobHandle};
@@ -12,27 +12,17 @@ use weir_runtime::report::JobReport;
 use weir_runtime::settings::{Setting, Settings};
 use weir_runtime::RuntimeConfig;
 
-use crate::binder::Binder;
-use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
+use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Position, Result};
-use crate::explain::{explain, ExplainDetails, LogicalStatement};
 use crate::hints::apply_hints;
-use crate::options::PlannerOptions;
 use crate::parser::{parse_script, Insert, Located, Statement};
-use crate::physical::{physical_query, physical_sink, PhysicalNode, SinkTarget};
-use crate::plan::{Node, Plan};
-use crate::prune::prune_plan;
-use crate::reuse::share_scans;
-use crate::rules::managed_scan::managed_scans;
-use crate::rules::split_distinct::split_distinct;
-use crate::translate::Translator;
+use crate::phases::Planner;
+use crate::plan::Plan;
 
 mod ddl;
 mod modify;
-mod sink_rows;
 
 pub(crate) use ddl::catalog_table;
-use sink_rows::{conform_to_sink, target_columns};
 
 /// `sql-client.execution.result-mode`: how query results print. weir has no interactive table
 /// view, so `TABLE` prints as `TABLEAU` does.
@@ -290,12 +280,20 @@ impl Session {
         }
     }
 
-    /// A translator for this session's jobs: its parallelism, clock and runtime mode.
-    fn translator(&self) -> Result<Translator<'_>> {
-        let batch = PlannerOptions::from_settings(&self.settings)?.batch;
-        Ok(Translator::new(&self.registry, self.runtime.default_parallelism)
-            .with_clock(std::sync::Arc::clone(&self.runtime.clock))
-            .with_batch(batch))
+    /// The planner of the statement being run: this session's catalog, connectors, settings
+    /// and the statement's `LOOKUP` hints.
+    ///
+    /// # Errors
+    /// Settings that do not fit together.
+    pub fn planner(&self) -> Result<Planner<'_>> {
+        Planner::new(
+            &self.catalog,
+            &self.registry,
+            &self.settings,
+            self.lookup_hints.clone(),
+            self.runtime.default_parallelism,
+            Arc::clone(&self.runtime.clock),
+        )
     }
 
     fn write_lines(&mut self, lines: &[String]) -> Result<()> {
@@ -325,153 +323,24 @@ impl Session {
         self.write_lines(&lines)
     }
 
-    fn sink_table(&self, name: &str, at: Position) -> Result<CatalogTable> {
-        match self.catalog.get(name) {
-            Some(CatalogEntry::Table(t)) => Ok(t.clone()),
-            _ => Err(Error::validation(
-                at,
-                format!("Object '{name}' not found within 'default_catalog.default_database'"),
-            )),
-        }
-    }
-
-    /// The sink table and the logical plan of an INSERT, its rows cast to the sink's types.
-    fn bind_insert(&self, insert: &Insert, at: Position) -> Result<(CatalogTable, Plan)> {
-        let sink = self.sink_table(&insert.table, at)?;
-        let plan = Binder::new(&self.catalog).bind_query(&insert.source)?;
-        let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
-        Ok((sink, plan))
-    }
-
-    /// The planner options for `plans`: the session's settings, the statement's LOOKUP hints,
-    /// and which of the tables the plans look up only offer sync lookups.
-    ///
-    /// # Errors
-    /// Malformed settings, and a lookup join on a table that cannot be looked up.
-    fn planner_options<'p>(&self, plans: impl IntoIterator<Item = &'p Plan>) -> Result<PlannerOptions> {
-        fn lookup_tables<'a>(plan: &'a Plan, out: &mut Vec<&'a weir_connectors::TableDescriptor>) {
-            match &plan.node {
-                Node::LookupJoin { input, table, .. } => {
-                    out.push(table);
-                    lookup_tables(input, out);
-                }
-                Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => {
-                    lookup_tables(input, out)
-                }
-                Node::Union { inputs } => inputs.iter().for_each(|i| lookup_tables(i, out)),
-                Node::Scan { .. } | Node::Values { .. } => {}
-            }
-        }
-        let mut options = PlannerOptions::from_settings(&self.settings)?;
-        options.lookup_hints = self.lookup_hints.clone();
-        let mut tables = Vec::new();
-        plans.into_iter().for_each(|p| lookup_tables(p, &mut tables));
-        for table in tables {
-            if !self.registry.create_lookup(table, std::sync::Arc::clone(&self.runtime.clock))?.supports_async {
-                options.sync_lookup_tables.insert(table.name.clone());
-            }
-        }
-        Ok(options)
-    }
-
-    /// The physical plans of INSERTs, one per sink.
-    ///
-    /// # Errors
-    /// Unknown tables or columns, type mismatches, and an updating query into an append-only sink.
-    pub fn plan_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
-        let mut bound = Vec::new();
-        for insert in inserts {
-            bound.push(self.bind_insert(insert, at)?);
-        }
-        let options = self.planner_options(bound.iter().map(|(_, p)| p))?;
-        let pruned: Vec<(CatalogTable, Plan)> =
-            bound.into_iter().map(|(sink, plan)| Ok((sink, rewrite(plan, &options)?))).collect::<Result<_>>()?;
-        let (sinks, logical): (Vec<CatalogTable>, Vec<Plan>) = pruned.into_iter().unzip();
-        let mut plans = Vec::new();
-        for ((sink, plan), insert) in sinks.into_iter().zip(share_scans(logical)).zip(inserts) {
-            let targets = target_columns(&sink.descriptor, &insert.columns);
-            let context = weir_connectors::SinkContext { bounded_input: false, targets: targets.clone() };
-            let declared = self.registry.create_sink_for(&sink.descriptor, &context)?.changelog_mode;
-            let mode = declared.for_input(plan.is_insert_only());
-            if mode == SinkChangelogMode::Append && !plan.is_insert_only() {
-                return Err(Error::validation(
-                    at,
-                    format!(
-                        "Table sink '{}' doesn't support consuming update changes which is produced by node {}",
-                        Catalog::qualified(&insert.table),
-                        plan.updating_node().unwrap_or("an updating node")
-                    ),
-                ));
-            }
-            let key: Vec<usize> = sink
-                .primary_key
-                .iter()
-                .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
-                .collect();
-            let target = SinkTarget {
-                table: &sink.descriptor,
-                mode,
-                primary_key: key,
-                on_conflict: insert.on_conflict,
-                targets,
-            };
-            plans.push(physical_sink(plan, target, &options, at)?);
-        }
-        Ok(plans)
-    }
-
     /// The EXPLAIN text of a statement.
     ///
     /// # Errors
     /// Whatever planning the statement reports.
     pub fn explain(&self, statement: &Statement, details: &[String], at: Position) -> Result<String> {
-        let details = ExplainDetails {
-            changelog_mode: details.iter().any(|d| d == "CHANGELOG_MODE"),
-            json_execution_plan: details.iter().any(|d| d == "JSON_EXECUTION_PLAN"),
-        };
-        let (logical, physical): (Vec<LogicalStatement>, Vec<PhysicalNode>) = match statement {
-            Statement::Insert(insert) => self.explain_inserts(std::slice::from_ref(insert), at)?,
-            Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
-            Statement::Query(query) => {
-                let plan = Binder::new(&self.catalog).bind_query(query)?;
-                let options = self.planner_options([&plan])?;
-                let physical = physical_query(rewrite(plan.clone(), &options)?, &options);
-                (vec![(None, plan)], vec![physical])
-            }
-            _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
-        };
-        // A plan that could not run cannot be explained either: translate it (nothing starts).
-        let mut translator = self.translator()?.validating();
-        for plan in &physical {
-            translator.translate(plan)?;
-        }
-        Ok(explain(&logical, &physical, details, &self.registry, self.runtime.default_parallelism))
-    }
-
-    fn explain_inserts(&self, inserts: &[Insert], at: Position) -> Result<(Vec<LogicalStatement>, Vec<PhysicalNode>)> {
-        let mut logical = Vec::new();
-        for insert in inserts {
-            let (_, plan) = self.bind_insert(insert, at)?;
-            let query_fields = match &plan.node {
-                Node::Calc { input, .. } if plan.fields.len() == input.fields.len() => input.fields.clone(),
-                _ => plan.fields.clone(),
-            };
-            logical.push((Some((insert.table.clone(), query_fields)), plan));
-        }
-        Ok((logical, self.plan_inserts(inserts, at)?))
+        self.planner()?.explain(statement, details, at)
     }
 
     /// Plans every INSERT into one job and runs it.
     fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
-        let plans = self.plan_inserts(inserts, at)?;
-        let mut translator = self.translator()?;
-        for plan in &plans {
-            translator.translate(plan)?;
-        }
+        let planner = self.planner()?;
+        let plans = planner.physical_inserts(inserts, at)?;
+        let (translator, _) = planner.job_graph(&plans)?;
         // A job that never ends runs in the background unless `table.dml-sync` is set.
         let sync = self.settings.get(&DML_SYNC);
-        let background = translator.unbounded && !sync;
-        let handle = job::start(translator.graph, self.runtime.clone())?;
+        let (graph, unbounded) = (translator.graph, translator.unbounded);
+        let background = unbounded && !sync;
+        let handle = job::start(graph, self.runtime.clone())?;
         self.cancellers.lock().push(handle.canceller());
         let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
         let name = match tables.as_slice() {
@@ -507,56 +376,38 @@ impl Session {
     /// Runs a query and writes its rows as a table with an `op` column, or as a changelog
     /// (`+I[…]`, `-U[…]`, …) when `sql-client.execution.result-mode` is `changelog`.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
-        let plan = Binder::new(&self.catalog).bind_query(query)?;
-        let options = self.planner_options([&plan])?;
+        let plan = self.planner()?.bind_query(query)?;
         let fields = plan.fields.clone();
-        let rows = self.collect(plan, &options)?;
-        let changelog = self.settings.get(&RESULT_MODE) == "CHANGELOG";
-        if changelog {
+        let rows = self.collect(plan)?;
+        if self.settings.get(&RESULT_MODE) == "CHANGELOG" {
             let lines: Vec<String> = rows.iter().map(weir_runtime::Row::to_string).collect();
             self.write_lines(&lines)
+        } else if self.planner()?.options().batch {
+            self.write_lines(&[crate::tableau::batch_tableau(&fields, &rows).trim_end().to_string()])
         } else {
-            let table = if options.batch {
-                crate::tableau::batch_tableau(&fields, &rows)
-            } else {
-                crate::tableau::tableau(&fields, &rows)
-            };
-            self.write_lines(&[table.trim_end().to_string()])
+            self.write_lines(&[crate::tableau::tableau(&fields, &rows).trim_end().to_string()])
         }
     }
 
     /// Runs `plan` as a job and returns every row it produced (final rows in batch mode).
-    fn collect(&mut self, plan: Plan, options: &PlannerOptions) -> Result<Vec<weir_runtime::Row>> {
-        let plan = rewrite(plan, options)?;
-        let mut translator = self.translator()?;
-        let output = translator.translate(&physical_query(plan, options))?;
+    fn collect(&mut self, plan: Plan) -> Result<Vec<weir_runtime::Row>> {
+        let planner = self.planner()?;
+        let physical = planner.physical_query(plan)?;
+        let (mut translator, outputs) = planner.job_graph(std::slice::from_ref(&physical))?;
         let handle = CollectHandle::new();
         let collector = handle.clone();
         let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));
-        let strategy = if output.parallelism == 1 {
+        let strategy = if physical.parallelism == 1 {
             weir_runtime::ShipStrategy::Forward
         } else {
             weir_runtime::ShipStrategy::Rebalance
         };
-        translator.graph.connect(output.vertex, sink, strategy);
+        translator.graph.connect(outputs[0].vertex, sink, strategy);
         let job = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(job.canceller());
         self.finished("SELECT".to_string(), job)?;
         Ok(handle.rows())
     }
-}
-
-/// The logical rewrites every plan goes through: column pruning, managed table scans, then the
-/// rules the options enable.
-///
-/// # Errors
-/// A managed table whose options the merge engines reject.
-fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
-    let plan = managed_scans(prune_plan(plan), options.batch)?;
-    Ok(match options.split_distinct_buckets {
-        Some(buckets) => split_distinct(plan, buckets),
-        None => plan,
-    })
 }
 
 /// The job's report ([`JobReport::write_text`]) to standard error.

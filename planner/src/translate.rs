@@ -1,11 +1,11 @@
-//! Translation of physical plans into runtime job graphs.
+//! Translation of physical plans into runtime job graphs: the last phase, which only wires.
 //!
-//! Each node becomes a vertex: scans and VALUES are sources (VALUES at parallelism 1), Calc and
-//! WatermarkAssigner run at their input's parallelism behind a FORWARD edge (and are chained
-//! to it), an Exchange becomes the strategy of the next edge (a group aggregate runs at the
-//! default parallelism behind HASH, a global one at parallelism 1 behind SINGLE), UNION ALL is
-//! a union vertex, and the sink runs at `sink.parallelism` or its input's parallelism, its rows
-//! hashed on the primary key as `table.exec.sink.keyed-shuffle` decides.
+//! Each node becomes a vertex at the parallelism the distribution gave it
+//! ([`crate::physical::distribution`]): scans and VALUES are sources, Calc and WatermarkAssigner
+//! follow their input behind a FORWARD edge (and are chained to it), an Exchange becomes the
+//! strategy of the next edge, UNION ALL is a union vertex, and a sink takes its rows as the
+//! distribution decided. Sources, sinks and lookup functions are built here, once per job, and
+//! read or connect to nothing before the job runs.
 
 use std::sync::Arc;
 
@@ -20,22 +20,18 @@ use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{DataType, Row, ShipStrategy};
 
 use crate::error::Result;
-use crate::physical::{sink_ship_strategy, PhysicalKind, PhysicalNode};
+use crate::physical::{PhysicalKind, PhysicalNode};
 
 /// Builds job graphs from physical plans.
 pub struct Translator<'a> {
     /// Builds sources and sinks.
     pub registry: &'a ConnectorRegistry,
-    /// `parallelism.default`
-    pub parallelism: usize,
     /// The graph being built.
     pub graph: JobGraph,
     /// Set once a source that never ends has been added.
     pub unbounded: bool,
-    /// The job runs in batch mode: every source must end by itself.
+    /// The job runs in batch mode: scans read what their tables hold now.
     batch: bool,
-    /// The graph is built to check a plan and will not run (EXPLAIN).
-    validate_only: bool,
     /// Scans already added, by reuse digest: a shared scan runs once.
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
@@ -69,14 +65,12 @@ fn edge(input: &Output, parallelism: usize) -> ShipStrategy {
 
 impl<'a> Translator<'a> {
     /// A translator building a new graph.
-    pub fn new(registry: &'a ConnectorRegistry, parallelism: usize) -> Self {
+    pub fn new(registry: &'a ConnectorRegistry) -> Self {
         Translator {
             registry,
-            parallelism,
             graph: JobGraph::new(),
             unbounded: false,
             batch: false,
-            validate_only: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
         }
@@ -89,16 +83,9 @@ impl<'a> Translator<'a> {
     }
 
     /// The translator for a job in batch mode (`'execution.runtime-mode' = 'batch'`) when
-    /// `batch` is set: scans read what their tables hold now, and unbounded sources are refused.
+    /// `batch` is set: scans read what their tables hold now.
     pub fn with_batch(mut self, batch: bool) -> Self {
         self.batch = batch;
-        self
-    }
-
-    /// The translator for a graph built only to check that a plan can run (EXPLAIN): sources
-    /// need not read anything.
-    pub fn validating(mut self) -> Self {
-        self.validate_only = true;
         self
     }
 
@@ -134,19 +121,10 @@ impl<'a> Translator<'a> {
     fn translate_new(&mut self, node: &PhysicalNode) -> Result<Output> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key } => {
-                let scan = ScanContext { batch: self.batch, key: key.clone(), validate_only: self.validate_only };
+                let scan = ScanContext { batch: self.batch, key: key.clone() };
                 let provider = self.registry.create_source_for(table, &scan)?;
-                if self.batch && !provider.bounded {
-                    return Err(crate::error::Error::validation(
-                        crate::error::Position::default(),
-                        format!(
-                            "Querying an unbounded table '{}' in batch mode is not allowed. The table source is unbounded.",
-                            table.qualified_name()
-                        ),
-                    ));
-                }
                 self.unbounded |= !provider.bounded;
-                let parallelism = provider.parallelism.unwrap_or(self.parallelism);
+                let parallelism = node.parallelism;
                 let factory = provider.factory;
                 let source: weir_runtime::graph::SourceFactory = if projection.len() == table.schema.fields.len()
                     && projection.iter().enumerate().all(|(i, p)| i == *p)
@@ -197,7 +175,7 @@ impl<'a> Translator<'a> {
             } => {
                 let input = self.translate(&node.inputs[0])?;
                 let types: Vec<DataType> = node.inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
-                let parallelism = if keys.is_empty() { 1 } else { self.parallelism };
+                let parallelism = node.parallelism;
                 let (keys, calls) = (keys.clone(), calls.clone());
                 let (update_before, retracting, ttl, unchanged) =
                     (*update_before, *retracting, *ttl_millis, *emit_unchanged);
@@ -245,7 +223,7 @@ impl<'a> Translator<'a> {
                 ..
             } => {
                 let input = self.translate(&node.inputs[0])?;
-                let parallelism = if *key_count == 0 { 1 } else { self.parallelism };
+                let parallelism = node.parallelism;
                 let (key_count, calls, arg_types) = (*key_count, calls.clone(), arg_types.clone());
                 let (update_before, ttl, unchanged, trigger) =
                     (*update_before, *ttl_millis, *emit_unchanged, trigger(*mini_batch));
@@ -267,7 +245,7 @@ impl<'a> Translator<'a> {
             }
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
-                let parallelism = self.parallelism;
+                let parallelism = node.parallelism;
                 let vertex = self.graph.add_operator("Union", parallelism, |_| Box::new(UnionOperator));
                 for o in &outputs {
                     self.graph.connect(o.vertex, vertex, edge(o, parallelism));
@@ -314,7 +292,7 @@ impl<'a> Translator<'a> {
                 let factory = lookup_join_factory(spec, function, options, input_arity, order_key);
                 Ok(self.operator("LookupJoin", &input, p, factory))
             }
-            PhysicalKind::Sink { table, enforcer, materializer, targets, .. } => {
+            PhysicalKind::Sink { table, enforcer, materializer, targets, bounded_input, input_strategy, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;
                 if let Some(operator) = enforcer.as_deref().cloned() {
                     // At the input's parallelism, chained to it, as in Flink.
@@ -327,11 +305,11 @@ impl<'a> Translator<'a> {
                         Arc::new(|_| Box::new(WatermarkTimestampAssignerOperator));
                     input = self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory);
                 }
-                let context = SinkContext { bounded_input: !self.unbounded, targets: targets.clone() };
+                let context = SinkContext { bounded_input: *bounded_input, targets: targets.clone() };
                 let provider = self.registry.create_sink_for(table, &context)?;
-                let parallelism = provider.parallelism.unwrap_or(input.parallelism);
-                let input = match sink_ship_strategy(node, parallelism, input.parallelism)? {
-                    Some(strategy) => Output { exchange: Some(strategy), ..input },
+                let parallelism = node.parallelism;
+                let input = match input_strategy {
+                    Some(strategy) => Output { exchange: Some(strategy.clone()), ..input },
                     None => input,
                 };
                 let input = match materializer {

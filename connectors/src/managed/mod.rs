@@ -21,15 +21,14 @@ pub mod store;
 
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use weir_store::MergeEngine;
 
 use crate::error::{Error, Result};
 use crate::lookup_cache::LookupCacheOptions;
 use crate::options::TableOptions;
 use crate::registry::{
-    qualified_name, ConnectorFactory, FactoryContext, LookupSource, SinkChangelogMode, SinkProvider, SourceProvider,
-    TableDescriptor,
+    qualified_name, ConnectorFactory, FactoryContext, LookupAbilities, LookupSource, SinkAbilities, SinkChangelogMode,
+    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
 
 pub use store::{merger_of, ManagedTable, TableStore};
@@ -144,27 +143,57 @@ impl ConnectorFactory for ManagedFactory {
         let full = read_options(table, options)?.full_scan;
         let managed = self.store.table(table)?;
         let bounded = ctx.scan.batch || ctx.scan.key.is_some();
-        let (rows, changes) = match &ctx.scan.key {
-            _ if ctx.scan.validate_only => (Vec::new(), None),
-            Some(key) => (managed.get(key)?.into_iter().collect(), None),
-            None if bounded => (managed.scan()?, None),
+        // The scan runs at parallelism 1: its one subtask takes what it reads.
+        let read = match &ctx.scan.key {
+            Some(key) => source::ScanRead::Key(managed, key.clone()),
+            None if bounded => source::ScanRead::Snapshot(managed),
             None => {
                 let (rows, changes) = managed.follow(full)?;
-                (rows, Some(changes))
+                source::ScanRead::Following(rows, changes)
             }
         };
-        tracing::debug!(table = %table.name, rows = rows.len(), bounded, "scanning a managed table");
-        // The scan runs at parallelism 1: its one subtask takes the rows and the changes.
-        let scan = Arc::new(Mutex::new(Some((rows, changes))));
+        let read = Arc::new(parking_lot::Mutex::new(Some(read)));
         let (name, arity) = (table.name.clone(), table.schema.fields.len());
         Ok(SourceProvider {
             parallelism: Some(1),
             bounded,
             factory: Arc::new(move |_| {
-                let (rows, changes) = scan.lock().take().unwrap_or_default();
-                Box::new(source::ManagedScan::new(name.clone(), arity, rows, changes))
+                Box::new(source::ManagedScan::new(name.clone(), arity, read.lock().take()))
             }),
         })
+    }
+
+    fn source_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SourceAbilities> {
+        read_options(table, options)?;
+        Ok(SourceAbilities { parallelism: Some(1), bounded: ctx.scan.batch || ctx.scan.key.is_some() })
+    }
+
+    fn sink_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SinkAbilities> {
+        read_options(table, options)?;
+        if let Some(targets) = ctx.sink.targets.as_ref().filter(|t| t.len() < table.schema.fields.len()) {
+            check_partial_write(&table.name, &merger_of(table)?, targets)?;
+        }
+        Ok(SinkAbilities { parallelism: Some(1), changelog_mode: SinkChangelogMode::UpsertUnlessAppend })
+    }
+
+    fn lookup_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<LookupAbilities> {
+        read_options(table, options)?;
+        Ok(LookupAbilities { supports_async: true })
     }
 
     fn create_sink(
@@ -177,7 +206,7 @@ impl ConnectorFactory for ManagedFactory {
         let managed = self.store.table(table)?;
         let targets = ctx.sink.targets.clone().filter(|t| t.len() < table.schema.fields.len());
         if let Some(targets) = &targets {
-            check_partial_write(&managed, targets)?;
+            check_partial_write(&table.name, managed.merger(), targets)?;
         }
         let name = format!("Sink: {}", table.name);
         let bounded = ctx.sink.bounded_input;
@@ -206,9 +235,9 @@ impl ConnectorFactory for ManagedFactory {
 
 /// Checks the target columns of `INSERT INTO t (columns) …`, with the messages Fluss's Flink
 /// sink gives.
-fn check_partial_write(table: &ManagedTable, targets: &[usize]) -> Result<()> {
-    let name = qualified_name(&table.descriptor().name);
-    let engine = match table.merger().engine() {
+fn check_partial_write(table: &str, merger: &weir_store::RowMerger, targets: &[usize]) -> Result<()> {
+    let name = qualified_name(table);
+    let engine = match merger.engine() {
         MergeEngine::FirstRow => Some("FIRST_ROW"),
         MergeEngine::Versioned(_) => Some("VERSIONED"),
         _ => None,
@@ -219,5 +248,5 @@ fn check_partial_write(table: &ManagedTable, targets: &[usize]) -> Result<()> {
              the number of specified columns in INSERT INTO matches columns of the table."
         )));
     }
-    table.merger().check_targets(targets).map_err(|e| Error::Validation(e.to_string()))
+    merger.check_targets(targets).map_err(|e| Error::Validation(e.to_string()))
 }

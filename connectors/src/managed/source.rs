@@ -1,5 +1,7 @@
 //! Reading a managed table: its current rows (all, or the one row of a key), then, when the
-//! scan follows the table, every change committed after them.
+//! scan follows the table, every change committed after them. Planning reads nothing: a point
+//! query or a batch scan reads when its subtask opens, a following scan subscribes when its job
+//! is built.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -7,15 +9,32 @@ use std::time::Duration;
 
 use weir_runtime::{Chunk, OperatorContext, Output, Result, RowKind, Source, SourceStatus, Value};
 
-use super::store::Changes;
+use std::sync::Arc;
+
+use super::store::{Changes, ManagedTable};
 
 /// How long a following scan waits before it looks for new changes again.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(2);
+
+/// What a scan reads.
+pub enum ScanRead {
+    /// The one row of this primary key (a point query), read when the scan opens; then the
+    /// scan ends.
+    Key(Arc<ManagedTable>, Vec<Value>),
+    /// The rows the table holds when the scan opens; then the scan ends (batch mode).
+    Snapshot(Arc<ManagedTable>),
+    /// Rows taken when the job was built, then every change committed after them: a following
+    /// scan subscribes when its job is built, so that it misses no commit of a statement that
+    /// runs after the job started.
+    Following(Vec<Vec<Value>>, Receiver<Changes>),
+}
 
 /// One scan of a managed table (it runs at parallelism 1).
 pub struct ManagedScan {
     name: String,
     arity: usize,
+    /// What to read, until the scan opens.
+    read: Option<ScanRead>,
     /// Rows still to emit, as `+I`.
     snapshot: VecDeque<Vec<Value>>,
     /// The changes after the snapshot, when the scan follows the table.
@@ -25,21 +44,37 @@ pub struct ManagedScan {
 }
 
 impl ManagedScan {
-    /// A scan named `name` of rows with `arity` columns: `snapshot`, then what `changes` brings
-    /// (without `changes`, the scan ends after the snapshot).
-    pub fn new(
-        name: impl Into<String>,
-        arity: usize,
-        snapshot: Vec<Vec<Value>>,
-        changes: Option<Receiver<Changes>>,
-    ) -> Self {
-        ManagedScan { name: name.into(), arity, snapshot: snapshot.into(), changes, pending: VecDeque::new() }
+    /// A scan named `name` of rows with `arity` columns that reads `read` (nothing: `None`).
+    pub fn new(name: impl Into<String>, arity: usize, read: Option<ScanRead>) -> Self {
+        ManagedScan {
+            name: name.into(),
+            arity,
+            read,
+            snapshot: VecDeque::new(),
+            changes: None,
+            pending: VecDeque::new(),
+        }
     }
 }
 
 impl Source for ManagedScan {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn open(&mut self, _ctx: &mut OperatorContext) -> Result<()> {
+        let rows = match self.read.take() {
+            None => return Ok(()),
+            Some(ScanRead::Key(table, key)) => table.get(&key)?.into_iter().collect(),
+            Some(ScanRead::Snapshot(table)) => table.scan()?,
+            Some(ScanRead::Following(rows, changes)) => {
+                self.changes = Some(changes);
+                rows
+            }
+        };
+        tracing::debug!(table = %self.name, rows = rows.len(), follows = self.changes.is_some(), "scanning a managed table");
+        self.snapshot = rows.into();
+        Ok(())
     }
 
     fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<SourceStatus> {

@@ -4,6 +4,7 @@ mod aggregate;
 mod expr;
 mod lookup_join;
 mod scope;
+pub(crate) mod sink_rows;
 
 use std::collections::HashMap;
 

@@ -39,6 +39,7 @@ impl Physical<'_> {
         );
         let changelog = input.changelog;
         PhysicalNode {
+            parallelism: super::UNASSIGNED,
             kind: PhysicalKind::LookupJoin {
                 table: parts.table,
                 join_type: parts.join_type,

@@ -7,9 +7,8 @@ use weir_connectors::managed::merger_of;
 use weir_runtime::RowKind;
 use weir_store::{DeleteBehavior, MergeEngine};
 
-use super::sink_rows::conform_to_sink;
 use super::Session;
-use crate::binder::Binder;
+use crate::binder::sink_rows::conform_to_sink;
 use crate::catalog::Catalog;
 use crate::error::{Error, Position, Result};
 use crate::options::PlannerOptions;
@@ -40,7 +39,7 @@ impl Session {
         if !options.batch {
             return Err(Error::Table(format!("{statement} statement is not supported for streaming mode now.")));
         }
-        let sink = self.sink_table(table, at)?;
+        let sink = self.planner()?.sink_table(table, at)?;
         let name = Catalog::qualified(table);
         if !crate::managed::is_managed(&sink) {
             return Err(Error::Unsupported(format!(
@@ -96,13 +95,13 @@ impl Session {
         let Some(Statement::Query(query)) = parse_script(&sql)?.into_iter().next().map(|l| l.statement) else {
             return Err(Error::Table(format!("the {statement} statement did not read back as a query")));
         };
-        let plan = Binder::new(&self.catalog).bind_query(&query)?;
+        let plan = self.planner()?.bind_query(&query)?;
         let plan = conform_to_sink(plan, &sink, &[], at)?;
         if self.dry_run {
             // Explaining a script changes no data.
             return Ok(());
         }
-        let rows = self.collect(plan, &options)?;
+        let rows = self.collect(plan)?;
         let kind = match modification {
             Modification::Delete => RowKind::Delete,
             Modification::Update(_) => RowKind::UpdateAfter,

@@ -14,21 +14,21 @@ use weir_runtime::{DataType, Field, Value};
 use crate::plan::{Node, Plan};
 
 /// Applies the rewrite everywhere in `plan`.
-pub fn split_distinct(plan: Plan, buckets: i32) -> Plan {
+pub fn split_aggregate(plan: Plan, buckets: i32) -> Plan {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Aggregate { input, keys, calls } => {
-            let input = split_distinct(*input, buckets);
+            let input = split_aggregate(*input, buckets);
             return split_one(input, keys, calls, fields, buckets);
         }
         Node::Calc { input, projections, condition } => {
-            Node::Calc { input: Box::new(split_distinct(*input, buckets)), projections, condition }
+            Node::Calc { input: Box::new(split_aggregate(*input, buckets)), projections, condition }
         }
         Node::WatermarkAssigner { input, rowtime, watermark } => {
-            Node::WatermarkAssigner { input: Box::new(split_distinct(*input, buckets)), rowtime, watermark }
+            Node::WatermarkAssigner { input: Box::new(split_aggregate(*input, buckets)), rowtime, watermark }
         }
         Node::Union { inputs } => {
-            Node::Union { inputs: inputs.into_iter().map(|i| split_distinct(i, buckets)).collect() }
+            Node::Union { inputs: inputs.into_iter().map(|i| split_aggregate(i, buckets)).collect() }
         }
         leaf => leaf,
     };

@@ -11,7 +11,7 @@ use crate::error::{Error, Position, Result};
 use crate::plan::{Node, Plan};
 
 /// The columns `INSERT INTO t (columns)` names, by index into the table; `None` without a list.
-pub(super) fn target_columns(table: &TableDescriptor, columns: &[String]) -> Option<Vec<usize>> {
+pub(crate) fn target_columns(table: &TableDescriptor, columns: &[String]) -> Option<Vec<usize>> {
     (!columns.is_empty())
         .then(|| columns.iter().filter_map(|c| table.schema.fields.iter().position(|f| &f.name == c)).collect())
 }
@@ -57,7 +57,7 @@ fn schema_text(fields: &[Field]) -> String {
 }
 
 /// The query's rows cast to the sink's column types, in the sink's column order.
-pub(super) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
+pub(crate) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
     let sink_fields = &sink.descriptor.schema.fields;
     let targets: Vec<usize> = if columns.is_empty() {
         (0..sink_fields.len()).collect()

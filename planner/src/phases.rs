@@ -1,0 +1,257 @@
+//! The planner's entry point: one statement's way from parsed SQL to a job graph, in named
+//! phases. `docs/architecture.md` walks a statement through them.
+//!
+//! 1. **bind** ([`Planner::bind_query`], [`Planner::bind_insert`]): names and types against the
+//!    catalog ([`crate::binder`]); an INSERT's rows cast to its sink's columns.
+//! 2. **logical rewrites** ([`Planner::optimize`]): the rules of [`crate::rules`], each in its
+//!    own file, then scan reuse across the statements of a statement set.
+//! 3. **physical plan** ([`Planner::physical_query`], [`Planner::physical_inserts`]): operators as
+//!    Flink names them with their changelog modes ([`crate::physical`]), then parallelism and
+//!    sink exchanges ([`crate::physical::distribution`]). Connectors are asked what they offer
+//!    (their abilities), never built.
+//! 4. **job graph** ([`Planner::job_graph`]): the physical plan wired into vertices and edges
+//!    ([`crate::translate`]); sources and sinks are built here and read nothing until the job
+//!    runs.
+//!
+//! EXPLAIN ([`Planner::explain`]) prints phases 2 and 3 and stops there. The session
+//! ([`crate::session`]) owns the catalog, the settings and the running jobs; the planner only
+//! reads them.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use sqlparser::ast::Query;
+use weir_connectors::{ConnectorRegistry, SinkChangelogMode, SinkContext, TableDescriptor};
+use weir_runtime::settings::Settings;
+use weir_runtime::Clock;
+
+use crate::binder::sink_rows::{conform_to_sink, target_columns};
+use crate::binder::Binder;
+use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
+use crate::error::{Error, Position, Result};
+use crate::explain::{explain, ExplainDetails, LogicalStatement};
+use crate::lookup_options::LookupHint;
+use crate::options::PlannerOptions;
+use crate::parser::{Insert, Statement};
+use crate::physical::distribution::Distribution;
+use crate::physical::{physical_query, physical_sink, PhysicalNode, SinkTarget};
+use crate::plan::{Node, Plan};
+use crate::translate::{Output, Translator};
+
+/// Plans the statements of one session state (its catalog, connectors and settings).
+pub struct Planner<'a> {
+    catalog: &'a Catalog,
+    registry: &'a ConnectorRegistry,
+    options: PlannerOptions,
+    parallelism: usize,
+    clock: Arc<dyn Clock>,
+}
+
+/// An INSERT after binding: the table it writes and its rows, cast to the table's columns.
+pub struct BoundInsert {
+    /// The sink table.
+    pub sink: CatalogTable,
+    /// The rows written.
+    pub plan: Plan,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner over `catalog` and `registry` with the session's `settings` and the statement's
+    /// `LOOKUP` hints; jobs run at `parallelism` with lookup caches reading `clock`.
+    ///
+    /// # Errors
+    /// Settings that do not fit together (mini-batch on without a latency).
+    pub fn new(
+        catalog: &'a Catalog,
+        registry: &'a ConnectorRegistry,
+        settings: &Settings,
+        lookup_hints: Vec<LookupHint>,
+        parallelism: usize,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self> {
+        let mut options = PlannerOptions::from_settings(settings)?;
+        options.lookup_hints = lookup_hints;
+        Ok(Planner { catalog, registry, options, parallelism, clock })
+    }
+
+    /// The options the planner plans with.
+    pub fn options(&self) -> &PlannerOptions {
+        &self.options
+    }
+
+    /// Phase 1: a query's logical plan.
+    ///
+    /// # Errors
+    /// Unknown tables or columns, type mismatches, unsupported SQL.
+    pub fn bind_query(&self, query: &Query) -> Result<Plan> {
+        Binder::new(self.catalog).bind_query(query)
+    }
+
+    /// Phase 1: an INSERT's sink and logical plan, its rows cast to the sink's types.
+    ///
+    /// # Errors
+    /// An unknown sink, and the query's errors.
+    pub fn bind_insert(&self, insert: &Insert, at: Position) -> Result<BoundInsert> {
+        let sink = self.sink_table(&insert.table, at)?;
+        let plan = self.bind_query(&insert.source)?;
+        let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
+        Ok(BoundInsert { sink, plan })
+    }
+
+    /// The table `name` as a sink.
+    ///
+    /// # Errors
+    /// Flink's message when the catalog has no such table.
+    pub fn sink_table(&self, name: &str, at: Position) -> Result<CatalogTable> {
+        match self.catalog.get(name) {
+            Some(CatalogEntry::Table(t)) => Ok(t.clone()),
+            _ => Err(Error::validation(
+                at,
+                format!("Object '{name}' not found within 'default_catalog.default_database'"),
+            )),
+        }
+    }
+
+    /// Phase 2: the logical rewrites every plan goes through ([`crate::rules::rewrite`]).
+    ///
+    /// # Errors
+    /// A table whose connector refuses its options.
+    pub fn optimize(&self, plan: Plan) -> Result<Plan> {
+        crate::rules::rewrite(plan, &self.options)
+    }
+
+    /// Phases 2 and 3 for a query whose rows are collected.
+    ///
+    /// # Errors
+    /// What the rewrites and the distribution report.
+    pub fn physical_query(&self, plan: Plan) -> Result<PhysicalNode> {
+        let options = self.with_lookup_abilities([&plan])?;
+        let mut physical = physical_query(self.optimize(plan)?, &options);
+        self.distribution().assign(&mut physical)?;
+        Ok(physical)
+    }
+
+    /// Phases 1 to 3 for the INSERTs of one job (one per sink, scans shared between them).
+    ///
+    /// # Errors
+    /// Unknown tables or columns, type mismatches, an updating query into an append-only sink,
+    /// and what the sinks' connectors refuse.
+    pub fn physical_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
+        let bound = inserts.iter().map(|i| self.bind_insert(i, at)).collect::<Result<Vec<_>>>()?;
+        let options = self.with_lookup_abilities(bound.iter().map(|b| &b.plan))?;
+        let mut sinks = Vec::new();
+        let mut logical = Vec::new();
+        for b in bound {
+            logical.push(self.optimize(b.plan)?);
+            sinks.push(b.sink);
+        }
+        let distribution = self.distribution();
+        let mut plans = Vec::new();
+        for ((sink, plan), insert) in sinks.iter().zip(crate::rules::scan_reuse::share_scans(logical)).zip(inserts) {
+            let targets = target_columns(&sink.descriptor, &insert.columns);
+            let context = SinkContext { bounded_input: false, targets: targets.clone() };
+            let mode = self.registry.sink_abilities(&sink.descriptor, &context)?.changelog_mode;
+            let mode = mode.for_input(plan.is_insert_only());
+            if mode == SinkChangelogMode::Append && !plan.is_insert_only() {
+                return Err(Error::validation(
+                    at,
+                    format!(
+                        "Table sink '{}' doesn't support consuming update changes which is produced by node {}",
+                        Catalog::qualified(&insert.table),
+                        plan.updating_node().unwrap_or("an updating node")
+                    ),
+                ));
+            }
+            let primary_key: Vec<usize> = sink
+                .primary_key
+                .iter()
+                .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
+                .collect();
+            let target =
+                SinkTarget { table: &sink.descriptor, mode, primary_key, on_conflict: insert.on_conflict, targets };
+            let mut physical = physical_sink(plan, target, &options, at)?;
+            distribution.assign(&mut physical)?;
+            plans.push(physical);
+        }
+        Ok(plans)
+    }
+
+    /// Phase 4: the job graph of `plans` (one job), and the vertex that yields each plan's rows.
+    ///
+    /// # Errors
+    /// A connector that cannot build what it offered.
+    pub fn job_graph(&self, plans: &[PhysicalNode]) -> Result<(Translator<'a>, Vec<Output>)> {
+        let mut translator =
+            Translator::new(self.registry).with_clock(Arc::clone(&self.clock)).with_batch(self.options.batch);
+        let outputs = plans.iter().map(|plan| translator.translate(plan)).collect::<Result<_>>()?;
+        Ok((translator, outputs))
+    }
+
+    /// The EXPLAIN text of a statement (phases 1 to 3; nothing is built).
+    ///
+    /// # Errors
+    /// Whatever planning the statement reports.
+    pub fn explain(&self, statement: &Statement, details: &[String], at: Position) -> Result<String> {
+        let details = ExplainDetails {
+            changelog_mode: details.iter().any(|d| d == "CHANGELOG_MODE"),
+            json_execution_plan: details.iter().any(|d| d == "JSON_EXECUTION_PLAN"),
+        };
+        let (logical, physical): (Vec<LogicalStatement>, Vec<PhysicalNode>) = match statement {
+            Statement::Insert(insert) => self.explain_inserts(std::slice::from_ref(insert), at)?,
+            Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
+            Statement::Query(query) => {
+                let plan = self.bind_query(query)?;
+                let physical = self.physical_query(plan.clone())?;
+                (vec![(None, plan)], vec![physical])
+            }
+            _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
+        };
+        Ok(explain(&logical, &physical, details))
+    }
+
+    fn explain_inserts(&self, inserts: &[Insert], at: Position) -> Result<(Vec<LogicalStatement>, Vec<PhysicalNode>)> {
+        let mut logical = Vec::new();
+        for insert in inserts {
+            let plan = self.bind_insert(insert, at)?.plan;
+            let query_fields = match &plan.node {
+                Node::Calc { input, .. } if plan.fields.len() == input.fields.len() => input.fields.clone(),
+                _ => plan.fields.clone(),
+            };
+            logical.push((Some((insert.table.clone(), query_fields)), plan));
+        }
+        Ok((logical, self.physical_inserts(inserts, at)?))
+    }
+
+    fn distribution(&self) -> Distribution<'_> {
+        Distribution { registry: self.registry, parallelism: self.parallelism, batch: self.options.batch }
+    }
+
+    /// The planner's options with the tables `plans` look up that only offer sync lookups.
+    ///
+    /// # Errors
+    /// A lookup join on a table that cannot be looked up.
+    fn with_lookup_abilities<'p>(&self, plans: impl IntoIterator<Item = &'p Plan>) -> Result<PlannerOptions> {
+        fn lookup_tables<'a>(plan: &'a Plan, out: &mut Vec<&'a TableDescriptor>) {
+            match &plan.node {
+                Node::LookupJoin { input, table, .. } => {
+                    out.push(table);
+                    lookup_tables(input, out);
+                }
+                Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => {
+                    lookup_tables(input, out)
+                }
+                Node::Union { inputs } => inputs.iter().for_each(|i| lookup_tables(i, out)),
+                Node::Scan { .. } | Node::Values { .. } => {}
+            }
+        }
+        let mut tables = Vec::new();
+        plans.into_iter().for_each(|p| lookup_tables(p, &mut tables));
+        let mut sync = BTreeSet::new();
+        for table in tables {
+            if !self.registry.lookup_abilities(table)?.supports_async {
+                sync.insert(table.name.clone());
+            }
+        }
+        Ok(PlannerOptions { sync_lookup_tables: sync, ..self.options.clone() })
+    }
+}

@@ -41,6 +41,6 @@ pub use memory_source::{MemorySource, SourceStep};
 pub use print::PrintTarget;
 pub use projecting_source::ProjectingSource;
 pub use registry::{
-    ConnectorRegistry, LookupAbilities, LookupSource, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
-    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
+    ConnectorRegistry, LookupAbilities, LookupSource, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode,
+    SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };

@@ -17,6 +17,7 @@ use crate::lookup_cache::LookupCacheOptions;
 use crate::managed::{ManagedFactory, TableStore};
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
+pub use weir_store::ScanChanges;
 
 /// The full name Flink prints for a table of the default catalog and database:
 /// `default_catalog.default_database.name`.
@@ -128,6 +129,12 @@ pub struct SourceAbilities {
     pub parallelism: Option<usize>,
     /// Whether the scan ends by itself.
     pub bounded: bool,
+    /// The changes an unbounded scan emits (`ScanTableSource#getChangelogMode`); a bounded
+    /// one emits its rows as inserts.
+    pub changes: ScanChanges,
+    /// Whether the scan can read only the row of one primary key ([`ScanContext::key`]): a
+    /// filter that pins the whole key is pushed into it.
+    pub point_reads: bool,
 }
 
 /// What a table's sink offers (Flink's `DynamicTableSink#getChangelogMode` and parallelism).
@@ -244,7 +251,12 @@ pub trait ConnectorFactory: Send + Sync {
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceAbilities> {
         let provider = self.create_source(table, options, ctx)?;
-        Ok(SourceAbilities { parallelism: provider.parallelism, bounded: provider.bounded })
+        Ok(SourceAbilities {
+            parallelism: provider.parallelism,
+            bounded: provider.bounded,
+            changes: ScanChanges::InsertOnly,
+            point_reads: false,
+        })
     }
 
     /// What the table's sink offers, from its options alone (see [`Self::source_abilities`]).

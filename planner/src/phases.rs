@@ -117,7 +117,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// A table whose connector refuses its options.
     pub fn optimize(&self, plan: Plan) -> Result<Plan> {
-        crate::rules::rewrite(plan, &self.options)
+        crate::rules::rewrite(plan, &self.options, self.registry)
     }
 
     /// Phases 2 and 3 for a query whose rows are collected.

@@ -157,9 +157,7 @@ impl ConnectorFactory for ManagedFactory {
         Ok(SourceProvider {
             parallelism: Some(1),
             bounded,
-            factory: Arc::new(move |_| {
-                Box::new(source::ManagedScan::new(name.clone(), arity, read.lock().take()))
-            }),
+            factory: Arc::new(move |_| Box::new(source::ManagedScan::new(name.clone(), arity, read.lock().take()))),
         })
     }
 
@@ -170,7 +168,12 @@ impl ConnectorFactory for ManagedFactory {
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceAbilities> {
         read_options(table, options)?;
-        Ok(SourceAbilities { parallelism: Some(1), bounded: ctx.scan.batch || ctx.scan.key.is_some() })
+        Ok(SourceAbilities {
+            parallelism: Some(1),
+            bounded: ctx.scan.batch || ctx.scan.key.is_some(),
+            changes: merger_of(table)?.scan_changes(),
+            point_reads: true,
+        })
     }
 
     fn sink_abilities(

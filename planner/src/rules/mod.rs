@@ -5,26 +5,32 @@
 //! | file | rule | what it does |
 //! |---|---|---|
 //! | [`prune_columns`] | Calcite's field trimming, `PushProjectIntoTableSourceScanRule` | every node computes only the columns its consumers use; scans read only those |
-//! | [`managed_scan`] | `PushFilterIntoTableSourceScanRule` (key) | a managed table's scan emits its merge engine's changes, and a filter pinning the primary key makes it a point query |
+//! | [`push_filter_into_scan`] | `PushFilterIntoTableSourceScanRule` (key filters) | a filter pinning the whole primary key makes a scan that reads single keys a point query |
+//! | [`scan_changelog`] | `ScanTableSource#getChangelogMode` | each scan emits the changes its connector declares (inserts only when bounded) |
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
 
-pub mod managed_scan;
 pub mod prune_columns;
+pub mod push_filter_into_scan;
+pub mod scan_changelog;
 pub mod scan_reuse;
 pub mod split_aggregate;
+
+use weir_connectors::ConnectorRegistry;
 
 use crate::error::Result;
 use crate::options::PlannerOptions;
 use crate::plan::Plan;
 
-/// The logical rewrites every plan goes through: column pruning, managed table scans, then the
-/// rules the options enable.
+/// The logical rewrites every plan goes through: column pruning, key filters into scans, the
+/// scans' changelogs, then the rules the options enable.
 ///
 /// # Errors
-/// A managed table whose options the merge engines reject.
-pub fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
-    let plan = managed_scan::managed_scans(prune_columns::prune_plan(plan), options.batch)?;
+/// A table whose connector refuses its options.
+pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistry) -> Result<Plan> {
+    let plan = prune_columns::prune_plan(plan);
+    let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;
+    let plan = scan_changelog::scan_changelog(plan, registry, options.batch)?;
     Ok(match options.split_distinct_buckets {
         Some(buckets) => split_aggregate::split_aggregate(plan, buckets),
         None => plan,

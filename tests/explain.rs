@@ -103,3 +103,15 @@ fn the_json_execution_plan_lists_operators_with_their_ship_strategies() {
     assert!(ours.iter().any(|l| l.contains("[6]:ConstraintEnforcer[NotNullEnforcer(fields=[user_id])]")));
     assert_eq!(ours.iter().filter(|l| l.contains("\"HASH\"")).count(), 2);
 }
+
+/// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
+/// the Calc kept), and a statement set shares a scan only between equal filters.
+#[test]
+fn filesystem_scans_show_their_pushed_filters_and_share_only_equal_ones() {
+    for case in ["filesystem_filter_reuse", "filesystem_filter_no_reuse"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+        }
+    }
+}

@@ -135,6 +135,9 @@ pub struct SourceAbilities {
     /// Whether the scan can read only the row of one primary key ([`ScanContext::key`]): a
     /// filter that pins the whole key is pushed into it.
     pub point_reads: bool,
+    /// Whether the scan takes the filter above it (Flink's `SupportsFilterPushDown`): it may
+    /// skip what the filter rejects, and the filter still runs above it.
+    pub accepts_filters: bool,
 }
 
 /// What a table's sink offers (Flink's `DynamicTableSink#getChangelogMode` and parallelism).
@@ -256,6 +259,7 @@ pub trait ConnectorFactory: Send + Sync {
             bounded: provider.bounded,
             changes: ScanChanges::InsertOnly,
             point_reads: false,
+            accepts_filters: false,
         })
     }
 

@@ -133,11 +133,22 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     let input_fields = node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default();
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
-        PhysicalKind::TableSourceScan { table, projection, key } => {
+        PhysicalKind::TableSourceScan { table, projection, key, filter } => {
             // Sources that take projection push-down print it, as Flink's filesystem source does.
             let pushed = projection.len() < table.schema.fields.len()
                 || table.options.get("connector").map(String::as_str) == Some("filesystem");
             let mut path = table_path(&table.name, pushed.then_some(&node.fields[..]));
+            if !filter.is_empty() {
+                // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and`.
+                let table_column = |i: usize| table.schema.fields[i].name.clone();
+                let parts: Vec<String> = filter.iter().map(|c| expression(c, &table_column, false)).collect();
+                let text = match parts.as_slice() {
+                    [one] => one.clone(),
+                    many => format!("and({})", many.join(", ")),
+                };
+                let after_name = format!("[default_catalog, default_database, {}", table.name).len();
+                path.insert_str(after_name.min(path.len()), &format!(", filter=[{text}]"));
+            }
             if let Some(key) = key {
                 // A point query on the primary key: the filter pushed into the scan.
                 let conditions: Vec<String> = table

@@ -36,6 +36,8 @@ pub enum PhysicalKind {
         projection: Vec<usize>,
         /// The primary key values of a point query.
         key: Option<Vec<Value>>,
+        /// The filter conjuncts the connector took, over the table's columns.
+        filter: Vec<Expr>,
     },
     /// Constant rows.
     Values {
@@ -216,8 +218,8 @@ impl PhysicalNode {
     /// A text that is equal for nodes that compute the same rows (scans of the same columns).
     pub fn reuse_digest(&self) -> Option<String> {
         match &self.kind {
-            PhysicalKind::TableSourceScan { table, projection, key } => {
-                Some(format!("{}{projection:?}{key:?}", table.name))
+            PhysicalKind::TableSourceScan { table, projection, key, filter } => {
+                Some(format!("{}{projection:?}{key:?}{filter:?}", table.name))
             }
             _ => None,
         }
@@ -543,8 +545,9 @@ impl<'a> Physical<'a> {
             changelog: ChangelogMode::INSERT_ONLY,
         };
         match node {
-            Node::Scan { table, projection, changelog, key } => {
-                let scan = PhysicalNode { changelog, ..leaf(PhysicalKind::TableSourceScan { table, projection, key }) };
+            Node::Scan { table, projection, changelog, key, filter } => {
+                let kind = PhysicalKind::TableSourceScan { table, projection, key, filter };
+                let scan = PhysicalNode { changelog, ..leaf(kind) };
                 if under_watermark {
                     scan
                 } else {

@@ -29,6 +29,9 @@ pub enum Node {
         /// The values of the whole primary key when the query pins it (a point query: one
         /// row read once).
         key: Option<Vec<Value>>,
+        /// Conjuncts of the filter above, over the table's columns, that the connector took
+        /// (filter push-down, as Flink's `SupportsFilterPushDown`; the filter stays above).
+        filter: Vec<Expr>,
     },
     /// Constant rows.
     Values {

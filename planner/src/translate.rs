@@ -120,7 +120,7 @@ impl<'a> Translator<'a> {
 
     fn translate_new(&mut self, node: &PhysicalNode) -> Result<Output> {
         match &node.kind {
-            PhysicalKind::TableSourceScan { table, projection, key } => {
+            PhysicalKind::TableSourceScan { table, projection, key, .. } => {
                 let scan = ScanContext { batch: self.batch, key: key.clone() };
                 let provider = self.registry.create_source_for(table, &scan)?;
                 self.unbounded |= !provider.bounded;

@@ -24,7 +24,8 @@ use crate::error::{Error, Result};
 use crate::options::TableOptions;
 use crate::print::sink_parallelism;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, SourceProvider, TableDescriptor,
+    ConnectorFactory, FactoryContext, ScanChanges, SinkChangelogMode, SinkProvider, SourceAbilities, SourceProvider,
+    TableDescriptor,
 };
 
 /// Creates `filesystem` sources and sinks.
@@ -66,6 +67,24 @@ impl ConnectorFactory for FilesystemFactory {
             factory: Arc::new(move |info| {
                 Box::new(FileSource::new(name.clone(), path.clone(), Arc::clone(&format), &types, info))
             }),
+        })
+    }
+
+    /// A scan takes the filter above it and keeps all of it as remaining, as Flink's
+    /// filesystem source does (it shows in EXPLAIN; every row is still read and filtered).
+    fn source_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SourceAbilities> {
+        let provider = self.create_source(table, options, ctx)?;
+        Ok(SourceAbilities {
+            parallelism: provider.parallelism,
+            bounded: provider.bounded,
+            changes: ScanChanges::InsertOnly,
+            point_reads: false,
+            accepts_filters: true,
         })
     }
 

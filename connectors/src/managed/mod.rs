@@ -173,6 +173,7 @@ impl ConnectorFactory for ManagedFactory {
             bounded: ctx.scan.batch || ctx.scan.key.is_some(),
             changes: merger_of(table)?.scan_changes(),
             point_reads: true,
+            accepts_filters: false,
         })
     }
 

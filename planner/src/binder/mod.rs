@@ -298,6 +298,7 @@ fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
             projection,
             changelog: crate::plan::ChangelogMode::INSERT_ONLY,
             key: None,
+            filter: Vec::new(),
         },
     };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {

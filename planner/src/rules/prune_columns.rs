@@ -118,7 +118,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let n = fields.len();
             (Plan { node: Node::Union { inputs }, fields }, identity(n))
         }
-        Node::Scan { table, projection, changelog, key } => {
+        Node::Scan { table, projection, changelog, key, filter } => {
             // Projection push-down: read only the required columns (at least one).
             let mut kept: Vec<usize> = (0..fields.len()).filter(|i| required[*i]).collect();
             if kept.is_empty() {
@@ -127,7 +127,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let mut mapping = vec![None; fields.len()];
             kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
             let projection = kept.iter().map(|&i| projection[i]).collect();
-            let node = Node::Scan { table, projection, changelog, key };
+            let node = Node::Scan { table, projection, changelog, key, filter };
             (Plan { node, fields: kept.iter().map(|&i| fields[i].clone()).collect() }, mapping)
         }
         Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {

@@ -1,9 +1,14 @@
-//! A filter that pins every primary key column to a constant (`WHERE id = 1`) is pushed into a
-//! scan whose connector reads single keys ([`SourceAbilities::point_reads`], the table store's
-//! tables): the scan reads that one row and ends, in either mode. The filter stays above the
-//! scan. Flink's `PushFilterIntoTableSourceScanRule`, for key filters.
+//! Filters pushed into scans, as Flink's `PushFilterIntoTableSourceScanRule` pushes them, by what
+//! the connector offers ([`SourceAbilities`]): the filter stays above the scan in both cases.
 //!
-//! [`SourceAbilities::point_reads`]: weir_connectors::SourceAbilities::point_reads
+//! - A scan that takes filters (`accepts_filters`, the filesystem connector, which like Flink's
+//!   keeps them all as remaining) records the filter's conjuncts; EXPLAIN shows them as
+//!   `filter=[…]`, and only scans with equal filters are shared by a statement set.
+//! - A scan that reads single keys (`point_reads`, the table store's tables) under a filter that
+//!   pins every primary key column to a constant (`WHERE id = 1`) becomes a point query: it
+//!   reads that one row and ends, in either mode.
+//!
+//! [`SourceAbilities`]: weir_connectors::SourceAbilities
 
 use weir_connectors::{ConnectorRegistry, ScanContext};
 use weir_operators::expr::{Expr, Function};
@@ -12,7 +17,7 @@ use weir_runtime::Value;
 use crate::error::Result;
 use crate::plan::{Node, Plan};
 
-/// Pushes key filters into the scans of `plan` that take them.
+/// Pushes filters into the scans of `plan` that take them.
 ///
 /// # Errors
 /// A table whose connector refuses its options.
@@ -21,11 +26,19 @@ pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result
     let node = match node {
         Node::Calc { input, projections, condition: Some(condition) } => {
             let input = match input.node {
-                Node::Scan { table, projection, changelog, key: None }
-                    if registry.source_abilities(&table, &ScanContext::default())?.point_reads =>
-                {
-                    let key = pinned_key(&condition, &projection, &table.primary_key);
-                    Plan { node: Node::Scan { table, projection, changelog, key }, fields: input.fields }
+                Node::Scan { table, projection, changelog, key: None, filter } if filter.is_empty() => {
+                    let offered = registry.source_abilities(&table, &ScanContext::default())?;
+                    let key = if offered.point_reads {
+                        pinned_key(&condition, &projection, &table.primary_key)
+                    } else {
+                        None
+                    };
+                    let filter = if offered.accepts_filters && key.is_none() {
+                        table_conjuncts(&condition, &projection)
+                    } else {
+                        Vec::new()
+                    };
+                    Plan { node: Node::Scan { table, projection, changelog, key, filter }, fields: input.fields }
                 }
                 node => push_filter_into_scan(Plan { node, fields: input.fields }, registry)?,
             };
@@ -34,6 +47,23 @@ pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result
         other => other.try_map_inputs(|input| push_filter_into_scan(input, registry))?,
     };
     Ok(Plan { node, fields })
+}
+
+/// The deterministic conjuncts of `condition` (over the scan's columns), over the table's
+/// columns (`projection` maps the one to the other).
+fn table_conjuncts(condition: &Expr, projection: &[usize]) -> Vec<Expr> {
+    let mut conjuncts = Vec::new();
+    split_and(condition, &mut conjuncts);
+    let map: Vec<Option<usize>> = projection.iter().map(|&c| Some(c)).collect();
+    conjuncts.into_iter().filter(|c| is_deterministic(c)).map(|c| c.clone().remap(&map)).collect()
+}
+
+/// Whether `expr` gives the same value for the same row.
+fn is_deterministic(expr: &Expr) -> bool {
+    match expr {
+        Expr::Column { .. } | Expr::Literal { .. } => true,
+        Expr::Call { function, args, .. } => function.is_deterministic() && args.iter().all(is_deterministic),
+    }
 }
 
 /// The values `condition` pins every primary key column to (in key order), when its

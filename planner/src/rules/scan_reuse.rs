@@ -1,6 +1,7 @@
 //! Scan reuse across the statements of a statement set: a table read by several INSERTs is
 //! read once. Its scan reads the union of the columns the statements need, and each statement
-//! projects its own columns from it with a Calc (Flink's ScanReuser).
+//! projects its own columns from it with a Calc (Flink's ScanReuser). Scans with different
+//! pushed-down filters read different rows and are not shared.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,12 +9,17 @@ use weir_operators::expr::Expr;
 
 use crate::plan::{Node, Plan};
 
+/// Scans of the same table with the same pushed filter read the same rows.
+fn reuse_key(table: &str, filter: &[Expr]) -> String {
+    format!("{table}{filter:?}")
+}
+
 fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usize>)>) {
     match &plan.node {
         // A point query reads its own row.
         Node::Scan { key: Some(_), .. } => {}
-        Node::Scan { table, projection, .. } => {
-            let entry = scans.entry(table.name.clone()).or_default();
+        Node::Scan { table, projection, filter, .. } => {
+            let entry = scans.entry(reuse_key(&table.name, filter)).or_default();
             entry.0 += 1;
             entry.1.extend(projection.iter().copied());
         }
@@ -45,7 +51,7 @@ pub fn share_scans(plans: Vec<Plan>) -> Vec<Plan> {
 fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
     let Plan { node, fields } = plan;
     let node = match node {
-        Node::Scan { table, projection, changelog, key: None } => match shared.get(&table.name) {
+        Node::Scan { table, projection, changelog, key: None, filter } => match shared.get(&reuse_key(&table.name, &filter)) {
             Some(union) if union != &projection => {
                 let scan_fields = union.iter().map(|&c| table.schema.fields[c].clone()).collect::<Vec<_>>();
                 let projections = projection
@@ -55,11 +61,24 @@ fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
                         Expr::column(at, scan_fields[at].data_type.clone())
                     })
                     .collect();
-                let node = Node::Scan { table, projection: union.clone(), changelog, key: None };
+                let node = Node::Scan { table, projection: union.clone(), changelog, key: None, filter };
                 let scan = Plan { node, fields: scan_fields };
                 Node::Calc { input: Box::new(scan), projections, condition: None }
             }
-            _ => Node::Scan { table, projection, changelog, key: None },
+            _ => Node::Scan { table, projection, changelog, key: None, filter },
+        },
+        // A Calc right above a shared scan reads the shared columns itself (no Calc between).
+        Node::Calc { input, projections, condition } => match rewrite(*input, shared) {
+            Plan { node: Node::Calc { input: scan, projections: narrowing, condition: None }, .. }
+                if matches!(scan.node, Node::Scan { .. }) =>
+            {
+                Node::Calc {
+                    input: scan,
+                    projections: projections.into_iter().map(|p| p.substitute(&narrowing)).collect(),
+                    condition: condition.map(|c| c.substitute(&narrowing)),
+                }
+            }
+            input => Node::Calc { input: Box::new(input), projections, condition },
         },
         other => match other.try_map_inputs(|input| Ok::<Plan, std::convert::Infallible>(rewrite(input, shared))) {
             Ok(node) => node,

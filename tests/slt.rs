@@ -28,27 +28,16 @@
 //! record (a line starting with `statement`, `query` or `#`) or the end of the file, without its
 //! trailing blank lines. Paths in the SQL are relative to `tests/slt/`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::Buffer;
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget};
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
-
-/// A writer into a shared buffer (a session's output).
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// What a record expects.
 #[derive(Debug, Clone, Copy, PartialEq)]

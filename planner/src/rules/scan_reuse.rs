@@ -51,22 +51,24 @@ pub fn share_scans(plans: Vec<Plan>) -> Vec<Plan> {
 fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
     let Plan { node, fields } = plan;
     let node = match node {
-        Node::Scan { table, projection, changelog, key: None, filter } => match shared.get(&reuse_key(&table.name, &filter)) {
-            Some(union) if union != &projection => {
-                let scan_fields = union.iter().map(|&c| table.schema.fields[c].clone()).collect::<Vec<_>>();
-                let projections = projection
-                    .iter()
-                    .map(|c| {
-                        let at = union.iter().position(|u| u == c).unwrap_or(0);
-                        Expr::column(at, scan_fields[at].data_type.clone())
-                    })
-                    .collect();
-                let node = Node::Scan { table, projection: union.clone(), changelog, key: None, filter };
-                let scan = Plan { node, fields: scan_fields };
-                Node::Calc { input: Box::new(scan), projections, condition: None }
+        Node::Scan { table, projection, changelog, key: None, filter } => {
+            match shared.get(&reuse_key(&table.name, &filter)) {
+                Some(union) if union != &projection => {
+                    let scan_fields = union.iter().map(|&c| table.schema.fields[c].clone()).collect::<Vec<_>>();
+                    let projections = projection
+                        .iter()
+                        .map(|c| {
+                            let at = union.iter().position(|u| u == c).unwrap_or(0);
+                            Expr::column(at, scan_fields[at].data_type.clone())
+                        })
+                        .collect();
+                    let node = Node::Scan { table, projection: union.clone(), changelog, key: None, filter };
+                    let scan = Plan { node, fields: scan_fields };
+                    Node::Calc { input: Box::new(scan), projections, condition: None }
+                }
+                _ => Node::Scan { table, projection, changelog, key: None, filter },
             }
-            _ => Node::Scan { table, projection, changelog, key: None, filter },
-        },
+        }
         // A Calc right above a shared scan reads the shared columns itself (no Calc between).
         Node::Calc { input, projections, condition } => match rewrite(*input, shared) {
             Plan { node: Node::Calc { input: scan, projections: narrowing, condition: None }, .. }

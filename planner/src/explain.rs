@@ -279,9 +279,24 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
 }
 
 /// One logical node's line, in Flink's AST notation with `$i` column references.
-fn logical_label(plan: &Plan) -> String {
+fn logical_label(plan: &Plan, detailed: bool) -> String {
     let dollar = |i: usize| format!("${i}");
     match &plan.node {
+        Node::Scan { table, projection, changelog, key, filter } if detailed => {
+            let column = |i: usize| table.schema.fields[i].name.clone();
+            let mut text = format!("LogicalTableScan(table=[{}]", table_path(&table.name, None));
+            let _ =
+                write!(text, ", project=[{}]", projection.iter().map(|&c| column(c)).collect::<Vec<_>>().join(", "));
+            if !filter.is_empty() {
+                let parts: Vec<String> = filter.iter().map(|c| expression(c, &column, false)).collect();
+                let _ = write!(text, ", filter=[{}]", parts.join(", "));
+            }
+            if let Some(key) = key {
+                let _ = write!(text, ", key=[{}]", key.iter().map(literal).collect::<Vec<_>>().join(", "));
+            }
+            let _ = write!(text, ", changelogMode=[{changelog}])");
+            text
+        }
         Node::Scan { table, .. } => format!("LogicalTableScan(table=[{}])", table_path(&table.name, None)),
         Node::Values { rows } => {
             let tuples: Vec<String> = rows
@@ -324,8 +339,8 @@ fn logical_label(plan: &Plan) -> String {
 
 /// A logical plan drawn as a tree; a Calc with a condition shows as a LogicalProject over a
 /// LogicalFilter, as Flink's AST does.
-fn draw_logical(out: &mut String, plan: &Plan, prefix: &str) {
-    let _ = writeln!(out, "{}", logical_label(plan));
+fn draw_logical(out: &mut String, plan: &Plan, prefix: &str, detailed: bool) {
+    let _ = writeln!(out, "{}", logical_label(plan, detailed));
     let children: Vec<&Plan> = match &plan.node {
         Node::Calc { input, .. }
         | Node::WatermarkAssigner { input, .. }
@@ -339,17 +354,25 @@ fn draw_logical(out: &mut String, plan: &Plan, prefix: &str) {
         let _ = writeln!(out, "{prefix}+- LogicalFilter(condition=[{}])", expression(c, &dollar, false));
         let deeper = format!("{prefix}   ");
         let _ = write!(out, "{deeper}+- ");
-        return draw_logical(out, input, &format!("{deeper}   "));
+        return draw_logical(out, input, &format!("{deeper}   "), detailed);
     }
     for (i, child) in children.iter().enumerate() {
         let last = i + 1 == children.len();
         let _ = write!(out, "{prefix}{}", if last { "+- " } else { ":- " });
-        draw_logical(out, child, &format!("{prefix}{}", if last { "   " } else { ":  " }));
+        draw_logical(out, child, &format!("{prefix}{}", if last { "   " } else { ":  " }), detailed);
     }
 }
 
 fn physical_children(node: &PhysicalNode) -> Vec<&PhysicalNode> {
     node.inputs.iter().collect()
+}
+
+/// A logical plan as the Abstract Syntax Tree draws it, its scans with what the rules decided for
+/// them (columns, pushed filter or key, changelog), for the rules' snapshot tests.
+pub fn logical_plan_text(plan: &Plan) -> String {
+    let mut out = String::new();
+    draw_logical(&mut out, plan, "", true);
+    out
 }
 
 /// A statement's logical plan and the sink it writes into (name and query columns), if any.
@@ -366,9 +389,9 @@ pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details:
             Some((table, fields)) => {
                 let _ = writeln!(out, "LogicalSink(table=[{}], fields=[{}])", Catalog::qualified(table), names(fields));
                 out.push_str("+- ");
-                draw_logical(&mut out, plan, "   ");
+                draw_logical(&mut out, plan, "   ", false);
             }
-            None => draw_logical(&mut out, plan, ""),
+            None => draw_logical(&mut out, plan, "", false),
         }
     }
     out.push_str("\n== Optimized Physical Plan ==\n");

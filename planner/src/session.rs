@@ -98,6 +98,11 @@ impl Session {
         }
     }
 
+    /// The connectors the session plans with (its table store once managed tables exist).
+    pub fn registry(&self) -> &ConnectorRegistry {
+        &self.registry
+    }
+
     /// The runtime configuration the session's next job starts with (`SET` and `RESET` change it).
     pub fn runtime(&self) -> &RuntimeConfig {
         &self.runtime

@@ -76,3 +76,61 @@ impl Distribution<'_> {
         Ok(bounded)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+
+    use expect_test::expect;
+
+    use crate::physical::{PhysicalKind, PhysicalNode};
+    use crate::rules::testing::Fixture;
+
+    /// Each node's name and parallelism, and how rows reach a sink.
+    fn distributed(plans: &[PhysicalNode]) -> String {
+        fn walk(node: &PhysicalNode, depth: usize, out: &mut String) {
+            let _ = write!(out, "{}{} p={}", "  ".repeat(depth), node.name(), node.parallelism);
+            if let PhysicalKind::Exchange { strategy } = &node.kind {
+                let _ = write!(out, " {}", strategy.flink_name());
+            }
+            if let PhysicalKind::Sink { input_strategy, bounded_input, .. } = &node.kind {
+                let strategy = input_strategy.as_ref().map_or("FORWARD or REBALANCE", |s| s.flink_name());
+                let _ = write!(out, " input={strategy} bounded_input={bounded_input}");
+            }
+            out.push('\n');
+            node.inputs.iter().for_each(|i| walk(i, depth + 1, out));
+        }
+        let mut out = String::new();
+        plans.iter().for_each(|p| walk(p, 0, &mut out));
+        out
+    }
+
+    const TABLES: &str = "CREATE TABLE orders (id BIGINT, k STRING, n INT) WITH ('connector' = 'datagen', 'scan.parallelism' = '3', 'number-of-rows' = '10');
+        CREATE TABLE totals (k STRING, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print', 'sink.parallelism' = '4');
+        CREATE TABLE everything (c BIGINT) WITH ('connector' = 'print');";
+
+    #[test]
+    fn parallelism_comes_from_connectors_the_default_and_the_keys() {
+        let mut f = Fixture::new(TABLES);
+        f.set("parallelism.default", "2");
+        let plans = f.physical(
+            "EXECUTE STATEMENT SET BEGIN
+             INSERT INTO totals SELECT k, COUNT(*) FROM orders GROUP BY k;
+             INSERT INTO everything SELECT COUNT(*) FROM orders;
+             END;",
+        );
+        expect![[r#"
+            Sink p=4 input=HASH bounded_input=true
+              GroupAggregate p=2
+                Exchange p=3 HASH
+                  Calc p=3
+                    TableSourceScan p=3
+            Sink p=1 input=FORWARD or REBALANCE bounded_input=true
+              GroupAggregate p=1
+                Exchange p=3 GLOBAL
+                  Calc p=3
+                    TableSourceScan p=3
+        "#]]
+        .assert_eq(&distributed(&plans));
+    }
+}

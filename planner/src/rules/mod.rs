@@ -15,6 +15,8 @@ pub mod push_filter_into_scan;
 pub mod scan_changelog;
 pub mod scan_reuse;
 pub mod split_aggregate;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use weir_connectors::ConnectorRegistry;
 

@@ -158,3 +158,32 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{before_after, Fixture};
+
+    #[test]
+    fn scans_read_only_the_columns_used_above_them() {
+        let f = Fixture::new(
+            "CREATE TABLE orders (id BIGINT, product STRING, qty INT, proc AS PROCTIME()) \
+             WITH ('connector' = 'datagen');",
+        );
+        let before = f.bind("SELECT id FROM orders WHERE qty > 1;");
+        let after = super::prune_plan(before.clone());
+        expect![[r#"
+            before:
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[>($2, 1)])
+               +- LogicalProject(id=[$0], product=[$1], qty=[$2], proc=[PROCTIME()])
+                  +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[id, product, qty], changelogMode=[I])
+            after:
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[>($1, 1)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[id, qty], changelogMode=[I])
+        "#]]
+        .assert_eq(&before_after(&before, &after));
+    }
+}

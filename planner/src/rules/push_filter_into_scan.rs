@@ -109,3 +109,79 @@ fn is_constant(expr: &Expr) -> bool {
         Expr::Call { function, args, .. } => function.is_deterministic() && args.iter().all(is_constant),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::prune_columns::prune_plan;
+    use crate::rules::testing::{before_after, Fixture};
+
+    const TABLES: &str = "CREATE TABLE files (id BIGINT, product STRING, qty INT) \
+        WITH ('connector' = 'filesystem', 'path' = 'orders.csv', 'format' = 'csv');
+        CREATE TABLE store (id BIGINT, v INT, PRIMARY KEY (id) NOT ENFORCED);
+        CREATE TABLE gen (id BIGINT, qty INT) WITH ('connector' = 'datagen');";
+
+    fn pushed(sql: &str) -> String {
+        let f = Fixture::new(TABLES);
+        let before = prune_plan(f.bind(sql));
+        let after = super::push_filter_into_scan(before.clone(), &f.registry).unwrap();
+        before_after(&before, &after)
+    }
+
+    #[test]
+    fn a_scan_that_takes_filters_records_the_filter_and_keeps_the_calc() {
+        expect![[r#"
+            before:
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[AND(>($2, 1), =($1, _UTF-16LE'a'))])
+               +- LogicalTableScan(table=[[default_catalog, default_database, files]], project=[id, product, qty], changelogMode=[I])
+            after:
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[AND(>($2, 1), =($1, _UTF-16LE'a'))])
+               +- LogicalTableScan(table=[[default_catalog, default_database, files]], project=[id, product, qty], filter=[>(qty, 1), =(product, _UTF-16LE'a')], changelogMode=[I])
+        "#]]
+        .assert_eq(&pushed("SELECT id FROM files WHERE qty > 1 AND product = 'a';"));
+    }
+
+    #[test]
+    fn a_filter_pinning_the_primary_key_makes_a_point_query() {
+        expect![[r#"
+            before:
+            LogicalProject(v=[$1])
+            +- LogicalFilter(condition=[=($0, 7)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, store]], project=[id, v], changelogMode=[I])
+            after:
+            LogicalProject(v=[$1])
+            +- LogicalFilter(condition=[=($0, 7)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, store]], project=[id, v], key=[7], changelogMode=[I])
+        "#]]
+        .assert_eq(&pushed("SELECT v FROM store WHERE id = 7;"));
+    }
+
+    #[test]
+    fn other_scans_and_partial_keys_take_nothing() {
+        expect![[r#"
+            before:
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[>($1, 1)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[id, qty], changelogMode=[I])
+            after:
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[>($1, 1)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[id, qty], changelogMode=[I])
+        "#]]
+        .assert_eq(&pushed("SELECT id FROM gen WHERE qty > 1;"));
+        expect![[r#"
+            before:
+            LogicalProject(v=[$1])
+            +- LogicalFilter(condition=[>($0, 7)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, store]], project=[id, v], changelogMode=[I])
+            after:
+            LogicalProject(v=[$1])
+            +- LogicalFilter(condition=[>($0, 7)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, store]], project=[id, v], changelogMode=[I])
+        "#]]
+        .assert_eq(&pushed("SELECT v FROM store WHERE id > 7;"));
+    }
+}

@@ -36,3 +36,52 @@ pub fn scan_changelog(plan: Plan, registry: &ConnectorRegistry, batch: bool) -> 
     };
     Ok(Plan { node, fields })
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{before_after, Fixture};
+
+    #[test]
+    fn scans_emit_what_their_connector_declares() {
+        let f = Fixture::new(
+            "CREATE TABLE last (id BIGINT, v INT, PRIMARY KEY (id) NOT ENFORCED);
+             CREATE TABLE first (id BIGINT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('table.merge-engine' = 'first_row');
+             CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen');",
+        );
+        let before = f.bind("SELECT id FROM last UNION ALL SELECT id FROM first UNION ALL SELECT id FROM gen;");
+        let streaming = super::scan_changelog(before.clone(), &f.registry, false).unwrap();
+        expect![[r#"
+            before:
+            LogicalUnion(all=[true])
+            :- LogicalUnion(all=[true])
+            :  :- LogicalProject(id=[$0])
+            :  :  +- LogicalTableScan(table=[[default_catalog, default_database, last]], project=[id, v], changelogMode=[I])
+            :  +- LogicalProject(id=[$0])
+            :     +- LogicalTableScan(table=[[default_catalog, default_database, first]], project=[id, v], changelogMode=[I])
+            +- LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[id], changelogMode=[I])
+            after:
+            LogicalUnion(all=[true])
+            :- LogicalUnion(all=[true])
+            :  :- LogicalProject(id=[$0])
+            :  :  +- LogicalTableScan(table=[[default_catalog, default_database, last]], project=[id, v], changelogMode=[I,UB,UA,D])
+            :  +- LogicalProject(id=[$0])
+            :     +- LogicalTableScan(table=[[default_catalog, default_database, first]], project=[id, v], changelogMode=[I])
+            +- LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[id], changelogMode=[I])
+        "#]]
+        .assert_eq(&before_after(&before, &streaming));
+        // In batch mode a scan reads current rows: inserts only.
+        let batch = super::scan_changelog(before.clone(), &f.registry, true).unwrap();
+        expect![[r#"
+            LogicalUnion(all=[true])
+            :- LogicalUnion(all=[true])
+            :  :- LogicalProject(id=[$0])
+            :  :  +- LogicalTableScan(table=[[default_catalog, default_database, last]], project=[id, v], changelogMode=[I])
+            :  +- LogicalProject(id=[$0])
+            :     +- LogicalTableScan(table=[[default_catalog, default_database, first]], project=[id, v], changelogMode=[I])
+            +- LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[id], changelogMode=[I])
+        "#]]
+        .assert_eq(&crate::explain::logical_plan_text(&batch));
+    }
+}

@@ -89,3 +89,49 @@ fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
     };
     Plan { node, fields }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::explain::logical_plan_text;
+    use crate::rules::prune_columns::prune_plan;
+    use crate::rules::push_filter_into_scan::push_filter_into_scan;
+    use crate::rules::testing::Fixture;
+
+    fn shared(queries: &[&str]) -> String {
+        let f = Fixture::new(
+            "CREATE TABLE orders (id BIGINT, product STRING, qty INT) \
+             WITH ('connector' = 'filesystem', 'path' = 'orders.csv', 'format' = 'csv');",
+        );
+        let plans =
+            queries.iter().map(|q| push_filter_into_scan(prune_plan(f.bind(q)), &f.registry).unwrap()).collect();
+        super::share_scans(plans).iter().map(logical_plan_text).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn statements_reading_one_table_share_one_scan_of_the_columns_they_need() {
+        expect![[r#"
+            LogicalProject(id=[$0], product=[$1])
+            +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[id, product, qty], changelogMode=[I])
+
+            LogicalProject(id=[$0], qty=[$2])
+            +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[id, product, qty], changelogMode=[I])
+        "#]]
+        .assert_eq(&shared(&["SELECT id, product FROM orders;", "SELECT id, qty FROM orders;"]));
+    }
+
+    #[test]
+    fn scans_share_only_equal_pushed_filters() {
+        expect![[r#"
+            LogicalProject(id=[$0])
+            +- LogicalFilter(condition=[>($1, 1)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[id, qty], filter=[>(qty, 1)], changelogMode=[I])
+
+            LogicalProject(qty=[$0])
+            +- LogicalFilter(condition=[<($0, 5)])
+               +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[qty], filter=[<(qty, 5)], changelogMode=[I])
+        "#]]
+        .assert_eq(&shared(&["SELECT id FROM orders WHERE qty > 1;", "SELECT qty FROM orders WHERE qty < 5;"]));
+    }
+}

@@ -115,3 +115,36 @@ fn split_one(input: Plan, keys: Vec<usize>, calls: Vec<AggregateCall>, fields: V
         fields,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{before_after, Fixture};
+
+    #[test]
+    fn distinct_counts_are_computed_in_two_levels_over_buckets() {
+        let f = Fixture::new("CREATE TABLE orders (k STRING, u BIGINT, n INT) WITH ('connector' = 'datagen');");
+        let before = f.bind("SELECT k, COUNT(DISTINCT u), SUM(n) FROM orders GROUP BY k;");
+        let after = super::split_aggregate(before.clone(), 16);
+        expect![[r#"
+            before:
+            LogicalAggregate(group=[{0}], EXPR$1=[COUNT(DISTINCT $1)], EXPR$2=[SUM($2)])
+            +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[k, u, n], changelogMode=[I])
+            after:
+            LogicalAggregate(group=[{0}], EXPR$1=[$SUM0($2)], EXPR$2=[SUM($3)])
+            +- LogicalAggregate(group=[{0, 3}], $partial0=[COUNT(DISTINCT $1)], $partial1=[SUM($2)])
+               +- LogicalProject(k=[$0], u=[$1], n=[$2], $bucket=[MOD(HASH_CODE($1), 16)])
+                  +- LogicalTableScan(table=[[default_catalog, default_database, orders]], project=[k, u, n], changelogMode=[I])
+        "#]]
+        .assert_eq(&before_after(&before, &after));
+    }
+
+    #[test]
+    fn aggregates_it_cannot_split_stay_in_one_level() {
+        let f = Fixture::new("CREATE TABLE orders (k STRING, u BIGINT, n INT) WITH ('connector' = 'datagen');");
+        let before = f.bind("SELECT k, COUNT(DISTINCT u), AVG(n) FROM orders GROUP BY k;");
+        let after = super::split_aggregate(before.clone(), 16);
+        assert_eq!(crate::explain::logical_plan_text(&before), crate::explain::logical_plan_text(&after));
+    }
+}

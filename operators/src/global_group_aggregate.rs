@@ -4,28 +4,22 @@
 //! DISTINCT calls are merged from the local phases' distinct values: a value that arrives in
 //! (or leaves) the group's own set reaches the calls on its column.
 
-use hashbrown::hash_map::Entry;
+use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
+use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
-use crate::group_aggregate::{unexpected_columns, BundleTrigger, Change, GroupKey, ResultRow};
+use crate::group_aggregate::unexpected_columns;
 
-/// One group's state.
-#[derive(Debug)]
-struct Group {
-    rows: i64,
-    accumulators: SmallVec<[Accumulator; 4]>,
-    distinct: Vec<DistinctValues>,
-    last: ResultRow,
-    written: i64,
-}
+/// One group's state, with the distinct values of each DISTINCT argument.
+type Group = GroupState<Vec<DistinctValues>>;
 
 /// What the bundle holds for one group.
 #[derive(Debug)]
-struct Bundled {
+struct Merged {
     rows: i64,
     merged: Vec<Accumulator>,
     distinct: Vec<DistinctValues>,
@@ -37,17 +31,12 @@ pub struct GlobalGroupAggregateOperator {
     key_count: usize,
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
-    generate_update_before: bool,
-    emit_unchanged: bool,
-    ttl_millis: i64,
-    trigger: BundleTrigger,
+    emission: Emission,
     groups: HashMap<GroupKey, Group>,
     distinct: DistinctArgs,
     /// Per group, the rows, partial accumulators and distinct values merged since the last flush.
-    bundle: HashMap<GroupKey, Bundled>,
-    buffered: usize,
-    /// When the bundle's oldest data left its source (for latency), 0 when unknown.
-    bundle_origin: u64,
+    bundle: HashMap<GroupKey, Merged>,
+    meter: BundleMeter,
     scratch: ResultRow,
     /// Bundle and state held as typed vectors, when [`TypedCalls`] covers the calls and the
     /// keys can be encoded (decided at the first chunk, which shows the keys' types).
@@ -70,14 +59,10 @@ impl GlobalGroupAggregateOperator {
             key_count,
             calls,
             arg_types,
-            generate_update_before: true,
-            emit_unchanged: false,
-            ttl_millis: 0,
-            trigger,
+            emission: Emission { update_before: true, emit_unchanged: false, ttl_millis: 0 },
             groups: HashMap::new(),
             bundle: HashMap::new(),
-            buffered: 0,
-            bundle_origin: 0,
+            meter: BundleMeter::new(trigger),
             scratch: ResultRow::new(),
             typed: None,
             typed_allowed: true,
@@ -103,26 +88,29 @@ impl GlobalGroupAggregateOperator {
         let key_types: Vec<arrow_schema::DataType> =
             chunk.columns().arrays().iter().take(self.key_count).map(|a| a.data_type().clone()).collect();
         if self.typed_allowed
-            && self.ttl_millis == 0
+            && self.emission.ttl_millis == 0
             && key_types.len() == self.key_count
             && TypedCalls::supports_calls(&self.calls, &self.arg_types, false)
         {
-            self.typed =
-                TypedGlobalGroups::new(key_types, &self.calls, self.generate_update_before, self.emit_unchanged);
+            self.typed = TypedGlobalGroups::new(
+                key_types,
+                &self.calls,
+                self.emission.update_before,
+                self.emission.emit_unchanged,
+            );
         }
     }
 
     /// Merges `chunk` into the typed bundle, flushing whenever the trigger says so.
-    fn process_typed(&mut self, chunk: &Chunk, now: i64, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_typed(&mut self, chunk: &Chunk, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         let mut from = 0;
         while from < chunk.len() {
-            let room = self.trigger.room(self.buffered, chunk.len() - from);
+            let room = self.meter.room(chunk.len() - from);
             let typed = self.typed.as_mut().ok_or_else(|| unexpected_columns("GlobalGroupAggregate"))?;
             typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("GlobalGroupAggregate"))?;
-            let bytes = typed.bundle_bytes();
-            (self.buffered, from) = (self.buffered + room, from + room);
-            if self.trigger.is_due(self.buffered, bytes) {
-                self.flush(now, ctx, out);
+            from += room;
+            if self.meter.add(room, typed.bundle_bytes()) {
+                self.flush(ctx, out);
             }
         }
         Ok(())
@@ -130,66 +118,60 @@ impl GlobalGroupAggregateOperator {
 
     /// Whether to emit `-U` before `+U`.
     pub fn with_update_before(mut self, generate: bool) -> Self {
-        self.generate_update_before = generate;
+        self.emission.update_before = generate;
         self
     }
 
     /// Whether an unchanged result is emitted anyway.
     pub fn with_emit_unchanged(mut self, emit: bool) -> Self {
-        self.emit_unchanged = emit;
+        self.emission.emit_unchanged = emit;
         self
     }
 
     /// `table.exec.state.ttl` in milliseconds (0: keep state forever).
     pub fn with_state_ttl(mut self, ttl_millis: i64) -> Self {
-        self.ttl_millis = ttl_millis.max(0);
+        self.emission.ttl_millis = ttl_millis.max(0);
         self
     }
+}
 
-    fn flush(&mut self, now: i64, ctx: &OperatorContext, out: &mut Output) {
+impl Bundled for GlobalGroupAggregateOperator {
+    /// Merges every group of the bundle into its state and emits the groups' changes.
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
         if let Some(typed) = &mut self.typed {
             if typed.bundled() == 0 {
                 return;
             }
-            ctx.record_bundle(self.buffered, typed.bundled());
+            let groups = typed.bundled();
             let mut emitted = typed.flush();
-            self.buffered = 0;
-            emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
+            self.meter.flushed(groups, ctx, &mut emitted);
             out.collect(emitted);
             return;
         }
         if self.bundle.is_empty() {
             return;
         }
-        ctx.record_bundle(self.buffered, self.bundle.len());
-        let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), self.bundle.len());
+        let now = if self.emission.ttl_millis > 0 { ctx.processing_time() } else { 0 };
+        let groups = self.bundle.len();
+        let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), groups);
         // Drained in place: the table keeps its capacity for the next bundle.
         let mut bundle = std::mem::take(&mut self.bundle);
         let mut partial = Vec::new();
-        for (key, Bundled { rows, merged, distinct: arrived }) in bundle.drain() {
-            if self.ttl_millis > 0
-                && self.groups.get(&key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis)
-            {
+        let emission = self.emission;
+        for (key, Merged { rows, merged, distinct: arrived }) in bundle.drain() {
+            if self.groups.get(&key).is_some_and(|g| emission.expired(g.written, now)) {
                 self.groups.remove(&key);
             }
-            let Self { groups, calls, arg_types, scratch, generate_update_before, emit_unchanged, distinct, .. } = self;
-            let mut entry = match groups.entry(key) {
-                Entry::Occupied(entry) => entry,
+            let Self { groups, calls, arg_types, scratch, distinct, .. } = self;
+            let group = match groups.entry_ref(&key[..]) {
+                EntryRef::Occupied(entry) => entry.into_mut(),
                 // Only retractions for a group without state: dropped.
-                Entry::Vacant(_) if rows <= 0 => continue,
-                Entry::Vacant(entry) => {
+                EntryRef::Vacant(_) if rows <= 0 => continue,
+                EntryRef::Vacant(entry) => {
                     let accumulators = Accumulator::for_calls(calls, arg_types, false);
-                    let sets = distinct.empty_sets();
-                    entry.insert_entry(Group {
-                        rows: 0,
-                        accumulators,
-                        distinct: sets,
-                        last: ResultRow::new(),
-                        written: now,
-                    })
+                    entry.insert(GroupState::new(accumulators, distinct.empty_sets(), now))
                 }
             };
-            let group = entry.get_mut();
             let first = group.rows == 0;
             for (i, ((call, acc), from)) in calls.iter().zip(group.accumulators.iter_mut()).zip(&merged).enumerate() {
                 if distinct.slot(i).is_some() {
@@ -211,21 +193,12 @@ impl GlobalGroupAggregateOperator {
             }
             group.rows += rows;
             group.written = now;
-            let gone = group.rows <= 0;
-            scratch.clear();
-            if !gone {
-                scratch.extend(entry.key().iter().cloned());
-                scratch.extend(entry.get().accumulators.iter().zip(calls.iter()).map(|(a, c)| a.result(c)));
-            }
-            let change =
-                Change { first, gone, update_before: *generate_update_before, emit_unchanged: *emit_unchanged };
-            if change.emit(&mut entry.get_mut().last, scratch, &mut emitted) {
-                entry.remove();
+            if group.emit_change(first, &key, calls, emission, scratch, &mut emitted) {
+                groups.remove(&key[..]);
             }
         }
         self.bundle = bundle;
-        self.buffered = 0;
-        emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
+        self.meter.flushed(groups, ctx, &mut emitted);
         out.collect(emitted);
     }
 }
@@ -242,17 +215,14 @@ impl Operator for GlobalGroupAggregateOperator {
         ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        if self.bundle_origin == 0 {
-            self.bundle_origin = chunk.origin_nanos();
-        }
-        let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
+        self.meter.arriving(&chunk);
         self.decide_typed(&chunk);
         if self.typed.is_some() {
-            return self.process_typed(&chunk, now, ctx, out);
+            return self.process_typed(&chunk, ctx, out);
         }
         for (_, row) in chunk.rows() {
             let Self { calls, arg_types, bundle, key_count, distinct, .. } = self;
-            let group = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| Bundled {
+            let group = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| Merged {
                 rows: 0,
                 merged: Accumulator::for_calls(calls, arg_types, false),
                 distinct: distinct.empty_sets(),
@@ -270,30 +240,24 @@ impl Operator for GlobalGroupAggregateOperator {
                 at += 1;
             }
             group.rows += row[at].as_i64().unwrap_or(0);
-            self.buffered += 1;
             let bytes = self.bundle.len() * (row.len() + self.calls.len()) * 48;
-            if self.trigger.is_due(self.buffered, bytes) {
-                self.flush(now, ctx, out);
+            if self.meter.add(1, bytes) {
+                self.flush(ctx, out);
             }
         }
         Ok(())
     }
 
     fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), ctx, out);
-        out.emit_flush_marker(marker);
-        Ok(())
+        self.flush_on_marker(marker, ctx, out)
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), ctx, out);
-        out.emit_watermark(watermark);
-        Ok(())
+        self.flush_on_watermark(watermark, ctx, out)
     }
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), ctx, out);
-        Ok(())
+        self.flush_at_end(ctx, out)
     }
 }
 

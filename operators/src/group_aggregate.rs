@@ -11,63 +11,22 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
+use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
+use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
 
-/// The state of one group.
-#[derive(Debug)]
-struct Group {
-    rows: i64,
-    accumulators: SmallVec<[Accumulator; 4]>,
-    /// For each DISTINCT call, how often each argument value is present (empty, without an
-    /// allocation, when no call is DISTINCT).
-    distinct: Vec<Option<HashMap<Value, i64>>>,
-    last: ResultRow,
-    /// Processing time of the last write (for state TTL).
-    written: i64,
-}
-
-/// A group's key and results. Held inline in the group's state (up to four values), so that
-/// comparing a new result with the last one reads no other memory.
-pub(crate) type ResultRow = SmallVec<[Value; 4]>;
-
-/// A group's key, held inline in the group table (up to two values), so that checking a hit
-/// reads no other memory.
-pub(crate) type GroupKey = SmallVec<[Value; 2]>;
+/// The state of one group: for each DISTINCT call, how often each argument value is present
+/// (empty, without an allocation, when no call is DISTINCT).
+type Group = GroupState<Vec<Option<HashMap<Value, i64>>>>;
 
 /// Rows buffered for a mini-batch, per group key, until the next flush.
 #[derive(Debug, Default)]
 struct Bundle {
     rows: HashMap<Box<[Value]>, Vec<(RowKind, Box<[Value]>)>>,
-    count: usize,
     bytes: usize,
-    /// When the bundle's oldest data left its source (for latency), 0 when unknown.
-    origin: u64,
-}
-
-/// When a mini-batch bundle flushes besides on markers, watermarks and the end of input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BundleTrigger {
-    /// `table.exec.mini-batch.size`: flush at this many buffered rows.
-    pub size: Option<usize>,
-    /// Flush when the buffered rows take about this many bytes.
-    pub memory_budget: usize,
-}
-
-impl BundleTrigger {
-    /// How many of the next `left` rows go into a bundle holding `buffered` rows before the
-    /// size trigger fires (at least one).
-    pub fn room(&self, buffered: usize, left: usize) -> usize {
-        self.size.map_or(left, |s| s.saturating_sub(buffered).clamp(1, left))
-    }
-
-    /// Whether a bundle of `buffered` rows taking `bytes` bytes is due to flush.
-    pub fn is_due(&self, buffered: usize, bytes: usize) -> bool {
-        self.size.is_some_and(|s| buffered >= s) || bytes >= self.memory_budget
-    }
 }
 
 /// The error of a typed aggregate given columns of other types than it was planned for.
@@ -81,11 +40,10 @@ pub struct GroupAggregateOperator {
     keys: Vec<usize>,
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
-    generate_update_before: bool,
-    emit_unchanged: bool,
+    emission: Emission,
     retracting: bool,
-    ttl_millis: i64,
-    trigger: Option<BundleTrigger>,
+    /// The bundle's bookkeeping, in mini-batch mode.
+    meter: Option<BundleMeter>,
     bundle: Bundle,
     groups: HashMap<GroupKey, Group>,
     /// The groups, held as typed vectors when [`TypedGroups`] covers the calls (decided at the
@@ -109,11 +67,9 @@ impl GroupAggregateOperator {
             keys,
             calls,
             arg_types,
-            generate_update_before: true,
-            emit_unchanged: false,
+            emission: Emission { update_before: true, emit_unchanged: false, ttl_millis: 0 },
             retracting: true,
-            ttl_millis: 0,
-            trigger: None,
+            meter: None,
             bundle: Bundle::default(),
             groups: HashMap::new(),
             typed: None,
@@ -127,13 +83,13 @@ impl GroupAggregateOperator {
 
     /// Whether to emit `-U` before `+U` (the planner's decision; on by default).
     pub fn with_update_before(mut self, generate: bool) -> Self {
-        self.generate_update_before = generate;
+        self.emission.update_before = generate;
         self
     }
 
     /// Whether an unchanged result is emitted anyway (when state TTL is on).
     pub fn with_emit_unchanged(mut self, emit: bool) -> Self {
-        self.emit_unchanged = emit;
+        self.emission.emit_unchanged = emit;
         self
     }
 
@@ -147,13 +103,13 @@ impl GroupAggregateOperator {
     /// `table.exec.state.ttl`: a group not written for this long (processing time) is
     /// forgotten; its next row starts it over. 0 keeps state forever.
     pub fn with_state_ttl(mut self, ttl_millis: i64) -> Self {
-        self.ttl_millis = ttl_millis.max(0);
+        self.emission.ttl_millis = ttl_millis.max(0);
         self
     }
 
     /// Buffers rows in mini-batches flushed by markers, watermarks, the end of input and `trigger`.
     pub fn with_mini_batch(mut self, trigger: BundleTrigger) -> Self {
-        self.trigger = Some(trigger);
+        self.meter = Some(BundleMeter::new(trigger));
         self
     }
 
@@ -174,16 +130,16 @@ impl GroupAggregateOperator {
         if !self.typed_decided {
             self.typed_decided = true;
             let eligible = self.typed_allowed
-                && self.trigger.is_none()
-                && self.ttl_millis == 0
+                && self.meter.is_none()
+                && self.emission.ttl_millis == 0
                 && TypedCalls::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
             if eligible {
                 self.typed = TypedGroups::new(
                     &self.keys,
                     &self.calls,
                     &self.input_types,
-                    self.generate_update_before,
-                    self.emit_unchanged,
+                    self.emission.update_before,
+                    self.emission.emit_unchanged,
                 );
             }
         }
@@ -199,12 +155,12 @@ impl GroupAggregateOperator {
         now: i64,
         emitted: &mut Chunk,
     ) {
-        if self.ttl_millis > 0 && self.groups.get(key).is_some_and(|g| now.saturating_sub(g.written) >= self.ttl_millis)
-        {
+        let emission = self.emission;
+        if self.groups.get(key).is_some_and(|g| emission.expired(g.written, now)) {
             self.groups.remove(key);
         }
         let mut rows = rows.peekable();
-        let Self { groups, calls, arg_types, retracting, scratch, generate_update_before, emit_unchanged, .. } = self;
+        let Self { groups, calls, arg_types, retracting, scratch, .. } = self;
         let group = match groups.entry_ref(key) {
             EntryRef::Occupied(entry) => entry.into_mut(),
             EntryRef::Vacant(entry) => {
@@ -215,17 +171,12 @@ impl GroupAggregateOperator {
                 if rows.peek().is_none() {
                     return;
                 }
-                entry.insert(Group {
-                    rows: 0,
-                    accumulators: Accumulator::for_calls(calls, arg_types, *retracting),
-                    distinct: if calls.iter().any(|c| c.distinct) {
-                        calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
-                    } else {
-                        Vec::new()
-                    },
-                    last: ResultRow::new(),
-                    written: 0,
-                })
+                let distinct = if calls.iter().any(|c| c.distinct) {
+                    calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
+                } else {
+                    Vec::new()
+                };
+                entry.insert(GroupState::new(Accumulator::for_calls(calls, arg_types, *retracting), distinct, 0))
             }
         };
         let first = group.rows == 0;
@@ -233,83 +184,42 @@ impl GroupAggregateOperator {
             update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 });
         }
         group.written = now;
-        if group.rows > 0 {
-            results(key, calls, group, scratch);
-        }
-        let change = Change {
-            first,
-            gone: group.rows <= 0,
-            update_before: *generate_update_before,
-            emit_unchanged: *emit_unchanged,
-        };
-        if change.emit(&mut group.last, scratch, emitted) {
+        if group.emit_change(first, key, calls, emission, scratch, emitted) {
             groups.remove(key);
         }
     }
 
+    /// The processing time state TTL reads (0 without a TTL: nothing expires).
+    fn now(&self, ctx: &OperatorContext) -> i64 {
+        if self.emission.ttl_millis > 0 {
+            ctx.processing_time()
+        } else {
+            0
+        }
+    }
+}
+
+impl Bundled for GroupAggregateOperator {
     /// Applies every buffered group and emits their changes.
-    fn flush(&mut self, now: i64, ctx: &OperatorContext, out: &mut Output) {
-        if self.bundle.count == 0 {
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
+        if self.meter.as_ref().is_none_or(BundleMeter::is_empty) {
             return;
         }
+        let now = self.now(ctx);
         // Drained in place: the table keeps its capacity for the next bundle.
         let mut bundle = std::mem::take(&mut self.bundle);
-        ctx.record_bundle(bundle.count, bundle.rows.len());
         let mut emitted = Chunk::with_capacity(self.keys.len() + self.calls.len(), bundle.rows.len());
+        let groups = bundle.rows.len();
         for (key, rows) in bundle.rows.drain() {
             self.apply(&key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
         }
-        emitted.set_origin_nanos(std::mem::take(&mut bundle.origin));
-        bundle.count = 0;
         bundle.bytes = 0;
         self.bundle = bundle;
+        if let Some(meter) = &mut self.meter {
+            meter.flushed(groups, ctx, &mut emitted);
+        }
         out.collect(emitted);
     }
-}
-
-/// How a group's result changed, and what Flink emits for it: `+I` for a new group, `-U`/`+U`
-/// for a change (or an unchanged result when `emit_unchanged`), `-D` when its last row left.
-pub(crate) struct Change {
-    /// The group had no state before.
-    pub first: bool,
-    /// The group has no rows left.
-    pub gone: bool,
-    /// Emit `-U` before `+U`.
-    pub update_before: bool,
-    /// Emit an unchanged result anyway.
-    pub emit_unchanged: bool,
-}
-
-impl Change {
-    /// Emits the change from `last` to `new` into `emitted` and keeps `new` as the group's
-    /// last result; returns whether the group's state must be dropped.
-    pub(crate) fn emit(&self, last: &mut ResultRow, new: &mut ResultRow, emitted: &mut Chunk) -> bool {
-        if self.gone {
-            if !self.first {
-                emitted.push(RowKind::Delete, last);
-            }
-            return true;
-        }
-        if self.first {
-            emitted.push(RowKind::Insert, new);
-        } else if self.emit_unchanged || new != last {
-            if self.update_before {
-                emitted.push(RowKind::UpdateBefore, last);
-            }
-            emitted.push(RowKind::UpdateAfter, new);
-        } else {
-            return false;
-        }
-        std::mem::swap(last, new);
-        false
-    }
-}
-
-/// Fills `row` with the group's key and current results.
-fn results(key: &[Value], calls: &[AggregateCall], group: &Group, row: &mut ResultRow) {
-    row.clear();
-    row.extend(key.iter().cloned());
-    row.extend(group.accumulators.iter().zip(calls).map(|(a, c)| a.result(c)));
 }
 
 /// Applies one input row to a group's accumulators.
@@ -335,7 +245,7 @@ fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) 
 
 impl Operator for GroupAggregateOperator {
     fn name(&self) -> &str {
-        if self.trigger.is_some() {
+        if self.meter.is_some() {
             "MiniBatchGroupAggregate"
         } else {
             "GroupAggregate"
@@ -349,20 +259,18 @@ impl Operator for GroupAggregateOperator {
         ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let now = if self.ttl_millis > 0 { ctx.processing_time() } else { 0 };
-        if let Some(trigger) = self.trigger {
+        let now = self.now(ctx);
+        if let Some(meter) = &mut self.meter {
             let row_bytes = chunk.arity() * std::mem::size_of::<Value>() + 64;
-            if self.bundle.origin == 0 {
-                self.bundle.origin = chunk.origin_nanos();
-            }
+            meter.arriving(&chunk);
             for (kind, row) in chunk.rows() {
                 self.key.clear();
                 self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
                 self.bundle.rows.entry_ref(&self.key[..]).or_default().push((kind, row.into()));
-                self.bundle.count += 1;
                 self.bundle.bytes += row_bytes;
-                if trigger.is_due(self.bundle.count, self.bundle.bytes) {
-                    self.flush(now, ctx, out);
+                let due = self.meter.as_mut().is_some_and(|m| m.add(1, self.bundle.bytes));
+                if due {
+                    self.flush(ctx, out);
                 }
             }
             return Ok(());
@@ -388,20 +296,15 @@ impl Operator for GroupAggregateOperator {
     }
 
     fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), ctx, out);
-        out.emit_flush_marker(marker);
-        Ok(())
+        self.flush_on_marker(marker, ctx, out)
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), ctx, out);
-        out.emit_watermark(watermark);
-        Ok(())
+        self.flush_on_watermark(watermark, ctx, out)
     }
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx.processing_time(), ctx, out);
-        Ok(())
+        self.flush_at_end(ctx, out)
     }
 }
 

@@ -27,13 +27,14 @@ pub mod union;
 pub mod watermark_assigner;
 pub mod watermark_compacting_materializer;
 
+pub use aggregate::bundle::BundleTrigger;
 pub use calc::CalcOperator;
 pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, NotNullEnforcement};
 pub use count_by_key::CountByKey;
 pub use filter::FilterOperator;
 pub use final_rows::FinalRowsOperator;
 pub use global_group_aggregate::GlobalGroupAggregateOperator;
-pub use group_aggregate::{BundleTrigger, GroupAggregateOperator};
+pub use group_aggregate::GroupAggregateOperator;
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
 pub use local_group_aggregate::LocalGroupAggregateOperator;
 pub use lookup::{

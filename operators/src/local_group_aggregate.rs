@@ -8,9 +8,11 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
+use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, to_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::group_state::GroupKey;
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
-use crate::group_aggregate::{unexpected_columns, BundleTrigger, GroupKey};
+use crate::group_aggregate::unexpected_columns;
 
 /// One group of the bundle: rows, partial accumulators and the distinct values of its DISTINCT calls.
 #[derive(Debug)]
@@ -27,12 +29,9 @@ pub struct LocalGroupAggregateOperator {
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
     retracting: bool,
-    trigger: BundleTrigger,
     distinct: DistinctArgs,
     bundle: HashMap<GroupKey, LocalGroup>,
-    buffered: usize,
-    /// When the bundle's oldest data left its source (for latency), 0 when unknown.
-    bundle_origin: u64,
+    meter: BundleMeter,
     key: Vec<Value>,
     /// The bundle held as typed vectors, when [`TypedCalls`] covers the calls.
     typed: Option<TypedLocalGroups>,
@@ -58,10 +57,8 @@ impl LocalGroupAggregateOperator {
             calls,
             arg_types,
             retracting,
-            trigger,
             bundle: HashMap::new(),
-            buffered: 0,
-            bundle_origin: 0,
+            meter: BundleMeter::new(trigger),
             key: Vec::new(),
         }
     }
@@ -80,24 +77,41 @@ impl LocalGroupAggregateOperator {
         keys + calls.iter().map(Accumulator::partial_width).sum::<usize>() + DistinctArgs::of(calls).len() + 1
     }
 
+    /// Adds `chunk` to the typed bundle, flushing whenever the trigger says so.
+    fn process_typed(&mut self, chunk: &Chunk, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
+        let mut from = 0;
+        while from < chunk.len() {
+            let room = self.meter.room(chunk.len() - from);
+            let typed = self.typed.as_mut().ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
+            typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
+            from += room;
+            if self.meter.add(room, typed.bytes()) {
+                self.flush(ctx, out);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Bundled for LocalGroupAggregateOperator {
+    /// Emits one row of partials per group of the bundle.
     fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
         if let Some(typed) = &mut self.typed {
             if typed.is_empty() {
                 return;
             }
-            ctx.record_bundle(self.buffered, typed.len());
+            let groups = typed.len();
             let mut emitted = typed.flush();
-            self.buffered = 0;
-            emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
+            self.meter.flushed(groups, ctx, &mut emitted);
             out.collect(emitted);
             return;
         }
         if self.bundle.is_empty() {
             return;
         }
-        ctx.record_bundle(self.buffered, self.bundle.len());
         let arity = Self::output_arity(self.keys.len(), &self.calls);
         let mut emitted = Chunk::with_capacity(arity, self.bundle.len());
+        let groups = self.bundle.len();
         for (key, group) in self.bundle.drain() {
             emitted.push_with(RowKind::Insert, |values| {
                 values.extend_from_slice(&key);
@@ -106,25 +120,8 @@ impl LocalGroupAggregateOperator {
                 values.push(Value::BigInt(group.rows));
             });
         }
-        self.buffered = 0;
-        emitted.set_origin_nanos(std::mem::take(&mut self.bundle_origin));
+        self.meter.flushed(groups, ctx, &mut emitted);
         out.collect(emitted);
-    }
-
-    /// Adds `chunk` to the typed bundle, flushing whenever the trigger says so.
-    fn process_typed(&mut self, chunk: &Chunk, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
-        let mut from = 0;
-        while from < chunk.len() {
-            let room = self.trigger.room(self.buffered, chunk.len() - from);
-            let typed = self.typed.as_mut().ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
-            typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
-            let bytes = typed.bytes();
-            (self.buffered, from) = (self.buffered + room, from + room);
-            if self.trigger.is_due(self.buffered, bytes) {
-                self.flush(ctx, out);
-            }
-        }
-        Ok(())
     }
 }
 
@@ -140,9 +137,7 @@ impl Operator for LocalGroupAggregateOperator {
         ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        if self.bundle_origin == 0 {
-            self.bundle_origin = chunk.origin_nanos();
-        }
+        self.meter.arriving(&chunk);
         if self.typed.is_some() {
             return self.process_typed(&chunk, ctx, out);
         }
@@ -178,9 +173,8 @@ impl Operator for LocalGroupAggregateOperator {
                     None => acc.update(call, x, sign),
                 }
             }
-            self.buffered += 1;
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;
-            if self.trigger.is_due(self.buffered, bytes) {
+            if self.meter.add(1, bytes) {
                 self.flush(ctx, out);
             }
         }
@@ -188,19 +182,14 @@ impl Operator for LocalGroupAggregateOperator {
     }
 
     fn process_flush_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx, out);
-        out.emit_flush_marker(marker);
-        Ok(())
+        self.flush_on_marker(marker, ctx, out)
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx, out);
-        out.emit_watermark(watermark);
-        Ok(())
+        self.flush_on_watermark(watermark, ctx, out)
     }
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx, out);
-        Ok(())
+        self.flush_at_end(ctx, out)
     }
 }

@@ -6,7 +6,9 @@
 //! accumulations (`+I`, `+U`) and retractions (`-U`, `-D`) and yields the current result.
 
 mod accumulator;
+pub mod bundle;
 pub mod distinct;
+pub(crate) mod group_state;
 pub(crate) mod numeric;
 mod typed;
 

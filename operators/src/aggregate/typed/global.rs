@@ -140,8 +140,8 @@ mod tests {
     use weir_runtime::harness::OperatorHarness;
     use weir_runtime::{DataType, RowKind, StreamElement, Value};
 
+    use crate::aggregate::bundle::BundleTrigger;
     use crate::global_group_aggregate::GlobalGroupAggregateOperator;
-    use crate::group_aggregate::BundleTrigger;
     use crate::local_group_aggregate::LocalGroupAggregateOperator;
 
     use super::super::{test_calls as calls, test_types};

@@ -13,6 +13,7 @@ use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, Dis
 use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::unexpected_columns;
+use crate::spec::OperatorSpec;
 
 /// One group's state, with the distinct values of each DISTINCT argument.
 type Group = GroupState<Vec<DistinctValues>>;
@@ -23,6 +24,36 @@ struct Merged {
     rows: i64,
     merged: Vec<Accumulator>,
     distinct: Vec<DistinctValues>,
+}
+
+/// Everything a [`GlobalGroupAggregateOperator`] is built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalGroupAggregateSpec {
+    /// Number of leading key columns of the input (the local aggregate's keys).
+    pub key_count: usize,
+    /// The aggregates (arguments refer to the local aggregate's input).
+    pub calls: Vec<AggregateCall>,
+    /// Types of the aggregates' arguments.
+    pub arg_types: Vec<Option<DataType>>,
+    /// Whether `-U` is emitted before `+U`.
+    pub update_before: bool,
+    /// When bundles flush besides markers, watermarks and the end of input.
+    pub trigger: BundleTrigger,
+    /// `table.exec.state.ttl` in milliseconds.
+    pub ttl_millis: i64,
+    /// Whether unchanged results are emitted.
+    pub emit_unchanged: bool,
+}
+
+impl OperatorSpec for GlobalGroupAggregateSpec {
+    type Operator = GlobalGroupAggregateOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> GlobalGroupAggregateOperator {
+        GlobalGroupAggregateOperator::new(self.key_count, self.calls.clone(), self.arg_types.clone(), self.trigger)
+            .with_update_before(self.update_before)
+            .with_state_ttl(self.ttl_millis)
+            .with_emit_unchanged(self.emit_unchanged)
+    }
 }
 
 /// Merges partial accumulators into keyed state.

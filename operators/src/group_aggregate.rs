@@ -17,6 +17,7 @@ use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
 use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
+use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
 /// (empty, without an allocation, when no call is DISTINCT).
@@ -32,6 +33,54 @@ struct Bundle {
 /// The error of a typed aggregate given columns of other types than it was planned for.
 pub(crate) fn unexpected_columns(operator: &str) -> weir_runtime::Error {
     weir_runtime::Error::execution(format!("the input columns of {operator} do not have the types it was planned for"))
+}
+
+/// Everything a [`GroupAggregateOperator`] is built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupAggregateSpec {
+    /// Grouping columns of the input.
+    pub keys: Vec<usize>,
+    /// The aggregates.
+    pub calls: Vec<AggregateCall>,
+    /// Types of the input columns.
+    pub input_types: Vec<DataType>,
+    /// Whether `-U` is emitted before `+U`.
+    pub update_before: bool,
+    /// Whether the input retracts rows.
+    pub retracting: bool,
+    /// Mini-batch: when bundles flush (`MiniBatchGroupAggregate`); `None` per record.
+    pub mini_batch: Option<BundleTrigger>,
+    /// `table.exec.state.ttl` in milliseconds.
+    pub ttl_millis: i64,
+    /// Whether unchanged results are emitted.
+    pub emit_unchanged: bool,
+}
+
+impl GroupAggregateSpec {
+    /// The operator's name: `MiniBatchGroupAggregate` in mini-batch, else `GroupAggregate`.
+    pub fn name(&self) -> &'static str {
+        if self.mini_batch.is_some() {
+            "MiniBatchGroupAggregate"
+        } else {
+            "GroupAggregate"
+        }
+    }
+}
+
+impl OperatorSpec for GroupAggregateSpec {
+    type Operator = GroupAggregateOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> GroupAggregateOperator {
+        let operator = GroupAggregateOperator::new(self.keys.clone(), self.calls.clone(), &self.input_types)
+            .with_update_before(self.update_before)
+            .with_retracting_input(self.retracting)
+            .with_state_ttl(self.ttl_millis)
+            .with_emit_unchanged(self.emit_unchanged);
+        match self.mini_batch {
+            Some(trigger) => operator.with_mini_batch(trigger),
+            None => operator,
+        }
+    }
 }
 
 /// A streaming group aggregate: per record, or in mini-batches (MiniBatchGroupAggregate).

@@ -23,6 +23,7 @@ pub mod lookup;
 pub mod map;
 pub mod minibatch_assigner;
 pub mod sink_upsert_materializer;
+pub mod spec;
 pub mod union;
 pub mod watermark_assigner;
 pub mod watermark_compacting_materializer;
@@ -33,10 +34,10 @@ pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnf
 pub use count_by_key::CountByKey;
 pub use filter::FilterOperator;
 pub use final_rows::FinalRowsOperator;
-pub use global_group_aggregate::GlobalGroupAggregateOperator;
-pub use group_aggregate::GroupAggregateOperator;
+pub use global_group_aggregate::{GlobalGroupAggregateOperator, GlobalGroupAggregateSpec};
+pub use group_aggregate::{GroupAggregateOperator, GroupAggregateSpec};
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
-pub use local_group_aggregate::LocalGroupAggregateOperator;
+pub use local_group_aggregate::{LocalGroupAggregateOperator, LocalGroupAggregateSpec};
 pub use lookup::{
     lookup_join_factory, AsyncLookupJoinOperator, AsyncLookupOptions, KeyOrderedLookupJoinOperator, LookupJoinSpec,
     LookupJoinType, LookupRetry,
@@ -44,6 +45,7 @@ pub use lookup::{
 pub use map::MapOperator;
 pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};
 pub use sink_upsert_materializer::SinkUpsertMaterializerOperator;
+pub use spec::OperatorSpec;
 pub use union::UnionOperator;
 pub use watermark_assigner::WatermarkAssignerOperator;
 pub use watermark_compacting_materializer::{

@@ -13,6 +13,7 @@ use crate::aggregate::distinct::{count_value, to_map_value, DistinctArgs, Distin
 use crate::aggregate::group_state::GroupKey;
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
 use crate::group_aggregate::unexpected_columns;
+use crate::spec::OperatorSpec;
 
 /// One group of the bundle: rows, partial accumulators and the distinct values of its DISTINCT calls.
 #[derive(Debug)]
@@ -20,6 +21,35 @@ struct LocalGroup {
     rows: i64,
     accumulators: SmallVec<[Accumulator; 4]>,
     distinct: Vec<DistinctValues>,
+}
+
+/// Everything a [`LocalGroupAggregateOperator`] is built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalGroupAggregateSpec {
+    /// Grouping columns of the input.
+    pub keys: Vec<usize>,
+    /// The (mergeable) aggregates.
+    pub calls: Vec<AggregateCall>,
+    /// Types of the input columns.
+    pub input_types: Vec<DataType>,
+    /// Whether the input retracts rows.
+    pub retracting: bool,
+    /// When bundles flush besides markers, watermarks and the end of input.
+    pub trigger: BundleTrigger,
+}
+
+impl OperatorSpec for LocalGroupAggregateSpec {
+    type Operator = LocalGroupAggregateOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> LocalGroupAggregateOperator {
+        LocalGroupAggregateOperator::new(
+            self.keys.clone(),
+            self.calls.clone(),
+            &self.input_types,
+            self.retracting,
+            self.trigger,
+        )
+    }
 }
 
 /// Pre-aggregates a mini-batch per group.

@@ -9,6 +9,7 @@ use std::fmt::Write;
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::{Expr, Function};
+use weir_operators::{GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
 use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
 
@@ -208,7 +209,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             ShipStrategy::Broadcast => "Exchange(distribution=[broadcast])".to_string(),
             _ => "Exchange(distribution=[any])".to_string(),
         },
-        PhysicalKind::GroupAggregate { keys, calls, .. } => {
+        PhysicalKind::GroupAggregate(GroupAggregateSpec { keys, calls, .. }) => {
             let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
             for (c, f) in calls.iter().zip(&node.fields[keys.len()..]) {
                 select.push(format!("{} AS {}", aggregate_text(c, &column), f.name));
@@ -218,7 +219,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::MiniBatchAssigner { interval_millis } => {
             format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[ProcTime])")
         }
-        PhysicalKind::LocalGroupAggregate { keys, calls, .. } => {
+        PhysicalKind::LocalGroupAggregate(LocalGroupAggregateSpec { keys, calls, .. }) => {
             let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
             let mut at = keys.len();
             let distinct = DistinctArgs::of(calls);
@@ -231,7 +232,10 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             }
             format!("LocalGroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
         }
-        PhysicalKind::GlobalGroupAggregate { key_count, calls, local_fields, .. } => {
+        PhysicalKind::GlobalGroupAggregate {
+            spec: GlobalGroupAggregateSpec { key_count, calls, .. },
+            local_fields,
+        } => {
             let keys: Vec<usize> = (0..*key_count).collect();
             let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
             let mut at = *key_count;

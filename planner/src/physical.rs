@@ -7,7 +7,8 @@ use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
 use weir_operators::{
-    ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, OnConflict, SinkUpsertMaterializerOperator,
+    BundleTrigger, ConstraintEnforcerOperator, GlobalGroupAggregateSpec, GroupAggregateSpec, LengthCheck,
+    LengthEnforcement, LocalGroupAggregateSpec, OnConflict, SinkUpsertMaterializerOperator,
     WatermarkCompactingMaterializerOperator,
 };
 use weir_runtime::types::{LogicalType, MAX_LENGTH};
@@ -63,57 +64,21 @@ pub enum PhysicalKind {
         /// How.
         strategy: ShipStrategy,
     },
-    /// A streaming group aggregate (in mini-batches when `mini_batch` is set).
-    GroupAggregate {
-        /// Grouping columns of the input.
-        keys: Vec<usize>,
-        /// The aggregates.
-        calls: Vec<AggregateCall>,
-        /// Whether `-U` is emitted before `+U`.
-        update_before: bool,
-        /// Whether the input retracts rows.
-        retracting: bool,
-        /// Mini-batch settings, when on.
-        mini_batch: Option<MiniBatch>,
-        /// `table.exec.state.ttl` in milliseconds.
-        ttl_millis: i64,
-        /// Whether unchanged results are emitted.
-        emit_unchanged: bool,
-    },
+    /// A streaming group aggregate (in mini-batches when its spec has a trigger).
+    GroupAggregate(GroupAggregateSpec),
     /// Injects flush markers every interval.
     MiniBatchAssigner {
         /// The interval in milliseconds.
         interval_millis: i64,
     },
     /// First phase of a two-phase aggregate: partial accumulators per mini-batch.
-    LocalGroupAggregate {
-        /// Grouping columns of the input.
-        keys: Vec<usize>,
-        /// The aggregates.
-        calls: Vec<AggregateCall>,
-        /// Whether the input retracts rows.
-        retracting: bool,
-        /// Mini-batch settings.
-        mini_batch: MiniBatch,
-    },
+    LocalGroupAggregate(LocalGroupAggregateSpec),
     /// Second phase: merges partial accumulators into keyed state.
     GlobalGroupAggregate {
-        /// Number of leading key columns of the input.
-        key_count: usize,
-        /// The aggregates (arguments refer to the local aggregate's input).
-        calls: Vec<AggregateCall>,
+        /// The operator.
+        spec: GlobalGroupAggregateSpec,
         /// The names of the local aggregate's columns, for EXPLAIN.
         local_fields: Vec<Field>,
-        /// Types of the aggregates' arguments.
-        arg_types: Vec<Option<weir_runtime::DataType>>,
-        /// Whether `-U` is emitted before `+U`.
-        update_before: bool,
-        /// Mini-batch settings.
-        mini_batch: MiniBatch,
-        /// `table.exec.state.ttl` in milliseconds.
-        ttl_millis: i64,
-        /// Whether unchanged results are emitted.
-        emit_unchanged: bool,
     },
     /// UNION ALL.
     Union,
@@ -233,9 +198,9 @@ impl PhysicalNode {
             PhysicalKind::Calc { .. } => "Calc",
             PhysicalKind::WatermarkAssigner { .. } => "WatermarkAssigner",
             PhysicalKind::Exchange { .. } => "Exchange",
-            PhysicalKind::GroupAggregate { .. } => "GroupAggregate",
+            PhysicalKind::GroupAggregate(_) => "GroupAggregate",
             PhysicalKind::MiniBatchAssigner { .. } => "MiniBatchAssigner",
-            PhysicalKind::LocalGroupAggregate { .. } => "LocalGroupAggregate",
+            PhysicalKind::LocalGroupAggregate(_) => "LocalGroupAggregate",
             PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows { .. } => "FinalRows",
@@ -403,8 +368,8 @@ fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
 /// an aggregate's group keys, carried through Calcs that keep them.
 fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     match &node.kind {
-        PhysicalKind::GroupAggregate { keys, .. } if !keys.is_empty() => Some((0..keys.len()).collect()),
-        PhysicalKind::GlobalGroupAggregate { key_count, .. } if *key_count > 0 => Some((0..*key_count).collect()),
+        PhysicalKind::GroupAggregate(spec) if !spec.keys.is_empty() => Some((0..spec.keys.len()).collect()),
+        PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count > 0 => Some((0..spec.key_count).collect()),
         PhysicalKind::FinalRows { key } => key.clone(),
         PhysicalKind::Exchange { .. }
         | PhysicalKind::WatermarkAssigner { .. }
@@ -503,6 +468,11 @@ fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
         _ => "acc",
     };
     format!("{base}${index}")
+}
+
+/// The bundle trigger of mini-batch settings.
+fn trigger(mini_batch: MiniBatch) -> BundleTrigger {
+    BundleTrigger { size: mini_batch.size, memory_budget: mini_batch.memory_budget }
 }
 
 /// Physical planning with the session's options.
@@ -658,9 +628,12 @@ impl<'a> Physical<'a> {
                 local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));
                 let arg_types = calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
                 let key_count = keys.len();
+                let input_types = input.fields.iter().map(|f| f.data_type.clone()).collect();
+                let trigger = trigger(mini_batch);
+                let spec = LocalGroupAggregateSpec { keys, calls: calls.clone(), input_types, retracting, trigger };
                 let local = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::LocalGroupAggregate { keys, calls: calls.clone(), retracting, mini_batch },
+                    kind: PhysicalKind::LocalGroupAggregate(spec),
                     fields: local_fields.clone(),
                     changelog: ChangelogMode::INSERT_ONLY,
                     inputs: vec![input],
@@ -672,14 +645,16 @@ impl<'a> Physical<'a> {
                 PhysicalNode {
                     parallelism: UNASSIGNED,
                     kind: PhysicalKind::GlobalGroupAggregate {
-                        key_count,
-                        calls,
+                        spec: GlobalGroupAggregateSpec {
+                            key_count,
+                            calls,
+                            arg_types,
+                            update_before,
+                            trigger,
+                            ttl_millis,
+                            emit_unchanged,
+                        },
                         local_fields,
-                        arg_types,
-                        update_before,
-                        mini_batch,
-                        ttl_millis,
-                        emit_unchanged,
                     },
                     inputs: vec![exchange(local, strategy)],
                     fields,
@@ -688,17 +663,19 @@ impl<'a> Physical<'a> {
             }
             mini_batch => {
                 let emit_unchanged = ttl_millis > 0 && (mini_batch.is_none() || self.options.output_identical);
+                let input_types = input.fields.iter().map(|f| f.data_type.clone()).collect();
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::GroupAggregate {
+                    kind: PhysicalKind::GroupAggregate(GroupAggregateSpec {
                         keys,
                         calls,
+                        input_types,
                         update_before,
                         retracting,
-                        mini_batch,
+                        mini_batch: mini_batch.map(trigger),
                         ttl_millis,
                         emit_unchanged,
-                    },
+                    }),
                     inputs: vec![exchange(input, strategy)],
                     fields,
                     changelog,
@@ -724,11 +701,9 @@ fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
             below.is_some_and(|below| hashed_on(&node.inputs[0], &below))
         }
         PhysicalKind::Exchange { strategy: ShipStrategy::Hash(hash) } => hash == keys,
-        PhysicalKind::GroupAggregate { keys: grouped, .. } => {
-            keys.iter().copied().eq(0..grouped.len()) && !grouped.is_empty()
-        }
-        PhysicalKind::GlobalGroupAggregate { key_count, .. } => {
-            *key_count > 0 && keys.iter().copied().eq(0..*key_count)
+        PhysicalKind::GroupAggregate(spec) => keys.iter().copied().eq(0..spec.keys.len()) && !spec.keys.is_empty(),
+        PhysicalKind::GlobalGroupAggregate { spec, .. } => {
+            spec.key_count > 0 && keys.iter().copied().eq(0..spec.key_count)
         }
         _ => false,
     }

@@ -11,13 +11,12 @@ use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::{
-    lookup_join_factory, AsyncLookupOptions, BundleTrigger, CalcOperator, FinalRowsOperator,
-    GlobalGroupAggregateOperator, GroupAggregateOperator, LocalGroupAggregateOperator, LookupJoinSpec,
-    MiniBatchAssignerOperator, MiniBatchMode, UnionOperator, WatermarkAssignerOperator,
+    lookup_join_factory, AsyncLookupOptions, CalcOperator, FinalRowsOperator, LookupJoinSpec,
+    MiniBatchAssignerOperator, MiniBatchMode, OperatorSpec, UnionOperator, WatermarkAssignerOperator,
     WatermarkTimestampAssignerOperator,
 };
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
-use weir_runtime::{DataType, Row, ShipStrategy};
+use weir_runtime::{Row, ShipStrategy};
 
 use crate::error::Result;
 use crate::physical::{PhysicalKind, PhysicalNode};
@@ -47,11 +46,6 @@ pub struct Output {
     pub parallelism: usize,
     /// The ship strategy an Exchange asked for, if any.
     pub exchange: Option<ShipStrategy>,
-}
-
-/// The bundle trigger of mini-batch settings.
-fn trigger(mini_batch: crate::options::MiniBatch) -> BundleTrigger {
-    BundleTrigger { size: mini_batch.size, memory_budget: mini_batch.memory_budget }
 }
 
 /// The edge strategy from `input` into a vertex of `parallelism`.
@@ -164,35 +158,9 @@ impl<'a> Translator<'a> {
                 input.exchange = Some(strategy.clone());
                 Ok(input)
             }
-            PhysicalKind::GroupAggregate {
-                keys,
-                calls,
-                update_before,
-                retracting,
-                mini_batch,
-                ttl_millis,
-                emit_unchanged,
-            } => {
+            PhysicalKind::GroupAggregate(spec) => {
                 let input = self.translate(&node.inputs[0])?;
-                let types: Vec<DataType> = node.inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
-                let parallelism = node.parallelism;
-                let (keys, calls) = (keys.clone(), calls.clone());
-                let (update_before, retracting, ttl, unchanged) =
-                    (*update_before, *retracting, *ttl_millis, *emit_unchanged);
-                let trigger = mini_batch.map(trigger);
-                let name = if trigger.is_some() { "MiniBatchGroupAggregate" } else { "GroupAggregate" };
-                let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
-                    let mut operator = GroupAggregateOperator::new(keys.clone(), calls.clone(), &types)
-                        .with_update_before(update_before)
-                        .with_retracting_input(retracting)
-                        .with_state_ttl(ttl)
-                        .with_emit_unchanged(unchanged);
-                    if let Some(t) = trigger {
-                        operator = operator.with_mini_batch(t);
-                    }
-                    Box::new(operator) as Box<dyn weir_runtime::Operator>
-                });
-                Ok(self.operator(name, &input, parallelism, factory))
+                Ok(self.operator(spec.name(), &input, node.parallelism, spec.factory()))
             }
             PhysicalKind::MiniBatchAssigner { interval_millis } => {
                 let input = self.translate(&node.inputs[0])?;
@@ -200,42 +168,13 @@ impl<'a> Translator<'a> {
                 let p = input.parallelism;
                 Ok(self.operator("MiniBatchAssigner", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
             }
-            PhysicalKind::LocalGroupAggregate { keys, calls, retracting, mini_batch } => {
+            PhysicalKind::LocalGroupAggregate(spec) => {
                 let input = self.translate(&node.inputs[0])?;
-                let types: Vec<DataType> = node.inputs[0].fields.iter().map(|f| f.data_type.clone()).collect();
-                let (keys, calls, retracting, trigger) =
-                    (keys.clone(), calls.clone(), *retracting, trigger(*mini_batch));
-                let p = input.parallelism;
-                let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
-                    Box::new(LocalGroupAggregateOperator::new(keys.clone(), calls.clone(), &types, retracting, trigger))
-                        as Box<dyn weir_runtime::Operator>
-                });
-                Ok(self.operator("LocalGroupAggregate", &input, p, factory))
+                Ok(self.operator("LocalGroupAggregate", &input, node.parallelism, spec.factory()))
             }
-            PhysicalKind::GlobalGroupAggregate {
-                key_count,
-                calls,
-                arg_types,
-                update_before,
-                mini_batch,
-                ttl_millis,
-                emit_unchanged,
-                ..
-            } => {
+            PhysicalKind::GlobalGroupAggregate { spec, .. } => {
                 let input = self.translate(&node.inputs[0])?;
-                let parallelism = node.parallelism;
-                let (key_count, calls, arg_types) = (*key_count, calls.clone(), arg_types.clone());
-                let (update_before, ttl, unchanged, trigger) =
-                    (*update_before, *ttl_millis, *emit_unchanged, trigger(*mini_batch));
-                let factory = Arc::new(move |_: &weir_runtime::SubtaskInfo| {
-                    Box::new(
-                        GlobalGroupAggregateOperator::new(key_count, calls.clone(), arg_types.clone(), trigger)
-                            .with_update_before(update_before)
-                            .with_state_ttl(ttl)
-                            .with_emit_unchanged(unchanged),
-                    ) as Box<dyn weir_runtime::Operator>
-                });
-                Ok(self.operator("GlobalGroupAggregate", &input, parallelism, factory))
+                Ok(self.operator("GlobalGroupAggregate", &input, node.parallelism, spec.factory()))
             }
             PhysicalKind::FinalRows { key } => {
                 let input = self.translate(&node.inputs[0])?;

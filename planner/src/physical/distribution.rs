@@ -57,9 +57,9 @@ impl Distribution<'_> {
                 offered.parallelism.unwrap_or(self.parallelism)
             }
             PhysicalKind::Values { .. } => 1,
-            PhysicalKind::GroupAggregate { keys, .. } if keys.is_empty() => 1,
-            PhysicalKind::GlobalGroupAggregate { key_count: 0, .. } => 1,
-            PhysicalKind::GroupAggregate { .. } | PhysicalKind::GlobalGroupAggregate { .. } | PhysicalKind::Union => {
+            PhysicalKind::GroupAggregate(spec) if spec.keys.is_empty() => 1,
+            PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count == 0 => 1,
+            PhysicalKind::GroupAggregate(_) | PhysicalKind::GlobalGroupAggregate { .. } | PhysicalKind::Union => {
                 self.parallelism
             }
             PhysicalKind::Sink { table, targets, bounded_input, .. } => {

@@ -26,7 +26,9 @@
 //!
 //! The SQL of a record ends at a `----` line or a blank line; the expected text runs to the next
 //! record (a line starting with `statement`, `query` or `#`) or the end of the file, without its
-//! trailing blank lines. Paths in the SQL are relative to `tests/slt/`.
+//! trailing blank lines. Paths in the SQL are relative to `tests/slt/`. Each file runs in a
+//! session of its own at parallelism 1 with `'sql-client.execution.result-mode' = 'changelog'`
+//! (a bare `RESET` would return it to tableau: reset single keys instead).
 
 mod common;
 

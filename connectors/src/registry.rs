@@ -140,6 +140,20 @@ pub struct SourceAbilities {
     pub accepts_filters: bool,
 }
 
+impl SourceAbilities {
+    /// What a built source says of itself: its parallelism and boundedness; inserts only, no
+    /// point reads, no filters taken.
+    pub fn of(provider: &SourceProvider) -> Self {
+        SourceAbilities {
+            parallelism: provider.parallelism,
+            bounded: provider.bounded,
+            changes: ScanChanges::InsertOnly,
+            point_reads: false,
+            accepts_filters: false,
+        }
+    }
+}
+
 /// What a table's sink offers (Flink's `DynamicTableSink#getChangelogMode` and parallelism).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SinkAbilities {
@@ -253,14 +267,7 @@ pub trait ConnectorFactory: Send + Sync {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceAbilities> {
-        let provider = self.create_source(table, options, ctx)?;
-        Ok(SourceAbilities {
-            parallelism: provider.parallelism,
-            bounded: provider.bounded,
-            changes: ScanChanges::InsertOnly,
-            point_reads: false,
-            accepts_filters: false,
-        })
+        Ok(SourceAbilities::of(&self.create_source(table, options, ctx)?))
     }
 
     /// What the table's sink offers, from its options alone (see [`Self::source_abilities`]).

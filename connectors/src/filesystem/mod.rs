@@ -24,8 +24,7 @@ use crate::error::{Error, Result};
 use crate::options::TableOptions;
 use crate::print::sink_parallelism;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanChanges, SinkChangelogMode, SinkProvider, SourceAbilities, SourceProvider,
-    TableDescriptor,
+    ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
 
 /// Creates `filesystem` sources and sinks.
@@ -78,14 +77,8 @@ impl ConnectorFactory for FilesystemFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<SourceAbilities> {
-        let provider = self.create_source(table, options, ctx)?;
-        Ok(SourceAbilities {
-            parallelism: provider.parallelism,
-            bounded: provider.bounded,
-            changes: ScanChanges::InsertOnly,
-            point_reads: false,
-            accepts_filters: true,
-        })
+        let built = SourceAbilities::of(&self.create_source(table, options, ctx)?);
+        Ok(SourceAbilities { accepts_filters: true, ..built })
     }
 
     fn create_sink(

@@ -255,18 +255,8 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
             None => "FinalRows".to_string(),
         },
-        PhysicalKind::LookupJoin { table, join_type, keys, dim_filter, join_condition, execution } => {
-            lookup::lookup_join_label(
-                table,
-                *join_type,
-                keys,
-                dim_filter.as_ref(),
-                join_condition.as_ref(),
-                execution,
-                &input_fields,
-                &node.fields,
-                infix,
-            )
+        PhysicalKind::LookupJoin { table, dim_keys, spec, execution } => {
+            lookup::lookup_join_label(table, dim_keys, spec, execution, &input_fields, &node.fields, infix)
         }
         PhysicalKind::Sink { table, materializer, on_conflict, .. } => {
             let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use sqlparser::tokenizer::TokenWithSpan;
-use weir_operators::LookupRetry;
+use weir_operators::{AsyncLookupOptions, LookupRetry};
 use weir_runtime::config::parse_duration;
 use weir_runtime::settings::{Setting, Settings};
 
@@ -219,6 +219,24 @@ pub struct AsyncExecution {
     pub timeout: Duration,
     /// Most lookups in flight.
     pub capacity: usize,
+}
+
+impl LookupExecution {
+    /// How the operator schedules lookups: async as decided, or sync (one lookup at a time,
+    /// in order, without a time limit).
+    pub fn options(&self) -> AsyncLookupOptions {
+        match &self.async_options {
+            Some(a) => {
+                AsyncLookupOptions { capacity: a.capacity, timeout: a.timeout, ordered: a.ordered, retry: self.retry }
+            }
+            None => AsyncLookupOptions { capacity: 1, timeout: Duration::ZERO, ordered: true, retry: self.retry },
+        }
+    }
+
+    /// The update-key columns lookups are serialized on, when key-ordered.
+    pub fn order_key(&self) -> Option<Vec<usize>> {
+        self.async_options.as_ref().and_then(|a| a.key_ordered.clone())
+    }
 }
 
 impl std::fmt::Display for AsyncExecution {

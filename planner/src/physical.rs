@@ -2,6 +2,8 @@
 //! between them, their parallelism and their changelog modes. EXPLAIN prints these; the job
 //! graph is built from them.
 
+use std::sync::Arc;
+
 use weir_connectors::{SinkChangelogMode, TableDescriptor};
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
@@ -92,14 +94,10 @@ pub enum PhysicalKind {
     LookupJoin {
         /// The dimension table.
         table: Box<TableDescriptor>,
-        /// INNER or LEFT.
-        join_type: weir_operators::LookupJoinType,
-        /// Per key column of the table, its value over the input row.
-        keys: Vec<(usize, Expr)>,
-        /// Condition on the table's row alone.
-        dim_filter: Option<Expr>,
-        /// Condition on the joined row.
-        join_condition: Option<Expr>,
+        /// The table's key columns looked up, in the order of `spec.keys`.
+        dim_keys: Vec<usize>,
+        /// The operator: join type, key expressions over the input row, conditions.
+        spec: Arc<weir_operators::LookupJoinSpec>,
         /// Sync or async, ordering, timeout, capacity and retries.
         execution: LookupExecution,
     },
@@ -154,8 +152,8 @@ impl SinkMaterializer {
     /// A factory of the operator, one instance per subtask.
     pub fn factory(&self) -> weir_runtime::graph::OperatorFactory {
         match self.clone() {
-            SinkMaterializer::Deduplicate(op) => std::sync::Arc::new(move |_| Box::new(op.clone())),
-            SinkMaterializer::Compacting(op) => std::sync::Arc::new(move |_| Box::new(op.clone())),
+            SinkMaterializer::Deduplicate(op) => Arc::new(move |_| Box::new(op.clone())),
+            SinkMaterializer::Compacting(op) => Arc::new(move |_| Box::new(op.clone())),
         }
     }
 }

@@ -11,9 +11,8 @@ use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::{
-    lookup_join_factory, AsyncLookupOptions, CalcOperator, FinalRowsOperator, LookupJoinSpec,
-    MiniBatchAssignerOperator, MiniBatchMode, OperatorSpec, UnionOperator, WatermarkAssignerOperator,
-    WatermarkTimestampAssignerOperator,
+    lookup_join_factory, CalcOperator, FinalRowsOperator, MiniBatchAssignerOperator, MiniBatchMode, OperatorSpec,
+    UnionOperator, WatermarkAssignerOperator, WatermarkTimestampAssignerOperator,
 };
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{Row, ShipStrategy};
@@ -191,45 +190,20 @@ impl<'a> Translator<'a> {
                 }
                 Ok(Output { vertex, parallelism, exchange: None })
             }
-            PhysicalKind::LookupJoin { table, join_type, keys, dim_filter, join_condition, execution } => {
+            PhysicalKind::LookupJoin { table, dim_keys, spec, execution } => {
                 let mut input = self.translate(&node.inputs[0])?;
+                // One lookup function (and cache) for all subtasks.
                 let lookup = self.registry.create_lookup(table, Arc::clone(&self.clock))?;
-                let dim_keys: Vec<usize> = keys.iter().map(|(d, _)| *d).collect();
-                // One function (and cache) for all subtasks.
-                let function = lookup.provider.lookup_function(&dim_keys)?;
-                let spec = Arc::new(LookupJoinSpec {
-                    table: table.qualified_name(),
-                    join_type: *join_type,
-                    keys: keys.iter().map(|(_, e)| e.clone()).collect(),
-                    key_names: dim_keys.iter().map(|&d| table.schema.fields[d].name.clone()).collect(),
-                    dim_arity: table.schema.fields.len(),
-                    dim_filter: dim_filter.clone(),
-                    join_condition: join_condition.clone(),
-                });
-                let input_arity = node.inputs[0].fields.len();
-                let p = input.parallelism;
-                let order_key = execution.async_options.as_ref().and_then(|a| a.key_ordered.clone());
+                let function = lookup.provider.lookup_function(dim_keys)?;
+                let order_key = execution.order_key();
                 if let Some(key) = &order_key {
                     // Each update key is looked up by one subtask.
                     input.exchange = Some(ShipStrategy::Hash(key.clone()));
                 }
-                let options = match &execution.async_options {
-                    Some(a) => AsyncLookupOptions {
-                        capacity: a.capacity,
-                        timeout: a.timeout,
-                        ordered: a.ordered,
-                        retry: execution.retry,
-                    },
-                    // Sync: one lookup at a time, in order, without a time limit.
-                    None => AsyncLookupOptions {
-                        capacity: 1,
-                        timeout: std::time::Duration::ZERO,
-                        ordered: true,
-                        retry: execution.retry,
-                    },
-                };
-                let factory = lookup_join_factory(spec, function, options, input_arity, order_key);
-                Ok(self.operator("LookupJoin", &input, p, factory))
+                let input_arity = node.inputs[0].fields.len();
+                let factory =
+                    lookup_join_factory(Arc::clone(spec), function, execution.options(), input_arity, order_key);
+                Ok(self.operator("LookupJoin", &input, node.parallelism, factory))
             }
             PhysicalKind::Sink { table, enforcer, materializer, targets, bounded_input, input_strategy, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;

@@ -3,7 +3,7 @@
 //! select=[…], async=[ORDERED, KEY_ORDERED: false, 180000ms, 100], retry=[…])`.
 
 use weir_operators::expr::Expr;
-use weir_operators::LookupJoinType;
+use weir_operators::LookupJoinSpec;
 use weir_runtime::Field;
 
 use super::expression;
@@ -25,14 +25,11 @@ pub(super) fn unique_names(fields: &[Field]) -> Vec<String> {
     names
 }
 
-/// The lookup join's label; `infix` as for other nodes.
-#[allow(clippy::too_many_arguments)]
+/// The lookup join's label (`dim_keys` pair with `spec.keys`); `infix` as for other nodes.
 pub(super) fn lookup_join_label(
     table: &weir_connectors::TableDescriptor,
-    join_type: LookupJoinType,
-    keys: &[(usize, Expr)],
-    dim_filter: Option<&Expr>,
-    join_condition: Option<&Expr>,
+    dim_keys: &[usize],
+    spec: &LookupJoinSpec,
     execution: &LookupExecution,
     input: &[Field],
     output: &[Field],
@@ -42,20 +39,20 @@ pub(super) fn lookup_join_label(
     let input_column = |i: usize| names.get(i).cloned().unwrap_or(format!("${i}"));
     let dim = &table.schema.fields;
     let dim_column = |i: usize| names.get(input.len() + i).cloned().unwrap_or_else(|| dim[i].name.clone());
-    let mut sorted: Vec<&(usize, Expr)> = keys.iter().collect();
+    let mut sorted: Vec<(usize, &Expr)> = dim_keys.iter().copied().zip(&spec.keys).collect();
     sorted.sort_by_key(|(d, _)| *d);
     let lookup: Vec<String> =
         sorted.iter().map(|(d, e)| format!("{}={}", dim[*d].name, expression(e, &input_column, infix))).collect();
     let mut text = format!(
         "LookupJoin(table=[{}], joinType=[{}], lookup=[{}]",
         Catalog::qualified(&table.name),
-        join_type.flink_name(),
+        spec.join_type.flink_name(),
         lookup.join(", ")
     );
-    if let Some(filter) = dim_filter {
+    if let Some(filter) = &spec.dim_filter {
         text.push_str(&format!(", where=[{}]", expression(filter, &dim_column, infix)));
     }
-    if let Some(condition) = join_condition {
+    if let Some(condition) = &spec.join_condition {
         text.push_str(&format!(", joinCondition=[{}]", expression(condition, &input_column, infix)));
     }
     text.push_str(&format!(", select=[{}]", names.join(", ")));

@@ -3,7 +3,7 @@
 
 use weir_connectors::TableDescriptor;
 use weir_operators::expr::Expr;
-use weir_operators::LookupJoinType;
+use weir_operators::{LookupJoinSpec, LookupJoinType};
 use weir_runtime::Field;
 
 use super::{upsert_key, Physical, PhysicalKind, PhysicalNode};
@@ -38,16 +38,20 @@ impl Physical<'_> {
             input.fields.len(),
         );
         let changelog = input.changelog;
+        let table = parts.table;
+        let (dim_keys, keys): (Vec<usize>, Vec<Expr>) = parts.keys.into_iter().unzip();
+        let spec = LookupJoinSpec {
+            table: table.qualified_name(),
+            join_type: parts.join_type,
+            keys,
+            key_names: dim_keys.iter().map(|&d| table.schema.fields[d].name.clone()).collect(),
+            dim_arity: table.schema.fields.len(),
+            dim_filter: parts.dim_filter,
+            join_condition: parts.join_condition,
+        };
         PhysicalNode {
             parallelism: super::UNASSIGNED,
-            kind: PhysicalKind::LookupJoin {
-                table: parts.table,
-                join_type: parts.join_type,
-                keys: parts.keys,
-                dim_filter: parts.dim_filter,
-                join_condition: parts.join_condition,
-                execution,
-            },
+            kind: PhysicalKind::LookupJoin { table, dim_keys, spec: std::sync::Arc::new(spec), execution },
             inputs: vec![input],
             fields,
             changelog,

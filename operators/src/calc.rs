@@ -12,6 +12,30 @@ use weir_runtime::columnar::{array_from_values, arrow_type, value_at};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::expr::{Expr, ExprError, VectorExpr};
+use crate::spec::OperatorSpec;
+
+/// Everything a [`CalcOperator`] is built from.
+#[derive(Debug, Clone)]
+pub struct CalcSpec {
+    /// Output expressions over the input.
+    pub projections: Vec<Expr>,
+    /// Rows where this is not TRUE are dropped.
+    pub condition: Option<Expr>,
+}
+
+impl OperatorSpec for CalcSpec {
+    type Operator = CalcOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> CalcOperator {
+        CalcOperator::new(self.projections.clone(), self.condition.clone())
+    }
+
+    /// Compiles the expressions once; every subtask takes a copy.
+    fn factory(&self) -> weir_runtime::graph::OperatorFactory {
+        let operator = CalcOperator::new(self.projections.clone(), self.condition.clone());
+        Arc::new(move |_| Box::new(operator.clone()))
+    }
+}
 
 /// Keeps the rows whose condition is TRUE (not FALSE, not NULL) and computes the projections
 /// of each; row kinds pass through.

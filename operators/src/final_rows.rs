@@ -11,6 +11,23 @@
 use hashbrown::HashMap;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Value};
 
+/// Everything a [`FinalRowsOperator`] is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalRowsSpec {
+    /// Columns of the rows.
+    pub arity: usize,
+    /// The input's upsert key, when it has one.
+    pub key: Option<Vec<usize>>,
+}
+
+impl crate::spec::OperatorSpec for FinalRowsSpec {
+    type Operator = FinalRowsOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> FinalRowsOperator {
+        FinalRowsOperator::new(self.arity, self.key.clone())
+    }
+}
+
 /// Folds its input and emits the final rows at the end of input.
 #[derive(Debug, Clone)]
 pub struct FinalRowsOperator {

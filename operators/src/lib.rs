@@ -29,11 +29,11 @@ pub mod watermark_assigner;
 pub mod watermark_compacting_materializer;
 
 pub use aggregate::bundle::BundleTrigger;
-pub use calc::CalcOperator;
+pub use calc::{CalcOperator, CalcSpec};
 pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, NotNullEnforcement};
 pub use count_by_key::CountByKey;
 pub use filter::FilterOperator;
-pub use final_rows::FinalRowsOperator;
+pub use final_rows::{FinalRowsOperator, FinalRowsSpec};
 pub use global_group_aggregate::{GlobalGroupAggregateOperator, GlobalGroupAggregateSpec};
 pub use group_aggregate::{GroupAggregateOperator, GroupAggregateSpec};
 pub use keyed_process::{KeyedProcessFunction, KeyedProcessOperator};
@@ -43,11 +43,11 @@ pub use lookup::{
     LookupJoinType, LookupRetry,
 };
 pub use map::MapOperator;
-pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchMode};
+pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchAssignerSpec, MiniBatchMode};
 pub use sink_upsert_materializer::SinkUpsertMaterializerOperator;
 pub use spec::OperatorSpec;
 pub use union::UnionOperator;
-pub use watermark_assigner::WatermarkAssignerOperator;
+pub use watermark_assigner::{WatermarkAssignerOperator, WatermarkAssignerSpec};
 pub use watermark_compacting_materializer::{
     OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,
 };

@@ -18,6 +18,23 @@ pub enum MiniBatchMode {
     RowTime,
 }
 
+/// Everything a [`MiniBatchAssignerOperator`] is built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MiniBatchAssignerSpec {
+    /// `table.exec.mini-batch.allow-latency` in milliseconds.
+    pub interval_millis: i64,
+    /// Processing time or event time.
+    pub mode: MiniBatchMode,
+}
+
+impl crate::spec::OperatorSpec for MiniBatchAssignerSpec {
+    type Operator = MiniBatchAssignerOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> MiniBatchAssignerOperator {
+        MiniBatchAssignerOperator::new(self.interval_millis, self.mode)
+    }
+}
+
 /// Emits flush markers (processing time) or boundary watermarks (event time).
 #[derive(Debug, Clone)]
 pub struct MiniBatchAssignerOperator {

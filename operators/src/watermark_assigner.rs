@@ -4,6 +4,23 @@ use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Valu
 
 use crate::expr::Expr;
 
+/// Everything a [`WatermarkAssignerOperator`] is built from.
+#[derive(Debug, Clone)]
+pub struct WatermarkAssignerSpec {
+    /// The rowtime column (EXPLAIN names it).
+    pub rowtime: usize,
+    /// The watermark of a row.
+    pub watermark: Expr,
+}
+
+impl crate::spec::OperatorSpec for WatermarkAssignerSpec {
+    type Operator = WatermarkAssignerOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> WatermarkAssignerOperator {
+        WatermarkAssignerOperator::new(self.watermark.clone())
+    }
+}
+
 /// Forwards rows and, after each chunk, the largest watermark its rows produced, when that
 /// is larger than the last one emitted. Watermarks never go back; rows with a NULL watermark
 /// are passed on without producing one.

@@ -9,7 +9,10 @@ use std::fmt::Write;
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::{Expr, Function};
-use weir_operators::{GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
+use weir_operators::{
+    CalcSpec, FinalRowsSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
+    MiniBatchAssignerSpec, WatermarkAssignerSpec,
+};
 use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
 
@@ -173,7 +176,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 .collect();
             format!("Values(tuples=[[{}]], values=[{}])", tuples.join(", "), names(&node.fields))
         }
-        PhysicalKind::Calc { projections, condition } => {
+        PhysicalKind::Calc(CalcSpec { projections, condition }) => {
             let select: Vec<String> = projections
                 .iter()
                 .zip(&node.fields)
@@ -193,7 +196,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             t.push(')');
             t
         }
-        PhysicalKind::WatermarkAssigner { rowtime, watermark } => format!(
+        PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark }) => format!(
             "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
             column(*rowtime),
             expression(watermark, &column, infix)
@@ -216,7 +219,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             }
             format!("GroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
         }
-        PhysicalKind::MiniBatchAssigner { interval_millis } => {
+        PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { interval_millis, .. }) => {
             format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[ProcTime])")
         }
         PhysicalKind::LocalGroupAggregate(LocalGroupAggregateSpec { keys, calls, .. }) => {
@@ -251,7 +254,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
-        PhysicalKind::FinalRows { key } => match key {
+        PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {
             Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
             None => "FinalRows".to_string(),
         },

@@ -9,9 +9,9 @@ use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::Expr;
 use weir_operators::{
-    BundleTrigger, ConstraintEnforcerOperator, GlobalGroupAggregateSpec, GroupAggregateSpec, LengthCheck,
-    LengthEnforcement, LocalGroupAggregateSpec, OnConflict, SinkUpsertMaterializerOperator,
-    WatermarkCompactingMaterializerOperator,
+    BundleTrigger, CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, GlobalGroupAggregateSpec, GroupAggregateSpec,
+    LengthCheck, LengthEnforcement, LocalGroupAggregateSpec, MiniBatchAssignerSpec, MiniBatchMode, OnConflict,
+    SinkUpsertMaterializerOperator, WatermarkAssignerSpec, WatermarkCompactingMaterializerOperator,
 };
 use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::Operator as _;
@@ -48,19 +48,9 @@ pub enum PhysicalKind {
         rows: Vec<Vec<Value>>,
     },
     /// Filter and projection.
-    Calc {
-        /// Output expressions over the input.
-        projections: Vec<Expr>,
-        /// Rows where this is not TRUE are dropped.
-        condition: Option<Expr>,
-    },
+    Calc(CalcSpec),
     /// Watermarks from an expression.
-    WatermarkAssigner {
-        /// The rowtime column.
-        rowtime: usize,
-        /// The watermark of a row.
-        watermark: Expr,
-    },
+    WatermarkAssigner(WatermarkAssignerSpec),
     /// Redistributes rows among subtasks.
     Exchange {
         /// How.
@@ -69,10 +59,7 @@ pub enum PhysicalKind {
     /// A streaming group aggregate (in mini-batches when its spec has a trigger).
     GroupAggregate(GroupAggregateSpec),
     /// Injects flush markers every interval.
-    MiniBatchAssigner {
-        /// The interval in milliseconds.
-        interval_millis: i64,
-    },
+    MiniBatchAssigner(MiniBatchAssignerSpec),
     /// First phase of a two-phase aggregate: partial accumulators per mini-batch.
     LocalGroupAggregate(LocalGroupAggregateSpec),
     /// Second phase: merges partial accumulators into keyed state.
@@ -86,10 +73,7 @@ pub enum PhysicalKind {
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
     /// the input ends.
-    FinalRows {
-        /// The input's upsert key, when it has one.
-        key: Option<Vec<usize>>,
-    },
+    FinalRows(FinalRowsSpec),
     /// Joins each row with the rows a lookup in `table` finds.
     LookupJoin {
         /// The dimension table.
@@ -193,15 +177,15 @@ impl PhysicalNode {
         match self.kind {
             PhysicalKind::TableSourceScan { .. } => "TableSourceScan",
             PhysicalKind::Values { .. } => "Values",
-            PhysicalKind::Calc { .. } => "Calc",
-            PhysicalKind::WatermarkAssigner { .. } => "WatermarkAssigner",
+            PhysicalKind::Calc(_) => "Calc",
+            PhysicalKind::WatermarkAssigner(_) => "WatermarkAssigner",
             PhysicalKind::Exchange { .. } => "Exchange",
             PhysicalKind::GroupAggregate(_) => "GroupAggregate",
-            PhysicalKind::MiniBatchAssigner { .. } => "MiniBatchAssigner",
+            PhysicalKind::MiniBatchAssigner(_) => "MiniBatchAssigner",
             PhysicalKind::LocalGroupAggregate(_) => "LocalGroupAggregate",
             PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
             PhysicalKind::Union => "Union",
-            PhysicalKind::FinalRows { .. } => "FinalRows",
+            PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
             PhysicalKind::Sink { .. } => "Sink",
         }
@@ -355,7 +339,7 @@ fn upsert_materializer(
 /// The first scan of `node` without a watermark assigner above it, if any.
 fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
     match &node.kind {
-        PhysicalKind::WatermarkAssigner { .. } => None,
+        PhysicalKind::WatermarkAssigner(_) => None,
         PhysicalKind::TableSourceScan { table, .. } => Some(Catalog::qualified(&table.name)),
         PhysicalKind::Values { .. } => Some("Values".to_string()),
         _ => node.inputs.iter().find_map(source_without_watermark),
@@ -368,12 +352,12 @@ fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     match &node.kind {
         PhysicalKind::GroupAggregate(spec) if !spec.keys.is_empty() => Some((0..spec.keys.len()).collect()),
         PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count > 0 => Some((0..spec.key_count).collect()),
-        PhysicalKind::FinalRows { key } => key.clone(),
+        PhysicalKind::FinalRows(spec) => spec.key.clone(),
         PhysicalKind::Exchange { .. }
-        | PhysicalKind::WatermarkAssigner { .. }
-        | PhysicalKind::MiniBatchAssigner { .. }
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::MiniBatchAssigner(_)
         | PhysicalKind::LookupJoin { .. } => upsert_key(&node.inputs[0]),
-        PhysicalKind::Calc { projections, .. } => upsert_key(&node.inputs[0])?
+        PhysicalKind::Calc(CalcSpec { projections, .. }) => upsert_key(&node.inputs[0])?
             .into_iter()
             .map(|k| projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == k)))
             .collect(),
@@ -426,7 +410,7 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
     }
     PhysicalNode {
         parallelism: UNASSIGNED,
-        kind: PhysicalKind::FinalRows { key: upsert_key(&node) },
+        kind: PhysicalKind::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node) }),
         fields: node.fields.clone(),
         changelog: ChangelogMode::INSERT_ONLY,
         inputs: vec![node],
@@ -491,7 +475,10 @@ impl<'a> Physical<'a> {
         match self.mini_batch {
             Some(m) => PhysicalNode {
                 parallelism: UNASSIGNED,
-                kind: PhysicalKind::MiniBatchAssigner { interval_millis: m.interval_millis },
+                kind: PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec {
+                    interval_millis: m.interval_millis,
+                    mode: MiniBatchMode::ProcTime,
+                }),
                 fields: node.fields.clone(),
                 changelog: node.changelog,
                 inputs: vec![node],
@@ -528,7 +515,7 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::Calc { projections, condition },
+                    kind: PhysicalKind::Calc(CalcSpec { projections, condition }),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -539,7 +526,7 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 let assigner = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::WatermarkAssigner { rowtime, watermark },
+                    kind: PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark }),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -688,7 +675,7 @@ impl<'a> Physical<'a> {
 /// that pass the columns on unchanged.
 fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
     match &node.kind {
-        PhysicalKind::Calc { projections, .. } => {
+        PhysicalKind::Calc(CalcSpec { projections, .. }) => {
             let below: Option<Vec<usize>> = keys
                 .iter()
                 .map(|&k| match projections.get(k) {

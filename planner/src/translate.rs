@@ -10,10 +10,7 @@
 use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
-use weir_operators::{
-    lookup_join_factory, CalcOperator, FinalRowsOperator, MiniBatchAssignerOperator, MiniBatchMode, OperatorSpec,
-    UnionOperator, WatermarkAssignerOperator, WatermarkTimestampAssignerOperator,
-};
+use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
 use weir_runtime::{Row, ShipStrategy};
 
@@ -95,6 +92,21 @@ impl<'a> Translator<'a> {
         Output { vertex, parallelism, exchange: None }
     }
 
+    /// The vertex of a node with one input, named `name`, built by `factory`, at the node's
+    /// parallelism behind its input's edge.
+    ///
+    /// # Errors
+    /// What translating the input reports.
+    fn unary(
+        &mut self,
+        node: &PhysicalNode,
+        name: &str,
+        factory: weir_runtime::graph::OperatorFactory,
+    ) -> Result<Output> {
+        let input = self.translate(&node.inputs[0])?;
+        Ok(self.operator(name, &input, node.parallelism, factory))
+    }
+
     /// Adds the vertices of `node` and its inputs.
     ///
     /// # Errors
@@ -140,47 +152,18 @@ impl<'a> Translator<'a> {
                 let vertex = self.graph.add_source("Values", 1, move |info| Box::new(source.for_subtask(info)));
                 Ok(Output { vertex, parallelism: 1, exchange: None })
             }
-            PhysicalKind::Calc { projections, condition } => {
-                let input = self.translate(&node.inputs[0])?;
-                let operator = CalcOperator::new(projections.clone(), condition.clone());
-                let p = input.parallelism;
-                Ok(self.operator("Calc", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
-            }
-            PhysicalKind::WatermarkAssigner { watermark, .. } => {
-                let input = self.translate(&node.inputs[0])?;
-                let operator = WatermarkAssignerOperator::new(watermark.clone());
-                let p = input.parallelism;
-                Ok(self.operator("WatermarkAssigner", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
-            }
+            PhysicalKind::Calc(spec) => self.unary(node, "Calc", spec.factory()),
+            PhysicalKind::WatermarkAssigner(spec) => self.unary(node, "WatermarkAssigner", spec.factory()),
             PhysicalKind::Exchange { strategy } => {
                 let mut input = self.translate(&node.inputs[0])?;
                 input.exchange = Some(strategy.clone());
                 Ok(input)
             }
-            PhysicalKind::GroupAggregate(spec) => {
-                let input = self.translate(&node.inputs[0])?;
-                Ok(self.operator(spec.name(), &input, node.parallelism, spec.factory()))
-            }
-            PhysicalKind::MiniBatchAssigner { interval_millis } => {
-                let input = self.translate(&node.inputs[0])?;
-                let operator = MiniBatchAssignerOperator::new(*interval_millis, MiniBatchMode::ProcTime);
-                let p = input.parallelism;
-                Ok(self.operator("MiniBatchAssigner", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
-            }
-            PhysicalKind::LocalGroupAggregate(spec) => {
-                let input = self.translate(&node.inputs[0])?;
-                Ok(self.operator("LocalGroupAggregate", &input, node.parallelism, spec.factory()))
-            }
-            PhysicalKind::GlobalGroupAggregate { spec, .. } => {
-                let input = self.translate(&node.inputs[0])?;
-                Ok(self.operator("GlobalGroupAggregate", &input, node.parallelism, spec.factory()))
-            }
-            PhysicalKind::FinalRows { key } => {
-                let input = self.translate(&node.inputs[0])?;
-                let operator = FinalRowsOperator::new(node.fields.len(), key.clone());
-                let p = input.parallelism;
-                Ok(self.operator("FinalRows", &input, p, Arc::new(move |_| Box::new(operator.clone()))))
-            }
+            PhysicalKind::GroupAggregate(spec) => self.unary(node, spec.name(), spec.factory()),
+            PhysicalKind::MiniBatchAssigner(spec) => self.unary(node, "MiniBatchAssigner", spec.factory()),
+            PhysicalKind::LocalGroupAggregate(spec) => self.unary(node, "LocalGroupAggregate", spec.factory()),
+            PhysicalKind::GlobalGroupAggregate { spec, .. } => self.unary(node, "GlobalGroupAggregate", spec.factory()),
+            PhysicalKind::FinalRows(spec) => self.unary(node, "FinalRows", spec.factory()),
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

@@ -1,0 +1,185 @@
+//! Physical planning of group aggregates: one GroupAggregate (per record or in mini-batches),
+//! or a LocalGroupAggregate and a GlobalGroupAggregate around the exchange when mini-batch is on
+//! and every call can merge partials (`table.optimizer.agg-phase-strategy`); no exchange and no
+//! local phase over input already hashed on the keys.
+
+use weir_operators::aggregate::distinct::DistinctArgs;
+use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
+use weir_operators::expr::Expr;
+use weir_operators::{BundleTrigger, CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
+use weir_runtime::types::LogicalType;
+use weir_runtime::{Field, ShipStrategy};
+
+use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use crate::options::{AggPhaseStrategy, MiniBatch};
+use crate::plan::Plan;
+
+/// Whether `call` can be split into a local and a global phase: a mergeable call, or a DISTINCT
+/// one without FILTER whose function is mergeable (the phases merge its distinct values, as
+/// Flink's `DISTINCT(x) AS distinct$0` does).
+fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
+    if call.distinct {
+        let plain = AggregateCall { distinct: false, ..call.clone() };
+        return call.filter.is_none() && Accumulator::is_mergeable(&plain, retracting);
+    }
+    Accumulator::is_mergeable(call, retracting)
+}
+
+/// The name Flink gives a local aggregate's accumulator column.
+fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
+    let base = match (kind, part) {
+        (AggregateKind::CountStar, _) => "count1",
+        (AggregateKind::Count, _) | (_, 1) => "count",
+        (AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg, _) => "sum",
+        (AggregateKind::Min, _) => "min",
+        (AggregateKind::Max, _) => "max",
+        _ => "acc",
+    };
+    format!("{base}${index}")
+}
+
+/// The bundle trigger of mini-batch settings.
+fn trigger(mini_batch: MiniBatch) -> BundleTrigger {
+    BundleTrigger { size: mini_batch.size, memory_budget: mini_batch.memory_budget }
+}
+
+impl Physical<'_> {
+    /// The group aggregate of `input` on `keys` computing `calls`.
+    pub(super) fn aggregate(
+        &self,
+        input: Plan,
+        keys: Vec<usize>,
+        calls: Vec<AggregateCall>,
+        fields: Vec<Field>,
+        update_before: bool,
+    ) -> PhysicalNode {
+        // An aggregate retracts what it took back, so it needs its input's `-U` rows.
+        let input = self.physical(input, true, false);
+        let retracting = !input.changelog.is_insert_only();
+        let changelog = ChangelogMode { insert: true, update_before, update_after: true, delete: retracting };
+        let ttl_millis = self.options.state_ttl_millis;
+        let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.clone()) };
+        let exchange = |input: PhysicalNode, strategy: ShipStrategy| PhysicalNode {
+            parallelism: UNASSIGNED,
+            kind: PhysicalKind::Exchange { strategy },
+            fields: input.fields.clone(),
+            changelog: input.changelog,
+            inputs: vec![input],
+        };
+        // Input already hashed on these keys (an aggregate on the same keys below) needs no
+        // exchange and, as in Flink, no local phase.
+        let hashed = !keys.is_empty() && hashed_on(&input, &keys);
+        let exchange = |input: PhysicalNode, strategy: ShipStrategy| {
+            if hashed {
+                input
+            } else {
+                exchange(input, strategy)
+            }
+        };
+        let two_phase = self.mini_batch.is_some()
+            && !hashed
+            && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
+            && calls.iter().all(|c| two_phase_call(c, retracting));
+        match self.mini_batch {
+            Some(mini_batch) if two_phase => {
+                let emit_unchanged = ttl_millis > 0 && self.options.output_identical;
+                let mut local_fields: Vec<Field> = keys.iter().map(|&k| input.fields[k].clone()).collect();
+                let mut index = 0;
+                for call in &calls {
+                    for part in 0..Accumulator::partial_width(call) {
+                        let ty = if part == 1 { weir_runtime::DataType::bigint() } else { call.result_type.clone() };
+                        local_fields.push(Field::new(accumulator_name(&call.kind, index, part), ty));
+                        index += 1;
+                    }
+                }
+                // Each argument of DISTINCT calls: its values in the bundle, with multiplicities.
+                let distinct = DistinctArgs::of(&calls);
+                for (i, &column) in distinct.columns().iter().enumerate() {
+                    let value = input.fields[column].data_type.clone();
+                    let counts = weir_runtime::DataType::bigint().not_null();
+                    let map = weir_runtime::DataType::new(LogicalType::Map(Box::new(value), Box::new(counts)));
+                    local_fields.push(Field::new(format!("distinct${i}"), map));
+                }
+                local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));
+                let arg_types = calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
+                let key_count = keys.len();
+                let input_types = input.fields.iter().map(|f| f.data_type.clone()).collect();
+                let trigger = trigger(mini_batch);
+                let spec = LocalGroupAggregateSpec { keys, calls: calls.clone(), input_types, retracting, trigger };
+                let local = PhysicalNode {
+                    parallelism: UNASSIGNED,
+                    kind: PhysicalKind::LocalGroupAggregate(spec),
+                    fields: local_fields.clone(),
+                    changelog: ChangelogMode::INSERT_ONLY,
+                    inputs: vec![input],
+                };
+                let strategy = match strategy {
+                    ShipStrategy::Hash(_) => ShipStrategy::Hash((0..key_count).collect()),
+                    other => other,
+                };
+                PhysicalNode {
+                    parallelism: UNASSIGNED,
+                    kind: PhysicalKind::GlobalGroupAggregate {
+                        spec: GlobalGroupAggregateSpec {
+                            key_count,
+                            calls,
+                            arg_types,
+                            update_before,
+                            trigger,
+                            ttl_millis,
+                            emit_unchanged,
+                        },
+                        local_fields,
+                    },
+                    inputs: vec![exchange(local, strategy)],
+                    fields,
+                    changelog,
+                }
+            }
+            mini_batch => {
+                let emit_unchanged = ttl_millis > 0 && (mini_batch.is_none() || self.options.output_identical);
+                let input_types = input.fields.iter().map(|f| f.data_type.clone()).collect();
+                PhysicalNode {
+                    parallelism: UNASSIGNED,
+                    kind: PhysicalKind::GroupAggregate(GroupAggregateSpec {
+                        keys,
+                        calls,
+                        input_types,
+                        update_before,
+                        retracting,
+                        mini_batch: mini_batch.map(trigger),
+                        ttl_millis,
+                        emit_unchanged,
+                    }),
+                    inputs: vec![exchange(input, strategy)],
+                    fields,
+                    changelog,
+                }
+            }
+        }
+    }
+}
+
+/// Whether the rows of `node` are already partitioned by a hash of its columns `keys` (in that
+/// order): true above an exchange or a group aggregate on exactly those columns, through Calcs
+/// that pass the columns on unchanged.
+fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
+    match &node.kind {
+        PhysicalKind::Calc(CalcSpec { projections, .. }) => {
+            let below: Option<Vec<usize>> = keys
+                .iter()
+                .map(|&k| match projections.get(k) {
+                    Some(Expr::Column { index, .. }) => Some(*index),
+                    _ => None,
+                })
+                .collect();
+            below.is_some_and(|below| hashed_on(&node.inputs[0], &below))
+        }
+        PhysicalKind::Exchange { strategy: ShipStrategy::Hash(hash) } => hash == keys,
+        PhysicalKind::GroupAggregate(spec) => keys.iter().copied().eq(0..spec.keys.len()) && !spec.keys.is_empty(),
+        PhysicalKind::GlobalGroupAggregate { spec, .. } => {
+            spec.key_count > 0 && keys.iter().copied().eq(0..spec.key_count)
+        }
+        _ => false,
+    }
+}

@@ -2,8 +2,8 @@
 //!
 //! - The [`registry`] maps `'connector' = '…'` to a factory that validates a table's options
 //!   (unknown, missing and malformed options are errors worded as Flink words them) and builds
-//!   its source, sink or lookup table; `'format' = '…'` selects a [`format`].
-//! - Connectors: [`datagen`], [`print`], [`blackhole`], [`filesystem`] (with the `csv` and
+//!   its source, sink or lookup table; `'format' = '…'` selects a [`format`](mod@format).
+//! - Connectors: [`datagen`], [`print`](mod@print), [`blackhole`], [`filesystem`] (with the `csv` and
 //!   `json` formats), and [`jdbc`] (`jdbc` and `hologres`: PostgreSQL lookups, scan and upsert
 //!   sink), with the lookup caches of [`lookup_cache`].
 //! - [`managed`]: tables declared without `'connector'`, kept by weir's table store with

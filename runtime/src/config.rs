@@ -1,5 +1,5 @@
 //! Execution options, with Flink's keys where Flink has one: each is a
-//! [`Setting`](crate::settings::Setting) declared below ([`RuntimeConfig::SETTINGS`]), with its
+//! [`crate::settings::Setting`] declared below ([`RuntimeConfig::SETTINGS`]), with its
 //! default, description and accepted values; [`RuntimeConfig::configured`] applies a session's.
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! weir's runtime: the data model and the actor-based execution core.
 //!
 //! - Data model: [`types`] (Flink's SQL types), [`value`], [`row`], [`chunk`] (columnar, on
-//!   Apache Arrow: [`columnar`] maps the types and converts values), and [`print`]
+//!   Apache Arrow: [`columnar`] maps the types and converts values), and [`print`](mod@print)
 //!   (values printed exactly as Flink's print connector prints them).
 //! - Operator contract: [`operator`] ([`Operator`], [`Source`], [`Output`]) and [`timers`];
 //!   operators are plain state machines, tested with [`harness`] and [`fixture`].

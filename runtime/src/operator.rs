@@ -3,7 +3,7 @@
 //! An [`Operator`] reacts to chunks, watermarks, flush markers, timers and the end of its
 //! input, writing what it emits to an [`Output`]. A [`Source`] produces data when polled.
 //! The runtime wraps either in an actor; [`crate::harness::OperatorHarness`] drives one
-//! directly in tests. Every callback may fail with an [`Error`]; the runtime then fails the
+//! directly in tests. Every callback may fail with an [`Error`](crate::Error); the runtime then fails the
 //! job with a message naming the operator and subtask.
 
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! What the three group aggregates (GroupAggregate in mini-batch, LocalGroupAggregate,
 //! GlobalGroupAggregate) share about mini-batch bundles: when one is due ([`BundleTrigger`]),
-//! how many rows it took and when its oldest data left its source ([`BundleMeter`]), what a
+//! how many rows it took and when its oldest data left its source (`BundleMeter`), what a
 //! flush records, and that a bundle flushes on every flush marker, watermark and at the end of
-//! input ([`Bundled`]).
+//! input (`Bundled`).
 
 use weir_runtime::{Chunk, OperatorContext, Output, Result};
 

@@ -71,7 +71,7 @@ pub struct SinkTarget<'a> {
 /// Builds the physical plan of `plan` written into `sink.table`.
 ///
 /// # Errors
-/// What [`upsert_materializer`] reports about `ON CONFLICT`.
+/// What the SinkMaterializer's rules report about `ON CONFLICT` (Flink's messages).
 pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions, at: Position) -> Result<PhysicalNode> {
     let SinkTarget { table, mode, primary_key, on_conflict, targets } = sink;
     let planner = Physical::new(&plan, options);

@@ -18,8 +18,8 @@
 //! | TIMESTAMP(p) / TIMESTAMP_LTZ(p), p 7–9 | Struct { epoch_millis: Int64, nanos_of_milli: Int32 }, marked by field metadata |
 //! | INTERVAL YEAR TO MONTH | Interval(YearMonth) |
 //! | INTERVAL DAY TO SECOND | Duration(Millisecond) |
-//! | ARRAY<t> | List<t> |
-//! | MAP<k, v> | List<Struct<key, value>>, marked by field metadata (entries in insertion order; Arrow's Map refuses the NULL keys Flink allows) |
+//! | `ARRAY<t>` | `List<t>` |
+//! | `MAP<k, v>` | `List<Struct<key, value>>`, marked by field metadata (entries in insertion order; Arrow's Map refuses the NULL keys Flink allows) |
 //! | ROW<…> | Struct<…> |
 //!
 //! Nanosecond Arrow timestamps would not hold years before 1677 or after 2262, which Flink's

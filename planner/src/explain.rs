@@ -17,7 +17,7 @@ use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
 
 use crate::catalog::Catalog;
-use crate::physical::{PhysicalKind, PhysicalNode};
+use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 use crate::plan::{Node, Plan};
 
 /// What EXPLAIN prints besides the plans.
@@ -471,82 +471,60 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped)).collect();
         let parallelism = node.parallelism;
         // The node's number in Flink's labels; a sink's transformations (enforcer, key-by
-        // partition, writer) take their own ids but share it.
+        // partition, materializer, writer) take their own ids but share it.
         let exec_id = entries.len() + *skipped + 1;
-        let mut inputs = inputs;
-        if let PhysicalKind::Sink { enforcer: Some(enforcer), .. } = &node.kind {
-            let (pid, pp, exchange) = inputs[0];
-            let strategy = exchange.unwrap_or("FORWARD");
-            let name = weir_runtime::Operator::name(enforcer.as_ref()).to_string();
-            entries.push(Entry {
-                id: exec_id,
-                kind: format!("ConstraintEnforcer[{exec_id}]"),
-                pact: "Operator",
-                contents: format!("[{exec_id}]:{name}"),
-                parallelism: pp,
-                predecessors: vec![(pid, strategy)],
-            });
-            inputs[0] = (exec_id, pp, None);
-        }
-        if let PhysicalKind::Sink { materializer: Some(m), .. } = &node.kind {
-            if m.needs_timestamps() {
-                let (pid, pp, exchange) = inputs[0];
-                let id = entries.len() + *skipped + 1;
-                entries.push(Entry {
-                    id,
-                    kind: format!("WatermarkTimestampAssigner[{exec_id}]"),
-                    pact: "Operator",
-                    contents: format!("[{exec_id}]:WatermarkTimestampAssigner"),
-                    parallelism: pp,
-                    predecessors: vec![(pid, exchange.unwrap_or("FORWARD"))],
-                });
-                inputs[0] = (id, pp, None);
-            }
-        }
-        let predecessors: Vec<(usize, &'static str)> = inputs
-            .iter()
-            .map(|(pid, pp, exchange)| {
-                let hashed_into_sink = matches!(&node.kind, PhysicalKind::Sink { input_strategy: Some(_), .. });
-                let strategy = match exchange {
-                    Some(s) => *s,
-                    None if hashed_into_sink => "HASH",
-                    None if *pp == parallelism => "FORWARD",
-                    None => "REBALANCE",
+        let ship = |exchange: Option<&'static str>, hashed: bool, from: usize, to: usize| match exchange {
+            Some(s) => s,
+            None if hashed => "HASH",
+            None if from == to => "FORWARD",
+            None => "REBALANCE",
+        };
+        if let PhysicalKind::Sink { table, .. } = &node.kind {
+            let (mut from, mut from_parallelism, mut exchange) = inputs[0];
+            let mut hashed = false;
+            for step in sink_steps(node) {
+                let (kind, contents, parallelism, pact) = match step {
+                    SinkStep::KeyBy(_) => {
+                        // The key-by partition is a transformation of its own.
+                        *skipped += 1;
+                        hashed = true;
+                        continue;
+                    }
+                    SinkStep::Enforcer(e) => {
+                        let name = weir_runtime::Operator::name(e).to_string();
+                        ("ConstraintEnforcer".to_string(), name, from_parallelism, "Operator")
+                    }
+                    SinkStep::TimestampAssigner => {
+                        let name = "WatermarkTimestampAssigner".to_string();
+                        (name.clone(), name, from_parallelism, "Operator")
+                    }
+                    SinkStep::Materializer(m) => ("SinkMaterializer".to_string(), m.name(), parallelism, "Operator"),
+                    SinkStep::Writer => {
+                        (format!("Sink: {}", table.name), physical_label(node, true, false), parallelism, "Data Sink")
+                    }
                 };
-                (*pid, strategy)
-            })
-            .collect();
-        let mut predecessors = predecessors;
+                let id = entries.len() + *skipped + 1;
+                let predecessors = vec![(from, ship(exchange, hashed, from_parallelism, parallelism))];
+                let (kind, contents) = (format!("{kind}[{exec_id}]"), format!("[{exec_id}]:{contents}"));
+                entries.push(Entry { id, kind, pact, contents, parallelism, predecessors });
+                (from, from_parallelism, exchange, hashed) = (id, parallelism, None, false);
+            }
+            return (from, from_parallelism, None);
+        }
+        let mut predecessors: Vec<(usize, &'static str)> =
+            inputs.iter().map(|&(pid, pp, exchange)| (pid, ship(exchange, false, pp, parallelism))).collect();
         if let PhysicalKind::LookupJoin { execution, .. } = &node.kind {
-            if execution.async_options.as_ref().is_some_and(|a| a.key_ordered.is_some()) {
+            if execution.order_key().is_some() {
                 // Key-ordered lookups are hashed on the update key by a "Partitioner" of their own.
                 predecessors.iter_mut().for_each(|p| p.1 = "HASH");
                 *skipped += 1;
             }
-        }
-        if matches!(node.kind, PhysicalKind::Sink { .. }) && predecessors.iter().any(|(_, s)| *s == "HASH") {
-            // The key-by partition is a transformation of its own.
-            *skipped += 1;
-        }
-        if let PhysicalKind::Sink { materializer: Some(materializer), .. } = &node.kind {
-            let id = entries.len() + *skipped + 1;
-            let name = materializer.name();
-            entries.push(Entry {
-                id,
-                kind: format!("SinkMaterializer[{exec_id}]"),
-                pact: "Operator",
-                contents: format!("[{exec_id}]:{name}"),
-                parallelism,
-                predecessors,
-            });
-            predecessors = vec![(id, "FORWARD")];
         }
         let id = entries.len() + *skipped + 1;
         let label = physical_label(node, true, false);
         let (kind, pact) = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
             PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
-            PhysicalKind::Sink { table, .. } => (format!("Sink: {}[{exec_id}]", table.name), "Data Sink"),
             _ => (format!("{}[{id}]", node.name()), "Operator"),
         };
         let contents = format!("[{exec_id}]:{label}");

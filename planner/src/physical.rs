@@ -22,7 +22,7 @@ pub mod distribution;
 mod lookup;
 pub mod sink;
 
-pub use sink::{physical_sink, sink_ship_strategy, SinkMaterializer, SinkTarget};
+pub use sink::{physical_sink, sink_ship_strategy, sink_steps, SinkMaterializer, SinkStep, SinkTarget};
 
 use crate::lookup_options::LookupExecution;
 use crate::options::{MiniBatch, PlannerOptions, SinkKeyedShuffle};

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
-use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
+use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
 use weir_runtime::{Row, ShipStrategy};
 
 use crate::error::Result;
-use crate::physical::{PhysicalKind, PhysicalNode};
+use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 
 /// Builds job graphs from physical plans.
 pub struct Translator<'a> {
@@ -188,31 +188,31 @@ impl<'a> Translator<'a> {
                     lookup_join_factory(Arc::clone(spec), function, execution.options(), input_arity, order_key);
                 Ok(self.operator("LookupJoin", &input, node.parallelism, factory))
             }
-            PhysicalKind::Sink { table, enforcer, materializer, targets, bounded_input, input_strategy, .. } => {
+            PhysicalKind::Sink { table, targets, bounded_input, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;
-                if let Some(operator) = enforcer.as_deref().cloned() {
-                    // At the input's parallelism, chained to it, as in Flink.
-                    let name = weir_runtime::Operator::name(&operator).to_string();
-                    input =
-                        self.operator(&name, &input, input.parallelism, Arc::new(move |_| Box::new(operator.clone())));
+                for step in sink_steps(node) {
+                    input = match step {
+                        SinkStep::Enforcer(enforcer) => {
+                            let operator = enforcer.clone();
+                            let name = weir_runtime::Operator::name(&operator).to_string();
+                            let factory: OperatorFactory = Arc::new(move |_| Box::new(operator.clone()));
+                            self.operator(&name, &input, input.parallelism, factory)
+                        }
+                        SinkStep::TimestampAssigner => {
+                            let factory: OperatorFactory = Arc::new(|_| Box::new(WatermarkTimestampAssignerOperator));
+                            self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory)
+                        }
+                        SinkStep::KeyBy(strategy) => Output { exchange: Some(strategy.clone()), ..input },
+                        SinkStep::Materializer(m) => self.operator(&m.name(), &input, node.parallelism, m.factory()),
+                        SinkStep::Writer => {
+                            let context = SinkContext { bounded_input: *bounded_input, targets: targets.clone() };
+                            let provider = self.registry.create_sink_for(table, &context)?;
+                            let name = format!("Sink: {}", table.name);
+                            self.operator(&name, &input, node.parallelism, provider.factory)
+                        }
+                    };
                 }
-                if materializer.as_ref().is_some_and(|m| m.needs_timestamps()) {
-                    let factory: weir_runtime::graph::OperatorFactory =
-                        Arc::new(|_| Box::new(WatermarkTimestampAssignerOperator));
-                    input = self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory);
-                }
-                let context = SinkContext { bounded_input: *bounded_input, targets: targets.clone() };
-                let provider = self.registry.create_sink_for(table, &context)?;
-                let parallelism = node.parallelism;
-                let input = match input_strategy {
-                    Some(strategy) => Output { exchange: Some(strategy.clone()), ..input },
-                    None => input,
-                };
-                let input = match materializer {
-                    Some(m) => self.operator(&m.name(), &input, parallelism, m.factory()),
-                    None => input,
-                };
-                Ok(self.operator(&format!("Sink: {}", table.name), &input, parallelism, provider.factory))
+                Ok(input)
             }
         }
     }

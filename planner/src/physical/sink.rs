@@ -20,6 +20,44 @@ use crate::options::{PlannerOptions, UpsertMaterialize};
 use crate::parser::ConflictStrategy;
 use crate::plan::Plan;
 
+/// One transformation a sink runs as, in order from its input (Flink's sink translation): the
+/// job graph builds them, EXPLAIN's JSON plan lists them, both from [`sink_steps`].
+#[derive(Debug)]
+pub enum SinkStep<'a> {
+    /// The ConstraintEnforcer, at its input's parallelism (chained to it, as in Flink).
+    Enforcer(&'a ConstraintEnforcerOperator),
+    /// A WatermarkTimestampAssigner before a compacting materializer, at its input's parallelism.
+    TimestampAssigner,
+    /// Rows are hashed on the primary key into the sink's subtasks (Flink's key-by partition).
+    KeyBy(&'a ShipStrategy),
+    /// The SinkMaterializer, at the sink's parallelism.
+    Materializer(&'a SinkMaterializer),
+    /// The connector's writer, at the sink's parallelism.
+    Writer,
+}
+
+/// The transformations of sink `node`, in order from its input (nothing for other nodes).
+pub fn sink_steps(node: &PhysicalNode) -> Vec<SinkStep<'_>> {
+    let PhysicalKind::Sink { enforcer, materializer, input_strategy, .. } = &node.kind else {
+        return Vec::new();
+    };
+    let mut steps = Vec::new();
+    if let Some(enforcer) = enforcer {
+        steps.push(SinkStep::Enforcer(enforcer));
+    }
+    if materializer.as_ref().is_some_and(|m| m.needs_timestamps()) {
+        steps.push(SinkStep::TimestampAssigner);
+    }
+    if let Some(strategy) = input_strategy {
+        steps.push(SinkStep::KeyBy(strategy));
+    }
+    if let Some(materializer) = materializer {
+        steps.push(SinkStep::Materializer(materializer));
+    }
+    steps.push(SinkStep::Writer);
+    steps
+}
+
 /// The materializer before an upsert sink.
 #[derive(Debug, Clone)]
 pub enum SinkMaterializer {

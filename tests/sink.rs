@@ -112,16 +112,22 @@ fn with_force_every_key_reaches_one_sink_subtask_in_order() {
     }
 }
 
-/// Runs `insert` into `sink` over three rows (one with a NULL id) at parallelism 1.
+/// Runs an INSERT into `sink` of three rows (one with a NULL id) read from a CSV file whose
+/// columns are declared as the sink's, so that no cast fits the strings to their lengths before
+/// the enforcer sees them (a cast into a sink's VARCHAR(n) cuts, as in Flink).
 fn enforce(settings: &[(&str, &str)], sink: &str) -> Result<String, String> {
     let printed = Arc::new(Mutex::new(Vec::new()));
     let mut session = session(1, &printed, "AUTO");
     for (key, value) in settings {
         session.set(key, value).unwrap();
     }
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("rows.csv");
+    std::fs::write(&csv, "1,ab,abcdef\nnull,abc,ab\n2,abcd,abcd\n").unwrap();
     let script = format!(
-        "{sink}\nINSERT INTO snk SELECT * FROM (VALUES (1, 'ab', 'abcdef'), (CAST(NULL AS INT), 'abc', 'ab'), \
-         (2, 'abcd', 'abcd')) AS t(id, code, name);\n"
+        "{sink}\nCREATE TABLE rows_in (id INT, code CHAR(3), name VARCHAR(4)) WITH ('connector' = 'filesystem', \
+         'path' = '{}', 'format' = 'csv', 'csv.null-literal' = 'null');\nINSERT INTO snk SELECT * FROM rows_in;\n",
+        csv.display()
     );
     session.execute_script(&script).map_err(|e| e.error.to_string())?;
     let bytes = printed.lock().clone();

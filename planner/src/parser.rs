@@ -449,8 +449,12 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
                 table.columns.push(ColumnDef::Computed { name, expr: Box::new(parser.parse_expr()?) });
             } else {
                 let ast_type = parser.parse_data_type()?;
-                let mut data_type = parse_type(&ast_type.to_string())
-                    .map_err(|_| ParserError::ParserError(format!("Unsupported type {ast_type} of column '{name}'")))?;
+                let mut data_type = parse_type(&ast_type.to_string()).map_err(|e| {
+                    ParserError::ParserError(match e.0.starts_with("Decimal scale") {
+                        true => format!("{} (column '{name}')", e.0),
+                        false => format!("Unsupported type {ast_type} of column '{name}'"),
+                    })
+                })?;
                 if parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
                     data_type = data_type.not_null();
                 } else {

@@ -244,6 +244,11 @@ impl Session {
         match &located.statement {
             Statement::CreateTable(t) => self.create_table(t, located.position),
             Statement::CreateView { name, query, if_not_exists } => {
+                // A view is checked when it is created, as Flink checks it: its tables and
+                // columns exist (so it cannot refer to itself) and its types fit.
+                if self.catalog.get(name).is_none() {
+                    self.planner()?.bind_query(query)?;
+                }
                 if !self.catalog.add(name, CatalogEntry::View(query.clone())) && !if_not_exists {
                     return Err(Error::validation(
                         located.position,

@@ -176,7 +176,15 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
         "FLOAT" => LogicalType::Float,
         "DOUBLE" => LogicalType::Double,
         "DECIMAL" | "DEC" | "NUMERIC" => {
-            LogicalType::Decimal { precision: arg(0, 10).clamp(1, 38) as u8, scale: arg(1, 0).min(38) as u8 }
+            // A precision above 38 reads as 38, as Flink's parser reads it.
+            let precision = arg(0, 10).clamp(1, 38);
+            let scale = arg(1, 0);
+            if scale > precision {
+                return Err(ParseError(format!(
+                    "Decimal scale must be between 0 and the precision {precision} (both inclusive)."
+                )));
+            }
+            LogicalType::Decimal { precision: precision as u8, scale: scale as u8 }
         }
         "CHAR" => LogicalType::Char(arg(0, 1)),
         "VARCHAR" => LogicalType::Varchar(arg(0, 1)),

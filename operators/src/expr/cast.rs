@@ -18,7 +18,10 @@ pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
     }
     let fail = || format!("Cannot cast '{}' to {}.", value_to_string(v), ty.logical);
     Ok(match (&ty.logical, v) {
-        (LogicalType::Char(_) | LogicalType::Varchar(_), _) => Value::String(Arc::from(to_text(v))),
+        (LogicalType::Char(n), _) => Value::String(Arc::from(fit_chars(to_text(v), *n, true))),
+        (LogicalType::Varchar(n), _) => Value::String(Arc::from(fit_chars(to_text(v), *n, false))),
+        (LogicalType::Binary(n), Value::Binary(b)) => Value::Binary(fit_bytes(b, *n, true)),
+        (LogicalType::Varbinary(n), Value::Binary(b)) => Value::Binary(fit_bytes(b, *n, false)),
         (_, Value::String(s)) => parse_value(s.trim(), ty).map_err(|_| fail())?,
         (LogicalType::Boolean, _) => match v {
             Value::Boolean(b) => Value::Boolean(*b),
@@ -67,7 +70,6 @@ pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
         (LogicalType::Time(_), Value::Timestamp(t)) => Value::Time(t.millis.rem_euclid(86_400_000) * 1_000_000),
         (LogicalType::Date, Value::Date(_))
         | (LogicalType::Time(_), Value::Time(_))
-        | (LogicalType::Binary(_) | LogicalType::Varbinary(_), Value::Binary(_))
         | (LogicalType::IntervalYearMonth, Value::IntervalYearMonth(_))
         | (LogicalType::IntervalDayTime, Value::IntervalDayTime(_))
         | (LogicalType::Array(_), Value::Array(_))
@@ -75,6 +77,35 @@ pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
         | (LogicalType::Row(_), Value::Row(_)) => v.clone(),
         _ => return Err(fail()),
     })
+}
+
+/// `text` cut to `length` characters and, for CHAR (`pad`), filled up to it with spaces, as
+/// Flink's CAST to CHAR(n) / VARCHAR(n) does.
+fn fit_chars(text: String, length: u32, pad: bool) -> String {
+    let length = length as usize;
+    let count = text.chars().count();
+    if count > length {
+        text.chars().take(length).collect()
+    } else if pad && count < length {
+        let mut padded = text;
+        padded.extend(std::iter::repeat_n(' ', length - count));
+        padded
+    } else {
+        text
+    }
+}
+
+/// `bytes` cut to `length` and, for BINARY (`pad`), filled up to it with zero bytes, as Flink's
+/// CAST to BINARY(n) / VARBINARY(n) does.
+fn fit_bytes(bytes: &Arc<[u8]>, length: u32, pad: bool) -> Arc<[u8]> {
+    let length = length as usize;
+    if bytes.len() > length || (pad && bytes.len() < length) {
+        let mut fitted = bytes[..bytes.len().min(length)].to_vec();
+        fitted.resize(if pad { length } else { fitted.len() }, 0);
+        Arc::from(fitted)
+    } else {
+        Arc::clone(bytes)
+    }
 }
 
 /// A value as text, the way `CAST(x AS STRING)` writes it: booleans as `TRUE`/`FALSE`,

@@ -119,7 +119,32 @@ impl Expr {
         if self.ty().logical == ty.logical {
             return self;
         }
+        if same_string_family(&self.ty().logical, &ty.logical) {
+            // Between character (or binary) strings an implicit conversion keeps the value: only
+            // an explicit CAST cuts or pads to the length (an INSERT into VARCHAR(5) keeps its
+            // text unless `table.exec.sink.type-length-enforcer` says otherwise, as in Flink).
+            return self.retyped(ty);
+        }
         Expr::Call { function: Function::Cast, args: vec![self], ty: ty.clone() }
+    }
+
+    /// This expression converted to `ty` by a CAST (nothing when it already has that type): a
+    /// character or binary string is cut or padded to the length, as the cast into a sink's
+    /// column does in Flink.
+    pub fn cast_exactly_to(self, ty: &DataType) -> Expr {
+        if self.ty().logical == ty.logical {
+            return self;
+        }
+        Expr::Call { function: Function::Cast, args: vec![self], ty: ty.clone() }
+    }
+
+    /// This expression, declared as `ty` (its values unchanged).
+    fn retyped(self, ty: &DataType) -> Expr {
+        match self {
+            Expr::Column { index, .. } => Expr::Column { index, ty: ty.clone() },
+            Expr::Literal { value, .. } => Expr::Literal { value, ty: ty.clone() },
+            Expr::Call { function, args, .. } => Expr::Call { function, args, ty: ty.clone() },
+        }
     }
 
     /// This expression with every column reference replaced by `below[index]`: an expression
@@ -203,7 +228,7 @@ pub(crate) fn arithmetic_result(
     arithmetic_type(op, a, b).ok_or_else(|| {
         ExprError(format!(
             "Cannot apply '{symbol}' to arguments of type '<{}> {symbol} <{}>'. Supported form(s): '<NUMERIC> {symbol} <NUMERIC>'",
-            a.logical, b.logical
+            types::calcite_name(&a.logical), types::calcite_name(&b.logical)
         ))
     })
 }
@@ -216,7 +241,16 @@ pub(crate) fn comparable(symbol: &str, a: &DataType, b: &DataType) -> Result<Dat
     common_type(a, b).or_else(|| (is_numeric(a) && is_numeric(b)).then(DataType::double)).ok_or_else(|| {
         ExprError(format!(
             "Cannot apply '{symbol}' to arguments of type '<{}> {symbol} <{}>'. Supported form(s): '<COMPARABLE_TYPE> {symbol} <COMPARABLE_TYPE>'",
-            a.logical, b.logical
+            types::calcite_name(&a.logical), types::calcite_name(&b.logical)
         ))
     })
+}
+
+/// Whether `a` and `b` are both character strings or both binary strings.
+fn same_string_family(a: &LogicalType, b: &LogicalType) -> bool {
+    use LogicalType::{Binary, Char, Varbinary, Varchar};
+    matches!(
+        (a, b),
+        (Char(_) | Varchar(_), Char(_) | Varchar(_)) | (Binary(_) | Varbinary(_), Binary(_) | Varbinary(_))
+    )
 }

@@ -150,6 +150,52 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
     }
 }
 
+/// A type as Calcite names it in Flink's validation messages (`<INTEGER>`,
+/// `<VARCHAR(2147483647)>` for STRING, `<TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)>`), so that weir's
+/// messages read as Flink's.
+pub fn calcite_name(ty: &LogicalType) -> String {
+    match ty {
+        LogicalType::Int => "INTEGER".to_string(),
+        LogicalType::Time(p) => format!("TIME({p})"),
+        LogicalType::TimestampLtz(p) => format!("TIMESTAMP_WITH_LOCAL_TIME_ZONE({p})"),
+        LogicalType::Char(n) => format!("CHAR({n})"),
+        LogicalType::Varchar(n) => format!("VARCHAR({n})"),
+        LogicalType::Binary(n) => format!("BINARY({n})"),
+        LogicalType::Varbinary(n) => format!("VARBINARY({n})"),
+        LogicalType::Array(element) => format!("{} ARRAY", calcite_name(&element.logical)),
+        LogicalType::Map(key, value) => {
+            format!("({}, {}) MAP", calcite_name(&key.logical), calcite_name(&value.logical))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A type's family as Calcite names it in "No match found for function signature" messages
+/// (`<NUMERIC>`, `<CHARACTER>`, …).
+pub fn calcite_family(ty: &LogicalType) -> &'static str {
+    match ty {
+        LogicalType::Boolean => "BOOLEAN",
+        LogicalType::TinyInt
+        | LogicalType::SmallInt
+        | LogicalType::Int
+        | LogicalType::BigInt
+        | LogicalType::Float
+        | LogicalType::Double
+        | LogicalType::Decimal { .. } => "NUMERIC",
+        LogicalType::Char(_) | LogicalType::Varchar(_) => "CHARACTER",
+        LogicalType::Binary(_) | LogicalType::Varbinary(_) => "BINARY",
+        LogicalType::Date => "DATE",
+        LogicalType::Time(_) => "TIME",
+        LogicalType::Timestamp(_) => "TIMESTAMP",
+        LogicalType::TimestampLtz(_) => "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
+        LogicalType::IntervalYearMonth => "INTERVAL_YEAR_MONTH",
+        LogicalType::IntervalDayTime => "INTERVAL_DAY_TIME",
+        LogicalType::Array(_) => "ARRAY",
+        LogicalType::Map(..) => "MAP",
+        _ => "ANY",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

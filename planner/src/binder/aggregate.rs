@@ -8,7 +8,7 @@ use weir_runtime::{DataType, LogicalType, Value};
 
 use super::expr::{AggregateContext, ExprBinder};
 use super::scope::position_of;
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 
 const AGGREGATES: [&str; 13] = [
     "COUNT",
@@ -93,6 +93,14 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         ast::FunctionArguments::None => (Vec::new(), false, false),
         ast::FunctionArguments::Subquery(_) => return Err(Error::Unsupported(format!("The call '{f}'"))),
     };
+    if distinct && star {
+        // Flink's parser refuses `COUNT(DISTINCT *)`; the `*` follows `NAME(DISTINCT `.
+        let star_at = Position { line: at.line, column: at.column + (name.len() + "(DISTINCT ".len()) as u64 };
+        return Err(Error::Parse {
+            position: star_at,
+            message: format!("Encountered \"*\" at line {}, column {}.", star_at.line, star_at.column),
+        });
+    }
     let scope = agg.input_scope.clone();
     let mut bind = |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None }.bind(e);
     let mut bound: Vec<Expr> = args.iter().map(&mut bind).collect::<Result<_>>()?;
@@ -128,7 +136,7 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
     if matches!(kind, AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg)
         && !bound.first().is_some_and(|a| is_numeric(a.ty()))
     {
-        let ty = bound.first().map(|a| a.ty().logical.to_string()).unwrap_or_default();
+        let ty = bound.first().map(|a| weir_operators::expr::types::calcite_name(&a.ty().logical)).unwrap_or_default();
         return Err(Error::validation(
             at,
             format!(

@@ -57,9 +57,25 @@ fn validation(node: &impl Spanned, message: impl Into<String>) -> Error {
     Error::validation(position_of(node), message)
 }
 
+/// Refuses a `clause` condition (`WHERE`, `HAVING`, `ON`) that is not a BOOLEAN, as Calcite does:
+/// `WHERE a` on an INT column would otherwise drop every row.
+///
+/// # Errors
+/// `WHERE clause must be a condition`, at the condition.
+pub fn expect_condition(condition: &Expr, clause: &str, node: &impl Spanned) -> Result<()> {
+    if condition.is_null_literal() || matches!(condition.ty().logical, LogicalType::Boolean) {
+        Ok(())
+    } else {
+        Err(validation(node, format!("{clause} clause must be a condition")))
+    }
+}
+
 /// A SQL type written in a CAST or literal.
 pub fn data_type(ty: &ast::DataType, at: Position) -> Result<DataType> {
-    parse_type(&ty.to_string()).map_err(|_| Error::validation(at, format!("Unsupported type {ty}")))
+    parse_type(&ty.to_string()).map_err(|e| match e.0.starts_with("Decimal scale") {
+        true => Error::validation(at, e.0),
+        false => Error::validation(at, format!("Unsupported type {ty}")),
+    })
 }
 
 fn time_unit(field: &DateTimeField) -> Option<TimeUnit> {
@@ -272,7 +288,13 @@ impl ExprBinder<'_> {
                             let args = vec![self.bind(op)?, self.bind(&when.condition)?];
                             self.call(Function::Equals, args, node)?
                         }
-                        None => self.bind(&when.condition)?,
+                        None => {
+                            let condition = self.bind(&when.condition)?;
+                            if !condition.is_null_literal() && !matches!(condition.ty().logical, LogicalType::Boolean) {
+                                return Err(validation(node, "Expected a boolean type"));
+                            }
+                            condition
+                        }
                     };
                     conditions_bound.push(condition);
                     values.push(self.bind(&when.result)?);

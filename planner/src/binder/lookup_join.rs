@@ -120,6 +120,7 @@ impl Binder<'_> {
             return Err(unsupported("Lookup joins without an ON condition"));
         };
         let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
+        super::expr::expect_condition(&condition, "ON", on)?;
         let probe_width = probe.fields.len();
         let width = probe_width + dim_fields.len();
         let mut parts = Vec::new();

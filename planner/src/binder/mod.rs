@@ -14,7 +14,7 @@ use weir_operators::expr::Expr;
 use weir_runtime::{DataType, Field, Value};
 
 use crate::catalog::{Catalog, CatalogEntry};
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use crate::plan::{Node, Plan};
 pub use expr::data_type;
 use expr::{AggregateContext, ExprBinder};
@@ -199,7 +199,9 @@ impl<'a> Binder<'a> {
         }
         let (mut plan, scope) = self.bind_from(&select.from)?;
         if let Some(condition) = &select.selection {
-            let condition = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
+            let bound = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
+            expr::expect_condition(&bound, "WHERE", condition)?;
+            let condition = bound;
             let names = plan.fields.iter().map(|f| f.name.clone()).collect();
             plan = calc(plan.clone(), identity(&plan.fields), names, Some(condition));
         }
@@ -233,6 +235,9 @@ impl<'a> Binder<'a> {
                 projections.push(binder.bind(e)?);
             }
             having = select.having.as_ref().map(|h| binder.bind(h)).transpose()?;
+            if let (Some(bound), Some(h)) = (&having, &select.having) {
+                expr::expect_condition(bound, "HAVING", h)?;
+            }
         }
         let key_count = group_by.len();
         let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
@@ -262,7 +267,12 @@ impl<'a> Binder<'a> {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => items.push((e.clone(), None)),
                 ast::SelectItem::ExprWithAlias { expr, alias } => items.push((expr.clone(), Some(alias.value.clone()))),
-                ast::SelectItem::Wildcard(_) => {
+                ast::SelectItem::Wildcard(options) => {
+                    if select.from.is_empty() {
+                        let span = options.wildcard_token.0.span;
+                        let at = Position { line: span.start.line.max(1), column: span.start.column.max(1) };
+                        return Err(Error::validation(at, "SELECT * requires a FROM clause"));
+                    }
                     for c in &scope.columns {
                         // Qualified, so that equal names from two joined tables stay apart.
                         let column = ast::Ident::new(c.name.clone());

@@ -98,7 +98,8 @@ pub(crate) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String
                         field.name
                     )));
                 }
-                projections.push(Expr::column(q, source.clone()).cast_to(&field.data_type));
+                // Flink casts into the sink's types: a longer string is cut to a VARCHAR(n) column.
+                projections.push(Expr::column(q, source.clone()).cast_exactly_to(&field.data_type));
             }
             None => projections.push(Expr::literal(weir_runtime::Value::Null, field.data_type.clone())),
         }

@@ -16,6 +16,7 @@ use std::sync::{Arc, LazyLock};
 use arrow_array::ArrayRef;
 use weir_runtime::{DataType, Value};
 
+use super::types::{calcite_family, calcite_name};
 use super::{Expr, ExprError};
 
 pub mod datetime;
@@ -323,13 +324,13 @@ pub fn invalid_count(name: &str, expected: usize) -> ExprError {
 
 /// Calcite's message for a call no function of that name takes: `NAME(<T1>, <T2>)`.
 pub fn no_match(name: &str, types: &[&DataType]) -> ExprError {
-    let kinds: Vec<String> = types.iter().map(|t| format!("<{}>", t.logical)).collect();
+    let kinds: Vec<String> = types.iter().map(|t| format!("<{}>", calcite_family(&t.logical))).collect();
     ExprError(format!("No match found for function signature {name}({})", kinds.join(", ")))
 }
 
 /// Flink's message for arguments of the wrong types: what was given and the `supported` forms.
 pub fn wrong_types(name: &str, types: &[&DataType], supported: &str) -> ExprError {
-    let args: Vec<String> = types.iter().map(|t| format!("<{}>", t.logical)).collect();
+    let args: Vec<String> = types.iter().map(|t| format!("<{}>", calcite_name(&t.logical))).collect();
     ExprError(format!(
         "Cannot apply '{name}' to arguments of type '{name}({})'. Supported form(s): '{name}({supported})'",
         args.join(", ")
@@ -411,7 +412,7 @@ mod tests {
         let substring = lookup("SUBSTRING").unwrap();
         assert_eq!(
             call_type(&*substring, &[&s]).unwrap_err().0,
-            "No match found for function signature SUBSTRING(<STRING>)"
+            "No match found for function signature SUBSTRING(<CHARACTER>)"
         );
         assert!(call_type(&*substring, &[&s, &DataType::int()]).is_ok());
     }

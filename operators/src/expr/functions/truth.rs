@@ -31,7 +31,7 @@ pub fn expect_boolean(test: &str, operand: &DataType) -> Result<(), ExprError> {
     }
     Err(ExprError(format!(
         "Cannot apply '{test}' to arguments of type '<{}> {test}'. Supported form(s): '<BOOLEAN> {test}'",
-        operand.logical
+        crate::expr::types::calcite_name(&operand.logical)
     )))
 }
 

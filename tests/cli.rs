@@ -138,3 +138,41 @@ fn explain_plans_without_reaching_any_table() {
     assert!(stdout.contains("TableSourceScan(table=[[default_catalog, default_database, m]]"), "{stdout}");
     assert!(!store.exists(), "planning created the managed tables' directory");
 }
+
+/// Runs generated SQL `script` through `weir run` in changelog format.
+fn run_generated(script: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("generated.sql");
+    std::fs::write(&path, script).unwrap();
+    weir(&["run", path.to_str().unwrap(), "--format", "changelog"])
+}
+
+/// Machine-generated SQL is big: long flat chains and deep nesting plan and run (no stack
+/// overflow, no time growing with the nesting), and nesting past the limit is refused at once.
+#[test]
+fn machine_generated_sql_runs_or_is_refused_clearly() {
+    let ones = vec!["1"; 1500].join("+");
+    let ors = (0..2000).map(|i| format!("a = {i}")).collect::<Vec<_>>().join(" OR ");
+    let column_sum = vec!["a"; 3000].join(" + ");
+    let nested = |depth: usize, inner: &str| (0..depth).fold(inner.to_string(), |e, _| format!("CAST({e} AS INT)"));
+    let cases = [
+        (format!("SELECT {ones};"), "+I[1500]"),
+        (format!("SELECT * FROM (VALUES (1)) AS t(a) WHERE {ors};"), "+I[1]"),
+        (format!("SELECT {column_sum} FROM (VALUES (1)) AS t(a);"), "+I[3000]"),
+        (format!("SELECT {};", nested(48, "1")), "+I[1]"),
+        (format!("SELECT {} FROM (VALUES (7)) AS t(a);", nested(900, "a")), "+I[7]"),
+    ];
+    for (script, expected) in cases {
+        let output = run_generated(&script);
+        assert!(output.status.success(), "{}: {}", &script[..60], String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), expected, "{}", &script[..60]);
+    }
+    let too_deep = format!("SELECT {};", (0..1001).fold("1".to_string(), |e, _| format!("({e})")));
+    let output = run_generated(&too_deep);
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("The statement nests more than 1000 levels of parentheses at line 1, column 1008."),
+        "{error}"
+    );
+}

@@ -260,6 +260,40 @@ pub fn table_name(name: &ObjectName) -> String {
     name.0.last().and_then(|p| p.as_ident()).map_or_else(|| name.to_string(), |i| i.value.clone())
 }
 
+/// The deepest nesting of parentheses a statement may have. Generated SQL nests deeply (Flink's
+/// parser takes hundreds of levels); past this a statement is refused at once, naming where.
+pub const MAX_NESTING: usize = 1000;
+
+/// Refuses a script whose parentheses nest more than [`MAX_NESTING`] deep, before parsing: the
+/// parser's own limit, reached inside it, would make it retry alternatives without end.
+///
+/// # Errors
+/// [`Error::Parse`] at the parenthesis that goes one level too deep.
+fn check_nesting(tokens: &[TokenWithSpan]) -> Result<()> {
+    let mut depth = 0usize;
+    for token in tokens {
+        match token.token {
+            Token::LParen => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    let at = Position { line: token.span.start.line, column: token.span.start.column };
+                    return Err(Error::Parse {
+                        position: at,
+                        message: format!(
+                            "The statement nests more than {MAX_NESTING} levels of parentheses at line {}, column {}.",
+                            at.line, at.column
+                        ),
+                    });
+                }
+            }
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::SemiColon => depth = 0,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Parses a whole script.
 ///
 /// # Errors
@@ -267,10 +301,13 @@ pub fn table_name(name: &ObjectName) -> String {
 pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     let dialect = FlinkDialect;
     let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| parse_error(e.into()))?;
+    check_nesting(&tokens)?;
     let mut hints = table_hints(&tokens)?.into_iter().peekable();
     let mut lookup_hints = crate::lookup_options::lookup_hints(&tokens)?.into_iter().peekable();
     let (tokens, conflicts) = take_conflict_clauses(tokens);
-    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    // Each level of parentheses takes a few of the parser's recursion steps.
+    let mut parser =
+        Parser::new(&dialect).with_recursion_limit(4 * MAX_NESTING + 64).with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
         while parser.consume_token(&Token::SemiColon) {}

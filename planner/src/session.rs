@@ -143,6 +143,10 @@ impl Session {
     /// # Errors
     /// The first statement that fails, with its position.
     pub fn execute_script(&mut self, sql: &str) -> Result<(), ScriptError> {
+        on_planning_stack(|| self.execute_script_here(sql))
+    }
+
+    fn execute_script_here(&mut self, sql: &str) -> Result<(), ScriptError> {
         let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
         for located in &statements {
             self.execute(located).map_err(|error| ScriptError { statement: located.position, error })?;
@@ -156,6 +160,10 @@ impl Session {
     /// # Errors
     /// The first statement that fails, with its position.
     pub fn explain_script(&mut self, sql: &str) -> Result<String, ScriptError> {
+        on_planning_stack(|| self.explain_script_here(sql))
+    }
+
+    fn explain_script_here(&mut self, sql: &str) -> Result<String, ScriptError> {
         let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
         self.dry_run = true;
         let explained = self.explain_statements(&statements);
@@ -417,6 +425,32 @@ impl Session {
         self.cancellers.lock().push(job.canceller());
         self.finished("SELECT".to_string(), job)?;
         Ok(handle.rows())
+    }
+}
+
+/// The stack a script is parsed, bound and planned on: plans of machine-generated SQL (a flat
+/// chain of thousands of `+` or `OR`, hundreds of nested calls) are walked recursively, a level
+/// per node. Only the pages a script touches are used.
+const PLANNING_STACK: usize = 1 << 30;
+
+/// Runs `f` on a thread with [`PLANNING_STACK`] bytes of stack (on this thread when one cannot be
+/// started), passing on its panic.
+fn on_planning_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let work = Mutex::new(Some(f));
+    let run = || work.lock().take().map(|f| f());
+    let spawned = std::thread::scope(|scope| {
+        let planning = std::thread::Builder::new().name("weir-planner".into()).stack_size(PLANNING_STACK);
+        match planning.spawn_scoped(scope, run) {
+            Ok(thread) => Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the planning thread; planning on this one");
+                None
+            }
+        }
+    });
+    match spawned.flatten() {
+        Some(result) => result,
+        None => (work.into_inner().expect("the work was not taken"))(),
     }
 }
 

@@ -98,6 +98,13 @@ impl Drop for JobHandle {
     }
 }
 
+/// The stack of the thread that runs a job's first worker. Operators evaluate expressions
+/// recursively, a level per node, and machine-generated SQL has expressions thousands of nodes
+/// deep (a flat chain of `OR`s); only the pages they touch are used. The other workers are actix
+/// arbiters, whose threads take the process's default stack: `RUST_MIN_STACK`, which the `weir`
+/// command raises to [`OPERATOR_STACK`] when it is not set.
+pub const OPERATOR_STACK: usize = 256 << 20;
+
 /// Cancels a job; cloneable and sendable.
 #[derive(Debug, Clone)]
 pub struct JobCanceller {
@@ -143,6 +150,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let job_token = token.clone();
     let thread = std::thread::Builder::new()
         .name("weir-job".into())
+        .stack_size(OPERATOR_STACK)
         .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics))?;
     Ok(JobHandle { thread: Some(thread), token, metrics, started: std::time::Instant::now() })
 }

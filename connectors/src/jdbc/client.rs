@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 pub struct PgEndpoint {
     /// Connection settings.
     pub config: tokio_postgres::Config,
-    /// The URL as the user wrote it (`jdbc:postgresql://host:port/db`), for messages.
+    /// The URL as the user wrote it (`jdbc:postgresql://host:port/db`) with its password
+    /// hidden ([`redacted`]), for messages and logs.
     pub url: String,
 }
 
@@ -36,11 +37,31 @@ impl PgEndpoint {
     pub fn from_url(url: &str, user: Option<&str>, password: Option<&str>) -> Result<Self> {
         let expected =
             "a PostgreSQL URL 'jdbc:postgresql://host:port/database' (weir's jdbc connector speaks PostgreSQL)";
-        let rest =
-            url.strip_prefix("jdbc:postgresql://").ok_or_else(|| crate::options::invalid("url", url, expected))?;
-        let rest = rest.split('?').next().unwrap_or_default();
-        let (address, database) = rest.split_once('/').ok_or_else(|| crate::options::invalid("url", url, expected))?;
-        Self::from_parts(address, database, user, password, url)
+        let shown = redacted(url);
+        let invalid = || crate::options::invalid("url", &shown, expected);
+        let rest = url.strip_prefix("jdbc:postgresql://").ok_or_else(invalid)?;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (address, database) = rest.split_once('/').ok_or_else(invalid)?;
+        // `user[:password]@host` and the `user` / `password` parameters, as PostgreSQL's driver
+        // reads them; the table's `username` / `password` options win over both.
+        let (credentials, address) = match address.rsplit_once('@') {
+            Some((credentials, address)) => (Some(credentials), address),
+            None => (None, address),
+        };
+        let (mut url_user, mut url_password) = match credentials.map(|c| c.split_once(':').unwrap_or((c, ""))) {
+            Some((u, p)) => (Some(u.to_string()), (!p.is_empty()).then(|| p.to_string())),
+            None => (None, None),
+        };
+        for (key, value) in query.split('&').filter_map(|pair| pair.split_once('=')) {
+            match key {
+                "user" => url_user = Some(value.to_string()),
+                "password" => url_password = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        let user = user.map(str::to_string).or(url_user);
+        let password = password.map(str::to_string).or(url_password);
+        Self::from_parts(address, database, user.as_deref(), password.as_deref(), &shown)
     }
 
     /// Connects to `host[:port]` and `database`; `shown` names the server in messages.
@@ -71,6 +92,34 @@ impl PgEndpoint {
             config.password(password);
         }
         Ok(PgEndpoint { config, url: shown.to_string() })
+    }
+}
+
+/// `url` with its password hidden (`user:***@host`, `password=***`), for messages and logs.
+pub fn redacted(url: &str) -> String {
+    let (head, query) = url.split_once('?').map_or((url, None), |(h, q)| (h, Some(q)));
+    let head = match (head.find("://"), head.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &head[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &head[..scheme + 3], &head[at..]),
+                None => head.to_string(),
+            }
+        }
+        _ => head.to_string(),
+    };
+    match query {
+        None => head,
+        Some(query) => {
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                    _ => pair.to_string(),
+                })
+                .collect();
+            format!("{head}?{}", pairs.join("&"))
+        }
     }
 }
 
@@ -273,4 +322,29 @@ async fn prepare(
     let statement = connection.client.prepare_typed(sql, &vec![Type::TEXT; params]).await?;
     connection.statements.lock().insert(sql.to_string(), statement.clone());
     Ok(statement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show_and_url_credentials_count() {
+        assert_eq!(redacted("jdbc:postgresql://bob:secret@db:5432/shop"), "jdbc:postgresql://bob:***@db:5432/shop");
+        assert_eq!(
+            redacted("jdbc:postgresql://db/shop?user=bob&password=secret&ssl=true"),
+            "jdbc:postgresql://db/shop?user=bob&password=***&ssl=true"
+        );
+        assert_eq!(redacted("jdbc:postgresql://db/shop"), "jdbc:postgresql://db/shop");
+        let endpoint = PgEndpoint::from_url("jdbc:postgresql://db/shop?user=bob&password=secret", None, None).unwrap();
+        assert_eq!(endpoint.config.get_user(), Some("bob"));
+        assert_eq!(endpoint.config.get_password(), Some(&b"secret"[..]));
+        assert!(!endpoint.url.contains("secret"), "{}", endpoint.url);
+        let endpoint = PgEndpoint::from_url("jdbc:postgresql://bob:secret@db/shop", Some("alice"), None).unwrap();
+        assert_eq!(endpoint.config.get_user(), Some("alice"), "the table's username wins");
+        assert_eq!(endpoint.config.get_password(), Some(&b"secret"[..]));
+        assert_eq!(endpoint.config.get_hosts().len(), 1);
+        let error = PgEndpoint::from_url("postgres://bob:secret@db/shop", None, None).unwrap_err().to_string();
+        assert!(!error.contains("secret"), "{error}");
+    }
 }

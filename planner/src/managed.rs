@@ -38,7 +38,7 @@ pub fn store_dir(settings: &Settings) -> PathBuf {
 /// # Errors
 /// The store is in use by another process, or a stored definition does not read back.
 pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) -> Result<Option<Arc<TableStore>>> {
-    if !create && !TableStore::exists(dir) {
+    if !create && !TableStore::exists(dir).map_err(store_error)? {
         return Ok(None);
     }
     let store = TableStore::open(dir).map_err(store_error)?;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, DatabaseError, ReadableDatabase, ReadableTable, TableDefinition, TableError};
 
+use crate::checksum::crc32;
 use crate::error::{Error, Result};
 
 /// The writes of one batch, with reads that see the batch's own earlier writes.
@@ -57,14 +58,63 @@ pub trait KvStore: Send + Sync {
     fn drop_table(&self, table: &str) -> Result<()>;
 }
 
-/// A [`KvStore`] in one `redb` file.
+/// A [`KvStore`] in one `redb` file. A store it creates writes format 2: every value carries the
+/// CRC-32 of its key and value, checked on every read, so a damaged file is refused with a
+/// message naming it. A store of format 1 (written before checksums) is read and written as it
+/// is. The storage library's own failures on a damaged file, panics included, become errors.
 pub struct RedbStore {
-    db: Database,
+    db: GuardedDatabase,
     path: PathBuf,
+    /// Whether values carry checksums (format 2).
+    checksummed: bool,
 }
+
+/// The storage library's database, closed without letting a panic out: closing a damaged file
+/// can panic inside the library.
+struct GuardedDatabase(Option<Database>);
+
+impl std::ops::Deref for GuardedDatabase {
+    type Target = Database;
+
+    fn deref(&self) -> &Database {
+        // Only `drop` takes the database out.
+        self.0.as_ref().unwrap_or_else(|| unreachable!("the database is open until the store drops"))
+    }
+}
+
+impl Drop for GuardedDatabase {
+    fn drop(&mut self) {
+        if let Some(db) = self.0.take() {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(db))).is_err() {
+                tracing::warn!("closing a damaged table store file failed inside the storage library");
+            }
+        }
+    }
+}
+
+/// The table of the store's own facts (its format).
+const META: &str = "weir.meta";
+/// The format of stores with checksummed values.
+const FORMAT: &[u8] = b"2";
+/// Bytes of the checksum after each value.
+const CHECKSUM_BYTES: usize = 4;
 
 fn storage(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Storage(format!("the table store at '{}' failed: {e}", path.display()))
+}
+
+fn damaged(path: &Path, what: &str) -> Error {
+    Error::Storage(format!(
+        "The table store file '{}' is damaged ({what}); weir reads nothing from it. Restore the data directory \
+         from a copy, or move it away to start with an empty one.",
+        path.display()
+    ))
+}
+
+/// Runs a call into the storage library, turning its panic on a damaged file into an error.
+fn guarded<T>(path: &Path, call: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
+        .unwrap_or_else(|_| Err(damaged(path, "the storage library could not read its structure")))
 }
 
 impl RedbStore {
@@ -73,21 +123,76 @@ impl RedbStore {
         dir.join("tables.redb")
     }
 
+    /// Whether `dir` holds a store: `false` when there is neither the directory nor its file.
+    ///
+    /// # Errors
+    /// A `dir` that is not a directory, a store file that is a directory or empty: each names
+    /// the path instead of passing for a missing store.
+    pub fn exists(dir: &Path) -> Result<bool> {
+        if !dir.exists() {
+            return Ok(false);
+        }
+        if !dir.is_dir() {
+            return Err(Error::Storage(format!(
+                "The data directory '{}' is not a directory (set 'table.store.path' to a directory).",
+                dir.display()
+            )));
+        }
+        let file = Self::file(dir);
+        match std::fs::metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(storage(&file, e)),
+            Ok(m) if !m.is_file() => Err(Error::Storage(format!(
+                "'{}' should be weir's table store file but is not a file.",
+                file.display()
+            ))),
+            Ok(m) if m.len() == 0 => Err(damaged(&file, "it is empty")),
+            Ok(_) => Ok(true),
+        }
+    }
+
     /// Opens (or creates) the store in directory `dir`.
     ///
     /// # Errors
-    /// The directory cannot be created, or another process has the store open.
+    /// The directory cannot be created, another process has the store open, or the file is
+    /// damaged or not a table store.
     pub fn open(dir: &Path) -> Result<Self> {
+        let existed = Self::exists(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| storage(dir, e))?;
         let path = Self::file(dir);
-        let db = Database::create(&path).map_err(|e| match e {
-            DatabaseError::DatabaseAlreadyOpen => Error::Storage(format!(
-                "The table store at '{}' is in use by another process; weir opens a data directory from one process at a time.",
-                dir.display()
-            )),
-            other => storage(dir, other),
+        let db = guarded(&path, || {
+            Database::create(&path).map_err(|e| match e {
+                DatabaseError::DatabaseAlreadyOpen => Error::Storage(format!(
+                    "The table store at '{}' is in use by another process; weir opens a data directory from one process at a time.",
+                    dir.display()
+                )),
+                other if existed => damaged(&path, &other.to_string()),
+                other => storage(dir, other),
+            })
         })?;
-        Ok(RedbStore { db, path })
+        let mut store = RedbStore { db: GuardedDatabase(Some(db)), path, checksummed: false };
+        store.checksummed = store.format(existed)?;
+        Ok(store)
+    }
+
+    /// Whether the store's values carry checksums; a new store is marked format 2.
+    fn format(&self, existed: bool) -> Result<bool> {
+        let marked = self.raw_get(META, b"format")?;
+        match marked.as_deref() {
+            Some(FORMAT) => Ok(true),
+            Some(other) => Err(Error::Storage(format!(
+                "The table store file '{}' has format '{}', which this weir does not read.",
+                self.path.display(),
+                String::from_utf8_lossy(other)
+            ))),
+            None if existed && !self.raw_tables_empty()? => Ok(false),
+            None => {
+                self.raw_write(META, &mut |t| {
+                    t.insert(&b"format"[..], FORMAT).map(|_| ()).map_err(|e| storage(&self.path, e))
+                })?;
+                Ok(true)
+            }
+        }
     }
 
     /// A store in memory, gone when dropped (for plans that must not touch a data directory).
@@ -99,75 +204,134 @@ impl RedbStore {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(|e| storage(&path, e))?;
-        Ok(RedbStore { db, path })
+        Ok(RedbStore { db: GuardedDatabase(Some(db)), path, checksummed: true })
+    }
+
+    fn raw_get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        guarded(&self.path, || {
+            let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
+            let t = match read.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
+                Ok(t) => t,
+                Err(TableError::TableDoesNotExist(_)) => return Ok(None),
+                Err(e) => return Err(storage(&self.path, e)),
+            };
+            Ok(t.get(key).map_err(|e| storage(&self.path, e))?.map(|v| v.value().to_vec()))
+        })
+    }
+
+    /// Whether the file holds no table at all (a store created empty).
+    fn raw_tables_empty(&self) -> Result<bool> {
+        guarded(&self.path, || {
+            let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
+            let empty = read.list_tables().map_err(|e| storage(&self.path, e))?.next().is_none();
+            Ok(empty)
+        })
+    }
+
+    fn raw_write(
+        &self,
+        table: &str,
+        batch: &mut dyn FnMut(&mut redb::Table<'_, &'static [u8], &'static [u8]>) -> Result<()>,
+    ) -> Result<()> {
+        guarded(&self.path, || {
+            let txn = self.db.begin_write().map_err(|e| storage(&self.path, e))?;
+            {
+                let mut t =
+                    txn.open_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
+                if let Err(e) = batch(&mut t) {
+                    drop(t);
+                    txn.abort().map_err(|e| storage(&self.path, e))?;
+                    return Err(e);
+                }
+            }
+            // Durable on return: redb's default durability syncs the file on commit.
+            txn.commit().map_err(|e| storage(&self.path, e))
+        })
+    }
+
+    /// `value` as stored: followed by the checksum of `key` and `value` in format 2.
+    fn seal(&self, key: &[u8], value: &[u8]) -> Vec<u8> {
+        let mut stored = Vec::with_capacity(value.len() + CHECKSUM_BYTES);
+        stored.extend_from_slice(value);
+        if self.checksummed {
+            stored.extend_from_slice(&crc32(&[key, value]).to_le_bytes());
+        }
+        stored
+    }
+
+    /// The value of `key` as stored, its checksum checked and removed.
+    fn open_value(&self, table: &str, key: &[u8], mut stored: Vec<u8>) -> Result<Vec<u8>> {
+        if !self.checksummed {
+            return Ok(stored);
+        }
+        let bad = || damaged(&self.path, &format!("a record of '{table}' fails its checksum"));
+        let split = stored.len().checked_sub(CHECKSUM_BYTES).ok_or_else(bad)?;
+        let sum = u32::from_le_bytes(stored[split..].try_into().map_err(|_| bad())?);
+        stored.truncate(split);
+        if crc32(&[key, &stored]) == sum {
+            Ok(stored)
+        } else {
+            Err(bad())
+        }
     }
 }
 
-struct RedbBatch<'a> {
-    table: redb::Table<'a, &'static [u8], &'static [u8]>,
-    path: &'a Path,
+struct RedbBatch<'a, 't> {
+    table: &'a mut redb::Table<'t, &'static [u8], &'static [u8]>,
+    store: &'a RedbStore,
+    name: &'a str,
 }
 
-impl KvBatch for RedbBatch<'_> {
+impl KvBatch for RedbBatch<'_, '_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.table.get(key).map_err(|e| storage(self.path, e))?.map(|v| v.value().to_vec()))
+        let stored = self.table.get(key).map_err(|e| storage(&self.store.path, e))?.map(|v| v.value().to_vec());
+        stored.map(|v| self.store.open_value(self.name, key, v)).transpose()
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.table.insert(key, value).map_err(|e| storage(self.path, e))?;
+        let sealed = self.store.seal(key, value);
+        self.table.insert(key, &sealed[..]).map_err(|e| storage(&self.store.path, e))?;
         Ok(())
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<()> {
-        self.table.remove(key).map_err(|e| storage(self.path, e))?;
+        self.table.remove(key).map_err(|e| storage(&self.store.path, e))?;
         Ok(())
     }
 }
 
 impl KvStore for RedbStore {
     fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
-        let t = match read.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
-            Ok(t) => t,
-            Err(TableError::TableDoesNotExist(_)) => return Ok(None),
-            Err(e) => return Err(storage(&self.path, e)),
-        };
-        Ok(t.get(key).map_err(|e| storage(&self.path, e))?.map(|v| v.value().to_vec()))
+        self.raw_get(table, key)?.map(|v| self.open_value(table, key, v)).transpose()
     }
 
     fn scan(&self, table: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
-        let t = match read.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
-            Ok(t) => t,
-            Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(storage(&self.path, e)),
-        };
-        let mut entries = Vec::new();
-        for entry in t.iter().map_err(|e| storage(&self.path, e))? {
-            let (k, v) = entry.map_err(|e| storage(&self.path, e))?;
-            entries.push((k.value().to_vec(), v.value().to_vec()));
-        }
-        Ok(entries)
+        let entries = guarded(&self.path, || {
+            let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
+            let t = match read.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
+                Ok(t) => t,
+                Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+                Err(e) => return Err(storage(&self.path, e)),
+            };
+            let mut entries = Vec::new();
+            for entry in t.iter().map_err(|e| storage(&self.path, e))? {
+                let (k, v) = entry.map_err(|e| storage(&self.path, e))?;
+                entries.push((k.value().to_vec(), v.value().to_vec()));
+            }
+            Ok(entries)
+        })?;
+        entries.into_iter().map(|(k, v)| self.open_value(table, &k, v).map(|v| (k, v))).collect()
     }
 
     fn write(&self, table: &str, batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>) -> Result<()> {
-        let txn = self.db.begin_write().map_err(|e| storage(&self.path, e))?;
-        {
-            let t = txn.open_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
-            let mut writes = RedbBatch { table: t, path: &self.path };
-            if let Err(e) = batch(&mut writes) {
-                drop(writes);
-                txn.abort().map_err(|e| storage(&self.path, e))?;
-                return Err(e);
-            }
-        }
-        // Durable on return: redb's default durability syncs the file on commit.
-        txn.commit().map_err(|e| storage(&self.path, e))
+        self.raw_write(table, &mut |t| batch(&mut RedbBatch { table: t, store: self, name: table }))
     }
 
     fn drop_table(&self, table: &str) -> Result<()> {
-        let txn = self.db.begin_write().map_err(|e| storage(&self.path, e))?;
-        txn.delete_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
-        txn.commit().map_err(|e| storage(&self.path, e))
+        guarded(&self.path, || {
+            let txn = self.db.begin_write().map_err(|e| storage(&self.path, e))?;
+            txn.delete_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
+            txn.commit().map_err(|e| storage(&self.path, e))
+        })
     }
 }

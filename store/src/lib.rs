@@ -19,6 +19,7 @@
 pub mod agg;
 pub mod bitmap32;
 pub mod bitmap64;
+pub mod checksum;
 pub mod codec;
 pub mod error;
 pub mod kv;

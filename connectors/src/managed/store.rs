@@ -47,9 +47,12 @@ impl std::fmt::Debug for TableStore {
 }
 
 impl TableStore {
-    /// Whether `dir` holds a table store.
-    pub fn exists(dir: &Path) -> bool {
-        RedbStore::file(dir).is_file()
+    /// Whether `dir` holds a table store (`false` when neither it nor its file exists).
+    ///
+    /// # Errors
+    /// A `dir` that is not a directory, or a store file that is a directory or empty.
+    pub fn exists(dir: &Path) -> Result<bool> {
+        RedbStore::exists(dir).map_err(store_error)
     }
 
     /// Opens (or creates) the store in `dir`.

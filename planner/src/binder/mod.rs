@@ -223,7 +223,11 @@ impl<'a> Binder<'a> {
         let mut context = AggregateContext { input_scope: scope.clone(), ..Default::default() };
         for g in &group_by {
             let key = ExprBinder { scope: &scope, aggregates: None }.bind(g)?;
-            context.input_column(key);
+            let keys_before = context.input_exprs.len();
+            if context.input_column(key) < keys_before {
+                // A key given twice (`GROUP BY a, a`) groups once, as in Flink.
+                continue;
+            }
             context.group_asts.push(g.clone());
         }
         let mut projections = Vec::new();
@@ -239,7 +243,7 @@ impl<'a> Binder<'a> {
                 expr::expect_condition(bound, "HAVING", h)?;
             }
         }
-        let key_count = group_by.len();
+        let key_count = context.group_asts.len();
         let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
         // The aggregate's input: its keys, then its arguments and filters (a Calc that column
         // pruning removes again when it only passes columns on).

@@ -176,3 +176,52 @@ fn machine_generated_sql_runs_or_is_refused_clearly() {
         "{error}"
     );
 }
+
+/// A SELECT prints its rows as they come, and a reader that stops reading holds the query back:
+/// the process stays small however long the source runs.
+#[test]
+fn select_streams_its_rows_and_a_slow_reader_bounds_memory() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("endless.sql");
+    std::fs::write(
+        &path,
+        "CREATE TABLE s (a BIGINT, b STRING) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000');\n\
+         SELECT * FROM s;\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Rows of an endless query arrive while it runs: the header and a first row.
+    let stdout = child.stdout.take().unwrap();
+    let (lines, first_lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut first = String::new();
+        for _ in 0..4 {
+            let _ = reader.read_line(&mut first);
+        }
+        // The reader is kept, unread, so that the pipe stays open and fills.
+        let _ = lines.send((first, reader));
+    });
+    let (first, _reader) = first_lines.recv_timeout(std::time::Duration::from_secs(20)).unwrap_or_else(|_| {
+        let _ = child.kill();
+        panic!("no row of the endless query was printed in 20 s")
+    });
+    assert!(first.contains("| op |") && first.contains("| +I |"), "{first}");
+    // Then nobody reads: the pipe fills, the sink waits, and so does the source.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(rss_kb < 100 * 1024, "the process grew to {rss_kb} kB");
+}

@@ -29,6 +29,7 @@ pub mod options;
 pub mod print;
 pub mod projecting_source;
 pub mod registry;
+pub mod row_sink;
 pub mod write_in_flight;
 
 pub use batch_source::BatchSource;
@@ -44,3 +45,4 @@ pub use registry::{
     ConnectorRegistry, LookupAbilities, LookupSource, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode,
     SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
+pub use row_sink::{RowConsumer, RowSink};

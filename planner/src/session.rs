@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use std::sync::Arc;
-use weir_connectors::{CollectHandle, ConnectorRegistry};
+use weir_connectors::{CollectHandle, ConnectorRegistry, RowConsumer, RowSink};
 
 use parking_lot::Mutex;
 use weir_runtime::job::{self, JobCanceller, JobHandle};
@@ -18,6 +18,7 @@ use crate::hints::apply_hints;
 use crate::parser::{parse_script, Insert, Located, Statement};
 use crate::phases::Planner;
 use crate::plan::Plan;
+use crate::tableau::TableauPrinter;
 
 mod ddl;
 mod modify;
@@ -58,7 +59,8 @@ pub struct Session {
     /// Reports of the jobs that finished, in the order they ended.
     reports: Vec<JobReport>,
     cancellers: Arc<Mutex<Vec<JobCanceller>>>,
-    out: Box<dyn Write + Send>,
+    /// Where results print; shared with the sink of a running query, which prints as rows come.
+    out: Arc<Mutex<Box<dyn Write + Send>>>,
     /// Set while a script is only explained: DDL changes the catalog but not the data directory.
     dry_run: bool,
 }
@@ -93,7 +95,7 @@ impl Session {
             running: Vec::new(),
             reports: Vec::new(),
             cancellers: Arc::default(),
-            out,
+            out: Arc::new(Mutex::new(out)),
             dry_run: false,
         }
     }
@@ -316,7 +318,8 @@ impl Session {
 
     fn write_lines(&mut self, lines: &[String]) -> Result<()> {
         for line in lines {
-            writeln!(self.out, "{line}").map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
+            writeln!(self.out.lock(), "{line}")
+                .map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
         }
         Ok(())
     }
@@ -391,30 +394,59 @@ impl Session {
         }
     }
 
-    /// Runs a query and writes its rows as a table with an `op` column, or as a changelog
-    /// (`+I[…]`, `-U[…]`, …) when `sql-client.execution.result-mode` is `changelog`.
+    /// Runs a query and writes its rows as they come, as a table with an `op` column (Flink's
+    /// tableau; without it in batch mode) or as a changelog (`+I[…]`, `-U[…]`, …) when
+    /// `sql-client.execution.result-mode` is `changelog`. A reader that does not keep up holds
+    /// the query back instead of letting its rows pile up.
     fn select(&mut self, query: &sqlparser::ast::Query) -> Result<()> {
-        let plan = self.planner()?.bind_query(query)?;
-        let fields = plan.fields.clone();
-        let rows = self.collect(plan)?;
-        if self.settings.get(&RESULT_MODE) == "CHANGELOG" {
-            let lines: Vec<String> = rows.iter().map(weir_runtime::Row::to_string).collect();
-            self.write_lines(&lines)
-        } else if self.planner()?.options().batch {
-            self.write_lines(&[crate::tableau::batch_tableau(&fields, &rows).trim_end().to_string()])
-        } else {
-            self.write_lines(&[crate::tableau::tableau(&fields, &rows).trim_end().to_string()])
+        let planner = self.planner()?;
+        let plan = planner.bind_query(query)?;
+        let changelog = self.settings.get(&RESULT_MODE) == "CHANGELOG";
+        let printer = Arc::new(Mutex::new(TableauPrinter::new(&plan.fields, planner.options().batch)));
+        let (out, rows_printer) = (Arc::clone(&self.out), Arc::clone(&printer));
+        let consumer: RowConsumer = Arc::new(move |rows: &[weir_runtime::Row]| {
+            let mut text = String::new();
+            for row in rows {
+                if changelog {
+                    text.push_str(&format!("{row}\n"));
+                } else {
+                    text.push_str(&rows_printer.lock().row(row));
+                }
+            }
+            let mut out = out.lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| weir_runtime::Error::execution(format!("cannot print: {e}")))
+        });
+        self.run_query(plan, Arc::new(move |_| Box::new(RowSink::new(Arc::clone(&consumer)))))?;
+        if !changelog {
+            let end = printer.lock().finish();
+            let mut out = self.out.lock();
+            out.write_all(end.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
         }
+        Ok(())
     }
 
     /// Runs `plan` as a job and returns every row it produced (final rows in batch mode).
     fn collect(&mut self, plan: Plan) -> Result<Vec<weir_runtime::Row>> {
+        let handle = CollectHandle::new();
+        let collector = handle.clone();
+        self.run_query(plan, Arc::new(move |info| Box::new(collector.sink(info))))?;
+        Ok(handle.rows())
+    }
+
+    /// Runs `plan` as a job whose rows go, in one stream, into the sink `sink` builds.
+    fn run_query(&mut self, plan: Plan, sink: weir_runtime::graph::OperatorFactory) -> Result<()> {
         let planner = self.planner()?;
         let physical = planner.physical_query(plan)?;
         let (mut translator, outputs) = planner.job_graph(std::slice::from_ref(&physical))?;
-        let handle = CollectHandle::new();
-        let collector = handle.clone();
-        let sink = translator.graph.add_operator("Sink: Collect", 1, move |info| Box::new(collector.sink(info)));
+        let sink = translator.graph.add_vertex(weir_runtime::graph::Vertex {
+            name: "Sink: Collect".to_string(),
+            parallelism: 1,
+            kind: weir_runtime::graph::VertexKind::Operator(sink),
+        });
         let strategy = if physical.parallelism == 1 {
             weir_runtime::ShipStrategy::Forward
         } else {
@@ -423,8 +455,7 @@ impl Session {
         translator.graph.connect(outputs[0].vertex, sink, strategy);
         let job = job::start(translator.graph, self.runtime.clone())?;
         self.cancellers.lock().push(job.canceller());
-        self.finished("SELECT".to_string(), job)?;
-        Ok(handle.rows())
+        self.finished("SELECT".to_string(), job)
     }
 }
 

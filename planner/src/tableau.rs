@@ -143,6 +143,79 @@ fn draw<'a>(
     out
 }
 
+/// Prints a query's result as it arrives, line by line, exactly as [`tableau`] /
+/// [`batch_tableau`] print it whole: the header before the first row, each row as it comes, the
+/// border and the count at the end (a streaming table without rows still prints its header, a
+/// batch one prints `Empty set`).
+pub struct TableauPrinter {
+    fields: Vec<Field>,
+    widths: Vec<usize>,
+    with_op: bool,
+    rows: usize,
+}
+
+impl TableauPrinter {
+    /// A printer of rows of `fields`; `batch` for a batch query's final rows (no `op` column).
+    pub fn new(fields: &[Field], batch: bool) -> Self {
+        TableauPrinter {
+            fields: fields.to_vec(),
+            widths: fields.iter().map(type_width).collect(),
+            with_op: !batch,
+            rows: 0,
+        }
+    }
+
+    fn border(&self) -> String {
+        let mut border = String::from(if self.with_op { "+----+" } else { "+" });
+        for w in &self.widths {
+            border.push_str(&"-".repeat(w + 2));
+            border.push('+');
+        }
+        border
+    }
+
+    fn line(&self, op: &str, cells: &[String]) -> String {
+        let mut out = String::new();
+        if self.with_op {
+            let _ = write!(out, "| {op} |");
+        } else {
+            out.push('|');
+        }
+        for (c, w) in cells.iter().zip(&self.widths) {
+            let _ = write!(out, " {c:>w$} |", w = *w);
+        }
+        out
+    }
+
+    fn header(&self) -> String {
+        let names: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();
+        let border = self.border();
+        format!("{border}\n{}\n{border}\n", self.line("op", &names))
+    }
+
+    /// The text for `row`: the header first when it is the first row.
+    pub fn row(&mut self, row: &Row) -> String {
+        let mut text = if self.rows == 0 { self.header() } else { String::new() };
+        let cells: Vec<String> =
+            row.values.iter().zip(&self.fields).map(|(v, f)| fit(&cell(v, &f.data_type), type_width(f))).collect();
+        text.push_str(&self.line(row.kind.short_string(), &cells));
+        text.push('\n');
+        self.rows += 1;
+        text
+    }
+
+    /// The text that ends the table.
+    pub fn finish(&self) -> String {
+        let plural = if self.rows == 1 { "" } else { "s" };
+        match (self.with_op, self.rows) {
+            (false, 0) => "Empty set\n".to_string(),
+            (false, n) => format!("{}\n{n} row{plural} in set\n", self.border()),
+            (true, 0) => format!("{}{}\nReceived a total of 0 rows\n", self.header(), self.border()),
+            (true, n) => format!("{}\nReceived a total of {n} row{plural}\n", self.border()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +256,25 @@ Received a total of 2 rows
 ";
         assert_eq!(batch_tableau(&fields, &rows), expected);
         assert_eq!(batch_tableau(&fields, &[]), "Empty set\n");
+    }
+
+    #[test]
+    fn the_printer_prints_what_the_whole_table_prints() {
+        let fields = vec![Field::new("product", DataType::string()), Field::new("cnt", DataType::bigint())];
+        let rows = [
+            Row::new(RowKind::Insert, vec![Value::string("apple"), Value::BigInt(1)]),
+            Row::new(RowKind::UpdateBefore, vec![Value::Null, Value::BigInt(1)]),
+        ];
+        for batch in [false, true] {
+            for count in [0, 1, 2] {
+                let mut printer = TableauPrinter::new(&fields, batch);
+                let mut text: String = rows[..count].iter().map(|r| printer.row(r)).collect();
+                text.push_str(&printer.finish());
+                let whole =
+                    if batch { batch_tableau(&fields, &rows[..count]) } else { tableau(&fields, &rows[..count]) };
+                assert_eq!(text, whole, "batch {batch}, {count} rows");
+            }
+        }
     }
 
     #[test]

@@ -8,8 +8,12 @@ pub const MAX_PRECISION: u8 = 38;
 
 /// Whether the type is a number (integer, approximate or DECIMAL).
 pub fn is_numeric(ty: &DataType) -> bool {
+    is_numeric_logical(&ty.logical)
+}
+
+fn is_numeric_logical(ty: &LogicalType) -> bool {
     matches!(
-        ty.logical,
+        ty,
         LogicalType::TinyInt
             | LogicalType::SmallInt
             | LogicalType::Int
@@ -175,13 +179,7 @@ pub fn calcite_name(ty: &LogicalType) -> String {
 pub fn calcite_family(ty: &LogicalType) -> &'static str {
     match ty {
         LogicalType::Boolean => "BOOLEAN",
-        LogicalType::TinyInt
-        | LogicalType::SmallInt
-        | LogicalType::Int
-        | LogicalType::BigInt
-        | LogicalType::Float
-        | LogicalType::Double
-        | LogicalType::Decimal { .. } => "NUMERIC",
+        numeric if is_numeric_logical(numeric) => "NUMERIC",
         LogicalType::Char(_) | LogicalType::Varchar(_) => "CHARACTER",
         LogicalType::Binary(_) | LogicalType::Varbinary(_) => "BINARY",
         LogicalType::Date => "DATE",

@@ -85,7 +85,11 @@ impl std::ops::Deref for GuardedDatabase {
 impl Drop for GuardedDatabase {
     fn drop(&mut self) {
         if let Some(db) = self.0.take() {
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(db))).is_err() {
+            let closed = guarded(Path::new("(closing)"), move || {
+                drop(db);
+                Ok(())
+            });
+            if closed.is_err() {
                 tracing::warn!("closing a damaged table store file failed inside the storage library");
             }
         }
@@ -111,10 +115,35 @@ fn damaged(path: &Path, what: &str) -> Error {
     ))
 }
 
+thread_local! {
+    /// Set while this thread is inside [`guarded`]: a panic there is the storage library failing
+    /// on a damaged file, reported as an error, so it prints no panic message.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that stays quiet for panics inside [`guarded`] and passes every
+/// other panic to the hook that was there before.
+fn quiet_guarded_panics() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(std::cell::Cell::get) {
+                tracing::debug!(panic = %info, "the storage library failed on a damaged file");
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs a call into the storage library, turning its panic on a damaged file into an error.
 fn guarded<T>(path: &Path, call: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
-        .unwrap_or_else(|_| Err(damaged(path, "the storage library could not read its structure")))
+    quiet_guarded_panics();
+    let outer = GUARDED.with(|g| g.replace(true));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call));
+    GUARDED.with(|g| g.set(outer));
+    outcome.unwrap_or_else(|_| Err(damaged(path, "the storage library could not read its structure")))
 }
 
 impl RedbStore {

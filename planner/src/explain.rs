@@ -63,7 +63,7 @@ fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> Str
         Expr::Call { function, args, ty } => {
             let parts: Vec<String> = args.iter().map(|a| expression(a, column, infix)).collect();
             match (function, function.operator_symbol()) {
-                (_, Some(symbol)) if infix && parts.len() == 2 => format!("({} {symbol} {})", parts[0], parts[1]),
+                (_, Some(symbol)) if infix && parts.len() >= 2 => format!("({})", parts.join(&format!(" {symbol} "))),
                 (_, Some(symbol)) => format!("{symbol}({})", parts.join(", ")),
                 (Function::Cast | Function::TryCast, _) => {
                     let name = if matches!(function, Function::Cast) { "CAST" } else { "TRY_CAST" };

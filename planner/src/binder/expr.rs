@@ -204,7 +204,18 @@ impl ExprBinder<'_> {
                     BinaryOperator::StringConcat => Function::named("CONCAT"),
                     _ => return Err(unsupported(node)),
                 };
-                let args = vec![self.bind(left)?, self.bind(right)?];
+                let (left, right) = (self.bind(left)?, self.bind(right)?);
+                // AND and OR are n-ary, as Calcite flattens them: a chain of a thousand ORs is
+                // one call (evaluated without recursion), printed `OR(a, b, c)`.
+                let args = match left {
+                    Expr::Call { function: f, args: mut chain, .. }
+                        if matches!((&f, &function), (Function::And, Function::And) | (Function::Or, Function::Or)) =>
+                    {
+                        chain.push(right);
+                        chain
+                    }
+                    left => vec![left, right],
+                };
                 self.call(function, args, node)
             }
             ast::Expr::UnaryOp { op, expr } => {

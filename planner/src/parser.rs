@@ -12,7 +12,7 @@ use sqlparser::ast::{self, ObjectName, Query};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
-use weir_runtime::parse::parse_type;
+use weir_runtime::parse::{read_type, TypeError};
 use weir_runtime::DataType;
 
 use crate::dialect::FlinkDialect;
@@ -486,10 +486,10 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
                 table.columns.push(ColumnDef::Computed { name, expr: Box::new(parser.parse_expr()?) });
             } else {
                 let ast_type = parser.parse_data_type()?;
-                let mut data_type = parse_type(&ast_type.to_string()).map_err(|e| {
-                    ParserError::ParserError(match e.0.starts_with("Decimal scale") {
-                        true => format!("{} (column '{name}')", e.0),
-                        false => format!("Unsupported type {ast_type} of column '{name}'"),
+                let mut data_type = read_type(&ast_type.to_string()).map_err(|e| {
+                    ParserError::ParserError(match e {
+                        TypeError::InvalidParameters(message) => format!("{message} (column '{name}')"),
+                        TypeError::NotAType => format!("Unsupported type {ast_type} of column '{name}'"),
                     })
                 })?;
                 if parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {

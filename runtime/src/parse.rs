@@ -131,13 +131,36 @@ pub fn parse_timestamp(text: &str) -> Option<Timestamp> {
     Some(Timestamp { millis: days * MILLIS_PER_DAY + nanos / 1_000_000, nanos_of_milli: (nanos % 1_000_000) as u32 })
 }
 
-/// Reads a type as Flink writes it: `INT`, `BIGINT NOT NULL`, `DECIMAL(10, 2)`, `STRING`,
-/// `VARCHAR(20)`, `TIMESTAMP(3)`, `TIMESTAMP_LTZ(3)`, `DATE`, `TIME`, `BYTES`, `BOOLEAN`, …
-/// `ARRAY<t>`, `MAP<k, v>` (not ROW).
+/// Why a text does not read as a type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeError {
+    /// It is not a type weir knows.
+    NotAType,
+    /// A type whose parameters Flink refuses, with Flink's message
+    /// (`Decimal scale must be between 0 and the precision 5 (both inclusive).`).
+    InvalidParameters(String),
+}
+
+/// Reads a type as Flink writes it (see [`read_type`]).
 ///
 /// # Errors
-/// [`ParseError`] naming the text when it is not such a type.
+/// [`ParseError`] naming the text when it is not such a type, or Flink's message for parameters
+/// it refuses.
 pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
+    read_type(text).map_err(|e| match e {
+        TypeError::NotAType => cannot(text, "a type"),
+        TypeError::InvalidParameters(message) => ParseError(message),
+    })
+}
+
+/// Reads a type as Flink writes it: `INT`, `BIGINT NOT NULL`, `DECIMAL(10, 2)`, `STRING`,
+/// `VARCHAR(20)`, `TIMESTAMP(3)`, `TIMESTAMP_LTZ(3)`, `DATE`, `TIME`, `BYTES`, `BOOLEAN`, …
+/// `ARRAY<t>`, `MAP<k, v>` (not ROW). A DECIMAL precision above 38 reads as 38 and a time
+/// precision above 9 as 9, as Flink's parser reads them.
+///
+/// # Errors
+/// [`TypeError::NotAType`], or [`TypeError::InvalidParameters`] for parameters Flink refuses.
+pub fn read_type(text: &str) -> Result<DataType, TypeError> {
     let upper = text.trim().to_ascii_uppercase();
     let (body, nullable) = match upper.strip_suffix("NOT NULL") {
         Some(rest) => (rest.trim_end().to_string(), false),
@@ -145,12 +168,12 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
     };
     let body = body.trim();
     if let Some(inner) = body.strip_prefix("ARRAY<").and_then(|r| r.strip_suffix('>')) {
-        let element = parse_type(inner)?;
+        let element = read_type(inner)?;
         return Ok(DataType { logical: LogicalType::Array(Box::new(element)), nullable, time_attribute: None });
     }
     if let Some(inner) = body.strip_prefix("MAP<").and_then(|r| r.strip_suffix('>')) {
-        let comma = top_level_comma(inner).ok_or_else(|| cannot(text, "a type"))?;
-        let (key, value) = (parse_type(&inner[..comma])?, parse_type(&inner[comma + 1..])?);
+        let comma = top_level_comma(inner).ok_or(TypeError::NotAType)?;
+        let (key, value) = (read_type(&inner[..comma])?, read_type(&inner[comma + 1..])?);
         return Ok(DataType {
             logical: LogicalType::Map(Box::new(key), Box::new(value)),
             nullable,
@@ -159,9 +182,9 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
     }
     let (name, args) = match body.split_once('(') {
         Some((n, rest)) => {
-            let inner = rest.strip_suffix(')').ok_or_else(|| cannot(text, "a type"))?;
+            let inner = rest.strip_suffix(')').ok_or(TypeError::NotAType)?;
             let args: Result<Vec<u32>, _> = inner.split(',').map(|a| a.trim().parse::<u32>()).collect();
-            (n.trim().to_string(), args.map_err(|_| cannot(text, "a type"))?)
+            (n.trim().to_string(), args.map_err(|_| TypeError::NotAType)?)
         }
         None => (body.trim().to_string(), Vec::new()),
     };
@@ -176,11 +199,10 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
         "FLOAT" => LogicalType::Float,
         "DOUBLE" => LogicalType::Double,
         "DECIMAL" | "DEC" | "NUMERIC" => {
-            // A precision above 38 reads as 38, as Flink's parser reads it.
             let precision = arg(0, 10).clamp(1, 38);
             let scale = arg(1, 0);
             if scale > precision {
-                return Err(ParseError(format!(
+                return Err(TypeError::InvalidParameters(format!(
                     "Decimal scale must be between 0 and the precision {precision} (both inclusive)."
                 )));
             }
@@ -196,7 +218,7 @@ pub fn parse_type(text: &str) -> Result<DataType, ParseError> {
         "TIME" => LogicalType::Time(precision(0)),
         "TIMESTAMP" => LogicalType::Timestamp(precision(6)),
         "TIMESTAMP_LTZ" => LogicalType::TimestampLtz(precision(6)),
-        _ => return Err(cannot(text, "a type")),
+        _ => return Err(TypeError::NotAType),
     };
     Ok(DataType { logical, nullable, time_attribute: None })
 }

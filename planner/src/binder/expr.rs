@@ -4,7 +4,7 @@ use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, Tri
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::functions::{self, datetime, string, truth};
 use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
-use weir_runtime::parse::{parse_type, parse_value};
+use weir_runtime::parse::{parse_value, read_type, TypeError};
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::aggregate::{aggregate_call, is_aggregate};
@@ -72,9 +72,9 @@ pub fn expect_condition(condition: &Expr, clause: &str, node: &impl Spanned) -> 
 
 /// A SQL type written in a CAST or literal.
 pub fn data_type(ty: &ast::DataType, at: Position) -> Result<DataType> {
-    parse_type(&ty.to_string()).map_err(|e| match e.0.starts_with("Decimal scale") {
-        true => Error::validation(at, e.0),
-        false => Error::validation(at, format!("Unsupported type {ty}")),
+    read_type(&ty.to_string()).map_err(|e| match e {
+        TypeError::InvalidParameters(message) => Error::validation(at, message),
+        TypeError::NotAType => Error::validation(at, format!("Unsupported type {ty}")),
     })
 }
 

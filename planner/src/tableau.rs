@@ -64,33 +64,20 @@ fn fit(text: &str, width: usize) -> String {
 
 /// The table of `rows` (with their kinds) under a header of `fields`.
 pub fn tableau(fields: &[Field], rows: &[Row]) -> String {
-    render(fields, rows, true)
+    print_all(fields, rows, false)
 }
 
 /// The table of a batch query's `rows`, without an `op` column, as Flink's SQL client prints
 /// it in batch mode (`1 row in set`, `Empty set`).
 pub fn batch_tableau(fields: &[Field], rows: &[Row]) -> String {
-    if rows.is_empty() {
-        return "Empty set\n".to_string();
-    }
-    render(fields, rows, false)
+    print_all(fields, rows, true)
 }
 
-fn render(fields: &[Field], rows: &[Row], with_op: bool) -> String {
-    let widths: Vec<usize> = fields.iter().map(type_width).collect();
-    let header: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
-    let lines = rows.iter().map(|row| {
-        let cells = row.values.iter().zip(fields).map(|(v, f)| fit(&cell(v, &f.data_type), type_width(f))).collect();
-        (row.kind.short_string(), cells)
-    });
-    let mut out = draw(&header, &widths, with_op, lines);
-    let plural = if rows.len() == 1 { "" } else { "s" };
-    if with_op {
-        let _ = writeln!(out, "Received a total of {} row{plural}", rows.len());
-    } else {
-        let _ = writeln!(out, "{} row{plural} in set", rows.len());
-    }
-    out
+fn print_all(fields: &[Field], rows: &[Row], batch: bool) -> String {
+    let mut printer = TableauPrinter::new(fields, batch);
+    let mut text: String = rows.iter().map(|r| printer.row(r)).collect();
+    text.push_str(&printer.finish());
+    text
 }
 
 /// Key and value pairs as a two-column table as wide as its longest texts, as Flink's SQL
@@ -116,37 +103,43 @@ fn draw<'a>(
     with_op: bool,
     lines: impl Iterator<Item = (&'a str, Vec<String>)>,
 ) -> String {
-    let mut border = String::from(if with_op { "+----+" } else { "+" });
-    for w in widths {
-        border.push_str(&"-".repeat(w + 2));
-        border.push('+');
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, op: &str, cells: &[String]| {
-        if with_op {
-            let _ = write!(out, "| {op} |");
-        } else {
-            out.push('|');
-        }
-        for (c, w) in cells.iter().zip(widths) {
-            let _ = write!(out, " {c:>w$} |", w = *w);
-        }
-        out.push('\n');
-    };
-    let _ = writeln!(out, "{border}");
-    line(&mut out, "op", header);
-    let _ = writeln!(out, "{border}");
+    let border = border(widths, with_op);
+    let mut out = format!("{border}\n{}\n{border}\n", line(widths, with_op, "op", header));
     for (op, cells) in lines {
-        line(&mut out, op, &cells);
+        let _ = writeln!(out, "{}", line(widths, with_op, op, &cells));
     }
     let _ = writeln!(out, "{border}");
     out
 }
 
-/// Prints a query's result as it arrives, line by line, exactly as [`tableau`] /
-/// [`batch_tableau`] print it whole: the header before the first row, each row as it comes, the
-/// border and the count at the end (a streaming table without rows still prints its header, a
-/// batch one prints `Empty set`).
+/// `+----+----…+`: the border of columns `widths` (and the `op` column when `with_op`).
+fn border(widths: &[usize], with_op: bool) -> String {
+    let mut border = String::from(if with_op { "+----+" } else { "+" });
+    for w in widths {
+        border.push_str(&"-".repeat(w + 2));
+        border.push('+');
+    }
+    border
+}
+
+/// One line of a table: `op` (when `with_op`) and `cells`, each right-aligned in its width.
+fn line(widths: &[usize], with_op: bool, op: &str, cells: &[String]) -> String {
+    let mut out = String::new();
+    if with_op {
+        let _ = write!(out, "| {op} |");
+    } else {
+        out.push('|');
+    }
+    for (c, w) in cells.iter().zip(widths) {
+        let _ = write!(out, " {c:>w$} |", w = *w);
+    }
+    out
+}
+
+/// Prints a query's result as it arrives, line by line ([`tableau`] and [`batch_tableau`] print
+/// it whole with it): the header before the first row, each row as it comes, the border and the
+/// count at the end (a streaming table without rows still prints its header, a batch one prints
+/// `Empty set`).
 pub struct TableauPrinter {
     fields: Vec<Field>,
     widths: Vec<usize>,
@@ -166,25 +159,11 @@ impl TableauPrinter {
     }
 
     fn border(&self) -> String {
-        let mut border = String::from(if self.with_op { "+----+" } else { "+" });
-        for w in &self.widths {
-            border.push_str(&"-".repeat(w + 2));
-            border.push('+');
-        }
-        border
+        border(&self.widths, self.with_op)
     }
 
     fn line(&self, op: &str, cells: &[String]) -> String {
-        let mut out = String::new();
-        if self.with_op {
-            let _ = write!(out, "| {op} |");
-        } else {
-            out.push('|');
-        }
-        for (c, w) in cells.iter().zip(&self.widths) {
-            let _ = write!(out, " {c:>w$} |", w = *w);
-        }
-        out
+        line(&self.widths, self.with_op, op, cells)
     }
 
     fn header(&self) -> String {
@@ -259,22 +238,25 @@ Received a total of 2 rows
     }
 
     #[test]
-    fn the_printer_prints_what_the_whole_table_prints() {
-        let fields = vec![Field::new("product", DataType::string()), Field::new("cnt", DataType::bigint())];
-        let rows = [
-            Row::new(RowKind::Insert, vec![Value::string("apple"), Value::BigInt(1)]),
-            Row::new(RowKind::UpdateBefore, vec![Value::Null, Value::BigInt(1)]),
-        ];
-        for batch in [false, true] {
-            for count in [0, 1, 2] {
-                let mut printer = TableauPrinter::new(&fields, batch);
-                let mut text: String = rows[..count].iter().map(|r| printer.row(r)).collect();
-                text.push_str(&printer.finish());
-                let whole =
-                    if batch { batch_tableau(&fields, &rows[..count]) } else { tableau(&fields, &rows[..count]) };
-                assert_eq!(text, whole, "batch {batch}, {count} rows");
-            }
-        }
+    fn the_printer_prints_the_header_with_the_first_row_and_the_count_at_the_end() {
+        let fields = vec![Field::new("id", DataType::bigint())];
+        let one = Row::new(RowKind::Insert, vec![Value::BigInt(1)]);
+        let mut printer = TableauPrinter::new(&fields, false);
+        let first = printer.row(&one);
+        assert_eq!(
+            first,
+            "+----+----------------------+\n| op |                   id |\n+----+----------------------+\n\
+             | +I |                    1 |\n"
+        );
+        assert_eq!(printer.row(&one), "| +I |                    1 |\n", "the header comes once");
+        assert_eq!(printer.finish(), "+----+----------------------+\nReceived a total of 2 rows\n");
+        let empty = TableauPrinter::new(&fields, false).finish();
+        assert_eq!(
+            empty,
+            "+----+----------------------+\n| op |                   id |\n+----+----------------------+\n\
+             +----+----------------------+\nReceived a total of 0 rows\n"
+        );
+        assert_eq!(TableauPrinter::new(&fields, true).finish(), "Empty set\n");
     }
 
     #[test]

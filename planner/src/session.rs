@@ -17,6 +17,7 @@ use crate::error::{Error, Position, Result};
 use crate::hints::apply_hints;
 use crate::parser::{parse_script, Insert, Located, Statement};
 use crate::phases::Planner;
+use crate::physical::PhysicalKind;
 use crate::plan::Plan;
 use crate::tableau::TableauPrinter;
 
@@ -359,7 +360,9 @@ impl Session {
         let (translator, _) = planner.job_graph(&plans)?;
         // A job that never ends runs in the background unless `table.dml-sync` is set.
         let sync = self.settings.get(&DML_SYNC);
-        let (graph, unbounded) = (translator.graph, translator.unbounded);
+        // The distribution marked each sink with whether its sources all end.
+        let unbounded = plans.iter().any(|p| matches!(p.kind, PhysicalKind::Sink { bounded_input: false, .. }));
+        let graph = translator.graph;
         let background = unbounded && !sync;
         let handle = job::start(graph, self.runtime.clone())?;
         self.cancellers.lock().push(handle.canceller());
@@ -405,13 +408,15 @@ impl Session {
         let printer = Arc::new(Mutex::new(TableauPrinter::new(&plan.fields, planner.options().batch)));
         let (out, rows_printer) = (Arc::clone(&self.out), Arc::clone(&printer));
         let consumer: RowConsumer = Arc::new(move |rows: &[weir_runtime::Row]| {
+            // One text, one write and one flush per chunk.
             let mut text = String::new();
-            for row in rows {
-                if changelog {
-                    text.push_str(&format!("{row}\n"));
-                } else {
-                    text.push_str(&rows_printer.lock().row(row));
+            if changelog {
+                for row in rows {
+                    let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{row}\n"));
                 }
+            } else {
+                let mut printer = rows_printer.lock();
+                rows.iter().for_each(|row| text.push_str(&printer.row(row)));
             }
             let mut out = out.lock();
             out.write_all(text.as_bytes())

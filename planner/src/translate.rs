@@ -23,8 +23,6 @@ pub struct Translator<'a> {
     pub registry: &'a ConnectorRegistry,
     /// The graph being built.
     pub graph: JobGraph,
-    /// Set once a source that never ends has been added.
-    pub unbounded: bool,
     /// The job runs in batch mode: scans read what their tables hold now.
     batch: bool,
     /// Scans already added, by reuse digest: a shared scan runs once.
@@ -59,7 +57,6 @@ impl<'a> Translator<'a> {
         Translator {
             registry,
             graph: JobGraph::new(),
-            unbounded: false,
             batch: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
@@ -128,7 +125,6 @@ impl<'a> Translator<'a> {
             PhysicalKind::TableSourceScan { table, projection, key, .. } => {
                 let scan = ScanContext { batch: self.batch, key: key.clone() };
                 let provider = self.registry.create_source_for(table, &scan)?;
-                self.unbounded |= !provider.bounded;
                 let parallelism = node.parallelism;
                 let factory = provider.factory;
                 let source: weir_runtime::graph::SourceFactory = if projection.len() == table.schema.fields.len()

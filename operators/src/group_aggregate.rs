@@ -35,6 +35,15 @@ pub(crate) fn unexpected_columns(operator: &str) -> weir_runtime::Error {
     weir_runtime::Error::execution(format!("the input columns of {operator} do not have the types it was planned for"))
 }
 
+/// Flink's name of a group aggregate, in mini-batches or not.
+fn name_of(mini_batch: bool) -> &'static str {
+    if mini_batch {
+        "MiniBatchGroupAggregate"
+    } else {
+        "GroupAggregate"
+    }
+}
+
 /// Everything a [`GroupAggregateOperator`] is built from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupAggregateSpec {
@@ -59,11 +68,7 @@ pub struct GroupAggregateSpec {
 impl GroupAggregateSpec {
     /// The operator's name: `MiniBatchGroupAggregate` in mini-batch, else `GroupAggregate`.
     pub fn name(&self) -> &'static str {
-        if self.mini_batch.is_some() {
-            "MiniBatchGroupAggregate"
-        } else {
-            "GroupAggregate"
-        }
+        name_of(self.mini_batch.is_some())
     }
 }
 
@@ -294,11 +299,7 @@ fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) 
 
 impl Operator for GroupAggregateOperator {
     fn name(&self) -> &str {
-        if self.meter.is_some() {
-            "MiniBatchGroupAggregate"
-        } else {
-            "GroupAggregate"
-        }
+        name_of(self.meter.is_some())
     }
 
     fn process_chunk(

@@ -236,16 +236,25 @@ impl RedbStore {
         Ok(RedbStore { db: GuardedDatabase(Some(db)), path, checksummed: true })
     }
 
-    fn raw_get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Runs `read` over `table` in a read transaction (`absent` when there is no such table).
+    fn reading<T>(
+        &self,
+        table: &str,
+        absent: T,
+        read: impl FnOnce(&redb::ReadOnlyTable<&'static [u8], &'static [u8]>) -> Result<T>,
+    ) -> Result<T> {
         guarded(&self.path, || {
-            let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
-            let t = match read.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
-                Ok(t) => t,
-                Err(TableError::TableDoesNotExist(_)) => return Ok(None),
-                Err(e) => return Err(storage(&self.path, e)),
-            };
-            Ok(t.get(key).map_err(|e| storage(&self.path, e))?.map(|v| v.value().to_vec()))
+            let txn = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
+            match txn.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
+                Ok(t) => read(&t),
+                Err(TableError::TableDoesNotExist(_)) => Ok(absent),
+                Err(e) => Err(storage(&self.path, e)),
+            }
         })
+    }
+
+    fn raw_get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.reading(table, None, |t| Ok(t.get(key).map_err(|e| storage(&self.path, e))?.map(|v| v.value().to_vec())))
     }
 
     /// Whether the file holds no table at all (a store created empty).
@@ -335,13 +344,7 @@ impl KvStore for RedbStore {
     }
 
     fn scan(&self, table: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let entries = guarded(&self.path, || {
-            let read = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
-            let t = match read.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
-                Ok(t) => t,
-                Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-                Err(e) => return Err(storage(&self.path, e)),
-            };
+        let entries = self.reading(table, Vec::new(), |t| {
             let mut entries = Vec::new();
             for entry in t.iter().map_err(|e| storage(&self.path, e))? {
                 let (k, v) = entry.map_err(|e| storage(&self.path, e))?;

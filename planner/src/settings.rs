@@ -9,14 +9,9 @@ use weir_runtime::RuntimeConfig;
 
 use crate::{lookup_options as lookup, managed, options, session};
 
-/// Every declared setting, in the order `SET;` and the documentation list them.
-pub static SETTINGS: [&Spec; 28] = [
-    &weir_runtime::config::PARALLELISM.spec,
+/// The planner's, the lookup joins', the SQL client's and the table store's settings.
+static PLANNER_SETTINGS: [&Spec; 23] = [
     &options::RUNTIME_MODE.spec,
-    &weir_runtime::config::WORKER_THREADS.spec,
-    &weir_runtime::config::MAILBOX_CAPACITY.spec,
-    &weir_runtime::config::CHUNK_SIZE.spec,
-    &weir_runtime::config::IDLE_TIMEOUT.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
     &options::MINI_BATCH_SIZE.spec,
@@ -41,15 +36,22 @@ pub static SETTINGS: [&Spec; 28] = [
     &managed::STORE_PATH.spec,
 ];
 
-/// An empty set of session settings over [`SETTINGS`].
+/// Every declared setting, in the order the documentation lists them: the runtime's
+/// ([`RuntimeConfig::SETTINGS`]), then the planner's.
+pub fn all() -> &'static [&'static Spec] {
+    static ALL: std::sync::OnceLock<Vec<&'static Spec>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| RuntimeConfig::SETTINGS.iter().chain(&PLANNER_SETTINGS).copied().collect())
+}
+
+/// An empty set of session settings over [`all`].
 pub fn session_settings() -> Settings {
-    Settings::new(&SETTINGS)
+    Settings::new(all())
 }
 
 /// Every declared key with its value for a session, as `SET;` lists them: the value set, else
 /// the value the session's runtime started with (for runtime keys), else the default.
 pub fn listing(settings: &Settings, initial: &RuntimeConfig) -> Vec<(String, String)> {
-    let mut rows: Vec<(String, String)> = SETTINGS
+    let mut rows: Vec<(String, String)> = all()
         .iter()
         .map(|spec| {
             let value = match settings.text(spec.key) {
@@ -68,7 +70,7 @@ pub fn listing(settings: &Settings, initial: &RuntimeConfig) -> Vec<(String, Str
 /// The documentation's table of every setting (key, default, whether Flink has it, meaning).
 pub fn markdown_table() -> String {
     let mut text = String::from("| key | default | accepts | meaning |\n|---|---|---|---|\n");
-    for spec in &SETTINGS {
+    for spec in all() {
         let origin = if spec.flink { "" } else { "weir: " };
         text.push_str(&format!(
             "| `{}` | `{}` | {} | {origin}{} |\n",
@@ -87,12 +89,12 @@ mod tests {
 
     #[test]
     fn every_key_is_declared_once_and_its_default_is_of_its_kind() {
-        let mut keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
+        let mut keys: Vec<&str> = all().iter().map(|s| s.key).collect();
         keys.sort_unstable();
         let before = keys.len();
         keys.dedup();
         assert_eq!(before, keys.len(), "a key is listed twice");
-        for spec in &SETTINGS {
+        for spec in all() {
             // The printed default reads back as the declared one (where it is a value).
             if let Ok(parsed) = spec.kind.parse(spec.key, spec.default_text) {
                 assert_eq!(parsed, spec.default, "{}", spec.key);

@@ -317,11 +317,6 @@ impl Settings {
         Settings { table, values: BTreeMap::new() }
     }
 
-    /// The declared settings, in the table's order.
-    pub fn table(&self) -> &'static [&'static Spec] {
-        self.table
-    }
-
     /// The declaration of `key`, if the table has one.
     pub fn spec(&self, key: &str) -> Option<&'static Spec> {
         self.table.iter().copied().find(|s| s.key == key)

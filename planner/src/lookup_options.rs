@@ -82,11 +82,21 @@ fn capacity(key: &str, value: &str) -> Result<usize> {
     value.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| invalid(key, value, "a positive number"))
 }
 
+impl OutputMode {
+    /// The mode an accepted name of [`OUTPUT_MODE`] stands for.
+    fn named(name: &str) -> Self {
+        match name {
+            "ALLOW_UNORDERED" => OutputMode::AllowUnordered,
+            _ => OutputMode::Ordered,
+        }
+    }
+}
+
+/// A hint's `output-mode`, read and checked as the option's declaration reads it.
 fn output_mode(key: &str, value: &str) -> Result<OutputMode> {
-    match value.trim().to_ascii_uppercase().as_str() {
-        "ORDERED" => Ok(OutputMode::Ordered),
-        "ALLOW_UNORDERED" => Ok(OutputMode::AllowUnordered),
-        _ => Err(invalid(key, value, "one of 'ORDERED', 'ALLOW_UNORDERED'")),
+    match OUTPUT_MODE.spec.kind.parse(key, value)? {
+        weir_runtime::settings::Value::Choice(name) => Ok(OutputMode::named(name)),
+        _ => Ok(OutputMode::Ordered),
     }
 }
 
@@ -96,10 +106,7 @@ impl AsyncLookupSettings {
         AsyncLookupSettings {
             capacity: settings.get(&BUFFER_CAPACITY) as usize,
             timeout: settings.get(&TIMEOUT),
-            output_mode: match settings.get(&OUTPUT_MODE) {
-                "ALLOW_UNORDERED" => OutputMode::AllowUnordered,
-                _ => OutputMode::Ordered,
-            },
+            output_mode: OutputMode::named(settings.get(&OUTPUT_MODE)),
             key_ordered: settings.get(&KEY_ORDERED),
         }
     }

@@ -108,16 +108,27 @@ fn seeds() -> Vec<String> {
     files.sort();
     let mut scripts: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
     // The SQL of every record of the SQL logic tests.
-    for entry in std::fs::read_dir(root.join("tests/slt")).unwrap() {
-        let path = entry.unwrap().path();
+    let mut records: Vec<PathBuf> =
+        std::fs::read_dir(root.join("tests/slt")).unwrap().map(|e| e.unwrap().path()).collect();
+    // In name order, so that a seed picks the same scripts on every machine.
+    records.sort();
+    for path in records {
         if path.extension().is_some_and(|e| e == "slt") {
             let text = std::fs::read_to_string(&path).unwrap();
-            let sql: String = text
-                .lines()
-                .filter(|l| !l.starts_with('#') && !l.starts_with("statement") && !l.starts_with("query"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            scripts.push(sql.split("----").next().unwrap_or_default().to_string());
+            // A record's SQL runs from its header to its `----` line or a blank line.
+            let mut sql = String::new();
+            let mut in_sql = false;
+            for line in text.lines() {
+                if line.starts_with("statement") || line.starts_with("query") {
+                    in_sql = true;
+                } else if line.is_empty() || line == "----" {
+                    in_sql = false;
+                } else if in_sql {
+                    sql.push_str(line);
+                    sql.push('\n');
+                }
+            }
+            scripts.push(sql);
         }
     }
     scripts

@@ -9,23 +9,25 @@
 mod shell;
 
 /// mimalloc: stateful operators allocate and free many small keys and accumulators per
-/// mini-batch, which glibc's allocator serves markedly slower.
+/// mini-batch, which glibc's allocator serves markedly slower. Counted, so that a job under a
+/// memory limit ends with an error naming the operator (see `weir::runtime::memory`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: TrackingAllocator<mimalloc::MiMalloc> = TrackingAllocator(mimalloc::MiMalloc);
 
 use std::process::ExitCode;
 
 use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
+use weir::runtime::memory::TrackingAllocator;
 use weir::runtime::RuntimeConfig;
 
 const USAGE: &str = "usage: weir run FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]... [--metrics] [--stats] [--stats-json FILE]\n       weir explain FILE.sql [--parallelism N] [--set key=value]...\n       weir sql [--parallelism N] [--set key=value]...";
 
 fn main() -> ExitCode {
-    // Worker threads evaluate deep expressions recursively (see `job::OPERATOR_STACK`); their
+    // Worker threads evaluate deep expressions recursively (see `job::operator_stack`); their
     // default stack is read from RUST_MIN_STACK when the first thread starts, so set it before.
     if std::env::var_os("RUST_MIN_STACK").is_none() {
-        std::env::set_var("RUST_MIN_STACK", weir::runtime::job::OPERATOR_STACK.to_string());
+        std::env::set_var("RUST_MIN_STACK", weir::runtime::job::operator_stack().to_string());
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {

@@ -225,3 +225,47 @@ fn select_streams_its_rows_and_a_slow_reader_bounds_memory() {
     let _ = child.wait();
     assert!(rss_kb < 100 * 1024, "the process grew to {rss_kb} kB");
 }
+
+/// A script counting `keys` distinct keys into a blackhole, written to a file in `dir`.
+fn many_keys_script(dir: &std::path::Path, keys: u64) -> String {
+    let path = dir.join("keys.sql");
+    let script = format!(
+        "CREATE TABLE src (k BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000',
+  'number-of-rows' = '{keys}', 'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '{keys}');
+CREATE TABLE out (k BIGINT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;
+"
+    );
+    std::fs::write(&path, script).unwrap();
+    path.display().to_string()
+}
+
+/// State that outgrows `taskmanager.memory.process.size` ends the command with an error naming
+/// the operator and the statement, not with the system's out-of-memory killer.
+#[test]
+fn a_job_past_its_memory_limit_ends_with_an_error_naming_the_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = many_keys_script(dir.path(), 1_000_000);
+    let output = weir(&["run", &path, "--set", "taskmanager.memory.process.size=64mb"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("{path}:4:1: Operator '")), "{stderr}");
+    assert!(stderr.contains("GroupAggregate") && stderr.contains("out of memory"), "{stderr}");
+    assert!(stderr.contains("('taskmanager.memory.process.size')"), "{stderr}");
+}
+
+/// Under `ulimit -v` threads get stacks that fit, and running out of address space is an error.
+#[test]
+fn an_address_space_limit_ends_the_job_with_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = many_keys_script(dir.path(), 20_000_000);
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v 2000000 && exec '{}' run '{path}'", env!("CARGO_BIN_EXE_weir")))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("out of memory") && stderr.contains("ulimit -v"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -6,7 +6,7 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
+use weir_runtime::{memory, Chunk, DataType, Operator, OperatorContext, Output, Result};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
@@ -141,7 +141,7 @@ impl GlobalGroupAggregateOperator {
             typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("GlobalGroupAggregate"))?;
             from += room;
             if self.meter.add(room, typed.bundle_bytes()) {
-                self.flush(ctx, out);
+                self.flush(ctx, out)?;
             }
         }
         Ok(())
@@ -168,20 +168,22 @@ impl GlobalGroupAggregateOperator {
 
 impl Bundled for GlobalGroupAggregateOperator {
     /// Merges every group of the bundle into its state and emits the groups' changes.
-    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         if let Some(typed) = &mut self.typed {
             if typed.bundled() == 0 {
-                return;
+                return Ok(());
             }
+            typed.try_reserve()?;
             let groups = typed.bundled();
             let mut emitted = typed.flush();
             self.meter.flushed(groups, ctx, &mut emitted);
             out.collect(emitted);
-            return;
+            return Ok(());
         }
         if self.bundle.is_empty() {
-            return;
+            return Ok(());
         }
+        memory::fallible(|| self.groups.try_reserve(self.bundle.len()))?;
         let now = if self.emission.ttl_millis > 0 { ctx.processing_time() } else { 0 };
         let groups = self.bundle.len();
         let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), groups);
@@ -231,6 +233,7 @@ impl Bundled for GlobalGroupAggregateOperator {
         self.bundle = bundle;
         self.meter.flushed(groups, ctx, &mut emitted);
         out.collect(emitted);
+        Ok(())
     }
 }
 
@@ -273,7 +276,7 @@ impl Operator for GlobalGroupAggregateOperator {
             group.rows += row[at].as_i64().unwrap_or(0);
             let bytes = self.bundle.len() * (row.len() + self.calls.len()) * 48;
             if self.meter.add(1, bytes) {
-                self.flush(ctx, out);
+                self.flush(ctx, out)?;
             }
         }
         Ok(())

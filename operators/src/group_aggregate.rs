@@ -11,7 +11,7 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
+use weir_runtime::{memory, Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
@@ -255,10 +255,11 @@ impl GroupAggregateOperator {
 
 impl Bundled for GroupAggregateOperator {
     /// Applies every buffered group and emits their changes.
-    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         if self.meter.as_ref().is_none_or(BundleMeter::is_empty) {
-            return;
+            return Ok(());
         }
+        memory::fallible(|| self.groups.try_reserve(self.bundle.rows.len()))?;
         let now = self.now(ctx);
         // Drained in place: the table keeps its capacity for the next bundle.
         let mut bundle = std::mem::take(&mut self.bundle);
@@ -273,6 +274,7 @@ impl Bundled for GroupAggregateOperator {
             meter.flushed(groups, ctx, &mut emitted);
         }
         out.collect(emitted);
+        Ok(())
     }
 }
 
@@ -320,17 +322,19 @@ impl Operator for GroupAggregateOperator {
                 self.bundle.bytes += row_bytes;
                 let due = self.meter.as_mut().is_some_and(|m| m.add(1, self.bundle.bytes));
                 if due {
-                    self.flush(ctx, out);
+                    self.flush(ctx, out)?;
                 }
             }
             return Ok(());
         }
         if let Some(typed) = self.typed_groups() {
+            typed.try_reserve(chunk.len())?;
             let Some(mut emitted) = typed.process(&chunk) else { return Err(unexpected_columns("GroupAggregate")) };
             emitted.set_origin_nanos(chunk.origin_nanos());
             out.collect(emitted);
             return Ok(());
         }
+        memory::fallible(|| self.groups.try_reserve(chunk.len()))?;
         let arity = self.keys.len() + self.calls.len();
         let mut emitted = Chunk::with_capacity(arity, chunk.len());
         let mut key = std::mem::take(&mut self.key);

@@ -116,7 +116,7 @@ impl LocalGroupAggregateOperator {
             typed.add(chunk, from, room).ok_or_else(|| unexpected_columns("LocalGroupAggregate"))?;
             from += room;
             if self.meter.add(room, typed.bytes()) {
-                self.flush(ctx, out);
+                self.flush(ctx, out)?;
             }
         }
         Ok(())
@@ -125,19 +125,19 @@ impl LocalGroupAggregateOperator {
 
 impl Bundled for LocalGroupAggregateOperator {
     /// Emits one row of partials per group of the bundle.
-    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) {
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) -> Result<()> {
         if let Some(typed) = &mut self.typed {
             if typed.is_empty() {
-                return;
+                return Ok(());
             }
             let groups = typed.len();
             let mut emitted = typed.flush();
             self.meter.flushed(groups, ctx, &mut emitted);
             out.collect(emitted);
-            return;
+            return Ok(());
         }
         if self.bundle.is_empty() {
-            return;
+            return Ok(());
         }
         let arity = Self::output_arity(self.keys.len(), &self.calls);
         let mut emitted = Chunk::with_capacity(arity, self.bundle.len());
@@ -152,6 +152,7 @@ impl Bundled for LocalGroupAggregateOperator {
         }
         self.meter.flushed(groups, ctx, &mut emitted);
         out.collect(emitted);
+        Ok(())
     }
 }
 
@@ -205,7 +206,7 @@ impl Operator for LocalGroupAggregateOperator {
             }
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;
             if self.meter.add(1, bytes) {
-                self.flush(ctx, out);
+                self.flush(ctx, out)?;
             }
         }
         Ok(())

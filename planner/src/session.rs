@@ -469,13 +469,15 @@ impl Session {
 /// per node. Only the pages a script touches are used.
 const PLANNING_STACK: usize = 1 << 30;
 
-/// Runs `f` on a thread with [`PLANNING_STACK`] bytes of stack (on this thread when one cannot be
-/// started), passing on its panic.
+/// Runs `f` on a thread with [`PLANNING_STACK`] bytes of stack (an 8th of `ulimit -v` when that
+/// is less; on this thread when none can be started), passing on its panic.
 fn on_planning_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let work = Mutex::new(Some(f));
     let run = || work.lock().take().map(|f| f());
     let spawned = std::thread::scope(|scope| {
-        let planning = std::thread::Builder::new().name("weir-planner".into()).stack_size(PLANNING_STACK);
+        let planning = std::thread::Builder::new()
+            .name("weir-planner".into())
+            .stack_size(weir_runtime::memory::stack_size(PLANNING_STACK, 8));
         match planning.spawn_scoped(scope, run) {
             Ok(thread) => Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
             Err(e) => {

@@ -22,6 +22,7 @@ use crate::clock::Clock;
 use crate::element::{StreamElement, MAX_WATERMARK};
 use crate::error::{Error, Result};
 use crate::input::{InputGate, Progress};
+use crate::memory::{self, MemoryGuard};
 use crate::metrics::SubtaskMetrics;
 use crate::operator::{AsyncState, SourceStatus, SubtaskInfo};
 use crate::partition::Partitioner;
@@ -41,6 +42,8 @@ pub(crate) struct JobShared {
     pub events: UnboundedSender<SubtaskEvent>,
     pub clock: Arc<dyn Clock>,
     pub idle_timeout: Duration,
+    /// Watches the job's memory limit, when it has one and the heap is counted.
+    pub memory: Option<MemoryGuard>,
 }
 
 /// A receiving subtask's address, mailbox permits and the channel number it knows us by.
@@ -185,13 +188,31 @@ impl SubtaskActor {
             return;
         }
         let started = Instant::now();
-        let result = step(self).map(|()| self.route_produced());
+        memory::set_running(self.chain_name());
+        let result = step(self).map(|()| self.route_produced()).and_then(|()| self.check_memory());
+        memory::set_running("");
         self.metrics.add_busy(started.elapsed());
         self.metrics.set_records_into_last(self.chain.rows_into_last());
         self.metrics.set_records_read(self.chain.rows_read());
         match result {
             Ok(()) => self.send_outbox(ctx),
             Err(error) => self.fail(error, ctx),
+        }
+    }
+
+    /// Fails with an error naming this subtask when the process has come too close to its
+    /// memory limit: the subtask whose step took it there is the one to name, as a JVM names
+    /// the task whose allocation failed.
+    fn check_memory(&self) -> Result<()> {
+        let Some(guard) = &self.shared.memory else { return Ok(()) };
+        match guard.exceeded() {
+            None => Ok(()),
+            Some(found) => Err(Error::OperatorFailed {
+                operator: self.chain_name().to_string(),
+                subtask: self.info.index + 1,
+                parallelism: self.info.parallelism,
+                source: Box::new(guard.error(found)),
+            }),
         }
     }
 

@@ -22,6 +22,9 @@ pub struct RuntimeConfig {
     pub chunk_size: usize,
     /// `table.exec.source.idle-timeout`: zero disables idleness detection.
     pub idle_timeout: Duration,
+    /// `taskmanager.memory.process.size`: the memory a job may use; `None` takes the
+    /// system's limit, if any ([`crate::memory::MemoryLimit::detected`]).
+    pub memory_limit: Option<u64>,
     /// Processing time for timers, idleness and mini-batch intervals.
     pub clock: Arc<dyn Clock>,
 }
@@ -34,6 +37,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("mailbox_capacity", &self.mailbox_capacity)
             .field("chunk_size", &self.chunk_size)
             .field("idle_timeout", &self.idle_timeout)
+            .field("memory_limit", &self.memory_limit)
             .finish_non_exhaustive()
     }
 }
@@ -46,6 +50,7 @@ impl Default for RuntimeConfig {
             mailbox_capacity: 16,
             chunk_size: 1024,
             idle_timeout: Duration::ZERO,
+            memory_limit: None,
             clock: Arc::new(SystemClock),
         }
     }
@@ -98,14 +103,30 @@ pub static IDLE_TIMEOUT: Setting<Duration> = Setting::duration(
     "a source with no data for this long is idle; 0 turns idleness off",
 );
 
+/// `taskmanager.memory.process.size`
+pub static PROCESS_MEMORY: Setting<u64> = Setting::memory_size(
+    "taskmanager.memory.process.size",
+    0,
+    "none",
+    "memory a job may use: a job whose data outgrows it fails with an error naming the operator; \
+     unset, the limit of the process's cgroup or ulimit applies",
+)
+.shown_as("none");
+
 const MAX_PARALLELISM: i64 = 32_768;
 const MAX_THREADS: i64 = 1024;
 const MAX_QUEUE: i64 = 1 << 20;
 
 impl RuntimeConfig {
     /// The settings the runtime reads, declared once each.
-    pub const SETTINGS: [&'static Spec; 5] =
-        [&PARALLELISM.spec, &WORKER_THREADS.spec, &MAILBOX_CAPACITY.spec, &CHUNK_SIZE.spec, &IDLE_TIMEOUT.spec];
+    pub const SETTINGS: [&'static Spec; 6] = [
+        &PARALLELISM.spec,
+        &WORKER_THREADS.spec,
+        &MAILBOX_CAPACITY.spec,
+        &CHUNK_SIZE.spec,
+        &IDLE_TIMEOUT.spec,
+        &PROCESS_MEMORY.spec,
+    ];
 
     /// This configuration with the runtime keys `settings` set (the others keep their values).
     pub fn configured(&self, settings: &Settings) -> RuntimeConfig {
@@ -116,6 +137,7 @@ impl RuntimeConfig {
         config.mailbox_capacity = count(&MAILBOX_CAPACITY, self.mailbox_capacity);
         config.chunk_size = count(&CHUNK_SIZE, self.chunk_size);
         config.idle_timeout = settings.get_set(&IDLE_TIMEOUT).unwrap_or(self.idle_timeout);
+        config.memory_limit = settings.get_set(&PROCESS_MEMORY).or(self.memory_limit);
         config
     }
 
@@ -127,6 +149,10 @@ impl RuntimeConfig {
             "execution.mailbox-capacity" => self.mailbox_capacity.to_string(),
             "execution.chunk-size" => self.chunk_size.to_string(),
             "table.exec.source.idle-timeout" => format!("{} ms", self.idle_timeout.as_millis()),
+            "taskmanager.memory.process.size" => match self.memory_limit {
+                Some(bytes) => crate::memory::Bytes(bytes).to_string(),
+                None => "none".to_string(),
+            },
             _ => return None,
         })
     }
@@ -137,7 +163,7 @@ impl RuntimeConfig {
     /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        static TABLE: [&Spec; 5] = RuntimeConfig::SETTINGS;
+        static TABLE: [&Spec; 6] = RuntimeConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         if settings.spec(key).is_none() {
             return Err(Error::UnknownOption(key.to_string()));
@@ -175,6 +201,20 @@ impl RuntimeConfig {
     pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
         self
+    }
+
+    /// Sets `taskmanager.memory.process.size`, in bytes.
+    pub fn with_memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// The memory limit a job runs under: the configured one, else the system's.
+    pub fn effective_memory_limit(&self) -> Option<crate::memory::MemoryLimit> {
+        match self.memory_limit {
+            Some(bytes) => Some(crate::memory::MemoryLimit::configured(bytes)),
+            None => crate::memory::MemoryLimit::detected(),
+        }
     }
 
     /// Replaces the processing-time clock.

@@ -33,6 +33,38 @@ pub enum Error {
         message: String,
     },
 
+    /// The process came within a tenth of its memory limit (see [`crate::memory`]).
+    #[error(
+        "out of memory: the process uses {used} of the memory limit of {limit} \
+         ({source_of_limit}), {heap} of it on the heap; raise the limit or keep less state \
+         (fewer keys, a shorter state TTL)"
+    )]
+    MemoryExceeded {
+        /// What the process used, in the limit's measure.
+        used: crate::memory::Bytes,
+        /// The limit.
+        limit: crate::memory::Bytes,
+        /// Where the limit comes from, as the message names it.
+        source_of_limit: String,
+        /// What the heap held.
+        heap: crate::memory::Bytes,
+    },
+
+    /// State could not grow: the allocation would have taken the process past its memory
+    /// limit, or the system refused it (see [`crate::memory::fallible`]).
+    #[error(
+        "out of memory: the state cannot grow by {bytes} more with {heap} on the heap within {limit}; \
+         raise the limit or keep less state (fewer keys, a shorter state TTL)"
+    )]
+    AllocationRefused {
+        /// The allocation refused.
+        bytes: crate::memory::Bytes,
+        /// What the heap held.
+        heap: crate::memory::Bytes,
+        /// The limit, as the message names it.
+        limit: String,
+    },
+
     /// The job graph cannot run as built.
     #[error("Invalid job graph: {0}")]
     InvalidGraph(String),

@@ -22,6 +22,7 @@ use crate::chain::{Chain, ChainedOperator, ChainedSource};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
+use crate::memory::MemoryGuard;
 use crate::metrics::{JobMetrics, SubtaskMetrics};
 use crate::operator::{OperatorContext, SubtaskInfo};
 use crate::partition::Partitioner;
@@ -102,8 +103,15 @@ impl Drop for JobHandle {
 /// recursively, a level per node, and machine-generated SQL has expressions thousands of nodes
 /// deep (a flat chain of `OR`s); only the pages they touch are used. The other workers are actix
 /// arbiters, whose threads take the process's default stack: `RUST_MIN_STACK`, which the `weir`
-/// command raises to [`OPERATOR_STACK`] when it is not set.
+/// command raises to [`operator_stack`] when it is not set.
 pub const OPERATOR_STACK: usize = 256 << 20;
+
+/// The stack worker threads get: [`OPERATOR_STACK`], or a 32nd of the address space left when
+/// `ulimit -v` would not leave room for stacks that big (each thread reserves its stack in full
+/// there).
+pub fn operator_stack() -> usize {
+    crate::memory::stack_size(OPERATOR_STACK, 32)
+}
 
 /// Cancels a job; cloneable and sendable.
 #[derive(Debug, Clone)]
@@ -150,7 +158,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let job_token = token.clone();
     let thread = std::thread::Builder::new()
         .name("weir-job".into())
-        .stack_size(OPERATOR_STACK)
+        .stack_size(operator_stack())
         .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics))?;
     Ok(JobHandle { thread: Some(thread), token, metrics, started: std::time::Instant::now() })
 }
@@ -197,6 +205,28 @@ impl DeploymentPlan {
     }
 }
 
+/// Starts `count` arbiter threads. actix panics when the system refuses a thread (too many
+/// threads, no memory for a stack): that becomes [`Error::Startup`], and the arbiters already
+/// started are stopped.
+fn start_arbiters(count: usize) -> Result<Vec<Arbiter>> {
+    let mut arbiters = Vec::with_capacity(count);
+    for _ in 0..count {
+        match std::panic::catch_unwind(Arbiter::new) {
+            Ok(arbiter) => arbiters.push(arbiter),
+            Err(_) => {
+                for arbiter in arbiters {
+                    arbiter.stop();
+                    let _ = arbiter.join();
+                }
+                let refused =
+                    std::io::Error::other(format!("the system refused worker thread {} of {}", count + 1, count + 1));
+                return Err(Error::Startup(refused));
+            }
+        }
+    }
+    Ok(arbiters)
+}
+
 /// The job's thread: starts the workers and actors, waits for every actor to stop.
 fn run_on_workers(
     graph: JobGraph,
@@ -208,7 +238,10 @@ fn run_on_workers(
     let system = actix_rt::System::new();
     let started = Instant::now();
     let (result, arbiters) = system.block_on(async move {
-        let arbiters: Vec<Arbiter> = (1..config.worker_threads).map(|_| Arbiter::new()).collect();
+        let arbiters = match start_arbiters(config.worker_threads - 1) {
+            Ok(arbiters) => arbiters,
+            Err(error) => return (Err(error), Vec::new()),
+        };
         let workers: Vec<ArbiterHandle> =
             std::iter::once(Arbiter::current()).chain(arbiters.iter().map(Arbiter::handle)).collect();
         let result = deploy_and_wait(&graph, &plan, &config, token, metrics, &workers).await;
@@ -236,6 +269,7 @@ async fn deploy_and_wait(
         events,
         clock: Arc::clone(&config.clock),
         idle_timeout: config.idle_timeout,
+        memory: config.effective_memory_limit().and_then(MemoryGuard::new),
     });
     let mailboxes: Vec<Vec<Arc<Semaphore>>> = plan
         .chains

@@ -22,6 +22,7 @@ pub mod graph;
 pub mod harness;
 pub mod job;
 pub mod lookup;
+pub mod memory;
 pub mod metrics;
 pub mod operator;
 pub mod parse;

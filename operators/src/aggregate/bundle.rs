@@ -80,25 +80,27 @@ impl BundleMeter {
 /// then pass on) and at the end of input, as Flink's bundle operators do.
 pub(crate) trait Bundled {
     /// Emits what the bundle holds and starts the next one.
-    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output);
+    ///
+    /// # Errors
+    /// When the state cannot take the bundle (the memory limit is reached).
+    fn flush(&mut self, ctx: &OperatorContext, out: &mut Output) -> Result<()>;
 
     /// The [`weir_runtime::Operator::process_flush_marker`] of a bundle operator.
     fn flush_on_marker(&mut self, marker: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx, out);
+        self.flush(ctx, out)?;
         out.emit_flush_marker(marker);
         Ok(())
     }
 
     /// The [`weir_runtime::Operator::process_watermark`] of a bundle operator.
     fn flush_on_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx, out);
+        self.flush(ctx, out)?;
         out.emit_watermark(watermark);
         Ok(())
     }
 
     /// The [`weir_runtime::Operator::end_of_input`] of a bundle operator.
     fn flush_at_end(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.flush(ctx, out);
-        Ok(())
+        self.flush(ctx, out)
     }
 }

@@ -4,7 +4,7 @@
 use arrow_array::ArrayRef;
 use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::IntColumn;
-use weir_runtime::Chunk;
+use weir_runtime::{memory, Chunk};
 
 use super::changelog::{Changelog, EmitOptions};
 use super::{GroupKeys, KeyTable, Slab, TypedCalls, WordColumn};
@@ -93,6 +93,17 @@ impl TypedGlobalGroups {
             *group.rows() += rows.get(i).unwrap_or(0);
         }
         Some(())
+    }
+
+    /// Makes room in the groups' state for every key of the bundle, or says that the memory
+    /// limit leaves none.
+    ///
+    /// # Errors
+    /// [`weir_runtime::Error::AllocationRefused`] when it cannot.
+    pub fn try_reserve(&mut self) -> weir_runtime::Result<()> {
+        let additional = self.bundle.len();
+        memory::fallible(|| self.keys.try_reserve(&mut self.table, additional))?;
+        memory::fallible(|| self.slab.try_reserve(additional))
     }
 
     /// Merges the bundle into the groups' state and returns Flink's changelog: per group, `+I`

@@ -4,7 +4,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
 use weir_runtime::columnar::arrow_type;
-use weir_runtime::{Chunk, DataType};
+use weir_runtime::{memory, Chunk, DataType};
 
 use super::changelog::{Changelog, EmitOptions};
 use super::{GroupKeys, KeyTable, Slab, TypedCalls, WordColumn};
@@ -48,6 +48,15 @@ impl TypedGroups {
     /// Number of groups with state.
     pub fn len(&self) -> usize {
         self.table.len()
+    }
+
+    /// Makes room for `additional` more groups, or says that the memory limit leaves none.
+    ///
+    /// # Errors
+    /// [`weir_runtime::Error::AllocationRefused`] when it cannot.
+    pub fn try_reserve(&mut self, additional: usize) -> weir_runtime::Result<()> {
+        memory::fallible(|| self.keys.try_reserve(&mut self.table, additional))?;
+        memory::fallible(|| self.slab.try_reserve(additional))
     }
 
     /// Whether no group has state.

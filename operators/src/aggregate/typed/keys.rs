@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 use arrow_array::ArrayRef;
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::DataType as ArrowType;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, TryReserveError};
 use rustc_hash::FxHasher;
 use weir_runtime::columnar::{conform, IntColumn};
 use weir_runtime::{DataType, LogicalType};
@@ -60,6 +60,15 @@ impl GroupKeys {
             return None;
         }
         columns.iter().zip(&self.types).map(|(c, t)| conform(c, t)).collect()
+    }
+
+    /// Makes room in `table` for `additional` more keys of these columns.
+    pub fn try_reserve(&self, table: &mut KeyTable, additional: usize) -> Result<(), TryReserveError> {
+        table.keys.try_reserve(additional).map_err(|_| TryReserveError::CapacityOverflow)?;
+        match self.converter {
+            None => table.ints.try_reserve(additional),
+            Some(_) => table.rows.try_reserve(additional),
+        }
     }
 
     /// The keys of key `columns` (as [`GroupKeys::columns`] returns them).

@@ -192,6 +192,11 @@ impl Slab {
         Slab { stride: CALLS + 3 * calls, data: Vec::new() }
     }
 
+    /// Makes room for `additional` more groups.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), std::collections::TryReserveError> {
+        self.data.try_reserve(additional.saturating_mul(self.stride))
+    }
+
     /// Adds a zeroed group at the end.
     pub fn grow(&mut self) {
         self.data.resize(self.data.len() + self.stride, 0);

@@ -36,6 +36,10 @@ pub enum Error {
         message: String,
     },
 
+    /// The catalog has no such object (where Flink says so without a position), in Flink's words.
+    #[error("{0}")]
+    Catalog(String),
+
     /// Options that do not fit together, in Flink's words.
     #[error("{0}")]
     Configuration(String),

@@ -92,7 +92,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// An unknown sink, and the query's errors.
     pub fn bind_insert(&self, insert: &Insert, at: Position) -> Result<BoundInsert> {
-        let sink = self.sink_table(&insert.table, at)?;
+        let sink = self.sink_table(&insert.table)?;
         let plan = self.bind_query(&insert.source)?;
         let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
         Ok(BoundInsert { sink, plan })
@@ -102,13 +102,16 @@ impl<'a> Planner<'a> {
     ///
     /// # Errors
     /// Flink's message when the catalog has no such table.
-    pub fn sink_table(&self, name: &str, at: Position) -> Result<CatalogTable> {
+    pub fn sink_table(&self, name: &str) -> Result<CatalogTable> {
         match self.catalog.get(name) {
             Some(CatalogEntry::Table(t)) => Ok(t.clone()),
-            _ => Err(Error::validation(
-                at,
-                format!("Object '{name}' not found within 'default_catalog.default_database'"),
-            )),
+            _ => {
+                let quoted: Vec<String> = Catalog::qualified(name).split('.').map(|part| format!("`{part}`")).collect();
+                Err(Error::Catalog(format!(
+                    "Cannot find table '{}' in any of the catalogs [default_catalog], nor as a temporary table.",
+                    quoted.join(".")
+                )))
+            }
         }
     }
 

@@ -96,12 +96,7 @@ impl Binder<'_> {
                     ),
                 ))
             }
-            None => {
-                return Err(Error::validation(
-                    position_of(name),
-                    format!("Object '{table_name}' not found within 'default_catalog.default_database'"),
-                ))
-            }
+            None => return Err(Error::validation(position_of(name), format!("Object '{table_name}' not found"))),
         };
         let qualifier = alias.as_ref().map_or(table_name.clone(), |a| a.name.value.clone());
         let dim_fields: Vec<Field> = table

@@ -156,10 +156,7 @@ impl<'a> Binder<'a> {
                     (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog).bind_query(query)?,
                     (None, Some(CatalogEntry::Table(t))) => table_plan(t)?,
                     (None, None) => {
-                        return Err(Error::validation(
-                            position_of(name),
-                            format!("Object '{table}' not found within 'default_catalog.default_database'"),
-                        ))
+                        return Err(Error::validation(position_of(name), format!("Object '{table}' not found")))
                     }
                 };
                 Ok((rename(plan, alias.as_ref())?, Some(qualifier)))

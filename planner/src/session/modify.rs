@@ -39,7 +39,7 @@ impl Session {
         if !options.batch {
             return Err(Error::Table(format!("{statement} statement is not supported for streaming mode now.")));
         }
-        let sink = self.planner()?.sink_table(table, at)?;
+        let sink = self.planner()?.sink_table(table)?;
         let name = Catalog::qualified(table);
         if !crate::managed::is_managed(&sink) {
             return Err(Error::Unsupported(format!(

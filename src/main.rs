@@ -24,11 +24,6 @@ use weir::runtime::RuntimeConfig;
 const USAGE: &str = "usage: weir run FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]... [--metrics] [--stats] [--stats-json FILE]\n       weir explain FILE.sql [--parallelism N] [--set key=value]...\n       weir sql [--parallelism N] [--set key=value]...";
 
 fn main() -> ExitCode {
-    // Worker threads evaluate deep expressions recursively (see `job::operator_stack`); their
-    // default stack is read from RUST_MIN_STACK when the first thread starts, so set it before.
-    if std::env::var_os("RUST_MIN_STACK").is_none() {
-        std::env::set_var("RUST_MIN_STACK", weir::runtime::job::operator_stack().to_string());
-    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,

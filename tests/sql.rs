@@ -1,5 +1,6 @@
-//! Session state through SQL: `SET`, `RESET` and `SET;`. Scripts whose results are checked
-//! (queries, errors) are SQL logic tests in `tests/slt/` (run by `tests/slt.rs`).
+//! Session state through SQL: `SET`, `RESET` and `SET;`, and what a program using the library
+//! gets without the `weir` command's setup. Scripts whose results are checked (queries, errors)
+//! are SQL logic tests in `tests/slt/` (run by `tests/slt.rs`).
 
 mod common;
 
@@ -46,4 +47,25 @@ fn set_lists_every_setting_with_its_value_or_default() {
     // A refused value is refused at its SET and changes nothing.
     let err = session.execute_script("SET 'table.exec.state.ttl' = 'soon';").unwrap_err();
     assert!(err.error.to_string().contains("'table.exec.state.ttl'"), "{}", err.error);
+}
+
+/// Expressions thousands of nodes deep run on every worker thread of a job started through the
+/// library, without `RUST_MIN_STACK` or other setup (each worker thread gets a large stack).
+#[test]
+fn deep_expressions_run_on_every_worker_thread() {
+    let out = Buffer::default();
+    let runtime = RuntimeConfig::default().with_parallelism(4).with_worker_threads(4);
+    let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(out.clone()));
+    let sum = vec!["x"; 3000].join(" + ");
+    let script = format!(
+        "SET 'sql-client.execution.result-mode' = 'tableau';
+CREATE TABLE t (x BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '400', 'fields.x.kind' = 'sequence',
+  'fields.x.start' = '1', 'fields.x.end' = '400');
+CREATE TABLE s (total BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT {sum} FROM t;
+SELECT SUM({sum}) FROM t;"
+    );
+    session.execute_script(&script).unwrap();
+    let printed = String::from_utf8(out.0.lock().clone()).unwrap();
+    assert!(printed.contains(&(3000 * 400 * 401 / 2).to_string()), "{printed}");
 }

@@ -2,7 +2,7 @@
 //! and cancellation.
 //!
 //! A job runs on `execution.worker-threads` threads, whatever its parallelism: the job's own
-//! thread (an actix system) plus one arbiter thread per further worker. Every subtask of
+//! thread plus one thread per further worker, each an actix system. Every subtask of
 //! every chain is an actor placed round-robin on these threads. The job ends when every
 //! actor has stopped: finished (all input ended), cancelled, or because one subtask failed,
 //! in which case every other actor stops too and the caller gets that subtask's error.
@@ -99,11 +99,9 @@ impl Drop for JobHandle {
     }
 }
 
-/// The stack of the thread that runs a job's first worker. Operators evaluate expressions
+/// The stack of every thread that runs a job's subtasks. Operators evaluate expressions
 /// recursively, a level per node, and machine-generated SQL has expressions thousands of nodes
-/// deep (a flat chain of `OR`s); only the pages they touch are used. The other workers are actix
-/// arbiters, whose threads take the process's default stack: `RUST_MIN_STACK`, which the `weir`
-/// command raises to [`operator_stack`] when it is not set.
+/// deep (a flat chain of `+`); only the pages they touch are used.
 pub const OPERATOR_STACK: usize = 256 << 20;
 
 /// The stack worker threads get: [`OPERATOR_STACK`], or a 32nd of the address space left when
@@ -205,26 +203,51 @@ impl DeploymentPlan {
     }
 }
 
-/// Starts `count` arbiter threads. actix panics when the system refuses a thread (too many
-/// threads, no memory for a stack): that becomes [`Error::Startup`], and the arbiters already
-/// started are stopped.
-fn start_arbiters(count: usize) -> Result<Vec<Arbiter>> {
-    let mut arbiters = Vec::with_capacity(count);
-    for _ in 0..count {
-        match std::panic::catch_unwind(Arbiter::new) {
-            Ok(arbiter) => arbiters.push(arbiter),
-            Err(_) => {
-                for arbiter in arbiters {
-                    arbiter.stop();
-                    let _ = arbiter.join();
-                }
-                let refused =
-                    std::io::Error::other(format!("the system refused worker thread {} of {}", count + 1, count + 1));
-                return Err(Error::Startup(refused));
+/// A worker thread of a job beyond its first: an actix system of its own, on a thread with
+/// [`operator_stack`] bytes of stack.
+struct Worker {
+    arbiter: ArbiterHandle,
+    system: actix_rt::System,
+    thread: JoinHandle<()>,
+}
+
+impl Worker {
+    /// Starts worker `n`; the system refusing a thread (too many threads, no memory for a
+    /// stack) is [`Error::Startup`].
+    fn start(n: usize) -> Result<Worker> {
+        let (started, handles) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new().name(format!("weir-worker-{n}")).stack_size(operator_stack()).spawn(
+            move || {
+                let system = actix_rt::System::new();
+                let _ = started.send((Arbiter::current(), actix_rt::System::current()));
+                let _ = system.run();
+            },
+        )?;
+        let (arbiter, system) =
+            handles.recv().map_err(|_| std::io::Error::other(format!("worker thread {n} ended as it started")))?;
+        Ok(Worker { arbiter, system, thread })
+    }
+
+    /// Stops the worker's system and waits for its thread.
+    fn stop(self) {
+        self.system.stop();
+        let _ = self.thread.join();
+    }
+}
+
+/// Starts workers 2 to `count + 1`, or none: those already started are stopped when one fails.
+fn start_workers(count: usize) -> Result<Vec<Worker>> {
+    let mut workers = Vec::with_capacity(count);
+    for n in 2..count + 2 {
+        match Worker::start(n) {
+            Ok(worker) => workers.push(worker),
+            Err(error) => {
+                workers.into_iter().for_each(Worker::stop);
+                return Err(error);
             }
         }
     }
-    Ok(arbiters)
+    Ok(workers)
 }
 
 /// The job's thread: starts the workers and actors, waits for every actor to stop.
@@ -237,20 +260,17 @@ fn run_on_workers(
 ) -> Result<JobStatus> {
     let system = actix_rt::System::new();
     let started = Instant::now();
-    let (result, arbiters) = system.block_on(async move {
-        let arbiters = match start_arbiters(config.worker_threads - 1) {
-            Ok(arbiters) => arbiters,
+    let (result, others) = system.block_on(async move {
+        let others = match start_workers(config.worker_threads - 1) {
+            Ok(others) => others,
             Err(error) => return (Err(error), Vec::new()),
         };
         let workers: Vec<ArbiterHandle> =
-            std::iter::once(Arbiter::current()).chain(arbiters.iter().map(Arbiter::handle)).collect();
+            std::iter::once(Arbiter::current()).chain(others.iter().map(|w| w.arbiter.clone())).collect();
         let result = deploy_and_wait(&graph, &plan, &config, token, metrics, &workers).await;
-        (result, arbiters)
+        (result, others)
     });
-    for arbiter in arbiters {
-        arbiter.stop();
-        let _ = arbiter.join();
-    }
+    others.into_iter().for_each(Worker::stop);
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "job ended");
     result
 }

@@ -175,6 +175,25 @@ fn machine_generated_sql_runs_or_is_refused_clearly() {
         error.contains("The statement nests more than 1000 levels of parentheses at line 1, column 1008."),
         "{error}"
     );
+    // 9 000 terms plan and run; 200 000 (a 1.2 MB statement) are refused with the place, not
+    // by a stack overflow of the thread that would evaluate them.
+    let sum = |terms: usize| format!("SELECT {} FROM (VALUES (1)) AS t(a);", vec!["a"; terms].join(" + "));
+    let output = run_generated(&sum(9000));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "+I[9000]",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = run_generated(&sum(200_000));
+    assert_eq!(output.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains(
+            ":1:8: SQL validation failed. From line 1, column 8: The expression is more than 10000 operations deep"
+        ),
+        "{error}"
+    );
 }
 
 /// A SELECT prints its rows as they come, and a reader that stops reading holds the query back:

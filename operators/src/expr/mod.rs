@@ -82,6 +82,20 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// The number of levels of the expression tree (a column or literal is 1), found without
+    /// recursion.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut pending = vec![(self, 1)];
+        while let Some((expr, depth)) = pending.pop() {
+            deepest = deepest.max(depth);
+            if let Expr::Call { args, .. } = expr {
+                pending.extend(args.iter().map(|a| (a, depth + 1)));
+            }
+        }
+        deepest
+    }
+
     /// A reference to input column `index` of type `ty`.
     pub fn column(index: usize, ty: DataType) -> Self {
         Expr::Column { index, ty }

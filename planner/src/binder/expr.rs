@@ -49,6 +49,26 @@ pub struct ExprBinder<'a> {
     pub aggregates: Option<&'a mut AggregateContext>,
 }
 
+/// The deepest expression weir plans: operators evaluate expressions recursively, a level per
+/// node, and this many levels fit the worker threads' stacks many times over. AND and OR chains
+/// are one level, however long.
+pub const MAX_EXPRESSION_DEPTH: usize = 10_000;
+
+thread_local! {
+    /// How deep the binder is in the expression it binds.
+    static BIND_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn too_deep(node: &ast::Expr) -> Error {
+    validation(
+        node,
+        format!(
+            "The expression is more than {MAX_EXPRESSION_DEPTH} operations deep; weir plans expressions up to \
+             that depth (AND and OR chains count once). Split it, or sum rows rather than columns."
+        ),
+    )
+}
+
 fn unsupported(node: &impl std::fmt::Display) -> Error {
     Error::Unsupported(format!("The expression '{node}'"))
 }
@@ -144,11 +164,79 @@ impl ExprBinder<'_> {
         Expr::call(function, args).map_err(|e| validation(node, e.0))
     }
 
+    /// Binds a chain of binary operators (`a + b - c`, `x = 1 OR x = 2 OR …`) along its left
+    /// spine without recursion: machine-generated SQL chains thousands of them, and the parser
+    /// builds them left-deep.
+    fn binary_chain(&mut self, node: &ast::Expr) -> Result<Expr> {
+        let mut spine = Vec::new();
+        let mut leftmost = node;
+        while let ast::Expr::BinaryOp { left, op, right } = leftmost {
+            spine.push((op, right, leftmost));
+            leftmost = left;
+        }
+        let mut bound = self.bind_node(leftmost)?;
+        for (op, right, at) in spine.into_iter().rev() {
+            let right = self.bind_node(right)?;
+            bound = self.binary(op, bound, right, at)?;
+        }
+        Ok(bound)
+    }
+
+    /// `left op right`.
+    fn binary(&self, op: &BinaryOperator, left: Expr, right: Expr, node: &ast::Expr) -> Result<Expr> {
+        let function = match op {
+            BinaryOperator::Plus => Function::Plus,
+            BinaryOperator::Minus => Function::Minus,
+            BinaryOperator::Multiply => Function::Times,
+            BinaryOperator::Divide => Function::Divide,
+            BinaryOperator::Modulo => Function::Modulo,
+            BinaryOperator::Gt => Function::Greater,
+            BinaryOperator::Lt => Function::Less,
+            BinaryOperator::GtEq => Function::GreaterOrEqual,
+            BinaryOperator::LtEq => Function::LessOrEqual,
+            BinaryOperator::Eq => Function::Equals,
+            BinaryOperator::NotEq => Function::NotEquals,
+            BinaryOperator::And => Function::And,
+            BinaryOperator::Or => Function::Or,
+            BinaryOperator::StringConcat => Function::named("CONCAT"),
+            _ => return Err(unsupported(node)),
+        };
+        // AND and OR are n-ary, as Calcite flattens them: a chain of a thousand ORs is one call
+        // (evaluated without recursion), printed `OR(a, b, c)`.
+        let args = match left {
+            Expr::Call { function: f, args: mut chain, .. }
+                if matches!((&f, &function), (Function::And, Function::And) | (Function::Or, Function::Or)) =>
+            {
+                chain.push(right);
+                chain
+            }
+            left => vec![left, right],
+        };
+        self.call(function, args, node)
+    }
+
     /// Binds `node`.
     ///
     /// # Errors
-    /// Unknown columns or functions, type mismatches, and expressions weir does not plan yet.
+    /// Unknown columns or functions, type mismatches, expressions weir does not plan yet, and
+    /// expressions more than [`MAX_EXPRESSION_DEPTH`] levels deep.
     pub fn bind(&mut self, node: &ast::Expr) -> Result<Expr> {
+        let bound = self.bind_node(node)?;
+        if bound.depth() > MAX_EXPRESSION_DEPTH {
+            return Err(too_deep(node));
+        }
+        Ok(bound)
+    }
+
+    /// Binds `node`, a part of the expression [`ExprBinder::bind`] binds.
+    fn bind_node(&mut self, node: &ast::Expr) -> Result<Expr> {
+        let nested = BIND_DEPTH.with(|d| d.replace(d.get() + 1));
+        let bound = if nested >= MAX_EXPRESSION_DEPTH { Err(too_deep(node)) } else { self.bind_at(node) };
+        BIND_DEPTH.with(|d| d.set(nested));
+        bound
+    }
+
+    fn bind_at(&mut self, node: &ast::Expr) -> Result<Expr> {
         if let Some(agg) = self.aggregates.as_deref_mut() {
             if let Some(i) = agg.group_asts.iter().position(|g| g == node) {
                 return Ok(Expr::column(i, agg.input_exprs[i].ty().clone()));
@@ -171,7 +259,7 @@ impl ExprBinder<'_> {
         match node {
             ast::Expr::Identifier(ident) => self.column(node, std::slice::from_ref(ident)),
             ast::Expr::CompoundIdentifier(parts) => self.column(node, parts),
-            ast::Expr::Nested(inner) => self.bind(inner),
+            ast::Expr::Nested(inner) => self.bind_node(inner),
             ast::Expr::Value(v) => self.value(&v.value, position_of(node)),
             ast::Expr::TypedString(t) => {
                 let ty = data_type(&t.data_type, position_of(node))?;
@@ -186,40 +274,9 @@ impl ExprBinder<'_> {
                 let value = parse_value(&text, &ty).map_err(|e| validation(node, e.0))?;
                 Ok(Expr::literal(value, ty.not_null()))
             }
-            ast::Expr::BinaryOp { left, op, right } => {
-                let function = match op {
-                    BinaryOperator::Plus => Function::Plus,
-                    BinaryOperator::Minus => Function::Minus,
-                    BinaryOperator::Multiply => Function::Times,
-                    BinaryOperator::Divide => Function::Divide,
-                    BinaryOperator::Modulo => Function::Modulo,
-                    BinaryOperator::Gt => Function::Greater,
-                    BinaryOperator::Lt => Function::Less,
-                    BinaryOperator::GtEq => Function::GreaterOrEqual,
-                    BinaryOperator::LtEq => Function::LessOrEqual,
-                    BinaryOperator::Eq => Function::Equals,
-                    BinaryOperator::NotEq => Function::NotEquals,
-                    BinaryOperator::And => Function::And,
-                    BinaryOperator::Or => Function::Or,
-                    BinaryOperator::StringConcat => Function::named("CONCAT"),
-                    _ => return Err(unsupported(node)),
-                };
-                let (left, right) = (self.bind(left)?, self.bind(right)?);
-                // AND and OR are n-ary, as Calcite flattens them: a chain of a thousand ORs is
-                // one call (evaluated without recursion), printed `OR(a, b, c)`.
-                let args = match left {
-                    Expr::Call { function: f, args: mut chain, .. }
-                        if matches!((&f, &function), (Function::And, Function::And) | (Function::Or, Function::Or)) =>
-                    {
-                        chain.push(right);
-                        chain
-                    }
-                    left => vec![left, right],
-                };
-                self.call(function, args, node)
-            }
+            ast::Expr::BinaryOp { .. } => self.binary_chain(node),
             ast::Expr::UnaryOp { op, expr } => {
-                let arg = self.bind(expr)?;
+                let arg = self.bind_node(expr)?;
                 match op {
                     UnaryOperator::Not => self.call(Function::Not, vec![arg], node),
                     UnaryOperator::Minus => self.call(Function::Negate, vec![arg], node),
@@ -228,11 +285,11 @@ impl ExprBinder<'_> {
                 }
             }
             ast::Expr::IsNull(e) => {
-                let arg = self.bind(e)?;
+                let arg = self.bind_node(e)?;
                 self.call(Function::IsNull, vec![arg], node)
             }
             ast::Expr::IsNotNull(e) => {
-                let arg = self.bind(e)?;
+                let arg = self.bind_node(e)?;
                 self.call(Function::IsNotNull, vec![arg], node)
             }
             ast::Expr::IsTrue(e) | ast::Expr::IsNotTrue(e) | ast::Expr::IsFalse(e) | ast::Expr::IsNotFalse(e) => {
@@ -242,21 +299,21 @@ impl ExprBinder<'_> {
                     ast::Expr::IsFalse(_) => "IS FALSE",
                     _ => "IS NOT FALSE",
                 };
-                let arg = self.bind(e)?;
+                let arg = self.bind_node(e)?;
                 self.call(Function::named(test), vec![arg], node)
             }
             // Flink plans `b IS [NOT] UNKNOWN` as `IS [NOT] NULL(b)`, for BOOLEAN operands only.
             ast::Expr::IsUnknown(e) | ast::Expr::IsNotUnknown(e) => {
                 let negated = matches!(node, ast::Expr::IsNotUnknown(_));
-                let arg = self.bind(e)?;
+                let arg = self.bind_node(e)?;
                 let test = if negated { "IS NOT UNKNOWN" } else { "IS UNKNOWN" };
                 truth::expect_boolean(test, arg.ty()).map_err(|e| validation(node, e.0))?;
                 self.call(if negated { Function::IsNotNull } else { Function::IsNull }, vec![arg], node)
             }
             ast::Expr::InList { expr, list, negated } => {
-                let mut args = vec![self.bind(expr)?];
+                let mut args = vec![self.bind_node(expr)?];
                 for item in list {
-                    args.push(self.bind(item)?);
+                    args.push(self.bind_node(item)?);
                 }
                 let args = unify(args, "IN", position_of(node))?;
                 let found = self.call(Function::In, args, node)?;
@@ -267,7 +324,7 @@ impl ExprBinder<'_> {
                 }
             }
             ast::Expr::Between { expr, negated, low, high } => {
-                let args = vec![self.bind(expr)?, self.bind(low)?, self.bind(high)?];
+                let args = vec![self.bind_node(expr)?, self.bind_node(low)?, self.bind_node(high)?];
                 let between = self.call(Function::Between, args, node)?;
                 if *negated {
                     self.call(Function::Not, vec![between], node)
@@ -276,7 +333,7 @@ impl ExprBinder<'_> {
                 }
             }
             ast::Expr::Like { negated, expr, pattern, escape_char: None, any: false } => {
-                let (value, pattern) = (self.bind(expr)?, self.bind(pattern)?);
+                let (value, pattern) = (self.bind_node(expr)?, self.bind_node(pattern)?);
                 let compiled = match &pattern {
                     Expr::Literal { value: Value::String(p), .. } => {
                         Some(like_regex(p).map_err(|e| validation(node, e.0))?)
@@ -296,11 +353,11 @@ impl ExprBinder<'_> {
                 for when in conditions {
                     let condition = match operand {
                         Some(op) => {
-                            let args = vec![self.bind(op)?, self.bind(&when.condition)?];
+                            let args = vec![self.bind_node(op)?, self.bind_node(&when.condition)?];
                             self.call(Function::Equals, args, node)?
                         }
                         None => {
-                            let condition = self.bind(&when.condition)?;
+                            let condition = self.bind_node(&when.condition)?;
                             if !condition.is_null_literal() && !matches!(condition.ty().logical, LogicalType::Boolean) {
                                 return Err(validation(node, "Expected a boolean type"));
                             }
@@ -308,11 +365,11 @@ impl ExprBinder<'_> {
                         }
                     };
                     conditions_bound.push(condition);
-                    values.push(self.bind(&when.result)?);
+                    values.push(self.bind_node(&when.result)?);
                 }
                 let has_else = else_result.is_some();
                 values.push(match else_result {
-                    Some(e) => self.bind(e)?,
+                    Some(e) => self.bind_node(e)?,
                     None => null_literal(),
                 });
                 let mut values = unify(values, "CASE", position_of(node))?.into_iter();
@@ -329,7 +386,7 @@ impl ExprBinder<'_> {
             }
             ast::Expr::Cast { kind, expr, data_type: ty, .. } => {
                 let target = data_type(ty, position_of(node))?;
-                let arg = self.bind(expr)?;
+                let arg = self.bind_node(expr)?;
                 let function = match kind {
                     CastKind::TryCast | CastKind::SafeCast => Function::TryCast,
                     _ => Function::Cast,
@@ -340,21 +397,21 @@ impl ExprBinder<'_> {
             }
             ast::Expr::Extract { field, expr, .. } => {
                 let unit = time_unit(field).ok_or_else(|| unsupported(node))?;
-                let arg = self.bind(expr)?;
+                let arg = self.bind_node(expr)?;
                 self.call(Function::Scalar(datetime::UnitFunction::extract(unit)), vec![arg], node)
             }
             ast::Expr::Position { expr, r#in } => {
-                let args = vec![self.bind(expr)?, self.bind(r#in)?];
+                let args = vec![self.bind_node(expr)?, self.bind_node(r#in)?];
                 self.call(Function::named("POSITION"), args, node)
             }
             ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
-                let mut args = vec![self.bind(expr)?];
+                let mut args = vec![self.bind_node(expr)?];
                 args.push(match substring_from {
-                    Some(from) => self.bind(from)?,
+                    Some(from) => self.bind_node(from)?,
                     None => Expr::literal(Value::Int(1), DataType::int().not_null()),
                 });
                 if let Some(length) = substring_for {
-                    args.push(self.bind(length)?);
+                    args.push(self.bind_node(length)?);
                 }
                 self.call(Function::named("SUBSTRING"), args, node)
             }
@@ -365,18 +422,18 @@ impl ExprBinder<'_> {
                     _ => TrimSide::Both,
                 };
                 let chars = match trim_what {
-                    Some(w) => self.bind(w)?,
+                    Some(w) => self.bind_node(w)?,
                     None => Expr::literal(Value::string(" "), DataType::string().not_null()),
                 };
-                let args = vec![self.bind(expr)?, chars];
+                let args = vec![self.bind_node(expr)?, chars];
                 self.call(Function::Scalar(string::Trim::of(side)), args, node)
             }
             ast::Expr::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) } => {
-                let arg = self.bind(expr)?;
+                let arg = self.bind_node(expr)?;
                 self.call(Function::named("CEIL"), vec![arg], node)
             }
             ast::Expr::Floor { expr, field: ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) } => {
-                let arg = self.bind(expr)?;
+                let arg = self.bind_node(expr)?;
                 self.call(Function::named("FLOOR"), vec![arg], node)
             }
             ast::Expr::Function(f) => self.function(f, node),
@@ -469,7 +526,7 @@ impl ExprBinder<'_> {
         match name.as_str() {
             "TIMESTAMPADD" | "TIMESTAMPDIFF" if raw.len() == 3 => {
                 let unit = unit_arg(&raw[0]).ok_or_else(|| validation(&raw[0], "Unknown time unit"))?;
-                let args = vec![self.bind(&raw[1])?, self.bind(&raw[2])?];
+                let args = vec![self.bind_node(&raw[1])?, self.bind_node(&raw[2])?];
                 let function = if name == "TIMESTAMPADD" {
                     datetime::UnitFunction::timestamp_add(unit)
                 } else {
@@ -480,7 +537,7 @@ impl ExprBinder<'_> {
             }
             _ => {}
         }
-        let mut args = raw.iter().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        let mut args = raw.iter().map(|a| self.bind_node(a)).collect::<Result<Vec<_>>>()?;
         let function = Function::by_name(&name).ok_or_else(|| {
             let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
             validation(node, functions::no_match(&name, &types).0)

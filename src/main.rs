@@ -1,10 +1,6 @@
-//! The `weir` command: runs Flink SQL scripts.
-//!
-//! ```text
-//! weir run FILE.sql [--parallelism N] [--set key=value]... [--stats] [--stats-json FILE]
-//! weir explain FILE.sql [--parallelism N] [--set key=value]...
-//! weir sql [--parallelism N] [--set key=value]...
-//! ```
+//! The `weir` command: runs Flink SQL scripts (`weir run`), prints their plans (`weir explain`)
+//! and offers an interactive shell (`weir sql`); `weir help` and `COMMAND --help` print the usage
+//! below.
 
 mod shell;
 
@@ -21,7 +17,50 @@ use weir::planner::Session;
 use weir::runtime::memory::TrackingAllocator;
 use weir::runtime::RuntimeConfig;
 
-const USAGE: &str = "usage: weir run FILE.sql [--parallelism N] [--format tableau|changelog] [--set key=value]... [--metrics] [--stats] [--stats-json FILE]\n       weir explain FILE.sql [--parallelism N] [--set key=value]...\n       weir sql [--parallelism N] [--set key=value]...";
+const USAGE: &str = "\
+usage: weir run FILE.sql [OPTIONS]       run a script: its statements in order, its jobs to their end
+       weir explain FILE.sql [OPTIONS]   print the plans of a script's statements
+       weir sql [OPTIONS]                an interactive SQL shell
+       weir help | --help | -h           this text; COMMAND --help for one command
+       weir --version | -V               weir's version";
+
+const RUN_USAGE: &str = "\
+usage: weir run FILE.sql [OPTIONS]
+
+Runs the statements of FILE.sql in order (FILE.sql and the paths in it resolve against the
+working directory, as in Flink). SELECT prints its rows as they come; Ctrl-C stops the running
+jobs and ends the command.
+
+options:
+  -p, --parallelism N          parallelism.default of the session (default: the number of cores)
+  --set key=value              a session option, as SET 'key' = 'value' would set it (repeatable)
+  --format tableau|changelog   how SELECT prints its rows (sql-client.execution.result-mode)
+  --metrics                    print each job's metrics on standard error when it ends
+  --stats                      print what the run took (time, CPU, memory, rows) on standard error
+  --stats-json FILE            write the same as JSON into FILE
+  -h, --help                   this text";
+
+const EXPLAIN_USAGE: &str = "\
+usage: weir explain FILE.sql [OPTIONS]
+
+Prints the plans of the statements of FILE.sql, as EXPLAIN prints them, without running them.
+
+options:
+  -p, --parallelism N          parallelism.default of the session (default: the number of cores)
+  --set key=value              a session option, as SET 'key' = 'value' would set it (repeatable)
+  -h, --help                   this text";
+
+const SQL_USAGE: &str = "\
+usage: weir sql [OPTIONS]
+
+An interactive SQL shell: statements end with ';' and may span lines; HELP; lists what it takes,
+QUIT; or Ctrl-D leaves it; Ctrl-C cancels the running statement.
+
+options:
+  -p, --parallelism N          parallelism.default of the session (default: the number of cores)
+  --set key=value              a session option, as SET 'key' = 'value' would set it (repeatable)
+  --format tableau|changelog   how SELECT prints its rows (sql-client.execution.result-mode)
+  -h, --help                   this text";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -36,18 +75,35 @@ fn main() -> ExitCode {
 
 fn run(args: &[String]) -> Result<(), String> {
     let (command, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
+    let wants_help = rest.iter().any(|a| a == "--help" || a == "-h");
     match command.as_str() {
+        "run" if wants_help => print_text(RUN_USAGE),
+        "explain" if wants_help => print_text(EXPLAIN_USAGE),
+        "sql" if wants_help => print_text(SQL_USAGE),
         "run" => run_script(rest),
         "explain" => explain_script(rest),
         "sql" => {
             let settings = parse_settings(rest)?;
             shell::run(session(&settings)?)
         }
-        "--help" | "-h" | "help" => {
-            println!("{USAGE}");
-            Ok(())
-        }
+        "--help" | "-h" | "help" => match rest.first().map(String::as_str) {
+            Some("run") => print_text(RUN_USAGE),
+            Some("explain") => print_text(EXPLAIN_USAGE),
+            Some("sql") => print_text(SQL_USAGE),
+            _ => print_text(USAGE),
+        },
+        "--version" | "-V" => print_text(concat!("weir ", env!("CARGO_PKG_VERSION"))),
         other => Err(format!("Unknown command '{other}'.\n{USAGE}")),
+    }
+}
+
+/// Prints `text` and a newline on standard output; a closed standard output is no error.
+fn print_text(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to standard output: {e}")),
+        _ => Ok(()),
     }
 }
 
@@ -132,7 +188,9 @@ fn run_script(args: &[String]) -> Result<(), String> {
         interrupt();
     });
     let result = match session.execute_script(&sql) {
+        // Ctrl-C, or the reader of standard output has gone (`| head`): the command ends quietly.
         Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
+        Err(e) if e.error.is_output_closed() => Ok(()),
         other => other.map_err(|e| located(&file, &e)),
     };
     if stats.text || stats.json.is_some() {
@@ -155,6 +213,5 @@ fn explain_script(args: &[String]) -> Result<(), String> {
     let (file, settings) = parse_arguments(args)?;
     let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
     let text = session(&settings)?.explain_script(&sql).map_err(|e| located(&file, &e))?;
-    print!("{text}");
-    Ok(())
+    print_text(text.trim_end_matches('\n'))
 }

@@ -3,7 +3,7 @@
 
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
-use weir::planner::Session;
+use weir::planner::{Error, Session};
 
 const HELP: &str = "\
 Statements end with ';' and may span several lines:
@@ -17,9 +17,13 @@ Statements end with ';' and may span several lines:
   HELP;                        this text
   QUIT;                        leave (Ctrl-D too)";
 
-/// Runs the shell on the terminal until QUIT; or Ctrl-D.
+/// Runs the shell on the terminal until QUIT; or Ctrl-D. Ctrl-C at the prompt clears the line;
+/// while a statement runs (the terminal then sends it as a signal) it cancels the statement's
+/// jobs and the prompt comes back.
 pub fn run(mut session: Session) -> Result<(), String> {
     let mut editor = DefaultEditor::new().map_err(|e| format!("cannot start the shell: {e}"))?;
+    let interrupt = session.interrupter();
+    ctrlc::set_handler(interrupt).map_err(|e| format!("cannot start the shell: {e}"))?;
     println!("weir SQL shell. Statements end with ';'. Type HELP; for help, QUIT; to leave.");
     let mut statement = String::new();
     loop {
@@ -41,6 +45,9 @@ pub fn run(mut session: Session) -> Result<(), String> {
                     "" => {}
                     _ => match session.execute_script(&text) {
                         Ok(()) => println!("[INFO] Execute statement succeeded."),
+                        Err(e) if matches!(e.error, Error::Runtime(weir::runtime::Error::Cancelled)) => {
+                            println!("[INFO] The statement was cancelled.")
+                        }
                         Err(e) => println!("[ERROR] Could not execute SQL statement. Reason:\n{}", e.error),
                     },
                 }

@@ -288,3 +288,49 @@ fn an_address_space_limit_ends_the_job_with_an_error_not_an_abort() {
     assert!(stderr.contains("out of memory") && stderr.contains("ulimit -v"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `weir run x.sql | head -1`: the reader leaving ends the command quietly, with exit code 0.
+#[test]
+fn a_closed_standard_output_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, statement) in [
+        ("print.sql", "CREATE TABLE out (a INT) WITH ('connector' = 'print');\nINSERT INTO out SELECT a FROM s;\n"),
+        ("select.sql", "SELECT a FROM s;\n"),
+    ] {
+        let path = dir.path().join(name);
+        let source = "CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '100000');\n";
+        std::fs::write(&path, format!("{source}{statement}")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", path.to_str().unwrap(), "--parallelism", "2"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{name}");
+        // The reader is dropped here, as `head -1` exits.
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{name}");
+    }
+}
+
+#[test]
+fn every_command_has_help_and_weir_has_a_version() {
+    let version = weir(&["--version"]);
+    assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("weir {}", env!("CARGO_PKG_VERSION")));
+    for command in ["run", "explain", "sql"] {
+        let help = weir(&[command, "--help"]);
+        assert!(help.status.success(), "{command}");
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(text.starts_with(&format!("usage: weir {command}")), "{text}");
+        assert!(text.contains("--set key=value"), "{text}");
+        assert_eq!(weir(&["help", command]).stdout, help.stdout);
+    }
+    let usage = String::from_utf8_lossy(&weir(&["help"]).stdout).to_string();
+    for command in ["weir run FILE.sql", "weir explain FILE.sql", "weir sql", "weir --version"] {
+        assert!(usage.contains(command), "{usage}");
+    }
+}

@@ -24,6 +24,28 @@ fn the_shell_runs_statements_typed_at_its_prompt() {
     shell.exp_eof().unwrap();
 }
 
+/// A SELECT on an endless source prints rows as they come; Ctrl-C cancels it and the prompt
+/// comes back for the next statement, as in Flink's SQL client.
+#[test]
+fn ctrl_c_cancels_a_running_query_and_the_shell_goes_on() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command.args(["sql", "--parallelism", "1"]);
+    let mut shell = spawn_command(command, Some(30_000)).unwrap();
+    shell.exp_string("weir> ").unwrap();
+    shell.send_line("CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');").unwrap();
+    shell.exp_string("[INFO] Execute statement succeeded.").unwrap();
+    shell.send_line("SELECT a FROM s;").unwrap();
+    shell.exp_string("| +I |").unwrap();
+    shell.send_control('c').unwrap();
+    shell.exp_string("Query terminated, received a total of").unwrap();
+    shell.exp_string("[INFO] The statement was cancelled.").unwrap();
+    shell.exp_string("weir> ").unwrap();
+    shell.send_line("SELECT 1 + 1 AS two;").unwrap();
+    shell.exp_string("| +I |           2 |").unwrap();
+    shell.send_line("QUIT;").unwrap();
+    shell.exp_eof().unwrap();
+}
+
 #[test]
 fn ctrl_c_stops_an_unbounded_job_cleanly() {
     let dir = tempfile::tempdir().unwrap();

@@ -91,7 +91,8 @@ impl Operator for PrintSink {
                 out.write_all(self.text.as_bytes()).and_then(|()| out.flush())
             }
         };
-        written.map_err(|e| weir_runtime::Error::execution(format!("cannot print: {e}")))
+        let stream = if self.standard_error { "standard error" } else { "standard output" };
+        written.map_err(|e| weir_runtime::Error::writing(stream, &e))
     }
 
     fn process_watermark(

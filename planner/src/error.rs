@@ -67,6 +67,12 @@ impl Error {
         Error::Validation { position, message: message.into() }
     }
 
+    /// Whether a job ended because the reader of its output went away
+    /// ([`weir_runtime::Error::is_output_closed`]).
+    pub fn is_output_closed(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_output_closed())
+    }
+
     /// Where the error is in the script, when known.
     pub fn position(&self) -> Option<Position> {
         match self {

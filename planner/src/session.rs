@@ -319,8 +319,7 @@ impl Session {
 
     fn write_lines(&mut self, lines: &[String]) -> Result<()> {
         for line in lines {
-            writeln!(self.out.lock(), "{line}")
-                .map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
+            writeln!(self.out.lock(), "{line}").map_err(|e| weir_runtime::Error::writing("the query's results", &e))?;
         }
         Ok(())
     }
@@ -421,15 +420,21 @@ impl Session {
             let mut out = out.lock();
             out.write_all(text.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(|e| weir_runtime::Error::execution(format!("cannot print: {e}")))
+                .map_err(|e| weir_runtime::Error::writing("the query's results", &e))
         });
-        self.run_query(plan, Arc::new(move |_| Box::new(RowSink::new(Arc::clone(&consumer)))))?;
+        let ran = self.run_query(plan, Arc::new(move |_| Box::new(RowSink::new(Arc::clone(&consumer)))));
+        if !changelog && matches!(ran, Err(Error::Runtime(weir_runtime::Error::Cancelled))) {
+            let end = printer.lock().terminated();
+            let mut out = self.out.lock();
+            let _ = out.write_all(end.as_bytes()).and_then(|()| out.flush());
+        }
+        ran?;
         if !changelog {
             let end = printer.lock().finish();
             let mut out = self.out.lock();
             out.write_all(end.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(|e| weir_runtime::Error::execution(format!("cannot write: {e}")))?;
+                .map_err(|e| weir_runtime::Error::writing("the query's results", &e))?;
         }
         Ok(())
     }

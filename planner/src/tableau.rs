@@ -183,6 +183,12 @@ impl TableauPrinter {
         text
     }
 
+    /// The text that ends a query cancelled while it ran (Ctrl-C), as Flink's client prints it.
+    pub fn terminated(&self) -> String {
+        let plural = if self.rows == 1 { "" } else { "s" };
+        format!("Query terminated, received a total of {} row{plural}\n", self.rows)
+    }
+
     /// The text that ends the table.
     pub fn finish(&self) -> String {
         let plural = if self.rows == 1 { "" } else { "s" };

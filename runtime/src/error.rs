@@ -88,6 +88,10 @@ pub enum Error {
     #[error("Could not start the job: {0}")]
     Startup(#[from] std::io::Error),
 
+    /// The reader of the job's output has gone (a closed pipe: `weir run … | head`).
+    #[error("the reader of {0} has gone")]
+    OutputClosed(String),
+
     /// The job was cancelled before it finished.
     #[error("The job was cancelled")]
     Cancelled,
@@ -97,6 +101,25 @@ impl Error {
     /// An execution error with the given message.
     pub fn execution(message: impl Into<String>) -> Self {
         Error::Execution(message.into())
+    }
+
+    /// An error writing to `what` (`standard output`): [`Error::OutputClosed`] when its reader
+    /// has gone, else an execution error naming it.
+    pub fn writing(what: &str, error: &std::io::Error) -> Self {
+        match error.kind() {
+            std::io::ErrorKind::BrokenPipe => Error::OutputClosed(what.to_string()),
+            _ => Error::Execution(format!("cannot write to {what}: {error}")),
+        }
+    }
+
+    /// Whether the job ended because the reader of its output went away (a subtask's
+    /// [`Error::OutputClosed`]): a command ends quietly then, as `yes | head` does.
+    pub fn is_output_closed(&self) -> bool {
+        match self {
+            Error::OutputClosed(_) => true,
+            Error::OperatorFailed { source, .. } => source.is_output_closed(),
+            _ => false,
+        }
     }
 }
 

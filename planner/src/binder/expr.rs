@@ -510,6 +510,25 @@ impl ExprBinder<'_> {
         }
     }
 
+    /// The types of the arguments `raw` of an unknown function, for Flink's "No match found"
+    /// message: that is the error, whatever else is wrong with the arguments. In a grouped
+    /// query an argument that is not grouped is typed over the aggregate's input.
+    fn argument_types(&mut self, raw: &[ast::Expr]) -> Result<Vec<DataType>> {
+        let mut types = Vec::with_capacity(raw.len());
+        for arg in raw {
+            let ty = match self.bind_node(arg) {
+                Ok(bound) => bound.ty().clone(),
+                Err(error) => {
+                    let Some(agg) = self.aggregates.as_deref() else { return Err(error) };
+                    let mut over_input = ExprBinder { scope: &agg.input_scope, aggregates: None };
+                    over_input.bind_node(arg).map_err(|_| error)?.ty().clone()
+                }
+            };
+            types.push(ty);
+        }
+        Ok(types)
+    }
+
     fn function(&mut self, f: &ast::Function, node: &ast::Expr) -> Result<Expr> {
         let name = f.name.to_string().to_ascii_uppercase();
         if is_aggregate(&name) {
@@ -537,11 +556,11 @@ impl ExprBinder<'_> {
             }
             _ => {}
         }
+        let Some(function) = Function::by_name(&name) else {
+            let types = self.argument_types(&raw)?;
+            return Err(validation(node, functions::no_match(&name, &types.iter().collect::<Vec<_>>()).0));
+        };
         let mut args = raw.iter().map(|a| self.bind_node(a)).collect::<Result<Vec<_>>>()?;
-        let function = Function::by_name(&name).ok_or_else(|| {
-            let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
-            validation(node, functions::no_match(&name, &types).0)
-        })?;
         if matches!(function, Function::Coalesce) {
             args = unify(args, "COALESCE", position_of(node))?;
         }

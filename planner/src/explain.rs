@@ -143,13 +143,11 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 || table.options.get("connector").map(String::as_str) == Some("filesystem");
             let mut path = table_path(&table.name, pushed.then_some(&node.fields[..]));
             if !filter.is_empty() {
-                // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and`.
+                // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and`
+                // two at a time, left to right: `and(and(a, b), c)`.
                 let table_column = |i: usize| table.schema.fields[i].name.clone();
                 let parts: Vec<String> = filter.iter().map(|c| expression(c, &table_column, false)).collect();
-                let text = match parts.as_slice() {
-                    [one] => one.clone(),
-                    many => format!("and({})", many.join(", ")),
-                };
+                let text = parts.into_iter().reduce(|all, next| format!("and({all}, {next})")).unwrap_or_default();
                 let after_name = format!("[default_catalog, default_database, {}", table.name).len();
                 path.insert_str(after_name.min(path.len()), &format!(", filter=[{text}]"));
             }

@@ -8,6 +8,7 @@
 
 pub mod binder;
 pub mod catalog;
+pub mod column_type;
 pub mod dialect;
 pub mod error;
 pub mod explain;

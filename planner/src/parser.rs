@@ -12,7 +12,6 @@ use sqlparser::ast::{self, ObjectName, Query};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
-use weir_runtime::parse::{read_type, TypeError};
 use weir_runtime::DataType;
 
 use crate::dialect::FlinkDialect;
@@ -485,18 +484,7 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
             if parser.parse_keyword(Keyword::AS) {
                 table.columns.push(ColumnDef::Computed { name, expr: Box::new(parser.parse_expr()?) });
             } else {
-                let ast_type = parser.parse_data_type()?;
-                let mut data_type = read_type(&ast_type.to_string()).map_err(|e| {
-                    ParserError::ParserError(match e {
-                        TypeError::InvalidParameters(message) => format!("{message} (column '{name}')"),
-                        TypeError::NotAType => format!("Unsupported type {ast_type} of column '{name}'"),
-                    })
-                })?;
-                if parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
-                    data_type = data_type.not_null();
-                } else {
-                    let _nullable = parser.parse_keyword(Keyword::NULL);
-                }
+                let data_type = crate::column_type::parse_column_type(parser, &name)?;
                 if parser.parse_keyword(Keyword::PRIMARY) {
                     parser.expect_keyword(Keyword::KEY)?;
                     parse_not_enforced(parser)?;

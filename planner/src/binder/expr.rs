@@ -2,7 +2,7 @@
 
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
-use weir_operators::expr::functions::{self, datetime, string, truth};
+use weir_operators::expr::functions::{self, collection, datetime, string, truth};
 use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_value, read_type, TypeError};
 use weir_runtime::{DataType, LogicalType, Value};
@@ -258,6 +258,20 @@ impl ExprBinder<'_> {
         }
         match node {
             ast::Expr::Identifier(ident) => self.column(node, std::slice::from_ref(ident)),
+            ast::Expr::CompoundFieldAccess { root, access_chain } => {
+                let mut bound = self.bind_node(root)?;
+                for access in access_chain {
+                    bound = match access {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            let index = self.bind_node(index)?;
+                            self.item(bound, index, node)?
+                        }
+                        ast::AccessExpr::Dot(ast::Expr::Identifier(field)) => self.field(bound, &field.value, node)?,
+                        _ => return Err(unsupported(node)),
+                    };
+                }
+                Ok(bound)
+            }
             ast::Expr::CompoundIdentifier(parts) => self.column(node, parts),
             ast::Expr::Nested(inner) => self.bind_node(inner),
             ast::Expr::Value(v) => self.value(&v.value, position_of(node)),
@@ -471,8 +485,52 @@ impl ExprBinder<'_> {
         if self.aggregates.is_some() {
             return Err(validation(node, format!("Expression '{node}' is not being grouped")));
         }
-        let (index, ty) = self.scope.resolve(parts)?;
-        Ok(Expr::column(index, ty))
+        let unresolved = match self.scope.resolve(parts) {
+            Ok((index, ty)) => return Ok(Expr::column(index, ty)),
+            Err(error) => error,
+        };
+        // `meta.device`, `t.meta.device`: a ROW column and the path of fields into it.
+        for column_parts in (1..parts.len()).rev() {
+            let Ok((index, ty)) = self.scope.resolve(&parts[..column_parts]) else { continue };
+            if !matches!(ty.logical, LogicalType::Row(_)) {
+                continue;
+            }
+            let mut bound = Expr::column(index, ty);
+            for field in &parts[column_parts..] {
+                match self.field(bound, &field.value, node) {
+                    Ok(inner) => bound = inner,
+                    Err(_) => return Err(unresolved),
+                }
+            }
+            return Ok(bound);
+        }
+        Err(unresolved)
+    }
+
+    /// Field `name` of the ROW `row` (`row.name`).
+    fn field(&self, row: Expr, name: &str, node: &ast::Expr) -> Result<Expr> {
+        let LogicalType::Row(fields) = &row.ty().logical else {
+            return Err(validation(node, format!("'{name}' is a field of a ROW, not of {}", row.ty())));
+        };
+        let index = fields
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| validation(node, format!("Unknown field '{name}' of {}", row.ty())))?;
+        self.call(Function::Scalar(collection::FieldAccess::of(name, index)), vec![row], node)
+    }
+
+    /// `collection[index]`: an element of an ARRAY (from 1) or the value of a MAP's key.
+    fn item(&self, collection: Expr, index: Expr, node: &ast::Expr) -> Result<Expr> {
+        if let (LogicalType::Array(_), Expr::Literal { value, .. }) = (&collection.ty().logical, &index) {
+            if let Some(i) = value.as_i64().filter(|&i| i < 1) {
+                return Err(validation(
+                    node,
+                    format!("Array element access needs an index starting at 1 but was {i}."),
+                ));
+            }
+        }
+        let item = functions::lookup("ITEM").expect("ITEM is registered");
+        self.call(Function::Scalar(item), vec![collection, index], node)
     }
 
     fn value(&self, v: &ast::Value, at: Position) -> Result<Expr> {

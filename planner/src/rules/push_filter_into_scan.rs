@@ -49,13 +49,23 @@ pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result
     Ok(Plan { node, fields })
 }
 
-/// The deterministic conjuncts of `condition` (over the scan's columns), over the table's
-/// columns (`projection` maps the one to the other).
+/// The deterministic conjuncts of `condition` (over the scan's columns) that Flink can hand to a
+/// connector, over the table's columns (`projection` maps the one to the other).
 fn table_conjuncts(condition: &Expr, projection: &[usize]) -> Vec<Expr> {
     let mut conjuncts = Vec::new();
     split_and(condition, &mut conjuncts);
     let map: Vec<Option<usize>> = projection.iter().map(|&c| Some(c)).collect();
-    conjuncts.into_iter().filter(|c| is_deterministic(c)).map(|c| c.clone().remap(&map)).collect()
+    conjuncts.into_iter().filter(|c| is_deterministic(c) && is_expressible(c)).map(|c| c.clone().remap(&map)).collect()
+}
+
+/// Whether Flink turns `expr` into a connector's filter expression: its converter has no form
+/// for a subscript (`ITEM`), so such conjuncts stay above only (a ROW's field is pushed).
+fn is_expressible(expr: &Expr) -> bool {
+    match expr {
+        Expr::Column { .. } | Expr::Literal { .. } => true,
+        Expr::Call { function: Function::Scalar(f), .. } if f.name() == "ITEM" => false,
+        Expr::Call { args, .. } => args.iter().all(is_expressible),
+    }
 }
 
 /// Whether `expr` gives the same value for the same row.

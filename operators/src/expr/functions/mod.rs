@@ -19,6 +19,7 @@ use weir_runtime::{DataType, Value};
 use super::types::{calcite_family, calcite_name};
 use super::{Expr, ExprError};
 
+pub mod collection;
 pub mod datetime;
 pub mod math;
 mod misc;
@@ -277,8 +278,15 @@ pub struct Entry {
 }
 
 static REGISTRY: LazyLock<HashMap<&'static str, fn() -> ScalarRef>> = LazyLock::new(|| {
-    let families =
-        [string::entries(), regex::entries(), math::entries(), datetime::entries(), misc::entries(), truth::entries()];
+    let families = [
+        string::entries(),
+        regex::entries(),
+        math::entries(),
+        datetime::entries(),
+        misc::entries(),
+        truth::entries(),
+        collection::entries(),
+    ];
     let mut map = HashMap::new();
     for entry in families.into_iter().flatten() {
         for name in entry.names {

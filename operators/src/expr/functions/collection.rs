@@ -1,0 +1,129 @@
+//! Functions on ARRAY, MAP and ROW values: `CARDINALITY`, `ELEMENT`, the subscript `ITEM`
+//! (`tags[1]`, `attrs['k']`) and field access (`meta.device`).
+
+use weir_runtime::types::LogicalType;
+use weir_runtime::{DataType, Value};
+
+use super::{nullable_if_any, wrong_types, Arity, Builtin, Entry, ScalarFunction, ScalarRef};
+use crate::expr::types::is_integer;
+use crate::expr::ExprError;
+
+pub(super) fn entries() -> Vec<Entry> {
+    vec![
+        Entry { names: &["CARDINALITY"], make: || ScalarRef::new(CARDINALITY) },
+        Entry { names: &["ELEMENT"], make: || ScalarRef::new(ELEMENT) },
+        Entry { names: &["ITEM"], make: || ScalarRef::new(ITEM) },
+    ]
+}
+
+/// `CARDINALITY(array | map)`: the number of elements or entries.
+pub const CARDINALITY: Builtin = Builtin::new(
+    "CARDINALITY",
+    Arity::exactly(1),
+    |f, types| {
+        let collection = matches!(types[0].logical, LogicalType::Array(_) | LogicalType::Map(..));
+        f.expect(collection, types, "<MULTISET>'\n'CARDINALITY(<ARRAY>)'\n'CARDINALITY(<MAP>)")?;
+        Ok(nullable_if_any(DataType::int(), types))
+    },
+    |args, _| match &args[0] {
+        Value::Array(items) => Ok(Value::Int(items.len() as i32)),
+        Value::Map(entries) => Ok(Value::Int(entries.len() as i32)),
+        other => Err(ExprError(format!("CARDINALITY of {other:?}"))),
+    },
+);
+
+/// `ELEMENT(array)`: the only element of an array of one, NULL for an empty one; more than one
+/// element is an error, as in Flink.
+pub const ELEMENT: Builtin = Builtin::new(
+    "ELEMENT",
+    Arity::exactly(1),
+    |f, types| match &types[0].logical {
+        LogicalType::Array(element) => Ok(nullable(element)),
+        _ => Err(wrong_types(f.name, types, "<ARRAY>")),
+    },
+    |args, _| match &args[0] {
+        Value::Array(items) if items.len() > 1 => Err(ExprError("Array has more than one element.".into())),
+        Value::Array(items) => Ok(items.first().cloned().unwrap_or(Value::Null)),
+        other => Err(ExprError(format!("ELEMENT of {other:?}"))),
+    },
+);
+
+/// `ITEM(array, i)` (`array[i]`, from 1) and `ITEM(map, key)` (`map[key]`): NULL when there is
+/// no such element or key.
+pub const ITEM: Builtin = Builtin::new(
+    "ITEM",
+    Arity::exactly(2),
+    |f, types| match &types[0].logical {
+        LogicalType::Array(element) if is_integer(types[1]) => Ok(nullable(element)),
+        LogicalType::Map(key, value) if key.logical == types[1].logical || both_strings(key, types[1]) => {
+            Ok(nullable(value))
+        }
+        _ => Err(wrong_types(f.name, types, "<ARRAY>, <INTEGER>'\n'ITEM(<MAP>, <ANY>)")),
+    },
+    |args, _| match &args[0] {
+        Value::Array(items) => {
+            let index = args[1].as_i64().unwrap_or(0);
+            Ok(usize::try_from(index - 1).ok().and_then(|i| items.get(i)).cloned().unwrap_or(Value::Null))
+        }
+        Value::Map(entries) => Ok(entries.iter().find(|(k, _)| k == &args[1]).map_or(Value::Null, |(_, v)| v.clone())),
+        other => Err(ExprError(format!("ITEM of {other:?}"))),
+    },
+);
+
+/// `ty`, nullable: an element or value that may be missing.
+fn nullable(ty: &DataType) -> DataType {
+    let mut ty = ty.clone();
+    ty.nullable = true;
+    ty
+}
+
+fn both_strings(a: &DataType, b: &DataType) -> bool {
+    let string = |t: &DataType| matches!(t.logical, LogicalType::Char(_) | LogicalType::Varchar(_));
+    string(a) && string(b)
+}
+
+/// `row.field`: field `index` of a ROW value, NULL when the row is.
+#[derive(Debug, Clone)]
+pub struct FieldAccess {
+    name: String,
+    index: usize,
+}
+
+impl FieldAccess {
+    /// Access to field `index`, called `name`, of a ROW.
+    pub fn of(name: impl Into<String>, index: usize) -> ScalarRef {
+        ScalarRef::new(FieldAccess { name: name.into(), index })
+    }
+}
+
+impl ScalarFunction for FieldAccess {
+    fn name(&self) -> &str {
+        "DOT"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(1)
+    }
+
+    fn return_type(&self, args: &[&DataType]) -> Result<DataType, ExprError> {
+        match &args[0].logical {
+            LogicalType::Row(fields) if self.index < fields.len() => {
+                let mut ty = fields[self.index].data_type.clone();
+                ty.nullable |= args[0].nullable;
+                Ok(ty)
+            }
+            _ => Err(ExprError(format!("Field '{}' of a value that is not a ROW", self.name))),
+        }
+    }
+
+    fn eval(&self, args: &[Value], _ty: &DataType) -> Result<Value, ExprError> {
+        match &args[0] {
+            Value::Row(values) => Ok(values.get(self.index).cloned().unwrap_or(Value::Null)),
+            other => Err(ExprError(format!("field '{}' of {other:?}", self.name))),
+        }
+    }
+
+    fn explain(&self, args: &[String], _infix: bool) -> String {
+        format!("{}.{}", args[0], self.name)
+    }
+}

@@ -1,0 +1,151 @@
+//! Column types as Flink's DDL writes them, nested ones included: `ROW<name type, …>` (or
+//! `ROW(name type, …)`), `ARRAY<type>`, `MAP<key, value>`, each part with its own `NOT NULL`.
+//! The flat types are sqlparser's, read by [`weir_runtime::parse::read_type`].
+
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
+use weir_runtime::parse::{read_type, TypeError};
+use weir_runtime::types::{Field, LogicalType};
+use weir_runtime::DataType;
+
+/// Reads the type of column `column`, and the `NOT NULL` or `NULL` after it.
+///
+/// # Errors
+/// A malformed type, or one weir does not have (`Unsupported type MULTISET of column 'c'`).
+pub fn parse_column_type(parser: &mut Parser, column: &str) -> Result<DataType, ParserError> {
+    let mut owed = false;
+    let ty = parse_type(parser, column, &mut owed)?;
+    if owed {
+        return Err(ParserError::ParserError(format!("Unexpected '>' after the type of column '{column}'")));
+    }
+    Ok(ty)
+}
+
+/// One type. `owed` is set when a `>>` closed this type and one more `>` belongs to the type
+/// around it (the tokenizer reads `ARRAY<ARRAY<INT>>` as ending in a shift).
+fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<DataType, ParserError> {
+    let word = match &parser.peek_token().token {
+        Token::Word(w) => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let logical = match word.as_str() {
+        "ROW" => {
+            parser.next_token();
+            let angled = parser.consume_token(&Token::Lt);
+            if !angled {
+                parser.expect_token(&Token::LParen)?;
+            }
+            let mut fields = Vec::new();
+            loop {
+                let name = parser.parse_identifier()?.value;
+                let ty = parse_type(parser, column, owed)?;
+                if !*owed && parser.parse_keyword(Keyword::COMMENT) {
+                    parser.parse_literal_string()?;
+                }
+                fields.push(Field::new(name, ty));
+                if *owed || !parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            if angled {
+                expect_closing_angle(parser, owed)?;
+            } else {
+                parser.expect_token(&Token::RParen)?;
+            }
+            LogicalType::Row(fields)
+        }
+        "ARRAY" => {
+            parser.next_token();
+            parser.expect_token(&Token::Lt)?;
+            let element = parse_type(parser, column, owed)?;
+            expect_closing_angle(parser, owed)?;
+            LogicalType::Array(Box::new(element))
+        }
+        "MAP" => {
+            parser.next_token();
+            parser.expect_token(&Token::Lt)?;
+            let key = parse_type(parser, column, owed)?;
+            if *owed {
+                return Err(ParserError::ParserError(format!("MAP needs a key and a value type (column '{column}')")));
+            }
+            parser.expect_token(&Token::Comma)?;
+            let value = parse_type(parser, column, owed)?;
+            expect_closing_angle(parser, owed)?;
+            LogicalType::Map(Box::new(key), Box::new(value))
+        }
+        _ => {
+            let ast_type = parser.parse_data_type()?;
+            let flat = read_type(&ast_type.to_string()).map_err(|e| {
+                ParserError::ParserError(match e {
+                    TypeError::InvalidParameters(message) => format!("{message} (column '{column}')"),
+                    TypeError::NotAType => format!("Unsupported type {ast_type} of column '{column}'"),
+                })
+            })?;
+            flat.logical
+        }
+    };
+    let ty = DataType::new(logical);
+    // `NOT NULL` right after a nested part belongs to it; after a `>>` it belongs further out.
+    if !*owed && parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
+        return Ok(ty.not_null());
+    }
+    if !*owed {
+        let _nullable = parser.parse_keyword(Keyword::NULL);
+    }
+    Ok(ty)
+}
+
+/// The `>` that closes a nested type: a `>` owed by a `>>` inside, a `>`, or the first half of
+/// a `>>` (the other half is then owed to the type around this one).
+fn expect_closing_angle(parser: &mut Parser, owed: &mut bool) -> Result<(), ParserError> {
+    if std::mem::take(owed) {
+        return Ok(());
+    }
+    match parser.next_token().token {
+        Token::Gt => Ok(()),
+        Token::ShiftRight => {
+            *owed = true;
+            Ok(())
+        }
+        other => Err(ParserError::ParserError(format!("Expected: >, found: {other}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::FlinkDialect;
+
+    fn parsed(text: &str) -> Result<String, ParserError> {
+        let dialect = FlinkDialect;
+        let mut parser = Parser::new(&dialect).try_with_sql(text)?;
+        let ty = parse_column_type(&mut parser, "c")?;
+        parser.expect_token(&Token::EOF)?;
+        Ok(ty.to_string())
+    }
+
+    #[test]
+    fn nested_types_read_as_flink_writes_them() {
+        assert_eq!(
+            parsed("ROW<device STRING, os STRING NOT NULL>").unwrap(),
+            "ROW<`device` STRING, `os` STRING NOT NULL>"
+        );
+        assert_eq!(parsed("ROW(a INT, b ARRAY<INT>)").unwrap(), "ROW<`a` INT, `b` ARRAY<INT>>");
+        assert_eq!(parsed("ARRAY<ARRAY<INT>>").unwrap(), "ARRAY<ARRAY<INT>>");
+        assert_eq!(parsed("ARRAY<ARRAY<INT>> NOT NULL").unwrap(), "ARRAY<ARRAY<INT>> NOT NULL");
+        assert_eq!(parsed("MAP<STRING, ARRAY<BIGINT NOT NULL>>").unwrap(), "MAP<STRING, ARRAY<BIGINT NOT NULL>>");
+        assert_eq!(parsed("ROW<a ROW<b INT COMMENT 'x'>>").unwrap(), "ROW<`a` ROW<`b` INT>>");
+        assert_eq!(parsed("DECIMAL(10, 2)").unwrap(), "DECIMAL(10, 2)");
+    }
+
+    #[test]
+    fn malformed_nested_types_are_refused() {
+        assert!(parsed("ARRAY<INT").is_err());
+        assert!(parsed("MAP<STRING>").is_err());
+        assert!(parsed("ROW<>").is_err());
+        assert!(parsed("ARRAY<INT>>").is_err());
+        let error = parsed("MULTISET<INT>").unwrap_err().to_string();
+        assert!(error.contains("Unsupported type MULTISET of column 'c'"), "{error}");
+    }
+}

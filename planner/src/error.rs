@@ -52,6 +52,16 @@ pub enum Error {
     #[error("Not supported yet: {0}.")]
     Unsupported(String),
 
+    /// A feature weir does not plan yet, at the clause that asks for it (the `JOIN`'s table,
+    /// the `ORDER BY`, the window function).
+    #[error("Not supported yet: {feature}.")]
+    UnsupportedAt {
+        /// Where the clause starts.
+        position: Position,
+        /// What is not planned.
+        feature: String,
+    },
+
     /// A table's connector or format refused its options.
     #[error(transparent)]
     Connector(#[from] weir_connectors::Error),
@@ -76,7 +86,9 @@ impl Error {
     /// Where the error is in the script, when known.
     pub fn position(&self) -> Option<Position> {
         match self {
-            Error::Parse { position, .. } | Error::Validation { position, .. } => Some(*position),
+            Error::Parse { position, .. }
+            | Error::Validation { position, .. }
+            | Error::UnsupportedAt { position, .. } => Some(*position),
             _ => None,
         }
     }

@@ -34,6 +34,17 @@ pub static RESULT_MODE: Setting<&'static str> = Setting::choice(
     "TABLEAU",
     "how query results print: a table with an op column, or a changelog (+I[...])",
 );
+/// `sql-client.execution.max-table-result.rows`: the rows Flink's interactive `TABLE` view
+/// keeps. Checked as Flink checks it; weir prints `TABLE` as `TABLEAU`, which, as in Flink,
+/// keeps no rows and prints them all.
+pub static MAX_TABLE_RESULT_ROWS: Setting<i64> = Setting::int(
+    "sql-client.execution.max-table-result.rows",
+    1_000_000,
+    "1000000",
+    |n| n > 0,
+    "a positive integer",
+    "rows the interactive TABLE view keeps; TABLEAU (what weir prints) keeps none and prints every row",
+);
 /// `table.dml-sync`: whether an INSERT into an unbounded job waits for it to end.
 pub static DML_SYNC: Setting<bool> =
     Setting::boolean("table.dml-sync", false, "an INSERT waits for its job to end, even an unbounded one");

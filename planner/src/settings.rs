@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 23] = [
+static PLANNER_SETTINGS: [&Spec; 24] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -31,6 +31,7 @@ static PLANNER_SETTINGS: [&Spec; 23] = [
     &lookup::OUTPUT_MODE.spec,
     &lookup::KEY_ORDERED.spec,
     &session::RESULT_MODE.spec,
+    &session::MAX_TABLE_RESULT_ROWS.spec,
     &session::DML_SYNC.spec,
     &session::PRINT_METRICS.spec,
     &managed::STORE_PATH.spec,

@@ -32,6 +32,17 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::Unsupported(what.to_string())
 }
 
+/// A feature weir does not plan yet, at `clause` (at the statement when the parser left the
+/// clause without a place).
+pub(crate) fn unsupported_at(clause: &impl ast::Spanned, what: impl std::fmt::Display) -> Error {
+    let start = clause.span().start;
+    if start.line == 0 {
+        return unsupported(what);
+    }
+    let position = Position { line: start.line, column: start.column.max(1) };
+    Error::UnsupportedAt { position, feature: what.to_string() }
+}
+
 /// A projection of `input` to `exprs` named `names`; an identity projection only renames.
 fn calc(input: Plan, projections: Vec<Expr>, names: Vec<String>, condition: Option<Expr>) -> Plan {
     let fields: Vec<Field> = projections.iter().zip(names).map(|(e, n)| Field::new(n, e.ty().clone())).collect();
@@ -59,7 +70,13 @@ impl<'a> Binder<'a> {
     /// # Errors
     /// Unknown names, type mismatches, and features weir does not plan yet.
     pub fn bind_query(&mut self, query: &ast::Query) -> Result<Plan> {
-        if query.order_by.is_some() || query.limit_clause.is_some() || query.fetch.is_some() {
+        if let Some(order_by) = &query.order_by {
+            return Err(unsupported_at(order_by, "ORDER BY and LIMIT"));
+        }
+        if let Some(limit) = &query.limit_clause {
+            return Err(unsupported_at(limit, "ORDER BY and LIMIT"));
+        }
+        if query.fetch.is_some() {
             return Err(unsupported("ORDER BY and LIMIT"));
         }
         let with_ctes = query.with.is_some();
@@ -166,7 +183,7 @@ impl<'a> Binder<'a> {
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
                 Ok((rename(plan, alias.as_ref())?, qualifier))
             }
-            TableFactor::TableFunction { .. } => Err(unsupported("Window table-valued functions")),
+            TableFactor::TableFunction { .. } => Err(unsupported_at(factor, "Window table-valued functions")),
             TableFactor::Table { version: Some(_), .. } => Err(unsupported("Lookup joins (FOR SYSTEM_TIME AS OF)")),
             other => Err(unsupported(format!("The FROM item '{other}'"))),
         }

@@ -56,6 +56,16 @@ pub enum Error {
         expected: String,
     },
 
+    /// An error about the connector or options of table `table`: it prints as `source` does;
+    /// the table's name lets the planner point at the option in the table's `WITH` clause.
+    #[error("{source}")]
+    InTable {
+        /// The table's name.
+        table: String,
+        /// What is wrong.
+        source: Box<Error>,
+    },
+
     /// Another validation failure, with its message.
     #[error("{0}")]
     Validation(String),
@@ -107,6 +117,29 @@ fn column_text(column: Option<usize>, field: &Option<String>) -> String {
 impl From<Error> for weir_runtime::Error {
     fn from(e: Error) -> Self {
         weir_runtime::Error::Execution(e.to_string())
+    }
+}
+
+impl Error {
+    /// The table the error is about, when the registry said ([`Error::InTable`]).
+    pub fn table(&self) -> Option<&str> {
+        match self {
+            Error::InTable { table, .. } => Some(table),
+            _ => None,
+        }
+    }
+
+    /// The option the error is about: the key of a malformed value, the first unknown key,
+    /// `connector` or `format` when that is unknown.
+    pub fn option_key(&self) -> Option<&str> {
+        match self {
+            Error::InTable { source, .. } => source.option_key(),
+            Error::InvalidOption { key, .. } => Some(key),
+            Error::UnsupportedOptions { unsupported, .. } => unsupported.first().map(String::as_str),
+            Error::UnknownConnector { .. } => Some("connector"),
+            Error::UnknownFormat { .. } => Some("format"),
+            _ => None,
+        }
     }
 }
 

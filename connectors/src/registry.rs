@@ -453,7 +453,8 @@ impl ConnectorRegistry {
         self.ask(table, &ScanContext::default(), &SinkContext::default(), |f, o, c| f.lookup_abilities(table, o, c))
     }
 
-    /// Asks the factory of `table` with its options, then checks that no option went unread.
+    /// Asks the factory of `table` with its options, then checks that no option went unread;
+    /// an error names the table ([`Error::InTable`]).
     fn ask<T>(
         &self,
         table: &TableDescriptor,
@@ -461,11 +462,17 @@ impl ConnectorRegistry {
         sink: &SinkContext,
         question: impl FnOnce(&dyn ConnectorFactory, &mut TableOptions, &FactoryContext<'_>) -> Result<T>,
     ) -> Result<T> {
-        let mut options = TableOptions::new(table.options.clone());
-        let (identifier, factory) = self.factory(&mut options)?;
-        let ctx = FactoryContext { registry: self, scan, sink };
-        let answer = question(factory.as_ref(), &mut options, &ctx)?;
-        options.finish(&identifier)?;
-        Ok(answer)
+        let asked = || {
+            let mut options = TableOptions::new(table.options.clone());
+            let (identifier, factory) = self.factory(&mut options)?;
+            let ctx = FactoryContext { registry: self, scan, sink };
+            let answer = question(factory.as_ref(), &mut options, &ctx)?;
+            options.finish(&identifier)?;
+            Ok(answer)
+        };
+        asked().map_err(|error| match error {
+            Error::InTable { .. } => error,
+            error => Error::InTable { table: table.name.clone(), source: Box::new(error) },
+        })
     }
 }

@@ -16,6 +16,9 @@ pub struct CatalogTable {
     pub columns: Vec<crate::parser::ColumnDef>,
     /// `WATERMARK FOR column AS expression`.
     pub watermark: Option<Box<(String, sqlparser::ast::Expr)>>,
+    /// Where each `WITH` option's key is written (and `WITH` itself, under that name), in the
+    /// script that created the table.
+    pub option_positions: std::collections::BTreeMap<String, crate::error::Position>,
 }
 
 /// What a name in the catalog stands for.

@@ -66,6 +66,16 @@ pub enum Error {
     #[error(transparent)]
     Connector(#[from] weir_connectors::Error),
 
+    /// A table's connector or format refused its options: at the option in the table's `WITH`
+    /// clause.
+    #[error("{source}")]
+    ConnectorAt {
+        /// Where the option (or the `WITH` clause) is written.
+        position: Position,
+        /// What the connector said.
+        source: Box<weir_connectors::Error>,
+    },
+
     /// The job failed.
     #[error(transparent)]
     Runtime(#[from] weir_runtime::Error),
@@ -88,7 +98,8 @@ impl Error {
         match self {
             Error::Parse { position, .. }
             | Error::Validation { position, .. }
-            | Error::UnsupportedAt { position, .. } => Some(*position),
+            | Error::UnsupportedAt { position, .. }
+            | Error::ConnectorAt { position, .. } => Some(*position),
             _ => None,
         }
     }

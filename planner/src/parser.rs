@@ -50,6 +50,8 @@ pub struct CreateTable {
     pub watermark: Option<(String, ast::Expr)>,
     /// `WITH (…)` options.
     pub options: BTreeMap<String, String>,
+    /// Where each option's key is written, and where `WITH` is: errors about an option point there.
+    pub option_positions: BTreeMap<String, Position>,
     /// `IF NOT EXISTS`
     pub if_not_exists: bool,
 }
@@ -464,6 +466,7 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
         primary_key: Vec::new(),
         watermark: None,
         options: BTreeMap::new(),
+        option_positions: BTreeMap::new(),
         if_not_exists,
     };
     parser.expect_token(&Token::LParen)?;
@@ -504,10 +507,15 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
     if parser.parse_keyword(Keyword::COMMENT) {
         parser.parse_literal_string()?;
     }
+    let at = |token: &TokenWithSpan| Position { line: token.span.start.line, column: token.span.start.column };
+    let with = at(&parser.peek_token());
     if parser.parse_keyword(Keyword::WITH) {
+        table.option_positions.insert("WITH".to_string(), with);
         parser.expect_token(&Token::LParen)?;
         loop {
+            let key_at = at(&parser.peek_token());
             let key = parser.parse_literal_string()?;
+            table.option_positions.insert(key.clone(), key_at);
             parser.expect_token(&Token::Eq)?;
             let value = parser.parse_literal_string()?;
             table.options.insert(key, value);

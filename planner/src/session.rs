@@ -163,7 +163,7 @@ impl Session {
     fn execute_script_here(&mut self, sql: &str) -> Result<(), ScriptError> {
         let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
         for located in &statements {
-            self.execute(located).map_err(|error| ScriptError { statement: located.position, error })?;
+            self.execute(located).map_err(|error| self.script_error(located.position, error))?;
         }
         self.wait_all().map_err(|error| ScriptError { statement: Position::default(), error })
     }
@@ -191,21 +191,45 @@ impl Session {
         explained
     }
 
+    /// The error of the statement at `statement`, pointing at the option of the table it is
+    /// about when a connector refused one.
+    fn script_error(&self, statement: Position, error: Error) -> ScriptError {
+        let error = match error {
+            Error::Connector(source) => {
+                let written = source.table().and_then(|table| match self.catalog.get(table) {
+                    Some(CatalogEntry::Table(t)) => {
+                        let positions = &t.option_positions;
+                        source
+                            .option_key()
+                            .and_then(|key| positions.get(key))
+                            .or_else(|| positions.get("WITH"))
+                            .copied()
+                    }
+                    _ => None,
+                });
+                match written {
+                    Some(position) => Error::ConnectorAt { position, source: Box::new(source) },
+                    None => Error::Connector(source),
+                }
+            }
+            error => error,
+        };
+        ScriptError { statement, error }
+    }
+
     fn explain_statements(&mut self, statements: &[Located]) -> Result<String, ScriptError> {
         let mut text = String::new();
         for located in statements {
-            let fail = |error| ScriptError { statement: located.position, error };
-            match &located.statement {
+            let explained = match &located.statement {
                 Statement::Insert(_) | Statement::StatementSet(_) | Statement::Query(_) => {
-                    let explained = self.with_hints(located, |s| s.explain(&located.statement, &[], located.position));
-                    text.push_str(&explained.map_err(fail)?);
+                    self.with_hints(located, |s| s.explain(&located.statement, &[], located.position))
                 }
                 Statement::Explain { details, statement } => {
-                    let explained = self.with_hints(located, |s| s.explain(statement, details, located.position));
-                    text.push_str(&explained.map_err(fail)?);
+                    self.with_hints(located, |s| s.explain(statement, details, located.position))
                 }
-                _ => self.execute(located).map_err(fail)?,
-            }
+                _ => self.execute(located).map(|()| String::new()),
+            };
+            text.push_str(&explained.map_err(|error| self.script_error(located.position, error))?);
         }
         Ok(text)
     }

@@ -146,5 +146,6 @@ pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTabl
         primary_key: t.primary_key.clone(),
         columns: t.columns.clone(),
         watermark: t.watermark.clone().map(Box::new),
+        option_positions: t.option_positions.clone(),
     })
 }

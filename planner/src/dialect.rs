@@ -2,7 +2,8 @@
 //!
 //! Identifiers are quoted with backquotes, aggregates take `FILTER (WHERE …)`, tables take
 //! `FOR SYSTEM_TIME AS OF`, and `TABLE name` is an argument of window table functions
-//! (`TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))`).
+//! (`TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))`); `MAP[k, v, …]` is a
+//! call of `MAP`.
 
 use sqlparser::ast::{Expr, Function, FunctionArguments, Ident, ObjectName, ObjectNamePart};
 use sqlparser::dialect::{Dialect, GenericDialect};
@@ -43,6 +44,16 @@ impl Dialect for FlinkDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        // `MAP[k1, v1, …]`, Flink's map constructor: a call of `MAP`.
+        let is_map = matches!(&parser.peek_token().token, Token::Word(w) if w.value.eq_ignore_ascii_case("MAP"));
+        if is_map && parser.peek_nth_token(1).token == Token::LBracket {
+            parser.next_token();
+            parser.next_token();
+            return Some(parser.parse_comma_separated(Parser::parse_expr).and_then(|args| {
+                parser.expect_token(&Token::RBracket)?;
+                Ok(call("MAP", args))
+            }));
+        }
         let is_table = matches!(&parser.peek_token().token, Token::Word(w) if w.keyword == Keyword::TABLE);
         let names_a_table = matches!(&parser.peek_nth_token(1).token, Token::Word(_));
         if !(is_table && names_a_table) {
@@ -66,25 +77,28 @@ impl Dialect for FlinkDialect {
                     }
                     Ok(args)
                 })
-                .map(|args| {
-                    Expr::Function(Function {
-                        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(TABLE_ARGUMENT))]),
-                        uses_odbc_syntax: false,
-                        parameters: FunctionArguments::None,
-                        args: FunctionArguments::List(sqlparser::ast::FunctionArgumentList {
-                            duplicate_treatment: None,
-                            args: args
-                                .into_iter()
-                                .map(|a| sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(a)))
-                                .collect(),
-                            clauses: Vec::new(),
-                        }),
-                        filter: None,
-                        null_treatment: None,
-                        over: None,
-                        within_group: Vec::new(),
-                    })
-                }),
+                .map(|args| call(TABLE_ARGUMENT, args)),
         )
     }
+}
+
+/// A call of function `name` with `args`, as the parser represents one.
+fn call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Function(Function {
+        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(sqlparser::ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|a| sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(a)))
+                .collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
 }

@@ -159,6 +159,18 @@ fn unify(mut exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
     Ok(exprs)
 }
 
+/// `exprs` cast to the type they share (`ARRAY[1, 2.5]` holds DECIMALs), or Flink's
+/// "Illegal mixing of types" naming `what`.
+fn to_common_type(exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
+    let exprs = unify(exprs, what, at)?;
+    let Some(first) = exprs.first() else { return Ok(exprs) };
+    let mut common = first.ty().clone();
+    for e in &exprs[1..] {
+        common = common_type(&common, e.ty()).unwrap_or(common);
+    }
+    Ok(exprs.into_iter().map(|e| e.cast_to(&common)).collect())
+}
+
 impl ExprBinder<'_> {
     fn call(&self, function: Function, args: Vec<Expr>, node: &impl Spanned) -> Result<Expr> {
         Expr::call(function, args).map_err(|e| validation(node, e.0))
@@ -258,6 +270,12 @@ impl ExprBinder<'_> {
         }
         match node {
             ast::Expr::Identifier(ident) => self.column(node, std::slice::from_ref(ident)),
+            ast::Expr::Array(array) => {
+                let elements = array.elem.iter().map(|e| self.bind_node(e)).collect::<Result<Vec<_>>>()?;
+                let elements = to_common_type(elements, "ARRAY", position_of(node))?;
+                let constructor = functions::lookup("ARRAY").expect("ARRAY is registered");
+                self.call(Function::Scalar(constructor), elements, node)
+            }
             ast::Expr::CompoundFieldAccess { root, access_chain } => {
                 let mut bound = self.bind_node(root)?;
                 for access in access_chain {
@@ -621,6 +639,23 @@ impl ExprBinder<'_> {
         let mut args = raw.iter().map(|a| self.bind_node(a)).collect::<Result<Vec<_>>>()?;
         if matches!(function, Function::Coalesce) {
             args = unify(args, "COALESCE", position_of(node))?;
+        }
+        match name.as_str() {
+            "ARRAY" => args = to_common_type(args, "ARRAY", position_of(node))?,
+            "MAP" if args.len() % 2 == 0 => {
+                let (mut keys, mut values) = (Vec::new(), Vec::new());
+                for (i, arg) in args.into_iter().enumerate() {
+                    if i % 2 == 0 {
+                        keys.push(arg)
+                    } else {
+                        values.push(arg)
+                    }
+                }
+                let keys = to_common_type(keys, "MAP", position_of(node))?;
+                let values = to_common_type(values, "MAP", position_of(node))?;
+                args = keys.into_iter().zip(values).flat_map(|(k, v)| [k, v]).collect();
+            }
+            _ => {}
         }
         if matches!(function, Function::If) && args.len() == 3 {
             let branches = unify(args.split_off(1), "IF", position_of(node))?;

@@ -29,6 +29,23 @@ fn from_values(plan: &Plan) -> bool {
 /// Whether a value of `from` may be written into a column of `to`; with `values` (rows of
 /// `INSERT … VALUES`) strings are also cast to DATE, TIME and TIMESTAMP, as Flink casts
 /// literals.
+/// Whether `a` and `b` are one nested type but for nullability and ROW field names, which an
+/// INSERT does not check (a query's `ROW(1, 'a')` goes into a `ROW<x INT, y STRING>` column).
+fn same_shape(a: &DataType, b: &DataType) -> bool {
+    match (&a.logical, &b.logical) {
+        (LogicalType::Array(x), LogicalType::Array(y)) => same_shape(x, y),
+        (LogicalType::Map(k1, v1), LogicalType::Map(k2, v2)) => same_shape(k1, k2) && same_shape(v1, v2),
+        (LogicalType::Row(f1), LogicalType::Row(f2)) => {
+            f1.len() == f2.len() && f1.iter().zip(f2).all(|(x, y)| same_shape(&x.data_type, &y.data_type))
+        }
+        (x, y) => x == y || is_string(a) && is_string(b),
+    }
+}
+
+fn is_nested(ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_))
+}
+
 fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
     let temporal = matches!(
         to.logical,
@@ -36,6 +53,7 @@ fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
     );
     values && is_string(from) && temporal
         || from.logical == to.logical
+        || is_nested(from) && same_shape(from, to)
         || is_numeric(from) && is_numeric(to)
         || is_string(from) && is_string(to)
         || matches!(
@@ -97,6 +115,11 @@ pub(crate) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String
                         "Incompatible types for sink column '{}' at position {position}.",
                         field.name
                     )));
+                }
+                if is_nested(source) {
+                    // The same values under the sink's field names and nullability.
+                    projections.push(Expr::column(q, field.data_type.clone()));
+                    continue;
                 }
                 // Flink casts into the sink's types: a longer string is cut to a VARCHAR(n) column.
                 projections.push(Expr::column(q, source.clone()).cast_exactly_to(&field.data_type));

@@ -1,10 +1,11 @@
-//! Functions on ARRAY, MAP and ROW values: `CARDINALITY`, `ELEMENT`, the subscript `ITEM`
-//! (`tags[1]`, `attrs['k']`) and field access (`meta.device`).
+//! Functions on ARRAY, MAP and ROW values: the constructors (`ARRAY[…]`, `MAP[…]`, `ROW(…)`),
+//! `CARDINALITY`, `ELEMENT`, the subscript `ITEM` (`tags[1]`, `attrs['k']`) and field access
+//! (`meta.device`).
 
-use weir_runtime::types::LogicalType;
+use weir_runtime::types::{Field, LogicalType};
 use weir_runtime::{DataType, Value};
 
-use super::{nullable_if_any, wrong_types, Arity, Builtin, Entry, ScalarFunction, ScalarRef};
+use super::{nullable_if_any, wrong_types, Arity, Builtin, Entry, Nulls, ScalarFunction, ScalarRef};
 use crate::expr::types::is_integer;
 use crate::expr::ExprError;
 
@@ -13,8 +14,65 @@ pub(super) fn entries() -> Vec<Entry> {
         Entry { names: &["CARDINALITY"], make: || ScalarRef::new(CARDINALITY) },
         Entry { names: &["ELEMENT"], make: || ScalarRef::new(ELEMENT) },
         Entry { names: &["ITEM"], make: || ScalarRef::new(ITEM) },
+        Entry { names: &["ROW"], make: || ScalarRef::new(ROW) },
+        Entry { names: &["ARRAY"], make: || ScalarRef::new(ARRAY) },
+        Entry { names: &["MAP"], make: || ScalarRef::new(MAP) },
     ]
 }
+
+/// The type of elements `types` share (the binder casts them to one type first), nullable
+/// when any is.
+fn element_type(types: &[&DataType]) -> DataType {
+    let mut element = types[0].clone();
+    element.nullable = types.iter().any(|t| t.nullable);
+    element
+}
+
+/// `ARRAY[a, b, …]`: an array of the values, which the binder gives one type.
+pub const ARRAY: Builtin = Builtin::new(
+    "ARRAY",
+    Arity::at_least(1),
+    |_, types| Ok(DataType::new(LogicalType::Array(Box::new(element_type(types)))).not_null()),
+    |args, _| Ok(Value::Array(args.into())),
+)
+.with_nulls(Nulls::Own);
+
+/// `MAP[k1, v1, k2, v2, …]`: a map of the pairs (a later key replaces an earlier one, as in
+/// Flink), keys and values each of one type.
+pub const MAP: Builtin = Builtin::new(
+    "MAP",
+    Arity::at_least(2),
+    |f, types| {
+        f.expect(types.len() % 2 == 0, types, "<KEY>, <VALUE>, …")?;
+        let keys: Vec<&DataType> = types.iter().step_by(2).copied().collect();
+        let values: Vec<&DataType> = types.iter().skip(1).step_by(2).copied().collect();
+        let map = LogicalType::Map(Box::new(element_type(&keys)), Box::new(element_type(&values)));
+        Ok(DataType::new(map).not_null())
+    },
+    |args, _| {
+        let mut entries: Vec<(Value, Value)> = Vec::with_capacity(args.len() / 2);
+        for pair in args.chunks(2) {
+            match entries.iter_mut().find(|(k, _)| *k == pair[0]) {
+                Some(entry) => entry.1 = pair[1].clone(),
+                None => entries.push((pair[0].clone(), pair[1].clone())),
+            }
+        }
+        Ok(Value::Map(entries.into()))
+    },
+)
+.with_nulls(Nulls::Own);
+
+/// `ROW(a, b, …)`: a row of the values, its fields named `EXPR$0`, `EXPR$1`, … as in Flink.
+pub const ROW: Builtin = Builtin::new(
+    "ROW",
+    Arity::at_least(1),
+    |_, types| {
+        let fields = types.iter().enumerate().map(|(i, t)| Field::new(format!("EXPR${i}"), (*t).clone())).collect();
+        Ok(DataType::new(LogicalType::Row(fields)).not_null())
+    },
+    |args, _| Ok(Value::Row(args.into())),
+)
+.with_nulls(Nulls::Own);
 
 /// `CARDINALITY(array | map)`: the number of elements or entries.
 pub const CARDINALITY: Builtin = Builtin::new(

@@ -25,6 +25,7 @@ pub mod minibatch_assigner;
 pub mod sink_upsert_materializer;
 pub mod spec;
 pub mod union;
+pub mod unnest;
 pub mod watermark_assigner;
 pub mod watermark_compacting_materializer;
 
@@ -47,6 +48,7 @@ pub use minibatch_assigner::{MiniBatchAssignerOperator, MiniBatchAssignerSpec, M
 pub use sink_upsert_materializer::SinkUpsertMaterializerOperator;
 pub use spec::OperatorSpec;
 pub use union::UnionOperator;
+pub use unnest::{UnnestOperator, UnnestSpec};
 pub use watermark_assigner::{WatermarkAssignerOperator, WatermarkAssignerSpec};
 pub use watermark_compacting_materializer::{
     OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,

@@ -132,6 +132,28 @@ fn table_path(name: &str, projected: Option<&[Field]>) -> String {
     }
 }
 
+/// A type as Calcite prints it in a row type: `INTEGER`, `VARCHAR(2147483647) ARRAY`,
+/// `(VARCHAR(2147483647), INTEGER) MAP`, `RecordType:peek_no_expand(INTEGER a)`, with
+/// ` NOT NULL` where it is.
+fn calcite_type(ty: &weir_runtime::DataType) -> String {
+    use weir_runtime::LogicalType;
+    let text = match &ty.logical {
+        LogicalType::Array(element) => format!("{} ARRAY", calcite_type(element)),
+        LogicalType::Map(key, value) => format!("({}, {}) MAP", calcite_type(key), calcite_type(value)),
+        LogicalType::Row(fields) => {
+            let fields: Vec<String> =
+                fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();
+            format!("RecordType:peek_no_expand({})", fields.join(", "))
+        }
+        other => weir_operators::expr::types::calcite_name(other),
+    };
+    if ty.nullable {
+        text
+    } else {
+        format!("{text} NOT NULL")
+    }
+}
+
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     let input_fields = node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default();
@@ -193,6 +215,19 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             }
             t.push(')');
             t
+        }
+        PhysicalKind::Correlate(spec) => {
+            let correlated = |i: usize| format!("$cor0.{}", column(i));
+            let invocation = format!("$UNNEST_ROWS$1({})", expression(&spec.collection, &correlated, false));
+            let select: Vec<&str> = node.fields.iter().map(|f| f.name.as_str()).collect();
+            let row: Vec<String> =
+                node.fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();
+            format!(
+                "Correlate(invocation=[{invocation}], correlate=[table({invocation})], select=[{}], rowType=[RecordType({})], joinType=[{}])",
+                select.join(","),
+                row.join(", "),
+                if spec.left { "LEFT" } else { "INNER" }
+            )
         }
         PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark }) => format!(
             "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
@@ -329,7 +364,32 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             };
             format!("LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{}}])")
         }
+        Node::Unnest { input, collection, left } => {
+            let kind = if *left { "left" } else { "inner" };
+            let used: Vec<String> = columns_of(collection).iter().map(|c| c.to_string()).collect();
+            let _ = input;
+            format!(
+                "LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{{}}}])",
+                used.join(", ")
+            )
+        }
     }
+}
+
+/// The input columns `expr` reads, in order.
+fn columns_of(expr: &weir_operators::expr::Expr) -> Vec<usize> {
+    let mut columns = std::collections::BTreeSet::new();
+    let mut pending = vec![expr];
+    while let Some(e) = pending.pop() {
+        match e {
+            weir_operators::expr::Expr::Column { index, .. } => {
+                columns.insert(*index);
+            }
+            weir_operators::expr::Expr::Call { args, .. } => pending.extend(args),
+            weir_operators::expr::Expr::Literal { .. } => {}
+        }
+    }
+    columns.into_iter().collect()
 }
 
 /// A logical plan drawn as a tree; a Calc with a condition shows as a LogicalProject over a
@@ -340,7 +400,8 @@ fn draw_logical(out: &mut String, plan: &Plan, prefix: &str, detailed: bool) {
         Node::Calc { input, .. }
         | Node::WatermarkAssigner { input, .. }
         | Node::Aggregate { input, .. }
-        | Node::LookupJoin { input, .. } => vec![input],
+        | Node::LookupJoin { input, .. }
+        | Node::Unnest { input, .. } => vec![input],
         Node::Union { inputs } => inputs.iter().collect(),
         _ => Vec::new(),
     };

@@ -240,9 +240,10 @@ impl<'a> Planner<'a> {
                     out.push(table);
                     lookup_tables(input, out);
                 }
-                Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::Aggregate { input, .. } => {
-                    lookup_tables(input, out)
-                }
+                Node::Calc { input, .. }
+                | Node::WatermarkAssigner { input, .. }
+                | Node::Aggregate { input, .. }
+                | Node::Unnest { input, .. } => lookup_tables(input, out),
                 Node::Union { inputs } => inputs.iter().for_each(|i| lookup_tables(i, out)),
                 Node::Scan { .. } | Node::Values { .. } => {}
             }

@@ -87,6 +87,8 @@ pub enum PhysicalKind {
         /// Sync or async, ordering, timeout, capacity and retries.
         execution: LookupExecution,
     },
+    /// `CROSS JOIN UNNEST(…)`: each row joined with the elements of its collection.
+    Correlate(weir_operators::UnnestSpec),
     /// Writes into a table.
     Sink {
         /// The table.
@@ -155,6 +157,7 @@ impl PhysicalNode {
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
+            PhysicalKind::Correlate(_) => "Correlate",
             PhysicalKind::Sink { .. } => "Sink",
         }
     }
@@ -203,9 +206,10 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
 fn has_aggregate(plan: &Plan) -> bool {
     match &plan.node {
         Node::Aggregate { .. } => true,
-        Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
-            has_aggregate(input)
-        }
+        Node::Calc { input, .. }
+        | Node::WatermarkAssigner { input, .. }
+        | Node::LookupJoin { input, .. }
+        | Node::Unnest { input, .. } => has_aggregate(input),
         Node::Union { inputs } => inputs.iter().any(has_aggregate),
         _ => false,
     }
@@ -299,6 +303,18 @@ impl<'a> Physical<'a> {
                     join_condition,
                 };
                 self.lookup_join(parts, fields, update_before)
+            }
+            Node::Unnest { input, collection, left } => {
+                let input = self.physical(*input, update_before, false);
+                let changelog = input.changelog;
+                let element_arity = fields.len() - input.fields.len();
+                PhysicalNode {
+                    parallelism: UNASSIGNED,
+                    kind: PhysicalKind::Correlate(weir_operators::UnnestSpec { collection, element_arity, left }),
+                    inputs: vec![input],
+                    fields,
+                    changelog,
+                }
             }
             Node::Union { inputs } => {
                 let inputs: Vec<PhysicalNode> =

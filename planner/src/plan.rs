@@ -70,6 +70,18 @@ pub enum Node {
         /// The inputs.
         inputs: Vec<Plan>,
     },
+    /// `CROSS JOIN UNNEST(expr)` (or `LEFT JOIN UNNEST(expr) ON TRUE`): each input row joined
+    /// with the elements of the ARRAY (or the entries of the MAP) `expr` gives for it. Output:
+    /// the input's columns, then the element's (an ARRAY of ROWs gives the ROW's fields; a MAP
+    /// its key and value), named `f0`, `f1`, … as Flink's `$UNNEST_ROWS$1` names them.
+    Unnest {
+        /// The input.
+        input: Box<Plan>,
+        /// The collection, over the input row.
+        collection: Expr,
+        /// Whether an input row without elements is kept, with NULLs (`LEFT JOIN … ON TRUE`).
+        left: bool,
+    },
     /// `JOIN dim FOR SYSTEM_TIME AS OF input.proc_time`: each input row joined with the rows
     /// of `table` found by looking up its key. Output: the input's columns, then the table's.
     LookupJoin {
@@ -106,6 +118,7 @@ impl Node {
             }
             Node::Aggregate { input, keys, calls } => Node::Aggregate { input: Box::new(f(*input)?), keys, calls },
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
+            Node::Unnest { input, collection, left } => Node::Unnest { input: Box::new(f(*input)?), collection, left },
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
                 input: Box::new(f(*input)?),
                 table,
@@ -120,15 +133,32 @@ impl Node {
     }
 }
 
+/// The columns `UNNEST` adds for a collection of type `collection`: an ARRAY's element (the
+/// fields of an ARRAY of ROWs), a MAP's key and value; named `f0`, `f1`, … as Flink names them.
+/// `None` for a type that is not a collection.
+pub fn unnested_fields(collection: &weir_runtime::DataType) -> Option<Vec<Field>> {
+    use weir_runtime::LogicalType;
+    let types: Vec<weir_runtime::DataType> = match &collection.logical {
+        LogicalType::Array(element) => match &element.logical {
+            LogicalType::Row(fields) => fields.iter().map(|f| f.data_type.clone()).collect(),
+            _ => vec![element.as_ref().clone()],
+        },
+        LogicalType::Map(key, value) => vec![key.as_ref().clone(), value.as_ref().clone()],
+        _ => return None,
+    };
+    Some(types.into_iter().enumerate().map(|(i, t)| Field::new(format!("f{i}"), t)).collect())
+}
+
 impl Plan {
     /// Whether the node only ever emits inserts (`+I`); a group aggregate emits updates.
     pub fn is_insert_only(&self) -> bool {
         match &self.node {
             Node::Scan { changelog, .. } => changelog.is_insert_only(),
             Node::Values { .. } => true,
-            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
-                input.is_insert_only()
-            }
+            Node::Calc { input, .. }
+            | Node::WatermarkAssigner { input, .. }
+            | Node::LookupJoin { input, .. }
+            | Node::Unnest { input, .. } => input.is_insert_only(),
             Node::Aggregate { .. } => false,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
         }
@@ -139,9 +169,10 @@ impl Plan {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
             Node::Scan { changelog, .. } if !changelog.is_insert_only() => Some("TableSourceScan"),
-            Node::Calc { input, .. } | Node::WatermarkAssigner { input, .. } | Node::LookupJoin { input, .. } => {
-                input.updating_node()
-            }
+            Node::Calc { input, .. }
+            | Node::WatermarkAssigner { input, .. }
+            | Node::LookupJoin { input, .. }
+            | Node::Unnest { input, .. } => input.updating_node(),
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
             _ => None,
         }

@@ -149,6 +149,7 @@ impl<'a> Translator<'a> {
                 Ok(Output { vertex, parallelism: 1, exchange: None })
             }
             PhysicalKind::Calc(spec) => self.unary(node, "Calc", spec.factory()),
+            PhysicalKind::Correlate(spec) => self.unary(node, "Correlate", spec.factory()),
             PhysicalKind::WatermarkAssigner(spec) => self.unary(node, "WatermarkAssigner", spec.factory()),
             PhysicalKind::Exchange { strategy } => {
                 let mut input = self.translate(&node.inputs[0])?;

@@ -5,6 +5,7 @@ mod expr;
 mod lookup_join;
 mod scope;
 pub(crate) mod sink_rows;
+mod unnest;
 
 use std::collections::HashMap;
 
@@ -199,7 +200,11 @@ impl<'a> Binder<'a> {
                 let (mut plan, qualifier) = self.bind_table_factor(&single.relation)?;
                 let mut scope = Scope::new(&plan.fields, qualifier.as_deref());
                 for join in &single.joins {
-                    (plan, scope) = self.bind_lookup_join(plan, scope, join)?;
+                    (plan, scope) = if unnest::is_unnest(join) {
+                        self.bind_unnest(plan, scope, join)?
+                    } else {
+                        self.bind_lookup_join(plan, scope, join)?
+                    };
                 }
                 Ok((plan, scope))
             }

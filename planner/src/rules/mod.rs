@@ -4,12 +4,14 @@
 //!
 //! | file | rule | what it does |
 //! |---|---|---|
+//! | [`filter_correlate`] | `FilterCorrelateRule` | a `WHERE` above `CROSS JOIN UNNEST(…)` filters the rows before they are multiplied |
 //! | [`prune_columns`] | Calcite's field trimming, `PushProjectIntoTableSourceScanRule` | every node computes only the columns its consumers use; scans read only those |
 //! | [`push_filter_into_scan`] | `PushFilterIntoTableSourceScanRule` (key filters) | a filter pinning the whole primary key makes a scan that reads single keys a point query |
 //! | [`scan_changelog`] | `ScanTableSource#getChangelogMode` | each scan emits the changes its connector declares (inserts only when bounded) |
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
 
+pub mod filter_correlate;
 pub mod prune_columns;
 pub mod push_filter_into_scan;
 pub mod scan_changelog;
@@ -30,6 +32,7 @@ use crate::plan::Plan;
 /// # Errors
 /// A table whose connector refuses its options.
 pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistry) -> Result<Plan> {
+    let plan = filter_correlate::filter_correlate(plan);
     let plan = prune_columns::prune_plan(plan);
     let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;
     let plan = scan_changelog::scan_changelog(plan, registry, options.batch)?;

@@ -152,6 +152,15 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 Node::LookupJoin { input: Box::new(input), table, alias, join_type, keys, dim_filter, join_condition };
             (Plan { node, fields: new_fields }, mapping)
         }
+        // Flink's Correlate keeps every input column (`select=[id,meta,tags,attrs,f0]`), and so
+        // does its input: only the columns above are pruned.
+        Node::Unnest { input, collection, left } => {
+            let all = vec![true; input.fields.len()];
+            let (input, map) = prune(*input, &all);
+            let collection = collection.remap(&map);
+            let n = fields.len();
+            (Plan { node: Node::Unnest { input: Box::new(input), collection, left }, fields }, identity(n))
+        }
         node @ Node::Values { .. } => {
             let n = fields.len();
             (Plan { node, fields }, identity(n))

@@ -26,7 +26,8 @@ fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usiz
         Node::Calc { input, .. }
         | Node::WatermarkAssigner { input, .. }
         | Node::Aggregate { input, .. }
-        | Node::LookupJoin { input, .. } => collect_scans(input, scans),
+        | Node::LookupJoin { input, .. }
+        | Node::Unnest { input, .. } => collect_scans(input, scans),
         Node::Union { inputs } => inputs.iter().for_each(|i| collect_scans(i, scans)),
         Node::Values { .. } => {}
     }

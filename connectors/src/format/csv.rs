@@ -7,7 +7,7 @@
 //! | `csv.disable-quote-character` | `false` | no quoting at all |
 //! | `csv.allow-comments` | `false` | lines starting with `#` are skipped |
 //! | `csv.ignore-parse-errors` | `false` | a field that cannot be read is NULL; a row of the wrong length is padded or cut |
-//! | `csv.array-element-delimiter` | `;` | between the elements of an ARRAY field |
+//! | `csv.array-element-delimiter` | `;` | between the elements of an ARRAY field and the fields of a ROW |
 //! | `csv.escape-character` | none | makes the next character literal |
 //! | `csv.null-literal` | none | the text that stands for NULL |
 //!
@@ -101,14 +101,15 @@ impl CsvFormat {
     /// A format for `schema`.
     ///
     /// # Errors
-    /// A column of a type CSV cannot carry (MAP, ROW, nested ARRAY).
+    /// A column of a type CSV cannot carry (MAP, an ARRAY or ROW of nested values).
     pub fn new(schema: &Schema, options: CsvOptions) -> Result<Self> {
         for f in &schema.fields {
+            let flat =
+                |t: &DataType| !matches!(t.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_));
             let supported = match &f.data_type.logical {
-                LogicalType::Map(..) | LogicalType::Row(_) => false,
-                LogicalType::Array(element) => {
-                    !matches!(element.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_))
-                }
+                LogicalType::Map(..) => false,
+                LogicalType::Array(element) => flat(element),
+                LogicalType::Row(fields) => fields.iter().all(|f| flat(&f.data_type)),
                 _ => true,
             };
             if !supported {
@@ -248,6 +249,20 @@ impl CsvDecoder {
                 };
                 items.map(|v| Value::Array(v.into()))
             }
+            // A ROW's fields are separated as an ARRAY's elements are; missing ones are NULL.
+            LogicalType::Row(fields) => {
+                let parts: Vec<&str> =
+                    if text.is_empty() { Vec::new() } else { text.split(o.array_element_delimiter.as_str()).collect() };
+                if parts.len() > fields.len() {
+                    return Err(format!("a ROW of {} fields, found {} values", fields.len(), parts.len()));
+                }
+                let values: Result<Vec<Value>, String> = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| parts.get(i).map_or(Ok(Value::Null), |part| self.convert(part, &f.data_type)))
+                    .collect();
+                values.map(|v| Value::Row(v.into()))
+            }
             _ => parse_field(text, ty),
         }
     }
@@ -382,7 +397,7 @@ impl CsvEncoder {
                 }
             }
             Value::String(s) => self.write_text(s, out),
-            Value::Array(items) => {
+            Value::Array(items) | Value::Row(items) => {
                 let mut joined = String::new();
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
@@ -529,7 +544,46 @@ mod tests {
     }
 
     #[test]
-    fn map_and_row_columns_are_refused() {
+    fn row_fields_are_separated_as_array_elements_are() {
+        let row = DataType::new(LogicalType::Row(vec![
+            Field::new("n", DataType::int()),
+            Field::new("d", DataType::string()),
+        ]));
+        let s = Schema::new(vec![Field::new("id", DataType::int()), Field::new("r", row)]);
+        let f = CsvFormat::new(&s, CsvOptions::default()).unwrap();
+        assert_eq!(
+            lines(
+                &f,
+                "1,2;phone
+2,3
+"
+            ),
+            ["+I[1, +I[2, phone]]", "+I[2, +I[3, null]]"]
+        );
+        let rows = decode_all(
+            &f,
+            "1,2;phone
+",
+        )
+        .unwrap();
+        let mut written = String::new();
+        f.encoder().encode(&rows[0], &mut written);
+        assert_eq!(
+            written,
+            "1,2;phone
+"
+        );
+        assert!(decode_all(&f, "1,2;phone;extra\n").is_err());
+        // A ROW holding a nested value is refused.
+        let nested = DataType::new(LogicalType::Row(vec![Field::new(
+            "a",
+            DataType::new(LogicalType::Array(Box::new(DataType::int()))),
+        )]));
+        assert!(CsvFormat::new(&Schema::new(vec![Field::new("r", nested)]), CsvOptions::default()).is_err());
+    }
+
+    #[test]
+    fn map_columns_are_refused() {
         let err = CsvFormat::new(&schema(&[("a", "INT")]), CsvOptions::default()).map(|_| ());
         assert!(err.is_ok());
         let map = DataType::new(LogicalType::Map(Box::new(DataType::string()), Box::new(DataType::int())));

@@ -140,6 +140,7 @@ fn calcite_type(ty: &weir_runtime::DataType) -> String {
     let text = match &ty.logical {
         LogicalType::Array(element) => format!("{} ARRAY", calcite_type(element)),
         LogicalType::Map(key, value) => format!("({}, {}) MAP", calcite_type(key), calcite_type(value)),
+        LogicalType::Multiset(element) => format!("{} MULTISET", calcite_type(element)),
         LogicalType::Row(fields) => {
             let fields: Vec<String> =
                 fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();

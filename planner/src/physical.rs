@@ -308,9 +308,10 @@ impl<'a> Physical<'a> {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
                 let element_arity = fields.len() - input.fields.len();
+                let spec = weir_operators::UnnestSpec { collection, element_arity, left };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::Correlate(weir_operators::UnnestSpec { collection, element_arity, left }),
+                    kind: PhysicalKind::Correlate(spec),
                     inputs: vec![input],
                     fields,
                     changelog,

@@ -135,6 +135,7 @@ impl Node {
 
 /// The columns `UNNEST` adds for a collection of type `collection`: an ARRAY's element (the
 /// fields of an ARRAY of ROWs), a MAP's key and value; named `f0`, `f1`, … as Flink names them.
+/// (Flink's code generator takes no UNNEST of a MULTISET: `None` for it too.)
 /// `None` for a type that is not a collection.
 pub fn unnested_fields(collection: &weir_runtime::DataType) -> Option<Vec<Field>> {
     use weir_runtime::LogicalType;

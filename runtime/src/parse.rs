@@ -52,7 +52,7 @@ pub fn parse_value(text: &str, ty: &DataType) -> Result<Value, ParseError> {
         LogicalType::TimestampLtz(_) => Value::TimestampLtz(parse_timestamp(t.trim_end_matches('Z')).ok_or_else(err)?),
         LogicalType::IntervalYearMonth => Value::IntervalYearMonth(t.parse().map_err(|_| err())?),
         LogicalType::IntervalDayTime => Value::IntervalDayTime(t.parse().map_err(|_| err())?),
-        LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_) => {
+        LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Multiset(_) | LogicalType::Row(_) => {
             return Err(ParseError(format!("cannot read {} values from text", ty.logical)))
         }
     })
@@ -170,6 +170,10 @@ pub fn read_type(text: &str) -> Result<DataType, TypeError> {
     if let Some(inner) = body.strip_prefix("ARRAY<").and_then(|r| r.strip_suffix('>')) {
         let element = read_type(inner)?;
         return Ok(DataType { logical: LogicalType::Array(Box::new(element)), nullable, time_attribute: None });
+    }
+    if let Some(inner) = body.strip_prefix("MULTISET<").and_then(|r| r.strip_suffix('>')) {
+        let element = read_type(inner)?;
+        return Ok(DataType { logical: LogicalType::Multiset(Box::new(element)), nullable, time_attribute: None });
     }
     if let Some(inner) = body.strip_prefix("MAP<").and_then(|r| r.strip_suffix('>')) {
         let comma = top_level_comma(inner).ok_or(TypeError::NotAType)?;

@@ -57,6 +57,8 @@ pub enum LogicalType {
     Array(Box<DataType>),
     /// `MAP<k, v>`
     Map(Box<DataType>, Box<DataType>),
+    /// `MULTISET<t>`: a bag, held as a MAP from each element to its count (INT).
+    Multiset(Box<DataType>),
     /// `ROW<name type, …>`
     Row(Vec<Field>),
 }
@@ -205,6 +207,7 @@ impl fmt::Display for LogicalType {
             LogicalType::IntervalDayTime => f.write_str("INTERVAL DAY TO SECOND(3)"),
             LogicalType::Array(t) => write!(f, "ARRAY<{t}>"),
             LogicalType::Map(k, v) => write!(f, "MAP<{k}, {v}>"),
+            LogicalType::Multiset(t) => write!(f, "MULTISET<{t}>"),
             LogicalType::Row(fields) => {
                 f.write_str("ROW<")?;
                 for (i, field) in fields.iter().enumerate() {

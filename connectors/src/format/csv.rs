@@ -104,10 +104,14 @@ impl CsvFormat {
     /// A column of a type CSV cannot carry (MAP, an ARRAY or ROW of nested values).
     pub fn new(schema: &Schema, options: CsvOptions) -> Result<Self> {
         for f in &schema.fields {
-            let flat =
-                |t: &DataType| !matches!(t.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_));
+            let flat = |t: &DataType| {
+                !matches!(
+                    t.logical,
+                    LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Multiset(_) | LogicalType::Row(_)
+                )
+            };
             let supported = match &f.data_type.logical {
-                LogicalType::Map(..) => false,
+                LogicalType::Map(..) | LogicalType::Multiset(_) => false,
                 LogicalType::Array(element) => flat(element),
                 LogicalType::Row(fields) => fields.iter().all(|f| flat(&f.data_type)),
                 _ => true,

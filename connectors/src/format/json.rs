@@ -140,6 +140,11 @@ fn convert(json: &Json, ty: &DataType) -> Result<Value, String> {
             .map(|(k, v)| Ok((parse_field(k, key)?, convert(v, value)?)))
             .collect::<Result<Vec<_>, String>>()
             .map(|v| Value::Map(v.into())),
+        (Json::Object(entries), LogicalType::Multiset(element)) => entries
+            .iter()
+            .map(|(k, v)| Ok((parse_field(k, element)?, convert(v, &DataType::int())?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map(|v| Value::Map(v.into())),
         (Json::Object(entries), LogicalType::Row(fields)) => fields
             .iter()
             .map(|f| entries.get(&f.name).map_or(Ok(Value::Null), |v| convert(v, &f.data_type)))

@@ -98,12 +98,12 @@ fn read_options(table: &TableDescriptor, options: &mut TableOptions) -> Result<M
 /// The first option that is wrong, with Flink's or Fluss's message.
 pub fn validate(table: &TableDescriptor) -> Result<()> {
     use weir_runtime::LogicalType;
-    if let Some(field) = table
-        .schema
-        .fields
-        .iter()
-        .find(|f| matches!(f.data_type.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_)))
-    {
+    if let Some(field) = table.schema.fields.iter().find(|f| {
+        matches!(
+            f.data_type.logical,
+            LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Multiset(_) | LogicalType::Row(_)
+        )
+    }) {
         return Err(Error::Validation(format!(
             "Column '{}' of table '{}' has type {}: weir's table store holds scalar types only (no ARRAY, MAP or ROW).",
             field.name,

@@ -73,7 +73,7 @@ pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
         | (LogicalType::IntervalYearMonth, Value::IntervalYearMonth(_))
         | (LogicalType::IntervalDayTime, Value::IntervalDayTime(_))
         | (LogicalType::Array(_), Value::Array(_))
-        | (LogicalType::Map(..), Value::Map(_))
+        | (LogicalType::Map(..) | LogicalType::Multiset(_), Value::Map(_))
         | (LogicalType::Row(_), Value::Row(_)) => v.clone(),
         _ => return Err(fail()),
     })

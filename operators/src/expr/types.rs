@@ -167,6 +167,7 @@ pub fn calcite_name(ty: &LogicalType) -> String {
         LogicalType::Binary(n) => format!("BINARY({n})"),
         LogicalType::Varbinary(n) => format!("VARBINARY({n})"),
         LogicalType::Array(element) => format!("{} ARRAY", calcite_name(&element.logical)),
+        LogicalType::Multiset(element) => format!("{} MULTISET", calcite_name(&element.logical)),
         LogicalType::Map(key, value) => {
             format!("({}, {}) MAP", calcite_name(&key.logical), calcite_name(&value.logical))
         }
@@ -190,6 +191,7 @@ pub fn calcite_family(ty: &LogicalType) -> &'static str {
         LogicalType::IntervalDayTime => "INTERVAL_DAY_TIME",
         LogicalType::Array(_) => "ARRAY",
         LogicalType::Map(..) => "MAP",
+        LogicalType::Multiset(_) => "MULTISET",
         _ => "ANY",
     }
 }

@@ -637,6 +637,11 @@ impl ExprBinder<'_> {
             return Err(validation(node, functions::no_match(&name, &types.iter().collect::<Vec<_>>()).0));
         };
         let mut args = raw.iter().map(|a| self.bind_node(a)).collect::<Result<Vec<_>>>()?;
+        // Flink reads and writes bags but its code generator takes neither CARDINALITY nor
+        // UNNEST of one; weir refuses them with its words.
+        if name == "CARDINALITY" && args.first().is_some_and(|a| matches!(a.ty().logical, LogicalType::Multiset(_))) {
+            return Err(Error::Table("Expect an array or a map.".into()));
+        }
         if matches!(function, Function::Coalesce) {
             args = unify(args, "COALESCE", position_of(node))?;
         }

@@ -35,6 +35,7 @@ fn same_shape(a: &DataType, b: &DataType) -> bool {
     match (&a.logical, &b.logical) {
         (LogicalType::Array(x), LogicalType::Array(y)) => same_shape(x, y),
         (LogicalType::Map(k1, v1), LogicalType::Map(k2, v2)) => same_shape(k1, k2) && same_shape(v1, v2),
+        (LogicalType::Multiset(x), LogicalType::Multiset(y)) => same_shape(x, y),
         (LogicalType::Row(f1), LogicalType::Row(f2)) => {
             f1.len() == f2.len() && f1.iter().zip(f2).all(|(x, y)| same_shape(&x.data_type, &y.data_type))
         }
@@ -43,7 +44,7 @@ fn same_shape(a: &DataType, b: &DataType) -> bool {
 }
 
 fn is_nested(ty: &DataType) -> bool {
-    matches!(ty.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_))
+    matches!(ty.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Multiset(_) | LogicalType::Row(_))
 }
 
 fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {

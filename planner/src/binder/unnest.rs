@@ -66,6 +66,10 @@ impl Binder<'_> {
             return Err(unsupported_at(&join.relation, "UNNEST of more than one collection"));
         };
         let bound: Expr = ExprBinder { scope: &scope, aggregates: None }.bind(collection)?;
+        if matches!(bound.ty().logical, weir_runtime::LogicalType::Multiset(_)) {
+            // Flink's code generator takes no UNNEST of a bag.
+            return Err(Error::Table("Expect an array or a map.".into()));
+        }
         let Some(elements) = unnested_fields(bound.ty()) else {
             let message = weir_operators::expr::functions::wrong_types(
                 "UNNEST",

@@ -66,6 +66,7 @@ pub fn arrow_type(ty: &DataType) -> ArrowType {
         LogicalType::IntervalDayTime => ArrowType::Duration(TimeUnit::Millisecond),
         LogicalType::Array(element) => list_type(arrow_type(element)),
         LogicalType::Map(key, value) => map_type(arrow_type(key), arrow_type(value)),
+        LogicalType::Multiset(element) => map_type(arrow_type(element), arrow_type(&DataType::int().not_null())),
         LogicalType::Row(fields) => {
             ArrowType::Struct(fields.iter().map(|f| ArrowField::new(&f.name, arrow_type(&f.data_type), true)).collect())
         }

@@ -50,7 +50,10 @@ impl GroupKeys {
 
     /// Whether columns of `ty` can key the typed state.
     pub fn supports(ty: &DataType) -> bool {
-        !matches!(ty.logical, LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Row(_))
+        !matches!(
+            ty.logical,
+            LogicalType::Array(_) | LogicalType::Map(..) | LogicalType::Multiset(_) | LogicalType::Row(_)
+        )
     }
 
     /// One chunk's key `columns` in the key types (see `columnar::conform`); `None` when a

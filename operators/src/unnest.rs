@@ -22,6 +22,8 @@ pub struct UnnestSpec {
     pub element_arity: usize,
     /// Whether a row without elements is kept, with NULL element columns.
     pub left: bool,
+    /// `WITH ORDINALITY`: a last column numbers the elements from 1 (NULL on a kept row without).
+    pub ordinality: bool,
 }
 
 impl OperatorSpec for UnnestSpec {
@@ -76,7 +78,7 @@ impl Operator for UnnestOperator {
         _ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let arity = chunk.arity() + self.spec.element_arity;
+        let arity = chunk.arity() + self.spec.element_arity + usize::from(self.spec.ordinality);
         let mut joined = Chunk::with_capacity(arity, chunk.len());
         for (kind, row) in chunk.rows() {
             let collection = self.spec.collection.eval(row).map_err(|e| Error::execution(e.0))?;
@@ -84,13 +86,16 @@ impl Operator for UnnestOperator {
             if elements.is_empty() && self.spec.left {
                 joined.push_with(kind, |values| {
                     values.extend_from_slice(row);
-                    values.extend(std::iter::repeat_n(Value::Null, self.spec.element_arity));
+                    values.extend(std::iter::repeat_n(Value::Null, arity - row.len()));
                 });
             }
-            for element in elements {
+            for (n, element) in elements.into_iter().enumerate() {
                 joined.push_with(kind, |values| {
                     values.extend_from_slice(row);
                     values.extend(element);
+                    if self.spec.ordinality {
+                        values.push(Value::Int(n as i32 + 1));
+                    }
                 });
             }
         }
@@ -110,11 +115,8 @@ mod tests {
 
     fn operator(element_arity: usize, left: bool) -> UnnestOperator {
         let ty = DataType::new(LogicalType::Array(Box::new(DataType::int())));
-        UnnestSpec { collection: Expr::column(1, ty), element_arity, left }.build(&weir_runtime::SubtaskInfo {
-            vertex: "Correlate".into(),
-            index: 0,
-            parallelism: 1,
-        })
+        UnnestSpec { collection: Expr::column(1, ty), element_arity, left, ordinality: false }
+            .build(&weir_runtime::SubtaskInfo { vertex: "Correlate".into(), index: 0, parallelism: 1 })
     }
 
     fn rows(input: Vec<(RowKind, Vec<Value>)>, op: UnnestOperator) -> Vec<String> {

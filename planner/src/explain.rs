@@ -155,15 +155,23 @@ fn calcite_type(ty: &weir_runtime::DataType) -> String {
     }
 }
 
+/// The correlates in `node`'s tree.
+fn correlates_in(node: &PhysicalNode) -> usize {
+    let own = usize::from(matches!(node.kind, PhysicalKind::Correlate(_)));
+    own + node.inputs.iter().map(correlates_in).sum::<usize>()
+}
+
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     let input_fields = node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default();
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
-        PhysicalKind::TableSourceScan { table, projection, key, filter } => {
-            // Sources that take projection push-down print it, as Flink's filesystem source does.
-            let pushed = projection.len() < table.schema.fields.len()
-                || table.options.get("connector").map(String::as_str) == Some("filesystem");
+        PhysicalKind::TableSourceScan { table, projection, key, filter, projected } => {
+            // Sources that take projection push-down print it when one was pushed, as Flink's
+            // filesystem source does (a scan of every column in order has none).
+            let pushed = *projected
+                && (projection.len() < table.schema.fields.len()
+                    || table.options.get("connector").map(String::as_str) == Some("filesystem"));
             let mut path = table_path(&table.name, pushed.then_some(&node.fields[..]));
             if !filter.is_empty() {
                 // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and`
@@ -218,8 +226,11 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             t
         }
         PhysicalKind::Correlate(spec) => {
-            let correlated = |i: usize| format!("$cor0.{}", column(i));
-            let invocation = format!("$UNNEST_ROWS$1({})", expression(&spec.collection, &correlated, false));
+            // Flink numbers the correlation variables from the innermost correlate out.
+            let variable = correlates_in(&node.inputs[0]);
+            let correlated = |i: usize| format!("$cor{variable}.{}", column(i));
+            let function = if spec.ordinality { "$UNNEST_ROWS_WITH_ORDINALITY$1" } else { "$UNNEST_ROWS$1" };
+            let invocation = format!("{function}({})", expression(&spec.collection, &correlated, false));
             let select: Vec<&str> = node.fields.iter().map(|f| f.name.as_str()).collect();
             let row: Vec<String> =
                 node.fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();
@@ -313,7 +324,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
 fn logical_label(plan: &Plan, detailed: bool) -> String {
     let dollar = |i: usize| format!("${i}");
     match &plan.node {
-        Node::Scan { table, projection, changelog, key, filter } if detailed => {
+        Node::Scan { table, projection, changelog, key, filter, .. } if detailed => {
             let column = |i: usize| table.schema.fields[i].name.clone();
             let mut text = format!("LogicalTableScan(table=[{}]", table_path(&table.name, None));
             let _ =
@@ -365,10 +376,9 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             };
             format!("LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{}}])")
         }
-        Node::Unnest { input, collection, left } => {
+        Node::Unnest { collection, left, .. } => {
             let kind = if *left { "left" } else { "inner" };
             let used: Vec<String> = columns_of(collection).iter().map(|c| c.to_string()).collect();
-            let _ = input;
             format!(
                 "LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{{}}}])",
                 used.join(", ")

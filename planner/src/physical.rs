@@ -43,6 +43,8 @@ pub enum PhysicalKind {
         key: Option<Vec<Value>>,
         /// The filter conjuncts the connector took, over the table's columns.
         filter: Vec<Expr>,
+        /// Whether a projection was pushed into the scan (see `Node::Scan`).
+        projected: bool,
     },
     /// Constant rows.
     Values {
@@ -135,7 +137,7 @@ impl PhysicalNode {
     /// A text that is equal for nodes that compute the same rows (scans of the same columns).
     pub fn reuse_digest(&self) -> Option<String> {
         match &self.kind {
-            PhysicalKind::TableSourceScan { table, projection, key, filter } => {
+            PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
                 Some(format!("{}{projection:?}{key:?}{filter:?}", table.name))
             }
             _ => None,
@@ -258,8 +260,8 @@ impl<'a> Physical<'a> {
             changelog: ChangelogMode::INSERT_ONLY,
         };
         match node {
-            Node::Scan { table, projection, changelog, key, filter } => {
-                let kind = PhysicalKind::TableSourceScan { table, projection, key, filter };
+            Node::Scan { table, projection, changelog, key, filter, projected } => {
+                let kind = PhysicalKind::TableSourceScan { table, projection, key, filter, projected };
                 let scan = PhysicalNode { changelog, ..leaf(kind) };
                 if under_watermark {
                     scan
@@ -304,11 +306,12 @@ impl<'a> Physical<'a> {
                 };
                 self.lookup_join(parts, fields, update_before)
             }
-            Node::Unnest { input, collection, left } => {
+            Node::Unnest { input, collection, left, ordinality } => {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
                 let element_arity = fields.len() - input.fields.len();
-                let spec = weir_operators::UnnestSpec { collection, element_arity, left };
+                let element_arity = element_arity - usize::from(ordinality);
+                let spec = weir_operators::UnnestSpec { collection, element_arity, left, ordinality };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
                     kind: PhysicalKind::Correlate(spec),

@@ -32,6 +32,9 @@ pub enum Node {
         /// Conjuncts of the filter above, over the table's columns, that the connector took
         /// (filter push-down, as Flink's `SupportsFilterPushDown`; the filter stays above).
         filter: Vec<Expr>,
+        /// Whether a projection was pushed into the scan: it reads fewer columns than the table
+        /// has, or shares a scan with one that does. Flink prints `project=[…]` then only.
+        projected: bool,
     },
     /// Constant rows.
     Values {
@@ -81,6 +84,8 @@ pub enum Node {
         collection: Expr,
         /// Whether an input row without elements is kept, with NULLs (`LEFT JOIN … ON TRUE`).
         left: bool,
+        /// `WITH ORDINALITY`: a last column numbers the elements from 1.
+        ordinality: bool,
     },
     /// `JOIN dim FOR SYSTEM_TIME AS OF input.proc_time`: each input row joined with the rows
     /// of `table` found by looking up its key. Output: the input's columns, then the table's.
@@ -118,7 +123,9 @@ impl Node {
             }
             Node::Aggregate { input, keys, calls } => Node::Aggregate { input: Box::new(f(*input)?), keys, calls },
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
-            Node::Unnest { input, collection, left } => Node::Unnest { input: Box::new(f(*input)?), collection, left },
+            Node::Unnest { input, collection, left, ordinality } => {
+                Node::Unnest { input: Box::new(f(*input)?), collection, left, ordinality }
+            }
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
                 input: Box::new(f(*input)?),
                 table,
@@ -133,21 +140,28 @@ impl Node {
     }
 }
 
-/// The columns `UNNEST` adds for a collection of type `collection`: an ARRAY's element (the
-/// fields of an ARRAY of ROWs), a MAP's key and value; named `f0`, `f1`, … as Flink names them.
-/// (Flink's code generator takes no UNNEST of a MULTISET: `None` for it too.)
-/// `None` for a type that is not a collection.
-pub fn unnested_fields(collection: &weir_runtime::DataType) -> Option<Vec<Field>> {
-    use weir_runtime::LogicalType;
-    let types: Vec<weir_runtime::DataType> = match &collection.logical {
+/// The columns `UNNEST` adds for a collection of type `collection`, named as Flink names them:
+/// an ARRAY of ROWs gives the ROW's fields, an ARRAY of other values its element (`f0`, or
+/// `EXPR$0` `WITH ORDINALITY`, which adds `ORDINALITY`), a MAP its key and value (`f0`, `f1`).
+/// `None` for a type that is not an ARRAY or a MAP (Flink's code generator takes no UNNEST of a
+/// MULTISET), and for a MAP `WITH ORDINALITY`.
+pub fn unnested_fields(collection: &weir_runtime::DataType, ordinality: bool) -> Option<Vec<Field>> {
+    use weir_runtime::{DataType, LogicalType};
+    let mut fields = match &collection.logical {
         LogicalType::Array(element) => match &element.logical {
-            LogicalType::Row(fields) => fields.iter().map(|f| f.data_type.clone()).collect(),
-            _ => vec![element.as_ref().clone()],
+            LogicalType::Row(fields) => fields.clone(),
+            _ if ordinality => vec![Field::new("EXPR$0", element.as_ref().clone())],
+            _ => vec![Field::new("f0", element.as_ref().clone())],
         },
-        LogicalType::Map(key, value) => vec![key.as_ref().clone(), value.as_ref().clone()],
+        LogicalType::Map(key, value) if !ordinality => {
+            vec![Field::new("f0", key.as_ref().clone()), Field::new("f1", value.as_ref().clone())]
+        }
         _ => return None,
     };
-    Some(types.into_iter().enumerate().map(|(i, t)| Field::new(format!("f{i}"), t)).collect())
+    if ordinality {
+        fields.push(Field::new("ORDINALITY", DataType::int()));
+    }
+    Some(fields)
 }
 
 impl Plan {

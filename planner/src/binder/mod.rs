@@ -332,6 +332,7 @@ fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
             changelog: crate::plan::ChangelogMode::INSERT_ONLY,
             key: None,
             filter: Vec::new(),
+            projected: false,
         },
     };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {

@@ -17,10 +17,12 @@ pub(super) fn is_unnest(join: &ast::Join) -> bool {
 
 /// The alias and the collections of `UNNEST(…) [AS t(…)]`, which the parser reads, in Flink's
 /// dialect, as a call of a table function named `UNNEST`.
-fn unnest_of(relation: &TableFactor) -> Option<(Option<&ast::TableAlias>, Vec<&ast::Expr>)> {
+fn unnest_of(relation: &TableFactor) -> Option<(Option<&ast::TableAlias>, Vec<&ast::Expr>, bool)> {
     match relation {
-        TableFactor::UNNEST { alias, array_exprs, .. } => Some((alias.as_ref(), array_exprs.iter().collect())),
-        TableFactor::Table { name, alias, args: Some(args), .. }
+        TableFactor::UNNEST { alias, array_exprs, with_ordinality, .. } => {
+            Some((alias.as_ref(), array_exprs.iter().collect(), *with_ordinality))
+        }
+        TableFactor::Table { name, alias, args: Some(args), with_ordinality, .. }
             if crate::parser::table_name(name).eq_ignore_ascii_case("UNNEST") =>
         {
             let exprs = args
@@ -31,7 +33,7 @@ fn unnest_of(relation: &TableFactor) -> Option<(Option<&ast::TableAlias>, Vec<&a
                     _ => None,
                 })
                 .collect();
-            Some((alias.as_ref(), exprs))
+            Some((alias.as_ref(), exprs, *with_ordinality))
         }
         _ => None,
     }
@@ -49,13 +51,11 @@ fn on_true(constraint: &JoinConstraint) -> bool {
 impl Binder<'_> {
     /// Joins `input` (visible through `scope`) with the elements of the UNNEST of `join`.
     pub(super) fn bind_unnest(&mut self, input: Plan, scope: Scope, join: &ast::Join) -> Result<(Plan, Scope)> {
-        let Some((alias, collections)) = unnest_of(&join.relation) else {
+        let Some((alias, collections, ordinality)) = unnest_of(&join.relation) else {
             return Err(unsupported_at(&join.relation, "This FROM item"));
         };
-        if let TableFactor::UNNEST { with_offset: true, .. } | TableFactor::UNNEST { with_ordinality: true, .. } =
-            &join.relation
-        {
-            return Err(unsupported_at(&join.relation, "UNNEST … WITH ORDINALITY"));
+        if let TableFactor::UNNEST { with_offset: true, .. } = &join.relation {
+            return Err(unsupported_at(&join.relation, "UNNEST … WITH OFFSET"));
         }
         let left = match &join.join_operator {
             JoinOperator::CrossJoin(c) | JoinOperator::Join(c) | JoinOperator::Inner(c) if on_true(c) => false,
@@ -70,7 +70,10 @@ impl Binder<'_> {
             // Flink's code generator takes no UNNEST of a bag.
             return Err(Error::Table("Expect an array or a map.".into()));
         }
-        let Some(elements) = unnested_fields(bound.ty()) else {
+        if ordinality && matches!(bound.ty().logical, weir_runtime::LogicalType::Map(..)) {
+            return Err(unsupported_at(&join.relation, "UNNEST of a MAP WITH ORDINALITY"));
+        }
+        let Some(elements) = unnested_fields(bound.ty(), ordinality) else {
             let message = weir_operators::expr::functions::wrong_types(
                 "UNNEST",
                 &[bound.ty()],
@@ -108,7 +111,7 @@ impl Binder<'_> {
             f.data_type.nullable |= left;
             f
         }));
-        let node = Node::Unnest { input: Box::new(input), collection: bound, left };
+        let node = Node::Unnest { input: Box::new(input), collection: bound, left, ordinality };
         Ok((Plan { node, fields }, joined))
     }
 }

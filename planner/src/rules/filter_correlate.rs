@@ -15,13 +15,13 @@ pub fn filter_correlate(plan: Plan) -> Plan {
         Node::Calc { input, projections, condition: Some(condition) } => {
             let input = filter_correlate(*input);
             match input.node {
-                Node::Unnest { input: below, collection, left: false } => {
+                Node::Unnest { input: below, collection, left: false, ordinality } => {
                     let width = below.fields.len();
                     let (pushed, kept): (Vec<Expr>, Vec<Expr>) =
                         conjuncts(condition).into_iter().partition(|c| reads_only_below(c, width));
                     let below = if pushed.is_empty() { *below } else { filtered(*below, and(pushed)) };
                     let unnest = Plan {
-                        node: Node::Unnest { input: Box::new(below), collection, left: false },
+                        node: Node::Unnest { input: Box::new(below), collection, left: false, ordinality },
                         fields: input.fields,
                     };
                     let condition = (!kept.is_empty()).then(|| and(kept));

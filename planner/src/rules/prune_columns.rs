@@ -118,7 +118,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let n = fields.len();
             (Plan { node: Node::Union { inputs }, fields }, identity(n))
         }
-        Node::Scan { table, projection, changelog, key, filter } => {
+        Node::Scan { table, projection, changelog, key, filter, projected } => {
             // Projection push-down: read only the required columns (at least one).
             let mut kept: Vec<usize> = (0..fields.len()).filter(|i| required[*i]).collect();
             if kept.is_empty() {
@@ -126,8 +126,9 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             }
             let mut mapping = vec![None; fields.len()];
             kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
-            let projection = kept.iter().map(|&i| projection[i]).collect();
-            let node = Node::Scan { table, projection, changelog, key, filter };
+            let projection: Vec<usize> = kept.iter().map(|&i| projection[i]).collect();
+            let projected = projected || !projection.iter().copied().eq(0..table.schema.fields.len());
+            let node = Node::Scan { table, projection, changelog, key, filter, projected };
             (Plan { node, fields: kept.iter().map(|&i| fields[i].clone()).collect() }, mapping)
         }
         Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
@@ -154,12 +155,13 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         }
         // Flink's Correlate keeps every input column (`select=[id,meta,tags,attrs,f0]`), and so
         // does its input: only the columns above are pruned.
-        Node::Unnest { input, collection, left } => {
+        Node::Unnest { input, collection, left, ordinality } => {
             let all = vec![true; input.fields.len()];
             let (input, map) = prune(*input, &all);
             let collection = collection.remap(&map);
             let n = fields.len();
-            (Plan { node: Node::Unnest { input: Box::new(input), collection, left }, fields }, identity(n))
+            let node = Node::Unnest { input: Box::new(input), collection, left, ordinality };
+            (Plan { node, fields }, identity(n))
         }
         node @ Node::Values { .. } => {
             let n = fields.len();

@@ -26,7 +26,7 @@ pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result
     let node = match node {
         Node::Calc { input, projections, condition: Some(condition) } => {
             let input = match input.node {
-                Node::Scan { table, projection, changelog, key: None, filter } if filter.is_empty() => {
+                Node::Scan { table, projection, changelog, key: None, filter, projected } if filter.is_empty() => {
                     let offered = registry.source_abilities(&table, &ScanContext::default())?;
                     let key = if offered.point_reads {
                         pinned_key(&condition, &projection, &table.primary_key)
@@ -38,7 +38,8 @@ pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result
                     } else {
                         Vec::new()
                     };
-                    Plan { node: Node::Scan { table, projection, changelog, key, filter }, fields: input.fields }
+                    let node = Node::Scan { table, projection, changelog, key, filter, projected };
+                    Plan { node, fields: input.fields }
                 }
                 node => push_filter_into_scan(Plan { node, fields: input.fields }, registry)?,
             };

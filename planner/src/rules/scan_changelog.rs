@@ -18,7 +18,7 @@ use crate::plan::{ChangelogMode, Node, Plan};
 pub fn scan_changelog(plan: Plan, registry: &ConnectorRegistry, batch: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = match node {
-        Node::Scan { table, projection, key, filter, .. } => {
+        Node::Scan { table, projection, key, filter, projected, .. } => {
             let offered = registry.source_abilities(&table, &ScanContext { batch, key: key.clone() })?;
             let changelog = match offered.changes {
                 _ if offered.bounded => ChangelogMode::INSERT_ONLY,
@@ -30,7 +30,7 @@ pub fn scan_changelog(plan: Plan, registry: &ConnectorRegistry, batch: bool) -> 
                     ChangelogMode { insert: true, update_before: true, update_after: true, delete: true }
                 }
             };
-            Node::Scan { table, projection, changelog, key, filter }
+            Node::Scan { table, projection, changelog, key, filter, projected }
         }
         other => other.try_map_inputs(|input| scan_changelog(input, registry, batch))?,
     };

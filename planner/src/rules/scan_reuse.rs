@@ -14,14 +14,15 @@ fn reuse_key(table: &str, filter: &[Expr]) -> String {
     format!("{table}{filter:?}")
 }
 
-fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usize>)>) {
+fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usize>, bool)>) {
     match &plan.node {
         // A point query reads its own row.
         Node::Scan { key: Some(_), .. } => {}
-        Node::Scan { table, projection, filter, .. } => {
+        Node::Scan { table, projection, filter, projected, .. } => {
             let entry = scans.entry(reuse_key(&table.name, filter)).or_default();
             entry.0 += 1;
             entry.1.extend(projection.iter().copied());
+            entry.2 |= projected;
         }
         Node::Calc { input, .. }
         | Node::WatermarkAssigner { input, .. }
@@ -38,10 +39,10 @@ fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usiz
 pub fn share_scans(plans: Vec<Plan>) -> Vec<Plan> {
     let mut scans = BTreeMap::new();
     plans.iter().for_each(|p| collect_scans(p, &mut scans));
-    let shared: BTreeMap<String, Vec<usize>> = scans
+    let shared: BTreeMap<String, (Vec<usize>, bool)> = scans
         .into_iter()
-        .filter(|(_, (count, _))| *count > 1)
-        .map(|(table, (_, columns))| (table, columns.into_iter().collect()))
+        .filter(|(_, (count, _, _))| *count > 1)
+        .map(|(table, (_, columns, projected))| (table, (columns.into_iter().collect(), projected)))
         .collect();
     if shared.is_empty() {
         return plans;
@@ -49,12 +50,14 @@ pub fn share_scans(plans: Vec<Plan>) -> Vec<Plan> {
     plans.into_iter().map(|p| rewrite(p, &shared)).collect()
 }
 
-fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
+/// `shared`: per reuse key, the union of the columns its scans read and whether any of them had
+/// a projection pushed (the shared scan has one then).
+fn rewrite(plan: Plan, shared: &BTreeMap<String, (Vec<usize>, bool)>) -> Plan {
     let Plan { node, fields } = plan;
     let node = match node {
-        Node::Scan { table, projection, changelog, key: None, filter } => {
+        Node::Scan { table, projection, changelog, key: None, filter, projected } => {
             match shared.get(&reuse_key(&table.name, &filter)) {
-                Some(union) if union != &projection => {
+                Some((union, any_projected)) if union != &projection => {
                     let scan_fields = union.iter().map(|&c| table.schema.fields[c].clone()).collect::<Vec<_>>();
                     let projections = projection
                         .iter()
@@ -63,11 +66,26 @@ fn rewrite(plan: Plan, shared: &BTreeMap<String, Vec<usize>>) -> Plan {
                             Expr::column(at, scan_fields[at].data_type.clone())
                         })
                         .collect();
-                    let node = Node::Scan { table, projection: union.clone(), changelog, key: None, filter };
+                    let node = Node::Scan {
+                        table,
+                        projection: union.clone(),
+                        changelog,
+                        key: None,
+                        filter,
+                        projected: *any_projected,
+                    };
                     let scan = Plan { node, fields: scan_fields };
                     Node::Calc { input: Box::new(scan), projections, condition: None }
                 }
-                _ => Node::Scan { table, projection, changelog, key: None, filter },
+                Some((_, any_projected)) => Node::Scan {
+                    table,
+                    projection,
+                    changelog,
+                    key: None,
+                    filter,
+                    projected: projected || *any_projected,
+                },
+                None => Node::Scan { table, projection, changelog, key: None, filter, projected },
             }
         }
         // A Calc right above a shared scan reads the shared columns itself (no Calc between).

@@ -228,7 +228,11 @@ fn tables_and_rows_outlive_the_session() {
     }
     let mut h = Harness::new(dir.path(), 1);
     h.run("SHOW TABLES; SELECT * FROM totals WHERE k = 'a';").unwrap();
-    assert!(h.results().starts_with("totals\n"), "{}", h.results());
+    assert!(
+        h.results().starts_with("+------------+\n| table name |\n+------------+\n|     totals |\n"),
+        "{}",
+        h.results()
+    );
     assert_eq!(table_rows(&h.results()), rows(&[&["a", "4"]]));
     // The same definition again: an error without IF NOT EXISTS, nothing with it.
     let error = h.run(ddl).unwrap_err();
@@ -615,7 +619,11 @@ fn explaining_a_script_leaves_the_data_directory_alone() {
     drop(h);
     let mut h = Harness::new(&data, 1);
     h.run("SHOW TABLES; SELECT * FROM kept WHERE k = 1;").unwrap();
-    assert!(h.results().starts_with("kept\n"), "{}", h.results());
+    assert!(
+        h.results().starts_with("+------------+\n| table name |\n+------------+\n|       kept |\n"),
+        "{}",
+        h.results()
+    );
     assert_eq!(table_rows(&h.results()), rows(&[&["1"]]));
 }
 

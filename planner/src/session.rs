@@ -22,6 +22,7 @@ use crate::plan::Plan;
 use crate::tableau::TableauPrinter;
 
 mod ddl;
+mod describe;
 mod modify;
 
 pub(crate) use ddl::catalog_table;
@@ -314,10 +315,7 @@ impl Session {
                 self.reset(key.as_deref());
                 Ok(())
             }
-            Statement::ShowTables => {
-                let names = self.catalog.names();
-                self.write_lines(&names)
-            }
+            Statement::ShowTables => self.show_tables(),
             Statement::Describe(name) => self.describe(name, located.position),
             Statement::Delete { table, selection } => {
                 self.modify(table, modify::Modification::Delete, selection.as_deref(), located.position)
@@ -357,26 +355,6 @@ impl Session {
             writeln!(self.out.lock(), "{line}").map_err(|e| weir_runtime::Error::writing("the query's results", &e))?;
         }
         Ok(())
-    }
-
-    fn describe(&mut self, name: &str, at: Position) -> Result<()> {
-        let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
-            return Err(Error::validation(
-                at,
-                format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name)),
-            ));
-        };
-        let lines: Vec<String> = t
-            .descriptor
-            .schema
-            .fields
-            .iter()
-            .map(|f| {
-                let pk = if t.primary_key.contains(&f.name) { " PRI" } else { "" };
-                format!("{} {}{pk}", f.name, f.data_type)
-            })
-            .collect();
-        self.write_lines(&lines)
     }
 
     /// The EXPLAIN text of a statement.

@@ -83,15 +83,21 @@ fn print_all(fields: &[Field], rows: &[Row], batch: bool) -> String {
 /// Key and value pairs as a two-column table as wide as its longest texts, as Flink's SQL
 /// client prints the result of `SET;`.
 pub fn key_value_table(pairs: &[(String, String)]) -> String {
-    let header = vec!["key".to_string(), "value".to_string()];
-    let width = |f: fn(&(String, String)) -> &String, name: &str| {
-        pairs.iter().map(|p| f(p).chars().count()).chain([name.len()]).max().unwrap_or(0)
-    };
-    let widths = [width(|p| &p.0, "key"), width(|p| &p.1, "value")];
-    let lines = pairs.iter().map(|(k, v)| ("", vec![k.clone(), v.clone()]));
-    let mut out = draw(&header, &widths, false, lines);
-    let plural = if pairs.len() == 1 { "" } else { "s" };
-    let _ = writeln!(out, "{} row{plural} in set", pairs.len());
+    let rows: Vec<Vec<String>> = pairs.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect();
+    text_table(&["key", "value"], &rows)
+}
+
+/// Rows of text under `header`, each column as wide as its longest text and every cell
+/// right-aligned, then `N rows in set`: how Flink's SQL client prints `SET;`, `SHOW TABLES`
+/// and `DESCRIBE`.
+pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].len()]).max().unwrap_or(0))
+        .collect();
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let mut out = draw(&header, &widths, false, rows.iter().map(|r| ("", r.clone())));
+    let plural = if rows.len() == 1 { "" } else { "s" };
+    let _ = writeln!(out, "{} row{plural} in set", rows.len());
     out
 }
 

@@ -320,7 +320,9 @@ impl<'a> Binder<'a> {
 }
 
 /// The rows of a table: its scan, its computed columns (a Calc) and its watermark assigner.
-fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
+/// The rows a scan of table `t` gives: its physical columns, then its computed ones, with the
+/// rowtime column marked when it has a watermark.
+pub(crate) fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
     use crate::parser::ColumnDef;
     let physical = t.descriptor.schema.fields.clone();
     let projection = (0..physical.len()).collect();

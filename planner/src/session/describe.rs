@@ -1,0 +1,87 @@
+//! `SHOW TABLES` and `DESCRIBE t`, printed as Flink's SQL client prints them.
+
+use std::io::Write;
+
+use weir_runtime::types::TimeAttribute;
+
+use super::Session;
+use crate::catalog::{Catalog, CatalogEntry};
+use crate::error::{Error, Position, Result};
+use crate::parser::ColumnDef;
+use crate::tableau::text_table;
+
+impl Session {
+    /// `SHOW TABLES`: a `table name` column.
+    pub(super) fn show_tables(&mut self) -> Result<()> {
+        let rows: Vec<Vec<String>> = self.catalog.names().into_iter().map(|n| vec![n]).collect();
+        self.write_text(&text_table(&["table name"], &rows))
+    }
+
+    /// `DESCRIBE t`: per column its name, type (with `*ROWTIME*` or `*PROCTIME*`), nullability,
+    /// primary key, computed expression and watermark.
+    pub(super) fn describe(&mut self, name: &str, at: Position) -> Result<()> {
+        let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
+            return Err(Error::validation(
+                at,
+                format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name)),
+            ));
+        };
+        let plan = crate::binder::table_plan(t)?;
+        let key = (!t.primary_key.is_empty()).then(|| format!("PRI({})", t.primary_key.join(", ")));
+        let mut rows = Vec::new();
+        for column in &t.columns {
+            let (column_name, extras) = match column {
+                ColumnDef::Physical { name, .. } => (name, String::new()),
+                ColumnDef::Computed { name, expr } => (name, format!("AS {}", quoted(expr))),
+            };
+            let Some(field) = plan.fields.iter().find(|f| &f.name == column_name) else { continue };
+            let ty = &field.data_type;
+            let mut type_text = ty.clone();
+            type_text.nullable = true;
+            type_text.time_attribute = None;
+            let mut type_text = type_text.to_string();
+            match ty.time_attribute {
+                Some(TimeAttribute::Rowtime) => type_text.push_str(" *ROWTIME*"),
+                Some(TimeAttribute::Proctime) => type_text.push_str(" *PROCTIME*"),
+                None => {}
+            }
+            let watermark = match &t.watermark {
+                Some(w) if &w.0 == column_name => quoted(&w.1),
+                _ => String::new(),
+            };
+            let in_key = t.primary_key.contains(column_name);
+            rows.push(vec![
+                column_name.clone(),
+                type_text,
+                if ty.nullable { "TRUE" } else { "FALSE" }.to_string(),
+                if in_key { key.clone().unwrap_or_default() } else { String::new() },
+                extras,
+                watermark,
+            ]);
+        }
+        self.write_text(&text_table(&["name", "type", "null", "key", "extras", "watermark"], &rows))
+    }
+
+    fn write_text(&mut self, text: &str) -> Result<()> {
+        let mut out = self.out.lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| weir_runtime::Error::writing("the query's results", &e).into())
+    }
+}
+
+/// `expression` with its column names in backquotes, as Flink prints a column's expression
+/// (`` `id` + 1 ``, `` `ts` - INTERVAL '5' SECOND ``).
+fn quoted(expression: &sqlparser::ast::Expr) -> String {
+    use sqlparser::ast::{visit_expressions_mut, Expr};
+    let mut expression = expression.clone();
+    let _ = visit_expressions_mut(&mut expression, |e| {
+        match e {
+            Expr::Identifier(ident) => ident.quote_style = Some('`'),
+            Expr::CompoundIdentifier(parts) => parts.iter_mut().for_each(|p| p.quote_style = Some('`')),
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    expression.to_string()
+}

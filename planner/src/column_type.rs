@@ -56,19 +56,16 @@ fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<Data
             }
             LogicalType::Row(fields)
         }
-        "ARRAY" => {
+        "ARRAY" | "MULTISET" => {
             parser.next_token();
             parser.expect_token(&Token::Lt)?;
-            let element = parse_type(parser, column, owed)?;
+            let element = Box::new(parse_type(parser, column, owed)?);
             expect_closing_angle(parser, owed)?;
-            LogicalType::Array(Box::new(element))
-        }
-        "MULTISET" => {
-            parser.next_token();
-            parser.expect_token(&Token::Lt)?;
-            let element = parse_type(parser, column, owed)?;
-            expect_closing_angle(parser, owed)?;
-            LogicalType::Multiset(Box::new(element))
+            if word == "ARRAY" {
+                LogicalType::Array(element)
+            } else {
+                LogicalType::Multiset(element)
+            }
         }
         "MAP" => {
             parser.next_token();

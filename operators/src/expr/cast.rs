@@ -71,10 +71,24 @@ pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
         (LogicalType::Date, Value::Date(_))
         | (LogicalType::Time(_), Value::Time(_))
         | (LogicalType::IntervalYearMonth, Value::IntervalYearMonth(_))
-        | (LogicalType::IntervalDayTime, Value::IntervalDayTime(_))
-        | (LogicalType::Array(_), Value::Array(_))
-        | (LogicalType::Map(..) | LogicalType::Multiset(_), Value::Map(_))
-        | (LogicalType::Row(_), Value::Row(_)) => v.clone(),
+        | (LogicalType::IntervalDayTime, Value::IntervalDayTime(_)) => v.clone(),
+        // Nested values cast part by part (`ARRAY<INT>` into `ARRAY<BIGINT>`).
+        (LogicalType::Array(element), Value::Array(items)) => {
+            Value::Array(items.iter().map(|item| cast(item, element)).collect::<Result<Vec<_>, _>>()?.into())
+        }
+        (LogicalType::Map(key, value), Value::Map(entries)) => Value::Map(
+            entries
+                .iter()
+                .map(|(k, x)| Ok((cast(k, key)?, cast(x, value)?)))
+                .collect::<Result<Vec<_>, String>>()?
+                .into(),
+        ),
+        (LogicalType::Multiset(element), Value::Map(entries)) => Value::Map(
+            entries.iter().map(|(k, n)| Ok((cast(k, element)?, n.clone()))).collect::<Result<Vec<_>, String>>()?.into(),
+        ),
+        (LogicalType::Row(fields), Value::Row(values)) if fields.len() == values.len() => Value::Row(
+            values.iter().zip(fields).map(|(x, f)| cast(x, &f.data_type)).collect::<Result<Vec<_>, _>>()?.into(),
+        ),
         _ => return Err(fail()),
     })
 }

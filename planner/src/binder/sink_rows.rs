@@ -30,16 +30,21 @@ fn from_values(plan: &Plan) -> bool {
 /// `INSERT … VALUES`) strings are also cast to DATE, TIME and TIMESTAMP, as Flink casts
 /// literals.
 /// Whether `a` and `b` are one nested type but for nullability and ROW field names, which an
-/// INSERT does not check (a query's `ROW(1, 'a')` goes into a `ROW<x INT, y STRING>` column).
-fn same_shape(a: &DataType, b: &DataType) -> bool {
+/// INSERT does not check (a query's `ROW(1, 'a')` goes into a `ROW<x INT, y STRING>` column);
+/// with `castable`, parts may also differ as an INSERT casts them (`ARRAY<INT>` into
+/// `ARRAY<BIGINT>`).
+fn same_shape(a: &DataType, b: &DataType, castable: bool) -> bool {
     match (&a.logical, &b.logical) {
-        (LogicalType::Array(x), LogicalType::Array(y)) => same_shape(x, y),
-        (LogicalType::Map(k1, v1), LogicalType::Map(k2, v2)) => same_shape(k1, k2) && same_shape(v1, v2),
-        (LogicalType::Multiset(x), LogicalType::Multiset(y)) => same_shape(x, y),
-        (LogicalType::Row(f1), LogicalType::Row(f2)) => {
-            f1.len() == f2.len() && f1.iter().zip(f2).all(|(x, y)| same_shape(&x.data_type, &y.data_type))
+        (LogicalType::Array(x), LogicalType::Array(y)) => same_shape(x, y, castable),
+        (LogicalType::Map(k1, v1), LogicalType::Map(k2, v2)) => {
+            same_shape(k1, k2, castable) && same_shape(v1, v2, castable)
         }
-        (x, y) => x == y || is_string(a) && is_string(b),
+        (LogicalType::Multiset(x), LogicalType::Multiset(y)) => same_shape(x, y, castable),
+        (LogicalType::Row(f1), LogicalType::Row(f2)) => {
+            f1.len() == f2.len() && f1.iter().zip(f2).all(|(x, y)| same_shape(&x.data_type, &y.data_type, castable))
+        }
+        _ if is_nested(a) || is_nested(b) => false,
+        (x, y) => x == y || is_string(a) && is_string(b) || castable && assignable(a, b, false),
     }
 }
 
@@ -54,7 +59,7 @@ fn assignable(from: &DataType, to: &DataType, values: bool) -> bool {
     );
     values && is_string(from) && temporal
         || from.logical == to.logical
-        || is_nested(from) && same_shape(from, to)
+        || is_nested(from) && same_shape(from, to, true)
         || is_numeric(from) && is_numeric(to)
         || is_string(from) && is_string(to)
         || matches!(
@@ -117,7 +122,7 @@ pub(crate) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String
                         field.name
                     )));
                 }
-                if is_nested(source) {
+                if is_nested(source) && same_shape(source, &field.data_type, false) {
                     // The same values under the sink's field names and nullability.
                     projections.push(Expr::column(q, field.data_type.clone()));
                     continue;

@@ -376,31 +376,17 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             };
             format!("LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{}}])")
         }
-        Node::Unnest { collection, left, .. } => {
+        Node::Unnest { input, collection, left, .. } => {
             let kind = if *left { "left" } else { "inner" };
-            let used: Vec<String> = columns_of(collection).iter().map(|c| c.to_string()).collect();
+            let mut reads = vec![false; input.fields.len()];
+            collection.mark_columns(&mut reads);
+            let used: Vec<String> = (0..reads.len()).filter(|&c| reads[c]).map(|c| c.to_string()).collect();
             format!(
                 "LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{{}}}])",
                 used.join(", ")
             )
         }
     }
-}
-
-/// The input columns `expr` reads, in order.
-fn columns_of(expr: &weir_operators::expr::Expr) -> Vec<usize> {
-    let mut columns = std::collections::BTreeSet::new();
-    let mut pending = vec![expr];
-    while let Some(e) = pending.pop() {
-        match e {
-            weir_operators::expr::Expr::Column { index, .. } => {
-                columns.insert(*index);
-            }
-            weir_operators::expr::Expr::Call { args, .. } => pending.extend(args),
-            weir_operators::expr::Expr::Literal { .. } => {}
-        }
-    }
-    columns.into_iter().collect()
 }
 
 /// A logical plan drawn as a tree; a Calc with a condition shows as a LogicalProject over a

@@ -6,6 +6,7 @@
 
 use weir_operators::expr::{Expr, Function};
 
+use super::push_filter_into_scan::split_and;
 use crate::plan::{Node, Plan};
 
 /// Moves filters below the UNNEST joins of `plan`.
@@ -17,8 +18,10 @@ pub fn filter_correlate(plan: Plan) -> Plan {
             match input.node {
                 Node::Unnest { input: below, collection, left: false, ordinality } => {
                     let width = below.fields.len();
+                    let mut conjuncts = Vec::new();
+                    split_and(&condition, &mut conjuncts);
                     let (pushed, kept): (Vec<Expr>, Vec<Expr>) =
-                        conjuncts(condition).into_iter().partition(|c| reads_only_below(c, width));
+                        conjuncts.into_iter().cloned().partition(|c| reads_only_below(c, width));
                     let below = if pushed.is_empty() { *below } else { filtered(*below, and(pushed)) };
                     let unnest = Plan {
                         node: Node::Unnest { input: Box::new(below), collection, left: false, ordinality },
@@ -39,13 +42,6 @@ pub fn filter_correlate(plan: Plan) -> Plan {
             .unwrap_or_else(|e| match e {}),
     };
     Plan { node, fields }
-}
-
-fn conjuncts(condition: Expr) -> Vec<Expr> {
-    match condition {
-        Expr::Call { function: Function::And, args, .. } => args.into_iter().flat_map(conjuncts).collect(),
-        other => vec![other],
-    }
 }
 
 fn and(mut conjuncts: Vec<Expr>) -> Expr {

@@ -105,7 +105,8 @@ fn pinned_key(condition: &Expr, projection: &[usize], primary_key: &[usize]) -> 
     primary_key.iter().map(|k| pinned.iter().find(|(c, _)| c == k).map(|(_, v)| v.clone())).collect()
 }
 
-fn split_and<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
+/// The conjuncts of `expr` (itself when it is no AND), into `out`.
+pub(crate) fn split_and<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
     match expr {
         Expr::Call { function: Function::And, args, .. } => args.iter().for_each(|a| split_and(a, out)),
         other => out.push(other),

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Value};
+use weir_runtime::{Chunk, DataType, Error, LogicalType, Operator, OperatorContext, Output, Result, Value};
 
 use crate::expr::Expr;
 use crate::spec::OperatorSpec;
@@ -16,10 +16,8 @@ use crate::spec::OperatorSpec;
 /// Everything an [`UnnestOperator`] is built from.
 #[derive(Debug, Clone)]
 pub struct UnnestSpec {
-    /// The collection, over the input row.
+    /// The collection, over the input row: an ARRAY or a MAP.
     pub collection: Expr,
-    /// The columns each element adds (1 for an ARRAY of scalars, 2 for a MAP, a ROW's fields).
-    pub element_arity: usize,
     /// Whether a row without elements is kept, with NULL element columns.
     pub left: bool,
     /// `WITH ORDINALITY`: a last column numbers the elements from 1 (NULL on a kept row without).
@@ -30,12 +28,44 @@ impl OperatorSpec for UnnestSpec {
     type Operator = UnnestOperator;
 
     fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> UnnestOperator {
-        UnnestOperator { spec: self.clone() }
+        UnnestOperator::new(self.clone())
     }
 
     fn factory(&self) -> weir_runtime::graph::OperatorFactory {
-        let spec = self.clone();
-        Arc::new(move |_| Box::new(UnnestOperator { spec: spec.clone() }))
+        let operator = UnnestOperator::new(self.clone());
+        Arc::new(move |_| Box::new(operator.clone()))
+    }
+}
+
+/// How the elements of the collection become columns, from its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Elements {
+    /// An ARRAY of other values: one column.
+    Values,
+    /// An ARRAY of ROWs of this many fields: the fields.
+    Rows(usize),
+    /// A MAP: key and value.
+    Entries,
+}
+
+impl Elements {
+    fn of(collection: &DataType) -> Elements {
+        match &collection.logical {
+            LogicalType::Array(element) => match &element.logical {
+                LogicalType::Row(fields) => Elements::Rows(fields.len()),
+                _ => Elements::Values,
+            },
+            _ => Elements::Entries,
+        }
+    }
+
+    /// The columns each element adds.
+    fn width(self) -> usize {
+        match self {
+            Elements::Values => 1,
+            Elements::Rows(n) => n,
+            Elements::Entries => 2,
+        }
     }
 }
 
@@ -43,26 +73,22 @@ impl OperatorSpec for UnnestSpec {
 #[derive(Debug, Clone)]
 pub struct UnnestOperator {
     spec: UnnestSpec,
+    elements: Elements,
 }
 
 impl UnnestOperator {
-    /// The element columns of each element of `collection`.
-    fn elements(&self, collection: Value) -> Result<Vec<Vec<Value>>> {
-        let width = self.spec.element_arity;
-        Ok(match collection {
-            Value::Null => Vec::new(),
-            Value::Array(items) => items
-                .iter()
-                .map(|item| match item {
-                    // An ARRAY of ROWs: the ROW's fields are the element's columns.
-                    Value::Row(fields) if fields.len() == width => fields.to_vec(),
-                    Value::Null if width > 1 => vec![Value::Null; width],
-                    other => vec![other.clone()],
-                })
-                .collect(),
-            Value::Map(entries) => entries.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect(),
-            other => return Err(Error::execution(format!("UNNEST of a value that is not a collection: {other:?}"))),
-        })
+    /// The operator of `spec`.
+    pub fn new(spec: UnnestSpec) -> Self {
+        UnnestOperator { elements: Elements::of(spec.collection.ty()), spec }
+    }
+
+    /// The columns of the element, into `values`.
+    fn push_element(&self, element: &Value, values: &mut Vec<Value>) {
+        match (self.elements, element) {
+            (Elements::Rows(_), Value::Row(fields)) => values.extend_from_slice(fields),
+            (Elements::Rows(n), _) => values.extend(std::iter::repeat_n(Value::Null, n)),
+            (_, other) => values.push(other.clone()),
+        }
     }
 }
 
@@ -78,24 +104,41 @@ impl Operator for UnnestOperator {
         _ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let arity = chunk.arity() + self.spec.element_arity + usize::from(self.spec.ordinality);
-        let mut joined = Chunk::with_capacity(arity, chunk.len());
+        let added = self.elements.width() + usize::from(self.spec.ordinality);
+        let mut joined = Chunk::with_capacity(chunk.arity() + added, chunk.len());
         for (kind, row) in chunk.rows() {
             let collection = self.spec.collection.eval(row).map_err(|e| Error::execution(e.0))?;
-            let elements = self.elements(collection)?;
-            if elements.is_empty() && self.spec.left {
-                joined.push_with(kind, |values| {
-                    values.extend_from_slice(row);
-                    values.extend(std::iter::repeat_n(Value::Null, arity - row.len()));
-                });
-            }
-            for (n, element) in elements.into_iter().enumerate() {
-                joined.push_with(kind, |values| {
-                    values.extend_from_slice(row);
-                    values.extend(element);
-                    if self.spec.ordinality {
-                        values.push(Value::Int(n as i32 + 1));
+            let count = match &collection {
+                Value::Null => 0,
+                Value::Array(items) => {
+                    for (n, item) in items.iter().enumerate() {
+                        joined.push_with(kind, |values| {
+                            values.extend_from_slice(row);
+                            self.push_element(item, values);
+                            if self.spec.ordinality {
+                                values.push(Value::Int(n as i32 + 1));
+                            }
+                        });
                     }
+                    items.len()
+                }
+                Value::Map(entries) => {
+                    for (key, value) in entries.iter() {
+                        joined.push_with(kind, |values| {
+                            values.extend_from_slice(row);
+                            values.extend([key.clone(), value.clone()]);
+                        });
+                    }
+                    entries.len()
+                }
+                other => {
+                    return Err(Error::execution(format!("UNNEST of a value that is not a collection: {other:?}")));
+                }
+            };
+            if count == 0 && self.spec.left {
+                joined.push_with(kind, |values| {
+                    values.extend_from_slice(row);
+                    values.extend(std::iter::repeat_n(Value::Null, added));
                 });
             }
         }
@@ -111,12 +154,18 @@ impl Operator for UnnestOperator {
 mod tests {
     use super::*;
     use weir_runtime::harness::OperatorHarness;
-    use weir_runtime::{DataType, LogicalType, RowKind};
+    use weir_runtime::RowKind;
 
-    fn operator(element_arity: usize, left: bool) -> UnnestOperator {
-        let ty = DataType::new(LogicalType::Array(Box::new(DataType::int())));
-        UnnestSpec { collection: Expr::column(1, ty), element_arity, left, ordinality: false }
-            .build(&weir_runtime::SubtaskInfo { vertex: "Correlate".into(), index: 0, parallelism: 1 })
+    fn unnest(collection: DataType, left: bool, ordinality: bool) -> UnnestOperator {
+        UnnestSpec { collection: Expr::column(1, collection), left, ordinality }.build(&weir_runtime::SubtaskInfo {
+            vertex: "Correlate".into(),
+            index: 0,
+            parallelism: 1,
+        })
+    }
+
+    fn operator(left: bool) -> UnnestOperator {
+        unnest(DataType::new(LogicalType::Array(Box::new(DataType::int()))), left, false)
     }
 
     fn rows(input: Vec<(RowKind, Vec<Value>)>, op: UnnestOperator) -> Vec<String> {
@@ -140,12 +189,40 @@ mod tests {
             (RowKind::Insert, vec![Value::Int(4), Value::Null]),
         ];
         assert_eq!(
-            rows(input.clone(), operator(1, false)),
+            rows(input.clone(), operator(false)),
             ["+I[1, [10, 20], 10]", "+I[1, [10, 20], 20]", "-D[3, [30], 30]"]
         );
         assert_eq!(
-            rows(input, operator(1, true)),
+            rows(input, operator(true)),
             ["+I[1, [10, 20], 10]", "+I[1, [10, 20], 20]", "+I[2, [], null]", "-D[3, [30], 30]", "+I[4, null, null]"]
+        );
+    }
+
+    #[test]
+    fn rows_give_their_fields_maps_their_entries_and_ordinality_counts_from_one() {
+        let row = DataType::new(LogicalType::Row(vec![
+            weir_runtime::Field::new("x", DataType::int()),
+            weir_runtime::Field::new("y", DataType::string()),
+        ]));
+        let rows_of = |items: Vec<Value>| Value::Array(items.into());
+        let input = vec![(
+            RowKind::Insert,
+            vec![Value::Int(1), rows_of(vec![Value::Row(vec![Value::Int(7), Value::string("a")].into()), Value::Null])],
+        )];
+        let op = unnest(DataType::new(LogicalType::Array(Box::new(row))), false, true);
+        assert_eq!(rows(input, op), ["+I[1, [+I[7, a], null], 7, a, 1]", "+I[1, [+I[7, a], null], null, null, 2]"]);
+        let map = DataType::new(LogicalType::Map(Box::new(DataType::string()), Box::new(DataType::int())));
+        let entries = Value::Map(vec![(Value::string("k"), Value::Int(1))].into());
+        let op = unnest(map, true, false);
+        assert_eq!(
+            rows(
+                vec![
+                    (RowKind::Insert, vec![Value::Int(1), entries]),
+                    (RowKind::Insert, vec![Value::Int(2), Value::Null])
+                ],
+                op
+            ),
+            ["+I[1, {k=1}, k, 1]", "+I[2, null, null, null]"]
         );
     }
 }

@@ -309,9 +309,7 @@ impl<'a> Physical<'a> {
             Node::Unnest { input, collection, left, ordinality } => {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
-                let element_arity = fields.len() - input.fields.len();
-                let element_arity = element_arity - usize::from(ordinality);
-                let spec = weir_operators::UnnestSpec { collection, element_arity, left, ordinality };
+                let spec = weir_operators::UnnestSpec { collection, left, ordinality };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
                     kind: PhysicalKind::Correlate(spec),

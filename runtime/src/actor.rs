@@ -190,7 +190,7 @@ impl SubtaskActor {
         let started = Instant::now();
         memory::set_running(self.chain_name());
         let result = step(self).map(|()| self.route_produced()).and_then(|()| self.check_memory());
-        memory::set_running("");
+        memory::clear_running();
         self.metrics.add_busy(started.elapsed());
         self.metrics.set_records_into_last(self.chain.rows_into_last());
         self.metrics.set_records_read(self.chain.rows_read());

@@ -42,7 +42,9 @@ thread_local! {
     static UNFLUSHED: Cell<isize> = const { Cell::new(0) };
     /// The operator running on this thread, for the message on a refused allocation: a copy,
     /// so that reading it allocates nothing and borrows nothing.
-    static RUNNING: Cell<([u8; NAME_CAPACITY], usize)> = const { Cell::new(([0; NAME_CAPACITY], 0)) };
+    static RUNNING: Cell<[u8; NAME_CAPACITY]> = const { Cell::new([0; NAME_CAPACITY]) };
+    /// How many bytes of [`RUNNING`] are the name; 0 when no operator runs.
+    static RUNNING_LEN: Cell<usize> = const { Cell::new(0) };
     /// Whether this thread is in [`fallible`]: a refused allocation is its caller's to report.
     static FALLIBLE: Cell<bool> = const { Cell::new(false) };
     /// The size of the last allocation refused on this thread.
@@ -139,16 +141,23 @@ pub fn heap_bytes() -> Option<u64> {
     TRACKING.load(Ordering::Relaxed).then(|| HEAP.load(Ordering::Relaxed).max(0) as u64)
 }
 
-/// Records `name` as the operator running on this thread until the next call (an empty name
-/// clears it). Cheap: a copy of at most 192 bytes into a thread-local.
+/// Records `name` as the operator running on this thread until [`clear_running`]. Cheap: a
+/// copy of the name (at most 192 bytes) into a thread-local.
 pub fn set_running(name: &str) {
     let mut end = name.len().min(NAME_CAPACITY);
     while !name.is_char_boundary(end) {
         end -= 1;
     }
-    let mut buffer = [0; NAME_CAPACITY];
-    buffer[..end].copy_from_slice(&name.as_bytes()[..end]);
-    let _ = RUNNING.try_with(|running| running.set((buffer, end)));
+    let _ = RUNNING.try_with(|running| {
+        let bytes: &Cell<[u8]> = running;
+        bytes.as_slice_of_cells().iter().zip(&name.as_bytes()[..end]).for_each(|(cell, &b)| cell.set(b));
+    });
+    let _ = RUNNING_LEN.try_with(|len| len.set(end));
+}
+
+/// Records that no operator runs on this thread.
+pub fn clear_running() {
+    let _ = RUNNING_LEN.try_with(|len| len.set(0));
 }
 
 /// Runs `grow` (a `try_reserve`), turning a refused allocation into
@@ -191,7 +200,8 @@ fn report_refused(size: usize) {
         return;
     }
     let mut message = StackText::default();
-    let (name, len) = RUNNING.try_with(Cell::get).unwrap_or(([0; NAME_CAPACITY], 0));
+    let name = RUNNING.try_with(Cell::get).unwrap_or([0; NAME_CAPACITY]);
+    let len = RUNNING_LEN.try_with(Cell::get).unwrap_or(0);
     let operator = std::str::from_utf8(&name[..len]).unwrap_or("");
     let heap = HEAP.load(Ordering::Relaxed).max(0) as u64;
     let _ = if operator.is_empty() {

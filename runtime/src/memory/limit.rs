@@ -180,11 +180,6 @@ impl MemoryGuard {
         Some(MemoryGuard { limit, next_measure: AtomicU64::new(0), step })
     }
 
-    /// The limit watched.
-    pub fn limit(&self) -> &MemoryLimit {
-        &self.limit
-    }
-
     /// What the process uses when it has come within a tenth of the limit.
     pub fn exceeded(&self) -> Option<Exceeded> {
         let heap = heap_bytes()?;

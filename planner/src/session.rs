@@ -308,8 +308,7 @@ impl Session {
             Statement::Set { key: Some(key), value } => self.set(key, value),
             Statement::Set { key: None, .. } => {
                 let listing = crate::settings::listing(&self.settings, &self.initial_runtime);
-                let table = crate::tableau::key_value_table(&listing);
-                self.write_lines(&[table.trim_end().to_string()])
+                self.write_text(&crate::tableau::key_value_table(&listing))
             }
             Statement::Reset(key) => {
                 self.reset(key.as_deref());
@@ -328,8 +327,9 @@ impl Session {
             Statement::StatementSet(inserts) => self.insert(inserts, located.position),
             Statement::Query(query) => self.select(query),
             Statement::Explain { details, statement } => {
-                let text = self.explain(statement, details, located.position)?;
-                self.write_lines(&[text])
+                let mut text = self.explain(statement, details, located.position)?;
+                text.push('\n');
+                self.write_text(&text)
             }
         }
     }
@@ -350,11 +350,12 @@ impl Session {
         )
     }
 
-    fn write_lines(&mut self, lines: &[String]) -> Result<()> {
-        for line in lines {
-            writeln!(self.out.lock(), "{line}").map_err(|e| weir_runtime::Error::writing("the query's results", &e))?;
-        }
-        Ok(())
+    /// Writes `text` to the session's output and flushes it.
+    fn write_text(&self, text: &str) -> Result<()> {
+        let mut out = self.out.lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| weir_runtime::Error::writing("the query's results", &e).into())
     }
 
     /// The EXPLAIN text of a statement.
@@ -438,16 +439,12 @@ impl Session {
         let ran = self.run_query(plan, Arc::new(move |_| Box::new(RowSink::new(Arc::clone(&consumer)))));
         if !changelog && matches!(ran, Err(Error::Runtime(weir_runtime::Error::Cancelled))) {
             let end = printer.lock().terminated();
-            let mut out = self.out.lock();
-            let _ = out.write_all(end.as_bytes()).and_then(|()| out.flush());
+            let _ = self.write_text(&end);
         }
         ran?;
         if !changelog {
             let end = printer.lock().finish();
-            let mut out = self.out.lock();
-            out.write_all(end.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| weir_runtime::Error::writing("the query's results", &e))?;
+            self.write_text(&end)?;
         }
         Ok(())
     }

@@ -1,7 +1,5 @@
 //! `SHOW TABLES` and `DESCRIBE t`, printed as Flink's SQL client prints them.
 
-use std::io::Write;
-
 use weir_runtime::types::TimeAttribute;
 
 use super::Session;
@@ -60,13 +58,6 @@ impl Session {
             ]);
         }
         self.write_text(&text_table(&["name", "type", "null", "key", "extras", "watermark"], &rows))
-    }
-
-    fn write_text(&mut self, text: &str) -> Result<()> {
-        let mut out = self.out.lock();
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| weir_runtime::Error::writing("the query's results", &e).into())
     }
 }
 

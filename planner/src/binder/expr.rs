@@ -138,8 +138,9 @@ fn null_literal() -> Expr {
     Expr::literal(Value::Null, DataType::string())
 }
 
-/// Casts the arguments to the type they meet in, ignoring bare NULLs when finding it.
-fn unify(mut exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
+/// The type `exprs` meet in (bare NULLs aside), or Flink's "Illegal mixing of types" naming
+/// `what`; `None` when all are bare NULLs.
+fn common_of(exprs: &[Expr], what: &str, at: Position) -> Result<Option<DataType>> {
     let mut common: Option<DataType> = None;
     for e in exprs.iter().filter(|e| !e.is_null_literal()) {
         common = Some(match common {
@@ -149,26 +150,32 @@ fn unify(mut exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
             })?,
         });
     }
-    if let Some(mut c) = common {
-        c.nullable = true;
-        exprs = exprs
-            .into_iter()
-            .map(|e| if e.is_null_literal() { Expr::literal(Value::Null, c.clone()) } else { e })
-            .collect();
-    }
-    Ok(exprs)
+    Ok(common)
 }
 
-/// `exprs` cast to the type they share (`ARRAY[1, 2.5]` holds DECIMALs), or Flink's
+/// `exprs` with their bare NULLs typed as `common`, nullable.
+fn typed_nulls(exprs: Vec<Expr>, common: &DataType) -> Vec<Expr> {
+    let mut null_type = common.clone();
+    null_type.nullable = true;
+    exprs
+        .into_iter()
+        .map(|e| if e.is_null_literal() { Expr::literal(Value::Null, null_type.clone()) } else { e })
+        .collect()
+}
+
+/// The arguments with their bare NULLs typed as the type the others meet in.
+fn unify(exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
+    Ok(match common_of(&exprs, what, at)? {
+        Some(common) => typed_nulls(exprs, &common),
+        None => exprs,
+    })
+}
+
+/// `exprs` cast to the type they meet in (`ARRAY[1, 2.5]` holds DECIMALs), or Flink's
 /// "Illegal mixing of types" naming `what`.
 fn to_common_type(exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr>> {
-    let exprs = unify(exprs, what, at)?;
-    let Some(first) = exprs.first() else { return Ok(exprs) };
-    let mut common = first.ty().clone();
-    for e in &exprs[1..] {
-        common = common_type(&common, e.ty()).unwrap_or(common);
-    }
-    Ok(exprs.into_iter().map(|e| e.cast_to(&common)).collect())
+    let Some(common) = common_of(&exprs, what, at)? else { return Ok(exprs) };
+    Ok(typed_nulls(exprs, &common).into_iter().map(|e| e.cast_to(&common)).collect())
 }
 
 impl ExprBinder<'_> {

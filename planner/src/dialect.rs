@@ -44,14 +44,14 @@ impl Dialect for FlinkDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
-        // `MAP[k1, v1, …]`, Flink's map constructor: a call of `MAP`.
+        // `MAP[k1, v1, …]`, Flink's map constructor: a call of the registry's `$MAP`.
         let is_map = matches!(&parser.peek_token().token, Token::Word(w) if w.value.eq_ignore_ascii_case("MAP"));
         if is_map && parser.peek_nth_token(1).token == Token::LBracket {
             parser.next_token();
             parser.next_token();
             return Some(parser.parse_comma_separated(Parser::parse_expr).and_then(|args| {
                 parser.expect_token(&Token::RBracket)?;
-                Ok(call("MAP", args))
+                Ok(call(weir_operators::expr::functions::collection::MAP_CONSTRUCTOR, args))
             }));
         }
         let is_table = matches!(&parser.peek_token().token, Token::Word(w) if w.keyword == Keyword::TABLE);

@@ -280,7 +280,7 @@ impl ExprBinder<'_> {
             ast::Expr::Array(array) => {
                 let elements = array.elem.iter().map(|e| self.bind_node(e)).collect::<Result<Vec<_>>>()?;
                 let elements = to_common_type(elements, "ARRAY", position_of(node))?;
-                let constructor = functions::lookup("ARRAY").expect("ARRAY is registered");
+                let constructor = functions::lookup(collection::ARRAY_CONSTRUCTOR).expect("ARRAY[…] is registered");
                 self.call(Function::Scalar(constructor), elements, node)
             }
             ast::Expr::CompoundFieldAccess { root, access_chain } => {
@@ -653,8 +653,7 @@ impl ExprBinder<'_> {
             args = unify(args, "COALESCE", position_of(node))?;
         }
         match name.as_str() {
-            "ARRAY" => args = to_common_type(args, "ARRAY", position_of(node))?,
-            "MAP" if args.len() % 2 == 0 => {
+            collection::MAP_CONSTRUCTOR if args.len() % 2 == 0 => {
                 let (mut keys, mut values) = (Vec::new(), Vec::new());
                 for (i, arg) in args.into_iter().enumerate() {
                     if i % 2 == 0 {

@@ -15,10 +15,17 @@ pub(super) fn entries() -> Vec<Entry> {
         Entry { names: &["ELEMENT"], make: || ScalarRef::new(ELEMENT) },
         Entry { names: &["ITEM"], make: || ScalarRef::new(ITEM) },
         Entry { names: &["ROW"], make: || ScalarRef::new(ROW) },
-        Entry { names: &["ARRAY"], make: || ScalarRef::new(ARRAY) },
-        Entry { names: &["MAP"], make: || ScalarRef::new(MAP) },
+        // The bracket constructors, under names a call cannot have: `ARRAY(1, 2)` and `MAP(…)`
+        // are no functions in Flink.
+        Entry { names: &[ARRAY_CONSTRUCTOR], make: || ScalarRef::new(ARRAY) },
+        Entry { names: &[MAP_CONSTRUCTOR], make: || ScalarRef::new(MAP) },
     ]
 }
+
+/// The registry name of `ARRAY[…]` (the parser's call for the brackets).
+pub const ARRAY_CONSTRUCTOR: &str = "$ARRAY";
+/// The registry name of `MAP[…]` (the parser's call for the brackets).
+pub const MAP_CONSTRUCTOR: &str = "$MAP";
 
 /// The type of elements `types` share (the binder casts them to one type first), nullable
 /// when any is.

@@ -6,12 +6,12 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use weir_runtime::{memory, Chunk, DataType, Operator, OperatorContext, Output, Result};
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
-use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
+use crate::aggregate::{room_for_one, Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::unexpected_columns;
 use crate::spec::OperatorSpec;
 
@@ -173,9 +173,8 @@ impl Bundled for GlobalGroupAggregateOperator {
             if typed.bundled() == 0 {
                 return Ok(());
             }
-            typed.try_reserve()?;
             let groups = typed.bundled();
-            let mut emitted = typed.flush();
+            let mut emitted = typed.flush()?;
             self.meter.flushed(groups, ctx, &mut emitted);
             out.collect(emitted);
             return Ok(());
@@ -183,7 +182,6 @@ impl Bundled for GlobalGroupAggregateOperator {
         if self.bundle.is_empty() {
             return Ok(());
         }
-        memory::fallible(|| self.groups.try_reserve(self.bundle.len()))?;
         let now = if self.emission.ttl_millis > 0 { ctx.processing_time() } else { 0 };
         let groups = self.bundle.len();
         let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), groups);
@@ -195,6 +193,7 @@ impl Bundled for GlobalGroupAggregateOperator {
             if self.groups.get(&key).is_some_and(|g| emission.expired(g.written, now)) {
                 self.groups.remove(&key);
             }
+            room_for_one(&mut self.groups)?;
             let Self { groups, calls, arg_types, scratch, distinct, .. } = self;
             let group = match groups.entry_ref(&key[..]) {
                 EntryRef::Occupied(entry) => entry.into_mut(),

@@ -11,12 +11,12 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use weir_runtime::{memory, Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
 use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
-use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
+use crate::aggregate::{room_for_one, Accumulator, AggregateCall, TypedCalls, TypedGroups};
 use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
@@ -208,11 +208,12 @@ impl GroupAggregateOperator {
         rows: impl Iterator<Item = (RowKind, &'r [Value])>,
         now: i64,
         emitted: &mut Chunk,
-    ) {
+    ) -> Result<()> {
         let emission = self.emission;
         if self.groups.get(key).is_some_and(|g| emission.expired(g.written, now)) {
             self.groups.remove(key);
         }
+        room_for_one(&mut self.groups)?;
         let mut rows = rows.peekable();
         let Self { groups, calls, arg_types, retracting, scratch, .. } = self;
         let group = match groups.entry_ref(key) {
@@ -223,7 +224,7 @@ impl GroupAggregateOperator {
                     rows.next();
                 }
                 if rows.peek().is_none() {
-                    return;
+                    return Ok(());
                 }
                 let distinct = if calls.iter().any(|c| c.distinct) {
                     calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
@@ -241,6 +242,7 @@ impl GroupAggregateOperator {
         if group.emit_change(first, key, calls, emission, scratch, emitted) {
             groups.remove(key);
         }
+        Ok(())
     }
 
     /// The processing time state TTL reads (0 without a TTL: nothing expires).
@@ -259,14 +261,13 @@ impl Bundled for GroupAggregateOperator {
         if self.meter.as_ref().is_none_or(BundleMeter::is_empty) {
             return Ok(());
         }
-        memory::fallible(|| self.groups.try_reserve(self.bundle.rows.len()))?;
         let now = self.now(ctx);
         // Drained in place: the table keeps its capacity for the next bundle.
         let mut bundle = std::mem::take(&mut self.bundle);
         let mut emitted = Chunk::with_capacity(self.keys.len() + self.calls.len(), bundle.rows.len());
         let groups = bundle.rows.len();
         for (key, rows) in bundle.rows.drain() {
-            self.apply(&key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted);
+            self.apply(&key, rows.iter().map(|(k, r)| (*k, &r[..])), now, &mut emitted)?;
         }
         bundle.bytes = 0;
         self.bundle = bundle;
@@ -328,20 +329,19 @@ impl Operator for GroupAggregateOperator {
             return Ok(());
         }
         if let Some(typed) = self.typed_groups() {
-            typed.try_reserve(chunk.len())?;
-            let Some(mut emitted) = typed.process(&chunk) else { return Err(unexpected_columns("GroupAggregate")) };
+            let Some(emitted) = typed.process(&chunk) else { return Err(unexpected_columns("GroupAggregate")) };
+            let mut emitted = emitted?;
             emitted.set_origin_nanos(chunk.origin_nanos());
             out.collect(emitted);
             return Ok(());
         }
-        memory::fallible(|| self.groups.try_reserve(chunk.len()))?;
         let arity = self.keys.len() + self.calls.len();
         let mut emitted = Chunk::with_capacity(arity, chunk.len());
         let mut key = std::mem::take(&mut self.key);
         for (kind, row) in chunk.rows() {
             key.clear();
             key.extend(self.keys.iter().map(|&k| row[k].clone()));
-            self.apply(&key, std::iter::once((kind, row)), now, &mut emitted);
+            self.apply(&key, std::iter::once((kind, row)), now, &mut emitted)?;
         }
         self.key = key;
         emitted.set_origin_nanos(chunk.origin_nanos());

@@ -95,27 +95,24 @@ impl TypedGlobalGroups {
         Some(())
     }
 
-    /// Makes room in the groups' state for every key of the bundle, or says that the memory
-    /// limit leaves none.
-    ///
-    /// # Errors
-    /// [`weir_runtime::Error::AllocationRefused`] when it cannot.
-    pub fn try_reserve(&mut self) -> weir_runtime::Result<()> {
-        let additional = self.bundle.len();
-        memory::fallible(|| self.keys.try_reserve(&mut self.table, additional))?;
-        memory::fallible(|| self.slab.try_reserve(additional))
-    }
-
     /// Merges the bundle into the groups' state and returns Flink's changelog: per group, `+I`
     /// when new, `-U`/`+U` when changed, `-D` when its last row left. The bundle is empty afterwards.
-    pub fn flush(&mut self) -> Chunk {
+    ///
+    /// # Errors
+    /// [`weir_runtime::Error::AllocationRefused`] when the state cannot grow by the bundle's new
+    /// keys (the memory limit leaves no room); nothing is merged then.
+    pub fn flush(&mut self) -> weir_runtime::Result<Chunk> {
         let mut out = Changelog::new(self.calls.len(), self.bundle.len());
         let options = EmitOptions { update_before: self.update_before, emit_unchanged: self.emit_unchanged };
-        let Self { calls, table, slab, bundle, bundle_slab, .. } = self;
+        let Self { calls, table, slab, bundle, bundle_slab, keys: key_kind, .. } = self;
         // The state ids of the bundle's keys first, in a loop of independent probes the
         // processor overlaps. Each key is once in the bundle, so they stay right: only its own
         // key's group is created or dropped while one is merged.
         let found: Vec<Option<u32>> = (0..bundle.len() as u32).map(|b| table.get_key_of(bundle, b)).collect();
+        // Room for the keys not in the state, as their inserts would grow it.
+        let new = found.iter().filter(|f| f.is_none()).count();
+        memory::fallible(|| key_kind.try_reserve(table, new))?;
+        memory::fallible(|| slab.try_reserve(new))?;
         for b in 0..bundle.len() as u32 {
             let mut merged = bundle_slab.group(b);
             let rows = *merged.rows();
@@ -140,7 +137,7 @@ impl TypedGlobalGroups {
         let keys = self.keys.arrays(&self.bundle, out.sources().iter().copied());
         self.bundle.clear();
         self.bundle_slab.clear();
-        out.finish(keys, &self.calls)
+        Ok(out.finish(keys, &self.calls))
     }
 }
 

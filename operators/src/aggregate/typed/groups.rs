@@ -50,23 +50,15 @@ impl TypedGroups {
         self.table.len()
     }
 
-    /// Makes room for `additional` more groups, or says that the memory limit leaves none.
-    ///
-    /// # Errors
-    /// [`weir_runtime::Error::AllocationRefused`] when it cannot.
-    pub fn try_reserve(&mut self, additional: usize) -> weir_runtime::Result<()> {
-        memory::fallible(|| self.keys.try_reserve(&mut self.table, additional))?;
-        memory::fallible(|| self.slab.try_reserve(additional))
-    }
-
     /// Whether no group has state.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Applies every row of `chunk` in order and returns Flink's changelog for them; `None`
-    /// when a column does not have the type the state was built for.
-    pub fn process(&mut self, chunk: &Chunk) -> Option<Chunk> {
+    /// when a column does not have the type the state was built for, an error when the state
+    /// cannot grow by the chunk's new keys (the memory limit leaves no room; nothing applied).
+    pub fn process(&mut self, chunk: &Chunk) -> Option<weir_runtime::Result<Chunk>> {
         let columns = chunk.columns();
         let key_arrays: Vec<ArrayRef> = self.key_columns.iter().map(|&k| columns.compacted(k)).collect();
         let key_arrays = self.keys.columns(&key_arrays)?;
@@ -74,10 +66,17 @@ impl TypedGroups {
         let args = argument_columns(&self.calls, |a| columns.compacted(a))?;
         let mut out = Changelog::new(self.calls.len(), chunk.len());
         let options = EmitOptions { update_before: self.update_before, emit_unchanged: self.emit_unchanged };
-        let Self { calls, table, slab, .. } = self;
+        let Self { calls, table, slab, keys: key_kind, .. } = self;
         // The keys' ids first, in a loop of independent probes the processor overlaps; a key
         // whose group is created or dropped within the chunk is probed again when it comes.
         let found: Vec<Option<u32>> = (0..chunk.len()).map(|i| keys.get(table, i)).collect();
+        // Room for the keys not found, at most: the state grows as their inserts would grow it.
+        let new = found.iter().filter(|f| f.is_none()).count();
+        if let Err(refused) = memory::fallible(|| key_kind.try_reserve(table, new))
+            .and_then(|()| memory::fallible(|| slab.try_reserve(new)))
+        {
+            return Some(Err(refused));
+        }
         // Hashes of the keys whose group was created or dropped in this chunk.
         let mut changed: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
         for (i, &kind) in chunk.kinds().iter().enumerate() {
@@ -109,7 +108,7 @@ impl TypedGroups {
             }
         }
         let keys = key_arrays.iter().map(|k| weir_runtime::chunk::take(k, out.sources())).collect();
-        Some(out.finish(keys, calls))
+        Some(Ok(out.finish(keys, calls)))
     }
 }
 

@@ -171,11 +171,6 @@ fn session(settings: &[(String, String)]) -> Result<Session, String> {
     Ok(session)
 }
 
-fn located(file: &str, e: &weir::planner::ScriptError) -> String {
-    let at = e.position();
-    format!("{file}:{}:{}: {}", at.line, at.column, e.error)
-}
-
 fn run_script(args: &[String]) -> Result<(), String> {
     let (file, settings, stats) = parse_run_arguments(args)?;
     let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
@@ -191,7 +186,7 @@ fn run_script(args: &[String]) -> Result<(), String> {
         // Ctrl-C, or the reader of standard output has gone (`| head`): the command ends quietly.
         Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
         Err(e) if e.error.is_output_closed() => Ok(()),
-        other => other.map_err(|e| located(&file, &e)),
+        other => other.map_err(|e| e.in_file(&file)),
     };
     if stats.text || stats.json.is_some() {
         let report = weir::stats::RunStats {
@@ -212,6 +207,6 @@ fn run_script(args: &[String]) -> Result<(), String> {
 fn explain_script(args: &[String]) -> Result<(), String> {
     let (file, settings) = parse_arguments(args)?;
     let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-    let text = session(&settings)?.explain_script(&sql).map_err(|e| located(&file, &e))?;
+    let text = session(&settings)?.explain_script(&sql).map_err(|e| e.in_file(&file))?;
     print_text(text.trim_end_matches('\n'))
 }

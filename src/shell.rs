@@ -48,7 +48,7 @@ pub fn run(mut session: Session) -> Result<(), String> {
                         Err(e) if matches!(e.error, Error::Runtime(weir::runtime::Error::Cancelled)) => {
                             println!("[INFO] The statement was cancelled.")
                         }
-                        Err(e) => println!("[ERROR] Could not execute SQL statement. Reason:\n{}", e.error),
+                        Err(e) => println!("[ERROR] Could not execute SQL statement. Reason:\n{}", e.in_statement()),
                     },
                 }
             }

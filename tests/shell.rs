@@ -17,7 +17,10 @@ fn the_shell_runs_statements_typed_at_its_prompt() {
     shell.exp_string("| +U |           6 |").unwrap();
     shell.exp_string("Received a total of 5 rows").unwrap();
     shell.send_line("SELECT nope FROM t;").unwrap();
-    shell.exp_string("Column 'nope' not found in any table").unwrap();
+    // Flink's message, which names the position; other errors start with theirs.
+    shell.exp_string("SQL validation failed. From line 1, column 8: Column 'nope' not found in any table").unwrap();
+    shell.send_line("SELECT a FROM t WHERE;").unwrap();
+    shell.exp_string("At line 1, column 22: SQL parse failed. Expected: an expression, found: ;").unwrap();
     shell.send_line("HELP;").unwrap();
     shell.exp_string("QUIT;                        leave").unwrap();
     shell.send_line("QUIT;").unwrap();

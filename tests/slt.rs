@@ -127,7 +127,7 @@ fn run(session: &mut Session, printed: &Arc<Mutex<Vec<u8>>>, out: &Buffer, sql: 
     out.0.lock().clear();
     let result = session.execute_script(sql).map_err(|e| {
         let at = e.position();
-        format!("{}:{}: {}", at.line, at.column, e.error)
+        format!("{}:{}: {}", at.line, at.column, e.error.message_without_position())
     });
     let mut text = String::from_utf8_lossy(&printed.lock()).into_owned();
     text.push_str(&String::from_utf8_lossy(&out.0.lock()));

@@ -93,6 +93,15 @@ impl Error {
         matches!(self, Error::Runtime(e) if e.is_output_closed())
     }
 
+    /// The message without the position Flink writes into a validation message ("From line L,
+    /// column C: "), for a caller that writes the position itself.
+    pub fn message_without_position(&self) -> String {
+        match self {
+            Error::Validation { message, .. } => format!("SQL validation failed. {message}"),
+            other => other.to_string(),
+        }
+    }
+
     /// Where the error is in the script, when known.
     pub fn position(&self) -> Option<Position> {
         match self {

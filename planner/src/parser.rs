@@ -236,6 +236,47 @@ pub struct Located {
     pub hints: Vec<TableHint>,
     /// Its `/*+ LOOKUP(…) */` query hints.
     pub lookup_hints: Vec<crate::lookup_options::LookupHint>,
+    /// Where each of its join operators (`JOIN`, `LEFT JOIN`, `CROSS JOIN`, …) starts, in
+    /// order: the syntax tree keeps only the joined table's place, and a refused join is
+    /// reported at its operator.
+    pub join_operators: Vec<Position>,
+}
+
+/// Where each join operator of `tokens` starts: its `JOIN` keyword or the first of the words
+/// before it that qualify the join (`NATURAL`, `LEFT`, `FULL OUTER`, `CROSS`, …).
+fn join_operators(tokens: &[TokenWithSpan]) -> Vec<Position> {
+    let keyword = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) => Some(w.keyword),
+        _ => None,
+    };
+    let qualifies = |k: Keyword| {
+        matches!(
+            k,
+            Keyword::NATURAL
+                | Keyword::LEFT
+                | Keyword::RIGHT
+                | Keyword::FULL
+                | Keyword::INNER
+                | Keyword::OUTER
+                | Keyword::CROSS
+                | Keyword::SEMI
+                | Keyword::ANTI
+        )
+    };
+    let significant: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    let mut starts = Vec::new();
+    for (i, token) in significant.iter().enumerate() {
+        if keyword(token) != Some(Keyword::JOIN) {
+            continue;
+        }
+        let mut first = i;
+        while first > 0 && keyword(significant[first - 1]).is_some_and(qualifies) {
+            first -= 1;
+        }
+        let start = significant[first].span.start;
+        starts.push(Position { line: start.line, column: start.column });
+    }
+    starts
 }
 
 /// The position of a parser error, read from its message.
@@ -303,6 +344,7 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     let dialect = FlinkDialect;
     let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| parse_error(e.into()))?;
     check_nesting(&tokens)?;
+    let joins = join_operators(&tokens);
     let mut hints = table_hints(&tokens)?.into_iter().peekable();
     let mut lookup_hints = crate::lookup_options::lookup_hints(&tokens)?.into_iter().peekable();
     let (tokens, conflicts) = take_conflict_clauses(tokens);
@@ -328,14 +370,12 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
         })?;
         // The statement's hints and clauses are those before the next token.
         let end = parser.peek_token().span.start;
-        let own_clauses: Vec<(Position, ConflictStrategy)> = conflicts
-            .iter()
-            .filter(|(p, _)| {
-                (p.line, p.column) >= (position.line, position.column)
-                    && ((p.line, p.column) < (end.line, end.column) || end.line == 0)
-            })
-            .copied()
-            .collect();
+        let in_statement = |p: &Position| {
+            (p.line, p.column) >= (position.line, position.column)
+                && ((p.line, p.column) < (end.line, end.column) || end.line == 0)
+        };
+        let own_clauses: Vec<(Position, ConflictStrategy)> =
+            conflicts.iter().filter(|(p, _)| in_statement(p)).copied().collect();
         if !attach_conflict_clauses(&mut statement, &own_clauses) {
             return Err(Error::Parse {
                 position: own_clauses[0].0,
@@ -353,7 +393,8 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
         {
             own_lookups.push(hint);
         }
-        statements.push(Located { position, statement, hints: own, lookup_hints: own_lookups });
+        let join_operators = joins.iter().filter(|p| in_statement(p)).copied().collect();
+        statements.push(Located { position, statement, hints: own, lookup_hints: own_lookups, join_operators });
         if !parser.consume_token(&Token::SemiColon) && parser.peek_token().token != Token::EOF {
             let t = parser.peek_token();
             return Err(Error::Parse {

@@ -45,6 +45,8 @@ pub struct Planner<'a> {
     options: PlannerOptions,
     parallelism: usize,
     clock: Arc<dyn Clock>,
+    /// Where the statement's join operators start (refused joins are reported there).
+    join_operators: &'a [Position],
 }
 
 /// An INSERT after binding: the table it writes and its rows, cast to the table's columns.
@@ -56,8 +58,8 @@ pub struct BoundInsert {
 }
 
 impl<'a> Planner<'a> {
-    /// A planner over `catalog` and `registry` with the session's `settings` and the statement's
-    /// `LOOKUP` hints; jobs run at `parallelism` with lookup caches reading `clock`.
+    /// A planner over `catalog` and `registry` with the session's `settings`, the statement's
+    /// `LOOKUP` hints and the places of its join operators; jobs run at `parallelism` with lookup caches reading `clock`.
     ///
     /// # Errors
     /// Settings that do not fit together (mini-batch on without a latency).
@@ -66,12 +68,13 @@ impl<'a> Planner<'a> {
         registry: &'a ConnectorRegistry,
         settings: &Settings,
         lookup_hints: Vec<LookupHint>,
+        join_operators: &'a [Position],
         parallelism: usize,
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
         let mut options = PlannerOptions::from_settings(settings)?;
         options.lookup_hints = lookup_hints;
-        Ok(Planner { catalog, registry, options, parallelism, clock })
+        Ok(Planner { catalog, registry, options, parallelism, clock, join_operators })
     }
 
     /// The options the planner plans with.
@@ -84,7 +87,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// Unknown tables or columns, type mismatches, unsupported SQL.
     pub fn bind_query(&self, query: &Query) -> Result<Plan> {
-        Binder::new(self.catalog).bind_query(query)
+        Binder::new(self.catalog).with_join_operators(self.join_operators).bind_query(query)
     }
 
     /// Phase 1: an INSERT's sink and logical plan, its rows cast to the sink's types.

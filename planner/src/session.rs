@@ -68,6 +68,8 @@ pub struct Session {
     settings: Settings,
     /// The `LOOKUP` hints of the statement being planned.
     lookup_hints: Vec<crate::lookup_options::LookupHint>,
+    /// Where the join operators of the statement being planned start.
+    join_operators: Vec<Position>,
     running: Vec<(String, JobHandle)>,
     /// Reports of the jobs that finished, in the order they ended.
     reports: Vec<JobReport>,
@@ -92,6 +94,22 @@ impl ScriptError {
     pub fn position(&self) -> Position {
         self.error.position().unwrap_or(self.statement)
     }
+
+    /// The error as a command reports it for a script read from `file`: `file:line:column:
+    /// message`, the position written once (the prefix, not Flink's "From line …").
+    pub fn in_file(&self, file: &str) -> String {
+        let at = self.position();
+        format!("{file}:{}:{}: {}", at.line, at.column, self.error.message_without_position())
+    }
+
+    /// The error as the interactive shell reports it: Flink's message, which names the position
+    /// of a validation error; other errors with a position start with it.
+    pub fn in_statement(&self) -> String {
+        match (&self.error, self.error.position()) {
+            (Error::Validation { .. }, _) | (_, None) => self.error.to_string(),
+            (error, Some(at)) => format!("At {at}: {error}"),
+        }
+    }
 }
 
 impl Session {
@@ -105,6 +123,7 @@ impl Session {
             runtime,
             settings: crate::settings::session_settings(),
             lookup_hints: Vec::new(),
+            join_operators: Vec::new(),
             running: Vec::new(),
             reports: Vec::new(),
             cancellers: Arc::default(),
@@ -277,6 +296,7 @@ impl Session {
             self.table_store(false)?;
         }
         self.lookup_hints = located.lookup_hints.clone();
+        self.join_operators = located.join_operators.clone();
         if located.hints.is_empty() {
             return f(self);
         }
@@ -345,6 +365,7 @@ impl Session {
             &self.registry,
             &self.settings,
             self.lookup_hints.clone(),
+            &self.join_operators,
             self.runtime.default_parallelism,
             Arc::clone(&self.runtime.clock),
         )

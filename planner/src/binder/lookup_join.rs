@@ -12,7 +12,7 @@ use weir_runtime::Field;
 
 use super::expr::ExprBinder;
 use super::scope::{position_of, Scope};
-use super::{unsupported, unsupported_at, Binder};
+use super::{unsupported, Binder};
 use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Result};
 use crate::plan::{Node, Plan};
@@ -54,13 +54,13 @@ impl Binder<'_> {
         let (join_type, constraint) = match &join.join_operator {
             JoinOperator::Join(c) | JoinOperator::Inner(c) => (LookupJoinType::Inner, c),
             JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (LookupJoinType::LeftOuter, c),
-            _ => return Err(unsupported_at(&join.relation, "Joins other than INNER and LEFT lookup joins")),
+            _ => return Err(self.unsupported_join(join, "Joins other than INNER and LEFT lookup joins")),
         };
         let TableFactor::Table { name, alias, version: Some(TableVersion::ForSystemTimeAsOf(time)), .. } =
             &join.relation
         else {
-            return Err(unsupported_at(
-                &join.relation,
+            return Err(self.unsupported_join(
+                join,
                 "Regular joins (weir plans lookup joins: JOIN t FOR SYSTEM_TIME AS OF s.proc_time AS d ON …)",
             ));
         };

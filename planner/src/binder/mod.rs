@@ -27,6 +27,8 @@ pub struct Binder<'a> {
     catalog: &'a Catalog,
     /// Common table expressions in scope, innermost last.
     ctes: Vec<HashMap<String, ast::Query>>,
+    /// Where the statement's join operators start, in order.
+    join_operators: &'a [Position],
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -63,7 +65,26 @@ fn identity(fields: &[Field]) -> Vec<Expr> {
 impl<'a> Binder<'a> {
     /// A binder over `catalog`.
     pub fn new(catalog: &'a Catalog) -> Self {
-        Binder { catalog, ctes: Vec::new() }
+        Binder { catalog, ctes: Vec::new(), join_operators: &[] }
+    }
+
+    /// The binder reports a refused join at its operator, the last of `join_operators` (in
+    /// order) before the joined table; without them, at the joined table.
+    pub fn with_join_operators(mut self, join_operators: &'a [Position]) -> Self {
+        self.join_operators = join_operators;
+        self
+    }
+
+    /// A join weir does not plan: at its operator (`FULL OUTER JOIN`, `JOIN`), which the
+    /// syntax tree does not keep, so it is the last join operator written before the table.
+    fn unsupported_join(&self, join: &ast::Join, what: impl std::fmt::Display) -> Error {
+        let table = ast::Spanned::span(&join.relation).start;
+        let operator =
+            self.join_operators.iter().rev().find(|p| (p.line, p.column) < (table.line, table.column)).copied();
+        match operator {
+            Some(position) => Error::UnsupportedAt { position, feature: what.to_string() },
+            None => unsupported_at(&join.relation, what),
+        }
     }
 
     /// Binds a query.

@@ -60,7 +60,7 @@ impl Binder<'_> {
         let left = match &join.join_operator {
             JoinOperator::CrossJoin(c) | JoinOperator::Join(c) | JoinOperator::Inner(c) if on_true(c) => false,
             JoinOperator::Left(c) | JoinOperator::LeftOuter(c) if on_true(c) => true,
-            _ => return Err(unsupported_at(&join.relation, "UNNEST joined otherwise than by CROSS JOIN or ON TRUE")),
+            _ => return Err(self.unsupported_join(join, "UNNEST joined otherwise than by CROSS JOIN or ON TRUE")),
         };
         let [collection] = collections.as_slice() else {
             return Err(unsupported_at(&join.relation, "UNNEST of more than one collection"));

@@ -169,11 +169,19 @@ fn every_type_generates_values_of_its_type() {
         ("ltz", "TIMESTAMP_LTZ(3)"),
         ("arr", "ARRAY<INT>"),
         ("mp", "MAP<STRING, BIGINT>"),
+        ("bag", "MULTISET<INT>"),
     ];
     let rows = generate(
         1,
         &cols,
-        &[FAST, ("number-of-rows", "20"), ("fields.arr.length", "4"), ("fields.mp.key.length", "8")],
+        &[
+            FAST,
+            ("number-of-rows", "20"),
+            ("fields.arr.length", "4"),
+            ("fields.mp.key.length", "8"),
+            ("fields.bag.element.min", "1"),
+            ("fields.bag.element.max", "2"),
+        ],
     );
     assert_eq!(rows.len(), 20);
     for r in &rows {
@@ -190,6 +198,12 @@ fn every_type_generates_values_of_its_type() {
         assert!(matches!(v[14], Value::Timestamp(_)) && matches!(v[15], Value::TimestampLtz(_)));
         assert!(matches!(&v[16], Value::Array(a) if a.len() == 4 && matches!(a[0], Value::Int(_))));
         assert!(matches!(&v[17], Value::Map(m) if !m.is_empty() && m[0].0.as_str().unwrap().len() == 8));
+        // A bag counts each distinct element from 0 to 10, as Flink's generator does.
+        let Value::Map(bag) = &v[18] else { panic!("a bag is a map of counts: {:?}", v[18]) };
+        assert!((1..=2).contains(&bag.len()), "{bag:?}");
+        for (element, count) in bag.iter() {
+            assert!(matches!(element, Value::Int(1 | 2)) && matches!(count, Value::Int(0..=10)), "{bag:?}");
+        }
     }
 }
 

@@ -159,8 +159,14 @@ fn random_generator(name: &str, ty: &DataType, options: &mut TableOptions) -> Re
             let length = length(name, RANDOM_COLLECTION_LENGTH, options)?;
             RandomKind::Map { key: Box::new(key_gen), value: Box::new(value_gen), length }
         }
-        // Flink's generator gives a bag random counts; weir does not generate bags yet.
-        LogicalType::Multiset(_) => return Err(Error::Validation(format!("Unsupported type: {ty}"))),
+        // A bag is a map from each element to how often it occurs: Flink counts from 0 to 10.
+        LogicalType::Multiset(element) => {
+            let element = random_generator(&format!("{name}.element"), element, options)?;
+            let count = RandomKind::Integer { min: 0, max: 10, ty: DataType::int().not_null() };
+            let length = length(name, RANDOM_COLLECTION_LENGTH, options)?;
+            let count = FieldGenerator::Random { kind: count, null_rate: 0.0 };
+            RandomKind::Map { key: Box::new(element), value: Box::new(count), length }
+        }
         LogicalType::Row(fields) => RandomKind::Row(
             fields
                 .iter()

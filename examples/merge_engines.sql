@@ -265,7 +265,7 @@ SELECT * FROM test_bool_and WHERE id = 1;
 -- +----+---------------------+
 -- | id | has_all_permissions |
 -- +----+---------------------+
--- |  1 | false               |
+-- |  1 | FALSE               |
 -- +----+---------------------+
 
 CREATE TABLE test_bool_or (
@@ -283,5 +283,5 @@ SELECT * FROM test_bool_or WHERE id = 1;
 -- +----+---------------+
 -- | id | has_any_alert |
 -- +----+---------------+
--- |  1 | true          |
+-- |  1 | TRUE          |
 -- +----+---------------+

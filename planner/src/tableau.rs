@@ -9,48 +9,57 @@
 //! Received a total of 1 row
 //! ```
 //!
-//! Column widths follow the column types (wide enough for the type's values, at least the
-//! header); longer values are cut with `...`; NULL prints as `<NULL>`; values are right-aligned.
+//! A streaming query's columns are as wide as their types need (Flink's widths: 11 for INT, the
+//! precision and 2 for DECIMAL, 30 for strings and nested types, at least `<NULL>` and the
+//! column's name), since its rows are printed as they come; a batch query's rows are printed at
+//! the end, each column as wide as its widest text, at most 30. Longer values are cut with
+//! `...`; NULL prints as `<NULL>`; values are right-aligned and written as Flink's SQL client
+//! writes them ([`TextStyle::Printing`]).
 
 use std::fmt::Write;
 
-use weir_runtime::print::{timestamp_to_sql_string, value_to_string};
+use weir_operators::expr::text::{sql_text, TextStyle};
 use weir_runtime::{DataType, Field, LogicalType, Row, Value};
 
-/// The widest a column gets.
+/// The widest a column gets (`sql-client.display.max-column-width`).
 const MAX_COLUMN_WIDTH: usize = 30;
+/// How NULL prints.
+const NULL: &str = "<NULL>";
 
+/// A streaming column's width, as Flink's `columnWidthsByType` gives it.
 fn type_width(field: &Field) -> usize {
     let by_type = match &field.data_type.logical {
-        LogicalType::Boolean => 7,
         LogicalType::TinyInt => 4,
         LogicalType::SmallInt => 6,
         LogicalType::Int => 11,
         LogicalType::BigInt => 20,
-        LogicalType::Float | LogicalType::Double => 20,
-        LogicalType::Decimal { precision, scale } => usize::from(*precision) + 2 + usize::from(*scale > 0),
+        LogicalType::Decimal { precision, .. } => usize::from(*precision) + 2,
+        LogicalType::Boolean => 5,
         LogicalType::Date => 10,
-        LogicalType::Time(_) => 12,
-        LogicalType::Timestamp(p) | LogicalType::TimestampLtz(p) => 20 + usize::from(*p),
-        LogicalType::Char(n) | LogicalType::Varchar(n) => (*n as usize).min(MAX_COLUMN_WIDTH),
+        LogicalType::Time(p) => {
+            if *p == 0 {
+                8
+            } else {
+                usize::from(*p) + 9
+            }
+        }
+        LogicalType::Timestamp(p) | LogicalType::TimestampLtz(p) => match p {
+            0 => 19,
+            1..=3 => 23,
+            4..=6 => 26,
+            _ => 29,
+        },
         _ => MAX_COLUMN_WIDTH,
     };
-    by_type.max(field.name.chars().count()).clamp(6, MAX_COLUMN_WIDTH)
+    by_type.max(NULL.len()).max(field.name.chars().count())
 }
 
-/// A value as Flink's SQL client prints it in a table: timestamps as `2024-01-01 11:00:00.000`
-/// (as many fraction digits as the type's precision), bytes as `x'0a1b'`.
+/// A value as Flink's SQL client prints it in a table: `<NULL>`, then the value as its cast
+/// to a string writes it, bytes in hexadecimal (`x'0a1b'`).
 fn cell(value: &Value, ty: &DataType) -> String {
-    match (value, &ty.logical) {
-        (Value::Null, _) => "<NULL>".to_string(),
-        (Value::Binary(bytes), _) => {
-            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-            format!("x'{hex}'")
-        }
-        (Value::Timestamp(ts) | Value::TimestampLtz(ts), LogicalType::Timestamp(p) | LogicalType::TimestampLtz(p)) => {
-            timestamp_to_sql_string(*ts, *p)
-        }
-        (other, _) => value_to_string(other),
+    match value {
+        Value::Null => NULL.to_string(),
+        other => sql_text(other, ty, TextStyle::Printing),
     }
 }
 
@@ -144,13 +153,16 @@ fn line(widths: &[usize], with_op: bool, op: &str, cells: &[String]) -> String {
 
 /// Prints a query's result as it arrives, line by line ([`tableau`] and [`batch_tableau`] print
 /// it whole with it): the header before the first row, each row as it comes, the border and the
-/// count at the end (a streaming table without rows still prints its header, a batch one prints
-/// `Empty set`).
+/// count at the end (a streaming table without rows still prints its header). A batch query's
+/// rows are kept and printed by [`TableauPrinter::finish`], as wide as their texts, or
+/// `Empty set`.
 pub struct TableauPrinter {
     fields: Vec<Field>,
     widths: Vec<usize>,
     with_op: bool,
     rows: usize,
+    /// A batch query's cells, printed at the end.
+    kept: Vec<Vec<String>>,
 }
 
 impl TableauPrinter {
@@ -161,6 +173,7 @@ impl TableauPrinter {
             widths: fields.iter().map(type_width).collect(),
             with_op: !batch,
             rows: 0,
+            kept: Vec::new(),
         }
     }
 
@@ -178,14 +191,19 @@ impl TableauPrinter {
         format!("{border}\n{}\n{border}\n", self.line("op", &names))
     }
 
-    /// The text for `row`: the header first when it is the first row.
+    /// The text for `row`: the header first when it is the first row. A batch query's row is
+    /// kept for [`TableauPrinter::finish`], and nothing is printed yet.
     pub fn row(&mut self, row: &Row) -> String {
-        let mut text = if self.rows == 0 { self.header() } else { String::new() };
-        let cells: Vec<String> =
-            row.values.iter().zip(&self.fields).map(|(v, f)| fit(&cell(v, &f.data_type), type_width(f))).collect();
+        let cells = row.values.iter().zip(&self.fields).map(|(v, f)| cell(v, &f.data_type));
+        self.rows += 1;
+        if !self.with_op {
+            self.kept.push(cells.collect());
+            return String::new();
+        }
+        let cells: Vec<String> = cells.zip(&self.widths).map(|(c, w)| fit(&c, *w)).collect();
+        let mut text = if self.rows == 1 { self.header() } else { String::new() };
         text.push_str(&self.line(row.kind.short_string(), &cells));
         text.push('\n');
-        self.rows += 1;
         text
     }
 
@@ -195,12 +213,30 @@ impl TableauPrinter {
         format!("Query terminated, received a total of {} row{plural}\n", self.rows)
     }
 
-    /// The text that ends the table.
-    pub fn finish(&self) -> String {
+    /// The text that ends the table: for a batch query, the whole table.
+    pub fn finish(&mut self) -> String {
         let plural = if self.rows == 1 { "" } else { "s" };
         match (self.with_op, self.rows) {
             (false, 0) => "Empty set\n".to_string(),
-            (false, n) => format!("{}\n{n} row{plural} in set\n", self.border()),
+            (false, n) => {
+                self.widths = self
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .map(|(c, f)| {
+                        let widest = self.kept.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+                        widest.max(f.name.chars().count()).min(MAX_COLUMN_WIDTH)
+                    })
+                    .collect();
+                let mut text = self.header();
+                for cells in std::mem::take(&mut self.kept) {
+                    let cells: Vec<String> = cells.iter().zip(&self.widths).map(|(c, w)| fit(c, *w)).collect();
+                    text.push_str(&self.line("", &cells));
+                    text.push('\n');
+                }
+                let _ = write!(text, "{}\n{n} row{plural} in set\n", self.border());
+                text
+            }
             (true, 0) => format!("{}{}\nReceived a total of 0 rows\n", self.header(), self.border()),
             (true, n) => format!("{}\nReceived a total of {n} row{plural}\n", self.border()),
         }
@@ -237,15 +273,29 @@ Received a total of 2 rows
     fn batch_results_have_no_op_column() {
         let fields = vec![Field::new("id", DataType::bigint())];
         let rows = vec![Row::new(RowKind::Insert, vec![Value::BigInt(1)])];
+        // As wide as the widest text, at most 30: Flink's client infers a batch table's widths
+        // from its rows.
         let expected = "\
-+----------------------+
-|                   id |
-+----------------------+
-|                    1 |
-+----------------------+
++----+
+| id |
++----+
+|  1 |
++----+
 1 row in set
 ";
         assert_eq!(batch_tableau(&fields, &rows), expected);
+        let long = vec![Field::new("s", DataType::string()), Field::new("n", DataType::int())];
+        let text = "this string is longer than thirty characters";
+        let rows = vec![Row::new(RowKind::Insert, vec![Value::string(text), Value::Null])];
+        let expected = "\
++--------------------------------+--------+
+|                              s |      n |
++--------------------------------+--------+
+| this string is longer than ... | <NULL> |
++--------------------------------+--------+
+1 row in set
+";
+        assert_eq!(batch_tableau(&long, &rows), expected);
         assert_eq!(batch_tableau(&fields, &[]), "Empty set\n");
     }
 
@@ -269,6 +319,36 @@ Received a total of 2 rows
              +----+----------------------+\nReceived a total of 0 rows\n"
         );
         assert_eq!(TableauPrinter::new(&fields, true).finish(), "Empty set\n");
+    }
+
+    /// The widths and texts Flink 2.3's client printed for `SELECT TRUE AS b, 1E10 AS d,
+    /// CAST(1.5 AS DECIMAL(5,2)) AS de, TIME '10:00:01' AS ti, CAST('ab' AS CHAR(4)) AS c, …`.
+    #[test]
+    fn streaming_columns_are_as_wide_as_flink_makes_their_types() {
+        let field = |name: &str, ty: LogicalType| Field::new(name, DataType::new(ty));
+        let fields = vec![
+            field("b", LogicalType::Boolean),
+            field("d", LogicalType::Double),
+            field("de", LogicalType::Decimal { precision: 5, scale: 2 }),
+            field("ti", LogicalType::Time(0)),
+            field("c", LogicalType::Char(4)),
+            field("ts0", LogicalType::Timestamp(0)),
+            field("a_column_name_that_is_longer_than_thirty", LogicalType::Int),
+        ];
+        let widths: Vec<usize> = fields.iter().map(type_width).collect();
+        assert_eq!(widths, vec![6, 30, 7, 8, 30, 19, 40]);
+        let row = Value::Row(vec![Value::Int(1), Value::Null, Value::Boolean(true)].into());
+        let row_type = DataType::new(LogicalType::Row(vec![
+            Field::new("x", DataType::int()),
+            Field::new("y", DataType::string()),
+            Field::new("z", DataType::boolean()),
+        ]));
+        assert_eq!(cell(&row, &row_type), "(1, NULL, TRUE)");
+        assert_eq!(cell(&Value::Boolean(true), &DataType::boolean()), "TRUE");
+        assert_eq!(
+            cell(&Value::IntervalDayTime(172_800_000), &DataType::new(LogicalType::IntervalDayTime)),
+            "+2 00:00:00.000"
+        );
     }
 
     #[test]

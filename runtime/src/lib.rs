@@ -20,6 +20,7 @@ pub mod error;
 pub mod fixture;
 pub mod graph;
 pub mod harness;
+pub mod java_hash;
 pub mod job;
 pub mod lookup;
 pub mod memory;

@@ -3,11 +3,13 @@
 //! Flink converts each field to its Java class and calls `toString`: numbers as Java prints
 //! them (`1.0E7`, `1.0E-4`, `0.1`), DECIMAL as `BigDecimal` with its scale, timestamps as
 //! `LocalDateTime` (`2024-01-01T10:00`, seconds left out when zero), `TIMESTAMP_LTZ` as
-//! `Instant` (`2024-01-01T10:00:00Z`), bytes and arrays as `[…]`, maps as `{k=v}`, nested rows
+//! `Instant` (`2024-01-01T10:00:00Z`), bytes and arrays as `[…]`, maps as `{k=v}` in the order a
+//! `java.util.HashMap` of them iterates ([`crate::java_hash`]), nested rows
 //! as `+I[…]`, and `null`. Conformance output is compared as this text, byte for byte.
 
 use std::fmt::Write;
 
+use crate::java_hash::hash_map_order;
 use crate::value::{Decimal, Timestamp, Value, MILLIS_PER_DAY};
 
 /// Appends `value` to `out` as Flink prints it.
@@ -40,11 +42,19 @@ pub fn write_value(out: &mut String, value: &Value) {
         Value::IntervalYearMonth(months) => write_period(out, *months),
         Value::IntervalDayTime(millis) => write_duration(out, *millis),
         Value::Array(items) => write_list(out, '[', ']', items.iter(), write_value),
-        Value::Map(entries) => write_list(out, '{', '}', entries.iter(), |out, (k, v)| {
-            write_value(out, k);
-            out.push('=');
-            write_value(out, v);
-        }),
+        Value::Map(entries) => {
+            // Flink prints a java.util.HashMap of the entries: in its bucket order.
+            let order = hash_map_order(entries.iter().map(|(k, _)| k));
+            let in_order: Box<dyn Iterator<Item = &(Value, Value)>> = match order {
+                Some(order) => Box::new(order.into_iter().map(|i| &entries[i])),
+                None => Box::new(entries.iter()),
+            };
+            write_list(out, '{', '}', in_order, |out, (k, v)| {
+                write_value(out, k);
+                out.push('=');
+                write_value(out, v);
+            })
+        }
         Value::Row(fields) => {
             out.push_str("+I");
             write_list(out, '[', ']', fields.iter(), write_value);
@@ -189,7 +199,8 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-pub(crate) fn write_date(out: &mut String, days: i32) {
+/// Appends the date `days` after 1970-01-01 as `yyyy-MM-dd`.
+pub fn write_date(out: &mut String, days: i32) {
     let (year, month, day) = civil_from_days(days.into());
     if year > 9999 {
         let _ = write!(out, "+{year}");

@@ -23,6 +23,11 @@ impl Expr {
             Expr::Literal { value, .. } => Ok(vec![value.clone(); selection.len()]),
             Expr::Call { function: Function::And, args, .. } => short_circuit(args, chunk, selection, false),
             Expr::Call { function: Function::Or, args, .. } => short_circuit(args, chunk, selection, true),
+            Expr::Call { function: Function::Cast, args, ty } => {
+                let from = args[0].ty();
+                let values = args[0].eval_selected(chunk, selection)?;
+                values.iter().map(|v| super::cast::cast(v, from, ty).map_err(ExprError)).collect()
+            }
             Expr::Call { function, .. } if function::is_lazy(function) => {
                 selection.iter().map(|&r| self.eval(chunk.row(r as usize))).collect()
             }

@@ -1,25 +1,30 @@
 //! CAST between SQL types, as Flink casts: numbers round half up into DECIMAL (NULL when the
 //! value does not fit), strings are trimmed and parsed, timestamps print with their precision.
 
-use std::fmt::Write;
 use std::sync::Arc;
 
 use weir_runtime::parse::parse_value;
-use weir_runtime::print::{civil_from_days, value_to_string};
+use weir_runtime::print::value_to_string;
 use weir_runtime::{DataType, LogicalType, Timestamp, Value};
 
+use super::text::{sql_text, TextStyle};
 use crate::aggregate::numeric::{integer, rescale, unscaled_at};
 
-/// Casts `v` to `ty`. `Err` carries Flink-like text for a value that cannot be cast (CAST
-/// fails the job with it, TRY_CAST makes it NULL).
-pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
+/// Casts `v`, of type `from`, to `ty`. `Err` carries Flink-like text for a value that cannot
+/// be cast (CAST fails the job with it, TRY_CAST makes it NULL). To a string, a value is
+/// written as [`sql_text`] writes its type.
+pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> {
     if v.is_null() {
         return Ok(Value::Null);
     }
     let fail = || format!("Cannot cast '{}' to {}.", value_to_string(v), ty.logical);
+    let text = || match v {
+        Value::String(s) => s.to_string(),
+        _ => sql_text(v, from, TextStyle::Cast),
+    };
     Ok(match (&ty.logical, v) {
-        (LogicalType::Char(n), _) => Value::String(Arc::from(fit_chars(to_text(v), *n, true))),
-        (LogicalType::Varchar(n), _) => Value::String(Arc::from(fit_chars(to_text(v), *n, false))),
+        (LogicalType::Char(n), _) => Value::String(Arc::from(fit_chars(text(), *n, true))),
+        (LogicalType::Varchar(n), _) => Value::String(Arc::from(fit_chars(text(), *n, false))),
         (LogicalType::Binary(n), Value::Binary(b)) => Value::Binary(fit_bytes(b, *n, true)),
         (LogicalType::Varbinary(n), Value::Binary(b)) => Value::Binary(fit_bytes(b, *n, false)),
         (_, Value::String(s)) => parse_value(s.trim(), ty).map_err(|_| fail())?,
@@ -74,21 +79,43 @@ pub fn cast(v: &Value, ty: &DataType) -> Result<Value, String> {
         | (LogicalType::IntervalDayTime, Value::IntervalDayTime(_)) => v.clone(),
         // Nested values cast part by part (`ARRAY<INT>` into `ARRAY<BIGINT>`).
         (LogicalType::Array(element), Value::Array(items)) => {
-            Value::Array(items.iter().map(|item| cast(item, element)).collect::<Result<Vec<_>, _>>()?.into())
+            let from = match &from.logical {
+                LogicalType::Array(e) => e,
+                _ => return Err(fail()),
+            };
+            Value::Array(items.iter().map(|item| cast(item, from, element)).collect::<Result<Vec<_>, _>>()?.into())
         }
-        (LogicalType::Map(key, value), Value::Map(entries)) => Value::Map(
-            entries
-                .iter()
-                .map(|(k, x)| Ok((cast(k, key)?, cast(x, value)?)))
-                .collect::<Result<Vec<_>, String>>()?
-                .into(),
-        ),
-        (LogicalType::Multiset(element), Value::Map(entries)) => Value::Map(
-            entries.iter().map(|(k, n)| Ok((cast(k, element)?, n.clone()))).collect::<Result<Vec<_>, String>>()?.into(),
-        ),
-        (LogicalType::Row(fields), Value::Row(values)) if fields.len() == values.len() => Value::Row(
-            values.iter().zip(fields).map(|(x, f)| cast(x, &f.data_type)).collect::<Result<Vec<_>, _>>()?.into(),
-        ),
+        (LogicalType::Map(key, value), Value::Map(entries)) => {
+            let LogicalType::Map(from_key, from_value) = &from.logical else { return Err(fail()) };
+            Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, x)| Ok((cast(k, from_key, key)?, cast(x, from_value, value)?)))
+                    .collect::<Result<Vec<_>, String>>()?
+                    .into(),
+            )
+        }
+        (LogicalType::Multiset(element), Value::Map(entries)) => {
+            let LogicalType::Multiset(from) = &from.logical else { return Err(fail()) };
+            Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, n)| Ok((cast(k, from, element)?, n.clone())))
+                    .collect::<Result<Vec<_>, String>>()?
+                    .into(),
+            )
+        }
+        (LogicalType::Row(fields), Value::Row(values)) if fields.len() == values.len() => {
+            let LogicalType::Row(from) = &from.logical else { return Err(fail()) };
+            Value::Row(
+                values
+                    .iter()
+                    .zip(from.iter().zip(fields))
+                    .map(|(x, (s, f))| cast(x, &s.data_type, &f.data_type))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )
+        }
         _ => return Err(fail()),
     })
 }
@@ -122,34 +149,6 @@ fn fit_bytes(bytes: &Arc<[u8]>, length: u32, pad: bool) -> Arc<[u8]> {
     }
 }
 
-/// A value as text, the way `CAST(x AS STRING)` writes it: booleans as `TRUE`/`FALSE`,
-/// timestamps as `2024-01-01 10:00:00.331`.
-pub fn to_text(v: &Value) -> String {
-    match v {
-        Value::Boolean(b) => (if *b { "TRUE" } else { "FALSE" }).to_string(),
-        Value::Timestamp(t) | Value::TimestampLtz(t) => timestamp_text(*t, 3),
-        Value::Time(nanos) => {
-            let secs = nanos / 1_000_000_000;
-            format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
-        }
-        other => value_to_string(other),
-    }
-}
-
-/// `yyyy-MM-dd HH:mm:ss` with `precision` digits of fraction.
-pub fn timestamp_text(t: Timestamp, precision: u8) -> String {
-    let days = t.millis.div_euclid(86_400_000);
-    let ms = t.millis.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    let mut s = format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60);
-    if precision > 0 {
-        let nanos = (ms % 1000) * 1_000_000 + i64::from(t.nanos_of_milli);
-        let digits = format!("{nanos:09}");
-        let _ = write!(s, ".{}", &digits[..usize::from(precision.min(9))]);
-    }
-    s
-}
-
 /// `unscaled` at `from` digits moved to `to` digits, half up (for ROUND and friends).
 pub fn round_decimal(unscaled: i128, from: u8, to: u8) -> i128 {
     rescale(unscaled, from, to)
@@ -160,22 +159,24 @@ mod tests {
     use super::*;
     use weir_runtime::parse::parse_type;
 
-    fn c(v: Value, t: &str) -> Result<String, String> {
-        cast(&v, &parse_type(t).unwrap()).map(|v| value_to_string(&v))
+    fn c(v: Value, from: &str, to: &str) -> Result<String, String> {
+        cast(&v, &parse_type(from).unwrap(), &parse_type(to).unwrap()).map(|v| value_to_string(&v))
     }
 
     #[test]
     fn casts_follow_flink() {
-        assert_eq!(c(Value::Int(7), "STRING"), Ok("7".into()));
-        assert_eq!(c(Value::decimal(41749, 2), "STRING"), Ok("417.49".into()));
-        assert_eq!(c(Value::string(" 417.49 "), "DECIMAL(12, 4)"), Ok("417.4900".into()));
-        assert_eq!(c(Value::string("abc"), "INT"), Err("Cannot cast 'abc' to INT.".into()));
-        assert_eq!(c(Value::decimal(12345, 1), "DECIMAL(3, 1)"), Ok("null".into()));
-        assert_eq!(c(Value::decimal(41749, 2), "INT"), Ok("417".into()));
-        assert_eq!(c(Value::Int(5), "DOUBLE"), Ok("5.0".into()));
-        assert_eq!(c(Value::Boolean(true), "STRING"), Ok("TRUE".into()));
-        assert_eq!(c(Value::Double(2.5), "DECIMAL(5, 0)"), Ok("3".into()));
+        assert_eq!(c(Value::Int(7), "INT", "STRING"), Ok("7".into()));
+        assert_eq!(c(Value::decimal(41749, 2), "DECIMAL(5, 2)", "STRING"), Ok("417.49".into()));
+        assert_eq!(c(Value::string(" 417.49 "), "STRING", "DECIMAL(12, 4)"), Ok("417.4900".into()));
+        assert_eq!(c(Value::string("abc"), "STRING", "INT"), Err("Cannot cast 'abc' to INT.".into()));
+        assert_eq!(c(Value::decimal(12345, 1), "DECIMAL(5, 1)", "DECIMAL(3, 1)"), Ok("null".into()));
+        assert_eq!(c(Value::decimal(41749, 2), "DECIMAL(5, 2)", "INT"), Ok("417".into()));
+        assert_eq!(c(Value::Int(5), "INT", "DOUBLE"), Ok("5.0".into()));
+        assert_eq!(c(Value::Boolean(true), "BOOLEAN", "STRING"), Ok("TRUE".into()));
+        assert_eq!(c(Value::Double(2.5), "DOUBLE", "DECIMAL(5, 0)"), Ok("3".into()));
         let ts = Value::Timestamp(weir_runtime::parse::parse_timestamp("2024-01-01 10:00:00.5").unwrap());
-        assert_eq!(c(ts, "STRING"), Ok("2024-01-01 10:00:00.500".into()));
+        assert_eq!(c(ts.clone(), "TIMESTAMP(3)", "STRING"), Ok("2024-01-01 10:00:00.500".into()));
+        assert_eq!(c(ts, "TIMESTAMP(1)", "STRING"), Ok("2024-01-01 10:00:00.5".into()));
+        assert_eq!(c(Value::Binary(std::sync::Arc::from(&b"AB"[..])), "BYTES", "STRING"), Ok("AB".into()));
     }
 }

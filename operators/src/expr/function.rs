@@ -386,26 +386,31 @@ pub(super) fn eval(function: &Function, args: &[Expr], ty: &DataType, row: &[Val
             let mut i = 0;
             while i + 1 < args.len() {
                 if truth(&args[i].eval(row)?) == Some(true) {
-                    return cast(&args[i + 1].eval(row)?, ty).map_err(ExprError);
+                    return cast(&args[i + 1].eval(row)?, args[i + 1].ty(), ty).map_err(ExprError);
                 }
                 i += 2;
             }
-            return if i < args.len() { cast(&args[i].eval(row)?, ty).map_err(ExprError) } else { Ok(Value::Null) };
+            return if i < args.len() {
+                cast(&args[i].eval(row)?, args[i].ty(), ty).map_err(ExprError)
+            } else {
+                Ok(Value::Null)
+            };
         }
         Function::Coalesce => {
             for a in args {
                 let v = a.eval(row)?;
                 if !v.is_null() {
-                    return cast(&v, ty).map_err(ExprError);
+                    return cast(&v, a.ty(), ty).map_err(ExprError);
                 }
             }
             return Ok(Value::Null);
         }
         Function::If => {
             let branch = if truth(&args[0].eval(row)?) == Some(true) { &args[1] } else { &args[2] };
-            return cast(&branch.eval(row)?, ty).map_err(ExprError);
+            return cast(&branch.eval(row)?, branch.ty(), ty).map_err(ExprError);
         }
-        Function::TryCast => return Ok(cast(&args[0].eval(row)?, ty).unwrap_or(Value::Null)),
+        Function::TryCast => return Ok(cast(&args[0].eval(row)?, args[0].ty(), ty).unwrap_or(Value::Null)),
+        Function::Cast => return cast(&args[0].eval(row)?, args[0].ty(), ty).map_err(ExprError),
         Function::NullIf => {
             let (a, b) = (args[0].eval(row)?, args[1].eval(row)?);
             return Ok(if compare(&a, &b) == Some(Ordering::Equal) { Value::Null } else { a });
@@ -490,7 +495,6 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
             };
             Value::Boolean(regex.is_match(functions::text(v(0))))
         }
-        Function::Cast => cast(v(0), ty).map_err(ExprError)?,
         other => return Err(ExprError(format!("{} cannot be evaluated here", other.name()))),
     })
 }

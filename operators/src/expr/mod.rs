@@ -11,6 +11,7 @@ pub mod cast;
 mod function;
 pub mod functions;
 mod string;
+pub mod text;
 mod time;
 pub mod types;
 mod vector;

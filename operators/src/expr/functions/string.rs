@@ -9,7 +9,7 @@ use weir_runtime::{DataType, Value};
 
 use super::{nullable_if_any, string, text, Arity, Builtin, Entry, Kernel, Nulls, ScalarFunction, ScalarRef};
 use crate::expr::types::{is_integer, is_string};
-use crate::expr::{cast::to_text, ExprError, TrimSide};
+use crate::expr::{text::to_text, ExprError, TrimSide};
 
 pub(super) fn entries() -> Vec<Entry> {
     vec![

@@ -326,7 +326,7 @@ Received a total of 2 rows
     #[test]
     fn streaming_columns_are_as_wide_as_flink_makes_their_types() {
         let field = |name: &str, ty: LogicalType| Field::new(name, DataType::new(ty));
-        let fields = vec![
+        let fields = [
             field("b", LogicalType::Boolean),
             field("d", LogicalType::Double),
             field("de", LogicalType::Decimal { precision: 5, scale: 2 }),

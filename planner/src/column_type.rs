@@ -15,17 +15,39 @@ use weir_runtime::DataType;
 /// # Errors
 /// A malformed type, or one weir does not have (`Unsupported type INTERVAL of column 'c'`).
 pub fn parse_column_type(parser: &mut Parser, column: &str) -> Result<DataType, ParserError> {
+    parse_type_of(parser, &format!("column '{column}'"))
+}
+
+/// Reads the type of a `CAST`, nested types included.
+///
+/// # Errors
+/// As [`parse_column_type`], the message naming the CAST.
+pub fn parse_cast_type(parser: &mut Parser) -> Result<DataType, ParserError> {
+    parse_type_of(parser, "the CAST")
+}
+
+/// Reads a type written as [`DataType`]'s `Display` writes it (`ROW<`a` BIGINT> NOT NULL`).
+pub fn read_written_type(text: &str) -> Option<DataType> {
+    let dialect = crate::dialect::FlinkDialect;
+    let mut parser = Parser::new(&dialect).try_with_sql(text).ok()?;
+    let ty = parse_cast_type(&mut parser).ok()?;
+    parser.expect_token(&Token::EOF).ok()?;
+    Some(ty)
+}
+
+/// One type and what it belongs to (`owner`, for the messages).
+fn parse_type_of(parser: &mut Parser, owner: &str) -> Result<DataType, ParserError> {
     let mut owed = false;
-    let ty = parse_type(parser, column, &mut owed)?;
+    let ty = parse_type(parser, owner, &mut owed)?;
     if owed {
-        return Err(ParserError::ParserError(format!("Unexpected '>' after the type of column '{column}'")));
+        return Err(ParserError::ParserError(format!("Unexpected '>' after the type of {owner}")));
     }
     Ok(ty)
 }
 
-/// One type. `owed` is set when a `>>` closed this type and one more `>` belongs to the type
+/// One type of `owner`. `owed` is set when a `>>` closed this type and one more `>` belongs to the type
 /// around it (the tokenizer reads `ARRAY<ARRAY<INT>>` as ending in a shift).
-fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<DataType, ParserError> {
+fn parse_type(parser: &mut Parser, owner: &str, owed: &mut bool) -> Result<DataType, ParserError> {
     let word = match &parser.peek_token().token {
         Token::Word(w) => w.value.to_ascii_uppercase(),
         _ => String::new(),
@@ -40,7 +62,7 @@ fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<Data
             let mut fields = Vec::new();
             loop {
                 let name = parser.parse_identifier()?.value;
-                let ty = parse_type(parser, column, owed)?;
+                let ty = parse_type(parser, owner, owed)?;
                 if !*owed && parser.parse_keyword(Keyword::COMMENT) {
                     parser.parse_literal_string()?;
                 }
@@ -59,7 +81,7 @@ fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<Data
         "ARRAY" | "MULTISET" => {
             parser.next_token();
             parser.expect_token(&Token::Lt)?;
-            let element = Box::new(parse_type(parser, column, owed)?);
+            let element = Box::new(parse_type(parser, owner, owed)?);
             expect_closing_angle(parser, owed)?;
             if word == "ARRAY" {
                 LogicalType::Array(element)
@@ -70,12 +92,12 @@ fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<Data
         "MAP" => {
             parser.next_token();
             parser.expect_token(&Token::Lt)?;
-            let key = parse_type(parser, column, owed)?;
+            let key = parse_type(parser, owner, owed)?;
             if *owed {
-                return Err(ParserError::ParserError(format!("MAP needs a key and a value type (column '{column}')")));
+                return Err(ParserError::ParserError(format!("MAP needs a key and a value type ({owner})")));
             }
             parser.expect_token(&Token::Comma)?;
-            let value = parse_type(parser, column, owed)?;
+            let value = parse_type(parser, owner, owed)?;
             expect_closing_angle(parser, owed)?;
             LogicalType::Map(Box::new(key), Box::new(value))
         }
@@ -83,8 +105,8 @@ fn parse_type(parser: &mut Parser, column: &str, owed: &mut bool) -> Result<Data
             let ast_type = parser.parse_data_type()?;
             let flat = read_type(&ast_type.to_string()).map_err(|e| {
                 ParserError::ParserError(match e {
-                    TypeError::InvalidParameters(message) => format!("{message} (column '{column}')"),
-                    TypeError::NotAType => format!("Unsupported type {ast_type} of column '{column}'"),
+                    TypeError::InvalidParameters(message) => format!("{message} ({owner})"),
+                    TypeError::NotAType => format!("Unsupported type {ast_type} of {owner}"),
                 })
             })?;
             flat.logical
@@ -142,6 +164,20 @@ mod tests {
         assert_eq!(parsed("MAP<STRING, ARRAY<BIGINT NOT NULL>>").unwrap(), "MAP<STRING, ARRAY<BIGINT NOT NULL>>");
         assert_eq!(parsed("ROW<a ROW<b INT COMMENT 'x'>>").unwrap(), "ROW<`a` ROW<`b` INT>>");
         assert_eq!(parsed("DECIMAL(10, 2)").unwrap(), "DECIMAL(10, 2)");
+    }
+
+    /// A CAST's nested type is kept as its written text and read back from it.
+    #[test]
+    fn written_types_read_back_as_themselves() {
+        for text in
+            ["ROW<a ROW<`b c` INT NOT NULL>, d MAP<STRING, MULTISET<INT>>>", "ARRAY<ROW<x DECIMAL(5, 2)>> NOT NULL"]
+        {
+            let dialect = FlinkDialect;
+            let mut parser = Parser::new(&dialect).try_with_sql(text).unwrap();
+            let ty = parse_cast_type(&mut parser).unwrap();
+            assert_eq!(read_written_type(&ty.to_string()), Some(ty));
+        }
+        assert_eq!(read_written_type("ROW<a"), None);
     }
 
     #[test]

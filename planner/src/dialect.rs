@@ -3,9 +3,10 @@
 //! Identifiers are quoted with backquotes, aggregates take `FILTER (WHERE …)`, tables take
 //! `FOR SYSTEM_TIME AS OF`, and `TABLE name` is an argument of window table functions
 //! (`TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))`); `MAP[k, v, …]` is a
-//! call of `MAP`.
+//! call of `MAP`; `CAST(x AS ROW<…>)` and the other nested types are read as Flink's DDL reads
+//! them.
 
-use sqlparser::ast::{Expr, Function, FunctionArguments, Ident, ObjectName, ObjectNamePart};
+use sqlparser::ast::{CastKind, DataType, Expr, Function, FunctionArguments, Ident, ObjectName, ObjectNamePart};
 use sqlparser::dialect::{Dialect, GenericDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -44,6 +45,9 @@ impl Dialect for FlinkDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if let Some(kind) = cast_kind(parser) {
+            return Some(parse_cast(parser, kind));
+        }
         // `MAP[k1, v1, …]`, Flink's map constructor: a call of the registry's `$MAP`.
         let is_map = matches!(&parser.peek_token().token, Token::Word(w) if w.value.eq_ignore_ascii_case("MAP"));
         if is_map && parser.peek_nth_token(1).token == Token::LBracket {
@@ -80,6 +84,39 @@ impl Dialect for FlinkDialect {
                 .map(|args| call(TABLE_ARGUMENT, args)),
         )
     }
+}
+
+/// `CAST` or `TRY_CAST` when the next tokens open one.
+fn cast_kind(parser: &Parser) -> Option<CastKind> {
+    let Token::Word(w) = &parser.peek_token().token else { return None };
+    let kind = match w.keyword {
+        Keyword::CAST => CastKind::Cast,
+        Keyword::TRY_CAST => CastKind::TryCast,
+        _ => return None,
+    };
+    (parser.peek_nth_token(1).token == Token::LParen).then_some(kind)
+}
+
+/// `CAST(expr AS type)`, where the type may be one of Flink's nested types (`ROW<a INT>`,
+/// `MAP<STRING, INT>`, `MULTISET<STRING>`, `ARRAY<ROW<…>>`), which `sqlparser` does not read:
+/// those are kept as a custom type named as [`weir_runtime::DataType`] writes them.
+fn parse_cast(parser: &mut Parser, kind: CastKind) -> Result<Expr, ParserError> {
+    parser.next_token();
+    parser.expect_token(&Token::LParen)?;
+    let expr = parser.parse_expr()?;
+    parser.expect_keyword_is(Keyword::AS)?;
+    let nested = matches!(
+        &parser.peek_token().token,
+        Token::Word(w) if ["ROW", "MAP", "MULTISET", "ARRAY"].iter().any(|n| w.value.eq_ignore_ascii_case(n))
+    );
+    let data_type = if nested {
+        let ty = crate::column_type::parse_cast_type(parser)?;
+        DataType::Custom(ObjectName(vec![ObjectNamePart::Identifier(Ident::new(ty.to_string()))]), Vec::new())
+    } else {
+        parser.parse_data_type()?
+    };
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Cast { kind, expr: Box::new(expr), data_type, format: None })
 }
 
 /// A call of function `name` with `args`, as the parser represents one.

@@ -1,5 +1,6 @@
 -- ROW, ARRAY, MAP and MULTISET columns read from JSON: printed whole, taken apart (field access,
--- subscripts, CARDINALITY, ELEMENT), built (ROW, ARRAY, MAP), cast, grouped on and unnested.
+-- subscripts, CARDINALITY, ELEMENT), built (ROW, ARRAY, MAP), cast (to nested types and to STRING),
+-- grouped on and unnested.
 CREATE TABLE devices (
   id INT,
   meta ROW<device STRING, os STRING, version INT>,
@@ -16,6 +17,7 @@ CREATE TABLE by_device (device STRING, n BIGINT, tags BIGINT, PRIMARY KEY (devic
 CREATE TABLE per_tag (id INT, tag STRING, pos INT) WITH ('connector' = 'print', 'print-identifier' = 'per_tag');
 CREATE TABLE per_attr (id INT, k STRING, v INT) WITH ('connector' = 'print', 'print-identifier' = 'per_attr');
 CREATE TABLE per_part (id INT, name STRING, price DECIMAL(10, 2)) WITH ('connector' = 'print', 'print-identifier' = 'per_part');
+CREATE TABLE casted (id INT, meta ROW<d STRING, o STRING, v BIGINT>, attrs MAP<STRING, BIGINT>, tags ARRAY<VARCHAR(1)>, meta_text STRING, attrs_text STRING, parts_text STRING) WITH ('connector' = 'print', 'print-identifier' = 'casted');
 CREATE TABLE part_totals (device STRING, total DECIMAL(38, 2), PRIMARY KEY (device) NOT ENFORCED) WITH ('connector' = 'print', 'print-identifier' = 'part_totals');
 
 EXECUTE STATEMENT SET
@@ -31,5 +33,8 @@ INSERT INTO by_device SELECT meta.device, COUNT(*), SUM(CARDINALITY(tags)) FROM 
 INSERT INTO per_tag SELECT id, tag, pos FROM devices CROSS JOIN UNNEST(tags) WITH ORDINALITY AS t(tag, pos);
 INSERT INTO per_attr SELECT id, k, v FROM devices LEFT JOIN UNNEST(attrs) AS t(k, v) ON TRUE;
 INSERT INTO per_part SELECT id, name, price FROM devices CROSS JOIN UNNEST(parts) AS p(name, price) WHERE price IS NULL OR price > 1;
+INSERT INTO casted
+SELECT id, CAST(meta AS ROW<d STRING, o STRING, v BIGINT>), CAST(attrs AS MAP<STRING, BIGINT>), CAST(tags AS ARRAY<VARCHAR(1)>), CAST(meta AS STRING), CAST(attrs AS STRING), CAST(parts AS STRING)
+FROM devices;
 INSERT INTO part_totals SELECT meta.device, SUM(p.price) FROM devices CROSS JOIN UNNEST(parts) AS p(name, price) GROUP BY meta.device;
 END;

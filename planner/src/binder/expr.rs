@@ -92,6 +92,12 @@ pub fn expect_condition(condition: &Expr, clause: &str, node: &impl Spanned) -> 
 
 /// A SQL type written in a CAST or literal.
 pub fn data_type(ty: &ast::DataType, at: Position) -> Result<DataType> {
+    if let ast::DataType::Custom(name, _) = ty {
+        // A nested type the dialect read itself, named as weir writes it.
+        if let Some(nested) = crate::column_type::read_written_type(&name.to_string()) {
+            return Ok(nested);
+        }
+    }
     read_type(&ty.to_string()).map_err(|e| match e {
         TypeError::InvalidParameters(message) => Error::validation(at, message),
         TypeError::NotAType => Error::validation(at, format!("Unsupported type {ty}")),

@@ -82,7 +82,9 @@ fn write_display(out: &mut String, v: &impl std::fmt::Display) {
     let _ = write!(out, "{v}");
 }
 
-fn write_list<T>(
+/// Appends `items` between `open` and `close`, separated by `, `, each written by `each`: how
+/// Java and Flink write lists, maps and rows.
+pub fn write_list<T>(
     out: &mut String,
     open: char,
     close: char,

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use weir_runtime::print::{timestamp_to_sql_string, value_to_string, write_date};
+use weir_runtime::print::{timestamp_to_sql_string, value_to_string, write_date, write_list};
 use weir_runtime::{DataType, LogicalType, Value};
 
 /// Where the text goes: the two differ only in how bytes are written.
@@ -110,23 +110,6 @@ fn write_time(out: &mut String, nanos: i64, precision: u8) {
         let fraction = format!("{:09}", nanos % 1_000_000_000);
         let _ = write!(out, ".{}", &fraction[..usize::from(precision.min(9))]);
     }
-}
-
-fn write_list<T>(
-    out: &mut String,
-    open: char,
-    close: char,
-    items: impl Iterator<Item = T>,
-    mut each: impl FnMut(&mut String, T),
-) {
-    out.push(open);
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        each(out, item);
-    }
-    out.push(close);
 }
 
 #[cfg(test)]

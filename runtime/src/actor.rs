@@ -18,6 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 
 use crate::chain::Chain;
+use crate::checkpoint::{Alignment, BarrierAligner, CheckpointBarrier, StateWriter};
 use crate::clock::Clock;
 use crate::element::{StreamElement, MAX_WATERMARK};
 use crate::error::{Error, Result};
@@ -34,7 +35,26 @@ pub(crate) enum SubtaskEvent {
     Failed(Error),
     /// The subtask's actor is gone (finished, cancelled or failed).
     Stopped,
+    /// The subtask took its part of checkpoint `checkpoint`: the state of its chain's source
+    /// and operators, in chain order.
+    Snapshot {
+        /// The checkpoint.
+        checkpoint: u64,
+        /// The subtask's chain.
+        vertex: String,
+        /// The subtask's index.
+        subtask: usize,
+        /// Each operator's state, head first.
+        states: Vec<StateWriter>,
+    },
+    /// Checkpoint `checkpoint` cannot complete: a later barrier overtook it here.
+    Aborted(u64),
 }
+
+/// Asks a source subtask to take its part of a checkpoint and send the barrier downstream.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct TriggerCheckpoint(pub CheckpointBarrier);
 
 /// State every subtask of a job shares.
 pub(crate) struct JobShared {
@@ -115,6 +135,12 @@ pub(crate) struct SubtaskActor {
     info: SubtaskInfo,
     chain: Chain,
     gate: Option<InputGate>,
+    /// Barrier alignment over the input channels (none at a source).
+    aligner: Option<BarrierAligner>,
+    /// What blocked channels delivered while a checkpoint was being aligned, in arrival order:
+    /// taken once it is aligned. Their mailbox places are given back (a blocked channel must
+    /// not fill the mailbox the missing barrier has to come through).
+    blocked: VecDeque<(usize, StreamElement)>,
     source: Option<SourceState>,
     edges: Vec<OutputEdge>,
     targets: Arc<[Target]>,
@@ -149,6 +175,8 @@ impl SubtaskActor {
                 idle: false,
                 polled_at: now,
             }),
+            aligner: spec.inputs.as_ref().map(|inputs| BarrierAligner::new(inputs.len())),
+            blocked: VecDeque::new(),
             gate: spec.inputs.map(InputGate::new),
             info: spec.info,
             chain: spec.chain,
@@ -405,10 +433,15 @@ impl SubtaskActor {
 
     /// Handles an element from input channel `channel`.
     fn on_element(&mut self, channel: usize, element: StreamElement) -> Result<()> {
-        let Some(gate) = self.gate.as_mut() else {
+        let (Some(gate), Some(aligner)) = (self.gate.as_mut(), self.aligner.as_mut()) else {
             return Err(Error::InvalidGraph(format!("source '{}' received an element", self.chain_name())));
         };
+        if aligner.is_blocked(channel) {
+            self.blocked.push_back((channel, element));
+            return Ok(());
+        }
         let input = gate.input_of(channel);
+        let channel_ended = matches!(element, StreamElement::EndOfInput);
         let progress = match element {
             StreamElement::Chunk(chunk) => {
                 let progress = gate.on_data(channel);
@@ -419,14 +452,62 @@ impl SubtaskActor {
             StreamElement::Watermark(w) => gate.on_watermark(channel, w),
             StreamElement::FlushMarker(m) => gate.on_marker(channel, m),
             StreamElement::Idle(idle) => gate.on_idle(channel, idle),
+            StreamElement::Barrier(barrier) => {
+                let alignment = aligner.on_barrier(channel, barrier);
+                return self.on_alignment(alignment);
+            }
             StreamElement::EndOfInput => gate.on_end(channel),
         };
         let ended = progress.ended;
         self.apply(progress)?;
+        if channel_ended {
+            // A channel that ended no longer holds a pending alignment back.
+            if let Some(aligner) = self.aligner.as_mut() {
+                let alignment = aligner.on_end(channel);
+                self.on_alignment(alignment)?;
+            }
+        }
         if ended {
             self.end_input()?;
         }
         Ok(())
+    }
+
+    /// Acts on what a barrier or an ended channel did to the alignment: takes the checkpoint
+    /// once aligned, reports one aborted, and takes what blocked channels delivered meanwhile.
+    fn on_alignment(&mut self, alignment: Alignment) -> Result<()> {
+        let aligned = match alignment {
+            Alignment::Pending => return Ok(()),
+            Alignment::Aligned(barrier) => Some(barrier),
+            Alignment::Aborted(id, aligned) => {
+                tracing::info!(subtask = %self.chain_name(), index = self.info.index, checkpoint = id, "checkpoint aborted: a later barrier arrived first");
+                let _ = self.shared.events.send(SubtaskEvent::Aborted(id));
+                aligned
+            }
+        };
+        if let Some(barrier) = aligned {
+            self.take_checkpoint(barrier)?;
+        }
+        // Channels no longer blocked deliver what waited, in order; a channel blocked again
+        // (by the next barrier) keeps the rest waiting.
+        let waiting: Vec<(usize, StreamElement)> = self.blocked.drain(..).collect();
+        for (channel, element) in waiting {
+            self.on_element(channel, element)?;
+        }
+        Ok(())
+    }
+
+    /// Snapshots the chain for `barrier`'s checkpoint, reports it, and sends the barrier on.
+    fn take_checkpoint(&mut self, barrier: CheckpointBarrier) -> Result<()> {
+        let states = self.chain.snapshot(barrier.id)?;
+        tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, "checkpoint taken");
+        let _ = self.shared.events.send(SubtaskEvent::Snapshot {
+            checkpoint: barrier.id,
+            vertex: self.chain_name().to_string(),
+            subtask: self.info.index,
+            states,
+        });
+        self.chain.push(0, StreamElement::Barrier(barrier), &mut self.produced)
     }
 
     /// Runs aligned input progress through the chain.
@@ -480,6 +561,20 @@ impl Drop for SubtaskActor {
             self.shared.token.cancel();
         }
         let _ = self.shared.events.send(SubtaskEvent::Stopped);
+    }
+}
+
+impl Handler<TriggerCheckpoint> for SubtaskActor {
+    type Result = ();
+
+    /// A source subtask takes its part of the checkpoint between two polls and sends the
+    /// barrier after what it has emitted. Other subtasks, and sources that have ended, let
+    /// the trigger pass.
+    fn handle(&mut self, msg: TriggerCheckpoint, ctx: &mut Self::Context) {
+        if self.source.is_none() || self.ending || self.finished {
+            return;
+        }
+        self.run_step(ctx, |act| act.take_checkpoint(msg.0));
     }
 }
 

@@ -8,6 +8,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use crate::checkpoint::{StateReader, StateWriter};
 use crate::clock::monotonic_nanos;
 use crate::element::StreamElement;
 use crate::error::{Error, Result};
@@ -200,6 +201,39 @@ impl Chain {
                 guarded(&self.info, &o.name, || o.op.on_timer(timer, &mut o.ctx, &mut o.out))?;
             }
             self.forward(i, sink)?;
+        }
+        Ok(())
+    }
+
+    /// The state of the head source and of every operator, in chain order, for checkpoint
+    /// `checkpoint` (taken when its barrier has been aligned at the chain's input).
+    pub(crate) fn snapshot(&mut self, checkpoint: u64) -> Result<Vec<StateWriter>> {
+        let mut states = Vec::with_capacity(self.ops.len() + 1);
+        if let Some(s) = &mut self.source {
+            let mut state = StateWriter::new();
+            guarded(&self.info, &s.name, || s.source.snapshot_state(checkpoint, &mut s.ctx, &mut state))?;
+            states.push(state);
+        }
+        for o in &mut self.ops {
+            let mut state = StateWriter::new();
+            guarded(&self.info, &o.name, || o.op.snapshot_state(checkpoint, &mut o.ctx, &mut state))?;
+            states.push(state);
+        }
+        Ok(states)
+    }
+
+    /// Gives the head source and each operator, in chain order, the states restored for it
+    /// (`states[i]` for the `i`-th, the source first); called before [`Chain::open`].
+    pub(crate) fn restore(&mut self, states: &[Vec<StateReader>]) -> Result<()> {
+        let mut states = states.iter();
+        let info = &self.info;
+        if let Some(s) = &mut self.source {
+            let own = states.next().map_or(&[][..], Vec::as_slice);
+            guarded(info, &s.name, || s.source.restore_state(&mut s.ctx, own))?;
+        }
+        for o in &mut self.ops {
+            let own = states.next().map_or(&[][..], Vec::as_slice);
+            guarded(info, &o.name, || o.op.restore_state(&mut o.ctx, own))?;
         }
         Ok(())
     }

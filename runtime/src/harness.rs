@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::chain::{Chain, ChainedOperator};
+use crate::checkpoint::{StateReader, StateWriter};
 use crate::chunk::Chunk;
 use crate::clock::ManualClock;
 use crate::element::StreamElement;
@@ -144,13 +145,35 @@ impl OperatorHarness {
         }
     }
 
+    /// The operator's state for checkpoint `checkpoint`, as a restored operator reads it.
+    ///
+    /// # Errors
+    /// What the operator's snapshot reports.
+    pub fn snapshot(&mut self, checkpoint: u64) -> Result<StateReader> {
+        self.ensure_open()?;
+        let mut states = self.chain.snapshot(checkpoint)?;
+        Ok(states.pop().map(StateWriter::into_reader).unwrap_or_default())
+    }
+
+    /// Restores the operator from `states` (what [`OperatorHarness::snapshot`] returned, one per
+    /// subtask of the checkpointed job whose key groups this one owns); before anything else.
+    ///
+    /// # Errors
+    /// What the operator's restore reports, or a harness already running.
+    pub fn restore(&mut self, states: Vec<StateReader>) -> Result<()> {
+        if self.opened {
+            return Err(crate::error::Error::execution("the operator is already open: restore it first"));
+        }
+        self.chain.restore(&[states])
+    }
+
     /// Takes everything emitted so far.
     pub fn take_output(&mut self) -> Vec<StreamElement> {
         std::mem::take(&mut self.output)
     }
 
     /// Takes everything emitted so far as text: rows as Flink prints them (`+I[1, a]`),
-    /// `watermark N`, `flush-marker N`, `idle` / `active`, `end-of-input`.
+    /// `watermark N`, `flush-marker N`, `barrier N`, `idle` / `active`, `end-of-input`.
     pub fn take_lines(&mut self) -> Vec<String> {
         let mut lines = Vec::new();
         for element in self.take_output() {
@@ -160,6 +183,7 @@ impl OperatorHarness {
                 StreamElement::FlushMarker(m) => lines.push(format!("flush-marker {m}")),
                 StreamElement::Idle(true) => lines.push("idle".into()),
                 StreamElement::Idle(false) => lines.push("active".into()),
+                StreamElement::Barrier(b) => lines.push(format!("barrier {}", b.id)),
                 StreamElement::EndOfInput => lines.push("end-of-input".into()),
             }
         }

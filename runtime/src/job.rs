@@ -13,12 +13,15 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use actix::prelude::*;
-use tokio::sync::mpsc::unbounded_channel;
+use parking_lot::Mutex;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::actor::{JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target};
+use crate::actor::{JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target, TriggerCheckpoint};
 use crate::chain::{Chain, ChainedOperator, ChainedSource};
+use crate::checkpoint::coordinator::CheckpointTracker;
+use crate::checkpoint::{CheckpointBarrier, CheckpointingMode, CompletedCheckpoint};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
@@ -45,6 +48,15 @@ pub struct JobHandle {
     token: CancellationToken,
     metrics: JobMetrics,
     started: std::time::Instant,
+    commands: UnboundedSender<JobCommand>,
+    checkpoints: Arc<Mutex<Vec<CompletedCheckpoint>>>,
+}
+
+/// What a [`JobHandle`] asks of its running job.
+#[derive(Debug)]
+enum JobCommand {
+    /// Take a checkpoint now.
+    Checkpoint(CheckpointingMode),
 }
 
 impl JobHandle {
@@ -62,6 +74,18 @@ impl JobHandle {
     /// A cloneable way to cancel this job from elsewhere (another thread, a signal handler).
     pub fn canceller(&self) -> JobCanceller {
         JobCanceller { token: self.token.clone() }
+    }
+
+    /// Starts a checkpoint: the running sources take their part and send its barrier through
+    /// the job; it completes when every running subtask has taken its part (see
+    /// [`JobHandle::completed_checkpoints`]). Does nothing once the job has ended.
+    pub fn trigger_checkpoint(&self, mode: CheckpointingMode) {
+        let _ = self.commands.send(JobCommand::Checkpoint(mode));
+    }
+
+    /// The checkpoints completed so far, oldest first.
+    pub fn completed_checkpoints(&self) -> Vec<CompletedCheckpoint> {
+        self.checkpoints.lock().clone()
     }
 
     /// The job's metrics, live while it runs and final after it ends.
@@ -154,11 +178,15 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
         subtask_metrics.push(per_subtask);
     }
     let job_token = token.clone();
+    let (commands, commands_rx) = unbounded_channel();
+    let checkpoints = Arc::new(Mutex::new(Vec::new()));
+    let tracker = CheckpointTracker::new(Arc::clone(&checkpoints));
+    let control = Control { commands: commands_rx, tracker };
     let thread = std::thread::Builder::new()
         .name("weir-job".into())
         .stack_size(operator_stack())
-        .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics))?;
-    Ok(JobHandle { thread: Some(thread), token, metrics, started: std::time::Instant::now() })
+        .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics, control))?;
+    Ok(JobHandle { thread: Some(thread), token, metrics, started: std::time::Instant::now(), commands, checkpoints })
 }
 
 fn chain_name(graph: &JobGraph, chain: &[VertexId]) -> String {
@@ -257,6 +285,7 @@ fn run_on_workers(
     config: RuntimeConfig,
     token: CancellationToken,
     metrics: Vec<Vec<Arc<SubtaskMetrics>>>,
+    control: Control,
 ) -> Result<JobStatus> {
     let system = actix_rt::System::new();
     let started = Instant::now();
@@ -267,7 +296,7 @@ fn run_on_workers(
         };
         let workers: Vec<ArbiterHandle> =
             std::iter::once(Arbiter::current()).chain(others.iter().map(|w| w.arbiter.clone())).collect();
-        let result = deploy_and_wait(&graph, &plan, &config, token, metrics, &workers).await;
+        let result = deploy_and_wait(&graph, &plan, &config, token, metrics, &workers, control).await;
         (result, others)
     });
     others.into_iter().for_each(Worker::stop);
@@ -282,6 +311,7 @@ async fn deploy_and_wait(
     token: CancellationToken,
     metrics: Vec<Vec<Arc<SubtaskMetrics>>>,
     workers: &[ArbiterHandle],
+    mut control: Control,
 ) -> Result<JobStatus> {
     let (events, mut events_rx) = unbounded_channel();
     let shared = Arc::new(JobShared {
@@ -325,15 +355,38 @@ async fn deploy_and_wait(
         }
     }
     tracing::info!(chains = plan.chains.len(), subtasks = total, workers = workers.len(), "job deployed");
+    let sources: Vec<Addr<SubtaskActor>> = plan
+        .chains
+        .iter()
+        .zip(&addrs)
+        .filter(|(chain, _)| matches!(graph.vertex(chain[0]).kind, VertexKind::Source(_)))
+        .flat_map(|(_, a)| a.iter().cloned())
+        .collect();
     let mut stopped = 0;
     let mut first_error = None;
     while stopped < total {
-        match events_rx.recv().await {
+        let event = tokio::select! {
+            event = events_rx.recv() => event,
+            Some(command) = control.commands.recv() => {
+                let JobCommand::Checkpoint(mode) = command;
+                let timestamp = config.clock.now_millis();
+                let id = control.tracker.begin(timestamp, total - stopped);
+                let barrier = CheckpointBarrier { id, timestamp, mode };
+                tracing::debug!(checkpoint = id, "checkpoint triggered");
+                sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
+                continue;
+            }
+        };
+        match event {
             Some(SubtaskEvent::Failed(error)) => {
                 first_error.get_or_insert(error);
                 token.cancel();
             }
             Some(SubtaskEvent::Stopped) => stopped += 1,
+            Some(SubtaskEvent::Snapshot { checkpoint, vertex, subtask, states }) => {
+                control.tracker.add(checkpoint, vertex, subtask, states);
+            }
+            Some(SubtaskEvent::Aborted(checkpoint)) => control.tracker.abort(checkpoint),
             None => break,
         }
     }
@@ -343,6 +396,12 @@ async fn deploy_and_wait(
         None if token.is_cancelled() => Ok(JobStatus::Cancelled),
         None => Ok(JobStatus::Finished),
     }
+}
+
+/// What the job's thread takes from its handle: commands, and the checkpoints it tracks.
+struct Control {
+    commands: UnboundedReceiver<JobCommand>,
+    tracker: CheckpointTracker,
 }
 
 /// The output edges of subtask `index` of `chain` and the receivers they reach.

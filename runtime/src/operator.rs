@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::checkpoint::{StateReader, StateWriter};
 use crate::chunk::Chunk;
 use crate::clock::Clock;
 use crate::element::{StreamElement, NO_WATERMARK};
@@ -276,6 +277,21 @@ pub trait Operator: Send {
     fn poll_async(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
         Ok(())
     }
+
+    /// Writes the operator's state into checkpoint `checkpoint`, whose barrier has arrived on
+    /// every input (aligned): the state holds the effect of exactly what came before the
+    /// barrier. Called between the other callbacks, before the barrier travels on; an
+    /// operator without state keeps the default and writes nothing.
+    fn snapshot_state(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext, _state: &mut StateWriter) -> Result<()> {
+        Ok(())
+    }
+
+    /// Takes back state written by [`Operator::snapshot_state`], before `open`. `states` holds
+    /// what each subtask of the checkpointed job wrote whose key groups this subtask now owns
+    /// (one when the parallelism is unchanged); keyed state keeps the keys of its own groups.
+    fn restore_state(&mut self, _ctx: &mut OperatorContext, _states: &[StateReader]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// What a source asks for after a poll.
@@ -302,4 +318,16 @@ pub trait Source: Send {
     /// Emits the next batch of data (ideally one chunk of `ctx.chunk_size()` rows) and
     /// watermarks, and says when to poll again. Must not block.
     fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<SourceStatus>;
+
+    /// Writes where the source is (file and offset, sequence position) into checkpoint
+    /// `checkpoint`, between two polls: a restored source goes on from there. A source that
+    /// cannot be replayed keeps the default and writes nothing.
+    fn snapshot_state(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext, _state: &mut StateWriter) -> Result<()> {
+        Ok(())
+    }
+
+    /// Takes back what [`Source::snapshot_state`] wrote, before `open`.
+    fn restore_state(&mut self, _ctx: &mut OperatorContext, _states: &[StateReader]) -> Result<()> {
+        Ok(())
+    }
 }

@@ -1,0 +1,111 @@
+//! What an operator writes into a checkpoint and reads back on restore: named sections of
+//! encoded values ([`super::codec`]).
+
+use super::codec::{DecodeError, Decoder, Encoder};
+
+/// The state one operator (or source) writes at a checkpoint: sections with distinct names,
+/// each a run of encoded values. An operator without state writes none.
+#[derive(Debug, Default, Clone)]
+pub struct StateWriter {
+    sections: Vec<(String, Encoder)>,
+}
+
+impl StateWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        StateWriter::default()
+    }
+
+    /// The section `name`, started empty the first time it is asked for.
+    pub fn section(&mut self, name: &str) -> &mut Encoder {
+        let at = match self.sections.iter().position(|(n, _)| n == name) {
+            Some(at) => at,
+            None => {
+                self.sections.push((name.to_string(), Encoder::new()));
+                self.sections.len() - 1
+            }
+        };
+        &mut self.sections[at].1
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.sections.is_empty()
+    }
+
+    /// The state as it is stored: the section count, then each section's name and bytes.
+    pub fn encode(self, out: &mut Encoder) {
+        out.u32(self.sections.len() as u32);
+        for (name, section) in self.sections {
+            out.str(&name);
+            out.bytes(&section.into_bytes());
+        }
+    }
+
+    /// The state as a reader sees it after a restore.
+    pub fn into_reader(self) -> StateReader {
+        StateReader { sections: self.sections.into_iter().map(|(n, e)| (n, e.into_bytes())).collect() }
+    }
+}
+
+/// State restored from a checkpoint: the sections one operator wrote.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct StateReader {
+    sections: Vec<(String, Vec<u8>)>,
+}
+
+impl StateReader {
+    /// Reads what [`StateWriter::encode`] wrote.
+    ///
+    /// # Errors
+    /// A damaged encoding.
+    pub fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let count = input.u32()?;
+        let mut sections = Vec::new();
+        for _ in 0..count {
+            let name = input.str()?.to_string();
+            sections.push((name, input.bytes()?.to_vec()));
+        }
+        Ok(StateReader { sections })
+    }
+
+    /// A decoder over section `name`, if the operator wrote one.
+    pub fn section(&self, name: &str) -> Option<Decoder<'_>> {
+        self.sections.iter().find(|(n, _)| n == name).map(|(_, bytes)| Decoder::new(bytes))
+    }
+
+    /// The names of the sections, in the order they were written.
+    pub fn section_names(&self) -> impl Iterator<Item = &str> {
+        self.sections.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Whether the operator wrote nothing.
+    pub fn is_empty(&self) -> bool {
+        self.sections.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    #[test]
+    fn sections_read_back_by_name() {
+        let mut w = StateWriter::new();
+        w.section("counts").value(&Value::BigInt(3));
+        w.section("position").u64(42);
+        w.section("counts").value(&Value::string("a"));
+        let mut e = Encoder::new();
+        w.encode(&mut e);
+        let bytes = e.into_bytes();
+        let r = StateReader::decode(&mut Decoder::new(&bytes)).unwrap();
+        assert_eq!(r.section_names().collect::<Vec<_>>(), ["counts", "position"]);
+        let mut counts = r.section("counts").unwrap();
+        assert_eq!(counts.value().unwrap(), Value::BigInt(3));
+        assert_eq!(counts.value().unwrap().as_str(), Some("a"));
+        assert!(counts.is_at_end());
+        assert_eq!(r.section("position").unwrap().u64().unwrap(), 42);
+        assert!(r.section("missing").is_none());
+    }
+}

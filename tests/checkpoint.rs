@@ -4,7 +4,11 @@
 mod common;
 
 use common::{collect, wait_until};
-use weir::runtime::checkpoint::{CheckpointingMode, CompletedCheckpoint, StateReader, StateWriter};
+use std::time::Duration;
+
+use weir::runtime::checkpoint::{
+    storage, CheckpointConfig, CheckpointingMode, CompletedCheckpoint, StateReader, StateWriter,
+};
 use weir::runtime::chunk::Chunk;
 use weir::runtime::graph::JobGraph;
 use weir::runtime::operator::{Operator, OperatorContext, Output, Source, SourceStatus};
@@ -157,4 +161,55 @@ fn a_job_without_state_completes_checkpoints_with_empty_parts() {
         .all(|p| p.operators.iter().all(StateReader::is_empty)));
     handle.cancel();
     let _ = handle.wait();
+}
+
+#[test]
+fn periodic_checkpoints_are_written_and_the_newest_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpointing = CheckpointConfig {
+        interval: Some(Duration::from_millis(20)),
+        num_retained: 2,
+        dir: Some(dir.path().to_path_buf()),
+        ..CheckpointConfig::default()
+    };
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
+    let (sink, _rows) = collect(&mut g, 1);
+    g.connect(source, tally, ShipStrategy::Hash(vec![0]));
+    g.connect(tally, sink, ShipStrategy::Rebalance);
+    let config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
+    let handle = job::start(g, config).unwrap();
+    wait_until("three checkpoints complete", || handle.completed_checkpoints().len() >= 3);
+    handle.cancel();
+    let _ = handle.wait();
+    // Cancelled: the checkpoints stay (RETAIN_ON_CANCELLATION), the newest two of them.
+    let mut kept: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    kept.sort();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let latest = storage::latest_checkpoint(dir.path()).unwrap();
+    let read = storage::read_checkpoint(&latest).unwrap();
+    let (sent, seen) = totals(&read);
+    assert_eq!(sent, seen);
+    assert!(kept.contains(&format!("chk-{}", read.id)));
+}
+
+#[test]
+fn a_finished_job_deletes_its_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("chk-1")).unwrap();
+    let checkpointing = CheckpointConfig {
+        interval: Some(Duration::from_millis(5)),
+        dir: Some(dir.path().to_path_buf()),
+        ..CheckpointConfig::default()
+    };
+    let mut g = JobGraph::new();
+    let source = common::keyed_numbers(&mut g, 1, 1_000, 3);
+    let (sink, rows) = collect(&mut g, 1);
+    g.connect(source, sink, ShipStrategy::Forward);
+    let config = RuntimeConfig::default().with_worker_threads(1).with_checkpointing(checkpointing);
+    assert_eq!(job::run(g, config).unwrap(), weir::runtime::JobStatus::Finished);
+    assert_eq!(rows.rows().len(), 1_000);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::checkpoint::CheckpointConfig;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::settings::{Setting, Settings, Spec};
@@ -27,6 +28,10 @@ pub struct RuntimeConfig {
     pub memory_limit: Option<u64>,
     /// Processing time for timers, idleness and mini-batch intervals.
     pub clock: Arc<dyn Clock>,
+    /// `execution.checkpointing.*`: when and how the job takes checkpoints. Set through the
+    /// library API ([`RuntimeConfig::with_checkpointing`]); SQL sessions take the keys once
+    /// restoring from a checkpoint is in place.
+    pub checkpointing: CheckpointConfig,
 }
 
 impl std::fmt::Debug for RuntimeConfig {
@@ -38,6 +43,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("chunk_size", &self.chunk_size)
             .field("idle_timeout", &self.idle_timeout)
             .field("memory_limit", &self.memory_limit)
+            .field("checkpointing", &self.checkpointing)
             .finish_non_exhaustive()
     }
 }
@@ -52,6 +58,7 @@ impl Default for RuntimeConfig {
             idle_timeout: Duration::ZERO,
             memory_limit: None,
             clock: Arc::new(SystemClock),
+            checkpointing: CheckpointConfig::default(),
         }
     }
 }
@@ -215,6 +222,12 @@ impl RuntimeConfig {
             Some(bytes) => Some(crate::memory::MemoryLimit::configured(bytes)),
             None => crate::memory::MemoryLimit::detected(),
         }
+    }
+
+    /// Replaces how the job takes checkpoints.
+    pub fn with_checkpointing(mut self, checkpointing: CheckpointConfig) -> Self {
+        self.checkpointing = checkpointing;
+        self
     }
 
     /// Replaces the processing-time clock.

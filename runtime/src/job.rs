@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::actor::{JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target, TriggerCheckpoint};
 use crate::chain::{Chain, ChainedOperator, ChainedSource};
-use crate::checkpoint::coordinator::CheckpointTracker;
-use crate::checkpoint::{CheckpointBarrier, CheckpointingMode, CompletedCheckpoint};
+use crate::checkpoint::coordinator::CheckpointCoordinator;
+use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
@@ -180,8 +180,8 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let job_token = token.clone();
     let (commands, commands_rx) = unbounded_channel();
     let checkpoints = Arc::new(Mutex::new(Vec::new()));
-    let tracker = CheckpointTracker::new(Arc::clone(&checkpoints));
-    let control = Control { commands: commands_rx, tracker };
+    let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
+    let control = Control { commands: commands_rx, coordinator };
     let thread = std::thread::Builder::new()
         .name("weir-job".into())
         .stack_size(operator_stack())
@@ -364,33 +364,45 @@ async fn deploy_and_wait(
         .collect();
     let mut stopped = 0;
     let mut first_error = None;
+    let clock = Arc::clone(&config.clock);
+    let started = clock.now_millis();
+    let coordinator = &mut control.coordinator;
     while stopped < total {
-        let event = tokio::select! {
-            event = events_rx.recv() => event,
-            Some(command) = control.commands.recv() => {
-                let JobCommand::Checkpoint(mode) = command;
-                let timestamp = config.clock.now_millis();
-                let id = control.tracker.begin(timestamp, total - stopped);
-                let barrier = CheckpointBarrier { id, timestamp, mode };
-                tracing::debug!(checkpoint = id, "checkpoint triggered");
-                sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
-                continue;
+        let due = coordinator.next_trigger(started).filter(|_| coordinator.may_trigger());
+        let tick = async {
+            match due {
+                Some(at) => clock.sleep_until(at).await,
+                None => std::future::pending().await,
             }
         };
-        match event {
-            Some(SubtaskEvent::Failed(error)) => {
-                first_error.get_or_insert(error);
-                token.cancel();
+        let mode = tokio::select! {
+            event = events_rx.recv() => {
+                let now = clock.now_millis();
+                match event {
+                    Some(SubtaskEvent::Failed(error)) => {
+                        first_error.get_or_insert(error);
+                        token.cancel();
+                    }
+                    Some(SubtaskEvent::Stopped) => stopped += 1,
+                    Some(SubtaskEvent::Snapshot { checkpoint, vertex, subtask, states }) => {
+                        coordinator.add(now, checkpoint, vertex, subtask, states);
+                    }
+                    Some(SubtaskEvent::Aborted(checkpoint)) => coordinator.abort(checkpoint),
+                    None => break,
+                }
+                continue;
             }
-            Some(SubtaskEvent::Stopped) => stopped += 1,
-            Some(SubtaskEvent::Snapshot { checkpoint, vertex, subtask, states }) => {
-                control.tracker.add(checkpoint, vertex, subtask, states);
-            }
-            Some(SubtaskEvent::Aborted(checkpoint)) => control.tracker.abort(checkpoint),
-            None => break,
-        }
+            Some(JobCommand::Checkpoint(mode)) = control.commands.recv() => mode,
+            () = tick => coordinator.mode(),
+        };
+        let now = clock.now_millis();
+        coordinator.expire(now);
+        let barrier = coordinator.begin(now, total - stopped, mode);
+        sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
     }
     drop(addrs);
+    let cancelled = token.is_cancelled();
+    coordinator.job_ended(first_error.is_none() && !cancelled, first_error.is_none() && cancelled);
     match first_error {
         Some(error) => Err(error),
         None if token.is_cancelled() => Ok(JobStatus::Cancelled),
@@ -401,7 +413,7 @@ async fn deploy_and_wait(
 /// What the job's thread takes from its handle: commands, and the checkpoints it tracks.
 struct Control {
     commands: UnboundedReceiver<JobCommand>,
-    tracker: CheckpointTracker,
+    coordinator: CheckpointCoordinator,
 }
 
 /// The output edges of subtask `index` of `chain` and the receivers they reach.

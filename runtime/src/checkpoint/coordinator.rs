@@ -1,12 +1,22 @@
-//! The job's side of checkpoints: numbering them, and collecting the subtasks' parts until a
-//! checkpoint is complete.
+//! The job's side of checkpoints: when to trigger one, numbering them, collecting the
+//! subtasks' parts until a checkpoint is complete, and keeping the completed ones.
+//!
+//! With `execution.checkpointing.interval` set, a checkpoint is triggered every interval,
+//! but never while `max-concurrent-checkpoints` are in progress nor sooner than `min-pause`
+//! after the last one completed; one still in progress after `timeout` is aborted. A later
+//! checkpoint that completes supersedes earlier ones still in progress. Completed checkpoints
+//! are written to the configured directory ([`super::storage`]) and the newest `num-retained`
+//! kept; they are also published in memory for [`crate::job::JobHandle`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::options::{CheckpointConfig, Retention};
 use super::state::{StateReader, StateWriter};
+use super::storage::{retain_newest, write_checkpoint};
+use crate::element::{CheckpointBarrier, CheckpointingMode};
 
 /// One subtask's part of a checkpoint.
 #[derive(Debug, Clone)]
@@ -37,30 +47,64 @@ struct Pending {
     parts: Vec<SubtaskState>,
 }
 
-/// Numbers a job's checkpoints and completes each when its last part arrives.
-#[derive(Debug, Default)]
-pub(crate) struct CheckpointTracker {
+/// Triggers a job's checkpoints and completes each when its last part arrives.
+#[derive(Debug)]
+pub(crate) struct CheckpointCoordinator {
+    config: CheckpointConfig,
     last_id: u64,
+    /// When the last periodic checkpoint was triggered and when the last one completed.
+    last_trigger: Option<i64>,
+    last_completion: Option<i64>,
     pending: BTreeMap<u64, Pending>,
     completed: Arc<Mutex<Vec<CompletedCheckpoint>>>,
 }
 
-impl CheckpointTracker {
-    /// A tracker publishing completed checkpoints into `completed`.
-    pub(crate) fn new(completed: Arc<Mutex<Vec<CompletedCheckpoint>>>) -> Self {
-        CheckpointTracker { last_id: 0, pending: BTreeMap::new(), completed }
+impl CheckpointCoordinator {
+    /// A coordinator following `config`, publishing completed checkpoints into `completed`.
+    pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<Vec<CompletedCheckpoint>>>) -> Self {
+        CheckpointCoordinator {
+            config,
+            last_id: 0,
+            last_trigger: None,
+            last_completion: None,
+            pending: BTreeMap::new(),
+            completed,
+        }
     }
 
-    /// Starts the next checkpoint, which `expected` subtasks will each take a part of.
-    pub(crate) fn begin(&mut self, timestamp: i64, expected: usize) -> u64 {
+    /// When the next periodic checkpoint is due (job clock, epoch milliseconds), counted from
+    /// `started` for the first; `None` without an interval.
+    pub(crate) fn next_trigger(&self, started: i64) -> Option<i64> {
+        let interval = self.config.interval?.as_millis() as i64;
+        let by_interval = self.last_trigger.unwrap_or(started) + interval;
+        let by_pause = self.last_completion.map_or(i64::MIN, |t| t + self.config.min_pause.as_millis() as i64);
+        Some(by_interval.max(by_pause))
+    }
+
+    /// Whether a periodic checkpoint may start now: fewer than the allowed number in progress.
+    pub(crate) fn may_trigger(&self) -> bool {
+        self.pending.len() < self.config.max_concurrent
+    }
+
+    /// The mode periodic checkpoints take.
+    pub(crate) fn mode(&self) -> CheckpointingMode {
+        self.config.mode
+    }
+
+    /// Starts the next checkpoint at `now`, which `expected` subtasks will each take a part of;
+    /// returns its barrier.
+    pub(crate) fn begin(&mut self, now: i64, expected: usize, mode: CheckpointingMode) -> CheckpointBarrier {
         self.last_id += 1;
-        self.pending.insert(self.last_id, Pending { timestamp, expected, parts: Vec::new() });
-        self.last_id
+        self.last_trigger = Some(now);
+        self.pending.insert(self.last_id, Pending { timestamp: now, expected, parts: Vec::new() });
+        tracing::debug!(checkpoint = self.last_id, expected, "checkpoint triggered");
+        CheckpointBarrier { id: self.last_id, timestamp: now, mode }
     }
 
-    /// A subtask's part arrived; returns the id when the checkpoint is now complete.
+    /// A subtask's part arrived at `now`; returns the id when the checkpoint is now complete.
     pub(crate) fn add(
         &mut self,
+        now: i64,
         checkpoint: u64,
         vertex: String,
         subtask: usize,
@@ -74,16 +118,36 @@ impl CheckpointTracker {
         }
         let mut done = self.pending.remove(&checkpoint)?;
         done.parts.sort_by(|a, b| (&a.vertex, a.subtask).cmp(&(&b.vertex, b.subtask)));
-        // A later checkpoint supersedes the earlier ones still pending: they cannot complete
-        // in order any more.
         self.pending.retain(|&id, _| id > checkpoint);
-        tracing::info!(checkpoint, subtasks = done.parts.len(), "checkpoint completed");
-        self.completed.lock().push(CompletedCheckpoint {
-            id: checkpoint,
-            timestamp: done.timestamp,
-            subtasks: done.parts,
-        });
+        self.last_completion = Some(now);
+        let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks: done.parts };
+        let size = self.store(&completed);
+        tracing::info!(
+            checkpoint,
+            subtasks = completed.subtasks.len(),
+            bytes = size,
+            duration_ms = now - completed.timestamp,
+            "checkpoint completed"
+        );
+        self.completed.lock().push(completed);
         Some(checkpoint)
+    }
+
+    /// Writes `checkpoint` to the checkpoint directory, if there is one, keeping the newest;
+    /// returns the size written. A checkpoint that cannot be written is not a failure of the
+    /// job (as in Flink, the next one may succeed) but is logged.
+    fn store(&self, checkpoint: &CompletedCheckpoint) -> u64 {
+        let Some(dir) = &self.config.dir else { return 0 };
+        match write_checkpoint(dir, checkpoint) {
+            Ok(chk) => {
+                retain_newest(dir, self.config.num_retained);
+                std::fs::metadata(chk.join(super::storage::METADATA)).map_or(0, |m| m.len())
+            }
+            Err(error) => {
+                tracing::warn!(checkpoint = checkpoint.id, dir = %dir.display(), %error, "cannot write the checkpoint");
+                0
+            }
+        }
     }
 
     /// A subtask could not take its part of `checkpoint`: it will not complete.
@@ -91,5 +155,70 @@ impl CheckpointTracker {
         if self.pending.remove(&checkpoint).is_some() {
             tracing::info!(checkpoint, "checkpoint aborted");
         }
+    }
+
+    /// Aborts the checkpoints in progress for longer than the timeout at `now`.
+    pub(crate) fn expire(&mut self, now: i64) {
+        let timeout = self.config.timeout.as_millis() as i64;
+        let expired: Vec<u64> =
+            self.pending.iter().filter(|(_, p)| now - p.timestamp > timeout).map(|(&id, _)| id).collect();
+        for id in expired {
+            tracing::warn!(checkpoint = id, timeout_ms = timeout, "checkpoint expired before it completed");
+            self.pending.remove(&id);
+        }
+    }
+
+    /// The job ended (`finished` when every source ran out, else cancelled or failed): its
+    /// checkpoints on disk are deleted or kept as the retention says.
+    pub(crate) fn job_ended(&self, finished: bool, cancelled: bool) {
+        let Some(dir) = &self.config.dir else { return };
+        let delete = match self.config.retention {
+            Retention::NoExternalizedCheckpoints => true,
+            Retention::DeleteOnCancellation => finished || cancelled,
+            Retention::RetainOnCancellation => finished,
+        };
+        if delete {
+            retain_newest(dir, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn coordinator(config: CheckpointConfig) -> CheckpointCoordinator {
+        CheckpointCoordinator::new(config, Arc::default())
+    }
+
+    #[test]
+    fn periodic_checkpoints_keep_their_interval_and_pause() {
+        let config = CheckpointConfig {
+            interval: Some(Duration::from_millis(100)),
+            min_pause: Duration::from_millis(50),
+            ..CheckpointConfig::default()
+        };
+        let mut c = coordinator(config);
+        assert_eq!(c.next_trigger(1_000), Some(1_100));
+        let barrier = c.begin(1_100, 1, CheckpointingMode::ExactlyOnce);
+        assert!(!c.may_trigger(), "one checkpoint at a time");
+        assert_eq!(c.add(1_180, barrier.id, "s".into(), 0, Vec::new()), Some(1));
+        // Due by the interval at 1 200, held back by the pause until 1 230.
+        assert_eq!(c.next_trigger(1_000), Some(1_230));
+        assert!(c.may_trigger());
+    }
+
+    #[test]
+    fn a_checkpoint_completes_with_its_last_part_and_expires_without_it() {
+        let mut c =
+            coordinator(CheckpointConfig { timeout: Duration::from_millis(500), ..CheckpointConfig::default() });
+        let first = c.begin(0, 2, CheckpointingMode::ExactlyOnce);
+        assert_eq!(c.add(10, first.id, "a".into(), 0, Vec::new()), None);
+        c.expire(600);
+        assert_eq!(c.add(610, first.id, "a".into(), 1, Vec::new()), None, "expired");
+        let second = c.begin(700, 1, CheckpointingMode::ExactlyOnce);
+        assert_eq!(c.add(710, second.id, "a".into(), 0, Vec::new()), Some(2));
+        assert_eq!(c.completed.lock().iter().map(|c| c.id).collect::<Vec<_>>(), vec![2]);
     }
 }

@@ -13,9 +13,12 @@ pub mod aligner;
 pub mod codec;
 pub(crate) mod coordinator;
 pub mod file;
+pub mod options;
 pub mod state;
+pub mod storage;
 
 pub use crate::element::{CheckpointBarrier, CheckpointingMode};
 pub use aligner::{Alignment, BarrierAligner};
 pub use coordinator::{CompletedCheckpoint, SubtaskState};
+pub use options::{CheckpointConfig, Retention};
 pub use state::{StateReader, StateWriter};

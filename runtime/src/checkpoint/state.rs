@@ -69,6 +69,15 @@ impl StateReader {
         Ok(StateReader { sections })
     }
 
+    /// Writes the state as [`StateWriter::encode`] does.
+    pub fn encode(&self, out: &mut Encoder) {
+        out.u32(self.sections.len() as u32);
+        for (name, bytes) in &self.sections {
+            out.str(name);
+            out.bytes(bytes);
+        }
+    }
+
     /// A decoder over section `name`, if the operator wrote one.
     pub fn section(&self, name: &str) -> Option<Decoder<'_>> {
         self.sections.iter().find(|(n, _)| n == name).map(|(_, bytes)| Decoder::new(bytes))

@@ -1,0 +1,160 @@
+//! Completed checkpoints on disk: `chk-N/_metadata` under the job's checkpoint directory.
+//!
+//! `_metadata` is a snapshot file ([`super::file`]) whose payload is, in weir's encoding
+//! ([`super::codec`]): the checkpoint's id (u64) and trigger time (i64), the number of subtask
+//! parts (u32), and for each its chain's name, its subtask index (u32) and the state of each
+//! operator of the chain, head first (u32 count, then each operator's sections). A `chk-N`
+//! directory without a readable `_metadata` is not a checkpoint: it is skipped when looking for
+//! the latest one and refused when named.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::codec::{DecodeError, Decoder, Encoder};
+use super::coordinator::{CompletedCheckpoint, SubtaskState};
+use super::file::{read_snapshot, write_snapshot, SnapshotError};
+use super::state::StateReader;
+
+/// The file that makes a `chk-N` directory a checkpoint.
+pub const METADATA: &str = "_metadata";
+
+/// Why a checkpoint cannot be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// The metadata file is missing, damaged or of another format.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// The metadata passed its checksum but does not decode: written by another build.
+    #[error("checkpoint '{}' cannot be read: {source}", path.display())]
+    Malformed {
+        /// The metadata file.
+        path: PathBuf,
+        /// Where decoding stopped.
+        source: DecodeError,
+    },
+}
+
+/// Writes `checkpoint` as `dir/chk-N/_metadata` (atomically) and returns the directory.
+///
+/// # Errors
+/// What the file system reports.
+pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
+    let mut e = Encoder::new();
+    e.u64(checkpoint.id);
+    e.i64(checkpoint.timestamp);
+    e.u32(checkpoint.subtasks.len() as u32);
+    for part in &checkpoint.subtasks {
+        e.str(&part.vertex);
+        e.u32(part.subtask as u32);
+        e.u32(part.operators.len() as u32);
+        part.operators.iter().for_each(|state| state.encode(&mut e));
+    }
+    let chk = dir.join(format!("chk-{}", checkpoint.id));
+    write_snapshot(&chk.join(METADATA), &e.into_bytes())?;
+    Ok(chk)
+}
+
+/// Reads the checkpoint in directory `chk` (or whose `_metadata` file `chk` names).
+///
+/// # Errors
+/// A missing, partial or damaged checkpoint, saying which.
+pub fn read_checkpoint(chk: &Path) -> Result<CompletedCheckpoint, RestoreError> {
+    let path = if chk.is_dir() { chk.join(METADATA) } else { chk.to_path_buf() };
+    let payload = read_snapshot(&path)?;
+    decode(&payload).map_err(|source| RestoreError::Malformed { path, source })
+}
+
+fn decode(payload: &[u8]) -> Result<CompletedCheckpoint, DecodeError> {
+    let mut d = Decoder::new(payload);
+    let id = d.u64()?;
+    let timestamp = d.i64()?;
+    let parts = d.u32()?;
+    let mut subtasks = Vec::new();
+    for _ in 0..parts {
+        let vertex = d.str()?.to_string();
+        let subtask = d.u32()? as usize;
+        let count = d.u32()?;
+        let operators = (0..count).map(|_| StateReader::decode(&mut d)).collect::<Result<Vec<_>, _>>()?;
+        subtasks.push(SubtaskState { vertex, subtask, operators });
+    }
+    Ok(CompletedCheckpoint { id, timestamp, subtasks })
+}
+
+/// The `chk-N` directories under `dir` with their numbers, lowest first.
+fn numbered(dir: &Path) -> Vec<(u64, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<(u64, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let n = e.file_name().to_str()?.strip_prefix("chk-")?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The newest complete checkpoint under `dir`: the highest `chk-N` whose metadata reads.
+pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
+    numbered(dir).into_iter().rev().map(|(_, p)| p).find(|p| read_snapshot(&p.join(METADATA)).is_ok())
+}
+
+/// Deletes all but the newest `keep` checkpoints under `dir`.
+pub fn retain_newest(dir: &Path, keep: usize) {
+    let found = numbered(dir);
+    let excess = found.len().saturating_sub(keep);
+    for (_, path) in found.into_iter().take(excess) {
+        if let Err(error) = fs::remove_dir_all(&path) {
+            tracing::warn!(path = %path.display(), %error, "cannot delete an old checkpoint");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::StateWriter;
+
+    fn checkpoint(id: u64) -> CompletedCheckpoint {
+        let mut state = StateWriter::new();
+        state.section("sent").u64(id * 100);
+        CompletedCheckpoint {
+            id,
+            timestamp: 1_000 + id as i64,
+            subtasks: vec![SubtaskState {
+                vertex: "Source: s".into(),
+                subtask: 0,
+                operators: vec![state.into_reader()],
+            }],
+        }
+    }
+
+    #[test]
+    fn checkpoints_read_back_and_only_the_newest_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for id in 1..=4 {
+            write_checkpoint(dir.path(), &checkpoint(id)).unwrap();
+        }
+        retain_newest(dir.path(), 2);
+        assert_eq!(numbered(dir.path()).iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![3, 4]);
+        let latest = latest_checkpoint(dir.path()).unwrap();
+        let read = read_checkpoint(&latest).unwrap();
+        assert_eq!((read.id, read.timestamp), (4, 1_004));
+        assert_eq!(read.subtasks[0].operators[0].section("sent").unwrap().u64().unwrap(), 400);
+    }
+
+    #[test]
+    fn a_partial_checkpoint_is_skipped_and_refused_when_named() {
+        let dir = tempfile::tempdir().unwrap();
+        write_checkpoint(dir.path(), &checkpoint(1)).unwrap();
+        let chk2 = write_checkpoint(dir.path(), &checkpoint(2)).unwrap();
+        let metadata = chk2.join(METADATA);
+        let bytes = fs::read(&metadata).unwrap();
+        fs::write(&metadata, &bytes[..bytes.len() / 2]).unwrap();
+        assert_eq!(latest_checkpoint(dir.path()), Some(dir.path().join("chk-1")));
+        let error = read_checkpoint(&chk2).unwrap_err().to_string();
+        assert!(error.contains("is incomplete"), "{error}");
+        fs::create_dir(dir.path().join("chk-3")).unwrap();
+        assert_eq!(latest_checkpoint(dir.path()), Some(dir.path().join("chk-1")));
+    }
+}

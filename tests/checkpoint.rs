@@ -4,14 +4,16 @@
 mod common;
 
 use common::{collect, wait_until};
+use std::sync::Arc;
 use std::time::Duration;
 
 use weir::runtime::checkpoint::{
-    storage, CheckpointConfig, CheckpointingMode, CompletedCheckpoint, StateReader, StateWriter,
+    storage, CheckpointConfig, CheckpointingMode, CompletedCheckpoint, Restore, StateReader, StateWriter,
 };
 use weir::runtime::chunk::Chunk;
 use weir::runtime::graph::JobGraph;
 use weir::runtime::operator::{Operator, OperatorContext, Output, Source, SourceStatus};
+use weir::runtime::partition::{hash_key, subtask_for_hash};
 use weir::runtime::{job, RowKind, RuntimeConfig, ShipStrategy, Value};
 
 /// An endless source of rows `[n % 7, n]`, 50 per poll, that checkpoints how many it sent.
@@ -42,6 +44,13 @@ impl Source for Counting {
         state: &mut StateWriter,
     ) -> weir::runtime::Result<()> {
         state.section("sent").u64(self.sent);
+        Ok(())
+    }
+
+    /// At the same parallelism only: each subtask goes on from its own position.
+    fn restore_state(&mut self, _: &mut OperatorContext, states: &[StateReader]) -> weir::runtime::Result<()> {
+        assert!(states.len() <= 1, "the sources keep their parallelism in these tests");
+        self.sent = states.iter().map(|s| counter(s, "sent")).sum();
         Ok(())
     }
 }
@@ -212,4 +221,141 @@ fn a_finished_job_deletes_its_checkpoints() {
     assert_eq!(job::run(g, config).unwrap(), weir::runtime::JobStatus::Finished);
     assert_eq!(rows.rows().len(), 1_000);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// Counts rows per key (`row[0]`), keeping on restore the keys whose key groups it owns.
+struct KeyedTally {
+    counts: std::collections::BTreeMap<i64, u64>,
+}
+
+impl Operator for KeyedTally {
+    fn name(&self) -> &str {
+        "KeyedTally"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _: usize,
+        chunk: Chunk,
+        _: &mut OperatorContext,
+        _: &mut Output,
+    ) -> weir::runtime::Result<()> {
+        for (_, row) in chunk.rows() {
+            *self.counts.entry(row[0].as_i64().unwrap()).or_default() += 1;
+        }
+        Ok(())
+    }
+
+    fn snapshot_state(
+        &mut self,
+        _: u64,
+        _: &mut OperatorContext,
+        state: &mut StateWriter,
+    ) -> weir::runtime::Result<()> {
+        let counts = state.section("counts");
+        counts.u32(self.counts.len() as u32);
+        for (&key, &n) in &self.counts {
+            counts.value(&Value::BigInt(key));
+            counts.u64(n);
+        }
+        Ok(())
+    }
+
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> weir::runtime::Result<()> {
+        let me = ctx.subtask().clone();
+        for state in states {
+            let mut counts = state.section("counts").unwrap();
+            for _ in 0..counts.u32().unwrap() {
+                let key = counts.value().unwrap();
+                let n = counts.u64().unwrap();
+                if subtask_for_hash(hash_key(std::slice::from_ref(&key), &[0]), me.parallelism) == me.index {
+                    *self.counts.entry(key.as_i64().unwrap()).or_default() += n;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Counting sources (restoring their position) hashed into `tallies` keyed tallies.
+fn keyed_job(tallies: usize, restore: Option<CompletedCheckpoint>) -> job::JobHandle {
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let tally = g.add_operator("KeyedTally", tallies, |_| Box::new(KeyedTally { counts: Default::default() }));
+    g.connect(source, tally, ShipStrategy::Hash(vec![0]));
+    let restore = restore.map(|c| Restore { checkpoint: Arc::new(c), ignore_unclaimed_state: false });
+    let checkpointing = CheckpointConfig { restore, ..CheckpointConfig::default() };
+    job::start(g, RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing)).unwrap()
+}
+
+/// Rows sent, and rows counted per key, in a checkpoint of [`keyed_job`].
+fn keyed_totals(checkpoint: &CompletedCheckpoint) -> (u64, std::collections::BTreeMap<i64, u64>) {
+    let mut sent = 0;
+    let mut counts = std::collections::BTreeMap::new();
+    for part in &checkpoint.subtasks {
+        if part.vertex == "Counting" {
+            sent += counter(&part.operators[0], "sent");
+            continue;
+        }
+        let mut section = part.operators[0].section("counts").unwrap();
+        for _ in 0..section.u32().unwrap() {
+            let key = section.value().unwrap().as_i64().unwrap();
+            let n = section.u64().unwrap();
+            assert!(counts.insert(key, n).is_none(), "key {key} counted by two subtasks");
+        }
+    }
+    (sent, counts)
+}
+
+fn checkpoint_now(handle: &job::JobHandle) -> CompletedCheckpoint {
+    let before = handle.completed_checkpoints().len();
+    handle.trigger_checkpoint(CheckpointingMode::ExactlyOnce);
+    wait_until("the checkpoint completes", || handle.completed_checkpoints().len() > before);
+    handle.completed_checkpoints().pop().unwrap()
+}
+
+#[test]
+fn a_restored_job_goes_on_from_its_checkpoint_at_another_parallelism() {
+    let first = keyed_job(2, None);
+    let taken = checkpoint_now(&first);
+    first.cancel();
+    let _ = first.wait();
+    let (sent, counts) = keyed_totals(&taken);
+    assert_eq!(sent, counts.values().sum::<u64>());
+
+    // Three tallies take over the keys of two; the sources go on from where they were.
+    let second = keyed_job(3, Some(taken.clone()));
+    let next = checkpoint_now(&second);
+    second.cancel();
+    let _ = second.wait();
+    assert_eq!(next.id, taken.id + 1, "checkpoints are numbered on");
+    let (sent_after, counts_after) = keyed_totals(&next);
+    assert!(sent_after >= sent);
+    assert_eq!(sent_after, counts_after.values().sum::<u64>(), "no row lost or counted twice");
+    for (key, n) in &counts {
+        assert!(counts_after[key] >= *n, "key {key} kept its count");
+    }
+}
+
+#[test]
+fn state_the_new_job_has_no_operator_for_fails_its_start() {
+    let first = keyed_job(2, None);
+    let taken = checkpoint_now(&first);
+    first.cancel();
+    let _ = first.wait();
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let (sink, _rows) = collect(&mut g, 1);
+    g.connect(source, sink, ShipStrategy::Rebalance);
+    let restore = |ignore_unclaimed_state| {
+        let restore = Restore { checkpoint: Arc::new(taken.clone()), ignore_unclaimed_state };
+        RuntimeConfig::default().with_checkpointing(CheckpointConfig { restore: Some(restore), ..Default::default() })
+    };
+    let error = job::start(g.clone(), restore(false)).unwrap().wait().unwrap_err().to_string();
+    assert!(error.starts_with("Cannot restore the job: Cannot map checkpoint"), "{error}");
+    assert!(error.contains("operator 'KeyedTally'"), "{error}");
+    let allowed = job::start(g, restore(true)).unwrap();
+    checkpoint_now(&allowed);
+    allowed.cancel();
+    let _ = allowed.wait();
 }

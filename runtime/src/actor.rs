@@ -42,8 +42,8 @@ pub(crate) enum SubtaskEvent {
         checkpoint: u64,
         /// The subtask's chain.
         vertex: String,
-        /// The subtask's index.
-        subtask: usize,
+        /// The subtask's index and its chain's parallelism.
+        subtask: (usize, usize),
         /// Each operator's state, head first.
         states: Vec<StateWriter>,
     },
@@ -504,7 +504,7 @@ impl SubtaskActor {
         let _ = self.shared.events.send(SubtaskEvent::Snapshot {
             checkpoint: barrier.id,
             vertex: self.chain_name().to_string(),
-            subtask: self.info.index,
+            subtask: (self.info.index, self.info.parallelism),
             states,
         });
         self.chain.push(0, StreamElement::Barrier(barrier), &mut self.produced)

@@ -84,6 +84,10 @@ pub enum Error {
     #[error("Unknown option '{0}'")]
     UnknownOption(String),
 
+    /// A job cannot start from the checkpoint it was given.
+    #[error("Cannot restore the job: {0}")]
+    Restore(String),
+
     /// The job could not start its threads.
     #[error("Could not start the job: {0}")]
     Startup(#[from] std::io::Error),

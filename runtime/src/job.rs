@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::actor::{JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target, TriggerCheckpoint};
 use crate::chain::{Chain, ChainedOperator, ChainedSource};
 use crate::checkpoint::coordinator::CheckpointCoordinator;
+use crate::checkpoint::restore::RestorePlan;
 use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
@@ -329,6 +330,13 @@ async fn deploy_and_wait(
             (0..parallelism).map(|_| Arc::new(Semaphore::new(config.mailbox_capacity))).collect()
         })
         .collect();
+    let restore = match &config.checkpointing.restore {
+        Some(r) => {
+            let chains: Vec<(String, usize)> = plan.chains.iter().map(|c| (chain_name(graph, c), c.len())).collect();
+            RestorePlan::new(&r.checkpoint, &chains, r.ignore_unclaimed_state)?
+        }
+        None => RestorePlan::default(),
+    };
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
     let mut total = 0;
     // Receivers first, so that every sender starts knowing its receivers' addresses.
@@ -337,8 +345,14 @@ async fn deploy_and_wait(
         for (index, subtask_metrics) in metrics[c].iter().enumerate() {
             let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
             let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes);
+            let mut built = build_chain(graph, chain, &info, config, subtask_metrics);
+            if let Err(error) = built.restore(&restore.states_for(&info.vertex, index, parallelism)) {
+                // The subtasks already started stop with the job.
+                token.cancel();
+                return Err(error);
+            }
             let spec = SubtaskSpec {
-                chain: build_chain(graph, chain, &info, config, subtask_metrics),
+                chain: built,
                 inputs: match graph.vertex(chain[0]).kind {
                     VertexKind::Source(_) => None,
                     VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),

@@ -19,18 +19,20 @@ use super::storage::{retain_newest, write_checkpoint};
 use crate::element::{CheckpointBarrier, CheckpointingMode};
 
 /// One subtask's part of a checkpoint.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubtaskState {
     /// The subtask's chain, as metrics name it (`Source: orders -> Calc`).
     pub vertex: String,
     /// The subtask's index.
     pub subtask: usize,
+    /// The chain's parallelism when the checkpoint was taken.
+    pub parallelism: usize,
     /// The state of each operator of the chain, head first (a source's position first).
     pub operators: Vec<StateReader>,
 }
 
 /// A checkpoint every running subtask took its part of.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompletedCheckpoint {
     /// Its number.
     pub id: u64,
@@ -61,10 +63,11 @@ pub(crate) struct CheckpointCoordinator {
 
 impl CheckpointCoordinator {
     /// A coordinator following `config`, publishing completed checkpoints into `completed`.
+    /// Checkpoints are numbered on from the one the job was restored from.
     pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<Vec<CompletedCheckpoint>>>) -> Self {
         CheckpointCoordinator {
+            last_id: config.restore.as_ref().map_or(0, |r| r.checkpoint.id),
             config,
-            last_id: 0,
             last_trigger: None,
             last_completion: None,
             pending: BTreeMap::new(),
@@ -107,12 +110,12 @@ impl CheckpointCoordinator {
         now: i64,
         checkpoint: u64,
         vertex: String,
-        subtask: usize,
+        (subtask, parallelism): (usize, usize),
         states: Vec<StateWriter>,
     ) -> Option<u64> {
         let pending = self.pending.get_mut(&checkpoint)?;
         let operators = states.into_iter().map(StateWriter::into_reader).collect();
-        pending.parts.push(SubtaskState { vertex, subtask, operators });
+        pending.parts.push(SubtaskState { vertex, subtask, parallelism, operators });
         if pending.parts.len() < pending.expected {
             return None;
         }
@@ -203,7 +206,7 @@ mod tests {
         assert_eq!(c.next_trigger(1_000), Some(1_100));
         let barrier = c.begin(1_100, 1, CheckpointingMode::ExactlyOnce);
         assert!(!c.may_trigger(), "one checkpoint at a time");
-        assert_eq!(c.add(1_180, barrier.id, "s".into(), 0, Vec::new()), Some(1));
+        assert_eq!(c.add(1_180, barrier.id, "s".into(), (0, 1), Vec::new()), Some(1));
         // Due by the interval at 1 200, held back by the pause until 1 230.
         assert_eq!(c.next_trigger(1_000), Some(1_230));
         assert!(c.may_trigger());
@@ -214,11 +217,11 @@ mod tests {
         let mut c =
             coordinator(CheckpointConfig { timeout: Duration::from_millis(500), ..CheckpointConfig::default() });
         let first = c.begin(0, 2, CheckpointingMode::ExactlyOnce);
-        assert_eq!(c.add(10, first.id, "a".into(), 0, Vec::new()), None);
+        assert_eq!(c.add(10, first.id, "a".into(), (0, 2), Vec::new()), None);
         c.expire(600);
-        assert_eq!(c.add(610, first.id, "a".into(), 1, Vec::new()), None, "expired");
+        assert_eq!(c.add(610, first.id, "a".into(), (1, 2), Vec::new()), None, "expired");
         let second = c.begin(700, 1, CheckpointingMode::ExactlyOnce);
-        assert_eq!(c.add(710, second.id, "a".into(), 0, Vec::new()), Some(2));
+        assert_eq!(c.add(710, second.id, "a".into(), (0, 1), Vec::new()), Some(2));
         assert_eq!(c.completed.lock().iter().map(|c| c.id).collect::<Vec<_>>(), vec![2]);
     }
 }

@@ -14,11 +14,12 @@ pub mod codec;
 pub(crate) mod coordinator;
 pub mod file;
 pub mod options;
+pub(crate) mod restore;
 pub mod state;
 pub mod storage;
 
 pub use crate::element::{CheckpointBarrier, CheckpointingMode};
 pub use aligner::{Alignment, BarrierAligner};
 pub use coordinator::{CompletedCheckpoint, SubtaskState};
-pub use options::{CheckpointConfig, Retention};
+pub use options::{CheckpointConfig, Restore, Retention};
 pub use state::{StateReader, StateWriter};

@@ -1,6 +1,9 @@
 //! The checkpointing options, with Flink's keys and defaults, declared where they are read.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::coordinator::CompletedCheckpoint;
 use std::time::Duration;
 
 use crate::element::CheckpointingMode;
@@ -100,6 +103,18 @@ pub struct CheckpointConfig {
     pub dir: Option<PathBuf>,
     /// `execution.checkpointing.externalized-checkpoint-retention`
     pub retention: Retention,
+    /// The checkpoint the job starts from (`execution.state-recovery.path`), if any.
+    pub restore: Option<Restore>,
+}
+
+/// A checkpoint to start a job from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restore {
+    /// The checkpoint, read with [`super::storage::read_checkpoint`].
+    pub checkpoint: Arc<CompletedCheckpoint>,
+    /// `execution.state-recovery.ignore-unclaimed-state`: state of a chain the job no longer
+    /// has is dropped instead of failing the job.
+    pub ignore_unclaimed_state: bool,
 }
 
 impl Default for CheckpointConfig {
@@ -113,6 +128,7 @@ impl Default for CheckpointConfig {
             num_retained: 1,
             dir: None,
             retention: Retention::RetainOnCancellation,
+            restore: None,
         }
     }
 }

@@ -46,6 +46,7 @@ pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io
     for part in &checkpoint.subtasks {
         e.str(&part.vertex);
         e.u32(part.subtask as u32);
+        e.u32(part.parallelism as u32);
         e.u32(part.operators.len() as u32);
         part.operators.iter().for_each(|state| state.encode(&mut e));
     }
@@ -73,9 +74,10 @@ fn decode(payload: &[u8]) -> Result<CompletedCheckpoint, DecodeError> {
     for _ in 0..parts {
         let vertex = d.str()?.to_string();
         let subtask = d.u32()? as usize;
+        let parallelism = d.u32()? as usize;
         let count = d.u32()?;
         let operators = (0..count).map(|_| StateReader::decode(&mut d)).collect::<Result<Vec<_>, _>>()?;
-        subtasks.push(SubtaskState { vertex, subtask, operators });
+        subtasks.push(SubtaskState { vertex, subtask, parallelism, operators });
     }
     Ok(CompletedCheckpoint { id, timestamp, subtasks })
 }

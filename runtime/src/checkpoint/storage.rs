@@ -126,6 +126,7 @@ mod tests {
             subtasks: vec![SubtaskState {
                 vertex: "Source: s".into(),
                 subtask: 0,
+                parallelism: 1,
                 operators: vec![state.into_reader()],
             }],
         }
@@ -141,7 +142,7 @@ mod tests {
         assert_eq!(numbered(dir.path()).iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![3, 4]);
         let latest = latest_checkpoint(dir.path()).unwrap();
         let read = read_checkpoint(&latest).unwrap();
-        assert_eq!((read.id, read.timestamp), (4, 1_004));
+        assert_eq!(read, checkpoint(4));
         assert_eq!(read.subtasks[0].operators[0].section("sent").unwrap().u64().unwrap(), 400);
     }
 

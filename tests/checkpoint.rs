@@ -7,12 +7,14 @@ use common::{collect, wait_until};
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::future::Future;
 use weir::runtime::checkpoint::{
     storage, CheckpointConfig, CheckpointingMode, CompletedCheckpoint, Restore, StateReader, StateWriter,
 };
 use weir::runtime::chunk::Chunk;
 use weir::runtime::graph::JobGraph;
-use weir::runtime::operator::{Operator, OperatorContext, Output, Source, SourceStatus};
+
+use weir::runtime::operator::{AsyncState, Operator, OperatorContext, Output, Source, SourceStatus};
 use weir::runtime::partition::{hash_key, subtask_for_hash};
 use weir::runtime::{job, RowKind, RuntimeConfig, ShipStrategy, Value};
 
@@ -358,4 +360,87 @@ fn state_the_new_job_has_no_operator_for_fails_its_start() {
     checkpoint_now(&allowed);
     allowed.cancel();
     let _ = allowed.wait();
+}
+
+/// Holds each chunk for a few milliseconds of async work before passing it on, in order.
+struct Delayer {
+    pending: std::collections::VecDeque<(std::pin::Pin<Box<tokio::time::Sleep>>, Chunk)>,
+}
+
+impl Delayer {
+    fn emit_ready(&mut self, ctx: &mut OperatorContext, out: &mut Output) {
+        let waker = ctx.waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        while let Some((sleep, _)) = self.pending.front_mut() {
+            if sleep.as_mut().poll(&mut cx).is_pending() {
+                break;
+            }
+            let (_, chunk) = self.pending.pop_front().unwrap();
+            out.collect(chunk);
+        }
+    }
+}
+
+impl Operator for Delayer {
+    fn name(&self) -> &str {
+        "Delayer"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> weir::runtime::Result<()> {
+        self.pending.push_back((Box::pin(tokio::time::sleep(Duration::from_millis(2))), chunk));
+        self.emit_ready(ctx, out);
+        Ok(())
+    }
+
+    fn async_state(&self) -> AsyncState {
+        match self.pending.len() {
+            0 => AsyncState::Idle,
+            1..4 => AsyncState::Busy,
+            _ => AsyncState::Saturated,
+        }
+    }
+
+    fn poll_async(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> weir::runtime::Result<()> {
+        self.emit_ready(ctx, out);
+        Ok(())
+    }
+
+    fn end_of_input(&mut self, _: &mut OperatorContext, _: &mut Output) -> weir::runtime::Result<()> {
+        Ok(())
+    }
+}
+
+/// Rows in flight in an async operator belong before the barrier: the snapshot waits for them.
+#[test]
+fn a_barrier_waits_for_the_async_work_in_flight() {
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let delayer = g.add_operator("Delayer", 2, |_| Box::new(Delayer { pending: Default::default() }));
+    let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
+    g.connect(source, delayer, ShipStrategy::Hash(vec![0]));
+    g.connect(delayer, tally, ShipStrategy::Forward);
+    let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
+    for _ in 0..5 {
+        let checkpoint = checkpoint_now(&handle);
+        let mut sent = 0;
+        let mut seen = 0;
+        for part in &checkpoint.subtasks {
+            if part.vertex == "Counting" {
+                sent += counter(&part.operators[0], "sent");
+            } else {
+                // The chain Delayer -> Tally: the tally is its second operator.
+                assert_eq!(part.vertex, "Delayer -> Tally");
+                seen += counter(&part.operators[1], "seen");
+            }
+        }
+        assert_eq!(sent, seen, "checkpoint {}", checkpoint.id);
+    }
+    handle.cancel();
+    let _ = handle.wait();
 }

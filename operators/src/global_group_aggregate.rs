@@ -285,6 +285,11 @@ impl Operator for GlobalGroupAggregateOperator {
         self.flush_on_marker(marker, ctx, out)
     }
 
+    /// The bundle goes out before a checkpoint's barrier: a checkpoint holds no bundle.
+    fn prepare_snapshot_pre_barrier(&mut self, _: u64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.flush(ctx, out)
+    }
+
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.flush_on_watermark(watermark, ctx, out)
     }

@@ -160,6 +160,9 @@ pub(crate) struct SubtaskActor {
     poll_scheduled: bool,
     /// Whether the input has ended and the chain is ending.
     ending: bool,
+    /// A checkpoint aligned while the chain had async work in flight: its snapshot waits until
+    /// the work is done, and the input waits with it.
+    barrier_waiting: Option<CheckpointBarrier>,
 }
 
 impl SubtaskActor {
@@ -193,6 +196,7 @@ impl SubtaskActor {
             listening: false,
             poll_scheduled: false,
             ending: false,
+            barrier_waiting: None,
         }
     }
 
@@ -313,7 +317,8 @@ impl SubtaskActor {
                 act.run_step(ctx, Self::on_async_progress);
             }));
         }
-        if self.poll_scheduled || async_state == AsyncState::Saturated || self.ending {
+        if self.poll_scheduled || async_state == AsyncState::Saturated || self.ending || self.barrier_waiting.is_some()
+        {
             return;
         }
         if let Some(source) = &self.source {
@@ -343,7 +348,15 @@ impl SubtaskActor {
         if self.ending {
             return self.finish_ending();
         }
-        while self.chain.async_state() != AsyncState::Saturated {
+        if let Some(barrier) = self.barrier_waiting {
+            if self.chain.async_state() != AsyncState::Idle {
+                return Ok(());
+            }
+            self.barrier_waiting = None;
+            self.take_checkpoint(barrier)?;
+            self.replay_blocked()?;
+        }
+        while self.barrier_waiting.is_none() && self.chain.async_state() != AsyncState::Saturated {
             let Some((channel, element, permit)) = self.stalled.pop_front() else { break };
             drop(permit);
             self.on_element(channel as usize, element)?;
@@ -488,8 +501,15 @@ impl SubtaskActor {
         if let Some(barrier) = aligned {
             self.take_checkpoint(barrier)?;
         }
-        // Channels no longer blocked deliver what waited, in order; a channel blocked again
-        // (by the next barrier) keeps the rest waiting.
+        self.replay_blocked()
+    }
+
+    /// Delivers what blocked channels sent while a checkpoint was aligned, in order, once it has
+    /// been taken; a channel blocked again (by the next barrier) keeps the rest waiting.
+    fn replay_blocked(&mut self) -> Result<()> {
+        if self.barrier_waiting.is_some() {
+            return Ok(());
+        }
         let waiting: Vec<(usize, StreamElement)> = self.blocked.drain(..).collect();
         for (channel, element) in waiting {
             self.on_element(channel, element)?;
@@ -497,9 +517,14 @@ impl SubtaskActor {
         Ok(())
     }
 
-    /// Snapshots the chain for `barrier`'s checkpoint, reports it, and sends the barrier on.
+    /// Snapshots the chain for `barrier`'s checkpoint, reports it, and sends the barrier on;
+    /// with async work in flight, once it is done (the input waits meanwhile).
     fn take_checkpoint(&mut self, barrier: CheckpointBarrier) -> Result<()> {
-        let states = self.chain.snapshot(barrier.id)?;
+        if self.chain.async_state() != AsyncState::Idle {
+            self.barrier_waiting = Some(barrier);
+            return Ok(());
+        }
+        let states = self.chain.snapshot(barrier.id, &mut self.produced)?;
         tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, "checkpoint taken");
         let _ = self.shared.events.send(SubtaskEvent::Snapshot {
             checkpoint: barrier.id,
@@ -571,7 +596,7 @@ impl Handler<TriggerCheckpoint> for SubtaskActor {
     /// barrier after what it has emitted. Other subtasks, and sources that have ended, let
     /// the trigger pass.
     fn handle(&mut self, msg: TriggerCheckpoint, ctx: &mut Self::Context) {
-        if self.source.is_none() || self.ending || self.finished {
+        if self.source.is_none() || self.ending || self.finished || self.barrier_waiting.is_some() {
             return;
         }
         self.run_step(ctx, |act| act.take_checkpoint(msg.0));
@@ -583,7 +608,10 @@ impl Handler<Deliver> for SubtaskActor {
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
         let Deliver { channel, element, permit } = msg;
-        if !self.stalled.is_empty() || self.chain.async_state() == AsyncState::Saturated {
+        if !self.stalled.is_empty()
+            || self.chain.async_state() == AsyncState::Saturated
+            || self.barrier_waiting.is_some()
+        {
             // Held with its permit until the chain takes input again.
             self.stalled.push_back((channel, element, permit));
             return;

@@ -206,8 +206,15 @@ impl Chain {
     }
 
     /// The state of the head source and of every operator, in chain order, for checkpoint
-    /// `checkpoint` (taken when its barrier has been aligned at the chain's input).
-    pub(crate) fn snapshot(&mut self, checkpoint: u64) -> Result<Vec<StateWriter>> {
+    /// `checkpoint` (taken when its barrier has been aligned at the chain's input): first
+    /// every operator, head first, emits what goes before the barrier (into `sink` past the
+    /// chain), then each writes its state.
+    pub(crate) fn snapshot(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<Vec<StateWriter>> {
+        for i in 0..self.ops.len() {
+            let o = &mut self.ops[i];
+            guarded(&self.info, &o.name, || o.op.prepare_snapshot_pre_barrier(checkpoint, &mut o.ctx, &mut o.out))?;
+            self.forward(i, sink)?;
+        }
         let mut states = Vec::with_capacity(self.ops.len() + 1);
         if let Some(s) = &mut self.source {
             let mut state = StateWriter::new();

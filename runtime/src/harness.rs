@@ -145,13 +145,14 @@ impl OperatorHarness {
         }
     }
 
-    /// The operator's state for checkpoint `checkpoint`, as a restored operator reads it.
+    /// The operator's state for checkpoint `checkpoint`, as a restored operator reads it (what
+    /// it emits before the barrier is in the output).
     ///
     /// # Errors
     /// What the operator's snapshot reports.
     pub fn snapshot(&mut self, checkpoint: u64) -> Result<StateReader> {
         self.ensure_open()?;
-        let mut states = self.chain.snapshot(checkpoint)?;
+        let mut states = self.chain.snapshot(checkpoint, &mut self.output)?;
         Ok(states.pop().map(StateWriter::into_reader).unwrap_or_default())
     }
 

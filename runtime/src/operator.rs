@@ -278,9 +278,23 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// The barrier of checkpoint `checkpoint` has arrived on every input: emit what must
+    /// travel before it rather than be kept in the state (a mini-batch bundle is flushed, as
+    /// Flink's `prepareSnapshotPreBarrier` does). Called on every operator of the chain, head
+    /// first, before any of them snapshots.
+    fn prepare_snapshot_pre_barrier(
+        &mut self,
+        _checkpoint: u64,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
+        Ok(())
+    }
+
     /// Writes the operator's state into checkpoint `checkpoint`, whose barrier has arrived on
     /// every input (aligned): the state holds the effect of exactly what came before the
-    /// barrier. Called between the other callbacks, before the barrier travels on; an
+    /// barrier. Called between the other callbacks, never while async work is in flight (the
+    /// runtime waits for it, holding back the input), before the barrier travels on; an
     /// operator without state keeps the default and writes nothing.
     fn snapshot_state(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext, _state: &mut StateWriter) -> Result<()> {
         Ok(())

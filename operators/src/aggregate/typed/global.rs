@@ -229,6 +229,46 @@ mod tests {
         assert_eq!(table(&all.0), table(&all.1), "round {round}");
     }
 
+    /// A checkpoint's barrier flushes the bundles of both phases: what they held goes out before
+    /// it (a checkpoint holds no bundle), the same rows a flush marker would have sent.
+    #[test]
+    fn a_checkpoint_flushes_the_bundles_before_its_barrier() {
+        for typed in [false, true] {
+            let rows = |h: &mut OperatorHarness| {
+                let mut chunk = weir_runtime::Chunk::with_types(&types());
+                for k in 0..3i16 {
+                    let row = [
+                        Value::SmallInt(k),
+                        Value::Int(1),
+                        Value::BigInt(2),
+                        Value::string("a"),
+                        Value::Boolean(true),
+                        Value::Double(0.5),
+                    ];
+                    chunk.push(RowKind::Insert, &row);
+                }
+                h.push_chunk(0, chunk).unwrap();
+            };
+            let (mut local, mut global) = phases(typed, false, None, 0);
+            rows(&mut local);
+            assert!(local.take_output().is_empty(), "the bundle holds the rows");
+            let state = local.snapshot(1).unwrap();
+            assert!(state.is_empty());
+            let (mut marked_local, mut marked_global) = phases(typed, false, None, 0);
+            rows(&mut marked_local);
+            marked_local.flush_marker(1).unwrap();
+            let flushed = pass(&mut local, &mut global);
+            assert!(flushed.is_empty(), "the global phase holds them in its own bundle");
+            global.snapshot(1).unwrap();
+            let mut by_barrier = global.take_lines();
+            let mut by_marker = pass(&mut marked_local, &mut marked_global);
+            by_marker.retain(|l| !l.starts_with("flush-marker"));
+            by_barrier.sort();
+            assert_eq!(by_barrier.len(), 3, "typed {typed}: {by_barrier:?}");
+            assert_eq!(by_barrier, by_marker, "typed {typed}");
+        }
+    }
+
     #[test]
     fn typed_phases_emit_the_changelog_of_phases_holding_values() {
         let mut rng = SmallRng::seed_from_u64(9);

@@ -230,8 +230,12 @@ impl Chain {
     }
 
     /// Gives the head source and each operator, in chain order, the states restored for it
-    /// (`states[i]` for the `i`-th, the source first); called before [`Chain::open`].
+    /// (`states[i]` for the `i`-th, the source first); called before [`Chain::open`], and only
+    /// for a chain the checkpoint has state for.
     pub(crate) fn restore(&mut self, states: &[Vec<StateReader>]) -> Result<()> {
+        if states.is_empty() {
+            return Ok(());
+        }
         let mut states = states.iter();
         let info = &self.info;
         if let Some(s) = &mut self.source {

@@ -156,8 +156,8 @@ impl OperatorHarness {
         Ok(states.pop().map(StateWriter::into_reader).unwrap_or_default())
     }
 
-    /// Restores the operator from `states` (what [`OperatorHarness::snapshot`] returned, one per
-    /// subtask of the checkpointed job whose key groups this one owns); before anything else.
+    /// Restores the operator from `states` (what [`OperatorHarness::snapshot`] returned for each
+    /// subtask of the checkpointed job, by subtask index); before anything else.
     ///
     /// # Errors
     /// What the operator's restore reports, or a harness already running.

@@ -346,7 +346,7 @@ async fn deploy_and_wait(
             let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
             let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes);
             let mut built = build_chain(graph, chain, &info, config, subtask_metrics);
-            if let Err(error) = built.restore(&restore.states_for(&info.vertex, index, parallelism)) {
+            if let Err(error) = built.restore(&restore.states_for(&info.vertex)) {
                 // The subtasks already started stop with the job.
                 token.cancel();
                 return Err(error);

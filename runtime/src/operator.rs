@@ -301,11 +301,20 @@ pub trait Operator: Send {
     }
 
     /// Takes back state written by [`Operator::snapshot_state`], before `open`. `states` holds
-    /// what each subtask of the checkpointed job wrote whose key groups this subtask now owns
-    /// (one when the parallelism is unchanged); keyed state keeps the keys of its own groups.
+    /// what every subtask of the checkpointed job wrote, by its index, whatever the parallelism
+    /// was: keyed state keeps the keys of the key groups this subtask owns now; other state
+    /// takes the parts `k` with `k % parallelism == index` ([`owned_parts`]).
     fn restore_state(&mut self, _ctx: &mut OperatorContext, _states: &[StateReader]) -> Result<()> {
         Ok(())
     }
+}
+
+/// The parts of `states` (by old subtask index) that subtask `index` of `parallelism` takes
+/// over when state is not keyed: `k % parallelism == index`, so its own part at the same
+/// parallelism and every part exactly once at another.
+pub fn owned_parts<'a>(states: &'a [StateReader], info: &SubtaskInfo) -> impl Iterator<Item = &'a StateReader> {
+    let (index, parallelism) = (info.index, info.parallelism.max(1));
+    states.iter().enumerate().filter(move |(k, _)| k % parallelism == index).map(|(_, s)| s)
 }
 
 /// What a source asks for after a poll.
@@ -340,7 +349,9 @@ pub trait Source: Send {
         Ok(())
     }
 
-    /// Takes back what [`Source::snapshot_state`] wrote, before `open`.
+    /// Takes back what [`Source::snapshot_state`] wrote, before `open`: `states` holds what
+    /// every subtask of the checkpointed job wrote, by its index; a source goes on from the
+    /// parts [`owned_parts`] gives it.
     fn restore_state(&mut self, _ctx: &mut OperatorContext, _states: &[StateReader]) -> Result<()> {
         Ok(())
     }

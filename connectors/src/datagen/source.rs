@@ -1,11 +1,16 @@
 //! The `datagen` source of one subtask: its share of the rows, at its share of the rate.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use weir_runtime::{Chunk, DataType, OperatorContext, Output, Result, RowKind, Source, SourceStatus, SubtaskInfo};
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::operator::owned_parts;
+use weir_runtime::{
+    Chunk, DataType, OperatorContext, Output, Result, RowKind, Source, SourceStatus, SubtaskInfo, Value,
+};
 
 use super::field::FieldGenerator;
 
@@ -29,6 +34,8 @@ pub struct DatagenSource {
     started_at: Option<i64>,
     emitted: u64,
     rng: Option<SmallRng>,
+    /// Ranges of row numbers taken over from other subtasks at a restore, done after this one.
+    queued: VecDeque<(u64, Option<u64>)>,
 }
 
 impl DatagenSource {
@@ -51,6 +58,7 @@ impl DatagenSource {
             started_at: None,
             emitted: 0,
             rng: None,
+            queued: VecDeque::new(),
         }
     }
 
@@ -78,9 +86,11 @@ impl Source for DatagenSource {
         let now = ctx.processing_time();
         let started = *self.started_at.get_or_insert(now);
         let allowed = 1 + ((now - started).max(0) as f64 * self.rate / 1000.0) as u64;
-        let remaining = self.end.map_or(u64::MAX, |end| end - self.next);
-        if remaining == 0 {
-            return Ok(SourceStatus::Finished);
+        let mut remaining = self.end.map_or(u64::MAX, |end| end - self.next);
+        while remaining == 0 {
+            let Some((next, end)) = self.queued.pop_front() else { return Ok(SourceStatus::Finished) };
+            (self.next, self.end) = (next, end);
+            remaining = end.map_or(u64::MAX, |end| end - next);
         }
         let batch = (allowed.saturating_sub(self.emitted)).min(remaining).min(ctx.chunk_size() as u64);
         if batch == 0 {
@@ -100,6 +110,49 @@ impl Source for DatagenSource {
         self.next += batch;
         self.emitted += batch;
         out.collect(chunk);
-        Ok(if self.end.is_some_and(|end| self.next >= end) { SourceStatus::Finished } else { SourceStatus::Ready })
+        let done = self.end.is_some_and(|end| self.next >= end) && self.queued.is_empty();
+        Ok(if done { SourceStatus::Finished } else { SourceStatus::Ready })
+    }
+
+    /// The row numbers still to generate: this subtask's range from the next row, then the
+    /// ranges it took over. Random values are not replayed: a restored job draws new ones.
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        let ranges = state.section(RANGES);
+        ranges.u32(1 + self.queued.len() as u32);
+        for (next, end) in std::iter::once((self.next, self.end)).chain(self.queued.iter().copied()) {
+            ranges.u64(next);
+            ranges.value(&end.map_or(Value::Null, |e| Value::BigInt(e as i64)));
+        }
+        Ok(())
+    }
+
+    /// Goes on with the ranges of the old subtasks this one takes over (its own at the same
+    /// parallelism), in order.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        let mut ranges = VecDeque::new();
+        for state in owned_parts(states, ctx.subtask()) {
+            let Some(mut section) = state.section(RANGES) else { continue };
+            let malformed = |e: weir_runtime::checkpoint::codec::DecodeError| {
+                weir_runtime::Error::Restore(format!("the state of datagen source '{}' is malformed: {e}", self.name))
+            };
+            for _ in 0..section.u32().map_err(malformed)? {
+                let next = section.u64().map_err(malformed)?;
+                let end = section.value().map_err(malformed)?.as_i64().map(|e| e as u64);
+                ranges.push_back((next, end));
+            }
+        }
+        let Some((next, end)) = ranges.pop_front() else {
+            // Nothing to take over: a bounded table has no rows left for this subtask; an
+            // unbounded one goes on generating.
+            if self.end.is_some() {
+                (self.next, self.end) = (0, Some(0));
+            }
+            return Ok(());
+        };
+        (self.next, self.end, self.queued) = (next, end, ranges);
+        Ok(())
     }
 }
+
+/// The section of a datagen source's state: the ranges of row numbers still to generate.
+const RANGES: &str = "ranges";

@@ -1,9 +1,9 @@
 //! Handing a checkpoint's state to the subtasks of a starting job.
 //!
-//! A chain's state goes to the chain of the same name. At the parallelism the checkpoint was
-//! taken with, subtask `i` gets what subtask `i` wrote; at another one, every subtask gets what
-//! every old subtask wrote, and keyed state keeps the keys of its own key groups (sources share
-//! out their positions). State of a chain the job no longer has fails the start, naming the
+//! A chain's state goes to the chain of the same name: every subtask is given what every old
+//! subtask wrote, in old subtask order, and takes its share, at the same parallelism or
+//! another: keyed state keeps the keys of its own key groups, a source or other operator state
+//! takes the parts `k` with `k % parallelism == index` (at the same parallelism, its own). State of a chain the job no longer has fails the start, naming the
 //! chain, unless `execution.state-recovery.ignore-unclaimed-state` is set, as in Flink; so does
 //! a chain whose number of operators changed.
 
@@ -55,14 +55,20 @@ impl RestorePlan {
         Ok(RestorePlan { by_chain })
     }
 
-    /// What subtask `index` of `parallelism` of chain `name` restores: per operator of the
-    /// chain, head first, the states of the old subtasks it takes over.
-    pub(crate) fn states_for(&self, name: &str, index: usize, parallelism: usize) -> Vec<Vec<StateReader>> {
+    /// What the subtasks of chain `name` restore: per operator of the chain, head first, the
+    /// state every old subtask wrote, by old subtask index (an old subtask that had ended
+    /// before the checkpoint left an empty state).
+    pub(crate) fn states_for(&self, name: &str) -> Vec<Vec<StateReader>> {
         let Some(parts) = self.by_chain.get(name) else { return Vec::new() };
-        let same_parallelism = parts.iter().all(|p| p.parallelism == parallelism);
-        let taken: Vec<&SubtaskState> = parts.iter().filter(|p| !same_parallelism || p.subtask == index).collect();
+        let old_parallelism = parts.iter().map(|p| p.parallelism).max().unwrap_or(0);
         let operators = parts.first().map_or(0, |p| p.operators.len());
-        (0..operators).map(|op| taken.iter().map(|p| p.operators[op].clone()).collect()).collect()
+        (0..operators)
+            .map(|op| {
+                (0..old_parallelism)
+                    .map(|k| parts.iter().find(|p| p.subtask == k).map(|p| p.operators[op].clone()).unwrap_or_default())
+                    .collect()
+            })
+            .collect()
     }
 }
 
@@ -78,17 +84,17 @@ mod tests {
     }
 
     fn values(states: &[Vec<StateReader>]) -> Vec<Vec<u64>> {
+        // An old subtask without state reads as 0.
         states.iter().map(|op| op.iter().map(|s| s.section("v").unwrap().u64().unwrap()).collect()).collect()
     }
 
     #[test]
-    fn each_subtask_gets_its_own_part_or_all_at_another_parallelism() {
+    fn every_subtask_is_given_every_old_part_in_order() {
         let checkpoint =
-            CompletedCheckpoint { id: 3, timestamp: 0, subtasks: vec![part("Agg", 0, 2, 10), part("Agg", 1, 2, 11)] };
+            CompletedCheckpoint { id: 3, timestamp: 0, subtasks: vec![part("Agg", 1, 2, 11), part("Agg", 0, 2, 10)] };
         let plan = RestorePlan::new(&checkpoint, &[("Agg".into(), 1)], false).unwrap();
-        assert_eq!(values(&plan.states_for("Agg", 1, 2)), vec![vec![11]]);
-        assert_eq!(values(&plan.states_for("Agg", 0, 3)), vec![vec![10, 11]]);
-        assert!(plan.states_for("Other", 0, 1).is_empty());
+        assert_eq!(values(&plan.states_for("Agg")), vec![vec![10, 11]]);
+        assert!(plan.states_for("Other").is_empty());
     }
 
     #[test]

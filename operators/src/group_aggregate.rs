@@ -11,6 +11,9 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::partition::{hash_key, subtask_for_hash};
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
@@ -279,6 +282,20 @@ impl Bundled for GroupAggregateOperator {
     }
 }
 
+/// The section of a group aggregate's state: its groups.
+const GROUPS: &str = "groups";
+
+/// Writes a count and the values.
+fn write_values(out: &mut Encoder, values: &[Value]) {
+    out.u32(values.len() as u32);
+    values.iter().for_each(|v| out.value(v));
+}
+
+/// Reads what [`write_values`] wrote.
+fn read_values(input: &mut Decoder<'_>) -> std::result::Result<Vec<Value>, DecodeError> {
+    (0..input.u32()?).map(|_| input.value()).collect()
+}
+
 /// Applies one input row to a group's accumulators.
 fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) {
     group.rows += sign;
@@ -358,6 +375,79 @@ impl Operator for GroupAggregateOperator {
         self.flush(ctx, out)
     }
 
+    /// Every group: its key, rows, last write, last result, accumulators and DISTINCT values.
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        if self.typed.as_ref().is_some_and(|t| !t.is_empty()) {
+            return Err(weir_runtime::Error::execution(
+                "GroupAggregate cannot write its typed group state into a checkpoint yet",
+            ));
+        }
+        let out = state.section(GROUPS);
+        out.u32(self.groups.len() as u32);
+        for (key, group) in &self.groups {
+            write_values(out, key);
+            out.i64(group.rows);
+            out.i64(group.written);
+            write_values(out, &group.last);
+            group.accumulators.iter().for_each(|a| a.encode(out));
+            out.u32(group.distinct.len() as u32);
+            for seen in &group.distinct {
+                let Some(seen) = seen else {
+                    out.value(&Value::Boolean(false));
+                    continue;
+                };
+                out.value(&Value::Boolean(true));
+                out.u32(seen.len() as u32);
+                for (v, n) in seen {
+                    out.value(v);
+                    out.i64(*n);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the groups whose keys this subtask owns now, from every old subtask's state; a
+    /// restored aggregate holds its groups as values.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        self.typed_decided = true;
+        self.typed = None;
+        let me = ctx.subtask().clone();
+        let key_columns: Vec<usize> = (0..self.keys.len()).collect();
+        let malformed =
+            |e: DecodeError| weir_runtime::Error::Restore(format!("the state of GroupAggregate is malformed: {e}"));
+        for state in states {
+            let Some(mut input) = state.section(GROUPS) else { continue };
+            for _ in 0..input.u32().map_err(malformed)? {
+                let key: GroupKey = read_values(&mut input).map_err(malformed)?.into_iter().collect();
+                let rows = input.i64().map_err(malformed)?;
+                let written = input.i64().map_err(malformed)?;
+                let last: ResultRow = read_values(&mut input).map_err(malformed)?.into_iter().collect();
+                let accumulators = (0..self.calls.len())
+                    .map(|_| Accumulator::decode(&mut input))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(malformed)?;
+                let mut distinct = Vec::new();
+                for _ in 0..input.u32().map_err(malformed)? {
+                    if input.value().map_err(malformed)? != Value::Boolean(true) {
+                        distinct.push(None);
+                        continue;
+                    }
+                    let mut seen = HashMap::new();
+                    for _ in 0..input.u32().map_err(malformed)? {
+                        let v = input.value().map_err(malformed)?;
+                        seen.insert(v, input.i64().map_err(malformed)?);
+                    }
+                    distinct.push(Some(seen));
+                }
+                if subtask_for_hash(hash_key(&key, &key_columns), me.parallelism) == me.index {
+                    self.groups.insert(key, GroupState { rows, accumulators, distinct, last, written });
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.flush_on_watermark(watermark, ctx, out)
     }
@@ -375,6 +465,8 @@ mod tests {
     use std::collections::BTreeMap;
     use weir_runtime::fixture::materialize_changelog;
     use weir_runtime::harness::OperatorHarness;
+
+    use crate::aggregate::bundle::BundleTrigger;
 
     fn count_sum(types: &[DataType]) -> GroupAggregateOperator {
         GroupAggregateOperator::new(
@@ -611,6 +703,85 @@ mod tests {
                 })
                 .collect();
             assert_eq!(actual, expected, "round {round}");
+        }
+    }
+
+    /// An aggregate checkpointed and restored at random points of a random changelog, at a
+    /// random new parallelism each time (its groups split by key group), emits what one
+    /// aggregate running through the same input does: the same final table.
+    #[test]
+    fn restored_aggregates_go_on_as_if_never_stopped() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(23);
+        let calls = vec![
+            AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint()),
+            AggregateCall::new(AggregateKind::Sum, Some(1), DataType::bigint()),
+            AggregateCall::new(AggregateKind::Min, Some(1), DataType::bigint()),
+            AggregateCall::new(AggregateKind::Avg, Some(1), DataType::bigint()),
+            AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()).distinct(),
+            AggregateCall::new(AggregateKind::ListAgg { delimiter: ",".into() }, Some(1), DataType::string()),
+            AggregateCall::new(AggregateKind::StddevPop, Some(1), DataType::double()),
+        ];
+        let types = [DataType::bigint(), DataType::bigint()];
+        let build = |round: usize| {
+            let op = GroupAggregateOperator::new(vec![0], calls.clone(), &types);
+            if round % 2 == 1 {
+                op.with_mini_batch(BundleTrigger { size: Some(5), memory_budget: usize::MAX })
+            } else {
+                op
+            }
+        };
+        let owner = |k: i64, p: usize| subtask_for_hash(hash_key(&[Value::BigInt(k)], &[0]), p);
+        for round in 0..30 {
+            let mut whole = OperatorHarness::new(build(round));
+            let mut parts = vec![OperatorHarness::new(build(round))];
+            let (mut expected, mut actual) = (Vec::new(), Vec::new());
+            let mut live: Vec<(i64, i64)> = Vec::new();
+            for step in 0..30 {
+                let mut rows = Vec::new();
+                for _ in 0..rng.random_range(1..12) {
+                    if !live.is_empty() && rng.random_bool(0.35) {
+                        let (k, v) = live.remove(rng.random_range(0..live.len()));
+                        rows.push(("-D", k, v));
+                    } else {
+                        let (k, v) = (rng.random_range(0..9), rng.random_range(-20..20));
+                        live.push((k, v));
+                        rows.push(("+I", k, v));
+                    }
+                }
+                let fixture = |rows: &[(&str, i64, i64)]| {
+                    let mut f = String::from("op | k BIGINT | v BIGINT\n");
+                    rows.iter().for_each(|(kind, k, v)| f.push_str(&format!("{kind} | {k} | {v}\n")));
+                    f
+                };
+                whole.push(&fixture(&rows)).unwrap();
+                let p = parts.len();
+                for (i, part) in parts.iter_mut().enumerate() {
+                    let own: Vec<_> = rows.iter().copied().filter(|(_, k, _)| owner(*k, p) == i).collect();
+                    part.push(&fixture(&own)).unwrap();
+                }
+                if step % 7 == 6 {
+                    // A checkpoint, then a restore at another parallelism.
+                    let states: Vec<StateReader> = parts.iter_mut().map(|h| h.snapshot(step as u64).unwrap()).collect();
+                    parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
+                    let p = rng.random_range(1..5);
+                    parts = (0..p)
+                        .map(|i| {
+                            let mut h = OperatorHarness::with_subtask(Box::new(build(round)), i, p);
+                            h.restore(states.clone()).unwrap();
+                            h
+                        })
+                        .collect();
+                }
+            }
+            whole.end_input().unwrap();
+            expected.extend(whole.take_lines());
+            for part in &mut parts {
+                part.end_input().unwrap();
+                actual.extend(part.take_lines());
+            }
+            let changes =
+                |lines: &[String]| materialize_changelog(lines.iter().filter(|l| l.starts_with(['+', '-']))).unwrap();
+            assert_eq!(changes(&actual), changes(&expected), "round {round}");
         }
     }
 }

@@ -282,8 +282,10 @@ impl Bundled for GroupAggregateOperator {
     }
 }
 
-/// The section of a group aggregate's state: its groups.
+/// The section of a group aggregate's state: its groups held as values.
 const GROUPS: &str = "groups";
+/// The section of a group aggregate's state: its typed groups.
+const TYPED_GROUPS: &str = "typed-groups";
 
 /// Writes a count and the values.
 fn write_values(out: &mut Encoder, values: &[Value]) {
@@ -375,12 +377,12 @@ impl Operator for GroupAggregateOperator {
         self.flush(ctx, out)
     }
 
-    /// Every group: its key, rows, last write, last result, accumulators and DISTINCT values.
+    /// Every group: typed, its key and words; as values, its key, rows, last write, last
+    /// result, accumulators and DISTINCT values.
     fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
-        if self.typed.as_ref().is_some_and(|t| !t.is_empty()) {
-            return Err(weir_runtime::Error::execution(
-                "GroupAggregate cannot write its typed group state into a checkpoint yet",
-            ));
+        if let Some(typed) = &mut self.typed {
+            typed.snapshot(state.section(TYPED_GROUPS));
+            return Ok(());
         }
         let out = state.section(GROUPS);
         out.u32(self.groups.len() as u32);
@@ -407,15 +409,30 @@ impl Operator for GroupAggregateOperator {
         Ok(())
     }
 
-    /// Keeps the groups whose keys this subtask owns now, from every old subtask's state; a
-    /// restored aggregate holds its groups as values.
+    /// Keeps the groups whose keys this subtask owns now, from every old subtask's state, held
+    /// as they were held when checkpointed (typed or as values).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
-        self.typed_decided = true;
-        self.typed = None;
         let me = ctx.subtask().clone();
         let key_columns: Vec<usize> = (0..self.keys.len()).collect();
+        let owns = |key: &[Value]| subtask_for_hash(hash_key(key, &key_columns), me.parallelism) == me.index;
         let malformed =
             |e: DecodeError| weir_runtime::Error::Restore(format!("the state of GroupAggregate is malformed: {e}"));
+        if states.iter().any(|s| s.section(TYPED_GROUPS).is_some()) {
+            let Some(typed) = self.typed_groups() else {
+                return Err(weir_runtime::Error::Restore(
+                    "the checkpoint holds typed GroupAggregate state, which this aggregate's settings do not allow"
+                        .into(),
+                ));
+            };
+            for state in states {
+                if let Some(mut input) = state.section(TYPED_GROUPS) {
+                    typed.restore(&mut input, owns).map_err(malformed)?;
+                }
+            }
+            return Ok(());
+        }
+        self.typed_decided = true;
+        self.typed = None;
         for state in states {
             let Some(mut input) = state.section(GROUPS) else { continue };
             for _ in 0..input.u32().map_err(malformed)? {
@@ -440,7 +457,7 @@ impl Operator for GroupAggregateOperator {
                     }
                     distinct.push(Some(seen));
                 }
-                if subtask_for_hash(hash_key(&key, &key_columns), me.parallelism) == me.index {
+                if owns(&key) {
                     self.groups.insert(key, GroupState { rows, accumulators, distinct, last, written });
                 }
             }
@@ -721,8 +738,19 @@ mod tests {
             AggregateCall::new(AggregateKind::ListAgg { delimiter: ",".into() }, Some(1), DataType::string()),
             AggregateCall::new(AggregateKind::StddevPop, Some(1), DataType::double()),
         ];
+        // Calls the typed state covers (every third round holds its groups typed).
+        let typed_calls = vec![
+            AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint()),
+            AggregateCall::new(AggregateKind::Sum, Some(1), DataType::bigint()),
+            AggregateCall::new(AggregateKind::Avg, Some(1), DataType::bigint()),
+            AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()),
+        ];
         let types = [DataType::bigint(), DataType::bigint()];
+        let typed = |round: usize| round % 3 == 2;
         let build = |round: usize| {
+            if typed(round) {
+                return GroupAggregateOperator::new(vec![0], typed_calls.clone(), &types);
+            }
             let op = GroupAggregateOperator::new(vec![0], calls.clone(), &types);
             if round % 2 == 1 {
                 op.with_mini_batch(BundleTrigger { size: Some(5), memory_budget: usize::MAX })
@@ -762,6 +790,8 @@ mod tests {
                 if step % 7 == 6 {
                     // A checkpoint, then a restore at another parallelism.
                     let states: Vec<StateReader> = parts.iter_mut().map(|h| h.snapshot(step as u64).unwrap()).collect();
+                    let section = if typed(round) { TYPED_GROUPS } else { GROUPS };
+                    assert!(states.iter().all(|s| s.section_names().all(|n| n == section)), "round {round}");
                     parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
                     let p = rng.random_range(1..5);
                     parts = (0..p)

@@ -82,6 +82,11 @@ impl GroupKeys {
         }
     }
 
+    /// The Arrow types of the key columns.
+    pub fn arrow_types(&self) -> &[ArrowType] {
+        &self.types
+    }
+
     /// Key columns holding the keys of groups `ids` of `table`, in order.
     pub fn arrays(&self, table: &KeyTable, ids: impl Iterator<Item = u32>) -> Vec<ArrayRef> {
         match &self.converter {
@@ -217,6 +222,13 @@ impl KeyTable {
     /// A new id for the key of `other`'s group `id` (which this table does not have).
     pub fn insert_key_of(&mut self, other: &KeyTable, id: u32, grow: impl FnOnce()) -> u32 {
         self.insert(other.keys[id as usize].clone(), grow)
+    }
+
+    /// The ids that hold a key, lowest first.
+    pub fn live_ids(&self) -> Vec<u32> {
+        let mut free = vec![false; self.keys.len()];
+        self.free.iter().for_each(|&id| free[id as usize] = true);
+        (0..self.keys.len() as u32).filter(|&id| !free[id as usize]).collect()
     }
 
     /// Number of keys with an id.

@@ -213,6 +213,23 @@ impl Slab {
     pub fn clear(&mut self) {
         self.data.clear();
     }
+
+    /// Words per group.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// The words of group `g`, to write into a checkpoint.
+    pub fn words(&self, g: u32) -> &[i64] {
+        let start = g as usize * self.stride;
+        &self.data[start..start + self.stride]
+    }
+
+    /// Sets the words of group `g` from a checkpoint.
+    pub fn set_words(&mut self, g: u32, words: &[i64]) {
+        let start = g as usize * self.stride;
+        self.data[start..start + self.stride].copy_from_slice(words);
+    }
 }
 
 /// The state of one group in a [`Slab`].

@@ -11,14 +11,14 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::checkpoint::codec::DecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::partition::{hash_key, subtask_for_hash};
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
-use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
+use crate::aggregate::group_state::{read_groups, write_groups, Emission, GroupKey, GroupState, ResultRow};
 use crate::aggregate::{room_for_one, Accumulator, AggregateCall, TypedCalls, TypedGroups};
 use crate::spec::OperatorSpec;
 
@@ -287,17 +287,6 @@ const GROUPS: &str = "groups";
 /// The section of a group aggregate's state: its typed groups.
 const TYPED_GROUPS: &str = "typed-groups";
 
-/// Writes a count and the values.
-fn write_values(out: &mut Encoder, values: &[Value]) {
-    out.u32(values.len() as u32);
-    values.iter().for_each(|v| out.value(v));
-}
-
-/// Reads what [`write_values`] wrote.
-fn read_values(input: &mut Decoder<'_>) -> std::result::Result<Vec<Value>, DecodeError> {
-    (0..input.u32()?).map(|_| input.value()).collect()
-}
-
 /// Applies one input row to a group's accumulators.
 fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) {
     group.rows += sign;
@@ -380,32 +369,11 @@ impl Operator for GroupAggregateOperator {
     /// Every group: typed, its key and words; as values, its key, rows, last write, last
     /// result, accumulators and DISTINCT values.
     fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
-        if let Some(typed) = &mut self.typed {
+        if let Some(typed) = &self.typed {
             typed.snapshot(state.section(TYPED_GROUPS));
             return Ok(());
         }
-        let out = state.section(GROUPS);
-        out.u32(self.groups.len() as u32);
-        for (key, group) in &self.groups {
-            write_values(out, key);
-            out.i64(group.rows);
-            out.i64(group.written);
-            write_values(out, &group.last);
-            group.accumulators.iter().for_each(|a| a.encode(out));
-            out.u32(group.distinct.len() as u32);
-            for seen in &group.distinct {
-                let Some(seen) = seen else {
-                    out.value(&Value::Boolean(false));
-                    continue;
-                };
-                out.value(&Value::Boolean(true));
-                out.u32(seen.len() as u32);
-                for (v, n) in seen {
-                    out.value(v);
-                    out.i64(*n);
-                }
-            }
-        }
+        write_groups(&self.groups, state.section(GROUPS));
         Ok(())
     }
 
@@ -434,32 +402,8 @@ impl Operator for GroupAggregateOperator {
         self.typed_decided = true;
         self.typed = None;
         for state in states {
-            let Some(mut input) = state.section(GROUPS) else { continue };
-            for _ in 0..input.u32().map_err(malformed)? {
-                let key: GroupKey = read_values(&mut input).map_err(malformed)?.into_iter().collect();
-                let rows = input.i64().map_err(malformed)?;
-                let written = input.i64().map_err(malformed)?;
-                let last: ResultRow = read_values(&mut input).map_err(malformed)?.into_iter().collect();
-                let accumulators = (0..self.calls.len())
-                    .map(|_| Accumulator::decode(&mut input))
-                    .collect::<std::result::Result<_, _>>()
-                    .map_err(malformed)?;
-                let mut distinct = Vec::new();
-                for _ in 0..input.u32().map_err(malformed)? {
-                    if input.value().map_err(malformed)? != Value::Boolean(true) {
-                        distinct.push(None);
-                        continue;
-                    }
-                    let mut seen = HashMap::new();
-                    for _ in 0..input.u32().map_err(malformed)? {
-                        let v = input.value().map_err(malformed)?;
-                        seen.insert(v, input.i64().map_err(malformed)?);
-                    }
-                    distinct.push(Some(seen));
-                }
-                if owns(&key) {
-                    self.groups.insert(key, GroupState { rows, accumulators, distinct, last, written });
-                }
+            if let Some(mut input) = state.section(GROUPS) {
+                read_groups(&mut self.groups, self.calls.len(), &mut input, owns).map_err(malformed)?;
             }
         }
         Ok(())

@@ -3,8 +3,12 @@
 //! ([`Emission`]). The row-at-a-time paths of both operators keep their groups so; the typed
 //! paths keep the same facts in typed vectors.
 
+use hashbrown::HashMap;
 use smallvec::SmallVec;
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::{Chunk, RowKind, Value};
+
+use super::distinct::DistinctValues;
 
 use super::{Accumulator, AggregateCall};
 
@@ -108,4 +112,105 @@ impl Emission {
         std::mem::swap(last, new);
         false
     }
+}
+
+/// The distinct values a group keeps for its DISTINCT calls, as a checkpoint holds them: per
+/// call a flag (whether it keeps values) and its values with their multiplicities.
+pub(crate) trait DistinctState: Sized {
+    /// Writes the distinct values.
+    fn encode(&self, out: &mut Encoder);
+    /// Reads what [`DistinctState::encode`] wrote.
+    fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError>;
+}
+
+fn encode_values(out: &mut Encoder, values: Option<&DistinctValues>) {
+    let Some(values) = values else { return out.value(&Value::Boolean(false)) };
+    out.value(&Value::Boolean(true));
+    out.u32(values.len() as u32);
+    for (v, n) in values {
+        out.value(v);
+        out.i64(*n);
+    }
+}
+
+fn decode_values(input: &mut Decoder<'_>) -> Result<Option<DistinctValues>, DecodeError> {
+    if input.value()? != Value::Boolean(true) {
+        return Ok(None);
+    }
+    let mut values = HashMap::new();
+    for _ in 0..input.u32()? {
+        let v = input.value()?;
+        values.insert(v, input.i64()?);
+    }
+    Ok(Some(values))
+}
+
+/// One-phase aggregates: values only for the DISTINCT calls.
+impl DistinctState for Vec<Option<DistinctValues>> {
+    fn encode(&self, out: &mut Encoder) {
+        out.u32(self.len() as u32);
+        self.iter().for_each(|v| encode_values(out, v.as_ref()));
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        (0..input.u32()?).map(|_| decode_values(input)).collect()
+    }
+}
+
+/// Global aggregates: values per DISTINCT argument.
+impl DistinctState for Vec<DistinctValues> {
+    fn encode(&self, out: &mut Encoder) {
+        out.u32(self.len() as u32);
+        self.iter().for_each(|v| encode_values(out, Some(v)));
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        (0..input.u32()?).map(|_| decode_values(input).map(Option::unwrap_or_default)).collect()
+    }
+}
+
+/// Writes every group of `groups` for a checkpoint: its key, rows, last write, last result,
+/// accumulators and distinct values.
+pub(crate) fn write_groups<D: DistinctState, S>(groups: &HashMap<GroupKey, GroupState<D>, S>, out: &mut Encoder) {
+    let values = |out: &mut Encoder, values: &[Value]| {
+        out.u32(values.len() as u32);
+        values.iter().for_each(|v| out.value(v));
+    };
+    out.u32(groups.len() as u32);
+    for (key, group) in groups {
+        values(out, key);
+        out.i64(group.rows);
+        out.i64(group.written);
+        values(out, &group.last);
+        group.accumulators.iter().for_each(|a| a.encode(out));
+        group.distinct.encode(out);
+    }
+}
+
+/// Adds to `groups` the groups [`write_groups`] wrote (each with `calls` accumulators) whose
+/// keys `owns` accepts.
+///
+/// # Errors
+/// A damaged encoding.
+pub(crate) fn read_groups<D: DistinctState, S: std::hash::BuildHasher>(
+    groups: &mut HashMap<GroupKey, GroupState<D>, S>,
+    calls: usize,
+    input: &mut Decoder<'_>,
+    owns: impl Fn(&[Value]) -> bool,
+) -> Result<(), DecodeError> {
+    fn values(input: &mut Decoder<'_>) -> Result<Vec<Value>, DecodeError> {
+        (0..input.u32()?).map(|_| input.value()).collect()
+    }
+    for _ in 0..input.u32()? {
+        let key: GroupKey = values(input)?.into_iter().collect();
+        let rows = input.i64()?;
+        let written = input.i64()?;
+        let last: ResultRow = values(input)?.into_iter().collect();
+        let accumulators = (0..calls).map(|_| Accumulator::decode(input)).collect::<Result<_, _>>()?;
+        let distinct = D::decode(input)?;
+        if owns(&key) {
+            groups.insert(key, GroupState { rows, accumulators, distinct, last, written });
+        }
+    }
+    Ok(())
 }

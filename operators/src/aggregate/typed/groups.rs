@@ -3,13 +3,12 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
-use arrow_schema::DataType as ArrowType;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::columnar::arrow_type;
-use weir_runtime::columnar::value_at;
 use weir_runtime::{memory, Chunk, DataType, Value};
 
 use super::changelog::{Changelog, EmitOptions};
+use super::checkpoint::{read_groups, write_groups};
 use super::{GroupKeys, KeyTable, Slab, TypedCalls, WordColumn};
 use crate::aggregate::AggregateCall;
 
@@ -58,64 +57,17 @@ impl TypedGroups {
         self.len() == 0
     }
 
-    /// Writes every group for a checkpoint: the words per group, the number of groups, then
-    /// each group's key values and words.
-    pub fn snapshot(&mut self, out: &mut Encoder) {
-        let ids = self.table.live_ids();
-        let keys = self.keys.arrays(&self.table, ids.iter().copied());
-        out.u32(self.slab.stride() as u32);
-        out.u32(ids.len() as u32);
-        for (i, &id) in ids.iter().enumerate() {
-            keys.iter().for_each(|column| out.value(&value_at(column.as_ref(), i)));
-            self.slab.words(id).iter().for_each(|&w| out.i64(w));
-        }
+    /// Writes every group for a checkpoint ([`super::checkpoint::write_groups`]).
+    pub fn snapshot(&self, out: &mut Encoder) {
+        write_groups(&self.keys, &self.table, &self.slab, out);
     }
 
     /// Takes back the groups a [`TypedGroups::snapshot`] wrote whose keys `owns` accepts.
     ///
     /// # Errors
-    /// A damaged encoding, or one of other calls than this state's.
+    /// A damaged encoding, or one of other calls or key types than this state's.
     pub fn restore(&mut self, input: &mut Decoder<'_>, owns: impl Fn(&[Value]) -> bool) -> Result<(), DecodeError> {
-        let stride = input.u32()? as usize;
-        if stride != self.slab.stride() {
-            return Err(DecodeError {
-                offset: 0,
-                what: format!("{} words per group, not {stride}", self.slab.stride()),
-            });
-        }
-        let types: std::sync::Arc<[ArrowType]> = self.keys.arrow_types().into();
-        let arity = types.len();
-        let count = input.u32()? as usize;
-        let mut owned = Chunk::with_arrow_types(std::sync::Arc::clone(&types), count);
-        let mut words = Vec::new();
-        let mut key = Vec::with_capacity(arity);
-        for _ in 0..count {
-            key.clear();
-            for _ in 0..arity {
-                key.push(input.value()?);
-            }
-            let group: Vec<i64> = (0..stride).map(|_| input.i64()).collect::<Result<_, _>>()?;
-            if owns(&key) {
-                owned.push(weir_runtime::RowKind::Insert, &key);
-                words.push(group);
-            }
-        }
-        if words.is_empty() {
-            return Ok(());
-        }
-        let bad_keys = || DecodeError { offset: 0, what: "group keys of the aggregate's key types".into() };
-        let columns: Vec<ArrayRef> = (0..arity).map(|k| owned.columns().compacted(k)).collect();
-        let columns = self.keys.columns(&columns).ok_or_else(bad_keys)?;
-        let keys = self.keys.read(&columns).ok_or_else(bad_keys)?;
-        let Self { table, slab, .. } = self;
-        for (i, group) in words.iter().enumerate() {
-            let id = match keys.get(table, i) {
-                Some(id) => id,
-                None => keys.insert(table, i, || slab.grow()),
-            };
-            slab.set_words(id, group);
-        }
-        Ok(())
+        read_groups(&self.keys, &mut self.table, &mut self.slab, input, owns)
     }
 
     /// Applies every row of `chunk` in order and returns Flink's changelog for them; `None`

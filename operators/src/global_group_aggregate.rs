@@ -6,14 +6,27 @@
 
 use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::partition::{hash_key, subtask_for_hash};
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
-use crate::aggregate::group_state::{Emission, GroupKey, GroupState, ResultRow};
+use crate::aggregate::group_state::{read_groups, write_groups, Emission, GroupKey, GroupState, ResultRow};
+use crate::aggregate::typed_checkpoint::filter_groups;
 use crate::aggregate::{room_for_one, Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::unexpected_columns;
 use crate::spec::OperatorSpec;
+
+/// The sections of a global aggregate's state: its groups as values, or typed.
+const GROUPS: &str = "groups";
+const TYPED_GROUPS: &str = "typed-groups";
+
+/// The error of a restore whose state does not decode.
+fn malformed(e: &DecodeError) -> weir_runtime::Error {
+    weir_runtime::Error::Restore(format!("the state of GlobalGroupAggregate is malformed: {e}"))
+}
 
 /// One group's state, with the distinct values of each DISTINCT argument.
 type Group = GroupState<Vec<DistinctValues>>;
@@ -74,6 +87,9 @@ pub struct GlobalGroupAggregateOperator {
     typed: Option<TypedGlobalGroups>,
     typed_allowed: bool,
     typed_decided: bool,
+    /// Typed groups restored from a checkpoint, this subtask's share, waiting for the first
+    /// chunk (which shows the key types the typed state is built for).
+    restored_typed: Option<Vec<u8>>,
 }
 
 impl GlobalGroupAggregateOperator {
@@ -98,6 +114,7 @@ impl GlobalGroupAggregateOperator {
             typed: None,
             typed_allowed: true,
             typed_decided: false,
+            restored_typed: None,
         }
     }
 
@@ -108,10 +125,11 @@ impl GlobalGroupAggregateOperator {
         self
     }
 
-    /// Decides, at the first chunk, whether the state is held typed.
-    fn decide_typed(&mut self, chunk: &Chunk) {
+    /// Decides, at the first chunk, whether the state is held typed, and takes back the typed
+    /// groups of a restore.
+    fn decide_typed(&mut self, chunk: &Chunk) -> Result<()> {
         if self.typed_decided {
-            return;
+            return Ok(());
         }
         self.typed_decided = true;
         // The local phase's key columns show the key types (an all-NULL column of values
@@ -130,6 +148,13 @@ impl GlobalGroupAggregateOperator {
                 self.emission.emit_unchanged,
             );
         }
+        let Some(restored) = self.restored_typed.take() else { return Ok(()) };
+        let typed = self.typed.as_mut().ok_or_else(|| {
+            weir_runtime::Error::Restore(
+                "the checkpoint holds typed GlobalGroupAggregate state, which this aggregate cannot hold typed".into(),
+            )
+        })?;
+        typed.restore(&mut Decoder::new(&restored), |_| true).map_err(|e| malformed(&e))
     }
 
     /// Merges `chunk` into the typed bundle, flushing whenever the trigger says so.
@@ -249,7 +274,7 @@ impl Operator for GlobalGroupAggregateOperator {
         out: &mut Output,
     ) -> Result<()> {
         self.meter.arriving(&chunk);
-        self.decide_typed(&chunk);
+        self.decide_typed(&chunk)?;
         if self.typed.is_some() {
             return self.process_typed(&chunk, ctx, out);
         }
@@ -288,6 +313,41 @@ impl Operator for GlobalGroupAggregateOperator {
     /// The bundle goes out before a checkpoint's barrier: a checkpoint holds no bundle.
     fn prepare_snapshot_pre_barrier(&mut self, _: u64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.flush(ctx, out)
+    }
+
+    /// Every group, typed or as values (typed groups restored and not yet taken back as they
+    /// were restored).
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        if let Some(typed) = &self.typed {
+            typed.snapshot(state.section(TYPED_GROUPS));
+        } else if let Some(restored) = &self.restored_typed {
+            state.section(TYPED_GROUPS).raw(restored);
+        } else {
+            write_groups(&self.groups, state.section(GROUPS));
+        }
+        Ok(())
+    }
+
+    /// Keeps the groups whose keys this subtask owns now, from every old subtask's state; typed
+    /// ones are taken back typed at the first chunk.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        let me = ctx.subtask().clone();
+        let key_columns: Vec<usize> = (0..self.key_count).collect();
+        let owns = |key: &[Value]| subtask_for_hash(hash_key(key, &key_columns), me.parallelism) == me.index;
+        let typed: Vec<_> = states.iter().filter_map(|s| s.section(TYPED_GROUPS)).collect();
+        if !typed.is_empty() {
+            let mut own = Encoder::new();
+            filter_groups(typed, self.key_count, owns, &mut own).map_err(|e| malformed(&e))?;
+            self.restored_typed = Some(own.into_bytes());
+            return Ok(());
+        }
+        self.typed_decided = true;
+        for state in states {
+            if let Some(mut input) = state.section(GROUPS) {
+                read_groups(&mut self.groups, self.calls.len(), &mut input, owns).map_err(|e| malformed(&e))?;
+            }
+        }
+        Ok(())
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {

@@ -13,6 +13,7 @@ pub(crate) mod numeric;
 mod typed;
 
 pub use accumulator::Accumulator;
+pub(crate) use typed::checkpoint as typed_checkpoint;
 pub use typed::{TypedCalls, TypedGlobalGroups, TypedGroups, TypedLocalGroups};
 
 use weir_runtime::{memory, DataType};

@@ -56,6 +56,11 @@ impl Encoder {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// Appends bytes another encoder wrote, as they are.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+    }
+
     /// Appends a length-prefixed byte string.
     pub fn bytes(&mut self, v: &[u8]) {
         self.u32(v.len() as u32);

@@ -25,6 +25,42 @@ pub(crate) fn write_groups(keys: &GroupKeys, table: &KeyTable, slab: &Slab, out:
     }
 }
 
+/// Rewrites as one section the groups of `sections` (each written by [`write_groups`], with
+/// keys of `arity` columns) whose keys `owns` accepts, without the typed state they belong to.
+///
+/// # Errors
+/// A damaged encoding, or sections of different layouts.
+pub(crate) fn filter_groups(
+    sections: Vec<Decoder<'_>>,
+    arity: usize,
+    owns: impl Fn(&[Value]) -> bool,
+    out: &mut Encoder,
+) -> Result<(), DecodeError> {
+    let mut stride = None;
+    let mut kept: Vec<(Vec<Value>, Vec<i64>)> = Vec::new();
+    for mut input in sections {
+        let s = input.u32()? as usize;
+        if stride.is_some_and(|t| t != s) {
+            return Err(DecodeError { offset: 0, what: format!("groups of one layout, not {s} words") });
+        }
+        stride = Some(s);
+        for _ in 0..input.u32()? {
+            let key: Vec<Value> = (0..arity).map(|_| input.value()).collect::<Result<_, _>>()?;
+            let words: Vec<i64> = (0..s).map(|_| input.i64()).collect::<Result<_, _>>()?;
+            if owns(&key) {
+                kept.push((key, words));
+            }
+        }
+    }
+    out.u32(stride.unwrap_or(0) as u32);
+    out.u32(kept.len() as u32);
+    for (key, words) in kept {
+        key.iter().for_each(|v| out.value(v));
+        words.iter().for_each(|&w| out.i64(w));
+    }
+    Ok(())
+}
+
 /// Adds to `table` and `slab` the groups [`write_groups`] wrote whose keys `owns` accepts.
 ///
 /// # Errors

@@ -3,10 +3,12 @@
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType as ArrowType;
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::columnar::IntColumn;
-use weir_runtime::{memory, Chunk};
+use weir_runtime::{memory, Chunk, Value};
 
 use super::changelog::{Changelog, EmitOptions};
+use super::checkpoint::{read_groups, write_groups};
 use super::{GroupKeys, KeyTable, Slab, TypedCalls, WordColumn};
 use crate::aggregate::AggregateCall;
 
@@ -27,6 +29,19 @@ pub struct TypedGlobalGroups {
 }
 
 impl TypedGlobalGroups {
+    /// Writes every group for a checkpoint (the bundle has been flushed before).
+    pub fn snapshot(&self, out: &mut Encoder) {
+        write_groups(&self.keys, &self.table, &self.slab, out);
+    }
+
+    /// Takes back the groups a [`TypedGlobalGroups::snapshot`] wrote whose keys `owns` accepts.
+    ///
+    /// # Errors
+    /// A damaged encoding, or one of other calls or key types than this state's.
+    pub fn restore(&mut self, input: &mut Decoder<'_>, owns: impl Fn(&[Value]) -> bool) -> Result<(), DecodeError> {
+        read_groups(&self.keys, &mut self.table, &mut self.slab, input, owns)
+    }
+
     /// The state for rows `[keys…, partials…, rows]` whose key columns are of `key_types`,
     /// computing `calls` (which [`TypedCalls::supports_calls`]); `None` when the key types
     /// cannot be encoded.
@@ -266,6 +281,83 @@ mod tests {
             by_barrier.sort();
             assert_eq!(by_barrier.len(), 3, "typed {typed}: {by_barrier:?}");
             assert_eq!(by_barrier, by_marker, "typed {typed}");
+        }
+    }
+
+    /// A global phase checkpointed and restored at random points, at a random new parallelism
+    /// each time (its groups split by key group), typed or holding values, ends with the table
+    /// an uninterrupted global phase ends with.
+    #[test]
+    fn restored_global_phases_go_on_as_if_never_stopped() {
+        use weir_runtime::checkpoint::StateReader;
+        use weir_runtime::partition::{hash_key, subtask_for_hash};
+        let mut rng = SmallRng::seed_from_u64(31);
+        for round in 0..40 {
+            let typed = round % 2 == 0;
+            let retracting = round % 4 == 1;
+            let global_of = |index: usize, parallelism: usize| {
+                let calls = calls(retracting);
+                let arg_types = calls.iter().map(|c| c.arg.map(|a| types()[a].clone())).collect();
+                let trigger = BundleTrigger { size: None, memory_budget: usize::MAX };
+                let op = GlobalGroupAggregateOperator::new(keys(round).len(), calls, arg_types, trigger)
+                    .with_typed_state(typed);
+                OperatorHarness::with_subtask(Box::new(op), index, parallelism)
+            };
+            let (mut local, _) = phases(typed, retracting, None, round);
+            let mut whole = global_of(0, 1);
+            let mut parts = vec![global_of(0, 1)];
+            let (mut expected, mut actual) = (Vec::new(), Vec::new());
+            let key_count = keys(round).len();
+            let owner = |row: &[Value], p: usize| {
+                subtask_for_hash(hash_key(&row[..key_count], &(0..key_count).collect::<Vec<_>>()), p)
+            };
+            for step in 0..20u64 {
+                let mut chunk = weir_runtime::Chunk::with_types(&types());
+                for _ in 0..rng.random_range(1..15) {
+                    let key = Value::SmallInt(rng.random_range(0..7));
+                    let row = [
+                        key,
+                        Value::Int(rng.random_range(-9..9)),
+                        Value::BigInt(rng.random_range(-9..9)),
+                        Value::string(["x", "yy", "zzz"][rng.random_range(0..3)]),
+                        Value::Boolean(rng.random_bool(0.5)),
+                        Value::Double(0.5),
+                    ];
+                    chunk.push(RowKind::Insert, &row);
+                }
+                local.push_chunk(0, chunk).unwrap();
+                local.flush_marker(step as i64).unwrap();
+                let p = parts.len();
+                for element in local.take_output() {
+                    let StreamElement::Chunk(c) = element else { continue };
+                    whole.push_chunk(0, c.clone()).unwrap();
+                    for (i, part) in parts.iter_mut().enumerate() {
+                        let mut own = c.clone();
+                        own.retain(|_, row| owner(row, p) == i);
+                        part.push_chunk(0, own).unwrap();
+                    }
+                }
+                whole.flush_marker(step as i64).unwrap();
+                parts.iter_mut().for_each(|h| h.flush_marker(step as i64).unwrap());
+                expected.extend(whole.take_lines());
+                parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
+                if step % 5 == 4 {
+                    let states: Vec<StateReader> = parts.iter_mut().map(|h| h.snapshot(step).unwrap()).collect();
+                    let p = rng.random_range(1..5);
+                    parts = (0..p)
+                        .map(|i| {
+                            let mut h = global_of(i, p);
+                            h.restore(states.clone()).unwrap();
+                            h
+                        })
+                        .collect();
+                }
+            }
+            let table = |lines: &[String]| {
+                weir_runtime::fixture::materialize_changelog(lines.iter().filter(|l| l.starts_with(['+', '-'])))
+                    .unwrap()
+            };
+            assert_eq!(table(&actual), table(&expected), "round {round}");
         }
     }
 

@@ -14,7 +14,7 @@
 //! with or without `FILTER (WHERE …)`; no `DISTINCT`. Other aggregates keep their state as values.
 
 mod changelog;
-mod checkpoint;
+pub(crate) mod checkpoint;
 mod global;
 mod groups;
 mod keys;

@@ -1,5 +1,6 @@
 //! Projection push-down for any source: only the columns a query reads leave the source.
 
+use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::{OperatorContext, Output, Result, Source, SourceStatus, StreamElement};
 
 /// Wraps a source and keeps, in order, the columns listed in `projection` of every row.
@@ -34,5 +35,14 @@ impl Source for ProjectingSource {
             }
         }
         Ok(status)
+    }
+
+    /// The inner source's state: projecting keeps none of its own.
+    fn snapshot_state(&mut self, checkpoint: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.inner.snapshot_state(checkpoint, ctx, state)
+    }
+
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        self.inner.restore_state(ctx, states)
     }
 }

@@ -1,12 +1,16 @@
-//! Reading files: one subtask reads its files whole, in path order.
+//! Reading files: one subtask reads its files whole, in path order. A checkpoint holds the
+//! files a subtask has still to read, the first from the byte where its next record starts.
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use weir_runtime::checkpoint::codec::DecodeError;
+use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::columnar::ColumnsBuilder;
+use weir_runtime::operator::owned_parts;
 use weir_runtime::{
     Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus,
     SubtaskInfo,
@@ -17,9 +21,18 @@ use crate::format::{Decoder, Format, Lines};
 
 /// The file being read.
 struct OpenFile {
+    path: PathBuf,
     display: String,
     lines: Lines,
     decoder: Box<dyn Decoder>,
+}
+
+/// A file still to read: from byte `offset`, which follows line `line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pending {
+    path: PathBuf,
+    offset: u64,
+    line: usize,
 }
 
 /// Reads the files of a path with a format; subtask i of p reads files i, i + p, ….
@@ -29,8 +42,10 @@ pub struct FileSource {
     format: Arc<dyn Format>,
     subtask: usize,
     parallelism: usize,
-    files: VecDeque<PathBuf>,
+    files: VecDeque<Pending>,
     current: Option<OpenFile>,
+    /// The files a restore handed over; `None` lists the path's files at `open`.
+    restored: Option<VecDeque<Pending>>,
     /// The columns of the chunk being read, in the table's Arrow types.
     columns: ColumnsBuilder,
 }
@@ -59,17 +74,32 @@ impl FileSource {
             parallelism: info.parallelism.max(1),
             files: VecDeque::new(),
             current: None,
+            restored: None,
             columns: ColumnsBuilder::for_types(types),
         }
     }
 
     fn open_next(&mut self) -> Result<bool> {
-        let Some(path) = self.files.pop_front() else { return Ok(false) };
+        let Some(Pending { path, offset, line }) = self.files.pop_front() else { return Ok(false) };
         let display = path.display().to_string();
-        let file = File::open(&path).map_err(|source| Error::Io { path: display.clone(), source })?;
-        let lines = Lines::new(Box::new(BufReader::with_capacity(1 << 16, file)));
-        self.current = Some(OpenFile { display, lines, decoder: self.format.decoder() });
+        let io = |source| Error::Io { path: display.clone(), source };
+        let mut file = File::open(&path).map_err(io)?;
+        if offset > 0 {
+            file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        }
+        let lines = Lines::resumed(Box::new(BufReader::with_capacity(1 << 16, file)), offset, line);
+        self.current = Some(OpenFile { path, display, lines, decoder: self.format.decoder() });
         Ok(true)
+    }
+
+    /// The files still to read, the one being read first from where its next record starts.
+    fn pending(&self) -> impl Iterator<Item = Pending> + '_ {
+        let current = self.current.as_ref().map(|f| Pending {
+            path: f.path.clone(),
+            offset: f.lines.offset(),
+            line: f.lines.number(),
+        });
+        current.into_iter().chain(self.files.iter().cloned())
     }
 
     /// Reads records into the columns until they hold `rows`; `false` once every file is read.
@@ -98,6 +128,9 @@ impl FileSource {
         Ok(true)
     }
 }
+
+/// The section of a filesystem source's state: the files it has still to read.
+const FILES: &str = "files";
 
 /// Every file below `path` whose name does not start with `.` or `_`, sorted; `path` itself
 /// when it is a file.
@@ -134,8 +167,50 @@ impl Source for FileSource {
     }
 
     fn open(&mut self, _ctx: &mut OperatorContext) -> RuntimeResult<()> {
+        if let Some(restored) = self.restored.take() {
+            self.files = restored;
+            return Ok(());
+        }
         let files = list_files(&self.path)?;
-        self.files = files.into_iter().skip(self.subtask).step_by(self.parallelism).collect();
+        self.files = files
+            .into_iter()
+            .skip(self.subtask)
+            .step_by(self.parallelism)
+            .map(|path| Pending { path, offset: 0, line: 0 })
+            .collect();
+        Ok(())
+    }
+
+    /// The files still to read: each one's path, the byte its next record starts at and the
+    /// line before it (for error messages). Taken between polls, so no record is half read.
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> RuntimeResult<()> {
+        let pending: Vec<Pending> = self.pending().collect();
+        let out = state.section(FILES);
+        out.u32(pending.len() as u32);
+        for p in pending {
+            out.str(&p.path.to_string_lossy());
+            out.u64(p.offset);
+            out.u64(p.line as u64);
+        }
+        Ok(())
+    }
+
+    /// Reads on the files of the old subtasks this one takes over ([`owned_parts`]).
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> RuntimeResult<()> {
+        let malformed = |e: DecodeError| {
+            RuntimeError::Restore(format!("the state of filesystem source '{}' is malformed: {e}", self.name))
+        };
+        let mut files = VecDeque::new();
+        for state in owned_parts(states, ctx.subtask()) {
+            let Some(mut input) = state.section(FILES) else { continue };
+            for _ in 0..input.u32().map_err(malformed)? {
+                let path = PathBuf::from(input.str().map_err(malformed)?);
+                let offset = input.u64().map_err(malformed)?;
+                let line = input.u64().map_err(malformed)? as usize;
+                files.push_back(Pending { path, offset, line });
+            }
+        }
+        self.restored = Some(files);
         Ok(())
     }
 

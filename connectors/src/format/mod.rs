@@ -55,12 +55,19 @@ pub struct Lines {
     reader: Box<dyn BufRead + Send>,
     buf: String,
     number: usize,
+    /// Bytes read so far (where the next line starts, counted from where reading began).
+    offset: u64,
 }
 
 impl Lines {
     /// Lines of `reader`.
     pub fn new(reader: Box<dyn BufRead + Send>) -> Self {
-        Lines { reader, buf: String::new(), number: 0 }
+        Lines { reader, buf: String::new(), number: 0, offset: 0 }
+    }
+
+    /// Lines of `reader`, which starts at byte `offset` of its text, after line `number`.
+    pub fn resumed(reader: Box<dyn BufRead + Send>, offset: u64, number: usize) -> Self {
+        Lines { reader, buf: String::new(), number, offset }
     }
 
     /// Lines of an in-memory text.
@@ -74,9 +81,11 @@ impl Lines {
     /// The reader's error, or text that is not UTF-8.
     pub fn next_line(&mut self) -> std::io::Result<Option<&str>> {
         self.buf.clear();
-        if self.reader.read_line(&mut self.buf)? == 0 {
+        let read = self.reader.read_line(&mut self.buf)?;
+        if read == 0 {
             return Ok(None);
         }
+        self.offset += read as u64;
         self.number += 1;
         let trimmed = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
         Ok(Some(trimmed.strip_suffix('\r').unwrap_or(trimmed)))
@@ -85,6 +94,11 @@ impl Lines {
     /// 1-based number of the line last returned.
     pub fn number(&self) -> usize {
         self.number
+    }
+
+    /// Where the next line starts, in bytes from the start of the text.
+    pub fn offset(&self) -> u64 {
+        self.offset
     }
 }
 

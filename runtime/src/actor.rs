@@ -603,6 +603,22 @@ impl Handler<TriggerCheckpoint> for SubtaskActor {
     }
 }
 
+/// Tells a subtask that a checkpoint is complete.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct CheckpointComplete(pub u64);
+
+impl Handler<CheckpointComplete> for SubtaskActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: CheckpointComplete, ctx: &mut Self::Context) {
+        if self.finished {
+            return;
+        }
+        self.run_step(ctx, |act| act.chain.notify_checkpoint_complete(msg.0, &mut act.produced));
+    }
+}
+
 impl Handler<Deliver> for SubtaskActor {
     type Result = ();
 

@@ -229,6 +229,16 @@ impl Chain {
         Ok(states)
     }
 
+    /// Tells every operator, head first, that checkpoint `checkpoint` is complete.
+    pub(crate) fn notify_checkpoint_complete(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
+        for i in 0..self.ops.len() {
+            let o = &mut self.ops[i];
+            guarded(&self.info, &o.name, || o.op.notify_checkpoint_complete(checkpoint, &mut o.ctx, &mut o.out))?;
+            self.forward(i, sink)?;
+        }
+        Ok(())
+    }
+
     /// Gives the head source and each operator, in chain order, the states restored for it
     /// (`states[i]` for the `i`-th, the source first); called before [`Chain::open`], and only
     /// for a chain the checkpoint has state for.

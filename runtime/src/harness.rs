@@ -156,6 +156,15 @@ impl OperatorHarness {
         Ok(states.pop().map(StateWriter::into_reader).unwrap_or_default())
     }
 
+    /// Tells the operator that checkpoint `checkpoint` is complete.
+    ///
+    /// # Errors
+    /// What the operator reports.
+    pub fn notify_checkpoint_complete(&mut self, checkpoint: u64) -> Result<()> {
+        self.ensure_open()?;
+        self.chain.notify_checkpoint_complete(checkpoint, &mut self.output)
+    }
+
     /// Restores the operator from `states` (what [`OperatorHarness::snapshot`] returned for each
     /// subtask of the checkpointed job, by subtask index); before anything else.
     ///

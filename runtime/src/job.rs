@@ -18,7 +18,9 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::actor::{JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target, TriggerCheckpoint};
+use crate::actor::{
+    CheckpointComplete, JobShared, OutputEdge, SubtaskActor, SubtaskEvent, SubtaskSpec, Target, TriggerCheckpoint,
+};
 use crate::chain::{Chain, ChainedOperator, ChainedSource};
 use crate::checkpoint::coordinator::CheckpointCoordinator;
 use crate::checkpoint::restore::RestorePlan;
@@ -399,7 +401,9 @@ async fn deploy_and_wait(
                     }
                     Some(SubtaskEvent::Stopped) => stopped += 1,
                     Some(SubtaskEvent::Snapshot { checkpoint, vertex, subtask, states }) => {
-                        coordinator.add(now, checkpoint, vertex, subtask, states);
+                        if let Some(done) = coordinator.add(now, checkpoint, vertex, subtask, states) {
+                            addrs.iter().flatten().for_each(|a| a.do_send(CheckpointComplete(done)));
+                        }
                     }
                     Some(SubtaskEvent::Aborted(checkpoint)) => coordinator.abort(checkpoint),
                     None => break,

@@ -300,6 +300,14 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// Checkpoint `checkpoint` is complete: every subtask has written its part. A sink commits
+    /// here what it wrote before that checkpoint's barrier (Flink's `notifyCheckpointComplete`).
+    /// Not called for every checkpoint (a later one may come first): commit everything up to
+    /// `checkpoint`.
+    fn notify_checkpoint_complete(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        Ok(())
+    }
+
     /// Takes back state written by [`Operator::snapshot_state`], before `open`. `states` holds
     /// what every subtask of the checkpointed job wrote, by its index, whatever the parallelism
     /// was: keyed state keeps the keys of the key groups this subtask owns now; other state

@@ -478,8 +478,10 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
             restore,
             ..CheckpointConfig::default()
         };
-        let config =
-            RuntimeConfig::default().with_parallelism(parallelism).with_worker_threads(2).with_checkpointing(checkpointing);
+        let config = RuntimeConfig::default()
+            .with_parallelism(parallelism)
+            .with_worker_threads(2)
+            .with_checkpointing(checkpointing);
         let pipeline = Pipeline::new(config);
         pipeline.from_table(&source).unwrap().rebalance().to_table(&sink).unwrap();
         pipeline.start().unwrap()

@@ -333,31 +333,6 @@ fn an_unbounded_datagen_runs_until_cancelled() {
     assert_eq!(job.wait().unwrap(), JobStatus::Cancelled);
 }
 
-/// Polls `source` `polls` times or until it ends, a second of `clock` apart, returning the
-/// first column of every row.
-fn drain(
-    source: &mut Box<dyn weir::runtime::Source>,
-    ctx: &mut weir::runtime::OperatorContext,
-    clock: &ManualClock,
-    polls: Option<usize>,
-) -> Vec<i64> {
-    let mut values = Vec::new();
-    let mut out = weir::runtime::Output::new();
-    for _ in 0..polls.unwrap_or(usize::MAX) {
-        clock.advance(1_000);
-        let status = source.poll_next(ctx, &mut out).unwrap();
-        for element in out.drain() {
-            if let weir::runtime::StreamElement::Chunk(c) = element {
-                values.extend(c.rows().map(|(_, r)| r[0].as_i64().unwrap()));
-            }
-        }
-        if status == weir::runtime::SourceStatus::Finished {
-            break;
-        }
-    }
-    values
-}
-
 /// A sequence checkpointed mid-way at one parallelism and restored at others yields every value
 /// exactly once: what the old subtasks had not sent is shared out among the new ones.
 #[test]
@@ -386,7 +361,7 @@ fn a_restored_sequence_goes_on_without_loss_or_repeat_at_any_parallelism() {
             let mut ctx = context(index, before);
             let mut source = (provider.factory)(ctx.subtask());
             source.open(&mut ctx).unwrap();
-            seen.extend(drain(&mut source, &mut ctx, &clock, Some(index + 2)));
+            seen.extend(common::poll_first_column(&mut source, &mut ctx, Some(index + 2), || clock.advance(1_000)));
             let mut state = weir::runtime::checkpoint::StateWriter::new();
             source.snapshot_state(1, &mut ctx, &mut state).unwrap();
             states.push(state.into_reader());
@@ -396,7 +371,7 @@ fn a_restored_sequence_goes_on_without_loss_or_repeat_at_any_parallelism() {
             let mut source = (provider.factory)(ctx.subtask());
             source.restore_state(&mut ctx, &states).unwrap();
             source.open(&mut ctx).unwrap();
-            seen.extend(drain(&mut source, &mut ctx, &clock, None));
+            seen.extend(common::poll_first_column(&mut source, &mut ctx, None, || clock.advance(1_000)));
         }
         seen.sort_unstable();
         assert_eq!(seen, (1..=10_000).collect::<Vec<i64>>(), "{before} subtasks restored as {after}");

@@ -1,6 +1,8 @@
 //! The `filesystem` connector with the `csv` and `json` formats: reading Flink's test data,
 //! round trips through the sink and the source, errors that name the file, line and column.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -212,28 +214,6 @@ fn the_sink_is_append_only() {
     }
 }
 
-/// Polls `source` `polls` times or until it ends, returning the first column of its rows.
-fn poll_ids(
-    source: &mut Box<dyn weir::runtime::Source>,
-    ctx: &mut weir::runtime::OperatorContext,
-    polls: Option<usize>,
-) -> Vec<i64> {
-    let mut ids = Vec::new();
-    let mut out = weir::runtime::Output::new();
-    for _ in 0..polls.unwrap_or(usize::MAX) {
-        let status = source.poll_next(ctx, &mut out).unwrap();
-        for element in out.drain() {
-            if let weir::runtime::StreamElement::Chunk(c) = element {
-                ids.extend(c.rows().map(|(_, r)| r[0].as_i64().unwrap()));
-            }
-        }
-        if status == weir::runtime::SourceStatus::Finished {
-            break;
-        }
-    }
-    ids
-}
-
 /// Files checkpointed mid-way at one parallelism and restored at another are read on from
 /// where each subtask was: every record exactly once, and errors still name their line.
 #[test]
@@ -258,7 +238,7 @@ fn a_restored_file_source_reads_on_from_its_checkpoint() {
             let mut ctx = context(index, before);
             let mut source = (provider.factory)(ctx.subtask());
             source.open(&mut ctx).unwrap();
-            seen.extend(poll_ids(&mut source, &mut ctx, Some(3 + index * 4)));
+            seen.extend(common::poll_first_column(&mut source, &mut ctx, Some(3 + index * 4), || {}));
             let mut state = weir::runtime::checkpoint::StateWriter::new();
             source.snapshot_state(1, &mut ctx, &mut state).unwrap();
             states.push(state.into_reader());
@@ -268,7 +248,7 @@ fn a_restored_file_source_reads_on_from_its_checkpoint() {
             let mut source = (provider.factory)(ctx.subtask());
             source.restore_state(&mut ctx, &states).unwrap();
             source.open(&mut ctx).unwrap();
-            seen.extend(poll_ids(&mut source, &mut ctx, None));
+            seen.extend(common::poll_first_column(&mut source, &mut ctx, None, || {}));
         }
         seen.sort_unstable();
         let mut expected = all.clone();

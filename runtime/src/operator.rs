@@ -304,7 +304,12 @@ pub trait Operator: Send {
     /// here what it wrote before that checkpoint's barrier (Flink's `notifyCheckpointComplete`).
     /// Not called for every checkpoint (a later one may come first): commit everything up to
     /// `checkpoint`.
-    fn notify_checkpoint_complete(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+    fn notify_checkpoint_complete(
+        &mut self,
+        _checkpoint: u64,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
         Ok(())
     }
 

@@ -69,3 +69,28 @@ impl Write for Buffer {
         Ok(())
     }
 }
+
+/// Polls `source` `polls` times (or until it ends), calling `before_each` before every poll,
+/// and returns the first column of every row it emitted, as integers.
+pub fn poll_first_column(
+    source: &mut Box<dyn weir::runtime::Source>,
+    ctx: &mut weir::runtime::OperatorContext,
+    polls: Option<usize>,
+    mut before_each: impl FnMut(),
+) -> Vec<i64> {
+    let mut values = Vec::new();
+    let mut out = weir::runtime::Output::new();
+    for _ in 0..polls.unwrap_or(usize::MAX) {
+        before_each();
+        let status = source.poll_next(ctx, &mut out).unwrap();
+        for element in out.drain() {
+            if let weir::runtime::StreamElement::Chunk(c) = element {
+                values.extend(c.rows().map(|(_, r)| r[0].as_i64().unwrap()));
+            }
+        }
+        if status == weir::runtime::SourceStatus::Finished {
+            break;
+        }
+    }
+    values
+}

@@ -167,7 +167,12 @@ impl Operator for FileSink {
 
     /// The file written so far becomes pending for this checkpoint; the state holds every
     /// pending file and which in-progress files come after them.
-    fn snapshot_state(&mut self, checkpoint: u64, _: &mut OperatorContext, state: &mut StateWriter) -> RuntimeResult<()> {
+    fn snapshot_state(
+        &mut self,
+        checkpoint: u64,
+        _: &mut OperatorContext,
+        state: &mut StateWriter,
+    ) -> RuntimeResult<()> {
         self.roll(checkpoint)?;
         let out = state.section(PENDING);
         out.u32(self.pending.len() as u32);
@@ -183,15 +188,21 @@ impl Operator for FileSink {
         Ok(())
     }
 
-    fn notify_checkpoint_complete(&mut self, checkpoint: u64, _: &mut OperatorContext, _: &mut Output) -> RuntimeResult<()> {
+    fn notify_checkpoint_complete(
+        &mut self,
+        checkpoint: u64,
+        _: &mut OperatorContext,
+        _: &mut Output,
+    ) -> RuntimeResult<()> {
         self.commit(checkpoint)
     }
 
     /// Commits the pending files of the old subtasks this one takes over and deletes their
     /// in-progress files written after the checkpoint.
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> RuntimeResult<()> {
-        let malformed =
-            |e: DecodeError| RuntimeError::Restore(format!("the state of the filesystem sink of '{}' is malformed: {e}", self.table));
+        let malformed = |e: DecodeError| {
+            RuntimeError::Restore(format!("the state of the filesystem sink of '{}' is malformed: {e}", self.table))
+        };
         for state in owned_parts(states, ctx.subtask()) {
             if let Some(mut input) = state.section(PENDING) {
                 for _ in 0..input.u32().map_err(malformed)? {

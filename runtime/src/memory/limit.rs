@@ -67,19 +67,24 @@ impl MemoryLimit {
     }
 
     /// What of this limit's measure the process uses now: for a cgroup, the group's usage
-    /// less its file cache (which the kernel drops before it kills anything);
-    /// for a configured limit, resident memory; for the address-space and data-segment limits,
-    /// the mappings they count.
+    /// less its file cache (which the kernel drops before it kills anything); for a configured
+    /// limit, resident anonymous memory (`RssAnon`; the binary's and libraries' pages mapped
+    /// from files are left out for the same reason: how many of them are resident depends on
+    /// the page cache, not on the job); for the address-space and data-segment limits, the
+    /// mappings they count.
     fn used(&self) -> Option<u64> {
-        let field = match &self.source {
+        let fields: &[&str] = match &self.source {
             LimitSource::Cgroup(file) => return cgroup_usage(file),
-            LimitSource::Configured => "VmRSS:",
-            LimitSource::AddressSpace => "VmSize:",
-            LimitSource::DataSegment => "VmData:",
+            LimitSource::Configured => &["RssAnon:", "VmRSS:"],
+            LimitSource::AddressSpace => &["VmSize:"],
+            LimitSource::DataSegment => &["VmData:"],
         };
         let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        let line = status.lines().find(|l| l.starts_with(field))?;
-        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+        let kb = |field: &str| {
+            let line = status.lines().find(|l| l.starts_with(field))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        };
+        Some(fields.iter().find_map(|f| kb(f))? * 1024)
     }
 }
 

@@ -507,3 +507,91 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
     assert_eq!(ids.len(), 100_000, "every row once");
     assert_eq!(ids, (1..=100_000).collect::<Vec<i64>>());
 }
+
+/// A source of `limit` rows `[n % 7, n]` that ends; checkpoints how many it sent.
+struct Limited {
+    sent: u64,
+    limit: u64,
+}
+
+impl Source for Limited {
+    fn name(&self) -> &str {
+        "Limited"
+    }
+
+    fn poll_next(&mut self, _: &mut OperatorContext, out: &mut Output) -> weir::runtime::Result<SourceStatus> {
+        let mut chunk = Chunk::new(2);
+        while self.sent < self.limit && chunk.len() < 50 {
+            let n = self.sent as i64;
+            chunk.push(RowKind::Insert, &[Value::BigInt(n % 7), Value::BigInt(n)]);
+            self.sent += 1;
+        }
+        out.collect(chunk);
+        Ok(if self.sent == self.limit { SourceStatus::Finished } else { SourceStatus::Ready })
+    }
+
+    fn snapshot_state(
+        &mut self,
+        _: u64,
+        _: &mut OperatorContext,
+        state: &mut StateWriter,
+    ) -> weir::runtime::Result<()> {
+        state.section("sent").u64(self.sent);
+        Ok(())
+    }
+
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> weir::runtime::Result<()> {
+        self.sent = owned_parts(states, ctx.subtask()).map(|s| counter(s, "sent")).sum();
+        Ok(())
+    }
+}
+
+/// Checkpoints go on completing after some subtasks finish, holding their final state: a
+/// source that had ended before the checkpoint does not send its rows again after a restore.
+#[test]
+fn checkpoints_after_a_source_ends_hold_its_final_state() {
+    let build = |restore: Option<CompletedCheckpoint>| {
+        let mut g = JobGraph::new();
+        let limited = g.add_source("Limited", 2, |_| Box::new(Limited { sent: 0, limit: 500 }));
+        let endless = g.add_source("Counting", 1, |_| Box::new(Counting { sent: 0 }));
+        let tally = g.add_operator("KeyedTally", 2, |_| Box::new(KeyedTally { counts: Default::default() }));
+        g.connect(limited, tally, ShipStrategy::Hash(vec![0]));
+        g.connect(endless, tally, ShipStrategy::Hash(vec![0]));
+        let restore = restore.map(|c| Restore { checkpoint: Arc::new(c), ignore_unclaimed_state: false });
+        let checkpointing =
+            CheckpointConfig { interval: Some(Duration::from_millis(10)), restore, ..CheckpointConfig::default() };
+        job::start(g, RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing)).unwrap()
+    };
+    let totals = |c: &CompletedCheckpoint| {
+        let sent = |name: &str| -> u64 {
+            c.subtasks.iter().filter(|p| p.vertex == name).map(|p| counter(&p.operators[0], "sent")).sum()
+        };
+        let mut seen = 0;
+        for part in c.subtasks.iter().filter(|p| p.vertex == "KeyedTally") {
+            let mut section = part.operators[0].section("counts").unwrap();
+            for _ in 0..section.u32().unwrap() {
+                section.value().unwrap();
+                seen += section.u64().unwrap();
+            }
+        }
+        (sent("Limited"), sent("Counting"), seen, c.subtasks.len())
+    };
+    let first = build(None);
+    wait_until("a checkpoint after the bounded source ended", || {
+        first.completed_checkpoints().iter().any(|c| totals(c).0 == 1000)
+    });
+    let after_end = first.completed_checkpoints().into_iter().find(|c| totals(c).0 == 1000).unwrap();
+    first.cancel();
+    let _ = first.wait();
+    let (limited, counting, seen, parts) = totals(&after_end);
+    assert_eq!((limited, parts), (1000, 5), "both Limited subtasks are in it, as finished");
+    assert_eq!(limited + counting, seen);
+    let second = build(Some(after_end.clone()));
+    let next = checkpoint_now(&second);
+    second.cancel();
+    let _ = second.wait();
+    let (limited, counting_after, seen, _) = totals(&next);
+    assert_eq!(limited, 1000, "the ended source did not start over");
+    assert!(counting_after >= counting);
+    assert_eq!(limited + counting_after, seen, "no row lost or counted twice");
+}

@@ -49,6 +49,16 @@ pub(crate) enum SubtaskEvent {
     },
     /// Checkpoint `checkpoint` cannot complete: a later barrier overtook it here.
     Aborted(u64),
+    /// The subtask has finished (all its input processed): its final state, for the
+    /// checkpoints taken after it (a finished source restores as having nothing left).
+    Finished {
+        /// The subtask's chain.
+        vertex: String,
+        /// The subtask's index and its chain's parallelism.
+        subtask: (usize, usize),
+        /// Each operator's final state, head first.
+        states: Vec<StateWriter>,
+    },
 }
 
 /// Asks a source subtask to take its part of a checkpoint and send the barrier downstream.
@@ -64,6 +74,9 @@ pub(crate) struct JobShared {
     pub idle_timeout: Duration,
     /// Watches the job's memory limit, when it has one and the heap is counted.
     pub memory: Option<MemoryGuard>,
+    /// Whether the job checkpoints periodically: a subtask that finishes then reports its
+    /// final state, which later checkpoints hold for it.
+    pub final_snapshots: bool,
 }
 
 /// A receiving subtask's address, mailbox permits and the channel number it knows us by.
@@ -438,6 +451,14 @@ impl SubtaskActor {
     /// Ends what can be ended of the chain and, when all of it has, sends the end downstream.
     fn finish_ending(&mut self) -> Result<()> {
         if !self.finished && self.chain.advance_end(&mut self.produced)? {
+            if self.shared.final_snapshots {
+                let states = self.chain.snapshot(0, &mut self.produced)?;
+                let _ = self.shared.events.send(SubtaskEvent::Finished {
+                    vertex: self.chain_name().to_string(),
+                    subtask: (self.info.index, self.info.parallelism),
+                    states,
+                });
+            }
             self.produced.push(StreamElement::EndOfInput);
             self.finished = true;
         }

@@ -323,6 +323,7 @@ async fn deploy_and_wait(
         clock: Arc::clone(&config.clock),
         idle_timeout: config.idle_timeout,
         memory: config.effective_memory_limit().and_then(MemoryGuard::new),
+        final_snapshots: config.checkpointing.interval.is_some(),
     });
     let mailboxes: Vec<Vec<Arc<Semaphore>>> = plan
         .chains
@@ -406,6 +407,11 @@ async fn deploy_and_wait(
                         }
                     }
                     Some(SubtaskEvent::Aborted(checkpoint)) => coordinator.abort(checkpoint),
+                    Some(SubtaskEvent::Finished { vertex, subtask, states }) => {
+                        for done in coordinator.finished(now, vertex, subtask, states) {
+                            addrs.iter().flatten().for_each(|a| a.do_send(CheckpointComplete(done)));
+                        }
+                    }
                     None => break,
                 }
                 continue;
@@ -415,7 +421,7 @@ async fn deploy_and_wait(
         };
         let now = clock.now_millis();
         coordinator.expire(now);
-        let barrier = coordinator.begin(now, total - stopped, mode);
+        let barrier = coordinator.begin(now, total - stopped.max(coordinator.finished_count()), mode);
         sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
     }
     drop(addrs);

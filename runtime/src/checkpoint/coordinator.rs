@@ -59,6 +59,8 @@ pub(crate) struct CheckpointCoordinator {
     last_completion: Option<i64>,
     pending: BTreeMap<u64, Pending>,
     completed: Arc<Mutex<Vec<CompletedCheckpoint>>>,
+    /// The final state of every subtask that has finished, by chain and index.
+    finished: BTreeMap<(String, usize), SubtaskState>,
 }
 
 impl CheckpointCoordinator {
@@ -72,7 +74,44 @@ impl CheckpointCoordinator {
             last_completion: None,
             pending: BTreeMap::new(),
             completed,
+            finished: BTreeMap::new(),
         }
+    }
+
+    /// How many subtasks have finished (and take no part in later checkpoints).
+    pub(crate) fn finished_count(&self) -> usize {
+        self.finished.len()
+    }
+
+    /// A subtask finished with `states`: later checkpoints hold them as its part, and a
+    /// checkpoint in progress that waited for it takes them; returns the checkpoints that
+    /// are complete now.
+    pub(crate) fn finished(
+        &mut self,
+        now: i64,
+        vertex: String,
+        (subtask, parallelism): (usize, usize),
+        states: Vec<StateWriter>,
+    ) -> Vec<u64> {
+        let operators: Vec<StateReader> = states.into_iter().map(StateWriter::into_reader).collect();
+        let part = SubtaskState { vertex: vertex.clone(), subtask, parallelism, operators };
+        self.finished.insert((vertex.clone(), subtask), part.clone());
+        let waiting: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| !p.parts.iter().any(|q| q.vertex == vertex && q.subtask == subtask))
+            .map(|(&id, _)| id)
+            .collect();
+        let mut done = Vec::new();
+        for id in waiting {
+            if let Some(pending) = self.pending.get_mut(&id) {
+                pending.parts.push(part.clone());
+                if pending.parts.len() >= pending.expected {
+                    done.extend(self.complete(now, id));
+                }
+            }
+        }
+        done
     }
 
     /// When the next periodic checkpoint is due (job clock, epoch milliseconds), counted from
@@ -119,7 +158,18 @@ impl CheckpointCoordinator {
         if pending.parts.len() < pending.expected {
             return None;
         }
+        self.complete(now, checkpoint)
+    }
+
+    /// Completes `checkpoint`, whose last part has arrived: the parts of subtasks that had
+    /// finished before it join it, it is stored and published.
+    fn complete(&mut self, now: i64, checkpoint: u64) -> Option<u64> {
         let mut done = self.pending.remove(&checkpoint)?;
+        for (key, part) in &self.finished {
+            if !done.parts.iter().any(|p| (&p.vertex, p.subtask) == (&key.0, key.1)) {
+                done.parts.push(part.clone());
+            }
+        }
         done.parts.sort_by(|a, b| (&a.vertex, a.subtask).cmp(&(&b.vertex, b.subtask)));
         self.pending.retain(|&id, _| id > checkpoint);
         self.last_completion = Some(now);

@@ -18,9 +18,17 @@ use weir::runtime::operator::{owned_parts, AsyncState, Operator, OperatorContext
 use weir::runtime::partition::{hash_key, subtask_for_hash};
 use weir::runtime::{job, RowKind, RuntimeConfig, ShipStrategy, Value};
 
-/// An endless source of rows `[n % 7, n]`, 50 per poll, that checkpoints how many it sent.
+/// A source of rows `[n % 7, n]`, 50 per poll, endless or ending after `limit` rows, that
+/// checkpoints how many it sent.
 struct Counting {
     sent: u64,
+    limit: Option<u64>,
+}
+
+impl Counting {
+    fn endless() -> Box<Counting> {
+        Box::new(Counting { sent: 0, limit: None })
+    }
 }
 
 impl Source for Counting {
@@ -30,13 +38,14 @@ impl Source for Counting {
 
     fn poll_next(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> weir::runtime::Result<SourceStatus> {
         let mut chunk = Chunk::new(2);
-        for _ in 0..50 {
+        let end = self.limit.unwrap_or(u64::MAX).min(self.sent + 50);
+        while self.sent < end {
             let n = self.sent as i64;
             chunk.push(RowKind::Insert, &[Value::BigInt(n % 7), Value::BigInt(n)]);
             self.sent += 1;
         }
         out.collect(chunk);
-        Ok(SourceStatus::Ready)
+        Ok(if Some(self.sent) == self.limit { SourceStatus::Finished } else { SourceStatus::Ready })
     }
 
     fn snapshot_state(
@@ -110,7 +119,7 @@ fn totals(checkpoint: &CompletedCheckpoint) -> (u64, u64) {
 /// Two sources, hashed into three tallies (each with two input channels), into a sink.
 fn job_with_checkpoints(mode: CheckpointingMode, checkpoints: usize) -> Vec<CompletedCheckpoint> {
     let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
     let tally = g.add_operator("Tally", 3, |_| Box::new(Tally { seen: 0 }));
     let (sink, _rows) = collect(&mut g, 1);
     g.connect(source, tally, ShipStrategy::Hash(vec![0]));
@@ -156,7 +165,7 @@ fn at_least_once_never_loses_a_row_before_the_cut() {
 #[test]
 fn a_job_without_state_completes_checkpoints_with_empty_parts() {
     let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 1, |_| Box::new(Counting { sent: 0 }));
+    let source = g.add_source("Counting", 1, |_| Counting::endless());
     let (sink, _rows) = collect(&mut g, 2);
     g.connect(source, sink, ShipStrategy::Rebalance);
     let handle = job::start(g, RuntimeConfig::default().with_worker_threads(1)).unwrap();
@@ -183,7 +192,7 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
         ..CheckpointConfig::default()
     };
     let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
     let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
     let (sink, _rows) = collect(&mut g, 1);
     g.connect(source, tally, ShipStrategy::Hash(vec![0]));
@@ -281,7 +290,7 @@ impl Operator for KeyedTally {
 /// Counting sources (restoring their position) hashed into `tallies` keyed tallies.
 fn keyed_job(tallies: usize, restore: Option<CompletedCheckpoint>) -> job::JobHandle {
     let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
     let tally = g.add_operator("KeyedTally", tallies, |_| Box::new(KeyedTally { counts: Default::default() }));
     g.connect(source, tally, ShipStrategy::Hash(vec![0]));
     let restore = restore.map(|c| Restore { checkpoint: Arc::new(c), ignore_unclaimed_state: false });
@@ -345,7 +354,7 @@ fn state_the_new_job_has_no_operator_for_fails_its_start() {
     first.cancel();
     let _ = first.wait();
     let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
     let (sink, _rows) = collect(&mut g, 1);
     g.connect(source, sink, ShipStrategy::Rebalance);
     let restore = |ignore_unclaimed_state| {
@@ -419,7 +428,7 @@ impl Operator for Delayer {
 #[test]
 fn a_barrier_waits_for_the_async_work_in_flight() {
     let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Box::new(Counting { sent: 0 }));
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
     let delayer = g.add_operator("Delayer", 2, |_| Box::new(Delayer { pending: Default::default() }));
     let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
     g.connect(source, delayer, ShipStrategy::Hash(vec![0]));
@@ -508,52 +517,14 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
     assert_eq!(ids, (1..=100_000).collect::<Vec<i64>>());
 }
 
-/// A source of `limit` rows `[n % 7, n]` that ends; checkpoints how many it sent.
-struct Limited {
-    sent: u64,
-    limit: u64,
-}
-
-impl Source for Limited {
-    fn name(&self) -> &str {
-        "Limited"
-    }
-
-    fn poll_next(&mut self, _: &mut OperatorContext, out: &mut Output) -> weir::runtime::Result<SourceStatus> {
-        let mut chunk = Chunk::new(2);
-        while self.sent < self.limit && chunk.len() < 50 {
-            let n = self.sent as i64;
-            chunk.push(RowKind::Insert, &[Value::BigInt(n % 7), Value::BigInt(n)]);
-            self.sent += 1;
-        }
-        out.collect(chunk);
-        Ok(if self.sent == self.limit { SourceStatus::Finished } else { SourceStatus::Ready })
-    }
-
-    fn snapshot_state(
-        &mut self,
-        _: u64,
-        _: &mut OperatorContext,
-        state: &mut StateWriter,
-    ) -> weir::runtime::Result<()> {
-        state.section("sent").u64(self.sent);
-        Ok(())
-    }
-
-    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> weir::runtime::Result<()> {
-        self.sent = owned_parts(states, ctx.subtask()).map(|s| counter(s, "sent")).sum();
-        Ok(())
-    }
-}
-
 /// Checkpoints go on completing after some subtasks finish, holding their final state: a
 /// source that had ended before the checkpoint does not send its rows again after a restore.
 #[test]
 fn checkpoints_after_a_source_ends_hold_its_final_state() {
     let build = |restore: Option<CompletedCheckpoint>| {
         let mut g = JobGraph::new();
-        let limited = g.add_source("Limited", 2, |_| Box::new(Limited { sent: 0, limit: 500 }));
-        let endless = g.add_source("Counting", 1, |_| Box::new(Counting { sent: 0 }));
+        let limited = g.add_source("Limited", 2, |_| Box::new(Counting { sent: 0, limit: Some(500) }));
+        let endless = g.add_source("Counting", 1, |_| Counting::endless());
         let tally = g.add_operator("KeyedTally", 2, |_| Box::new(KeyedTally { counts: Default::default() }));
         g.connect(limited, tally, ShipStrategy::Hash(vec![0]));
         g.connect(endless, tally, ShipStrategy::Hash(vec![0]));

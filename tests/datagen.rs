@@ -355,25 +355,13 @@ fn a_restored_sequence_goes_on_without_loss_or_repeat_at_any_parallelism() {
         weir::runtime::OperatorContext::new(info, Arc::clone(&clock) as _, 100)
     };
     for (before, after) in [(3, 3), (3, 2), (2, 5), (4, 1)] {
-        let mut seen = Vec::new();
-        let mut states = Vec::new();
-        for index in 0..before {
-            let mut ctx = context(index, before);
-            let mut source = (provider.factory)(ctx.subtask());
-            source.open(&mut ctx).unwrap();
-            seen.extend(common::poll_first_column(&mut source, &mut ctx, Some(index + 2), || clock.advance(1_000)));
-            let mut state = weir::runtime::checkpoint::StateWriter::new();
-            source.snapshot_state(1, &mut ctx, &mut state).unwrap();
-            states.push(state.into_reader());
-        }
-        for index in 0..after {
-            let mut ctx = context(index, after);
-            let mut source = (provider.factory)(ctx.subtask());
-            source.restore_state(&mut ctx, &states).unwrap();
-            source.open(&mut ctx).unwrap();
-            seen.extend(common::poll_first_column(&mut source, &mut ctx, None, || clock.advance(1_000)));
-        }
-        seen.sort_unstable();
+        let seen = common::checkpoint_and_restore(
+            &provider.factory,
+            context,
+            (before, after),
+            |i| i + 2,
+            || clock.advance(1_000),
+        );
         assert_eq!(seen, (1..=10_000).collect::<Vec<i64>>(), "{before} subtasks restored as {after}");
     }
 }

@@ -232,25 +232,7 @@ fn a_restored_file_source_reads_on_from_its_checkpoint() {
     };
     let all: Vec<i64> = (0..5).flat_map(|f| (0..700).map(move |i| f * 1000 + i)).collect();
     for (before, after) in [(2, 2), (2, 3), (3, 1), (1, 4)] {
-        let mut seen = Vec::new();
-        let mut states = Vec::new();
-        for index in 0..before {
-            let mut ctx = context(index, before);
-            let mut source = (provider.factory)(ctx.subtask());
-            source.open(&mut ctx).unwrap();
-            seen.extend(common::poll_first_column(&mut source, &mut ctx, Some(3 + index * 4), || {}));
-            let mut state = weir::runtime::checkpoint::StateWriter::new();
-            source.snapshot_state(1, &mut ctx, &mut state).unwrap();
-            states.push(state.into_reader());
-        }
-        for index in 0..after {
-            let mut ctx = context(index, after);
-            let mut source = (provider.factory)(ctx.subtask());
-            source.restore_state(&mut ctx, &states).unwrap();
-            source.open(&mut ctx).unwrap();
-            seen.extend(common::poll_first_column(&mut source, &mut ctx, None, || {}));
-        }
-        seen.sort_unstable();
+        let seen = common::checkpoint_and_restore(&provider.factory, context, (before, after), |i| 3 + i * 4, || {});
         let mut expected = all.clone();
         expected.sort_unstable();
         assert_eq!(seen, expected, "{before} subtasks restored as {after}");

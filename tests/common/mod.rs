@@ -94,3 +94,36 @@ pub fn poll_first_column(
     }
     values
 }
+
+/// Runs the sources `factory` builds at `before` subtasks for `polls(index)` polls each, takes
+/// their checkpoint, restores them at `after` subtasks and runs those to their end; returns
+/// the first column of every row sent, before and after. `context` makes a subtask's context,
+/// `before_each` runs before every poll.
+pub fn checkpoint_and_restore(
+    factory: &weir::runtime::graph::SourceFactory,
+    context: impl Fn(usize, usize) -> weir::runtime::OperatorContext,
+    (before, after): (usize, usize),
+    polls: impl Fn(usize) -> usize,
+    mut before_each: impl FnMut(),
+) -> Vec<i64> {
+    let mut seen = Vec::new();
+    let mut states = Vec::new();
+    for index in 0..before {
+        let mut ctx = context(index, before);
+        let mut source = factory(ctx.subtask());
+        source.open(&mut ctx).unwrap();
+        seen.extend(poll_first_column(&mut source, &mut ctx, Some(polls(index)), &mut before_each));
+        let mut state = weir::runtime::checkpoint::StateWriter::new();
+        source.snapshot_state(1, &mut ctx, &mut state).unwrap();
+        states.push(state.into_reader());
+    }
+    for index in 0..after {
+        let mut ctx = context(index, after);
+        let mut source = factory(ctx.subtask());
+        source.restore_state(&mut ctx, &states).unwrap();
+        source.open(&mut ctx).unwrap();
+        seen.extend(poll_first_column(&mut source, &mut ctx, None, &mut before_each));
+    }
+    seen.sort_unstable();
+    seen
+}

@@ -267,7 +267,11 @@ fn a_job_past_its_memory_limit_ends_with_an_error_naming_the_operator() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.starts_with(&format!("{path}:4:1: Operator '")), "{stderr}");
-    assert!(stderr.contains("GroupAggregate") && stderr.contains("out of memory"), "{stderr}");
+    // The subtask whose step took the process past the limit is named: nearly always the
+    // aggregate whose state grows, but on a busy machine the source's step may be the last
+    // straw (docs/runtime.md, Memory limits).
+    let named = ["Operator 'GroupAggregate", "Operator 'src'"];
+    assert!(named.iter().any(|n| stderr.contains(n)) && stderr.contains("out of memory"), "{stderr}");
     assert!(stderr.contains("('taskmanager.memory.process.size')"), "{stderr}");
 }
 

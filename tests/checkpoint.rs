@@ -453,7 +453,7 @@ fn a_barrier_waits_for_the_async_work_in_flight() {
     let _ = handle.wait();
 }
 
-/// datagen → (hash) → filesystem sink, checkpointed every 20 ms, cancelled mid-way (a failure
+/// datagen (two seconds of rows) → filesystem sink, checkpointed every 20 ms, cancelled mid-way (a failure
 /// without clean-up) and restored from its latest checkpoint, at another parallelism: the
 /// files hold every row exactly once.
 #[test]
@@ -468,7 +468,7 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
         schema.clone(),
         &[
             ("connector", "datagen"),
-            ("rows-per-second", "200000"),
+            ("rows-per-second", "50000"),
             ("fields.id.kind", "sequence"),
             ("fields.id.start", "1"),
             ("fields.id.end", "100000"),

@@ -10,7 +10,7 @@
 //! checkpoint holds every key's alive rows; a restore keeps the keys the subtask owns.
 
 use hashbrown::HashMap;
-use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::checkpoint::codec::DecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::partition::{hash_key, subtask_for_hash};
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Value};
@@ -109,9 +109,9 @@ impl Operator for SinkUpsertMaterializerOperator {
         let out = state.section(ALIVE);
         out.u32(self.alive.len() as u32);
         for (key, rows) in &self.alive {
-            write_values(out, key);
+            out.values(key);
             out.u32(rows.len() as u32);
-            rows.iter().for_each(|row| write_values(out, row));
+            rows.iter().for_each(|row| out.values(row));
         }
         Ok(())
     }
@@ -119,17 +119,17 @@ impl Operator for SinkUpsertMaterializerOperator {
     /// Keeps the keys this subtask owns now (its input is always hashed on the primary key).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         let me = ctx.subtask().clone();
+        let columns: Vec<usize> = (0..self.primary_key.len()).collect();
         let malformed =
             |e: DecodeError| weir_runtime::Error::Restore(format!("the state of {} is malformed: {e}", self.name));
         for state in states {
             let Some(mut input) = state.section(ALIVE) else { continue };
             for _ in 0..input.u32().map_err(malformed)? {
-                let key = read_values(&mut input).map_err(malformed)?;
+                let key: Box<[Value]> = input.values().map_err(malformed)?;
                 let rows = (0..input.u32().map_err(malformed)?)
-                    .map(|_| read_values(&mut input))
-                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map(|_| input.values())
+                    .collect::<std::result::Result<Vec<Box<[Value]>>, _>>()
                     .map_err(malformed)?;
-                let columns: Vec<usize> = (0..key.len()).collect();
                 if subtask_for_hash(hash_key(&key, &columns), me.parallelism) == me.index {
                     self.alive.insert(key, rows);
                 }
@@ -141,15 +141,6 @@ impl Operator for SinkUpsertMaterializerOperator {
 
 /// The section of a materializer's state: the rows alive per key.
 const ALIVE: &str = "alive";
-
-fn write_values(out: &mut Encoder, values: &[Value]) {
-    out.u32(values.len() as u32);
-    values.iter().for_each(|v| out.value(v));
-}
-
-fn read_values(input: &mut Decoder<'_>) -> std::result::Result<Box<[Value]>, DecodeError> {
-    (0..input.u32()?).map(|_| input.value()).collect()
-}
 
 #[cfg(test)]
 mod tests {

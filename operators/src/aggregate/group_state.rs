@@ -172,16 +172,12 @@ impl DistinctState for Vec<DistinctValues> {
 /// Writes every group of `groups` for a checkpoint: its key, rows, last write, last result,
 /// accumulators and distinct values.
 pub(crate) fn write_groups<D: DistinctState, S>(groups: &HashMap<GroupKey, GroupState<D>, S>, out: &mut Encoder) {
-    let values = |out: &mut Encoder, values: &[Value]| {
-        out.u32(values.len() as u32);
-        values.iter().for_each(|v| out.value(v));
-    };
     out.u32(groups.len() as u32);
     for (key, group) in groups {
-        values(out, key);
+        out.values(key);
         out.i64(group.rows);
         out.i64(group.written);
-        values(out, &group.last);
+        out.values(&group.last);
         group.accumulators.iter().for_each(|a| a.encode(out));
         group.distinct.encode(out);
     }
@@ -198,14 +194,11 @@ pub(crate) fn read_groups<D: DistinctState, S: std::hash::BuildHasher>(
     input: &mut Decoder<'_>,
     owns: impl Fn(&[Value]) -> bool,
 ) -> Result<(), DecodeError> {
-    fn values(input: &mut Decoder<'_>) -> Result<Vec<Value>, DecodeError> {
-        (0..input.u32()?).map(|_| input.value()).collect()
-    }
     for _ in 0..input.u32()? {
-        let key: GroupKey = values(input)?.into_iter().collect();
+        let key: GroupKey = input.values()?;
         let rows = input.i64()?;
         let written = input.i64()?;
-        let last: ResultRow = values(input)?.into_iter().collect();
+        let last: ResultRow = input.values()?;
         let accumulators = (0..calls).map(|_| Accumulator::decode(input)).collect::<Result<_, _>>()?;
         let distinct = D::decode(input)?;
         if owns(&key) {

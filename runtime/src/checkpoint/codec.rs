@@ -72,6 +72,12 @@ impl Encoder {
         self.bytes(v.as_bytes());
     }
 
+    /// Appends a count and the values (a key, a row).
+    pub fn values(&mut self, values: &[Value]) {
+        self.u32(values.len() as u32);
+        values.iter().for_each(|v| self.value(v));
+    }
+
     /// Appends a value.
     pub fn value(&mut self, v: &Value) {
         let b = &mut self.bytes;
@@ -224,6 +230,12 @@ impl<'a> Decoder<'a> {
             return self.fail(&format!("{n} items in {} bytes", self.bytes.len() - self.offset));
         }
         Ok(n)
+    }
+
+    /// Reads what [`Encoder::values`] wrote, into any collection of values.
+    pub fn values<C: FromIterator<Value>>(&mut self) -> Result<C, DecodeError> {
+        let n = self.count()?;
+        (0..n).map(|_| self.value()).collect()
     }
 
     /// Reads a value.

@@ -25,6 +25,28 @@ pub(crate) fn write_groups(keys: &GroupKeys, table: &KeyTable, slab: &Slab, out:
     }
 }
 
+/// One group as [`write_groups`] writes it: its key values and its words.
+type Entry = (Vec<Value>, Vec<i64>);
+
+/// Reads a section [`write_groups`] wrote (keys of `arity` columns): its words per group and
+/// the groups whose keys `owns` accepts.
+fn read_entries(
+    input: &mut Decoder<'_>,
+    arity: usize,
+    owns: impl Fn(&[Value]) -> bool,
+) -> Result<(usize, Vec<Entry>), DecodeError> {
+    let stride = input.u32()? as usize;
+    let mut kept = Vec::new();
+    for _ in 0..input.u32()? {
+        let key: Vec<Value> = (0..arity).map(|_| input.value()).collect::<Result<_, _>>()?;
+        let words: Vec<i64> = (0..stride).map(|_| input.i64()).collect::<Result<_, _>>()?;
+        if owns(&key) {
+            kept.push((key, words));
+        }
+    }
+    Ok((stride, kept))
+}
+
 /// Rewrites as one section the groups of `sections` (each written by [`write_groups`], with
 /// keys of `arity` columns) whose keys `owns` accepts, without the typed state they belong to.
 ///
@@ -37,20 +59,14 @@ pub(crate) fn filter_groups(
     out: &mut Encoder,
 ) -> Result<(), DecodeError> {
     let mut stride = None;
-    let mut kept: Vec<(Vec<Value>, Vec<i64>)> = Vec::new();
+    let mut kept: Vec<Entry> = Vec::new();
     for mut input in sections {
-        let s = input.u32()? as usize;
+        let (s, entries) = read_entries(&mut input, arity, &owns)?;
         if stride.is_some_and(|t| t != s) {
             return Err(DecodeError { offset: 0, what: format!("groups of one layout, not {s} words") });
         }
         stride = Some(s);
-        for _ in 0..input.u32()? {
-            let key: Vec<Value> = (0..arity).map(|_| input.value()).collect::<Result<_, _>>()?;
-            let words: Vec<i64> = (0..s).map(|_| input.i64()).collect::<Result<_, _>>()?;
-            if owns(&key) {
-                kept.push((key, words));
-            }
-        }
+        kept.extend(entries);
     }
     out.u32(stride.unwrap_or(0) as u32);
     out.u32(kept.len() as u32);
@@ -72,35 +88,22 @@ pub(crate) fn read_groups(
     input: &mut Decoder<'_>,
     owns: impl Fn(&[Value]) -> bool,
 ) -> Result<(), DecodeError> {
-    let stride = input.u32()? as usize;
+    let types: Arc<[ArrowType]> = keys.arrow_types().into();
+    let arity = types.len();
+    let (stride, entries) = read_entries(input, arity, owns)?;
     if stride != slab.stride() {
         return Err(DecodeError { offset: 0, what: format!("{} words per group, not {stride}", slab.stride()) });
     }
-    let types: Arc<[ArrowType]> = keys.arrow_types().into();
-    let arity = types.len();
-    let count = input.u32()? as usize;
-    let mut owned = Chunk::with_arrow_types(Arc::clone(&types), count);
-    let mut words = Vec::new();
-    let mut key = Vec::with_capacity(arity);
-    for _ in 0..count {
-        key.clear();
-        for _ in 0..arity {
-            key.push(input.value()?);
-        }
-        let group: Vec<i64> = (0..stride).map(|_| input.i64()).collect::<Result<_, _>>()?;
-        if owns(&key) {
-            owned.push(RowKind::Insert, &key);
-            words.push(group);
-        }
-    }
-    if words.is_empty() {
+    if entries.is_empty() {
         return Ok(());
     }
+    let mut owned = Chunk::with_arrow_types(Arc::clone(&types), entries.len());
+    entries.iter().for_each(|(key, _)| owned.push(RowKind::Insert, key));
     let bad_keys = || DecodeError { offset: 0, what: "group keys of the aggregate's key types".into() };
     let columns: Vec<ArrayRef> = (0..arity).map(|k| owned.columns().compacted(k)).collect();
     let columns = keys.columns(&columns).ok_or_else(bad_keys)?;
     let chunk_keys = keys.read(&columns).ok_or_else(bad_keys)?;
-    for (i, group) in words.iter().enumerate() {
+    for (i, (_, group)) in entries.iter().enumerate() {
         let id = match chunk_keys.get(table, i) {
             Some(id) => id,
             None => chunk_keys.insert(table, i, || slab.grow()),

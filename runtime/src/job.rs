@@ -385,7 +385,7 @@ async fn deploy_and_wait(
     let started = clock.now_millis();
     let coordinator = &mut control.coordinator;
     while stopped < total {
-        let due = coordinator.next_trigger(started).filter(|_| coordinator.may_trigger());
+        let due = coordinator.next_wakeup(started);
         let tick = async {
             match due {
                 Some(at) => clock.sleep_until(at).await,
@@ -417,11 +417,19 @@ async fn deploy_and_wait(
                 continue;
             }
             Some(JobCommand::Checkpoint(mode)) = control.commands.recv() => mode,
-            () = tick => coordinator.mode(),
+            () = tick => {
+                coordinator.expire(clock.now_millis());
+                if !coordinator.may_trigger() {
+                    continue;
+                }
+                coordinator.mode()
+            }
         };
         let now = clock.now_millis();
         coordinator.expire(now);
-        let barrier = coordinator.begin(now, total - stopped.max(coordinator.finished_count()), mode);
+        // Subtasks that stopped, or finished and will stop, take no part (their final state does).
+        let running = total - stopped.max(coordinator.finished_count());
+        let barrier = coordinator.begin(now, running, mode);
         sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
     }
     drop(addrs);

@@ -123,6 +123,18 @@ impl CheckpointCoordinator {
         Some(by_interval.max(by_pause))
     }
 
+    /// When the job's loop must wake for its checkpoints: the next periodic trigger, or, while
+    /// as many checkpoints as allowed are in progress, when the oldest of them times out (so a
+    /// checkpoint that cannot complete never stops the ones after it).
+    pub(crate) fn next_wakeup(&self, started: i64) -> Option<i64> {
+        let next = self.next_trigger(started)?;
+        if self.may_trigger() {
+            return Some(next);
+        }
+        let oldest = self.pending.values().map(|p| p.timestamp).min()?;
+        Some(next.max(oldest + self.config.timeout.as_millis() as i64 + 1))
+    }
+
     /// Whether a periodic checkpoint may start now: fewer than the allowed number in progress.
     pub(crate) fn may_trigger(&self) -> bool {
         self.pending.len() < self.config.max_concurrent
@@ -260,6 +272,23 @@ mod tests {
         // Due by the interval at 1 200, held back by the pause until 1 230.
         assert_eq!(c.next_trigger(1_000), Some(1_230));
         assert!(c.may_trigger());
+    }
+
+    /// A checkpoint that never completes expires, and the next one is due then.
+    #[test]
+    fn a_stuck_checkpoint_times_out_and_makes_room_for_the_next() {
+        let config = CheckpointConfig {
+            interval: Some(Duration::from_millis(100)),
+            timeout: Duration::from_millis(1_000),
+            ..CheckpointConfig::default()
+        };
+        let mut c = coordinator(config);
+        c.begin(100, 2, CheckpointingMode::ExactlyOnce);
+        assert!(!c.may_trigger());
+        assert_eq!(c.next_wakeup(0), Some(1_101), "woken when the checkpoint in progress times out");
+        c.expire(1_101);
+        assert!(c.may_trigger());
+        assert_eq!(c.next_wakeup(0), Some(200));
     }
 
     #[test]

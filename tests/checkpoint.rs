@@ -566,3 +566,26 @@ fn checkpoints_after_a_source_ends_hold_its_final_state() {
     assert!(counting_after >= counting);
     assert_eq!(limited + counting_after, seen, "no row lost or counted twice");
 }
+
+/// A source whose chain still waits for async work to take checkpoint 1 takes checkpoint 2
+/// instead when it is triggered: the later checkpoint completes, the earlier is given up.
+#[test]
+fn a_later_trigger_supersedes_one_still_waiting_for_async_work() {
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 1, |_| Counting::endless());
+    let delayer = g.add_operator("Delayer", 1, |_| Box::new(Delayer { pending: Default::default() }));
+    let tally = g.add_operator("Tally", 1, |_| Box::new(Tally { seen: 0 }));
+    g.connect(source, delayer, ShipStrategy::Forward);
+    g.connect(delayer, tally, ShipStrategy::Forward);
+    let handle = job::start(g, RuntimeConfig::default().with_worker_threads(1)).unwrap();
+    for _ in 0..5 {
+        handle.trigger_checkpoint(CheckpointingMode::ExactlyOnce);
+    }
+    wait_until("the last checkpoint completes", || handle.completed_checkpoints().iter().any(|c| c.id == 5));
+    let last = handle.completed_checkpoints().into_iter().find(|c| c.id == 5).unwrap();
+    let part = &last.subtasks[0];
+    assert_eq!(part.vertex, "Counting -> Delayer -> Tally");
+    assert_eq!(counter(&part.operators[0], "sent"), counter(&part.operators[2], "seen"));
+    handle.cancel();
+    let _ = handle.wait();
+}

@@ -615,9 +615,15 @@ impl Handler<TriggerCheckpoint> for SubtaskActor {
 
     /// A source subtask takes its part of the checkpoint between two polls and sends the
     /// barrier after what it has emitted. Other subtasks, and sources that have ended, let
-    /// the trigger pass.
+    /// the trigger pass. A source still waiting for its async work to take an earlier
+    /// checkpoint takes this one instead, and the earlier one is aborted.
     fn handle(&mut self, msg: TriggerCheckpoint, ctx: &mut Self::Context) {
-        if self.source.is_none() || self.ending || self.finished || self.barrier_waiting.is_some() {
+        if self.source.is_none() || self.ending || self.finished {
+            return;
+        }
+        if let Some(earlier) = self.barrier_waiting {
+            self.barrier_waiting = Some(msg.0);
+            let _ = self.shared.events.send(SubtaskEvent::Aborted(earlier.id));
             return;
         }
         self.run_step(ctx, |act| act.take_checkpoint(msg.0));

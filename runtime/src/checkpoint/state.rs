@@ -1,6 +1,8 @@
 //! What an operator writes into a checkpoint and reads back on restore: named sections of
 //! encoded values ([`super::codec`]).
 
+use std::sync::Arc;
+
 use super::codec::{DecodeError, Decoder, Encoder};
 
 /// The state one operator (or source) writes at a checkpoint: sections with distinct names,
@@ -48,10 +50,11 @@ impl StateWriter {
     }
 }
 
-/// State restored from a checkpoint: the sections one operator wrote.
+/// State restored from a checkpoint: the sections one operator wrote. Cloning it shares the
+/// bytes (every subtask of a restored job is handed every old subtask's state).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct StateReader {
-    sections: Vec<(String, Vec<u8>)>,
+    sections: Arc<[(String, Vec<u8>)]>,
 }
 
 impl StateReader {
@@ -66,13 +69,13 @@ impl StateReader {
             let name = input.str()?.to_string();
             sections.push((name, input.bytes()?.to_vec()));
         }
-        Ok(StateReader { sections })
+        Ok(StateReader { sections: sections.into() })
     }
 
     /// Writes the state as [`StateWriter::encode`] does.
     pub fn encode(&self, out: &mut Encoder) {
         out.u32(self.sections.len() as u32);
-        for (name, bytes) in &self.sections {
+        for (name, bytes) in self.sections.iter() {
             out.str(name);
             out.bytes(bytes);
         }

@@ -18,10 +18,7 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
         return Ok(Value::Null);
     }
     let fail = || format!("Cannot cast '{}' to {}.", value_to_string(v), ty.logical);
-    let text = || match v {
-        Value::String(s) => s.to_string(),
-        _ => sql_text(v, from, TextStyle::Cast),
-    };
+    let text = || sql_text(v, from, TextStyle::Cast);
     Ok(match (&ty.logical, v) {
         (LogicalType::Char(n), _) => Value::String(Arc::from(fit_chars(text(), *n, true))),
         (LogicalType::Varchar(n), _) => Value::String(Arc::from(fit_chars(text(), *n, false))),

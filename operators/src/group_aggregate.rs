@@ -733,18 +733,11 @@ mod tests {
                 }
                 if step % 7 == 6 {
                     // A checkpoint, then a restore at another parallelism.
-                    let states: Vec<StateReader> = parts.iter_mut().map(|h| h.snapshot(step as u64).unwrap()).collect();
+                    let p = rng.random_range(1..5);
+                    let build = |i, p| OperatorHarness::with_subtask(Box::new(build(round)), i, p);
+                    let states = OperatorHarness::rescale(&mut parts, step as u64, p, build, &mut actual).unwrap();
                     let section = if typed(round) { TYPED_GROUPS } else { GROUPS };
                     assert!(states.iter().all(|s| s.section_names().all(|n| n == section)), "round {round}");
-                    parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
-                    let p = rng.random_range(1..5);
-                    parts = (0..p)
-                        .map(|i| {
-                            let mut h = OperatorHarness::with_subtask(Box::new(build(round)), i, p);
-                            h.restore(states.clone()).unwrap();
-                            h
-                        })
-                        .collect();
                 }
             }
             whole.end_input().unwrap();

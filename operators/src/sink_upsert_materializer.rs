@@ -257,15 +257,9 @@ mod tests {
                 expected.extend(whole.take_lines());
                 parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
                 if step % 9 == 8 {
-                    let states: Vec<StateReader> = parts.iter_mut().map(|h| h.snapshot(step).unwrap()).collect();
                     let p = rng.random_range(1..5);
-                    parts = (0..p)
-                        .map(|i| {
-                            let mut h = OperatorHarness::with_subtask(Box::new(materializer(None)), i, p);
-                            h.restore(states.clone()).unwrap();
-                            h
-                        })
-                        .collect();
+                    let build = |i, p| OperatorHarness::with_subtask(Box::new(materializer(None)), i, p);
+                    OperatorHarness::rescale(&mut parts, step, p, build, &mut actual).unwrap();
                 }
             }
             let table = |lines: &[String]| weir_runtime::fixture::materialize_changelog(lines.iter()).unwrap();

@@ -177,6 +177,31 @@ impl OperatorHarness {
         self.chain.restore(&[states])
     }
 
+    /// Checkpoints every subtask of one operator (`parts`, by index) as `checkpoint`, appends
+    /// what each emitted to `lines`, and replaces them with `parallelism` subtasks built by
+    /// `build(index, parallelism)` and restored from that checkpoint: a failure and a restore
+    /// at another parallelism. Returns the checkpoint's states, by old subtask index.
+    ///
+    /// # Errors
+    /// What a snapshot or a restore reports.
+    pub fn rescale(
+        parts: &mut Vec<OperatorHarness>,
+        checkpoint: u64,
+        parallelism: usize,
+        build: impl Fn(usize, usize) -> OperatorHarness,
+        lines: &mut Vec<String>,
+    ) -> Result<Vec<StateReader>> {
+        let states = parts.iter_mut().map(|h| h.snapshot(checkpoint)).collect::<Result<Vec<_>>>()?;
+        parts.iter_mut().for_each(|h| lines.extend(h.take_lines()));
+        *parts = (0..parallelism)
+            .map(|i| {
+                let mut h = build(i, parallelism);
+                h.restore(states.clone()).map(|()| h)
+            })
+            .collect::<Result<_>>()?;
+        Ok(states)
+    }
+
     /// Takes everything emitted so far.
     pub fn take_output(&mut self) -> Vec<StreamElement> {
         std::mem::take(&mut self.output)

@@ -289,7 +289,6 @@ mod tests {
     /// an uninterrupted global phase ends with.
     #[test]
     fn restored_global_phases_go_on_as_if_never_stopped() {
-        use weir_runtime::checkpoint::StateReader;
         use weir_runtime::partition::{hash_key, subtask_for_hash};
         let mut rng = SmallRng::seed_from_u64(31);
         for round in 0..40 {
@@ -342,15 +341,8 @@ mod tests {
                 expected.extend(whole.take_lines());
                 parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
                 if step % 5 == 4 {
-                    let states: Vec<StateReader> = parts.iter_mut().map(|h| h.snapshot(step).unwrap()).collect();
                     let p = rng.random_range(1..5);
-                    parts = (0..p)
-                        .map(|i| {
-                            let mut h = global_of(i, p);
-                            h.restore(states.clone()).unwrap();
-                            h
-                        })
-                        .collect();
+                    OperatorHarness::rescale(&mut parts, step, p, global_of, &mut actual).unwrap();
                 }
             }
             let table = |lines: &[String]| {

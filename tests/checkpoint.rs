@@ -214,23 +214,41 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
     assert!(kept.contains(&format!("chk-{}", read.id)));
 }
 
+/// A finished job keeps only its final checkpoint, numbered after what the directory held: a
+/// job restored from it has nothing left to do.
 #[test]
-fn a_finished_job_deletes_its_checkpoints() {
+fn a_finished_job_keeps_only_its_final_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("chk-1")).unwrap();
+    std::fs::create_dir(dir.path().join("chk-7")).unwrap();
     let checkpointing = CheckpointConfig {
         interval: Some(Duration::from_millis(5)),
         dir: Some(dir.path().to_path_buf()),
         ..CheckpointConfig::default()
     };
-    let mut g = JobGraph::new();
-    let source = common::keyed_numbers(&mut g, 1, 1_000, 3);
-    let (sink, rows) = collect(&mut g, 1);
-    g.connect(source, sink, ShipStrategy::Forward);
-    let config = RuntimeConfig::default().with_worker_threads(1).with_checkpointing(checkpointing);
+    let build = || {
+        let mut g = JobGraph::new();
+        let source = g.add_source("Counting", 1, |_| Box::new(Counting { sent: 0, limit: Some(1_000) }));
+        let (sink, rows) = collect(&mut g, 1);
+        g.connect(source, sink, ShipStrategy::Forward);
+        (g, rows)
+    };
+    let (g, rows) = build();
+    let config = RuntimeConfig::default().with_worker_threads(1).with_checkpointing(checkpointing.clone());
     assert_eq!(job::run(g, config).unwrap(), weir::runtime::JobStatus::Finished);
     assert_eq!(rows.rows().len(), 1_000);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let kept: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let final_checkpoint = storage::read_checkpoint(&storage::latest_checkpoint(dir.path()).unwrap()).unwrap();
+    assert!(final_checkpoint.id > 7, "numbered after chk-7: {}", final_checkpoint.id);
+
+    let (g, rows) = build();
+    let restore = Restore { checkpoint: Arc::new(final_checkpoint), ignore_unclaimed_state: false };
+    let config = RuntimeConfig::default()
+        .with_worker_threads(1)
+        .with_checkpointing(CheckpointConfig { restore: Some(restore), ..checkpointing });
+    assert_eq!(job::run(g, config).unwrap(), weir::runtime::JobStatus::Finished);
+    assert!(rows.rows().is_empty(), "the final checkpoint's source has nothing left");
 }
 
 /// Counts rows per key (`row[0]`), keeping on restore the keys whose key groups it owns.

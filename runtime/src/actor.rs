@@ -162,6 +162,9 @@ pub(crate) struct SubtaskActor {
     metrics: Arc<SubtaskMetrics>,
     shared: Arc<JobShared>,
     finished: bool,
+    /// Finished in a job that checkpoints: the subtask stays until a checkpoint holding its
+    /// final state completes, so that its sinks commit what they wrote last.
+    awaiting_final: bool,
     failed: bool,
     timer_wakeup: Option<i64>,
     /// Elements taken from the mailbox while the chain was saturated, with the permits that
@@ -203,6 +206,7 @@ impl SubtaskActor {
             metrics: spec.metrics,
             shared: spec.shared,
             finished: false,
+            awaiting_final: false,
             failed: false,
             timer_wakeup: None,
             stalled: VecDeque::new(),
@@ -316,12 +320,15 @@ impl SubtaskActor {
 
     /// After a step's output is sent: stop when done, else arm timers and poll the source.
     fn after_send(&mut self, ctx: &mut Context<Self>) {
-        if self.finished || self.shared.token.is_cancelled() {
+        let async_state = self.chain.async_state();
+        let done = self.finished && !self.awaiting_final && async_state == AsyncState::Idle;
+        if done || self.shared.token.is_cancelled() {
             ctx.stop();
             return;
         }
-        self.arm_timer(ctx);
-        let async_state = self.chain.async_state();
+        if !self.finished {
+            self.arm_timer(ctx);
+        }
         if async_state != AsyncState::Idle && !self.listening {
             self.listening = true;
             let notifier = Arc::clone(self.chain.notifier());
@@ -330,7 +337,11 @@ impl SubtaskActor {
                 act.run_step(ctx, Self::on_async_progress);
             }));
         }
-        if self.poll_scheduled || async_state == AsyncState::Saturated || self.ending || self.barrier_waiting.is_some()
+        if self.poll_scheduled
+            || async_state == AsyncState::Saturated
+            || self.ending
+            || self.finished
+            || self.barrier_waiting.is_some()
         {
             return;
         }
@@ -461,6 +472,7 @@ impl SubtaskActor {
             }
             self.produced.push(StreamElement::EndOfInput);
             self.finished = true;
+            self.awaiting_final = self.shared.final_snapshots;
         }
         Ok(())
     }
@@ -633,16 +645,27 @@ impl Handler<TriggerCheckpoint> for SubtaskActor {
 /// Tells a subtask that a checkpoint is complete.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(crate) struct CheckpointComplete(pub u64);
+pub(crate) struct CheckpointComplete {
+    /// The checkpoint.
+    pub id: u64,
+    /// Whether it holds the subtask's final state (the subtask had finished before it).
+    pub holds_final_state: bool,
+}
 
 impl Handler<CheckpointComplete> for SubtaskActor {
     type Result = ();
 
+    /// A running subtask, and a finished one told of the checkpoint holding its final state,
+    /// pass the news to the chain; the finished one then stops once what the chain started
+    /// (a commit) is done.
     fn handle(&mut self, msg: CheckpointComplete, ctx: &mut Self::Context) {
         if self.finished {
-            return;
+            if !(self.awaiting_final && msg.holds_final_state) {
+                return;
+            }
+            self.awaiting_final = false;
         }
-        self.run_step(ctx, |act| act.chain.notify_checkpoint_complete(msg.0, &mut act.produced));
+        self.run_step(ctx, |act| act.chain.notify_checkpoint_complete(msg.id, &mut act.produced));
     }
 }
 

@@ -34,11 +34,22 @@ impl OperatorHarness {
 
     /// A harness for subtask `index` (0-based) of `parallelism`.
     pub fn with_subtask(operator: Box<dyn Operator>, index: usize, parallelism: usize) -> Self {
+        Self::build(operator, index, parallelism, false)
+    }
+
+    /// A harness for subtask `index` of `parallelism` of a job that checkpoints periodically
+    /// ([`OperatorContext::checkpointing`]): sinks commit on checkpoints only.
+    pub fn checkpointing(operator: Box<dyn Operator>, index: usize, parallelism: usize) -> Self {
+        Self::build(operator, index, parallelism, true)
+    }
+
+    fn build(operator: Box<dyn Operator>, index: usize, parallelism: usize, checkpointing: bool) -> Self {
         let clock = Arc::new(ManualClock::new(0));
         let info = SubtaskInfo { vertex: operator.name().to_string(), index, parallelism };
         let bundles = Arc::new(BundleMetrics::default());
-        let ctx =
-            OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024).with_bundle_metrics(Arc::clone(&bundles));
+        let ctx = OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024)
+            .with_bundle_metrics(Arc::clone(&bundles))
+            .with_checkpointing(checkpointing);
         let chain = Chain::new(info, None, vec![ChainedOperator::new(operator, ctx)]);
         OperatorHarness { chain, clock, bundles, output: Vec::new(), opened: false, ending: false }
     }

@@ -379,6 +379,7 @@ async fn deploy_and_wait(
         .filter(|(chain, _)| matches!(graph.vertex(chain[0]).kind, VertexKind::Source(_)))
         .flat_map(|(_, a)| a.iter().cloned())
         .collect();
+    let names: Vec<String> = plan.chains.iter().map(|c| chain_name(graph, c)).collect();
     let mut stopped = 0;
     let mut first_error = None;
     let clock = Arc::clone(&config.clock);
@@ -403,13 +404,24 @@ async fn deploy_and_wait(
                     Some(SubtaskEvent::Stopped) => stopped += 1,
                     Some(SubtaskEvent::Snapshot { checkpoint, vertex, subtask, states }) => {
                         if let Some(done) = coordinator.add(now, checkpoint, vertex, subtask, states) {
-                            addrs.iter().flatten().for_each(|a| a.do_send(CheckpointComplete(done)));
+                            notify_complete(&addrs, &names, coordinator, done);
                         }
                     }
                     Some(SubtaskEvent::Aborted(checkpoint)) => coordinator.abort(checkpoint),
                     Some(SubtaskEvent::Finished { vertex, subtask, states }) => {
                         for done in coordinator.finished(now, vertex, subtask, states) {
-                            addrs.iter().flatten().for_each(|a| a.do_send(CheckpointComplete(done)));
+                            notify_complete(&addrs, &names, coordinator, done);
+                        }
+                        // Every subtask has finished: the final checkpoint holds them all, and
+                        // the subtasks stop once they have heard of it.
+                        if coordinator.finished_count() == total {
+                            match coordinator.final_checkpoint(now) {
+                                Ok(done) => notify_complete(&addrs, &names, coordinator, done),
+                                Err(error) => {
+                                    first_error.get_or_insert(error);
+                                    token.cancel();
+                                }
+                            }
                         }
                     }
                     None => break,
@@ -439,6 +451,16 @@ async fn deploy_and_wait(
         Some(error) => Err(error),
         None if token.is_cancelled() => Ok(JobStatus::Cancelled),
         None => Ok(JobStatus::Finished),
+    }
+}
+
+/// Tells every subtask that checkpoint `id` is complete, and each finished subtask whether it
+/// holds its final state.
+fn notify_complete(addrs: &[Vec<Addr<SubtaskActor>>], names: &[String], coordinator: &CheckpointCoordinator, id: u64) {
+    for (subtasks, name) in addrs.iter().zip(names) {
+        for (index, addr) in subtasks.iter().enumerate() {
+            addr.do_send(CheckpointComplete { id, holds_final_state: coordinator.has_finished(name, index) });
+        }
     }
 }
 
@@ -496,6 +518,7 @@ fn build_chain(
         let vertex_info = SubtaskInfo { vertex: name.clone(), ..info.clone() };
         OperatorContext::new(vertex_info, Arc::clone(&config.clock), config.chunk_size)
             .with_bundle_metrics(metrics.bundle_metrics(name))
+            .with_checkpointing(config.checkpointing.interval.is_some())
     };
     let mut source = None;
     let mut ops = Vec::new();

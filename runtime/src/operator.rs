@@ -125,6 +125,7 @@ pub struct OperatorContext {
     timers: TimerService,
     bundles: Arc<BundleMetrics>,
     notifier: Arc<AsyncNotifier>,
+    checkpointing: bool,
 }
 
 impl OperatorContext {
@@ -138,7 +139,23 @@ impl OperatorContext {
             timers: TimerService::default(),
             bundles: Arc::default(),
             notifier: Arc::default(),
+            checkpointing: false,
         }
+    }
+
+    /// The context of a job that checkpoints periodically (`execution.checkpointing.interval`).
+    pub fn with_checkpointing(mut self, checkpointing: bool) -> Self {
+        self.checkpointing = checkpointing;
+        self
+    }
+
+    /// Whether the job checkpoints periodically. A transactional sink then makes what it wrote
+    /// visible only when a checkpoint holding it completes
+    /// ([`Operator::notify_checkpoint_complete`]), at the end of input too: a job that
+    /// checkpoints ends with a final checkpoint, which every finished subtask is told of
+    /// before it stops.
+    pub fn checkpointing(&self) -> bool {
+        self.checkpointing
     }
 
     /// A waker for the futures an operator polls itself: waking it makes the runtime call

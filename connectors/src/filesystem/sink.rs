@@ -8,7 +8,10 @@
 //! into place. So a reader sees exactly the rows of completed checkpoints. A restored sink
 //! commits the pending files of the checkpoint it is restored from (again, harmlessly, when
 //! they were committed before) and deletes the in-progress files the failed run wrote after
-//! it, whose rows the restored sources send again.
+//! it, whose rows the restored sources send again. At the end of input the last file is
+//! committed at once without checkpoints; with them it waits, pending, for the job's final
+//! checkpoint (or the next one), so that a job killed while it ends restores to commit it
+//! rather than to write its rows twice.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -42,6 +45,8 @@ pub struct FileSink {
     counter: u64,
     file: Option<BufWriter<File>>,
     pending: Vec<Pending>,
+    /// The input has ended: every pending file is due at the next completed checkpoint.
+    ended: bool,
     text: String,
 }
 
@@ -66,6 +71,7 @@ impl FileSink {
             counter: 0,
             file: None,
             pending: Vec::new(),
+            ended: false,
             text: String::new(),
         }
     }
@@ -194,7 +200,7 @@ impl Operator for FileSink {
         _: &mut OperatorContext,
         _: &mut Output,
     ) -> RuntimeResult<()> {
-        self.commit(checkpoint)
+        self.commit(if self.ended { u64::MAX } else { checkpoint })
     }
 
     /// Commits the pending files of the old subtasks this one takes over and deletes their
@@ -222,9 +228,14 @@ impl Operator for FileSink {
         Ok(())
     }
 
-    fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> RuntimeResult<()> {
+    fn end_of_input(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> RuntimeResult<()> {
         self.roll(u64::MAX)?;
-        self.commit(u64::MAX)
+        self.ended = true;
+        if ctx.checkpointing() {
+            Ok(())
+        } else {
+            self.commit(u64::MAX)
+        }
     }
 }
 
@@ -327,5 +338,32 @@ mod tests {
         rows(&mut restored, 4, 6);
         restored.end_input().unwrap();
         assert_eq!(files(dir.path()).0[2], ("part-b-0-0".to_string(), "4\n5\n".to_string()));
+    }
+
+    /// In a job that checkpoints, the last file waits for the final checkpoint; a sink killed
+    /// before it commits the file when restored from the final state.
+    #[test]
+    fn with_checkpoints_the_last_file_waits_for_the_final_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = weir_runtime::parse::parse_schema(&[("id", "BIGINT")]).unwrap();
+        let format = CsvFormat::new(&schema, CsvOptions::default()).unwrap();
+        let build = |id: &str| {
+            let sink = FileSink::new("t".into(), dir.path().to_path_buf(), format.encoder(), id, 0);
+            OperatorHarness::checkpointing(Box::new(sink), 0, 1)
+        };
+        let mut h = build("a");
+        rows(&mut h, 0, 3);
+        h.end_input().unwrap();
+        assert!(files(dir.path()).0.is_empty(), "nothing is visible before the final checkpoint");
+        let final_state = h.snapshot(0).unwrap();
+        drop(h);
+        build("b").restore(vec![final_state]).unwrap();
+        assert_eq!(files(dir.path()).0, vec![("part-a-0-0".to_string(), "0\n1\n2\n".to_string())]);
+
+        let mut h = build("c");
+        rows(&mut h, 3, 5);
+        h.end_input().unwrap();
+        h.notify_checkpoint_complete(4).unwrap();
+        assert_eq!(files(dir.path()).0[1], ("part-c-0-0".to_string(), "3\n4\n".to_string()));
     }
 }

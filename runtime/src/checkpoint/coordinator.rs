@@ -15,8 +15,9 @@ use parking_lot::Mutex;
 
 use super::options::{CheckpointConfig, Retention};
 use super::state::{StateReader, StateWriter};
-use super::storage::{retain_newest, write_checkpoint};
+use super::storage::{highest_checkpoint_number, retain_newest, write_checkpoint};
 use crate::element::{CheckpointBarrier, CheckpointingMode};
+use crate::error::{Error, Result};
 
 /// One subtask's part of a checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,9 +67,13 @@ pub(crate) struct CheckpointCoordinator {
 impl CheckpointCoordinator {
     /// A coordinator following `config`, publishing completed checkpoints into `completed`.
     /// Checkpoints are numbered on from the one the job was restored from.
+    /// A job started afresh in a directory holding older checkpoints numbers after them, so
+    /// that the newest checkpoint there is always the newest run's.
     pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<Vec<CompletedCheckpoint>>>) -> Self {
+        let restored = config.restore.as_ref().map_or(0, |r| r.checkpoint.id);
+        let on_disk = config.dir.as_deref().map_or(0, highest_checkpoint_number);
         CheckpointCoordinator {
-            last_id: config.restore.as_ref().map_or(0, |r| r.checkpoint.id),
+            last_id: restored.max(on_disk),
             config,
             last_trigger: None,
             last_completion: None,
@@ -81,6 +86,30 @@ impl CheckpointCoordinator {
     /// How many subtasks have finished (and take no part in later checkpoints).
     pub(crate) fn finished_count(&self) -> usize {
         self.finished.len()
+    }
+
+    /// Whether subtask `index` of chain `vertex` has finished.
+    pub(crate) fn has_finished(&self, vertex: &str, index: usize) -> bool {
+        self.finished.contains_key(&(vertex.to_string(), index))
+    }
+
+    /// Every subtask has finished: takes the job's final checkpoint, of their final states
+    /// alone, and returns its id.
+    ///
+    /// # Errors
+    /// The checkpoint cannot be written: the job fails, as its sinks cannot commit.
+    pub(crate) fn final_checkpoint(&mut self, now: i64) -> Result<u64> {
+        self.pending.clear();
+        self.last_id += 1;
+        let id = self.last_id;
+        self.pending.insert(id, Pending { timestamp: now, expected: 0, parts: Vec::new() });
+        tracing::debug!(checkpoint = id, "final checkpoint");
+        self.complete(now, id).ok_or_else(|| {
+            Error::execution(format!(
+                "The final checkpoint {id} of the job cannot be written to '{}'; its sinks did not commit what they wrote last.",
+                self.config.dir.as_deref().map_or_else(String::new, |d| d.display().to_string())
+            ))
+        })
     }
 
     /// A subtask finished with `states`: later checkpoints hold them as its part, and a
@@ -186,7 +215,7 @@ impl CheckpointCoordinator {
         self.pending.retain(|&id, _| id > checkpoint);
         self.last_completion = Some(now);
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks: done.parts };
-        let size = self.store(&completed);
+        let size = self.store(&completed)?;
         tracing::info!(
             checkpoint,
             subtasks = completed.subtasks.len(),
@@ -199,18 +228,18 @@ impl CheckpointCoordinator {
     }
 
     /// Writes `checkpoint` to the checkpoint directory, if there is one, keeping the newest;
-    /// returns the size written. A checkpoint that cannot be written is not a failure of the
-    /// job (as in Flink, the next one may succeed) but is logged.
-    fn store(&self, checkpoint: &CompletedCheckpoint) -> u64 {
-        let Some(dir) = &self.config.dir else { return 0 };
+    /// returns the size written. A checkpoint that cannot be written does not complete (no
+    /// sink commits on it) but does not fail the job: as in Flink, the next one may succeed.
+    fn store(&self, checkpoint: &CompletedCheckpoint) -> Option<u64> {
+        let Some(dir) = &self.config.dir else { return Some(0) };
         match write_checkpoint(dir, checkpoint) {
             Ok(chk) => {
                 retain_newest(dir, self.config.num_retained);
-                std::fs::metadata(chk.join(super::storage::METADATA)).map_or(0, |m| m.len())
+                Some(std::fs::metadata(chk.join(super::storage::METADATA)).map_or(0, |m| m.len()))
             }
             Err(error) => {
                 tracing::warn!(checkpoint = checkpoint.id, dir = %dir.display(), %error, "cannot write the checkpoint");
-                0
+                None
             }
         }
     }
@@ -234,17 +263,18 @@ impl CheckpointCoordinator {
     }
 
     /// The job ended (`finished` when every source ran out, else cancelled or failed): its
-    /// checkpoints on disk are deleted or kept as the retention says.
+    /// checkpoints on disk are kept or deleted as the retention says. A finished job keeps its
+    /// final checkpoint (every source done, every sink committed), so that resuming it finds
+    /// nothing left to do, unless no checkpoint is to outlive the job.
     pub(crate) fn job_ended(&self, finished: bool, cancelled: bool) {
         let Some(dir) = &self.config.dir else { return };
-        let delete = match self.config.retention {
-            Retention::NoExternalizedCheckpoints => true,
-            Retention::DeleteOnCancellation => finished || cancelled,
-            Retention::RetainOnCancellation => finished,
+        let keep = match self.config.retention {
+            Retention::NoExternalizedCheckpoints => 0,
+            _ if finished => 1,
+            Retention::DeleteOnCancellation if cancelled => 0,
+            _ => usize::MAX,
         };
-        if delete {
-            retain_newest(dir, 0);
-        }
+        retain_newest(dir, keep);
     }
 }
 

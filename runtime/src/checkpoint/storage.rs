@@ -96,6 +96,11 @@ fn numbered(dir: &Path) -> Vec<(u64, PathBuf)> {
     found
 }
 
+/// The highest `N` of the `chk-N` directories under `dir` (0 when there is none).
+pub fn highest_checkpoint_number(dir: &Path) -> u64 {
+    numbered(dir).last().map_or(0, |(n, _)| *n)
+}
+
 /// The newest complete checkpoint under `dir`: the highest `chk-N` whose metadata reads.
 pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
     numbered(dir).into_iter().rev().map(|(_, p)| p).find(|p| read_snapshot(&p.join(METADATA)).is_ok())

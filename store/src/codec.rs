@@ -162,6 +162,60 @@ impl EncodedRows {
         self.rows.clear();
     }
 
+    /// The buffer as bytes, for a checkpoint: the number of rows (u32 LE), per row its kind
+    /// (`0` +I, `1` -U, `2` +U, `3` -D) and where its bytes end (u32 LE), then the rows' bytes.
+    /// [`EncodedRows::from_bytes`] reads it back.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + self.rows.len() * 5 + self.bytes.len());
+        out.extend_from_slice(&(self.rows.len() as u32).to_le_bytes());
+        for &(kind, end) in &self.rows {
+            let tag = match kind {
+                RowKind::Insert => 0u8,
+                RowKind::UpdateBefore => 1,
+                RowKind::UpdateAfter => 2,
+                RowKind::Delete => 3,
+            };
+            out.push(tag);
+            out.extend_from_slice(&(end as u32).to_le_bytes());
+        }
+        out.extend_from_slice(&self.bytes);
+        out
+    }
+
+    /// Rows of `types` from what [`EncodedRows::to_bytes`] wrote.
+    ///
+    /// # Errors
+    /// Bytes that are not such a buffer (cut off, or with ends out of order).
+    pub fn from_bytes(types: Vec<DataType>, bytes: &[u8]) -> Result<Self> {
+        let bad = |what: &str| Error::Storage(format!("a buffer of encoded rows is damaged: {what}"));
+        let count = bytes.get(..4).ok_or_else(|| bad("no row count"))?;
+        let count = u32::from_le_bytes(count.try_into().map_err(|_| bad("no row count"))?) as usize;
+        let header = count.checked_mul(5).and_then(|n| n.checked_add(4)).ok_or_else(|| bad("too many rows"))?;
+        let index = bytes.get(4..header).ok_or_else(|| bad("cut off in its index"))?;
+        let data = &bytes[header..];
+        let mut rows = Vec::with_capacity(count);
+        let mut last = 0;
+        for entry in index.chunks_exact(5) {
+            let kind = match entry[0] {
+                0 => RowKind::Insert,
+                1 => RowKind::UpdateBefore,
+                2 => RowKind::UpdateAfter,
+                3 => RowKind::Delete,
+                _ => return Err(bad("a row of unknown kind")),
+            };
+            let end = u32::from_le_bytes([entry[1], entry[2], entry[3], entry[4]]) as usize;
+            if end < last || end > data.len() {
+                return Err(bad("row ends out of order"));
+            }
+            last = end;
+            rows.push((kind, end));
+        }
+        if last != data.len() {
+            return Err(bad("bytes after its last row"));
+        }
+        Ok(EncodedRows { types, bytes: data.to_vec(), rows })
+    }
+
     /// The rows, decoded one at a time, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = Result<(RowKind, Vec<Value>)>> + '_ {
         let starts = std::iter::once(0).chain(self.rows.iter().map(|(_, end)| *end));
@@ -189,6 +243,10 @@ mod tests {
                 (RowKind::Delete, vec![Value::Int(2), Value::Null])
             ]
         );
+        let bytes = rows.to_bytes();
+        let back = EncodedRows::from_bytes(vec![DataType::int(), DataType::string()], &bytes).unwrap();
+        assert_eq!(back.iter().collect::<Result<Vec<_>>>().unwrap(), rows.iter().collect::<Result<Vec<_>>>().unwrap());
+        assert!(EncodedRows::from_bytes(vec![DataType::int(), DataType::string()], &bytes[..bytes.len() - 1]).is_err());
         rows.clear();
         assert!(rows.is_empty());
     }

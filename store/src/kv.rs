@@ -49,7 +49,28 @@ pub trait KvStore: Send + Sync {
     ///
     /// # Errors
     /// What `batch` returned, or the storage failed.
-    fn write(&self, table: &str, batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>) -> Result<()>;
+    fn write(&self, table: &str, batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>) -> Result<()> {
+        self.write_marked(table, None, batch)
+    }
+
+    /// As [`KvStore::write`], and sets commit marker `marker` (key, value) in the same
+    /// transaction: a writer that must not apply a batch twice records which it applied, and
+    /// reads it back with [`KvStore::marker`] after a failure.
+    ///
+    /// # Errors
+    /// What `batch` returned, or the storage failed; the marker is then left as it was.
+    fn write_marked(
+        &self,
+        table: &str,
+        marker: Option<(&[u8], &[u8])>,
+        batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>,
+    ) -> Result<()>;
+
+    /// The value of commit marker `key`, as the last write that set it left it.
+    ///
+    /// # Errors
+    /// The storage failed.
+    fn marker(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// Removes `table` and its entries.
     ///
@@ -98,6 +119,8 @@ impl Drop for GuardedDatabase {
 
 /// The table of the store's own facts (its format).
 const META: &str = "weir.meta";
+/// The table of commit markers ([`KvStore::write_marked`]).
+const COMMITS: &str = "weir.commits";
 /// The format of stores with checksummed values.
 const FORMAT: &[u8] = b"2";
 /// Bytes of the checksum after each value.
@@ -216,7 +239,7 @@ impl RedbStore {
             ))),
             None if existed && !self.raw_tables_empty()? => Ok(false),
             None => {
-                self.raw_write(META, &mut |t| {
+                self.raw_write(META, None, &mut |t| {
                     t.insert(&b"format"[..], FORMAT).map(|_| ()).map_err(|e| storage(&self.path, e))
                 })?;
                 Ok(true)
@@ -269,6 +292,7 @@ impl RedbStore {
     fn raw_write(
         &self,
         table: &str,
+        marker: Option<(&[u8], &[u8])>,
         batch: &mut dyn FnMut(&mut redb::Table<'_, &'static [u8], &'static [u8]>) -> Result<()>,
     ) -> Result<()> {
         guarded(&self.path, || {
@@ -281,6 +305,12 @@ impl RedbStore {
                     txn.abort().map_err(|e| storage(&self.path, e))?;
                     return Err(e);
                 }
+            }
+            if let Some((key, value)) = marker {
+                let mut commits = txn
+                    .open_table(TableDefinition::<&[u8], &[u8]>::new(COMMITS))
+                    .map_err(|e| storage(&self.path, e))?;
+                commits.insert(key, &self.seal(key, value)[..]).map_err(|e| storage(&self.path, e))?;
             }
             // Durable on return: redb's default durability syncs the file on commit.
             txn.commit().map_err(|e| storage(&self.path, e))
@@ -355,8 +385,17 @@ impl KvStore for RedbStore {
         entries.into_iter().map(|(k, v)| self.open_value(table, &k, v).map(|v| (k, v))).collect()
     }
 
-    fn write(&self, table: &str, batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>) -> Result<()> {
-        self.raw_write(table, &mut |t| batch(&mut RedbBatch { table: t, store: self, name: table }))
+    fn write_marked(
+        &self,
+        table: &str,
+        marker: Option<(&[u8], &[u8])>,
+        batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>,
+    ) -> Result<()> {
+        self.raw_write(table, marker, &mut |t| batch(&mut RedbBatch { table: t, store: self, name: table }))
+    }
+
+    fn marker(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.raw_get(COMMITS, key)?.map(|v| self.open_value(COMMITS, key, v)).transpose()
     }
 
     fn drop_table(&self, table: &str) -> Result<()> {

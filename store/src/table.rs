@@ -79,9 +79,12 @@ impl PkTable {
     ) -> Result<Vec<(RowKind, Vec<Value>)>> {
         let mut changes = Vec::new();
         let mut rows = rows.iter();
-        self.write_each(&mut || Ok(rows.next().map(|(kind, row)| (*kind, row.clone()))), targets, &mut |kind, row| {
-            changes.push((kind, row.to_vec()))
-        })?;
+        self.write_each(
+            &mut || Ok(rows.next().map(|(kind, row)| (*kind, row.clone()))),
+            targets,
+            None,
+            &mut |kind, row| changes.push((kind, row.to_vec())),
+        )?;
         Ok(changes)
     }
 
@@ -89,6 +92,7 @@ impl PkTable {
     /// [`Self::write`] does, passing each change to `emit` (changes reach `emit` before the
     /// batch commits; when this fails, they did not happen). Rows are taken one at a time, so a
     /// large batch needs no memory for its rows or changes beyond what the caller keeps.
+    /// `marker` (key, value) is set in the same transaction ([`KvStore::write_marked`]).
     ///
     /// # Errors
     /// As [`Self::write`], and what `next` returns.
@@ -96,9 +100,10 @@ impl PkTable {
         &self,
         next: &mut dyn FnMut() -> Result<Option<(RowKind, Vec<Value>)>>,
         targets: Option<&[usize]>,
+        marker: Option<(&[u8], &[u8])>,
         emit: &mut dyn FnMut(RowKind, &[Value]),
     ) -> Result<()> {
-        self.store.write(&self.name, &mut |batch| {
+        self.store.write_marked(&self.name, marker, &mut |batch| {
             while let Some((kind, row)) = next()? {
                 if kind == RowKind::UpdateBefore {
                     continue;
@@ -133,6 +138,14 @@ impl PkTable {
             }
             Ok(())
         })
+    }
+
+    /// The value of commit marker `key` ([`KvStore::marker`]).
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub fn marker(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.store.marker(key)
     }
 
     /// The stored row of `key` (values of the key columns, in key order).

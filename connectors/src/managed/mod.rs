@@ -17,6 +17,7 @@
 pub mod lookup;
 pub mod sink;
 pub mod source;
+pub mod staged;
 pub mod store;
 
 use std::sync::Arc;

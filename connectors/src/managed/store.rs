@@ -196,6 +196,11 @@ impl ManagedTable {
         self.pk.merger()
     }
 
+    /// The column types.
+    pub fn types(&self) -> &[DataType] {
+        &self.types
+    }
+
     /// A buffer for rows to write into this table.
     pub fn buffer(&self) -> EncodedRows {
         EncodedRows::new(self.types.clone())
@@ -208,14 +213,28 @@ impl ManagedTable {
     /// A row that cannot be merged (naming table, key and column), a delete the table
     /// disables, a storage failure; nothing of the batch is kept then.
     pub fn write(&self, rows: &EncodedRows, targets: Option<&[usize]>) -> Result<usize> {
+        self.write_batches(&[rows], targets, None)
+    }
+
+    /// Merges `batches` in order in one atomic, durable transaction that also sets commit
+    /// marker `marker` (key, value), as [`ManagedTable::write`] does.
+    ///
+    /// # Errors
+    /// As [`ManagedTable::write`]; the marker is then left as it was.
+    pub fn write_batches(
+        &self,
+        batches: &[&EncodedRows],
+        targets: Option<&[usize]>,
+        marker: Option<(&[u8], &[u8])>,
+    ) -> Result<usize> {
         let mut followers = self.followers.lock();
-        let mut rows = rows.iter();
+        let mut rows = batches.iter().flat_map(|b| b.iter());
         let mut count = 0;
         // Changes are kept only for followers.
         let mut changes = Vec::new();
         let keep = !followers.is_empty();
         self.pk
-            .write_each(&mut || rows.next().transpose(), targets, &mut |kind, row| {
+            .write_each(&mut || rows.next().transpose(), targets, marker, &mut |kind, row| {
                 count += 1;
                 if keep {
                     changes.push((kind, row.to_vec()));
@@ -227,6 +246,14 @@ impl ManagedTable {
             followers.retain(|f| f.send(Arc::clone(&changes)).is_ok());
         }
         Ok(count)
+    }
+
+    /// The value of commit marker `key` ([`ManagedTable::write_batches`]).
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub fn marker(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.pk.marker(key).map_err(store_error)
     }
 
     /// The stored row of `key` (values of the primary key columns, in key order).

@@ -38,7 +38,12 @@ options:
   --metrics                    print each job's metrics on standard error when it ends
   --stats                      print what the run took (time, CPU, memory, rows) on standard error
   --stats-json FILE            write the same as JSON into FILE
-  -h, --help                   this text";
+  --resume                     start each job that checkpoints from its newest complete checkpoint
+                               (under execution.checkpointing.dir, in the job's directory)
+  -h, --help                   this text
+
+Ctrl-C or SIGTERM stops the running jobs; with execution.checkpointing.savepoint-dir set, each
+job that checkpoints first takes a savepoint there and its path is printed.";
 
 const EXPLAIN_USAGE: &str = "\
 usage: weir explain FILE.sql [OPTIONS]
@@ -63,6 +68,15 @@ options:
   -h, --help                   this text";
 
 fn main() -> ExitCode {
+    // `WEIR_LOG=info` (any tracing filter) logs what jobs do, checkpoints included, to
+    // standard error.
+    if let Ok(filter) = std::env::var("WEIR_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -123,20 +137,31 @@ struct StatsOutput {
     json: Option<String>,
 }
 
-/// The script file and the session options given on the command line.
-fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), String> {
-    parse_run_arguments(args).map(|(file, settings, _)| (file, settings))
+/// What `weir run` was asked for.
+struct RunArguments {
+    file: String,
+    settings: Vec<(String, String)>,
+    stats: StatsOutput,
+    /// `--resume`
+    resume: bool,
 }
 
-/// The script file, the session options and the stats outputs given on the command line.
-fn parse_run_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>, StatsOutput), String> {
+/// The script file and the session options given on the command line.
+fn parse_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>), String> {
+    parse_run_arguments(args).map(|a| (a.file, a.settings))
+}
+
+/// The script file, the session options, the stats outputs and `--resume`.
+fn parse_run_arguments(args: &[String]) -> Result<RunArguments, String> {
     let mut file = None;
     let mut settings = Vec::new();
     let mut stats = StatsOutput::default();
+    let mut resume = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--stats" => stats.text = true,
+            "--resume" => resume = true,
             "--stats-json" => stats.json = Some(iter.next().ok_or("--stats-json needs a file")?.clone()),
             "--parallelism" | "-p" => {
                 let n = iter.next().ok_or("--parallelism needs a number")?;
@@ -157,7 +182,7 @@ fn parse_run_arguments(args: &[String]) -> Result<(String, Vec<(String, String)>
         }
     }
     let file = file.ok_or_else(|| USAGE.to_string())?;
-    Ok((file, settings, stats))
+    Ok(RunArguments { file, settings, stats, resume })
 }
 
 /// A session with the command line's options applied.
@@ -172,10 +197,11 @@ fn session(settings: &[(String, String)]) -> Result<Session, String> {
 }
 
 fn run_script(args: &[String]) -> Result<(), String> {
-    let (file, settings, stats) = parse_run_arguments(args)?;
+    let RunArguments { file, settings, stats, resume } = parse_run_arguments(args)?;
     let sql = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
     let started = std::time::Instant::now();
     let mut session = session(&settings)?;
+    session.resume_from_checkpoints(resume);
     // Ctrl-C stops the running jobs cleanly; the command then exits.
     let interrupt = session.interrupter();
     let _ = ctrlc::set_handler(move || {

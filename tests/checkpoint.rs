@@ -124,11 +124,12 @@ fn job_with_checkpoints(mode: CheckpointingMode, checkpoints: usize) -> Vec<Comp
     let (sink, _rows) = collect(&mut g, 1);
     g.connect(source, tally, ShipStrategy::Hash(vec![0]));
     g.connect(tally, sink, ShipStrategy::Rebalance);
-    let config = RuntimeConfig::default().with_worker_threads(2).with_chunk_size(64);
+    let retained = CheckpointConfig { num_retained: checkpoints, ..CheckpointConfig::default() };
+    let config = RuntimeConfig::default().with_worker_threads(2).with_chunk_size(64).with_checkpointing(retained);
     let handle = job::start(g, config).unwrap();
     for n in 1..=checkpoints {
         handle.trigger_checkpoint(mode);
-        wait_until("the checkpoint completes", || handle.completed_checkpoints().len() >= n);
+        wait_until("the checkpoint completes", || handle.completed_count() >= n as u64);
     }
     let completed = handle.completed_checkpoints();
     handle.cancel();
@@ -199,7 +200,7 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
     g.connect(tally, sink, ShipStrategy::Rebalance);
     let config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
     let handle = job::start(g, config).unwrap();
-    wait_until("three checkpoints complete", || handle.completed_checkpoints().len() >= 3);
+    wait_until("three checkpoints complete", || handle.completed_count() >= 3);
     handle.cancel();
     let _ = handle.wait();
     // Cancelled: the checkpoints stay (RETAIN_ON_CANCELLATION), the newest two of them.
@@ -336,9 +337,9 @@ fn keyed_totals(checkpoint: &CompletedCheckpoint) -> (u64, std::collections::BTr
 }
 
 fn checkpoint_now(handle: &job::JobHandle) -> CompletedCheckpoint {
-    let before = handle.completed_checkpoints().len();
+    let before = handle.completed_count();
     handle.trigger_checkpoint(CheckpointingMode::ExactlyOnce);
-    wait_until("the checkpoint completes", || handle.completed_checkpoints().len() > before);
+    wait_until("the checkpoint completes", || handle.completed_count() > before);
     handle.completed_checkpoints().pop().unwrap()
 }
 
@@ -514,7 +515,7 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
         pipeline.start().unwrap()
     };
     let failing = run(2, None);
-    wait_until("three checkpoints complete", || failing.completed_checkpoints().len() >= 3);
+    wait_until("three checkpoints complete", || failing.completed_count() >= 3);
     failing.cancel();
     let _ = failing.wait();
     let latest = storage::latest_checkpoint(checkpoints.path()).expect("a checkpoint on disk");

@@ -24,6 +24,7 @@ use crate::tableau::TableauPrinter;
 mod ddl;
 mod describe;
 mod modify;
+pub mod recovery;
 
 pub(crate) use ddl::catalog_table;
 
@@ -78,6 +79,8 @@ pub struct Session {
     out: Arc<Mutex<Box<dyn Write + Send>>>,
     /// Set while a script is only explained: DDL changes the catalog but not the data directory.
     dry_run: bool,
+    /// Whether jobs resume from their newest checkpoint ([`Session::resume_from_checkpoints`]).
+    resume: bool,
 }
 
 /// An error and the position of the statement it belongs to.
@@ -129,6 +132,7 @@ impl Session {
             cancellers: Arc::default(),
             out: Arc::new(Mutex::new(out)),
             dry_run: false,
+            resume: false,
         }
     }
 
@@ -398,7 +402,9 @@ impl Session {
         let unbounded = plans.iter().any(|p| matches!(p.kind, PhysicalKind::Sink { bounded_input: false, .. }));
         let graph = translator.graph;
         let background = unbounded && !sync;
-        let handle = job::start(graph, self.runtime.clone())?;
+        let sinks: Vec<&str> = inserts.iter().map(|i| i.table.as_str()).collect();
+        let runtime = self.job_runtime(&self.job_name(&sinks))?;
+        let handle = job::start(graph, runtime)?;
         self.cancellers.lock().push(handle.canceller());
         let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
         let name = match tables.as_slice() {

@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 24] = [
+static PLANNER_SETTINGS: [&Spec; 28] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -34,6 +34,10 @@ static PLANNER_SETTINGS: [&Spec; 24] = [
     &session::MAX_TABLE_RESULT_ROWS.spec,
     &session::DML_SYNC.spec,
     &session::PRINT_METRICS.spec,
+    &session::recovery::PIPELINE_NAME.spec,
+    &session::recovery::RECOVERY_PATH.spec,
+    &session::recovery::SAVEPOINT_PATH.spec,
+    &session::recovery::IGNORE_UNCLAIMED.spec,
     &managed::STORE_PATH.spec,
 ];
 
@@ -88,6 +92,14 @@ pub fn markdown_table() -> String {
 mod tests {
     use super::*;
 
+    /// How the defaults that are not values print.
+    fn described_default(key: &str) -> &'static str {
+        match key {
+            "execution.worker-threads" => "number of cores",
+            _ => "none",
+        }
+    }
+
     #[test]
     fn every_key_is_declared_once_and_its_default_is_of_its_kind() {
         let mut keys: Vec<&str> = all().iter().map(|s| s.key).collect();
@@ -97,12 +109,19 @@ mod tests {
         assert_eq!(before, keys.len(), "a key is listed twice");
         for spec in all() {
             // The printed default reads back as the declared one (where it is a value).
-            if let Ok(parsed) = spec.kind.parse(spec.key, spec.default_text) {
-                assert_eq!(parsed, spec.default, "{}", spec.key);
-            } else {
-                // Defaults that are not values: the machine's core count, no limit.
-                let described = ["execution.worker-threads", "taskmanager.memory.process.size"];
-                assert!(described.contains(&spec.key), "{} prints a default it refuses", spec.key);
+            // Defaults that are not values: the machine's core count, no limit, none set.
+            let described = [
+                "execution.worker-threads",
+                "taskmanager.memory.process.size",
+                "execution.checkpointing.interval",
+                "pipeline.name",
+                "execution.state-recovery.path",
+                "execution.savepoint.path",
+            ];
+            match spec.kind.parse(spec.key, spec.default_text) {
+                _ if described.contains(&spec.key) => assert_eq!(spec.default_text, described_default(spec.key)),
+                Ok(parsed) => assert_eq!(parsed, spec.default, "{}", spec.key),
+                Err(_) => panic!("{} prints a default it refuses", spec.key),
             }
         }
     }

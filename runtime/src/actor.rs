@@ -463,7 +463,10 @@ impl SubtaskActor {
     fn finish_ending(&mut self) -> Result<()> {
         if !self.finished && self.chain.advance_end(&mut self.produced)? {
             if self.shared.final_snapshots {
-                let states = self.chain.snapshot(0, &mut self.produced)?;
+                let took = Instant::now();
+                let states = self.chain.final_snapshot()?;
+                let took_us = took.elapsed().as_micros() as u64;
+                tracing::debug!(subtask = %self.chain_name(), index = self.info.index, took_us, "final state taken");
                 let _ = self.shared.events.send(SubtaskEvent::Finished {
                     vertex: self.chain_name().to_string(),
                     subtask: (self.info.index, self.info.parallelism),
@@ -557,8 +560,10 @@ impl SubtaskActor {
             self.barrier_waiting = Some(barrier);
             return Ok(());
         }
+        let took = Instant::now();
         let states = self.chain.snapshot(barrier.id, &mut self.produced)?;
-        tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, "checkpoint taken");
+        let took_us = took.elapsed().as_micros() as u64;
+        tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, took_us, "checkpoint taken");
         let _ = self.shared.events.send(SubtaskEvent::Snapshot {
             checkpoint: barrier.id,
             vertex: self.chain_name().to_string(),

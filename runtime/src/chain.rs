@@ -229,6 +229,26 @@ impl Chain {
         Ok(states)
     }
 
+    /// The final state of a chain that has finished: its source's position and the state of the
+    /// operators that keep state after the end of input ([`Operator::keeps_state_after_end`]);
+    /// the others' parts are empty.
+    pub(crate) fn final_snapshot(&mut self) -> Result<Vec<StateWriter>> {
+        let mut states = Vec::with_capacity(self.ops.len() + 1);
+        if let Some(s) = &mut self.source {
+            let mut state = StateWriter::new();
+            guarded(&self.info, &s.name, || s.source.snapshot_state(0, &mut s.ctx, &mut state))?;
+            states.push(state);
+        }
+        for o in &mut self.ops {
+            let mut state = StateWriter::new();
+            if o.op.keeps_state_after_end() {
+                guarded(&self.info, &o.name, || o.op.snapshot_state(0, &mut o.ctx, &mut state))?;
+            }
+            states.push(state);
+        }
+        Ok(states)
+    }
+
     /// Tells every operator, head first, that checkpoint `checkpoint` is complete.
     pub(crate) fn notify_checkpoint_complete(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
         for i in 0..self.ops.len() {

@@ -28,9 +28,8 @@ pub struct RuntimeConfig {
     pub memory_limit: Option<u64>,
     /// Processing time for timers, idleness and mini-batch intervals.
     pub clock: Arc<dyn Clock>,
-    /// `execution.checkpointing.*`: when and how the job takes checkpoints. Set through the
-    /// library API ([`RuntimeConfig::with_checkpointing`]); SQL sessions take the keys once
-    /// restoring from a checkpoint is in place.
+    /// `execution.checkpointing.*`: when and how the job takes checkpoints, and the
+    /// checkpoint it starts from ([`RuntimeConfig::with_checkpointing`]).
     pub checkpointing: CheckpointConfig,
 }
 
@@ -125,14 +124,23 @@ const MAX_THREADS: i64 = 1024;
 const MAX_QUEUE: i64 = 1 << 20;
 
 impl RuntimeConfig {
-    /// The settings the runtime reads, declared once each.
-    pub const SETTINGS: [&'static Spec; 6] = [
+    /// The settings the runtime reads, declared once each (the checkpointing keys in
+    /// [`CheckpointConfig::SETTINGS`]).
+    pub const SETTINGS: [&'static Spec; 14] = [
         &PARALLELISM.spec,
         &WORKER_THREADS.spec,
         &MAILBOX_CAPACITY.spec,
         &CHUNK_SIZE.spec,
         &IDLE_TIMEOUT.spec,
         &PROCESS_MEMORY.spec,
+        CheckpointConfig::SETTINGS[0],
+        CheckpointConfig::SETTINGS[1],
+        CheckpointConfig::SETTINGS[2],
+        CheckpointConfig::SETTINGS[3],
+        CheckpointConfig::SETTINGS[4],
+        CheckpointConfig::SETTINGS[5],
+        CheckpointConfig::SETTINGS[6],
+        CheckpointConfig::SETTINGS[7],
     ];
 
     /// This configuration with the runtime keys `settings` set (the others keep their values).
@@ -145,6 +153,7 @@ impl RuntimeConfig {
         config.chunk_size = count(&CHUNK_SIZE, self.chunk_size);
         config.idle_timeout = settings.get_set(&IDLE_TIMEOUT).unwrap_or(self.idle_timeout);
         config.memory_limit = settings.get_set(&PROCESS_MEMORY).or(self.memory_limit);
+        config.checkpointing = self.checkpointing.configured(settings);
         config
     }
 
@@ -160,7 +169,7 @@ impl RuntimeConfig {
                 Some(bytes) => crate::memory::Bytes(bytes).to_string(),
                 None => "none".to_string(),
             },
-            _ => return None,
+            _ => return self.checkpointing.value_text(key),
         })
     }
 
@@ -170,7 +179,7 @@ impl RuntimeConfig {
     /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        static TABLE: [&Spec; 6] = RuntimeConfig::SETTINGS;
+        static TABLE: [&Spec; 14] = RuntimeConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         if settings.spec(key).is_none() {
             return Err(Error::UnknownOption(key.to_string()));

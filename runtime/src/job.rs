@@ -24,7 +24,7 @@ use crate::actor::{
 use crate::chain::{Chain, ChainedOperator, ChainedSource};
 use crate::checkpoint::coordinator::CheckpointCoordinator;
 use crate::checkpoint::restore::RestorePlan;
-use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint};
+use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint, CompletedCheckpoints};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
@@ -52,7 +52,7 @@ pub struct JobHandle {
     metrics: JobMetrics,
     started: std::time::Instant,
     commands: UnboundedSender<JobCommand>,
-    checkpoints: Arc<Mutex<Vec<CompletedCheckpoint>>>,
+    checkpoints: Arc<Mutex<CompletedCheckpoints>>,
 }
 
 /// What a [`JobHandle`] asks of its running job.
@@ -86,9 +86,15 @@ impl JobHandle {
         let _ = self.commands.send(JobCommand::Checkpoint(mode));
     }
 
-    /// The checkpoints completed so far, oldest first.
+    /// The newest completed checkpoints, oldest first: `execution.checkpointing.num-retained`
+    /// of them (older ones are let go, in memory as on disk).
     pub fn completed_checkpoints(&self) -> Vec<CompletedCheckpoint> {
-        self.checkpoints.lock().clone()
+        self.checkpoints.lock().retained.clone()
+    }
+
+    /// How many checkpoints have completed.
+    pub fn completed_count(&self) -> u64 {
+        self.checkpoints.lock().count
     }
 
     /// The job's metrics, live while it runs and final after it ends.
@@ -182,7 +188,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     }
     let job_token = token.clone();
     let (commands, commands_rx) = unbounded_channel();
-    let checkpoints = Arc::new(Mutex::new(Vec::new()));
+    let checkpoints = Arc::new(Mutex::new(CompletedCheckpoints::default()));
     let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
     let control = Control { commands: commands_rx, coordinator };
     let thread = std::thread::Builder::new()
@@ -266,10 +272,11 @@ impl Worker {
     }
 }
 
-/// Starts workers 2 to `count + 1`, or none: those already started are stopped when one fails.
-fn start_workers(count: usize) -> Result<Vec<Worker>> {
+/// Starts workers `first` to `first + count - 1`, or none: those already started are stopped
+/// when one fails.
+fn start_workers(first: usize, count: usize) -> Result<Vec<Worker>> {
     let mut workers = Vec::with_capacity(count);
-    for n in 2..count + 2 {
+    for n in first..first + count {
         match Worker::start(n) {
             Ok(worker) => workers.push(worker),
             Err(error) => {
@@ -292,13 +299,17 @@ fn run_on_workers(
 ) -> Result<JobStatus> {
     let system = actix_rt::System::new();
     let started = Instant::now();
+    // A job writing checkpoints to disk runs no subtask on its own thread, which writes them:
+    // a write never holds up the subtasks.
+    let own_thread_works = config.checkpointing.dir.is_none();
     let (result, others) = system.block_on(async move {
-        let others = match start_workers(config.worker_threads - 1) {
+        let (first, count) = if own_thread_works { (2, config.worker_threads - 1) } else { (1, config.worker_threads) };
+        let others = match start_workers(first, count) {
             Ok(others) => others,
             Err(error) => return (Err(error), Vec::new()),
         };
-        let workers: Vec<ArbiterHandle> =
-            std::iter::once(Arbiter::current()).chain(others.iter().map(|w| w.arbiter.clone())).collect();
+        let own = own_thread_works.then(Arbiter::current);
+        let workers: Vec<ArbiterHandle> = own.into_iter().chain(others.iter().map(|w| w.arbiter.clone())).collect();
         let result = deploy_and_wait(&graph, &plan, &config, token, metrics, &workers, control).await;
         (result, others)
     });

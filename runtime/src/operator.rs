@@ -317,6 +317,15 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// Whether the operator's state is of use once its input has ended: a sink that commits on
+    /// checkpoints keeps what it has still to commit. A subtask that has finished reports a
+    /// final state holding its source's position and the state of such operators only; the
+    /// others, whose input will never come again, write none (Flink keeps no state of fully
+    /// finished operators either), so a job ending does not write its whole state once more.
+    fn keeps_state_after_end(&self) -> bool {
+        false
+    }
+
     /// Checkpoint `checkpoint` is complete: every subtask has written its part. A sink commits
     /// here what it wrote before that checkpoint's barrier (Flink's `notifyCheckpointComplete`).
     /// Not called for every checkpoint (a later one may come first): commit everything up to

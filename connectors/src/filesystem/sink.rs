@@ -194,6 +194,11 @@ impl Operator for FileSink {
         Ok(())
     }
 
+    /// What it has still to commit outlives its input.
+    fn keeps_state_after_end(&self) -> bool {
+        true
+    }
+
     fn notify_checkpoint_complete(
         &mut self,
         checkpoint: u64,

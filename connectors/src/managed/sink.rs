@@ -207,6 +207,11 @@ impl Operator for ManagedSink {
         Ok(())
     }
 
+    /// What it has still to commit outlives its input.
+    fn keeps_state_after_end(&self) -> bool {
+        true
+    }
+
     /// Commits the batches staged up to `checkpoint` (all of them after the end of input).
     fn notify_checkpoint_complete(
         &mut self,

@@ -36,6 +36,28 @@ impl Encoder {
         Encoder::default()
     }
 
+    /// An encoder writing into `buffer` (emptied first), keeping its capacity.
+    pub fn from_buffer(mut buffer: Vec<u8>) -> Self {
+        buffer.clear();
+        Encoder { bytes: buffer }
+    }
+
+    /// How many bytes were written.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Makes room for `additional` more bytes at once (a writer that knows the size of what
+    /// follows spares the buffer growing step by step).
+    pub fn reserve(&mut self, additional: usize) {
+        self.bytes.reserve(additional);
+    }
+
     /// The bytes written so far.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes

@@ -43,6 +43,16 @@ pub struct CompletedCheckpoint {
     pub subtasks: Vec<SubtaskState>,
 }
 
+/// The completed checkpoints a job keeps in memory: the newest `num-retained`, and how many
+/// completed in all.
+#[derive(Debug, Default)]
+pub struct CompletedCheckpoints {
+    /// The newest, oldest first.
+    pub retained: Vec<CompletedCheckpoint>,
+    /// How many checkpoints completed.
+    pub count: u64,
+}
+
 #[derive(Debug)]
 struct Pending {
     timestamp: i64,
@@ -59,7 +69,7 @@ pub(crate) struct CheckpointCoordinator {
     last_trigger: Option<i64>,
     last_completion: Option<i64>,
     pending: BTreeMap<u64, Pending>,
-    completed: Arc<Mutex<Vec<CompletedCheckpoint>>>,
+    completed: Arc<Mutex<CompletedCheckpoints>>,
     /// The final state of every subtask that has finished, by chain and index.
     finished: BTreeMap<(String, usize), SubtaskState>,
 }
@@ -69,7 +79,7 @@ impl CheckpointCoordinator {
     /// Checkpoints are numbered on from the one the job was restored from.
     /// A job started afresh in a directory holding older checkpoints numbers after them, so
     /// that the newest checkpoint there is always the newest run's.
-    pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<Vec<CompletedCheckpoint>>>) -> Self {
+    pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<CompletedCheckpoints>>) -> Self {
         let restored = config.restore.as_ref().map_or(0, |r| r.checkpoint.id);
         let on_disk = config.dir.as_deref().map_or(0, highest_checkpoint_number);
         CheckpointCoordinator {
@@ -215,15 +225,22 @@ impl CheckpointCoordinator {
         self.pending.retain(|&id, _| id > checkpoint);
         self.last_completion = Some(now);
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks: done.parts };
+        let writing = std::time::Instant::now();
         let size = self.store(&completed)?;
+        let write_us = writing.elapsed().as_micros() as u64;
         tracing::info!(
             checkpoint,
             subtasks = completed.subtasks.len(),
             bytes = size,
             duration_ms = now - completed.timestamp,
+            write_us,
             "checkpoint completed"
         );
-        self.completed.lock().push(completed);
+        let mut kept = self.completed.lock();
+        kept.count += 1;
+        kept.retained.push(completed);
+        let excess = kept.retained.len().saturating_sub(self.config.num_retained.max(1));
+        kept.retained.drain(..excess);
         Some(checkpoint)
     }
 
@@ -331,6 +348,6 @@ mod tests {
         assert_eq!(c.add(610, first.id, "a".into(), (1, 2), Vec::new()), None, "expired");
         let second = c.begin(700, 1, CheckpointingMode::ExactlyOnce);
         assert_eq!(c.add(710, second.id, "a".into(), (0, 1), Vec::new()), Some(2));
-        assert_eq!(c.completed.lock().iter().map(|c| c.id).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(c.completed.lock().retained.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2]);
     }
 }

@@ -71,18 +71,32 @@ pub enum SnapshotError {
 /// # Errors
 /// What the file system reports; `path` is then left as it was.
 pub fn write_snapshot(path: &Path, payload: &[u8]) -> std::io::Result<()> {
+    write_snapshot_parts(path, &[payload.into()])
+}
+
+/// Writes the concatenation of `parts` as the payload of a snapshot file at `path`, as
+/// [`write_snapshot`] does, without joining them in memory first.
+///
+/// # Errors
+/// What the file system reports; `path` is then left as it was.
+pub fn write_snapshot_parts(path: &Path, parts: &[std::borrow::Cow<'_, [u8]>]) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("snapshot");
     let temporary = dir.join(format!(".{name}.{}.inprogress", std::process::id()));
     let written = (|| {
-        let mut file = File::create(&temporary)?;
+        let mut file = std::io::BufWriter::with_capacity(1 << 16, File::create(&temporary)?);
+        let length: usize = parts.iter().map(|p| p.len()).sum();
         file.write_all(MAGIC)?;
         file.write_all(&FORMAT_VERSION.to_le_bytes())?;
-        file.write_all(&(payload.len() as u64).to_le_bytes())?;
-        file.write_all(payload)?;
-        file.write_all(&crc32fast::hash(payload).to_le_bytes())?;
-        file.sync_all()?;
+        file.write_all(&(length as u64).to_le_bytes())?;
+        let mut crc = crc32fast::Hasher::new();
+        for part in parts {
+            crc.update(part);
+            file.write_all(part)?;
+        }
+        file.write_all(&crc.finalize().to_le_bytes())?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         fs::rename(&temporary, path)
     })();
     if written.is_err() {

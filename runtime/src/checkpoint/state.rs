@@ -3,7 +3,36 @@
 
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use super::codec::{DecodeError, Decoder, Encoder};
+
+/// Buffers of states let go (a checkpoint older than the retained ones), kept for the next
+/// snapshots: a checkpoint writes its state into memory the process already has instead of
+/// fresh pages, which the system must first clear (on a virtual machine, dearly).
+static SPARE_BUFFERS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// Spare buffers kept at most.
+const MAX_SPARE_BUFFERS: usize = 64;
+/// Buffers smaller than this are not worth keeping.
+const MIN_SPARE_CAPACITY: usize = 64 * 1024;
+
+/// A spare buffer, emptied, or a new one.
+fn spare_buffer() -> Vec<u8> {
+    let mut spares = SPARE_BUFFERS.lock();
+    let largest = (0..spares.len()).max_by_key(|&i| spares[i].capacity());
+    largest.map(|i| spares.swap_remove(i)).unwrap_or_default()
+}
+
+fn give_back(mut bytes: Vec<u8>) {
+    if bytes.capacity() < MIN_SPARE_CAPACITY {
+        return;
+    }
+    bytes.clear();
+    let mut spares = SPARE_BUFFERS.lock();
+    if spares.len() < MAX_SPARE_BUFFERS {
+        spares.push(bytes);
+    }
+}
 
 /// The state one operator (or source) writes at a checkpoint: sections with distinct names,
 /// each a run of encoded values. An operator without state writes none.
@@ -23,7 +52,7 @@ impl StateWriter {
         let at = match self.sections.iter().position(|(n, _)| n == name) {
             Some(at) => at,
             None => {
-                self.sections.push((name.to_string(), Encoder::new()));
+                self.sections.push((name.to_string(), Encoder::from_buffer(spare_buffer())));
                 self.sections.len() - 1
             }
         };
@@ -46,7 +75,18 @@ impl StateWriter {
 
     /// The state as a reader sees it after a restore.
     pub fn into_reader(self) -> StateReader {
-        StateReader { sections: self.sections.into_iter().map(|(n, e)| (n, e.into_bytes())).collect() }
+        let sections = self.sections.into_iter().map(|(n, e)| (n, e.into_bytes())).collect();
+        StateReader { sections: Arc::new(Sections(sections)) }
+    }
+}
+
+/// The sections of a state; their buffers are kept for later snapshots when it is let go.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Sections(Vec<(String, Vec<u8>)>);
+
+impl Drop for Sections {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.0).into_iter().for_each(|(_, bytes)| give_back(bytes));
     }
 }
 
@@ -54,7 +94,7 @@ impl StateWriter {
 /// bytes (every subtask of a restored job is handed every old subtask's state).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct StateReader {
-    sections: Arc<[(String, Vec<u8>)]>,
+    sections: Arc<Sections>,
 }
 
 impl StateReader {
@@ -69,31 +109,35 @@ impl StateReader {
             let name = input.str()?.to_string();
             sections.push((name, input.bytes()?.to_vec()));
         }
-        Ok(StateReader { sections: sections.into() })
+        Ok(StateReader { sections: Arc::new(Sections(sections)) })
     }
 
-    /// Writes the state as [`StateWriter::encode`] does.
-    pub fn encode(&self, out: &mut Encoder) {
-        out.u32(self.sections.len() as u32);
-        for (name, bytes) in self.sections.iter() {
+    /// Writes the state as [`StateWriter::encode`] does, into `out` and, for the sections'
+    /// bytes, as slices of its own into `pieces` (so a large state is written to a file without
+    /// being copied): `out` is cut into `pieces` before each section's bytes.
+    pub fn encode_into<'a>(&'a self, out: &mut Encoder, pieces: &mut Vec<std::borrow::Cow<'a, [u8]>>) {
+        out.u32(self.sections.0.len() as u32);
+        for (name, bytes) in self.sections.0.iter() {
             out.str(name);
-            out.bytes(bytes);
+            out.u32(bytes.len() as u32);
+            pieces.push(std::mem::take(out).into_bytes().into());
+            pieces.push(bytes.as_slice().into());
         }
     }
 
     /// A decoder over section `name`, if the operator wrote one.
     pub fn section(&self, name: &str) -> Option<Decoder<'_>> {
-        self.sections.iter().find(|(n, _)| n == name).map(|(_, bytes)| Decoder::new(bytes))
+        self.sections.0.iter().find(|(n, _)| n == name).map(|(_, bytes)| Decoder::new(bytes))
     }
 
     /// The names of the sections, in the order they were written.
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
-        self.sections.iter().map(|(n, _)| n.as_str())
+        self.sections.0.iter().map(|(n, _)| n.as_str())
     }
 
     /// Whether the operator wrote nothing.
     pub fn is_empty(&self) -> bool {
-        self.sections.is_empty()
+        self.sections.0.is_empty()
     }
 }
 

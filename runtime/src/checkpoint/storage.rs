@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::codec::{DecodeError, Decoder, Encoder};
 use super::coordinator::{CompletedCheckpoint, SubtaskState};
-use super::file::{read_snapshot, write_snapshot, SnapshotError};
+use super::file::{read_snapshot, write_snapshot_parts, SnapshotError};
 use super::state::StateReader;
 
 /// The file that makes a `chk-N` directory a checkpoint.
@@ -39,6 +39,8 @@ pub enum RestoreError {
 /// # Errors
 /// What the file system reports.
 pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
+    // The operators' state is written from where it is, not copied into one payload first.
+    let mut pieces = Vec::new();
     let mut e = Encoder::new();
     e.u64(checkpoint.id);
     e.i64(checkpoint.timestamp);
@@ -48,10 +50,11 @@ pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io
         e.u32(part.subtask as u32);
         e.u32(part.parallelism as u32);
         e.u32(part.operators.len() as u32);
-        part.operators.iter().for_each(|state| state.encode(&mut e));
+        part.operators.iter().for_each(|state| state.encode_into(&mut e, &mut pieces));
     }
+    pieces.push(e.into_bytes().into());
     let chk = dir.join(format!("chk-{}", checkpoint.id));
-    write_snapshot(&chk.join(METADATA), &e.into_bytes())?;
+    write_snapshot_parts(&chk.join(METADATA), &pieces)?;
     Ok(chk)
 }
 

@@ -20,8 +20,13 @@ pub(crate) fn write_groups(keys: &GroupKeys, table: &KeyTable, slab: &Slab, out:
     out.u32(slab.stride() as u32);
     out.u32(ids.len() as u32);
     for (i, &id) in ids.iter().enumerate() {
+        let start = out.len();
         key_columns.iter().for_each(|column| out.value(&value_at(column.as_ref(), i)));
         slab.words(id).iter().for_each(|&w| out.i64(w));
+        if i == 0 {
+            // Groups of fixed-width keys take the first one's size; others about it.
+            out.reserve((out.len() - start) * (ids.len() - 1));
+        }
     }
 }
 

@@ -1,0 +1,116 @@
+//! Where each job of a session keeps its checkpoints and which checkpoint it starts from.
+//!
+//! A job that checkpoints (`execution.checkpointing.interval` set) writes them under
+//! `execution.checkpointing.dir` (weir's default: `weir-checkpoints` in the working directory),
+//! in a directory of its own named after the job: `pipeline.name` when set, else Flink's default
+//! job name (`insert-into_default_catalog.default_database.t`, the sinks joined by `,`). A job
+//! starts from `execution.state-recovery.path` (Flink 2's key; `execution.savepoint.path`, the
+//! older one, is read too) when set; in a session that resumes (`weir run --resume`), from the
+//! newest complete checkpoint in its directory, if there is one.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use weir_runtime::checkpoint::options::DIR;
+use weir_runtime::checkpoint::storage::{latest_checkpoint, read_checkpoint};
+use weir_runtime::checkpoint::Restore;
+use weir_runtime::settings::Setting;
+use weir_runtime::RuntimeConfig;
+
+use super::Session;
+use crate::catalog::Catalog;
+use crate::error::Result;
+
+/// `pipeline.name`
+pub static PIPELINE_NAME: Setting<String> = Setting::text(
+    "pipeline.name",
+    "",
+    "the job's name: its checkpoints go into a directory of this name (unset: Flink's default job name)",
+)
+.shown_as("none");
+/// `execution.state-recovery.path`
+pub static RECOVERY_PATH: Setting<String> = Setting::text(
+    "execution.state-recovery.path",
+    "",
+    "the checkpoint (a chk-N directory, its _metadata, or a job's checkpoint directory for its newest) \
+     the next jobs start from",
+)
+.shown_as("none");
+/// `execution.savepoint.path`: the key before Flink 2, read when the newer one is unset.
+pub static SAVEPOINT_PATH: Setting<String> =
+    Setting::text("execution.savepoint.path", "", "Flink 1's name of execution.state-recovery.path").shown_as("none");
+/// `execution.state-recovery.ignore-unclaimed-state`
+pub static IGNORE_UNCLAIMED: Setting<bool> = Setting::boolean(
+    "execution.state-recovery.ignore-unclaimed-state",
+    false,
+    "a restore drops the state of operators the new job does not have instead of failing",
+);
+
+impl Session {
+    /// Makes every job that checkpoints start from the newest complete checkpoint in its
+    /// directory (`weir run --resume`); one without a checkpoint there starts afresh.
+    pub fn resume_from_checkpoints(&mut self, resume: bool) {
+        self.resume = resume;
+    }
+
+    /// Flink's default name of the job writing into `tables`.
+    pub(super) fn job_name(&self, tables: &[&str]) -> String {
+        let name = self.settings.get(&PIPELINE_NAME);
+        if !name.is_empty() {
+            return name;
+        }
+        let sinks: Vec<String> = tables.iter().map(|t| Catalog::qualified(t)).collect();
+        format!("insert-into_{}", sinks.join(","))
+    }
+
+    /// The runtime configuration of job `name`: its checkpoint directory and the checkpoint
+    /// it starts from.
+    ///
+    /// # Errors
+    /// A checkpoint to start from that cannot be read, saying why.
+    pub(super) fn job_runtime(&self, name: &str) -> Result<RuntimeConfig> {
+        let mut runtime = self.runtime.clone();
+        let checkpointing = &mut runtime.checkpointing;
+        let dir = checkpointing.interval.is_some().then(|| {
+            let base = checkpointing.dir.clone().unwrap_or_else(|| PathBuf::from(DIR.spec.default_text));
+            base.join(directory_name(name))
+        });
+        let named = [&RECOVERY_PATH, &SAVEPOINT_PATH].into_iter().map(|s| self.settings.get(s)).find(|p| !p.is_empty());
+        let from = match (&named, &dir) {
+            (Some(path), _) => Some(checkpoint_path(Path::new(path))?),
+            (None, Some(dir)) if self.resume => latest_checkpoint(dir),
+            _ => None,
+        };
+        if let Some(path) = from {
+            let checkpoint = read_checkpoint(&path).map_err(|e| {
+                weir_runtime::Error::Restore(format!("Cannot restore job '{name}' from '{}': {e}", path.display()))
+            })?;
+            tracing::info!(job = name, checkpoint = checkpoint.id, path = %path.display(), "restoring");
+            let ignore_unclaimed_state = self.settings.get(&IGNORE_UNCLAIMED);
+            checkpointing.restore = Some(Restore { checkpoint: Arc::new(checkpoint), ignore_unclaimed_state });
+        }
+        checkpointing.dir = dir;
+        Ok(runtime)
+    }
+}
+
+/// The checkpoint `path` names: a `chk-N` directory or its `_metadata` as they are, a
+/// directory of checkpoints its newest complete one.
+fn checkpoint_path(path: &Path) -> Result<PathBuf> {
+    let is_checkpoint = path.is_file() || path.join(weir_runtime::checkpoint::storage::METADATA).exists();
+    if is_checkpoint || !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    latest_checkpoint(path).ok_or_else(|| {
+        weir_runtime::Error::Restore(format!(
+            "Cannot restore from '{}': it holds no complete checkpoint (a chk-N directory with a _metadata file)",
+            path.display()
+        ))
+        .into()
+    })
+}
+
+/// A job's name as a directory name: characters other than letters, digits and `._,-` become `_`.
+fn directory_name(job: &str) -> String {
+    job.chars().map(|c| if c.is_alphanumeric() || "._,-".contains(c) { c } else { '_' }).collect()
+}

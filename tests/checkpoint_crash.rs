@@ -1,0 +1,151 @@
+//! `weir run` killed (`kill -9`) at random moments while a checkpointed job reads a file of a
+//! million rows, aggregates them by key into managed tables and writes the filtered rows to a
+//! filesystem sink; restarted with `--resume` each time, until it finishes. Then the visible
+//! part files hold exactly the filtered rows (no loss, no duplicate) and the managed tables
+//! exactly the aggregates, all recomputed here from the input: `totals` from a GROUP BY (its
+//! state restored each time), `sums` merged by the table's aggregation merge engine (a batch
+//! committed twice would show in its sums).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ROWS: u64 = 1_000_000;
+const KEYS: u64 = 1_000;
+const KILLS: usize = 20;
+
+/// The input, `id,k,v` per line, from a fixed seed; with the rows the sink keeps (`v < 10`)
+/// and the aggregates per key (count, sum of v).
+fn write_input(path: &Path) -> (Vec<String>, BTreeMap<u64, (u64, u64)>) {
+    let mut text = String::with_capacity(ROWS as usize * 16);
+    let mut kept = Vec::new();
+    let mut totals: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut random = 0x9e37_79b9_7f4a_7c15_u64;
+    for id in 0..ROWS {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        let (k, v) = (random % KEYS, (random >> 32) % 100);
+        let line = format!("{id},{k},{v}");
+        text.push_str(&line);
+        text.push('\n');
+        if v < 10 {
+            kept.push(line);
+        }
+        let total = totals.entry(k).or_default();
+        total.0 += 1;
+        total.1 += v;
+    }
+    std::fs::write(path, text).unwrap();
+    kept.sort();
+    (kept, totals)
+}
+
+fn script(dir: &Path) -> String {
+    let d = dir.display();
+    format!(
+        "SET 'table.store.path' = '{d}/store';\n\
+         SET 'execution.checkpointing.interval' = '200 ms';\n\
+         SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+         CREATE TABLE src (id BIGINT, k INT, v INT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/input.csv', 'format' = 'csv');\n\
+         CREATE TABLE kept (id BIGINT, k INT, v INT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
+         CREATE TABLE IF NOT EXISTS totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED);\n\
+         CREATE TABLE IF NOT EXISTS sums (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH (\n\
+           'table.merge-engine' = 'aggregation', 'fields.n.agg' = 'sum', 'fields.s.agg' = 'sum');\n\
+         EXECUTE STATEMENT SET BEGIN\n\
+         INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n\
+         INSERT INTO sums SELECT k, CAST(1 AS BIGINT), CAST(v AS BIGINT) FROM src;\n\
+         INSERT INTO kept SELECT id, k, v FROM src WHERE v < 10;\n\
+         END;\n"
+    )
+}
+
+/// The rows of the visible part files (hidden `.…inprogress` files are not part of the output).
+fn sink_rows(dir: &Path) -> Vec<String> {
+    let mut rows = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return rows };
+    for entry in entries.map(Result::unwrap) {
+        if !entry.file_name().to_string_lossy().starts_with('.') {
+            rows.extend(std::fs::read_to_string(entry.path()).unwrap().lines().map(str::to_string));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// The rows of managed table `table` as `k -> (n, s)`, read by `weir run` in batch mode.
+fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
+    let file = dir.join("read.sql");
+    std::fs::write(
+        &file,
+        format!(
+            "SET 'table.store.path' = '{}/store';\nSET 'execution.runtime-mode' = 'batch';\n\
+             SET 'sql-client.execution.result-mode' = 'changelog';\nSELECT k, n, s FROM {table};\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_weir")).arg("run").arg(&file).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("+I[")?.strip_suffix(']').map(str::to_string))
+        .map(|row| {
+            let fields: Vec<u64> = row.split(", ").map(|f| f.parse().unwrap()).collect();
+            (fields[0], (fields[1], fields[2]))
+        })
+        .collect()
+}
+
+#[test]
+fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"));
+    let file = dir.path().join("job.sql");
+    std::fs::write(&file, script(dir.path())).unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", "--resume", "-p", "2"])
+            .arg(&file)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut random = 0x2545_f491_4f6c_dd1d_u64;
+    let mut kills = 0;
+    let mut runs = 0;
+    let started = Instant::now();
+    loop {
+        runs += 1;
+        let mut child = run();
+        if kills < KILLS {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            // Anywhere from before the first checkpoint to well after it.
+            std::thread::sleep(Duration::from_millis(100 + random % 900));
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+                continue;
+            }
+        }
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
+        break;
+    }
+    eprintln!("finished after {kills} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
+    assert_eq!(kills, KILLS, "the job finished before it was killed {KILLS} times");
+    let rows = sink_rows(&dir.path().join("kept"));
+    assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
+    assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
+    assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
+    assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
+}

@@ -108,9 +108,9 @@ fn totals(checkpoint: &CompletedCheckpoint) -> (u64, u64) {
     let mut seen = 0;
     for part in &checkpoint.subtasks {
         if part.vertex.starts_with("Counting") {
-            sent += counter(&part.operators[0], "sent");
+            sent += counter(&part.operators[0].state, "sent");
         } else if part.vertex.starts_with("Tally") {
-            seen += counter(&part.operators[0], "seen");
+            seen += counter(&part.operators[0].state, "seen");
         }
     }
     (sent, seen)
@@ -178,7 +178,7 @@ fn a_job_without_state_completes_checkpoints_with_empty_parts() {
         .subtasks
         .iter()
         .filter(|p| p.vertex.starts_with("Sink"))
-        .all(|p| p.operators.iter().all(StateReader::is_empty)));
+        .all(|p| p.operators.iter().all(|o| o.state.is_empty())));
     handle.cancel();
     let _ = handle.wait();
 }
@@ -323,10 +323,10 @@ fn keyed_totals(checkpoint: &CompletedCheckpoint) -> (u64, std::collections::BTr
     let mut counts = std::collections::BTreeMap::new();
     for part in &checkpoint.subtasks {
         if part.vertex == "Counting" {
-            sent += counter(&part.operators[0], "sent");
+            sent += counter(&part.operators[0].state, "sent");
             continue;
         }
-        let mut section = part.operators[0].section("counts").unwrap();
+        let mut section = part.operators[0].state.section("counts").unwrap();
         for _ in 0..section.u32().unwrap() {
             let key = section.value().unwrap().as_i64().unwrap();
             let n = section.u64().unwrap();
@@ -459,11 +459,11 @@ fn a_barrier_waits_for_the_async_work_in_flight() {
         let mut seen = 0;
         for part in &checkpoint.subtasks {
             if part.vertex == "Counting" {
-                sent += counter(&part.operators[0], "sent");
+                sent += counter(&part.operators[0].state, "sent");
             } else {
                 // The chain Delayer -> Tally: the tally is its second operator.
                 assert_eq!(part.vertex, "Delayer -> Tally");
-                seen += counter(&part.operators[1], "seen");
+                seen += counter(&part.operators[1].state, "seen");
             }
         }
         assert_eq!(sent, seen, "checkpoint {}", checkpoint.id);
@@ -554,11 +554,11 @@ fn checkpoints_after_a_source_ends_hold_its_final_state() {
     };
     let totals = |c: &CompletedCheckpoint| {
         let sent = |name: &str| -> u64 {
-            c.subtasks.iter().filter(|p| p.vertex == name).map(|p| counter(&p.operators[0], "sent")).sum()
+            c.subtasks.iter().filter(|p| p.vertex == name).map(|p| counter(&p.operators[0].state, "sent")).sum()
         };
         let mut seen = 0;
         for part in c.subtasks.iter().filter(|p| p.vertex == "KeyedTally") {
-            let mut section = part.operators[0].section("counts").unwrap();
+            let mut section = part.operators[0].state.section("counts").unwrap();
             for _ in 0..section.u32().unwrap() {
                 section.value().unwrap();
                 seen += section.u64().unwrap();
@@ -604,7 +604,7 @@ fn a_later_trigger_supersedes_one_still_waiting_for_async_work() {
     let last = handle.completed_checkpoints().into_iter().find(|c| c.id == 5).unwrap();
     let part = &last.subtasks[0];
     assert_eq!(part.vertex, "Counting -> Delayer -> Tally");
-    assert_eq!(counter(&part.operators[0], "sent"), counter(&part.operators[2], "seen"));
+    assert_eq!(counter(&part.operators[0].state, "sent"), counter(&part.operators[2].state, "seen"));
     handle.cancel();
     let _ = handle.wait();
 }

@@ -2,7 +2,8 @@
 //! million rows, aggregates them by key into managed tables and writes the filtered rows to a
 //! filesystem sink; restarted with `--resume` each time, until it finishes. Then the visible
 //! part files hold exactly the filtered rows (no loss, no duplicate) and the managed tables
-//! exactly the aggregates, all recomputed here from the input: `totals` from a GROUP BY (its
+//! exactly the aggregates, all recomputed here from the input (each restart runs at another
+//! parallelism than the run before): `totals` from a GROUP BY (its
 //! state restored each time), `sums` merged by the table's aggregation merge engine (a batch
 //! committed twice would show in its sums).
 
@@ -107,9 +108,11 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"));
     let file = dir.path().join("job.sql");
     std::fs::write(&file, script(dir.path())).unwrap();
-    let run = || {
+    // Each restart at another parallelism than the run before: restored state finds its
+    // operators however the new plan chains them.
+    let run = |parallelism: usize| {
         Command::new(env!("CARGO_BIN_EXE_weir"))
-            .args(["run", "--resume", "-p", "2"])
+            .args(["run", "--resume", "-p", &parallelism.to_string()])
             .arg(&file)
             .current_dir(dir.path())
             .stdout(Stdio::null())
@@ -123,7 +126,7 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     let started = Instant::now();
     loop {
         runs += 1;
-        let mut child = run();
+        let mut child = run([2, 1, 3][runs % 3]);
         if kills < KILLS {
             random ^= random << 13;
             random ^= random >> 7;

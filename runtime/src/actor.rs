@@ -44,8 +44,8 @@ pub(crate) enum SubtaskEvent {
         vertex: String,
         /// The subtask's index and its chain's parallelism.
         subtask: (usize, usize),
-        /// Each operator's state, head first.
-        states: Vec<StateWriter>,
+        /// Each operator's id and state, head first.
+        states: Vec<(String, StateWriter)>,
     },
     /// Checkpoint `checkpoint` cannot complete: a later barrier overtook it here.
     Aborted(u64),
@@ -56,8 +56,8 @@ pub(crate) enum SubtaskEvent {
         vertex: String,
         /// The subtask's index and its chain's parallelism.
         subtask: (usize, usize),
-        /// Each operator's final state, head first.
-        states: Vec<StateWriter>,
+        /// Each operator's id and final state, head first.
+        states: Vec<(String, StateWriter)>,
     },
 }
 
@@ -124,6 +124,8 @@ fn route(
 pub(crate) struct SubtaskSpec {
     pub info: SubtaskInfo,
     pub chain: Chain,
+    /// The stable id of each operator of the chain, head first.
+    pub operator_ids: Vec<String>,
     /// Input port of each input channel; `None` for a source subtask.
     pub inputs: Option<Vec<usize>>,
     pub edges: Vec<OutputEdge>,
@@ -147,6 +149,8 @@ struct SourceState {
 pub(crate) struct SubtaskActor {
     info: SubtaskInfo,
     chain: Chain,
+    /// The stable id of each operator of the chain, head first.
+    operator_ids: Vec<String>,
     gate: Option<InputGate>,
     /// Barrier alignment over the input channels (none at a source).
     aligner: Option<BarrierAligner>,
@@ -199,6 +203,7 @@ impl SubtaskActor {
             gate: spec.inputs.map(InputGate::new),
             info: spec.info,
             chain: spec.chain,
+            operator_ids: spec.operator_ids,
             edges: spec.edges,
             targets: spec.targets.into(),
             outbox: VecDeque::new(),
@@ -465,6 +470,7 @@ impl SubtaskActor {
             if self.shared.final_snapshots {
                 let took = Instant::now();
                 let states = self.chain.final_snapshot()?;
+                let states = self.with_ids(states);
                 let took_us = took.elapsed().as_micros() as u64;
                 tracing::debug!(subtask = %self.chain_name(), index = self.info.index, took_us, "final state taken");
                 let _ = self.shared.events.send(SubtaskEvent::Finished {
@@ -562,6 +568,7 @@ impl SubtaskActor {
         }
         let took = Instant::now();
         let states = self.chain.snapshot(barrier.id, &mut self.produced)?;
+        let states = self.with_ids(states);
         let took_us = took.elapsed().as_micros() as u64;
         tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, took_us, "checkpoint taken");
         let _ = self.shared.events.send(SubtaskEvent::Snapshot {
@@ -571,6 +578,11 @@ impl SubtaskActor {
             states,
         });
         self.chain.push(0, StreamElement::Barrier(barrier), &mut self.produced)
+    }
+
+    /// Pairs the chain's states, head first, with its operators' ids.
+    fn with_ids(&self, states: Vec<StateWriter>) -> Vec<(String, StateWriter)> {
+        self.operator_ids.iter().cloned().zip(states).collect()
     }
 
     /// Runs aligned input progress through the chain.

@@ -268,13 +268,18 @@ impl Chain {
         }
         let mut states = states.iter();
         let info = &self.info;
+        // An operator the checkpoint holds nothing for starts empty.
         if let Some(s) = &mut self.source {
             let own = states.next().map_or(&[][..], Vec::as_slice);
-            guarded(info, &s.name, || s.source.restore_state(&mut s.ctx, own))?;
+            if !own.is_empty() {
+                guarded(info, &s.name, || s.source.restore_state(&mut s.ctx, own))?;
+            }
         }
         for o in &mut self.ops {
             let own = states.next().map_or(&[][..], Vec::as_slice);
-            guarded(info, &o.name, || o.op.restore_state(&mut o.ctx, own))?;
+            if !own.is_empty() {
+                guarded(info, &o.name, || o.op.restore_state(&mut o.ctx, own))?;
+            }
         }
         Ok(())
     }

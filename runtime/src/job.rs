@@ -24,7 +24,7 @@ use crate::actor::{
 use crate::chain::{Chain, ChainedOperator, ChainedSource};
 use crate::checkpoint::coordinator::CheckpointCoordinator;
 use crate::checkpoint::restore::RestorePlan;
-use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint, CompletedCheckpoints};
+use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint, CompletedCheckpoints, StateReader};
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
@@ -344,12 +344,10 @@ async fn deploy_and_wait(
             (0..parallelism).map(|_| Arc::new(Semaphore::new(config.mailbox_capacity))).collect()
         })
         .collect();
+    let operator_ids = graph.operator_ids()?;
     let restore = match &config.checkpointing.restore {
-        Some(r) => {
-            let chains: Vec<(String, usize)> = plan.chains.iter().map(|c| (chain_name(graph, c), c.len())).collect();
-            RestorePlan::new(&r.checkpoint, &chains, r.ignore_unclaimed_state)?
-        }
-        None => RestorePlan::default(),
+        Some(r) => Some(RestorePlan::new(&r.checkpoint, &operator_ids, r.ignore_unclaimed_state)?),
+        None => None,
     };
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
     let mut total = 0;
@@ -360,13 +358,19 @@ async fn deploy_and_wait(
             let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
             let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes);
             let mut built = build_chain(graph, chain, &info, config, subtask_metrics);
-            if let Err(error) = built.restore(&restore.states_for(&info.vertex)) {
+            let ids: Vec<String> = chain.iter().map(|v| operator_ids[v.0].clone()).collect();
+            let states: Vec<Vec<StateReader>> = match &restore {
+                Some(plan) => ids.iter().map(|id| plan.states_for(id)).collect(),
+                None => Vec::new(),
+            };
+            if let Err(error) = built.restore(&states) {
                 // The subtasks already started stop with the job.
                 token.cancel();
                 return Err(error);
             }
             let spec = SubtaskSpec {
                 chain: built,
+                operator_ids: ids,
                 inputs: match graph.vertex(chain[0]).kind {
                     VertexKind::Source(_) => None,
                     VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),

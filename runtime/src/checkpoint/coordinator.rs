@@ -29,7 +29,22 @@ pub struct SubtaskState {
     /// The chain's parallelism when the checkpoint was taken.
     pub parallelism: usize,
     /// The state of each operator of the chain, head first (a source's position first).
-    pub operators: Vec<StateReader>,
+    pub operators: Vec<OperatorState>,
+}
+
+/// One operator's state in a subtask's part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperatorState {
+    /// The operator's stable id ([`crate::graph::JobGraph::operator_ids`]): a restored job
+    /// hands the state to its operator of the same id.
+    pub id: String,
+    /// What it wrote.
+    pub state: StateReader,
+}
+
+/// Pairs each operator's id with what it wrote.
+fn operator_states(states: Vec<(String, StateWriter)>) -> Vec<OperatorState> {
+    states.into_iter().map(|(id, state)| OperatorState { id, state: state.into_reader() }).collect()
 }
 
 /// A checkpoint every running subtask took its part of.
@@ -130,9 +145,9 @@ impl CheckpointCoordinator {
         now: i64,
         vertex: String,
         (subtask, parallelism): (usize, usize),
-        states: Vec<StateWriter>,
+        states: Vec<(String, StateWriter)>,
     ) -> Vec<u64> {
-        let operators: Vec<StateReader> = states.into_iter().map(StateWriter::into_reader).collect();
+        let operators = operator_states(states);
         let part = SubtaskState { vertex: vertex.clone(), subtask, parallelism, operators };
         self.finished.insert((vertex.clone(), subtask), part.clone());
         let waiting: Vec<u64> = self
@@ -201,10 +216,10 @@ impl CheckpointCoordinator {
         checkpoint: u64,
         vertex: String,
         (subtask, parallelism): (usize, usize),
-        states: Vec<StateWriter>,
+        states: Vec<(String, StateWriter)>,
     ) -> Option<u64> {
         let pending = self.pending.get_mut(&checkpoint)?;
-        let operators = states.into_iter().map(StateWriter::into_reader).collect();
+        let operators = operator_states(states);
         pending.parts.push(SubtaskState { vertex, subtask, parallelism, operators });
         if pending.parts.len() < pending.expected {
             return None;

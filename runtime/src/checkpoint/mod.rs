@@ -20,6 +20,6 @@ pub mod storage;
 
 pub use crate::element::{CheckpointBarrier, CheckpointingMode};
 pub use aligner::{Alignment, BarrierAligner};
-pub use coordinator::{CompletedCheckpoint, CompletedCheckpoints, SubtaskState};
+pub use coordinator::{CompletedCheckpoint, CompletedCheckpoints, OperatorState, SubtaskState};
 pub use options::{CheckpointConfig, Restore, Retention};
 pub use state::{StateReader, StateWriter};

@@ -2,8 +2,8 @@
 //!
 //! `_metadata` is a snapshot file ([`super::file`]) whose payload is, in weir's encoding
 //! ([`super::codec`]): the checkpoint's id (u64) and trigger time (i64), the number of subtask
-//! parts (u32), and for each its chain's name, its subtask index (u32) and the state of each
-//! operator of the chain, head first (u32 count, then each operator's sections). A `chk-N`
+//! parts (u32), and for each its chain's name, its subtask index and parallelism (u32 each) and
+//! each operator of the chain, head first (u32 count, then each operator's id and sections). A `chk-N`
 //! directory without a readable `_metadata` is not a checkpoint: it is skipped when looking for
 //! the latest one and refused when named.
 
@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::codec::{DecodeError, Decoder, Encoder};
-use super::coordinator::{CompletedCheckpoint, SubtaskState};
+use super::coordinator::{CompletedCheckpoint, OperatorState, SubtaskState};
 use super::file::{read_snapshot, write_snapshot_parts, SnapshotError};
 use super::state::StateReader;
 
@@ -50,7 +50,10 @@ pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io
         e.u32(part.subtask as u32);
         e.u32(part.parallelism as u32);
         e.u32(part.operators.len() as u32);
-        part.operators.iter().for_each(|state| state.encode_into(&mut e, &mut pieces));
+        for operator in &part.operators {
+            e.str(&operator.id);
+            operator.state.encode_into(&mut e, &mut pieces);
+        }
     }
     pieces.push(e.into_bytes().into());
     let chk = dir.join(format!("chk-{}", checkpoint.id));
@@ -79,7 +82,9 @@ fn decode(payload: &[u8]) -> Result<CompletedCheckpoint, DecodeError> {
         let subtask = d.u32()? as usize;
         let parallelism = d.u32()? as usize;
         let count = d.u32()?;
-        let operators = (0..count).map(|_| StateReader::decode(&mut d)).collect::<Result<Vec<_>, _>>()?;
+        let operators = (0..count)
+            .map(|_| Ok(OperatorState { id: d.str()?.to_string(), state: StateReader::decode(&mut d)? }))
+            .collect::<Result<Vec<_>, DecodeError>>()?;
         subtasks.push(SubtaskState { vertex, subtask, parallelism, operators });
     }
     Ok(CompletedCheckpoint { id, timestamp, subtasks })
@@ -135,7 +140,7 @@ mod tests {
                 vertex: "Source: s".into(),
                 subtask: 0,
                 parallelism: 1,
-                operators: vec![state.into_reader()],
+                operators: vec![OperatorState { id: "Source: s#1-0".into(), state: state.into_reader() }],
             }],
         }
     }
@@ -151,7 +156,7 @@ mod tests {
         let latest = latest_checkpoint(dir.path()).unwrap();
         let read = read_checkpoint(&latest).unwrap();
         assert_eq!(read, checkpoint(4));
-        assert_eq!(read.subtasks[0].operators[0].section("sent").unwrap().u64().unwrap(), 400);
+        assert_eq!(read.subtasks[0].operators[0].state.section("sent").unwrap().u64().unwrap(), 400);
     }
 
     #[test]

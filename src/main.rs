@@ -202,11 +202,15 @@ fn run_script(args: &[String]) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut session = session(&settings)?;
     session.resume_from_checkpoints(resume);
-    // Ctrl-C stops the running jobs cleanly; the command then exits.
-    let interrupt = session.interrupter();
+    // Ctrl-C or SIGTERM stops the running jobs cleanly (with savepoints where configured); the
+    // command then exits.
+    let stop = session.stopper();
+    let stopping = std::sync::Arc::new(std::sync::Mutex::new(()));
+    let handler_stopping = std::sync::Arc::clone(&stopping);
     let _ = ctrlc::set_handler(move || {
+        let _stopping = handler_stopping.lock();
         eprintln!("Stopping the running jobs...");
-        interrupt();
+        stop().iter().for_each(|line| eprintln!("{line}"));
     });
     let result = match session.execute_script(&sql) {
         // Ctrl-C, or the reader of standard output has gone (`| head`): the command ends quietly.
@@ -214,6 +218,8 @@ fn run_script(args: &[String]) -> Result<(), String> {
         Err(e) if e.error.is_output_closed() => Ok(()),
         other => other.map_err(|e| e.in_file(&file)),
     };
+    // A stop in progress (savepoints being written) finishes, and says so, before the command ends.
+    drop(stopping.lock());
     if stats.text || stats.json.is_some() {
         let report = weir::stats::RunStats {
             wall: started.elapsed(),

@@ -6,6 +6,9 @@
 //! parallelism than the run before): `totals` from a GROUP BY (its
 //! state restored each time), `sums` merged by the table's aggregation merge engine (a batch
 //! committed twice would show in its sums).
+//!
+//! Also: SIGTERM stops the job with a savepoint, from which the job restores; a damaged
+//! savepoint is refused, naming what is wrong, and nothing is written.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,12 +21,12 @@ const KILLS: usize = 20;
 
 /// The input, `id,k,v` per line, from a fixed seed; with the rows the sink keeps (`v < 10`)
 /// and the aggregates per key (count, sum of v).
-fn write_input(path: &Path) -> (Vec<String>, BTreeMap<u64, (u64, u64)>) {
-    let mut text = String::with_capacity(ROWS as usize * 16);
+fn write_input(path: &Path, rows: u64) -> (Vec<String>, BTreeMap<u64, (u64, u64)>) {
+    let mut text = String::with_capacity(rows as usize * 16);
     let mut kept = Vec::new();
     let mut totals: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     let mut random = 0x9e37_79b9_7f4a_7c15_u64;
-    for id in 0..ROWS {
+    for id in 0..rows {
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
@@ -105,7 +108,7 @@ fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
 #[test]
 fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"));
+    let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"), ROWS);
     let file = dir.path().join("job.sql");
     std::fs::write(&file, script(dir.path())).unwrap();
     // Each restart at another parallelism than the run before: restored state finds its
@@ -149,6 +152,78 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     let rows = sink_rows(&dir.path().join("kept"));
     assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
+    assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
+    assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
+}
+
+/// `weir run` with a script of `dir` and `args`, its standard error piped.
+fn weir(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_weir"))
+        .arg("run")
+        .args(args)
+        .arg(dir.join("job.sql"))
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"), ROWS);
+    let savepoints = dir.path().join("savepoints");
+    let script =
+        format!("SET 'execution.checkpointing.savepoint-dir' = '{}';\n{}", savepoints.display(), script(dir.path()));
+    std::fs::write(dir.path().join("job.sql"), script).unwrap();
+    let child = weir(dir.path(), &["-p", "2"]);
+    // Stopped once the job is under way: its first checkpoint is written.
+    let checkpoints = dir.path().join("checkpoints");
+    let started = Instant::now();
+    while !std::fs::read_dir(&checkpoints)
+        .is_ok_and(|jobs| jobs.flatten().any(|job| std::fs::read_dir(job.path()).is_ok_and(|mut c| c.next().is_some())))
+    {
+        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint after a minute");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stopped = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(stopped.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{stderr}");
+    let path = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
+        .unwrap_or_else(|| panic!("no savepoint reported: {stderr}"))
+        .to_string();
+    let visible = sink_rows(&dir.path().join("kept")).len();
+    assert!(
+        visible < expected_rows.len(),
+        "stopped before the end: {visible} of {} rows; {stderr}",
+        expected_rows.len()
+    );
+
+    // A damaged copy is refused, saying so, and writes nothing.
+    let damaged = dir.path().join("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    let mut bytes = std::fs::read(Path::new(&path).join("_metadata")).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(damaged.join("_metadata"), bytes).unwrap();
+    let before = sink_rows(&dir.path().join("kept"));
+    let recovery = format!("execution.state-recovery.path={}", damaged.display());
+    let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(!output.status.success());
+    assert!(stderr.contains("is damaged: its checksum does not match its contents"), "{stderr}");
+    assert_eq!(sink_rows(&dir.path().join("kept")), before, "a refused restore wrote rows");
+
+    // The savepoint itself restores, at another parallelism, to the whole result.
+    let recovery = format!("execution.state-recovery.path={path}");
+    let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(sink_rows(&dir.path().join("kept")) == expected_rows, "the filesystem sink's rows differ");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
 }

@@ -74,7 +74,9 @@ pub struct Session {
     running: Vec<(String, JobHandle)>,
     /// Reports of the jobs that finished, in the order they ended.
     reports: Vec<JobReport>,
-    cancellers: Arc<Mutex<Vec<JobCanceller>>>,
+    /// Every job started, and where it takes its savepoint when stopped (see
+    /// [`recovery::SavepointTarget`]).
+    cancellers: Arc<Mutex<Vec<(JobCanceller, Option<recovery::SavepointTarget>)>>>,
     /// Where results print; shared with the sink of a running query, which prints as rows come.
     out: Arc<Mutex<Box<dyn Write + Send>>>,
     /// Set while a script is only explained: DDL changes the catalog but not the data directory.
@@ -149,7 +151,18 @@ impl Session {
     /// Cancels every job this session started, from any thread (for Ctrl-C).
     pub fn interrupter(&self) -> impl Fn() + Send + Sync + 'static {
         let cancellers = Arc::clone(&self.cancellers);
-        move || cancellers.lock().iter().for_each(JobCanceller::cancel)
+        move || cancellers.lock().iter().for_each(|(job, _)| job.cancel())
+    }
+
+    /// Stops every running job, as the interrupter does, but first takes a savepoint of each job
+    /// that checkpoints when `execution.checkpointing.savepoint-dir` was set for it; returns a
+    /// line per savepoint (its path, or why there is none).
+    pub fn stopper(&self) -> impl Fn() -> Vec<String> + Send + Sync + 'static {
+        let cancellers = Arc::clone(&self.cancellers);
+        move || {
+            let jobs = cancellers.lock().clone();
+            jobs.iter().filter_map(|(job, target)| recovery::stop(job, target.as_ref())).collect()
+        }
     }
 
     /// Sets an option as `SET 'key' = 'value'` does. A declared key's value is checked now;
@@ -403,9 +416,11 @@ impl Session {
         let graph = translator.graph;
         let background = unbounded && !sync;
         let sinks: Vec<&str> = inserts.iter().map(|i| i.table.as_str()).collect();
-        let runtime = self.job_runtime(&self.job_name(&sinks))?;
+        let job_name = self.job_name(&sinks);
+        let runtime = self.job_runtime(&job_name)?;
+        let target = self.savepoint_target(&job_name, &runtime);
         let handle = job::start(graph, runtime)?;
-        self.cancellers.lock().push(handle.canceller());
+        self.cancellers.lock().push((handle.canceller(), target));
         let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
         let name = match tables.as_slice() {
             [one] => one.clone(),
@@ -501,7 +516,7 @@ impl Session {
         };
         translator.graph.connect(outputs[0].vertex, sink, strategy);
         let job = job::start(translator.graph, self.runtime.clone())?;
-        self.cancellers.lock().push(job.canceller());
+        self.cancellers.lock().push((job.canceller(), None));
         self.finished("SELECT".to_string(), job)
     }
 }

@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 28] = [
+static PLANNER_SETTINGS: [&Spec; 29] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -38,6 +38,7 @@ static PLANNER_SETTINGS: [&Spec; 28] = [
     &session::recovery::RECOVERY_PATH.spec,
     &session::recovery::SAVEPOINT_PATH.spec,
     &session::recovery::IGNORE_UNCLAIMED.spec,
+    &session::recovery::SAVEPOINT_DIR.spec,
     &managed::STORE_PATH.spec,
 ];
 
@@ -117,6 +118,7 @@ mod tests {
                 "pipeline.name",
                 "execution.state-recovery.path",
                 "execution.savepoint.path",
+                "execution.checkpointing.savepoint-dir",
             ];
             match spec.kind.parse(spec.key, spec.default_text) {
                 _ if described.contains(&spec.key) => assert_eq!(spec.default_text, described_default(spec.key)),

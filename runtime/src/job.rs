@@ -8,9 +8,10 @@
 //! in which case every other actor stops too and the caller gets that subtask's error.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use parking_lot::Mutex;
@@ -76,7 +77,20 @@ impl JobHandle {
 
     /// A cloneable way to cancel this job from elsewhere (another thread, a signal handler).
     pub fn canceller(&self) -> JobCanceller {
-        JobCanceller { token: self.token.clone() }
+        JobCanceller {
+            token: self.token.clone(),
+            commands: self.commands.clone(),
+            checkpoints: Arc::clone(&self.checkpoints),
+        }
+    }
+
+    /// Stops the job with a savepoint: takes a checkpoint, writes it into `dir` as
+    /// `savepoint-<id>-<name>` and cancels the job; see [`JobCanceller::stop_with_savepoint`].
+    ///
+    /// # Errors
+    /// As [`JobCanceller::stop_with_savepoint`].
+    pub fn stop_with_savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
+        self.canceller().stop_with_savepoint(dir, name, timeout)
     }
 
     /// Starts a checkpoint: the running sources take their part and send its barrier through
@@ -144,16 +158,64 @@ pub fn operator_stack() -> usize {
     crate::memory::stack_size(OPERATOR_STACK, 32)
 }
 
-/// Cancels a job; cloneable and sendable.
+/// Cancels a job, or stops it with a savepoint; cloneable and sendable.
 #[derive(Debug, Clone)]
 pub struct JobCanceller {
     token: CancellationToken,
+    commands: UnboundedSender<JobCommand>,
+    checkpoints: Arc<Mutex<CompletedCheckpoints>>,
 }
 
 impl JobCanceller {
     /// Asks every subtask of the job to stop (see [`JobHandle::cancel`]).
     pub fn cancel(&self) {
         self.token.cancel();
+    }
+
+    /// Stops the job with a savepoint: takes a checkpoint (exactly once), writes it into
+    /// `dir` as `savepoint-<id>-<name>` (a snapshot directory `execution.state-recovery.path`
+    /// restores from, kept whatever the retention), then cancels the job. Sinks that commit on
+    /// checkpoints commit what the savepoint holds; what the job did after it is done again by
+    /// a job restored from it. Returns the savepoint's path; `None` when the job ended first.
+    ///
+    /// # Errors
+    /// The checkpoint did not complete within `timeout`, or the savepoint cannot be written:
+    /// the job is cancelled then too.
+    pub fn stop_with_savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
+        let before = self.checkpoints.lock().count;
+        if self.commands.send(JobCommand::Checkpoint(CheckpointingMode::ExactlyOnce)).is_err() {
+            return Ok(None);
+        }
+        let deadline = Instant::now() + timeout;
+        let checkpoint = loop {
+            {
+                let completed = self.checkpoints.lock();
+                if completed.count > before {
+                    break completed.retained.last().cloned();
+                }
+            }
+            if self.commands.is_closed() {
+                return Ok(None);
+            }
+            if Instant::now() >= deadline {
+                self.cancel();
+                return Err(Error::execution(format!(
+                    "The savepoint of job '{name}' did not complete within {} ms; the job was cancelled.",
+                    timeout.as_millis()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let written = checkpoint.map(|c| crate::checkpoint::storage::write_savepoint(dir, name, &c));
+        self.cancel();
+        match written {
+            Some(Ok(path)) => Ok(Some(path)),
+            Some(Err(e)) => Err(Error::execution(format!(
+                "Cannot write the savepoint of job '{name}' into '{}': {e}",
+                dir.display()
+            ))),
+            None => Ok(None),
+        }
     }
 }
 

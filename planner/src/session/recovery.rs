@@ -39,12 +39,43 @@ pub static RECOVERY_PATH: Setting<String> = Setting::text(
 /// `execution.savepoint.path`: the key before Flink 2, read when the newer one is unset.
 pub static SAVEPOINT_PATH: Setting<String> =
     Setting::text("execution.savepoint.path", "", "Flink 1's name of execution.state-recovery.path").shown_as("none");
+/// `execution.checkpointing.savepoint-dir`
+pub static SAVEPOINT_DIR: Setting<String> = Setting::text(
+    "execution.checkpointing.savepoint-dir",
+    "",
+    "where a job that checkpoints takes its savepoint when weir run is stopped (Ctrl-C, SIGTERM)",
+)
+.shown_as("none");
 /// `execution.state-recovery.ignore-unclaimed-state`
 pub static IGNORE_UNCLAIMED: Setting<bool> = Setting::boolean(
     "execution.state-recovery.ignore-unclaimed-state",
     false,
     "a restore drops the state of operators the new job does not have instead of failing",
 );
+
+/// Where a job takes its savepoint when it is stopped.
+#[derive(Debug, Clone)]
+pub struct SavepointTarget {
+    /// `execution.checkpointing.savepoint-dir`
+    pub dir: PathBuf,
+    /// The job's name, as its directory is named.
+    pub name: String,
+    /// How long the savepoint may take (`execution.checkpointing.timeout`).
+    pub timeout: std::time::Duration,
+}
+
+/// Stops `job`, with a savepoint into `target` when there is one; the line to print about it.
+pub(super) fn stop(job: &weir_runtime::job::JobCanceller, target: Option<&SavepointTarget>) -> Option<String> {
+    let Some(target) = target else {
+        job.cancel();
+        return None;
+    };
+    match job.stop_with_savepoint(&target.dir, &target.name, target.timeout) {
+        Ok(Some(path)) => Some(format!("Savepoint completed. Path: {}", path.display())),
+        Ok(None) => None,
+        Err(e) => Some(e.to_string()),
+    }
+}
 
 impl Session {
     /// Makes every job that checkpoints start from the newest complete checkpoint in its
@@ -61,6 +92,17 @@ impl Session {
         }
         let sinks: Vec<String> = tables.iter().map(|t| Catalog::qualified(t)).collect();
         format!("insert-into_{}", sinks.join(","))
+    }
+
+    /// Where job `name`, started with `runtime`, takes its savepoint when stopped: only a job
+    /// that checkpoints, whose sinks commit on checkpoints, has one.
+    pub(super) fn savepoint_target(&self, name: &str, runtime: &RuntimeConfig) -> Option<SavepointTarget> {
+        let dir = self.settings.get(&SAVEPOINT_DIR);
+        if dir.is_empty() || runtime.checkpointing.interval.is_none() {
+            return None;
+        }
+        let timeout = runtime.checkpointing.timeout;
+        Some(SavepointTarget { dir: PathBuf::from(dir), name: directory_name(name), timeout })
     }
 
     /// The runtime configuration of job `name`: its checkpoint directory and the checkpoint
@@ -83,7 +125,7 @@ impl Session {
         };
         if let Some(path) = from {
             let checkpoint = read_checkpoint(&path).map_err(|e| {
-                weir_runtime::Error::Restore(format!("Cannot restore job '{name}' from '{}': {e}", path.display()))
+                weir_runtime::Error::Restore(format!("job '{name}' does not start from '{}': {e}", path.display()))
             })?;
             tracing::info!(job = name, checkpoint = checkpoint.id, path = %path.display(), "restoring");
             let ignore_unclaimed_state = self.settings.get(&IGNORE_UNCLAIMED);
@@ -103,7 +145,7 @@ fn checkpoint_path(path: &Path) -> Result<PathBuf> {
     }
     latest_checkpoint(path).ok_or_else(|| {
         weir_runtime::Error::Restore(format!(
-            "Cannot restore from '{}': it holds no complete checkpoint (a chk-N directory with a _metadata file)",
+            "'{}' holds no complete checkpoint (a chk-N directory with a _metadata file)",
             path.display()
         ))
         .into()

@@ -39,6 +39,13 @@ pub enum RestoreError {
 /// # Errors
 /// What the file system reports.
 pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
+    let chk = dir.join(format!("chk-{}", checkpoint.id));
+    write_into(&chk, checkpoint)?;
+    Ok(chk)
+}
+
+/// Writes `checkpoint` as `target/_metadata`.
+fn write_into(target: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Result<()> {
     // The operators' state is written from where it is, not copied into one payload first.
     let mut pieces = Vec::new();
     let mut e = Encoder::new();
@@ -56,9 +63,19 @@ pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io
         }
     }
     pieces.push(e.into_bytes().into());
-    let chk = dir.join(format!("chk-{}", checkpoint.id));
-    write_snapshot_parts(&chk.join(METADATA), &pieces)?;
-    Ok(chk)
+    write_snapshot_parts(&target.join(METADATA), &pieces)
+}
+
+/// Writes `checkpoint` as the savepoint `dir/savepoint-<id>-<name>/_metadata` (atomically) and
+/// returns its directory: a checkpoint by another name, outside the job's checkpoint
+/// directory, so that no retention deletes it.
+///
+/// # Errors
+/// What the file system reports.
+pub fn write_savepoint(dir: &Path, name: &str, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
+    let savepoint = dir.join(format!("savepoint-{}-{name}", checkpoint.id));
+    write_into(&savepoint, checkpoint)?;
+    Ok(savepoint)
 }
 
 /// Reads the checkpoint in directory `chk` (or whose `_metadata` file `chk` names).

@@ -67,7 +67,7 @@ pub static RETENTION: Setting<&'static str> = Setting::choice(
     "execution.checkpointing.externalized-checkpoint-retention",
     &["RETAIN_ON_CANCELLATION", "DELETE_ON_CANCELLATION", "NO_EXTERNALIZED_CHECKPOINTS"],
     "RETAIN_ON_CANCELLATION",
-    "whether a cancelled job keeps its checkpoints (weir's default keeps them, for --resume)",
+    "whether a cancelled or failed job keeps its checkpoints (weir's default keeps them, for --resume); a finished job keeps its final one",
 );
 
 /// What happens to a job's checkpoints when it ends

@@ -33,6 +33,7 @@ pub mod print;
 pub mod report;
 pub mod row;
 pub mod settings;
+pub mod state;
 pub mod timers;
 pub mod types;
 pub mod value;

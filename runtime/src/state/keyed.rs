@@ -1,0 +1,326 @@
+//! Value, list and map state, each scoped to a key (see the module docs of [`super`]).
+
+use std::hash::Hash;
+
+use rustc_hash::FxHashMap;
+
+use super::{owns_key, Key, StateValue, Ttl};
+use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use crate::checkpoint::{StateReader, StateWriter};
+use crate::error::{Error, Result};
+use crate::operator::SubtaskInfo;
+
+/// An entry and when it was last written (processing time, epoch milliseconds).
+#[derive(Debug, Clone, PartialEq)]
+struct Stamped<V> {
+    value: V,
+    written: i64,
+}
+
+impl<V: StateValue> Stamped<V> {
+    fn encode(&self, out: &mut Encoder) {
+        out.i64(self.written);
+        self.value.encode(out);
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, DecodeError> {
+        let written = input.i64()?;
+        Ok(Stamped { value: V::decode(input)?, written })
+    }
+}
+
+/// The sections of `states` named `name`, each decoded by `read`; a damaged one is an error
+/// naming the state.
+fn restore_sections(
+    name: &str,
+    states: &[StateReader],
+    mut read: impl FnMut(&mut Decoder<'_>) -> std::result::Result<(), DecodeError>,
+) -> Result<()> {
+    for state in states {
+        if let Some(mut input) = state.section(name) {
+            read(&mut input).map_err(|e| Error::Restore(format!("the keyed state '{name}' is malformed: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// One value per key.
+#[derive(Debug)]
+pub struct ValueState<V> {
+    name: String,
+    ttl: Ttl,
+    entries: FxHashMap<Key, Stamped<V>>,
+}
+
+impl<V: StateValue> ValueState<V> {
+    /// An empty state named `name` (its section in checkpoints), whose entries live `ttl`
+    /// after their last write (`None`: forever).
+    pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
+        ValueState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::default() }
+    }
+
+    /// The value of `key` at processing time `now`; an expired one is dropped and not returned.
+    pub fn get(&mut self, key: &[crate::value::Value], now: i64) -> Option<&V> {
+        if self.entries.get(key).is_some_and(|e| self.ttl.expired(e.written, now)) {
+            self.entries.remove(key);
+        }
+        self.entries.get(key).map(|e| &e.value)
+    }
+
+    /// Sets the value of `key`, written at `now`.
+    pub fn put(&mut self, key: Key, value: V, now: i64) {
+        self.entries.insert(key, Stamped { value, written: now });
+    }
+
+    /// Removes the value of `key`, returning it.
+    pub fn remove(&mut self, key: &[crate::value::Value]) -> Option<V> {
+        self.entries.remove(key).map(|e| e.value)
+    }
+
+    /// How many keys hold a value (expired ones included until they are dropped).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no key holds a value.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Drops every entry expired at `now`.
+    pub fn purge_expired(&mut self, now: i64) {
+        let ttl = self.ttl;
+        self.entries.retain(|_, e| !ttl.expired(e.written, now));
+    }
+
+    /// Writes the live entries at `now` as the section of this state.
+    pub fn snapshot(&self, state: &mut StateWriter, now: i64) {
+        let live: Vec<(&Key, &Stamped<V>)> =
+            self.entries.iter().filter(|(_, e)| !self.ttl.expired(e.written, now)).collect();
+        let out = state.section(&self.name);
+        out.u32(live.len() as u32);
+        for (key, entry) in live {
+            out.values(key);
+            entry.encode(out);
+        }
+    }
+
+    /// Takes back the entries of every old subtask's state whose keys subtask `info` owns.
+    ///
+    /// # Errors
+    /// A damaged section, naming the state.
+    pub fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
+        let entries = &mut self.entries;
+        restore_sections(&self.name, states, |input| {
+            for _ in 0..input.u32()? {
+                let key: Key = input.values()?;
+                let entry = Stamped::decode(input)?;
+                if owns_key(&key, info) {
+                    entries.insert(key, entry);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A list of values per key; each element expires on its own.
+#[derive(Debug)]
+pub struct ListState<V> {
+    name: String,
+    ttl: Ttl,
+    entries: FxHashMap<Key, Vec<Stamped<V>>>,
+}
+
+impl<V: StateValue> ListState<V> {
+    /// An empty state named `name`, whose elements live `ttl` after they were added.
+    pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
+        ListState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::default() }
+    }
+
+    /// The live elements of `key` at `now`, in the order they were added.
+    pub fn get(&mut self, key: &[crate::value::Value], now: i64) -> impl Iterator<Item = &V> {
+        let ttl = self.ttl;
+        if let Some(list) = self.entries.get_mut(key) {
+            list.retain(|e| !ttl.expired(e.written, now));
+            if list.is_empty() {
+                self.entries.remove(key);
+            }
+        }
+        self.entries.get(key).into_iter().flatten().map(|e| &e.value)
+    }
+
+    /// Appends `value` to the list of `key`, added at `now`.
+    pub fn add(&mut self, key: Key, value: V, now: i64) {
+        self.entries.entry(key).or_default().push(Stamped { value, written: now });
+    }
+
+    /// Replaces the list of `key` (an empty one removes it), written at `now`.
+    pub fn update(&mut self, key: Key, values: Vec<V>, now: i64) {
+        if values.is_empty() {
+            self.entries.remove(&key);
+        } else {
+            self.entries.insert(key, values.into_iter().map(|value| Stamped { value, written: now }).collect());
+        }
+    }
+
+    /// Removes the list of `key`.
+    pub fn clear(&mut self, key: &[crate::value::Value]) {
+        self.entries.remove(key);
+    }
+
+    /// Drops every element expired at `now`.
+    pub fn purge_expired(&mut self, now: i64) {
+        let ttl = self.ttl;
+        self.entries.retain(|_, list| {
+            list.retain(|e| !ttl.expired(e.written, now));
+            !list.is_empty()
+        });
+    }
+
+    /// Writes the live elements at `now` as the section of this state.
+    pub fn snapshot(&self, state: &mut StateWriter, now: i64) {
+        let ttl = self.ttl;
+        let live: Vec<(&Key, Vec<&Stamped<V>>)> = self
+            .entries
+            .iter()
+            .map(|(k, list)| (k, list.iter().filter(|e| !ttl.expired(e.written, now)).collect::<Vec<_>>()))
+            .filter(|(_, list)| !list.is_empty())
+            .collect();
+        let out = state.section(&self.name);
+        out.u32(live.len() as u32);
+        for (key, list) in live {
+            out.values(key);
+            out.u32(list.len() as u32);
+            list.into_iter().for_each(|e| e.encode(out));
+        }
+    }
+
+    /// Takes back the lists of every old subtask's state whose keys subtask `info` owns.
+    ///
+    /// # Errors
+    /// A damaged section, naming the state.
+    pub fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
+        let entries = &mut self.entries;
+        restore_sections(&self.name, states, |input| {
+            for _ in 0..input.u32()? {
+                let key: Key = input.values()?;
+                let list =
+                    (0..input.u32()?).map(|_| Stamped::decode(input)).collect::<std::result::Result<Vec<_>, _>>()?;
+                if owns_key(&key, info) {
+                    entries.entry(key).or_default().extend(list);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A map per key (user key to value); each entry expires on its own.
+#[derive(Debug)]
+pub struct MapState<K, V> {
+    name: String,
+    ttl: Ttl,
+    entries: FxHashMap<Key, FxHashMap<K, Stamped<V>>>,
+}
+
+impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
+    /// An empty state named `name`, whose entries live `ttl` after their last write.
+    pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
+        MapState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::default() }
+    }
+
+    /// The value of `user_key` in the map of `key` at `now`; an expired one is dropped.
+    pub fn get(&mut self, key: &[crate::value::Value], user_key: &K, now: i64) -> Option<&V> {
+        let ttl = self.ttl;
+        let map = self.entries.get_mut(key)?;
+        if map.get(user_key).is_some_and(|e| ttl.expired(e.written, now)) {
+            map.remove(user_key);
+        }
+        self.entries.get(key)?.get(user_key).map(|e| &e.value)
+    }
+
+    /// Sets `user_key` to `value` in the map of `key`, written at `now`.
+    pub fn put(&mut self, key: Key, user_key: K, value: V, now: i64) {
+        self.entries.entry(key).or_default().insert(user_key, Stamped { value, written: now });
+    }
+
+    /// Removes `user_key` from the map of `key`, returning its value.
+    pub fn remove(&mut self, key: &[crate::value::Value], user_key: &K) -> Option<V> {
+        let map = self.entries.get_mut(key)?;
+        let removed = map.remove(user_key).map(|e| e.value);
+        if map.is_empty() {
+            self.entries.remove(key);
+        }
+        removed
+    }
+
+    /// The live entries of the map of `key` at `now`, in no particular order.
+    pub fn entries(&mut self, key: &[crate::value::Value], now: i64) -> impl Iterator<Item = (&K, &V)> {
+        let ttl = self.ttl;
+        if let Some(map) = self.entries.get_mut(key) {
+            map.retain(|_, e| !ttl.expired(e.written, now));
+            if map.is_empty() {
+                self.entries.remove(key);
+            }
+        }
+        self.entries.get(key).into_iter().flatten().map(|(k, e)| (k, &e.value))
+    }
+
+    /// Removes the map of `key`.
+    pub fn clear(&mut self, key: &[crate::value::Value]) {
+        self.entries.remove(key);
+    }
+
+    /// Drops every entry expired at `now`.
+    pub fn purge_expired(&mut self, now: i64) {
+        let ttl = self.ttl;
+        self.entries.retain(|_, map| {
+            map.retain(|_, e| !ttl.expired(e.written, now));
+            !map.is_empty()
+        });
+    }
+
+    /// Writes the live entries at `now` as the section of this state.
+    pub fn snapshot(&self, state: &mut StateWriter, now: i64) {
+        let ttl = self.ttl;
+        let live: Vec<(&Key, Vec<(&K, &Stamped<V>)>)> = self
+            .entries
+            .iter()
+            .map(|(k, map)| (k, map.iter().filter(|(_, e)| !ttl.expired(e.written, now)).collect::<Vec<_>>()))
+            .filter(|(_, map)| !map.is_empty())
+            .collect();
+        let out = state.section(&self.name);
+        out.u32(live.len() as u32);
+        for (key, map) in live {
+            out.values(key);
+            out.u32(map.len() as u32);
+            for (user_key, e) in map {
+                user_key.encode(out);
+                e.encode(out);
+            }
+        }
+    }
+
+    /// Takes back the maps of every old subtask's state whose keys subtask `info` owns.
+    ///
+    /// # Errors
+    /// A damaged section, naming the state.
+    pub fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
+        let entries = &mut self.entries;
+        restore_sections(&self.name, states, |input| {
+            for _ in 0..input.u32()? {
+                let key: Key = input.values()?;
+                let mut map = FxHashMap::default();
+                for _ in 0..input.u32()? {
+                    let user_key = K::decode(input)?;
+                    map.insert(user_key, Stamped::decode(input)?);
+                }
+                if owns_key(&key, info) {
+                    entries.entry(key).or_default().extend(map);
+                }
+            }
+            Ok(())
+        })
+    }
+}

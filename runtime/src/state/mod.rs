@@ -1,0 +1,62 @@
+//! Keyed state for operators: value, list and map state scoped to a key, with Flink's state
+//! TTL, checkpointed and restored at any parallelism by construction.
+//!
+//! Each state is one named section of the operator's checkpoint ([`crate::checkpoint`]). A
+//! subtask restored at another parallelism reads every old subtask's section and keeps the keys
+//! the job's HASH exchange now sends it ([`owns_key`]: the key's key group, as Flink assigns
+//! key groups to subtasks). With a TTL (`table.exec.state.ttl`), an entry expires that long
+//! after it was last written, in processing time, and is never returned once expired (Flink's
+//! `OnCreateAndWrite` and `NeverReturnExpired`); expired entries are dropped when read, by
+//! [`ValueState::purge_expired`] and its kin, and are never written into a checkpoint.
+//!
+//! ```
+//! use weir_runtime::state::ValueState;
+//! use weir_runtime::Value;
+//!
+//! let mut counts: ValueState<i64> = ValueState::new("counts", None);
+//! let key = vec![Value::string("a")];
+//! let n = counts.get(&key, 0).copied().unwrap_or(0);
+//! counts.put(key.clone(), n + 1, 0);
+//! assert_eq!(counts.get(&key, 0), Some(&1));
+//! ```
+
+mod keyed;
+mod value;
+
+pub use keyed::{ListState, MapState, ValueState};
+pub use value::StateValue;
+
+use crate::operator::SubtaskInfo;
+use crate::partition::{hash_key, subtask_for_hash};
+use crate::value::Value;
+
+/// A key of keyed state: the values of the operator's key columns.
+pub type Key = Vec<Value>;
+
+/// Whether subtask `info` owns `key`: the HASH exchange on all of the key's columns sends it
+/// there.
+pub fn owns_key(key: &[Value], info: &SubtaskInfo) -> bool {
+    let columns: Vec<usize> = (0..key.len()).collect();
+    subtask_for_hash(hash_key(key, &columns), info.parallelism) == info.index
+}
+
+/// When entries expire: `ttl` milliseconds after their last write (none: never).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ttl {
+    millis: Option<i64>,
+}
+
+impl Ttl {
+    /// Entries live `ttl` after their last write; `None` (or zero), forever.
+    pub fn new(ttl: Option<std::time::Duration>) -> Self {
+        Ttl { millis: ttl.map(|d| d.as_millis() as i64).filter(|&m| m > 0) }
+    }
+
+    /// Whether an entry last written at `written` has expired at `now`.
+    pub fn expired(&self, written: i64, now: i64) -> bool {
+        self.millis.is_some_and(|ttl| now.saturating_sub(written) >= ttl)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -348,3 +348,44 @@ fn an_aggregate_upserts_into_postgres_and_a_scan_reads_it_back() {
     let scanned = run(&format!("{sink}SELECT * FROM counts;"), 1).unwrap();
     assert_eq!(scanned, ["+I[app, 1]", "+I[mail, 1]", "+I[tv, 1]", "+I[web, 2]"]);
 }
+
+/// A checkpoint's barrier waits for the jdbc sink to write what it buffered: with a buffer that
+/// would otherwise hold every row until the end, rows reach PostgreSQL as checkpoints complete.
+#[test]
+fn a_checkpoint_writes_out_the_jdbc_buffer_before_it_completes() {
+    server().psql("DROP TABLE IF EXISTS ticks; CREATE TABLE ticks (id BIGINT PRIMARY KEY, v BIGINT NOT NULL);");
+    let checkpoints = tempfile::tempdir().unwrap();
+    let script = format!(
+        "SET 'execution.checkpointing.interval' = '100 ms';\n\
+         SET 'execution.checkpointing.dir' = '{}';\n\
+         CREATE TABLE gen (id BIGINT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5000',\n\
+           'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '100000000');\n\
+         CREATE TABLE ticks (id BIGINT, v BIGINT) WITH ('connector' = 'jdbc',\n\
+           'url' = '{}', 'table-name' = 'ticks', 'username' = 'postgres',\n\
+           'sink.buffer-flush.max-rows' = '100000000', 'sink.buffer-flush.interval' = '1 h');\n\
+         INSERT INTO ticks SELECT id, v FROM gen;\n",
+        checkpoints.path().display(),
+        server().url()
+    );
+    let registry = ConnectorRegistry::default();
+    let mut session = Session::new(RuntimeConfig::default().with_parallelism(1), registry, Box::new(Buffer::default()));
+    // The script runs until its job is stopped; the rows are counted meanwhile.
+    let stop = session.interrupter();
+    let watcher = std::thread::spawn(move || {
+        let written = || server().psql("SELECT count(*) FROM ticks;").trim().parse::<u64>().unwrap();
+        let started = std::time::Instant::now();
+        while written() == 0 && started.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let first = written();
+        std::thread::sleep(Duration::from_millis(500));
+        let then = written();
+        stop();
+        (first, then)
+    });
+    let ended = session.execute_script(&script).map_err(|e| e.error.to_string());
+    let (first, then) = watcher.join().unwrap();
+    assert!(ended.as_ref().is_err_and(|e| e.contains("cancel")), "{ended:?}");
+    assert!(first > 0, "no row written after 30 s of checkpoints");
+    assert!(then > first, "each checkpoint writes the rows buffered before it: {first}, then {then}");
+}

@@ -183,6 +183,8 @@ pub(crate) struct SubtaskActor {
     /// A checkpoint aligned while the chain had async work in flight: its snapshot waits until
     /// the work is done, and the input waits with it.
     barrier_waiting: Option<CheckpointBarrier>,
+    /// The checkpoint whose barrier the chain has been prepared for.
+    prepared: Option<u64>,
 }
 
 impl SubtaskActor {
@@ -219,6 +221,7 @@ impl SubtaskActor {
             poll_scheduled: false,
             ending: false,
             barrier_waiting: None,
+            prepared: None,
         }
     }
 
@@ -562,12 +565,18 @@ impl SubtaskActor {
     /// Snapshots the chain for `barrier`'s checkpoint, reports it, and sends the barrier on;
     /// with async work in flight, once it is done (the input waits meanwhile).
     fn take_checkpoint(&mut self, barrier: CheckpointBarrier) -> Result<()> {
+        if self.prepared != Some(barrier.id) {
+            // What goes before the barrier goes now; what the chain starts for it (a sink's
+            // flush) is waited for below, like any async work.
+            self.prepared = Some(barrier.id);
+            self.chain.prepare_barrier(barrier.id, &mut self.produced)?;
+        }
         if self.chain.async_state() != AsyncState::Idle {
             self.barrier_waiting = Some(barrier);
             return Ok(());
         }
         let took = Instant::now();
-        let states = self.chain.snapshot(barrier.id, &mut self.produced)?;
+        let states = self.chain.snapshot_states(barrier.id)?;
         let states = self.with_ids(states);
         let took_us = took.elapsed().as_micros() as u64;
         tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, took_us, "checkpoint taken");

@@ -210,11 +210,25 @@ impl Chain {
     /// every operator, head first, emits what goes before the barrier (into `sink` past the
     /// chain), then each writes its state.
     pub(crate) fn snapshot(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<Vec<StateWriter>> {
+        self.prepare_barrier(checkpoint, sink)?;
+        self.snapshot_states(checkpoint)
+    }
+
+    /// Lets every operator, head first, emit what goes before checkpoint `checkpoint`'s
+    /// barrier (into `sink` past the chain) and start what must be done before it (a sink's
+    /// flush, which the runtime then waits for).
+    pub(crate) fn prepare_barrier(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             guarded(&self.info, &o.name, || o.op.prepare_snapshot_pre_barrier(checkpoint, &mut o.ctx, &mut o.out))?;
             self.forward(i, sink)?;
         }
+        Ok(())
+    }
+
+    /// The state of the head source and of every operator, in chain order, for checkpoint
+    /// `checkpoint`, once [`Chain::prepare_barrier`] ran and no async work is in flight.
+    pub(crate) fn snapshot_states(&mut self, checkpoint: u64) -> Result<Vec<StateWriter>> {
         let mut states = Vec::with_capacity(self.ops.len() + 1);
         if let Some(s) = &mut self.source {
             let mut state = StateWriter::new();

@@ -62,6 +62,8 @@ pub struct PgSink {
     write: WriteInFlight,
     timer_armed: bool,
     ending: bool,
+    /// A checkpoint's barrier waits: the buffer is written out, write after write, before it.
+    draining: bool,
 }
 
 impl PgSink {
@@ -76,6 +78,7 @@ impl PgSink {
             write: WriteInFlight::default(),
             timer_armed: false,
             ending: false,
+            draining: false,
         }
     }
 
@@ -112,9 +115,10 @@ impl PgSink {
         Ok(())
     }
 
-    /// After a write: the next one when the buffer is full or the input has ended.
+    /// After a write: the next one when the buffer is full, the input has ended or a barrier
+    /// waits.
     fn written(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
-        if self.ending || self.buffer.len() >= self.spec.max_rows {
+        if self.ending || self.draining || self.buffer.len() >= self.spec.max_rows {
             self.flush(ctx)?;
         }
         Ok(())
@@ -167,6 +171,29 @@ impl Operator for PgSink {
 
     fn async_state(&self) -> AsyncState {
         self.write.async_state(self.buffer.len() >= self.spec.max_rows)
+    }
+
+    /// Every buffered row is written before the barrier (the runtime waits for the writes), so
+    /// that a checkpoint never covers rows still in the buffer: at least once, and with a
+    /// primary key, idempotent.
+    fn prepare_snapshot_pre_barrier(
+        &mut self,
+        _checkpoint: u64,
+        ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> weir_runtime::Result<()> {
+        self.draining = true;
+        self.flush(ctx)
+    }
+
+    fn snapshot_state(
+        &mut self,
+        _checkpoint: u64,
+        _ctx: &mut OperatorContext,
+        _state: &mut weir_runtime::checkpoint::StateWriter,
+    ) -> weir_runtime::Result<()> {
+        self.draining = false;
+        Ok(())
     }
 
     fn poll_async(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {

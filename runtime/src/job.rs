@@ -54,6 +54,8 @@ pub struct JobHandle {
     started: std::time::Instant,
     commands: UnboundedSender<JobCommand>,
     checkpoints: Arc<Mutex<CompletedCheckpoints>>,
+    /// Where the job writes its checkpoints, if it does.
+    checkpoint_dir: Option<PathBuf>,
 }
 
 /// What a [`JobHandle`] asks of its running job.
@@ -81,6 +83,7 @@ impl JobHandle {
             token: self.token.clone(),
             commands: self.commands.clone(),
             checkpoints: Arc::clone(&self.checkpoints),
+            checkpoint_dir: self.checkpoint_dir.clone(),
         }
     }
 
@@ -101,9 +104,13 @@ impl JobHandle {
     }
 
     /// The newest completed checkpoints, oldest first: `execution.checkpointing.num-retained`
-    /// of them (older ones are let go, in memory as on disk).
+    /// of them (older ones are let go); read from the checkpoint directory when the job writes
+    /// them there.
     pub fn completed_checkpoints(&self) -> Vec<CompletedCheckpoint> {
-        self.checkpoints.lock().retained.clone()
+        match &self.checkpoint_dir {
+            Some(dir) => crate::checkpoint::storage::read_all(dir),
+            None => self.checkpoints.lock().retained.clone(),
+        }
     }
 
     /// How many checkpoints have completed.
@@ -164,6 +171,7 @@ pub struct JobCanceller {
     token: CancellationToken,
     commands: UnboundedSender<JobCommand>,
     checkpoints: Arc<Mutex<CompletedCheckpoints>>,
+    checkpoint_dir: Option<PathBuf>,
 }
 
 impl JobCanceller {
@@ -188,11 +196,11 @@ impl JobCanceller {
         }
         let deadline = Instant::now() + timeout;
         let checkpoint = loop {
-            {
-                let completed = self.checkpoints.lock();
-                if completed.count > before {
-                    break completed.retained.last().cloned();
-                }
+            if self.checkpoints.lock().count > before {
+                break match &self.checkpoint_dir {
+                    Some(dir) => crate::checkpoint::storage::read_all(dir).pop(),
+                    None => self.checkpoints.lock().retained.last().cloned(),
+                };
             }
             if self.commands.is_closed() {
                 return Ok(None);
@@ -251,13 +259,22 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let job_token = token.clone();
     let (commands, commands_rx) = unbounded_channel();
     let checkpoints = Arc::new(Mutex::new(CompletedCheckpoints::default()));
+    let checkpoint_dir = config.checkpointing.dir.clone();
     let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
     let control = Control { commands: commands_rx, coordinator };
     let thread = std::thread::Builder::new()
         .name("weir-job".into())
         .stack_size(operator_stack())
         .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics, control))?;
-    Ok(JobHandle { thread: Some(thread), token, metrics, started: std::time::Instant::now(), commands, checkpoints })
+    Ok(JobHandle {
+        thread: Some(thread),
+        token,
+        metrics,
+        started: std::time::Instant::now(),
+        commands,
+        checkpoints,
+        checkpoint_dir,
+    })
 }
 
 fn chain_name(graph: &JobGraph, chain: &[VertexId]) -> String {

@@ -58,11 +58,12 @@ pub struct CompletedCheckpoint {
     pub subtasks: Vec<SubtaskState>,
 }
 
-/// The completed checkpoints a job keeps in memory: the newest `num-retained`, and how many
-/// completed in all.
+/// The completed checkpoints a job keeps in memory (the newest `num-retained`, when it writes
+/// none to disk), and how many completed in all.
 #[derive(Debug, Default)]
 pub struct CompletedCheckpoints {
-    /// The newest, oldest first.
+    /// The newest, oldest first; empty when checkpoints are written to disk (their state is let
+    /// go once written, and its buffers serve the next snapshots).
     pub retained: Vec<CompletedCheckpoint>,
     /// How many checkpoints completed.
     pub count: u64,
@@ -253,7 +254,9 @@ impl CheckpointCoordinator {
         );
         let mut kept = self.completed.lock();
         kept.count += 1;
-        kept.retained.push(completed);
+        if self.config.dir.is_none() {
+            kept.retained.push(completed);
+        }
         let excess = kept.retained.len().saturating_sub(self.config.num_retained.max(1));
         kept.retained.drain(..excess);
         Some(checkpoint)

@@ -126,6 +126,11 @@ pub fn highest_checkpoint_number(dir: &Path) -> u64 {
     numbered(dir).last().map_or(0, |(n, _)| *n)
 }
 
+/// Every complete checkpoint under `dir`, oldest first (those that do not read are skipped).
+pub fn read_all(dir: &Path) -> Vec<CompletedCheckpoint> {
+    numbered(dir).into_iter().filter_map(|(_, p)| read_checkpoint(&p).ok()).collect()
+}
+
 /// The newest complete checkpoint under `dir`: the highest `chk-N` whose metadata reads.
 pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
     numbered(dir).into_iter().rev().map(|(_, p)| p).find(|p| read_snapshot(&p.join(METADATA)).is_ok())

@@ -1,8 +1,9 @@
 //! `weir run` killed (`kill -9`) at random moments while a checkpointed job reads a file of a
 //! million rows, aggregates them by key into managed tables and writes the filtered rows to a
 //! filesystem sink; restarted with `--resume` each time, until it finishes. Then the visible
-//! part files hold exactly the filtered rows (no loss, no duplicate) and the managed tables
-//! exactly the aggregates, all recomputed here from the input (each restart runs at another
+//! part files hold exactly the rows of an uninterrupted run of the same job (no loss, no
+//! duplicate) and the managed tables exactly its aggregates, and both equal what is recomputed
+//! here from the input (each restart runs at another
 //! parallelism than the run before): `totals` from a GROUP BY (its
 //! state restored each time), `sums` merged by the table's aggregation merge engine (a batch
 //! committed twice would show in its sums).
@@ -109,20 +110,15 @@ fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
 fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"), ROWS);
-    let file = dir.path().join("job.sql");
-    std::fs::write(&file, script(dir.path())).unwrap();
+    std::fs::write(dir.path().join("job.sql"), script(dir.path())).unwrap();
+    // The same job, uninterrupted, beside it.
+    let whole = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.path().join("input.csv"), whole.path().join("input.csv")).unwrap();
+    std::fs::write(whole.path().join("job.sql"), script(whole.path())).unwrap();
+    let uninterrupted = weir(whole.path(), &["-p", "2"]);
     // Each restart at another parallelism than the run before: restored state finds its
     // operators however the new plan chains them.
-    let run = |parallelism: usize| {
-        Command::new(env!("CARGO_BIN_EXE_weir"))
-            .args(["run", "--resume", "-p", &parallelism.to_string()])
-            .arg(&file)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let run = |parallelism: usize| weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
     let mut random = 0x2545_f491_4f6c_dd1d_u64;
     let mut kills = 0;
     let mut runs = 0;
@@ -149,7 +145,19 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     }
     eprintln!("finished after {kills} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
     assert_eq!(kills, KILLS, "the job finished before it was killed {KILLS} times");
+    let output = uninterrupted.wait_with_output().unwrap();
+    assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
     let rows = sink_rows(&dir.path().join("kept"));
+    assert!(
+        rows == sink_rows(&whole.path().join("kept")),
+        "the filesystem sink's rows differ from an uninterrupted run's"
+    );
+    for table in ["totals", "sums"] {
+        assert!(
+            table_rows(dir.path(), table) == table_rows(whole.path(), table),
+            "{table} differs from an uninterrupted run's"
+        );
+    }
     assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");

@@ -126,7 +126,7 @@ const MAX_QUEUE: i64 = 1 << 20;
 impl RuntimeConfig {
     /// The settings the runtime reads, declared once each (the checkpointing keys in
     /// [`CheckpointConfig::SETTINGS`]).
-    pub const SETTINGS: [&'static Spec; 14] = [
+    pub const SETTINGS: [&'static Spec; 15] = [
         &PARALLELISM.spec,
         &WORKER_THREADS.spec,
         &MAILBOX_CAPACITY.spec,
@@ -141,6 +141,7 @@ impl RuntimeConfig {
         CheckpointConfig::SETTINGS[5],
         CheckpointConfig::SETTINGS[6],
         CheckpointConfig::SETTINGS[7],
+        CheckpointConfig::SETTINGS[8],
     ];
 
     /// This configuration with the runtime keys `settings` set (the others keep their values).
@@ -179,7 +180,7 @@ impl RuntimeConfig {
     /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        static TABLE: [&Spec; 14] = RuntimeConfig::SETTINGS;
+        static TABLE: [&Spec; 15] = RuntimeConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         if settings.spec(key).is_none() {
             return Err(Error::UnknownOption(key.to_string()));

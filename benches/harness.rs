@@ -39,6 +39,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("stateless", &[1, 2, 4]),
     ("group_agg", &[1, 2, 4]),
     ("group_agg_minibatch", &[1, 2, 4]),
+    ("group_agg_checkpoints", &[1, 2]),
     ("latency", &[1, 2]),
     ("lookup_join", &[1, 2]),
     ("merge_engine", &[1, 2]),
@@ -116,8 +117,9 @@ fn run(scenario: &str, parallelism: usize) -> Result<Run, String> {
     } else {
         let mut c = Command::new(env!("CARGO_BIN_EXE_weir"));
         c.args(["run", &script, "-p", &parallelism.to_string(), "--stats-json", &json_arg]);
-        // Managed tables of each run start empty.
+        // Managed tables of each run start empty; checkpoints go beside them.
         c.args(["--set", &format!("table.store.path={}", store_dir.display())]);
+        c.args(["--set", &format!("execution.checkpointing.dir={}", store_dir.join("checkpoints").display())]);
         c
     };
     let started = Instant::now();

@@ -149,16 +149,21 @@ impl ConnectorFactory for ManagedFactory {
             Some(key) => source::ScanRead::Key(managed, key.clone()),
             None if bounded => source::ScanRead::Snapshot(managed),
             None => {
-                let (rows, changes) = managed.follow(full)?;
-                source::ScanRead::Following(rows, changes)
+                // The current rows are taken even when the scan starts after them: a restored
+                // scan compares them with what it had emitted.
+                let (rows, changes) = managed.follow(true)?;
+                source::ScanRead::Following { rows, emit_rows: full, changes }
             }
         };
         let read = Arc::new(parking_lot::Mutex::new(Some(read)));
         let (name, arity) = (table.name.clone(), table.schema.fields.len());
+        let key = table.primary_key.clone();
         Ok(SourceProvider {
             parallelism: Some(1),
             bounded,
-            factory: Arc::new(move |_| Box::new(source::ManagedScan::new(name.clone(), arity, read.lock().take()))),
+            factory: Arc::new(move |_| {
+                Box::new(source::ManagedScan::new(name.clone(), arity, read.lock().take()).with_key(key.clone()))
+            }),
         })
     }
 

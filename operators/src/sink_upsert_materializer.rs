@@ -6,13 +6,16 @@
 //! `+U`) is written as `+I` when none was alive, `+U` otherwise. A retracted row (`-U`, `-D`)
 //! is removed; when none is left the key is deleted (`-D`), when it was the newest the row
 //! alive before it is written again (`+U`), and when an older one left nothing is written. So
-//! `+I a, +I b, -U b` for one key writes `+I a, +U b, +U a`. The output has no `-U`. A
-//! checkpoint holds every key's alive rows; a restore keeps the keys the subtask owns.
+//! `+I a, +I b, -U b` for one key writes `+I a, +U b, +U a`. The output has no `-U`. The rows
+//! are keyed list state ([`ListState`]): a checkpoint holds every key's alive rows, a restore
+//! keeps the keys the subtask owns, and with `table.exec.state.ttl` a row expires that long
+//! after it was written (a retraction of an expired row then writes nothing, with Flink's
+//! warning).
 
-use hashbrown::HashMap;
-use weir_runtime::checkpoint::codec::DecodeError;
+use std::time::Duration;
+
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::partition::{hash_key, subtask_for_hash};
+use weir_runtime::state::ListState;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 /// See the module documentation.
@@ -20,7 +23,8 @@ use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Va
 pub struct SinkUpsertMaterializerOperator {
     primary_key: Vec<usize>,
     upsert_key: Option<Vec<usize>>,
-    alive: HashMap<Box<[Value]>, Vec<Box<[Value]>>>,
+    /// Per primary key, the rows alive, in arrival order.
+    alive: ListState<Box<[Value]>>,
     /// Scratch buffer for the primary key of the current row.
     key: Vec<Value>,
     name: String,
@@ -33,11 +37,25 @@ impl SinkUpsertMaterializerOperator {
     /// primary key columns in the operator's name, `SinkMaterializer(pk=[…])`.
     pub fn new(primary_key: Vec<usize>, upsert_key: Option<Vec<usize>>, key_names: &[String]) -> Self {
         let name = format!("SinkMaterializer(pk=[{}])", key_names.join(", "));
-        SinkUpsertMaterializerOperator { primary_key, upsert_key, alive: HashMap::new(), key: Vec::new(), name }
+        SinkUpsertMaterializerOperator {
+            primary_key,
+            upsert_key,
+            alive: ListState::new(ALIVE, None),
+            key: Vec::new(),
+            name,
+        }
     }
 
-    /// Applies one change, writing into `out` what the sink should see, if anything.
-    fn apply(&mut self, kind: RowKind, row: &[Value], out: &mut Chunk) {
+    /// The materializer, its rows expiring `ttl` after they were written (`table.exec.state.ttl`;
+    /// `None` keeps them).
+    pub fn with_state_ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.alive = ListState::new(ALIVE, ttl);
+        self
+    }
+
+    /// Applies one change at processing time `now`, writing into `out` what the sink should
+    /// see, if anything.
+    fn apply(&mut self, kind: RowKind, row: &[Value], now: i64, out: &mut Chunk) {
         self.key.clear();
         self.key.extend(self.primary_key.iter().map(|&k| row[k].clone()));
         let Self { alive, upsert_key, key, name, .. } = self;
@@ -47,18 +65,25 @@ impl SinkUpsertMaterializerOperator {
             None => a == row,
         };
         if kind.is_accumulate() {
-            let rows = alive.entry_ref(&key[..]).or_default();
-            out.push(if rows.is_empty() { RowKind::Insert } else { RowKind::UpdateAfter }, row);
-            match upsert_key.and_then(|_| rows.iter().position(|r| same(r))) {
-                Some(at) => rows[at] = row.into(),
-                None => rows.push(row.into()),
+            match alive.get_mut(key, now) {
+                Some(mut rows) => {
+                    out.push(RowKind::UpdateAfter, row);
+                    match upsert_key.and_then(|_| rows.position(|r| same(r))) {
+                        Some(at) => rows.set(at, row.into()),
+                        None => rows.push(row.into()),
+                    }
+                }
+                None => {
+                    out.push(RowKind::Insert, row);
+                    alive.add(key.clone(), row.into(), now);
+                }
             }
             return;
         }
-        let Some(rows) = alive.get_mut(&key[..]) else {
+        let Some(mut rows) = alive.get_mut(key, now) else {
             return warn_cleared(name);
         };
-        let Some(at) = rows.iter().position(|r| same(r)) else {
+        let Some(at) = rows.position(|r| same(r)) else {
             return warn_cleared(name);
         };
         let newest = at + 1 == rows.len();
@@ -66,7 +91,7 @@ impl SinkUpsertMaterializerOperator {
         match rows.last() {
             None => {
                 out.push(RowKind::Delete, row);
-                alive.remove(&key[..]);
+                alive.clear(key);
             }
             Some(previous) if newest => out.push(RowKind::UpdateAfter, previous),
             Some(_) => {}
@@ -92,12 +117,13 @@ impl Operator for SinkUpsertMaterializerOperator {
         &mut self,
         _input: usize,
         chunk: Chunk,
-        _ctx: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
         let mut result = Chunk::with_capacity(chunk.arity(), chunk.len());
+        let now = ctx.processing_time();
         for (kind, row) in chunk.rows() {
-            self.apply(kind, row, &mut result);
+            self.apply(kind, row, now, &mut result);
         }
         result.set_origin_nanos(chunk.origin_nanos());
         out.collect(result);
@@ -105,37 +131,14 @@ impl Operator for SinkUpsertMaterializerOperator {
     }
 
     /// Every key with the rows alive for it, in arrival order.
-    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
-        let out = state.section(ALIVE);
-        out.u32(self.alive.len() as u32);
-        for (key, rows) in &self.alive {
-            out.values(key);
-            out.u32(rows.len() as u32);
-            rows.iter().for_each(|row| out.values(row));
-        }
+    fn snapshot_state(&mut self, _: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.alive.snapshot(state, ctx.processing_time());
         Ok(())
     }
 
     /// Keeps the keys this subtask owns now (its input is always hashed on the primary key).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
-        let me = ctx.subtask().clone();
-        let columns: Vec<usize> = (0..self.primary_key.len()).collect();
-        let malformed =
-            |e: DecodeError| weir_runtime::Error::Restore(format!("the state of {} is malformed: {e}", self.name));
-        for state in states {
-            let Some(mut input) = state.section(ALIVE) else { continue };
-            for _ in 0..input.u32().map_err(malformed)? {
-                let key: Box<[Value]> = input.values().map_err(malformed)?;
-                let rows = (0..input.u32().map_err(malformed)?)
-                    .map(|_| input.values())
-                    .collect::<std::result::Result<Vec<Box<[Value]>>, _>>()
-                    .map_err(malformed)?;
-                if subtask_for_hash(hash_key(&key, &columns), me.parallelism) == me.index {
-                    self.alive.insert(key, rows);
-                }
-            }
-        }
-        Ok(())
+        self.alive.restore(states, ctx.subtask())
     }
 }
 
@@ -148,6 +151,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
     use weir_runtime::harness::OperatorHarness;
+    use weir_runtime::partition::{hash_key, subtask_for_hash};
 
     fn materializer(upsert_key: Option<Vec<usize>>) -> SinkUpsertMaterializerOperator {
         SinkUpsertMaterializerOperator::new(vec![0], upsert_key, &["k".to_string()])
@@ -163,6 +167,20 @@ mod tests {
         // retraction of a row never seen is dropped.
         h.push("op | k STRING | v STRING\n+I | k | c\n-D | k | a\n-D | k | c\n-D | k | x").unwrap();
         assert_eq!(h.take_lines(), ["+U[k, c]", "-D[k, c]"]);
+    }
+
+    /// With `table.exec.state.ttl`, rows expire that long after they were written: a later row
+    /// of the key starts it afresh, and retracting an expired row writes nothing.
+    #[test]
+    fn rows_expire_after_the_state_ttl() {
+        let op = materializer(None).with_state_ttl(Some(Duration::from_millis(100)));
+        let mut h = OperatorHarness::new(op);
+        h.push("op | k STRING | v STRING\n+I | k | a").unwrap();
+        h.advance_processing_time(150).unwrap();
+        h.push("op | k STRING | v STRING\n+I | k | b\n-D | k | a").unwrap();
+        assert_eq!(h.take_lines(), ["+I[k, a]", "+I[k, b]"]);
+        h.push("op | k STRING | v STRING\n-D | k | b").unwrap();
+        assert_eq!(h.take_lines(), ["-D[k, b]"]);
     }
 
     #[test]

@@ -226,6 +226,11 @@ pub static RUNTIME_MODE: Setting<&'static str> = Setting::choice(
 );
 
 impl PlannerOptions {
+    /// `table.exec.state.ttl`, `None` when state is kept forever (0).
+    pub fn state_ttl(&self) -> Option<std::time::Duration> {
+        (self.state_ttl_millis > 0).then(|| std::time::Duration::from_millis(self.state_ttl_millis as u64))
+    }
+
     /// The options from a session's settings.
     ///
     /// # Errors

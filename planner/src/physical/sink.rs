@@ -232,7 +232,9 @@ fn upsert_materializer(
             OnConflict::Nothing,
             &names,
         )),
-        _ => SinkMaterializer::Deduplicate(SinkUpsertMaterializerOperator::new(key, upsert, &names)),
+        _ => SinkMaterializer::Deduplicate(
+            SinkUpsertMaterializerOperator::new(key, upsert, &names).with_state_ttl(options.state_ttl()),
+        ),
     }))
 }
 

@@ -2,7 +2,9 @@
 
 use std::hash::Hash;
 
-use rustc_hash::FxHashMap;
+/// The maps of keyed state (hashbrown's default hasher: keys of values hash faster with it
+/// than with Fx in the operators measured).
+type FxHashMap<K, V> = hashbrown::HashMap<K, V>;
 
 use super::{owns_key, Key, StateValue, Ttl};
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
@@ -45,7 +47,7 @@ fn restore_sections(
 }
 
 /// One value per key.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ValueState<V> {
     name: String,
     ttl: Ttl,
@@ -56,7 +58,7 @@ impl<V: StateValue> ValueState<V> {
     /// An empty state named `name` (its section in checkpoints), whose entries live `ttl`
     /// after their last write (`None`: forever).
     pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
-        ValueState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::default() }
+        ValueState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::new() }
     }
 
     /// The value of `key` at processing time `now`; an expired one is dropped and not returned.
@@ -125,7 +127,7 @@ impl<V: StateValue> ValueState<V> {
 }
 
 /// A list of values per key; each element expires on its own.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ListState<V> {
     name: String,
     ttl: Ttl,
@@ -135,7 +137,7 @@ pub struct ListState<V> {
 impl<V: StateValue> ListState<V> {
     /// An empty state named `name`, whose elements live `ttl` after they were added.
     pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
-        ListState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::default() }
+        ListState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::new() }
     }
 
     /// The live elements of `key` at `now`, in the order they were added.
@@ -148,6 +150,17 @@ impl<V: StateValue> ListState<V> {
             }
         }
         self.entries.get(key).into_iter().flatten().map(|e| &e.value)
+    }
+
+    /// The live list of `key` at `now` to change in place, `None` when it has no live element
+    /// (an emptied list stays until [`ListState::clear`] or a snapshot leaves it out).
+    pub fn get_mut(&mut self, key: &[crate::value::Value], now: i64) -> Option<ListMut<'_, V>> {
+        let ttl = self.ttl;
+        let list = self.entries.get_mut(key)?;
+        if ttl.millis.is_some() {
+            list.retain(|e| !ttl.expired(e.written, now));
+        }
+        (!list.is_empty()).then_some(ListMut { list, now })
     }
 
     /// Appends `value` to the list of `key`, added at `now`.
@@ -216,8 +229,52 @@ impl<V: StateValue> ListState<V> {
     }
 }
 
-/// A map per key (user key to value); each entry expires on its own.
+/// One key's list, changed in place; what it writes is stamped with the time it was taken at.
 #[derive(Debug)]
+pub struct ListMut<'a, V> {
+    list: &'a mut Vec<Stamped<V>>,
+    now: i64,
+}
+
+impl<V> ListMut<'_, V> {
+    /// How many elements the list has.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether it has none (after [`ListMut::remove`] took the last).
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The index of the first element `matches` accepts.
+    pub fn position(&self, mut matches: impl FnMut(&V) -> bool) -> Option<usize> {
+        self.list.iter().position(|e| matches(&e.value))
+    }
+
+    /// The last element.
+    pub fn last(&self) -> Option<&V> {
+        self.list.last().map(|e| &e.value)
+    }
+
+    /// Replaces element `at`.
+    pub fn set(&mut self, at: usize, value: V) {
+        self.list[at] = Stamped { value, written: self.now };
+    }
+
+    /// Appends `value`.
+    pub fn push(&mut self, value: V) {
+        self.list.push(Stamped { value, written: self.now });
+    }
+
+    /// Removes element `at`, returning it.
+    pub fn remove(&mut self, at: usize) -> V {
+        self.list.remove(at).value
+    }
+}
+
+/// A map per key (user key to value); each entry expires on its own.
+#[derive(Debug, Clone)]
 pub struct MapState<K, V> {
     name: String,
     ttl: Ttl,
@@ -227,7 +284,7 @@ pub struct MapState<K, V> {
 impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     /// An empty state named `name`, whose entries live `ttl` after their last write.
     pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
-        MapState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::default() }
+        MapState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::new() }
     }
 
     /// The value of `user_key` in the map of `key` at `now`; an expired one is dropped.
@@ -311,7 +368,7 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         restore_sections(&self.name, states, |input| {
             for _ in 0..input.u32()? {
                 let key: Key = input.values()?;
-                let mut map = FxHashMap::default();
+                let mut map = FxHashMap::new();
                 for _ in 0..input.u32()? {
                     let user_key = K::decode(input)?;
                     map.insert(user_key, Stamped::decode(input)?);

@@ -23,7 +23,7 @@
 mod keyed;
 mod value;
 
-pub use keyed::{ListState, MapState, ValueState};
+pub use keyed::{ListMut, ListState, MapState, ValueState};
 pub use value::StateValue;
 
 use crate::operator::SubtaskInfo;
@@ -43,7 +43,7 @@ pub fn owns_key(key: &[Value], info: &SubtaskInfo) -> bool {
 /// When entries expire: `ttl` milliseconds after their last write (none: never).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Ttl {
-    millis: Option<i64>,
+    pub(crate) millis: Option<i64>,
 }
 
 impl Ttl {

@@ -34,6 +34,16 @@ impl StateValue for Vec<Value> {
     }
 }
 
+impl StateValue for Box<[Value]> {
+    fn encode(&self, out: &mut Encoder) {
+        out.values(self);
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        input.values()
+    }
+}
+
 impl StateValue for i64 {
     fn encode(&self, out: &mut Encoder) {
         out.i64(*self);

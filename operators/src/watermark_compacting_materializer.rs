@@ -7,11 +7,16 @@
 //! of the row it last wrote for the key. One row left: written (`+I`, or `+U` when it differs);
 //! none: the key is deleted (`-D`); several distinct rows: a primary key conflict, which fails
 //! the job (`DO ERROR`) or keeps the row already written, or the first one (`DO NOTHING`).
+//! A checkpoint holds every key's buffered changes and last written row; a restore keeps the
+//! keys the subtask owns.
 
 use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::state::owns_key;
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 /// Appends the operator's current watermark to every row; see the module documentation.
@@ -58,6 +63,58 @@ pub enum OnConflict {
 struct KeyState {
     buffer: BTreeMap<i64, Vec<(RowKind, Box<[Value]>)>>,
     written: Option<Box<[Value]>>,
+}
+
+/// The section of the materializer's state: per key, its last written row and buffered changes.
+const KEYS: &str = "keys";
+
+impl KeyState {
+    fn encode(&self, out: &mut Encoder) {
+        out.u32(u32::from(self.written.is_some()));
+        if let Some(row) = &self.written {
+            out.values(row);
+        }
+        out.u32(self.buffer.len() as u32);
+        for (timestamp, records) in &self.buffer {
+            out.i64(*timestamp);
+            out.u32(records.len() as u32);
+            for (kind, row) in records {
+                out.u32(kind_code(*kind));
+                out.values(row);
+            }
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, DecodeError> {
+        let written = if input.u32()? == 1 { Some(input.values()?) } else { None };
+        let mut buffer = BTreeMap::new();
+        for _ in 0..input.u32()? {
+            let timestamp = input.i64()?;
+            let records = (0..input.u32()?)
+                .map(|_| Ok((kind_of(input.u32()?), input.values()?)))
+                .collect::<std::result::Result<Vec<_>, DecodeError>>()?;
+            buffer.insert(timestamp, records);
+        }
+        Ok(KeyState { buffer, written })
+    }
+}
+
+fn kind_code(kind: RowKind) -> u32 {
+    match kind {
+        RowKind::Insert => 0,
+        RowKind::UpdateBefore => 1,
+        RowKind::UpdateAfter => 2,
+        RowKind::Delete => 3,
+    }
+}
+
+fn kind_of(code: u32) -> RowKind {
+    match code {
+        0 => RowKind::Insert,
+        1 => RowKind::UpdateBefore,
+        2 => RowKind::UpdateAfter,
+        _ => RowKind::Delete,
+    }
 }
 
 /// Compacts each key's changes per watermark; see the module documentation.
@@ -202,6 +259,35 @@ impl Operator for WatermarkCompactingMaterializerOperator {
     fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.compact(i64::MAX, out)
     }
+
+    /// Every key's last written row and buffered changes, and the rows' width.
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        let out = state.section(KEYS);
+        out.u32(self.arity as u32);
+        out.u32(self.keys.len() as u32);
+        for (key, key_state) in &self.keys {
+            out.values(key);
+            key_state.encode(out);
+        }
+        Ok(())
+    }
+
+    /// Keeps the keys this subtask owns now (its input is hashed on the primary key).
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        let malformed = |e: DecodeError| Error::Restore(format!("the state of {} is malformed: {e}", self.name));
+        for state in states {
+            let Some(mut input) = state.section(KEYS) else { continue };
+            self.arity = self.arity.max(input.u32().map_err(malformed)? as usize);
+            for _ in 0..input.u32().map_err(malformed)? {
+                let key: Box<[Value]> = input.values().map_err(malformed)?;
+                let key_state = KeyState::decode(&mut input).map_err(malformed)?;
+                if owns_key(&key, ctx.subtask()) {
+                    self.keys.insert(key, key_state);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +339,56 @@ mod tests {
         h.push(&format!("{HEADER}+I | 1 | c | 3")).unwrap();
         h.end_input().unwrap();
         assert_eq!(h.take_lines(), ["+I[1, a]"], "the first row stays; later ones conflict with it");
+    }
+
+    /// Materializers checkpointed and restored at random points, at random parallelisms (keys
+    /// split by key group), write what one uninterrupted materializer writes.
+    #[test]
+    fn restored_materializers_go_on_as_if_never_stopped() {
+        use weir_runtime::partition::{hash_key, subtask_for_hash};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(8);
+        let owner = |k: i64, p: usize| subtask_for_hash(hash_key(&[Value::Int(k as i32)], &[0]), p);
+        let build = |i, p| {
+            let op = WatermarkCompactingMaterializerOperator::new(vec![0], None, OnConflict::Nothing, &["k".into()]);
+            OperatorHarness::with_subtask(Box::new(op), i, p)
+        };
+        for round in 0..30 {
+            let mut whole = build(0, 1);
+            let mut parts = vec![build(0, 1)];
+            let (mut expected, mut actual) = (Vec::new(), Vec::new());
+            let mut live: Vec<(i64, i64)> = Vec::new();
+            for step in 0..60i64 {
+                let (kind, k, v) = if !live.is_empty() && rng.random_bool(0.4) {
+                    let (k, v) = live.remove(rng.random_range(0..live.len()));
+                    ("-D", k, v)
+                } else {
+                    let (k, v) = (rng.random_range(0..6), rng.random_range(0..3));
+                    live.push((k, v));
+                    ("+I", k, v)
+                };
+                let fixture = format!("{HEADER}{kind} | {k} | {v} | {}", step / 10);
+                whole.push(&fixture).unwrap();
+                let p = parts.len();
+                parts[owner(k, p)].push(&fixture).unwrap();
+                if step % 10 == 9 {
+                    whole.watermark(step / 10).unwrap();
+                    parts.iter_mut().for_each(|h| h.watermark(step / 10).unwrap());
+                }
+                if step % 7 == 6 {
+                    let p = rng.random_range(1..5);
+                    OperatorHarness::rescale(&mut parts, step as u64, p, build, &mut actual).unwrap();
+                }
+            }
+            whole.end_input().unwrap();
+            parts.iter_mut().for_each(|h| h.end_input().unwrap());
+            expected.extend(whole.take_lines());
+            parts.iter_mut().for_each(|h| actual.extend(h.take_lines()));
+            let rows = |lines: &[String]| {
+                let changes: Vec<&String> = lines.iter().filter(|l| !l.starts_with("watermark")).collect();
+                weir_runtime::fixture::materialize_changelog(changes).unwrap()
+            };
+            assert_eq!(rows(&actual), rows(&expected), "round {round}");
+        }
     }
 
     /// With one compaction at the end, each key ends as its alive rows say, recomputed from scratch.

@@ -235,3 +235,34 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
 }
+
+/// Streaming INSERT jobs checkpoint, each into its own directory; SELECT jobs and jobs in batch
+/// mode take none, as in Flink.
+#[test]
+fn insert_jobs_checkpoint_into_their_own_directories_and_queries_and_batch_jobs_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoints = dir.path().join("checkpoints");
+    let script = format!(
+        "SET 'execution.checkpointing.interval' = '10 ms';\n\
+         SET 'execution.checkpointing.dir' = '{}';\n\
+         CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '20000');\n\
+         CREATE TABLE out_a (id BIGINT) WITH ('connector' = 'blackhole');\n\
+         SET 'pipeline.name' = 'streaming';\n\
+         INSERT INTO out_a SELECT id FROM gen;\n\
+         SET 'pipeline.name' = 'query';\n\
+         SELECT COUNT(*) FROM gen;\n\
+         SET 'execution.runtime-mode' = 'batch';\n\
+         SET 'pipeline.name' = 'batch';\n\
+         INSERT INTO out_a SELECT id FROM gen;\n",
+        checkpoints.display()
+    );
+    let registry = weir::connectors::ConnectorRegistry::default();
+    let config = weir::runtime::RuntimeConfig::default().with_parallelism(2);
+    let mut session = weir::planner::Session::new(config, registry, Box::new(std::io::sink()));
+    session.execute_script(&script).map_err(|e| e.error.to_string()).unwrap();
+    let jobs: Vec<String> =
+        std::fs::read_dir(&checkpoints).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(jobs, ["streaming"]);
+    let kept: Vec<_> = std::fs::read_dir(checkpoints.join("streaming")).unwrap().collect();
+    assert_eq!(kept.len(), 1, "a finished job keeps its final checkpoint");
+}

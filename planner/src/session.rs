@@ -515,7 +515,10 @@ impl Session {
             weir_runtime::ShipStrategy::Rebalance
         };
         translator.graph.connect(outputs[0].vertex, sink, strategy);
-        let job = job::start(translator.graph, self.runtime.clone())?;
+        // A query's rows go to the client as they come: its job takes no checkpoints.
+        let mut runtime = self.runtime.clone();
+        runtime.checkpointing.interval = None;
+        let job = job::start(translator.graph, runtime)?;
         self.cancellers.lock().push((job.canceller(), None));
         self.finished("SELECT".to_string(), job)
     }

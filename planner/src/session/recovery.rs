@@ -112,6 +112,10 @@ impl Session {
     /// A checkpoint to start from that cannot be read, saying why.
     pub(super) fn job_runtime(&self, name: &str) -> Result<RuntimeConfig> {
         let mut runtime = self.runtime.clone();
+        // As in Flink, a job in batch mode takes no checkpoints.
+        if crate::options::PlannerOptions::from_settings(&self.settings)?.batch {
+            runtime.checkpointing.interval = None;
+        }
         let checkpointing = &mut runtime.checkpointing;
         let dir = checkpointing.interval.is_some().then(|| {
             let base = checkpointing.dir.clone().unwrap_or_else(|| PathBuf::from(DIR.spec.default_text));

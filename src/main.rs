@@ -43,7 +43,8 @@ options:
   -h, --help                   this text
 
 Ctrl-C or SIGTERM stops the running jobs; with execution.checkpointing.savepoint-dir set, each
-job that checkpoints first takes a savepoint there and its path is printed.";
+job that checkpoints first takes a savepoint there and its path is printed. WEIR_LOG=info (any
+tracing filter) logs what the jobs do, checkpoints included, to standard error.";
 
 const EXPLAIN_USAGE: &str = "\
 usage: weir explain FILE.sql [OPTIONS]

@@ -61,8 +61,8 @@ pub struct JobHandle {
 /// What a [`JobHandle`] asks of its running job.
 #[derive(Debug)]
 enum JobCommand {
-    /// Take a checkpoint now.
-    Checkpoint(CheckpointingMode),
+    /// Take a checkpoint now, telling its id to the sender, if any.
+    Checkpoint(CheckpointingMode, Option<std::sync::mpsc::Sender<u64>>),
 }
 
 impl JobHandle {
@@ -100,7 +100,7 @@ impl JobHandle {
     /// the job; it completes when every running subtask has taken its part (see
     /// [`JobHandle::completed_checkpoints`]). Does nothing once the job has ended.
     pub fn trigger_checkpoint(&self, mode: CheckpointingMode) {
-        let _ = self.commands.send(JobCommand::Checkpoint(mode));
+        let _ = self.commands.send(JobCommand::Checkpoint(mode, None));
     }
 
     /// The newest completed checkpoints, oldest first: `execution.checkpointing.num-retained`
@@ -180,7 +180,8 @@ impl JobCanceller {
         self.token.cancel();
     }
 
-    /// Stops the job with a savepoint: takes a checkpoint (exactly once), writes it into
+    /// Stops the job with a savepoint: takes a checkpoint (exactly once; the one triggered now,
+    /// or a later one that completes first, never one begun before the request), writes it into
     /// `dir` as `savepoint-<id>-<name>` (a snapshot directory `execution.state-recovery.path`
     /// restores from, kept whatever the retention), then cancels the job. Sinks that commit on
     /// checkpoints commit what the savepoint holds; what the job did after it is done again by
@@ -190,13 +191,15 @@ impl JobCanceller {
     /// The checkpoint did not complete within `timeout`, or the savepoint cannot be written:
     /// the job is cancelled then too.
     pub fn stop_with_savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
-        let before = self.checkpoints.lock().count;
-        if self.commands.send(JobCommand::Checkpoint(CheckpointingMode::ExactlyOnce)).is_err() {
+        let (reply, triggered) = std::sync::mpsc::channel();
+        if self.commands.send(JobCommand::Checkpoint(CheckpointingMode::ExactlyOnce, Some(reply))).is_err() {
             return Ok(None);
         }
         let deadline = Instant::now() + timeout;
+        // The savepoint is the checkpoint triggered now, or a later one that completes first.
+        let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
         let checkpoint = loop {
-            if self.checkpoints.lock().count > before {
+            if self.checkpoints.lock().latest_id >= id {
                 break match &self.checkpoint_dir {
                     Some(dir) => crate::checkpoint::storage::read_all(dir).pop(),
                     None => self.checkpoints.lock().retained.last().cloned(),
@@ -522,21 +525,25 @@ async fn deploy_and_wait(
                 }
                 continue;
             }
-            Some(JobCommand::Checkpoint(mode)) = control.commands.recv() => mode,
+            Some(JobCommand::Checkpoint(mode, reply)) = control.commands.recv() => (mode, reply),
             () = tick => {
                 coordinator.expire(clock.now_millis());
                 if !coordinator.may_trigger() {
                     continue;
                 }
-                coordinator.mode()
+                (coordinator.mode(), None)
             }
         };
+        let (mode, reply) = mode;
         let now = clock.now_millis();
         coordinator.expire(now);
         // Subtasks that stopped, or finished and will stop, take no part (their final state does).
         let running = total - stopped.max(coordinator.finished_count());
         let barrier = coordinator.begin(now, running, mode);
         sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
+        if let Some(reply) = reply {
+            let _ = reply.send(barrier.id);
+        }
     }
     drop(addrs);
     let cancelled = token.is_cancelled();

@@ -67,6 +67,8 @@ pub struct CompletedCheckpoints {
     pub retained: Vec<CompletedCheckpoint>,
     /// How many checkpoints completed.
     pub count: u64,
+    /// The id of the newest one (0 before the first).
+    pub latest_id: u64,
 }
 
 #[derive(Debug)]
@@ -254,6 +256,7 @@ impl CheckpointCoordinator {
         );
         let mut kept = self.completed.lock();
         kept.count += 1;
+        kept.latest_id = kept.latest_id.max(checkpoint);
         if self.config.dir.is_none() {
             kept.retained.push(completed);
         }

@@ -79,7 +79,7 @@ impl KeyState {
             out.i64(*timestamp);
             out.u32(records.len() as u32);
             for (kind, row) in records {
-                out.u32(kind_code(*kind));
+                out.u32(u32::from(kind.to_byte()));
                 out.values(row);
             }
         }
@@ -91,7 +91,7 @@ impl KeyState {
         for _ in 0..input.u32()? {
             let timestamp = input.i64()?;
             let records = (0..input.u32()?)
-                .map(|_| Ok((kind_of(input.u32()?), input.values()?)))
+                .map(|_| Ok((kind_of(input)?, input.values()?)))
                 .collect::<std::result::Result<Vec<_>, DecodeError>>()?;
             buffer.insert(timestamp, records);
         }
@@ -99,21 +99,12 @@ impl KeyState {
     }
 }
 
-fn kind_code(kind: RowKind) -> u32 {
-    match kind {
-        RowKind::Insert => 0,
-        RowKind::UpdateBefore => 1,
-        RowKind::UpdateAfter => 2,
-        RowKind::Delete => 3,
-    }
-}
-
-fn kind_of(code: u32) -> RowKind {
-    match code {
-        0 => RowKind::Insert,
-        1 => RowKind::UpdateBefore,
-        2 => RowKind::UpdateAfter,
-        _ => RowKind::Delete,
+/// Reads a row kind [`KeyState::encode`] wrote; another value is a damaged state.
+fn kind_of(input: &mut Decoder<'_>) -> std::result::Result<RowKind, DecodeError> {
+    let code = input.u32()?;
+    match u8::try_from(code).ok().and_then(RowKind::from_byte) {
+        Some(kind) => Ok(kind),
+        None => input.fail(&format!("a row kind (0 to 3), not {code}")),
     }
 }
 

@@ -229,6 +229,19 @@ impl Chain {
     /// The state of the head source and of every operator, in chain order, for checkpoint
     /// `checkpoint`, once [`Chain::prepare_barrier`] ran and no async work is in flight.
     pub(crate) fn snapshot_states(&mut self, checkpoint: u64) -> Result<Vec<StateWriter>> {
+        self.write_states(checkpoint, |_| true)
+    }
+
+    /// The final state of a chain that has finished: its source's position and the state of the
+    /// operators that keep state after the end of input ([`Operator::keeps_state_after_end`]);
+    /// the others' parts are empty.
+    pub(crate) fn final_snapshot(&mut self) -> Result<Vec<StateWriter>> {
+        self.write_states(0, |op| op.keeps_state_after_end())
+    }
+
+    /// The source's state and that of each operator `wanted` accepts (an empty part for the
+    /// others), in chain order.
+    fn write_states(&mut self, checkpoint: u64, wanted: impl Fn(&dyn Operator) -> bool) -> Result<Vec<StateWriter>> {
         let mut states = Vec::with_capacity(self.ops.len() + 1);
         if let Some(s) = &mut self.source {
             let mut state = StateWriter::new();
@@ -237,26 +250,8 @@ impl Chain {
         }
         for o in &mut self.ops {
             let mut state = StateWriter::new();
-            guarded(&self.info, &o.name, || o.op.snapshot_state(checkpoint, &mut o.ctx, &mut state))?;
-            states.push(state);
-        }
-        Ok(states)
-    }
-
-    /// The final state of a chain that has finished: its source's position and the state of the
-    /// operators that keep state after the end of input ([`Operator::keeps_state_after_end`]);
-    /// the others' parts are empty.
-    pub(crate) fn final_snapshot(&mut self) -> Result<Vec<StateWriter>> {
-        let mut states = Vec::with_capacity(self.ops.len() + 1);
-        if let Some(s) = &mut self.source {
-            let mut state = StateWriter::new();
-            guarded(&self.info, &s.name, || s.source.snapshot_state(0, &mut s.ctx, &mut state))?;
-            states.push(state);
-        }
-        for o in &mut self.ops {
-            let mut state = StateWriter::new();
-            if o.op.keeps_state_after_end() {
-                guarded(&self.info, &o.name, || o.op.snapshot_state(0, &mut o.ctx, &mut state))?;
+            if wanted(o.op.as_ref()) {
+                guarded(&self.info, &o.name, || o.op.snapshot_state(checkpoint, &mut o.ctx, &mut state))?;
             }
             states.push(state);
         }

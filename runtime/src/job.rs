@@ -201,7 +201,7 @@ impl JobCanceller {
         let checkpoint = loop {
             if self.checkpoints.lock().latest_id >= id {
                 break match &self.checkpoint_dir {
-                    Some(dir) => crate::checkpoint::storage::read_all(dir).pop(),
+                    Some(dir) => crate::checkpoint::storage::read_latest(dir),
                     None => self.checkpoints.lock().retained.last().cloned(),
                 };
             }
@@ -490,7 +490,7 @@ async fn deploy_and_wait(
                 None => std::future::pending().await,
             }
         };
-        let mode = tokio::select! {
+        let (mode, reply) = tokio::select! {
             event = events_rx.recv() => {
                 let now = clock.now_millis();
                 match event {
@@ -534,7 +534,6 @@ async fn deploy_and_wait(
                 (coordinator.mode(), None)
             }
         };
-        let (mode, reply) = mode;
         let now = clock.now_millis();
         coordinator.expire(now);
         // Subtasks that stopped, or finished and will stop, take no part (their final state does).

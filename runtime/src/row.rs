@@ -40,6 +40,28 @@ impl RowKind {
         }
     }
 
+    /// Flink's byte value (`RowKind.toByteValue`): 0 `+I`, 1 `-U`, 2 `+U`, 3 `-D`; how
+    /// checkpoints and stored buffers write a kind.
+    pub fn to_byte(self) -> u8 {
+        match self {
+            RowKind::Insert => 0,
+            RowKind::UpdateBefore => 1,
+            RowKind::UpdateAfter => 2,
+            RowKind::Delete => 3,
+        }
+    }
+
+    /// The kind of a byte [`RowKind::to_byte`] wrote; `None` for any other byte.
+    pub fn from_byte(byte: u8) -> Option<Self> {
+        match byte {
+            0 => Some(RowKind::Insert),
+            1 => Some(RowKind::UpdateBefore),
+            2 => Some(RowKind::UpdateAfter),
+            3 => Some(RowKind::Delete),
+            _ => None,
+        }
+    }
+
     /// `+I` and `+U` add a row to a table; `-U` and `-D` retract one.
     pub fn is_accumulate(self) -> bool {
         matches!(self, RowKind::Insert | RowKind::UpdateAfter)

@@ -169,13 +169,7 @@ impl EncodedRows {
         let mut out = Vec::with_capacity(4 + self.rows.len() * 5 + self.bytes.len());
         out.extend_from_slice(&(self.rows.len() as u32).to_le_bytes());
         for &(kind, end) in &self.rows {
-            let tag = match kind {
-                RowKind::Insert => 0u8,
-                RowKind::UpdateBefore => 1,
-                RowKind::UpdateAfter => 2,
-                RowKind::Delete => 3,
-            };
-            out.push(tag);
+            out.push(kind.to_byte());
             out.extend_from_slice(&(end as u32).to_le_bytes());
         }
         out.extend_from_slice(&self.bytes);
@@ -196,13 +190,7 @@ impl EncodedRows {
         let mut rows = Vec::with_capacity(count);
         let mut last = 0;
         for entry in index.chunks_exact(5) {
-            let kind = match entry[0] {
-                0 => RowKind::Insert,
-                1 => RowKind::UpdateBefore,
-                2 => RowKind::UpdateAfter,
-                3 => RowKind::Delete,
-                _ => return Err(bad("a row of unknown kind")),
-            };
+            let kind = RowKind::from_byte(entry[0]).ok_or_else(|| bad("a row of unknown kind"))?;
             let end = u32::from_le_bytes([entry[1], entry[2], entry[3], entry[4]]) as usize;
             if end < last || end > data.len() {
                 return Err(bad("row ends out of order"));

@@ -86,7 +86,7 @@ impl ManagedSink {
             return Ok(());
         }
         let (table, targets) = (Arc::clone(&self.table), self.targets.clone());
-        let write: Box<dyn FnOnce() -> crate::error::Result<usize> + Send> = if ctx.checkpointing() {
+        let write: Box<dyn FnOnce() -> crate::error::Result<usize> + Send> = if self.checkpointing {
             let Some(checkpoint) = self.due.take() else { return Ok(()) };
             let batches: Vec<Staged> = self.staged.take_due(checkpoint);
             if batches.is_empty() {
@@ -137,7 +137,7 @@ impl ManagedSink {
     /// After a commit: the next one, over unbounded input or once the input has ended (with
     /// checkpoints, when a checkpoint completed meanwhile).
     fn committed(&mut self, ctx: &mut OperatorContext) -> weir_runtime::Result<()> {
-        if !self.bounded || self.ending || ctx.checkpointing() {
+        if !self.bounded || self.ending || self.checkpointing {
             self.commit(ctx)?;
         }
         Ok(())
@@ -164,7 +164,7 @@ impl Operator for ManagedSink {
                 RuntimeError::execution(format!("Cannot write into table '{}': {e}", self.table.descriptor().name))
             })?;
         }
-        if self.bounded || ctx.checkpointing() {
+        if self.bounded || self.checkpointing {
             Ok(())
         } else {
             self.commit(ctx)
@@ -173,7 +173,7 @@ impl Operator for ManagedSink {
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> weir_runtime::Result<()> {
         self.ending = true;
-        if ctx.checkpointing() {
+        if self.checkpointing {
             // Due at the final checkpoint (or the next that completes).
             let rows = std::mem::replace(&mut self.buffer, self.table.buffer());
             self.staged.stage(u64::MAX, rows);
@@ -196,10 +196,10 @@ impl Operator for ManagedSink {
     fn snapshot_state(
         &mut self,
         checkpoint: u64,
-        ctx: &mut OperatorContext,
+        _: &mut OperatorContext,
         state: &mut StateWriter,
     ) -> weir_runtime::Result<()> {
-        if ctx.checkpointing() && !self.ending {
+        if self.checkpointing && !self.ending {
             let rows = std::mem::replace(&mut self.buffer, self.table.buffer());
             self.staged.stage(checkpoint, rows);
         }

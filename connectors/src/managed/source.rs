@@ -96,6 +96,9 @@ impl ManagedScan {
 
     /// Records an emitted row in the view, if the scan keeps one.
     fn remember(&mut self, kind: RowKind, row: &[Value]) {
+        if self.view.is_none() {
+            return;
+        }
         let key = self.key_of(row);
         let Some(view) = self.view.as_mut() else { return };
         match kind {

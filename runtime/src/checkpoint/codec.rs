@@ -197,7 +197,12 @@ impl<'a> Decoder<'a> {
         self.offset == self.bytes.len()
     }
 
-    fn fail<T>(&self, what: &str) -> Result<T, DecodeError> {
+    /// An error at the current offset, saying what was expected there (for readers of their own
+    /// encodings on top of this one).
+    ///
+    /// # Errors
+    /// Always.
+    pub fn fail<T>(&self, what: &str) -> Result<T, DecodeError> {
         Err(DecodeError { offset: self.offset, what: what.to_string() })
     }
 

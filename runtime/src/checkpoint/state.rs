@@ -7,30 +7,33 @@ use parking_lot::Mutex;
 
 use super::codec::{DecodeError, Decoder, Encoder};
 
-/// Buffers of states let go (a checkpoint older than the retained ones), kept for the next
-/// snapshots: a checkpoint writes its state into memory the process already has instead of
-/// fresh pages, which the system must first clear (on a virtual machine, dearly).
-static SPARE_BUFFERS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// Buffers of states let go (a checkpoint older than the retained ones), by section name, kept
+/// for the next snapshots: a section writes into the buffer a section of its name had, memory
+/// the process already has and about the size it needs, instead of fresh pages, which the
+/// system must first clear (on a virtual machine, dearly).
+static SPARE_BUFFERS: Mutex<Vec<(String, Vec<u8>)>> = Mutex::new(Vec::new());
 /// Spare buffers kept at most.
 const MAX_SPARE_BUFFERS: usize = 64;
 /// Buffers smaller than this are not worth keeping.
 const MIN_SPARE_CAPACITY: usize = 64 * 1024;
 
-/// A spare buffer, emptied, or a new one.
-fn spare_buffer() -> Vec<u8> {
+/// A spare buffer a section named `name` had, emptied, or a new one.
+fn spare_buffer(name: &str) -> Vec<u8> {
     let mut spares = SPARE_BUFFERS.lock();
-    let largest = (0..spares.len()).max_by_key(|&i| spares[i].capacity());
-    largest.map(|i| spares.swap_remove(i)).unwrap_or_default()
+    match spares.iter().position(|(n, _)| n == name) {
+        Some(at) => spares.swap_remove(at).1,
+        None => Vec::new(),
+    }
 }
 
-fn give_back(mut bytes: Vec<u8>) {
+fn give_back(name: String, mut bytes: Vec<u8>) {
     if bytes.capacity() < MIN_SPARE_CAPACITY {
         return;
     }
     bytes.clear();
     let mut spares = SPARE_BUFFERS.lock();
     if spares.len() < MAX_SPARE_BUFFERS {
-        spares.push(bytes);
+        spares.push((name, bytes));
     }
 }
 
@@ -52,7 +55,7 @@ impl StateWriter {
         let at = match self.sections.iter().position(|(n, _)| n == name) {
             Some(at) => at,
             None => {
-                self.sections.push((name.to_string(), Encoder::from_buffer(spare_buffer())));
+                self.sections.push((name.to_string(), Encoder::from_buffer(spare_buffer(name))));
                 self.sections.len() - 1
             }
         };
@@ -86,7 +89,7 @@ struct Sections(Vec<(String, Vec<u8>)>);
 
 impl Drop for Sections {
     fn drop(&mut self) {
-        std::mem::take(&mut self.0).into_iter().for_each(|(_, bytes)| give_back(bytes));
+        std::mem::take(&mut self.0).into_iter().for_each(|(name, bytes)| give_back(name, bytes));
     }
 }
 

@@ -131,6 +131,11 @@ pub fn read_all(dir: &Path) -> Vec<CompletedCheckpoint> {
     numbered(dir).into_iter().filter_map(|(_, p)| read_checkpoint(&p).ok()).collect()
 }
 
+/// The newest complete checkpoint under `dir`, read.
+pub fn read_latest(dir: &Path) -> Option<CompletedCheckpoint> {
+    latest_checkpoint(dir).and_then(|chk| read_checkpoint(&chk).ok())
+}
+
 /// The newest complete checkpoint under `dir`: the highest `chk-N` whose metadata reads.
 pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
     numbered(dir).into_iter().rev().map(|(_, p)| p).find(|p| read_snapshot(&p.join(METADATA)).is_ok())

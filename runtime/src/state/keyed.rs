@@ -157,7 +157,7 @@ impl<V: StateValue> ListState<V> {
     pub fn get_mut(&mut self, key: &[crate::value::Value], now: i64) -> Option<ListMut<'_, V>> {
         let ttl = self.ttl;
         let list = self.entries.get_mut(key)?;
-        if ttl.millis.is_some() {
+        if ttl.is_on() {
             list.retain(|e| !ttl.expired(e.written, now));
         }
         (!list.is_empty()).then_some(ListMut { list, now })

@@ -43,13 +43,18 @@ pub fn owns_key(key: &[Value], info: &SubtaskInfo) -> bool {
 /// When entries expire: `ttl` milliseconds after their last write (none: never).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Ttl {
-    pub(crate) millis: Option<i64>,
+    millis: Option<i64>,
 }
 
 impl Ttl {
     /// Entries live `ttl` after their last write; `None` (or zero), forever.
     pub fn new(ttl: Option<std::time::Duration>) -> Self {
         Ttl { millis: ttl.map(|d| d.as_millis() as i64).filter(|&m| m > 0) }
+    }
+
+    /// Whether entries expire at all.
+    pub fn is_on(&self) -> bool {
+        self.millis.is_some()
     }
 
     /// Whether an entry last written at `written` has expired at `now`.

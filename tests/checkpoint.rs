@@ -15,7 +15,7 @@ use weir::runtime::chunk::Chunk;
 use weir::runtime::graph::JobGraph;
 
 use weir::runtime::operator::{owned_parts, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus};
-use weir::runtime::partition::{hash_key, subtask_for_hash};
+use weir::runtime::state::owns_key;
 use weir::runtime::{job, RowKind, RuntimeConfig, ShipStrategy, Value};
 
 /// A source of rows `[n % 7, n]`, 50 per poll, endless or ending after `limit` rows, that
@@ -252,7 +252,8 @@ fn a_finished_job_keeps_only_its_final_checkpoint() {
     assert!(rows.rows().is_empty(), "the final checkpoint's source has nothing left");
 }
 
-/// Counts rows per key (`row[0]`), keeping on restore the keys whose key groups it owns.
+/// Counts rows per key (`row[0]`), keeping on restore the keys whose key groups it owns; every
+/// row it is sent must be of a key it owns (the HASH exchange and keyed state agree).
 struct KeyedTally {
     counts: std::collections::BTreeMap<i64, u64>,
 }
@@ -266,10 +267,11 @@ impl Operator for KeyedTally {
         &mut self,
         _: usize,
         chunk: Chunk,
-        _: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         _: &mut Output,
     ) -> weir::runtime::Result<()> {
         for (_, row) in chunk.rows() {
+            assert!(owns_key(&row[..1], ctx.subtask()), "a row of a key another subtask owns");
             *self.counts.entry(row[0].as_i64().unwrap()).or_default() += 1;
         }
         Ok(())
@@ -297,7 +299,7 @@ impl Operator for KeyedTally {
             for _ in 0..counts.u32().unwrap() {
                 let key = counts.value().unwrap();
                 let n = counts.u64().unwrap();
-                if subtask_for_hash(hash_key(std::slice::from_ref(&key), &[0]), me.parallelism) == me.index {
+                if owns_key(std::slice::from_ref(&key), &me) {
                     *self.counts.entry(key.as_i64().unwrap()).or_default() += n;
                 }
             }
@@ -308,13 +310,24 @@ impl Operator for KeyedTally {
 
 /// Counting sources (restoring their position) hashed into `tallies` keyed tallies.
 fn keyed_job(tallies: usize, restore: Option<CompletedCheckpoint>) -> job::JobHandle {
+    keyed_job_in(tallies, None, restore).unwrap()
+}
+
+/// [`keyed_job`] with `max_parallelism` key groups (`pipeline.max-parallelism`).
+fn keyed_job_in(
+    tallies: usize,
+    max_parallelism: Option<usize>,
+    restore: Option<CompletedCheckpoint>,
+) -> weir::runtime::Result<job::JobHandle> {
     let mut g = JobGraph::new();
     let source = g.add_source("Counting", 2, |_| Counting::endless());
     let tally = g.add_operator("KeyedTally", tallies, |_| Box::new(KeyedTally { counts: Default::default() }));
     g.connect(source, tally, ShipStrategy::Hash(vec![0]));
     let restore = restore.map(|c| Restore { checkpoint: Arc::new(c), ignore_unclaimed_state: false });
     let checkpointing = CheckpointConfig { restore, ..CheckpointConfig::default() };
-    job::start(g, RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing)).unwrap()
+    let mut config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
+    config.max_parallelism = max_parallelism;
+    job::start(g, config)
 }
 
 /// Rows sent, and rows counted per key, in a checkpoint of [`keyed_job`].
@@ -364,6 +377,33 @@ fn a_restored_job_goes_on_from_its_checkpoint_at_another_parallelism() {
     for (key, n) in &counts {
         assert!(counts_after[key] >= *n, "key {key} kept its count");
     }
+}
+
+#[test]
+fn key_groups_follow_pipeline_max_parallelism() {
+    // Four key groups over two tallies, then over three (each tally asserts that it is sent only
+    // keys it owns, and a restore keeps only those).
+    let first = keyed_job_in(2, Some(4), None).unwrap();
+    let taken = checkpoint_now(&first);
+    first.cancel();
+    let _ = first.wait();
+    let second = keyed_job_in(3, Some(4), Some(taken.clone())).unwrap();
+    let next = checkpoint_now(&second);
+    second.cancel();
+    let _ = second.wait();
+    let (sent, counts) = keyed_totals(&next);
+    assert_eq!(sent, counts.values().sum::<u64>(), "no row lost or counted twice");
+    assert!(counts.keys().all(|k| keyed_totals(&taken).1.get(k).is_none_or(|n| counts[k] >= *n)));
+    // More tallies than key groups: refused before the job starts, with Flink's message.
+    let Err(error) = keyed_job_in(5, Some(4), None) else { panic!("five subtasks over four key groups ran") };
+    let error = error.to_string();
+    assert!(
+        error.contains(
+            "Vertex KeyedTally's parallelism (5) is higher than the max parallelism (4). Please lower the \
+             parallelism or increase the max parallelism."
+        ),
+        "{error}"
+    );
 }
 
 #[test]

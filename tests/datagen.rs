@@ -351,7 +351,7 @@ fn a_restored_sequence_goes_on_without_loss_or_repeat_at_any_parallelism() {
     let provider = ConnectorRegistry::default().create_source(&table).unwrap();
     let clock = Arc::new(ManualClock::new(0));
     let context = |index: usize, parallelism: usize| {
-        let info = weir::runtime::SubtaskInfo { vertex: "gen".into(), index, parallelism };
+        let info = weir::runtime::SubtaskInfo::new("gen", index, parallelism);
         weir::runtime::OperatorContext::new(info, Arc::clone(&clock) as _, 100)
     };
     for (before, after) in [(3, 3), (3, 2), (2, 5), (4, 1)] {

@@ -227,7 +227,7 @@ fn a_restored_file_source_reads_on_from_its_checkpoint() {
     let provider = weir::connectors::ConnectorRegistry::default().create_source(&t).unwrap();
     let clock: std::sync::Arc<dyn weir::runtime::Clock> = std::sync::Arc::new(weir::runtime::ManualClock::new(0));
     let context = |index: usize, parallelism: usize| {
-        let info = weir::runtime::SubtaskInfo { vertex: "t".into(), index, parallelism };
+        let info = weir::runtime::SubtaskInfo::new("t", index, parallelism);
         weir::runtime::OperatorContext::new(info, std::sync::Arc::clone(&clock), 128)
     };
     let all: Vec<i64> = (0..5).flat_map(|f| (0..700).map(move |i| f * 1000 + i)).collect();
@@ -249,7 +249,7 @@ fn a_restored_file_source_reads_on_from_its_checkpoint() {
     let mut state = weir::runtime::checkpoint::StateWriter::new();
     // A chunk of two rows, then the checkpoint after line 2.
     let mut small = weir::runtime::OperatorContext::new(
-        weir::runtime::SubtaskInfo { vertex: "t".into(), index: 0, parallelism: 1 },
+        weir::runtime::SubtaskInfo::new("t", 0, 1),
         std::sync::Arc::clone(&clock),
         2,
     );

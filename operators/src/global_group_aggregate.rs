@@ -4,32 +4,27 @@
 //! DISTINCT calls are merged from the local phases' distinct values: a value that arrives in
 //! (or leaves) the group's own set reaches the calls on its column.
 
-use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::partition::{hash_key, subtask_for_hash};
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, Value};
+use weir_runtime::state::owns_key;
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
-use crate::aggregate::group_state::{read_groups, write_groups, Emission, GroupKey, GroupState, ResultRow};
+use crate::aggregate::group_state::{check_groups, Emission, GroupKey, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::filter_groups;
-use crate::aggregate::{room_for_one, Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
+use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::unexpected_columns;
 use crate::spec::OperatorSpec;
 
-/// The sections of a global aggregate's state: its groups as values, or typed.
-const GROUPS: &str = "groups";
+/// The section of a global aggregate's typed groups (as values, they are [`GROUPS`]).
 const TYPED_GROUPS: &str = "typed-groups";
 
 /// The error of a restore whose state does not decode.
 fn malformed(e: &DecodeError) -> weir_runtime::Error {
     weir_runtime::Error::Restore(format!("the state of GlobalGroupAggregate is malformed: {e}"))
 }
-
-/// One group's state, with the distinct values of each DISTINCT argument.
-type Group = GroupState<Vec<DistinctValues>>;
 
 /// What the bundle holds for one group.
 #[derive(Debug)]
@@ -76,7 +71,10 @@ pub struct GlobalGroupAggregateOperator {
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
     emission: Emission,
-    groups: HashMap<GroupKey, Group>,
+    /// `table.exec.state.ttl` in milliseconds; 0 keeps state forever.
+    ttl_millis: i64,
+    /// Each group's state, with the distinct values of each DISTINCT argument.
+    groups: Groups<Vec<DistinctValues>>,
     distinct: DistinctArgs,
     /// Per group, the rows, partial accumulators and distinct values merged since the last flush.
     bundle: HashMap<GroupKey, Merged>,
@@ -106,8 +104,9 @@ impl GlobalGroupAggregateOperator {
             key_count,
             calls,
             arg_types,
-            emission: Emission { update_before: true, emit_unchanged: false, ttl_millis: 0 },
-            groups: HashMap::new(),
+            emission: Emission { update_before: true, emit_unchanged: false },
+            ttl_millis: 0,
+            groups: Groups::new(GROUPS, None),
             bundle: HashMap::new(),
             meter: BundleMeter::new(trigger),
             scratch: ResultRow::new(),
@@ -137,7 +136,7 @@ impl GlobalGroupAggregateOperator {
         let key_types: Vec<arrow_schema::DataType> =
             chunk.columns().arrays().iter().take(self.key_count).map(|a| a.data_type().clone()).collect();
         if self.typed_allowed
-            && self.emission.ttl_millis == 0
+            && self.ttl_millis == 0
             && key_types.len() == self.key_count
             && TypedCalls::supports_calls(&self.calls, &self.arg_types, false)
         {
@@ -184,9 +183,19 @@ impl GlobalGroupAggregateOperator {
         self
     }
 
+    /// The processing time state TTL reads (0 without a TTL: nothing expires).
+    fn now(&self, ctx: &OperatorContext) -> i64 {
+        if self.ttl_millis > 0 {
+            ctx.processing_time()
+        } else {
+            0
+        }
+    }
+
     /// `table.exec.state.ttl` in milliseconds (0: keep state forever).
     pub fn with_state_ttl(mut self, ttl_millis: i64) -> Self {
-        self.emission.ttl_millis = ttl_millis.max(0);
+        self.ttl_millis = ttl_millis.max(0);
+        self.groups = Groups::new(GROUPS, Some(std::time::Duration::from_millis(self.ttl_millis as u64)));
         self
     }
 }
@@ -207,7 +216,7 @@ impl Bundled for GlobalGroupAggregateOperator {
         if self.bundle.is_empty() {
             return Ok(());
         }
-        let now = if self.emission.ttl_millis > 0 { ctx.processing_time() } else { 0 };
+        let now = self.now(ctx);
         let groups = self.bundle.len();
         let mut emitted = Chunk::with_capacity(self.key_count + self.calls.len(), groups);
         // Drained in place: the table keeps its capacity for the next bundle.
@@ -215,20 +224,13 @@ impl Bundled for GlobalGroupAggregateOperator {
         let mut partial = Vec::new();
         let emission = self.emission;
         for (key, Merged { rows, merged, distinct: arrived }) in bundle.drain() {
-            if self.groups.get(&key).is_some_and(|g| emission.expired(g.written, now)) {
-                self.groups.remove(&key);
-            }
-            room_for_one(&mut self.groups)?;
             let Self { groups, calls, arg_types, scratch, distinct, .. } = self;
-            let group = match groups.entry_ref(&key[..]) {
-                EntryRef::Occupied(entry) => entry.into_mut(),
-                // Only retractions for a group without state: dropped.
-                EntryRef::Vacant(_) if rows <= 0 => continue,
-                EntryRef::Vacant(entry) => {
-                    let accumulators = Accumulator::for_calls(calls, arg_types, false);
-                    entry.insert(GroupState::new(accumulators, distinct.empty_sets(), now))
-                }
+            // Only retractions for a group without state: dropped.
+            let make = || {
+                (rows > 0)
+                    .then(|| GroupState::new(Accumulator::for_calls(calls, arg_types, false), distinct.empty_sets()))
             };
+            let Some(group) = groups.get_mut_or_insert_with(&key, now, make)? else { continue };
             let first = group.rows == 0;
             for (i, ((call, acc), from)) in calls.iter().zip(group.accumulators.iter_mut()).zip(&merged).enumerate() {
                 if distinct.slot(i).is_some() {
@@ -249,9 +251,8 @@ impl Bundled for GlobalGroupAggregateOperator {
                 }
             }
             group.rows += rows;
-            group.written = now;
             if group.emit_change(first, &key, calls, emission, scratch, &mut emitted) {
-                groups.remove(&key[..]);
+                groups.remove(&key);
             }
         }
         self.bundle = bundle;
@@ -317,13 +318,13 @@ impl Operator for GlobalGroupAggregateOperator {
 
     /// Every group, typed or as values (typed groups restored and not yet taken back as they
     /// were restored).
-    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+    fn snapshot_state(&mut self, _: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
         if let Some(typed) = &self.typed {
             typed.snapshot(state.section(TYPED_GROUPS));
         } else if let Some(restored) = &self.restored_typed {
             state.section(TYPED_GROUPS).raw(restored);
         } else {
-            write_groups(&self.groups, state.section(GROUPS));
+            self.groups.snapshot(state, self.now(ctx));
         }
         Ok(())
     }
@@ -332,22 +333,16 @@ impl Operator for GlobalGroupAggregateOperator {
     /// ones are taken back typed at the first chunk.
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         let me = ctx.subtask().clone();
-        let key_columns: Vec<usize> = (0..self.key_count).collect();
-        let owns = |key: &[Value]| subtask_for_hash(hash_key(key, &key_columns), me.parallelism) == me.index;
         let typed: Vec<_> = states.iter().filter_map(|s| s.section(TYPED_GROUPS)).collect();
         if !typed.is_empty() {
             let mut own = Encoder::new();
-            filter_groups(typed, self.key_count, owns, &mut own).map_err(|e| malformed(&e))?;
+            filter_groups(typed, self.key_count, |key| owns_key(key, &me), &mut own).map_err(|e| malformed(&e))?;
             self.restored_typed = Some(own.into_bytes());
             return Ok(());
         }
         self.typed_decided = true;
-        for state in states {
-            if let Some(mut input) = state.section(GROUPS) {
-                read_groups(&mut self.groups, self.calls.len(), &mut input, owns).map_err(|e| malformed(&e))?;
-            }
-        }
-        Ok(())
+        self.groups.restore(states, &me)?;
+        check_groups(&mut self.groups, self.calls.len(), self.distinct.len(), "GlobalGroupAggregate")
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {

@@ -9,17 +9,16 @@
 //!   unchanged result emits nothing, unless state TTL is on (downstream state must be refreshed);
 //! - the retraction of the group's last row emits `-D[old]` and drops the group's state.
 
-use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 use weir_runtime::checkpoint::codec::DecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::partition::{hash_key, subtask_for_hash};
+use weir_runtime::state::owns_key;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
-use crate::aggregate::group_state::{read_groups, write_groups, Emission, GroupKey, GroupState, ResultRow};
-use crate::aggregate::{room_for_one, Accumulator, AggregateCall, TypedCalls, TypedGroups};
+use crate::aggregate::group_state::{check_groups, Emission, GroupState, Groups, ResultRow, GROUPS};
+use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
 use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
@@ -98,11 +97,13 @@ pub struct GroupAggregateOperator {
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
     emission: Emission,
+    /// `table.exec.state.ttl` in milliseconds; 0 keeps state forever.
+    ttl_millis: i64,
     retracting: bool,
     /// The bundle's bookkeeping, in mini-batch mode.
     meter: Option<BundleMeter>,
     bundle: Bundle,
-    groups: HashMap<GroupKey, Group>,
+    groups: Groups<Vec<Option<HashMap<Value, i64>>>>,
     /// The groups, held as typed vectors when [`TypedGroups`] covers the calls (decided at the
     /// first chunk, once the builder settings are final).
     typed: Option<TypedGroups>,
@@ -124,11 +125,12 @@ impl GroupAggregateOperator {
             keys,
             calls,
             arg_types,
-            emission: Emission { update_before: true, emit_unchanged: false, ttl_millis: 0 },
+            emission: Emission { update_before: true, emit_unchanged: false },
+            ttl_millis: 0,
             retracting: true,
             meter: None,
             bundle: Bundle::default(),
-            groups: HashMap::new(),
+            groups: Groups::new(GROUPS, None),
             typed: None,
             typed_allowed: true,
             typed_decided: false,
@@ -160,7 +162,8 @@ impl GroupAggregateOperator {
     /// `table.exec.state.ttl`: a group not written for this long (processing time) is
     /// forgotten; its next row starts it over. 0 keeps state forever.
     pub fn with_state_ttl(mut self, ttl_millis: i64) -> Self {
-        self.emission.ttl_millis = ttl_millis.max(0);
+        self.ttl_millis = ttl_millis.max(0);
+        self.groups = Groups::new(GROUPS, Some(std::time::Duration::from_millis(self.ttl_millis as u64)));
         self
     }
 
@@ -188,7 +191,7 @@ impl GroupAggregateOperator {
             self.typed_decided = true;
             let eligible = self.typed_allowed
                 && self.meter.is_none()
-                && self.emission.ttl_millis == 0
+                && self.ttl_millis == 0
                 && TypedCalls::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
             if eligible {
                 self.typed = TypedGroups::new(
@@ -212,37 +215,27 @@ impl GroupAggregateOperator {
         now: i64,
         emitted: &mut Chunk,
     ) -> Result<()> {
-        let emission = self.emission;
-        if self.groups.get(key).is_some_and(|g| emission.expired(g.written, now)) {
-            self.groups.remove(key);
-        }
-        room_for_one(&mut self.groups)?;
         let mut rows = rows.peekable();
-        let Self { groups, calls, arg_types, retracting, scratch, .. } = self;
-        let group = match groups.entry_ref(key) {
-            EntryRef::Occupied(entry) => entry.into_mut(),
-            EntryRef::Vacant(entry) => {
-                // Retractions for a group without state are dropped.
-                while rows.peek().is_some_and(|(kind, _)| !kind.is_accumulate()) {
-                    rows.next();
-                }
-                if rows.peek().is_none() {
-                    return Ok(());
-                }
-                let distinct = if calls.iter().any(|c| c.distinct) {
-                    calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
-                } else {
-                    Vec::new()
-                };
-                entry.insert(GroupState::new(Accumulator::for_calls(calls, arg_types, *retracting), distinct, 0))
+        let Self { groups, calls, arg_types, retracting, scratch, emission, .. } = self;
+        let group = groups.get_mut_or_insert_with(key, now, || {
+            // Retractions for a group without state are dropped.
+            while rows.peek().is_some_and(|(kind, _)| !kind.is_accumulate()) {
+                rows.next();
             }
-        };
+            rows.peek()?;
+            let distinct = if calls.iter().any(|c| c.distinct) {
+                calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
+            } else {
+                Vec::new()
+            };
+            Some(GroupState::new(Accumulator::for_calls(calls, arg_types, *retracting), distinct))
+        })?;
+        let Some(group) = group else { return Ok(()) };
         let first = group.rows == 0;
         for (kind, row) in rows {
             update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 });
         }
-        group.written = now;
-        if group.emit_change(first, key, calls, emission, scratch, emitted) {
+        if group.emit_change(first, key, calls, *emission, scratch, emitted) {
             groups.remove(key);
         }
         Ok(())
@@ -250,7 +243,7 @@ impl GroupAggregateOperator {
 
     /// The processing time state TTL reads (0 without a TTL: nothing expires).
     fn now(&self, ctx: &OperatorContext) -> i64 {
-        if self.emission.ttl_millis > 0 {
+        if self.ttl_millis > 0 {
             ctx.processing_time()
         } else {
             0
@@ -282,8 +275,6 @@ impl Bundled for GroupAggregateOperator {
     }
 }
 
-/// The section of a group aggregate's state: its groups held as values.
-const GROUPS: &str = "groups";
 /// The section of a group aggregate's state: its typed groups.
 const TYPED_GROUPS: &str = "typed-groups";
 
@@ -366,14 +357,14 @@ impl Operator for GroupAggregateOperator {
         self.flush(ctx, out)
     }
 
-    /// Every group: typed, its key and words; as values, its key, rows, last write, last
-    /// result, accumulators and DISTINCT values.
-    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+    /// Every group: typed, its key and words; as values, its key, last write, rows, last
+    /// result, accumulators and DISTINCT values (keyed value state).
+    fn snapshot_state(&mut self, _: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
         if let Some(typed) = &self.typed {
             typed.snapshot(state.section(TYPED_GROUPS));
             return Ok(());
         }
-        write_groups(&self.groups, state.section(GROUPS));
+        self.groups.snapshot(state, self.now(ctx));
         Ok(())
     }
 
@@ -381,10 +372,6 @@ impl Operator for GroupAggregateOperator {
     /// as they were held when checkpointed (typed or as values).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         let me = ctx.subtask().clone();
-        let key_columns: Vec<usize> = (0..self.keys.len()).collect();
-        let owns = |key: &[Value]| subtask_for_hash(hash_key(key, &key_columns), me.parallelism) == me.index;
-        let malformed =
-            |e: DecodeError| weir_runtime::Error::Restore(format!("the state of GroupAggregate is malformed: {e}"));
         if states.iter().any(|s| s.section(TYPED_GROUPS).is_some()) {
             let Some(typed) = self.typed_groups() else {
                 return Err(weir_runtime::Error::Restore(
@@ -392,21 +379,20 @@ impl Operator for GroupAggregateOperator {
                         .into(),
                 ));
             };
+            let malformed =
+                |e: DecodeError| weir_runtime::Error::Restore(format!("the state of GroupAggregate is malformed: {e}"));
             for state in states {
                 if let Some(mut input) = state.section(TYPED_GROUPS) {
-                    typed.restore(&mut input, owns).map_err(malformed)?;
+                    typed.restore(&mut input, |key| owns_key(key, &me)).map_err(malformed)?;
                 }
             }
             return Ok(());
         }
         self.typed_decided = true;
         self.typed = None;
-        for state in states {
-            if let Some(mut input) = state.section(GROUPS) {
-                read_groups(&mut self.groups, self.calls.len(), &mut input, owns).map_err(malformed)?;
-            }
-        }
-        Ok(())
+        self.groups.restore(states, &me)?;
+        let distinct_sets = if self.calls.iter().any(|c| c.distinct) { self.calls.len() } else { 0 };
+        check_groups(&mut self.groups, self.calls.len(), distinct_sets, name_of(self.meter.is_some()))
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
@@ -426,6 +412,7 @@ mod tests {
     use std::collections::BTreeMap;
     use weir_runtime::fixture::materialize_changelog;
     use weir_runtime::harness::OperatorHarness;
+    use weir_runtime::partition::{hash_key, subtask_for_hash};
 
     use crate::aggregate::bundle::BundleTrigger;
 
@@ -665,6 +652,30 @@ mod tests {
                 .collect();
             assert_eq!(actual, expected, "round {round}");
         }
+    }
+
+    #[test]
+    fn a_checkpoint_of_other_aggregates_is_refused_and_state_ttl_survives_a_restore() {
+        let types = [DataType::string(), DataType::int()];
+        let mut h = OperatorHarness::new(count_sum(&types).with_typed_state(false).with_state_ttl(1000));
+        h.push("op | k STRING | v INT\n+I | a | 1").unwrap();
+        h.advance_processing_time(600).unwrap();
+        h.push("op | k STRING | v INT\n+I | b | 2").unwrap();
+        let state = h.snapshot(1).unwrap();
+        // Other calls than the checkpointed groups hold: refused, naming the operator.
+        let one_call = GroupAggregateOperator::new(
+            vec![0],
+            vec![AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint())],
+            &types,
+        );
+        let error = OperatorHarness::new(one_call).restore(vec![state.clone()]).unwrap_err().to_string();
+        assert!(error.contains("the state of GroupAggregate holds groups of other aggregates"), "{error}");
+        // The same calls: each group keeps the time it was written at, and expires from it.
+        let mut restored = OperatorHarness::new(count_sum(&types).with_state_ttl(1000).with_emit_unchanged(true));
+        restored.restore(vec![state]).unwrap();
+        restored.advance_processing_time(1000).unwrap();
+        restored.push("op | k STRING | v INT\n+I | a | 5\n+I | b | 5").unwrap();
+        assert_eq!(restored.take_lines(), ["+I[a, 1, 5]", "-U[b, 1, 2]", "+U[b, 2, 7]"]);
     }
 
     /// An aggregate checkpointed and restored at random points of a random changelog, at a

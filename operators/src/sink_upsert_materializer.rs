@@ -75,7 +75,7 @@ impl SinkUpsertMaterializerOperator {
                 }
                 None => {
                     out.push(RowKind::Insert, row);
-                    alive.add(key.clone(), row.into(), now);
+                    alive.add(key, row.into(), now);
                 }
             }
             return;

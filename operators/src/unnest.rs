@@ -157,11 +157,11 @@ mod tests {
     use weir_runtime::RowKind;
 
     fn unnest(collection: DataType, left: bool, ordinality: bool) -> UnnestOperator {
-        UnnestSpec { collection: Expr::column(1, collection), left, ordinality }.build(&weir_runtime::SubtaskInfo {
-            vertex: "Correlate".into(),
-            index: 0,
-            parallelism: 1,
-        })
+        UnnestSpec { collection: Expr::column(1, collection), left, ordinality }.build(&weir_runtime::SubtaskInfo::new(
+            "Correlate",
+            0,
+            1,
+        ))
     }
 
     fn operator(left: bool) -> UnnestOperator {

@@ -7,16 +7,14 @@
 //! of the row it last wrote for the key. One row left: written (`+I`, or `+U` when it differs);
 //! none: the key is deleted (`-D`); several distinct rows: a primary key conflict, which fails
 //! the job (`DO ERROR`) or keeps the row already written, or the first one (`DO NOTHING`).
-//! A checkpoint holds every key's buffered changes and last written row; a restore keeps the
-//! keys the subtask owns.
+//! The keys are keyed value state ([`ValueState`]): a checkpoint holds every key's buffered
+//! changes and last written row, a restore keeps the keys the subtask owns.
 
 use std::collections::BTreeMap;
 
-use hashbrown::HashMap;
-
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::state::owns_key;
+use weir_runtime::state::{StateValue, ValueState};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 /// Appends the operator's current watermark to every row; see the module documentation.
@@ -65,10 +63,12 @@ struct KeyState {
     written: Option<Box<[Value]>>,
 }
 
-/// The section of the materializer's state: per key, its last written row and buffered changes.
+/// The materializer's keyed state: per key, its last written row and buffered changes.
 const KEYS: &str = "keys";
+/// The section of the materializer's state that holds the width of its rows.
+const ARITY: &str = "arity";
 
-impl KeyState {
+impl StateValue for KeyState {
     fn encode(&self, out: &mut Encoder) {
         out.u32(u32::from(self.written.is_some()));
         if let Some(row) = &self.written {
@@ -114,7 +114,7 @@ pub struct WatermarkCompactingMaterializerOperator {
     primary_key: Vec<usize>,
     upsert_key: Option<Vec<usize>>,
     on_conflict: OnConflict,
-    keys: HashMap<Box<[Value]>, KeyState>,
+    keys: ValueState<KeyState>,
     /// Scratch buffer for the primary key of the current row.
     key: Vec<Value>,
     /// Columns of a row without its timestamp, from the first chunk.
@@ -136,26 +136,19 @@ impl WatermarkCompactingMaterializerOperator {
             primary_key,
             upsert_key,
             on_conflict,
-            keys: HashMap::new(),
+            keys: ValueState::new(KEYS, None),
             key: Vec::new(),
             arity: 0,
             name,
         }
     }
 
-    fn same_row(&self, a: &[Value], b: &[Value]) -> bool {
-        match &self.upsert_key {
-            Some(key) => key.iter().all(|&k| a[k] == b[k]),
-            None => a == b,
-        }
-    }
-
     /// Writes the compacted changes of every key buffered up to `watermark`.
     fn compact(&mut self, watermark: i64, out: &mut Output) -> Result<()> {
         let mut emitted = Chunk::with_capacity(self.arity, 0);
-        let mut keys = std::mem::take(&mut self.keys);
+        let Self { keys, upsert_key, on_conflict, name, .. } = self;
         let mut failure = None;
-        keys.retain(|key, state| {
+        keys.retain(0, |key, state| {
             if failure.is_some() || state.buffer.first_key_value().is_none_or(|(ts, _)| *ts > watermark) {
                 return true;
             }
@@ -163,14 +156,14 @@ impl WatermarkCompactingMaterializerOperator {
             let due = std::mem::replace(&mut state.buffer, later);
             let mut rows: Vec<Box<[Value]>> = state.written.iter().cloned().collect();
             for (kind, row) in due.into_values().flatten() {
-                let found = rows.iter().position(|r| self.same_row(r, &row));
+                let found = rows.iter().position(|r| same_row(upsert_key.as_deref(), r, &row));
                 match (kind.is_accumulate(), found) {
-                    (true, Some(at)) if self.upsert_key.is_some() => rows[at] = row,
+                    (true, Some(at)) if upsert_key.is_some() => rows[at] = row,
                     (true, _) => rows.push(row),
                     (false, Some(at)) => {
                         rows.remove(at);
                     }
-                    (false, None) => tracing::info!(operator = %self.name, "retraction of a row never written dropped"),
+                    (false, None) => tracing::info!(operator = %name, "retraction of a row never written dropped"),
                 }
             }
             match (rows.len(), state.written.take()) {
@@ -185,7 +178,7 @@ impl WatermarkCompactingMaterializerOperator {
                     }
                     state.written = Some(row);
                 }
-                (_, previous) if self.on_conflict == OnConflict::Error => {
+                (_, previous) if *on_conflict == OnConflict::Error => {
                     let values: Vec<String> = key.iter().map(weir_runtime::print::value_to_string).collect();
                     failure = Some(Error::execution(format!(
                         "Primary key constraint violation: multiple distinct records with the same primary key \
@@ -203,7 +196,6 @@ impl WatermarkCompactingMaterializerOperator {
             }
             state.written.is_some() || !state.buffer.is_empty()
         });
-        self.keys = keys;
         out.collect(emitted);
         failure.map_or(Ok(()), Err)
     }
@@ -227,7 +219,9 @@ impl Operator for WatermarkCompactingMaterializerOperator {
             let timestamp = stamp[0].as_i64().unwrap_or(i64::MIN);
             self.key.clear();
             self.key.extend(self.primary_key.iter().map(|&k| row[k].clone()));
-            let state = self.keys.entry_ref(&self.key[..]).or_default();
+            let Some(state) = self.keys.get_mut_or_insert_with(&self.key, 0, || Some(KeyState::default()))? else {
+                continue;
+            };
             let records = state.buffer.entry(timestamp).or_default();
             // A change and its opposite on the same row within one timestamp cancel out.
             let opposite = records.iter().position(|(k, r)| k.is_accumulate() != kind.is_accumulate() && **r == *row);
@@ -253,31 +247,29 @@ impl Operator for WatermarkCompactingMaterializerOperator {
 
     /// Every key's last written row and buffered changes, and the rows' width.
     fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
-        let out = state.section(KEYS);
-        out.u32(self.arity as u32);
-        out.u32(self.keys.len() as u32);
-        for (key, key_state) in &self.keys {
-            out.values(key);
-            key_state.encode(out);
-        }
+        state.section(ARITY).u32(self.arity as u32);
+        self.keys.snapshot(state, 0);
         Ok(())
     }
 
     /// Keeps the keys this subtask owns now (its input is hashed on the primary key).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
-        let malformed = |e: DecodeError| Error::Restore(format!("the state of {} is malformed: {e}", self.name));
         for state in states {
-            let Some(mut input) = state.section(KEYS) else { continue };
-            self.arity = self.arity.max(input.u32().map_err(malformed)? as usize);
-            for _ in 0..input.u32().map_err(malformed)? {
-                let key: Box<[Value]> = input.values().map_err(malformed)?;
-                let key_state = KeyState::decode(&mut input).map_err(malformed)?;
-                if owns_key(&key, ctx.subtask()) {
-                    self.keys.insert(key, key_state);
-                }
-            }
+            let Some(mut input) = state.section(ARITY) else { continue };
+            let arity =
+                input.u32().map_err(|e| Error::Restore(format!("the state of {} is malformed: {e}", self.name)))?;
+            self.arity = self.arity.max(arity as usize);
         }
-        Ok(())
+        self.keys.restore(states, ctx.subtask())
+    }
+}
+
+/// Whether `a` and `b` are the same row: equal on the `upsert_key` when there is one, else on
+/// all values.
+fn same_row(upsert_key: Option<&[usize]>, a: &[Value], b: &[Value]) -> bool {
+    match upsert_key {
+        Some(key) => key.iter().all(|&k| a[k] == b[k]),
+        None => a == b,
     }
 }
 

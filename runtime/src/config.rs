@@ -15,6 +15,10 @@ use crate::settings::{Setting, Settings, Spec};
 pub struct RuntimeConfig {
     /// `parallelism.default`
     pub default_parallelism: usize,
+    /// `pipeline.max-parallelism`: the number of key groups keyed state and HASH exchanges
+    /// use, and the highest parallelism a vertex may have; `None` takes Flink's default for
+    /// each vertex's parallelism ([`crate::partition::default_max_parallelism`]).
+    pub max_parallelism: Option<usize>,
     /// `execution.worker-threads`: the fixed pool every subtask actor runs on.
     pub worker_threads: usize,
     /// `execution.mailbox-capacity`: elements queued per subtask before its senders wait.
@@ -37,6 +41,7 @@ impl std::fmt::Debug for RuntimeConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeConfig")
             .field("default_parallelism", &self.default_parallelism)
+            .field("max_parallelism", &self.max_parallelism)
             .field("worker_threads", &self.worker_threads)
             .field("mailbox_capacity", &self.mailbox_capacity)
             .field("chunk_size", &self.chunk_size)
@@ -51,6 +56,7 @@ impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             default_parallelism: 1,
+            max_parallelism: None,
             worker_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             mailbox_capacity: 16,
             chunk_size: 1024,
@@ -70,6 +76,16 @@ pub static PARALLELISM: Setting<i64> = Setting::int(
     |n| (1..=MAX_PARALLELISM).contains(&n),
     "a positive integer up to 32768",
     "parallelism of operators that do not set their own (the weir command starts at the number of cores)",
+);
+/// `pipeline.max-parallelism`
+pub static MAX_PARALLELISM_SETTING: Setting<i64> = Setting::int(
+    "pipeline.max-parallelism",
+    -1,
+    "-1",
+    |n| n == -1 || (1..=MAX_PARALLELISM).contains(&n),
+    "-1 or a positive integer up to 32768",
+    "the number of key groups of keyed state and HASH exchanges, and the highest parallelism an \
+     operator may have; -1 takes Flink's default for each operator's parallelism (at least 128)",
 );
 /// `execution.worker-threads`
 pub static WORKER_THREADS: Setting<i64> = Setting::int(
@@ -126,8 +142,9 @@ const MAX_QUEUE: i64 = 1 << 20;
 impl RuntimeConfig {
     /// The settings the runtime reads, declared once each (the checkpointing keys in
     /// [`CheckpointConfig::SETTINGS`]).
-    pub const SETTINGS: [&'static Spec; 15] = [
+    pub const SETTINGS: [&'static Spec; 16] = [
         &PARALLELISM.spec,
+        &MAX_PARALLELISM_SETTING.spec,
         &WORKER_THREADS.spec,
         &MAILBOX_CAPACITY.spec,
         &CHUNK_SIZE.spec,
@@ -149,6 +166,9 @@ impl RuntimeConfig {
         let mut config = self.clone();
         let count = |s: &Setting<i64>, current: usize| settings.get_set(s).map_or(current, |n| n as usize);
         config.default_parallelism = count(&PARALLELISM, self.default_parallelism);
+        if let Some(n) = settings.get_set(&MAX_PARALLELISM_SETTING) {
+            config.max_parallelism = usize::try_from(n).ok();
+        }
         config.worker_threads = count(&WORKER_THREADS, self.worker_threads);
         config.mailbox_capacity = count(&MAILBOX_CAPACITY, self.mailbox_capacity);
         config.chunk_size = count(&CHUNK_SIZE, self.chunk_size);
@@ -162,6 +182,7 @@ impl RuntimeConfig {
     pub fn value_text(&self, key: &str) -> Option<String> {
         Some(match key {
             "parallelism.default" => self.default_parallelism.to_string(),
+            "pipeline.max-parallelism" => self.max_parallelism.map_or("-1".to_string(), |n| n.to_string()),
             "execution.worker-threads" => self.worker_threads.to_string(),
             "execution.mailbox-capacity" => self.mailbox_capacity.to_string(),
             "execution.chunk-size" => self.chunk_size.to_string(),
@@ -180,7 +201,7 @@ impl RuntimeConfig {
     /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        static TABLE: [&Spec; 15] = RuntimeConfig::SETTINGS;
+        static TABLE: [&Spec; 16] = RuntimeConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         if settings.spec(key).is_none() {
             return Err(Error::UnknownOption(key.to_string()));

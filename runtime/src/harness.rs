@@ -45,7 +45,7 @@ impl OperatorHarness {
 
     fn build(operator: Box<dyn Operator>, index: usize, parallelism: usize, checkpointing: bool) -> Self {
         let clock = Arc::new(ManualClock::new(0));
-        let info = SubtaskInfo { vertex: operator.name().to_string(), index, parallelism };
+        let info = SubtaskInfo::new(operator.name(), index, parallelism);
         let bundles = Arc::new(BundleMetrics::default());
         let ctx = OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024)
             .with_bundle_metrics(Arc::clone(&bundles))

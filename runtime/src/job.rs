@@ -244,6 +244,7 @@ pub fn run(graph: JobGraph, config: RuntimeConfig) -> Result<JobStatus> {
 /// [`Error::InvalidGraph`] when the graph cannot run; [`Error::Startup`] when threads cannot start.
 pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     graph.validate()?;
+    check_max_parallelism(&graph, config.max_parallelism)?;
     let plan = DeploymentPlan::new(&graph)?;
     let token = CancellationToken::new();
     let mut metrics = JobMetrics::default();
@@ -437,8 +438,9 @@ async fn deploy_and_wait(
     for (c, chain) in plan.chains.iter().enumerate().rev() {
         let parallelism = graph.vertex(chain[0]).parallelism;
         for (index, subtask_metrics) in metrics[c].iter().enumerate() {
-            let info = SubtaskInfo { vertex: chain_name(graph, chain), index, parallelism };
-            let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes);
+            let info = SubtaskInfo::new(chain_name(graph, chain), index, parallelism)
+                .with_max_parallelism(config.max_parallelism);
+            let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes, config);
             let mut built = build_chain(graph, chain, &info, config, subtask_metrics);
             let ids: Vec<String> = chain.iter().map(|v| operator_ids[v.0].clone()).collect();
             let states: Vec<Vec<StateReader>> = match &restore {
@@ -578,6 +580,7 @@ fn connect_outputs(
     index: usize,
     addrs: &[Vec<Addr<SubtaskActor>>],
     mailboxes: &[Vec<Arc<Semaphore>>],
+    config: &RuntimeConfig,
 ) -> (Vec<OutputEdge>, Vec<Target>) {
     let tail = chain[chain.len() - 1];
     let mut targets = Vec::new();
@@ -598,11 +601,26 @@ fn connect_outputs(
             })
             .collect();
         edges.push(OutputEdge {
-            partitioner: Partitioner::new(edge.strategy.clone(), index, receivers),
+            partitioner: Partitioner::new(edge.strategy.clone(), index, receivers)
+                .with_max_parallelism(config.max_parallelism),
             targets: by_receiver,
         });
     }
     (edges, targets)
+}
+
+/// Refuses a vertex whose parallelism exceeds `pipeline.max-parallelism` (it would own no key
+/// group), with Flink's message.
+fn check_max_parallelism(graph: &JobGraph, max_parallelism: Option<usize>) -> Result<()> {
+    let Some(max) = max_parallelism else { return Ok(()) };
+    match graph.vertices().iter().find(|v| v.parallelism > max) {
+        Some(v) => Err(Error::InvalidGraph(format!(
+            "Vertex {}'s parallelism ({}) is higher than the max parallelism ({max}). Please lower the parallelism \
+             or increase the max parallelism.",
+            v.name, v.parallelism
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Instantiates the operators of one subtask of `chain`.

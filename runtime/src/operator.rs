@@ -77,6 +77,26 @@ pub struct SubtaskInfo {
     pub index: usize,
     /// Parallelism of the vertex.
     pub parallelism: usize,
+    /// Key groups of the vertex's keyed state (`pipeline.max-parallelism`): a key belongs to
+    /// the subtask its key group is assigned to, as the HASH exchange into the vertex routes it.
+    pub max_parallelism: usize,
+}
+
+impl SubtaskInfo {
+    /// Subtask `index` of `parallelism` of `vertex`, with Flink's default number of key groups
+    /// for that parallelism.
+    pub fn new(vertex: impl Into<String>, index: usize, parallelism: usize) -> Self {
+        let max_parallelism = crate::partition::default_max_parallelism(parallelism);
+        SubtaskInfo { vertex: vertex.into(), index, parallelism, max_parallelism }
+    }
+
+    /// The same subtask with `max_parallelism` key groups (`None`: the default).
+    pub fn with_max_parallelism(mut self, max_parallelism: Option<usize>) -> Self {
+        if let Some(n) = max_parallelism {
+            self.max_parallelism = n;
+        }
+        self
+    }
 }
 
 /// How far an operator is with work it started and has not finished (async lookups in flight).

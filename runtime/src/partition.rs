@@ -141,10 +141,14 @@ pub fn subtask_for_key_group(key_group: usize, max_parallelism: usize, paralleli
     key_group * parallelism / max_parallelism
 }
 
-/// The subtask that receives rows with this key hash.
+/// The subtask that receives rows with this key hash, with the default number of key groups.
 pub fn subtask_for_hash(hash: u64, parallelism: usize) -> usize {
-    let max = default_max_parallelism(parallelism);
-    subtask_for_key_group(key_group(hash, max), max, parallelism)
+    subtask_for_hash_in(hash, default_max_parallelism(parallelism), parallelism)
+}
+
+/// The subtask that receives rows with this key hash, with `max_parallelism` key groups.
+pub fn subtask_for_hash_in(hash: u64, max_parallelism: usize, parallelism: usize) -> usize {
+    subtask_for_key_group(key_group(hash, max_parallelism), max_parallelism, parallelism)
 }
 
 /// Divides one sender subtask's output among the receivers of one edge.
@@ -153,6 +157,8 @@ pub struct Partitioner {
     strategy: ShipStrategy,
     sender: usize,
     receivers: usize,
+    /// Key groups of the receivers (HASH).
+    key_groups: usize,
     next_round_robin: usize,
     /// Receiver of each row of the chunk being routed; reused across chunks.
     targets: Vec<u32>,
@@ -161,10 +167,27 @@ pub struct Partitioner {
 }
 
 impl Partitioner {
-    /// A partitioner for sender subtask `sender` of an edge with `receivers` receiving subtasks.
+    /// A partitioner for sender subtask `sender` of an edge with `receivers` receiving subtasks
+    /// (HASH with the default number of key groups for them).
     pub fn new(strategy: ShipStrategy, sender: usize, receivers: usize) -> Self {
-        // Start round-robin at the sender's index so that parallel senders do not all hit 0 first.
-        Partitioner { strategy, sender, receivers, next_round_robin: sender, targets: Vec::new(), hashes: Vec::new() }
+        Partitioner {
+            strategy,
+            sender,
+            receivers,
+            key_groups: default_max_parallelism(receivers),
+            // Start round-robin at the sender's index so that parallel senders do not all hit 0 first.
+            next_round_robin: sender,
+            targets: Vec::new(),
+            hashes: Vec::new(),
+        }
+    }
+
+    /// The same partitioner with the receivers' `max_parallelism` key groups (`None`: the default).
+    pub fn with_max_parallelism(mut self, max_parallelism: Option<usize>) -> Self {
+        if let Some(n) = max_parallelism {
+            self.key_groups = n;
+        }
+        self
     }
 
     /// Routes one element: a chunk is split by the strategy, a control element goes to every
@@ -197,13 +220,13 @@ impl Partitioner {
             }
             ShipStrategy::Hash(keys) => {
                 self.targets.clear();
-                let receivers = self.receivers;
+                let (groups, receivers) = (self.key_groups, self.receivers);
+                let target = |hash| subtask_for_hash_in(hash, groups, receivers) as u32;
                 if chunk.is_columnar() {
                     hash_key_columns(&chunk, keys, &mut self.hashes);
-                    self.targets.extend(self.hashes.iter().map(|&h| subtask_for_hash(h, receivers) as u32));
+                    self.targets.extend(self.hashes.iter().map(|&h| target(h)));
                 } else {
-                    self.targets
-                        .extend(chunk.rows().map(|(_, row)| subtask_for_hash(hash_key(row, keys), receivers) as u32));
+                    self.targets.extend(chunk.rows().map(|(_, row)| target(hash_key(row, keys))));
                 }
                 self.split(chunk, &mut send);
             }

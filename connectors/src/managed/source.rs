@@ -243,7 +243,7 @@ mod tests {
     use weir_store::codec::EncodedRows;
 
     fn context() -> OperatorContext {
-        let info = SubtaskInfo { vertex: "scan".into(), index: 0, parallelism: 1 };
+        let info = SubtaskInfo::new("scan", 0, 1);
         OperatorContext::new(info, Arc::new(weir_runtime::ManualClock::new(0)), 1024).with_checkpointing(true)
     }
 

@@ -1,11 +1,13 @@
 //! The keyed state of the stateful group aggregates (GroupAggregate and GlobalGroupAggregate):
-//! one [`GroupState`] per group, and Flink's rules for what a group's change emits
-//! ([`Emission`]). The row-at-a-time paths of both operators keep their groups so; the typed
-//! paths keep the same facts in typed vectors.
+//! one [`GroupState`] per group, held in keyed value state ([`ValueState`], which stamps each
+//! group's last write for state TTL and checkpoints it), and Flink's rules for what a group's
+//! change emits ([`Emission`]). The row-at-a-time paths of both operators keep their groups so;
+//! the typed paths keep the same facts in typed vectors.
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::state::{StateValue, ValueState};
 use weir_runtime::{Chunk, RowKind, Value};
 
 use super::distinct::DistinctValues;
@@ -17,11 +19,17 @@ use super::{Accumulator, AggregateCall};
 pub(crate) type ResultRow = SmallVec<[Value; 4]>;
 
 /// A group's key, held inline in the group table (up to two values), so that checking a hit
-/// reads no other memory.
-pub(crate) type GroupKey = SmallVec<[Value; 2]>;
+/// reads no other memory: the key of keyed state.
+pub(crate) type GroupKey = weir_runtime::state::Key;
+
+/// The groups of an aggregate, by key: the section `groups` of its checkpoints.
+pub(crate) type Groups<D> = ValueState<GroupState<D>>;
+
+/// The name of the groups' state (their section in checkpoints).
+pub(crate) const GROUPS: &str = "groups";
 
 /// One group: its rows, accumulators, the distinct values of its DISTINCT calls (`D`, kept as
-/// each operator needs them), the result it emitted last and when it was last written.
+/// each operator needs them) and the result it emitted last.
 #[derive(Debug)]
 pub(crate) struct GroupState<D> {
     /// Rows present (the hidden `COUNT(*)` Flink adds for retracting input).
@@ -32,14 +40,12 @@ pub(crate) struct GroupState<D> {
     pub distinct: D,
     /// The last result emitted (empty before the first).
     pub last: ResultRow,
-    /// Processing time of the last write (for state TTL).
-    pub written: i64,
 }
 
 impl<D> GroupState<D> {
-    /// A group without rows, written at `now`.
-    pub(crate) fn new(accumulators: SmallVec<[Accumulator; 4]>, distinct: D, now: i64) -> Self {
-        GroupState { rows: 0, accumulators, distinct, last: ResultRow::new(), written: now }
+    /// A group without rows.
+    pub(crate) fn new(accumulators: SmallVec<[Accumulator; 4]>, distinct: D) -> Self {
+        GroupState { rows: 0, accumulators, distinct, last: ResultRow::new() }
     }
 
     /// After the group's rows were applied at `now` (`first`: it had no rows before), emits its
@@ -64,23 +70,16 @@ impl<D> GroupState<D> {
     }
 }
 
-/// What a group's change emits, and when its state expires: Flink's GroupAggFunction rules.
+/// What a group's change emits: Flink's GroupAggFunction rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Emission {
     /// Emit `-U` before `+U`.
     pub update_before: bool,
     /// Emit an unchanged result anyway (state TTL is on: downstream state must be refreshed).
     pub emit_unchanged: bool,
-    /// `table.exec.state.ttl` in milliseconds; 0 keeps state forever.
-    pub ttl_millis: i64,
 }
 
 impl Emission {
-    /// Whether a group last written at `written` is forgotten at `now` (its next row starts it over).
-    pub(crate) fn expired(&self, written: i64, now: i64) -> bool {
-        self.ttl_millis > 0 && now.saturating_sub(written) >= self.ttl_millis
-    }
-
     /// Emits the change from `last` to `new` into `emitted` and keeps `new` as the group's last
     /// result: `+I` for a new group (`first`), `-U`/`+U` for a change (or an unchanged result
     /// when `emit_unchanged`), `-D` when its last row left (`gone`). Returns whether the group's
@@ -121,6 +120,8 @@ pub(crate) trait DistinctState: Sized {
     fn encode(&self, out: &mut Encoder);
     /// Reads what [`DistinctState::encode`] wrote.
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError>;
+    /// How many sets of values it holds.
+    fn sets(&self) -> usize;
 }
 
 fn encode_values(out: &mut Encoder, values: Option<&DistinctValues>) {
@@ -155,6 +156,10 @@ impl DistinctState for Vec<Option<DistinctValues>> {
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         (0..input.u32()?).map(|_| decode_values(input)).collect()
     }
+
+    fn sets(&self) -> usize {
+        self.len()
+    }
 }
 
 /// Global aggregates: values per DISTINCT argument.
@@ -167,43 +172,51 @@ impl DistinctState for Vec<DistinctValues> {
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         (0..input.u32()?).map(|_| decode_values(input).map(Option::unwrap_or_default)).collect()
     }
-}
 
-/// Writes every group of `groups` for a checkpoint: its key, rows, last write, last result,
-/// accumulators and distinct values.
-pub(crate) fn write_groups<D: DistinctState, S>(groups: &HashMap<GroupKey, GroupState<D>, S>, out: &mut Encoder) {
-    out.u32(groups.len() as u32);
-    for (key, group) in groups {
-        out.values(key);
-        out.i64(group.rows);
-        out.i64(group.written);
-        out.values(&group.last);
-        group.accumulators.iter().for_each(|a| a.encode(out));
-        group.distinct.encode(out);
+    fn sets(&self) -> usize {
+        self.len()
     }
 }
 
-/// Adds to `groups` the groups [`write_groups`] wrote (each with `calls` accumulators) whose
-/// keys `owns` accepts.
+/// A group in a checkpoint: its rows, last result, accumulators (with their number) and
+/// distinct values.
+impl<D: DistinctState> StateValue for GroupState<D> {
+    fn encode(&self, out: &mut Encoder) {
+        out.i64(self.rows);
+        out.values(&self.last);
+        out.u32(self.accumulators.len() as u32);
+        self.accumulators.iter().for_each(|a| a.encode(out));
+        self.distinct.encode(out);
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let rows = input.i64()?;
+        let last: ResultRow = input.values()?;
+        let accumulators = (0..input.u32()?).map(|_| Accumulator::decode(input)).collect::<Result<_, _>>()?;
+        Ok(GroupState { rows, accumulators, distinct: D::decode(input)?, last })
+    }
+}
+
+/// Checks that every restored group has one accumulator per call (`calls`) and `distinct_sets`
+/// sets of distinct values, as `operator` computes them.
 ///
 /// # Errors
-/// A damaged encoding.
-pub(crate) fn read_groups<D: DistinctState, S: std::hash::BuildHasher>(
-    groups: &mut HashMap<GroupKey, GroupState<D>, S>,
+/// A group of another shape: the checkpoint was taken of other aggregates.
+pub(crate) fn check_groups<D: DistinctState>(
+    groups: &mut Groups<D>,
     calls: usize,
-    input: &mut Decoder<'_>,
-    owns: impl Fn(&[Value]) -> bool,
-) -> Result<(), DecodeError> {
-    for _ in 0..input.u32()? {
-        let key: GroupKey = input.values()?;
-        let rows = input.i64()?;
-        let written = input.i64()?;
-        let last: ResultRow = input.values()?;
-        let accumulators = (0..calls).map(|_| Accumulator::decode(input)).collect::<Result<_, _>>()?;
-        let distinct = D::decode(input)?;
-        if owns(&key) {
-            groups.insert(key, GroupState { rows, accumulators, distinct, last, written });
-        }
+    distinct_sets: usize,
+    operator: &str,
+) -> weir_runtime::Result<()> {
+    let mut fits = true;
+    groups.retain(0, |_, g| {
+        fits &= g.accumulators.len() == calls && g.distinct.sets() == distinct_sets;
+        true
+    });
+    if fits {
+        return Ok(());
     }
-    Ok(())
+    Err(weir_runtime::Error::Restore(format!(
+        "the state of {operator} holds groups of other aggregates than its {calls} calls"
+    )))
 }

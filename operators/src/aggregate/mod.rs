@@ -16,24 +16,7 @@ pub use accumulator::Accumulator;
 pub(crate) use typed::checkpoint as typed_checkpoint;
 pub use typed::{TypedCalls, TypedGlobalGroups, TypedGroups, TypedLocalGroups};
 
-use weir_runtime::{memory, DataType};
-
-/// Makes room for one more group when `groups` is full, or says that the memory limit leaves
-/// none ([`memory::fallible`]): called before inserting a group, it grows the map exactly when
-/// the insert would.
-///
-/// # Errors
-/// [`weir_runtime::Error::AllocationRefused`] when the map cannot grow.
-pub(crate) fn room_for_one<K, V, S>(groups: &mut hashbrown::HashMap<K, V, S>) -> weir_runtime::Result<()>
-where
-    K: Eq + std::hash::Hash,
-    S: std::hash::BuildHasher,
-{
-    if groups.len() < groups.capacity() {
-        return Ok(());
-    }
-    memory::fallible(|| groups.try_reserve(1))
-}
+use weir_runtime::DataType;
 
 /// The aggregate functions weir computes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,6 +2,8 @@
 
 use std::hash::Hash;
 
+use hashbrown::hash_map::EntryRef;
+
 /// The maps of keyed state (hashbrown's default hasher: keys of values hash faster with it
 /// than with Fx in the operators measured).
 type FxHashMap<K, V> = hashbrown::HashMap<K, V>;
@@ -11,6 +13,7 @@ use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use crate::checkpoint::{StateReader, StateWriter};
 use crate::error::{Error, Result};
 use crate::operator::SubtaskInfo;
+use crate::value::Value;
 
 /// An entry and when it was last written (processing time, epoch milliseconds).
 #[derive(Debug, Clone, PartialEq)]
@@ -62,20 +65,64 @@ impl<V: StateValue> ValueState<V> {
     }
 
     /// The value of `key` at processing time `now`; an expired one is dropped and not returned.
-    pub fn get(&mut self, key: &[crate::value::Value], now: i64) -> Option<&V> {
-        if self.entries.get(key).is_some_and(|e| self.ttl.expired(e.written, now)) {
+    pub fn get(&mut self, key: &[Value], now: i64) -> Option<&V> {
+        if self.ttl.is_on() && self.entries.get(key).is_some_and(|e| self.ttl.expired(e.written, now)) {
             self.entries.remove(key);
         }
         self.entries.get(key).map(|e| &e.value)
     }
 
     /// Sets the value of `key`, written at `now`.
-    pub fn put(&mut self, key: Key, value: V, now: i64) {
-        self.entries.insert(key, Stamped { value, written: now });
+    pub fn put(&mut self, key: &[Value], value: V, now: i64) {
+        self.entries.insert(Key::from(key), Stamped { value, written: now });
+    }
+
+    /// The value of `key` to change, counted as written at `now`. A key without a live value
+    /// (none, or an expired one) takes the value `make` returns, or stays without one when it
+    /// returns `None` (and `None` is returned). One hash lookup either way.
+    ///
+    /// # Errors
+    /// The memory limit refuses the state room for one more key (nothing is changed then).
+    pub fn get_mut_or_insert_with(
+        &mut self,
+        key: &[Value],
+        now: i64,
+        make: impl FnOnce() -> Option<V>,
+    ) -> Result<Option<&mut V>> {
+        if self.entries.len() == self.entries.capacity() {
+            crate::memory::fallible(|| self.entries.try_reserve(1))?;
+        }
+        let ttl = self.ttl;
+        let entry = match self.entries.entry_ref(key) {
+            EntryRef::Occupied(entry) if !ttl.expired(entry.get().written, now) => entry.into_mut(),
+            EntryRef::Occupied(mut entry) => match make() {
+                Some(value) => {
+                    *entry.get_mut() = Stamped { value, written: now };
+                    entry.into_mut()
+                }
+                None => {
+                    entry.remove();
+                    return Ok(None);
+                }
+            },
+            EntryRef::Vacant(entry) => match make() {
+                Some(value) => entry.insert(Stamped { value, written: now }),
+                None => return Ok(None),
+            },
+        };
+        entry.written = now;
+        Ok(Some(&mut entry.value))
+    }
+
+    /// Keeps the live values at `now` for which `keep` returns true, after it had them to change
+    /// (their write times stay as they were); expired ones are dropped without a visit.
+    pub fn retain(&mut self, now: i64, mut keep: impl FnMut(&[Value], &mut V) -> bool) {
+        let ttl = self.ttl;
+        self.entries.retain(|key, e| !ttl.expired(e.written, now) && keep(key, &mut e.value));
     }
 
     /// Removes the value of `key`, returning it.
-    pub fn remove(&mut self, key: &[crate::value::Value]) -> Option<V> {
+    pub fn remove(&mut self, key: &[Value]) -> Option<V> {
         self.entries.remove(key).map(|e| e.value)
     }
 
@@ -141,7 +188,7 @@ impl<V: StateValue> ListState<V> {
     }
 
     /// The live elements of `key` at `now`, in the order they were added.
-    pub fn get(&mut self, key: &[crate::value::Value], now: i64) -> impl Iterator<Item = &V> {
+    pub fn get(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = &V> {
         let ttl = self.ttl;
         if let Some(list) = self.entries.get_mut(key) {
             list.retain(|e| !ttl.expired(e.written, now));
@@ -154,7 +201,7 @@ impl<V: StateValue> ListState<V> {
 
     /// The live list of `key` at `now` to change in place, `None` when it has no live element
     /// (an emptied list stays until [`ListState::clear`] or a snapshot leaves it out).
-    pub fn get_mut(&mut self, key: &[crate::value::Value], now: i64) -> Option<ListMut<'_, V>> {
+    pub fn get_mut(&mut self, key: &[Value], now: i64) -> Option<ListMut<'_, V>> {
         let ttl = self.ttl;
         let list = self.entries.get_mut(key)?;
         if ttl.is_on() {
@@ -164,21 +211,22 @@ impl<V: StateValue> ListState<V> {
     }
 
     /// Appends `value` to the list of `key`, added at `now`.
-    pub fn add(&mut self, key: Key, value: V, now: i64) {
-        self.entries.entry(key).or_default().push(Stamped { value, written: now });
+    pub fn add(&mut self, key: &[Value], value: V, now: i64) {
+        self.entries.entry_ref(key).or_default().push(Stamped { value, written: now });
     }
 
     /// Replaces the list of `key` (an empty one removes it), written at `now`.
-    pub fn update(&mut self, key: Key, values: Vec<V>, now: i64) {
+    pub fn update(&mut self, key: &[Value], values: Vec<V>, now: i64) {
         if values.is_empty() {
-            self.entries.remove(&key);
+            self.entries.remove(key);
         } else {
-            self.entries.insert(key, values.into_iter().map(|value| Stamped { value, written: now }).collect());
+            self.entries
+                .insert(Key::from(key), values.into_iter().map(|value| Stamped { value, written: now }).collect());
         }
     }
 
     /// Removes the list of `key`.
-    pub fn clear(&mut self, key: &[crate::value::Value]) {
+    pub fn clear(&mut self, key: &[Value]) {
         self.entries.remove(key);
     }
 
@@ -288,7 +336,7 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     }
 
     /// The value of `user_key` in the map of `key` at `now`; an expired one is dropped.
-    pub fn get(&mut self, key: &[crate::value::Value], user_key: &K, now: i64) -> Option<&V> {
+    pub fn get(&mut self, key: &[Value], user_key: &K, now: i64) -> Option<&V> {
         let ttl = self.ttl;
         let map = self.entries.get_mut(key)?;
         if map.get(user_key).is_some_and(|e| ttl.expired(e.written, now)) {
@@ -298,12 +346,12 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     }
 
     /// Sets `user_key` to `value` in the map of `key`, written at `now`.
-    pub fn put(&mut self, key: Key, user_key: K, value: V, now: i64) {
-        self.entries.entry(key).or_default().insert(user_key, Stamped { value, written: now });
+    pub fn put(&mut self, key: &[Value], user_key: K, value: V, now: i64) {
+        self.entries.entry_ref(key).or_default().insert(user_key, Stamped { value, written: now });
     }
 
     /// Removes `user_key` from the map of `key`, returning its value.
-    pub fn remove(&mut self, key: &[crate::value::Value], user_key: &K) -> Option<V> {
+    pub fn remove(&mut self, key: &[Value], user_key: &K) -> Option<V> {
         let map = self.entries.get_mut(key)?;
         let removed = map.remove(user_key).map(|e| e.value);
         if map.is_empty() {
@@ -313,7 +361,7 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     }
 
     /// The live entries of the map of `key` at `now`, in no particular order.
-    pub fn entries(&mut self, key: &[crate::value::Value], now: i64) -> impl Iterator<Item = (&K, &V)> {
+    pub fn entries(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = (&K, &V)> {
         let ttl = self.ttl;
         if let Some(map) = self.entries.get_mut(key) {
             map.retain(|_, e| !ttl.expired(e.written, now));
@@ -325,7 +373,7 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     }
 
     /// Removes the map of `key`.
-    pub fn clear(&mut self, key: &[crate::value::Value]) {
+    pub fn clear(&mut self, key: &[Value]) {
         self.entries.remove(key);
     }
 

@@ -14,9 +14,9 @@
 //! use weir_runtime::Value;
 //!
 //! let mut counts: ValueState<i64> = ValueState::new("counts", None);
-//! let key = vec![Value::string("a")];
+//! let key = [Value::string("a")];
 //! let n = counts.get(&key, 0).copied().unwrap_or(0);
-//! counts.put(key.clone(), n + 1, 0);
+//! counts.put(&key, n + 1, 0);
 //! assert_eq!(counts.get(&key, 0), Some(&1));
 //! ```
 
@@ -27,17 +27,18 @@ pub use keyed::{ListMut, ListState, MapState, ValueState};
 pub use value::StateValue;
 
 use crate::operator::SubtaskInfo;
-use crate::partition::{hash_key, subtask_for_hash};
+use crate::partition::{hash_key, subtask_for_hash_in};
 use crate::value::Value;
 
-/// A key of keyed state: the values of the operator's key columns.
-pub type Key = Vec<Value>;
+/// A key of keyed state: the values of the operator's key columns, held inline up to two
+/// values (the common case), so that a lookup that hits reads no other memory.
+pub type Key = smallvec::SmallVec<[Value; 2]>;
 
 /// Whether subtask `info` owns `key`: the HASH exchange on all of the key's columns sends it
-/// there.
+/// there (its key group, of `info.max_parallelism`, is assigned to the subtask).
 pub fn owns_key(key: &[Value], info: &SubtaskInfo) -> bool {
     let columns: Vec<usize> = (0..key.len()).collect();
-    subtask_for_hash(hash_key(key, &columns), info.parallelism) == info.index
+    subtask_for_hash_in(hash_key(key, &columns), info.max_parallelism, info.parallelism) == info.index
 }
 
 /// When entries expire: `ttl` milliseconds after their last write (none: never).

@@ -13,11 +13,11 @@ use crate::operator::SubtaskInfo;
 use crate::value::Value;
 
 fn info(index: usize, parallelism: usize) -> SubtaskInfo {
-    SubtaskInfo { vertex: "op".into(), index, parallelism }
+    SubtaskInfo::new("op", index, parallelism)
 }
 
 fn key(k: i64) -> Key {
-    vec![Value::BigInt(k), Value::string(&format!("k{}", k % 3))]
+    smallvec::smallvec![Value::BigInt(k), Value::string(&format!("k{}", k % 3))]
 }
 
 /// Restores `parallelism` subtasks from `states` with `restore`.
@@ -61,12 +61,12 @@ fn value_list_and_map_state_follow_a_model_through_rescaling_restores() {
             let n: i64 = rng.random_range(0..1000);
             match rng.random_range(0..6) {
                 0 => {
-                    values[s].put(key(k), n, 0);
+                    values[s].put(&key(k), n, 0);
                     value_model.insert(k, n);
                 }
                 1 => assert_eq!(values[s].remove(&key(k)), value_model.remove(&k)),
                 2 => {
-                    lists[s].add(key(k), Value::BigInt(n), 0);
+                    lists[s].add(&key(k), Value::BigInt(n), 0);
                     list_model.entry(k).or_default().push(Value::BigInt(n));
                 }
                 3 => {
@@ -74,7 +74,7 @@ fn value_list_and_map_state_follow_a_model_through_rescaling_restores() {
                     list_model.remove(&k);
                 }
                 4 => {
-                    maps[s].put(key(k), Value::BigInt(n % 5), n, 0);
+                    maps[s].put(&key(k), Value::BigInt(n % 5), n, 0);
                     map_model.entry(k).or_default().insert(n % 5, n);
                 }
                 _ => {
@@ -119,12 +119,12 @@ fn expired_entries_are_never_returned_nor_checkpointed() {
     let mut values = ValueState::<i64>::new("v", ttl);
     let mut lists = ListState::<i64>::new("l", ttl);
     let mut maps = MapState::<i64, i64>::new("m", ttl);
-    values.put(key(1), 1, 0);
-    values.put(key(2), 2, 50);
-    lists.add(key(1), 10, 0);
-    lists.add(key(1), 11, 60);
-    maps.put(key(1), 5, 50, 0);
-    maps.put(key(1), 6, 60, 60);
+    values.put(&key(1), 1, 0);
+    values.put(&key(2), 2, 50);
+    lists.add(&key(1), 10, 0);
+    lists.add(&key(1), 11, 60);
+    maps.put(&key(1), 5, 50, 0);
+    maps.put(&key(1), 6, 60, 60);
     // Written at 0: expired at 100; written at 50 or 60: live until 150 or 160.
     assert_eq!(values.get(&key(1), 99), Some(&1));
     assert_eq!(values.get(&key(1), 100), None);
@@ -133,7 +133,7 @@ fn expired_entries_are_never_returned_nor_checkpointed() {
     assert_eq!(maps.get(&key(1), &5, 100), None);
     assert_eq!(maps.get(&key(1), &6, 100), Some(&60));
     // A write renews the entry.
-    values.put(key(2), 3, 140);
+    values.put(&key(2), 3, 140);
     let mut state = StateWriter::new();
     values.snapshot(&mut state, 200);
     maps.snapshot(&mut state, 200);
@@ -156,4 +156,33 @@ fn a_damaged_section_is_refused_naming_the_state() {
     let mut values = ValueState::<i64>::new("counts", None);
     let error = values.restore(&[state.into_reader()], &info(0, 1)).unwrap_err().to_string();
     assert!(error.contains("the keyed state 'counts' is malformed"), "{error}");
+}
+
+#[test]
+fn changing_a_value_in_place_renews_it_and_an_expired_one_starts_over() {
+    let mut values = ValueState::<i64>::new("v", Some(Duration::from_millis(100)));
+    let change = |values: &mut ValueState<i64>, now, make: Option<i64>| {
+        values.get_mut_or_insert_with(&key(1), now, || make).unwrap().map(|v| {
+            *v += 1;
+            *v
+        })
+    };
+    assert_eq!(change(&mut values, 0, None), None, "no value and none to make: nothing");
+    assert!(values.is_empty());
+    assert_eq!(change(&mut values, 0, Some(10)), Some(11), "made, then changed");
+    assert_eq!(change(&mut values, 90, Some(100)), Some(12), "a live value is changed, not made");
+    assert_eq!(change(&mut values, 189, None), Some(13), "the change at 90 renewed it");
+    assert_eq!(change(&mut values, 289, Some(0)), Some(1), "expired at 289: made anew");
+    assert_eq!(change(&mut values, 389, None), None, "expired, nothing made: dropped");
+    assert!(values.is_empty());
+    values.put(&key(1), 1, 0);
+    values.put(&key(2), 2, 50);
+    values.put(&key(3), 3, 50);
+    let mut visited = Vec::new();
+    values.retain(120, |k, v| {
+        visited.push(*v);
+        k != &key(3)[..]
+    });
+    assert_eq!(visited.len(), 2, "the expired key is not visited");
+    assert_eq!((values.len(), values.get(&key(2), 120)), (1, Some(&2)));
 }

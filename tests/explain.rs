@@ -104,6 +104,19 @@ fn the_json_execution_plan_lists_operators_with_their_ship_strategies() {
     assert_eq!(ours.iter().filter(|l| l.contains("\"HASH\"")).count(), 2);
 }
 
+/// A GROUP BY of `window_start` and `window_end` over a window function is a two-phase window
+/// aggregate; grouping by `window_start` alone is a regular aggregate over the window function,
+/// with updates, as the second source document warns.
+#[test]
+fn window_aggregates_and_the_missing_window_end_plan_as_flinks() {
+    for case in ["window_agg", "window_agg_missing_end"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+        }
+    }
+}
+
 /// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
 /// the Calc kept), and a statement set shares a scan only between equal filters.
 #[test]

@@ -45,4 +45,8 @@ impl Source for ProjectingSource {
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         self.inner.restore_state(ctx, states)
     }
+
+    fn emits_nothing(&self) -> bool {
+        self.inner.emits_nothing()
+    }
 }

@@ -6,7 +6,8 @@
 //! [`expr`] expressions (evaluated a column at a time), the streaming group aggregate with
 //! Flink's aggregate functions (one phase, mini-batch, local/global), the sink's constraint
 //! enforcer and materializers, and the [`lookup`] joins (sync, async ordered/unordered,
-//! key-ordered) whose async work the runtime drives through `Operator::poll_async`.
+//! key-ordered) whose async work the runtime drives through `Operator::poll_async`, and the
+//! event-time [`window`] operators (window table functions, window aggregation on slices).
 
 pub mod aggregate;
 pub mod calc;
@@ -28,6 +29,7 @@ pub mod union;
 pub mod unnest;
 pub mod watermark_assigner;
 pub mod watermark_compacting_materializer;
+pub mod window;
 
 pub use aggregate::bundle::BundleTrigger;
 pub use calc::{CalcOperator, CalcSpec};
@@ -52,4 +54,8 @@ pub use unnest::{UnnestOperator, UnnestSpec};
 pub use watermark_assigner::{WatermarkAssignerOperator, WatermarkAssignerSpec};
 pub use watermark_compacting_materializer::{
     OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,
+};
+pub use window::{
+    LocalWindowAggregateOperator, LocalWindowAggregateSpec, WindowAggregateInput, WindowAggregateOperator,
+    WindowAggregateSpec, WindowKind, WindowSpec, WindowTableFunctionOperator, WindowTableFunctionSpec,
 };

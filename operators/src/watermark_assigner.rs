@@ -17,23 +17,36 @@ impl crate::spec::OperatorSpec for WatermarkAssignerSpec {
     type Operator = WatermarkAssignerOperator;
 
     fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> WatermarkAssignerOperator {
-        WatermarkAssignerOperator::new(self.watermark.clone())
+        WatermarkAssignerOperator::new(self.watermark.clone()).with_rowtime(self.rowtime)
     }
 }
 
 /// Forwards rows and, after each chunk, the largest watermark its rows produced, when that
 /// is larger than the last one emitted. Watermarks never go back; rows with a NULL watermark
 /// are passed on without producing one.
+///
+/// A row whose time is at or behind the watermark of the rows before it (a late row) is
+/// preceded by that watermark, even in the middle of a chunk: downstream sees it late exactly
+/// as if a watermark followed every row, as Flink's per-record watermarks make it. On-time rows
+/// are never split apart, so a chunk without late rows goes on whole.
 #[derive(Debug, Clone)]
 pub struct WatermarkAssignerOperator {
     watermark: Expr,
+    /// The rowtime column, whose late values make the watermark go out before them.
+    rowtime: Option<usize>,
     current: i64,
 }
 
 impl WatermarkAssignerOperator {
     /// An assigner computing each row's watermark with `watermark` (a TIMESTAMP expression).
     pub fn new(watermark: Expr) -> Self {
-        WatermarkAssignerOperator { watermark, current: i64::MIN }
+        WatermarkAssignerOperator { watermark, rowtime: None, current: i64::MIN }
+    }
+
+    /// The assigner emitting the watermark before each row of column `rowtime` behind it.
+    pub fn with_rowtime(mut self, rowtime: usize) -> Self {
+        self.rowtime = Some(rowtime);
+        self
     }
 }
 
@@ -50,13 +63,29 @@ impl Operator for WatermarkAssignerOperator {
         out: &mut Output,
     ) -> Result<()> {
         let mut max = self.current;
-        for (_, row) in chunk.rows() {
-            match self.watermark.eval(row).map_err(|e| Error::execution(e.to_string()))? {
-                Value::Timestamp(t) | Value::TimestampLtz(t) => max = max.max(t.millis),
-                _ => {}
+        // The first row not sent on yet.
+        let mut from = 0;
+        for (i, (_, row)) in chunk.rows().enumerate() {
+            let late = self.rowtime.and_then(|c| millis(&row[c])).is_some_and(|time| time <= max);
+            if late && max > self.current {
+                if i > from {
+                    out.collect(chunk.selected(&(from as u32..i as u32).collect::<Vec<_>>()));
+                }
+                from = i;
+                self.current = max;
+                out.emit_watermark(max);
+            }
+            if let Some(watermark) = millis(&self.watermark.eval(row).map_err(|e| Error::execution(e.to_string()))?) {
+                max = max.max(watermark);
             }
         }
-        out.collect(chunk);
+        match from {
+            0 => out.collect(chunk),
+            from if from < chunk.len() => {
+                out.collect(chunk.selected(&(from as u32..chunk.len() as u32).collect::<Vec<_>>()))
+            }
+            _ => {}
+        }
         if max > self.current {
             self.current = max;
             out.emit_watermark(max);
@@ -71,6 +100,14 @@ impl Operator for WatermarkAssignerOperator {
             out.emit_watermark(watermark);
         }
         Ok(())
+    }
+}
+
+/// The epoch milliseconds of a TIMESTAMP or TIMESTAMP_LTZ value.
+fn millis(value: &Value) -> Option<i64> {
+    match value {
+        Value::Timestamp(t) | Value::TimestampLtz(t) => Some(t.millis),
+        _ => None,
     }
 }
 
@@ -101,6 +138,30 @@ mod tests {
                 format!("watermark {expected}"),
                 "+I[2024-01-01T10:00:09]".to_string(),
                 format!("watermark {}", i64::MAX),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_late_row_follows_the_watermark_it_is_late_for() {
+        let ts = Expr::column(0, DataType::timestamp(3));
+        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts).with_rowtime(0));
+        h.push(
+            "op | ts TIMESTAMP(3)\n+I | 1970-01-01 00:00:00.010\n+I | 1970-01-01 00:00:00.020\n\
+             +I | 1970-01-01 00:00:00.015\n+I | 1970-01-01 00:00:00.030",
+        )
+        .unwrap();
+        h.push("op | ts TIMESTAMP(3)\n+I | 1970-01-01 00:00:00.025").unwrap();
+        assert_eq!(
+            h.take_lines(),
+            [
+                "+I[1970-01-01T00:00:00.010]",
+                "+I[1970-01-01T00:00:00.020]",
+                "watermark 20",
+                "+I[1970-01-01T00:00:00.015]",
+                "+I[1970-01-01T00:00:00.030]",
+                "watermark 30",
+                "+I[1970-01-01T00:00:00.025]",
             ]
         );
     }

@@ -3,6 +3,7 @@
 //! `JSON_EXECUTION_PLAN`.
 
 mod lookup;
+mod window;
 
 use std::fmt::Write;
 
@@ -111,6 +112,50 @@ fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) 
     let arg = call.arg.map_or("*".to_string(), column);
     let filter = call.filter.map_or(String::new(), |f| format!(" FILTER {}", column(f)));
     format!("{name}({distinct}{arg}){filter}")
+}
+
+/// What a local phase selects: the keys, each call's partial as `COUNT(*) AS count1$0`, each
+/// DISTINCT argument's values as `DISTINCT(b) AS distinct$0` (`fields`: the local phase's).
+fn local_select(
+    keys: &[usize],
+    calls: &[AggregateCall],
+    fields: &[Field],
+    column: &dyn Fn(usize) -> String,
+) -> Vec<String> {
+    let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
+    let mut at = keys.len();
+    let distinct = DistinctArgs::of(calls);
+    for (i, c) in calls.iter().enumerate() {
+        select.push(format!("{} AS {}", phase_text(c, distinct.slot(i), column), fields[at].name));
+        at += Accumulator::partial_width(c);
+    }
+    for (slot, &arg) in distinct.columns().iter().enumerate() {
+        select.push(format!("DISTINCT({}) AS {}", column(arg), fields[at + slot].name));
+    }
+    select
+}
+
+/// What a global phase selects: the keys, then each call over the local phase's partial
+/// (`COUNT(count1$0) AS EXPR$1`), named as `fields` (the global phase's) name them.
+fn global_select(
+    key_count: usize,
+    calls: &[AggregateCall],
+    fields: &[Field],
+    local_fields: &[Field],
+    column: &dyn Fn(usize) -> String,
+) -> Vec<String> {
+    let mut select: Vec<String> = (0..key_count).map(column).collect();
+    let mut at = key_count;
+    let distinct = DistinctArgs::of(calls);
+    for (i, (c, f)) in calls.iter().zip(&fields[key_count..]).enumerate() {
+        let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
+        let kind = if c.kind == AggregateKind::CountStar { AggregateKind::Count } else { c.kind.clone() };
+        let partial = AggregateCall { kind, ..partial };
+        let text = phase_text(&partial, distinct.slot(i), &|i| local_fields[i].name.clone());
+        select.push(format!("{text} AS {}", f.name));
+        at += Accumulator::partial_width(c);
+    }
+    select
 }
 
 /// `[default_catalog, default_database, t]`, with `project=[…], metadata=[]` for a projection.
@@ -268,16 +313,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[ProcTime])")
         }
         PhysicalKind::LocalGroupAggregate(LocalGroupAggregateSpec { keys, calls, .. }) => {
-            let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
-            let mut at = keys.len();
-            let distinct = DistinctArgs::of(calls);
-            for (i, c) in calls.iter().enumerate() {
-                select.push(format!("{} AS {}", phase_text(c, distinct.slot(i), &column), node.fields[at].name));
-                at += Accumulator::partial_width(c);
-            }
-            for (slot, &arg) in distinct.columns().iter().enumerate() {
-                select.push(format!("DISTINCT({}) AS {}", column(arg), node.fields[at + slot].name));
-            }
+            let select = local_select(keys, calls, &node.fields, &column);
             format!("LocalGroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
         }
         PhysicalKind::GlobalGroupAggregate {
@@ -285,19 +321,15 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             local_fields,
         } => {
             let keys: Vec<usize> = (0..*key_count).collect();
-            let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
-            let mut at = *key_count;
-            let distinct = DistinctArgs::of(calls);
-            for (i, (c, f)) in calls.iter().zip(&node.fields[*key_count..]).enumerate() {
-                let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
-                let kind = if c.kind == AggregateKind::CountStar { AggregateKind::Count } else { c.kind.clone() };
-                let partial = AggregateCall { kind, ..partial };
-                let text = phase_text(&partial, distinct.slot(i), &|i| local_fields[i].name.clone());
-                select.push(format!("{text} AS {}", f.name));
-                at += Accumulator::partial_width(c);
-            }
+            let select = global_select(*key_count, calls, &node.fields, local_fields, &column);
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
+        PhysicalKind::WindowTableFunction(spec) => window::table_function_label(spec, &column),
+        PhysicalKind::LocalWindowAggregate(spec) => window::local_label(spec, &node.fields, &column),
+        PhysicalKind::GlobalWindowAggregate { spec, local_fields } => {
+            window::global_label(spec, &node.fields, local_fields, &column)
+        }
+        PhysicalKind::WindowAggregate(spec) => window::one_phase_label(spec, &node.fields, &column),
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {
             Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
@@ -369,6 +401,12 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             format!("LogicalAggregate({})", items.join(", "))
         }
         Node::Union { .. } => "LogicalUnion(all=[true])".to_string(),
+        Node::WindowTableFunction { input, time_col, window } => {
+            window::logical_function_label(plan, input, *time_col, window)
+        }
+        Node::WindowAggregate { input, keys, calls, window, time_col, .. } => {
+            window::logical_aggregate_label(plan, input, keys, calls, window, *time_col)
+        }
         Node::LookupJoin { join_type, .. } => {
             let kind = match join_type {
                 weir_operators::LookupJoinType::Inner => "inner",
@@ -398,6 +436,8 @@ fn draw_logical(out: &mut String, plan: &Plan, prefix: &str, detailed: bool) {
         | Node::WatermarkAssigner { input, .. }
         | Node::Aggregate { input, .. }
         | Node::LookupJoin { input, .. }
+        | Node::WindowTableFunction { input, .. }
+        | Node::WindowAggregate { input, .. }
         | Node::Unnest { input, .. } => vec![input],
         Node::Union { inputs } => inputs.iter().collect(),
         _ => Vec::new(),

@@ -137,6 +137,17 @@ impl<'a> Planner<'a> {
         Ok(physical)
     }
 
+    /// [`Planner::physical_query`] as EXPLAIN shows it (an upserting root emits no `-U`).
+    ///
+    /// # Errors
+    /// What the rewrites and the distribution report.
+    pub fn physical_explained_query(&self, plan: Plan) -> Result<PhysicalNode> {
+        let options = self.with_lookup_abilities([&plan])?;
+        let mut physical = crate::physical::physical_explained_query(self.optimize(plan)?, &options);
+        self.distribution().assign(&mut physical)?;
+        Ok(physical)
+    }
+
     /// Phases 1 to 3 for the INSERTs of one job (one per sink, scans shared between them).
     ///
     /// # Errors
@@ -207,7 +218,7 @@ impl<'a> Planner<'a> {
             Statement::StatementSet(inserts) => self.explain_inserts(inserts, at)?,
             Statement::Query(query) => {
                 let plan = self.bind_query(query)?;
-                let physical = self.physical_query(plan.clone())?;
+                let physical = self.physical_explained_query(plan.clone())?;
                 (vec![(None, plan)], vec![physical])
             }
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
@@ -246,6 +257,8 @@ impl<'a> Planner<'a> {
                 Node::Calc { input, .. }
                 | Node::WatermarkAssigner { input, .. }
                 | Node::Aggregate { input, .. }
+                | Node::WindowTableFunction { input, .. }
+                | Node::WindowAggregate { input, .. }
                 | Node::Unnest { input, .. } => lookup_tables(input, out),
                 Node::Union { inputs } => inputs.iter().for_each(|i| lookup_tables(i, out)),
                 Node::Scan { .. } | Node::Values { .. } => {}

@@ -4,7 +4,8 @@
 //! (`weir_operators::*Spec`): its parameters, written once.
 //!
 //! This file plans scans, Calcs, watermark and mini-batch assigners and unions; [`aggregate`]
-//! group aggregates (one or two phases), `lookup` lookup joins, [`sink`] sinks (enforcer,
+//! group aggregates (one or two phases), `window` window aggregates (one or two phases),
+//! `lookup` lookup joins, [`sink`] sinks (enforcer,
 //! materializer, keyed shuffle), and [`distribution`] decides every node's parallelism.
 
 use std::sync::Arc;
@@ -13,7 +14,8 @@ use weir_connectors::TableDescriptor;
 use weir_operators::expr::Expr;
 use weir_operators::{
     CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, GlobalGroupAggregateSpec, GroupAggregateSpec,
-    LocalGroupAggregateSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
+    LocalGroupAggregateSpec, LocalWindowAggregateSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
+    WindowAggregateSpec, WindowTableFunctionSpec,
 };
 use weir_runtime::{Field, ShipStrategy, Value};
 
@@ -21,6 +23,7 @@ pub mod aggregate;
 pub mod distribution;
 mod lookup;
 pub mod sink;
+mod window;
 
 pub use sink::{physical_sink, sink_ship_strategy, sink_steps, SinkMaterializer, SinkStep, SinkTarget};
 
@@ -73,6 +76,19 @@ pub enum PhysicalKind {
         /// The names of the local aggregate's columns, for EXPLAIN.
         local_fields: Vec<Field>,
     },
+    /// Appends the window columns to each row, once per window.
+    WindowTableFunction(WindowTableFunctionSpec),
+    /// First phase of a two-phase window aggregate: partial accumulators per key and slice.
+    LocalWindowAggregate(LocalWindowAggregateSpec),
+    /// Second phase: merges partial accumulators into slices and fires windows.
+    GlobalWindowAggregate {
+        /// The operator.
+        spec: WindowAggregateSpec,
+        /// The local aggregate's columns, for EXPLAIN.
+        local_fields: Vec<Field>,
+    },
+    /// A one-phase window aggregate.
+    WindowAggregate(WindowAggregateSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
@@ -156,6 +172,10 @@ impl PhysicalNode {
             PhysicalKind::MiniBatchAssigner(_) => "MiniBatchAssigner",
             PhysicalKind::LocalGroupAggregate(_) => "LocalGroupAggregate",
             PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
+            PhysicalKind::WindowTableFunction(_) => "WindowTableFunction",
+            PhysicalKind::LocalWindowAggregate(_) => "LocalWindowAggregate",
+            PhysicalKind::GlobalWindowAggregate { .. } => "GlobalWindowAggregate",
+            PhysicalKind::WindowAggregate(_) => "WindowAggregate",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
@@ -190,6 +210,17 @@ pub fn physical_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
     final_rows(planner.physical(plan, true, false), options)
 }
 
+/// The physical plan of a query as EXPLAIN shows it: as Flink plans a query's root, without
+/// `-U` rows when its rows have an upsert key (its changes are then upserts on that key).
+/// Running the query still collects every row kind ([`physical_query`]), as Flink's collect
+/// sink does.
+pub fn physical_explained_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
+    let planner = Physical::new(&plan, options);
+    let node = planner.physical(plan.clone(), true, false);
+    let node = if upsert_key(&node).is_some() { planner.physical(plan, false, false) } else { node };
+    final_rows(node, options)
+}
+
 /// In batch mode, an updating `node` behind a FinalRows that leaves only its final rows, as
 /// Flink's batch operators produce them; else `node`.
 fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
@@ -211,6 +242,7 @@ fn has_aggregate(plan: &Plan) -> bool {
         Node::Calc { input, .. }
         | Node::WatermarkAssigner { input, .. }
         | Node::LookupJoin { input, .. }
+        | Node::WindowTableFunction { input, .. }
         | Node::Unnest { input, .. } => has_aggregate(input),
         Node::Union { inputs } => inputs.iter().any(has_aggregate),
         _ => false,
@@ -294,6 +326,21 @@ impl<'a> Physical<'a> {
                 self.with_assigner(assigner)
             }
             Node::Aggregate { input, keys, calls } => self.aggregate(*input, keys, calls, fields, update_before),
+            Node::WindowTableFunction { input, time_col, window } => {
+                let input = self.physical(*input, update_before, false);
+                let changelog = input.changelog;
+                PhysicalNode {
+                    parallelism: UNASSIGNED,
+                    kind: PhysicalKind::WindowTableFunction(WindowTableFunctionSpec { time_col, window, ltz: false }),
+                    inputs: vec![input],
+                    fields,
+                    changelog,
+                }
+            }
+            Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
+                let parts = window::WindowAggregateParts { input: *input, keys, calls, window, time_col, window_time };
+                self.window_aggregate(parts, fields)
+            }
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
                 let parts = lookup::LookupJoinParts {
                     input: *input,

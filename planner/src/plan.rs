@@ -3,7 +3,7 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
-use weir_operators::LookupJoinType;
+use weir_operators::{LookupJoinType, WindowSpec};
 use weir_runtime::{Field, Value};
 
 /// A node and the columns it produces.
@@ -68,6 +68,35 @@ pub enum Node {
         /// The watermark of a row.
         watermark: Expr,
     },
+    /// `TABLE(TUMBLE | HOP | CUMULATE(TABLE input, DESCRIPTOR(time_col), …))`: each input row
+    /// once per window it is in. Output: the input's columns, then `window_start`,
+    /// `window_end` and `window_time` (a rowtime attribute).
+    WindowTableFunction {
+        /// The input.
+        input: Box<Plan>,
+        /// The time column (a rowtime attribute of the input).
+        time_col: usize,
+        /// The windows.
+        window: WindowSpec,
+    },
+    /// `GROUP BY window_start, window_end, keys` over a window table function, merged into one
+    /// node (Flink's window aggregate): each window's result once, when the watermark passes
+    /// its end. Output: the keys, the aggregates, `window_start`, `window_end`, and
+    /// `window_time` when `window_time` is set.
+    WindowAggregate {
+        /// The window function's input, with the columns the aggregate reads.
+        input: Box<Plan>,
+        /// Input columns grouped on (besides the window).
+        keys: Vec<usize>,
+        /// The aggregates.
+        calls: Vec<AggregateCall>,
+        /// The windows.
+        window: WindowSpec,
+        /// The input's time column.
+        time_col: usize,
+        /// Whether `window_time` is an output column.
+        window_time: bool,
+    },
     /// UNION ALL of inputs with equal column types.
     Union {
         /// The inputs.
@@ -122,6 +151,12 @@ impl Node {
                 Node::WatermarkAssigner { input: Box::new(f(*input)?), rowtime, watermark }
             }
             Node::Aggregate { input, keys, calls } => Node::Aggregate { input: Box::new(f(*input)?), keys, calls },
+            Node::WindowTableFunction { input, time_col, window } => {
+                Node::WindowTableFunction { input: Box::new(f(*input)?), time_col, window }
+            }
+            Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
+                Node::WindowAggregate { input: Box::new(f(*input)?), keys, calls, window, time_col, window_time }
+            }
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
             Node::Unnest { input, collection, left, ordinality } => {
                 Node::Unnest { input: Box::new(f(*input)?), collection, left, ordinality }
@@ -173,8 +208,10 @@ impl Plan {
             Node::Calc { input, .. }
             | Node::WatermarkAssigner { input, .. }
             | Node::LookupJoin { input, .. }
+            | Node::WindowTableFunction { input, .. }
             | Node::Unnest { input, .. } => input.is_insert_only(),
             Node::Aggregate { .. } => false,
+            Node::WindowAggregate { .. } => true,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
         }
     }
@@ -187,6 +224,7 @@ impl Plan {
             Node::Calc { input, .. }
             | Node::WatermarkAssigner { input, .. }
             | Node::LookupJoin { input, .. }
+            | Node::WindowTableFunction { input, .. }
             | Node::Unnest { input, .. } => input.updating_node(),
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
             _ => None,

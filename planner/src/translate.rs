@@ -161,6 +161,11 @@ impl<'a> Translator<'a> {
             PhysicalKind::LocalGroupAggregate(spec) => self.unary(node, "LocalGroupAggregate", spec.factory()),
             PhysicalKind::GlobalGroupAggregate { spec, .. } => self.unary(node, "GlobalGroupAggregate", spec.factory()),
             PhysicalKind::FinalRows(spec) => self.unary(node, "FinalRows", spec.factory()),
+            PhysicalKind::WindowTableFunction(spec) => self.unary(node, "WindowTableFunction", spec.factory()),
+            PhysicalKind::LocalWindowAggregate(spec) => self.unary(node, "LocalWindowAggregate", spec.factory()),
+            PhysicalKind::GlobalWindowAggregate { spec, .. } | PhysicalKind::WindowAggregate(spec) => {
+                self.unary(node, spec.name(), spec.factory())
+            }
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

@@ -128,6 +128,8 @@ pub(crate) struct SubtaskSpec {
     pub operator_ids: Vec<String>,
     /// Input port of each input channel; `None` for a source subtask.
     pub inputs: Option<Vec<usize>>,
+    /// Per input channel, whether its sender emits nothing ([`crate::operator::Source::emits_nothing`]).
+    pub silent_inputs: Vec<bool>,
     pub edges: Vec<OutputEdge>,
     pub targets: Vec<Target>,
     pub metrics: Arc<SubtaskMetrics>,
@@ -202,7 +204,7 @@ impl SubtaskActor {
             }),
             aligner: spec.inputs.as_ref().map(|inputs| BarrierAligner::new(inputs.len())),
             blocked: VecDeque::new(),
-            gate: spec.inputs.map(InputGate::new),
+            gate: spec.inputs.map(|inputs| InputGate::new(inputs).with_silent(&spec.silent_inputs)),
             info: spec.info,
             chain: spec.chain,
             operator_ids: spec.operator_ids,

@@ -142,6 +142,11 @@ impl Chain {
         Ok(())
     }
 
+    /// Whether the chain is headed by a source that will emit no row ([`Source::emits_nothing`]).
+    pub(crate) fn emits_nothing(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.source.emits_nothing())
+    }
+
     /// Polls the head source once and runs what it emitted through the chain into `sink`.
     pub(crate) fn poll_source(&mut self, sink: &mut Vec<StreamElement>) -> Result<SourceStatus> {
         let Some(s) = &mut self.source else {

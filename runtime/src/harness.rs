@@ -13,14 +13,14 @@ use crate::clock::ManualClock;
 use crate::element::StreamElement;
 use crate::error::Result;
 use crate::fixture::chunk;
-use crate::metrics::{BundleMetrics, BundleSnapshot};
+use crate::metrics::{OperatorCounts, OperatorMetrics};
 use crate::operator::{Operator, OperatorContext, SubtaskInfo};
 
 /// Drives one operator instance by hand.
 pub struct OperatorHarness {
     chain: Chain,
     clock: Arc<ManualClock>,
-    bundles: Arc<BundleMetrics>,
+    bundles: Arc<OperatorMetrics>,
     output: Vec<StreamElement>,
     opened: bool,
     ending: bool,
@@ -46,7 +46,7 @@ impl OperatorHarness {
     fn build(operator: Box<dyn Operator>, index: usize, parallelism: usize, checkpointing: bool) -> Self {
         let clock = Arc::new(ManualClock::new(0));
         let info = SubtaskInfo::new(operator.name(), index, parallelism);
-        let bundles = Arc::new(BundleMetrics::default());
+        let bundles = Arc::new(OperatorMetrics::default());
         let ctx = OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024)
             .with_bundle_metrics(Arc::clone(&bundles))
             .with_checkpointing(checkpointing);
@@ -55,8 +55,13 @@ impl OperatorHarness {
     }
 
     /// The mini-batch bundles the operator recorded so far.
-    pub fn bundle_metrics(&self) -> BundleSnapshot {
+    pub fn bundle_metrics(&self) -> OperatorCounts {
         self.bundles.snapshot()
+    }
+
+    /// The late rows the operator dropped so far (`numLateRecordsDropped`).
+    pub fn late_records_dropped(&self) -> u64 {
+        self.bundles.snapshot().late_records_dropped
     }
 
     fn ensure_open(&mut self) -> Result<()> {

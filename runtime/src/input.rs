@@ -3,7 +3,9 @@
 //! The watermark a subtask sees is the minimum over its channels that are neither idle nor
 //! finished, and it never goes back. When every open channel is idle, the subtask itself is
 //! idle and its watermark may rise to the largest one among them (as Flink's watermark valve
-//! does). Flush markers align the same way. The input ends when every channel has ended.
+//! does). Flush markers align the same way. The input ends when every channel has ended. A
+//! channel from a sender known to emit nothing (a source subtask given no file) is left out of
+//! the alignment from the start, until it sends something after all.
 
 use crate::element::NO_WATERMARK;
 
@@ -14,6 +16,8 @@ struct Channel {
     marker: i64,
     idle: bool,
     ended: bool,
+    /// Its sender emits nothing: it does not hold the watermark back.
+    silent: bool,
 }
 
 /// What changed at the subtask's input after an element arrived on one channel.
@@ -45,9 +49,25 @@ impl InputGate {
         let open = inputs.len();
         let channels = inputs
             .into_iter()
-            .map(|input| Channel { input, watermark: NO_WATERMARK, marker: NO_WATERMARK, idle: false, ended: false })
+            .map(|input| Channel {
+                input,
+                watermark: NO_WATERMARK,
+                marker: NO_WATERMARK,
+                idle: false,
+                ended: false,
+                silent: false,
+            })
             .collect();
         InputGate { channels, watermark: NO_WATERMARK, marker: NO_WATERMARK, idle: false, open }
+    }
+
+    /// The gate with the channels whose `silent[channel]` is set left out of the alignment
+    /// until they send something.
+    pub(crate) fn with_silent(mut self, silent: &[bool]) -> Self {
+        for (c, &s) in self.channels.iter_mut().zip(silent) {
+            c.silent = s;
+        }
+        self
     }
 
     /// The input port of `channel`.
@@ -62,6 +82,7 @@ impl InputGate {
 
     /// Data arrived on `channel`: an idle channel becomes active again.
     pub(crate) fn on_data(&mut self, channel: usize) -> Progress {
+        self.channels[channel].silent = false;
         if self.channels[channel].idle {
             self.on_idle(channel, false)
         } else {
@@ -104,7 +125,7 @@ impl InputGate {
     }
 
     fn align(&mut self, progress: &mut Progress) {
-        let open = || self.channels.iter().filter(|c| !c.ended);
+        let open = || self.channels.iter().filter(|c| !c.ended && !c.silent);
         let active: Vec<&Channel> = open().filter(|c| !c.idle).collect();
         let all_idle = active.is_empty() && open().next().is_some();
         let (watermark, marker) = if !active.is_empty() {
@@ -177,5 +198,17 @@ mod tests {
         assert!(!p.ended);
         assert_eq!(p.watermark, Some(8));
         assert!(g.on_end(1).ended);
+    }
+
+    #[test]
+    fn silent_channels_do_not_hold_the_watermark_back() {
+        let mut g = InputGate::new(vec![0, 0, 0]).with_silent(&[false, true, false]);
+        assert_eq!(g.on_watermark(0, 10).watermark, None, "channel 2 holds it back");
+        assert_eq!(g.on_watermark(2, 7).watermark, Some(7), "channel 1 does not");
+        // A silent channel that sends a row after all takes part from then on.
+        g.on_data(1);
+        assert_eq!(g.on_watermark(2, 12).watermark, None);
+        assert_eq!(g.on_watermark(1, 11).watermark, Some(10));
+        assert!(!g.on_end(1).ended && !g.on_end(0).ended && g.on_end(2).ended);
     }
 }

@@ -433,32 +433,64 @@ async fn deploy_and_wait(
         None => None,
     };
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
-    let mut total = 0;
-    // Receivers first, so that every sender starts knowing its receivers' addresses.
-    for (c, chain) in plan.chains.iter().enumerate().rev() {
+    // Every subtask's chain, built and restored before any starts: a receiver must know which
+    // of its senders will emit nothing.
+    let mut built: Vec<Vec<Option<(SubtaskInfo, Chain, Vec<String>)>>> = Vec::with_capacity(plan.chains.len());
+    for (c, chain) in plan.chains.iter().enumerate() {
         let parallelism = graph.vertex(chain[0]).parallelism;
+        let mut subtasks = Vec::with_capacity(parallelism);
         for (index, subtask_metrics) in metrics[c].iter().enumerate() {
             let info = SubtaskInfo::new(chain_name(graph, chain), index, parallelism)
                 .with_max_parallelism(config.max_parallelism);
-            let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes, config);
-            let mut built = build_chain(graph, chain, &info, config, subtask_metrics);
+            let mut chain_built = build_chain(graph, chain, &info, config, subtask_metrics);
             let ids: Vec<String> = chain.iter().map(|v| operator_ids[v.0].clone()).collect();
             let states: Vec<Vec<StateReader>> = match &restore {
                 Some(plan) => ids.iter().map(|id| plan.states_for(id)).collect(),
                 None => Vec::new(),
             };
-            if let Err(error) = built.restore(&states) {
-                // The subtasks already started stop with the job.
-                token.cancel();
-                return Err(error);
+            chain_built.restore(&states)?;
+            subtasks.push(Some((info, chain_built, ids)));
+        }
+        built.push(subtasks);
+    }
+    let mut silent: Vec<Vec<bool>> = built
+        .iter()
+        .map(|subtasks| {
+            subtasks.iter().map(|s| s.as_ref().is_some_and(|(_, chain, _)| chain.emits_nothing())).collect()
+        })
+        .collect();
+    // A subtask whose every input channel comes from a silent sender emits nothing either.
+    loop {
+        let mut changed = false;
+        for c in 0..plan.chains.len() {
+            for index in 0..silent[c].len() {
+                let channels = silent_channels(graph, plan, c, index, &silent);
+                if !silent[c][index] && !channels.is_empty() && channels.iter().all(|&s| s) {
+                    silent[c][index] = true;
+                    changed = true;
+                }
             }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut total = 0;
+    // Receivers first, so that every sender starts knowing its receivers' addresses.
+    for (c, chain) in plan.chains.iter().enumerate().rev() {
+        for (index, subtask_metrics) in metrics[c].iter().enumerate() {
+            let Some((info, chain_built, ids)) = built[c][index].take() else { continue };
+            let (edges, targets) = connect_outputs(graph, plan, chain, index, &addrs, &mailboxes, config);
+            let inputs = match graph.vertex(chain[0]).kind {
+                VertexKind::Source(_) => None,
+                VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),
+            };
+            let silent_inputs = silent_channels(graph, plan, c, index, &silent);
             let spec = SubtaskSpec {
-                chain: built,
+                chain: chain_built,
                 operator_ids: ids,
-                inputs: match graph.vertex(chain[0]).kind {
-                    VertexKind::Source(_) => None,
-                    VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),
-                },
+                inputs,
+                silent_inputs,
                 info,
                 edges,
                 targets,
@@ -607,6 +639,20 @@ fn connect_outputs(
         });
     }
     (edges, targets)
+}
+
+/// Per input channel of subtask `index` of chain `c`, whether its sender emits nothing
+/// (`silent[chain][subtask]`).
+fn silent_channels(graph: &JobGraph, plan: &DeploymentPlan, c: usize, index: usize, silent: &[Vec<bool>]) -> Vec<bool> {
+    let mut channels = vec![false; plan.inputs[c].get(index).map_or(0, Vec::len)];
+    let head = plan.chains[c][0];
+    for (&(e, sender, receiver), &channel) in &plan.channels {
+        let edge = &graph.edges()[e];
+        if receiver == index && edge.to == head && silent[plan.chain_of[edge.from.0]][sender] {
+            channels[channel as usize] = true;
+        }
+    }
+    channels
 }
 
 /// Refuses a vertex whose parallelism exceeds `pipeline.max-parallelism` (it would own no key

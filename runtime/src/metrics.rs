@@ -13,33 +13,43 @@ use parking_lot::Mutex;
 
 use crate::element::NO_WATERMARK;
 
-/// Mini-batch bundles flushed by the operators of one subtask: how many, and the rows and
-/// distinct keys they held. An operator records a bundle through
-/// [`crate::OperatorContext::record_bundle`].
+/// What one operator of a subtask counts: the mini-batch bundles it flushed (how many, and the
+/// rows and distinct keys they held), recorded through [`crate::OperatorContext::record_bundle`],
+/// and the late rows it dropped (Flink's `numLateRecordsDropped`), through
+/// [`crate::OperatorContext::record_late_dropped`].
 #[derive(Debug, Default)]
-pub struct BundleMetrics {
+pub struct OperatorMetrics {
     bundles: AtomicU64,
     rows: AtomicU64,
     keys: AtomicU64,
+    late_dropped: AtomicU64,
 }
 
-/// A point-in-time copy of [`BundleMetrics`].
+/// A point-in-time copy of [`OperatorMetrics`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BundleSnapshot {
+pub struct OperatorCounts {
     /// Bundles flushed.
     pub bundles: u64,
     /// Rows buffered in those bundles.
     pub rows: u64,
     /// Distinct keys of those bundles (a key counts once per bundle).
     pub keys: u64,
+    /// Rows dropped for arriving after the watermark passed their window (`numLateRecordsDropped`).
+    pub late_records_dropped: u64,
 }
 
-impl BundleSnapshot {
+impl OperatorCounts {
     /// Adds another subtask's counts to these.
-    pub fn add(&mut self, other: &BundleSnapshot) {
+    pub fn add(&mut self, other: &OperatorCounts) {
         self.bundles += other.bundles;
         self.rows += other.rows;
         self.keys += other.keys;
+        self.late_records_dropped += other.late_records_dropped;
+    }
+
+    /// Whether the operator counted anything.
+    pub fn is_empty(&self) -> bool {
+        self.bundles == 0 && self.late_records_dropped == 0
     }
 
     /// Mean rows per bundle (0 before the first).
@@ -61,7 +71,7 @@ impl BundleSnapshot {
     }
 }
 
-impl BundleMetrics {
+impl OperatorMetrics {
     /// Counts one flushed bundle of `rows` rows over `keys` distinct keys.
     pub fn record(&self, rows: usize, keys: usize) {
         self.bundles.fetch_add(1, Ordering::Relaxed);
@@ -69,12 +79,18 @@ impl BundleMetrics {
         self.keys.fetch_add(keys as u64, Ordering::Relaxed);
     }
 
+    /// Counts `rows` late rows dropped.
+    pub fn record_late_dropped(&self, rows: u64) {
+        self.late_dropped.fetch_add(rows, Ordering::Relaxed);
+    }
+
     /// The counters now.
-    pub fn snapshot(&self) -> BundleSnapshot {
-        BundleSnapshot {
+    pub fn snapshot(&self) -> OperatorCounts {
+        OperatorCounts {
             bundles: self.bundles.load(Ordering::Relaxed),
             rows: self.rows.load(Ordering::Relaxed),
             keys: self.keys.load(Ordering::Relaxed),
+            late_records_dropped: self.late_dropped.load(Ordering::Relaxed),
         }
     }
 }
@@ -102,7 +118,7 @@ pub struct SubtaskMetrics {
     /// Source-to-sink latency in microseconds, recorded by sink subtasks.
     latency_micros: Mutex<Histogram<u64>>,
     /// Mini-batch bundles flushed by each operator of the chain, by operator name.
-    bundles: Mutex<Vec<(String, Arc<BundleMetrics>)>>,
+    bundles: Mutex<Vec<(String, Arc<OperatorMetrics>)>>,
 }
 
 /// A point-in-time copy of one subtask's metrics.
@@ -135,7 +151,7 @@ pub struct SubtaskSnapshot {
     /// Source-to-sink latency in microseconds (empty except at sinks).
     pub latency_micros: Histogram<u64>,
     /// Mini-batch bundles of each operator of the chain that flushed any, by operator name.
-    pub bundles: Vec<(String, BundleSnapshot)>,
+    pub bundles: Vec<(String, OperatorCounts)>,
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -176,12 +192,12 @@ impl SubtaskMetrics {
     }
 
     /// The bundle counters of the chain's operator `operator`, created on first use.
-    pub(crate) fn bundle_metrics(&self, operator: &str) -> Arc<BundleMetrics> {
+    pub(crate) fn bundle_metrics(&self, operator: &str) -> Arc<OperatorMetrics> {
         let mut all = self.bundles.lock();
         if let Some((_, m)) = all.iter().find(|(name, _)| name == operator) {
             return Arc::clone(m);
         }
-        let m = Arc::new(BundleMetrics::default());
+        let m = Arc::new(OperatorMetrics::default());
         all.push((operator.to_string(), Arc::clone(&m)));
         m
     }
@@ -235,7 +251,7 @@ impl SubtaskMetrics {
                 .lock()
                 .iter()
                 .map(|(name, m)| (name.clone(), m.snapshot()))
-                .filter(|(_, b)| b.bundles > 0)
+                .filter(|(_, b)| !b.is_empty())
                 .collect(),
         }
     }

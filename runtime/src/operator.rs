@@ -17,7 +17,7 @@ use crate::chunk::Chunk;
 use crate::clock::Clock;
 use crate::element::{StreamElement, NO_WATERMARK};
 use crate::error::Result;
-use crate::metrics::{BundleMetrics, BundleSnapshot};
+use crate::metrics::{OperatorCounts, OperatorMetrics};
 use crate::timers::{TimeDomain, Timer, TimerService};
 use crate::value::Value;
 
@@ -143,7 +143,7 @@ pub struct OperatorContext {
     chunk_size: usize,
     watermark: i64,
     timers: TimerService,
-    bundles: Arc<BundleMetrics>,
+    bundles: Arc<OperatorMetrics>,
     notifier: Arc<AsyncNotifier>,
     checkpointing: bool,
 }
@@ -185,7 +185,7 @@ impl OperatorContext {
     }
 
     /// The context, counting mini-batch bundles into `bundles` (the subtask's metrics).
-    pub fn with_bundle_metrics(mut self, bundles: Arc<BundleMetrics>) -> Self {
+    pub fn with_bundle_metrics(mut self, bundles: Arc<OperatorMetrics>) -> Self {
         self.bundles = bundles;
         self
     }
@@ -197,8 +197,17 @@ impl OperatorContext {
         tracing::trace!(vertex = %self.info.vertex, subtask = self.info.index, rows, keys, "mini-batch flushed");
     }
 
-    /// The bundles recorded through this context's metrics so far.
-    pub fn bundle_metrics(&self) -> BundleSnapshot {
+    /// Counts `rows` rows dropped for arriving late (after the watermark passed the windows
+    /// they belong to) in the subtask's metrics (`numLateRecordsDropped`).
+    pub fn record_late_dropped(&self, rows: u64) {
+        if rows > 0 {
+            self.bundles.record_late_dropped(rows);
+            tracing::debug!(vertex = %self.info.vertex, subtask = self.info.index, rows, "late rows dropped");
+        }
+    }
+
+    /// The bundles and late rows recorded through this context's metrics so far.
+    pub fn bundle_metrics(&self) -> OperatorCounts {
         self.bundles.snapshot()
     }
 
@@ -406,6 +415,14 @@ pub trait Source: Send {
     /// cannot be replayed keeps the default and writes nothing.
     fn snapshot_state(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext, _state: &mut StateWriter) -> Result<()> {
         Ok(())
+    }
+
+    /// Whether this subtask will emit no row at all, known before it starts (it was given no
+    /// file to read): its receivers do not wait for its watermark, so which rows are late
+    /// downstream does not depend on when this subtask happens to finish. Asked after a
+    /// restore, before `open`; the default is `false`.
+    fn emits_nothing(&self) -> bool {
+        false
     }
 
     /// Takes back what [`Source::snapshot_state`] wrote, before `open`: `states` holds what

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::metrics::{BundleSnapshot, JobMetrics};
+use crate::metrics::{JobMetrics, OperatorCounts};
 
 /// Latency percentiles in microseconds, over every row that reached a sink.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,8 +42,8 @@ pub struct VertexReport {
     pub busy: Duration,
     /// Time its subtasks spent waiting for room downstream, summed.
     pub backpressured: Duration,
-    /// Mini-batch bundles flushed by each of its operators that flushed any, summed.
-    pub bundles: Vec<(String, BundleSnapshot)>,
+    /// Mini-batch bundles flushed and late rows dropped by each of its operators that counted any, summed.
+    pub bundles: Vec<(String, OperatorCounts)>,
 }
 
 /// A finished job.
@@ -133,7 +133,7 @@ impl JobReport {
 
     /// Appends the report as text for people, each line indented by two spaces: wall time and
     /// rows, latency, then a line per vertex (parallelism, rows read / in / out, seconds busy and
-    /// backpressured) followed by its operators' mini-batch bundles.
+    /// backpressured) followed by its operators' mini-batch bundles and late rows dropped.
     pub fn write_text(&self, out: &mut String) {
         let _ = writeln!(
             out,
@@ -174,14 +174,19 @@ impl JobReport {
                 v.backpressured.as_secs_f64(),
                 v.name
             );
-            for (operator, bundles) in &v.bundles {
-                let _ = writeln!(
-                    out,
-                    "       {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
-                    bundles.bundles,
-                    bundles.rows_per_bundle(),
-                    bundles.keys_per_bundle()
-                );
+            for (operator, counts) in &v.bundles {
+                if counts.bundles > 0 {
+                    let _ = writeln!(
+                        out,
+                        "       {operator}: {} mini-batch bundles, {:.1} rows and {:.1} keys per bundle",
+                        counts.bundles,
+                        counts.rows_per_bundle(),
+                        counts.keys_per_bundle()
+                    );
+                }
+                if counts.late_records_dropped > 0 {
+                    let _ = writeln!(out, "       {operator}: numLateRecordsDropped {}", counts.late_records_dropped);
+                }
             }
         }
     }

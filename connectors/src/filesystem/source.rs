@@ -79,6 +79,17 @@ impl FileSource {
         }
     }
 
+    /// This subtask's share of the path's files: every `parallelism`-th from its index.
+    fn assigned_files(&self) -> Result<VecDeque<Pending>> {
+        let files = list_files(&self.path)?;
+        Ok(files
+            .into_iter()
+            .skip(self.subtask)
+            .step_by(self.parallelism)
+            .map(|path| Pending { path, offset: 0, line: 0 })
+            .collect())
+    }
+
     fn open_next(&mut self) -> Result<bool> {
         let Some(Pending { path, offset, line }) = self.files.pop_front() else { return Ok(false) };
         let display = path.display().to_string();
@@ -171,14 +182,17 @@ impl Source for FileSource {
             self.files = restored;
             return Ok(());
         }
-        let files = list_files(&self.path)?;
-        self.files = files
-            .into_iter()
-            .skip(self.subtask)
-            .step_by(self.parallelism)
-            .map(|path| Pending { path, offset: 0, line: 0 })
-            .collect();
+        self.files = self.assigned_files()?;
         Ok(())
+    }
+
+    /// No file to read (restored with none left, or given none of the path's files).
+    fn emits_nothing(&self) -> bool {
+        match &self.restored {
+            Some(restored) => restored.is_empty(),
+            // A path that cannot be listed fails at `open`, saying why.
+            None => self.assigned_files().is_ok_and(|files| files.is_empty()),
+        }
     }
 
     /// The files still to read: each one's path, the byte its next record starts at and the

@@ -6,6 +6,7 @@ mod lookup_join;
 mod scope;
 pub(crate) mod sink_rows;
 mod unnest;
+mod window;
 
 use std::collections::HashMap;
 
@@ -188,16 +189,8 @@ impl<'a> Binder<'a> {
         match factor {
             TableFactor::Table { name, alias, args: None, .. } => {
                 let table = crate::parser::table_name(name);
-                let qualifier = alias.as_ref().map_or(table.clone(), |a| a.name.value.clone());
-                let cte = self.ctes.iter().rev().find_map(|c| c.get(&table)).cloned();
-                let plan = match (cte, self.catalog.get(&table)) {
-                    (Some(query), _) => self.bind_query(&query)?,
-                    (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog).bind_query(query)?,
-                    (None, Some(CatalogEntry::Table(t))) => table_plan(t)?,
-                    (None, None) => {
-                        return Err(Error::validation(position_of(name), format!("Object '{table}' not found")))
-                    }
-                };
+                let qualifier = alias.as_ref().map_or(table, |a| a.name.value.clone());
+                let plan = self.bind_table_name(name)?;
                 Ok((rename(plan, alias.as_ref())?, Some(qualifier)))
             }
             TableFactor::Derived { lateral: false, subquery, alias } => {
@@ -205,9 +198,21 @@ impl<'a> Binder<'a> {
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
                 Ok((rename(plan, alias.as_ref())?, qualifier))
             }
-            TableFactor::TableFunction { .. } => Err(unsupported_at(factor, "Window table-valued functions")),
+            TableFactor::TableFunction { expr, alias } => self.bind_window_function(factor, expr, alias.as_ref()),
             TableFactor::Table { version: Some(_), .. } => Err(unsupported("Lookup joins (FOR SYSTEM_TIME AS OF)")),
             other => Err(unsupported(format!("The FROM item '{other}'"))),
+        }
+    }
+
+    /// The rows of the table, view or common table expression `name`.
+    fn bind_table_name(&mut self, name: &ast::ObjectName) -> Result<Plan> {
+        let table = crate::parser::table_name(name);
+        let cte = self.ctes.iter().rev().find_map(|c| c.get(&table)).cloned();
+        match (cte, self.catalog.get(&table)) {
+            (Some(query), _) => self.bind_query(&query),
+            (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog).bind_query(query),
+            (None, Some(CatalogEntry::Table(t))) => table_plan(t),
+            (None, None) => Err(Error::validation(position_of(name), format!("Object '{table}' not found"))),
         }
     }
 

@@ -17,7 +17,7 @@ use crate::plan::Plan;
 /// Whether `call` can be split into a local and a global phase: a mergeable call, or a DISTINCT
 /// one without FILTER whose function is mergeable (the phases merge its distinct values, as
 /// Flink's `DISTINCT(x) AS distinct$0` does).
-fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
+pub(super) fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
     if call.distinct {
         let plain = AggregateCall { distinct: false, ..call.clone() };
         return call.filter.is_none() && Accumulator::is_mergeable(&plain, retracting);
@@ -26,7 +26,7 @@ fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
 }
 
 /// The name Flink gives a local aggregate's accumulator column.
-fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
+pub(super) fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
     let base = match (kind, part) {
         (AggregateKind::CountStar, _) => "count1",
         (AggregateKind::Count, _) | (_, 1) => "count",
@@ -163,7 +163,7 @@ impl Physical<'_> {
 /// Whether the rows of `node` are already partitioned by a hash of its columns `keys` (in that
 /// order): true above an exchange or a group aggregate on exactly those columns, through Calcs
 /// that pass the columns on unchanged.
-fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
+pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
     match &node.kind {
         PhysicalKind::Calc(CalcSpec { projections, .. }) => {
             let below: Option<Vec<usize>> = keys

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | TableSourceScan | the connector's (`scan.parallelism`, 1 for a managed table), else the default |
 //! | Values | 1 |
-//! | GroupAggregate, GlobalGroupAggregate | 1 without grouping keys, else the default |
+//! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
@@ -59,9 +59,16 @@ impl Distribution<'_> {
             PhysicalKind::Values { .. } => 1,
             PhysicalKind::GroupAggregate(spec) if spec.keys.is_empty() => 1,
             PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count == 0 => 1,
-            PhysicalKind::GroupAggregate(_) | PhysicalKind::GlobalGroupAggregate { .. } | PhysicalKind::Union => {
-                self.parallelism
+            PhysicalKind::WindowAggregate(spec) | PhysicalKind::GlobalWindowAggregate { spec, .. }
+                if spec.keys.is_empty() =>
+            {
+                1
             }
+            PhysicalKind::GroupAggregate(_)
+            | PhysicalKind::GlobalGroupAggregate { .. }
+            | PhysicalKind::WindowAggregate(_)
+            | PhysicalKind::GlobalWindowAggregate { .. }
+            | PhysicalKind::Union => self.parallelism,
             PhysicalKind::Sink { table, targets, bounded_input, .. } => {
                 *bounded_input = bounded;
                 let context = SinkContext { bounded_input: bounded, targets: targets.clone() };

@@ -8,6 +8,7 @@
 //! | [`prune_columns`] | Calcite's field trimming, `PushProjectIntoTableSourceScanRule` | every node computes only the columns its consumers use; scans read only those |
 //! | [`push_filter_into_scan`] | `PushFilterIntoTableSourceScanRule` (key filters) | a filter pinning the whole primary key makes a scan that reads single keys a point query |
 //! | [`scan_changelog`] | `ScanTableSource#getChangelogMode` | each scan emits the changes its connector declares (inserts only when bounded) |
+//! | [`window_aggregate`] | `StreamPhysicalWindowAggregateRule` | a GROUP BY of `window_start` and `window_end` over a window table function is one window aggregate |
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
 
@@ -19,6 +20,7 @@ pub mod scan_reuse;
 pub mod split_aggregate;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod window_aggregate;
 
 use weir_connectors::ConnectorRegistry;
 
@@ -26,13 +28,14 @@ use crate::error::Result;
 use crate::options::PlannerOptions;
 use crate::plan::Plan;
 
-/// The logical rewrites every plan goes through: column pruning, key filters into scans, the
+/// The logical rewrites every plan goes through: window aggregates, column pruning, key filters into scans, the
 /// scans' changelogs, then the rules the options enable.
 ///
 /// # Errors
 /// A table whose connector refuses its options.
 pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistry) -> Result<Plan> {
     let plan = filter_correlate::filter_correlate(plan);
+    let plan = window_aggregate::window_aggregate(plan)?;
     let plan = prune_columns::prune_plan(plan);
     let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;
     let plan = scan_changelog::scan_changelog(plan, registry, options.batch)?;

@@ -163,6 +163,52 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let node = Node::Unnest { input: Box::new(input), collection, left, ordinality };
             (Plan { node, fields }, identity(n))
         }
+        // The window columns stay; of the input, what is required above and the time column.
+        Node::WindowTableFunction { input, time_col, window } => {
+            let arity = input.fields.len();
+            let mut used = required[..arity].to_vec();
+            used[time_col] = true;
+            let (input, map) = prune(*input, &used);
+            let new_arity = input.fields.len();
+            let mapping: Vec<Option<usize>> =
+                (0..fields.len()).map(|i| if i < arity { map[i] } else { Some(i - arity + new_arity) }).collect();
+            let mut new_fields = input.fields.clone();
+            new_fields.extend(fields[arity..].iter().cloned());
+            let node = Node::WindowTableFunction {
+                time_col: map[time_col].unwrap_or(time_col),
+                input: Box::new(input),
+                window,
+            };
+            (Plan { node, fields: new_fields }, mapping)
+        }
+        Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
+            let mut used = vec![false; input.fields.len()];
+            keys.iter().chain(std::iter::once(&time_col)).for_each(|&k| used[k] = true);
+            for c in &calls {
+                c.arg.iter().chain(&c.filter).for_each(|&i| used[i] = true);
+            }
+            let (input, map) = prune(*input, &used);
+            let at = |i: usize| map[i].unwrap_or(i);
+            let keys = keys.into_iter().map(at).collect();
+            let calls = calls
+                .into_iter()
+                .map(|mut c| {
+                    c.arg = c.arg.map(at);
+                    c.filter = c.filter.map(at);
+                    c
+                })
+                .collect();
+            let n = fields.len();
+            let node = Node::WindowAggregate {
+                input: Box::new(input),
+                keys,
+                calls,
+                window,
+                time_col: at(time_col),
+                window_time,
+            };
+            (Plan { node, fields }, identity(n))
+        }
         node @ Node::Values { .. } => {
             let n = fields.len();
             (Plan { node, fields }, identity(n))

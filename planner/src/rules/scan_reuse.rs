@@ -28,6 +28,8 @@ fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usiz
         | Node::WatermarkAssigner { input, .. }
         | Node::Aggregate { input, .. }
         | Node::LookupJoin { input, .. }
+        | Node::WindowTableFunction { input, .. }
+        | Node::WindowAggregate { input, .. }
         | Node::Unnest { input, .. } => collect_scans(input, scans),
         Node::Union { inputs } => inputs.iter().for_each(|i| collect_scans(i, scans)),
         Node::Values { .. } => {}

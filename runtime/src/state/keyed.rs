@@ -350,6 +350,52 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         self.entries.entry_ref(key).or_default().insert(user_key, Stamped { value, written: now });
     }
 
+    /// The value of `user_key` in the map of `key` to change, counted as written at `now`; a
+    /// user key without a live value takes the value `make` returns, or stays without one when
+    /// it returns `None` (and `None` is returned).
+    ///
+    /// # Errors
+    /// The memory limit refuses the state room for one more key (nothing is changed then).
+    pub fn get_mut_or_insert_with(
+        &mut self,
+        key: &[Value],
+        user_key: K,
+        now: i64,
+        make: impl FnOnce() -> Option<V>,
+    ) -> Result<Option<&mut V>> {
+        if self.entries.len() == self.entries.capacity() {
+            crate::memory::fallible(|| self.entries.try_reserve(1))?;
+        }
+        let ttl = self.ttl;
+        let map = self.entries.entry_ref(key).or_default();
+        let entry = match map.entry(user_key) {
+            hashbrown::hash_map::Entry::Occupied(entry) if !ttl.expired(entry.get().written, now) => entry.into_mut(),
+            hashbrown::hash_map::Entry::Occupied(mut entry) => match make() {
+                Some(value) => {
+                    *entry.get_mut() = Stamped { value, written: now };
+                    entry.into_mut()
+                }
+                None => {
+                    entry.remove();
+                    return Ok(None);
+                }
+            },
+            hashbrown::hash_map::Entry::Vacant(entry) => match make() {
+                Some(value) => entry.insert(Stamped { value, written: now }),
+                None => return Ok(None),
+            },
+        };
+        entry.written = now;
+        Ok(Some(&mut entry.value))
+    }
+
+    /// Visits every entry of every key (expired ones included until they are dropped).
+    pub fn for_each(&self, mut visit: impl FnMut(&[Value], &K, &V)) {
+        for (key, map) in &self.entries {
+            map.iter().for_each(|(user_key, e)| visit(key, user_key, &e.value));
+        }
+    }
+
     /// Removes `user_key` from the map of `key`, returning its value.
     pub fn remove(&mut self, key: &[Value], user_key: &K) -> Option<V> {
         let map = self.entries.get_mut(key)?;

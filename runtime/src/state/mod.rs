@@ -21,9 +21,11 @@
 //! ```
 
 mod keyed;
+mod timers;
 mod value;
 
 pub use keyed::{ListMut, ListState, MapState, ValueState};
+pub use timers::KeyedTimers;
 pub use value::StateValue;
 
 use crate::operator::SubtaskInfo;

@@ -1,0 +1,278 @@
+//! WindowAggregate and GlobalWindowAggregate: `GROUP BY window_start, window_end, keys` over a
+//! TUMBLE, HOP or CUMULATE window, emitting each window's result once, as an insert, when the
+//! watermark reaches its end - 1.
+//!
+//! Per key the operator keeps one [`SliceAccumulators`] per slice (keyed map state, the slice's
+//! end as the map key) and a timer per window still to fire ([`KeyedTimers`], at the window's
+//! end - 1). Input is either rows (one phase: each row's slice from its time column) or the
+//! partial rows of [`super::LocalWindowAggregateOperator`] (the global phase: the slice is
+//! their last column). A row whose slice has fired is still taken while a later window of the
+//! slice has not (HOP, CUMULATE); once the slice's last window has fired, it is late: dropped
+//! and counted (`numLateRecordsDropped`). A window is emitted when it holds rows; a slice is
+//! dropped from state when its last window fires.
+
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::state::{KeyedTimers, MapState};
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Timestamp, Value};
+
+use super::slices::{Calls, SliceAccumulators};
+use super::table_function::millis_of;
+use super::WindowSpec;
+use crate::aggregate::AggregateCall;
+use crate::spec::OperatorSpec;
+
+/// The name of the slices' state (their section in checkpoints).
+const SLICES: &str = "slices";
+/// The name of the window timers' state.
+const TIMERS: &str = "window-timers";
+/// The section of the operator's watermark (the windows it has fired).
+const PROGRESS: &str = "progress";
+
+/// What a window aggregate's input rows are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowAggregateInput {
+    /// Rows, whose slice comes from the time column `time_col` (one phase: `WindowAggregate`).
+    Rows {
+        /// The time column.
+        time_col: usize,
+    },
+    /// Rows `[keys…, partials…, distinct sets…, rows, slice_end]` of a local window aggregate
+    /// (the global phase: `GlobalWindowAggregate`).
+    Partials,
+}
+
+/// Everything a [`WindowAggregateOperator`] is built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowAggregateSpec {
+    /// The grouping columns of the input (the keys of the partial rows: their first columns).
+    pub keys: Vec<usize>,
+    /// The aggregates; over partials, their arguments are those of the local phase's input.
+    pub calls: Vec<AggregateCall>,
+    /// Types of the calls' arguments.
+    pub arg_types: Vec<Option<DataType>>,
+    /// The window.
+    pub window: WindowSpec,
+    /// Rows or partials.
+    pub input: WindowAggregateInput,
+    /// Whether the input retracts rows.
+    pub retracting: bool,
+    /// Whether a `window_time` column (`window_end - 1 ms`) follows `window_start, window_end`.
+    pub window_time: bool,
+}
+
+impl WindowAggregateSpec {
+    /// Flink's name of the operator: `GlobalWindowAggregate` over partials, else `WindowAggregate`.
+    pub fn name(&self) -> &'static str {
+        match self.input {
+            WindowAggregateInput::Partials => "GlobalWindowAggregate",
+            WindowAggregateInput::Rows { .. } => "WindowAggregate",
+        }
+    }
+}
+
+impl OperatorSpec for WindowAggregateSpec {
+    type Operator = WindowAggregateOperator;
+
+    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> WindowAggregateOperator {
+        WindowAggregateOperator::new(self.clone())
+    }
+}
+
+/// Aggregates windows by slices; see the module documentation.
+#[derive(Debug)]
+pub struct WindowAggregateOperator {
+    spec: WindowAggregateSpec,
+    calls: Calls,
+    slices: MapState<i64, SliceAccumulators>,
+    timers: KeyedTimers,
+    /// The last watermark: windows ending at or before it + 1 have fired.
+    watermark: i64,
+    key: Vec<Value>,
+    scratch: Vec<Value>,
+}
+
+impl WindowAggregateOperator {
+    /// An aggregate as `spec` describes it.
+    pub fn new(spec: WindowAggregateSpec) -> Self {
+        let calls = Calls::new(spec.calls.clone(), spec.arg_types.clone(), spec.retracting);
+        WindowAggregateOperator {
+            spec,
+            calls,
+            slices: MapState::new(SLICES, None),
+            timers: KeyedTimers::new(TIMERS),
+            watermark: i64::MIN,
+            key: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Whether the window ending at `window_end` has fired at watermark `watermark`.
+    fn fired(window_end: i64, watermark: i64) -> bool {
+        window_end - 1 <= watermark
+    }
+
+    /// Adds one input row (or partial row) to its key's slice; returns whether it was late.
+    fn add(&mut self, kind: RowKind, row: &[Value]) -> Result<bool> {
+        let slice = match self.spec.input {
+            WindowAggregateInput::Rows { time_col } => match millis_of(&row[time_col]) {
+                Some(time) => self.spec.window.slice_end(time),
+                // A row without a time belongs to no window.
+                None => return Ok(false),
+            },
+            WindowAggregateInput::Partials => row[row.len() - 1].as_i64().unwrap_or(i64::MIN),
+        };
+        let window = self.spec.window;
+        if Self::fired(slice, self.watermark) && Self::fired(window.last_window_end(slice), self.watermark) {
+            return Ok(true);
+        }
+        self.key.clear();
+        match self.spec.input {
+            WindowAggregateInput::Rows { .. } => self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone())),
+            WindowAggregateInput::Partials => self.key.extend_from_slice(&row[..self.spec.keys.len()]),
+        }
+        let Self { slices, calls, timers, key, watermark, .. } = self;
+        let mut new = false;
+        let accumulators = slices.get_mut_or_insert_with(key, slice, 0, || {
+            new = true;
+            Some(SliceAccumulators::new(calls))
+        })?;
+        let Some(accumulators) = accumulators else { return Ok(false) };
+        match self.spec.input {
+            WindowAggregateInput::Rows { .. } => {
+                accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 })
+            }
+            WindowAggregateInput::Partials => {
+                let key_count = key.len();
+                accumulators.add_partial(calls, &row[key_count..row.len() - 1])
+            }
+        }
+        if new {
+            for end in window.window_ends_of_slice(slice).filter(|&end| !Self::fired(end, *watermark)) {
+                timers.register(key, end - 1);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Fires every window due at `watermark`, in order of their ends.
+    fn fire(&mut self, watermark: i64, out: &mut Output) {
+        let arity = self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time);
+        let mut emitted = Chunk::with_capacity(arity, 0);
+        while let Some((time, keys)) = self.timers.pop_due(watermark) {
+            let end = time + 1;
+            for key in keys {
+                self.fire_window(&key, end, &mut emitted);
+            }
+        }
+        if !emitted.is_empty() {
+            out.collect(emitted);
+        }
+    }
+
+    /// Emits key `key`'s window ending at `end` (when it holds rows) and drops the slices no
+    /// later window needs.
+    fn fire_window(&mut self, key: &[Value], end: i64, emitted: &mut Chunk) {
+        let window = self.spec.window;
+        let Self { slices, calls, scratch, spec, .. } = self;
+        let merged = if window.unshared() {
+            slices.get(key, &end, 0).cloned()
+        } else {
+            let mut merged: Option<SliceAccumulators> = None;
+            for slice in window.slice_ends_of_window(end) {
+                if let Some(acc) = slices.get(key, &slice, 0) {
+                    merged.get_or_insert_with(|| SliceAccumulators::new(calls)).merge(calls, acc, scratch);
+                }
+            }
+            merged
+        };
+        if let Some(merged) = merged.filter(|m| m.rows > 0) {
+            emitted.push_with(RowKind::Insert, |values| {
+                values.extend_from_slice(key);
+                merged.results(calls, values);
+                values.push(Value::Timestamp(Timestamp::from_millis(window.window_start(end))));
+                values.push(Value::Timestamp(Timestamp::from_millis(end)));
+                if spec.window_time {
+                    values.push(Value::Timestamp(Timestamp::from_millis(end - 1)));
+                }
+            });
+        }
+        for slice in window.slice_ends_of_window(end) {
+            if window.last_window_end(slice) == end {
+                slices.remove(key, &slice);
+            }
+        }
+    }
+}
+
+impl Operator for WindowAggregateOperator {
+    fn name(&self) -> &str {
+        self.spec.name()
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
+        let mut late = 0;
+        for (kind, row) in chunk.rows() {
+            late += u64::from(self.add(kind, row)?);
+        }
+        ctx.record_late_dropped(late);
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if watermark > self.watermark {
+            self.watermark = watermark;
+            self.fire(watermark, out);
+        }
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    /// The end of input fires every window, as the final watermark does.
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.watermark = i64::MAX;
+        self.fire(i64::MAX, out);
+        Ok(())
+    }
+
+    /// Every key's slices and window timers, and the watermark the windows fired up to.
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.slices.snapshot(state, 0);
+        self.timers.snapshot(state);
+        state.section(PROGRESS).i64(self.watermark);
+        Ok(())
+    }
+
+    /// Keeps the keys this subtask owns now; the watermark is the lowest of the old subtasks'
+    /// (they all saw the same watermarks before the barrier).
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        self.slices.restore(states, ctx.subtask())?;
+        self.timers.restore(states, ctx.subtask())?;
+        let malformed =
+            |e| weir_runtime::Error::Restore(format!("the state of {} is malformed: {e}", self.spec.name()));
+        let mut watermark = None::<i64>;
+        for state in states {
+            if let Some(mut input) = state.section(PROGRESS) {
+                let old = input.i64().map_err(malformed)?;
+                watermark = Some(watermark.map_or(old, |w| w.min(old)));
+            }
+        }
+        self.watermark = watermark.unwrap_or(i64::MIN);
+        let calls = &self.calls;
+        let mut fits = true;
+        self.slices.for_each(|_, _, acc| fits &= acc.fits(calls));
+        if !fits {
+            return Err(weir_runtime::Error::Restore(format!(
+                "the state of {} holds windows of other aggregates than its {} calls",
+                self.spec.name(),
+                calls.calls.len()
+            )));
+        }
+        Ok(())
+    }
+}

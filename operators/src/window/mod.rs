@@ -1,0 +1,269 @@
+//! Event-time windows of the window table functions TUMBLE, HOP and CUMULATE, and the
+//! operators over them: [`WindowTableFunctionOperator`] (the columns `window_start`,
+//! `window_end`, `window_time` per window of a row), [`LocalWindowAggregateOperator`] and
+//! [`WindowAggregateOperator`] (one phase, or the global phase after the local one).
+//!
+//! Window aggregation runs on **slices**, as Flink's does: a slice is identified by its end,
+//! every row belongs to exactly one slice, and a window is a run of slices. TUMBLE's slice is
+//! its window; HOP's slices are `gcd(size, slide)` long and a window merges `size / slice` of
+//! them; CUMULATE's slices are one step long and its window ending at `e` merges the slices from
+//! its start to `e`. A window fires when the watermark reaches `window_end - 1`.
+
+mod aggregate;
+mod local_aggregate;
+mod slices;
+mod table_function;
+
+pub use aggregate::{WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec};
+pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec};
+pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
+
+/// The shape of a window, sizes in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    /// `TUMBLE(…, size)`: windows of `size` one after the other.
+    Tumble {
+        /// Window length.
+        size: i64,
+    },
+    /// `HOP(…, slide, size)`: windows of `size` starting every `slide`.
+    Hop {
+        /// Window length.
+        size: i64,
+        /// Distance between window starts.
+        slide: i64,
+    },
+    /// `CUMULATE(…, step, size)`: windows starting every `max_size`, each ending every `step`
+    /// until `max_size`.
+    Cumulate {
+        /// Length of the largest window.
+        max_size: i64,
+        /// Distance between window ends.
+        step: i64,
+    },
+}
+
+/// A window table function's windows: their shape and the offset their starts are aligned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowSpec {
+    /// The shape.
+    pub kind: WindowKind,
+    /// Window starts are `offset` plus a multiple of the alignment (0: aligned to the epoch).
+    pub offset: i64,
+}
+
+/// `timestamp` rounded down to a multiple of `size` (plus `offset`): Flink's
+/// `TimeWindow.getWindowStartWithOffset`, right for negative timestamps too.
+pub fn window_start_with_offset(timestamp: i64, offset: i64, size: i64) -> i64 {
+    let remainder = (timestamp - offset) % size;
+    if remainder < 0 {
+        timestamp - (remainder + size)
+    } else {
+        timestamp - remainder
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl WindowSpec {
+    /// The windows `[start, end)` that contain `timestamp`, in the order Flink's window table
+    /// function emits them (HOP: latest start first; CUMULATE: smallest end first).
+    pub fn windows_of(&self, timestamp: i64) -> Vec<(i64, i64)> {
+        let offset = self.offset;
+        match self.kind {
+            WindowKind::Tumble { size } => {
+                let start = window_start_with_offset(timestamp, offset, size);
+                vec![(start, start + size)]
+            }
+            WindowKind::Hop { size, slide } => {
+                let mut windows = Vec::with_capacity((size / slide.max(1)) as usize + 1);
+                let mut start = window_start_with_offset(timestamp, offset, slide);
+                while start > timestamp - size {
+                    windows.push((start, start + size));
+                    start -= slide;
+                }
+                windows
+            }
+            WindowKind::Cumulate { max_size, step } => {
+                let start = window_start_with_offset(timestamp, offset, max_size);
+                let last_end = start + max_size;
+                let mut end = window_start_with_offset(timestamp, offset, step) + step;
+                let mut windows = Vec::new();
+                while end <= last_end {
+                    windows.push((start, end));
+                    end += step;
+                }
+                windows
+            }
+        }
+    }
+
+    /// The length of a slice: a TUMBLE window, `gcd(size, slide)` of a HOP, a CUMULATE step.
+    pub fn slice_size(&self) -> i64 {
+        match self.kind {
+            WindowKind::Tumble { size } => size,
+            WindowKind::Hop { size, slide } => gcd(size, slide),
+            WindowKind::Cumulate { step, .. } => step,
+        }
+    }
+
+    /// The end of the slice `timestamp` belongs to.
+    pub fn slice_end(&self, timestamp: i64) -> i64 {
+        let size = self.slice_size();
+        window_start_with_offset(timestamp, self.offset, size) + size
+    }
+
+    /// The end of the last window that contains the slice ending at `slice_end`: once it has
+    /// fired, nothing needs the slice any more.
+    pub fn last_window_end(&self, slice_end: i64) -> i64 {
+        match self.kind {
+            WindowKind::Tumble { .. } => slice_end,
+            WindowKind::Hop { size, .. } => slice_end - self.slice_size() + size,
+            WindowKind::Cumulate { max_size, .. } => {
+                window_start_with_offset(slice_end - 1, self.offset, max_size) + max_size
+            }
+        }
+    }
+
+    /// The ends of every window that contains the slice ending at `slice_end`, earliest first.
+    pub fn window_ends_of_slice(&self, slice_end: i64) -> impl Iterator<Item = i64> {
+        let (first, every) = match self.kind {
+            WindowKind::Tumble { size } => (slice_end, size),
+            WindowKind::Hop { slide, .. } => {
+                // The first window end at or after the slice's end, on the slide's grid.
+                let below = window_start_with_offset(slice_end, self.offset, slide);
+                (if below == slice_end { below } else { below + slide }, slide)
+            }
+            WindowKind::Cumulate { step, .. } => (slice_end, step),
+        };
+        let last = self.last_window_end(slice_end);
+        (0..).map(move |i| first + i * every).take_while(move |&end| end <= last)
+    }
+
+    /// The start of the window ending at `window_end`.
+    pub fn window_start(&self, window_end: i64) -> i64 {
+        match self.kind {
+            WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => window_end - size,
+            WindowKind::Cumulate { max_size, .. } => window_start_with_offset(window_end - 1, self.offset, max_size),
+        }
+    }
+
+    /// The ends of the slices the window ending at `window_end` merges, earliest first.
+    pub fn slice_ends_of_window(&self, window_end: i64) -> impl Iterator<Item = i64> {
+        let size = self.slice_size();
+        let first = self.window_start(window_end) + size;
+        (0..).map(move |i| first + i * size).take_while(move |&end| end <= window_end)
+    }
+
+    /// Whether the window's slices are each a whole window (TUMBLE): nothing to merge.
+    pub fn unshared(&self) -> bool {
+        matches!(self.kind, WindowKind::Tumble { .. })
+    }
+
+    /// Flink's text of the window: `TUMBLE(<first>, size=[1 min])`, `HOP(<first>, size=[10 min],
+    /// slide=[5 min])`, `CUMULATE(<first>, max_size=[1 h], step=[10 min])`, with `, offset=[…]`
+    /// when there is one; `first` names the time column (`time_col=[ts]`) or the slice end.
+    pub fn explain(&self, first: &str) -> String {
+        let mut text = match self.kind {
+            WindowKind::Tumble { size } => format!("TUMBLE({first}, size=[{}]", duration_text(size)),
+            WindowKind::Hop { size, slide } => {
+                format!("HOP({first}, size=[{}], slide=[{}]", duration_text(size), duration_text(slide))
+            }
+            WindowKind::Cumulate { max_size, step } => {
+                format!("CUMULATE({first}, max_size=[{}], step=[{}]", duration_text(max_size), duration_text(step))
+            }
+        };
+        if self.offset != 0 {
+            text.push_str(&format!(", offset=[{}]", duration_text(self.offset)));
+        }
+        text.push(')');
+        text
+    }
+}
+
+/// A duration as Flink prints it: in the largest unit that divides it (`1 min`, `30 s`, `1 h`,
+/// `1 d`, `500 ms`).
+pub fn duration_text(millis: i64) -> String {
+    const UNITS: [(i64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1_000, "s")];
+    for (unit, name) in UNITS {
+        if millis != 0 && millis % unit == 0 {
+            return format!("{} {name}", millis / unit);
+        }
+    }
+    format!("{millis} ms")
+}
+
+#[cfg(test)]
+mod slicing_tests {
+    use super::*;
+
+    const MIN: i64 = 60_000;
+
+    fn spec(kind: WindowKind) -> WindowSpec {
+        WindowSpec { kind, offset: 0 }
+    }
+
+    #[test]
+    fn windows_of_a_timestamp_are_flinks() {
+        let tumble = spec(WindowKind::Tumble { size: MIN });
+        assert_eq!(tumble.windows_of(90_000), [(MIN, 2 * MIN)]);
+        assert_eq!(tumble.windows_of(-1), [(-MIN, 0)], "negative timestamps round down");
+        let hop = spec(WindowKind::Hop { size: 2 * MIN, slide: MIN / 2 });
+        assert_eq!(
+            hop.windows_of(MIN),
+            [(MIN, 3 * MIN), (MIN / 2, 5 * MIN / 2), (0, 2 * MIN), (-MIN / 2, 3 * MIN / 2)]
+        );
+        let cumulate = spec(WindowKind::Cumulate { max_size: 5 * MIN, step: MIN });
+        assert_eq!(cumulate.windows_of(3 * MIN + 5), [(0, 4 * MIN), (0, 5 * MIN)]);
+        let offset = WindowSpec { kind: WindowKind::Tumble { size: MIN }, offset: 10_000 };
+        assert_eq!(offset.windows_of(5_000), [(-50_000, 10_000)]);
+    }
+
+    /// For every shape, the slices of each window a row is in contain the row's slice, and the
+    /// windows of a slice are exactly the windows the table function gives its rows.
+    #[test]
+    fn slices_and_windows_agree() {
+        let shapes = [
+            spec(WindowKind::Tumble { size: MIN }),
+            spec(WindowKind::Hop { size: 2 * MIN, slide: MIN / 2 }),
+            spec(WindowKind::Cumulate { max_size: 5 * MIN, step: MIN }),
+            WindowSpec { kind: WindowKind::Hop { size: 2 * MIN, slide: MIN }, offset: 7_000 },
+        ];
+        for shape in shapes {
+            for ts in (-300_000..300_000).step_by(7_919) {
+                let slice = shape.slice_end(ts);
+                assert!(slice - shape.slice_size() <= ts && ts < slice, "{shape:?} {ts}");
+                let mut from_tvf: Vec<i64> = shape.windows_of(ts).into_iter().map(|(_, end)| end).collect();
+                from_tvf.sort_unstable();
+                let from_slice: Vec<i64> = shape.window_ends_of_slice(slice).collect();
+                assert_eq!(from_slice, from_tvf, "{shape:?} {ts}");
+                for (start, end) in shape.windows_of(ts) {
+                    assert_eq!(shape.window_start(end), start);
+                    assert!(shape.slice_ends_of_window(end).any(|s| s == slice));
+                }
+                assert_eq!(shape.last_window_end(slice), *from_tvf.last().unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn durations_print_in_their_largest_unit() {
+        assert_eq!(duration_text(MIN), "1 min");
+        assert_eq!(duration_text(3_600_000), "1 h");
+        assert_eq!(duration_text(30_000), "30 s");
+        assert_eq!(duration_text(1_500), "1500 ms");
+        assert_eq!(
+            spec(WindowKind::Hop { size: 10 * MIN, slide: 5 * MIN }).explain("time_col=[rowtime]"),
+            "HOP(time_col=[rowtime], size=[10 min], slide=[5 min])"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+//! The accumulators of one key over one slice: what a window aggregate keeps in state and a
+//! local window aggregate sends on, and how slices merge into a window.
+
+use smallvec::SmallVec;
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
+use weir_runtime::state::StateValue;
+use weir_runtime::{DataType, Value};
+
+use crate::aggregate::distinct::{count_value, merge_map_value, to_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::{Accumulator, AggregateCall};
+
+/// The aggregates a window aggregate computes and how their inputs look.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Calls {
+    /// The calls.
+    pub calls: Vec<AggregateCall>,
+    /// The type of each call's argument.
+    pub arg_types: Vec<Option<DataType>>,
+    /// The DISTINCT calls' argument columns and which set each call reads.
+    pub distinct: DistinctArgs,
+    /// Whether the input retracts rows.
+    pub retracting: bool,
+}
+
+impl Calls {
+    /// `calls` over arguments of `arg_types`.
+    pub fn new(calls: Vec<AggregateCall>, arg_types: Vec<Option<DataType>>, retracting: bool) -> Self {
+        Calls { distinct: DistinctArgs::of(&calls), calls, arg_types, retracting }
+    }
+
+    /// Number of columns of a partial row after the keys: partials, distinct sets, rows.
+    pub fn partial_width(&self) -> usize {
+        self.calls.iter().map(Accumulator::partial_width).sum::<usize>() + self.distinct.len() + 1
+    }
+}
+
+/// One key's accumulators over one slice (or a window's merged slices).
+#[derive(Debug, Clone)]
+pub(crate) struct SliceAccumulators {
+    /// Rows added less rows retracted: a window without rows is not emitted.
+    pub rows: i64,
+    accumulators: SmallVec<[Accumulator; 4]>,
+    /// The values of each DISTINCT argument, with multiplicities.
+    distinct: Vec<DistinctValues>,
+}
+
+impl SliceAccumulators {
+    /// Empty accumulators of `calls`.
+    pub fn new(calls: &Calls) -> Self {
+        SliceAccumulators {
+            rows: 0,
+            accumulators: Accumulator::for_calls(&calls.calls, &calls.arg_types, calls.retracting),
+            distinct: calls.distinct.empty_sets(),
+        }
+    }
+
+    /// Whether these accumulators fit `calls` (a restored state of other aggregates does not).
+    pub fn fits(&self, calls: &Calls) -> bool {
+        self.accumulators.len() == calls.calls.len() && self.distinct.len() == calls.distinct.len()
+    }
+
+    /// Adds (`sign` 1) or retracts (-1) an input row.
+    pub fn add_row(&mut self, calls: &Calls, row: &[Value], sign: i64) {
+        self.rows += sign;
+        // A DISTINCT call sees a value's first arrival and last departure in the slice.
+        let changes: SmallVec<[Option<i64>; 2]> = calls
+            .distinct
+            .columns()
+            .iter()
+            .zip(self.distinct.iter_mut())
+            .map(|(&column, values)| count_value(values, &row[column], sign))
+            .collect();
+        for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
+            if call.filter.is_some_and(|f| row[f] != Value::Boolean(true)) {
+                continue;
+            }
+            let x = call.arg.map_or(&Value::Null, |a| &row[a]);
+            match calls.distinct.slot(i) {
+                Some(slot) => {
+                    if let Some(change) = changes[slot] {
+                        acc.update(call, x, change);
+                    }
+                }
+                None => acc.update(call, x, sign),
+            }
+        }
+    }
+
+    /// Writes the partial row of these accumulators after the key: partials, distinct sets
+    /// (as MAPs) and rows.
+    pub fn write_partial(&self, values: &mut Vec<Value>) {
+        self.accumulators.iter().for_each(|a| a.partial(values));
+        values.extend(self.distinct.iter().map(to_map_value));
+        values.push(Value::BigInt(self.rows));
+    }
+
+    /// Merges a partial row [`SliceAccumulators::write_partial`] wrote (`partial`, after the key).
+    pub fn add_partial(&mut self, calls: &Calls, partial: &[Value]) {
+        let mut at = 0;
+        for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
+            let width = Accumulator::partial_width(call);
+            if calls.distinct.slot(i).is_none() {
+                acc.merge_partial(call, &partial[at..at + width]);
+            }
+            at += width;
+        }
+        let mut arrived = DistinctValues::new();
+        for slot in 0..calls.distinct.len() {
+            arrived.clear();
+            merge_map_value(&mut arrived, &partial[at + slot]);
+            self.count_distinct(calls, slot, arrived.iter());
+        }
+        self.rows += partial[at + calls.distinct.len()].as_i64().unwrap_or(0);
+    }
+
+    /// Merges another slice's accumulators into these (`scratch` is reused between calls).
+    pub fn merge(&mut self, calls: &Calls, other: &SliceAccumulators, scratch: &mut Vec<Value>) {
+        for (i, (call, (acc, from))) in
+            calls.calls.iter().zip(self.accumulators.iter_mut().zip(&other.accumulators)).enumerate()
+        {
+            if calls.distinct.slot(i).is_none() {
+                scratch.clear();
+                from.partial(scratch);
+                acc.merge_partial(call, scratch);
+            }
+        }
+        for (slot, values) in other.distinct.iter().enumerate() {
+            self.count_distinct(calls, slot, values.iter());
+        }
+        self.rows += other.rows;
+    }
+
+    /// Adds values with multiplicities to DISTINCT set `slot`, updating the calls reading it on
+    /// a value's first arrival and last departure.
+    fn count_distinct<'v>(&mut self, calls: &Calls, slot: usize, values: impl Iterator<Item = (&'v Value, &'v i64)>) {
+        for (x, delta) in values {
+            let Some(change) = count_value(&mut self.distinct[slot], x, *delta) else { continue };
+            for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
+                if calls.distinct.slot(i) == Some(slot) {
+                    acc.update(call, x, change);
+                }
+            }
+        }
+    }
+
+    /// Appends the result of every call.
+    pub fn results(&self, calls: &Calls, values: &mut Vec<Value>) {
+        values.extend(self.accumulators.iter().zip(&calls.calls).map(|(a, c)| a.result(c)));
+    }
+}
+
+/// A slice in a checkpoint: rows, accumulators (with their number) and distinct sets.
+impl StateValue for SliceAccumulators {
+    fn encode(&self, out: &mut Encoder) {
+        out.i64(self.rows);
+        out.u32(self.accumulators.len() as u32);
+        self.accumulators.iter().for_each(|a| a.encode(out));
+        out.u32(self.distinct.len() as u32);
+        for values in &self.distinct {
+            out.u32(values.len() as u32);
+            for (v, n) in values {
+                out.value(v);
+                out.i64(*n);
+            }
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let rows = input.i64()?;
+        let accumulators = (0..input.u32()?).map(|_| Accumulator::decode(input)).collect::<Result<_, _>>()?;
+        let mut distinct = Vec::new();
+        for _ in 0..input.u32()? {
+            let mut values = DistinctValues::new();
+            for _ in 0..input.u32()? {
+                let v = input.value()?;
+                values.insert(v, input.i64()?);
+            }
+            distinct.push(values);
+        }
+        Ok(SliceAccumulators { rows, accumulators, distinct })
+    }
+}

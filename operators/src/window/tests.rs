@@ -1,0 +1,259 @@
+//! The window aggregates against a from-scratch recomputation on random, disordered input
+//! with late rows, in one phase and in two (local, then global), and across restores.
+
+use std::collections::BTreeMap;
+
+use rand::{Rng, SeedableRng};
+use weir_runtime::harness::OperatorHarness;
+use weir_runtime::partition::{hash_key, subtask_for_hash};
+use weir_runtime::print::value_to_string;
+use weir_runtime::{Chunk, DataType, RowKind, StreamElement, SubtaskInfo, Timestamp, Value};
+
+use super::*;
+use crate::aggregate::{AggregateCall, AggregateKind};
+use crate::spec::OperatorSpec;
+
+/// Rows `[k INT, v BIGINT, ts TIMESTAMP(3)]`: COUNT(*), SUM(v), MAX(v), COUNT(DISTINCT v) per k.
+fn calls() -> Vec<AggregateCall> {
+    vec![
+        AggregateCall::new(AggregateKind::CountStar, None, DataType::bigint()),
+        AggregateCall::new(AggregateKind::Sum, Some(1), DataType::bigint()),
+        AggregateCall::new(AggregateKind::Max, Some(1), DataType::bigint()),
+        AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint()).distinct(),
+    ]
+}
+
+fn arg_types() -> Vec<Option<DataType>> {
+    vec![None, Some(DataType::bigint()), Some(DataType::bigint()), Some(DataType::bigint())]
+}
+
+fn one_phase(window: WindowSpec) -> WindowAggregateSpec {
+    WindowAggregateSpec {
+        keys: vec![0],
+        calls: calls(),
+        arg_types: arg_types(),
+        window,
+        input: WindowAggregateInput::Rows { time_col: 2 },
+        retracting: false,
+        window_time: false,
+    }
+}
+
+fn local(window: WindowSpec) -> LocalWindowAggregateSpec {
+    LocalWindowAggregateSpec {
+        keys: vec![0],
+        calls: calls(),
+        arg_types: arg_types(),
+        window,
+        time_col: 2,
+        retracting: false,
+    }
+}
+
+fn global(window: WindowSpec) -> WindowAggregateSpec {
+    WindowAggregateSpec { input: WindowAggregateInput::Partials, ..one_phase(window) }
+}
+
+fn harness<S: OperatorSpec>(spec: &S) -> OperatorHarness {
+    OperatorHarness::new(spec.build(&SubtaskInfo::new("w", 0, 1)))
+}
+
+fn chunk(rows: &[(i32, i64, i64)]) -> Chunk {
+    let mut chunk = Chunk::with_capacity(3, rows.len());
+    for &(k, v, ts) in rows {
+        chunk.push(RowKind::Insert, &[Value::Int(k), Value::BigInt(v), Value::Timestamp(Timestamp::from_millis(ts))]);
+    }
+    chunk
+}
+
+const SHAPES: [WindowSpec; 4] = [
+    WindowSpec { kind: WindowKind::Tumble { size: 10 }, offset: 0 },
+    WindowSpec { kind: WindowKind::Hop { size: 20, slide: 5 }, offset: 0 },
+    WindowSpec { kind: WindowKind::Cumulate { max_size: 20, step: 5 }, offset: 0 },
+    WindowSpec { kind: WindowKind::Tumble { size: 10 }, offset: 3 },
+];
+
+/// Random chunks of rows in disorder, each followed by the watermark `max ts - 3` when it rose.
+fn random_input(rng: &mut rand::rngs::SmallRng) -> Vec<(Vec<(i32, i64, i64)>, Option<i64>)> {
+    let (mut clock, mut watermark) = (100, i64::MIN);
+    let mut steps = Vec::new();
+    for _ in 0..rng.random_range(5..40) {
+        let rows: Vec<(i32, i64, i64)> = (0..rng.random_range(0..8))
+            .map(|_| {
+                clock += rng.random_range(0..4);
+                (rng.random_range(0..3), rng.random_range(0..5), clock - rng.random_range(0..16))
+            })
+            .collect();
+        let next = rows.iter().map(|r| r.2 - 3).max().unwrap_or(i64::MIN).max(watermark);
+        let emitted = (next > watermark).then_some(next);
+        watermark = next;
+        steps.push((rows, emitted));
+    }
+    steps
+}
+
+/// What the windows must hold: each row counts in the windows of its time that had not fired
+/// (end - 1 > watermark) when it arrived; rows in none are late.
+fn recompute(spec: &WindowSpec, steps: &[(Vec<(i32, i64, i64)>, Option<i64>)]) -> (BTreeMap<String, i64>, u64) {
+    let mut windows: BTreeMap<(i32, i64, i64), Vec<i64>> = BTreeMap::new();
+    let (mut watermark, mut late) = (i64::MIN, 0);
+    for (rows, emitted) in steps {
+        for &(k, v, ts) in rows {
+            let open: Vec<(i64, i64)> =
+                spec.windows_of(ts).into_iter().filter(|&(_, end)| end - 1 > watermark).collect();
+            late += u64::from(open.is_empty());
+            open.into_iter().for_each(|(start, end)| windows.entry((k, start, end)).or_default().push(v));
+        }
+        watermark = emitted.unwrap_or(watermark);
+    }
+    let time = |t: i64| value_to_string(&Value::Timestamp(Timestamp::from_millis(t)));
+    let mut expected = BTreeMap::new();
+    for ((k, start, end), values) in windows {
+        let distinct: std::collections::BTreeSet<&i64> = values.iter().collect();
+        let line = format!(
+            "+I[{k}, {}, {}, {}, {}, {}, {}]",
+            values.len(),
+            values.iter().sum::<i64>(),
+            values.iter().max().unwrap_or(&0),
+            distinct.len(),
+            time(start),
+            time(end)
+        );
+        *expected.entry(line).or_insert(0) += 1;
+    }
+    (expected, late)
+}
+
+fn counted(lines: impl IntoIterator<Item = String>) -> BTreeMap<String, i64> {
+    let mut table = BTreeMap::new();
+    lines.into_iter().filter(|l| l.starts_with('+')).for_each(|l| *table.entry(l).or_insert(0) += 1);
+    table
+}
+
+/// Every result row comes out before the watermark that fires it, never earlier than its end - 1.
+fn check_timing(lines: &[String]) {
+    let mut pending = Vec::new();
+    for line in lines {
+        if let Some(w) = line.strip_prefix("watermark ") {
+            let w: i64 = w.parse().unwrap();
+            for end in pending.drain(..) {
+                assert!(end - 1 <= w, "a window ending at {end} fired before watermark {w}");
+            }
+        } else if line.starts_with('+') {
+            let end = line.trim_end_matches(']').rsplit(", ").next().unwrap().to_string();
+            pending.push(parse_time(&end));
+        }
+    }
+}
+
+fn parse_time(text: &str) -> i64 {
+    // 1970-01-01T00:00:00.123 (or without fraction): milliseconds of the first minutes.
+    let (_, clock) = text.split_once('T').unwrap();
+    let parts: Vec<&str> = clock.split(':').collect();
+    let seconds: f64 = parts.get(2).map_or(0.0, |s| s.parse().unwrap());
+    parts[0].parse::<i64>().unwrap() * 3_600_000
+        + parts[1].parse::<i64>().unwrap() * 60_000
+        + (seconds * 1000.0).round() as i64
+}
+
+#[test]
+fn one_and_two_phases_match_a_recomputation_with_late_rows_counted() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    for round in 0..200 {
+        let shape = SHAPES[round % SHAPES.len()];
+        let steps = random_input(&mut rng);
+        let (expected, late) = recompute(&shape, &steps);
+        // One phase.
+        let mut one = harness(&one_phase(shape));
+        // Two phases: the local phase's output fed to the global one as it comes.
+        let (mut first, mut second) = (harness(&local(shape)), harness(&global(shape)));
+        let relay = |first: &mut OperatorHarness, second: &mut OperatorHarness| {
+            for element in first.take_output() {
+                match element {
+                    StreamElement::Chunk(c) => second.push_chunk(0, c).unwrap(),
+                    StreamElement::Watermark(w) => second.watermark(w).unwrap(),
+                    _ => {}
+                }
+            }
+        };
+        for (rows, watermark) in &steps {
+            one.push_chunk(0, chunk(rows)).unwrap();
+            first.push_chunk(0, chunk(rows)).unwrap();
+            if let Some(w) = watermark {
+                one.watermark(*w).unwrap();
+                first.watermark(*w).unwrap();
+            }
+            relay(&mut first, &mut second);
+        }
+        let mut lines = one.take_lines();
+        one.end_input().unwrap();
+        lines.extend(one.take_lines());
+        check_timing(&lines);
+        assert_eq!(counted(lines), expected, "one phase, round {round}, {shape:?}");
+        assert_eq!(one.late_records_dropped(), late, "one phase, round {round}");
+        first.end_input().unwrap();
+        relay(&mut first, &mut second);
+        second.end_input().unwrap();
+        assert_eq!(counted(second.take_lines()), expected, "two phases, round {round}, {shape:?}");
+    }
+}
+
+#[test]
+fn late_rows_are_dropped_and_counted_not_lost_silently() {
+    let spec = one_phase(SHAPES[0]);
+    let mut h = harness(&spec);
+    h.push_chunk(0, chunk(&[(1, 1, 1), (1, 2, 12)])).unwrap();
+    h.watermark(9).unwrap();
+    assert_eq!(h.take_lines(), ["+I[1, 1, 1, 1, 1, 1970-01-01T00:00, 1970-01-01T00:00:00.010]", "watermark 9"]);
+    h.push_chunk(0, chunk(&[(1, 5, 3), (2, 5, 15)])).unwrap();
+    assert_eq!(h.late_records_dropped(), 1, "the row of the fired window [0, 10)");
+    h.end_input().unwrap();
+    let mut lines = h.take_lines();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "+I[1, 1, 2, 2, 1, 1970-01-01T00:00:00.010, 1970-01-01T00:00:00.020]",
+            "+I[2, 1, 5, 5, 1, 1970-01-01T00:00:00.010, 1970-01-01T00:00:00.020]",
+        ]
+    );
+}
+
+/// A window aggregate checkpointed and restored at random points, at a random new parallelism
+/// (keys split by key group), ends with the same windows as one that never stopped.
+#[test]
+fn restored_window_aggregates_go_on_as_if_never_stopped() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(31);
+    let owner = |k: i32, p: usize| subtask_for_hash(hash_key(&[Value::Int(k)], &[0]), p);
+    for round in 0..40 {
+        let shape = SHAPES[round % SHAPES.len()];
+        let spec = one_phase(shape);
+        let build = |i, p| OperatorHarness::with_subtask(Box::new(spec.build(&SubtaskInfo::new("w", i, p))), i, p);
+        let mut whole = harness(&spec);
+        let mut parts = vec![harness(&spec)];
+        let mut actual = Vec::new();
+        for (step, (rows, watermark)) in random_input(&mut rng).iter().enumerate() {
+            whole.push_chunk(0, chunk(rows)).unwrap();
+            let p = parts.len();
+            for (i, part) in parts.iter_mut().enumerate() {
+                let own: Vec<_> = rows.iter().copied().filter(|r| owner(r.0, p) == i).collect();
+                part.push_chunk(0, chunk(&own)).unwrap();
+            }
+            if let Some(w) = watermark {
+                whole.watermark(*w).unwrap();
+                parts.iter_mut().for_each(|h| h.watermark(*w).unwrap());
+            }
+            if step % 5 == 4 {
+                let p = rng.random_range(1..5);
+                OperatorHarness::rescale(&mut parts, step as u64, p, build, &mut actual).unwrap();
+            }
+        }
+        whole.end_input().unwrap();
+        let expected = counted(whole.take_lines());
+        for part in &mut parts {
+            part.end_input().unwrap();
+            actual.extend(part.take_lines());
+        }
+        assert_eq!(counted(actual), expected, "round {round}, {shape:?}");
+    }
+}

@@ -1,0 +1,111 @@
+//! Physical planning of window aggregates: a LocalWindowAggregate before the exchange and a
+//! GlobalWindowAggregate after it when every call can merge partials and
+//! `table.optimizer.agg-phase-strategy` allows two phases (Flink's
+//! `TwoStageOptimizedWindowAggregateRule`, which needs no mini-batch), else one WindowAggregate.
+
+use weir_operators::aggregate::distinct::DistinctArgs;
+use weir_operators::aggregate::{Accumulator, AggregateCall};
+use weir_operators::{LocalWindowAggregateSpec, WindowAggregateInput, WindowAggregateSpec, WindowSpec};
+use weir_runtime::types::LogicalType;
+use weir_runtime::{DataType, Field, ShipStrategy};
+
+use super::aggregate::{accumulator_name, hashed_on, two_phase_call};
+use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use crate::options::AggPhaseStrategy;
+use crate::plan::Plan;
+
+/// What a window aggregate node of the logical plan holds.
+pub(super) struct WindowAggregateParts {
+    pub input: Plan,
+    pub keys: Vec<usize>,
+    pub calls: Vec<AggregateCall>,
+    pub window: WindowSpec,
+    pub time_col: usize,
+    pub window_time: bool,
+}
+
+/// The columns of a local window aggregate: the keys, each call's partial accumulators, each
+/// DISTINCT argument's values (a MAP of value to count), the rows, and `$slice_end`.
+fn local_fields(input: &PhysicalNode, keys: &[usize], calls: &[AggregateCall]) -> Vec<Field> {
+    let mut fields: Vec<Field> = keys.iter().map(|&k| input.fields[k].clone()).collect();
+    let mut index = 0;
+    for call in calls {
+        for part in 0..Accumulator::partial_width(call) {
+            let ty = if part == 1 { DataType::bigint() } else { call.result_type.clone() };
+            fields.push(Field::new(accumulator_name(&call.kind, index, part), ty));
+            index += 1;
+        }
+    }
+    for (i, &column) in DistinctArgs::of(calls).columns().iter().enumerate() {
+        let value = input.fields[column].data_type.clone();
+        let map = DataType::new(LogicalType::Map(Box::new(value), Box::new(DataType::bigint().not_null())));
+        fields.push(Field::new(format!("distinct${i}"), map));
+    }
+    fields.push(Field::new("$rows", DataType::bigint()));
+    fields.push(Field::new("$slice_end", DataType::bigint().not_null()));
+    fields
+}
+
+impl Physical<'_> {
+    /// The window aggregate of `parts`, producing `fields`.
+    pub(super) fn window_aggregate(&self, parts: WindowAggregateParts, fields: Vec<Field>) -> PhysicalNode {
+        let WindowAggregateParts { input, keys, calls, window, time_col, window_time } = parts;
+        let input = self.physical(input, true, false);
+        let retracting = !input.changelog.is_insert_only();
+        let arg_types: Vec<Option<DataType>> =
+            calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
+        let hashed = !keys.is_empty() && hashed_on(&input, &keys);
+        let node = |kind, inputs, fields| PhysicalNode {
+            parallelism: UNASSIGNED,
+            kind,
+            inputs,
+            fields,
+            changelog: ChangelogMode::INSERT_ONLY,
+        };
+        let exchange = |input: PhysicalNode, keys: Vec<usize>| {
+            if hashed {
+                return input;
+            }
+            let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys) };
+            let (fields, changelog) = (input.fields.clone(), input.changelog);
+            PhysicalNode { changelog, ..node(PhysicalKind::Exchange { strategy }, vec![input], fields) }
+        };
+        let two_phase = !hashed
+            && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
+            && calls.iter().all(|c| two_phase_call(c, retracting));
+        if !two_phase {
+            let spec = WindowAggregateSpec {
+                keys: keys.clone(),
+                calls,
+                arg_types,
+                window,
+                input: WindowAggregateInput::Rows { time_col },
+                retracting,
+                window_time,
+            };
+            return node(PhysicalKind::WindowAggregate(spec), vec![exchange(input, keys)], fields);
+        }
+        let key_count = keys.len();
+        let local_fields = local_fields(&input, &keys, &calls);
+        let local = LocalWindowAggregateSpec {
+            keys,
+            calls: calls.clone(),
+            arg_types: arg_types.clone(),
+            window,
+            time_col,
+            retracting,
+        };
+        let local = node(PhysicalKind::LocalWindowAggregate(local), vec![input], local_fields.clone());
+        let spec = WindowAggregateSpec {
+            keys: (0..key_count).collect(),
+            calls,
+            arg_types,
+            window,
+            input: WindowAggregateInput::Partials,
+            retracting,
+            window_time,
+        };
+        let exchanged = exchange(local, (0..key_count).collect());
+        node(PhysicalKind::GlobalWindowAggregate { spec, local_fields }, vec![exchanged], fields)
+    }
+}

@@ -41,6 +41,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("group_agg_minibatch", &[1, 2, 4]),
     ("group_agg_checkpoints", &[1, 2]),
     ("group_agg_ttl", &[1, 2]),
+    ("tumble_window", &[1, 2, 4]),
     ("sink_materializer", &[1, 2]),
     ("latency", &[1, 2]),
     ("lookup_join", &[1, 2]),

@@ -56,6 +56,11 @@ impl RunStats {
                             "records_into_last": v.records_into_last,
                             "busy_seconds": v.busy.as_secs_f64(),
                             "backpressured_seconds": v.backpressured.as_secs_f64(),
+                            "operators": v.bundles.iter().map(|(operator, counts)| serde_json::json!({
+                                "name": operator,
+                                "mini_batch_bundles": counts.bundles,
+                                "numLateRecordsDropped": counts.late_records_dropped,
+                            })).collect::<Vec<_>>(),
                         })
                     })
                     .collect();

@@ -20,21 +20,45 @@ const ROWS: u64 = 1_000_000;
 const KEYS: u64 = 1_000;
 const KILLS: usize = 20;
 
-/// The input, `id,k,v` per line, from a fixed seed; with the rows the sink keeps (`v < 10`)
-/// and the aggregates per key (count, sum of v).
-fn write_input(path: &Path, rows: u64) -> (Vec<String>, BTreeMap<u64, (u64, u64)>) {
-    let mut text = String::with_capacity(rows as usize * 16);
+/// Event time of row 0 (2023-11-14T22:13:20): row `id` is `id` ms later, less up to 2 s of
+/// disorder.
+const EPOCH: u64 = 1_700_000_000_000;
+
+/// What the input makes: the rows the sink keeps (`v < 10`), the aggregates per key (count,
+/// sum of v), and per one-second window of event time the count and sum of its rows that are
+/// not late (watermark: the largest time so far less 1 s).
+struct Expected {
+    kept: Vec<String>,
+    totals: BTreeMap<u64, (u64, u64)>,
+    windows: BTreeMap<u64, (u64, u64)>,
+}
+
+/// The input, `id,k,v,ts` per line, from a fixed seed, and what it makes.
+fn write_input(path: &Path, rows: u64) -> Expected {
+    let mut text = String::with_capacity(rows as usize * 40);
     let mut kept = Vec::new();
     let mut totals: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut windows: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut watermark = 0;
     let mut random = 0x9e37_79b9_7f4a_7c15_u64;
     for id in 0..rows {
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
         let (k, v) = (random % KEYS, (random >> 32) % 100);
+        let ts = EPOCH + id - (random >> 48) % 2_000;
         let line = format!("{id},{k},{v}");
-        text.push_str(&line);
-        text.push('\n');
+        // Every time falls on 2023-11-14 (EPOCH is 22:13:20 that day, the input spans 17 minutes).
+        let second = ts / 1000 % 86_400;
+        let (h, m, sec, millis) = (second / 3600, second / 60 % 60, second % 60, ts % 1000);
+        text.push_str(&format!("{line},2023-11-14 {h:02}:{m:02}:{sec:02}.{millis:03}\n"));
+        let end = ts - ts % 1000 + 1000;
+        if end - 1 > watermark {
+            let window = windows.entry(end).or_default();
+            window.0 += 1;
+            window.1 += v;
+        }
+        watermark = watermark.max(ts.saturating_sub(1000));
         if v < 10 {
             kept.push(line);
         }
@@ -44,7 +68,7 @@ fn write_input(path: &Path, rows: u64) -> (Vec<String>, BTreeMap<u64, (u64, u64)
     }
     std::fs::write(path, text).unwrap();
     kept.sort();
-    (kept, totals)
+    Expected { kept, totals, windows }
 }
 
 fn script(dir: &Path) -> String {
@@ -53,8 +77,10 @@ fn script(dir: &Path) -> String {
         "SET 'table.store.path' = '{d}/store';\n\
          SET 'execution.checkpointing.interval' = '200 ms';\n\
          SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
-         CREATE TABLE src (id BIGINT, k INT, v INT) WITH (\n\
+         CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/input.csv', 'format' = 'csv');\n\
+         CREATE TABLE wins (window_end TIMESTAMP(3), n BIGINT, s BIGINT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/wins', 'format' = 'csv');\n\
          CREATE TABLE kept (id BIGINT, k INT, v INT) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
          CREATE TABLE IF NOT EXISTS totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED);\n\
@@ -64,6 +90,8 @@ fn script(dir: &Path) -> String {
          INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n\
          INSERT INTO sums SELECT k, CAST(1 AS BIGINT), CAST(v AS BIGINT) FROM src;\n\
          INSERT INTO kept SELECT id, k, v FROM src WHERE v < 10;\n\
+         INSERT INTO wins SELECT window_end, COUNT(*), SUM(CAST(v AS BIGINT))\n\
+           FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;\n\
          END;\n"
     )
 }
@@ -109,7 +137,8 @@ fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
 #[test]
 fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"), ROWS);
+    let expected = write_input(&dir.path().join("input.csv"), ROWS);
+    let (expected_rows, expected_totals) = (expected.kept, expected.totals);
     std::fs::write(dir.path().join("job.sql"), script(dir.path())).unwrap();
     // The same job, uninterrupted, beside it.
     let whole = tempfile::tempdir().unwrap();
@@ -158,6 +187,18 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
             "{table} differs from an uninterrupted run's"
         );
     }
+    let windows = sink_rows(&dir.path().join("wins"));
+    assert!(windows == sink_rows(&whole.path().join("wins")), "the windows differ from an uninterrupted run's");
+    let counts: Vec<(u64, u64)> = windows
+        .iter()
+        .map(|line| {
+            let fields: Vec<&str> = line.rsplitn(3, ',').collect();
+            (fields[1].parse().unwrap(), fields[0].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(counts.len(), expected.windows.len(), "windows lost or written twice");
+    let total = |all: &mut dyn Iterator<Item = (u64, u64)>| all.fold((0, 0), |(n, s), (a, b)| (n + a, s + b));
+    assert_eq!(total(&mut counts.into_iter()), total(&mut expected.windows.values().copied()), "late rows miscounted");
     assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
@@ -180,7 +221,8 @@ fn weir(dir: &Path, args: &[&str]) -> std::process::Child {
 #[test]
 fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let (expected_rows, expected_totals) = write_input(&dir.path().join("input.csv"), ROWS);
+    let expected = write_input(&dir.path().join("input.csv"), ROWS);
+    let (expected_rows, expected_totals) = (expected.kept, expected.totals);
     let savepoints = dir.path().join("savepoints");
     let script =
         format!("SET 'execution.checkpointing.savepoint-dir' = '{}';\n{}", savepoints.display(), script(dir.path()));

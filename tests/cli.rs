@@ -1,6 +1,7 @@
 //! The `weir` command line.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 
 fn weir(args: &[&str]) -> std::process::Output {
@@ -70,6 +71,31 @@ fn errors_point_at_file_line_and_column_and_fail_the_command() {
     assert!(String::from_utf8_lossy(&output.stderr).starts_with("Unknown command 'frobnicate'."));
     let output = weir(&["run", "missing.sql"]);
     assert!(String::from_utf8_lossy(&output.stderr).starts_with("missing.sql: "));
+}
+
+#[test]
+fn stats_count_the_late_rows_a_window_aggregate_dropped() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let json = tempfile::tempdir().unwrap();
+    let json = json.path().join("stats.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .current_dir(&dir)
+        .args(["run", "tumble_window.sql", "-p", "2", "--stats", "--stats-json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stderr).unwrap();
+    // Eight rows of the file arrive after the watermark passed their minute.
+    assert!(text.contains("GlobalWindowAggregate: numLateRecordsDropped 8"), "{text}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let dropped: u64 = report["jobs"][0]["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|v| v["operators"].as_array().cloned().unwrap_or_default())
+        .map(|o| o["numLateRecordsDropped"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(dropped, 8);
 }
 
 #[test]

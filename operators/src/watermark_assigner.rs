@@ -34,13 +34,33 @@ pub struct WatermarkAssignerOperator {
     watermark: Expr,
     /// The rowtime column, whose late values make the watermark go out before them.
     rowtime: Option<usize>,
+    /// `column - INTERVAL 'd'` (or the column itself): the watermark read from the column
+    /// directly, without evaluating the expression per row.
+    bounded_delay: Option<(usize, i64)>,
     current: i64,
+}
+
+/// `(column, d)` when `watermark` is `column - INTERVAL 'd'` (a day-time interval) or `column`.
+fn bounded_delay(watermark: &Expr) -> Option<(usize, i64)> {
+    match watermark {
+        Expr::Column { index, .. } => Some((*index, 0)),
+        Expr::Call { function: crate::expr::Function::Minus, args, .. } => match args.as_slice() {
+            [Expr::Column { index, .. }, Expr::Literal { value: Value::IntervalDayTime(d), .. }] => Some((*index, *d)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 impl WatermarkAssignerOperator {
     /// An assigner computing each row's watermark with `watermark` (a TIMESTAMP expression).
     pub fn new(watermark: Expr) -> Self {
-        WatermarkAssignerOperator { watermark, rowtime: None, current: i64::MIN }
+        WatermarkAssignerOperator {
+            bounded_delay: bounded_delay(&watermark),
+            watermark,
+            rowtime: None,
+            current: i64::MIN,
+        }
     }
 
     /// The assigner emitting the watermark before each row of column `rowtime` behind it.
@@ -75,7 +95,11 @@ impl Operator for WatermarkAssignerOperator {
                 self.current = max;
                 out.emit_watermark(max);
             }
-            if let Some(watermark) = millis(&self.watermark.eval(row).map_err(|e| Error::execution(e.to_string()))?) {
+            let watermark = match self.bounded_delay {
+                Some((column, delay)) => millis(&row[column]).map(|t| t.saturating_sub(delay)),
+                None => millis(&self.watermark.eval(row).map_err(|e| Error::execution(e.to_string()))?),
+            };
+            if let Some(watermark) = watermark {
                 max = max.max(watermark);
             }
         }

@@ -3,6 +3,7 @@
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Value};
 
 use crate::expr::Expr;
+use crate::window::millis_of as millis;
 
 /// Everything a [`WatermarkAssignerOperator`] is built from.
 #[derive(Debug, Clone)]
@@ -124,14 +125,6 @@ impl Operator for WatermarkAssignerOperator {
             out.emit_watermark(watermark);
         }
         Ok(())
-    }
-}
-
-/// The epoch milliseconds of a TIMESTAMP or TIMESTAMP_LTZ value.
-fn millis(value: &Value) -> Option<i64> {
-    match value {
-        Value::Timestamp(t) | Value::TimestampLtz(t) => Some(t.millis),
-        _ => None,
     }
 }
 

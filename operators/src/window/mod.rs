@@ -16,6 +16,7 @@ mod table_function;
 
 pub use aggregate::{WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec};
 pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec};
+pub(crate) use table_function::millis_of;
 pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
 
 /// The shape of a window, sizes in milliseconds.

@@ -91,24 +91,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node, fields: narrowed_fields }, mapping)
         }
         Node::Aggregate { input, keys, calls } => {
-            let mut used = vec![false; input.fields.len()];
-            for &k in &keys {
-                used[k] = true;
-            }
-            for c in &calls {
-                c.arg.iter().chain(&c.filter).for_each(|&i| used[i] = true);
-            }
-            let (input, map) = prune(*input, &used);
-            let at = |i: usize| map[i].unwrap_or(i);
-            let keys = keys.into_iter().map(at).collect();
-            let calls = calls
-                .into_iter()
-                .map(|mut c| {
-                    c.arg = c.arg.map(at);
-                    c.filter = c.filter.map(at);
-                    c
-                })
-                .collect();
+            let (input, keys, calls, _) = prune_aggregate(*input, keys, calls, None);
             let n = fields.len();
             (Plan { node: Node::Aggregate { input: Box::new(input), keys, calls }, fields }, identity(n))
         }
@@ -182,31 +165,10 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node, fields: new_fields }, mapping)
         }
         Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
-            let mut used = vec![false; input.fields.len()];
-            keys.iter().chain(std::iter::once(&time_col)).for_each(|&k| used[k] = true);
-            for c in &calls {
-                c.arg.iter().chain(&c.filter).for_each(|&i| used[i] = true);
-            }
-            let (input, map) = prune(*input, &used);
-            let at = |i: usize| map[i].unwrap_or(i);
-            let keys = keys.into_iter().map(at).collect();
-            let calls = calls
-                .into_iter()
-                .map(|mut c| {
-                    c.arg = c.arg.map(at);
-                    c.filter = c.filter.map(at);
-                    c
-                })
-                .collect();
+            let (input, keys, calls, time_col) = prune_aggregate(*input, keys, calls, Some(time_col));
+            let time_col = time_col.unwrap_or_default();
             let n = fields.len();
-            let node = Node::WindowAggregate {
-                input: Box::new(input),
-                keys,
-                calls,
-                window,
-                time_col: at(time_col),
-                window_time,
-            };
+            let node = Node::WindowAggregate { input: Box::new(input), keys, calls, window, time_col, window_time };
             (Plan { node, fields }, identity(n))
         }
         node @ Node::Values { .. } => {
@@ -214,6 +176,33 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node, fields }, identity(n))
         }
     }
+}
+
+/// The input of an aggregate pruned to its keys, its calls' arguments and filters and its time
+/// column (a window aggregate's), with those renumbered.
+fn prune_aggregate(
+    input: Plan,
+    keys: Vec<usize>,
+    calls: Vec<weir_operators::aggregate::AggregateCall>,
+    time_col: Option<usize>,
+) -> (Plan, Vec<usize>, Vec<weir_operators::aggregate::AggregateCall>, Option<usize>) {
+    let mut used = vec![false; input.fields.len()];
+    keys.iter().chain(&time_col).for_each(|&k| used[k] = true);
+    for c in &calls {
+        c.arg.iter().chain(&c.filter).for_each(|&i| used[i] = true);
+    }
+    let (input, map) = prune(input, &used);
+    let at = |i: usize| map[i].unwrap_or(i);
+    let keys = keys.into_iter().map(at).collect();
+    let calls = calls
+        .into_iter()
+        .map(|mut c| {
+            c.arg = c.arg.map(at);
+            c.filter = c.filter.map(at);
+            c
+        })
+        .collect();
+    (input, keys, calls, time_col.map(at))
 }
 
 #[cfg(test)]

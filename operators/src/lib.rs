@@ -56,6 +56,7 @@ pub use watermark_compacting_materializer::{
     OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,
 };
 pub use window::{
-    LocalWindowAggregateOperator, LocalWindowAggregateSpec, WindowAggregateInput, WindowAggregateOperator,
-    WindowAggregateSpec, WindowKind, WindowSpec, WindowTableFunctionOperator, WindowTableFunctionSpec,
+    LocalWindowAggregateOperator, LocalWindowAggregateSpec, SessionWindowAggregateOperator, SessionWindowAggregateSpec,
+    WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec, WindowKind, WindowSpec,
+    WindowTableFunctionOperator, WindowTableFunctionSpec,
 };

@@ -330,6 +330,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             window::global_label(spec, &node.fields, local_fields, &column)
         }
         PhysicalKind::WindowAggregate(spec) => window::one_phase_label(spec, &node.fields, &column),
+        PhysicalKind::SessionWindowAggregate(spec) => window::session_label(spec, &node.fields, &column),
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {
             Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
@@ -401,7 +402,7 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             format!("LogicalAggregate({})", items.join(", "))
         }
         Node::Union { .. } => "LogicalUnion(all=[true])".to_string(),
-        Node::WindowTableFunction { input, time_col, window } => {
+        Node::WindowTableFunction { input, time_col, window, .. } => {
             window::logical_function_label(plan, input, *time_col, window)
         }
         Node::WindowAggregate { input, keys, calls, window, time_col, .. } => {

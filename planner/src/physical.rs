@@ -89,6 +89,8 @@ pub enum PhysicalKind {
     },
     /// A one-phase window aggregate.
     WindowAggregate(WindowAggregateSpec),
+    /// A window aggregate over SESSION windows (one phase).
+    SessionWindowAggregate(weir_operators::SessionWindowAggregateSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
@@ -175,7 +177,7 @@ impl PhysicalNode {
             PhysicalKind::WindowTableFunction(_) => "WindowTableFunction",
             PhysicalKind::LocalWindowAggregate(_) => "LocalWindowAggregate",
             PhysicalKind::GlobalWindowAggregate { .. } => "GlobalWindowAggregate",
-            PhysicalKind::WindowAggregate(_) => "WindowAggregate",
+            PhysicalKind::WindowAggregate(_) | PhysicalKind::SessionWindowAggregate(_) => "WindowAggregate",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
@@ -326,7 +328,7 @@ impl<'a> Physical<'a> {
                 self.with_assigner(assigner)
             }
             Node::Aggregate { input, keys, calls } => self.aggregate(*input, keys, calls, fields, update_before),
-            Node::WindowTableFunction { input, time_col, window } => {
+            Node::WindowTableFunction { input, time_col, window, .. } => {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
                 PhysicalNode {

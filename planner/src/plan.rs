@@ -78,6 +78,8 @@ pub enum Node {
         time_col: usize,
         /// The windows.
         window: WindowSpec,
+        /// `PARTITION BY` columns (SESSION): sessions are per their values.
+        partition: Vec<usize>,
     },
     /// `GROUP BY window_start, window_end, keys` over a window table function, merged into one
     /// node (Flink's window aggregate): each window's result once, when the watermark passes
@@ -138,6 +140,21 @@ pub enum Node {
 }
 
 impl Node {
+    /// The node's inputs, in order.
+    pub fn inputs(&self) -> Vec<&Plan> {
+        match self {
+            Node::Calc { input, .. }
+            | Node::Aggregate { input, .. }
+            | Node::WatermarkAssigner { input, .. }
+            | Node::WindowTableFunction { input, .. }
+            | Node::WindowAggregate { input, .. }
+            | Node::Unnest { input, .. }
+            | Node::LookupJoin { input, .. } => vec![input],
+            Node::Union { inputs } => inputs.iter().collect(),
+            Node::Scan { .. } | Node::Values { .. } => Vec::new(),
+        }
+    }
+
     /// The node with each of its inputs replaced by `f(input)`; scans and VALUES stay as they are.
     ///
     /// # Errors
@@ -151,8 +168,8 @@ impl Node {
                 Node::WatermarkAssigner { input: Box::new(f(*input)?), rowtime, watermark }
             }
             Node::Aggregate { input, keys, calls } => Node::Aggregate { input: Box::new(f(*input)?), keys, calls },
-            Node::WindowTableFunction { input, time_col, window } => {
-                Node::WindowTableFunction { input: Box::new(f(*input)?), time_col, window }
+            Node::WindowTableFunction { input, time_col, window, partition } => {
+                Node::WindowTableFunction { input: Box::new(f(*input)?), time_col, window, partition }
             }
             Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
                 Node::WindowAggregate { input: Box::new(f(*input)?), keys, calls, window, time_col, window_time }

@@ -11,11 +11,13 @@
 
 mod aggregate;
 mod local_aggregate;
+mod session;
 mod slices;
 mod table_function;
 
 pub use aggregate::{WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec};
 pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec};
+pub use session::{SessionWindowAggregateOperator, SessionWindowAggregateSpec};
 pub(crate) use table_function::millis_of;
 pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
 
@@ -41,6 +43,13 @@ pub enum WindowKind {
         max_size: i64,
         /// Distance between window ends.
         step: i64,
+    },
+    /// `SESSION(…, gap)`: per key, rows less than `gap` apart in one window, which ends `gap`
+    /// after its last row. Not sliced: only [`SessionWindowAggregateOperator`] computes it; the
+    /// slice methods treat each row's own window `[ts, ts + gap)` as its only one.
+    Session {
+        /// The gap.
+        gap: i64,
     },
 }
 
@@ -91,6 +100,7 @@ impl WindowSpec {
                 }
                 windows
             }
+            WindowKind::Session { gap } => vec![(timestamp, timestamp + gap)],
             WindowKind::Cumulate { max_size, step } => {
                 let start = window_start_with_offset(timestamp, offset, max_size);
                 let last_end = start + max_size;
@@ -108,7 +118,7 @@ impl WindowSpec {
     /// The length of a slice: a TUMBLE window, `gcd(size, slide)` of a HOP, a CUMULATE step.
     pub fn slice_size(&self) -> i64 {
         match self.kind {
-            WindowKind::Tumble { size } => size,
+            WindowKind::Tumble { size } | WindowKind::Session { gap: size } => size,
             WindowKind::Hop { size, slide } => gcd(size, slide),
             WindowKind::Cumulate { step, .. } => step,
         }
@@ -124,7 +134,7 @@ impl WindowSpec {
     /// fired, nothing needs the slice any more.
     pub fn last_window_end(&self, slice_end: i64) -> i64 {
         match self.kind {
-            WindowKind::Tumble { .. } => slice_end,
+            WindowKind::Tumble { .. } | WindowKind::Session { .. } => slice_end,
             WindowKind::Hop { size, .. } => slice_end - self.slice_size() + size,
             WindowKind::Cumulate { max_size, .. } => {
                 window_start_with_offset(slice_end - 1, self.offset, max_size) + max_size
@@ -135,7 +145,7 @@ impl WindowSpec {
     /// The ends of every window that contains the slice ending at `slice_end`, earliest first.
     pub fn window_ends_of_slice(&self, slice_end: i64) -> impl Iterator<Item = i64> {
         let (first, every) = match self.kind {
-            WindowKind::Tumble { size } => (slice_end, size),
+            WindowKind::Tumble { size } | WindowKind::Session { gap: size } => (slice_end, size),
             WindowKind::Hop { slide, .. } => {
                 // The first window end at or after the slice's end, on the slide's grid.
                 let below = window_start_with_offset(slice_end, self.offset, slide);
@@ -150,7 +160,9 @@ impl WindowSpec {
     /// The start of the window ending at `window_end`.
     pub fn window_start(&self, window_end: i64) -> i64 {
         match self.kind {
-            WindowKind::Tumble { size } | WindowKind::Hop { size, .. } => window_end - size,
+            WindowKind::Tumble { size } | WindowKind::Hop { size, .. } | WindowKind::Session { gap: size } => {
+                window_end - size
+            }
             WindowKind::Cumulate { max_size, .. } => window_start_with_offset(window_end - 1, self.offset, max_size),
         }
     }
@@ -164,7 +176,7 @@ impl WindowSpec {
 
     /// Whether the window's slices are each a whole window (TUMBLE): nothing to merge.
     pub fn unshared(&self) -> bool {
-        matches!(self.kind, WindowKind::Tumble { .. })
+        matches!(self.kind, WindowKind::Tumble { .. } | WindowKind::Session { .. })
     }
 
     /// Flink's text of the window: `TUMBLE(<first>, size=[1 min])`, `HOP(<first>, size=[10 min],
@@ -179,6 +191,7 @@ impl WindowSpec {
             WindowKind::Cumulate { max_size, step } => {
                 format!("CUMULATE({first}, max_size=[{}], step=[{}]", duration_text(max_size), duration_text(step))
             }
+            WindowKind::Session { gap } => format!("SESSION({first}, gap=[{}]", duration_text(gap)),
         };
         if self.offset != 0 {
             text.push_str(&format!(", offset=[{}]", duration_text(self.offset)));

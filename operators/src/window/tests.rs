@@ -257,3 +257,75 @@ fn restored_window_aggregates_go_on_as_if_never_stopped() {
         assert_eq!(counted(actual), expected, "round {round}, {shape:?}");
     }
 }
+
+fn session(gap: i64) -> SessionWindowAggregateSpec {
+    SessionWindowAggregateSpec {
+        keys: vec![0],
+        calls: calls()[..3].to_vec(),
+        arg_types: arg_types()[..3].to_vec(),
+        gap,
+        partition: vec![0],
+        time_col: 2,
+        retracting: false,
+        window_time: false,
+    }
+}
+
+/// Sessions from scratch: per key, times in order, a new session wherever the next time is more
+/// than `gap` after the one before; a session ends `gap` after its last row.
+#[test]
+fn sessions_match_a_recomputation_on_disordered_rows() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+    let time = |t: i64| value_to_string(&Value::Timestamp(Timestamp::from_millis(t)));
+    for round in 0..100 {
+        let gap = [3, 10, 25][round % 3];
+        let rows: Vec<(i32, i64, i64)> = (0..rng.random_range(1..60))
+            .map(|_| (rng.random_range(0..3), rng.random_range(0..5), 100 + rng.random_range(0..300)))
+            .collect();
+        let mut h = harness(&session(gap));
+        for part in rows.chunks(7) {
+            h.push_chunk(0, chunk(part)).unwrap();
+        }
+        h.end_input().unwrap();
+        let mut expected = Vec::new();
+        for k in 0..3 {
+            let mut own: Vec<(i64, i64)> = rows.iter().filter(|r| r.0 == k).map(|r| (r.2, r.1)).collect();
+            own.sort();
+            let mut at = 0;
+            while at < own.len() {
+                let mut last = at;
+                while last + 1 < own.len() && own[last + 1].0 - own[last].0 <= gap {
+                    last += 1;
+                }
+                let values: Vec<i64> = own[at..=last].iter().map(|r| r.1).collect();
+                expected.push(format!(
+                    "+I[{k}, {}, {}, {}, {}, {}]",
+                    values.len(),
+                    values.iter().sum::<i64>(),
+                    values.iter().max().unwrap(),
+                    time(own[at].0),
+                    time(own[last].0 + gap)
+                ));
+                at = last + 1;
+            }
+        }
+        assert_eq!(counted(h.take_lines()), counted(expected), "round {round}, gap {gap}");
+    }
+}
+
+#[test]
+fn a_session_takes_late_rows_that_merge_into_it_and_drops_the_others() {
+    let mut h = harness(&session(10));
+    h.push_chunk(0, chunk(&[(1, 1, 100), (1, 1, 105)])).unwrap();
+    h.watermark(110).unwrap();
+    // Behind the watermark, but within the open session [100, 115): taken.
+    h.push_chunk(0, chunk(&[(1, 2, 98)])).unwrap();
+    // Behind it and alone: its window [50, 60) has passed.
+    h.push_chunk(0, chunk(&[(1, 9, 50)])).unwrap();
+    assert_eq!(h.late_records_dropped(), 1);
+    h.watermark(200).unwrap();
+    assert_eq!(
+        h.take_lines(),
+        ["watermark 110", "+I[1, 3, 4, 2, 1970-01-01T00:00:00.098, 1970-01-01T00:00:00.115]", "watermark 200"]
+    );
+}

@@ -22,6 +22,7 @@ struct Arguments<'a> {
     data: Option<&'a ast::Expr>,
     timecol: Option<&'a ast::Expr>,
     size: Option<&'a ast::Expr>,
+    gap: Option<&'a ast::Expr>,
     slide: Option<&'a ast::Expr>,
     step: Option<&'a ast::Expr>,
     offset: Option<&'a ast::Expr>,
@@ -64,7 +65,7 @@ impl Binder<'_> {
             "TUMBLE" => &["DATA", "TIMECOL", "SIZE", "OFFSET"],
             "HOP" => &["DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"],
             "CUMULATE" => &["DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"],
-            "SESSION" => return Err(unsupported_at(factor, "SESSION windows")),
+            "SESSION" => &["DATA", "TIMECOL", "GAP"],
             _ => return Err(unsupported_at(factor, format!("The table function '{}'", function.name))),
         };
         let mut args = Arguments::default();
@@ -91,7 +92,8 @@ impl Binder<'_> {
             let slot = match parameter.as_str() {
                 "DATA" => &mut args.data,
                 "TIMECOL" => &mut args.timecol,
-                "SIZE" => &mut args.size,
+                "SIZE" if name != "SESSION" => &mut args.size,
+                "GAP" if name == "SESSION" => &mut args.gap,
                 "SLIDE" if name == "HOP" => &mut args.slide,
                 "STEP" if name == "CUMULATE" => &mut args.step,
                 "OFFSET" => &mut args.offset,
@@ -104,7 +106,10 @@ impl Binder<'_> {
             };
             *slot = Some(value);
         }
-        let input = self.window_data(function, args.data)?;
+        let (input, partition) = self.window_data(function, args.data)?;
+        if name != "SESSION" && !partition.is_empty() {
+            return Err(Error::validation(position_of(function), format!("{name} windows take no PARTITION BY")));
+        }
         let time_col = time_column(&input, function, args.timecol)?;
         let interval = |what: &str, arg: Option<&ast::Expr>| match arg {
             Some(e) => interval_millis(e, what != "OFFSET").map(Some),
@@ -114,11 +119,17 @@ impl Binder<'_> {
                 format!("Invalid number of arguments to function '{name}': the parameter {what} is missing"),
             )),
         };
-        let size = interval("SIZE", args.size)?.unwrap_or(0);
         let kind = match name.as_str() {
-            "TUMBLE" => WindowKind::Tumble { size },
-            "HOP" => WindowKind::Hop { size, slide: interval("SLIDE", args.slide)?.unwrap_or(0) },
-            _ => WindowKind::Cumulate { max_size: size, step: interval("STEP", args.step)?.unwrap_or(0) },
+            "SESSION" => WindowKind::Session { gap: interval("GAP", args.gap)?.unwrap_or(0) },
+            "TUMBLE" => WindowKind::Tumble { size: interval("SIZE", args.size)?.unwrap_or(0) },
+            "HOP" => WindowKind::Hop {
+                size: interval("SIZE", args.size)?.unwrap_or(0),
+                slide: interval("SLIDE", args.slide)?.unwrap_or(0),
+            },
+            _ => WindowKind::Cumulate {
+                max_size: interval("SIZE", args.size)?.unwrap_or(0),
+                step: interval("STEP", args.step)?.unwrap_or(0),
+            },
         };
         let offset = interval("OFFSET", args.offset)?.unwrap_or(0);
         let window = WindowSpec { kind, offset };
@@ -129,17 +140,19 @@ impl Binder<'_> {
         let mut window_time = timestamp;
         window_time.time_attribute = Some(TimeAttribute::Rowtime);
         fields.push(Field::new("window_time", window_time));
-        let plan = Plan { node: Node::WindowTableFunction { input: Box::new(input), time_col, window }, fields };
+        let node = Node::WindowTableFunction { input: Box::new(input), time_col, window, partition };
+        let plan = Plan { node, fields };
         let qualifier = alias.map(|a| a.name.value.clone());
         Ok((super::rename(plan, alias)?, qualifier))
     }
 
-    /// The rows of the `DATA` argument: `TABLE name`.
-    fn window_data(&mut self, function: &ast::Function, data: Option<&ast::Expr>) -> Result<Plan> {
-        let table = match data {
-            Some(ast::Expr::Function(f)) if f.name.to_string() == TABLE_ARGUMENT => call_args(f).into_iter().next(),
-            _ => None,
+    /// The rows of the `DATA` argument, `TABLE name [PARTITION BY keys]`, and the keys.
+    fn window_data(&mut self, function: &ast::Function, data: Option<&ast::Expr>) -> Result<(Plan, Vec<usize>)> {
+        let args = match data {
+            Some(ast::Expr::Function(f)) if f.name.to_string() == TABLE_ARGUMENT => call_args(f),
+            _ => Vec::new(),
         };
+        let table = args.first().copied();
         let name = match table {
             Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(ast::Expr::CompoundIdentifier(parts)))) => parts.clone(),
             Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(ast::Expr::Identifier(part)))) => vec![part.clone()],
@@ -151,7 +164,16 @@ impl Binder<'_> {
             }
         };
         let name = ast::ObjectName(name.into_iter().map(ast::ObjectNamePart::Identifier).collect());
-        self.bind_table_name(&name)
+        let plan = self.bind_table_name(&name)?;
+        let scope = Scope::new(&plan.fields, None);
+        let mut partition = Vec::new();
+        for key in &args[1..] {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(ast::Expr::Identifier(id))) = key else {
+                return Err(Error::validation(position_of(function), "PARTITION BY takes columns"));
+            };
+            partition.push(scope.resolve(std::slice::from_ref(id))?.0);
+        }
+        Ok((plan, partition))
     }
 }
 

@@ -88,6 +88,30 @@ pub(super) fn one_phase_label(
     )
 }
 
+pub(super) fn session_label(
+    spec: &weir_operators::SessionWindowAggregateSpec,
+    fields: &[Field],
+    column: &dyn Fn(usize) -> String,
+) -> String {
+    let mut select: Vec<String> = spec.keys.iter().map(|&k| column(k)).collect();
+    for (c, f) in spec.calls.iter().zip(&fields[spec.keys.len()..]) {
+        select.push(format!("{} AS {}", aggregate_text(c, column), f.name));
+    }
+    select.extend(properties(fields, spec.keys.len() + spec.calls.len(), spec.window_time));
+    let partition: Vec<String> = spec.partition.iter().map(|&k| column(k)).collect();
+    let window = WindowSpec { kind: WindowKind::Session { gap: spec.gap }, offset: 0 };
+    let mut first = time_col(column, spec.time_col);
+    if !partition.is_empty() {
+        first = format!("{first}, partition keys=[{}]", partition.join(", "));
+    }
+    format!(
+        "WindowAggregate({}window=[{}], select=[{}])",
+        group_by(&spec.keys, column),
+        window.explain(&first),
+        select.join(", ")
+    )
+}
+
 /// An interval as Calcite prints a literal: `60000:INTERVAL MINUTE`.
 fn interval_literal(millis: i64) -> String {
     let unit = match millis {
@@ -106,6 +130,7 @@ pub(super) fn logical_function_label(plan: &Plan, input: &Plan, time_col: usize,
         WindowKind::Tumble { size } => ("TUMBLE", vec![size]),
         WindowKind::Hop { size, slide } => ("HOP", vec![slide, size]),
         WindowKind::Cumulate { max_size, step } => ("CUMULATE", vec![step, max_size]),
+        WindowKind::Session { gap } => ("SESSION", vec![gap]),
     };
     let mut args = vec!["TABLE(#0)".to_string(), format!("DESCRIPTOR(_UTF-16LE'{}')", input.fields[time_col].name)];
     args.extend(sizes.into_iter().map(interval_literal));

@@ -64,10 +64,12 @@ impl Distribution<'_> {
             {
                 1
             }
+            PhysicalKind::SessionWindowAggregate(spec) if spec.keys.is_empty() => 1,
             PhysicalKind::GroupAggregate(_)
             | PhysicalKind::GlobalGroupAggregate { .. }
             | PhysicalKind::WindowAggregate(_)
             | PhysicalKind::GlobalWindowAggregate { .. }
+            | PhysicalKind::SessionWindowAggregate(_)
             | PhysicalKind::Union => self.parallelism,
             PhysicalKind::Sink { table, targets, bounded_input, .. } => {
                 *bounded_input = bounded;

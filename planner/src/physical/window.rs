@@ -70,6 +70,19 @@ impl Physical<'_> {
             let (fields, changelog) = (input.fields.clone(), input.changelog);
             PhysicalNode { changelog, ..node(PhysicalKind::Exchange { strategy }, vec![input], fields) }
         };
+        if let weir_operators::WindowKind::Session { gap } = window.kind {
+            let spec = weir_operators::SessionWindowAggregateSpec {
+                keys: keys.clone(),
+                calls,
+                arg_types,
+                gap,
+                partition: keys.clone(),
+                time_col,
+                retracting,
+                window_time,
+            };
+            return node(PhysicalKind::SessionWindowAggregate(spec), vec![exchange(input, keys)], fields);
+        }
         let two_phase = !hashed
             && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
             && calls.iter().all(|c| two_phase_call(c, retracting));

@@ -147,10 +147,11 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node, fields }, identity(n))
         }
         // The window columns stay; of the input, what is required above and the time column.
-        Node::WindowTableFunction { input, time_col, window } => {
+        Node::WindowTableFunction { input, time_col, window, partition } => {
             let arity = input.fields.len();
             let mut used = required[..arity].to_vec();
             used[time_col] = true;
+            partition.iter().for_each(|&p| used[p] = true);
             let (input, map) = prune(*input, &used);
             let new_arity = input.fields.len();
             let mapping: Vec<Option<usize>> =
@@ -159,6 +160,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             new_fields.extend(fields[arity..].iter().cloned());
             let node = Node::WindowTableFunction {
                 time_col: map[time_col].unwrap_or(time_col),
+                partition: partition.iter().map(|&p| map[p].unwrap_or(p)).collect(),
                 input: Box::new(input),
                 window,
             };

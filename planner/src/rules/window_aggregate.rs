@@ -19,8 +19,24 @@ use crate::plan::{Node, Plan};
 /// A HOP whose size is not a multiple of its slide, or a CUMULATE whose size is not a multiple
 /// of its step (Flink's messages).
 pub fn window_aggregate(plan: Plan) -> Result<Plan> {
+    let plan = merge_aggregates(plan)?;
+    if has_session_function(&plan) {
+        return Err(Error::Unsupported("A SESSION window function without GROUP BY window_start, window_end".into()));
+    }
+    Ok(plan)
+}
+
+/// Whether a SESSION window function is left that no window aggregate took.
+fn has_session_function(plan: &Plan) -> bool {
+    if let Node::WindowTableFunction { window: WindowSpec { kind: WindowKind::Session { .. }, .. }, .. } = plan.node {
+        return true;
+    }
+    plan.node.inputs().into_iter().any(has_session_function)
+}
+
+fn merge_aggregates(plan: Plan) -> Result<Plan> {
     let Plan { node, fields } = plan;
-    let node = node.try_map_inputs(window_aggregate)?;
+    let node = node.try_map_inputs(merge_aggregates)?;
     match node {
         Node::Aggregate { input, keys, calls } => match merge(&input, &keys, &calls, &fields)? {
             Some(merged) => Ok(merged),
@@ -61,7 +77,7 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
         }
         _ => return Ok(None),
     };
-    let Node::WindowTableFunction { input: data, time_col, window } = &function.node else { return Ok(None) };
+    let Node::WindowTableFunction { input: data, time_col, window, .. } = &function.node else { return Ok(None) };
     let arity = data.fields.len();
     let key_windows: Vec<Option<usize>> = keys.iter().map(|&k| window_column(&projections[k], arity)).collect();
     if !(key_windows.contains(&Some(0)) && key_windows.contains(&Some(1))) {
@@ -75,6 +91,16 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
         return Ok(None);
     }
     check_slicing(window)?;
+    if matches!(window.kind, WindowKind::Session { .. })
+        && !calls.iter().all(|c| {
+            weir_operators::aggregate::Accumulator::is_mergeable(&AggregateCall { distinct: false, ..c.clone() }, false)
+                && c.filter.is_none()
+        })
+    {
+        return Err(Error::Unsupported(
+            "Aggregates over SESSION windows other than COUNT, SUM, $SUM0, AVG, MIN and MAX".into(),
+        ));
+    }
     // The aggregate's input without the window columns, then the time column.
     let mut kept: Vec<Expr> = Vec::new();
     let mut names: Vec<String> = Vec::new();

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod expr;
+mod group_window;
 mod lookup_join;
 mod scope;
 pub(crate) mod sink_rows;
@@ -242,7 +243,24 @@ impl<'a> Binder<'a> {
         if select.distinct.is_some() {
             return Err(unsupported("SELECT DISTINCT"));
         }
-        let (mut plan, scope) = self.bind_from(&select.from)?;
+        // `GROUP BY TUMBLE(ts, …)`: the window table function it means.
+        let group_window = match &select.group_by {
+            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => group_window::find(exprs),
+            _ => None,
+        };
+        let rewritten;
+        let select = match &group_window {
+            Some(window) => {
+                rewritten = window.rewrite(select)?;
+                &rewritten
+            }
+            None => select,
+        };
+        let (plan, scope) = self.bind_from(&select.from)?;
+        let (mut plan, scope) = match &group_window {
+            Some(window) => window.apply(plan, scope)?,
+            None => (plan, scope),
+        };
         if let Some(condition) = &select.selection {
             let bound = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
             expr::expect_condition(&bound, "WHERE", condition)?;

@@ -191,8 +191,14 @@ fn time_column(input: &Plan, function: &ast::Function, timecol: Option<&ast::Exp
             ))
         }
     };
-    let scope = Scope::new(&input.fields, None);
-    let (index, ty) = scope.resolve(std::slice::from_ref(&column))?;
+    rowtime_column(&Scope::new(&input.fields, None), &column, function)
+}
+
+/// The index of column `column` of `scope`, which must be a rowtime attribute of TIMESTAMP type
+/// (`at` is where an error is reported).
+pub(super) fn rowtime_column(scope: &Scope, column: &ast::Ident, at: &impl ast::Spanned) -> Result<usize> {
+    let (index, ty) = scope.resolve(std::slice::from_ref(column))?;
+    let function = at;
     match ty.time_attribute {
         Some(TimeAttribute::Rowtime) if matches!(ty.logical, LogicalType::Timestamp(_)) => Ok(index),
         Some(TimeAttribute::Rowtime) => {
@@ -208,7 +214,7 @@ fn time_column(input: &Plan, function: &ast::Function, timecol: Option<&ast::Exp
 
 /// The milliseconds of a day-time interval literal (`INTERVAL '1' MINUTE`), positive unless it
 /// is an offset.
-fn interval_millis(e: &ast::Expr, positive: bool) -> Result<i64> {
+pub(super) fn interval_millis(e: &ast::Expr, positive: bool) -> Result<i64> {
     let empty = Scope::default();
     let bound = ExprBinder { scope: &empty, aggregates: None }.bind(e)?;
     let value = match &bound {

@@ -1,0 +1,130 @@
+//! Group windows in the older syntax: `GROUP BY TUMBLE(ts, size)`, `HOP(ts, slide, size)` or
+//! `SESSION(ts, gap)` with `TUMBLE_START(…)`, `TUMBLE_END(…)`, `TUMBLE_ROWTIME(…)` (and the HOP
+//! and SESSION equivalents) in the SELECT list. weir binds them as the window table function
+//! they mean: the FROM rows go through the function, the GROUP BY's window becomes
+//! `window_start, window_end`, and `…_START`, `…_END`, `…_ROWTIME` become `window_start`,
+//! `window_end`, `window_time`, so the same window aggregate computes them.
+
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+use weir_operators::{WindowKind, WindowSpec};
+use weir_runtime::types::{LogicalType, TimeAttribute};
+use weir_runtime::DataType;
+
+use super::scope::{position_of, Scope, ScopeColumn};
+use super::unsupported_at;
+use super::window::{interval_millis, rowtime_column};
+use crate::error::{Error, Result};
+use crate::plan::{Node, Plan};
+
+/// A group window found in a GROUP BY.
+pub(super) struct GroupWindow {
+    /// TUMBLE, HOP or SESSION.
+    name: String,
+    /// Its place among the GROUP BY expressions.
+    at: usize,
+    /// Its arguments: the time column, then the intervals.
+    args: Vec<ast::Expr>,
+    call: ast::Function,
+}
+
+fn call_parts(expr: &ast::Expr) -> Option<(String, &ast::Function, Vec<ast::Expr>)> {
+    let ast::Expr::Function(f) = expr else { return None };
+    let name = f.name.0.last()?.as_ident()?.value.to_uppercase();
+    let FunctionArguments::List(list) = &f.args else { return None };
+    let args = list
+        .args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((name, f, args))
+}
+
+/// The group window of `group_by`, if it has one.
+pub(super) fn find(group_by: &[ast::Expr]) -> Option<GroupWindow> {
+    group_by.iter().enumerate().find_map(|(at, e)| {
+        let (name, call, args) = call_parts(e)?;
+        let arity = match name.as_str() {
+            "TUMBLE" | "SESSION" => 2,
+            "HOP" => 3,
+            _ => return None,
+        };
+        (args.len() == arity).then(|| GroupWindow { name, at, args, call: call.clone() })
+    })
+}
+
+impl GroupWindow {
+    /// The FROM rows `plan` (with `scope`) through the window function, and their new scope.
+    pub(super) fn apply(&self, plan: Plan, scope: Scope) -> Result<(Plan, Scope)> {
+        let ast::Expr::Identifier(column) = &self.args[0] else {
+            return Err(Error::validation(
+                position_of(&self.args[0]),
+                "A group window's first argument is a time column",
+            ));
+        };
+        let time_col = rowtime_column(&scope, column, &self.call)?;
+        let interval = |i: usize| interval_millis(&self.args[i], true);
+        let kind = match self.name.as_str() {
+            "TUMBLE" => WindowKind::Tumble { size: interval(1)? },
+            "HOP" => WindowKind::Hop { slide: interval(1)?, size: interval(2)? },
+            _ => WindowKind::Session { gap: interval(1)? },
+        };
+        let window = WindowSpec { kind, offset: 0 };
+        let mut fields = plan.fields.clone();
+        let mut columns = scope.columns;
+        let timestamp = DataType::new(LogicalType::Timestamp(3)).not_null();
+        let mut window_time = timestamp.clone();
+        window_time.time_attribute = Some(TimeAttribute::Rowtime);
+        for (name, ty) in [("window_start", timestamp.clone()), ("window_end", timestamp), ("window_time", window_time)]
+        {
+            fields.push(weir_runtime::Field::new(name, ty.clone()));
+            columns.push(ScopeColumn { qualifier: None, name: name.to_string(), data_type: ty });
+        }
+        let node = Node::WindowTableFunction { input: Box::new(plan), time_col, window, partition: Vec::new() };
+        Ok((Plan { node, fields }, Scope { columns }))
+    }
+
+    /// `select` with the window in its GROUP BY replaced by `window_start, window_end` and the
+    /// window's `_START`, `_END` and `_ROWTIME` functions by those columns.
+    pub(super) fn rewrite(&self, select: &ast::Select) -> Result<ast::Select> {
+        let mut select = select.clone();
+        if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+            let column = |name: &str| ast::Expr::Identifier(ast::Ident::new(name));
+            exprs.splice(self.at..=self.at, [column("window_start"), column("window_end")]);
+        }
+        let mut refused = None;
+        let mut replace = |e: &mut ast::Expr| {
+            let Some((name, call, args)) = call_parts(e) else { return std::ops::ControlFlow::<()>::Continue(()) };
+            let column = match name.strip_prefix(&self.name).and_then(|s| s.strip_prefix('_')) {
+                Some("START") => "window_start",
+                Some("END") => "window_end",
+                Some("ROWTIME") => "window_time",
+                Some("PROCTIME") => {
+                    refused.get_or_insert_with(|| unsupported_at(call, "Processing-time group window properties"));
+                    return std::ops::ControlFlow::Continue(());
+                }
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            let same = args.len() == self.args.len()
+                && args.iter().zip(&self.args).all(|(a, b)| a.to_string() == b.to_string());
+            if !same {
+                refused.get_or_insert_with(|| {
+                    Error::validation(
+                        position_of(call),
+                        format!("{name} must take the arguments of the GROUP BY's {}", self.name),
+                    )
+                });
+            }
+            *e = ast::Expr::Identifier(ast::Ident::new(column));
+            std::ops::ControlFlow::Continue(())
+        };
+        let _ = ast::visit_expressions_mut(&mut select.projection, &mut replace);
+        let _ = ast::visit_expressions_mut(&mut select.having, &mut replace);
+        match refused {
+            Some(error) => Err(error),
+            None => Ok(select),
+        }
+    }
+}

@@ -17,7 +17,7 @@ use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, R
 
 use super::slices::{Calls, SliceAccumulators};
 use super::table_function::millis_of;
-use super::WindowSpec;
+use super::{restored_watermark, WindowSpec, PROGRESS};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
 
@@ -25,8 +25,6 @@ use crate::spec::OperatorSpec;
 const SLICES: &str = "slices";
 /// The name of the window timers' state.
 const TIMERS: &str = "window-timers";
-/// The section of the operator's watermark (the windows it has fired).
-const PROGRESS: &str = "progress";
 
 /// What a window aggregate's input rows are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,16 +251,7 @@ impl Operator for WindowAggregateOperator {
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         self.slices.restore(states, ctx.subtask())?;
         self.timers.restore(states, ctx.subtask())?;
-        let malformed =
-            |e| weir_runtime::Error::Restore(format!("the state of {} is malformed: {e}", self.spec.name()));
-        let mut watermark = None::<i64>;
-        for state in states {
-            if let Some(mut input) = state.section(PROGRESS) {
-                let old = input.i64().map_err(malformed)?;
-                watermark = Some(watermark.map_or(old, |w| w.min(old)));
-            }
-        }
-        self.watermark = watermark.unwrap_or(i64::MIN);
+        self.watermark = restored_watermark(states, self.spec.name())?;
         let calls = &self.calls;
         let mut fits = true;
         self.slices.for_each(|_, _, acc| fits &= acc.fits(calls));

@@ -14,12 +14,12 @@ use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, R
 
 use super::slices::{Calls, SliceAccumulators};
 use super::table_function::millis_of;
+use super::{restored_watermark, PROGRESS};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
 
 const SESSIONS: &str = "sessions";
 const TIMERS: &str = "session-timers";
-const PROGRESS: &str = "progress";
 
 /// Everything a [`SessionWindowAggregateOperator`] is built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,15 +219,7 @@ impl Operator for SessionWindowAggregateOperator {
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         self.sessions.restore(states, ctx.subtask())?;
         self.timers.restore(states, ctx.subtask())?;
-        let malformed = |e| weir_runtime::Error::Restore(format!("the state of WindowAggregate is malformed: {e}"));
-        let mut watermark = None::<i64>;
-        for state in states {
-            if let Some(mut input) = state.section(PROGRESS) {
-                let old = input.i64().map_err(malformed)?;
-                watermark = Some(watermark.map_or(old, |w| w.min(old)));
-            }
-        }
-        self.watermark = watermark.unwrap_or(i64::MIN);
+        self.watermark = restored_watermark(states, "WindowAggregate")?;
         let calls = &self.calls;
         let mut fits = true;
         self.sessions.retain(0, |_, s| {

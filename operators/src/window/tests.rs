@@ -225,12 +225,21 @@ fn late_rows_are_dropped_and_counted_not_lost_silently() {
 fn restored_window_aggregates_go_on_as_if_never_stopped() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(31);
     let owner = |k: i32, p: usize| subtask_for_hash(hash_key(&[Value::Int(k)], &[0]), p);
-    for round in 0..40 {
+    for round in 0..50 {
+        // Every fifth round aggregates sessions.
         let shape = SHAPES[round % SHAPES.len()];
-        let spec = one_phase(shape);
-        let build = |i, p| OperatorHarness::with_subtask(Box::new(spec.build(&SubtaskInfo::new("w", i, p))), i, p);
-        let mut whole = harness(&spec);
-        let mut parts = vec![harness(&spec)];
+        let (slicing, sessions) = (one_phase(shape), session(4 + round as i64 % 7));
+        let operator = |i, p| -> Box<dyn weir_runtime::Operator> {
+            let info = SubtaskInfo::new("w", i, p);
+            if round % 5 == 4 {
+                Box::new(sessions.build(&info))
+            } else {
+                Box::new(slicing.build(&info))
+            }
+        };
+        let build = |i, p| OperatorHarness::with_subtask(operator(i, p), i, p);
+        let mut whole = build(0, 1);
+        let mut parts = vec![build(0, 1)];
         let mut actual = Vec::new();
         for (step, (rows, watermark)) in random_input(&mut rng).iter().enumerate() {
             whole.push_chunk(0, chunk(rows)).unwrap();

@@ -293,6 +293,8 @@ struct DeploymentPlan {
     channels: HashMap<(usize, usize, usize), u32>,
     /// Input port of every channel of every receiving subtask, per chain.
     inputs: Vec<Vec<Vec<usize>>>,
+    /// The sender `(chain, subtask)` of every channel of every receiving subtask, per chain.
+    senders: Vec<Vec<Vec<(usize, usize)>>>,
 }
 
 impl DeploymentPlan {
@@ -304,22 +306,26 @@ impl DeploymentPlan {
         }
         let mut channels = HashMap::new();
         let mut inputs = Vec::with_capacity(chains.len());
+        let mut senders = Vec::with_capacity(chains.len());
         for chain in &chains {
             let head = chain[0];
             let parallelism = graph.vertex(head).parallelism;
             let mut per_subtask = vec![Vec::new(); parallelism];
+            let mut sent_by = vec![Vec::new(); parallelism];
             for (e, edge) in graph.edges().iter().enumerate().filter(|(_, e)| e.to == head) {
-                let senders = graph.vertex(edge.from).parallelism;
-                for (r, ports) in per_subtask.iter_mut().enumerate() {
-                    for s in (0..senders).filter(|&s| edge.strategy.connects(s, r)) {
+                let sending = graph.vertex(edge.from).parallelism;
+                for (r, (ports, from)) in per_subtask.iter_mut().zip(&mut sent_by).enumerate() {
+                    for s in (0..sending).filter(|&s| edge.strategy.connects(s, r)) {
                         channels.insert((e, s, r), ports.len() as u32);
                         ports.push(edge.input);
+                        from.push((chain_of[edge.from.0], s));
                     }
                 }
             }
             inputs.push(per_subtask);
+            senders.push(sent_by);
         }
-        Ok(DeploymentPlan { chains, chain_of, channels, inputs })
+        Ok(DeploymentPlan { chains, chain_of, channels, inputs, senders })
     }
 }
 
@@ -464,7 +470,7 @@ async fn deploy_and_wait(
         let mut changed = false;
         for c in 0..plan.chains.len() {
             for index in 0..silent[c].len() {
-                let channels = silent_channels(graph, plan, c, index, &silent);
+                let channels = silent_channels(plan, c, index, &silent);
                 if !silent[c][index] && !channels.is_empty() && channels.iter().all(|&s| s) {
                     silent[c][index] = true;
                     changed = true;
@@ -485,7 +491,7 @@ async fn deploy_and_wait(
                 VertexKind::Source(_) => None,
                 VertexKind::Operator(_) => Some(plan.inputs[c][index].clone()),
             };
-            let silent_inputs = silent_channels(graph, plan, c, index, &silent);
+            let silent_inputs = silent_channels(plan, c, index, &silent);
             let spec = SubtaskSpec {
                 chain: chain_built,
                 operator_ids: ids,
@@ -643,16 +649,8 @@ fn connect_outputs(
 
 /// Per input channel of subtask `index` of chain `c`, whether its sender emits nothing
 /// (`silent[chain][subtask]`).
-fn silent_channels(graph: &JobGraph, plan: &DeploymentPlan, c: usize, index: usize, silent: &[Vec<bool>]) -> Vec<bool> {
-    let mut channels = vec![false; plan.inputs[c].get(index).map_or(0, Vec::len)];
-    let head = plan.chains[c][0];
-    for (&(e, sender, receiver), &channel) in &plan.channels {
-        let edge = &graph.edges()[e];
-        if receiver == index && edge.to == head && silent[plan.chain_of[edge.from.0]][sender] {
-            channels[channel as usize] = true;
-        }
-    }
-    channels
+fn silent_channels(plan: &DeploymentPlan, c: usize, index: usize, silent: &[Vec<bool>]) -> Vec<bool> {
+    plan.senders[c][index].iter().map(|&(chain, sender)| silent[chain][sender]).collect()
 }
 
 /// Refuses a vertex whose parallelism exceeds `pipeline.max-parallelism` (it would own no key

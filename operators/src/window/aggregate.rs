@@ -13,11 +13,11 @@
 
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::{KeyedTimers, MapState};
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Timestamp, Value};
+use weir_runtime::{Chunk, DataType, Result, RowKind, SubtaskInfo, Timestamp, Value};
 
 use super::slices::{Calls, SliceAccumulators};
 use super::table_function::millis_of;
-use super::{restored_watermark, WindowSpec, PROGRESS};
+use super::{WindowOperator, WindowSpec, Windows};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
 
@@ -76,41 +76,84 @@ impl OperatorSpec for WindowAggregateSpec {
     }
 }
 
-/// Aggregates windows by slices; see the module documentation.
-#[derive(Debug)]
-pub struct WindowAggregateOperator {
-    spec: WindowAggregateSpec,
-    calls: Calls,
-    slices: MapState<i64, SliceAccumulators>,
-    timers: KeyedTimers,
-    /// The last watermark: windows ending at or before it + 1 have fired.
-    watermark: i64,
-    key: Vec<Value>,
-    scratch: Vec<Value>,
-}
+/// A window aggregate on slices.
+pub type WindowAggregateOperator = WindowOperator<SlicedWindows>;
 
 impl WindowAggregateOperator {
     /// An aggregate as `spec` describes it.
     pub fn new(spec: WindowAggregateSpec) -> Self {
         let calls = Calls::new(spec.calls.clone(), spec.arg_types.clone(), spec.retracting);
-        WindowAggregateOperator {
+        WindowOperator::over(SlicedWindows {
             spec,
             calls,
             slices: MapState::new(SLICES, None),
             timers: KeyedTimers::new(TIMERS),
-            watermark: i64::MIN,
             key: Vec::new(),
             scratch: Vec::new(),
+        })
+    }
+}
+
+/// Windows kept as slices per key; see the module documentation.
+#[derive(Debug)]
+pub struct SlicedWindows {
+    spec: WindowAggregateSpec,
+    calls: Calls,
+    slices: MapState<i64, SliceAccumulators>,
+    timers: KeyedTimers,
+    key: Vec<Value>,
+    scratch: Vec<Value>,
+}
+
+/// Whether the window ending at `window_end` has fired at watermark `watermark`.
+fn fired(window_end: i64, watermark: i64) -> bool {
+    window_end - 1 <= watermark
+}
+
+impl SlicedWindows {
+    /// Emits key `key`'s window ending at `end` (when it holds rows) and drops the slices no
+    /// later window needs.
+    fn fire_window(&mut self, key: &[Value], end: i64, emitted: &mut Chunk) {
+        let window = self.spec.window;
+        let Self { slices, calls, scratch, spec, .. } = self;
+        let merged = if window.unshared() {
+            // The slice is the window and nothing later needs it.
+            slices.remove(key, &end)
+        } else {
+            let mut merged: Option<SliceAccumulators> = None;
+            for slice in window.slice_ends_of_window(end) {
+                if let Some(acc) = slices.get(key, &slice, 0) {
+                    merged.get_or_insert_with(|| SliceAccumulators::new(calls)).merge(calls, acc, scratch);
+                }
+            }
+            for slice in window.slice_ends_of_window(end) {
+                if window.last_window_end(slice) == end {
+                    slices.remove(key, &slice);
+                }
+            }
+            merged
+        };
+        if let Some(merged) = merged.filter(|m| m.rows > 0) {
+            emitted.push_with(RowKind::Insert, |values| {
+                values.extend_from_slice(key);
+                merged.results(calls, values);
+                values.push(Value::Timestamp(Timestamp::from_millis(window.window_start(end))));
+                values.push(Value::Timestamp(Timestamp::from_millis(end)));
+                if spec.window_time {
+                    values.push(Value::Timestamp(Timestamp::from_millis(end - 1)));
+                }
+            });
         }
     }
+}
 
-    /// Whether the window ending at `window_end` has fired at watermark `watermark`.
-    fn fired(window_end: i64, watermark: i64) -> bool {
-        window_end - 1 <= watermark
+impl Windows for SlicedWindows {
+    fn name(&self) -> &'static str {
+        self.spec.name()
     }
 
-    /// Adds one input row (or partial row) to its key's slice; returns whether it was late.
-    fn add(&mut self, kind: RowKind, row: &[Value]) -> Result<bool> {
+    /// Adds one input row (or partial row) to its key's slice.
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool> {
         let slice = match self.spec.input {
             WindowAggregateInput::Rows { time_col } => match millis_of(&row[time_col]) {
                 Some(time) => self.spec.window.slice_end(time),
@@ -120,7 +163,7 @@ impl WindowAggregateOperator {
             WindowAggregateInput::Partials => row[row.len() - 1].as_i64().unwrap_or(i64::MIN),
         };
         let window = self.spec.window;
-        if Self::fired(slice, self.watermark) && Self::fired(window.last_window_end(slice), self.watermark) {
+        if fired(slice, watermark) && fired(window.last_window_end(slice), watermark) {
             return Ok(true);
         }
         self.key.clear();
@@ -128,7 +171,7 @@ impl WindowAggregateOperator {
             WindowAggregateInput::Rows { .. } => self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone())),
             WindowAggregateInput::Partials => self.key.extend_from_slice(&row[..self.spec.keys.len()]),
         }
-        let Self { slices, calls, timers, key, watermark, .. } = self;
+        let Self { slices, calls, timers, key, .. } = self;
         let mut new = false;
         let accumulators = slices.get_mut_or_insert_with(key, slice, 0, || {
             new = true;
@@ -145,113 +188,34 @@ impl WindowAggregateOperator {
             }
         }
         if new {
-            for end in window.window_ends_of_slice(slice).filter(|&end| !Self::fired(end, *watermark)) {
+            for end in window.window_ends_of_slice(slice).filter(|&end| !fired(end, watermark)) {
                 timers.register(key, end - 1);
             }
         }
         Ok(false)
     }
 
-    /// Fires every window due at `watermark`, in order of their ends.
-    fn fire(&mut self, watermark: i64, out: &mut Output) {
-        let arity = self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time);
-        let mut emitted = Chunk::with_capacity(arity, 0);
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
         while let Some((time, keys)) = self.timers.pop_due(watermark) {
-            let end = time + 1;
             for key in keys {
-                self.fire_window(&key, end, &mut emitted);
-            }
-        }
-        if !emitted.is_empty() {
-            out.collect(emitted);
-        }
-    }
-
-    /// Emits key `key`'s window ending at `end` (when it holds rows) and drops the slices no
-    /// later window needs.
-    fn fire_window(&mut self, key: &[Value], end: i64, emitted: &mut Chunk) {
-        let window = self.spec.window;
-        let Self { slices, calls, scratch, spec, .. } = self;
-        let merged = if window.unshared() {
-            slices.get(key, &end, 0).cloned()
-        } else {
-            let mut merged: Option<SliceAccumulators> = None;
-            for slice in window.slice_ends_of_window(end) {
-                if let Some(acc) = slices.get(key, &slice, 0) {
-                    merged.get_or_insert_with(|| SliceAccumulators::new(calls)).merge(calls, acc, scratch);
-                }
-            }
-            merged
-        };
-        if let Some(merged) = merged.filter(|m| m.rows > 0) {
-            emitted.push_with(RowKind::Insert, |values| {
-                values.extend_from_slice(key);
-                merged.results(calls, values);
-                values.push(Value::Timestamp(Timestamp::from_millis(window.window_start(end))));
-                values.push(Value::Timestamp(Timestamp::from_millis(end)));
-                if spec.window_time {
-                    values.push(Value::Timestamp(Timestamp::from_millis(end - 1)));
-                }
-            });
-        }
-        for slice in window.slice_ends_of_window(end) {
-            if window.last_window_end(slice) == end {
-                slices.remove(key, &slice);
+                self.fire_window(&key, time + 1, emitted);
             }
         }
     }
-}
 
-impl Operator for WindowAggregateOperator {
-    fn name(&self) -> &str {
-        self.spec.name()
+    fn arity(&self) -> usize {
+        self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time)
     }
 
-    fn process_chunk(
-        &mut self,
-        _input: usize,
-        chunk: Chunk,
-        ctx: &mut OperatorContext,
-        _out: &mut Output,
-    ) -> Result<()> {
-        let mut late = 0;
-        for (kind, row) in chunk.rows() {
-            late += u64::from(self.add(kind, row)?);
-        }
-        ctx.record_late_dropped(late);
-        Ok(())
-    }
-
-    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        if watermark > self.watermark {
-            self.watermark = watermark;
-            self.fire(watermark, out);
-        }
-        out.emit_watermark(watermark);
-        Ok(())
-    }
-
-    /// The end of input fires every window, as the final watermark does.
-    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.watermark = i64::MAX;
-        self.fire(i64::MAX, out);
-        Ok(())
-    }
-
-    /// Every key's slices and window timers, and the watermark the windows fired up to.
-    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+    /// Every key's slices and window timers.
+    fn snapshot(&self, state: &mut StateWriter) {
         self.slices.snapshot(state, 0);
         self.timers.snapshot(state);
-        state.section(PROGRESS).i64(self.watermark);
-        Ok(())
     }
 
-    /// Keeps the keys this subtask owns now; the watermark is the lowest of the old subtasks'
-    /// (they all saw the same watermarks before the barrier).
-    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
-        self.slices.restore(states, ctx.subtask())?;
-        self.timers.restore(states, ctx.subtask())?;
-        self.watermark = restored_watermark(states, self.spec.name())?;
+    fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
+        self.slices.restore(states, info)?;
+        self.timers.restore(states, info)?;
         let calls = &self.calls;
         let mut fits = true;
         self.slices.for_each(|_, _, acc| fits &= acc.fits(calls));

@@ -11,12 +11,14 @@
 
 mod aggregate;
 mod local_aggregate;
+mod operator;
 mod session;
 mod slices;
 mod table_function;
 
 pub use aggregate::{WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec};
 pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec};
+pub use operator::{WindowOperator, Windows};
 pub use session::{SessionWindowAggregateOperator, SessionWindowAggregateSpec};
 pub(crate) use table_function::millis_of;
 pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
@@ -199,30 +201,6 @@ impl WindowSpec {
         text.push(')');
         text
     }
-}
-
-/// The section of a window operator's state holding the watermark up to which it fired windows.
-pub(crate) const PROGRESS: &str = "progress";
-
-/// The watermark a window operator restored from `states` goes on from: the lowest the old
-/// subtasks wrote (they all saw the same watermarks before the barrier), or none.
-///
-/// # Errors
-/// A damaged section, naming `operator`.
-pub(crate) fn restored_watermark(
-    states: &[weir_runtime::checkpoint::StateReader],
-    operator: &str,
-) -> weir_runtime::Result<i64> {
-    let mut watermark = None::<i64>;
-    for state in states {
-        if let Some(mut input) = state.section(PROGRESS) {
-            let old = input
-                .i64()
-                .map_err(|e| weir_runtime::Error::Restore(format!("the state of {operator} is malformed: {e}")))?;
-            watermark = Some(watermark.map_or(old, |w| w.min(old)));
-        }
-    }
-    Ok(watermark.unwrap_or(i64::MIN))
 }
 
 /// A duration as Flink prints it: in the largest unit that divides it (`1 min`, `30 s`, `1 h`,

@@ -5,16 +5,16 @@
 //! merged with the key's open sessions, would already have fired is late: dropped and counted.
 //!
 //! Per key the state holds its open sessions (keyed value state) and a timer per session end
-//! ([`KeyedTimers`]); both are checkpointed and restored by key, with the watermark.
+//! ([`KeyedTimers`]); both are checkpointed and restored by key ([`WindowOperator`] adds the watermark).
 
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::{KeyedTimers, StateValue, ValueState};
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Timestamp, Value};
+use weir_runtime::{Chunk, DataType, Result, RowKind, SubtaskInfo, Timestamp, Value};
 
 use super::slices::{Calls, SliceAccumulators};
 use super::table_function::millis_of;
-use super::{restored_watermark, PROGRESS};
+use super::{WindowOperator, Windows};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
 
@@ -32,8 +32,6 @@ pub struct SessionWindowAggregateSpec {
     pub arg_types: Vec<Option<DataType>>,
     /// The session gap in milliseconds.
     pub gap: i64,
-    /// The `PARTITION BY` columns of the window function, for EXPLAIN.
-    pub partition: Vec<usize>,
     /// The time column.
     pub time_col: usize,
     /// Whether the input retracts rows.
@@ -45,16 +43,15 @@ pub struct SessionWindowAggregateSpec {
 impl OperatorSpec for SessionWindowAggregateSpec {
     type Operator = SessionWindowAggregateOperator;
 
-    fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> SessionWindowAggregateOperator {
-        SessionWindowAggregateOperator {
+    fn build(&self, _subtask: &SubtaskInfo) -> SessionWindowAggregateOperator {
+        WindowOperator::over(SessionWindows {
             calls: Calls::new(self.calls.clone(), self.arg_types.clone(), self.retracting),
             spec: self.clone(),
             sessions: ValueState::new(SESSIONS, None),
             timers: KeyedTimers::new(TIMERS),
-            watermark: i64::MIN,
             key: Vec::new(),
             scratch: Vec::new(),
-        }
+        })
     }
 }
 
@@ -90,39 +87,47 @@ impl StateValue for Sessions {
     }
 }
 
-/// Aggregates session windows; see the module documentation.
+/// A window aggregate over sessions.
+pub type SessionWindowAggregateOperator = WindowOperator<SessionWindows>;
+
+/// Per key, its open sessions; see the module documentation.
 #[derive(Debug)]
-pub struct SessionWindowAggregateOperator {
+pub struct SessionWindows {
     spec: SessionWindowAggregateSpec,
     calls: Calls,
     sessions: ValueState<Sessions>,
     timers: KeyedTimers,
-    watermark: i64,
     key: Vec<Value>,
     scratch: Vec<Value>,
 }
 
-impl SessionWindowAggregateOperator {
-    /// Adds one row to its key's sessions; returns whether it was late.
-    fn add(&mut self, kind: RowKind, row: &[Value]) -> Result<bool> {
+impl Windows for SessionWindows {
+    fn name(&self) -> &'static str {
+        "WindowAggregate"
+    }
+
+    /// Adds one row to its key's sessions, merging the ones its window overlaps or touches.
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool> {
         let Some(time) = millis_of(&row[self.spec.time_col]) else { return Ok(false) };
         self.key.clear();
         self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone()));
-        let Self { sessions, calls, timers, key, watermark, scratch, spec } = self;
+        let Self { sessions, calls, timers, key, scratch, spec } = self;
         let (start, end) = (time, time.saturating_add(spec.gap));
-        let open = sessions.get(key, 0).map_or(&[][..], |s| &s.0[..]);
-        let overlapping = |s: &Session| s.start <= end && s.end >= start;
-        let merged_start = open.iter().filter(|s| overlapping(s)).map(|s| s.start).fold(start, i64::min);
-        let merged_end = open.iter().filter(|s| overlapping(s)).map(|s| s.end).fold(end, i64::max);
-        if merged_end - 1 <= *watermark {
-            return Ok(true);
-        }
         let Some(open) = sessions.get_mut_or_insert_with(key, 0, || Some(Sessions::default()))? else {
             return Ok(false);
         };
+        let overlapping = |s: &Session| s.start <= end && s.end >= start;
+        let merged_start = open.0.iter().filter(|s| overlapping(s)).map(|s| s.start).fold(start, i64::min);
+        let merged_end = open.0.iter().filter(|s| overlapping(s)).map(|s| s.end).fold(end, i64::max);
+        if merged_end - 1 <= watermark {
+            if open.0.is_empty() {
+                sessions.remove(key);
+            }
+            return Ok(true);
+        }
         let mut accumulators = SliceAccumulators::new(calls);
         accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 });
-        let mut kept = Vec::with_capacity(open.0.len());
+        let mut kept = Vec::with_capacity(open.0.len() + 1);
         for session in open.0.drain(..) {
             if overlapping(&session) {
                 timers.remove(key, session.end - 1);
@@ -138,18 +143,13 @@ impl SessionWindowAggregateOperator {
     }
 
     /// Emits every session whose end the watermark reached, earliest first.
-    fn fire(&mut self, watermark: i64, out: &mut Output) {
-        let arity = self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time);
-        let mut emitted = Chunk::with_capacity(arity, 0);
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
         while let Some((time, keys)) = self.timers.pop_due(watermark) {
             for key in keys {
-                let Some(open) = self.sessions.get_mut_or_insert_with(&key, 0, || None).ok().flatten() else {
-                    continue;
-                };
+                let Some(open) = self.sessions.get_mut(&key, 0) else { continue };
                 let Some(at) = open.0.iter().position(|s| s.end - 1 == time) else { continue };
                 let session = open.0.swap_remove(at);
-                let now_empty = open.0.is_empty();
-                if now_empty {
+                if open.0.is_empty() {
                     self.sessions.remove(&key);
                 }
                 if session.accumulators.rows <= 0 {
@@ -166,60 +166,21 @@ impl SessionWindowAggregateOperator {
                 });
             }
         }
-        if !emitted.is_empty() {
-            out.collect(emitted);
-        }
-    }
-}
-
-impl Operator for SessionWindowAggregateOperator {
-    fn name(&self) -> &str {
-        "WindowAggregate"
     }
 
-    fn process_chunk(
-        &mut self,
-        _input: usize,
-        chunk: Chunk,
-        ctx: &mut OperatorContext,
-        _out: &mut Output,
-    ) -> Result<()> {
-        let mut late = 0;
-        for (kind, row) in chunk.rows() {
-            late += u64::from(self.add(kind, row)?);
-        }
-        ctx.record_late_dropped(late);
-        Ok(())
+    fn arity(&self) -> usize {
+        self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time)
     }
 
-    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        if watermark > self.watermark {
-            self.watermark = watermark;
-            self.fire(watermark, out);
-        }
-        out.emit_watermark(watermark);
-        Ok(())
-    }
-
-    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.watermark = i64::MAX;
-        self.fire(i64::MAX, out);
-        Ok(())
-    }
-
-    /// Every key's open sessions and timers, and the watermark.
-    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+    /// Every key's open sessions and their timers.
+    fn snapshot(&self, state: &mut StateWriter) {
         self.sessions.snapshot(state, 0);
         self.timers.snapshot(state);
-        state.section(PROGRESS).i64(self.watermark);
-        Ok(())
     }
 
-    /// Keeps the keys this subtask owns now; the watermark is the lowest of the old subtasks'.
-    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
-        self.sessions.restore(states, ctx.subtask())?;
-        self.timers.restore(states, ctx.subtask())?;
-        self.watermark = restored_watermark(states, "WindowAggregate")?;
+    fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
+        self.sessions.restore(states, info)?;
+        self.timers.restore(states, info)?;
         let calls = &self.calls;
         let mut fits = true;
         self.sessions.retain(0, |_, s| {

@@ -273,7 +273,6 @@ fn session(gap: i64) -> SessionWindowAggregateSpec {
         calls: calls()[..3].to_vec(),
         arg_types: arg_types()[..3].to_vec(),
         gap,
-        partition: vec![0],
         time_col: 2,
         retracting: false,
         window_time: false,

@@ -98,12 +98,8 @@ pub(super) fn session_label(
         select.push(format!("{} AS {}", aggregate_text(c, column), f.name));
     }
     select.extend(properties(fields, spec.keys.len() + spec.calls.len(), spec.window_time));
-    let partition: Vec<String> = spec.partition.iter().map(|&k| column(k)).collect();
     let window = WindowSpec { kind: WindowKind::Session { gap: spec.gap }, offset: 0 };
-    let mut first = time_col(column, spec.time_col);
-    if !partition.is_empty() {
-        first = format!("{first}, partition keys=[{}]", partition.join(", "));
-    }
+    let first = time_col(column, spec.time_col);
     format!(
         "WindowAggregate({}window=[{}], select=[{}])",
         group_by(&spec.keys, column),

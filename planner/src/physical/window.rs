@@ -76,7 +76,6 @@ impl Physical<'_> {
                 calls,
                 arg_types,
                 gap,
-                partition: keys.clone(),
                 time_col,
                 retracting,
                 window_time,

@@ -49,6 +49,16 @@ fn restore_sections(
     Ok(())
 }
 
+/// Makes room for one more key when `entries` is full, or says that the memory limit leaves none
+/// ([`crate::memory::fallible`]): called before an insert, it grows the map exactly when the
+/// insert would.
+fn room_for_one<K: Eq + Hash, V>(entries: &mut FxHashMap<K, V>) -> Result<()> {
+    if entries.len() < entries.capacity() {
+        return Ok(());
+    }
+    crate::memory::fallible(|| entries.try_reserve(1))
+}
+
 /// One value per key.
 #[derive(Debug, Clone)]
 pub struct ValueState<V> {
@@ -89,9 +99,7 @@ impl<V: StateValue> ValueState<V> {
         now: i64,
         make: impl FnOnce() -> Option<V>,
     ) -> Result<Option<&mut V>> {
-        if self.entries.len() == self.entries.capacity() {
-            crate::memory::fallible(|| self.entries.try_reserve(1))?;
-        }
+        room_for_one(&mut self.entries)?;
         let ttl = self.ttl;
         let entry = match self.entries.entry_ref(key) {
             EntryRef::Occupied(entry) if !ttl.expired(entry.get().written, now) => entry.into_mut(),
@@ -112,6 +120,17 @@ impl<V: StateValue> ValueState<V> {
         };
         entry.written = now;
         Ok(Some(&mut entry.value))
+    }
+
+    /// The live value of `key` at `now` to change, counted as written at `now`; an expired one
+    /// is dropped and `None` returned.
+    pub fn get_mut(&mut self, key: &[Value], now: i64) -> Option<&mut V> {
+        if self.ttl.is_on() && self.entries.get(key).is_some_and(|e| self.ttl.expired(e.written, now)) {
+            self.entries.remove(key);
+        }
+        let entry = self.entries.get_mut(key)?;
+        entry.written = now;
+        Some(&mut entry.value)
     }
 
     /// Keeps the live values at `now` for which `keep` returns true, after it had them to change
@@ -352,7 +371,8 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
 
     /// The value of `user_key` in the map of `key` to change, counted as written at `now`; a
     /// user key without a live value takes the value `make` returns, or stays without one when
-    /// it returns `None` (and `None` is returned).
+    /// it returns `None` (and `None` is returned; the key's map is then kept even if empty, to
+    /// keep this one lookup: it holds nothing, and a snapshot leaves it out).
     ///
     /// # Errors
     /// The memory limit refuses the state room for one more key (nothing is changed then).
@@ -363,9 +383,7 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         now: i64,
         make: impl FnOnce() -> Option<V>,
     ) -> Result<Option<&mut V>> {
-        if self.entries.len() == self.entries.capacity() {
-            crate::memory::fallible(|| self.entries.try_reserve(1))?;
-        }
+        room_for_one(&mut self.entries)?;
         let ttl = self.ttl;
         let map = self.entries.entry_ref(key).or_default();
         let entry = match map.entry(user_key) {

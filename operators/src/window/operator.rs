@@ -1,0 +1,123 @@
+//! The one operator every window aggregate runs as: it counts late rows, follows the watermark,
+//! fires windows when it rises and at the end of input, and checkpoints the watermark beside
+//! the windows' own state. What differs between slicing (TUMBLE, HOP, CUMULATE) and sessions is
+//! the [`Windows`] it drives.
+
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
+
+/// The section of a window operator's state holding the watermark up to which it fired windows.
+const PROGRESS: &str = "progress";
+
+/// How a window aggregate keeps and fires its windows.
+pub trait Windows: std::fmt::Debug + Send {
+    /// Flink's name of the operator.
+    fn name(&self) -> &'static str;
+
+    /// Adds one input row, the watermark being `watermark`; returns whether it was late (and
+    /// dropped).
+    ///
+    /// # Errors
+    /// The memory limit refuses the state room for it.
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool>;
+
+    /// Emits into `emitted` every window the watermark `watermark` makes due, earliest first,
+    /// and drops what no later window needs.
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk);
+
+    /// The number of columns of the emitted rows.
+    fn arity(&self) -> usize;
+
+    /// Writes the windows' state.
+    fn snapshot(&self, state: &mut StateWriter);
+
+    /// Takes back the windows' state of the keys subtask `info` owns.
+    ///
+    /// # Errors
+    /// A damaged state, or one of other aggregates.
+    fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()>;
+}
+
+/// A window aggregate over `W`; see the module documentation.
+#[derive(Debug)]
+pub struct WindowOperator<W> {
+    windows: W,
+    /// The last watermark: windows whose end - 1 is at or before it have fired.
+    watermark: i64,
+}
+
+impl<W: Windows> WindowOperator<W> {
+    /// The operator driving `windows`.
+    pub(crate) fn over(windows: W) -> Self {
+        WindowOperator { windows, watermark: i64::MIN }
+    }
+
+    fn fire(&mut self, watermark: i64, out: &mut Output) {
+        let mut emitted = Chunk::with_capacity(self.windows.arity(), 0);
+        self.windows.fire(watermark, &mut emitted);
+        if !emitted.is_empty() {
+            out.collect(emitted);
+        }
+    }
+}
+
+impl<W: Windows> Operator for WindowOperator<W> {
+    fn name(&self) -> &str {
+        self.windows.name()
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
+        let mut late = 0;
+        for (kind, row) in chunk.rows() {
+            late += u64::from(self.windows.add(kind, row, self.watermark)?);
+        }
+        ctx.record_late_dropped(late);
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if watermark > self.watermark {
+            self.watermark = watermark;
+            self.fire(watermark, out);
+        }
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    /// The end of input fires every window, as the final watermark does.
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.watermark = i64::MAX;
+        self.fire(i64::MAX, out);
+        Ok(())
+    }
+
+    /// The windows' state and the watermark they fired up to.
+    fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.windows.snapshot(state);
+        state.section(PROGRESS).i64(self.watermark);
+        Ok(())
+    }
+
+    /// The windows of the keys this subtask owns now; the watermark is the lowest the old
+    /// subtasks wrote (they all saw the same watermarks before the barrier).
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        self.windows.restore(states, ctx.subtask())?;
+        let mut watermark = None::<i64>;
+        for state in states {
+            if let Some(mut input) = state.section(PROGRESS) {
+                let old = input.i64().map_err(|e| {
+                    weir_runtime::Error::Restore(format!("the state of {} is malformed: {e}", self.windows.name()))
+                })?;
+                watermark = Some(watermark.map_or(old, |w| w.min(old)));
+            }
+        }
+        self.watermark = watermark.unwrap_or(i64::MIN);
+        Ok(())
+    }
+}

@@ -205,6 +205,41 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
 }
 
+/// How sorted `rows` differ from sorted `expected`: how many are missing and how many extra,
+/// the first of each, and the run's standard error (for a failure's report).
+fn multiset_difference(rows: &[String], expected: &[String], stderr: &str) -> String {
+    let (mut missing, mut extra) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < rows.len() || j < expected.len() {
+        match (rows.get(i), expected.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                extra.push(x);
+                i += 1;
+            }
+            (Some(x), None) => {
+                extra.push(x);
+                i += 1;
+            }
+            (_, Some(y)) => {
+                missing.push(y);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    format!(
+        "{} missing (first {:?}), {} extra (first {:?}); the run's stderr:\n{stderr}",
+        missing.len(),
+        missing.first(),
+        extra.len(),
+        extra.first()
+    )
+}
+
 /// `weir run` with a script of `dir` and `args`, its standard error piped.
 fn weir(dir: &Path, args: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_weir"))
@@ -272,8 +307,14 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
     // The savepoint itself restores, at another parallelism, to the whole result.
     let recovery = format!("execution.state-recovery.path={path}");
     let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(sink_rows(&dir.path().join("kept")) == expected_rows, "the filesystem sink's rows differ");
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{stderr}");
+    let rows = sink_rows(&dir.path().join("kept"));
+    assert!(
+        rows == expected_rows,
+        "the filesystem sink's rows differ: {}",
+        multiset_difference(&rows, &expected_rows, &stderr)
+    );
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
 }

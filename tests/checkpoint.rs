@@ -215,6 +215,41 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
     assert!(kept.contains(&format!("chk-{}", read.id)));
 }
 
+/// The savepoint that stops a job is the last checkpoint it completes, however often it
+/// checkpoints: a later one would let sinks commit rows that a job restored from the savepoint
+/// writes again.
+#[test]
+fn no_checkpoint_completes_after_the_savepoint_that_stops_the_job() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoints = dir.path().join("checkpoints");
+        let checkpointing = CheckpointConfig {
+            interval: Some(Duration::from_millis(1)),
+            num_retained: 100,
+            dir: Some(checkpoints.clone()),
+            ..CheckpointConfig::default()
+        };
+        let mut g = JobGraph::new();
+        let source = g.add_source("Counting", 2, |_| Counting::endless());
+        let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
+        let (sink, _rows) = collect(&mut g, 1);
+        g.connect(source, tally, ShipStrategy::Hash(vec![0]));
+        g.connect(tally, sink, ShipStrategy::Rebalance);
+        let config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
+        let handle = job::start(g, config).unwrap();
+        wait_until("checkpoints complete", || handle.completed_count() >= 3);
+        let path = handle
+            .stop_with_savepoint(&dir.path().join("savepoints"), "counting", Duration::from_secs(30))
+            .unwrap()
+            .expect("the endless job was running");
+        assert_eq!(handle.wait().unwrap(), weir::runtime::JobStatus::Cancelled);
+        let savepoint = storage::read_checkpoint(&path).unwrap();
+        let latest = storage::read_checkpoint(&storage::latest_checkpoint(&checkpoints).unwrap()).unwrap();
+        assert_eq!(latest.id, savepoint.id, "checkpoint {} completed after the savepoint", latest.id);
+        assert_eq!(totals(&savepoint), totals(&latest));
+    }
+}
+
 /// A finished job keeps only its final checkpoint, numbered after what the directory held: a
 /// job restored from it has nothing left to do.
 #[test]

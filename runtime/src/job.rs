@@ -63,6 +63,9 @@ pub struct JobHandle {
 enum JobCommand {
     /// Take a checkpoint now, telling its id to the sender, if any.
     Checkpoint(CheckpointingMode, Option<std::sync::mpsc::Sender<u64>>),
+    /// Take the savepoint that stops the job, telling its id to the sender: no checkpoint
+    /// starts after it, so no sink commits what the savepoint does not hold.
+    Savepoint(std::sync::mpsc::Sender<u64>),
 }
 
 impl JobHandle {
@@ -181,7 +184,9 @@ impl JobCanceller {
     }
 
     /// Stops the job with a savepoint: takes a checkpoint (exactly once; the one triggered now,
-    /// or a later one that completes first, never one begun before the request), writes it into
+    /// never one begun before the request, and no checkpoint begins after it, so no sink commits
+    /// what the savepoint does not hold; should the job finish first, its final checkpoint
+    /// is the savepoint), writes it into
     /// `dir` as `savepoint-<id>-<name>` (a snapshot directory `execution.state-recovery.path`
     /// restores from, kept whatever the retention), then cancels the job. Sinks that commit on
     /// checkpoints commit what the savepoint holds; what the job did after it is done again by
@@ -192,11 +197,11 @@ impl JobCanceller {
     /// the job is cancelled then too.
     pub fn stop_with_savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
         let (reply, triggered) = std::sync::mpsc::channel();
-        if self.commands.send(JobCommand::Checkpoint(CheckpointingMode::ExactlyOnce, Some(reply))).is_err() {
+        if self.commands.send(JobCommand::Savepoint(reply)).is_err() {
             return Ok(None);
         }
         let deadline = Instant::now() + timeout;
-        // The savepoint is the checkpoint triggered now, or a later one that completes first.
+        // The savepoint is the checkpoint triggered now (or the final one, should the job end).
         let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
         let checkpoint = loop {
             if self.checkpoints.lock().latest_id >= id {
@@ -565,7 +570,15 @@ async fn deploy_and_wait(
                 }
                 continue;
             }
-            Some(JobCommand::Checkpoint(mode, reply)) = control.commands.recv() => (mode, reply),
+            Some(command) = control.commands.recv() => match command {
+                // Once the savepoint that stops the job has begun, nothing follows it.
+                _ if coordinator.is_stopping() => continue,
+                JobCommand::Checkpoint(mode, reply) => (mode, reply),
+                JobCommand::Savepoint(reply) => {
+                    coordinator.stop_after_next();
+                    (CheckpointingMode::ExactlyOnce, Some(reply))
+                }
+            },
             () = tick => {
                 coordinator.expire(clock.now_millis());
                 if !coordinator.may_trigger() {

@@ -90,6 +90,8 @@ pub(crate) struct CheckpointCoordinator {
     completed: Arc<Mutex<CompletedCheckpoints>>,
     /// The final state of every subtask that has finished, by chain and index.
     finished: BTreeMap<(String, usize), SubtaskState>,
+    /// Set when the savepoint that stops the job begins: no checkpoint starts after it.
+    stopping: bool,
 }
 
 impl CheckpointCoordinator {
@@ -108,7 +110,19 @@ impl CheckpointCoordinator {
             pending: BTreeMap::new(),
             completed,
             finished: BTreeMap::new(),
+            stopping: false,
         }
+    }
+
+    /// The next checkpoint to begin is the savepoint that stops the job: none begins after it,
+    /// so sinks commit nothing that a job restored from it would write again.
+    pub(crate) fn stop_after_next(&mut self) {
+        self.stopping = true;
+    }
+
+    /// Whether the savepoint that stops the job has begun.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping
     }
 
     /// How many subtasks have finished (and take no part in later checkpoints).
@@ -192,9 +206,10 @@ impl CheckpointCoordinator {
         Some(next.max(oldest + self.config.timeout.as_millis() as i64 + 1))
     }
 
-    /// Whether a periodic checkpoint may start now: fewer than the allowed number in progress.
+    /// Whether a periodic checkpoint may start now: fewer than the allowed number in progress,
+    /// and no savepoint stopping the job begun.
     pub(crate) fn may_trigger(&self) -> bool {
-        self.pending.len() < self.config.max_concurrent
+        !self.stopping && self.pending.len() < self.config.max_concurrent
     }
 
     /// The mode periodic checkpoints take.

@@ -23,6 +23,7 @@ pub mod local_group_aggregate;
 pub mod lookup;
 pub mod map;
 pub mod minibatch_assigner;
+pub mod ranking;
 pub mod sink_upsert_materializer;
 pub mod spec;
 pub mod union;
@@ -56,7 +57,8 @@ pub use watermark_compacting_materializer::{
     OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,
 };
 pub use window::{
-    LocalWindowAggregateOperator, LocalWindowAggregateSpec, SessionWindowAggregateOperator, SessionWindowAggregateSpec,
-    WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec, WindowKind, WindowSpec,
+    AttachedWindow, LocalWindowAggregateOperator, LocalWindowAggregateSpec, SessionWindowAggregateOperator,
+    SessionWindowAggregateSpec, WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec,
+    WindowDeduplicateOperator, WindowDeduplicateSpec, WindowKind, WindowRankOperator, WindowRankSpec, WindowSpec,
     WindowTableFunctionOperator, WindowTableFunctionSpec,
 };

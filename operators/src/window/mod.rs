@@ -1,7 +1,8 @@
 //! Event-time windows of the window table functions TUMBLE, HOP and CUMULATE, and the
 //! operators over them: [`WindowTableFunctionOperator`] (the columns `window_start`,
 //! `window_end`, `window_time` per window of a row), [`LocalWindowAggregateOperator`] and
-//! [`WindowAggregateOperator`] (one phase, or the global phase after the local one).
+//! [`WindowAggregateOperator`] (one phase, or the global phase after the local one), and over rows
+//! that carry their window, [`WindowRankOperator`] and [`WindowDeduplicateOperator`].
 //!
 //! Window aggregation runs on **slices**, as Flink's does: a slice is identified by its end,
 //! every row belongs to exactly one slice, and a window is a run of slices. TUMBLE's slice is
@@ -10,15 +11,20 @@
 //! its start to `e`. A window fires when the watermark reaches `window_end - 1`.
 
 mod aggregate;
+mod attached;
+mod deduplicate;
 mod local_aggregate;
 mod operator;
+mod rank;
 mod session;
 mod slices;
 mod table_function;
 
 pub use aggregate::{WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec};
+pub use deduplicate::{WindowDeduplicateOperator, WindowDeduplicateSpec};
 pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec};
 pub use operator::{WindowOperator, Windows};
+pub use rank::{WindowRankOperator, WindowRankSpec};
 pub use session::{SessionWindowAggregateOperator, SessionWindowAggregateSpec};
 pub(crate) use table_function::millis_of;
 pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
@@ -62,6 +68,18 @@ pub struct WindowSpec {
     pub kind: WindowKind,
     /// Window starts are `offset` plus a multiple of the alignment (0: aligned to the epoch).
     pub offset: i64,
+}
+
+/// Windows carried by the rows themselves, in their `window_start` and `window_end` columns (a
+/// window table function's or a window aggregate's output): Flink's window-attached windowing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttachedWindow {
+    /// The `window_start` column.
+    pub start: usize,
+    /// The `window_end` column: a row's window fires when the watermark reaches it - 1.
+    pub end: usize,
+    /// The windows' shape (for EXPLAIN: `TUMBLE(win_start=[…], win_end=[…], size=[…])`).
+    pub spec: WindowSpec,
 }
 
 /// `timestamp` rounded down to a multiple of `size` (plus `offset`): Flink's
@@ -281,5 +299,7 @@ mod slicing_tests {
     }
 }
 
+#[cfg(test)]
+mod attached_tests;
 #[cfg(test)]
 mod tests;

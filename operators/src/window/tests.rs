@@ -66,7 +66,7 @@ fn chunk(rows: &[(i32, i64, i64)]) -> Chunk {
     chunk
 }
 
-const SHAPES: [WindowSpec; 4] = [
+pub(super) const SHAPES: [WindowSpec; 4] = [
     WindowSpec { kind: WindowKind::Tumble { size: 10 }, offset: 0 },
     WindowSpec { kind: WindowKind::Hop { size: 20, slide: 5 }, offset: 0 },
     WindowSpec { kind: WindowKind::Cumulate { max_size: 20, step: 5 }, offset: 0 },
@@ -74,7 +74,7 @@ const SHAPES: [WindowSpec; 4] = [
 ];
 
 /// Random chunks of rows in disorder, each followed by the watermark `max ts - 3` when it rose.
-fn random_input(rng: &mut rand::rngs::SmallRng) -> Vec<(Vec<(i32, i64, i64)>, Option<i64>)> {
+pub(super) fn random_input(rng: &mut rand::rngs::SmallRng) -> Vec<(Vec<(i32, i64, i64)>, Option<i64>)> {
     let (mut clock, mut watermark) = (100, i64::MIN);
     let mut steps = Vec::new();
     for _ in 0..rng.random_range(5..40) {
@@ -124,7 +124,7 @@ fn recompute(spec: &WindowSpec, steps: &[(Vec<(i32, i64, i64)>, Option<i64>)]) -
     (expected, late)
 }
 
-fn counted(lines: impl IntoIterator<Item = String>) -> BTreeMap<String, i64> {
+pub(super) fn counted(lines: impl IntoIterator<Item = String>) -> BTreeMap<String, i64> {
     let mut table = BTreeMap::new();
     lines.into_iter().filter(|l| l.starts_with('+')).for_each(|l| *table.entry(l).or_insert(0) += 1);
     table

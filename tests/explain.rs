@@ -117,6 +117,18 @@ fn window_aggregates_and_the_missing_window_end_plan_as_flinks() {
     }
 }
 
+/// A Top-N partitioned by window over a window aggregate is a WindowRank; rank 1 by rowtime over
+/// a window function, not selected, is a WindowDeduplicate; both as Flink plans them.
+#[test]
+fn window_top_n_and_window_deduplication_plan_as_flinks() {
+    for case in ["window_topn", "window_dedup"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+        }
+    }
+}
+
 /// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
 /// the Calc kept), and a statement set shares a scan only between equal filters.
 #[test]

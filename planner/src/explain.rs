@@ -3,6 +3,7 @@
 //! `JSON_EXECUTION_PLAN`.
 
 mod lookup;
+mod rank;
 mod window;
 
 use std::fmt::Write;
@@ -331,6 +332,8 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         }
         PhysicalKind::WindowAggregate(spec) => window::one_phase_label(spec, &node.fields, &column),
         PhysicalKind::SessionWindowAggregate(spec) => window::session_label(spec, &node.fields, &column),
+        PhysicalKind::WindowRank { spec, rank_type } => rank::window_rank_label(spec, *rank_type, &column),
+        PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {
             Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
@@ -408,6 +411,17 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
         Node::WindowAggregate { input, keys, calls, window, time_col, .. } => {
             window::logical_aggregate_label(plan, input, keys, calls, window, *time_col)
         }
+        Node::Rank { rank_type, range, partition, order, .. } => {
+            rank::logical_rank_label("LogicalRank", *rank_type, *range, partition, order)
+        }
+        Node::WindowRank { rank_type, range, partition, order, .. } => {
+            rank::logical_rank_label("LogicalWindowRank", *rank_type, Some(*range), partition, order)
+        }
+        Node::WindowDeduplicate { partition, time_col, keep_last, .. } => format!(
+            "LogicalWindowDeduplicate(keep=[{}], partitionKeys=[{}], orderKey=[${time_col}])",
+            if *keep_last { "LastRow" } else { "FirstRow" },
+            partition.iter().map(|p| format!("${p}")).collect::<Vec<_>>().join(", ")
+        ),
         Node::LookupJoin { join_type, .. } => {
             let kind = match join_type {
                 weir_operators::LookupJoinType::Inner => "inner",
@@ -432,17 +446,7 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
 /// LogicalFilter, as Flink's AST does.
 fn draw_logical(out: &mut String, plan: &Plan, prefix: &str, detailed: bool) {
     let _ = writeln!(out, "{}", logical_label(plan, detailed));
-    let children: Vec<&Plan> = match &plan.node {
-        Node::Calc { input, .. }
-        | Node::WatermarkAssigner { input, .. }
-        | Node::Aggregate { input, .. }
-        | Node::LookupJoin { input, .. }
-        | Node::WindowTableFunction { input, .. }
-        | Node::WindowAggregate { input, .. }
-        | Node::Unnest { input, .. } => vec![input],
-        Node::Union { inputs } => inputs.iter().collect(),
-        _ => Vec::new(),
-    };
+    let children = plan.node.inputs();
     if let Node::Calc { condition: Some(c), input, .. } = &plan.node {
         let dollar = |i: usize| format!("${i}");
         let _ = writeln!(out, "{prefix}+- LogicalFilter(condition=[{}])", expression(c, &dollar, false));

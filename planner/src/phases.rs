@@ -254,14 +254,7 @@ impl<'a> Planner<'a> {
                     out.push(table);
                     lookup_tables(input, out);
                 }
-                Node::Calc { input, .. }
-                | Node::WatermarkAssigner { input, .. }
-                | Node::Aggregate { input, .. }
-                | Node::WindowTableFunction { input, .. }
-                | Node::WindowAggregate { input, .. }
-                | Node::Unnest { input, .. } => lookup_tables(input, out),
-                Node::Union { inputs } => inputs.iter().for_each(|i| lookup_tables(i, out)),
-                Node::Scan { .. } | Node::Values { .. } => {}
+                node => node.inputs().into_iter().for_each(|i| lookup_tables(i, out)),
             }
         }
         let mut tables = Vec::new();

@@ -5,6 +5,7 @@
 //!
 //! This file plans scans, Calcs, watermark and mini-batch assigners and unions; [`aggregate`]
 //! group aggregates (one or two phases), `window` window aggregates (one or two phases),
+//! `rank` window Top-N and window deduplication,
 //! `lookup` lookup joins, [`sink`] sinks (enforcer,
 //! materializer, keyed shuffle), and [`distribution`] decides every node's parallelism.
 
@@ -22,6 +23,7 @@ use weir_runtime::{Field, ShipStrategy, Value};
 pub mod aggregate;
 pub mod distribution;
 mod lookup;
+mod rank;
 pub mod sink;
 mod window;
 
@@ -91,6 +93,15 @@ pub enum PhysicalKind {
     WindowAggregate(WindowAggregateSpec),
     /// A window aggregate over SESSION windows (one phase).
     SessionWindowAggregate(weir_operators::SessionWindowAggregateSpec),
+    /// Window Top-N over rows that carry their window.
+    WindowRank {
+        /// The operator.
+        spec: weir_operators::WindowRankSpec,
+        /// The ranking function (only ROW_NUMBER runs; EXPLAIN shows the others, as Flink's).
+        rank_type: weir_operators::ranking::RankType,
+    },
+    /// Window deduplication over rows that carry their window.
+    WindowDeduplicate(weir_operators::WindowDeduplicateSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
@@ -178,6 +189,8 @@ impl PhysicalNode {
             PhysicalKind::LocalWindowAggregate(_) => "LocalWindowAggregate",
             PhysicalKind::GlobalWindowAggregate { .. } => "GlobalWindowAggregate",
             PhysicalKind::WindowAggregate(_) | PhysicalKind::SessionWindowAggregate(_) => "WindowAggregate",
+            PhysicalKind::WindowRank { .. } => "WindowRank",
+            PhysicalKind::WindowDeduplicate(_) => "WindowDeduplicate",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
@@ -343,6 +356,26 @@ impl<'a> Physical<'a> {
                 let parts = window::WindowAggregateParts { input: *input, keys, calls, window, time_col, window_time };
                 self.window_aggregate(parts, fields)
             }
+            Node::WindowRank { input, partition, order, rank_type, range, output_rank, window } => {
+                let input = self.physical(*input, true, false);
+                let spec = weir_operators::WindowRankSpec {
+                    input_arity: input.fields.len(),
+                    partition,
+                    order,
+                    range,
+                    output_rank,
+                    window,
+                };
+                self.keyed_by_partition(input, PhysicalKind::WindowRank { spec, rank_type }, fields)
+            }
+            Node::WindowDeduplicate { input, partition, time_col, keep_last, window } => {
+                let input = self.physical(*input, true, false);
+                let input_arity = input.fields.len();
+                let spec =
+                    weir_operators::WindowDeduplicateSpec { partition, time_col, keep_last, window, input_arity };
+                self.keyed_by_partition(input, PhysicalKind::WindowDeduplicate(spec), fields)
+            }
+            Node::Rank { .. } => unreachable!("the window rank rule plans every rank or refuses it"),
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
                 let parts = lookup::LookupJoinParts {
                     input: *input,

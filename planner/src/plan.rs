@@ -3,7 +3,8 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
-use weir_operators::{LookupJoinType, WindowSpec};
+use weir_operators::ranking::{RankRange, RankType, SortKey};
+use weir_operators::{AttachedWindow, LookupJoinType, WindowSpec};
 use weir_runtime::{Field, Value};
 
 /// A node and the columns it produces.
@@ -99,6 +100,55 @@ pub enum Node {
         /// Whether `window_time` is an output column.
         window_time: bool,
     },
+    /// A ranking function over partitions (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`):
+    /// the input's columns, then the rank (`w0$o0`) when `output_rank`. The binder leaves the
+    /// range open; a filter on the rank above sets it ([`crate::rules::rank`]).
+    Rank {
+        /// The input.
+        input: Box<Plan>,
+        /// The partition columns.
+        partition: Vec<usize>,
+        /// The ORDER BY keys.
+        order: Vec<SortKey>,
+        /// Which function.
+        rank_type: RankType,
+        /// The ranks a filter above keeps, once known.
+        range: Option<RankRange>,
+        /// Whether the rank is an output column.
+        output_rank: bool,
+    },
+    /// A rank partitioned by the window its input rows carry (window Top-N): each window's
+    /// rows ranked once, when the watermark passes its end. Output as [`Node::Rank`]'s.
+    WindowRank {
+        /// The input, whose rows carry their window.
+        input: Box<Plan>,
+        /// The partition columns besides `window_start` and `window_end`.
+        partition: Vec<usize>,
+        /// The ORDER BY keys.
+        order: Vec<SortKey>,
+        /// Which function (only ROW_NUMBER runs).
+        rank_type: RankType,
+        /// The ranks kept.
+        range: RankRange,
+        /// Whether the rank is an output column.
+        output_rank: bool,
+        /// Where the rows carry their window.
+        window: AttachedWindow,
+    },
+    /// The first or last row per key and window by event time (window deduplication): the
+    /// input's columns, once per key and window when the watermark passes its end.
+    WindowDeduplicate {
+        /// The input, whose rows carry their window.
+        input: Box<Plan>,
+        /// The partition columns besides `window_start` and `window_end`.
+        partition: Vec<usize>,
+        /// The rowtime column ordered by.
+        time_col: usize,
+        /// Keep the last row (ordered descending) rather than the first.
+        keep_last: bool,
+        /// Where the rows carry their window.
+        window: AttachedWindow,
+    },
     /// UNION ALL of inputs with equal column types.
     Union {
         /// The inputs.
@@ -148,6 +198,9 @@ impl Node {
             | Node::WatermarkAssigner { input, .. }
             | Node::WindowTableFunction { input, .. }
             | Node::WindowAggregate { input, .. }
+            | Node::Rank { input, .. }
+            | Node::WindowRank { input, .. }
+            | Node::WindowDeduplicate { input, .. }
             | Node::Unnest { input, .. }
             | Node::LookupJoin { input, .. } => vec![input],
             Node::Union { inputs } => inputs.iter().collect(),
@@ -173,6 +226,21 @@ impl Node {
             }
             Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
                 Node::WindowAggregate { input: Box::new(f(*input)?), keys, calls, window, time_col, window_time }
+            }
+            Node::Rank { input, partition, order, rank_type, range, output_rank } => {
+                Node::Rank { input: Box::new(f(*input)?), partition, order, rank_type, range, output_rank }
+            }
+            Node::WindowRank { input, partition, order, rank_type, range, output_rank, window } => Node::WindowRank {
+                input: Box::new(f(*input)?),
+                partition,
+                order,
+                rank_type,
+                range,
+                output_rank,
+                window,
+            },
+            Node::WindowDeduplicate { input, partition, time_col, keep_last, window } => {
+                Node::WindowDeduplicate { input: Box::new(f(*input)?), partition, time_col, keep_last, window }
             }
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
             Node::Unnest { input, collection, left, ordinality } => {
@@ -227,8 +295,8 @@ impl Plan {
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
             | Node::Unnest { input, .. } => input.is_insert_only(),
-            Node::Aggregate { .. } => false,
-            Node::WindowAggregate { .. } => true,
+            Node::Aggregate { .. } | Node::Rank { .. } => false,
+            Node::WindowAggregate { .. } | Node::WindowRank { .. } | Node::WindowDeduplicate { .. } => true,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
         }
     }
@@ -237,6 +305,7 @@ impl Plan {
     pub fn updating_node(&self) -> Option<&'static str> {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
+            Node::Rank { .. } => Some("Rank"),
             Node::Scan { changelog, .. } if !changelog.is_insert_only() => Some("TableSourceScan"),
             Node::Calc { input, .. }
             | Node::WatermarkAssigner { input, .. }

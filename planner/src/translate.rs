@@ -10,11 +10,12 @@
 use std::sync::Arc;
 
 use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
+use weir_operators::ranking::RankType;
 use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
 use weir_runtime::{Row, ShipStrategy};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 
 /// Builds job graphs from physical plans.
@@ -167,6 +168,17 @@ impl<'a> Translator<'a> {
             PhysicalKind::GlobalWindowAggregate { spec, .. } | PhysicalKind::WindowAggregate(spec) => {
                 self.unary(node, spec.name(), spec.factory())
             }
+            PhysicalKind::WindowRank { spec, rank_type } => {
+                if *rank_type != RankType::RowNumber {
+                    // Flink's words, when it translates the plan.
+                    return Err(Error::Table(format!(
+                        "{}() function is not supported on Window TopN currently, only ROW_NUMBER() is supported.",
+                        rank_type.name()
+                    )));
+                }
+                self.unary(node, "WindowRank", spec.factory())
+            }
+            PhysicalKind::WindowDeduplicate(spec) => self.unary(node, "WindowDeduplicate", spec.factory()),
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

@@ -95,7 +95,7 @@ fn top_n(windows: &BTreeMap<(i32, i64, i64), Vec<Row>>, range: RankRange, output
     for rows in windows.values() {
         let mut sorted = rows.clone();
         // Stable: equal values keep their arrival order.
-        sorted.sort_by(|a, b| b.1.cmp(&a.1));
+        sorted.sort_by_key(|row| std::cmp::Reverse(row.1));
         for (i, row) in sorted.iter().enumerate() {
             let rank = i as u64 + 1;
             if range.contains(rank) {

@@ -4,6 +4,7 @@ mod aggregate;
 mod expr;
 mod group_window;
 mod lookup_join;
+mod over;
 mod scope;
 pub(crate) mod sink_rows;
 mod unnest;
@@ -21,6 +22,7 @@ use crate::error::{Error, Position, Result};
 use crate::plan::{Node, Plan};
 pub use expr::data_type;
 use expr::{AggregateContext, ExprBinder};
+pub(crate) use over::RANK_COLUMN;
 pub use scope::position_of;
 use scope::Scope;
 
@@ -272,11 +274,12 @@ impl<'a> Binder<'a> {
             ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.clone(),
             other => return Err(unsupported(format!("GROUP BY {other}"))),
         };
-        let items = self.expand_items(select, &scope)?;
+        let mut items = self.expand_items(select, &scope)?;
         let aggregating = !group_by.is_empty()
             || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
             || select.having.is_some();
         if !aggregating {
+            let (plan, scope) = over::bind_ranking(plan, &scope, &mut items)?;
             let mut binder = ExprBinder { scope: &scope, aggregates: None };
             let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
             let names = output_names(&items);

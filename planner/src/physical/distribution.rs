@@ -8,6 +8,7 @@
 //! | TableSourceScan | the connector's (`scan.parallelism`, 1 for a managed table), else the default |
 //! | Values | 1 |
 //! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
+//! | WindowRank, WindowDeduplicate | 1 without partition columns, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
@@ -65,6 +66,13 @@ impl Distribution<'_> {
                 1
             }
             PhysicalKind::SessionWindowAggregate(spec) if spec.keys.is_empty() => 1,
+            kind @ (PhysicalKind::WindowRank { .. } | PhysicalKind::WindowDeduplicate(_)) => {
+                if super::rank::partition_of(kind).is_some_and(<[usize]>::is_empty) {
+                    1
+                } else {
+                    self.parallelism
+                }
+            }
             PhysicalKind::GroupAggregate(_)
             | PhysicalKind::GlobalGroupAggregate { .. }
             | PhysicalKind::WindowAggregate(_)

@@ -9,18 +9,22 @@
 //! | [`push_filter_into_scan`] | `PushFilterIntoTableSourceScanRule` (key filters) | a filter pinning the whole primary key makes a scan that reads single keys a point query |
 //! | [`scan_changelog`] | `ScanTableSource#getChangelogMode` | each scan emits the changes its connector declares (inserts only when bounded) |
 //! | [`window_aggregate`] | `StreamPhysicalWindowAggregateRule` | a GROUP BY of `window_start` and `window_end` over a window table function is one window aggregate |
+//! | [`rank`] | `FlinkLogicalRankRule` | a filter on the rank of `ROW_NUMBER() OVER (…)` sets the ranks it keeps (a Top-N) |
+//! | [`window_rank`] | `StreamPhysicalWindowRankRule`, `StreamPhysicalWindowDeduplicateRule` | a Top-N partitioned by the windows its rows carry is a window Top-N, or a window deduplication |
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
 
 pub mod filter_correlate;
 pub mod prune_columns;
 pub mod push_filter_into_scan;
+pub mod rank;
 pub mod scan_changelog;
 pub mod scan_reuse;
 pub mod split_aggregate;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod window_aggregate;
+pub mod window_rank;
 
 use weir_connectors::ConnectorRegistry;
 
@@ -28,15 +32,18 @@ use crate::error::Result;
 use crate::options::PlannerOptions;
 use crate::plan::Plan;
 
-/// The logical rewrites every plan goes through: window aggregates, column pruning, key filters into scans, the
-/// scans' changelogs, then the rules the options enable.
+/// The logical rewrites every plan goes through: window aggregates, Top-N ranges, column
+/// pruning, window Top-N, key filters into scans, the scans' changelogs, then the rules the
+/// options enable.
 ///
 /// # Errors
 /// A table whose connector refuses its options.
 pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistry) -> Result<Plan> {
     let plan = filter_correlate::filter_correlate(plan);
     let plan = window_aggregate::window_aggregate(plan)?;
+    let plan = rank::rank(plan)?;
     let plan = prune_columns::prune_plan(plan);
+    let plan = window_rank::window_rank(plan)?;
     let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;
     let plan = scan_changelog::scan_changelog(plan, registry, options.batch)?;
     Ok(match options.split_distinct_buckets {

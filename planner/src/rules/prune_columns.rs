@@ -173,11 +173,72 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let node = Node::WindowAggregate { input: Box::new(input), keys, calls, window, time_col, window_time };
             (Plan { node, fields }, identity(n))
         }
+        // Of the input, what is required above, the partition and the order; the rank only
+        // when it is read above.
+        Node::Rank { input, partition, order, rank_type, range, .. } => {
+            let arity = input.fields.len();
+            let mut used = required[..arity].to_vec();
+            partition.iter().chain(order.iter().map(|k| &k.column)).for_each(|&c| used[c] = true);
+            let (input, map) = prune_rank_input(*input, &used);
+            let output_rank = required[arity];
+            let new_arity = input.fields.len();
+            let mut mapping: Vec<Option<usize>> = map.clone();
+            mapping.push(output_rank.then_some(new_arity));
+            let mut new_fields = input.fields.clone();
+            if output_rank {
+                new_fields.push(fields[arity].clone());
+            }
+            let at = |c: usize| map[c].unwrap_or(c);
+            let node = Node::Rank {
+                input: Box::new(input),
+                partition: partition.into_iter().map(at).collect(),
+                order: order
+                    .into_iter()
+                    .map(|k| weir_operators::ranking::SortKey { column: at(k.column), ..k })
+                    .collect(),
+                rank_type,
+                range,
+                output_rank,
+            };
+            (Plan { node, fields: new_fields }, mapping)
+        }
+        // Planned after pruning: kept as they are.
+        node @ (Node::WindowRank { .. } | Node::WindowDeduplicate { .. }) => {
+            let n = fields.len();
+            let node = node.try_map_inputs(|p| Ok::<_, std::convert::Infallible>(prune_plan(p)));
+            let Ok(node) = node;
+            (Plan { node, fields }, identity(n))
+        }
         node @ Node::Values { .. } => {
             let n = fields.len();
             (Plan { node, fields }, identity(n))
         }
     }
+}
+
+/// The input of a rank pruned to `required`, but for a window table function right below (or
+/// below a Calc): Flink prunes no column through a window function under a ranking, so the
+/// function's input keeps all its columns and only the Calc above it narrows.
+fn prune_rank_input(input: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
+    let (function, projections, condition) = match input.node {
+        Node::WindowTableFunction { .. } => {
+            let identity = input.fields.iter().enumerate().map(|(i, f)| Expr::column(i, f.data_type.clone()));
+            (input.clone(), identity.collect::<Vec<_>>(), None)
+        }
+        Node::Calc { input: function, projections, condition }
+            if matches!(function.node, Node::WindowTableFunction { .. }) =>
+        {
+            (*function, projections, condition)
+        }
+        node => return prune(Plan { node, fields: input.fields }, required),
+    };
+    let kept: Vec<usize> = (0..projections.len()).filter(|&i| required[i]).collect();
+    let mut mapping = vec![None; projections.len()];
+    kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
+    let fields = kept.iter().map(|&i| input.fields[i].clone()).collect();
+    let projections = kept.iter().map(|&i| projections[i].clone()).collect();
+    let node = Node::Calc { input: Box::new(prune_plan(function)), projections, condition };
+    (Plan { node, fields }, mapping)
 }
 
 /// The input of an aggregate pruned to its keys, its calls' arguments and filters and its time

@@ -24,15 +24,7 @@ fn collect_scans(plan: &Plan, scans: &mut BTreeMap<String, (usize, BTreeSet<usiz
             entry.1.extend(projection.iter().copied());
             entry.2 |= projected;
         }
-        Node::Calc { input, .. }
-        | Node::WatermarkAssigner { input, .. }
-        | Node::Aggregate { input, .. }
-        | Node::LookupJoin { input, .. }
-        | Node::WindowTableFunction { input, .. }
-        | Node::WindowAggregate { input, .. }
-        | Node::Unnest { input, .. } => collect_scans(input, scans),
-        Node::Union { inputs } => inputs.iter().for_each(|i| collect_scans(i, scans)),
-        Node::Values { .. } => {}
+        node => node.inputs().into_iter().for_each(|i| collect_scans(i, scans)),
     }
 }
 

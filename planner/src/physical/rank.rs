@@ -1,0 +1,48 @@
+//! Physical planning of window Top-N and window deduplication: the operator after an exchange
+//! hashing its partition columns (all rows to one subtask without any), as Flink plans
+//! `WindowRank` and `WindowDeduplicate`.
+
+use weir_runtime::{Field, ShipStrategy};
+
+use super::aggregate::hashed_on;
+use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+
+/// The partition columns of a window Top-N or deduplication.
+pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
+    match kind {
+        PhysicalKind::WindowRank { spec, .. } => Some(&spec.partition),
+        PhysicalKind::WindowDeduplicate(spec) => Some(&spec.partition),
+        _ => None,
+    }
+}
+
+impl Physical<'_> {
+    /// `kind` (a window Top-N or deduplication) over `input`, its rows exchanged by partition.
+    pub(super) fn keyed_by_partition(
+        &self,
+        input: PhysicalNode,
+        kind: PhysicalKind,
+        fields: Vec<Field>,
+    ) -> PhysicalNode {
+        let partition = partition_of(&kind).map(<[usize]>::to_vec).unwrap_or_default();
+        let exchanged = if !partition.is_empty() && hashed_on(&input, &partition) {
+            input
+        } else {
+            let strategy = if partition.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(partition) };
+            PhysicalNode {
+                parallelism: UNASSIGNED,
+                kind: PhysicalKind::Exchange { strategy },
+                fields: input.fields.clone(),
+                changelog: input.changelog,
+                inputs: vec![input],
+            }
+        };
+        PhysicalNode {
+            parallelism: UNASSIGNED,
+            kind,
+            inputs: vec![exchanged],
+            fields,
+            changelog: ChangelogMode::INSERT_ONLY,
+        }
+    }
+}

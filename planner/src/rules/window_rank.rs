@@ -1,0 +1,76 @@
+//! A Top-N whose partition holds both `window_start` and `window_end` of the windows its input
+//! rows carry (a window table function's or a window aggregate's output, through Calcs that keep
+//! both) is a window Top-N (Flink's `StreamPhysicalWindowRankRule`): each window ranked once,
+//! when the watermark passes its end. One that keeps rank 1 alone, ordered by the rowtime and not
+//! selecting the rank, is a window deduplication (`StreamPhysicalWindowDeduplicateRule`): the
+//! first row per key and window, or the last when ordered descending. Other Top-Ns are not
+//! planned yet.
+
+use weir_operators::expr::Expr;
+use weir_operators::ranking::{RankRange, RankType};
+use weir_operators::AttachedWindow;
+use weir_runtime::types::TimeAttribute;
+
+use crate::error::{Error, Result};
+use crate::plan::{Node, Plan};
+
+/// The plan with every window Top-N and window deduplication recognised.
+///
+/// # Errors
+/// A window Top-N over updating rows, a deduplication ordered by processing time, a Top-N over
+/// other partitions.
+pub fn window_rank(plan: Plan) -> Result<Plan> {
+    let Plan { node, fields } = plan;
+    let node = node.try_map_inputs(window_rank)?;
+    let Node::Rank { input, partition, order, rank_type, range: Some(range), output_rank } = node else {
+        return Ok(Plan { node, fields });
+    };
+    let window = attached_window(&input).filter(|w| partition.contains(&w.start) && partition.contains(&w.end));
+    let Some(window) = window else {
+        return Err(Error::Unsupported("Top-N over partitions other than windows (Rank)".into()));
+    };
+    if let Some(node) = input.updating_node() {
+        return Err(Error::Table(format!(
+            "WindowRank doesn't support consuming update and delete changes which is produced by node {node}"
+        )));
+    }
+    let partition: Vec<usize> = partition.into_iter().filter(|&p| p != window.start && p != window.end).collect();
+    let first_row = rank_type == RankType::RowNumber && range == RankRange { start: 1, end: 1 } && !output_rank;
+    let time = match order.as_slice() {
+        [key] if first_row => input.fields[key.column].data_type.time_attribute.map(|t| (key, t)),
+        _ => None,
+    };
+    let node = match time {
+        Some((key, TimeAttribute::Rowtime)) => {
+            Node::WindowDeduplicate { input, partition, time_col: key.column, keep_last: key.descending, window }
+        }
+        Some((_, TimeAttribute::Proctime)) => {
+            return Err(Error::Table("Processing time Window Deduplication is not supported yet.".into()))
+        }
+        None => Node::WindowRank { input, partition, order, rank_type, range, output_rank, window },
+    };
+    Ok(Plan { node, fields })
+}
+
+/// Where the rows of `plan` carry their window, when they do.
+pub(crate) fn attached_window(plan: &Plan) -> Option<AttachedWindow> {
+    match &plan.node {
+        Node::WindowTableFunction { input, window, .. } => {
+            let arity = input.fields.len();
+            Some(AttachedWindow { start: arity, end: arity + 1, spec: *window })
+        }
+        Node::WindowAggregate { keys, calls, window, .. } => {
+            let at = keys.len() + calls.len();
+            Some(AttachedWindow { start: at, end: at + 1, spec: *window })
+        }
+        Node::WindowRank { window, .. } | Node::WindowDeduplicate { window, .. } => Some(*window),
+        Node::Calc { input, projections, .. } => {
+            let below = attached_window(input)?;
+            let find = |column: usize| {
+                projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == column))
+            };
+            Some(AttachedWindow { start: find(below.start)?, end: find(below.end)?, spec: below.spec })
+        }
+        _ => None,
+    }
+}

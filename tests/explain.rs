@@ -129,6 +129,30 @@ fn window_top_n_and_window_deduplication_plan_as_flinks() {
     }
 }
 
+/// A group window of the older syntax is a one-phase GroupWindowAggregate with Flink's window
+/// and properties. Flink's scan lists the columns it reads in order of use (`project=[ts,
+/// product]`), weir's in table order; the scan line is compared with its lists sorted.
+#[test]
+fn legacy_group_windows_plan_as_flinks_group_window_aggregate() {
+    fn sorted_lists(line: &str) -> String {
+        let mut out = line.to_string();
+        for key in ["project=[", "fields=["] {
+            let Some(start) = out.find(key).map(|s| s + key.len()) else { continue };
+            let end = start + out[start..].find(']').unwrap();
+            let mut names: Vec<&str> = out[start..end].split(", ").collect();
+            names.sort_unstable();
+            out = format!("{}{}{}", &out[..start], names.join(", "), &out[end..]);
+        }
+        out
+    }
+    let case = "group_window_legacy";
+    let (ours, theirs) = (explain(case), flink(case));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        let comparable = |lines: Vec<String>| -> Vec<String> { lines.iter().map(|l| sorted_lists(l)).collect() };
+        assert_eq!(comparable(section(&ours, name)), comparable(section(&theirs, name)), "{case}: {name}");
+    }
+}
+
 /// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
 /// the Calc kept), and a statement set shares a scan only between equal filters.
 #[test]

@@ -175,7 +175,7 @@ impl PhysicalNode {
 
     /// Flink's name for the node.
     pub fn name(&self) -> &'static str {
-        match self.kind {
+        match &self.kind {
             PhysicalKind::TableSourceScan { .. } => "TableSourceScan",
             PhysicalKind::Values { .. } => "Values",
             PhysicalKind::Calc(_) => "Calc",
@@ -188,7 +188,8 @@ impl PhysicalNode {
             PhysicalKind::WindowTableFunction(_) => "WindowTableFunction",
             PhysicalKind::LocalWindowAggregate(_) => "LocalWindowAggregate",
             PhysicalKind::GlobalWindowAggregate { .. } => "GlobalWindowAggregate",
-            PhysicalKind::WindowAggregate(_) | PhysicalKind::SessionWindowAggregate(_) => "WindowAggregate",
+            PhysicalKind::WindowAggregate(spec) => spec.name(),
+            PhysicalKind::SessionWindowAggregate(spec) => spec.name(),
             PhysicalKind::WindowRank { .. } => "WindowRank",
             PhysicalKind::WindowDeduplicate(_) => "WindowDeduplicate",
             PhysicalKind::Union => "Union",
@@ -352,8 +353,16 @@ impl<'a> Physical<'a> {
                     changelog,
                 }
             }
-            Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
-                let parts = window::WindowAggregateParts { input: *input, keys, calls, window, time_col, window_time };
+            Node::WindowAggregate { input, keys, calls, window, time_col, window_time, group_window } => {
+                let parts = window::WindowAggregateParts {
+                    input: *input,
+                    keys,
+                    calls,
+                    window,
+                    time_col,
+                    window_time,
+                    group_window,
+                };
                 self.window_aggregate(parts, fields)
             }
             Node::WindowRank { input, partition, order, rank_type, range, output_rank, window } => {

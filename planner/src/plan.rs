@@ -81,6 +81,9 @@ pub enum Node {
         window: WindowSpec,
         /// `PARTITION BY` columns (SESSION): sessions are per their values.
         partition: Vec<usize>,
+        /// Written in the older syntax, `GROUP BY TUMBLE(ts, …)`: its aggregate is Flink's
+        /// one-phase `GroupWindowAggregate`.
+        group_window: bool,
     },
     /// `GROUP BY window_start, window_end, keys` over a window table function, merged into one
     /// node (Flink's window aggregate): each window's result once, when the watermark passes
@@ -99,6 +102,9 @@ pub enum Node {
         time_col: usize,
         /// Whether `window_time` is an output column.
         window_time: bool,
+        /// Written in the older syntax (`GROUP BY TUMBLE(ts, …)`): one phase, as Flink's
+        /// `GroupWindowAggregate`.
+        group_window: bool,
     },
     /// A ranking function over partitions (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`):
     /// the input's columns, then the rank (`w0$o0`) when `output_rank`. The binder leaves the
@@ -221,11 +227,12 @@ impl Node {
                 Node::WatermarkAssigner { input: Box::new(f(*input)?), rowtime, watermark }
             }
             Node::Aggregate { input, keys, calls } => Node::Aggregate { input: Box::new(f(*input)?), keys, calls },
-            Node::WindowTableFunction { input, time_col, window, partition } => {
-                Node::WindowTableFunction { input: Box::new(f(*input)?), time_col, window, partition }
+            Node::WindowTableFunction { input, time_col, window, partition, group_window } => {
+                Node::WindowTableFunction { input: Box::new(f(*input)?), time_col, window, partition, group_window }
             }
-            Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
-                Node::WindowAggregate { input: Box::new(f(*input)?), keys, calls, window, time_col, window_time }
+            Node::WindowAggregate { input, keys, calls, window, time_col, window_time, group_window } => {
+                let input = Box::new(f(*input)?);
+                Node::WindowAggregate { input, keys, calls, window, time_col, window_time, group_window }
             }
             Node::Rank { input, partition, order, rank_type, range, output_rank } => {
                 Node::Rank { input: Box::new(f(*input)?), partition, order, rank_type, range, output_rank }

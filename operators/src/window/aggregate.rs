@@ -56,13 +56,18 @@ pub struct WindowAggregateSpec {
     pub retracting: bool,
     /// Whether a `window_time` column (`window_end - 1 ms`) follows `window_start, window_end`.
     pub window_time: bool,
+    /// Whether the query wrote it in the older syntax (`GROUP BY TUMBLE(ts, …)`): Flink names
+    /// it `GroupWindowAggregate` then.
+    pub group_window: bool,
 }
 
 impl WindowAggregateSpec {
-    /// Flink's name of the operator: `GlobalWindowAggregate` over partials, else `WindowAggregate`.
+    /// Flink's name of the operator: `GlobalWindowAggregate` over partials, else
+    /// `GroupWindowAggregate` in the older syntax, else `WindowAggregate`.
     pub fn name(&self) -> &'static str {
         match self.input {
             WindowAggregateInput::Partials => "GlobalWindowAggregate",
+            WindowAggregateInput::Rows { .. } if self.group_window => "GroupWindowAggregate",
             WindowAggregateInput::Rows { .. } => "WindowAggregate",
         }
     }

@@ -38,6 +38,21 @@ pub struct SessionWindowAggregateSpec {
     pub retracting: bool,
     /// Whether a `window_time` column follows `window_start, window_end`.
     pub window_time: bool,
+    /// Whether the query wrote it in the older syntax (`GROUP BY SESSION(ts, gap)`): Flink
+    /// names it `GroupWindowAggregate` then.
+    pub group_window: bool,
+}
+
+impl SessionWindowAggregateSpec {
+    /// Flink's name of the operator: `GroupWindowAggregate` in the older syntax, else
+    /// `WindowAggregate`.
+    pub fn name(&self) -> &'static str {
+        if self.group_window {
+            "GroupWindowAggregate"
+        } else {
+            "WindowAggregate"
+        }
+    }
 }
 
 impl OperatorSpec for SessionWindowAggregateSpec {
@@ -103,7 +118,7 @@ pub struct SessionWindows {
 
 impl Windows for SessionWindows {
     fn name(&self) -> &'static str {
-        "WindowAggregate"
+        self.spec.name()
     }
 
     /// Adds one row to its key's sessions, merging the ones its window overlaps or touches.

@@ -36,6 +36,7 @@ fn one_phase(window: WindowSpec) -> WindowAggregateSpec {
         input: WindowAggregateInput::Rows { time_col: 2 },
         retracting: false,
         window_time: false,
+        group_window: false,
     }
 }
 
@@ -276,6 +277,7 @@ fn session(gap: i64) -> SessionWindowAggregateSpec {
         time_col: 2,
         retracting: false,
         window_time: false,
+        group_window: false,
     }
 }
 

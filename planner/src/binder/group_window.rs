@@ -1,9 +1,11 @@
 //! Group windows in the older syntax: `GROUP BY TUMBLE(ts, size)`, `HOP(ts, slide, size)` or
 //! `SESSION(ts, gap)` with `TUMBLE_START(…)`, `TUMBLE_END(…)`, `TUMBLE_ROWTIME(…)` (and the HOP
 //! and SESSION equivalents) in the SELECT list. weir binds them as the window table function
-//! they mean: the FROM rows go through the function, the GROUP BY's window becomes
-//! `window_start, window_end`, and `…_START`, `…_END`, `…_ROWTIME` become `window_start`,
-//! `window_end`, `window_time`, so the same window aggregate computes them.
+//! they mean: the FROM rows go through the function, whose window columns are named as Flink
+//! names a group window's properties (`w$start`, `w$end`, `w$rowtime`), the GROUP BY's window
+//! becomes `w$start, w$end`, and `…_START`, `…_END`, `…_ROWTIME` become those columns, so the
+//! same window aggregate computes them (planned in one phase, as Flink's
+//! `GroupWindowAggregate`).
 
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 use weir_operators::{WindowKind, WindowSpec};
@@ -15,6 +17,11 @@ use super::unsupported_at;
 use super::window::{interval_millis, rowtime_column};
 use crate::error::{Error, Result};
 use crate::plan::{Node, Plan};
+
+/// The window columns of a group window, named as Flink names its properties.
+const START: &str = "w$start";
+const END: &str = "w$end";
+const ROWTIME: &str = "w$rowtime";
 
 /// A group window found in a GROUP BY.
 pub(super) struct GroupWindow {
@@ -77,12 +84,12 @@ impl GroupWindow {
         let timestamp = DataType::new(LogicalType::Timestamp(3)).not_null();
         let mut window_time = timestamp.clone();
         window_time.time_attribute = Some(TimeAttribute::Rowtime);
-        for (name, ty) in [("window_start", timestamp.clone()), ("window_end", timestamp), ("window_time", window_time)]
-        {
+        for (name, ty) in [(START, timestamp.clone()), (END, timestamp), (ROWTIME, window_time)] {
             fields.push(weir_runtime::Field::new(name, ty.clone()));
             columns.push(ScopeColumn { qualifier: None, name: name.to_string(), data_type: ty });
         }
-        let node = Node::WindowTableFunction { input: Box::new(plan), time_col, window, partition: Vec::new() };
+        let input = Box::new(plan);
+        let node = Node::WindowTableFunction { input, time_col, window, partition: Vec::new(), group_window: true };
         Ok((Plan { node, fields }, Scope { columns }))
     }
 
@@ -92,15 +99,15 @@ impl GroupWindow {
         let mut select = select.clone();
         if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
             let column = |name: &str| ast::Expr::Identifier(ast::Ident::new(name));
-            exprs.splice(self.at..=self.at, [column("window_start"), column("window_end")]);
+            exprs.splice(self.at..=self.at, [column(START), column(END)]);
         }
         let mut refused = None;
         let mut replace = |e: &mut ast::Expr| {
             let Some((name, call, args)) = call_parts(e) else { return std::ops::ControlFlow::<()>::Continue(()) };
             let column = match name.strip_prefix(&self.name).and_then(|s| s.strip_prefix('_')) {
-                Some("START") => "window_start",
-                Some("END") => "window_end",
-                Some("ROWTIME") => "window_time",
+                Some("START") => START,
+                Some("END") => END,
+                Some("ROWTIME") => ROWTIME,
                 Some("PROCTIME") => {
                     refused.get_or_insert_with(|| unsupported_at(call, "Processing-time group window properties"));
                     return std::ops::ControlFlow::Continue(());

@@ -326,8 +326,19 @@ impl<'a> Binder<'a> {
         let keys: Vec<usize> = (0..key_count).collect();
         let mut fields: Vec<Field> = keys.iter().map(|&k: &usize| input.fields[k].clone()).collect();
         fields.extend(calls.iter().enumerate().map(|(i, c)| Field::new(format!("EXPR${i}"), c.result_type.clone())));
+        // As Calcite names them: an aggregate after the first SELECT item that is just it.
+        let names = output_names(&items);
+        let mut named = vec![false; fields.len()];
+        for (projection, name) in projections.iter().zip(&names) {
+            if let Expr::Column { index, .. } = projection {
+                if *index >= key_count && !named[*index] {
+                    named[*index] = true;
+                    fields[*index].name = name.clone();
+                }
+            }
+        }
         let aggregate = Plan { node: Node::Aggregate { input: Box::new(input), keys, calls }, fields };
-        Ok(calc(aggregate, projections, output_names(&items), having))
+        Ok(calc(aggregate, projections, names, having))
     }
 
     /// The SELECT items with `*` expanded, as expressions and their aliases.

@@ -140,7 +140,8 @@ impl Binder<'_> {
         let mut window_time = timestamp;
         window_time.time_attribute = Some(TimeAttribute::Rowtime);
         fields.push(Field::new("window_time", window_time));
-        let node = Node::WindowTableFunction { input: Box::new(input), time_col, window, partition };
+        let node =
+            Node::WindowTableFunction { input: Box::new(input), time_col, window, partition, group_window: false };
         let plan = Plan { node, fields };
         let qualifier = alias.map(|a| a.name.value.clone());
         Ok((super::rename(plan, alias)?, qualifier))

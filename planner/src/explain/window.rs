@@ -66,11 +66,48 @@ pub(super) fn global_label(
     )
 }
 
+/// A group window of the older syntax as Flink prints it: `GroupWindowAggregate(groupBy=[…],
+/// window=[TumblingGroupWindow('w$, ts, 60000)], properties=[w$start, w$end, w$rowtime,
+/// w$proctime], select=[…, start('w$) AS w$start, …])`. Flink's operator computes all four
+/// properties; weir's computes the ones the query reads, but prints Flink's list.
+fn group_window_label(
+    keys: &[usize],
+    calls: &[AggregateCall],
+    window: WindowKind,
+    time_col: usize,
+    fields: &[Field],
+    column: &dyn Fn(usize) -> String,
+) -> String {
+    let time = column(time_col);
+    let window = match window {
+        WindowKind::Tumble { size } => format!("TumblingGroupWindow('w$, {time}, {size})"),
+        WindowKind::Hop { size, slide } => format!("SlidingGroupWindow('w$, {time}, {size}, {slide})"),
+        WindowKind::Session { gap } => format!("SessionGroupWindow('w$, {time}, {gap})"),
+        WindowKind::Cumulate { max_size, step } => format!("CumulativeGroupWindow('w$, {time}, {max_size}, {step})"),
+    };
+    let mut select: Vec<String> = keys.iter().map(|&k| column(k)).collect();
+    for (c, f) in calls.iter().zip(&fields[keys.len()..]) {
+        select.push(format!("{} AS {}", aggregate_text(c, column), f.name));
+    }
+    let properties = ["start", "end", "rowtime", "proctime"];
+    select.extend(properties.iter().map(|p| format!("{p}('w$) AS w${p}")));
+    let names: Vec<String> = properties.iter().map(|p| format!("w${p}")).collect();
+    format!(
+        "GroupWindowAggregate({}window=[{window}], properties=[{}], select=[{}])",
+        group_by(keys, column),
+        names.join(", "),
+        select.join(", ")
+    )
+}
+
 pub(super) fn one_phase_label(
     spec: &WindowAggregateSpec,
     fields: &[Field],
     column: &dyn Fn(usize) -> String,
 ) -> String {
+    if let (true, weir_operators::WindowAggregateInput::Rows { time_col }) = (spec.group_window, spec.input) {
+        return group_window_label(&spec.keys, &spec.calls, spec.window.kind, time_col, fields, column);
+    }
     let mut select: Vec<String> = spec.keys.iter().map(|&k| column(k)).collect();
     for (c, f) in spec.calls.iter().zip(&fields[spec.keys.len()..]) {
         select.push(format!("{} AS {}", aggregate_text(c, column), f.name));
@@ -93,6 +130,10 @@ pub(super) fn session_label(
     fields: &[Field],
     column: &dyn Fn(usize) -> String,
 ) -> String {
+    if spec.group_window {
+        let window = WindowKind::Session { gap: spec.gap };
+        return group_window_label(&spec.keys, &spec.calls, window, spec.time_col, fields, column);
+    }
     let mut select: Vec<String> = spec.keys.iter().map(|&k| column(k)).collect();
     for (c, f) in spec.calls.iter().zip(&fields[spec.keys.len()..]) {
         select.push(format!("{} AS {}", aggregate_text(c, column), f.name));

@@ -1,7 +1,8 @@
 //! Physical planning of window aggregates: a LocalWindowAggregate before the exchange and a
 //! GlobalWindowAggregate after it when every call can merge partials and
 //! `table.optimizer.agg-phase-strategy` allows two phases (Flink's
-//! `TwoStageOptimizedWindowAggregateRule`, which needs no mini-batch), else one WindowAggregate.
+//! `TwoStageOptimizedWindowAggregateRule`, which needs no mini-batch), else one WindowAggregate;
+//! group windows of the older syntax in one phase, as Flink's `GroupWindowAggregate`.
 
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall};
@@ -22,6 +23,7 @@ pub(super) struct WindowAggregateParts {
     pub window: WindowSpec,
     pub time_col: usize,
     pub window_time: bool,
+    pub group_window: bool,
 }
 
 /// The columns of a local window aggregate: the keys, each call's partial accumulators, each
@@ -49,7 +51,7 @@ fn local_fields(input: &PhysicalNode, keys: &[usize], calls: &[AggregateCall]) -
 impl Physical<'_> {
     /// The window aggregate of `parts`, producing `fields`.
     pub(super) fn window_aggregate(&self, parts: WindowAggregateParts, fields: Vec<Field>) -> PhysicalNode {
-        let WindowAggregateParts { input, keys, calls, window, time_col, window_time } = parts;
+        let WindowAggregateParts { input, keys, calls, window, time_col, window_time, group_window } = parts;
         let input = self.physical(input, true, false);
         let retracting = !input.changelog.is_insert_only();
         let arg_types: Vec<Option<DataType>> =
@@ -79,10 +81,13 @@ impl Physical<'_> {
                 time_col,
                 retracting,
                 window_time,
+                group_window,
             };
             return node(PhysicalKind::SessionWindowAggregate(spec), vec![exchange(input, keys)], fields);
         }
+        // Flink plans group windows of the older syntax in one phase.
         let two_phase = !hashed
+            && !group_window
             && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
             && calls.iter().all(|c| two_phase_call(c, retracting));
         if !two_phase {
@@ -94,6 +99,7 @@ impl Physical<'_> {
                 input: WindowAggregateInput::Rows { time_col },
                 retracting,
                 window_time,
+                group_window,
             };
             return node(PhysicalKind::WindowAggregate(spec), vec![exchange(input, keys)], fields);
         }
@@ -116,6 +122,7 @@ impl Physical<'_> {
             input: WindowAggregateInput::Partials,
             retracting,
             window_time,
+            group_window: false,
         };
         let exchanged = exchange(local, (0..key_count).collect());
         node(PhysicalKind::GlobalWindowAggregate { spec, local_fields }, vec![exchanged], fields)

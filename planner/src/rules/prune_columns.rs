@@ -147,7 +147,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node, fields }, identity(n))
         }
         // The window columns stay; of the input, what is required above and the time column.
-        Node::WindowTableFunction { input, time_col, window, partition } => {
+        Node::WindowTableFunction { input, time_col, window, partition, group_window } => {
             let arity = input.fields.len();
             let mut used = required[..arity].to_vec();
             used[time_col] = true;
@@ -163,14 +163,16 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 partition: partition.iter().map(|&p| map[p].unwrap_or(p)).collect(),
                 input: Box::new(input),
                 window,
+                group_window,
             };
             (Plan { node, fields: new_fields }, mapping)
         }
-        Node::WindowAggregate { input, keys, calls, window, time_col, window_time } => {
+        Node::WindowAggregate { input, keys, calls, window, time_col, window_time, group_window } => {
             let (input, keys, calls, time_col) = prune_aggregate(*input, keys, calls, Some(time_col));
             let time_col = time_col.unwrap_or_default();
             let n = fields.len();
-            let node = Node::WindowAggregate { input: Box::new(input), keys, calls, window, time_col, window_time };
+            let input = Box::new(input);
+            let node = Node::WindowAggregate { input, keys, calls, window, time_col, window_time, group_window };
             (Plan { node, fields }, identity(n))
         }
         // Of the input, what is required above, the partition and the order; the rank only

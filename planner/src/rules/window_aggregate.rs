@@ -77,7 +77,9 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
         }
         _ => return Ok(None),
     };
-    let Node::WindowTableFunction { input: data, time_col, window, .. } = &function.node else { return Ok(None) };
+    let Node::WindowTableFunction { input: data, time_col, window, group_window, .. } = &function.node else {
+        return Ok(None);
+    };
     let arity = data.fields.len();
     let key_windows: Vec<Option<usize>> = keys.iter().map(|&k| window_column(&projections[k], arity)).collect();
     if !(key_windows.contains(&Some(0)) && key_windows.contains(&Some(1))) {
@@ -145,6 +147,7 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
             window: *window,
             time_col: new_time_col,
             window_time,
+            group_window: *group_window,
         },
         fields: out_fields,
     };

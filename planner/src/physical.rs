@@ -344,10 +344,14 @@ impl<'a> Physical<'a> {
             Node::Aggregate { input, keys, calls } => self.aggregate(*input, keys, calls, fields, update_before),
             Node::WindowTableFunction { input, time_col, window, .. } => {
                 let input = self.physical(*input, update_before, false);
+                let ltz = matches!(
+                    input.fields[time_col].data_type.logical,
+                    weir_runtime::types::LogicalType::TimestampLtz(_)
+                );
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::WindowTableFunction(WindowTableFunctionSpec { time_col, window, ltz: false }),
+                    kind: PhysicalKind::WindowTableFunction(WindowTableFunctionSpec { time_col, window, ltz }),
                     inputs: vec![input],
                     fields,
                     changelog,

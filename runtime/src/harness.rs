@@ -115,6 +115,11 @@ impl OperatorHarness {
         self.chain.push(0, StreamElement::FlushMarker(marker), &mut self.output)
     }
 
+    /// The processing time the operator sees (it starts at 0).
+    pub fn processing_time(&self) -> i64 {
+        crate::clock::Clock::now_millis(&*self.clock)
+    }
+
     /// Moves processing time forward by `millis` and fires the timers that became due.
     ///
     /// # Errors

@@ -29,10 +29,14 @@ const TIMERS: &str = "window-timers";
 /// What a window aggregate's input rows are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowAggregateInput {
-    /// Rows, whose slice comes from the time column `time_col` (one phase: `WindowAggregate`).
+    /// Rows, whose slice comes from the time column `time_col` (one phase: `WindowAggregate`),
+    /// or, over processing time, from the operator's clock when the row arrives (as Flink
+    /// assigns processing-time windows).
     Rows {
         /// The time column.
         time_col: usize,
+        /// Whether the windows are of processing time: the clock, not the column, places a row.
+        processing_time: bool,
     },
     /// Rows `[keys…, partials…, distinct sets…, rows, slice_end]` of a local window aggregate
     /// (the global phase: `GlobalWindowAggregate`).
@@ -158,9 +162,10 @@ impl Windows for SlicedWindows {
     }
 
     /// Adds one input row (or partial row) to its key's slice.
-    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool> {
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, now: i64) -> Result<bool> {
         let slice = match self.spec.input {
-            WindowAggregateInput::Rows { time_col } => match millis_of(&row[time_col]) {
+            WindowAggregateInput::Rows { processing_time: true, .. } => self.spec.window.slice_end(now),
+            WindowAggregateInput::Rows { time_col, .. } => match millis_of(&row[time_col]) {
                 Some(time) => self.spec.window.slice_end(time),
                 // A row without a time belongs to no window.
                 None => return Ok(false),
@@ -210,6 +215,14 @@ impl Windows for SlicedWindows {
 
     fn arity(&self) -> usize {
         self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time)
+    }
+
+    fn processing_time(&self) -> bool {
+        matches!(self.spec.input, WindowAggregateInput::Rows { processing_time: true, .. })
+    }
+
+    fn next_fire_time(&self) -> Option<i64> {
+        self.timers.next_time()
     }
 
     /// Every key's slices and window timers.

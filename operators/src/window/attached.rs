@@ -70,7 +70,7 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
         self.spec.name()
     }
 
-    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool> {
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, _now: i64) -> Result<bool> {
         if kind != RowKind::Insert {
             return Err(Error::execution(format!(
                 "{} takes only inserts, but received a '{kind}' row.",

@@ -1,10 +1,16 @@
-//! The one operator every window aggregate runs as: it counts late rows, follows the watermark,
+//! The one operator every window operator runs as: it counts late rows, follows the watermark,
 //! fires windows when it rises and at the end of input, and checkpoints the watermark beside
-//! the windows' own state. What differs between slicing (TUMBLE, HOP, CUMULATE) and sessions is
-//! the [`Windows`] it drives.
+//! the windows' own state. What differs between slicing (TUMBLE, HOP, CUMULATE), sessions and
+//! windows the rows carry is the [`Windows`] it drives.
+//!
+//! Windows of processing time follow the job's clock instead: a row joins the window of the
+//! time it arrives, and a window fires once the clock reaches its end (a processing-time timer
+//! at the next window's end), so no row arriving in a window's last millisecond comes after it
+//! fired; the progress checkpointed is then the clock fired up to, less 1 ms. The end of input
+//! fires every window left, of either time, so a bounded job loses none.
 
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
+use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Timer, Value};
 
 /// The section of a window operator's state holding the watermark up to which it fired windows.
 const PROGRESS: &str = "progress";
@@ -14,12 +20,22 @@ pub trait Windows: std::fmt::Debug + Send {
     /// Flink's name of the operator.
     fn name(&self) -> &'static str;
 
-    /// Adds one input row, the watermark being `watermark`; returns whether it was late (and
-    /// dropped).
+    /// Adds one input row, the watermark (or, over processing time, the time fired up to)
+    /// being `watermark` and the clock `now`; returns whether it was late (and dropped).
     ///
     /// # Errors
     /// The memory limit refuses the state room for it.
-    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool>;
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, now: i64) -> Result<bool>;
+
+    /// Whether the windows are of processing time (fired by the clock, not the watermark).
+    fn processing_time(&self) -> bool {
+        false
+    }
+
+    /// The earliest time a window fires at (its end - 1), when one is waiting.
+    fn next_fire_time(&self) -> Option<i64> {
+        None
+    }
 
     /// Emits into `emitted` every window the watermark `watermark` makes due, earliest first,
     /// and drops what no later window needs.
@@ -59,6 +75,21 @@ impl<W: Windows> WindowOperator<W> {
             out.collect(emitted);
         }
     }
+
+    /// Over processing time: fires the windows whose end - 1 is at or before `progress`.
+    fn advance_to(&mut self, progress: i64, out: &mut Output) {
+        if progress > self.watermark {
+            self.watermark = progress;
+            self.fire(progress, out);
+        }
+    }
+
+    /// Over processing time: a timer at the next window's end (one timer per time).
+    fn schedule(&self, ctx: &mut OperatorContext) {
+        if let Some(time) = self.windows.next_fire_time() {
+            ctx.register_processing_time_timer(time + 1, Vec::new());
+        }
+    }
 }
 
 impl<W: Windows> Operator for WindowOperator<W> {
@@ -71,18 +102,35 @@ impl<W: Windows> Operator for WindowOperator<W> {
         _input: usize,
         chunk: Chunk,
         ctx: &mut OperatorContext,
-        _out: &mut Output,
+        out: &mut Output,
     ) -> Result<()> {
+        let now = ctx.processing_time();
+        let processing_time = self.windows.processing_time();
+        if processing_time {
+            // Windows that ended before this row came fire before it joins its own.
+            self.advance_to(now - 1, out);
+        }
         let mut late = 0;
         for (kind, row) in chunk.rows() {
-            late += u64::from(self.windows.add(kind, row, self.watermark)?);
+            late += u64::from(self.windows.add(kind, row, self.watermark, now)?);
         }
         ctx.record_late_dropped(late);
+        if processing_time {
+            self.schedule(ctx);
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if self.windows.processing_time() {
+            self.advance_to(ctx.processing_time() - 1, out);
+            self.schedule(ctx);
+        }
         Ok(())
     }
 
     fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        if watermark > self.watermark {
+        if watermark > self.watermark && !self.windows.processing_time() {
             self.watermark = watermark;
             self.fire(watermark, out);
         }
@@ -118,6 +166,9 @@ impl<W: Windows> Operator for WindowOperator<W> {
             }
         }
         self.watermark = watermark.unwrap_or(i64::MIN);
+        if self.windows.processing_time() {
+            self.schedule(ctx);
+        }
         Ok(())
     }
 }

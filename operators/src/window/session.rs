@@ -122,7 +122,7 @@ impl Windows for SessionWindows {
     }
 
     /// Adds one row to its key's sessions, merging the ones its window overlaps or touches.
-    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64) -> Result<bool> {
+    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, _now: i64) -> Result<bool> {
         let Some(time) = millis_of(&row[self.spec.time_col]) else { return Ok(false) };
         self.key.clear();
         self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone()));

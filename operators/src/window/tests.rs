@@ -33,7 +33,7 @@ fn one_phase(window: WindowSpec) -> WindowAggregateSpec {
         calls: calls(),
         arg_types: arg_types(),
         window,
-        input: WindowAggregateInput::Rows { time_col: 2 },
+        input: WindowAggregateInput::Rows { time_col: 2, processing_time: false },
         retracting: false,
         window_time: false,
         group_window: false,
@@ -338,4 +338,77 @@ fn a_session_takes_late_rows_that_merge_into_it_and_drops_the_others() {
         h.take_lines(),
         ["watermark 110", "+I[1, 3, 4, 2, 1970-01-01T00:00:00.098, 1970-01-01T00:00:00.115]", "watermark 200"]
     );
+}
+
+/// Processing-time windows: each row joins the window of the clock when it arrives, and a
+/// window fires once the clock reaches its end (the end of input fires the rest), against
+/// a recomputation on random arrivals.
+#[test]
+fn processing_time_windows_follow_the_clock() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(23);
+    for round in 0..100 {
+        let shape = SHAPES[round % SHAPES.len()];
+        let spec = WindowAggregateSpec {
+            input: WindowAggregateInput::Rows { time_col: 2, processing_time: true },
+            ..one_phase(shape)
+        };
+        let mut h = harness(&spec);
+        let mut windows: BTreeMap<(i32, i64, i64), Vec<i64>> = BTreeMap::new();
+        let mut lines = Vec::new();
+        for _ in 0..rng.random_range(1..30) {
+            let rows: Vec<(i32, i64, i64)> =
+                (0..rng.random_range(0..5)).map(|_| (rng.random_range(0..3), rng.random_range(0..5), 0)).collect();
+            let now = h.processing_time();
+            for &(k, v, _) in &rows {
+                shape.windows_of(now).into_iter().for_each(|(s, e)| windows.entry((k, s, e)).or_default().push(v));
+            }
+            h.push_chunk(0, chunk(&rows)).unwrap();
+            h.advance_processing_time(rng.random_range(0..7)).unwrap();
+            let clock = h.processing_time();
+            for line in h.take_lines() {
+                let end = parse_time(line.trim_end_matches(']').rsplit(", ").next().unwrap());
+                assert!(end <= clock, "round {round}: {line} fired before {clock}");
+                lines.push(line);
+            }
+        }
+        // Every window that ended by the last clock fired then, not at the end of input.
+        let ended = windows.keys().filter(|w| w.2 <= h.processing_time()).count();
+        assert_eq!(lines.len(), ended, "round {round}: windows fired late");
+        h.end_input().unwrap();
+        lines.extend(h.take_lines());
+        let time = |t: i64| value_to_string(&Value::Timestamp(Timestamp::from_millis(t)));
+        let expected = windows.into_iter().map(|((k, s, e), values)| {
+            let distinct: std::collections::BTreeSet<&i64> = values.iter().collect();
+            format!(
+                "+I[{k}, {}, {}, {}, {}, {}, {}]",
+                values.len(),
+                values.iter().sum::<i64>(),
+                values.iter().max().unwrap(),
+                distinct.len(),
+                time(s),
+                time(e)
+            )
+        });
+        assert_eq!(counted(lines), counted(expected), "round {round}, {shape:?}");
+    }
+}
+
+/// A restored processing-time window aggregate sets its timer again: its windows fire when the
+/// clock passes their end, not only at the end of input.
+#[test]
+fn restored_processing_time_windows_fire_on_the_clock() {
+    let spec = WindowAggregateSpec {
+        input: WindowAggregateInput::Rows { time_col: 2, processing_time: true },
+        ..one_phase(SHAPES[0])
+    };
+    let mut h = harness(&spec);
+    h.advance_processing_time(3).unwrap();
+    h.push_chunk(0, chunk(&[(1, 4, 0), (1, 5, 0)])).unwrap();
+    let state = h.snapshot(1).unwrap();
+    let mut restored = harness(&spec);
+    restored.restore(vec![state]).unwrap();
+    restored.advance_processing_time(9).unwrap();
+    assert!(restored.take_lines().is_empty(), "the window [0, 10) is still open at 9");
+    restored.advance_processing_time(1).unwrap();
+    assert_eq!(restored.take_lines(), ["+I[1, 2, 9, 5, 2, 1970-01-01T00:00, 1970-01-01T00:00:00.010]"]);
 }

@@ -496,8 +496,23 @@ impl ExprBinder<'_> {
             },
             _ => return Err(unsupported(node)),
         };
-        let amount: i64 = text.trim().parse().map_err(|_| validation(node, format!("Invalid interval '{text}'")))?;
         let unit = interval.leading_field.as_ref().and_then(time_unit).ok_or_else(|| unsupported(node))?;
+        let invalid = || validation(node, format!("Invalid interval '{text}'"));
+        if let (TimeUnit::Second, Some((whole, fraction))) = (unit, text.trim().split_once('.')) {
+            // Fractional seconds, kept to the millisecond as Flink keeps day-time intervals.
+            let negative = whole.starts_with('-');
+            let whole: i64 = if whole.is_empty() || whole == "-" { 0 } else { whole.parse().map_err(|_| invalid())? };
+            if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(invalid());
+            }
+            let millis: i64 = format!("{fraction:0<3}")[..3].parse().map_err(|_| invalid())?;
+            let value = whole * 1000 + if negative { -millis } else { millis };
+            return Ok(Expr::literal(
+                Value::IntervalDayTime(value),
+                DataType::new(LogicalType::IntervalDayTime).not_null(),
+            ));
+        }
+        let amount: i64 = text.trim().parse().map_err(|_| invalid())?;
         let (value, logical) = match unit {
             TimeUnit::Year => (Value::IntervalYearMonth((amount * 12) as i32), LogicalType::IntervalYearMonth),
             TimeUnit::Quarter => (Value::IntervalYearMonth((amount * 3) as i32), LogicalType::IntervalYearMonth),

@@ -13,8 +13,7 @@ use weir_runtime::types::{LogicalType, TimeAttribute};
 use weir_runtime::DataType;
 
 use super::scope::{position_of, Scope, ScopeColumn};
-use super::unsupported_at;
-use super::window::{interval_millis, rowtime_column};
+use super::window::{interval_millis, time_attribute_column, window_time_type};
 use crate::error::{Error, Result};
 use crate::plan::{Node, Plan};
 
@@ -22,6 +21,7 @@ use crate::plan::{Node, Plan};
 const START: &str = "w$start";
 const END: &str = "w$end";
 const ROWTIME: &str = "w$rowtime";
+const PROCTIME: &str = "w$proctime";
 
 /// A group window found in a GROUP BY.
 pub(super) struct GroupWindow {
@@ -71,7 +71,7 @@ impl GroupWindow {
                 "A group window's first argument is a time column",
             ));
         };
-        let time_col = rowtime_column(&scope, column, &self.call)?;
+        let time_col = time_attribute_column(&scope, column, &self.call)?;
         let interval = |i: usize| interval_millis(&self.args[i], true);
         let kind = match self.name.as_str() {
             "TUMBLE" => WindowKind::Tumble { size: interval(1)? },
@@ -82,9 +82,12 @@ impl GroupWindow {
         let mut fields = plan.fields.clone();
         let mut columns = scope.columns;
         let timestamp = DataType::new(LogicalType::Timestamp(3)).not_null();
-        let mut window_time = timestamp.clone();
-        window_time.time_attribute = Some(TimeAttribute::Rowtime);
-        for (name, ty) in [(START, timestamp.clone()), (END, timestamp), (ROWTIME, window_time)] {
+        let window_time = window_time_type(&columns[time_col].data_type);
+        let time_name = match window_time.time_attribute {
+            Some(TimeAttribute::Proctime) => PROCTIME,
+            _ => ROWTIME,
+        };
+        for (name, ty) in [(START, timestamp.clone()), (END, timestamp), (time_name, window_time)] {
             fields.push(weir_runtime::Field::new(name, ty.clone()));
             columns.push(ScopeColumn { qualifier: None, name: name.to_string(), data_type: ty });
         }
@@ -94,24 +97,19 @@ impl GroupWindow {
     }
 
     /// `select` with the window in its GROUP BY replaced by `window_start, window_end` and the
-    /// window's `_START`, `_END` and `_ROWTIME` functions by those columns.
+    /// window's `_START`, `_END`, `_ROWTIME` and `_PROCTIME` functions by those columns (the
+    /// window's time, when read, is grouped on too: it follows from the window's end).
     pub(super) fn rewrite(&self, select: &ast::Select) -> Result<ast::Select> {
         let mut select = select.clone();
-        if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
-            let column = |name: &str| ast::Expr::Identifier(ast::Ident::new(name));
-            exprs.splice(self.at..=self.at, [column(START), column(END)]);
-        }
+        let mut time = None;
         let mut refused = None;
         let mut replace = |e: &mut ast::Expr| {
             let Some((name, call, args)) = call_parts(e) else { return std::ops::ControlFlow::<()>::Continue(()) };
             let column = match name.strip_prefix(&self.name).and_then(|s| s.strip_prefix('_')) {
                 Some("START") => START,
                 Some("END") => END,
-                Some("ROWTIME") => ROWTIME,
-                Some("PROCTIME") => {
-                    refused.get_or_insert_with(|| unsupported_at(call, "Processing-time group window properties"));
-                    return std::ops::ControlFlow::Continue(());
-                }
+                Some("ROWTIME") => *time.insert(ROWTIME),
+                Some("PROCTIME") => *time.insert(PROCTIME),
                 _ => return std::ops::ControlFlow::Continue(()),
             };
             let same = args.len() == self.args.len()
@@ -129,6 +127,11 @@ impl GroupWindow {
         };
         let _ = ast::visit_expressions_mut(&mut select.projection, &mut replace);
         let _ = ast::visit_expressions_mut(&mut select.having, &mut replace);
+        if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+            let column = |name: &str| ast::Expr::Identifier(ast::Ident::new(name));
+            let window = [START, END].into_iter().chain(time).map(column);
+            exprs.splice(self.at..=self.at, window);
+        }
         match refused {
             Some(error) => Err(error),
             None => Ok(select),

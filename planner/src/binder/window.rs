@@ -137,9 +137,7 @@ impl Binder<'_> {
         let timestamp = DataType::new(LogicalType::Timestamp(3)).not_null();
         fields.push(Field::new("window_start", timestamp.clone()));
         fields.push(Field::new("window_end", timestamp.clone()));
-        let mut window_time = timestamp;
-        window_time.time_attribute = Some(TimeAttribute::Rowtime);
-        fields.push(Field::new("window_time", window_time));
+        fields.push(Field::new("window_time", window_time_type(&input.fields[time_col].data_type)));
         let node =
             Node::WindowTableFunction { input: Box::new(input), time_col, window, partition, group_window: false };
         let plan = Plan { node, fields };
@@ -192,12 +190,12 @@ fn time_column(input: &Plan, function: &ast::Function, timecol: Option<&ast::Exp
             ))
         }
     };
-    rowtime_column(&Scope::new(&input.fields, None), &column, function)
+    time_attribute_column(&Scope::new(&input.fields, None), &column, function)
 }
 
 /// The index of column `column` of `scope`, which must be a rowtime attribute of TIMESTAMP type
-/// (`at` is where an error is reported).
-pub(super) fn rowtime_column(scope: &Scope, column: &ast::Ident, at: &impl ast::Spanned) -> Result<usize> {
+/// or a processing-time attribute (`at` is where an error is reported).
+pub(super) fn time_attribute_column(scope: &Scope, column: &ast::Ident, at: &impl ast::Spanned) -> Result<usize> {
     let (index, ty) = scope.resolve(std::slice::from_ref(column))?;
     let function = at;
     match ty.time_attribute {
@@ -205,11 +203,22 @@ pub(super) fn rowtime_column(scope: &Scope, column: &ast::Ident, at: &impl ast::
         Some(TimeAttribute::Rowtime) => {
             Err(unsupported_at(function, "Windows on a TIMESTAMP_LTZ time attribute (table.local-time-zone)"))
         }
-        Some(TimeAttribute::Proctime) => Err(unsupported_at(function, "Processing-time windows")),
+        Some(TimeAttribute::Proctime) => Ok(index),
         None => Err(Error::validation(
             position_of(function),
             format!("The window function requires the timecol is a time attribute type, but is {ty}."),
         )),
+    }
+}
+
+/// The type of `window_time` over a time column of type `time`: a rowtime TIMESTAMP(3), or over
+/// processing time a proctime TIMESTAMP_LTZ(3), as Flink types it.
+pub(super) fn window_time_type(time: &DataType) -> DataType {
+    match time.time_attribute {
+        Some(TimeAttribute::Proctime) => {
+            DataType::new(LogicalType::TimestampLtz(3)).not_null().with_time_attribute(TimeAttribute::Proctime)
+        }
+        _ => DataType::new(LogicalType::Timestamp(3)).not_null().with_time_attribute(TimeAttribute::Rowtime),
     }
 }
 

@@ -69,11 +69,12 @@ pub(super) fn global_label(
 /// A group window of the older syntax as Flink prints it: `GroupWindowAggregate(groupBy=[…],
 /// window=[TumblingGroupWindow('w$, ts, 60000)], properties=[w$start, w$end, w$rowtime,
 /// w$proctime], select=[…, start('w$) AS w$start, …])`. Flink's operator computes all four
-/// properties; weir's computes the ones the query reads, but prints Flink's list.
+/// properties (three over processing time); weir's computes the ones the query reads, but
+/// prints Flink's list.
 fn group_window_label(
     keys: &[usize],
     calls: &[AggregateCall],
-    window: WindowKind,
+    (window, processing_time): (WindowKind, bool),
     time_col: usize,
     fields: &[Field],
     column: &dyn Fn(usize) -> String,
@@ -89,7 +90,8 @@ fn group_window_label(
     for (c, f) in calls.iter().zip(&fields[keys.len()..]) {
         select.push(format!("{} AS {}", aggregate_text(c, column), f.name));
     }
-    let properties = ["start", "end", "rowtime", "proctime"];
+    let properties: &[&str] =
+        if processing_time { &["start", "end", "proctime"] } else { &["start", "end", "rowtime", "proctime"] };
     select.extend(properties.iter().map(|p| format!("{p}('w$) AS w${p}")));
     let names: Vec<String> = properties.iter().map(|p| format!("w${p}")).collect();
     format!(
@@ -105,8 +107,11 @@ pub(super) fn one_phase_label(
     fields: &[Field],
     column: &dyn Fn(usize) -> String,
 ) -> String {
-    if let (true, weir_operators::WindowAggregateInput::Rows { time_col }) = (spec.group_window, spec.input) {
-        return group_window_label(&spec.keys, &spec.calls, spec.window.kind, time_col, fields, column);
+    if let (true, weir_operators::WindowAggregateInput::Rows { time_col, processing_time }) =
+        (spec.group_window, spec.input)
+    {
+        let window = (spec.window.kind, processing_time);
+        return group_window_label(&spec.keys, &spec.calls, window, time_col, fields, column);
     }
     let mut select: Vec<String> = spec.keys.iter().map(|&k| column(k)).collect();
     for (c, f) in spec.calls.iter().zip(&fields[spec.keys.len()..]) {
@@ -114,7 +119,7 @@ pub(super) fn one_phase_label(
     }
     select.extend(properties(fields, spec.keys.len() + spec.calls.len(), spec.window_time));
     let time = match spec.input {
-        weir_operators::WindowAggregateInput::Rows { time_col: t } => time_col(column, t),
+        weir_operators::WindowAggregateInput::Rows { time_col: t, .. } => time_col(column, t),
         weir_operators::WindowAggregateInput::Partials => "slice_end=[$slice_end]".to_string(),
     };
     format!(
@@ -131,7 +136,7 @@ pub(super) fn session_label(
     column: &dyn Fn(usize) -> String,
 ) -> String {
     if spec.group_window {
-        let window = WindowKind::Session { gap: spec.gap };
+        let window = (WindowKind::Session { gap: spec.gap }, false);
         return group_window_label(&spec.keys, &spec.calls, window, spec.time_col, fields, column);
     }
     let mut select: Vec<String> = spec.keys.iter().map(|&k| column(k)).collect();

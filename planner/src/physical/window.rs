@@ -2,12 +2,12 @@
 //! GlobalWindowAggregate after it when every call can merge partials and
 //! `table.optimizer.agg-phase-strategy` allows two phases (Flink's
 //! `TwoStageOptimizedWindowAggregateRule`, which needs no mini-batch), else one WindowAggregate;
-//! group windows of the older syntax in one phase, as Flink's `GroupWindowAggregate`.
+//! group windows of the older syntax and windows of processing time in one phase, as Flink.
 
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::{LocalWindowAggregateSpec, WindowAggregateInput, WindowAggregateSpec, WindowSpec};
-use weir_runtime::types::LogicalType;
+use weir_runtime::types::{LogicalType, TimeAttribute};
 use weir_runtime::{DataType, Field, ShipStrategy};
 
 use super::aggregate::{accumulator_name, hashed_on, two_phase_call};
@@ -57,6 +57,7 @@ impl Physical<'_> {
         let arg_types: Vec<Option<DataType>> =
             calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
         let hashed = !keys.is_empty() && hashed_on(&input, &keys);
+        let processing_time = input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Proctime);
         let node = |kind, inputs, fields| PhysicalNode {
             parallelism: UNASSIGNED,
             kind,
@@ -88,6 +89,7 @@ impl Physical<'_> {
         // Flink plans group windows of the older syntax in one phase.
         let two_phase = !hashed
             && !group_window
+            && !processing_time
             && self.options.agg_phase_strategy != AggPhaseStrategy::OnePhase
             && calls.iter().all(|c| two_phase_call(c, retracting));
         if !two_phase {
@@ -96,7 +98,7 @@ impl Physical<'_> {
                 calls,
                 arg_types,
                 window,
-                input: WindowAggregateInput::Rows { time_col },
+                input: WindowAggregateInput::Rows { time_col, processing_time },
                 retracting,
                 window_time,
                 group_window,

@@ -93,6 +93,11 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
         return Ok(None);
     }
     check_slicing(window)?;
+    let processing_time =
+        data.fields[*time_col].data_type.time_attribute == Some(weir_runtime::types::TimeAttribute::Proctime);
+    if processing_time && matches!(window.kind, WindowKind::Session { .. }) {
+        return Err(Error::Unsupported("SESSION windows of processing time".into()));
+    }
     if matches!(window.kind, WindowKind::Session { .. })
         && !calls.iter().all(|c| {
             weir_operators::aggregate::Accumulator::is_mergeable(&AggregateCall { distinct: false, ..c.clone() }, false)

@@ -29,15 +29,20 @@ pub fn window_rank(plan: Plan) -> Result<Plan> {
     let Some(window) = window else {
         return Err(Error::Unsupported("Top-N over partitions other than windows (Rank)".into()));
     };
+    if of_processing_time(&input) {
+        let what = if first_row(rank_type, range, output_rank) { "Deduplication" } else { "TopN" };
+        return Err(Error::Table(format!("Processing time Window {what} is not supported yet.")));
+    }
     if let Some(node) = input.updating_node() {
         return Err(Error::Table(format!(
             "WindowRank doesn't support consuming update and delete changes which is produced by node {node}"
         )));
     }
     let partition: Vec<usize> = partition.into_iter().filter(|&p| p != window.start && p != window.end).collect();
-    let first_row = rank_type == RankType::RowNumber && range == RankRange { start: 1, end: 1 } && !output_rank;
     let time = match order.as_slice() {
-        [key] if first_row => input.fields[key.column].data_type.time_attribute.map(|t| (key, t)),
+        [key] if first_row(rank_type, range, output_rank) => {
+            input.fields[key.column].data_type.time_attribute.map(|t| (key, t))
+        }
         _ => None,
     };
     let node = match time {
@@ -50,6 +55,28 @@ pub fn window_rank(plan: Plan) -> Result<Plan> {
         None => Node::WindowRank { input, partition, order, rank_type, range, output_rank, window },
     };
     Ok(Plan { node, fields })
+}
+
+/// Whether a rank keeps the first row alone without selecting its rank (a deduplication, when
+/// ordered by a time attribute).
+fn first_row(rank_type: RankType, range: RankRange, output_rank: bool) -> bool {
+    rank_type == RankType::RowNumber && range == RankRange { start: 1, end: 1 } && !output_rank
+}
+
+/// Whether the windows the rows of `plan` carry are of processing time.
+fn of_processing_time(plan: &Plan) -> bool {
+    let proctime = |input: &Plan, time_col: usize| {
+        input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Proctime)
+    };
+    match &plan.node {
+        Node::WindowTableFunction { input, time_col, .. } | Node::WindowAggregate { input, time_col, .. } => {
+            proctime(input, *time_col)
+        }
+        Node::Calc { input, .. } | Node::WindowRank { input, .. } | Node::WindowDeduplicate { input, .. } => {
+            of_processing_time(input)
+        }
+        _ => false,
+    }
 }
 
 /// Where the rows of `plan` carry their window, when they do.

@@ -60,5 +60,5 @@ pub use window::{
     AttachedWindow, LocalWindowAggregateOperator, LocalWindowAggregateSpec, SessionWindowAggregateOperator,
     SessionWindowAggregateSpec, WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec,
     WindowDeduplicateOperator, WindowDeduplicateSpec, WindowKind, WindowRankOperator, WindowRankSpec, WindowSpec,
-    WindowTableFunctionOperator, WindowTableFunctionSpec,
+    WindowTableFunctionOperator, WindowTableFunctionSpec, WindowZone,
 };

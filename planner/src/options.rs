@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use weir_operators::{LengthEnforcement, NotNullEnforcement};
 use weir_runtime::settings::{Setting, Settings};
+use weir_runtime::time_zone::TimeZone;
 use weir_runtime::Error as RuntimeError;
 
 use crate::error::{Error, Result};
@@ -116,6 +117,26 @@ pub struct PlannerOptions {
     pub lookup_hints: Vec<LookupHint>,
     /// Tables whose connector only looks rows up synchronously.
     pub sync_lookup_tables: std::collections::BTreeSet<String>,
+    /// `table.local-time-zone`
+    pub local_time_zone: TimeZone,
+}
+
+/// The zone `table.local-time-zone` names (`default`: the machine's).
+///
+/// # Errors
+/// A value Flink refuses, with Flink's message.
+fn local_time_zone(text: &str) -> Result<TimeZone> {
+    if text.trim().eq_ignore_ascii_case("default") {
+        return Ok(TimeZone::system());
+    }
+    TimeZone::parse(text).ok_or_else(|| {
+        Error::Configuration(
+            "Invalid time zone. The value should be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' \
+             to include daylight saving time. Fixed offsets are supported using 'GMT-03:00' or 'GMT+03:00'. Or use \
+             'UTC' without time zone and daylight saving time."
+                .to_string(),
+        )
+    })
 }
 
 /// `table.exec.mini-batch.enabled`
@@ -217,6 +238,12 @@ pub static SINK_TYPE_LENGTH_ENFORCER: Setting<&'static str> = Setting::choice(
     "IGNORE",
     "what happens to strings and bytes that do not fit their sink column",
 );
+/// `table.local-time-zone`
+pub static LOCAL_TIME_ZONE: Setting<String> = Setting::text(
+    "table.local-time-zone",
+    "default",
+    "the session time zone: windows over a TIMESTAMP_LTZ follow its wall clock ('default': the machine's zone)",
+);
 /// `execution.runtime-mode`
 pub static RUNTIME_MODE: Setting<&'static str> = Setting::choice(
     "execution.runtime-mode",
@@ -287,6 +314,7 @@ impl PlannerOptions {
             async_lookup: AsyncLookupSettings::from_settings(settings),
             lookup_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
+            local_time_zone: local_time_zone(&settings.get(&LOCAL_TIME_ZONE))?,
         })
     }
 }
@@ -308,6 +336,7 @@ impl Default for PlannerOptions {
             async_lookup: AsyncLookupSettings::default(),
             lookup_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
+            local_time_zone: TimeZone::system(),
         }
     }
 }

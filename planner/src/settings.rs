@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 29] = [
+static PLANNER_SETTINGS: [&Spec; 30] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -18,6 +18,7 @@ static PLANNER_SETTINGS: [&Spec; 29] = [
     &options::MINI_BATCH_MEMORY_BUDGET.spec,
     &options::AGG_PHASE_STRATEGY.spec,
     &options::STATE_TTL.spec,
+    &options::LOCAL_TIME_ZONE.spec,
     &options::OUTPUT_IDENTICAL.spec,
     &options::SPLIT_DISTINCT.spec,
     &options::SPLIT_DISTINCT_BUCKETS.spec,

@@ -34,6 +34,7 @@ pub mod report;
 pub mod row;
 pub mod settings;
 pub mod state;
+pub mod time_zone;
 pub mod timers;
 pub mod types;
 pub mod value;

@@ -114,11 +114,6 @@ pub struct SlicedWindows {
     scratch: Vec<Value>,
 }
 
-/// Whether the window ending at `window_end` has fired at watermark `watermark`.
-fn fired(window_end: i64, watermark: i64) -> bool {
-    window_end - 1 <= watermark
-}
-
 impl SlicedWindows {
     /// Emits key `key`'s window ending at `end` (when it holds rows) and drops the slices no
     /// later window needs.
@@ -149,7 +144,7 @@ impl SlicedWindows {
                 values.push(Value::Timestamp(Timestamp::from_millis(window.window_start(end))));
                 values.push(Value::Timestamp(Timestamp::from_millis(end)));
                 if spec.window_time {
-                    values.push(Value::Timestamp(Timestamp::from_millis(end - 1)));
+                    values.push(window.zone.window_time(end));
                 }
             });
         }
@@ -164,16 +159,19 @@ impl Windows for SlicedWindows {
     /// Adds one input row (or partial row) to its key's slice.
     fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, now: i64) -> Result<bool> {
         let slice = match self.spec.input {
-            WindowAggregateInput::Rows { processing_time: true, .. } => self.spec.window.slice_end(now),
+            WindowAggregateInput::Rows { processing_time: true, .. } => {
+                self.spec.window.slice_end(self.spec.window.zone.local(now))
+            }
             WindowAggregateInput::Rows { time_col, .. } => match millis_of(&row[time_col]) {
-                Some(time) => self.spec.window.slice_end(time),
+                Some(time) => self.spec.window.slice_end(self.spec.window.zone.local(time)),
                 // A row without a time belongs to no window.
                 None => return Ok(false),
             },
             WindowAggregateInput::Partials => row[row.len() - 1].as_i64().unwrap_or(i64::MIN),
         };
         let window = self.spec.window;
-        if fired(slice, watermark) && fired(window.last_window_end(slice), watermark) {
+        let fired = |end: i64| window.zone.fired(end, watermark);
+        if fired(slice) && fired(window.last_window_end(slice)) {
             return Ok(true);
         }
         self.key.clear();
@@ -198,7 +196,7 @@ impl Windows for SlicedWindows {
             }
         }
         if new {
-            for end in window.window_ends_of_slice(slice).filter(|&end| !fired(end, watermark)) {
+            for end in window.window_ends_of_slice(slice).filter(|&end| !fired(end)) {
                 timers.register(key, end - 1);
             }
         }
@@ -206,7 +204,8 @@ impl Windows for SlicedWindows {
     }
 
     fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
-        while let Some((time, keys)) = self.timers.pop_due(watermark) {
+        let zone = self.spec.window.zone;
+        while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
                 self.fire_window(&key, time + 1, emitted);
             }
@@ -222,7 +221,7 @@ impl Windows for SlicedWindows {
     }
 
     fn next_fire_time(&self) -> Option<i64> {
-        self.timers.next_time()
+        self.timers.next_time().map(|time| self.spec.window.zone.fire_time(time + 1))
     }
 
     /// Every key's slices and window timers.

@@ -79,7 +79,7 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
         }
         // A row without a window end belongs to no window.
         let Some(end) = millis_of(&row[self.spec.window().end]) else { return Ok(false) };
-        if end - 1 <= watermark {
+        if self.spec.window().spec.zone.fired(end, watermark) {
             return Ok(true);
         }
         self.key.clear();
@@ -99,7 +99,8 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
     }
 
     fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
-        while let Some((time, keys)) = self.timers.pop_due(watermark) {
+        let zone = self.spec.window().spec.zone;
+        while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
                 if let Some(buffer) = self.buffers.remove(&key, &(time + 1)) {
                     buffer.emit(&self.spec, emitted);

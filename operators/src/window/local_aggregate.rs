@@ -96,7 +96,7 @@ impl Operator for LocalWindowAggregateOperator {
     ) -> Result<()> {
         for (kind, row) in chunk.rows() {
             let Some(time) = millis_of(&row[self.spec.time_col]) else { continue };
-            let slice = self.spec.window.slice_end(time);
+            let slice = self.spec.window.slice_end(self.spec.window.zone.local(time));
             self.key.clear();
             self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone()));
             self.key.push(Value::BigInt(slice));

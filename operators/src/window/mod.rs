@@ -8,7 +8,8 @@
 //! every row belongs to exactly one slice, and a window is a run of slices. TUMBLE's slice is
 //! its window; HOP's slices are `gcd(size, slide)` long and a window merges `size / slice` of
 //! them; CUMULATE's slices are one step long and its window ending at `e` merges the slices from
-//! its start to `e`. A window fires when the watermark reaches `window_end - 1`.
+//! its start to `e`. A window fires when the watermark reaches `window_end - 1` (over a
+//! TIMESTAMP_LTZ, in the session time zone: see [`WindowZone`]).
 
 mod aggregate;
 mod attached;
@@ -28,6 +29,9 @@ pub use rank::{WindowRankOperator, WindowRankSpec};
 pub use session::{SessionWindowAggregateOperator, SessionWindowAggregateSpec};
 pub(crate) use table_function::millis_of;
 pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
+
+use weir_runtime::time_zone::TimeZone;
+use weir_runtime::{Timestamp, Value};
 
 /// The shape of a window, sizes in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,13 +65,59 @@ pub enum WindowKind {
     },
 }
 
-/// A window table function's windows: their shape and the offset their starts are aligned to.
+/// A window table function's windows: their shape, the offset their starts are aligned to,
+/// and where they meet instants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowSpec {
     /// The shape.
     pub kind: WindowKind,
     /// Window starts are `offset` plus a multiple of the alignment (0: aligned to the epoch).
     pub offset: i64,
+    /// The session time zone when the time column is a TIMESTAMP_LTZ (set by the physical
+    /// plan); times of a TIMESTAMP column are taken as they are.
+    pub zone: WindowZone,
+}
+
+/// Where windows meet instants (Flink's shift time zone). Windows over a TIMESTAMP time column
+/// are aligned on its values and fire when the watermark reaches their end - 1. Windows over a
+/// TIMESTAMP_LTZ (rowtime or proctime) are aligned on the wall clock of the session time zone
+/// (`table.local-time-zone`): `window_start` and `window_end` are local TIMESTAMPs; a window
+/// fires when event or processing time reaches the instant of its local end - 1 (the later one
+/// when the clocks pass that time twice, so both passes are in the window), and its
+/// `window_time` is the earlier such instant, as Flink computes both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WindowZone(pub Option<TimeZone>);
+
+impl WindowZone {
+    /// The local time windows are aligned on, of a time column's value (milliseconds).
+    pub fn local(self, time: i64) -> i64 {
+        match self.0 {
+            Some(zone) => zone.to_local(time),
+            None => time,
+        }
+    }
+
+    /// The instant at which the window ending at local time `end` fires.
+    pub fn fire_time(self, end: i64) -> i64 {
+        match self.0 {
+            Some(zone) => zone.to_utc_later(end - 1),
+            None => end - 1,
+        }
+    }
+
+    /// Whether the window ending at `end` has fired once time has reached `progress`.
+    pub fn fired(self, end: i64, progress: i64) -> bool {
+        self.fire_time(end) <= progress
+    }
+
+    /// The `window_time` of the window ending at `end`: a TIMESTAMP, or over a TIMESTAMP_LTZ the
+    /// (earlier) instant of its end - 1.
+    pub fn window_time(self, end: i64) -> Value {
+        match self.0 {
+            Some(zone) => Value::TimestampLtz(Timestamp::from_millis(zone.to_utc(end - 1))),
+            None => Value::Timestamp(Timestamp::from_millis(end - 1)),
+        }
+    }
 }
 
 /// Windows carried by the rows themselves, in their `window_start` and `window_end` columns (a
@@ -102,6 +152,11 @@ fn gcd(a: i64, b: i64) -> i64 {
 }
 
 impl WindowSpec {
+    /// Windows of `kind` aligned to `offset`, over a TIMESTAMP (no time zone).
+    pub const fn new(kind: WindowKind, offset: i64) -> Self {
+        WindowSpec { kind, offset, zone: WindowZone(None) }
+    }
+
     /// The windows `[start, end)` that contain `timestamp`, in the order Flink's window table
     /// function emits them (HOP: latest start first; CUMULATE: smallest end first).
     pub fn windows_of(&self, timestamp: i64) -> Vec<(i64, i64)> {
@@ -240,7 +295,7 @@ mod slicing_tests {
     const MIN: i64 = 60_000;
 
     fn spec(kind: WindowKind) -> WindowSpec {
-        WindowSpec { kind, offset: 0 }
+        WindowSpec::new(kind, 0)
     }
 
     #[test]
@@ -255,7 +310,7 @@ mod slicing_tests {
         );
         let cumulate = spec(WindowKind::Cumulate { max_size: 5 * MIN, step: MIN });
         assert_eq!(cumulate.windows_of(3 * MIN + 5), [(0, 4 * MIN), (0, 5 * MIN)]);
-        let offset = WindowSpec { kind: WindowKind::Tumble { size: MIN }, offset: 10_000 };
+        let offset = WindowSpec::new(WindowKind::Tumble { size: MIN }, 10_000);
         assert_eq!(offset.windows_of(5_000), [(-50_000, 10_000)]);
     }
 
@@ -267,7 +322,7 @@ mod slicing_tests {
             spec(WindowKind::Tumble { size: MIN }),
             spec(WindowKind::Hop { size: 2 * MIN, slide: MIN / 2 }),
             spec(WindowKind::Cumulate { max_size: 5 * MIN, step: MIN }),
-            WindowSpec { kind: WindowKind::Hop { size: 2 * MIN, slide: MIN }, offset: 7_000 },
+            WindowSpec::new(WindowKind::Hop { size: 2 * MIN, slide: MIN }, 7_000),
         ];
         for shape in shapes {
             for ts in (-300_000..300_000).step_by(7_919) {

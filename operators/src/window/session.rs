@@ -14,6 +14,7 @@ use weir_runtime::{Chunk, DataType, Result, RowKind, SubtaskInfo, Timestamp, Val
 
 use super::slices::{Calls, SliceAccumulators};
 use super::table_function::millis_of;
+use super::WindowZone;
 use super::{WindowOperator, Windows};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
@@ -41,6 +42,8 @@ pub struct SessionWindowAggregateSpec {
     /// Whether the query wrote it in the older syntax (`GROUP BY SESSION(ts, gap)`): Flink
     /// names it `GroupWindowAggregate` then.
     pub group_window: bool,
+    /// Where sessions meet instants (the session time zone over a TIMESTAMP_LTZ).
+    pub zone: WindowZone,
 }
 
 impl SessionWindowAggregateSpec {
@@ -124,6 +127,7 @@ impl Windows for SessionWindows {
     /// Adds one row to its key's sessions, merging the ones its window overlaps or touches.
     fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, _now: i64) -> Result<bool> {
         let Some(time) = millis_of(&row[self.spec.time_col]) else { return Ok(false) };
+        let (zone, time) = (self.spec.zone, self.spec.zone.local(time));
         self.key.clear();
         self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone()));
         let Self { sessions, calls, timers, key, scratch, spec } = self;
@@ -134,7 +138,7 @@ impl Windows for SessionWindows {
         let overlapping = |s: &Session| s.start <= end && s.end >= start;
         let merged_start = open.0.iter().filter(|s| overlapping(s)).map(|s| s.start).fold(start, i64::min);
         let merged_end = open.0.iter().filter(|s| overlapping(s)).map(|s| s.end).fold(end, i64::max);
-        if merged_end - 1 <= watermark {
+        if zone.fired(merged_end, watermark) {
             if open.0.is_empty() {
                 sessions.remove(key);
             }
@@ -159,7 +163,8 @@ impl Windows for SessionWindows {
 
     /// Emits every session whose end the watermark reached, earliest first.
     fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
-        while let Some((time, keys)) = self.timers.pop_due(watermark) {
+        let zone = self.spec.zone;
+        while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
                 let Some(open) = self.sessions.get_mut(&key, 0) else { continue };
                 let Some(at) = open.0.iter().position(|s| s.end - 1 == time) else { continue };
@@ -176,7 +181,7 @@ impl Windows for SessionWindows {
                     values.push(Value::Timestamp(Timestamp::from_millis(session.start)));
                     values.push(Value::Timestamp(Timestamp::from_millis(session.end)));
                     if self.spec.window_time {
-                        values.push(Value::Timestamp(Timestamp::from_millis(session.end - 1)));
+                        values.push(zone.window_time(session.end));
                     }
                 });
             }

@@ -15,7 +15,8 @@ pub struct WindowTableFunctionSpec {
     pub time_col: usize,
     /// The windows.
     pub window: WindowSpec,
-    /// Whether the time column is a TIMESTAMP_LTZ (then `window_time` is one too).
+    /// Whether the time column is a TIMESTAMP_LTZ (then `window_time` is one too, and the
+    /// windows follow `window.zone`).
     pub ltz: bool,
 }
 
@@ -57,17 +58,13 @@ impl Operator for WindowTableFunctionOperator {
         let mut emitted = Chunk::with_capacity(chunk.arity() + 3, chunk.len());
         for (kind, row) in chunk.rows() {
             let Some(time) = millis_of(&row[spec.time_col]) else { continue };
-            for (start, end) in spec.window.windows_of(time) {
+            let zone = spec.window.zone;
+            for (start, end) in spec.window.windows_of(zone.local(time)) {
                 emitted.push_with(kind, |values| {
                     values.extend_from_slice(row);
                     values.push(Value::Timestamp(Timestamp::from_millis(start)));
                     values.push(Value::Timestamp(Timestamp::from_millis(end)));
-                    let window_time = Timestamp::from_millis(end - 1);
-                    values.push(if spec.ltz {
-                        Value::TimestampLtz(window_time)
-                    } else {
-                        Value::Timestamp(window_time)
-                    });
+                    values.push(zone.window_time(end));
                 });
             }
         }
@@ -87,7 +84,7 @@ mod tests {
     fn each_row_goes_out_once_per_window_and_null_times_are_dropped() {
         let spec = WindowTableFunctionSpec {
             time_col: 1,
-            window: WindowSpec { kind: WindowKind::Hop { size: 120_000, slide: 60_000 }, offset: 0 },
+            window: WindowSpec::new(WindowKind::Hop { size: 120_000, slide: 60_000 }, 0),
             ltz: false,
         };
         let mut h = OperatorHarness::new(spec.build(&weir_runtime::SubtaskInfo::new("w", 0, 1)));

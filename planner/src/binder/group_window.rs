@@ -78,7 +78,7 @@ impl GroupWindow {
             "HOP" => WindowKind::Hop { slide: interval(1)?, size: interval(2)? },
             _ => WindowKind::Session { gap: interval(1)? },
         };
-        let window = WindowSpec { kind, offset: 0 };
+        let window = WindowSpec::new(kind, 0);
         let mut fields = plan.fields.clone();
         let mut columns = scope.columns;
         let timestamp = DataType::new(LogicalType::Timestamp(3)).not_null();

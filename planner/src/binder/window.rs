@@ -132,7 +132,7 @@ impl Binder<'_> {
             },
         };
         let offset = interval("OFFSET", args.offset)?.unwrap_or(0);
-        let window = WindowSpec { kind, offset };
+        let window = WindowSpec::new(kind, offset);
         let mut fields = input.fields.clone();
         let timestamp = DataType::new(LogicalType::Timestamp(3)).not_null();
         fields.push(Field::new("window_start", timestamp.clone()));
@@ -199,11 +199,7 @@ pub(super) fn time_attribute_column(scope: &Scope, column: &ast::Ident, at: &imp
     let (index, ty) = scope.resolve(std::slice::from_ref(column))?;
     let function = at;
     match ty.time_attribute {
-        Some(TimeAttribute::Rowtime) if matches!(ty.logical, LogicalType::Timestamp(_)) => Ok(index),
-        Some(TimeAttribute::Rowtime) => {
-            Err(unsupported_at(function, "Windows on a TIMESTAMP_LTZ time attribute (table.local-time-zone)"))
-        }
-        Some(TimeAttribute::Proctime) => Ok(index),
+        Some(TimeAttribute::Rowtime | TimeAttribute::Proctime) => Ok(index),
         None => Err(Error::validation(
             position_of(function),
             format!("The window function requires the timecol is a time attribute type, but is {ty}."),

@@ -144,7 +144,7 @@ pub(super) fn session_label(
         select.push(format!("{} AS {}", aggregate_text(c, column), f.name));
     }
     select.extend(properties(fields, spec.keys.len() + spec.calls.len(), spec.window_time));
-    let window = WindowSpec { kind: WindowKind::Session { gap: spec.gap }, offset: 0 };
+    let window = WindowSpec::new(WindowKind::Session { gap: spec.gap }, 0);
     let first = time_col(column, spec.time_col);
     format!(
         "WindowAggregate({}window=[{}], select=[{}])",

@@ -83,6 +83,7 @@ impl Physical<'_> {
                 retracting,
                 window_time,
                 group_window,
+                zone: window.zone,
             };
             return node(PhysicalKind::SessionWindowAggregate(spec), vec![exchange(input, keys)], fields);
         }

@@ -8,6 +8,7 @@
 //! | [`prune_columns`] | Calcite's field trimming, `PushProjectIntoTableSourceScanRule` | every node computes only the columns its consumers use; scans read only those |
 //! | [`push_filter_into_scan`] | `PushFilterIntoTableSourceScanRule` (key filters) | a filter pinning the whole primary key makes a scan that reads single keys a point query |
 //! | [`scan_changelog`] | `ScanTableSource#getChangelogMode` | each scan emits the changes its connector declares (inserts only when bounded) |
+//! | [`window_zone`] | (Flink's shift time zone) | windows over a TIMESTAMP_LTZ follow `table.local-time-zone` |
 //! | [`window_aggregate`] | `StreamPhysicalWindowAggregateRule` | a GROUP BY of `window_start` and `window_end` over a window table function is one window aggregate |
 //! | [`rank`] | `FlinkLogicalRankRule` | a filter on the rank of `ROW_NUMBER() OVER (…)` sets the ranks it keeps (a Top-N) |
 //! | [`window_rank`] | `StreamPhysicalWindowRankRule`, `StreamPhysicalWindowDeduplicateRule` | a Top-N partitioned by the windows its rows carry is a window Top-N, or a window deduplication |
@@ -25,6 +26,7 @@ pub mod split_aggregate;
 pub(crate) mod testing;
 pub mod window_aggregate;
 pub mod window_rank;
+pub mod window_zone;
 
 use weir_connectors::ConnectorRegistry;
 
@@ -32,13 +34,14 @@ use crate::error::Result;
 use crate::options::PlannerOptions;
 use crate::plan::Plan;
 
-/// The logical rewrites every plan goes through: window aggregates, Top-N ranges, column
+/// The logical rewrites every plan goes through: window time zones, window aggregates, Top-N ranges, column
 /// pruning, window Top-N, key filters into scans, the scans' changelogs, then the rules the
 /// options enable.
 ///
 /// # Errors
 /// A table whose connector refuses its options.
 pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistry) -> Result<Plan> {
+    let plan = window_zone::window_zone(plan, options.local_time_zone);
     let plan = filter_correlate::filter_correlate(plan);
     let plan = window_aggregate::window_aggregate(plan)?;
     let plan = rank::rank(plan)?;

@@ -68,7 +68,13 @@ impl KeyedTimers {
     /// fires when the watermark reaches its time), with their keys in no particular order.
     /// Call it until it returns `None` to fire every due timer in time order.
     pub fn pop_due(&mut self, watermark: i64) -> Option<(i64, Vec<Key>)> {
-        let time = self.next_time().filter(|&t| t <= watermark)?;
+        self.pop_due_by(|time| time <= watermark)
+    }
+
+    /// Removes and returns the timers of the earliest time when `due` says that time has come
+    /// (times in order: once one is not due, none after it is fired).
+    pub fn pop_due_by(&mut self, due: impl Fn(i64) -> bool) -> Option<(i64, Vec<Key>)> {
+        let time = self.next_time().filter(|&t| due(t))?;
         let keys: Vec<Key> = self.by_time.remove(&time).into_iter().flatten().collect();
         self.count -= keys.len();
         Some((time, keys))

@@ -106,10 +106,11 @@ fn the_json_execution_plan_lists_operators_with_their_ship_strategies() {
 
 /// A GROUP BY of `window_start` and `window_end` over a window function is a two-phase window
 /// aggregate; grouping by `window_start` alone is a regular aggregate over the window function,
-/// with updates, as the second source document warns.
+/// with updates, as the second source document warns; a SESSION function on its own is a
+/// WindowTableFunction after an exchange by its partition keys.
 #[test]
 fn window_aggregates_and_the_missing_window_end_plan_as_flinks() {
-    for case in ["window_agg", "window_agg_missing_end"] {
+    for case in ["window_agg", "window_agg_missing_end", "session_tvf"] {
         let (ours, theirs) = (explain(case), flink(case));
         for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
             assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");

@@ -57,8 +57,8 @@ pub use watermark_compacting_materializer::{
     OnConflict, WatermarkCompactingMaterializerOperator, WatermarkTimestampAssignerOperator,
 };
 pub use window::{
-    AttachedWindow, LocalWindowAggregateOperator, LocalWindowAggregateSpec, SessionWindowAggregateOperator,
-    SessionWindowAggregateSpec, WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec,
-    WindowDeduplicateOperator, WindowDeduplicateSpec, WindowKind, WindowRankOperator, WindowRankSpec, WindowSpec,
-    WindowTableFunctionOperator, WindowTableFunctionSpec, WindowZone,
+    AttachedWindow, LocalWindowAggregateOperator, LocalWindowAggregateSpec, SessionTableFunctionOperator,
+    SessionTableFunctionSpec, SessionWindowAggregateOperator, SessionWindowAggregateSpec, WindowAggregateInput,
+    WindowAggregateOperator, WindowAggregateSpec, WindowDeduplicateOperator, WindowDeduplicateSpec, WindowKind,
+    WindowRankOperator, WindowRankSpec, WindowSpec, WindowTableFunctionOperator, WindowTableFunctionSpec, WindowZone,
 };

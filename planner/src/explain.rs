@@ -326,6 +326,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
         }
         PhysicalKind::WindowTableFunction(spec) => window::table_function_label(spec, &column),
+        PhysicalKind::SessionWindowTableFunction(spec) => window::session_function_label(spec, &column),
         PhysicalKind::LocalWindowAggregate(spec) => window::local_label(spec, &node.fields, &column),
         PhysicalKind::GlobalWindowAggregate { spec, local_fields } => {
             window::global_label(spec, &node.fields, local_fields, &column)

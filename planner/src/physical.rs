@@ -80,6 +80,9 @@ pub enum PhysicalKind {
     },
     /// Appends the window columns to each row, once per window.
     WindowTableFunction(WindowTableFunctionSpec),
+    /// The SESSION window function on its own: each row with its session's window columns,
+    /// once the session has closed.
+    SessionWindowTableFunction(weir_operators::SessionTableFunctionSpec),
     /// First phase of a two-phase window aggregate: partial accumulators per key and slice.
     LocalWindowAggregate(LocalWindowAggregateSpec),
     /// Second phase: merges partial accumulators into slices and fires windows.
@@ -185,7 +188,7 @@ impl PhysicalNode {
             PhysicalKind::MiniBatchAssigner(_) => "MiniBatchAssigner",
             PhysicalKind::LocalGroupAggregate(_) => "LocalGroupAggregate",
             PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
-            PhysicalKind::WindowTableFunction(_) => "WindowTableFunction",
+            PhysicalKind::WindowTableFunction(_) | PhysicalKind::SessionWindowTableFunction(_) => "WindowTableFunction",
             PhysicalKind::LocalWindowAggregate(_) => "LocalWindowAggregate",
             PhysicalKind::GlobalWindowAggregate { .. } => "GlobalWindowAggregate",
             PhysicalKind::WindowAggregate(spec) => spec.name(),
@@ -342,6 +345,21 @@ impl<'a> Physical<'a> {
                 self.with_assigner(assigner)
             }
             Node::Aggregate { input, keys, calls } => self.aggregate(*input, keys, calls, fields, update_before),
+            Node::WindowTableFunction { input, time_col, window, partition, .. }
+                if matches!(window.kind, weir_operators::WindowKind::Session { .. }) =>
+            {
+                let input = self.physical(*input, update_before, false);
+                let weir_operators::WindowKind::Session { gap } = window.kind else { unreachable!("a SESSION window") };
+                let input_arity = input.fields.len();
+                let spec = weir_operators::SessionTableFunctionSpec {
+                    partition,
+                    time_col,
+                    gap,
+                    zone: window.zone,
+                    input_arity,
+                };
+                self.keyed_by_partition(input, PhysicalKind::SessionWindowTableFunction(spec), fields)
+            }
             Node::WindowTableFunction { input, time_col, window, .. } => {
                 let input = self.physical(*input, update_before, false);
                 let ltz = matches!(

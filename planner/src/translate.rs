@@ -163,6 +163,7 @@ impl<'a> Translator<'a> {
             PhysicalKind::GlobalGroupAggregate { spec, .. } => self.unary(node, "GlobalGroupAggregate", spec.factory()),
             PhysicalKind::FinalRows(spec) => self.unary(node, "FinalRows", spec.factory()),
             PhysicalKind::WindowTableFunction(spec) => self.unary(node, "WindowTableFunction", spec.factory()),
+            PhysicalKind::SessionWindowTableFunction(spec) => self.unary(node, "WindowTableFunction", spec.factory()),
             PhysicalKind::LocalWindowAggregate(spec) => self.unary(node, "LocalWindowAggregate", spec.factory()),
             PhysicalKind::SessionWindowAggregate(spec) => self.unary(node, spec.name(), spec.factory()),
             PhysicalKind::GlobalWindowAggregate { spec, .. } | PhysicalKind::WindowAggregate(spec) => {

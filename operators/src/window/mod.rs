@@ -18,6 +18,8 @@ mod local_aggregate;
 mod operator;
 mod rank;
 mod session;
+mod session_table_function;
+mod sessions;
 mod slices;
 mod table_function;
 
@@ -27,6 +29,7 @@ pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec
 pub use operator::{WindowOperator, Windows};
 pub use rank::{WindowRankOperator, WindowRankSpec};
 pub use session::{SessionWindowAggregateOperator, SessionWindowAggregateSpec};
+pub use session_table_function::{SessionTableFunctionOperator, SessionTableFunctionSpec};
 pub(crate) use table_function::millis_of;
 pub use table_function::{WindowTableFunctionOperator, WindowTableFunctionSpec};
 

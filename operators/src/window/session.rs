@@ -1,26 +1,18 @@
-//! WindowAggregate over `SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), gap)`: per key, a
-//! row opens the window `[ts, ts + gap)`, and windows that overlap or touch merge into one
-//! session (their accumulators merged), as Flink's merging window set does. A session is
-//! emitted once, as an insert, when the watermark reaches its end - 1. A row whose window,
-//! merged with the key's open sessions, would already have fired is late: dropped and counted.
-//!
-//! Per key the state holds its open sessions (keyed value state) and a timer per session end
-//! ([`KeyedTimers`]); both are checkpointed and restored by key ([`WindowOperator`] adds the watermark).
+//! WindowAggregate over `SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), gap)`: each session
+//! ([`super::sessions`]) holds its rows' accumulators, merged when sessions merge, and is emitted
+//! once, as an insert of the key, the aggregates, `window_start`, `window_end` (and
+//! `window_time`), when the watermark reaches its end - 1.
 
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
-use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::state::{KeyedTimers, StateValue, ValueState};
+use weir_runtime::state::StateValue;
 use weir_runtime::{Chunk, DataType, Result, RowKind, SubtaskInfo, Timestamp, Value};
 
+use super::sessions::{SessionContent, SessionShape, SessionWindows};
 use super::slices::{Calls, SliceAccumulators};
-use super::table_function::millis_of;
+use super::WindowOperator;
 use super::WindowZone;
-use super::{WindowOperator, Windows};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
-
-const SESSIONS: &str = "sessions";
-const TIMERS: &str = "session-timers";
 
 /// Everything a [`SessionWindowAggregateOperator`] is built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,156 +54,90 @@ impl OperatorSpec for SessionWindowAggregateSpec {
     type Operator = SessionWindowAggregateOperator;
 
     fn build(&self, _subtask: &SubtaskInfo) -> SessionWindowAggregateOperator {
-        WindowOperator::over(SessionWindows {
+        let shape = SessionShape {
+            name: self.name(),
+            keys: self.keys.clone(),
+            time_col: self.time_col,
+            gap: self.gap,
+            zone: self.zone,
+        };
+        let context = AggregateContext {
             calls: Calls::new(self.calls.clone(), self.arg_types.clone(), self.retracting),
-            spec: self.clone(),
-            sessions: ValueState::new(SESSIONS, None),
-            timers: KeyedTimers::new(TIMERS),
-            key: Vec::new(),
+            key_count: self.keys.len(),
+            window_time: self.window_time,
             scratch: Vec::new(),
-        })
-    }
-}
-
-/// One open session: `[start, end)` and its accumulators.
-#[derive(Debug, Clone)]
-struct Session {
-    start: i64,
-    end: i64,
-    accumulators: SliceAccumulators,
-}
-
-/// A key's open sessions, in no particular order.
-#[derive(Debug, Clone, Default)]
-struct Sessions(Vec<Session>);
-
-impl StateValue for Sessions {
-    fn encode(&self, out: &mut Encoder) {
-        out.u32(self.0.len() as u32);
-        for s in &self.0 {
-            out.i64(s.start);
-            out.i64(s.end);
-            s.accumulators.encode(out);
-        }
-    }
-
-    fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, DecodeError> {
-        (0..input.u32()?)
-            .map(|_| {
-                Ok(Session { start: input.i64()?, end: input.i64()?, accumulators: SliceAccumulators::decode(input)? })
-            })
-            .collect::<std::result::Result<_, _>>()
-            .map(Sessions)
+        };
+        WindowOperator::over(SessionWindows::new(shape, context))
     }
 }
 
 /// A window aggregate over sessions.
-pub type SessionWindowAggregateOperator = WindowOperator<SessionWindows>;
+pub type SessionWindowAggregateOperator = WindowOperator<SessionWindows<SessionAccumulators>>;
 
-/// Per key, its open sessions; see the module documentation.
+/// The accumulators of one session.
+#[derive(Debug, Clone)]
+pub struct SessionAccumulators(SliceAccumulators);
+
+impl StateValue for SessionAccumulators {
+    fn encode(&self, out: &mut Encoder) {
+        self.0.encode(out);
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, DecodeError> {
+        SliceAccumulators::decode(input).map(SessionAccumulators)
+    }
+}
+
+/// The aggregates a session computes, and the shape of its result.
 #[derive(Debug)]
-pub struct SessionWindows {
-    spec: SessionWindowAggregateSpec,
+pub struct AggregateContext {
     calls: Calls,
-    sessions: ValueState<Sessions>,
-    timers: KeyedTimers,
-    key: Vec<Value>,
+    key_count: usize,
+    window_time: bool,
     scratch: Vec<Value>,
 }
 
-impl Windows for SessionWindows {
-    fn name(&self) -> &'static str {
-        self.spec.name()
+impl SessionContent for SessionAccumulators {
+    type Context = AggregateContext;
+
+    fn of_row(context: &AggregateContext, kind: RowKind, row: &[Value]) -> Result<Self> {
+        let mut accumulators = SliceAccumulators::new(&context.calls);
+        accumulators.add_row(&context.calls, row, if kind.is_accumulate() { 1 } else { -1 });
+        Ok(SessionAccumulators(accumulators))
     }
 
-    /// Adds one row to its key's sessions, merging the ones its window overlaps or touches.
-    fn add(&mut self, kind: RowKind, row: &[Value], watermark: i64, _now: i64) -> Result<bool> {
-        let Some(time) = millis_of(&row[self.spec.time_col]) else { return Ok(false) };
-        let (zone, time) = (self.spec.zone, self.spec.zone.local(time));
-        self.key.clear();
-        self.key.extend(self.spec.keys.iter().map(|&k| row[k].clone()));
-        let Self { sessions, calls, timers, key, scratch, spec } = self;
-        let (start, end) = (time, time.saturating_add(spec.gap));
-        let Some(open) = sessions.get_mut_or_insert_with(key, 0, || Some(Sessions::default()))? else {
-            return Ok(false);
-        };
-        let overlapping = |s: &Session| s.start <= end && s.end >= start;
-        let merged_start = open.0.iter().filter(|s| overlapping(s)).map(|s| s.start).fold(start, i64::min);
-        let merged_end = open.0.iter().filter(|s| overlapping(s)).map(|s| s.end).fold(end, i64::max);
-        if zone.fired(merged_end, watermark) {
-            if open.0.is_empty() {
-                sessions.remove(key);
-            }
-            return Ok(true);
+    fn absorb(&mut self, context: &mut AggregateContext, other: Self) {
+        self.0.merge(&context.calls, &other.0, &mut context.scratch);
+    }
+
+    /// The key, the aggregates and the window columns, when the session holds rows.
+    fn emit(
+        self,
+        context: &AggregateContext,
+        key: &[Value],
+        (start, end): (i64, i64),
+        zone: WindowZone,
+        emitted: &mut Chunk,
+    ) {
+        if self.0.rows <= 0 {
+            return;
         }
-        let mut accumulators = SliceAccumulators::new(calls);
-        accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 });
-        let mut kept = Vec::with_capacity(open.0.len() + 1);
-        for session in open.0.drain(..) {
-            if overlapping(&session) {
-                timers.remove(key, session.end - 1);
-                accumulators.merge(calls, &session.accumulators, scratch);
-            } else {
-                kept.push(session);
+        emitted.push_with(RowKind::Insert, |values| {
+            values.extend_from_slice(key);
+            self.0.results(&context.calls, values);
+            values.push(Value::Timestamp(Timestamp::from_millis(start)));
+            values.push(Value::Timestamp(Timestamp::from_millis(end)));
+            if context.window_time {
+                values.push(zone.window_time(end));
             }
-        }
-        kept.push(Session { start: merged_start, end: merged_end, accumulators });
-        open.0 = kept;
-        timers.register(key, merged_end - 1);
-        Ok(false)
-    }
-
-    /// Emits every session whose end the watermark reached, earliest first.
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
-        let zone = self.spec.zone;
-        while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
-            for key in keys {
-                let Some(open) = self.sessions.get_mut(&key, 0) else { continue };
-                let Some(at) = open.0.iter().position(|s| s.end - 1 == time) else { continue };
-                let session = open.0.swap_remove(at);
-                if open.0.is_empty() {
-                    self.sessions.remove(&key);
-                }
-                if session.accumulators.rows <= 0 {
-                    continue;
-                }
-                emitted.push_with(RowKind::Insert, |values| {
-                    values.extend_from_slice(&key);
-                    session.accumulators.results(&self.calls, values);
-                    values.push(Value::Timestamp(Timestamp::from_millis(session.start)));
-                    values.push(Value::Timestamp(Timestamp::from_millis(session.end)));
-                    if self.spec.window_time {
-                        values.push(zone.window_time(session.end));
-                    }
-                });
-            }
-        }
-    }
-
-    fn arity(&self) -> usize {
-        self.spec.keys.len() + self.calls.calls.len() + 2 + usize::from(self.spec.window_time)
-    }
-
-    /// Every key's open sessions and their timers.
-    fn snapshot(&self, state: &mut StateWriter) {
-        self.sessions.snapshot(state, 0);
-        self.timers.snapshot(state);
-    }
-
-    fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
-        self.sessions.restore(states, info)?;
-        self.timers.restore(states, info)?;
-        let calls = &self.calls;
-        let mut fits = true;
-        self.sessions.retain(0, |_, s| {
-            fits &= s.0.iter().all(|s| s.accumulators.fits(calls));
-            true
         });
-        if !fits {
-            return Err(weir_runtime::Error::Restore(
-                "the state of WindowAggregate holds sessions of other aggregates".to_string(),
-            ));
-        }
-        Ok(())
+    }
+
+    fn arity(context: &AggregateContext) -> usize {
+        context.key_count + context.calls.calls.len() + 2 + usize::from(context.window_time)
+    }
+
+    fn fits(&self, context: &AggregateContext) -> bool {
+        self.0.fits(&context.calls)
     }
 }

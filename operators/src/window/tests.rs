@@ -75,7 +75,7 @@ pub(super) const SHAPES: [WindowSpec; 4] = [
 ];
 
 /// Random chunks of rows in disorder, each followed by the watermark `max ts - 3` when it rose.
-pub(super) fn random_input(rng: &mut rand::rngs::SmallRng) -> Vec<(Vec<(i32, i64, i64)>, Option<i64>)> {
+pub(crate) fn random_input(rng: &mut rand::rngs::SmallRng) -> Vec<(Vec<(i32, i64, i64)>, Option<i64>)> {
     let (mut clock, mut watermark) = (100, i64::MIN);
     let mut steps = Vec::new();
     for _ in 0..rng.random_range(5..40) {
@@ -155,7 +155,7 @@ fn recompute(spec: &WindowSpec, steps: &[(Vec<(i32, i64, i64)>, Option<i64>)]) -
     (expected, late)
 }
 
-pub(super) fn counted(lines: impl IntoIterator<Item = String>) -> BTreeMap<String, i64> {
+pub(crate) fn counted(lines: impl IntoIterator<Item = String>) -> BTreeMap<String, i64> {
     let mut table = BTreeMap::new();
     lines.into_iter().filter(|l| l.starts_with('+')).for_each(|l| *table.entry(l).or_insert(0) += 1);
     table

@@ -34,6 +34,21 @@ pub(super) fn table_function_label(
     format!("WindowTableFunction(window=[{}])", spec.window.explain(&time_col(column, spec.time_col)))
 }
 
+/// `WindowTableFunction(window=[SESSION(time_col=[ts], gap=[3 s], partition keys=[user_id])])`
+pub(super) fn session_function_label(
+    spec: &weir_operators::SessionTableFunctionSpec,
+    column: &dyn Fn(usize) -> String,
+) -> String {
+    let window = WindowSpec::new(WindowKind::Session { gap: spec.gap }, 0);
+    let mut text = window.explain(&time_col(column, spec.time_col));
+    text.pop();
+    if !spec.partition.is_empty() {
+        let keys: Vec<String> = spec.partition.iter().map(|&p| column(p)).collect();
+        text.push_str(&format!(", partition keys=[{}]", keys.join(", ")));
+    }
+    format!("WindowTableFunction(window=[{text})])")
+}
+
 pub(super) fn local_label(
     spec: &LocalWindowAggregateSpec,
     fields: &[Field],

@@ -8,7 +8,7 @@
 //! | TableSourceScan | the connector's (`scan.parallelism`, 1 for a managed table), else the default |
 //! | Values | 1 |
 //! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
-//! | WindowRank, WindowDeduplicate | 1 without partition columns, else the default |
+//! | WindowRank, WindowDeduplicate, a SESSION WindowTableFunction | 1 without partition columns, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
@@ -66,7 +66,9 @@ impl Distribution<'_> {
                 1
             }
             PhysicalKind::SessionWindowAggregate(spec) if spec.keys.is_empty() => 1,
-            kind @ (PhysicalKind::WindowRank { .. } | PhysicalKind::WindowDeduplicate(_)) => {
+            kind @ (PhysicalKind::WindowRank { .. }
+            | PhysicalKind::WindowDeduplicate(_)
+            | PhysicalKind::SessionWindowTableFunction(_)) => {
                 if super::rank::partition_of(kind).is_some_and(<[usize]>::is_empty) {
                     1
                 } else {

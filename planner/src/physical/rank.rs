@@ -1,6 +1,7 @@
-//! Physical planning of window Top-N and window deduplication: the operator after an exchange
+//! Physical planning of the operators keyed by a partition of windows — window Top-N, window
+//! deduplication and the SESSION window function on its own: the operator after an exchange
 //! hashing its partition columns (all rows to one subtask without any), as Flink plans
-//! `WindowRank` and `WindowDeduplicate`.
+//! `WindowRank`, `WindowDeduplicate` and a SESSION `WindowTableFunction`.
 
 use weir_runtime::{Field, ShipStrategy};
 
@@ -12,12 +13,13 @@ pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
     match kind {
         PhysicalKind::WindowRank { spec, .. } => Some(&spec.partition),
         PhysicalKind::WindowDeduplicate(spec) => Some(&spec.partition),
+        PhysicalKind::SessionWindowTableFunction(spec) => Some(&spec.partition),
         _ => None,
     }
 }
 
 impl Physical<'_> {
-    /// `kind` (a window Top-N or deduplication) over `input`, its rows exchanged by partition.
+    /// `kind` (keyed by a partition) over `input`, its rows exchanged by partition.
     pub(super) fn keyed_by_partition(
         &self,
         input: PhysicalNode,

@@ -20,18 +20,24 @@ use crate::plan::{Node, Plan};
 /// of its step (Flink's messages).
 pub fn window_aggregate(plan: Plan) -> Result<Plan> {
     let plan = merge_aggregates(plan)?;
-    if has_session_function(&plan) {
-        return Err(Error::Unsupported("A SESSION window function without GROUP BY window_start, window_end".into()));
-    }
+    check_sessions(&plan)?;
     Ok(plan)
 }
 
-/// Whether a SESSION window function is left that no window aggregate took.
-fn has_session_function(plan: &Plan) -> bool {
-    if let Node::WindowTableFunction { window: WindowSpec { kind: WindowKind::Session { .. }, .. }, .. } = plan.node {
-        return true;
+/// Refuses a SESSION window function left on its own over processing time.
+fn check_sessions(plan: &Plan) -> Result<()> {
+    if let Node::WindowTableFunction {
+        input,
+        time_col,
+        window: WindowSpec { kind: WindowKind::Session { .. }, .. },
+        ..
+    } = &plan.node
+    {
+        if input.fields[*time_col].data_type.time_attribute == Some(weir_runtime::types::TimeAttribute::Proctime) {
+            return Err(Error::Unsupported("SESSION windows of processing time".into()));
+        }
     }
-    plan.node.inputs().into_iter().any(has_session_function)
+    plan.node.inputs().into_iter().try_for_each(check_sessions)
 }
 
 fn merge_aggregates(plan: Plan) -> Result<Plan> {

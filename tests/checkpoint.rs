@@ -183,15 +183,9 @@ fn a_job_without_state_completes_checkpoints_with_empty_parts() {
     let _ = handle.wait();
 }
 
-#[test]
-fn periodic_checkpoints_are_written_and_the_newest_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let checkpointing = CheckpointConfig {
-        interval: Some(Duration::from_millis(20)),
-        num_retained: 2,
-        dir: Some(dir.path().to_path_buf()),
-        ..CheckpointConfig::default()
-    };
+/// Two endless sources hashed into two tallies, into a sink, checkpointing as `checkpointing`
+/// says; returned once three checkpoints have completed.
+fn counting_job(checkpointing: CheckpointConfig) -> job::JobHandle {
     let mut g = JobGraph::new();
     let source = g.add_source("Counting", 2, |_| Counting::endless());
     let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
@@ -201,6 +195,19 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
     let config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
     let handle = job::start(g, config).unwrap();
     wait_until("three checkpoints complete", || handle.completed_count() >= 3);
+    handle
+}
+
+#[test]
+fn periodic_checkpoints_are_written_and_the_newest_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpointing = CheckpointConfig {
+        interval: Some(Duration::from_millis(20)),
+        num_retained: 2,
+        dir: Some(dir.path().to_path_buf()),
+        ..CheckpointConfig::default()
+    };
+    let handle = counting_job(checkpointing);
     handle.cancel();
     let _ = handle.wait();
     // Cancelled: the checkpoints stay (RETAIN_ON_CANCELLATION), the newest two of them.
@@ -229,15 +236,7 @@ fn no_checkpoint_completes_after_the_savepoint_that_stops_the_job() {
             dir: Some(checkpoints.clone()),
             ..CheckpointConfig::default()
         };
-        let mut g = JobGraph::new();
-        let source = g.add_source("Counting", 2, |_| Counting::endless());
-        let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
-        let (sink, _rows) = collect(&mut g, 1);
-        g.connect(source, tally, ShipStrategy::Hash(vec![0]));
-        g.connect(tally, sink, ShipStrategy::Rebalance);
-        let config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
-        let handle = job::start(g, config).unwrap();
-        wait_until("checkpoints complete", || handle.completed_count() >= 3);
+        let handle = counting_job(checkpointing);
         let path = handle
             .stop_with_savepoint(&dir.path().join("savepoints"), "counting", Duration::from_secs(30))
             .unwrap()

@@ -18,6 +18,7 @@ pub mod filter;
 pub mod final_rows;
 pub mod global_group_aggregate;
 pub mod group_aggregate;
+pub mod join;
 pub mod keyed_process;
 pub mod local_group_aggregate;
 pub mod lookup;

@@ -1,0 +1,68 @@
+//! Joins of two streams. [`RegularJoinOperator`] is Flink's streaming `Join`: INNER, LEFT,
+//! RIGHT and FULL OUTER joins on equal keys with an optional extra condition, over inputs that
+//! insert, update and delete, emitting the changes of the joined result.
+
+mod regular;
+#[cfg(test)]
+mod tests;
+
+pub use regular::{RegularJoinOperator, RegularJoinSpec};
+
+/// Which rows a join keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinType {
+    /// Pairs that match.
+    Inner,
+    /// Pairs that match, and each left row without a match, padded with NULLs.
+    Left,
+    /// Pairs that match, and each right row without a match, padded with NULLs.
+    Right,
+    /// Pairs that match, and the rows of either side without a match, padded with NULLs.
+    Full,
+}
+
+impl JoinType {
+    /// Flink's name, as EXPLAIN prints it (`InnerJoin`, `LeftOuterJoin`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinType::Inner => "InnerJoin",
+            JoinType::Left => "LeftOuterJoin",
+            JoinType::Right => "RightOuterJoin",
+            JoinType::Full => "FullOuterJoin",
+        }
+    }
+
+    /// Whether the rows of side `input` (0 left, 1 right) without a match are kept.
+    pub fn is_outer(self, input: usize) -> bool {
+        match self {
+            JoinType::Inner => false,
+            JoinType::Left => input == 0,
+            JoinType::Right => input == 1,
+            JoinType::Full => true,
+        }
+    }
+}
+
+/// What one input's state holds per join key, as Flink sizes it (`JoinInputSideSpec`): the rows
+/// by their unique key when the input has one (and, when the join key contains it, one row per
+/// join key), else every distinct row with its count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JoinInputSideSpec {
+    /// The join key contains a unique key of the input: at most one row per join key.
+    JoinKeyContainsUniqueKey,
+    /// The input has a unique key (these columns) that the join key does not contain.
+    HasUniqueKey(Vec<usize>),
+    /// No unique key is known.
+    NoUniqueKey,
+}
+
+impl JoinInputSideSpec {
+    /// Flink's text of the spec, as EXPLAIN prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            JoinInputSideSpec::JoinKeyContainsUniqueKey => "JoinKeyContainsUniqueKey",
+            JoinInputSideSpec::HasUniqueKey(_) => "HasUniqueKey",
+            JoinInputSideSpec::NoUniqueKey => "NoUniqueKey",
+        }
+    }
+}

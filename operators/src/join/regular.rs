@@ -1,0 +1,238 @@
+//! The streaming regular join (Flink's `Join`): both inputs keyed by their join key, each side's
+//! rows kept in state, and every change of one side joined with the other side's rows of the
+//! same key that the extra condition accepts. Output rows are the left row's columns, then the
+//! right row's, NULLs standing in for the side an outer join found nothing on.
+//!
+//! Per side the state maps each distinct row of a key to how many times it is there and, for an
+//! outer side, to how many rows of the other side it joins with (its associations), as Flink's
+//! outer join state views keep them. The changes follow Flink's `StreamingJoinOperator`:
+//!
+//! - a row added on an outer side with no match emits `+I[row, NULLs]`; with matches, each match
+//!   that was alone on an outer other side retracts its padded row (`-D[NULLs, match]`) first,
+//!   then the pairs go out as `+I`;
+//! - a row added on an inner side emits its pairs with the row's own kind (`+I` or `+U`), or
+//!   `+I` when the other side is outer (retracting the padded rows as above);
+//! - a row retracted emits its pairs as `-D` (outer side) or with its own kind (`-U`, `-D`), its
+//!   padded row as `-D` when it had no match, and pads again (`+I[NULLs, match]`) each match of an
+//!   outer other side that it was the last association of.
+//!
+//! A row whose join key holds a NULL matches nothing (SQL's `=`), but is kept, so that an outer
+//! join retracts its padded row correctly.
+
+use std::time::Duration;
+
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::state::MapState;
+use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
+
+use super::{JoinInputSideSpec, JoinType};
+use crate::expr::Expr;
+use crate::spec::OperatorSpec;
+
+/// The state sections of the two sides.
+const SIDES: [&str; 2] = ["left-records", "right-records"];
+
+/// Everything a [`RegularJoinOperator`] is built from.
+#[derive(Debug, Clone)]
+pub struct RegularJoinSpec {
+    /// INNER, LEFT, RIGHT or FULL.
+    pub join_type: JoinType,
+    /// The join key columns of the left input and, in the same order, of the right input.
+    pub keys: [Vec<usize>; 2],
+    /// The number of columns of each input.
+    pub arities: [usize; 2],
+    /// A condition besides the equal keys, over the joined row (left columns, then right).
+    pub condition: Option<Expr>,
+    /// What each side's state holds, as Flink sizes it (shown by EXPLAIN).
+    pub sides: [JoinInputSideSpec; 2],
+    /// `table.exec.state.ttl`: a row not written for this long is forgotten.
+    pub state_ttl: Option<Duration>,
+}
+
+impl OperatorSpec for RegularJoinSpec {
+    type Operator = RegularJoinOperator;
+
+    fn build(&self, _subtask: &SubtaskInfo) -> RegularJoinOperator {
+        RegularJoinOperator {
+            records: SIDES.map(|name| MapState::new(name, self.state_ttl)),
+            spec: self.clone(),
+            key: Vec::new(),
+            joined: Vec::new(),
+        }
+    }
+}
+
+/// How many times a row is on its side, and how many rows of the other side it joins with.
+type Record = (u64, u64);
+
+/// The streaming regular join; see the module documentation.
+#[derive(Debug)]
+pub struct RegularJoinOperator {
+    spec: RegularJoinSpec,
+    records: [MapState<Box<[Value]>, Record>; 2],
+    key: Vec<Value>,
+    joined: Vec<Value>,
+}
+
+/// A row of the other side that matches, with its record.
+struct Match {
+    row: Box<[Value]>,
+    count: u64,
+    associations: u64,
+}
+
+impl RegularJoinOperator {
+    /// Pushes the joined row of `row` on side `side` and `other` (NULLs when `None`) into
+    /// `emitted` `times` times as `kind`.
+    fn emit(
+        &self,
+        emitted: &mut Chunk,
+        kind: RowKind,
+        side: usize,
+        row: Option<&[Value]>,
+        other: Option<&[Value]>,
+        times: u64,
+    ) {
+        let [left_arity, right_arity] = self.spec.arities;
+        let (left, right) = if side == 0 { (row, other) } else { (other, row) };
+        for _ in 0..times {
+            emitted.push_with(kind, |values| {
+                match left {
+                    Some(l) => values.extend_from_slice(l),
+                    None => values.extend(std::iter::repeat_n(Value::Null, left_arity)),
+                }
+                match right {
+                    Some(r) => values.extend_from_slice(r),
+                    None => values.extend(std::iter::repeat_n(Value::Null, right_arity)),
+                }
+            });
+        }
+    }
+
+    /// The rows of the other side of `side` with key `self.key` that the condition accepts
+    /// joined with `row`.
+    fn matches(&mut self, side: usize, row: &[Value], now: i64) -> Result<Vec<Match>> {
+        if self.key.iter().any(Value::is_null) {
+            return Ok(Vec::new());
+        }
+        let other = 1 - side;
+        let mut found = Vec::new();
+        for (candidate, &(count, associations)) in self.records[other].entries(&self.key, now) {
+            if let Some(condition) = &self.spec.condition {
+                self.joined.clear();
+                let (left, right) = if side == 0 { (row, &candidate[..]) } else { (&candidate[..], row) };
+                self.joined.extend_from_slice(left);
+                self.joined.extend_from_slice(right);
+                let accepted = condition.eval(&self.joined).map_err(|e| weir_runtime::Error::execution(e.0))?;
+                if accepted != Value::Boolean(true) {
+                    continue;
+                }
+            }
+            found.push(Match { row: candidate.clone(), count, associations });
+        }
+        Ok(found)
+    }
+
+    /// Changes the associations of each match (on the other side of `side`) by `delta`.
+    fn associate(&mut self, side: usize, matches: &[Match], delta: i64, now: i64) -> Result<()> {
+        for m in matches {
+            let record = self.records[1 - side].get_mut_or_insert_with(&self.key, m.row.clone(), now, || None)?;
+            if let Some(record) = record {
+                record.1 = record.1.saturating_add_signed(delta);
+            }
+        }
+        Ok(())
+    }
+
+    fn accumulate(&mut self, side: usize, kind: RowKind, row: &[Value], now: i64, emitted: &mut Chunk) -> Result<()> {
+        let matches = self.matches(side, row, now)?;
+        let (outer, other_outer) = (self.spec.join_type.is_outer(side), self.spec.join_type.is_outer(1 - side));
+        if outer && matches.is_empty() {
+            self.emit(emitted, RowKind::Insert, side, Some(row), None, 1);
+        }
+        if other_outer {
+            for m in matches.iter().filter(|m| m.associations == 0) {
+                self.emit(emitted, RowKind::Delete, 1 - side, Some(&m.row), None, m.count);
+            }
+            self.associate(side, &matches, 1, now)?;
+        }
+        let pair_kind = if outer || other_outer { RowKind::Insert } else { kind };
+        for m in &matches {
+            self.emit(emitted, pair_kind, side, Some(row), Some(&m.row), m.count);
+        }
+        let associations: u64 = matches.iter().map(|m| m.count).sum();
+        let record =
+            self.records[side].get_mut_or_insert_with(&self.key, row.into(), now, || Some((0, associations)))?;
+        if let Some(record) = record {
+            record.0 += 1;
+            record.1 = associations;
+        }
+        Ok(())
+    }
+
+    fn retract(&mut self, side: usize, kind: RowKind, row: &[Value], now: i64, emitted: &mut Chunk) -> Result<()> {
+        let key: Box<[Value]> = row.into();
+        let mut gone = false;
+        if let Some(record) = self.records[side].get_mut_or_insert_with(&self.key, key.clone(), now, || None)? {
+            record.0 = record.0.saturating_sub(1);
+            gone = record.0 == 0;
+        }
+        if gone {
+            self.records[side].remove(&self.key, &key);
+        }
+        let matches = self.matches(side, row, now)?;
+        let (outer, other_outer) = (self.spec.join_type.is_outer(side), self.spec.join_type.is_outer(1 - side));
+        if outer && matches.is_empty() {
+            self.emit(emitted, RowKind::Delete, side, Some(row), None, 1);
+        }
+        let pair_kind = if outer || other_outer { RowKind::Delete } else { kind };
+        for m in &matches {
+            self.emit(emitted, pair_kind, side, Some(row), Some(&m.row), m.count);
+        }
+        if other_outer {
+            for m in matches.iter().filter(|m| m.associations == 1) {
+                self.emit(emitted, RowKind::Insert, 1 - side, Some(&m.row), None, m.count);
+            }
+            self.associate(side, &matches, -1, now)?;
+        }
+        Ok(())
+    }
+}
+
+impl Operator for RegularJoinOperator {
+    fn name(&self) -> &str {
+        "Join"
+    }
+
+    fn process_chunk(&mut self, input: usize, chunk: Chunk, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        let side = input.min(1);
+        let now = ctx.processing_time();
+        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], chunk.len());
+        for (kind, row) in chunk.rows() {
+            self.key.clear();
+            self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
+            if kind.is_accumulate() {
+                self.accumulate(side, kind, row, now, &mut emitted)?;
+            } else {
+                self.retract(side, kind, row, now, &mut emitted)?;
+            }
+        }
+        if !emitted.is_empty() {
+            out.collect(emitted);
+        }
+        Ok(())
+    }
+
+    /// Both sides' rows with their counts and associations.
+    fn snapshot_state(&mut self, _: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        let now = ctx.processing_time();
+        self.records.iter().for_each(|side| side.snapshot(state, now));
+        Ok(())
+    }
+
+    /// The rows of the join keys this subtask owns now.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        let info = ctx.subtask().clone();
+        self.records.iter_mut().try_for_each(|side| side.restore(states, &info))
+    }
+}

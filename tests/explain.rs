@@ -154,6 +154,22 @@ fn legacy_group_windows_plan_as_flinks_group_window_aggregate() {
     }
 }
 
+/// A LEFT JOIN of an insert-only input and an aggregate is a `Join` after hash exchanges on the
+/// join keys, each side's state sized by its unique key (`JoinKeyContainsUniqueKey` for the
+/// aggregate's), as Flink plans it. The execution plan is Flink's line for line; the physical
+/// plan has its shape, but not yet its changelog modes: Flink lets the aggregate send upserts
+/// (`[I,UA]`) to a side whose join key holds its unique key and emits `[I,UA,D]`, where weir
+/// asks for update-befores and emits `[I,D]`.
+#[test]
+fn regular_joins_plan_as_flinks() {
+    let case = "regular_join";
+    let (ours, theirs) = (explain(case), flink(case));
+    let name = "Optimized Execution Plan";
+    assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+    let name = "Optimized Physical Plan";
+    assert_eq!(shape(&section(&ours, name)), shape(&section(&theirs, name)), "{case}: {name}");
+}
+
 /// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
 /// the Calc kept), and a statement set shares a scan only between equal filters.
 #[test]

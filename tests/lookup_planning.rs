@@ -118,7 +118,7 @@ fn planning_errors_say_what_is_wrong_and_where() {
         .contains("connector 'datagen' of table 'default_catalog.default_database.MyTable' offers no lookups"));
     assert!(error("SELECT * FROM MyTable AS T JOIN AsyncLookupTable FOR SYSTEM_TIME AS OF T.a AS D ON T.a = D.id")
         .contains("only supports 'FOR SYSTEM_TIME AS OF' left table's time attribute field"));
-    assert!(error("SELECT * FROM MyTable AS T JOIN AsyncLookupTable AS D ON T.a = D.id").contains("Regular joins"));
+    assert!(error("SELECT * FROM MyTable AS T JOIN AsyncLookupTable AS D USING (a)").contains("Joins without an ON"));
     assert!(error(&LEFT_JOIN.replacen("SELECT", "SELECT /*+ LOOKUP('capacity'='x') */", 1))
         .contains("Invalid LOOKUP hint: incomplete required option(s): 'table'"));
     assert!(error(&LEFT_JOIN.replacen("SELECT", "SELECT /*+ LOOKUP('table'='D', 'capacity'='x') */", 1))

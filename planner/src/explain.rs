@@ -209,7 +209,11 @@ fn correlates_in(node: &PhysicalNode) -> usize {
 
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
-    let input_fields = node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default();
+    // A join's expressions read its inputs' columns one after the other.
+    let input_fields: Vec<Field> = match node.kind {
+        PhysicalKind::Join(_) => node.inputs.iter().flat_map(|i| i.fields.clone()).collect(),
+        _ => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
+    };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
         PhysicalKind::TableSourceScan { table, projection, key, filter, projected } => {
@@ -335,6 +339,16 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::SessionWindowAggregate(spec) => window::session_label(spec, &node.fields, &column),
         PhysicalKind::WindowRank { spec, rank_type } => rank::window_rank_label(spec, *rank_type, &column),
         PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
+        PhysicalKind::Join(spec) => {
+            let condition = spec.condition.as_ref().map_or("true".to_string(), |c| expression(c, &column, infix));
+            format!(
+                "Join(joinType=[{}], where=[{condition}], select=[{}], leftInputSpec=[{}], rightInputSpec=[{}])",
+                spec.join_type.name(),
+                names(&node.fields),
+                spec.sides[0].name(),
+                spec.sides[1].name()
+            )
+        }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {
             Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
@@ -411,6 +425,15 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
         }
         Node::WindowAggregate { input, keys, calls, window, time_col, .. } => {
             window::logical_aggregate_label(plan, input, keys, calls, window, *time_col)
+        }
+        Node::Join { join_type, condition, .. } => {
+            let kind = match join_type {
+                weir_operators::join::JoinType::Inner => "inner",
+                weir_operators::join::JoinType::Left => "left",
+                weir_operators::join::JoinType::Right => "right",
+                weir_operators::join::JoinType::Full => "full",
+            };
+            format!("LogicalJoin(condition=[{}], joinType=[{kind}])", expression(condition, &dollar, false))
         }
         Node::Rank { rank_type, range, partition, order, .. } => {
             rank::logical_rank_label("LogicalRank", *rank_type, *range, partition, order)

@@ -22,6 +22,7 @@ use weir_runtime::{Field, ShipStrategy, Value};
 
 pub mod aggregate;
 pub mod distribution;
+mod join;
 mod lookup;
 mod rank;
 pub mod sink;
@@ -105,6 +106,8 @@ pub enum PhysicalKind {
     },
     /// Window deduplication over rows that carry their window.
     WindowDeduplicate(weir_operators::WindowDeduplicateSpec),
+    /// A regular join of its two inputs (left, then right).
+    Join(weir_operators::join::RegularJoinSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
@@ -195,6 +198,7 @@ impl PhysicalNode {
             PhysicalKind::SessionWindowAggregate(spec) => spec.name(),
             PhysicalKind::WindowRank { .. } => "WindowRank",
             PhysicalKind::WindowDeduplicate(_) => "WindowDeduplicate",
+            PhysicalKind::Join(_) => "Join",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
@@ -407,6 +411,9 @@ impl<'a> Physical<'a> {
                 self.keyed_by_partition(input, PhysicalKind::WindowDeduplicate(spec), fields)
             }
             Node::Rank { .. } => unreachable!("the window rank rule plans every rank or refuses it"),
+            Node::Join { left, right, join_type, condition } => {
+                self.join(join::JoinParts { left: *left, right: *right, join_type, condition }, fields)
+            }
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
                 let parts = lookup::LookupJoinParts {
                     input: *input,

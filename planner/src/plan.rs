@@ -3,6 +3,7 @@
 use weir_connectors::TableDescriptor;
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
+use weir_operators::join::JoinType;
 use weir_operators::ranking::{RankRange, RankType, SortKey};
 use weir_operators::{AttachedWindow, LookupJoinType, WindowSpec};
 use weir_runtime::{Field, Value};
@@ -155,6 +156,19 @@ pub enum Node {
         /// Where the rows carry their window.
         window: AttachedWindow,
     },
+    /// A regular join: the left input's columns, then the right input's, for each pair the
+    /// condition accepts (and, for an outer join, each row of an outer side without a match,
+    /// padded with NULLs).
+    Join {
+        /// The left input.
+        left: Box<Plan>,
+        /// The right input.
+        right: Box<Plan>,
+        /// INNER, LEFT, RIGHT or FULL.
+        join_type: JoinType,
+        /// The ON condition, over the joined row.
+        condition: Expr,
+    },
     /// UNION ALL of inputs with equal column types.
     Union {
         /// The inputs.
@@ -209,6 +223,7 @@ impl Node {
             | Node::WindowDeduplicate { input, .. }
             | Node::Unnest { input, .. }
             | Node::LookupJoin { input, .. } => vec![input],
+            Node::Join { left, right, .. } => vec![left, right],
             Node::Union { inputs } => inputs.iter().collect(),
             Node::Scan { .. } | Node::Values { .. } => Vec::new(),
         }
@@ -248,6 +263,9 @@ impl Node {
             },
             Node::WindowDeduplicate { input, partition, time_col, keep_last, window } => {
                 Node::WindowDeduplicate { input: Box::new(f(*input)?), partition, time_col, keep_last, window }
+            }
+            Node::Join { left, right, join_type, condition } => {
+                Node::Join { left: Box::new(f(*left)?), right: Box::new(f(*right)?), join_type, condition }
             }
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
             Node::Unnest { input, collection, left, ordinality } => {
@@ -305,6 +323,9 @@ impl Plan {
             Node::Aggregate { .. } | Node::Rank { .. } => false,
             Node::WindowAggregate { .. } | Node::WindowRank { .. } | Node::WindowDeduplicate { .. } => true,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
+            Node::Join { left, right, join_type, .. } => {
+                *join_type == JoinType::Inner && left.is_insert_only() && right.is_insert_only()
+            }
         }
     }
 
@@ -313,6 +334,10 @@ impl Plan {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
             Node::Rank { .. } => Some("Rank"),
+            Node::Join { join_type: weir_operators::join::JoinType::Inner, left, right, .. } => {
+                left.updating_node().or_else(|| right.updating_node())
+            }
+            Node::Join { .. } => Some("Join"),
             Node::Scan { changelog, .. } if !changelog.is_insert_only() => Some("TableSourceScan"),
             Node::Calc { input, .. }
             | Node::WatermarkAssigner { input, .. }

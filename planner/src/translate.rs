@@ -180,6 +180,18 @@ impl<'a> Translator<'a> {
                 self.unary(node, "WindowRank", spec.factory())
             }
             PhysicalKind::WindowDeduplicate(spec) => self.unary(node, "WindowDeduplicate", spec.factory()),
+            PhysicalKind::Join(spec) => {
+                let (left, right) = (self.translate(&node.inputs[0])?, self.translate(&node.inputs[1])?);
+                let parallelism = node.parallelism;
+                let vertex = self.graph.add_vertex(Vertex {
+                    name: "Join".to_string(),
+                    parallelism,
+                    kind: VertexKind::Operator(spec.factory()),
+                });
+                self.graph.connect_input(left.vertex, vertex, 0, edge(&left, parallelism));
+                self.graph.connect_input(right.vertex, vertex, 1, edge(&right, parallelism));
+                Ok(Output { vertex, parallelism, exchange: None })
+            }
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

@@ -5,6 +5,7 @@ mod expr;
 mod group_window;
 mod lookup_join;
 mod over;
+mod regular_join;
 mod scope;
 pub(crate) mod sink_rows;
 mod unnest;
@@ -229,10 +230,13 @@ impl<'a> Binder<'a> {
                 let (mut plan, qualifier) = self.bind_table_factor(&single.relation)?;
                 let mut scope = Scope::new(&plan.fields, qualifier.as_deref());
                 for join in &single.joins {
+                    let lookup = matches!(join.relation, TableFactor::Table { version: Some(_), .. });
                     (plan, scope) = if unnest::is_unnest(join) {
                         self.bind_unnest(plan, scope, join)?
-                    } else {
+                    } else if lookup {
                         self.bind_lookup_join(plan, scope, join)?
+                    } else {
+                        self.bind_regular_join(plan, scope, join)?
                     };
                 }
                 Ok((plan, scope))

@@ -9,6 +9,7 @@
 //! | Values | 1 |
 //! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
 //! | WindowRank, WindowDeduplicate, a SESSION WindowTableFunction | 1 without partition columns, else the default |
+//! | Join | 1 without join keys, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
@@ -66,6 +67,8 @@ impl Distribution<'_> {
                 1
             }
             PhysicalKind::SessionWindowAggregate(spec) if spec.keys.is_empty() => 1,
+            PhysicalKind::Join(spec) if spec.keys[0].is_empty() => 1,
+            PhysicalKind::Join(_) => self.parallelism,
             kind @ (PhysicalKind::WindowRank { .. }
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::SessionWindowTableFunction(_)) => {

@@ -204,6 +204,30 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             };
             (Plan { node, fields: new_fields }, mapping)
         }
+        // Each side keeps what is required above of it and what the condition reads.
+        Node::Join { left, right, join_type, condition } => {
+            let left_width = left.fields.len();
+            let mut used = required.to_vec();
+            condition.mark_columns(&mut used);
+            let (left, left_map) = prune(*left, &used[..left_width]);
+            let (right, right_map) = prune(*right, &used[left_width..]);
+            let new_left = left.fields.len();
+            let mapping: Vec<Option<usize>> =
+                left_map.iter().copied().chain(right_map.iter().map(|m| m.map(|i| i + new_left))).collect();
+            let mut new_fields = Vec::new();
+            for (old, target) in mapping.iter().enumerate() {
+                if target.is_some() {
+                    new_fields.push(fields[old].clone());
+                }
+            }
+            let node = Node::Join {
+                condition: condition.remap(&mapping),
+                left: Box::new(left),
+                right: Box::new(right),
+                join_type,
+            };
+            (Plan { node, fields: new_fields }, mapping)
+        }
         // Planned after pruning: kept as they are.
         node @ (Node::WindowRank { .. } | Node::WindowDeduplicate { .. }) => {
             let n = fields.len();

@@ -1,0 +1,49 @@
+//! Binding of regular joins: `FROM a [INNER | LEFT | RIGHT | FULL [OUTER]] JOIN b ON …` between
+//! tables, views or subqueries (a right side read `FOR SYSTEM_TIME AS OF` is a lookup join,
+//! bound elsewhere). The joined rows are the left side's columns, then the right side's; an outer
+//! join makes the other side's columns nullable, and time attributes are plain timestamps after
+//! a regular join, as in Flink.
+
+use sqlparser::ast::{self, JoinConstraint, JoinOperator};
+use weir_operators::join::JoinType;
+use weir_runtime::Field;
+
+use super::expr::{expect_condition, ExprBinder};
+use super::scope::Scope;
+use super::Binder;
+use crate::error::Result;
+use crate::plan::{Node, Plan};
+
+impl Binder<'_> {
+    /// Joins `left` (visible through `scope`) with the table of `join`.
+    pub(super) fn bind_regular_join(&mut self, left: Plan, scope: Scope, join: &ast::Join) -> Result<(Plan, Scope)> {
+        let (join_type, constraint) = match &join.join_operator {
+            JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, c),
+            JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, c),
+            JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, c),
+            JoinOperator::FullOuter(c) => (JoinType::Full, c),
+            _ => return Err(self.unsupported_join(join, "Joins other than INNER, LEFT, RIGHT and FULL OUTER")),
+        };
+        let JoinConstraint::On(on) = constraint else {
+            return Err(self.unsupported_join(join, "Joins without an ON condition"));
+        };
+        let (right, qualifier) = self.bind_table_factor(&join.relation)?;
+        let mut joined = scope;
+        joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
+        let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
+        expect_condition(&condition, "ON", on)?;
+        let plain = |f: &Field, nullable: bool| {
+            let mut field = f.clone();
+            field.data_type.time_attribute = None;
+            field.data_type.nullable |= nullable;
+            field
+        };
+        let mut fields: Vec<Field> = left.fields.iter().map(|f| plain(f, join_type.is_outer(1))).collect();
+        fields.extend(right.fields.iter().map(|f| plain(f, join_type.is_outer(0))));
+        for (column, field) in joined.columns.iter_mut().zip(&fields) {
+            column.data_type = field.data_type.clone();
+        }
+        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition };
+        Ok((Plan { node, fields }, joined))
+    }
+}

@@ -209,9 +209,9 @@ fn correlates_in(node: &PhysicalNode) -> usize {
 
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
-    // A join's expressions read its inputs' columns one after the other.
+    // A join's expressions read its joined row: its own columns, named unique.
     let input_fields: Vec<Field> = match node.kind {
-        PhysicalKind::Join(_) => node.inputs.iter().flat_map(|i| i.fields.clone()).collect(),
+        PhysicalKind::Join(_) => node.fields.clone(),
         _ => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());

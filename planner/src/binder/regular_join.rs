@@ -14,6 +14,20 @@ use super::Binder;
 use crate::error::Result;
 use crate::plan::{Node, Plan};
 
+/// Makes the names of the joined row unique as Calcite does: a name taken before gets the first
+/// number from 0 that makes it unique (`window_start`, `window_start0`). Names in the query
+/// still resolve through the sides' qualifiers.
+fn uniquify(fields: &mut [Field]) {
+    let mut taken = std::collections::HashSet::new();
+    for field in fields.iter_mut() {
+        if !taken.insert(field.name.clone()) {
+            let name = (0..).map(|i| format!("{}{i}", field.name)).find(|n| !taken.contains(n)).unwrap_or_default();
+            taken.insert(name.clone());
+            field.name = name;
+        }
+    }
+}
+
 impl Binder<'_> {
     /// Joins `left` (visible through `scope`) with the table of `join`.
     pub(super) fn bind_regular_join(&mut self, left: Plan, scope: Scope, join: &ast::Join) -> Result<(Plan, Scope)> {
@@ -40,6 +54,7 @@ impl Binder<'_> {
         };
         let mut fields: Vec<Field> = left.fields.iter().map(|f| plain(f, join_type.is_outer(1))).collect();
         fields.extend(right.fields.iter().map(|f| plain(f, join_type.is_outer(0))));
+        uniquify(&mut fields);
         for (column, field) in joined.columns.iter_mut().zip(&fields) {
             column.data_type = field.data_type.clone();
         }

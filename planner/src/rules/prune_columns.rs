@@ -165,7 +165,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 window,
                 group_window,
             };
-            (Plan { node, fields: new_fields }, mapping)
+            narrowed(Plan { node, fields: new_fields }, mapping, required)
         }
         Node::WindowAggregate { input, keys, calls, window, time_col, window_time, group_window } => {
             let (input, keys, calls, time_col) = prune_aggregate(*input, keys, calls, Some(time_col));
@@ -240,6 +240,20 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node, fields }, identity(n))
         }
     }
+}
+
+/// `plan` (whose columns the old ones went to as `mapping` says) narrowed by a Calc to the
+/// `required` old columns when it has more (a window function passes every column on; Flink
+/// narrows right above it).
+fn narrowed(plan: Plan, mapping: Vec<Option<usize>>, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
+    let kept: Vec<usize> = (0..mapping.len()).filter(|&i| required[i]).filter_map(|i| mapping[i]).collect();
+    if kept.len() == plan.fields.len() {
+        return (plan, mapping);
+    }
+    let projections = kept.iter().map(|&i| Expr::column(i, plan.fields[i].data_type.clone())).collect();
+    let fields = kept.iter().map(|&i| plan.fields[i].clone()).collect();
+    let mapping = mapping.iter().map(|m| m.and_then(|t| kept.iter().position(|&k| k == t))).collect();
+    (Plan { node: Node::Calc { input: Box::new(plan), projections, condition: None }, fields }, mapping)
 }
 
 /// The input of a rank pruned to `required`, but for a window table function right below (or

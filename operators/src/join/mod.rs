@@ -1,6 +1,7 @@
 //! Joins of two streams. [`RegularJoinOperator`] is Flink's streaming `Join`: INNER, LEFT,
-//! RIGHT and FULL OUTER joins on equal keys with an optional extra condition, over inputs that
-//! insert, update and delete, emitting the changes of the joined result.
+//! RIGHT and FULL OUTER joins on equal keys with an optional extra condition, and the left semi
+//! and anti joins of `IN` and `EXISTS`, over inputs that insert, update and delete, emitting the
+//! changes of the joined result.
 
 mod regular;
 #[cfg(test)]
@@ -19,6 +20,10 @@ pub enum JoinType {
     Right,
     /// Pairs that match, and the rows of either side without a match, padded with NULLs.
     Full,
+    /// The left rows that have a match (`IN`, `EXISTS`), with the left columns only.
+    LeftSemi,
+    /// The left rows that have no match (`NOT EXISTS`), with the left columns only.
+    LeftAnti,
 }
 
 impl JoinType {
@@ -29,13 +34,20 @@ impl JoinType {
             JoinType::Left => "LeftOuterJoin",
             JoinType::Right => "RightOuterJoin",
             JoinType::Full => "FullOuterJoin",
+            JoinType::LeftSemi => "LeftSemiJoin",
+            JoinType::LeftAnti => "LeftAntiJoin",
         }
+    }
+
+    /// Whether only the left rows come out (a semi or anti join).
+    pub fn keeps_left_only(self) -> bool {
+        matches!(self, JoinType::LeftSemi | JoinType::LeftAnti)
     }
 
     /// Whether the rows of side `input` (0 left, 1 right) without a match are kept.
     pub fn is_outer(self, input: usize) -> bool {
         match self {
-            JoinType::Inner => false,
+            JoinType::Inner | JoinType::LeftSemi | JoinType::LeftAnti => false,
             JoinType::Left => input == 0,
             JoinType::Right => input == 1,
             JoinType::Full => true,

@@ -16,6 +16,11 @@
 //!   padded row as `-D` when it had no match, and pads again (`+I[NULLs, match]`) each match of an
 //!   outer other side that it was the last association of.
 //!
+//! A semi join (anti join) emits a left row, with its own kind, while it has matches (has none):
+//! a left row comes out when it is added with (without) a match, and goes when it is retracted;
+//! a right row that gives a left row its first match inserts (retracts) that row, and one that
+//! takes its last match away retracts (inserts) it again, as Flink's semi/anti join operator.
+//!
 //! A row whose join key holds a NULL matches nothing (SQL's `=`), but is kept, so that an outer
 //! join retracts its padded row correctly.
 
@@ -83,7 +88,7 @@ struct Match {
 
 impl RegularJoinOperator {
     /// Pushes the joined row of `row` on side `side` and `other` (NULLs when `None`) into
-    /// `emitted` `times` times as `kind`.
+    /// `emitted` `times` times as `kind` (the left row alone for a semi or anti join).
     fn emit(
         &self,
         emitted: &mut Chunk,
@@ -95,6 +100,12 @@ impl RegularJoinOperator {
     ) {
         let [left_arity, right_arity] = self.spec.arities;
         let (left, right) = if side == 0 { (row, other) } else { (other, row) };
+        if self.spec.join_type.keeps_left_only() {
+            for _ in 0..times {
+                emitted.push(kind, left.unwrap_or_default());
+            }
+            return;
+        }
         for _ in 0..times {
             emitted.push_with(kind, |values| {
                 match left {
@@ -140,6 +151,48 @@ impl RegularJoinOperator {
             if let Some(record) = record {
                 record.1 = record.1.saturating_add_signed(delta);
             }
+        }
+        Ok(())
+    }
+
+    /// A change of a semi or anti join: the left rows it lets through or holds back.
+    fn semi_anti(&mut self, side: usize, kind: RowKind, row: &[Value], now: i64, emitted: &mut Chunk) -> Result<()> {
+        let semi = self.spec.join_type == JoinType::LeftSemi;
+        let accumulate = kind.is_accumulate();
+        let matches = self.matches(side, row, now)?;
+        if side == 0 {
+            let associations: u64 = matches.iter().map(|m| m.count).sum();
+            if semi == (associations > 0) {
+                self.emit(emitted, kind, 0, Some(row), None, 1);
+            }
+            return self.store(0, accumulate, row, associations, now);
+        }
+        self.store(1, accumulate, row, 0, now)?;
+        // The left rows whose first match this is (or whose last match goes).
+        let turning = if accumulate { 0 } else { 1 };
+        let appears = semi == accumulate;
+        for m in matches.iter().filter(|m| m.associations == turning) {
+            let kind = if appears { RowKind::Insert } else { RowKind::Delete };
+            self.emit(emitted, kind, 0, Some(&m.row), None, m.count);
+        }
+        self.associate(side, &matches, if accumulate { 1 } else { -1 }, now)
+    }
+
+    /// Adds `row` to (or, not `accumulate`, takes it from) the state of `side`, a left row with
+    /// its `associations`.
+    fn store(&mut self, side: usize, accumulate: bool, row: &[Value], associations: u64, now: i64) -> Result<()> {
+        let key: Box<[Value]> = row.into();
+        let record =
+            self.records[side].get_mut_or_insert_with(&self.key, key.clone(), now, || accumulate.then_some((0, 0)))?;
+        let Some(record) = record else { return Ok(()) };
+        if accumulate {
+            record.0 += 1;
+            record.1 = associations;
+            return Ok(());
+        }
+        record.0 = record.0.saturating_sub(1);
+        if record.0 == 0 {
+            self.records[side].remove(&self.key, &key);
         }
         Ok(())
     }
@@ -207,11 +260,14 @@ impl Operator for RegularJoinOperator {
     fn process_chunk(&mut self, input: usize, chunk: Chunk, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         let side = input.min(1);
         let now = ctx.processing_time();
-        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], chunk.len());
+        let right_arity = if self.spec.join_type.keeps_left_only() { 0 } else { self.spec.arities[1] };
+        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + right_arity, chunk.len());
         for (kind, row) in chunk.rows() {
             self.key.clear();
             self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
-            if kind.is_accumulate() {
+            if self.spec.join_type.keeps_left_only() {
+                self.semi_anti(side, kind, row, now, &mut emitted)?;
+            } else if kind.is_accumulate() {
                 self.accumulate(side, kind, row, now, &mut emitted)?;
             } else {
                 self.retract(side, kind, row, now, &mut emitted)?;

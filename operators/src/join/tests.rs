@@ -1,5 +1,6 @@
 //! The regular join against a from-scratch recomputation: random inserts, updates and deletes on
-//! both sides (NULL keys among them), for every join type with and without an extra condition;
+//! both sides (NULL keys among them), for every join type (semi and anti too) with and without
+//! an extra condition;
 //! after every change the materialized output equals the join of what each side holds, and it
 //! still does across restores at random parallelisms.
 
@@ -17,7 +18,8 @@ use crate::spec::OperatorSpec;
 /// A side's row: `[k INT (NULL when None), v INT]`.
 type Row = (Option<i32>, i32);
 
-const TYPES: [JoinType; 4] = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full];
+const TYPES: [JoinType; 6] =
+    [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full, JoinType::LeftSemi, JoinType::LeftAnti];
 
 /// `left.v <= right.v + 1` over the joined row `[lk, lv, rk, rv]`.
 fn condition() -> Expr {
@@ -77,6 +79,13 @@ fn from_scratch(join_type: JoinType, with_condition: bool, sides: &[Vec<Row>; 2]
     let matches = |l: &Row, r: &Row| l.0.is_some() && l.0 == r.0 && (!with_condition || l.1 <= r.1 + 1);
     let mut out = BTreeMap::new();
     let mut add = |line: String| *out.entry(line).or_insert(0) += 1;
+    if join_type.keeps_left_only() {
+        let semi = join_type == JoinType::LeftSemi;
+        for l in sides[0].iter().filter(|l| semi == sides[1].iter().any(|r| matches(l, r))) {
+            add(format!("[{}]", text(Some(l))));
+        }
+        return out;
+    }
     for l in &sides[0] {
         for r in sides[1].iter().filter(|r| matches(l, r)) {
             add(format!("[{}, {}]", text(Some(l)), text(Some(r))));
@@ -113,8 +122,8 @@ fn apply(table: &mut BTreeMap<String, i64>, lines: Vec<String>) {
 #[test]
 fn every_join_type_matches_a_recomputation_after_every_change() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(41);
-    for round in 0..160 {
-        let (join_type, with_condition) = (TYPES[round % 4], round % 8 >= 4);
+    for round in 0..240 {
+        let (join_type, with_condition) = (TYPES[round % 6], round % 12 >= 6);
         let mut h = OperatorHarness::new(spec(join_type, with_condition).build(&SubtaskInfo::new("j", 0, 1)));
         let mut sides: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
         let mut table = BTreeMap::new();
@@ -138,8 +147,8 @@ fn every_join_type_matches_a_recomputation_after_every_change() {
 fn a_restored_join_goes_on_as_if_never_stopped() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(43);
     let owner = |row: &Row, p: usize| subtask_for_hash(hash_key(&values(row), &[0]), p);
-    for round in 0..60 {
-        let (join_type, with_condition) = (TYPES[round % 4], round % 3 == 0);
+    for round in 0..90 {
+        let (join_type, with_condition) = (TYPES[round % 6], round % 4 == 0);
         let spec = spec(join_type, with_condition);
         let build = |i, p| {
             OperatorHarness::with_subtask(Box::new(spec.build(&SubtaskInfo::new("j", i, p))) as Box<dyn Operator>, i, p)

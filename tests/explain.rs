@@ -182,6 +182,17 @@ fn a_join_of_windows_missing_window_end_is_a_regular_join() {
     }
 }
 
+/// `NOT EXISTS` over a correlated subquery is a LeftAntiJoin on the correlated equality, `IN` a
+/// LeftSemiJoin; the table the query reads twice is scanned once (`reuse_id`), as Flink plans it.
+#[test]
+fn subqueries_plan_as_semi_and_anti_joins() {
+    let case = "semi_anti";
+    let (ours, theirs) = (explain(case), flink(case));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+    }
+}
+
 /// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
 /// the Calc kept), and a statement set shares a scan only between equal filters.
 #[test]

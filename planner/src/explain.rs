@@ -209,9 +209,13 @@ fn correlates_in(node: &PhysicalNode) -> usize {
 
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
-    // A join's expressions read its joined row: its own columns, named unique.
+    // A join's expressions read its joined row: both inputs' columns, named unique.
     let input_fields: Vec<Field> = match node.kind {
-        PhysicalKind::Join(_) => node.fields.clone(),
+        PhysicalKind::Join(_) => {
+            let mut joined: Vec<Field> = node.inputs.iter().flat_map(|i| i.fields.clone()).collect();
+            crate::binder::uniquify(&mut joined);
+            joined
+        }
         _ => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
@@ -432,6 +436,8 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
                 weir_operators::join::JoinType::Left => "left",
                 weir_operators::join::JoinType::Right => "right",
                 weir_operators::join::JoinType::Full => "full",
+                weir_operators::join::JoinType::LeftSemi => "semi",
+                weir_operators::join::JoinType::LeftAnti => "anti",
             };
             format!("LogicalJoin(condition=[{}], joinType=[{kind}])", expression(condition, &dollar, false))
         }
@@ -524,7 +530,8 @@ pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details:
         draw(&mut out, node, "", &|n| physical_label(n, false, details.changelog_mode), &physical_children);
     }
     out.push_str("\n== Optimized Execution Plan ==\n");
-    // A scan shared by several statements prints once, first, and is referred to after.
+    // A scan shared by several statements prints once, first, and is referred to after; in a
+    // plan of one statement, it prints where it first comes (as Flink dumps a tree).
     let mut counts: std::collections::HashMap<String, usize> = Default::default();
     let mut order: Vec<(String, &PhysicalNode)> = Vec::new();
     fn walk<'a>(
@@ -545,9 +552,14 @@ pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details:
     let reused: Vec<(String, &PhysicalNode)> = order.into_iter().filter(|(d, _)| counts[d] > 1).collect();
     let reuse_id =
         |node: &PhysicalNode| node.reuse_digest().and_then(|d| reused.iter().position(|(r, _)| *r == d)).map(|i| i + 1);
-    for (i, (_, node)) in reused.iter().enumerate() {
-        let _ = writeln!(out, "{}(reuse_id=[{}])\n", physical_label(node, true, false), i + 1);
+    let inline = physical.len() == 1;
+    if !inline {
+        for (i, (_, node)) in reused.iter().enumerate() {
+            let _ = writeln!(out, "{}(reuse_id=[{}])\n", physical_label(node, true, false), i + 1);
+        }
     }
+    // How often each shared node has been met (inline: its first time prints it).
+    let met = std::cell::RefCell::new(std::collections::HashMap::<usize, usize>::new());
     for (i, node) in physical.iter().enumerate() {
         if i > 0 {
             out.push('\n');
@@ -557,10 +569,17 @@ pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details:
             node,
             "",
             &|n| match reuse_id(n) {
+                Some(id) if inline && *met.borrow_mut().entry(id).and_modify(|m| *m += 1).or_insert(1) == 1 => {
+                    format!("{}(reuse_id=[{id}])", physical_label(n, true, false))
+                }
                 Some(id) => format!("Reused(reference_id=[{id}])"),
                 None => physical_label(n, true, false),
             },
-            &|n| if reuse_id(n).is_some() { Vec::new() } else { physical_children(n) },
+            &|n| match reuse_id(n) {
+                Some(id) if inline && met.borrow().get(&id) == Some(&1) => physical_children(n),
+                Some(_) => Vec::new(),
+                None => physical_children(n),
+            },
         );
     }
     if details.json_execution_plan {

@@ -126,13 +126,20 @@ impl<'a> Planner<'a> {
         crate::rules::rewrite(plan, &self.options, self.registry)
     }
 
+    /// [`Planner::optimize`] for a query on its own: a table it reads twice (a self-join, a
+    /// subquery) is scanned once, as in a statement set.
+    fn optimize_query(&self, plan: Plan) -> Result<Plan> {
+        let shared = crate::rules::scan_reuse::share_scans(vec![self.optimize(plan)?]);
+        Ok(shared.into_iter().next().unwrap_or_else(|| unreachable!("one plan in, one out")))
+    }
+
     /// Phases 2 and 3 for a query whose rows are collected.
     ///
     /// # Errors
     /// What the rewrites and the distribution report.
     pub fn physical_query(&self, plan: Plan) -> Result<PhysicalNode> {
         let options = self.with_lookup_abilities([&plan])?;
-        let mut physical = physical_query(self.optimize(plan)?, &options);
+        let mut physical = physical_query(self.optimize_query(plan)?, &options);
         self.distribution().assign(&mut physical)?;
         Ok(physical)
     }
@@ -143,7 +150,7 @@ impl<'a> Planner<'a> {
     /// What the rewrites and the distribution report.
     pub fn physical_explained_query(&self, plan: Plan) -> Result<PhysicalNode> {
         let options = self.with_lookup_abilities([&plan])?;
-        let mut physical = crate::physical::physical_explained_query(self.optimize(plan)?, &options);
+        let mut physical = crate::physical::physical_explained_query(self.optimize_query(plan)?, &options);
         self.distribution().assign(&mut physical)?;
         Ok(physical)
     }

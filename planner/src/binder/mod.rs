@@ -8,6 +8,7 @@ mod over;
 mod regular_join;
 mod scope;
 pub(crate) mod sink_rows;
+mod subquery;
 mod unnest;
 mod window;
 
@@ -24,6 +25,7 @@ use crate::plan::{Node, Plan};
 pub use expr::data_type;
 use expr::{AggregateContext, ExprBinder};
 pub(crate) use over::RANK_COLUMN;
+pub(crate) use regular_join::uniquify;
 pub use scope::position_of;
 use scope::Scope;
 
@@ -246,9 +248,6 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_select(&mut self, select: &ast::Select) -> Result<Plan> {
-        if select.distinct.is_some() {
-            return Err(unsupported("SELECT DISTINCT"));
-        }
         // `GROUP BY TUMBLE(ts, …)`: the window table function it means.
         let group_window = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => group_window::find(exprs),
@@ -268,17 +267,23 @@ impl<'a> Binder<'a> {
             None => (plan, scope),
         };
         if let Some(condition) = &select.selection {
-            let bound = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
-            expr::expect_condition(&bound, "WHERE", condition)?;
-            let condition = bound;
-            let names = plan.fields.iter().map(|f| f.name.clone()).collect();
-            plan = calc(plan.clone(), identity(&plan.fields), names, Some(condition));
+            plan = self.bind_where(plan, &scope, condition)?;
         }
-        let group_by = match &select.group_by {
+        let mut group_by = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.clone(),
             other => return Err(unsupported(format!("GROUP BY {other}"))),
         };
         let mut items = self.expand_items(select, &scope)?;
+        match &select.distinct {
+            None => {}
+            // SELECT DISTINCT: grouped by every item, as Flink plans it.
+            Some(ast::Distinct::Distinct)
+                if group_by.is_empty() && !items.iter().any(|(e, _)| aggregate::contains_aggregate(e)) =>
+            {
+                group_by = items.iter().map(|(e, _)| e.clone()).collect();
+            }
+            Some(_) => return Err(unsupported("SELECT DISTINCT with GROUP BY, aggregates or ON")),
+        }
         let aggregating = !group_by.is_empty()
             || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
             || select.having.is_some();

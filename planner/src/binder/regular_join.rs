@@ -17,7 +17,7 @@ use crate::plan::{Node, Plan};
 /// Makes the names of the joined row unique as Calcite does: a name taken before gets the first
 /// number from 0 that makes it unique (`window_start`, `window_start0`). Names in the query
 /// still resolve through the sides' qualifiers.
-fn uniquify(fields: &mut [Field]) {
+pub(crate) fn uniquify(fields: &mut [Field]) {
     let mut taken = std::collections::HashSet::new();
     for field in fields.iter_mut() {
         if !taken.insert(field.name.clone()) {

@@ -82,6 +82,9 @@ impl Physical<'_> {
         };
         let changelog = if join_type == JoinType::Inner {
             left.changelog.union(right.changelog)
+        } else if join_type.keeps_left_only() {
+            // As Flink declares a semi or anti join's changes.
+            ChangelogMode { insert: true, update_before: true, update_after: true, delete: true }
         } else {
             ChangelogMode { insert: true, delete: true, ..ChangelogMode::default() }
         };

@@ -207,7 +207,9 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         // Each side keeps what is required above of it and what the condition reads.
         Node::Join { left, right, join_type, condition } => {
             let left_width = left.fields.len();
+            // A semi or anti join's rows are its left input's; its condition reads both.
             let mut used = required.to_vec();
+            used.resize(left_width + right.fields.len(), false);
             condition.mark_columns(&mut used);
             let (left, left_map) = prune(*left, &used[..left_width]);
             let (right, right_map) = prune(*right, &used[left_width..]);
@@ -215,17 +217,14 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let mapping: Vec<Option<usize>> =
                 left_map.iter().copied().chain(right_map.iter().map(|m| m.map(|i| i + new_left))).collect();
             let mut new_fields = Vec::new();
-            for (old, target) in mapping.iter().enumerate() {
+            for (old, target) in mapping.iter().enumerate().take(fields.len()) {
                 if target.is_some() {
                     new_fields.push(fields[old].clone());
                 }
             }
-            let node = Node::Join {
-                condition: condition.remap(&mapping),
-                left: Box::new(left),
-                right: Box::new(right),
-                join_type,
-            };
+            let condition = condition.remap(&mapping);
+            let mapping = mapping.into_iter().take(fields.len()).collect();
+            let node = Node::Join { condition, left: Box::new(left), right: Box::new(right), join_type };
             (Plan { node, fields: new_fields }, mapping)
         }
         // Planned after pruning: kept as they are.

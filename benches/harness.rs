@@ -32,6 +32,8 @@ const FLINK: &[(&str, usize, f64, f64, f64)] = &[
     ("group_agg_minibatch", 2, 48.0, 48.8, 4339.0),
     ("tumble_window", 1, 24.6, 22.4, 1431.0),
     ("tumble_window", 2, 21.2, 23.7, 1885.0),
+    ("regular_join", 1, 36.8, 59.6, 3061.0),
+    ("regular_join", 2, 32.4, 59.4, 3011.0),
 ];
 
 /// Scenario name and the parallelisms it runs at.
@@ -42,6 +44,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("group_agg_checkpoints", &[1, 2]),
     ("group_agg_ttl", &[1, 2]),
     ("tumble_window", &[1, 2, 4]),
+    ("regular_join", &[1, 2]),
     ("sink_materializer", &[1, 2]),
     ("latency", &[1, 2]),
     ("lookup_join", &[1, 2]),

@@ -208,6 +208,18 @@ impl PhysicalNode {
     }
 }
 
+/// `input` sent on hashed on `keys`, or all to one subtask without keys.
+fn keyed_exchange(input: PhysicalNode, keys: &[usize]) -> PhysicalNode {
+    let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.to_vec()) };
+    PhysicalNode {
+        parallelism: UNASSIGNED,
+        kind: PhysicalKind::Exchange { strategy },
+        fields: input.fields.clone(),
+        changelog: input.changelog,
+        inputs: vec![input],
+    }
+}
+
 /// The columns whose values identify the row each change of `node` updates, when there are:
 /// an aggregate's group keys, carried through Calcs that keep them.
 fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {

@@ -6,9 +6,9 @@
 
 use weir_operators::expr::{Expr, Function};
 use weir_operators::join::{JoinInputSideSpec, JoinType, RegularJoinSpec};
-use weir_runtime::{Field, ShipStrategy};
+use weir_runtime::Field;
 
-use super::{upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 use crate::plan::Plan;
 
 /// What a join node of the logical plan holds.
@@ -70,16 +70,6 @@ impl Physical<'_> {
         let JoinParts { left, right, join_type, condition } = parts;
         let (left, right) = (self.physical(left, true, false), self.physical(right, true, false));
         let (left_keys, right_keys, _) = equi_keys(&condition, left.fields.len());
-        let exchange = |input: PhysicalNode, keys: &[usize]| {
-            let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.to_vec()) };
-            PhysicalNode {
-                parallelism: UNASSIGNED,
-                kind: PhysicalKind::Exchange { strategy },
-                fields: input.fields.clone(),
-                changelog: input.changelog,
-                inputs: vec![input],
-            }
-        };
         let changelog = if join_type == JoinType::Inner {
             left.changelog.union(right.changelog)
         } else if join_type.keeps_left_only() {
@@ -96,7 +86,7 @@ impl Physical<'_> {
             condition: Some(condition),
             state_ttl: self.options.state_ttl(),
         };
-        let inputs = vec![exchange(left, &spec.keys[0]), exchange(right, &spec.keys[1])];
+        let inputs = vec![keyed_exchange(left, &spec.keys[0]), keyed_exchange(right, &spec.keys[1])];
         PhysicalNode { parallelism: UNASSIGNED, kind: PhysicalKind::Join(spec), inputs, fields, changelog }
     }
 }

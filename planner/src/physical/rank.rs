@@ -3,10 +3,10 @@
 //! hashing its partition columns (all rows to one subtask without any), as Flink plans
 //! `WindowRank`, `WindowDeduplicate` and a SESSION `WindowTableFunction`.
 
-use weir_runtime::{Field, ShipStrategy};
+use weir_runtime::Field;
 
 use super::aggregate::hashed_on;
-use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{keyed_exchange, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 
 /// The partition columns of a window Top-N or deduplication.
 pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
@@ -30,14 +30,7 @@ impl Physical<'_> {
         let exchanged = if !partition.is_empty() && hashed_on(&input, &partition) {
             input
         } else {
-            let strategy = if partition.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(partition) };
-            PhysicalNode {
-                parallelism: UNASSIGNED,
-                kind: PhysicalKind::Exchange { strategy },
-                fields: input.fields.clone(),
-                changelog: input.changelog,
-                inputs: vec![input],
-            }
+            keyed_exchange(input, &partition)
         };
         PhysicalNode {
             parallelism: UNASSIGNED,

@@ -1,13 +1,21 @@
 //! Joins of two streams. [`RegularJoinOperator`] is Flink's streaming `Join`: INNER, LEFT,
 //! RIGHT and FULL OUTER joins on equal keys with an optional extra condition, and the left semi
 //! and anti joins of `IN` and `EXISTS`, over inputs that insert, update and delete, emitting the
-//! changes of the joined result.
+//! changes of the joined result. [`IntervalJoinOperator`] pairs rows whose times are close
+//! enough, keeping each only as long as the watermark allows a partner; [`WindowJoinOperator`]
+//! joins the rows of each window once the window ends.
 
+mod interval;
 mod regular;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod time_tests;
+mod window;
 
+pub use interval::{IntervalJoinOperator, IntervalJoinSpec};
 pub use regular::{RegularJoinOperator, RegularJoinSpec};
+pub use window::{WindowJoinOperator, WindowJoinSpec};
 
 /// Which rows a join keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,222 @@
+//! The window join (Flink's `WindowJoin`): two inputs whose rows carry windows of the same
+//! spec, joined per window on equal keys. Each side's rows are kept per join key and window until
+//! the watermark reaches the window's end - 1; then the window's rows are joined (INNER, LEFT,
+//! RIGHT, FULL, or the left rows with or without a partner for SEMI and ANTI), emitted as
+//! inserts, and forgotten. A row whose window has already fired is late: dropped and counted
+//! (`numLateRecordsDropped`). A row whose join key holds a NULL pairs with nothing.
+//!
+//! State per side maps each (window end, row) of a join key to how many times the row is there,
+//! with one timer per key and window end; both are checkpointed and restored by key.
+
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::state::{KeyedTimers, MapState};
+use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
+
+use super::JoinType;
+use crate::expr::Expr;
+use crate::spec::OperatorSpec;
+use crate::window::{millis_of, AttachedWindow};
+
+/// The state sections of the rows of each side.
+const RECORDS: [&str; 2] = ["left-window-records", "right-window-records"];
+/// The state section of the window timers.
+const TIMERS: &str = "window-timers";
+
+/// Everything a [`WindowJoinOperator`] is built from.
+#[derive(Debug, Clone)]
+pub struct WindowJoinSpec {
+    /// INNER, LEFT, RIGHT, FULL, SEMI or ANTI.
+    pub join_type: JoinType,
+    /// The join key columns of the left input and, in the same order, of the right input
+    /// (without the window columns).
+    pub keys: [Vec<usize>; 2],
+    /// The number of columns of each input.
+    pub arities: [usize; 2],
+    /// Where each input's rows carry their window.
+    pub windows: [AttachedWindow; 2],
+    /// A condition besides the equal keys and windows, over the joined row.
+    pub condition: Option<Expr>,
+}
+
+impl WindowJoinSpec {
+    /// The number of columns of the emitted rows.
+    pub fn arity(&self) -> usize {
+        if self.join_type.keeps_left_only() {
+            self.arities[0]
+        } else {
+            self.arities[0] + self.arities[1]
+        }
+    }
+}
+
+impl OperatorSpec for WindowJoinSpec {
+    type Operator = WindowJoinOperator;
+
+    fn build(&self, _subtask: &SubtaskInfo) -> WindowJoinOperator {
+        WindowJoinOperator {
+            records: RECORDS.map(|name| MapState::new(name, None)),
+            timers: KeyedTimers::new(TIMERS),
+            spec: self.clone(),
+            key: Vec::new(),
+            joined: Vec::new(),
+        }
+    }
+}
+
+/// A row's window end and columns: the user key of the side's state.
+type Stored = (i64, Box<[Value]>);
+
+/// The window join; see the module documentation.
+#[derive(Debug)]
+pub struct WindowJoinOperator {
+    spec: WindowJoinSpec,
+    records: [MapState<Stored, u64>; 2],
+    timers: KeyedTimers,
+    key: Vec<Value>,
+    joined: Vec<Value>,
+}
+
+impl WindowJoinOperator {
+    /// Whether a left and a right row of one key and window pair.
+    fn pairs(&mut self, left: &[Value], right: &[Value]) -> Result<bool> {
+        let Some(condition) = &self.spec.condition else { return Ok(true) };
+        self.joined.clear();
+        self.joined.extend_from_slice(left);
+        self.joined.extend_from_slice(right);
+        let accepted = condition.eval(&self.joined).map_err(|e| Error::execution(e.0))?;
+        Ok(accepted == Value::Boolean(true))
+    }
+
+    /// Pushes `left` joined with `right` (NULLs for a side that is `None`) as an insert.
+    fn emit(&self, emitted: &mut Chunk, left: Option<&[Value]>, right: Option<&[Value]>) {
+        if self.spec.join_type.keeps_left_only() {
+            emitted.push(RowKind::Insert, left.unwrap_or_default());
+            return;
+        }
+        let arities = self.spec.arities;
+        emitted.push_with(RowKind::Insert, |values| {
+            for (part, arity) in [(left, arities[0]), (right, arities[1])] {
+                match part {
+                    Some(p) => values.extend_from_slice(p),
+                    None => values.extend(std::iter::repeat_n(Value::Null, arity)),
+                }
+            }
+        });
+    }
+
+    /// The rows of `key`'s window ending at `end` on `side`, taken out of the state.
+    fn take(&mut self, side: usize, key: &[Value], end: i64) -> Vec<(Box<[Value]>, u64)> {
+        let rows: Vec<(Box<[Value]>, u64)> = self.records[side]
+            .entries(key, 0)
+            .filter(|((e, _), _)| *e == end)
+            .map(|((_, row), &count)| (row.clone(), count))
+            .collect();
+        for (row, _) in &rows {
+            self.records[side].remove(key, &(end, row.clone()));
+        }
+        rows
+    }
+
+    /// Joins and emits the rows of `key`'s window ending at `end`.
+    fn fire(&mut self, key: &[Value], end: i64, emitted: &mut Chunk) -> Result<()> {
+        let (left, right) = (self.take(0, key, end), self.take(1, key, end));
+        let null_key = key.iter().any(Value::is_null);
+        let join_type = self.spec.join_type;
+        let mut right_matched = vec![false; right.len()];
+        for (l, l_count) in &left {
+            let mut matched = false;
+            for (i, (r, r_count)) in right.iter().enumerate() {
+                if null_key || !self.pairs(l, r)? {
+                    continue;
+                }
+                matched = true;
+                right_matched[i] = true;
+                if !join_type.keeps_left_only() {
+                    for _ in 0..l_count * r_count {
+                        self.emit(emitted, Some(l), Some(r));
+                    }
+                }
+            }
+            let keep_alone = match join_type {
+                JoinType::LeftSemi => matched,
+                JoinType::LeftAnti => !matched,
+                _ => join_type.is_outer(0) && !matched,
+            };
+            if keep_alone {
+                for _ in 0..*l_count {
+                    self.emit(emitted, Some(l), None);
+                }
+            }
+        }
+        if join_type.is_outer(1) {
+            for ((r, r_count), _) in right.iter().zip(&right_matched).filter(|(_, matched)| !**matched) {
+                for _ in 0..*r_count {
+                    self.emit(emitted, None, Some(r));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Operator for WindowJoinOperator {
+    fn name(&self) -> &str {
+        "WindowJoin"
+    }
+
+    fn process_chunk(&mut self, input: usize, chunk: Chunk, ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+        let side = input.min(1);
+        let window = self.spec.windows[side];
+        let watermark = ctx.current_watermark();
+        let mut late = 0;
+        for (kind, row) in chunk.rows() {
+            if kind != RowKind::Insert {
+                return Err(Error::execution(format!(
+                    "WindowJoin doesn't support consuming update and delete changes, but received a '{kind}' row."
+                )));
+            }
+            // A row without a window end belongs to no window.
+            let Some(end) = millis_of(&row[window.end]) else { continue };
+            if window.spec.zone.fired(end, watermark) {
+                late += 1;
+                continue;
+            }
+            self.key.clear();
+            self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
+            let Self { records, timers, key, .. } = self;
+            if let Some(count) = records[side].get_mut_or_insert_with(key, (end, row.into()), 0, || Some(0))? {
+                *count += 1;
+            }
+            timers.register(key, end - 1);
+        }
+        ctx.record_late_dropped(late);
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        let zone = self.spec.windows[0].spec.zone;
+        let mut emitted = Chunk::with_capacity(self.spec.arity(), 0);
+        while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
+            for key in keys {
+                self.fire(&key, time + 1, &mut emitted)?;
+            }
+        }
+        out.collect(emitted);
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    /// Both sides' rows of the windows still open, and their timers.
+    fn snapshot_state(&mut self, _: u64, _ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.records.iter().for_each(|side| side.snapshot(state, 0));
+        self.timers.snapshot(state);
+        Ok(())
+    }
+
+    /// The rows and timers of the join keys this subtask owns now.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        let info = ctx.subtask().clone();
+        self.records.iter_mut().try_for_each(|side| side.restore(states, &info))?;
+        self.timers.restore(states, &info)
+    }
+}

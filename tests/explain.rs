@@ -182,6 +182,19 @@ fn a_join_of_windows_missing_window_end_is_a_regular_join() {
     }
 }
 
+/// A join bounding the two rowtimes from both sides (`BETWEEN`) is an `IntervalJoin` with Flink's
+/// bounds; with `table.optimizer.window-join-enabled`, a join of two TUMBLE windows on both
+/// windows' bounds is a `WindowJoin`, its other equality kept as its condition.
+#[test]
+fn interval_and_window_joins_plan_as_flinks() {
+    for case in ["interval_join", "window_join"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+        }
+    }
+}
+
 /// `NOT EXISTS` over a correlated subquery is a LeftAntiJoin on the correlated equality, `IN` a
 /// LeftSemiJoin; the table the query reads twice is scanned once (`reuse_id`), as Flink plans it.
 #[test]

@@ -2,6 +2,7 @@
 //! tree drawing, changelog modes with `CHANGELOG_MODE`, and the execution plan as JSON with
 //! `JSON_EXECUTION_PLAN`.
 
+mod join;
 mod lookup;
 mod rank;
 mod window;
@@ -211,7 +212,7 @@ fn correlates_in(node: &PhysicalNode) -> usize {
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     // A join's expressions read its joined row: both inputs' columns, named unique.
     let input_fields: Vec<Field> = match node.kind {
-        PhysicalKind::Join(_) => {
+        PhysicalKind::Join(_) | PhysicalKind::IntervalJoin(_) | PhysicalKind::WindowJoin(_) => {
             let mut joined: Vec<Field> = node.inputs.iter().flat_map(|i| i.fields.clone()).collect();
             crate::binder::uniquify(&mut joined);
             joined
@@ -343,15 +344,11 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::SessionWindowAggregate(spec) => window::session_label(spec, &node.fields, &column),
         PhysicalKind::WindowRank { spec, rank_type } => rank::window_rank_label(spec, *rank_type, &column),
         PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
-        PhysicalKind::Join(spec) => {
-            let condition = spec.condition.as_ref().map_or("true".to_string(), |c| expression(c, &column, infix));
-            format!(
-                "Join(joinType=[{}], where=[{condition}], select=[{}], leftInputSpec=[{}], rightInputSpec=[{}])",
-                spec.join_type.name(),
-                names(&node.fields),
-                spec.sides[0].name(),
-                spec.sides[1].name()
-            )
+        PhysicalKind::Join(spec) => join::regular_label(spec, &node.fields, &column, infix),
+        PhysicalKind::IntervalJoin(spec) => join::interval_label(spec, &node.fields, &column, infix),
+        PhysicalKind::WindowJoin(spec) => {
+            let inputs = [node.inputs[0].fields.as_slice(), node.inputs[1].fields.as_slice()];
+            join::window_label(spec, inputs, &node.fields, &column, infix)
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {

@@ -119,6 +119,8 @@ pub struct PlannerOptions {
     pub sync_lookup_tables: std::collections::BTreeSet<String>,
     /// `table.local-time-zone`
     pub local_time_zone: TimeZone,
+    /// `table.optimizer.window-join-enabled`
+    pub window_join_enabled: bool,
 }
 
 /// The zone `table.local-time-zone` names (`default`: the machine's).
@@ -244,6 +246,12 @@ pub static LOCAL_TIME_ZONE: Setting<String> = Setting::text(
     "default",
     "the session time zone: windows over a TIMESTAMP_LTZ follow its wall clock ('default': the machine's zone)",
 );
+/// `table.optimizer.window-join-enabled`
+pub static WINDOW_JOIN_ENABLED: Setting<bool> = Setting::boolean(
+    "table.optimizer.window-join-enabled",
+    false,
+    "run a join of two windowed inputs on both windows' bounds as a window join (late rows dropped) instead of a regular join",
+);
 /// `execution.runtime-mode`
 pub static RUNTIME_MODE: Setting<&'static str> = Setting::choice(
     "execution.runtime-mode",
@@ -315,6 +323,7 @@ impl PlannerOptions {
             lookup_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
             local_time_zone: local_time_zone(&settings.get(&LOCAL_TIME_ZONE))?,
+            window_join_enabled: settings.get(&WINDOW_JOIN_ENABLED),
         })
     }
 }
@@ -337,6 +346,7 @@ impl Default for PlannerOptions {
             lookup_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
             local_time_zone: TimeZone::system(),
+            window_join_enabled: false,
         }
     }
 }

@@ -108,6 +108,10 @@ pub enum PhysicalKind {
     WindowDeduplicate(weir_operators::WindowDeduplicateSpec),
     /// A regular join of its two inputs (left, then right).
     Join(weir_operators::join::RegularJoinSpec),
+    /// An interval join of its two inputs.
+    IntervalJoin(weir_operators::join::IntervalJoinSpec),
+    /// A window join of its two inputs.
+    WindowJoin(weir_operators::join::WindowJoinSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
@@ -199,6 +203,8 @@ impl PhysicalNode {
             PhysicalKind::WindowRank { .. } => "WindowRank",
             PhysicalKind::WindowDeduplicate(_) => "WindowDeduplicate",
             PhysicalKind::Join(_) => "Join",
+            PhysicalKind::IntervalJoin(_) => "IntervalJoin",
+            PhysicalKind::WindowJoin(_) => "WindowJoin",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
@@ -423,8 +429,8 @@ impl<'a> Physical<'a> {
                 self.keyed_by_partition(input, PhysicalKind::WindowDeduplicate(spec), fields)
             }
             Node::Rank { .. } => unreachable!("the window rank rule plans every rank or refuses it"),
-            Node::Join { left, right, join_type, condition } => {
-                self.join(join::JoinParts { left: *left, right: *right, join_type, condition }, fields)
+            Node::Join { left, right, join_type, condition, strategy } => {
+                self.join(join::JoinParts { left: *left, right: *right, join_type, condition, strategy }, fields)
             }
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
                 let parts = lookup::LookupJoinParts {

@@ -17,6 +17,25 @@ pub struct Plan {
     pub fields: Vec<Field>,
 }
 
+/// How a join runs, as [`crate::rules::time_join`] decides from its condition and inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinStrategy {
+    /// Flink's `Join`: each side's rows kept (until the state TTL), changes retracted.
+    Regular,
+    /// Flink's `IntervalJoin`: rows paired when the left time minus the right time is within
+    /// `lower..=upper` (ms), each kept while the watermark allows a partner; inserts only.
+    Interval {
+        /// The rowtime column of each input.
+        times: [usize; 2],
+        /// Flink's `leftLowerBound`.
+        lower: i64,
+        /// Flink's `leftUpperBound`.
+        upper: i64,
+    },
+    /// Flink's `WindowJoin`: rows paired per window once it ends; inserts only.
+    Window([AttachedWindow; 2]),
+}
+
 /// The relational operations weir plans.
 #[derive(Debug, Clone)]
 pub enum Node {
@@ -168,6 +187,8 @@ pub enum Node {
         join_type: JoinType,
         /// The ON condition, over the joined row.
         condition: Expr,
+        /// How the join runs: regular until the rules find it joins times or windows.
+        strategy: JoinStrategy,
     },
     /// UNION ALL of inputs with equal column types.
     Union {
@@ -264,8 +285,8 @@ impl Node {
             Node::WindowDeduplicate { input, partition, time_col, keep_last, window } => {
                 Node::WindowDeduplicate { input: Box::new(f(*input)?), partition, time_col, keep_last, window }
             }
-            Node::Join { left, right, join_type, condition } => {
-                Node::Join { left: Box::new(f(*left)?), right: Box::new(f(*right)?), join_type, condition }
+            Node::Join { left, right, join_type, condition, strategy } => {
+                Node::Join { left: Box::new(f(*left)?), right: Box::new(f(*right)?), join_type, condition, strategy }
             }
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
             Node::Unnest { input, collection, left, ordinality } => {
@@ -323,6 +344,7 @@ impl Plan {
             Node::Aggregate { .. } | Node::Rank { .. } => false,
             Node::WindowAggregate { .. } | Node::WindowRank { .. } | Node::WindowDeduplicate { .. } => true,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
+            Node::Join { strategy: JoinStrategy::Interval { .. } | JoinStrategy::Window(_), .. } => true,
             Node::Join { left, right, join_type, .. } => {
                 *join_type == JoinType::Inner && left.is_insert_only() && right.is_insert_only()
             }
@@ -334,6 +356,7 @@ impl Plan {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
             Node::Rank { .. } => Some("Rank"),
+            Node::Join { strategy: JoinStrategy::Interval { .. } | JoinStrategy::Window(_), .. } => None,
             Node::Join { join_type: weir_operators::join::JoinType::Inner, left, right, .. } => {
                 left.updating_node().or_else(|| right.updating_node())
             }

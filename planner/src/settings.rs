@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 30] = [
+static PLANNER_SETTINGS: [&Spec; 31] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -19,6 +19,7 @@ static PLANNER_SETTINGS: [&Spec; 30] = [
     &options::AGG_PHASE_STRATEGY.spec,
     &options::STATE_TTL.spec,
     &options::LOCAL_TIME_ZONE.spec,
+    &options::WINDOW_JOIN_ENABLED.spec,
     &options::OUTPUT_IDENTICAL.spec,
     &options::SPLIT_DISTINCT.spec,
     &options::SPLIT_DISTINCT_BUCKETS.spec,

@@ -105,6 +105,18 @@ impl<'a> Translator<'a> {
         Ok(self.operator(name, &input, node.parallelism, factory))
     }
 
+    /// A two-input operator (a join) in a vertex of its own, its left input on input 0 and its
+    /// right input on input 1.
+    fn binary(&mut self, node: &PhysicalNode, factory: weir_runtime::graph::OperatorFactory) -> Result<Output> {
+        let (left, right) = (self.translate(&node.inputs[0])?, self.translate(&node.inputs[1])?);
+        let parallelism = node.parallelism;
+        let name = node.name().to_string();
+        let vertex = self.graph.add_vertex(Vertex { name, parallelism, kind: VertexKind::Operator(factory) });
+        self.graph.connect_input(left.vertex, vertex, 0, edge(&left, parallelism));
+        self.graph.connect_input(right.vertex, vertex, 1, edge(&right, parallelism));
+        Ok(Output { vertex, parallelism, exchange: None })
+    }
+
     /// Adds the vertices of `node` and its inputs.
     ///
     /// # Errors
@@ -180,18 +192,9 @@ impl<'a> Translator<'a> {
                 self.unary(node, "WindowRank", spec.factory())
             }
             PhysicalKind::WindowDeduplicate(spec) => self.unary(node, "WindowDeduplicate", spec.factory()),
-            PhysicalKind::Join(spec) => {
-                let (left, right) = (self.translate(&node.inputs[0])?, self.translate(&node.inputs[1])?);
-                let parallelism = node.parallelism;
-                let vertex = self.graph.add_vertex(Vertex {
-                    name: "Join".to_string(),
-                    parallelism,
-                    kind: VertexKind::Operator(spec.factory()),
-                });
-                self.graph.connect_input(left.vertex, vertex, 0, edge(&left, parallelism));
-                self.graph.connect_input(right.vertex, vertex, 1, edge(&right, parallelism));
-                Ok(Output { vertex, parallelism, exchange: None })
-            }
+            PhysicalKind::Join(spec) => self.binary(node, spec.factory()),
+            PhysicalKind::IntervalJoin(spec) => self.binary(node, spec.factory()),
+            PhysicalKind::WindowJoin(spec) => self.binary(node, spec.factory()),
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

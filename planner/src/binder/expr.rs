@@ -228,15 +228,17 @@ impl ExprBinder<'_> {
         };
         // AND and OR are n-ary, as Calcite flattens them: a chain of a thousand ORs is one call
         // (evaluated without recursion), printed `OR(a, b, c)`.
-        let args = match left {
-            Expr::Call { function: f, args: mut chain, .. }
-                if matches!((&f, &function), (Function::And, Function::And) | (Function::Or, Function::Or)) =>
-            {
-                chain.push(right);
-                chain
-            }
-            left => vec![left, right],
+        let same = |e: &Expr| {
+            matches!((e, &function), (Expr::Call { function: Function::And, .. }, Function::And)
+                | (Expr::Call { function: Function::Or, .. }, Function::Or))
         };
+        let mut args = Vec::new();
+        for side in [left, right] {
+            match side {
+                Expr::Call { args: chain, .. } if same(&side) => args.extend(chain),
+                side => args.push(side),
+            }
+        }
         self.call(function, args, node)
     }
 
@@ -369,8 +371,11 @@ impl ExprBinder<'_> {
                 }
             }
             ast::Expr::Between { expr, negated, low, high } => {
-                let args = vec![self.bind_node(expr)?, self.bind_node(low)?, self.bind_node(high)?];
-                let between = self.call(Function::Between, args, node)?;
+                // As Calcite expands it: `x >= low AND x <= high`.
+                let (value, low, high) = (self.bind_node(expr)?, self.bind_node(low)?, self.bind_node(high)?);
+                let above = self.call(Function::GreaterOrEqual, vec![value.clone(), low], node)?;
+                let below = self.call(Function::LessOrEqual, vec![value, high], node)?;
+                let between = self.call(Function::And, vec![above, below], node)?;
                 if *negated {
                     self.call(Function::Not, vec![between], node)
                 } else {

@@ -12,7 +12,7 @@ use super::expr::{expect_condition, ExprBinder};
 use super::scope::Scope;
 use super::Binder;
 use crate::error::Result;
-use crate::plan::{Node, Plan};
+use crate::plan::{JoinStrategy, Node, Plan};
 
 /// Makes the names of the joined row unique as Calcite does: a name taken before gets the first
 /// number from 0 that makes it unique (`window_start`, `window_start0`). Names in the query
@@ -58,7 +58,7 @@ impl Binder<'_> {
         for (column, field) in joined.columns.iter_mut().zip(&fields) {
             column.data_type = field.data_type.clone();
         }
-        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition };
+        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy: JoinStrategy::Regular };
         Ok((Plan { node, fields }, joined))
     }
 }

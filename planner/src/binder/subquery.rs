@@ -12,7 +12,7 @@ use super::expr::{expect_condition, ExprBinder};
 use super::scope::{position_of, Scope};
 use super::{calc, identity, unsupported_at, Binder};
 use crate::error::{Error, Result};
-use crate::plan::{Node, Plan};
+use crate::plan::{JoinStrategy, Node, Plan};
 
 /// The conjuncts of an AND tree of syntax.
 fn conjuncts(expr: &ast::Expr) -> Vec<&ast::Expr> {
@@ -143,5 +143,5 @@ impl Binder<'_> {
 /// The semi or anti join of `left` and `right` on `condition` (over left's columns, then right's).
 fn semi_anti(left: Plan, right: Plan, join_type: JoinType, condition: Expr) -> Plan {
     let fields = left.fields.clone();
-    Plan { node: Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition }, fields }
+    Plan { node: Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy: JoinStrategy::Regular }, fields }
 }

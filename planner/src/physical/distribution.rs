@@ -9,7 +9,7 @@
 //! | Values | 1 |
 //! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
 //! | WindowRank, WindowDeduplicate, a SESSION WindowTableFunction | 1 without partition columns, else the default |
-//! | Join | 1 without join keys, else the default |
+//! | Join, IntervalJoin, WindowJoin | 1 without join keys, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
@@ -68,7 +68,9 @@ impl Distribution<'_> {
             }
             PhysicalKind::SessionWindowAggregate(spec) if spec.keys.is_empty() => 1,
             PhysicalKind::Join(spec) if spec.keys[0].is_empty() => 1,
-            PhysicalKind::Join(_) => self.parallelism,
+            PhysicalKind::IntervalJoin(spec) if spec.keys[0].is_empty() => 1,
+            PhysicalKind::WindowJoin(spec) if spec.keys[0].is_empty() => 1,
+            PhysicalKind::Join(_) | PhysicalKind::IntervalJoin(_) | PhysicalKind::WindowJoin(_) => self.parallelism,
             kind @ (PhysicalKind::WindowRank { .. }
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::SessionWindowTableFunction(_)) => {

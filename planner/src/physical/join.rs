@@ -3,13 +3,18 @@
 //! subtask when there are none), the rest of the condition is checked on each pair, and each
 //! side's state is sized by what its unique key allows (`JoinInputSideSpec`). Inputs send their
 //! update-befores: the join retracts pairs by the rows they were made of.
+//!
+//! An interval join (`IntervalJoin`) and a window join (`WindowJoin`), as the rules decided
+//! ([`crate::rules::time_join`]), are keyed the same way and emit inserts only; a window join's
+//! keys leave out the windows' bounds, which it pairs by itself.
 
 use weir_operators::expr::{Expr, Function};
-use weir_operators::join::{JoinInputSideSpec, JoinType, RegularJoinSpec};
+use weir_operators::join::{IntervalJoinSpec, JoinInputSideSpec, JoinType, RegularJoinSpec, WindowJoinSpec};
 use weir_runtime::Field;
 
 use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
-use crate::plan::Plan;
+use crate::plan::{JoinStrategy, Plan};
+use crate::rules::time_join::{conjuncts, is_equality};
 
 /// What a join node of the logical plan holds.
 pub(super) struct JoinParts {
@@ -17,22 +22,13 @@ pub(super) struct JoinParts {
     pub right: Plan,
     pub join_type: JoinType,
     pub condition: Expr,
-}
-
-/// The conjuncts of an AND tree.
-fn conjuncts(expr: Expr, out: &mut Vec<Expr>) {
-    match expr {
-        Expr::Call { function: Function::And, args, .. } => args.into_iter().for_each(|a| conjuncts(a, out)),
-        other => out.push(other),
-    }
+    pub strategy: JoinStrategy,
 }
 
 /// The equal-key pairs of `condition` (left column, right column) and what else it asks.
 pub(super) fn equi_keys(condition: &Expr, left_width: usize) -> (Vec<usize>, Vec<usize>, Option<Expr>) {
-    let mut parts = Vec::new();
-    conjuncts(condition.clone(), &mut parts);
     let (mut left, mut right, mut rest) = (Vec::new(), Vec::new(), Vec::new());
-    for part in parts {
+    for part in conjuncts(condition).into_iter().cloned() {
         if let Expr::Call { function: Function::Equals, args, .. } = &part {
             if let [Expr::Column { index: a, .. }, Expr::Column { index: b, .. }] = args.as_slice() {
                 let (l, r) = if a < b { (*a, *b) } else { (*b, *a) };
@@ -45,13 +41,18 @@ pub(super) fn equi_keys(condition: &Expr, left_width: usize) -> (Vec<usize>, Vec
         }
         rest.push(part);
     }
-    let rest = rest.into_iter().reduce(|a, b| Expr::Call {
+    (left, right, and(rest))
+}
+
+/// The conjunction of `parts`, `None` when there are none.
+fn and(parts: Vec<Expr>) -> Option<Expr> {
+    parts.into_iter().reduce(|a, b| Expr::Call {
         function: Function::And,
         args: vec![a, b],
         ty: weir_runtime::DataType::boolean(),
-    });
-    (left, right, rest)
+    })
 }
+
 
 /// What the state of an input with `node`'s rows keeps, joined on `keys`.
 fn side_spec(node: &PhysicalNode, keys: &[usize]) -> JoinInputSideSpec {
@@ -67,9 +68,39 @@ fn side_spec(node: &PhysicalNode, keys: &[usize]) -> JoinInputSideSpec {
 impl Physical<'_> {
     /// The join of `parts`, producing `fields`.
     pub(super) fn join(&self, parts: JoinParts, fields: Vec<Field>) -> PhysicalNode {
-        let JoinParts { left, right, join_type, condition } = parts;
+        let JoinParts { left, right, join_type, condition, strategy } = parts;
         let (left, right) = (self.physical(left, true, false), self.physical(right, true, false));
-        let (left_keys, right_keys, _) = equi_keys(&condition, left.fields.len());
+        let arities = [left.fields.len(), right.fields.len()];
+        let (mut left_keys, mut right_keys, _) = equi_keys(&condition, left.fields.len());
+        let kind = match strategy {
+            JoinStrategy::Regular => None,
+            JoinStrategy::Interval { times, lower, upper } => {
+                let keys = [left_keys.clone(), right_keys.clone()];
+                let condition = Some(condition.clone());
+                Some(PhysicalKind::IntervalJoin(IntervalJoinSpec { join_type, keys, arities, times, lower, upper, condition }))
+            }
+            JoinStrategy::Window(windows) => {
+                // The windows' bounds are paired by the operator, not hashed on.
+                let bounds = [(windows[0].start, windows[1].start), (windows[0].end, windows[1].end)];
+                let is_bound = |l: usize, r: usize| bounds.contains(&(l, r));
+                let pairs: Vec<(usize, usize)> =
+                    left_keys.iter().zip(&right_keys).map(|(&l, &r)| (l, r)).filter(|&(l, r)| !is_bound(l, r)).collect();
+                (left_keys, right_keys) = pairs.into_iter().unzip();
+                let width = arities[0];
+                let rest = conjuncts(&condition)
+                    .into_iter()
+                    .filter(|c| !bounds.iter().any(|&(l, r)| is_equality(c, l, r + width)))
+                    .cloned()
+                    .collect();
+                let keys = [left_keys.clone(), right_keys.clone()];
+                Some(PhysicalKind::WindowJoin(WindowJoinSpec { join_type, keys, arities, windows, condition: and(rest) }))
+            }
+        };
+        if let Some(kind) = kind {
+            let inputs = vec![keyed_exchange(left, &left_keys), keyed_exchange(right, &right_keys)];
+            let changelog = ChangelogMode { insert: true, ..ChangelogMode::default() };
+            return PhysicalNode { parallelism: UNASSIGNED, kind, inputs, fields, changelog };
+        }
         let changelog = if join_type == JoinType::Inner {
             left.changelog.union(right.changelog)
         } else if join_type.keeps_left_only() {
@@ -82,7 +113,7 @@ impl Physical<'_> {
             join_type,
             sides: [side_spec(&left, &left_keys), side_spec(&right, &right_keys)],
             keys: [left_keys, right_keys],
-            arities: [left.fields.len(), right.fields.len()],
+            arities,
             condition: Some(condition),
             state_ttl: self.options.state_ttl(),
         };

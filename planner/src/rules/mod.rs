@@ -12,6 +12,7 @@
 //! | [`window_aggregate`] | `StreamPhysicalWindowAggregateRule` | a GROUP BY of `window_start` and `window_end` over a window table function is one window aggregate |
 //! | [`rank`] | `FlinkLogicalRankRule` | a filter on the rank of `ROW_NUMBER() OVER (…)` sets the ranks it keeps (a Top-N) |
 //! | [`window_rank`] | `StreamPhysicalWindowRankRule`, `StreamPhysicalWindowDeduplicateRule` | a Top-N partitioned by the windows its rows carry is a window Top-N, or a window deduplication |
+//! | [`time_join`] | `StreamPhysicalWindowJoinRule`, `StreamPhysicalIntervalJoinRule` | a join of windows on both windows' bounds is a window join (`table.optimizer.window-join-enabled`); one bounding the two rowtimes from both sides is an interval join |
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
 
@@ -22,6 +23,7 @@ pub mod rank;
 pub mod scan_changelog;
 pub mod scan_reuse;
 pub mod split_aggregate;
+pub mod time_join;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod window_aggregate;
@@ -35,7 +37,7 @@ use crate::options::PlannerOptions;
 use crate::plan::Plan;
 
 /// The logical rewrites every plan goes through: window time zones, window aggregates, Top-N ranges, column
-/// pruning, window Top-N, key filters into scans, the scans' changelogs, then the rules the
+/// pruning, window Top-N, interval and window joins, key filters into scans, the scans' changelogs, then the rules the
 /// options enable.
 ///
 /// # Errors
@@ -47,6 +49,7 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistr
     let plan = rank::rank(plan)?;
     let plan = prune_columns::prune_plan(plan);
     let plan = window_rank::window_rank(plan)?;
+    let plan = time_join::time_join(plan, options.window_join_enabled)?;
     let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;
     let plan = scan_changelog::scan_changelog(plan, registry, options.batch)?;
     Ok(match options.split_distinct_buckets {

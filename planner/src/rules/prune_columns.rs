@@ -204,8 +204,9 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             };
             (Plan { node, fields: new_fields }, mapping)
         }
-        // Each side keeps what is required above of it and what the condition reads.
-        Node::Join { left, right, join_type, condition } => {
+        // Each side keeps what is required above of it and what the condition reads (joins are
+        // pruned before they are found to join times or windows).
+        Node::Join { left, right, join_type, condition, strategy } => {
             let left_width = left.fields.len();
             // A semi or anti join's rows are its left input's; its condition reads both.
             let mut used = required.to_vec();
@@ -224,7 +225,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             }
             let condition = condition.remap(&mapping);
             let mapping = mapping.into_iter().take(fields.len()).collect();
-            let node = Node::Join { condition, left: Box::new(left), right: Box::new(right), join_type };
+            let node = Node::Join { condition, left: Box::new(left), right: Box::new(right), join_type, strategy };
             (Plan { node, fields: new_fields }, mapping)
         }
         // Planned after pruning: kept as they are.

@@ -195,6 +195,36 @@ fn interval_and_window_joins_plan_as_flinks() {
     }
 }
 
+/// The seed's window join example: with `table.optimizer.window-join-enabled` on, the join
+/// below the final Calc is the seed's `WindowJoin` subtree line for line (its catalog aside);
+/// with the option off, the same statement is a regular `Join` on the key and both windows'
+/// bounds. (The seed's Calc prints COALESCE as the CASE Calcite expands it into; weir keeps it.)
+#[test]
+fn the_window_join_option_switches_the_seeds_plan() {
+    const SEED: &str = "\
++- WindowJoin(leftWindow=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[5 min])], rightWindow=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[5 min])], joinType=[InnerJoin], where=[(num = num0)], select=[id, num, window_start, window_end, id0, num0, window_start0, window_end0])
+   :- Exchange(distribution=[hash[num]])
+   :  +- Calc(select=[id, num, window_start, window_end])
+   :     +- WindowTableFunction(window=[TUMBLE(time_col=[row_time], size=[5 min])])
+   :        +- WatermarkAssigner(rowtime=[row_time], watermark=[(row_time - 5000:INTERVAL SECOND)])
+   :           +- TableSourceScan(table=[[vvp, default, LeftTable]], fields=[id, row_time, num])
+   +- Exchange(distribution=[hash[num]])
+      +- Calc(select=[id, num, window_start, window_end])
+         +- WindowTableFunction(window=[TUMBLE(time_col=[row_time], size=[5 min])])
+            +- WatermarkAssigner(rowtime=[row_time], watermark=[(row_time - 10000:INTERVAL SECOND)])
+               +- TableSourceScan(table=[[vvp, default, RightTable]], fields=[id, row_time, num])";
+    let on = section(&explain("seed_window_join_on"), "Optimized Execution Plan");
+    let seed: Vec<String> =
+        SEED.lines().map(|l| l.replace("[[vvp, default, ", "[[default_catalog, default_database, ")).collect();
+    assert_eq!(on[1..], seed[..]);
+    let off = section(&explain("seed_window_join_off"), "Optimized Execution Plan");
+    assert!(
+        off[1].starts_with("+- Join(joinType=[InnerJoin], where=[((num = num0) AND (window_start = window_start0)"),
+        "{off:?}"
+    );
+    assert_eq!(off[2], "   :- Exchange(distribution=[hash[num, window_start, window_end]])");
+}
+
 /// `NOT EXISTS` over a correlated subquery is a LeftAntiJoin on the correlated equality, `IN` a
 /// LeftSemiJoin; the table the query reads twice is scanned once (`reuse_id`), as Flink plans it.
 #[test]

@@ -19,8 +19,8 @@
 //! are checkpointed and restored by key.
 
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::state::{KeyedTimers, MapState};
 use weir_runtime::element::NO_WATERMARK;
+use weir_runtime::state::{KeyedTimers, MapState};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
 use super::JoinType;
@@ -154,7 +154,9 @@ impl IntervalJoinOperator {
                 self.emit(emitted, side, row, Some(&other_row));
             }
             partners += count;
-            if let Some(record) = self.records[other].get_mut_or_insert_with(&self.key, (other_time, other_row), 0, || None)? {
+            if let Some(record) =
+                self.records[other].get_mut_or_insert_with(&self.key, (other_time, other_row), 0, || None)?
+            {
                 record.1 = 0;
             }
         }
@@ -166,7 +168,9 @@ impl IntervalJoinOperator {
             return Ok(());
         }
         let unmatched = u64::from(partners == 0);
-        if let Some(record) = self.records[side].get_mut_or_insert_with(&self.key, (time, row.into()), 0, || Some((0, 0)))? {
+        if let Some(record) =
+            self.records[side].get_mut_or_insert_with(&self.key, (time, row.into()), 0, || Some((0, 0)))?
+        {
             record.0 += 1;
             record.1 += unmatched;
         }
@@ -206,7 +210,13 @@ impl Operator for IntervalJoinOperator {
         "IntervalJoin"
     }
 
-    fn process_chunk(&mut self, input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         let side = input.min(1);
         let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], chunk.len());
         for (kind, row) in chunk.rows() {
@@ -228,7 +238,8 @@ impl Operator for IntervalJoinOperator {
         let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], 0);
         self.expire(watermark, &mut emitted);
         out.collect(emitted);
-        let delayed = if watermark == i64::MAX { watermark } else { watermark.saturating_sub(self.spec.output_delay()) };
+        let delayed =
+            if watermark == i64::MAX { watermark } else { watermark.saturating_sub(self.spec.output_delay()) };
         out.emit_watermark(delayed);
         Ok(())
     }

@@ -164,7 +164,13 @@ impl Operator for WindowJoinOperator {
         "WindowJoin"
     }
 
-    fn process_chunk(&mut self, input: usize, chunk: Chunk, ctx: &mut OperatorContext, _out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> Result<()> {
         let side = input.min(1);
         let window = self.spec.windows[side];
         let watermark = ctx.current_watermark();

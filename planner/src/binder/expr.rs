@@ -229,8 +229,11 @@ impl ExprBinder<'_> {
         // AND and OR are n-ary, as Calcite flattens them: a chain of a thousand ORs is one call
         // (evaluated without recursion), printed `OR(a, b, c)`.
         let same = |e: &Expr| {
-            matches!((e, &function), (Expr::Call { function: Function::And, .. }, Function::And)
-                | (Expr::Call { function: Function::Or, .. }, Function::Or))
+            matches!(
+                (e, &function),
+                (Expr::Call { function: Function::And, .. }, Function::And)
+                    | (Expr::Call { function: Function::Or, .. }, Function::Or)
+            )
         };
         let mut args = Vec::new();
         for side in [left, right] {

@@ -58,7 +58,13 @@ impl Binder<'_> {
         for (column, field) in joined.columns.iter_mut().zip(&fields) {
             column.data_type = field.data_type.clone();
         }
-        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy: JoinStrategy::Regular };
+        let node = Node::Join {
+            left: Box::new(left),
+            right: Box::new(right),
+            join_type,
+            condition,
+            strategy: JoinStrategy::Regular,
+        };
         Ok((Plan { node, fields }, joined))
     }
 }

@@ -143,5 +143,14 @@ impl Binder<'_> {
 /// The semi or anti join of `left` and `right` on `condition` (over left's columns, then right's).
 fn semi_anti(left: Plan, right: Plan, join_type: JoinType, condition: Expr) -> Plan {
     let fields = left.fields.clone();
-    Plan { node: Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy: JoinStrategy::Regular }, fields }
+    Plan {
+        node: Node::Join {
+            left: Box::new(left),
+            right: Box::new(right),
+            join_type,
+            condition,
+            strategy: JoinStrategy::Regular,
+        },
+        fields,
+    }
 }

@@ -18,7 +18,12 @@ fn condition_text(condition: Option<&Expr>, column: &dyn Fn(usize) -> String, in
     condition.map_or("true".to_string(), |c| expression(c, column, infix))
 }
 
-pub(super) fn regular_label(spec: &RegularJoinSpec, fields: &[Field], column: &dyn Fn(usize) -> String, infix: bool) -> String {
+pub(super) fn regular_label(
+    spec: &RegularJoinSpec,
+    fields: &[Field],
+    column: &dyn Fn(usize) -> String,
+    infix: bool,
+) -> String {
     format!(
         "Join(joinType=[{}], where=[{}], select=[{}], leftInputSpec=[{}], rightInputSpec=[{}])",
         spec.join_type.name(),
@@ -29,7 +34,12 @@ pub(super) fn regular_label(spec: &RegularJoinSpec, fields: &[Field], column: &d
     )
 }
 
-pub(super) fn interval_label(spec: &IntervalJoinSpec, fields: &[Field], column: &dyn Fn(usize) -> String, infix: bool) -> String {
+pub(super) fn interval_label(
+    spec: &IntervalJoinSpec,
+    fields: &[Field],
+    column: &dyn Fn(usize) -> String,
+    infix: bool,
+) -> String {
     format!(
         "IntervalJoin(joinType=[{}], windowBounds=[isRowTime=true, leftLowerBound={}, leftUpperBound={}, \
          leftTimeIndex={}, rightTimeIndex={}], where=[{}], select=[{}])",

@@ -53,7 +53,6 @@ fn and(parts: Vec<Expr>) -> Option<Expr> {
     })
 }
 
-
 /// What the state of an input with `node`'s rows keeps, joined on `keys`.
 fn side_spec(node: &PhysicalNode, keys: &[usize]) -> JoinInputSideSpec {
     match upsert_key(node) {
@@ -77,14 +76,26 @@ impl Physical<'_> {
             JoinStrategy::Interval { times, lower, upper } => {
                 let keys = [left_keys.clone(), right_keys.clone()];
                 let condition = Some(condition.clone());
-                Some(PhysicalKind::IntervalJoin(IntervalJoinSpec { join_type, keys, arities, times, lower, upper, condition }))
+                Some(PhysicalKind::IntervalJoin(IntervalJoinSpec {
+                    join_type,
+                    keys,
+                    arities,
+                    times,
+                    lower,
+                    upper,
+                    condition,
+                }))
             }
             JoinStrategy::Window(windows) => {
                 // The windows' bounds are paired by the operator, not hashed on.
                 let bounds = [(windows[0].start, windows[1].start), (windows[0].end, windows[1].end)];
                 let is_bound = |l: usize, r: usize| bounds.contains(&(l, r));
-                let pairs: Vec<(usize, usize)> =
-                    left_keys.iter().zip(&right_keys).map(|(&l, &r)| (l, r)).filter(|&(l, r)| !is_bound(l, r)).collect();
+                let pairs: Vec<(usize, usize)> = left_keys
+                    .iter()
+                    .zip(&right_keys)
+                    .map(|(&l, &r)| (l, r))
+                    .filter(|&(l, r)| !is_bound(l, r))
+                    .collect();
                 (left_keys, right_keys) = pairs.into_iter().unzip();
                 let width = arities[0];
                 let rest = conjuncts(&condition)
@@ -93,7 +104,13 @@ impl Physical<'_> {
                     .cloned()
                     .collect();
                 let keys = [left_keys.clone(), right_keys.clone()];
-                Some(PhysicalKind::WindowJoin(WindowJoinSpec { join_type, keys, arities, windows, condition: and(rest) }))
+                Some(PhysicalKind::WindowJoin(WindowJoinSpec {
+                    join_type,
+                    keys,
+                    arities,
+                    windows,
+                    condition: and(rest),
+                }))
             }
         };
         if let Some(kind) = kind {

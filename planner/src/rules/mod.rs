@@ -23,9 +23,9 @@ pub mod rank;
 pub mod scan_changelog;
 pub mod scan_reuse;
 pub mod split_aggregate;
-pub mod time_join;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod time_join;
 pub mod window_aggregate;
 pub mod window_rank;
 pub mod window_zone;

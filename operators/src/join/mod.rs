@@ -3,10 +3,12 @@
 //! and anti joins of `IN` and `EXISTS`, over inputs that insert, update and delete, emitting the
 //! changes of the joined result. [`IntervalJoinOperator`] pairs rows whose times are close
 //! enough, keeping each only as long as the watermark allows a partner; [`WindowJoinOperator`]
-//! joins the rows of each window once the window ends.
+//! joins the rows of each window once the window ends; [`TemporalJoinOperator`] joins each row
+//! with the version of a versioned table valid at its time.
 
 mod interval;
 mod regular;
+mod temporal;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -15,6 +17,7 @@ mod window;
 
 pub use interval::{IntervalJoinOperator, IntervalJoinSpec};
 pub use regular::{RegularJoinOperator, RegularJoinSpec};
+pub use temporal::{TemporalJoinOperator, TemporalJoinSpec};
 pub use window::{WindowJoinOperator, WindowJoinSpec};
 
 /// Which rows a join keeps.

@@ -1,0 +1,211 @@
+//! The event-time temporal join (Flink's `TemporalJoin` over a versioned table):
+//! `o JOIN versioned FOR SYSTEM_TIME AS OF o.rowtime ON o.key = versioned.pk`. Each left row is
+//! joined with the version of its key that was valid at the row's time: the latest right row
+//! of the key whose own time is at most the left row's.
+//!
+//! Left rows wait in state until the watermark passes their time; then, in time order, each is
+//! joined with its version (when that version is a row and not a retraction, and the rest of the
+//! condition accepts the pair) and emitted; a LEFT join emits the row padded with NULLs when it
+//! has no version. Right rows are the versions, kept per key by their time (a later row at the
+//! same time replaces the earlier, a retraction marks the end of a version), as Flink's
+//! `TemporalRowTimeJoinOperator` keeps them. Once the watermark passes, the versions older than
+//! the latest one at or before it can serve no row to come and are dropped (that one too when it
+//! is a retraction). A left row that comes after the watermark passed its time is joined at the
+//! next watermark with the versions still kept. A row whose key holds a NULL has no version.
+//!
+//! The left input inserts only; the output does too.
+
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::state::{KeyedTimers, MapState};
+use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
+
+use super::JoinType;
+use crate::expr::Expr;
+use crate::spec::OperatorSpec;
+use crate::window::millis_of;
+
+/// The state section of the left rows waiting for the watermark.
+const LEFT: &str = "left-rows";
+/// The state section of the versions.
+const VERSIONS: &str = "right-versions";
+/// The state section of the timers.
+const TIMERS: &str = "temporal-timers";
+
+/// Everything a [`TemporalJoinOperator`] is built from.
+#[derive(Debug, Clone)]
+pub struct TemporalJoinSpec {
+    /// INNER or LEFT.
+    pub join_type: JoinType,
+    /// The join key columns of the left input and, in the same order, of the versioned input.
+    pub keys: [Vec<usize>; 2],
+    /// The number of columns of each input.
+    pub arities: [usize; 2],
+    /// The rowtime column of each input.
+    pub times: [usize; 2],
+    /// A condition besides the equal keys, over the joined row.
+    pub condition: Option<Expr>,
+}
+
+impl OperatorSpec for TemporalJoinSpec {
+    type Operator = TemporalJoinOperator;
+
+    fn build(&self, _subtask: &SubtaskInfo) -> TemporalJoinOperator {
+        TemporalJoinOperator {
+            spec: self.clone(),
+            left: MapState::new(LEFT, None),
+            versions: MapState::new(VERSIONS, None),
+            timers: KeyedTimers::new(TIMERS),
+            key: Vec::new(),
+            joined: Vec::new(),
+        }
+    }
+}
+
+/// A version: the right row, and 1 when it is a row (an insert or update-after), 0 when it is
+/// a retraction that ends the version before it.
+type Version = (Box<[Value]>, u64);
+
+/// The event-time temporal join; see the module documentation.
+#[derive(Debug)]
+pub struct TemporalJoinOperator {
+    spec: TemporalJoinSpec,
+    /// Per key, each waiting left row (with its time) and how many times it waits.
+    left: MapState<(i64, Box<[Value]>), u64>,
+    /// Per key, the versions by their time.
+    versions: MapState<i64, Version>,
+    timers: KeyedTimers,
+    key: Vec<Value>,
+    joined: Vec<Value>,
+}
+
+impl TemporalJoinOperator {
+    /// Pushes `left` joined with `right` (NULLs when `None`) as an insert.
+    fn emit(&self, emitted: &mut Chunk, left: &[Value], right: Option<&[Value]>) {
+        let right_arity = self.spec.arities[1];
+        emitted.push_with(RowKind::Insert, |values| {
+            values.extend_from_slice(left);
+            match right {
+                Some(r) => values.extend_from_slice(r),
+                None => values.extend(std::iter::repeat_n(Value::Null, right_arity)),
+            }
+        });
+    }
+
+    fn accepts(&mut self, left: &[Value], right: &[Value]) -> Result<bool> {
+        let Some(condition) = &self.spec.condition else { return Ok(true) };
+        self.joined.clear();
+        self.joined.extend_from_slice(left);
+        self.joined.extend_from_slice(right);
+        Ok(condition.eval(&self.joined).map_err(|e| Error::execution(e.0))? == Value::Boolean(true))
+    }
+
+    /// Joins and emits the left rows of `key` at or before `watermark`, then drops the versions
+    /// no row to come can need.
+    fn fire(&mut self, key: &[Value], watermark: i64, emitted: &mut Chunk) -> Result<()> {
+        let mut due: Vec<(i64, Box<[Value]>, u64)> = self
+            .left
+            .entries(key, 0)
+            .filter(|((time, _), _)| *time <= watermark)
+            .map(|((time, row), &count)| (*time, row.clone(), count))
+            .collect();
+        due.sort_by_key(|(time, _, _)| *time);
+        let mut versions: Vec<(i64, Version)> = self.versions.entries(key, 0).map(|(t, v)| (*t, v.clone())).collect();
+        versions.sort_by_key(|(time, _)| *time);
+        let outer = self.spec.join_type == JoinType::Left;
+        for (time, row, count) in due {
+            self.left.remove(key, &(time, row.clone()));
+            let at = versions.partition_point(|(t, _)| *t <= time);
+            let version = at.checked_sub(1).map(|i| &versions[i].1).filter(|(_, live)| *live == 1);
+            let joined = match version {
+                Some((right, _)) => {
+                    let right = right.clone();
+                    self.accepts(&row, &right)?.then_some(right)
+                }
+                None => None,
+            };
+            for _ in 0..count {
+                match &joined {
+                    Some(right) => self.emit(emitted, &row, Some(right)),
+                    None if outer => self.emit(emitted, &row, None),
+                    None => {}
+                }
+            }
+        }
+        // The latest version at or before the watermark stays (a retraction does not).
+        let keep = versions.partition_point(|(t, _)| *t <= watermark).saturating_sub(1);
+        for (i, (time, (_, live))) in versions.iter().enumerate() {
+            if i < keep || (i == keep && *time <= watermark && *live == 0) {
+                self.versions.remove(key, time);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Operator for TemporalJoinOperator {
+    fn name(&self) -> &str {
+        "TemporalJoin"
+    }
+
+    fn process_chunk(&mut self, input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        let side = input.min(1);
+        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], 0);
+        for (kind, row) in chunk.rows() {
+            self.key.clear();
+            self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
+            let time = millis_of(&row[self.spec.times[side]]);
+            if side == 0 && kind != RowKind::Insert {
+                return Err(Error::execution(format!(
+                    "TemporalJoin takes only inserts on its left input, but received a '{kind}' row."
+                )));
+            }
+            let Some(time) = time.filter(|_| !self.key.iter().any(Value::is_null)) else {
+                if side == 0 && self.spec.join_type == JoinType::Left {
+                    self.emit(&mut emitted, row, None);
+                }
+                continue;
+            };
+            let Self { left, versions, timers, key, .. } = self;
+            if side == 0 {
+                if let Some(count) = left.get_mut_or_insert_with(key, (time, row.into()), 0, || Some(0))? {
+                    *count += 1;
+                }
+            } else {
+                versions.put(key, time, (row.into(), u64::from(kind.is_accumulate())), 0);
+            }
+            timers.register(key, time);
+        }
+        out.collect(emitted);
+        Ok(())
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], 0);
+        // Each key's rows and versions have timers at their own times: a key whose timer is due
+        // has rows to join or versions to drop.
+        while let Some((_, keys)) = self.timers.pop_due(watermark) {
+            for key in keys {
+                self.fire(&key, watermark, &mut emitted)?;
+            }
+        }
+        out.collect(emitted);
+        out.emit_watermark(watermark);
+        Ok(())
+    }
+
+    /// The waiting left rows, the versions and the timers.
+    fn snapshot_state(&mut self, _: u64, _ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.left.snapshot(state, 0);
+        self.versions.snapshot(state, 0);
+        self.timers.snapshot(state);
+        Ok(())
+    }
+
+    /// The rows, versions and timers of the keys this subtask owns now.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        let info = ctx.subtask().clone();
+        self.left.restore(states, &info)?;
+        self.versions.restore(states, &info)?;
+        self.timers.restore(states, &info)
+    }
+}

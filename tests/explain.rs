@@ -184,10 +184,12 @@ fn a_join_of_windows_missing_window_end_is_a_regular_join() {
 
 /// A join bounding the two rowtimes from both sides (`BETWEEN`) is an `IntervalJoin` with Flink's
 /// bounds; with `table.optimizer.window-join-enabled`, a join of two TUMBLE windows on both
-/// windows' bounds is a `WindowJoin`, its other equality kept as its condition.
+/// windows' bounds is a `WindowJoin`, its other equality kept as its condition; and
+/// `FOR SYSTEM_TIME AS OF` the left rowtime against a table with a primary key and a watermark
+/// is an event-time `TemporalJoin`, its condition marked as Flink marks it.
 #[test]
-fn interval_and_window_joins_plan_as_flinks() {
-    for case in ["interval_join", "window_join"] {
+fn interval_window_and_temporal_joins_plan_as_flinks() {
+    for case in ["interval_join", "window_join", "temporal_join"] {
         let (ours, theirs) = (explain(case), flink(case));
         for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
             assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");

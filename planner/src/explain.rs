@@ -212,7 +212,10 @@ fn correlates_in(node: &PhysicalNode) -> usize {
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     // A join's expressions read its joined row: both inputs' columns, named unique.
     let input_fields: Vec<Field> = match node.kind {
-        PhysicalKind::Join(_) | PhysicalKind::IntervalJoin(_) | PhysicalKind::WindowJoin(_) => {
+        PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_) => {
             let mut joined: Vec<Field> = node.inputs.iter().flat_map(|i| i.fields.clone()).collect();
             crate::binder::uniquify(&mut joined);
             joined
@@ -346,6 +349,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
         PhysicalKind::Join(spec) => join::regular_label(spec, &node.fields, &column, infix),
         PhysicalKind::IntervalJoin(spec) => join::interval_label(spec, &node.fields, &column, infix),
+        PhysicalKind::TemporalJoin(spec) => join::temporal_label(spec, &node.fields, &column, infix),
         PhysicalKind::WindowJoin(spec) => {
             let inputs = [node.inputs[0].fields.as_slice(), node.inputs[1].fields.as_slice()];
             join::window_label(spec, inputs, &node.fields, &column, infix)

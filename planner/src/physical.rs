@@ -112,6 +112,8 @@ pub enum PhysicalKind {
     IntervalJoin(weir_operators::join::IntervalJoinSpec),
     /// A window join of its two inputs.
     WindowJoin(weir_operators::join::WindowJoinSpec),
+    /// An event-time temporal join of its input (left) and a versioned table (right).
+    TemporalJoin(weir_operators::join::TemporalJoinSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
@@ -205,6 +207,7 @@ impl PhysicalNode {
             PhysicalKind::Join(_) => "Join",
             PhysicalKind::IntervalJoin(_) => "IntervalJoin",
             PhysicalKind::WindowJoin(_) => "WindowJoin",
+            PhysicalKind::TemporalJoin(_) => "TemporalJoin",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",

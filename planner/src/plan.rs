@@ -34,6 +34,19 @@ pub enum JoinStrategy {
     },
     /// Flink's `WindowJoin`: rows paired per window once it ends; inserts only.
     Window([AttachedWindow; 2]),
+    /// Flink's `TemporalJoin` (event time): each left row joined with the right side's version
+    /// of its key valid at its time; the right input is a versioned table, kept whole.
+    Temporal {
+        /// The rowtime column of each input.
+        times: [usize; 2],
+    },
+}
+
+impl JoinStrategy {
+    /// Whether the join emits inserts only (all but the regular join, over inserting inputs).
+    pub fn inserts_only(self) -> bool {
+        !matches!(self, JoinStrategy::Regular)
+    }
 }
 
 /// The relational operations weir plans.
@@ -344,7 +357,7 @@ impl Plan {
             Node::Aggregate { .. } | Node::Rank { .. } => false,
             Node::WindowAggregate { .. } | Node::WindowRank { .. } | Node::WindowDeduplicate { .. } => true,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
-            Node::Join { strategy: JoinStrategy::Interval { .. } | JoinStrategy::Window(_), .. } => true,
+            Node::Join { strategy, .. } if strategy.inserts_only() => true,
             Node::Join { left, right, join_type, .. } => {
                 *join_type == JoinType::Inner && left.is_insert_only() && right.is_insert_only()
             }
@@ -356,7 +369,7 @@ impl Plan {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
             Node::Rank { .. } => Some("Rank"),
-            Node::Join { strategy: JoinStrategy::Interval { .. } | JoinStrategy::Window(_), .. } => None,
+            Node::Join { strategy, .. } if strategy.inserts_only() => None,
             Node::Join { join_type: weir_operators::join::JoinType::Inner, left, right, .. } => {
                 left.updating_node().or_else(|| right.updating_node())
             }

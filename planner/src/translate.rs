@@ -195,6 +195,7 @@ impl<'a> Translator<'a> {
             PhysicalKind::Join(spec) => self.binary(node, spec.factory()),
             PhysicalKind::IntervalJoin(spec) => self.binary(node, spec.factory()),
             PhysicalKind::WindowJoin(spec) => self.binary(node, spec.factory()),
+            PhysicalKind::TemporalJoin(spec) => self.binary(node, spec.factory()),
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

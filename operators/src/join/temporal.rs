@@ -147,7 +147,13 @@ impl Operator for TemporalJoinOperator {
         "TemporalJoin"
     }
 
-    fn process_chunk(&mut self, input: usize, chunk: Chunk, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_chunk(
+        &mut self,
+        input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
         let side = input.min(1);
         let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], 0);
         for (kind, row) in chunk.rows() {

@@ -68,7 +68,13 @@ impl Binder<'_> {
         match &time_expr {
             Expr::Column { index, .. } => match probe.fields[*index].data_type.time_attribute {
                 Some(TimeAttribute::Proctime) => {}
-                Some(TimeAttribute::Rowtime) => return Err(unsupported("Event-time temporal joins")),
+                Some(TimeAttribute::Rowtime) => {
+                    let join_type = match join_type {
+                        LookupJoinType::Inner => weir_operators::join::JoinType::Inner,
+                        LookupJoinType::LeftOuter => weir_operators::join::JoinType::Left,
+                    };
+                    return self.bind_temporal_join(probe, scope, join, constraint, join_type, *index);
+                }
                 None => {
                     return Err(Error::validation(
                         position_of(time),

@@ -9,6 +9,7 @@ mod regular_join;
 mod scope;
 pub(crate) mod sink_rows;
 mod subquery;
+mod temporal_join;
 mod unnest;
 mod window;
 

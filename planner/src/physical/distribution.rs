@@ -9,7 +9,7 @@
 //! | Values | 1 |
 //! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
 //! | WindowRank, WindowDeduplicate, a SESSION WindowTableFunction | 1 without partition columns, else the default |
-//! | Join, IntervalJoin, WindowJoin | 1 without join keys, else the default |
+//! | Join, IntervalJoin, WindowJoin, TemporalJoin | 1 without join keys, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
@@ -70,7 +70,11 @@ impl Distribution<'_> {
             PhysicalKind::Join(spec) if spec.keys[0].is_empty() => 1,
             PhysicalKind::IntervalJoin(spec) if spec.keys[0].is_empty() => 1,
             PhysicalKind::WindowJoin(spec) if spec.keys[0].is_empty() => 1,
-            PhysicalKind::Join(_) | PhysicalKind::IntervalJoin(_) | PhysicalKind::WindowJoin(_) => self.parallelism,
+            PhysicalKind::TemporalJoin(spec) if spec.keys[0].is_empty() => 1,
+            PhysicalKind::Join(_)
+            | PhysicalKind::IntervalJoin(_)
+            | PhysicalKind::WindowJoin(_)
+            | PhysicalKind::TemporalJoin(_) => self.parallelism,
             kind @ (PhysicalKind::WindowRank { .. }
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::SessionWindowTableFunction(_)) => {

@@ -5,11 +5,14 @@
 //! update-befores: the join retracts pairs by the rows they were made of.
 //!
 //! An interval join (`IntervalJoin`) and a window join (`WindowJoin`), as the rules decided
-//! ([`crate::rules::time_join`]), are keyed the same way and emit inserts only; a window join's
-//! keys leave out the windows' bounds, which it pairs by itself.
+//! ([`crate::rules::time_join`]), and an event-time temporal join (`TemporalJoin`, as bound)
+//! are keyed the same way and emit inserts only; a window join's keys leave out the windows'
+//! bounds, which it pairs by itself.
 
 use weir_operators::expr::{Expr, Function};
-use weir_operators::join::{IntervalJoinSpec, JoinInputSideSpec, JoinType, RegularJoinSpec, WindowJoinSpec};
+use weir_operators::join::{
+    IntervalJoinSpec, JoinInputSideSpec, JoinType, RegularJoinSpec, TemporalJoinSpec, WindowJoinSpec,
+};
 use weir_runtime::Field;
 
 use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
@@ -85,6 +88,11 @@ impl Physical<'_> {
                     upper,
                     condition,
                 }))
+            }
+            JoinStrategy::Temporal { times } => {
+                let keys = [left_keys.clone(), right_keys.clone()];
+                let condition = Some(condition.clone());
+                Some(PhysicalKind::TemporalJoin(TemporalJoinSpec { join_type, keys, arities, times, condition }))
             }
             JoinStrategy::Window(windows) => {
                 // The windows' bounds are paired by the operator, not hashed on.

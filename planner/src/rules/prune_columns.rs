@@ -3,7 +3,7 @@
 
 use weir_operators::expr::Expr;
 
-use crate::plan::{Node, Plan};
+use crate::plan::{JoinStrategy, Node, Plan};
 
 /// The plan with unused columns removed below its outputs (all of which are kept).
 pub fn prune_plan(plan: Plan) -> Plan {
@@ -212,6 +212,11 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let mut used = required.to_vec();
             used.resize(left_width + right.fields.len(), false);
             condition.mark_columns(&mut used);
+            // A temporal join reads both rowtimes and keeps its versioned table whole, as Flink.
+            if let JoinStrategy::Temporal { times } = strategy {
+                used[times[0]] = true;
+                used[left_width..].iter_mut().for_each(|u| *u = true);
+            }
             let (left, left_map) = prune(*left, &used[..left_width]);
             let (right, right_map) = prune(*right, &used[left_width..]);
             let new_left = left.fields.len();
@@ -224,6 +229,13 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 }
             }
             let condition = condition.remap(&mapping);
+            let strategy = match strategy {
+                JoinStrategy::Temporal { times } => {
+                    let at = |c: usize| mapping[c].unwrap_or(c);
+                    JoinStrategy::Temporal { times: [at(times[0]), at(left_width + times[1]) - new_left] }
+                }
+                other => other,
+            };
             let mapping = mapping.into_iter().take(fields.len()).collect();
             let node = Node::Join { condition, left: Box::new(left), right: Box::new(right), join_type, strategy };
             (Plan { node, fields: new_fields }, mapping)

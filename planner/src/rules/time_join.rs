@@ -11,7 +11,7 @@
 //!   bounds are the tightest the conjuncts give, a strict bound shifted by 1 ms.
 //!
 //! Both run over inserts only and emit inserts only; an updating input is refused with Flink's
-//! message. The rule runs after column pruning, so the column positions it records are final.
+//! message, as is an updating left input of an event-time temporal join (bound as one). The rule runs after column pruning, so the column positions it records are final.
 
 use weir_operators::expr::{Expr, Function};
 use weir_operators::AttachedWindow;
@@ -30,22 +30,30 @@ use crate::plan::{JoinStrategy, Node, Plan};
 pub fn time_join(plan: Plan, window_join: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = node.try_map_inputs(|input| time_join(input, window_join))?;
-    let Node::Join { left, right, join_type, condition, strategy: JoinStrategy::Regular } = node else {
+    let Node::Join { left, right, join_type, condition, strategy } = node else {
         return Ok(Plan { node, fields });
     };
-    let window = if window_join { windows_joined(&left, &right, &condition) } else { None };
-    let strategy = match window {
-        Some(windows) => JoinStrategy::Window(windows),
-        None if join_type.keeps_left_only() => JoinStrategy::Regular,
-        None => interval(&left, &right, &condition)?.unwrap_or(JoinStrategy::Regular),
+    let strategy = match strategy {
+        JoinStrategy::Regular => {
+            let window = if window_join { windows_joined(&left, &right, &condition) } else { None };
+            match window {
+                Some(windows) => JoinStrategy::Window(windows),
+                None if join_type.keeps_left_only() => JoinStrategy::Regular,
+                None => interval(&left, &right, &condition)?.unwrap_or(JoinStrategy::Regular),
+            }
+        }
+        bound => bound,
     };
-    let name = match strategy {
+    // Which inputs must insert only: both of an interval or window join, the left one of a
+    // temporal join (its versioned table may change).
+    let checked = match strategy {
         JoinStrategy::Regular => None,
-        JoinStrategy::Interval { .. } => Some("IntervalJoin"),
-        JoinStrategy::Window(_) => Some("WindowJoin"),
+        JoinStrategy::Interval { .. } => Some(("IntervalJoin", right.updating_node())),
+        JoinStrategy::Window(_) => Some(("WindowJoin", right.updating_node())),
+        JoinStrategy::Temporal { .. } => Some(("TemporalJoin", None)),
     };
-    if let Some(name) = name {
-        if let Some(node) = left.updating_node().or_else(|| right.updating_node()) {
+    if let Some((name, right_updating)) = checked {
+        if let Some(node) = left.updating_node().or(right_updating) {
             return Err(Error::Table(format!(
                 "{name} doesn't support consuming update and delete changes which is produced by node {node}"
             )));

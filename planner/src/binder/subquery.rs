@@ -1,6 +1,8 @@
 //! Subqueries in WHERE, decorrelated into joins as Flink decorrelates them: `x IN (SELECT c …)`
 //! and `EXISTS (SELECT …)` keep the rows with a match (a left semi join), `NOT EXISTS (SELECT …)`
-//! the rows without (a left anti join). The conditions of an EXISTS subquery that read the outer
+//! the rows without (a left anti join). `x NOT IN (SELECT c …)` is an anti join that, as SQL's
+//! NULLs require, also counts as a match every pair where `x` or `c` is NULL: a NULL `x` is kept
+//! only when the subquery is empty, and one NULL `c` keeps no row. The conditions of an EXISTS subquery that read the outer
 //! query's columns become the join's condition; the others filter the subquery's rows.
 
 use sqlparser::ast::{self, BinaryOperator, SetExpr};
@@ -61,11 +63,8 @@ impl Binder<'_> {
         }
         for predicate in subqueries {
             plan = match predicate {
-                ast::Expr::InSubquery { expr, subquery, negated: false } => {
-                    self.bind_in(plan, scope, expr, subquery)?
-                }
-                ast::Expr::InSubquery { negated: true, .. } => {
-                    return Err(unsupported_at(predicate, "NOT IN with a subquery"))
+                ast::Expr::InSubquery { expr, subquery, negated } => {
+                    self.bind_in(plan, scope, expr, subquery, *negated)?
                 }
                 ast::Expr::Exists { subquery, negated } => {
                     let join_type = if *negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
@@ -84,8 +83,16 @@ impl Binder<'_> {
         Ok(plan)
     }
 
-    /// `expr IN (subquery)`: a semi join on `expr` = the subquery's one column.
-    fn bind_in(&mut self, left: Plan, scope: &Scope, expr: &ast::Expr, subquery: &ast::Query) -> Result<Plan> {
+    /// `expr [NOT] IN (subquery)`: a semi join on `expr` = the subquery's one column, or the
+    /// null-aware anti join of NOT IN.
+    fn bind_in(
+        &mut self,
+        left: Plan,
+        scope: &Scope,
+        expr: &ast::Expr,
+        subquery: &ast::Query,
+        negated: bool,
+    ) -> Result<Plan> {
         let right = self.bind_query(subquery)?;
         if right.fields.len() != 1 {
             return Err(Error::validation(position_of(subquery), "The subquery of IN must select one column"));
@@ -99,9 +106,20 @@ impl Binder<'_> {
                 format!("Values passed to IN operator must have compatible types: {} and {}", value.ty(), column.ty()),
             )
         })?;
-        let equal = Expr::call(Function::Equals, vec![value.cast_to(&ty), column.cast_to(&ty)])
-            .map_err(|e| Error::validation(position_of(expr), e.0))?;
-        Ok(semi_anti(left, right, JoinType::LeftSemi, equal))
+        let (value, column) = (value.cast_to(&ty), column.cast_to(&ty));
+        let call = |function, args| Expr::call(function, args).map_err(|e| Error::validation(position_of(expr), e.0));
+        let equal = call(Function::Equals, vec![value.clone(), column.clone()])?;
+        if !negated {
+            return Ok(semi_anti(left, right, JoinType::LeftSemi, equal));
+        }
+        // `x NOT IN S` holds when no `x = c` of S is TRUE or UNKNOWN.
+        let unknown = [value, column].into_iter().filter(|e| e.ty().nullable);
+        let mut alternatives = vec![equal];
+        for side in unknown {
+            alternatives.push(call(Function::IsNull, vec![side])?);
+        }
+        let condition = if alternatives.len() == 1 { alternatives.remove(0) } else { call(Function::Or, alternatives)? };
+        Ok(semi_anti(left, right, JoinType::LeftAnti, condition))
     }
 
     /// `[NOT] EXISTS (SELECT … FROM … WHERE …)`: the subquery's rows filtered by its conditions

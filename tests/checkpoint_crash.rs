@@ -2,11 +2,12 @@
 //! million rows, aggregates them by key into managed tables and writes the filtered rows to a
 //! filesystem sink; restarted with `--resume` each time, until it finishes. Then the visible
 //! part files hold exactly the rows of an uninterrupted run of the same job (no loss, no
-//! duplicate) and the managed tables exactly its aggregates, and both equal what is recomputed
+//! duplicate) and the managed tables exactly its aggregates, and all equal what is recomputed
 //! here from the input (each restart runs at another
 //! parallelism than the run before): `totals` from a GROUP BY (its
 //! state restored each time), `sums` merged by the table's aggregation merge engine (a batch
-//! committed twice would show in its sums).
+//! committed twice would show in its sums), and the rows a regular join of the input with a
+//! table of names writes to a second filesystem sink (its state restored each time).
 //!
 //! Also: SIGTERM stops the job with a savepoint, from which the job restores; a damaged
 //! savepoint is refused, naming what is wrong, and nothing is written.
@@ -83,6 +84,10 @@ fn script(dir: &Path) -> String {
            'connector' = 'filesystem', 'path' = '{d}/wins', 'format' = 'csv');\n\
          CREATE TABLE kept (id BIGINT, k INT, v INT) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
+         CREATE TABLE names (k INT, name STRING) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/names.csv', 'format' = 'csv');\n\
+         CREATE TABLE joined (id BIGINT, name STRING) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/joined', 'format' = 'csv');\n\
          CREATE TABLE IF NOT EXISTS totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED);\n\
          CREATE TABLE IF NOT EXISTS sums (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH (\n\
            'table.merge-engine' = 'aggregation', 'fields.n.agg' = 'sum', 'fields.s.agg' = 'sum');\n\
@@ -90,10 +95,31 @@ fn script(dir: &Path) -> String {
          INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n\
          INSERT INTO sums SELECT k, CAST(1 AS BIGINT), CAST(v AS BIGINT) FROM src;\n\
          INSERT INTO kept SELECT id, k, v FROM src WHERE v < 10;\n\
+         INSERT INTO joined SELECT s.id, n.name FROM src AS s JOIN names AS n ON s.k = n.k WHERE s.v < 10;\n\
          INSERT INTO wins SELECT window_end, COUNT(*), SUM(CAST(v AS BIGINT))\n\
            FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;\n\
          END;\n"
     )
+}
+
+/// A name for each even key: `k,name-k`.
+fn write_names(path: &Path) {
+    let text: String = (0..KEYS).step_by(2).map(|k| format!("{k},name-{k}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// What the join writes of the kept rows `id,k,v`: those of even keys, with their names, sorted.
+fn joined_of(kept: &[String]) -> Vec<String> {
+    let mut joined: Vec<String> = kept
+        .iter()
+        .filter_map(|line| {
+            let mut fields = line.split(',');
+            let (id, k) = (fields.next()?, fields.next()?.parse::<u64>().ok()?);
+            (k % 2 == 0).then(|| format!("{id},name-{k}"))
+        })
+        .collect();
+    joined.sort();
+    joined
 }
 
 /// The rows of the visible part files (hidden `.…inprogress` files are not part of the output).
@@ -139,10 +165,13 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     let dir = tempfile::tempdir().unwrap();
     let expected = write_input(&dir.path().join("input.csv"), ROWS);
     let (expected_rows, expected_totals) = (expected.kept, expected.totals);
+    let expected_joined = joined_of(&expected_rows);
     std::fs::write(dir.path().join("job.sql"), script(dir.path())).unwrap();
+    write_names(&dir.path().join("names.csv"));
     // The same job, uninterrupted, beside it.
     let whole = tempfile::tempdir().unwrap();
     std::fs::copy(dir.path().join("input.csv"), whole.path().join("input.csv")).unwrap();
+    write_names(&whole.path().join("names.csv"));
     std::fs::write(whole.path().join("job.sql"), script(whole.path())).unwrap();
     let uninterrupted = weir(whole.path(), &["-p", "2"]);
     // Each restart at another parallelism than the run before: restored state finds its
@@ -199,6 +228,9 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     assert_eq!(counts.len(), expected.windows.len(), "windows lost or written twice");
     let total = |all: &mut dyn Iterator<Item = (u64, u64)>| all.fold((0, 0), |(n, s), (a, b)| (n + a, s + b));
     assert_eq!(total(&mut counts.into_iter()), total(&mut expected.windows.values().copied()), "late rows miscounted");
+    let joined = sink_rows(&dir.path().join("joined"));
+    assert!(joined == sink_rows(&whole.path().join("joined")), "the join's rows differ from an uninterrupted run's");
+    assert!(joined == expected_joined, "the join's rows differ from the input's");
     assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
@@ -262,6 +294,7 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
     let script =
         format!("SET 'execution.checkpointing.savepoint-dir' = '{}';\n{}", savepoints.display(), script(dir.path()));
     std::fs::write(dir.path().join("job.sql"), script).unwrap();
+    write_names(&dir.path().join("names.csv"));
     let child = weir(dir.path(), &["-p", "2"]);
     // Stopped once the job is under way: its first checkpoint is written.
     let checkpoints = dir.path().join("checkpoints");
@@ -314,6 +347,12 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
         rows == expected_rows,
         "the filesystem sink's rows differ: {}",
         multiset_difference(&rows, &expected_rows, &stderr)
+    );
+    let (joined, expected_joined) = (sink_rows(&dir.path().join("joined")), joined_of(&expected_rows));
+    assert!(
+        joined == expected_joined,
+        "the join's rows differ: {}",
+        multiset_difference(&joined, &expected_joined, &stderr)
     );
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");

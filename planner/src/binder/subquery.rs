@@ -118,7 +118,8 @@ impl Binder<'_> {
         for side in unknown {
             alternatives.push(call(Function::IsNull, vec![side])?);
         }
-        let condition = if alternatives.len() == 1 { alternatives.remove(0) } else { call(Function::Or, alternatives)? };
+        let condition =
+            if alternatives.len() == 1 { alternatives.remove(0) } else { call(Function::Or, alternatives)? };
         Ok(semi_anti(left, right, JoinType::LeftAnti, condition))
     }
 

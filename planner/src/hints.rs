@@ -1,6 +1,7 @@
 //! Dynamic table options: `t /*+ OPTIONS('key' = 'value', …) */` after a table name in `FROM`
 //! or `INSERT INTO` overrides the table's `WITH` options for that statement, as in Flink.
-//! Other hints are ignored, as Flink ignores hints it does not know.
+//! Query hints (`/*+ LOOKUP(…) */`, `/*+ STATE_TTL(…) */`) are gathered per statement as
+//! [`QueryHints`]. Other hints are ignored, as Flink ignores hints it does not know.
 
 use std::collections::BTreeMap;
 
@@ -148,5 +149,55 @@ mod tests {
         assert!(hints("SELECT * FROM t /* a comment */ /*+ LOOKUP('table'='t') */").unwrap().is_empty());
         let error = hints("SELECT * FROM t /*+ OPTIONS('a' 'b') */").unwrap_err().to_string();
         assert!(error.contains("Invalid OPTIONS hint"), "{error}");
+    }
+}
+
+/// A `STATE_TTL('name' = 'duration', …)` query hint: how long a join keeps the rows of the input
+/// each name (a table's name or alias) stands for, over `table.exec.state.ttl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateTtlHint {
+    /// The TTL per input name.
+    pub ttls: BTreeMap<String, std::time::Duration>,
+    /// Where the hint starts.
+    pub position: Position,
+}
+
+/// The query hints of one statement: `LOOKUP(…)` for lookup joins, `STATE_TTL(…)` for joins.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryHints {
+    /// The `LOOKUP` hints, in order.
+    pub lookup: Vec<crate::lookup_options::LookupHint>,
+    /// The `STATE_TTL` hints, in order.
+    pub state_ttl: Vec<StateTtlHint>,
+}
+
+impl QueryHints {
+    /// The query hints among a script's tokens, each with its position.
+    ///
+    /// # Errors
+    /// A malformed hint (a `STATE_TTL` value that is not a duration names its key).
+    pub fn of(tokens: &[TokenWithSpan]) -> Result<QueryHints> {
+        let mut state_ttl = Vec::new();
+        for (_, body, position) in hint_comments(tokens) {
+            let Some(pairs) = hint_pairs(body, position, "STATE_TTL")? else { continue };
+            let mut ttls = BTreeMap::new();
+            for (name, value) in pairs {
+                let ttl = weir_runtime::config::parse_duration(&name, &value)
+                    .map_err(|e| Error::validation(position, format!("Invalid STATE_TTL hint: {e}")))?;
+                ttls.insert(name, ttl);
+            }
+            state_ttl.push(StateTtlHint { ttls, position });
+        }
+        Ok(QueryHints { lookup: crate::lookup_options::lookup_hints(tokens)?, state_ttl })
+    }
+
+    /// The hints that start before `end` (all when `end` is at line 0), taken out of `self`.
+    pub(crate) fn take_before(&mut self, end: Position) -> QueryHints {
+        let before = |p: &Position| (p.line, p.column) < (end.line, end.column) || end.line == 0;
+        let lookup_split = self.lookup.iter().position(|h| !before(&h.position)).unwrap_or(self.lookup.len());
+        let ttl_split = self.state_ttl.iter().position(|h| !before(&h.position)).unwrap_or(self.state_ttl.len());
+        let rest =
+            QueryHints { lookup: self.lookup.split_off(lookup_split), state_ttl: self.state_ttl.split_off(ttl_split) };
+        std::mem::replace(self, rest)
     }
 }

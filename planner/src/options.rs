@@ -115,6 +115,8 @@ pub struct PlannerOptions {
     pub async_lookup: AsyncLookupSettings,
     /// The statement's `LOOKUP` hints.
     pub lookup_hints: Vec<LookupHint>,
+    /// The statement's `STATE_TTL` hints.
+    pub state_ttl_hints: Vec<crate::hints::StateTtlHint>,
     /// Tables whose connector only looks rows up synchronously.
     pub sync_lookup_tables: std::collections::BTreeSet<String>,
     /// `table.local-time-zone`
@@ -266,6 +268,16 @@ impl PlannerOptions {
         (self.state_ttl_millis > 0).then(|| std::time::Duration::from_millis(self.state_ttl_millis as u64))
     }
 
+    /// How long a join keeps the rows of its input known as `name`: its `STATE_TTL` hint, else
+    /// `table.exec.state.ttl` (`None`: forever; a hint of 0 keeps the rows forever too).
+    pub fn join_state_ttl(&self, name: Option<&str>) -> Option<std::time::Duration> {
+        let hinted = name.and_then(|n| self.state_ttl_hints.iter().rev().find_map(|h| h.ttls.get(n).copied()));
+        match hinted {
+            Some(ttl) => (!ttl.is_zero()).then_some(ttl),
+            None => self.state_ttl(),
+        }
+    }
+
     /// The options from a session's settings.
     ///
     /// # Errors
@@ -321,6 +333,7 @@ impl PlannerOptions {
             type_length_enforcer,
             async_lookup: AsyncLookupSettings::from_settings(settings),
             lookup_hints: Vec::new(),
+            state_ttl_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
             local_time_zone: local_time_zone(&settings.get(&LOCAL_TIME_ZONE))?,
             window_join_enabled: settings.get(&WINDOW_JOIN_ENABLED),
@@ -344,6 +357,7 @@ impl Default for PlannerOptions {
             type_length_enforcer: None,
             async_lookup: AsyncLookupSettings::default(),
             lookup_hints: Vec::new(),
+            state_ttl_hints: Vec::new(),
             sync_lookup_tables: Default::default(),
             local_time_zone: TimeZone::system(),
             window_join_enabled: false,

@@ -234,8 +234,8 @@ pub struct Located {
     pub statement: Statement,
     /// Its `/*+ OPTIONS(…) */` table hints.
     pub hints: Vec<TableHint>,
-    /// Its `/*+ LOOKUP(…) */` query hints.
-    pub lookup_hints: Vec<crate::lookup_options::LookupHint>,
+    /// Its `/*+ LOOKUP(…) */` and `/*+ STATE_TTL(…) */` query hints.
+    pub query_hints: crate::hints::QueryHints,
     /// Where each of its join operators (`JOIN`, `LEFT JOIN`, `CROSS JOIN`, …) starts, in
     /// order: the syntax tree keeps only the joined table's place, and a refused join is
     /// reported at its operator.
@@ -346,7 +346,7 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     check_nesting(&tokens)?;
     let joins = join_operators(&tokens);
     let mut hints = table_hints(&tokens)?.into_iter().peekable();
-    let mut lookup_hints = crate::lookup_options::lookup_hints(&tokens)?.into_iter().peekable();
+    let mut query_hints = crate::hints::QueryHints::of(&tokens)?;
     let (tokens, conflicts) = take_conflict_clauses(tokens);
     // Each level of parentheses takes a few of the parser's recursion steps.
     let mut parser =
@@ -387,14 +387,9 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
         while let Some(hint) = hints.next_if(|h| before_end(h) || end.line == 0) {
             own.push(hint);
         }
-        let mut own_lookups = Vec::new();
-        while let Some(hint) =
-            lookup_hints.next_if(|h| (h.position.line, h.position.column) < (end.line, end.column) || end.line == 0)
-        {
-            own_lookups.push(hint);
-        }
+        let own_query_hints = query_hints.take_before(Position { line: end.line, column: end.column });
         let join_operators = joins.iter().filter(|p| in_statement(p)).copied().collect();
-        statements.push(Located { position, statement, hints: own, lookup_hints: own_lookups, join_operators });
+        statements.push(Located { position, statement, hints: own, query_hints: own_query_hints, join_operators });
         if !parser.consume_token(&Token::SemiColon) && parser.peek_token().token != Token::EOF {
             let t = parser.peek_token();
             return Err(Error::Parse {

@@ -30,7 +30,6 @@ use crate::binder::Binder;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
 use crate::error::{Error, Position, Result};
 use crate::explain::{explain, ExplainDetails, LogicalStatement};
-use crate::lookup_options::LookupHint;
 use crate::options::PlannerOptions;
 use crate::parser::{Insert, Statement};
 use crate::physical::distribution::Distribution;
@@ -59,7 +58,7 @@ pub struct BoundInsert {
 
 impl<'a> Planner<'a> {
     /// A planner over `catalog` and `registry` with the session's `settings`, the statement's
-    /// `LOOKUP` hints and the places of its join operators; jobs run at `parallelism` with lookup caches reading `clock`.
+    /// query hints (`LOOKUP`, `STATE_TTL`) and the places of its join operators; jobs run at `parallelism` with lookup caches reading `clock`.
     ///
     /// # Errors
     /// Settings that do not fit together (mini-batch on without a latency).
@@ -67,13 +66,14 @@ impl<'a> Planner<'a> {
         catalog: &'a Catalog,
         registry: &'a ConnectorRegistry,
         settings: &Settings,
-        lookup_hints: Vec<LookupHint>,
+        query_hints: crate::hints::QueryHints,
         join_operators: &'a [Position],
         parallelism: usize,
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
         let mut options = PlannerOptions::from_settings(settings)?;
-        options.lookup_hints = lookup_hints;
+        options.lookup_hints = query_hints.lookup;
+        options.state_ttl_hints = query_hints.state_ttl;
         Ok(Planner { catalog, registry, options, parallelism, clock, join_operators })
     }
 

@@ -432,8 +432,9 @@ impl<'a> Physical<'a> {
                 self.keyed_by_partition(input, PhysicalKind::WindowDeduplicate(spec), fields)
             }
             Node::Rank { .. } => unreachable!("the window rank rule plans every rank or refuses it"),
-            Node::Join { left, right, join_type, condition, strategy } => {
-                self.join(join::JoinParts { left: *left, right: *right, join_type, condition, strategy }, fields)
+            Node::Join { left, right, join_type, condition, strategy, names } => {
+                let parts = join::JoinParts { left: *left, right: *right, join_type, condition, strategy, names };
+                self.join(parts, fields)
             }
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
                 let parts = lookup::LookupJoinParts {

@@ -202,6 +202,9 @@ pub enum Node {
         condition: Expr,
         /// How the join runs: regular until the rules find it joins times or windows.
         strategy: JoinStrategy,
+        /// The name (table or alias) each input is known by, when it has one: `STATE_TTL`
+        /// hints name inputs so.
+        names: [Option<String>; 2],
     },
     /// UNION ALL of inputs with equal column types.
     Union {
@@ -298,9 +301,14 @@ impl Node {
             Node::WindowDeduplicate { input, partition, time_col, keep_last, window } => {
                 Node::WindowDeduplicate { input: Box::new(f(*input)?), partition, time_col, keep_last, window }
             }
-            Node::Join { left, right, join_type, condition, strategy } => {
-                Node::Join { left: Box::new(f(*left)?), right: Box::new(f(*right)?), join_type, condition, strategy }
-            }
+            Node::Join { left, right, join_type, condition, strategy, names } => Node::Join {
+                left: Box::new(f(*left)?),
+                right: Box::new(f(*right)?),
+                join_type,
+                condition,
+                strategy,
+                names,
+            },
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
             Node::Unnest { input, collection, left, ordinality } => {
                 Node::Unnest { input: Box::new(f(*input)?), collection, left, ordinality }

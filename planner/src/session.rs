@@ -68,7 +68,7 @@ pub struct Session {
     /// The values `SET` gave; `runtime` is `initial_runtime` configured with them.
     settings: Settings,
     /// The `LOOKUP` hints of the statement being planned.
-    lookup_hints: Vec<crate::lookup_options::LookupHint>,
+    query_hints: crate::hints::QueryHints,
     /// Where the join operators of the statement being planned start.
     join_operators: Vec<Position>,
     running: Vec<(String, JobHandle)>,
@@ -127,7 +127,7 @@ impl Session {
             initial_runtime: runtime.clone(),
             runtime,
             settings: crate::settings::session_settings(),
-            lookup_hints: Vec::new(),
+            query_hints: Default::default(),
             join_operators: Vec::new(),
             running: Vec::new(),
             reports: Vec::new(),
@@ -312,7 +312,7 @@ impl Session {
             // The managed tables of the data directory join the catalog.
             self.table_store(false)?;
         }
-        self.lookup_hints = located.lookup_hints.clone();
+        self.query_hints = located.query_hints.clone();
         self.join_operators = located.join_operators.clone();
         if located.hints.is_empty() {
             return f(self);
@@ -377,11 +377,19 @@ impl Session {
     /// # Errors
     /// Settings that do not fit together.
     pub fn planner(&self) -> Result<Planner<'_>> {
+        self.planner_with(self.query_hints.clone())
+    }
+
+    /// A planner as [`Session::planner`]'s, with the query hints `hints`.
+    ///
+    /// # Errors
+    /// Settings that do not fit together.
+    pub(crate) fn planner_with(&self, hints: crate::hints::QueryHints) -> Result<Planner<'_>> {
         Planner::new(
             &self.catalog,
             &self.registry,
             &self.settings,
-            self.lookup_hints.clone(),
+            hints,
             &self.join_operators,
             self.runtime.default_parallelism,
             Arc::clone(&self.runtime.clock),

@@ -50,8 +50,9 @@ pub struct RegularJoinSpec {
     pub condition: Option<Expr>,
     /// What each side's state holds, as Flink sizes it (shown by EXPLAIN).
     pub sides: [JoinInputSideSpec; 2],
-    /// `table.exec.state.ttl`: a row not written for this long is forgotten.
-    pub state_ttl: Option<Duration>,
+    /// Per side, how long a row not written is kept (`table.exec.state.ttl`, or the side's
+    /// `STATE_TTL` hint); `None` keeps it forever.
+    pub state_ttl: [Option<Duration>; 2],
 }
 
 impl OperatorSpec for RegularJoinSpec {
@@ -59,7 +60,7 @@ impl OperatorSpec for RegularJoinSpec {
 
     fn build(&self, _subtask: &SubtaskInfo) -> RegularJoinOperator {
         RegularJoinOperator {
-            records: SIDES.map(|name| MapState::new(name, self.state_ttl)),
+            records: [MapState::new(SIDES[0], self.state_ttl[0]), MapState::new(SIDES[1], self.state_ttl[1])],
             spec: self.clone(),
             key: Vec::new(),
             joined: Vec::new(),

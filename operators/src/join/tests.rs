@@ -36,7 +36,7 @@ fn spec(join_type: JoinType, with_condition: bool) -> RegularJoinSpec {
         arities: [2, 2],
         condition: with_condition.then(condition),
         sides: [JoinInputSideSpec::NoUniqueKey, JoinInputSideSpec::NoUniqueKey],
-        state_ttl: None,
+        state_ttl: [None, None],
     }
 }
 

@@ -323,7 +323,7 @@ fn a_late_row_is_dropped_by_the_window_join_and_joined_by_the_regular_join() {
         arities: [3, 3],
         condition: None,
         sides: [JoinInputSideSpec::NoUniqueKey, JoinInputSideSpec::NoUniqueKey],
-        state_ttl: None,
+        state_ttl: [None, None],
     };
     let mut outputs = Vec::new();
     for mut h in [

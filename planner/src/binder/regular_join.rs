@@ -28,6 +28,14 @@ pub(crate) fn uniquify(fields: &mut [Field]) {
     }
 }
 
+/// The one name (table or alias) the first `width` columns of `scope` are known by, if they
+/// share one: a join's left input, named in `STATE_TTL` hints.
+pub(crate) fn scope_name(scope: &Scope, width: usize) -> Option<String> {
+    let mut qualifiers = scope.columns[..width].iter().map(|c| c.qualifier.clone());
+    let first = qualifiers.next()??;
+    qualifiers.all(|q| q.as_deref() == Some(first.as_str())).then_some(first)
+}
+
 impl Binder<'_> {
     /// Joins `left` (visible through `scope`) with the table of `join`.
     pub(super) fn bind_regular_join(&mut self, left: Plan, scope: Scope, join: &ast::Join) -> Result<(Plan, Scope)> {
@@ -42,6 +50,7 @@ impl Binder<'_> {
             return Err(self.unsupported_join(join, "Joins without an ON condition"));
         };
         let (right, qualifier) = self.bind_table_factor(&join.relation)?;
+        let names = [scope_name(&scope, scope.columns.len()), qualifier.clone()];
         let mut joined = scope;
         joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
         let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
@@ -64,6 +73,7 @@ impl Binder<'_> {
             join_type,
             condition,
             strategy: JoinStrategy::Regular,
+            names,
         };
         Ok((Plan { node, fields }, joined))
     }

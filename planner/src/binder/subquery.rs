@@ -169,6 +169,7 @@ fn semi_anti(left: Plan, right: Plan, join_type: JoinType, condition: Expr) -> P
             join_type,
             condition,
             strategy: JoinStrategy::Regular,
+            names: [None, None],
         },
         fields,
     }

@@ -89,7 +89,8 @@ impl Binder<'_> {
             column.data_type = field.data_type.clone();
         }
         let strategy = JoinStrategy::Temporal { times: [left_time, right_time] };
-        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy };
+        let names = [super::regular_join::scope_name(&joined, width), Some(qualifier)];
+        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy, names };
         Ok((Plan { node, fields }, joined))
     }
 }

@@ -26,6 +26,7 @@ pub(super) struct JoinParts {
     pub join_type: JoinType,
     pub condition: Expr,
     pub strategy: JoinStrategy,
+    pub names: [Option<String>; 2],
 }
 
 /// The equal-key pairs of `condition` (left column, right column) and what else it asks.
@@ -70,7 +71,7 @@ fn side_spec(node: &PhysicalNode, keys: &[usize]) -> JoinInputSideSpec {
 impl Physical<'_> {
     /// The join of `parts`, producing `fields`.
     pub(super) fn join(&self, parts: JoinParts, fields: Vec<Field>) -> PhysicalNode {
-        let JoinParts { left, right, join_type, condition, strategy } = parts;
+        let JoinParts { left, right, join_type, condition, strategy, names } = parts;
         let (left, right) = (self.physical(left, true, false), self.physical(right, true, false));
         let arities = [left.fields.len(), right.fields.len()];
         let (mut left_keys, mut right_keys, _) = equi_keys(&condition, left.fields.len());
@@ -140,9 +141,45 @@ impl Physical<'_> {
             keys: [left_keys, right_keys],
             arities,
             condition: Some(condition),
-            state_ttl: self.options.state_ttl(),
+            state_ttl: names.map(|name| self.options.join_state_ttl(name.as_deref())),
         };
         let inputs = vec![keyed_exchange(left, &spec.keys[0]), keyed_exchange(right, &spec.keys[1])];
         PhysicalNode { parallelism: UNASSIGNED, kind: PhysicalKind::Join(spec), inputs, fields, changelog }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::physical::{PhysicalKind, PhysicalNode};
+    use crate::rules::testing::Fixture;
+
+    /// Each side's state TTL of the regular join in `plan`.
+    fn join_ttls(plan: &PhysicalNode) -> Option<[Option<Duration>; 2]> {
+        match &plan.kind {
+            PhysicalKind::Join(spec) => Some(spec.state_ttl),
+            _ => plan.inputs.iter().find_map(join_ttls),
+        }
+    }
+
+    #[test]
+    fn state_ttl_hints_set_the_ttl_of_the_side_they_name() {
+        let mut fixture = Fixture::new(
+            "CREATE TABLE a (k INT, v INT) WITH ('connector' = 'datagen');\n\
+             CREATE TABLE b (k INT, w INT) WITH ('connector' = 'datagen');\n\
+             CREATE TABLE out (k INT, v INT, w INT) WITH ('connector' = 'blackhole');",
+        );
+        let join = "x.k, x.v, y.w FROM a AS x JOIN b AS y ON x.k = y.k";
+        let ttls = |fixture: &Fixture, hint: &str| {
+            join_ttls(&fixture.physical(&format!("INSERT INTO out SELECT {hint} {join}"))[0]).expect("a join")
+        };
+        let (hour, day) = (Duration::from_secs(3600), Duration::from_secs(86_400));
+        assert_eq!(ttls(&fixture, ""), [None, None], "no TTL: rows kept forever");
+        assert_eq!(ttls(&fixture, "/*+ STATE_TTL('x' = '1d') */"), [Some(day), None]);
+        fixture.set("table.exec.state.ttl", "1 h");
+        assert_eq!(ttls(&fixture, ""), [Some(hour), Some(hour)]);
+        assert_eq!(ttls(&fixture, "/*+ STATE_TTL('y' = '1d', 'x' = '0 ms') */"), [None, Some(day)]);
+        assert_eq!(ttls(&fixture, "/*+ STATE_TTL('b' = '1d') */"), [Some(hour), Some(hour)], "the alias names it");
     }
 }

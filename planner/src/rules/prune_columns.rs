@@ -206,7 +206,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         }
         // Each side keeps what is required above of it and what the condition reads (joins are
         // pruned before they are found to join times or windows).
-        Node::Join { left, right, join_type, condition, strategy } => {
+        Node::Join { left, right, join_type, condition, strategy, names } => {
             let left_width = left.fields.len();
             // A semi or anti join's rows are its left input's; its condition reads both.
             let mut used = required.to_vec();
@@ -237,7 +237,8 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 other => other,
             };
             let mapping = mapping.into_iter().take(fields.len()).collect();
-            let node = Node::Join { condition, left: Box::new(left), right: Box::new(right), join_type, strategy };
+            let node =
+                Node::Join { condition, left: Box::new(left), right: Box::new(right), join_type, strategy, names };
             (Plan { node, fields: new_fields }, mapping)
         }
         // Planned after pruning: kept as they are.

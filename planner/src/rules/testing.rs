@@ -49,7 +49,7 @@ impl Fixture {
             Statement::StatementSet(inserts) => inserts,
             _ => panic!("{sql} is not an INSERT"),
         };
-        let planner = self.session.planner().expect("planner settings");
+        let planner = self.session.planner_with(located.query_hints.clone()).expect("planner settings");
         planner.physical_inserts(&inserts, located.position).unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 

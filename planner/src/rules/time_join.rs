@@ -30,7 +30,7 @@ use crate::plan::{JoinStrategy, Node, Plan};
 pub fn time_join(plan: Plan, window_join: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = node.try_map_inputs(|input| time_join(input, window_join))?;
-    let Node::Join { left, right, join_type, condition, strategy } = node else {
+    let Node::Join { left, right, join_type, condition, strategy, names } = node else {
         return Ok(Plan { node, fields });
     };
     let strategy = match strategy {
@@ -59,7 +59,7 @@ pub fn time_join(plan: Plan, window_join: bool) -> Result<Plan> {
             )));
         }
     }
-    Ok(Plan { node: Node::Join { left, right, join_type, condition, strategy }, fields })
+    Ok(Plan { node: Node::Join { left, right, join_type, condition, strategy, names }, fields })
 }
 
 /// The conjuncts of an AND tree.

@@ -34,6 +34,8 @@ const FLINK: &[(&str, usize, f64, f64, f64)] = &[
     ("tumble_window", 2, 21.2, 23.7, 1885.0),
     ("regular_join", 1, 36.8, 59.6, 3061.0),
     ("regular_join", 2, 32.4, 59.4, 3011.0),
+    ("interval_join", 1, 102.6, 177.5, 6612.0),
+    ("interval_join", 2, 92.5, 176.7, 6494.0),
 ];
 
 /// Scenario name and the parallelisms it runs at.
@@ -45,6 +47,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("group_agg_ttl", &[1, 2]),
     ("tumble_window", &[1, 2, 4]),
     ("regular_join", &[1, 2]),
+    ("interval_join", &[1, 2]),
     ("sink_materializer", &[1, 2]),
     ("latency", &[1, 2]),
     ("lookup_join", &[1, 2]),

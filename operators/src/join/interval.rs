@@ -14,13 +14,16 @@
 //! Output rows are held back from the watermark: the watermark forwarded is the input's minus
 //! `max(-lower, upper)`, as Flink delays it, so that rows joined after it are not late.
 //!
-//! State per side maps each (time, row) of a join key to how many times the row is there and how
-//! many of those have no partner yet, with a timer per key at the time its rows expire; both
-//! are checkpointed and restored by key.
+//! State per side lists, per join key, each row kept with its time and whether it has found a
+//! partner; it is checkpointed and restored by key. An index of the
+//! keys by the times their rows expire finds what the watermark expires; it is rebuilt from the
+//! rows on restore.
 
+use std::collections::BTreeMap;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::element::NO_WATERMARK;
-use weir_runtime::state::{KeyedTimers, MapState};
+
+use weir_runtime::state::ListState;
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
 use super::JoinType;
@@ -30,8 +33,6 @@ use crate::window::millis_of;
 
 /// The state sections of the rows of each side.
 const RECORDS: [&str; 2] = ["left-records", "right-records"];
-/// The state sections of each side's expiry timers.
-const TIMERS: [&str; 2] = ["left-timers", "right-timers"];
 /// The state section of the subtask's watermark (which rows count as late after a restore).
 const WATERMARK: &str = "watermark";
 
@@ -75,8 +76,8 @@ impl OperatorSpec for IntervalJoinSpec {
 
     fn build(&self, _subtask: &SubtaskInfo) -> IntervalJoinOperator {
         IntervalJoinOperator {
-            records: RECORDS.map(|name| MapState::new(name, None)),
-            timers: TIMERS.map(KeyedTimers::new),
+            records: RECORDS.map(|name| ListState::new(name, None)),
+            expiries: [BTreeMap::new(), BTreeMap::new()],
             spec: self.clone(),
             key: Vec::new(),
             joined: Vec::new(),
@@ -85,119 +86,109 @@ impl OperatorSpec for IntervalJoinSpec {
     }
 }
 
-/// A row's time and columns: the user key of the side's state.
-type Stored = (i64, Box<[Value]>);
-/// How many times the row is there, and how many of those have no partner yet.
-type Record = (u64, u64);
+/// A row kept: its time, its columns, and 1 once it has found a partner (else 0).
+type Kept = (i64, (Box<[Value]>, u64));
 
 /// The interval join; see the module documentation.
 #[derive(Debug)]
 pub struct IntervalJoinOperator {
     spec: IntervalJoinSpec,
-    records: [MapState<Stored, Record>; 2],
-    timers: [KeyedTimers; 2],
+    records: [ListState<Kept>; 2],
+    /// Per side, the keys whose rows expire at each time (a key once per row).
+    expiries: [BTreeMap<i64, Vec<Box<[Value]>>>; 2],
     key: Vec<Value>,
     joined: Vec<Value>,
     watermark: i64,
 }
 
+/// Pushes `row` of `side` joined with `other` (NULLs when `None`) as an insert.
+fn emit(spec: &IntervalJoinSpec, emitted: &mut Chunk, side: usize, row: &[Value], other: Option<&[Value]>) {
+    let pad = |values: &mut Vec<Value>, part: Option<&[Value]>, arity: usize| match part {
+        Some(p) => values.extend_from_slice(p),
+        None => values.extend(std::iter::repeat_n(Value::Null, arity)),
+    };
+    let (left, right) = if side == 0 { (Some(row), other) } else { (other, Some(row)) };
+    emitted.push_with(RowKind::Insert, |values| {
+        pad(values, left, spec.arities[0]);
+        pad(values, right, spec.arities[1]);
+    });
+}
+
+/// Whether `row` of `side` at `time` pairs with `other` at `other_time` (`joined`: a buffer for
+/// the joined row the condition reads).
+fn pairs(
+    spec: &IntervalJoinSpec,
+    joined: &mut Vec<Value>,
+    side: usize,
+    (time, row): (i64, &[Value]),
+    (other_time, other): (i64, &[Value]),
+) -> Result<bool> {
+    let (left_time, right_time) = if side == 0 { (time, other_time) } else { (other_time, time) };
+    let gap = left_time - right_time;
+    if gap < spec.lower || gap > spec.upper {
+        return Ok(false);
+    }
+    let Some(condition) = &spec.condition else { return Ok(true) };
+    joined.clear();
+    let (left, right) = if side == 0 { (row, other) } else { (other, row) };
+    joined.extend_from_slice(left);
+    joined.extend_from_slice(right);
+    let accepted = condition.eval(joined).map_err(|e| Error::execution(e.0))?;
+    Ok(accepted == Value::Boolean(true))
+}
+
 impl IntervalJoinOperator {
-    /// Pushes `row` of `side` joined with `other` (NULLs when `None`) as an insert.
-    fn emit(&self, emitted: &mut Chunk, side: usize, row: &[Value], other: Option<&[Value]>) {
-        let arities = self.spec.arities;
-        let pad = |values: &mut Vec<Value>, part: Option<&[Value]>, arity: usize| match part {
-            Some(p) => values.extend_from_slice(p),
-            None => values.extend(std::iter::repeat_n(Value::Null, arity)),
-        };
-        let (left, right) = if side == 0 { (Some(row), other) } else { (other, Some(row)) };
-        emitted.push_with(RowKind::Insert, |values| {
-            pad(values, left, arities[0]);
-            pad(values, right, arities[1]);
-        });
-    }
-
-    /// Whether `row` of `side` at `time` pairs with `other` at `other_time`.
-    fn pairs(&mut self, side: usize, time: i64, row: &[Value], other_time: i64, other: &[Value]) -> Result<bool> {
-        let (left_time, right_time) = if side == 0 { (time, other_time) } else { (other_time, time) };
-        let gap = left_time - right_time;
-        if gap < self.spec.lower || gap > self.spec.upper {
-            return Ok(false);
-        }
-        let Some(condition) = &self.spec.condition else { return Ok(true) };
-        self.joined.clear();
-        let (left, right) = if side == 0 { (row, other) } else { (other, row) };
-        self.joined.extend_from_slice(left);
-        self.joined.extend_from_slice(right);
-        let accepted = condition.eval(&self.joined).map_err(|e| Error::execution(e.0))?;
-        Ok(accepted == Value::Boolean(true))
-    }
-
     /// Joins a row arriving on `side` and keeps it while it can still find a partner.
     fn arrive(&mut self, side: usize, row: &[Value], emitted: &mut Chunk) -> Result<()> {
-        let outer = self.spec.join_type.is_outer(side);
-        let time = millis_of(&row[self.spec.times[side]]);
-        let Some(time) = time.filter(|_| !self.key.iter().any(Value::is_null)) else {
+        let Self { spec, records, expiries, key, joined, watermark } = self;
+        let outer = spec.join_type.is_outer(side);
+        let time = millis_of(&row[spec.times[side]]);
+        let Some(time) = time.filter(|_| !key.iter().any(Value::is_null)) else {
             if outer {
-                self.emit(emitted, side, row, None);
+                emit(spec, emitted, side, row, None);
             }
             return Ok(());
         };
-        let other = 1 - side;
-        let candidates: Vec<(Stored, Record)> =
-            self.records[other].entries(&self.key, 0).map(|(k, v)| (k.clone(), *v)).collect();
         let mut partners = 0u64;
-        for ((other_time, other_row), (count, _)) in candidates {
-            if !self.pairs(side, time, row, other_time, &other_row)? {
-                continue;
-            }
-            for _ in 0..count {
-                self.emit(emitted, side, row, Some(&other_row));
-            }
-            partners += count;
-            if let Some(record) =
-                self.records[other].get_mut_or_insert_with(&self.key, (other_time, other_row), 0, || None)?
-            {
-                record.1 = 0;
+        if let Some(mut others) = records[1 - side].get_mut(key, 0) {
+            for (other_time, (other_row, paired)) in others.iter_mut() {
+                if pairs(spec, joined, side, (time, row), (*other_time, other_row))? {
+                    emit(spec, emitted, side, row, Some(other_row));
+                    partners += 1;
+                    *paired = 1;
+                }
             }
         }
-        let expires = time.saturating_add(self.spec.reach(side));
-        if expires <= self.watermark {
+        let expires = time.saturating_add(spec.reach(side));
+        if expires <= *watermark {
             if outer && partners == 0 {
-                self.emit(emitted, side, row, None);
+                emit(spec, emitted, side, row, None);
             }
             return Ok(());
         }
-        let unmatched = u64::from(partners == 0);
-        if let Some(record) =
-            self.records[side].get_mut_or_insert_with(&self.key, (time, row.into()), 0, || Some((0, 0)))?
-        {
-            record.0 += 1;
-            record.1 += unmatched;
-        }
-        self.timers[side].register(&self.key, expires);
+        records[side].add(key, (time, (row.into(), u64::from(partners > 0))), 0);
+        expiries[side].entry(expires).or_default().push(key.as_slice().into());
         Ok(())
     }
 
     /// Forgets the rows that expire at the watermark, padding the unmatched rows of outer sides.
     fn expire(&mut self, watermark: i64, emitted: &mut Chunk) {
+        let Self { spec, records, expiries, .. } = self;
         for side in 0..2 {
-            let outer = self.spec.join_type.is_outer(side);
-            let reach = self.spec.reach(side);
-            while let Some((_, keys)) = self.timers[side].pop_due(watermark) {
-                for key in keys {
-                    let mut gone = Vec::new();
-                    for ((time, row), &(_, unmatched)) in self.records[side].entries(&key, 0) {
-                        if time.saturating_add(reach) <= watermark {
-                            gone.push(((*time, row.clone()), unmatched));
+            let outer = spec.join_type.is_outer(side);
+            let reach = spec.reach(side);
+            while let Some(due) = expiries[side].first_entry().filter(|e| *e.key() <= watermark) {
+                for key in due.remove() {
+                    let Some(mut kept) = records[side].get_mut(&key, 0) else { continue };
+                    kept.retain(|(time, (row, paired))| {
+                        let gone = time.saturating_add(reach) <= watermark;
+                        if gone && outer && *paired == 0 {
+                            emit(spec, emitted, side, row, None);
                         }
-                    }
-                    for (stored, unmatched) in gone {
-                        if outer {
-                            for _ in 0..unmatched {
-                                self.emit(emitted, side, &stored.1, None);
-                            }
-                        }
-                        self.records[side].remove(&key, &stored);
+                        !gone
+                    });
+                    if kept.is_empty() {
+                        records[side].clear(&key);
                     }
                 }
             }
@@ -244,20 +235,25 @@ impl Operator for IntervalJoinOperator {
         Ok(())
     }
 
-    /// The rows still waiting for a partner, their timers and the watermark.
+    /// The rows still waiting for a partner, and the watermark.
     fn snapshot_state(&mut self, _: u64, _ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
         self.records.iter().for_each(|side| side.snapshot(state, 0));
-        self.timers.iter().for_each(|side| side.snapshot(state));
         state.section(WATERMARK).i64(self.watermark);
         Ok(())
     }
 
-    /// The rows and timers of the join keys this subtask owns now; the watermark is the lowest
-    /// of the old subtasks' (no row counts as late that the old job would have joined).
+    /// The rows of the join keys this subtask owns now, indexed by when they expire; the
+    /// watermark is the lowest of the old subtasks' (no row counts as late that the old job
+    /// would have joined).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         let info = ctx.subtask().clone();
         self.records.iter_mut().try_for_each(|side| side.restore(states, &info))?;
-        self.timers.iter_mut().try_for_each(|side| side.restore(states, &info))?;
+        for side in 0..2 {
+            let (reach, expiries) = (self.spec.reach(side), &mut self.expiries[side]);
+            self.records[side].for_each(|key, (time, _)| {
+                expiries.entry(time.saturating_add(reach)).or_default().push(key.into());
+            });
+        }
         let mut watermark = None::<i64>;
         for state in states {
             if let Some(mut section) = state.section(WATERMARK) {

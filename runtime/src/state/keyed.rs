@@ -249,6 +249,13 @@ impl<V: StateValue> ListState<V> {
         self.entries.remove(key);
     }
 
+    /// Visits every element of every key (expired ones included until they are dropped).
+    pub fn for_each(&self, mut visit: impl FnMut(&[Value], &V)) {
+        for (key, list) in &self.entries {
+            list.iter().for_each(|e| visit(key, &e.value));
+        }
+    }
+
     /// Drops every element expired at `now`.
     pub fn purge_expired(&mut self, now: i64) {
         let ttl = self.ttl;
@@ -338,6 +345,16 @@ impl<V> ListMut<'_, V> {
     pub fn remove(&mut self, at: usize) -> V {
         self.list.remove(at).value
     }
+
+    /// The elements, to change in place (a change does not count as a write).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.list.iter_mut().map(|e| &mut e.value)
+    }
+
+    /// Keeps the elements `keep` accepts, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
+        self.list.retain(|e| keep(&e.value));
+    }
 }
 
 /// A map per key (user key to value); each entry expires on its own.
@@ -424,15 +441,23 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         removed
     }
 
-    /// The live entries of the map of `key` at `now`, in no particular order.
-    pub fn entries(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = (&K, &V)> {
+    /// Drops the expired entries of the map of `key` at `now` (nothing to do without a TTL).
+    fn drop_expired(&mut self, key: &[Value], now: i64) {
         let ttl = self.ttl;
+        if !ttl.is_on() {
+            return;
+        }
         if let Some(map) = self.entries.get_mut(key) {
             map.retain(|_, e| !ttl.expired(e.written, now));
             if map.is_empty() {
                 self.entries.remove(key);
             }
         }
+    }
+
+    /// The live entries of the map of `key` at `now`, in no particular order.
+    pub fn entries(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = (&K, &V)> {
+        self.drop_expired(key, now);
         self.entries.get(key).into_iter().flatten().map(|(k, e)| (k, &e.value))
     }
 

@@ -5,10 +5,16 @@ use std::path::Path;
 use std::process::Command;
 
 fn explain(case: &str) -> String {
+    explain_with(case, &[])
+}
+
+/// [`explain`] with more arguments for `weir run` (`--set key=value`).
+fn explain_with(case: &str, args: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/explain");
     let output = Command::new(env!("CARGO_BIN_EXE_weir"))
         .current_dir(&dir)
         .args(["run", &format!("{case}.sql"), "--parallelism", "2"])
+        .args(args)
         .output()
         .unwrap();
     assert!(output.status.success(), "{case}: {}", String::from_utf8_lossy(&output.stderr));
@@ -215,11 +221,15 @@ fn the_window_join_option_switches_the_seeds_plan() {
          +- WindowTableFunction(window=[TUMBLE(time_col=[row_time], size=[5 min])])
             +- WatermarkAssigner(rowtime=[row_time], watermark=[(row_time - 10000:INTERVAL SECOND)])
                +- TableSourceScan(table=[[vvp, default, RightTable]], fields=[id, row_time, num])";
-    let on = section(&explain("seed_window_join_on"), "Optimized Execution Plan");
+    let on = section(
+        &explain_with("seed_window_join", &["--set", "table.optimizer.window-join-enabled=true"]),
+        "Optimized Execution Plan",
+    );
     let seed: Vec<String> =
         SEED.lines().map(|l| l.replace("[[vvp, default, ", "[[default_catalog, default_database, ")).collect();
     assert_eq!(on[1..], seed[..]);
-    let off = section(&explain("seed_window_join_off"), "Optimized Execution Plan");
+    // Off by default.
+    let off = section(&explain("seed_window_join"), "Optimized Execution Plan");
     assert!(
         off[1].starts_with("+- Join(joinType=[InnerJoin], where=[((num = num0) AND (window_start = window_start0)"),
         "{off:?}"

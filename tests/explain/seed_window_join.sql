@@ -1,5 +1,5 @@
--- The first source document's window join example, with table.optimizer.window-join-enabled on.
-SET 'table.optimizer.window-join-enabled' = 'true';
+-- The first source document's window join example (its SET of table.optimizer.window-join-enabled
+-- is given on the command line).
 CREATE TEMPORARY TABLE LeftTable (
   id VARCHAR,
   row_time TIMESTAMP_LTZ(3),

@@ -2,7 +2,9 @@
 //! tables, views or subqueries (a right side read `FOR SYSTEM_TIME AS OF` is a lookup join,
 //! bound elsewhere). The joined rows are the left side's columns, then the right side's; an outer
 //! join makes the other side's columns nullable, and time attributes are plain timestamps after
-//! a regular join, as in Flink.
+//! a regular join, as in Flink. A join whose condition bounds the two rowtimes is an interval
+//! join ([`crate::rules::time_join::interval`]): its rowtimes stay time attributes (on the
+//! sides no NULLs pad), so windows can follow it.
 
 use sqlparser::ast::{self, JoinConstraint, JoinOperator};
 use weir_operators::join::JoinType;
@@ -55,26 +57,30 @@ impl Binder<'_> {
         joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
         let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
         expect_condition(&condition, "ON", on)?;
-        let plain = |f: &Field, nullable: bool| {
+        let strategy = crate::rules::time_join::interval(&left, &right, &condition)?.unwrap_or(JoinStrategy::Regular);
+        // An interval join's rowtimes stay time attributes where no NULLs pad them.
+        let kept = match strategy {
+            JoinStrategy::Interval { times, .. } => [Some(times[0]), Some(times[1])],
+            _ => [None, None],
+        };
+        let plain = |f: &Field, nullable: bool, time: bool| {
             let mut field = f.clone();
-            field.data_type.time_attribute = None;
+            if !time || nullable {
+                field.data_type.time_attribute = None;
+            }
             field.data_type.nullable |= nullable;
             field
         };
-        let mut fields: Vec<Field> = left.fields.iter().map(|f| plain(f, join_type.is_outer(1))).collect();
-        fields.extend(right.fields.iter().map(|f| plain(f, join_type.is_outer(0))));
+        let side = |fields: &[Field], at: Option<usize>, nullable: bool| -> Vec<Field> {
+            fields.iter().enumerate().map(|(i, f)| plain(f, nullable, at == Some(i))).collect()
+        };
+        let mut fields = side(&left.fields, kept[0], join_type.is_outer(1));
+        fields.extend(side(&right.fields, kept[1], join_type.is_outer(0)));
         uniquify(&mut fields);
         for (column, field) in joined.columns.iter_mut().zip(&fields) {
             column.data_type = field.data_type.clone();
         }
-        let node = Node::Join {
-            left: Box::new(left),
-            right: Box::new(right),
-            join_type,
-            condition,
-            strategy: JoinStrategy::Regular,
-            names,
-        };
+        let node = Node::Join { left: Box::new(left), right: Box::new(right), join_type, condition, strategy, names };
         Ok((Plan { node, fields }, joined))
     }
 }

@@ -204,8 +204,8 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             };
             (Plan { node, fields: new_fields }, mapping)
         }
-        // Each side keeps what is required above of it and what the condition reads (joins are
-        // pruned before they are found to join times or windows).
+        // Each side keeps what is required above of it and what the condition reads (window
+        // joins are found after pruning; interval and temporal joins' time columns are remapped).
         Node::Join { left, right, join_type, condition, strategy, names } => {
             let left_width = left.fields.len();
             // A semi or anti join's rows are its left input's; its condition reads both.
@@ -229,10 +229,12 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 }
             }
             let condition = condition.remap(&mapping);
+            let at = |c: usize| mapping[c].unwrap_or(c);
+            let times = |t: [usize; 2]| [at(t[0]), at(left_width + t[1]) - new_left];
             let strategy = match strategy {
-                JoinStrategy::Temporal { times } => {
-                    let at = |c: usize| mapping[c].unwrap_or(c);
-                    JoinStrategy::Temporal { times: [at(times[0]), at(left_width + times[1]) - new_left] }
+                JoinStrategy::Temporal { times: t } => JoinStrategy::Temporal { times: times(t) },
+                JoinStrategy::Interval { times: t, lower, upper } => {
+                    JoinStrategy::Interval { times: times(t), lower, upper }
                 }
                 other => other,
             };

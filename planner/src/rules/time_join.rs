@@ -1,11 +1,12 @@
-//! Joins of times and of windows, recognised from the condition as Flink does:
+//! Joins of windows and of times, recognised from the condition as Flink does (interval joins
+//! when the join is bound, since their rowtimes stay time attributes; window joins here):
 //!
 //! - With `table.optimizer.window-join-enabled`, a join of two inputs whose rows carry windows of
 //!   the same spec, whose condition equates both inputs' `window_start` and both `window_end`,
 //!   is a window join (`StreamPhysicalWindowJoinRule`); its other equalities are its keys.
 //!   Without the option, or with only one of the two equalities, it stays a regular join, whose
 //!   results include the rows a window join would drop as late.
-//! - Otherwise a join whose condition bounds the left input's rowtime against the right input's
+//! - A join ([`interval`]) whose condition bounds the left input's rowtime against the right input's
 //!   from below and from above (`BETWEEN`, `<`, `<=`, `>`, `>=` between a time attribute of each
 //!   side, each plus or minus a constant interval) is an interval join (`IntervalJoinUtil`): its
 //!   bounds are the tightest the conjuncts give, a strict bound shifted by 1 ms.
@@ -34,13 +35,8 @@ pub fn time_join(plan: Plan, window_join: bool) -> Result<Plan> {
         return Ok(Plan { node, fields });
     };
     let strategy = match strategy {
-        JoinStrategy::Regular => {
-            let window = if window_join { windows_joined(&left, &right, &condition) } else { None };
-            match window {
-                Some(windows) => JoinStrategy::Window(windows),
-                None if join_type.keeps_left_only() => JoinStrategy::Regular,
-                None => interval(&left, &right, &condition)?.unwrap_or(JoinStrategy::Regular),
-            }
+        JoinStrategy::Regular if window_join => {
+            windows_joined(&left, &right, &condition).map_or(JoinStrategy::Regular, JoinStrategy::Window)
         }
         bound => bound,
     };
@@ -120,7 +116,10 @@ fn time_term(expr: &Expr) -> Option<(usize, i64)> {
 
 /// The interval join of `left` and `right` that `condition` describes, if it bounds a rowtime
 /// of each side from both sides.
-fn interval(left: &Plan, right: &Plan, condition: &Expr) -> Result<Option<JoinStrategy>> {
+///
+/// # Errors
+/// Bounds between processing times (not planned yet).
+pub(crate) fn interval(left: &Plan, right: &Plan, condition: &Expr) -> Result<Option<JoinStrategy>> {
     let width = left.fields.len();
     let attribute = |column: usize| {
         let field = if column < width { &left.fields[column] } else { right.fields.get(column - width)? };

@@ -2,8 +2,9 @@
 //! and `EXISTS (SELECT …)` keep the rows with a match (a left semi join), `NOT EXISTS (SELECT …)`
 //! the rows without (a left anti join). `x NOT IN (SELECT c …)` is an anti join that, as SQL's
 //! NULLs require, also counts as a match every pair where `x` or `c` is NULL: a NULL `x` is kept
-//! only when the subquery is empty, and one NULL `c` keeps no row. The conditions of an EXISTS subquery that read the outer
-//! query's columns become the join's condition; the others filter the subquery's rows.
+//! only when the subquery is empty, and one NULL `c` keeps no row. The conditions of an EXISTS or
+//! IN subquery's WHERE that read the outer query's columns (a correlated subquery) become the
+//! join's condition; the others filter the subquery's rows.
 
 use sqlparser::ast::{self, BinaryOperator, SetExpr};
 use weir_operators::expr::types::common_type;
@@ -84,7 +85,8 @@ impl Binder<'_> {
     }
 
     /// `expr [NOT] IN (subquery)`: a semi join on `expr` = the subquery's one column, or the
-    /// null-aware anti join of NOT IN.
+    /// null-aware anti join of NOT IN; a subquery reading the outer query's columns in its WHERE
+    /// adds those conditions to the join's.
     fn bind_in(
         &mut self,
         left: Plan,
@@ -93,13 +95,24 @@ impl Binder<'_> {
         subquery: &ast::Query,
         negated: bool,
     ) -> Result<Plan> {
+        if let Some(plan) = self.correlated_in(&left, scope, expr, subquery, negated)? {
+            return Ok(plan);
+        }
         let right = self.bind_query(subquery)?;
         if right.fields.len() != 1 {
             return Err(Error::validation(position_of(subquery), "The subquery of IN must select one column"));
         }
+        let column = Expr::column(scope.columns.len(), right.fields[0].data_type.clone());
+        let condition = self.in_condition(scope, expr, column, negated)?;
+        let join_type = if negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
+        Ok(semi_anti(left, right, join_type, condition))
+    }
+
+    /// The condition pairing an outer row with a subquery row for `expr [NOT] IN`: `expr =
+    /// column` (both cast to their common type), or for NOT IN also when either is NULL, since
+    /// `x NOT IN S` holds only when no `x = c` of S is TRUE or UNKNOWN.
+    fn in_condition(&mut self, scope: &Scope, expr: &ast::Expr, column: Expr, negated: bool) -> Result<Expr> {
         let value = ExprBinder { scope, aggregates: None }.bind(expr)?;
-        let width = left.fields.len();
-        let column = Expr::column(width, right.fields[0].data_type.clone());
         let ty = common_type(value.ty(), column.ty()).ok_or_else(|| {
             Error::validation(
                 position_of(expr),
@@ -110,17 +123,16 @@ impl Binder<'_> {
         let call = |function, args| Expr::call(function, args).map_err(|e| Error::validation(position_of(expr), e.0));
         let equal = call(Function::Equals, vec![value.clone(), column.clone()])?;
         if !negated {
-            return Ok(semi_anti(left, right, JoinType::LeftSemi, equal));
+            return Ok(equal);
         }
-        // `x NOT IN S` holds when no `x = c` of S is TRUE or UNKNOWN.
-        let unknown = [value, column].into_iter().filter(|e| e.ty().nullable);
         let mut alternatives = vec![equal];
-        for side in unknown {
+        for side in [value, column].into_iter().filter(|e| e.ty().nullable) {
             alternatives.push(call(Function::IsNull, vec![side])?);
         }
-        let condition =
-            if alternatives.len() == 1 { alternatives.remove(0) } else { call(Function::Or, alternatives)? };
-        Ok(semi_anti(left, right, JoinType::LeftAnti, condition))
+        if alternatives.len() == 1 {
+            return Ok(alternatives.remove(0));
+        }
+        call(Function::Or, alternatives)
     }
 
     /// `[NOT] EXISTS (SELECT … FROM … WHERE …)`: the subquery's rows filtered by its conditions
@@ -132,12 +144,26 @@ impl Binder<'_> {
         if subquery.with.is_some() || !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty()) {
             return Err(unsupported_at(subquery, "EXISTS over a grouped query or WITH"));
         }
+        let (right, _, correlated) = self.correlated_rows(scope, select)?;
+        Ok(semi_anti(left, right, join_type, and(correlated).unwrap_or_else(condition_true)))
+    }
+
+    /// The rows of a subquery's FROM filtered by the conjuncts of its WHERE that read its own
+    /// columns alone; the scope of those rows; and the conjuncts that read the outer query's
+    /// columns too, over the joined row (outer columns, then the subquery's).
+    fn correlated_rows(&mut self, scope: &Scope, select: &ast::Select) -> Result<(Plan, Scope, Vec<Expr>)> {
         let (mut right, inner) = self.bind_from(&select.from)?;
-        let width = left.fields.len();
+        let width = scope.columns.len();
         let mut joined = scope.clone();
         joined.columns.extend(inner.columns.iter().cloned());
         let (mut own, mut correlated) = (Vec::new(), Vec::new());
         for part in select.selection.as_ref().map(conjuncts).unwrap_or_default() {
+            // The subquery's own columns first: they hide the outer query's of the same name.
+            if let Ok(expr) = (ExprBinder { scope: &inner, aggregates: None }).bind(part) {
+                expect_condition(&expr, "WHERE", part)?;
+                own.push(expr);
+                continue;
+            }
             let expr = ExprBinder { scope: &joined, aggregates: None }.bind(part)?;
             expect_condition(&expr, "WHERE", part)?;
             let mut reads = vec![false; joined.columns.len()];
@@ -145,18 +171,61 @@ impl Binder<'_> {
             if reads[..width].iter().any(|&r| r) {
                 correlated.push(expr);
             } else {
-                let shift: Vec<Option<usize>> = (0..joined.columns.len()).map(|i| i.checked_sub(width)).collect();
-                own.push(expr.remap(&shift));
+                own.push(expr.remap(&shift_left(joined.columns.len(), width)));
             }
         }
         if let Some(filter) = and(own) {
             let names = right.fields.iter().map(|f| f.name.clone()).collect();
             right = calc(right.clone(), identity(&right.fields), names, Some(filter));
         }
-        let condition = and(correlated)
-            .unwrap_or_else(|| Expr::literal(weir_runtime::Value::Boolean(true), weir_runtime::DataType::boolean()));
-        Ok(semi_anti(left, right, join_type, condition))
+        Ok((right, inner, correlated))
     }
+
+    /// `x [NOT] IN (SELECT e FROM … WHERE …)` whose WHERE reads the outer query's columns: the
+    /// subquery's rows filtered by its own conditions, joined on `x = e` (null-aware for NOT IN)
+    /// and its correlated conditions. `None` when the subquery is not such a SELECT.
+    fn correlated_in(
+        &mut self,
+        left: &Plan,
+        scope: &Scope,
+        expr: &ast::Expr,
+        subquery: &ast::Query,
+        negated: bool,
+    ) -> Result<Option<Plan>> {
+        let SetExpr::Select(select) = &*subquery.body else { return Ok(None) };
+        let item = match select.projection.as_slice() {
+            [ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }] => e,
+            _ => return Ok(None),
+        };
+        let plain = subquery.with.is_none()
+            && select.having.is_none()
+            && select.distinct.is_none()
+            && matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty());
+        if !plain || select.selection.is_none() {
+            return Ok(None);
+        }
+        let (right, inner, correlated) = self.correlated_rows(scope, select)?;
+        if correlated.is_empty() {
+            return Ok(None);
+        }
+        let width = scope.columns.len();
+        let column = ExprBinder { scope: &inner, aggregates: None }.bind(item)?;
+        let shift: Vec<Option<usize>> = (0..inner.columns.len()).map(|i| Some(i + width)).collect();
+        let condition = self.in_condition(scope, expr, column.remap(&shift), negated)?;
+        let condition = and([vec![condition], correlated].concat()).unwrap_or_else(condition_true);
+        let join_type = if negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
+        Ok(Some(semi_anti(left.clone(), right, join_type, condition)))
+    }
+}
+
+/// TRUE, the condition of a join that pairs every row.
+fn condition_true() -> Expr {
+    Expr::literal(weir_runtime::Value::Boolean(true), weir_runtime::DataType::boolean())
+}
+
+/// The remapping that moves the columns from `width` on of a `len`-column row to the front.
+fn shift_left(len: usize, width: usize) -> Vec<Option<usize>> {
+    (0..len).map(|i| i.checked_sub(width)).collect()
 }
 
 /// The semi or anti join of `left` and `right` on `condition` (over left's columns, then right's).

@@ -237,6 +237,19 @@ fn the_window_join_option_switches_the_seeds_plan() {
     assert_eq!(off[2], "   :- Exchange(distribution=[hash[num, window_start, window_end]])");
 }
 
+/// Bounds between two `PROCTIME()` attributes make a processing-time `IntervalJoin`
+/// (`isRowTime=false`). weir prints every day-time interval literal in seconds
+/// (`3600000:INTERVAL SECOND`) where Flink keeps the literal's unit (`INTERVAL HOUR`); the
+/// comparison reads Flink's with that unit.
+#[test]
+fn processing_time_interval_joins_plan_as_flinks() {
+    let case = "interval_join_proctime";
+    let (ours, theirs) = (explain(case), flink(case).replace("INTERVAL HOUR", "INTERVAL SECOND"));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+    }
+}
+
 /// `NOT EXISTS` over a correlated subquery is a LeftAntiJoin on the correlated equality, `IN` a
 /// LeftSemiJoin; the table the query reads twice is scanned once (`reuse_id`), as Flink plans it.
 #[test]

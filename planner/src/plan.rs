@@ -31,6 +31,8 @@ pub enum JoinStrategy {
         lower: i64,
         /// Flink's `leftUpperBound`.
         upper: i64,
+        /// Whether the times are rowtimes (else processing times: `ProcTimeIntervalJoin`).
+        rowtime: bool,
     },
     /// Flink's `WindowJoin`: rows paired per window once it ends; inserts only.
     Window([AttachedWindow; 2]),

@@ -14,6 +14,11 @@
 //! Output rows are held back from the watermark: the watermark forwarded is the input's minus
 //! `max(-lower, upper)`, as Flink delays it, so that rows joined after it are not late.
 //!
+//! On processing time (`rowtime` false, Flink's `ProcTimeIntervalJoin`) a row's time is the
+//! processing time it arrives at, and processing-time timers expire the rows instead of the
+//! watermark (which passes unchanged). As in Flink, timers still pending when the input ends do
+//! not fire: rows of an outer side left waiting then are not emitted.
+//!
 //! State per side lists, per join key, each row kept with its time and whether it has found a
 //! partner; it is checkpointed and restored by key. An index of the
 //! keys by the times their rows expire finds what the watermark expires; it is rebuilt from the
@@ -24,7 +29,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::element::NO_WATERMARK;
 
 use weir_runtime::state::ListState;
-use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
+use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Timer, Value};
 
 use super::JoinType;
 use crate::expr::Expr;
@@ -53,6 +58,8 @@ pub struct IntervalJoinSpec {
     pub upper: i64,
     /// The whole join condition over the joined row (left columns, then right).
     pub condition: Option<Expr>,
+    /// Whether the times are rowtimes (else processing times).
+    pub rowtime: bool,
 }
 
 impl IntervalJoinSpec {
@@ -138,16 +145,16 @@ fn pairs(
 }
 
 impl IntervalJoinOperator {
-    /// Joins a row arriving on `side` and keeps it while it can still find a partner.
-    fn arrive(&mut self, side: usize, row: &[Value], emitted: &mut Chunk) -> Result<()> {
+    /// Joins a row arriving on `side` at `time` (its rowtime, or the processing time) and keeps
+    /// it while it can still find a partner; returns when it expires if it is kept.
+    fn arrive(&mut self, side: usize, row: &[Value], time: Option<i64>, emitted: &mut Chunk) -> Result<Option<i64>> {
         let Self { spec, records, expiries, key, joined, watermark } = self;
         let outer = spec.join_type.is_outer(side);
-        let time = millis_of(&row[spec.times[side]]);
         let Some(time) = time.filter(|_| !key.iter().any(Value::is_null)) else {
             if outer {
                 emit(spec, emitted, side, row, None);
             }
-            return Ok(());
+            return Ok(None);
         };
         let mut partners = 0u64;
         if let Some(mut others) = records[1 - side].get_mut(key, 0) {
@@ -164,11 +171,20 @@ impl IntervalJoinOperator {
             if outer && partners == 0 {
                 emit(spec, emitted, side, row, None);
             }
-            return Ok(());
+            return Ok(None);
         }
         records[side].add(key, (time, (row.into(), u64::from(partners > 0))), 0);
         expiries[side].entry(expires).or_default().push(key.as_slice().into());
-        Ok(())
+        Ok(Some(expires))
+    }
+
+    /// Time has reached `time` (the watermark, or the processing time): the rows it passes
+    /// expire, and the padded rows of outer sides go out.
+    fn advance(&mut self, time: i64, out: &mut Output) {
+        self.watermark = self.watermark.max(time);
+        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], 0);
+        self.expire(self.watermark, &mut emitted);
+        out.collect(emitted);
     }
 
     /// Forgets the rows that expire at the watermark, padding the unmatched rows of outer sides.
@@ -201,14 +217,12 @@ impl Operator for IntervalJoinOperator {
         "IntervalJoin"
     }
 
-    fn process_chunk(
-        &mut self,
-        input: usize,
-        chunk: Chunk,
-        _ctx: &mut OperatorContext,
-        out: &mut Output,
-    ) -> Result<()> {
+    fn process_chunk(&mut self, input: usize, chunk: Chunk, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         let side = input.min(1);
+        let now = ctx.processing_time();
+        if !self.spec.rowtime {
+            self.watermark = self.watermark.max(now);
+        }
         let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], chunk.len());
         for (kind, row) in chunk.rows() {
             if kind != RowKind::Insert {
@@ -218,20 +232,33 @@ impl Operator for IntervalJoinOperator {
             }
             self.key.clear();
             self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
-            self.arrive(side, row, &mut emitted)?;
+            let time = if self.spec.rowtime { millis_of(&row[self.spec.times[side]]) } else { Some(now) };
+            let expires = self.arrive(side, row, time, &mut emitted)?;
+            if let Some(expires) = expires.filter(|_| !self.spec.rowtime) {
+                ctx.register_processing_time_timer(expires, Vec::new());
+            }
         }
         out.collect(emitted);
         Ok(())
     }
 
     fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
-        self.watermark = watermark;
-        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + self.spec.arities[1], 0);
-        self.expire(watermark, &mut emitted);
-        out.collect(emitted);
+        if !self.spec.rowtime {
+            out.emit_watermark(watermark);
+            return Ok(());
+        }
+        self.advance(watermark, out);
         let delayed =
             if watermark == i64::MAX { watermark } else { watermark.saturating_sub(self.spec.output_delay()) };
         out.emit_watermark(delayed);
+        Ok(())
+    }
+
+    /// Processing time reached the expiry of some rows (processing-time joins only).
+    fn on_timer(&mut self, timer: Timer, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if !self.spec.rowtime {
+            self.advance(timer.time, out);
+        }
         Ok(())
     }
 
@@ -262,6 +289,11 @@ impl Operator for IntervalJoinOperator {
             }
         }
         self.watermark = watermark.unwrap_or(NO_WATERMARK);
+        if !self.spec.rowtime {
+            for &time in self.expiries.iter().flat_map(BTreeMap::keys) {
+                ctx.register_processing_time_timer(time, Vec::new());
+            }
+        }
         Ok(())
     }
 }

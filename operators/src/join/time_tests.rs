@@ -116,6 +116,7 @@ fn interval_spec(join_type: JoinType, with_condition: bool) -> IntervalJoinSpec 
         lower: -100,
         upper: 30,
         condition: with_condition.then(condition),
+        rowtime: true,
     }
 }
 
@@ -477,6 +478,41 @@ fn the_temporal_join_matches_a_recomputation_with_disorder() {
             count(lines),
             temporal_from_scratch(join_type, with_condition, &events),
             "round {round} ({join_type:?}, condition {with_condition}, rescaled {rescale}): {events:?}"
+        );
+    }
+}
+
+/// On processing time a row's time is when it arrives and processing-time timers expire the
+/// rows: the same recomputation holds with each row's time its arrival and the clock's moves as
+/// the watermark (the clock ends far ahead, so that every row expires).
+#[test]
+fn the_processing_time_interval_join_matches_a_recomputation() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(61);
+    for round in 0..200 {
+        let (join_type, with_condition) = (OUTER[round % 4], round % 8 >= 4);
+        let spec = IntervalJoinSpec { rowtime: false, ..interval_spec(join_type, with_condition) };
+        let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("ij", 0, 1)));
+        let (mut clock, mut timeline) = (0i64, Vec::new());
+        for event in events(&mut rng, 0) {
+            let Event::Row(row) = event else { continue };
+            let now = clock.max(row.time);
+            if now > clock {
+                h.advance_processing_time(now - clock).unwrap();
+                clock = now;
+                timeline.push(Event::Watermark(clock));
+            }
+            let row = Row { time: clock, ..row };
+            let mut chunk = Chunk::with_capacity(3, 1);
+            chunk.push(RowKind::Insert, &row.values());
+            h.push_chunk(row.side, chunk).unwrap();
+            timeline.push(Event::Row(row));
+        }
+        h.advance_processing_time(1_000_000).unwrap();
+        timeline.push(Event::Watermark(clock + 1_000_000));
+        assert_eq!(
+            count(h.take_lines()),
+            interval_from_scratch(&spec, with_condition, &timeline),
+            "round {round} ({join_type:?}, condition {with_condition}): {timeline:?}"
         );
     }
 }

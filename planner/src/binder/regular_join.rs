@@ -57,7 +57,7 @@ impl Binder<'_> {
         joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
         let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
         expect_condition(&condition, "ON", on)?;
-        let strategy = crate::rules::time_join::interval(&left, &right, &condition)?.unwrap_or(JoinStrategy::Regular);
+        let strategy = crate::rules::time_join::interval(&left, &right, &condition).unwrap_or(JoinStrategy::Regular);
         // An interval join's rowtimes stay time attributes where no NULLs pad them.
         let kept = match strategy {
             JoinStrategy::Interval { times, .. } => [Some(times[0]), Some(times[1])],

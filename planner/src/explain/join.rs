@@ -42,9 +42,10 @@ pub(super) fn interval_label(
     infix: bool,
 ) -> String {
     format!(
-        "IntervalJoin(joinType=[{}], windowBounds=[isRowTime=true, leftLowerBound={}, leftUpperBound={}, \
+        "IntervalJoin(joinType=[{}], windowBounds=[isRowTime={}, leftLowerBound={}, leftUpperBound={}, \
          leftTimeIndex={}, rightTimeIndex={}], where=[{}], select=[{}])",
         spec.join_type.name(),
+        spec.rowtime,
         spec.lower,
         spec.upper,
         spec.times[0],

@@ -77,7 +77,7 @@ impl Physical<'_> {
         let (mut left_keys, mut right_keys, _) = equi_keys(&condition, left.fields.len());
         let kind = match strategy {
             JoinStrategy::Regular => None,
-            JoinStrategy::Interval { times, lower, upper } => {
+            JoinStrategy::Interval { times, lower, upper, rowtime } => {
                 let keys = [left_keys.clone(), right_keys.clone()];
                 let condition = Some(condition.clone());
                 Some(PhysicalKind::IntervalJoin(IntervalJoinSpec {
@@ -88,6 +88,7 @@ impl Physical<'_> {
                     lower,
                     upper,
                     condition,
+                    rowtime,
                 }))
             }
             JoinStrategy::Temporal { times } => {

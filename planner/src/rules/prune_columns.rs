@@ -233,8 +233,8 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let times = |t: [usize; 2]| [at(t[0]), at(left_width + t[1]) - new_left];
             let strategy = match strategy {
                 JoinStrategy::Temporal { times: t } => JoinStrategy::Temporal { times: times(t) },
-                JoinStrategy::Interval { times: t, lower, upper } => {
-                    JoinStrategy::Interval { times: times(t), lower, upper }
+                JoinStrategy::Interval { times: t, lower, upper, rowtime } => {
+                    JoinStrategy::Interval { times: times(t), lower, upper, rowtime }
                 }
                 other => other,
             };

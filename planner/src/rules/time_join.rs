@@ -117,9 +117,7 @@ fn time_term(expr: &Expr) -> Option<(usize, i64)> {
 /// The interval join of `left` and `right` that `condition` describes, if it bounds a rowtime
 /// of each side from both sides.
 ///
-/// # Errors
-/// Bounds between processing times (not planned yet).
-pub(crate) fn interval(left: &Plan, right: &Plan, condition: &Expr) -> Result<Option<JoinStrategy>> {
+pub(crate) fn interval(left: &Plan, right: &Plan, condition: &Expr) -> Option<JoinStrategy> {
     let width = left.fields.len();
     let attribute = |column: usize| {
         let field = if column < width { &left.fields[column] } else { right.fields.get(column - width)? };
@@ -165,9 +163,5 @@ pub(crate) fn interval(left: &Plan, right: &Plan, condition: &Expr) -> Result<Op
         lower = low.map_or(lower, |l| Some(lower.map_or(l, |m| m.max(l))));
         upper = high.map_or(upper, |h| Some(upper.map_or(h, |m| m.min(h))));
     }
-    let (Some(lower), Some(upper), Some(times)) = (lower, upper, times) else { return Ok(None) };
-    if proctime {
-        return Err(Error::Unsupported("interval joins on processing time".into()));
-    }
-    Ok(Some(JoinStrategy::Interval { times, lower, upper }))
+    Some(JoinStrategy::Interval { times: times?, lower: lower?, upper: upper?, rowtime: !proctime })
 }

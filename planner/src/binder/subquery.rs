@@ -14,6 +14,7 @@ use weir_operators::join::JoinType;
 use super::expr::{expect_condition, ExprBinder};
 use super::scope::{position_of, Scope};
 use super::{calc, identity, unsupported_at, Binder};
+use crate::conditions::conjunction;
 use crate::error::{Error, Result};
 use crate::plan::{JoinStrategy, Node, Plan};
 
@@ -28,14 +29,6 @@ fn conjuncts(expr: &ast::Expr) -> Vec<&ast::Expr> {
         ast::Expr::Nested(inner) => conjuncts(inner),
         other => vec![other],
     }
-}
-
-fn and(parts: Vec<Expr>) -> Option<Expr> {
-    parts.into_iter().reduce(|a, b| Expr::Call {
-        function: Function::And,
-        args: vec![a, b],
-        ty: weir_runtime::DataType::boolean(),
-    })
 }
 
 /// Whether `expr` holds a subquery a WHERE conjunct can be decorrelated from.
@@ -58,7 +51,7 @@ impl Binder<'_> {
             expect_condition(&expr, "WHERE", *part)?;
             bound.push(expr);
         }
-        if let Some(condition) = and(bound) {
+        if let Some(condition) = conjunction(bound) {
             let names = plan.fields.iter().map(|f| f.name.clone()).collect();
             plan = calc(plan.clone(), identity(&plan.fields), names, Some(condition));
         }
@@ -145,7 +138,7 @@ impl Binder<'_> {
             return Err(unsupported_at(subquery, "EXISTS over a grouped query or WITH"));
         }
         let (right, _, correlated) = self.correlated_rows(scope, select)?;
-        Ok(semi_anti(left, right, join_type, and(correlated).unwrap_or_else(condition_true)))
+        Ok(semi_anti(left, right, join_type, conjunction(correlated).unwrap_or_else(condition_true)))
     }
 
     /// The rows of a subquery's FROM filtered by the conjuncts of its WHERE that read its own
@@ -174,7 +167,7 @@ impl Binder<'_> {
                 own.push(expr.remap(&shift_left(joined.columns.len(), width)));
             }
         }
-        if let Some(filter) = and(own) {
+        if let Some(filter) = conjunction(own) {
             let names = right.fields.iter().map(|f| f.name.clone()).collect();
             right = calc(right.clone(), identity(&right.fields), names, Some(filter));
         }
@@ -212,7 +205,7 @@ impl Binder<'_> {
         let column = ExprBinder { scope: &inner, aggregates: None }.bind(item)?;
         let shift: Vec<Option<usize>> = (0..inner.columns.len()).map(|i| Some(i + width)).collect();
         let condition = self.in_condition(scope, expr, column.remap(&shift), negated)?;
-        let condition = and([vec![condition], correlated].concat()).unwrap_or_else(condition_true);
+        let condition = conjunction([vec![condition], correlated].concat()).unwrap_or_else(condition_true);
         let join_type = if negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
         Ok(Some(semi_anti(left.clone(), right, join_type, condition)))
     }

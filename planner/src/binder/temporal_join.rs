@@ -13,9 +13,10 @@ use super::expr::{expect_condition, ExprBinder};
 use super::scope::{position_of, Scope};
 use super::{unsupported, Binder};
 use crate::catalog::CatalogEntry;
+use crate::conditions::conjuncts;
 use crate::error::{Error, Result};
 use crate::plan::{JoinStrategy, Node, Plan};
-use crate::rules::time_join::{conjuncts, is_equality};
+use crate::rules::time_join::is_equality;
 
 impl Binder<'_> {
     /// Joins `left` (visible through `scope`) with the versioned table of `join`, as of the left

@@ -102,7 +102,7 @@ pub(super) fn temporal_label(
         None => marker,
         Some(c) => {
             let parts: Vec<String> =
-                crate::rules::time_join::conjuncts(c).into_iter().map(|p| expression(p, column, infix)).collect();
+                crate::conditions::conjuncts(c).into_iter().map(|p| expression(p, column, infix)).collect();
             if infix {
                 format!("({} AND {marker})", parts.join(" AND "))
             } else {

@@ -16,8 +16,9 @@ use weir_operators::join::{
 use weir_runtime::Field;
 
 use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use crate::conditions::{conjunction, conjuncts};
 use crate::plan::{JoinStrategy, Plan};
-use crate::rules::time_join::{conjuncts, is_equality};
+use crate::rules::time_join::is_equality;
 
 /// What a join node of the logical plan holds.
 pub(super) struct JoinParts {
@@ -45,16 +46,7 @@ pub(super) fn equi_keys(condition: &Expr, left_width: usize) -> (Vec<usize>, Vec
         }
         rest.push(part);
     }
-    (left, right, and(rest))
-}
-
-/// The conjunction of `parts`, `None` when there are none.
-fn and(parts: Vec<Expr>) -> Option<Expr> {
-    parts.into_iter().reduce(|a, b| Expr::Call {
-        function: Function::And,
-        args: vec![a, b],
-        ty: weir_runtime::DataType::boolean(),
-    })
+    (left, right, conjunction(rest))
 }
 
 /// What the state of an input with `node`'s rows keeps, joined on `keys`.
@@ -119,7 +111,7 @@ impl Physical<'_> {
                     keys,
                     arities,
                     windows,
-                    condition: and(rest),
+                    condition: conjunction(rest),
                 }))
             }
         };

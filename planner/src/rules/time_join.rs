@@ -12,7 +12,8 @@
 //!   bounds are the tightest the conjuncts give, a strict bound shifted by 1 ms.
 //!
 //! Both run over inserts only and emit inserts only; an updating input is refused with Flink's
-//! message, as is an updating left input of an event-time temporal join (bound as one). The rule runs after column pruning, so the column positions it records are final.
+//! message, as is an updating left input of an event-time temporal join (bound as one). The rule
+//! runs after column pruning, so the window columns it records are final.
 
 use weir_operators::expr::{Expr, Function};
 use weir_operators::AttachedWindow;
@@ -20,6 +21,7 @@ use weir_runtime::types::TimeAttribute;
 use weir_runtime::Value;
 
 use super::window_rank::attached_window;
+use crate::conditions::conjuncts;
 use crate::error::{Error, Result};
 use crate::plan::{JoinStrategy, Node, Plan};
 
@@ -27,7 +29,8 @@ use crate::plan::{JoinStrategy, Node, Plan};
 /// `table.optimizer.window-join-enabled`.
 ///
 /// # Errors
-/// An interval or window join over an input that updates; a processing-time interval join.
+/// An interval or window join over an input that updates, a temporal join over a left input
+/// that updates.
 pub fn time_join(plan: Plan, window_join: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = node.try_map_inputs(|input| time_join(input, window_join))?;
@@ -56,14 +59,6 @@ pub fn time_join(plan: Plan, window_join: bool) -> Result<Plan> {
         }
     }
     Ok(Plan { node: Node::Join { left, right, join_type, condition, strategy, names }, fields })
-}
-
-/// The conjuncts of an AND tree.
-pub(crate) fn conjuncts(expr: &Expr) -> Vec<&Expr> {
-    match expr {
-        Expr::Call { function: Function::And, args, .. } => args.iter().flat_map(conjuncts).collect(),
-        other => vec![other],
-    }
 }
 
 /// Whether `expr` is `a = b` of columns `a` and `b`, either way round.

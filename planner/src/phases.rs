@@ -138,6 +138,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// What the rewrites and the distribution report.
     pub fn physical_query(&self, plan: Plan) -> Result<PhysicalNode> {
+        self.check_state_ttl_hints([&plan])?;
         let options = self.with_lookup_abilities([&plan])?;
         let mut physical = physical_query(self.optimize_query(plan)?, &options);
         self.distribution().assign(&mut physical)?;
@@ -149,6 +150,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// What the rewrites and the distribution report.
     pub fn physical_explained_query(&self, plan: Plan) -> Result<PhysicalNode> {
+        self.check_state_ttl_hints([&plan])?;
         let options = self.with_lookup_abilities([&plan])?;
         let mut physical = crate::physical::physical_explained_query(self.optimize_query(plan)?, &options);
         self.distribution().assign(&mut physical)?;
@@ -162,6 +164,7 @@ impl<'a> Planner<'a> {
     /// and what the sinks' connectors refuse.
     pub fn physical_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
         let bound = inserts.iter().map(|i| self.bind_insert(i, at)).collect::<Result<Vec<_>>>()?;
+        self.check_state_ttl_hints(bound.iter().map(|b| &b.plan))?;
         let options = self.with_lookup_abilities(bound.iter().map(|b| &b.plan))?;
         let mut sinks = Vec::new();
         let mut logical = Vec::new();
@@ -254,6 +257,34 @@ impl<'a> Planner<'a> {
     ///
     /// # Errors
     /// A lookup join on a table that cannot be looked up.
+    /// Refuses a `STATE_TTL` hint naming an input no join of `plans` reads, with Flink's message.
+    ///
+    /// # Errors
+    /// The first hint with such names, at the hint.
+    fn check_state_ttl_hints<'p>(&self, plans: impl IntoIterator<Item = &'p Plan>) -> Result<()> {
+        fn join_inputs<'a>(plan: &'a Plan, out: &mut Vec<&'a str>) {
+            if let Node::Join { names, .. } = &plan.node {
+                out.extend(names.iter().flatten().map(String::as_str));
+            }
+            plan.node.inputs().into_iter().for_each(|input| join_inputs(input, out));
+        }
+        let mut names = Vec::new();
+        plans.into_iter().for_each(|plan| join_inputs(plan, &mut names));
+        for hint in &self.options.state_ttl_hints {
+            let unknown: Vec<&str> = hint.ttls.keys().map(String::as_str).filter(|k| !names.contains(k)).collect();
+            if !unknown.is_empty() {
+                return Err(Error::validation(
+                    hint.position,
+                    format!(
+                        "The options of following hints cannot match the name of input tables or views: \n`{}` in `STATE_TTL`",
+                        unknown.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn with_lookup_abilities<'p>(&self, plans: impl IntoIterator<Item = &'p Plan>) -> Result<PlannerOptions> {
         fn lookup_tables<'a>(plan: &'a Plan, out: &mut Vec<&'a TableDescriptor>) {
             match &plan.node {

@@ -173,6 +173,5 @@ mod tests {
         fixture.set("table.exec.state.ttl", "1 h");
         assert_eq!(ttls(&fixture, ""), [Some(hour), Some(hour)]);
         assert_eq!(ttls(&fixture, "/*+ STATE_TTL('y' = '1d', 'x' = '0 ms') */"), [None, Some(day)]);
-        assert_eq!(ttls(&fixture, "/*+ STATE_TTL('b' = '1d') */"), [Some(hour), Some(hour)], "the alias names it");
     }
 }

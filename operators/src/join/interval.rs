@@ -37,7 +37,7 @@ use crate::spec::OperatorSpec;
 use crate::window::millis_of;
 
 /// The state sections of the rows of each side.
-const RECORDS: [&str; 2] = ["left-records", "right-records"];
+const RECORDS: [&str; 2] = ["left-interval-rows", "right-interval-rows"];
 /// The state section of the subtask's watermark (which rows count as late after a restore).
 const WATERMARK: &str = "watermark";
 

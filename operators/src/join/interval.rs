@@ -31,7 +31,7 @@ use weir_runtime::element::NO_WATERMARK;
 use weir_runtime::state::ListState;
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Timer, Value};
 
-use super::JoinType;
+use super::{push_pair, JoinType, PairCondition};
 use crate::expr::Expr;
 use crate::spec::OperatorSpec;
 use crate::window::millis_of;
@@ -87,7 +87,7 @@ impl OperatorSpec for IntervalJoinSpec {
             expiries: [BTreeMap::new(), BTreeMap::new()],
             spec: self.clone(),
             key: Vec::new(),
-            joined: Vec::new(),
+            condition: PairCondition::new(self.condition.clone()),
             watermark: NO_WATERMARK,
         }
     }
@@ -104,28 +104,21 @@ pub struct IntervalJoinOperator {
     /// Per side, the keys whose rows expire at each time (a key once per row).
     expiries: [BTreeMap<i64, Vec<Box<[Value]>>>; 2],
     key: Vec<Value>,
-    joined: Vec<Value>,
+    condition: PairCondition,
     watermark: i64,
 }
 
 /// Pushes `row` of `side` joined with `other` (NULLs when `None`) as an insert.
 fn emit(spec: &IntervalJoinSpec, emitted: &mut Chunk, side: usize, row: &[Value], other: Option<&[Value]>) {
-    let pad = |values: &mut Vec<Value>, part: Option<&[Value]>, arity: usize| match part {
-        Some(p) => values.extend_from_slice(p),
-        None => values.extend(std::iter::repeat_n(Value::Null, arity)),
-    };
     let (left, right) = if side == 0 { (Some(row), other) } else { (other, Some(row)) };
-    emitted.push_with(RowKind::Insert, |values| {
-        pad(values, left, spec.arities[0]);
-        pad(values, right, spec.arities[1]);
-    });
+    push_pair(emitted, RowKind::Insert, left, right, spec.arities);
 }
 
-/// Whether `row` of `side` at `time` pairs with `other` at `other_time` (`joined`: a buffer for
-/// the joined row the condition reads).
+/// Whether `row` of `side` at `time` pairs with `other` at `other_time`: their times within
+/// the bounds, and the condition accepting them.
 fn pairs(
     spec: &IntervalJoinSpec,
-    joined: &mut Vec<Value>,
+    condition: &mut PairCondition,
     side: usize,
     (time, row): (i64, &[Value]),
     (other_time, other): (i64, &[Value]),
@@ -135,20 +128,15 @@ fn pairs(
     if gap < spec.lower || gap > spec.upper {
         return Ok(false);
     }
-    let Some(condition) = &spec.condition else { return Ok(true) };
-    joined.clear();
     let (left, right) = if side == 0 { (row, other) } else { (other, row) };
-    joined.extend_from_slice(left);
-    joined.extend_from_slice(right);
-    let accepted = condition.eval(joined).map_err(|e| Error::execution(e.0))?;
-    Ok(accepted == Value::Boolean(true))
+    condition.accepts(left, right)
 }
 
 impl IntervalJoinOperator {
     /// Joins a row arriving on `side` at `time` (its rowtime, or the processing time) and keeps
     /// it while it can still find a partner; returns when it expires if it is kept.
     fn arrive(&mut self, side: usize, row: &[Value], time: Option<i64>, emitted: &mut Chunk) -> Result<Option<i64>> {
-        let Self { spec, records, expiries, key, joined, watermark } = self;
+        let Self { spec, records, expiries, key, condition, watermark } = self;
         let outer = spec.join_type.is_outer(side);
         let Some(time) = time.filter(|_| !key.iter().any(Value::is_null)) else {
             if outer {
@@ -159,7 +147,7 @@ impl IntervalJoinOperator {
         let mut partners = 0u64;
         if let Some(mut others) = records[1 - side].get_mut(key, 0) {
             for (other_time, (other_row, paired)) in others.iter_mut() {
-                if pairs(spec, joined, side, (time, row), (*other_time, other_row))? {
+                if pairs(spec, condition, side, (time, row), (*other_time, other_row))? {
                     emit(spec, emitted, side, row, Some(other_row));
                     partners += 1;
                     *paired = 1;

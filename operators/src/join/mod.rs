@@ -20,6 +20,53 @@ pub use regular::{RegularJoinOperator, RegularJoinSpec};
 pub use temporal::{TemporalJoinOperator, TemporalJoinSpec};
 pub use window::{WindowJoinOperator, WindowJoinSpec};
 
+use weir_runtime::{Chunk, Error, RowKind, Value};
+
+use crate::expr::Expr;
+
+/// The condition a join checks on each pair besides its equal keys, evaluated on the joined row
+/// (left columns, then right) built in a buffer kept between pairs.
+#[derive(Debug, Clone)]
+pub(crate) struct PairCondition {
+    condition: Option<Expr>,
+    joined: Vec<Value>,
+}
+
+impl PairCondition {
+    /// `condition`, or none (every pair is accepted).
+    pub(crate) fn new(condition: Option<Expr>) -> Self {
+        PairCondition { condition, joined: Vec::new() }
+    }
+
+    /// Whether the condition is TRUE on `left` joined with `right`.
+    pub(crate) fn accepts(&mut self, left: &[Value], right: &[Value]) -> weir_runtime::Result<bool> {
+        let Some(condition) = &self.condition else { return Ok(true) };
+        self.joined.clear();
+        self.joined.extend_from_slice(left);
+        self.joined.extend_from_slice(right);
+        Ok(condition.eval(&self.joined).map_err(|e| Error::execution(e.0))? == Value::Boolean(true))
+    }
+}
+
+/// Pushes `left` joined with `right` as a row of `kind`, NULLs standing in for a side that is
+/// `None` (`arities`: the number of columns of each side).
+pub(crate) fn push_pair(
+    emitted: &mut Chunk,
+    kind: RowKind,
+    left: Option<&[Value]>,
+    right: Option<&[Value]>,
+    arities: [usize; 2],
+) {
+    emitted.push_with(kind, |values| {
+        for (part, arity) in [(left, arities[0]), (right, arities[1])] {
+            match part {
+                Some(p) => values.extend_from_slice(p),
+                None => values.extend(std::iter::repeat_n(Value::Null, arity)),
+            }
+        }
+    });
+}
+
 /// Which rows a join keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinType {

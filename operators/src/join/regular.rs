@@ -30,7 +30,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::MapState;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
-use super::{JoinInputSideSpec, JoinType};
+use super::{push_pair, JoinInputSideSpec, JoinType, PairCondition};
 use crate::expr::Expr;
 use crate::spec::OperatorSpec;
 
@@ -63,7 +63,7 @@ impl OperatorSpec for RegularJoinSpec {
             records: [MapState::new(SIDES[0], self.state_ttl[0]), MapState::new(SIDES[1], self.state_ttl[1])],
             spec: self.clone(),
             key: Vec::new(),
-            joined: Vec::new(),
+            condition: PairCondition::new(self.condition.clone()),
         }
     }
 }
@@ -77,7 +77,7 @@ pub struct RegularJoinOperator {
     spec: RegularJoinSpec,
     records: [MapState<Box<[Value]>, Record>; 2],
     key: Vec<Value>,
-    joined: Vec<Value>,
+    condition: PairCondition,
 }
 
 /// A row of the other side that matches, with its record.
@@ -99,25 +99,13 @@ impl RegularJoinOperator {
         other: Option<&[Value]>,
         times: u64,
     ) {
-        let [left_arity, right_arity] = self.spec.arities;
         let (left, right) = if side == 0 { (row, other) } else { (other, row) };
-        if self.spec.join_type.keeps_left_only() {
-            for _ in 0..times {
-                emitted.push(kind, left.unwrap_or_default());
-            }
-            return;
-        }
         for _ in 0..times {
-            emitted.push_with(kind, |values| {
-                match left {
-                    Some(l) => values.extend_from_slice(l),
-                    None => values.extend(std::iter::repeat_n(Value::Null, left_arity)),
-                }
-                match right {
-                    Some(r) => values.extend_from_slice(r),
-                    None => values.extend(std::iter::repeat_n(Value::Null, right_arity)),
-                }
-            });
+            if self.spec.join_type.keeps_left_only() {
+                emitted.push(kind, left.unwrap_or_default());
+            } else {
+                push_pair(emitted, kind, left, right, self.spec.arities);
+            }
         }
     }
 
@@ -130,15 +118,9 @@ impl RegularJoinOperator {
         let other = 1 - side;
         let mut found = Vec::new();
         for (candidate, &(count, associations)) in self.records[other].entries(&self.key, now) {
-            if let Some(condition) = &self.spec.condition {
-                self.joined.clear();
-                let (left, right) = if side == 0 { (row, &candidate[..]) } else { (&candidate[..], row) };
-                self.joined.extend_from_slice(left);
-                self.joined.extend_from_slice(right);
-                let accepted = condition.eval(&self.joined).map_err(|e| weir_runtime::Error::execution(e.0))?;
-                if accepted != Value::Boolean(true) {
-                    continue;
-                }
+            let (left, right) = if side == 0 { (row, &candidate[..]) } else { (&candidate[..], row) };
+            if !self.condition.accepts(left, right)? {
+                continue;
             }
             found.push(Match { row: candidate.clone(), count, associations });
         }

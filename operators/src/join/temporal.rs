@@ -19,7 +19,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::{KeyedTimers, MapState};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
-use super::JoinType;
+use super::{push_pair, JoinType, PairCondition};
 use crate::expr::Expr;
 use crate::spec::OperatorSpec;
 use crate::window::millis_of;
@@ -56,7 +56,7 @@ impl OperatorSpec for TemporalJoinSpec {
             versions: MapState::new(VERSIONS, None),
             timers: KeyedTimers::new(TIMERS),
             key: Vec::new(),
-            joined: Vec::new(),
+            condition: PairCondition::new(self.condition.clone()),
         }
     }
 }
@@ -75,28 +75,13 @@ pub struct TemporalJoinOperator {
     versions: MapState<i64, Version>,
     timers: KeyedTimers,
     key: Vec<Value>,
-    joined: Vec<Value>,
+    condition: PairCondition,
 }
 
 impl TemporalJoinOperator {
     /// Pushes `left` joined with `right` (NULLs when `None`) as an insert.
     fn emit(&self, emitted: &mut Chunk, left: &[Value], right: Option<&[Value]>) {
-        let right_arity = self.spec.arities[1];
-        emitted.push_with(RowKind::Insert, |values| {
-            values.extend_from_slice(left);
-            match right {
-                Some(r) => values.extend_from_slice(r),
-                None => values.extend(std::iter::repeat_n(Value::Null, right_arity)),
-            }
-        });
-    }
-
-    fn accepts(&mut self, left: &[Value], right: &[Value]) -> Result<bool> {
-        let Some(condition) = &self.spec.condition else { return Ok(true) };
-        self.joined.clear();
-        self.joined.extend_from_slice(left);
-        self.joined.extend_from_slice(right);
-        Ok(condition.eval(&self.joined).map_err(|e| Error::execution(e.0))? == Value::Boolean(true))
+        push_pair(emitted, RowKind::Insert, Some(left), right, self.spec.arities);
     }
 
     /// Joins and emits the left rows of `key` at or before `watermark`, then drops the versions
@@ -119,7 +104,7 @@ impl TemporalJoinOperator {
             let joined = match version {
                 Some((right, _)) => {
                     let right = right.clone();
-                    self.accepts(&row, &right)?.then_some(right)
+                    self.condition.accepts(&row, &right)?.then_some(right)
                 }
                 None => None,
             };

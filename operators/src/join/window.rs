@@ -12,7 +12,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::{KeyedTimers, MapState};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
-use super::JoinType;
+use super::{push_pair, JoinType, PairCondition};
 use crate::expr::Expr;
 use crate::spec::OperatorSpec;
 use crate::window::{millis_of, AttachedWindow};
@@ -58,7 +58,7 @@ impl OperatorSpec for WindowJoinSpec {
             timers: KeyedTimers::new(TIMERS),
             spec: self.clone(),
             key: Vec::new(),
-            joined: Vec::new(),
+            condition: PairCondition::new(self.condition.clone()),
         }
     }
 }
@@ -73,35 +73,18 @@ pub struct WindowJoinOperator {
     records: [MapState<Stored, u64>; 2],
     timers: KeyedTimers,
     key: Vec<Value>,
-    joined: Vec<Value>,
+    condition: PairCondition,
 }
 
 impl WindowJoinOperator {
-    /// Whether a left and a right row of one key and window pair.
-    fn pairs(&mut self, left: &[Value], right: &[Value]) -> Result<bool> {
-        let Some(condition) = &self.spec.condition else { return Ok(true) };
-        self.joined.clear();
-        self.joined.extend_from_slice(left);
-        self.joined.extend_from_slice(right);
-        let accepted = condition.eval(&self.joined).map_err(|e| Error::execution(e.0))?;
-        Ok(accepted == Value::Boolean(true))
-    }
-
-    /// Pushes `left` joined with `right` (NULLs for a side that is `None`) as an insert.
+    /// Pushes `left` joined with `right` (NULLs for a side that is `None`) as an insert; the
+    /// left row alone for a semi or anti join.
     fn emit(&self, emitted: &mut Chunk, left: Option<&[Value]>, right: Option<&[Value]>) {
         if self.spec.join_type.keeps_left_only() {
             emitted.push(RowKind::Insert, left.unwrap_or_default());
-            return;
+        } else {
+            push_pair(emitted, RowKind::Insert, left, right, self.spec.arities);
         }
-        let arities = self.spec.arities;
-        emitted.push_with(RowKind::Insert, |values| {
-            for (part, arity) in [(left, arities[0]), (right, arities[1])] {
-                match part {
-                    Some(p) => values.extend_from_slice(p),
-                    None => values.extend(std::iter::repeat_n(Value::Null, arity)),
-                }
-            }
-        });
     }
 
     /// The rows of `key`'s window ending at `end` on `side`, taken out of the state.
@@ -126,7 +109,7 @@ impl WindowJoinOperator {
         for (l, l_count) in &left {
             let mut matched = false;
             for (i, (r, r_count)) in right.iter().enumerate() {
-                if null_key || !self.pairs(l, r)? {
+                if null_key || !self.condition.accepts(l, r)? {
                     continue;
                 }
                 matched = true;

@@ -16,7 +16,7 @@
 //! The left input inserts only; the output does too.
 
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::state::{KeyedTimers, MapState};
+use weir_runtime::state::{KeyedTimers, ListState, MapState};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
 use super::{push_pair, JoinType, PairCondition};
@@ -52,7 +52,7 @@ impl OperatorSpec for TemporalJoinSpec {
     fn build(&self, _subtask: &SubtaskInfo) -> TemporalJoinOperator {
         TemporalJoinOperator {
             spec: self.clone(),
-            left: MapState::new(LEFT, None),
+            left: ListState::new(LEFT, None),
             versions: MapState::new(VERSIONS, None),
             timers: KeyedTimers::new(TIMERS),
             key: Vec::new(),
@@ -65,12 +65,15 @@ impl OperatorSpec for TemporalJoinSpec {
 /// a retraction that ends the version before it.
 type Version = (Box<[Value]>, u64);
 
+/// A left row waiting for the watermark: its time and columns.
+type Waiting = (i64, Box<[Value]>);
+
 /// The event-time temporal join; see the module documentation.
 #[derive(Debug)]
 pub struct TemporalJoinOperator {
     spec: TemporalJoinSpec,
-    /// Per key, each waiting left row (with its time) and how many times it waits.
-    left: MapState<(i64, Box<[Value]>), u64>,
+    /// Per key, each waiting left row with its time, in the order they came.
+    left: ListState<Waiting>,
     /// Per key, the versions by their time.
     versions: MapState<i64, Version>,
     timers: KeyedTimers,
@@ -84,42 +87,37 @@ impl TemporalJoinOperator {
         push_pair(emitted, RowKind::Insert, Some(left), right, self.spec.arities);
     }
 
-    /// Joins and emits the left rows of `key` at or before `watermark`, then drops the versions
-    /// no row to come can need.
+    /// Joins and emits the left rows of `key` at or before `watermark`, in time order (rows of
+    /// one time in the order they came), then drops the versions no row to come can need.
     fn fire(&mut self, key: &[Value], watermark: i64, emitted: &mut Chunk) -> Result<()> {
-        let mut due: Vec<(i64, Box<[Value]>, u64)> = self
-            .left
-            .entries(key, 0)
-            .filter(|((time, _), _)| *time <= watermark)
-            .map(|((time, row), &count)| (*time, row.clone(), count))
-            .collect();
-        due.sort_by_key(|(time, _, _)| *time);
-        let mut versions: Vec<(i64, Version)> = self.versions.entries(key, 0).map(|(t, v)| (*t, v.clone())).collect();
-        versions.sort_by_key(|(time, _)| *time);
+        let (mut due, waiting): (Vec<Waiting>, Vec<Waiting>) =
+            self.left.take(key).into_iter().partition(|(time, _)| *time <= watermark);
+        if !waiting.is_empty() {
+            self.left.update(key, waiting, 0);
+        }
+        due.sort_by_key(|(time, _)| *time);
+        let mut times: Vec<i64> = self.versions.entries(key, 0).map(|(time, _)| *time).collect();
+        times.sort_unstable();
         let outer = self.spec.join_type == JoinType::Left;
-        for (time, row, count) in due {
-            self.left.remove(key, &(time, row.clone()));
-            let at = versions.partition_point(|(t, _)| *t <= time);
-            let version = at.checked_sub(1).map(|i| &versions[i].1).filter(|(_, live)| *live == 1);
-            let joined = match version {
-                Some((right, _)) => {
-                    let right = right.clone();
-                    self.condition.accepts(&row, &right)?.then_some(right)
+        for (time, row) in due {
+            let valid = times.partition_point(|t| *t <= time).checked_sub(1).map(|i| times[i]);
+            let version = valid.and_then(|t| self.versions.get(key, &t, 0)).filter(|(_, live)| *live == 1);
+            match version {
+                Some((right, _)) if self.condition.accepts(&row, right)? => {
+                    push_pair(emitted, RowKind::Insert, Some(&row), Some(right), self.spec.arities);
                 }
-                None => None,
-            };
-            for _ in 0..count {
-                match &joined {
-                    Some(right) => self.emit(emitted, &row, Some(right)),
-                    None if outer => self.emit(emitted, &row, None),
-                    None => {}
-                }
+                _ if outer => push_pair(emitted, RowKind::Insert, Some(&row), None, self.spec.arities),
+                _ => {}
             }
         }
         // The latest version at or before the watermark stays (a retraction does not).
-        let keep = versions.partition_point(|(t, _)| *t <= watermark).saturating_sub(1);
-        for (i, (time, (_, live))) in versions.iter().enumerate() {
-            if i < keep || (i == keep && *time <= watermark && *live == 0) {
+        let keep = times.partition_point(|t| *t <= watermark).saturating_sub(1);
+        for (i, time) in times.iter().enumerate() {
+            let stale = i < keep
+                || (i == keep
+                    && *time <= watermark
+                    && self.versions.get(key, time, 0).is_some_and(|(_, live)| *live == 0));
+            if stale {
                 self.versions.remove(key, time);
             }
         }
@@ -158,9 +156,7 @@ impl Operator for TemporalJoinOperator {
             };
             let Self { left, versions, timers, key, .. } = self;
             if side == 0 {
-                if let Some(count) = left.get_mut_or_insert_with(key, (time, row.into()), 0, || Some(0))? {
-                    *count += 1;
-                }
+                left.add(key, (time, row.into()), 0);
             } else {
                 versions.put(key, time, (row.into(), u64::from(kind.is_accumulate())), 0);
             }

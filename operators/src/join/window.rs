@@ -5,11 +5,11 @@
 //! inserts, and forgotten. A row whose window has already fired is late: dropped and counted
 //! (`numLateRecordsDropped`). A row whose join key holds a NULL pairs with nothing.
 //!
-//! State per side maps each (window end, row) of a join key to how many times the row is there,
-//! with one timer per key and window end; both are checkpointed and restored by key.
+//! State per side lists, per join key, each row kept with its window end, with one timer per key
+//! and window end; both are checkpointed and restored by key.
 
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::state::{KeyedTimers, MapState};
+use weir_runtime::state::{KeyedTimers, ListState};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
 use super::{push_pair, JoinType, PairCondition};
@@ -54,7 +54,7 @@ impl OperatorSpec for WindowJoinSpec {
 
     fn build(&self, _subtask: &SubtaskInfo) -> WindowJoinOperator {
         WindowJoinOperator {
-            records: RECORDS.map(|name| MapState::new(name, None)),
+            records: RECORDS.map(|name| ListState::new(name, None)),
             timers: KeyedTimers::new(TIMERS),
             spec: self.clone(),
             key: Vec::new(),
@@ -63,14 +63,14 @@ impl OperatorSpec for WindowJoinSpec {
     }
 }
 
-/// A row's window end and columns: the user key of the side's state.
-type Stored = (i64, Box<[Value]>);
+/// A row kept: its window end and its columns.
+type Kept = (i64, Box<[Value]>);
 
 /// The window join; see the module documentation.
 #[derive(Debug)]
 pub struct WindowJoinOperator {
     spec: WindowJoinSpec,
-    records: [MapState<Stored, u64>; 2],
+    records: [ListState<Kept>; 2],
     timers: KeyedTimers,
     key: Vec<Value>,
     condition: PairCondition,
@@ -88,16 +88,13 @@ impl WindowJoinOperator {
     }
 
     /// The rows of `key`'s window ending at `end` on `side`, taken out of the state.
-    fn take(&mut self, side: usize, key: &[Value], end: i64) -> Vec<(Box<[Value]>, u64)> {
-        let rows: Vec<(Box<[Value]>, u64)> = self.records[side]
-            .entries(key, 0)
-            .filter(|((e, _), _)| *e == end)
-            .map(|((_, row), &count)| (row.clone(), count))
-            .collect();
-        for (row, _) in &rows {
-            self.records[side].remove(key, &(end, row.clone()));
+    fn take(&mut self, side: usize, key: &[Value], end: i64) -> Vec<Box<[Value]>> {
+        let (window, later): (Vec<Kept>, Vec<Kept>) =
+            self.records[side].take(key).into_iter().partition(|(e, _)| *e == end);
+        if !later.is_empty() {
+            self.records[side].update(key, later, 0);
         }
-        rows
+        window.into_iter().map(|(_, row)| row).collect()
     }
 
     /// Joins and emits the rows of `key`'s window ending at `end`.
@@ -106,18 +103,16 @@ impl WindowJoinOperator {
         let null_key = key.iter().any(Value::is_null);
         let join_type = self.spec.join_type;
         let mut right_matched = vec![false; right.len()];
-        for (l, l_count) in &left {
+        for l in &left {
             let mut matched = false;
-            for (i, (r, r_count)) in right.iter().enumerate() {
+            for (i, r) in right.iter().enumerate() {
                 if null_key || !self.condition.accepts(l, r)? {
                     continue;
                 }
                 matched = true;
                 right_matched[i] = true;
                 if !join_type.keeps_left_only() {
-                    for _ in 0..l_count * r_count {
-                        self.emit(emitted, Some(l), Some(r));
-                    }
+                    self.emit(emitted, Some(l), Some(r));
                 }
             }
             let keep_alone = match join_type {
@@ -126,16 +121,12 @@ impl WindowJoinOperator {
                 _ => join_type.is_outer(0) && !matched,
             };
             if keep_alone {
-                for _ in 0..*l_count {
-                    self.emit(emitted, Some(l), None);
-                }
+                self.emit(emitted, Some(l), None);
             }
         }
         if join_type.is_outer(1) {
-            for ((r, r_count), _) in right.iter().zip(&right_matched).filter(|(_, matched)| !**matched) {
-                for _ in 0..*r_count {
-                    self.emit(emitted, None, Some(r));
-                }
+            for (r, _) in right.iter().zip(&right_matched).filter(|(_, matched)| !**matched) {
+                self.emit(emitted, None, Some(r));
             }
         }
         Ok(())
@@ -173,9 +164,7 @@ impl Operator for WindowJoinOperator {
             self.key.clear();
             self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
             let Self { records, timers, key, .. } = self;
-            if let Some(count) = records[side].get_mut_or_insert_with(key, (end, row.into()), 0, || Some(0))? {
-                *count += 1;
-            }
+            records[side].add(key, (end, row.into()), 0);
             timers.register(key, end - 1);
         }
         ctx.record_late_dropped(late);

@@ -249,6 +249,11 @@ impl<V: StateValue> ListState<V> {
         self.entries.remove(key);
     }
 
+    /// Removes the list of `key` and returns its elements (expired ones included), in order.
+    pub fn take(&mut self, key: &[Value]) -> Vec<V> {
+        self.entries.remove(key).unwrap_or_default().into_iter().map(|e| e.value).collect()
+    }
+
     /// Visits every element of every key (expired ones included until they are dropped).
     pub fn for_each(&self, mut visit: impl FnMut(&[Value], &V)) {
         for (key, list) in &self.entries {

@@ -14,24 +14,9 @@ use super::expr::ExprBinder;
 use super::scope::{position_of, Scope};
 use super::{unsupported, Binder};
 use crate::catalog::{Catalog, CatalogEntry};
+use crate::conditions::{conjunction, conjuncts};
 use crate::error::{Error, Result};
 use crate::plan::{Node, Plan};
-
-/// The conjuncts of an AND tree.
-fn conjuncts(expr: Expr, out: &mut Vec<Expr>) {
-    match expr {
-        Expr::Call { function: Function::And, args, .. } => args.into_iter().for_each(|a| conjuncts(a, out)),
-        other => out.push(other),
-    }
-}
-
-fn and(parts: Vec<Expr>) -> Option<Expr> {
-    parts.into_iter().reduce(|a, b| Expr::Call {
-        function: Function::And,
-        args: vec![a, b],
-        ty: weir_runtime::DataType::boolean(),
-    })
-}
 
 fn columns(expr: &Expr, width: usize) -> Vec<bool> {
     let mut used = vec![false; width];
@@ -125,8 +110,7 @@ impl Binder<'_> {
         super::expr::expect_condition(&condition, "ON", on)?;
         let probe_width = probe.fields.len();
         let width = probe_width + dim_fields.len();
-        let mut parts = Vec::new();
-        conjuncts(condition, &mut parts);
+        let parts: Vec<Expr> = conjuncts(&condition).into_iter().cloned().collect();
         let (mut keys, mut dim_only, mut rest) = (Vec::<(usize, Expr)>::new(), Vec::new(), Vec::new());
         for part in parts {
             if let Expr::Call { function: Function::Equals, args, .. } = &part {
@@ -168,8 +152,8 @@ impl Binder<'_> {
             alias: qualifier,
             join_type,
             keys,
-            dim_filter: and(dim_only),
-            join_condition: and(rest),
+            dim_filter: conjunction(dim_only),
+            join_condition: conjunction(rest),
         };
         Ok((Plan { node, fields }, joined))
     }

@@ -347,6 +347,13 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::SessionWindowAggregate(spec) => window::session_label(spec, &node.fields, &column),
         PhysicalKind::WindowRank { spec, rank_type } => rank::window_rank_label(spec, *rank_type, &column),
         PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
+        PhysicalKind::Rank { spec, shape } => rank::rank_label(spec, *shape, &column),
+        PhysicalKind::Deduplicate { spec, time_col } => {
+            let append_only = node.inputs[0].changelog.is_insert_only();
+            rank::deduplicate_label(spec, *time_col, (append_only, infix), &column)
+        }
+        PhysicalKind::TemporalSort { order, .. } => rank::temporal_sort_label(order, &column),
+        PhysicalKind::OverAggregate(spec) => over_label(spec, &node.fields, &column),
         PhysicalKind::Join(spec) => join::regular_label(spec, &node.fields, &column, infix),
         PhysicalKind::IntervalJoin(spec) => join::interval_label(spec, &node.fields, &column, infix),
         PhysicalKind::TemporalJoin(spec) => join::temporal_label(spec, &node.fields, &column, infix),
@@ -374,6 +381,26 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         let _ = write!(text, ", changelogMode=[{}])", node.changelog);
     }
     text
+}
+
+/// `OverAggregate(partitionBy=[user_id], orderBy=[ts ASC], window=[ ROWS BETWEEN 2 PRECEDING AND
+/// CURRENT ROW], select=[id, …, COUNT(amount) AS w0$o0])` (no `partitionBy` without partition).
+fn over_label(spec: &weir_operators::OverAggregateSpec, fields: &[Field], column: &dyn Fn(usize) -> String) -> String {
+    let mut select: Vec<String> = (0..spec.input_arity).map(column).collect();
+    for (call, field) in spec.calls.iter().zip(&fields[spec.input_arity..]) {
+        select.push(format!("{} AS {}", aggregate_text(call, column), field.name));
+    }
+    let partition = if spec.partition.is_empty() {
+        String::new()
+    } else {
+        format!("partitionBy=[{}], ", spec.partition.iter().map(|&p| column(p)).collect::<Vec<_>>().join(", "))
+    };
+    format!(
+        "OverAggregate({partition}orderBy=[{} ASC], window=[{}], select=[{}])",
+        column(spec.time_col),
+        spec.frame.explain(),
+        select.join(", ")
+    )
 }
 
 /// One logical node's line, in Flink's AST notation with `$i` column references.
@@ -447,6 +474,37 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
         }
         Node::WindowRank { rank_type, range, partition, order, .. } => {
             rank::logical_rank_label("LogicalWindowRank", *rank_type, Some(*range), partition, order)
+        }
+        Node::Deduplicate { partition, time_col, keep_last, .. } => format!(
+            "LogicalDeduplicate(keep=[{}], key=[{}], order=[${time_col}])",
+            if *keep_last { "LastRow" } else { "FirstRow" },
+            partition.iter().map(|p| format!("${p}")).collect::<Vec<_>>().join(", ")
+        ),
+        Node::Sort { order, offset, fetch, .. } => {
+            let mut items: Vec<String> = Vec::new();
+            for (i, k) in order.iter().enumerate() {
+                items.push(format!("sort{i}=[${}]", k.column));
+            }
+            for (i, k) in order.iter().enumerate() {
+                let nulls = if k.nulls_last { "last" } else { "first" };
+                items.push(format!("dir{i}=[{}-nulls-{nulls}]", if k.descending { "DESC" } else { "ASC" }));
+            }
+            if *offset > 0 {
+                items.push(format!("offset=[{offset}]"));
+            }
+            if let Some(fetch) = fetch {
+                items.push(format!("fetch=[{fetch}]"));
+            }
+            format!("LogicalSort({})", items.join(", "))
+        }
+        Node::OverAggregate { partition, time_col, frame, calls, .. } => {
+            let calls: Vec<String> = calls.iter().map(|c| aggregate_text(c, &dollar).replace("(*)", "()")).collect();
+            format!(
+                "LogicalOverAggregate(partitionBy=[{}], orderBy=[${time_col}], window=[{}], aggs=[{}])",
+                partition.iter().map(|p| format!("${p}")).collect::<Vec<_>>().join(", "),
+                frame.explain(),
+                calls.join(", ")
+            )
         }
         Node::WindowDeduplicate { partition, time_col, keep_last, .. } => format!(
             "LogicalWindowDeduplicate(keep=[{}], partitionKeys=[{}], orderKey=[${time_col}])",

@@ -123,6 +123,8 @@ pub struct PlannerOptions {
     pub local_time_zone: TimeZone,
     /// `table.optimizer.window-join-enabled`
     pub window_join_enabled: bool,
+    /// `table.exec.deduplicate.mini-batch.compact-changes-enabled`
+    pub deduplicate_compact_changes: bool,
 }
 
 /// The zone `table.local-time-zone` names (`default`: the machine's).
@@ -254,6 +256,12 @@ pub static WINDOW_JOIN_ENABLED: Setting<bool> = Setting::boolean(
     false,
     "run a join of two windowed inputs on both windows' bounds as a window join (late rows dropped) instead of a regular join",
 );
+/// `table.exec.deduplicate.mini-batch.compact-changes-enabled`
+pub static DEDUPLICATE_COMPACT_CHANGES: Setting<bool> = Setting::boolean(
+    "table.exec.deduplicate.mini-batch.compact-changes-enabled",
+    false,
+    "with mini-batch, an event-time deduplication emits only each key's last change of a batch",
+);
 /// `execution.runtime-mode`
 pub static RUNTIME_MODE: Setting<&'static str> = Setting::choice(
     "execution.runtime-mode",
@@ -337,6 +345,7 @@ impl PlannerOptions {
             sync_lookup_tables: Default::default(),
             local_time_zone: local_time_zone(&settings.get(&LOCAL_TIME_ZONE))?,
             window_join_enabled: settings.get(&WINDOW_JOIN_ENABLED),
+            deduplicate_compact_changes: settings.get(&DEDUPLICATE_COMPACT_CHANGES),
         })
     }
 }
@@ -361,6 +370,7 @@ impl Default for PlannerOptions {
             sync_lookup_tables: Default::default(),
             local_time_zone: TimeZone::system(),
             window_join_enabled: false,
+            deduplicate_compact_changes: false,
         }
     }
 }

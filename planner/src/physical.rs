@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use weir_connectors::TableDescriptor;
 use weir_operators::expr::Expr;
+use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
     CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, GlobalGroupAggregateSpec, GroupAggregateSpec,
     LocalGroupAggregateSpec, LocalWindowAggregateSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
@@ -24,10 +25,12 @@ pub mod aggregate;
 pub mod distribution;
 mod join;
 mod lookup;
+mod over;
 mod rank;
 pub mod sink;
 mod window;
 
+pub use rank::RankShape;
 pub use sink::{physical_sink, sink_ship_strategy, sink_steps, SinkMaterializer, SinkStep, SinkTarget};
 
 use crate::lookup_options::LookupExecution;
@@ -106,6 +109,29 @@ pub enum PhysicalKind {
     },
     /// Window deduplication over rows that carry their window.
     WindowDeduplicate(weir_operators::WindowDeduplicateSpec),
+    /// Top-N: `Rank`, `SortLimit` or `Limit`, as `shape` says.
+    Rank {
+        /// The operator.
+        spec: weir_operators::RankSpec,
+        /// How EXPLAIN names it.
+        shape: RankShape,
+    },
+    /// The first or last row per key.
+    Deduplicate {
+        /// The operator.
+        spec: weir_operators::DeduplicateSpec,
+        /// The time attribute ordered by (a processing time too), for EXPLAIN.
+        time_col: usize,
+    },
+    /// `ORDER BY` a time attribute, on one subtask.
+    TemporalSort {
+        /// The operator.
+        spec: weir_operators::TemporalSortSpec,
+        /// All the ORDER BY keys, the time attribute first, for EXPLAIN.
+        order: Vec<weir_operators::ranking::SortKey>,
+    },
+    /// Aggregates over a frame of preceding rows.
+    OverAggregate(weir_operators::OverAggregateSpec),
     /// A regular join of its two inputs (left, then right).
     Join(weir_operators::join::RegularJoinSpec),
     /// An interval join of its two inputs.
@@ -204,6 +230,12 @@ impl PhysicalNode {
             PhysicalKind::SessionWindowAggregate(spec) => spec.name(),
             PhysicalKind::WindowRank { .. } => "WindowRank",
             PhysicalKind::WindowDeduplicate(_) => "WindowDeduplicate",
+            PhysicalKind::Rank { shape: RankShape::Rank, .. } => "Rank",
+            PhysicalKind::Rank { shape: RankShape::SortLimit { .. }, .. } => "SortLimit",
+            PhysicalKind::Rank { shape: RankShape::Limit { .. }, .. } => "Limit",
+            PhysicalKind::Deduplicate { .. } => "Deduplicate",
+            PhysicalKind::TemporalSort { .. } => "TemporalSort",
+            PhysicalKind::OverAggregate(_) => "OverAggregate",
             PhysicalKind::Join(_) => "Join",
             PhysicalKind::IntervalJoin(_) => "IntervalJoin",
             PhysicalKind::WindowJoin(_) => "WindowJoin",
@@ -236,6 +268,10 @@ fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
         PhysicalKind::GroupAggregate(spec) if !spec.keys.is_empty() => Some((0..spec.keys.len()).collect()),
         PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count > 0 => Some((0..spec.key_count).collect()),
         PhysicalKind::FinalRows(spec) => spec.key.clone(),
+        PhysicalKind::Rank { spec, .. } if spec.output_rank => {
+            Some(spec.partition.iter().copied().chain([spec.input_arity]).collect())
+        }
+        PhysicalKind::Deduplicate { spec, .. } if !spec.key.is_empty() => Some(spec.key.clone()),
         PhysicalKind::Exchange { .. }
         | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::MiniBatchAssigner(_)
@@ -282,12 +318,15 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
 
 fn has_aggregate(plan: &Plan) -> bool {
     match &plan.node {
-        Node::Aggregate { .. } => true,
+        Node::Aggregate { .. } | Node::Deduplicate { .. } => true,
         Node::Calc { input, .. }
         | Node::WatermarkAssigner { input, .. }
         | Node::LookupJoin { input, .. }
         | Node::WindowTableFunction { input, .. }
-        | Node::Unnest { input, .. } => has_aggregate(input),
+        | Node::Unnest { input, .. }
+        | Node::Rank { input, .. }
+        | Node::Sort { input, .. }
+        | Node::OverAggregate { input, .. } => has_aggregate(input),
         Node::Union { inputs } => inputs.iter().any(has_aggregate),
         _ => false,
     }
@@ -431,7 +470,44 @@ impl<'a> Physical<'a> {
                     weir_operators::WindowDeduplicateSpec { partition, time_col, keep_last, window, input_arity };
                 self.keyed_by_partition(input, PhysicalKind::WindowDeduplicate(spec), fields)
             }
-            Node::Rank { .. } => unreachable!("the window rank rule plans every rank or refuses it"),
+            Node::Rank { input, partition, order, rank_type, range: Some(range), output_rank } => {
+                let parts = rank::RankParts {
+                    input: *input,
+                    partition,
+                    order,
+                    rank_type,
+                    range,
+                    output_rank,
+                    shape: RankShape::Rank,
+                };
+                self.rank(parts, fields, update_before)
+            }
+            Node::Rank { range: None, .. } => unreachable!("the rank rule bounds every rank or refuses it"),
+            Node::Sort { input, order, offset: _, fetch: None } => self.temporal_sort(*input, order, fields),
+            Node::Sort { input, order, offset, fetch: Some(fetch) } => {
+                let shape = if order.is_empty() {
+                    RankShape::Limit { offset, fetch }
+                } else {
+                    RankShape::SortLimit { offset, fetch }
+                };
+                let range = RankRange { start: offset + 1, end: offset + fetch };
+                let parts = rank::RankParts {
+                    input: *input,
+                    partition: Vec::new(),
+                    order,
+                    rank_type: RankType::RowNumber,
+                    range,
+                    output_rank: false,
+                    shape,
+                };
+                self.rank(parts, fields, update_before)
+            }
+            Node::Deduplicate { input, partition, time_col, keep_last } => {
+                self.deduplicate(*input, partition, (time_col, keep_last), fields, update_before)
+            }
+            Node::OverAggregate { input, partition, time_col, frame, calls } => {
+                self.over_aggregate(*input, partition, (time_col, frame), calls, fields)
+            }
             Node::Join { left, right, join_type, condition, strategy, names } => {
                 let parts = join::JoinParts { left: *left, right: *right, join_type, condition, strategy, names };
                 self.join(parts, fields)

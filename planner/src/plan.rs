@@ -158,6 +158,46 @@ pub enum Node {
         /// Whether the rank is an output column.
         output_rank: bool,
     },
+    /// The first or last row per key by a time attribute (Flink's `Deduplicate`): a rank of
+    /// ROW_NUMBER kept to rank 1, ordered by one time attribute, the rank not selected. The
+    /// input's columns.
+    Deduplicate {
+        /// The input.
+        input: Box<Plan>,
+        /// The key columns.
+        partition: Vec<usize>,
+        /// The time attribute ordered by (a rowtime or a processing time).
+        time_col: usize,
+        /// Keep the last row (ordered descending) rather than the first.
+        keep_last: bool,
+    },
+    /// `ORDER BY … [LIMIT n] [OFFSET m]` of a query (Calcite's `Sort`): the input's columns.
+    /// Without a limit it is a temporal sort (the first key an ascending time attribute); with
+    /// one, a Top-N of one partition.
+    Sort {
+        /// The input.
+        input: Box<Plan>,
+        /// The ORDER BY keys (none: `LIMIT` alone).
+        order: Vec<SortKey>,
+        /// The rows skipped (`OFFSET`).
+        offset: u64,
+        /// The rows kept after them (`LIMIT`, `FETCH`), when limited.
+        fetch: Option<u64>,
+    },
+    /// Aggregates over a frame of preceding rows per partition, ordered by a time attribute
+    /// (Flink's `OverAggregate`): the input's columns, then one column per call (`w0$o0`, …).
+    OverAggregate {
+        /// The input.
+        input: Box<Plan>,
+        /// The partition columns.
+        partition: Vec<usize>,
+        /// The time attribute ordered by.
+        time_col: usize,
+        /// The frame.
+        frame: weir_operators::OverFrame,
+        /// The calls, over the input's columns.
+        calls: Vec<weir_operators::aggregate::AggregateCall>,
+    },
     /// A rank partitioned by the window its input rows carry (window Top-N): each window's
     /// rows ranked once, when the watermark passes its end. Output as [`Node::Rank`]'s.
     WindowRank {
@@ -258,6 +298,9 @@ impl Node {
             | Node::WindowTableFunction { input, .. }
             | Node::WindowAggregate { input, .. }
             | Node::Rank { input, .. }
+            | Node::Deduplicate { input, .. }
+            | Node::Sort { input, .. }
+            | Node::OverAggregate { input, .. }
             | Node::WindowRank { input, .. }
             | Node::WindowDeduplicate { input, .. }
             | Node::Unnest { input, .. }
@@ -290,6 +333,15 @@ impl Node {
             }
             Node::Rank { input, partition, order, rank_type, range, output_rank } => {
                 Node::Rank { input: Box::new(f(*input)?), partition, order, rank_type, range, output_rank }
+            }
+            Node::Deduplicate { input, partition, time_col, keep_last } => {
+                Node::Deduplicate { input: Box::new(f(*input)?), partition, time_col, keep_last }
+            }
+            Node::Sort { input, order, offset, fetch } => {
+                Node::Sort { input: Box::new(f(*input)?), order, offset, fetch }
+            }
+            Node::OverAggregate { input, partition, time_col, frame, calls } => {
+                Node::OverAggregate { input: Box::new(f(*input)?), partition, time_col, frame, calls }
             }
             Node::WindowRank { input, partition, order, rank_type, range, output_rank, window } => Node::WindowRank {
                 input: Box::new(f(*input)?),
@@ -363,8 +415,11 @@ impl Plan {
             | Node::WatermarkAssigner { input, .. }
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
-            | Node::Unnest { input, .. } => input.is_insert_only(),
-            Node::Aggregate { .. } | Node::Rank { .. } => false,
+            | Node::Unnest { input, .. }
+            | Node::OverAggregate { input, .. }
+            | Node::Sort { input, fetch: None, .. } => input.is_insert_only(),
+            Node::Deduplicate { input, keep_last: false, .. } => input.is_insert_only(),
+            Node::Aggregate { .. } | Node::Rank { .. } | Node::Deduplicate { .. } | Node::Sort { .. } => false,
             Node::WindowAggregate { .. } | Node::WindowRank { .. } | Node::WindowDeduplicate { .. } => true,
             Node::Union { inputs } => inputs.iter().all(Plan::is_insert_only),
             Node::Join { strategy, .. } if strategy.inserts_only() => true,
@@ -378,7 +433,8 @@ impl Plan {
     pub fn updating_node(&self) -> Option<&'static str> {
         match &self.node {
             Node::Aggregate { .. } => Some("GroupAggregate"),
-            Node::Rank { .. } => Some("Rank"),
+            Node::Rank { .. } | Node::Sort { fetch: Some(_), .. } => Some("Rank"),
+            Node::Deduplicate { keep_last: true, .. } => Some("Deduplicate"),
             Node::Join { strategy, .. } if strategy.inserts_only() => None,
             Node::Join { join_type: weir_operators::join::JoinType::Inner, left, right, .. } => {
                 left.updating_node().or_else(|| right.updating_node())
@@ -389,7 +445,10 @@ impl Plan {
             | Node::WatermarkAssigner { input, .. }
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
-            | Node::Unnest { input, .. } => input.updating_node(),
+            | Node::Unnest { input, .. }
+            | Node::Deduplicate { input, .. }
+            | Node::OverAggregate { input, .. }
+            | Node::Sort { input, .. } => input.updating_node(),
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
             _ => None,
         }

@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 31] = [
+static PLANNER_SETTINGS: [&Spec; 32] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -20,6 +20,7 @@ static PLANNER_SETTINGS: [&Spec; 31] = [
     &options::STATE_TTL.spec,
     &options::LOCAL_TIME_ZONE.spec,
     &options::WINDOW_JOIN_ENABLED.spec,
+    &options::DEDUPLICATE_COMPACT_CHANGES.spec,
     &options::OUTPUT_IDENTICAL.spec,
     &options::SPLIT_DISTINCT.spec,
     &options::SPLIT_DISTINCT_BUCKETS.spec,

@@ -192,6 +192,10 @@ impl<'a> Translator<'a> {
                 self.unary(node, "WindowRank", spec.factory())
             }
             PhysicalKind::WindowDeduplicate(spec) => self.unary(node, "WindowDeduplicate", spec.factory()),
+            PhysicalKind::Rank { spec, .. } => self.unary(node, node.name(), spec.factory()),
+            PhysicalKind::Deduplicate { spec, .. } => self.unary(node, "Deduplicate", spec.factory()),
+            PhysicalKind::TemporalSort { spec, .. } => self.unary(node, "TemporalSort", spec.factory()),
+            PhysicalKind::OverAggregate(spec) => self.unary(node, "OverAggregate", spec.factory()),
             PhysicalKind::Join(spec) => self.binary(node, spec.factory()),
             PhysicalKind::IntervalJoin(spec) => self.binary(node, spec.factory()),
             PhysicalKind::WindowJoin(spec) => self.binary(node, spec.factory()),

@@ -8,6 +8,7 @@ mod over;
 mod regular_join;
 mod scope;
 pub(crate) mod sink_rows;
+mod sort;
 mod subquery;
 mod temporal_join;
 mod unnest;
@@ -100,15 +101,12 @@ impl<'a> Binder<'a> {
     /// # Errors
     /// Unknown names, type mismatches, and features weir does not plan yet.
     pub fn bind_query(&mut self, query: &ast::Query) -> Result<Plan> {
-        if let Some(order_by) = &query.order_by {
-            return Err(unsupported_at(order_by, "ORDER BY and LIMIT"));
-        }
-        if let Some(limit) = &query.limit_clause {
-            return Err(unsupported_at(limit, "ORDER BY and LIMIT"));
-        }
-        if query.fetch.is_some() {
-            return Err(unsupported("ORDER BY and LIMIT"));
-        }
+        let plan = self.bind_query_body(query)?;
+        sort::bind_sort(plan, query)
+    }
+
+    /// A query without its ORDER BY and LIMIT.
+    fn bind_query_body(&mut self, query: &ast::Query) -> Result<Plan> {
         let with_ctes = query.with.is_some();
         if let Some(with) = &query.with {
             let mut ctes = HashMap::new();

@@ -2,10 +2,13 @@
 //! `WindowRank(window=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])],
 //! rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=3], partitionBy=[], orderBy=[total
 //! DESC], select=[…, w0$o0])`, `WindowDeduplicate(window=[…], keep=[FirstRow],
-//! partitionKeys=[user_id], orderKey=[ts], order=[ROWTIME])`; and ranks in logical plans.
+//! partitionKeys=[user_id], orderKey=[ts], order=[ROWTIME])`; Top-N (`Rank`, `SortLimit`,
+//! `Limit`), `Deduplicate` and `TemporalSort`; and ranks in logical plans.
 
 use weir_operators::ranking::{RankRange, RankType, SortKey};
-use weir_operators::{AttachedWindow, WindowDeduplicateSpec, WindowRankSpec};
+use weir_operators::{AttachedWindow, DeduplicateSpec, RankSpec, WindowDeduplicateSpec, WindowRankSpec};
+
+use crate::physical::RankShape;
 
 /// `TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])`
 fn attached(window: &AttachedWindow, column: &dyn Fn(usize) -> String) -> String {
@@ -74,4 +77,64 @@ pub(super) fn logical_rank_label(
         columns(partition, &dollar),
         order_text(order, &dollar)
     )
+}
+
+/// `Rank(strategy=[…], rankType=[…], rankRange=[…], partitionBy=[…], orderBy=[…], select=[…])`,
+/// `SortLimit(orderBy=[…], offset=[0], fetch=[3], strategy=[…])` or `Limit(offset=[0], fetch=[3])`.
+pub(super) fn rank_label(spec: &RankSpec, shape: RankShape, column: &dyn Fn(usize) -> String) -> String {
+    match shape {
+        RankShape::Rank => {
+            let mut select: Vec<String> = (0..spec.input_arity).map(column).collect();
+            if spec.output_rank {
+                select.push(crate::binder::RANK_COLUMN.to_string());
+            }
+            format!(
+                "Rank(strategy=[{}], rankType=[{}], rankRange=[{}], partitionBy=[{}], orderBy=[{}], select=[{}])",
+                spec.strategy(),
+                spec.rank_type.name(),
+                range_text(spec.range),
+                columns(&spec.partition, column),
+                order_text(&spec.order, column),
+                select.join(", ")
+            )
+        }
+        RankShape::SortLimit { offset, fetch } => format!(
+            "SortLimit(orderBy=[{}], offset=[{offset}], fetch=[{fetch}], strategy=[{}])",
+            order_text(&spec.order, column),
+            spec.strategy()
+        ),
+        RankShape::Limit { offset, fetch } => format!("Limit(offset=[{offset}], fetch=[{fetch}])"),
+    }
+}
+
+/// The execution plan's `Deduplicate(keep=[FirstRow], key=[user_id], order=[PROCTIME],
+/// outputInsertOnly=[true])`; the physical plan shows the rank it is.
+pub(super) fn deduplicate_label(
+    spec: &DeduplicateSpec,
+    time_col: usize,
+    (append_only, execution): (bool, bool),
+    column: &dyn Fn(usize) -> String,
+) -> String {
+    if execution {
+        return format!(
+            "Deduplicate(keep=[{}], key=[{}], order=[{}], outputInsertOnly=[{}])",
+            if spec.keep_last { "LastRow" } else { "FirstRow" },
+            columns(&spec.key, column),
+            if spec.rowtime.is_some() { "ROWTIME" } else { "PROCTIME" },
+            spec.output_insert_only
+        );
+    }
+    let order = [SortKey::new(time_col, spec.keep_last)];
+    format!(
+        "Rank(strategy=[{}], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=1], partitionBy=[{}], orderBy=[{}], select=[{}])",
+        if append_only { "AppendFastStrategy" } else { "RetractStrategy" },
+        columns(&spec.key, column),
+        order_text(&order, column),
+        (0..spec.input_arity).map(column).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// `TemporalSort(orderBy=[ts ASC, id DESC])`
+pub(super) fn temporal_sort_label(order: &[SortKey], column: &dyn Fn(usize) -> String) -> String {
+    format!("TemporalSort(orderBy=[{}])", order_text(order, column))
 }

@@ -8,7 +8,8 @@
 //! | TableSourceScan | the connector's (`scan.parallelism`, 1 for a managed table), else the default |
 //! | Values | 1 |
 //! | GroupAggregate, GlobalGroupAggregate, WindowAggregate, GlobalWindowAggregate | 1 without grouping keys, else the default |
-//! | WindowRank, WindowDeduplicate, a SESSION WindowTableFunction | 1 without partition columns, else the default |
+//! | Rank, SortLimit, Limit, Deduplicate, OverAggregate, WindowRank, WindowDeduplicate, a SESSION WindowTableFunction | 1 without partition columns, else the default |
+//! | TemporalSort | 1 |
 //! | Join, IntervalJoin, WindowJoin, TemporalJoin | 1 without join keys, else the default |
 //! | Union | the default |
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
@@ -75,7 +76,11 @@ impl Distribution<'_> {
             | PhysicalKind::IntervalJoin(_)
             | PhysicalKind::WindowJoin(_)
             | PhysicalKind::TemporalJoin(_) => self.parallelism,
+            PhysicalKind::TemporalSort { .. } => 1,
             kind @ (PhysicalKind::WindowRank { .. }
+            | PhysicalKind::Rank { .. }
+            | PhysicalKind::Deduplicate { .. }
+            | PhysicalKind::OverAggregate(_)
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::SessionWindowTableFunction(_)) => {
                 if super::rank::partition_of(kind).is_some_and(<[usize]>::is_empty) {

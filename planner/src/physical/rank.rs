@@ -1,19 +1,27 @@
-//! Physical planning of the operators keyed by a partition of windows — window Top-N, window
-//! deduplication and the SESSION window function on its own: the operator after an exchange
-//! hashing its partition columns (all rows to one subtask without any), as Flink plans
-//! `WindowRank`, `WindowDeduplicate` and a SESSION `WindowTableFunction`.
+//! Physical planning of the operators keyed by a partition — Top-N (`Rank`, `SortLimit`,
+//! `Limit`), `Deduplicate`, `OverAggregate`, window Top-N, window deduplication and the SESSION
+//! window function on its own: the operator after an exchange hashing its partition columns (all
+//! rows to one subtask without any), as Flink plans them; and `TemporalSort`, on one subtask.
 
+use weir_operators::ranking::{RankRange, RankType, SortKey};
+use weir_operators::{DeduplicateSpec, RankSpec, TemporalSortSpec};
+use weir_runtime::types::TimeAttribute;
 use weir_runtime::Field;
 
 use super::aggregate::hashed_on;
+use crate::plan::Plan;
+
 use super::{keyed_exchange, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 
-/// The partition columns of a window Top-N or deduplication.
+/// The partition columns of an operator keyed by a partition.
 pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
     match kind {
         PhysicalKind::WindowRank { spec, .. } => Some(&spec.partition),
         PhysicalKind::WindowDeduplicate(spec) => Some(&spec.partition),
         PhysicalKind::SessionWindowTableFunction(spec) => Some(&spec.partition),
+        PhysicalKind::Rank { spec, .. } => Some(&spec.partition),
+        PhysicalKind::Deduplicate { spec, .. } => Some(&spec.key),
+        PhysicalKind::OverAggregate(spec) => Some(&spec.partition),
         _ => None,
     }
 }
@@ -35,6 +43,114 @@ impl Physical<'_> {
         PhysicalNode {
             parallelism: UNASSIGNED,
             kind,
+            inputs: vec![exchanged],
+            fields,
+            changelog: ChangelogMode::INSERT_ONLY,
+        }
+    }
+}
+
+/// How EXPLAIN names a Top-N: a `Rank`, an `ORDER BY … LIMIT` (`SortLimit`) or a `LIMIT` alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankShape {
+    /// `ROW_NUMBER() | RANK() | DENSE_RANK() OVER (…)` filtered on the rank.
+    Rank,
+    /// `ORDER BY … LIMIT fetch OFFSET offset`.
+    SortLimit {
+        /// `OFFSET`.
+        offset: u64,
+        /// `LIMIT`.
+        fetch: u64,
+    },
+    /// `LIMIT fetch OFFSET offset` without ORDER BY.
+    Limit {
+        /// `OFFSET`.
+        offset: u64,
+        /// `LIMIT`.
+        fetch: u64,
+    },
+}
+
+/// The parts of a Top-N to plan.
+pub(super) struct RankParts {
+    pub input: Plan,
+    pub partition: Vec<usize>,
+    pub order: Vec<SortKey>,
+    pub rank_type: RankType,
+    pub range: RankRange,
+    pub output_rank: bool,
+    pub shape: RankShape,
+}
+
+impl Physical<'_> {
+    /// A Top-N after an exchange on its partition: `AppendFastStrategy` over insert-only input,
+    /// else `RetractStrategy` (its input then sends update-befores).
+    pub(super) fn rank(&self, parts: RankParts, fields: Vec<Field>, update_before: bool) -> PhysicalNode {
+        let RankParts { input, partition, order, rank_type, range, output_rank, shape } = parts;
+        let input = self.physical(input, true, false);
+        let spec = RankSpec {
+            input_arity: input.fields.len(),
+            append_only: input.changelog.is_insert_only(),
+            partition,
+            order,
+            rank_type,
+            range,
+            output_rank,
+            update_before,
+            state_ttl: self.options.state_ttl(),
+        };
+        let changelog = ChangelogMode { insert: true, update_before, update_after: true, delete: true };
+        PhysicalNode { changelog, ..self.keyed_by_partition(input, PhysicalKind::Rank { spec, shape }, fields) }
+    }
+
+    /// The first or last row per key by a time attribute. Keeping the first row of insert-only
+    /// input without mini-batch emits inserts only (Flink 2's `outputInsertOnly`).
+    pub(super) fn deduplicate(
+        &self,
+        input: Plan,
+        partition: Vec<usize>,
+        (time_col, keep_last): (usize, bool),
+        fields: Vec<Field>,
+        update_before: bool,
+    ) -> PhysicalNode {
+        let rowtime = input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Rowtime);
+        let input = self.physical(input, true, false);
+        let mini_batch = self.mini_batch.is_some();
+        let output_insert_only = !keep_last && !mini_batch && input.changelog.is_insert_only();
+        let spec = DeduplicateSpec {
+            key: partition,
+            keep_last,
+            rowtime: rowtime.then_some(time_col),
+            input_arity: input.fields.len(),
+            output_insert_only,
+            update_before,
+            mini_batch,
+            compact_changes: self.options.deduplicate_compact_changes,
+            state_ttl: self.options.state_ttl(),
+        };
+        let changelog = if output_insert_only {
+            ChangelogMode::INSERT_ONLY
+        } else {
+            let delete = !input.changelog.is_insert_only();
+            ChangelogMode { insert: true, update_before, update_after: true, delete }
+        };
+        PhysicalNode {
+            changelog,
+            ..self.keyed_by_partition(input, PhysicalKind::Deduplicate { spec, time_col }, fields)
+        }
+    }
+
+    /// `ORDER BY` without a limit: a temporal sort of all rows on one subtask (the rule in
+    /// `crate::rules::sort` made sure the first key is an ascending time attribute).
+    pub(super) fn temporal_sort(&self, input: Plan, order: Vec<SortKey>, fields: Vec<Field>) -> PhysicalNode {
+        let time_col = order[0].column;
+        let rowtime = input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Rowtime);
+        let input = self.physical(input, true, false);
+        let spec = TemporalSortSpec { time_col, rowtime, order: order[1..].to_vec(), arity: input.fields.len() };
+        let exchanged = keyed_exchange(input, &[]);
+        PhysicalNode {
+            parallelism: UNASSIGNED,
+            kind: PhysicalKind::TemporalSort { spec, order },
             inputs: vec![exchanged],
             fields,
             changelog: ChangelogMode::INSERT_ONLY,

@@ -12,6 +12,7 @@
 //! | [`window_aggregate`] | `StreamPhysicalWindowAggregateRule` | a GROUP BY of `window_start` and `window_end` over a window table function is one window aggregate |
 //! | [`rank`] | `FlinkLogicalRankRule` | a filter on the rank of `ROW_NUMBER() OVER (…)` sets the ranks it keeps (a Top-N) |
 //! | [`window_rank`] | `StreamPhysicalWindowRankRule`, `StreamPhysicalWindowDeduplicateRule` | a Top-N partitioned by the windows its rows carry is a window Top-N, or a window deduplication |
+//! | [`temporal_sort`] | `StreamPhysicalTemporalSortRule` | an `ORDER BY` without `LIMIT` must sort on an ascending time attribute first |
 //! | [`time_join`] | `StreamPhysicalWindowJoinRule`, `StreamPhysicalIntervalJoinRule` | a join of windows on both windows' bounds is a window join (`table.optimizer.window-join-enabled`); one bounding the two rowtimes from both sides is an interval join |
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
@@ -23,6 +24,7 @@ pub mod rank;
 pub mod scan_changelog;
 pub mod scan_reuse;
 pub mod split_aggregate;
+pub mod temporal_sort;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod time_join;
@@ -47,6 +49,7 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistr
     let plan = filter_correlate::filter_correlate(plan);
     let plan = window_aggregate::window_aggregate(plan)?;
     let plan = rank::rank(plan)?;
+    temporal_sort::temporal_sort(&plan)?;
     let plan = prune_columns::prune_plan(plan);
     let plan = window_rank::window_rank(plan)?;
     let plan = time_join::time_join(plan, options.window_join_enabled)?;

@@ -177,12 +177,12 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         }
         // Of the input, what is required above, the partition and the order; the rank only
         // when it is read above.
-        Node::Rank { input, partition, order, rank_type, range, .. } => {
+        Node::Rank { input, partition, order, rank_type, range, output_rank } => {
             let arity = input.fields.len();
             let mut used = required[..arity].to_vec();
             partition.iter().chain(order.iter().map(|k| &k.column)).for_each(|&c| used[c] = true);
             let (input, map) = prune_rank_input(*input, &used);
-            let output_rank = required[arity];
+            let output_rank = output_rank && required[arity];
             let new_arity = input.fields.len();
             let mut mapping: Vec<Option<usize>> = map.clone();
             mapping.push(output_rank.then_some(new_arity));
@@ -202,6 +202,48 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 range,
                 output_rank,
             };
+            (Plan { node, fields: new_fields }, mapping)
+        }
+        // Rows pass as they are: what is required above, and the keys the node reads.
+        Node::Deduplicate { input, partition, time_col, keep_last } => {
+            let mut used = required.to_vec();
+            partition.iter().chain([&time_col]).for_each(|&c| used[c] = true);
+            let (input, map) = prune(*input, &used);
+            let at = |c: usize| map[c].unwrap_or(c);
+            let (partition, time_col) = (partition.into_iter().map(at).collect(), at(time_col));
+            let fields = input.fields.clone();
+            (Plan { node: Node::Deduplicate { input: Box::new(input), partition, time_col, keep_last }, fields }, map)
+        }
+        Node::Sort { input, order, offset, fetch } => {
+            let mut used = required.to_vec();
+            order.iter().for_each(|k| used[k.column] = true);
+            let (input, map) = prune(*input, &used);
+            let order = order
+                .into_iter()
+                .map(|k| weir_operators::ranking::SortKey { column: map[k.column].unwrap_or(k.column), ..k })
+                .collect();
+            let fields = input.fields.clone();
+            (Plan { node: Node::Sort { input: Box::new(input), order, offset, fetch }, fields }, map)
+        }
+        // Of the input, what is required above, the partition, the time and the calls' columns.
+        Node::OverAggregate { input, partition, time_col, frame, calls } => {
+            let arity = input.fields.len();
+            let mut used = required[..arity].to_vec();
+            partition.iter().chain([&time_col]).for_each(|&c| used[c] = true);
+            calls.iter().flat_map(|c| c.arg.into_iter().chain(c.filter)).for_each(|c| used[c] = true);
+            let (input, map) = prune(*input, &used);
+            let at = |c: usize| map[c].unwrap_or(c);
+            let calls = calls
+                .into_iter()
+                .map(|c| weir_operators::aggregate::AggregateCall { arg: c.arg.map(at), filter: c.filter.map(at), ..c })
+                .collect::<Vec<_>>();
+            let new_arity = input.fields.len();
+            let mut mapping = map.clone();
+            mapping.extend((0..calls.len()).map(|i| Some(new_arity + i)));
+            let mut new_fields = input.fields.clone();
+            new_fields.extend(fields[arity..].iter().cloned());
+            let (partition, time_col) = (partition.into_iter().map(at).collect(), at(time_col));
+            let node = Node::OverAggregate { input: Box::new(input), partition, time_col, frame, calls };
             (Plan { node, fields: new_fields }, mapping)
         }
         // Each side keeps what is required above of it and what the condition reads (window

@@ -6,7 +6,8 @@
 //! it would be an OVER aggregate, which weir does not plan yet.
 
 use weir_operators::expr::{Expr, Function};
-use weir_operators::ranking::RankRange;
+use weir_operators::ranking::{RankRange, RankType};
+use weir_runtime::{DataType, Value};
 
 use crate::error::{Error, Result};
 use crate::plan::{Node, Plan};
@@ -67,20 +68,31 @@ fn filtered_rank(input: &Plan, projections: &[Expr], condition: &Expr) -> Option
     }
     let end = end?;
     let range = RankRange { start: start.max(1) as u64, end: end.max(0) as u64 };
+    let condition = rest.into_iter().reduce(|a, b| Expr::Call {
+        function: Function::And,
+        args: vec![a, b],
+        ty: weir_runtime::DataType::boolean(),
+    });
+    // A ROW_NUMBER kept to one rank reads as that constant (Flink's RankNumberColumnRemoveRule).
+    let constant_rank = *output_rank && *rank_type == RankType::RowNumber && range.start == range.end;
+    let (mut projections, mut condition, mut fields) = (projections, condition, rank.fields.clone());
+    if constant_rank {
+        let mut columns: Vec<Expr> =
+            ranked.fields.iter().enumerate().map(|(i, f)| Expr::column(i, f.data_type.clone())).collect();
+        columns.push(Expr::literal(Value::BigInt(range.start as i64), DataType::bigint().not_null()));
+        projections = projections.into_iter().map(|p| p.substitute(&columns)).collect();
+        condition = condition.map(|c| c.substitute(&columns));
+        fields.pop();
+    }
     let node = Node::Rank {
         input: ranked.clone(),
         partition: partition.clone(),
         order: order.clone(),
         rank_type: *rank_type,
         range: Some(range),
-        output_rank: *output_rank,
+        output_rank: *output_rank && !constant_rank,
     };
-    let ranked = Plan { node, fields: rank.fields.clone() };
-    let condition = rest.into_iter().reduce(|a, b| Expr::Call {
-        function: Function::And,
-        args: vec![a, b],
-        ty: weir_runtime::DataType::boolean(),
-    });
+    let ranked = Plan { node, fields };
     Some(Node::Calc { input: Box::new(ranked), projections, condition })
 }
 

@@ -3,11 +3,12 @@
 //! both) is a window Top-N (Flink's `StreamPhysicalWindowRankRule`): each window ranked once,
 //! when the watermark passes its end. One that keeps rank 1 alone, ordered by the rowtime and not
 //! selecting the rank, is a window deduplication (`StreamPhysicalWindowDeduplicateRule`): the
-//! first row per key and window, or the last when ordered descending. Other Top-Ns are not
-//! planned yet.
+//! first row per key and window, or the last when ordered descending. Other Top-Ns keep their
+//! partition: a deduplication when they keep the first row by one time attribute
+//! (`StreamPhysicalDeduplicateRule`), else a `Rank`.
 
 use weir_operators::expr::Expr;
-use weir_operators::ranking::{RankRange, RankType};
+use weir_operators::ranking::{RankRange, RankType, SortKey};
 use weir_operators::AttachedWindow;
 use weir_runtime::types::TimeAttribute;
 
@@ -17,8 +18,7 @@ use crate::plan::{Node, Plan};
 /// The plan with every window Top-N and window deduplication recognised.
 ///
 /// # Errors
-/// A window Top-N over updating rows, a deduplication ordered by processing time, a Top-N over
-/// other partitions.
+/// A window Top-N over updating rows, a window deduplication ordered by processing time.
 pub fn window_rank(plan: Plan) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = node.try_map_inputs(window_rank)?;
@@ -27,7 +27,7 @@ pub fn window_rank(plan: Plan) -> Result<Plan> {
     };
     let window = attached_window(&input).filter(|w| partition.contains(&w.start) && partition.contains(&w.end));
     let Some(window) = window else {
-        return Err(Error::Unsupported("Top-N over partitions other than windows (Rank)".into()));
+        return Ok(Plan { node: deduplicate_or_rank(input, partition, order, rank_type, range, output_rank), fields });
     };
     if of_processing_time(&input) {
         let what = if first_row(rank_type, range, output_rank) { "Deduplication" } else { "TopN" };
@@ -55,6 +55,27 @@ pub fn window_rank(plan: Plan) -> Result<Plan> {
         None => Node::WindowRank { input, partition, order, rank_type, range, output_rank, window },
     };
     Ok(Plan { node, fields })
+}
+
+/// A Top-N over other partitions: a deduplication when it keeps the first row alone ordered by
+/// one time attribute (Flink's `canConvertToDeduplicate`), else a rank.
+fn deduplicate_or_rank(
+    input: Box<Plan>,
+    partition: Vec<usize>,
+    order: Vec<SortKey>,
+    rank_type: RankType,
+    range: RankRange,
+    output_rank: bool,
+) -> Node {
+    match order.as_slice() {
+        [key]
+            if first_row(rank_type, range, output_rank)
+                && input.fields[key.column].data_type.time_attribute.is_some() =>
+        {
+            Node::Deduplicate { input, partition, time_col: key.column, keep_last: key.descending }
+        }
+        _ => Node::Rank { input, partition, order, rank_type, range: Some(range), output_rank },
+    }
 }
 
 /// Whether a rank keeps the first row alone without selecting its rank (a deduplication, when

@@ -136,6 +136,32 @@ fn window_top_n_and_window_deduplication_plan_as_flinks() {
     }
 }
 
+/// A streaming ORDER BY on a rowtime is a TemporalSort; a Top-N over insert-only rows a Rank of
+/// the AppendFastStrategy (with Flink's changelog modes); OVER aggregates one OverAggregate with
+/// SUM expanded into COUNT and $SUM0: line for line as Flink plans them.
+#[test]
+fn temporal_sort_top_n_and_over_aggregates_plan_as_flinks() {
+    for case in ["temporal_sort", "topn", "over_agg"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+        }
+    }
+}
+
+/// Keeping the first row per key by processing time is a Deduplicate in the execution plan (the
+/// Rank it is in the physical plan), with the rank, selected, read as the constant 1. Flink names
+/// that constant column `$2` (its rank-column removal leaves the projection unnamed); weir keeps
+/// the query's name, `rn`; every other line is Flink's.
+#[test]
+fn deduplication_plans_as_flinks() {
+    let (ours, theirs) = (explain("dedup"), flink("dedup"));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        let theirs: Vec<String> = section(&theirs, name).iter().map(|l| l.replace(" AS $2]", " AS rn]")).collect();
+        assert_eq!(section(&ours, name), theirs, "dedup: {name}");
+    }
+}
+
 /// A group window of the older syntax is a one-phase GroupWindowAggregate with Flink's window
 /// and properties. Flink's scan lists the columns it reads in order of use (`project=[ts,
 /// product]`), weir's in table order; the scan line is compared with its lists sorted.

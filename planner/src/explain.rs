@@ -62,6 +62,10 @@ fn literal(value: &Value) -> String {
 fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
     match expr {
         Expr::Column { index, .. } => column(*index),
+        // Calcite types the literals of other than their default types: `1:BIGINT` (in the
+        // physical plan), `null:DECIMAL(38, 2)` (in both).
+        Expr::Literal { value: Value::Null, ty } => format!("null:{}", calcite_type(ty)),
+        Expr::Literal { value: Value::BigInt(v), .. } if !infix => format!("{v}:BIGINT"),
         Expr::Literal { value, .. } => literal(value),
         Expr::Call { function, args, ty } => {
             let parts: Vec<String> = args.iter().map(|a| expression(a, column, infix)).collect();

@@ -36,7 +36,7 @@ pub fn contains_aggregate(expr: &ast::Expr) -> bool {
     let mut found = false;
     let _ = ast::visit_expressions(expr, |e| {
         if let ast::Expr::Function(f) = e {
-            if is_aggregate(&f.name.to_string()) {
+            if f.over.is_none() && is_aggregate(&f.name.to_string()) {
                 found = true;
                 return std::ops::ControlFlow::Break(());
             }

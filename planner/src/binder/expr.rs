@@ -446,7 +446,22 @@ impl ExprBinder<'_> {
                 };
                 let mut target = target;
                 target.nullable = arg.ty().nullable || matches!(function, Function::TryCast) || arg.is_null_literal();
-                Ok(Expr::Call { function, args: vec![arg], ty: target })
+                // A number cast to another integer type is a literal of it (Calcite reduces it).
+                let integral = |t: &DataType| {
+                    matches!(
+                        t.logical,
+                        LogicalType::TinyInt | LogicalType::SmallInt | LogicalType::Int | LogicalType::BigInt
+                    )
+                };
+                let cast = Expr::Call { function, args: vec![arg], ty: target };
+                if let Expr::Call { args, ty, .. } = &cast {
+                    if matches!(args[0], Expr::Literal { .. }) && integral(args[0].ty()) && integral(ty) {
+                        if let Ok(value) = cast.eval(&[]) {
+                            return Ok(Expr::literal(value, ty.clone()));
+                        }
+                    }
+                }
+                Ok(cast)
             }
             ast::Expr::Extract { field, expr, .. } => {
                 let unit = time_unit(field).ok_or_else(|| unsupported(node))?;

@@ -5,6 +5,7 @@ mod expr;
 mod group_window;
 mod lookup_join;
 mod over;
+mod over_aggregate;
 mod regular_join;
 mod scope;
 pub(crate) mod sink_rows;
@@ -287,7 +288,7 @@ impl<'a> Binder<'a> {
             || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
             || select.having.is_some();
         if !aggregating {
-            let (plan, scope) = over::bind_ranking(plan, &scope, &mut items)?;
+            let (plan, scope) = over::bind_ranking(plan, &scope, &mut items, &select.named_window)?;
             let mut binder = ExprBinder { scope: &scope, aggregates: None };
             let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
             let names = output_names(&items);

@@ -1,7 +1,7 @@
 //! Ranking functions in a SELECT list: `ROW_NUMBER() | RANK() | DENSE_RANK() OVER (PARTITION BY …
 //! ORDER BY …)`. The SELECT's rows are ranked by a [`Node::Rank`] whose rank column (`w0$o0`, as
 //! Flink names it) the item then reads; a filter on the rank above makes it a Top-N
-//! ([`crate::rules::rank`]). Other OVER windows (aggregates over rows) are not planned yet.
+//! ([`crate::rules::rank`]). Aggregates over windows are [`super::over_aggregate`]'s.
 
 use std::ops::ControlFlow;
 
@@ -29,7 +29,11 @@ pub(super) fn bind_ranking(
     plan: Plan,
     scope: &Scope,
     items: &mut [(ast::Expr, Option<String>)],
+    named: &[ast::NamedWindowDefinition],
 ) -> Result<(Plan, Scope)> {
+    if items.iter().any(|(item, _)| contains_over_aggregate(item)) {
+        return super::over_aggregate::bind_over_aggregates(plan, scope, items, named);
+    }
     let mut found = None;
     for (i, (item, _)) in items.iter().enumerate() {
         match item {
@@ -58,6 +62,20 @@ pub(super) fn bind_ranking(
 /// The type of a rank: BIGINT NOT NULL.
 fn rank_column_type() -> DataType {
     DataType::bigint().not_null()
+}
+
+/// Whether `expr` holds an OVER window of a function other than a ranking function.
+fn contains_over_aggregate(expr: &ast::Expr) -> bool {
+    let found = ast::visit_expressions(expr, |e| match e {
+        ast::Expr::Function(f) if f.over.is_some() && !is_ranking(&f.name.to_string()) => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    });
+    found.is_break()
+}
+
+/// Whether `name` is ROW_NUMBER, RANK or DENSE_RANK.
+fn is_ranking(name: &str) -> bool {
+    ["ROW_NUMBER", "RANK", "DENSE_RANK"].iter().any(|r| r.eq_ignore_ascii_case(name))
 }
 
 /// Whether `expr` holds an OVER window anywhere.

@@ -327,6 +327,23 @@ fn prune_rank_input(input: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>
         {
             (*function, projections, condition)
         }
+        // Flink does not push a rank's projection below the watermark assigner: the rows come
+        // whole out of it, narrowed by a Calc.
+        node @ Node::WatermarkAssigner { .. } => {
+            let whole = prune_plan(Plan { node, fields: input.fields });
+            let kept: Vec<usize> = (0..whole.fields.len()).filter(|&i| required[i]).collect();
+            let mut mapping = vec![None; whole.fields.len()];
+            kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
+            if kept.len() == whole.fields.len() {
+                return (whole, mapping);
+            }
+            let fields = kept.iter().map(|&i| whole.fields[i].clone()).collect();
+            let projections = kept.iter().map(|&i| Expr::column(i, whole.fields[i].data_type.clone())).collect();
+            return (
+                Plan { node: Node::Calc { input: Box::new(whole), projections, condition: None }, fields },
+                mapping,
+            );
+        }
         node => return prune(Plan { node, fields: input.fields }, required),
     };
     let kept: Vec<usize> = (0..projections.len()).filter(|&i| required[i]).collect();

@@ -36,6 +36,10 @@ const FLINK: &[(&str, usize, f64, f64, f64)] = &[
     ("regular_join", 2, 32.4, 59.4, 3011.0),
     ("interval_join", 1, 102.6, 177.5, 6612.0),
     ("interval_join", 2, 92.5, 176.7, 6494.0),
+    ("topn", 1, 27.7, 41.7, 1563.0),
+    ("topn", 2, 20.4, 32.2, 1835.0),
+    ("over_agg", 1, 79.1, 129.0, 4966.0),
+    ("over_agg", 2, 124.6, 141.5, 4499.0),
 ];
 
 /// Scenario name and the parallelisms it runs at.
@@ -48,6 +52,8 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("tumble_window", &[1, 2, 4]),
     ("regular_join", &[1, 2]),
     ("interval_join", &[1, 2]),
+    ("topn", &[1, 2]),
+    ("over_agg", &[1, 2]),
     ("sink_materializer", &[1, 2]),
     ("latency", &[1, 2]),
     ("lookup_join", &[1, 2]),

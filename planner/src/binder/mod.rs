@@ -292,7 +292,14 @@ impl<'a> Binder<'a> {
             let mut binder = ExprBinder { scope: &scope, aggregates: None };
             let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
             let names = output_names(&items);
-            return Ok(fuse_calc(plan, projections, names));
+            let projected = fuse_calc(plan, projections, names);
+            return match &select.qualify {
+                Some(qualify) => qualified(projected, qualify),
+                None => Ok(projected),
+            };
+        }
+        if let Some(qualify) = &select.qualify {
+            return Err(unsupported_at(qualify, "QUALIFY with GROUP BY or aggregates"));
         }
         // The aggregate's input: group keys first, then arguments and filters as they are found.
         let mut context = AggregateContext { input_scope: scope.clone(), ..Default::default() };
@@ -433,6 +440,16 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
         plan = Plan { node: Node::WatermarkAssigner { input: Box::new(plan), rowtime, watermark }, fields };
     }
     Ok(plan)
+}
+
+/// `QUALIFY condition` over the SELECT's rows: a filter on its output columns (a ranking
+/// function's alias, most often), which the rank rule turns into a Top-N or a deduplication.
+fn qualified(projected: Plan, condition: &ast::Expr) -> Result<Plan> {
+    let scope = Scope::new(&projected.fields, None);
+    let bound = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
+    expr::expect_condition(&bound, "QUALIFY", condition)?;
+    let names = projected.fields.iter().map(|f| f.name.clone()).collect();
+    Ok(calc(projected.clone(), identity(&projected.fields), names, Some(bound)))
 }
 
 /// Output names: the alias, the column's own name, or Flink's `EXPR$n`.

@@ -46,7 +46,7 @@ fn from_scratch(spec: &RankSpec, rows: &[Row]) -> BTreeMap<String, i64> {
     rows.iter().for_each(|r| partitions.entry(r.0).or_default().push(*r));
     for rows in partitions.values_mut() {
         // Stable: equal scores keep arrival order.
-        rows.sort_by(|a, b| b.1.cmp(&a.1));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1));
         let mut rank = 0;
         for (i, row) in rows.iter().enumerate() {
             let tie = i > 0 && rows[i - 1].1 == row.1;

@@ -48,11 +48,11 @@ pub enum OverFrame {
 
 impl OverFrame {
     /// As Flink's EXPLAIN prints it: ` ROWS BETWEEN 2 PRECEDING AND CURRENT ROW`,
-    /// ` RANG BETWEEN 10000 PRECEDING AND CURRENT ROW` (Flink's spelling).
+    /// ` RANGE BETWEEN 10000 PRECEDING AND CURRENT ROW`.
     pub fn explain(self) -> String {
         let (unit, bound) = match self {
             OverFrame::Rows(n) => ("ROWS", n.map(|n| n.to_string())),
-            OverFrame::Range(t) => ("RANG", t.map(|t| t.to_string())),
+            OverFrame::Range(t) => ("RANGE", t.map(|t| t.to_string())),
         };
         let bound = bound.unwrap_or_else(|| "UNBOUNDED".into());
         format!(" {unit} BETWEEN {bound} PRECEDING AND CURRENT ROW")
@@ -144,14 +144,21 @@ impl KeyState {
             OverFrame::Rows(preceding) => {
                 for row in rows {
                     self.update(spec, &row, 1);
-                    if let Some(n) = preceding {
-                        self.frame.push_back((time, row.clone()));
-                        while self.frame.len() as u64 > n + 1 {
-                            let (_, old) = self.frame.pop_front().expect("the frame holds more than n + 1 rows");
-                            self.update(spec, &old, -1);
-                        }
+                    let Some(n) = preceding else {
+                        self.emit(spec, &row, emitted);
+                        continue;
+                    };
+                    // The row and the n before it: the oldest leaves before the row is emitted.
+                    if self.frame.len() as u64 == n + 1 {
+                        let (_, old) = self.frame.pop_front().expect("the frame holds n + 1 rows");
+                        self.update(spec, &old, -1);
                     }
                     self.emit(spec, &row, emitted);
+                    if n > 0 {
+                        self.frame.push_back((time, row));
+                    } else {
+                        self.update(spec, &row, -1);
+                    }
                 }
             }
             OverFrame::Range(preceding) => {
@@ -161,9 +168,11 @@ impl KeyState {
                         let (_, old) = self.frame.pop_front().expect("a front row");
                         self.update(spec, &old, -1);
                     }
-                    self.frame.extend(rows.iter().map(|row| (time, row.clone())));
                 }
                 rows.iter().for_each(|row| self.emit(spec, row, emitted));
+                if preceding.is_some() {
+                    self.frame.extend(rows.into_iter().map(|row| (time, row)));
+                }
             }
         }
         self.last_time = time;

@@ -192,7 +192,17 @@ impl<'a> Translator<'a> {
                 self.unary(node, "WindowRank", spec.factory())
             }
             PhysicalKind::WindowDeduplicate(spec) => self.unary(node, "WindowDeduplicate", spec.factory()),
-            PhysicalKind::Rank { spec, .. } => self.unary(node, node.name(), spec.factory()),
+            PhysicalKind::Rank { spec, .. } => {
+                if spec.rank_type != RankType::RowNumber {
+                    // Flink's words, when it translates the plan: its streaming Top-N ranks by
+                    // ROW_NUMBER only.
+                    return Err(Error::Table(format!(
+                        "{}() on streaming table is not supported currently",
+                        spec.rank_type.name()
+                    )));
+                }
+                self.unary(node, node.name(), spec.factory())
+            }
             PhysicalKind::Deduplicate { spec, .. } => self.unary(node, "Deduplicate", spec.factory()),
             PhysicalKind::TemporalSort { spec, .. } => self.unary(node, "TemporalSort", spec.factory()),
             PhysicalKind::OverAggregate(spec) => self.unary(node, "OverAggregate", spec.factory()),

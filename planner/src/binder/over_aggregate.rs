@@ -4,9 +4,9 @@
 //! Flink names them) the items then read. As Calcite does, `SUM(x) OVER w` is
 //! `CASE WHEN COUNT(x) OVER w > 0 THEN $SUM0(x) OVER w ELSE NULL END`.
 //!
-//! Flink's rules: every aggregate of a SELECT over the same window; ordered by one time attribute,
-//! ascending; frames end at the current row; a RANGE frame's offset is a day-time interval and a
-//! ROWS frame's a row count.
+//! Flink's rules: every aggregate of a SELECT over the same window; ordered ascending; frames end
+//! at the current row; a RANGE frame's offset is a day-time interval and a ROWS frame's a row
+//! count. weir orders by one time attribute only (Flink 2 also by other columns, updating).
 
 use std::ops::ControlFlow;
 
@@ -59,8 +59,12 @@ pub(super) fn bind_over_aggregates(
     };
     let at = ast::Expr::Function(first);
     if calls.iter().any(|(_, s)| *s != spec) {
+        // Flink's words (after the logical plan it could not optimize).
         return Err(Error::Table(
-            "Over Agg: Unsupported use of OVER windows. All aggregates must be computed on the same window.".into(),
+            "Sql optimization: Cannot generate a valid execution plan for the given query: Over Agg: Unsupported use \
+             of OVER windows. All aggregates must be computed on the same window. please re-check the over window \
+             statement."
+                .into(),
         ));
     }
     let window = bind_window(&plan, scope, &spec, &at)?;
@@ -164,15 +168,15 @@ fn bind_window(plan: &Plan, scope: &Scope, spec: &ast::WindowSpec, at: &ast::Exp
         _ => Err(unsupported_at(e, format!("{clause} expressions other than columns"))),
     };
     let partition = spec.partition_by.iter().map(|e| column(e, "PARTITION BY")).collect::<Result<_>>()?;
-    let not_on_time =
-        || Error::Table("OVER windows' ordering in stream mode must be defined on a time attribute.".into());
+    // Flink 2 also orders OVER windows by other columns (an updating result); weir not yet.
+    let not_on_time = || unsupported_at(at, "OVER windows ordered by other than one time attribute");
     let [order] = spec.order_by.as_slice() else { return Err(not_on_time()) };
     let time_col = column(&order.expr, "ORDER BY")?;
     if plan.fields[time_col].data_type.time_attribute.is_none() {
         return Err(not_on_time());
     }
     if order.options.asc == Some(false) {
-        return Err(Error::Table("The OVER window's time attribute must be ordered ascending.".into()));
+        return Err(Error::Table("The window can only be ordered in ASCENDING mode.".into()));
     }
     let frame = match &spec.window_frame {
         // With ORDER BY and no frame: RANGE UNBOUNDED PRECEDING, as in SQL.

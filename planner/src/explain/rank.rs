@@ -125,11 +125,13 @@ pub(super) fn deduplicate_label(
         );
     }
     let order = [SortKey::new(time_col, spec.keep_last)];
+    // Flink marks a rowtime ordering: `orderBy=[ROWTIME ts DESC]`.
+    let marked = |c: usize| if spec.rowtime.is_some() { format!("ROWTIME {}", column(c)) } else { column(c) };
     format!(
         "Rank(strategy=[{}], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=1], partitionBy=[{}], orderBy=[{}], select=[{}])",
         if append_only { "AppendFastStrategy" } else { "RetractStrategy" },
         columns(&spec.key, column),
-        order_text(&order, column),
+        order_text(&order, &marked),
         (0..spec.input_arity).map(column).collect::<Vec<_>>().join(", ")
     )
 }

@@ -131,8 +131,7 @@ impl Physical<'_> {
         let changelog = if output_insert_only {
             ChangelogMode::INSERT_ONLY
         } else {
-            let delete = !input.changelog.is_insert_only();
-            ChangelogMode { insert: true, update_before, update_after: true, delete }
+            ChangelogMode { insert: true, update_before, update_after: true, delete: true }
         };
         PhysicalNode {
             changelog,

@@ -214,23 +214,60 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let fields = input.fields.clone();
             (Plan { node: Node::Deduplicate { input: Box::new(input), partition, time_col, keep_last }, fields }, map)
         }
+        // A sort keeps the rowtime of a watermark assigner right below it, as Flink does; the
+        // columns only it needed are dropped by a Calc above it.
         Node::Sort { input, order, offset, fetch } => {
+            // A projection of columns between the sort and a watermark assigner goes above the
+            // sort (Flink sorts the assigner's rows).
+            if let Node::Calc { input: below, projections, condition: None } = &input.node {
+                let columns: Option<Vec<usize>> = projections
+                    .iter()
+                    .map(|p| match p {
+                        Expr::Column { index, .. } => Some(*index),
+                        _ => None,
+                    })
+                    .collect();
+                if let (Some(columns), Node::WatermarkAssigner { .. }) = (columns, &below.node) {
+                    let order = order
+                        .into_iter()
+                        .map(|k| weir_operators::ranking::SortKey { column: columns[k.column], ..k })
+                        .collect();
+                    let below_fields = below.fields.clone();
+                    let sort = Node::Sort { input: below.clone(), order, offset, fetch };
+                    let sorted = Plan { node: sort, fields: below_fields };
+                    let projections = projections.clone();
+                    let calc = Node::Calc { input: Box::new(sorted), projections, condition: None };
+                    return prune(Plan { node: calc, fields }, required);
+                }
+            }
             let mut used = required.to_vec();
             order.iter().for_each(|k| used[k.column] = true);
+            if let Node::WatermarkAssigner { rowtime, .. } = &input.node {
+                used[*rowtime] = true;
+            }
             let (input, map) = prune(*input, &used);
             let order = order
                 .into_iter()
                 .map(|k| weir_operators::ranking::SortKey { column: map[k.column].unwrap_or(k.column), ..k })
                 .collect();
-            let fields = input.fields.clone();
-            (Plan { node: Node::Sort { input: Box::new(input), order, offset, fetch }, fields }, map)
+            let sorted_fields = input.fields.clone();
+            let sorted =
+                Plan { node: Node::Sort { input: Box::new(input), order, offset, fetch }, fields: sorted_fields };
+            narrowed(sorted, map, required)
         }
         // Of the input, what is required above, the partition, the time and the calls' columns.
+        // Flink prunes nothing below when the columns would drop the rowtime of a watermark
+        // assigner right below (a processing-time OVER).
         Node::OverAggregate { input, partition, time_col, frame, calls } => {
             let arity = input.fields.len();
             let mut used = required[..arity].to_vec();
             partition.iter().chain([&time_col]).for_each(|&c| used[c] = true);
             calls.iter().flat_map(|c| c.arg.into_iter().chain(c.filter)).for_each(|c| used[c] = true);
+            if let Node::WatermarkAssigner { rowtime, .. } = &input.node {
+                if !used[*rowtime] {
+                    used.iter_mut().for_each(|u| *u = true);
+                }
+            }
             let (input, map) = prune(*input, &used);
             let at = |c: usize| map[c].unwrap_or(c);
             let calls = calls

@@ -386,7 +386,9 @@ impl<'a> Physical<'a> {
             }
             Node::Values { rows } => leaf(PhysicalKind::Values { rows }),
             Node::Calc { input, projections, condition } => {
-                let input = self.physical(*input, update_before, false);
+                // A Calc between a watermark assigner and its scan (a statement's projection of a
+                // shared scan) leaves the mini-batch assigner above the watermark assigner.
+                let input = self.physical(*input, update_before, under_watermark);
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,

@@ -484,6 +484,7 @@ impl SubtaskActor {
                     states,
                 });
             }
+            tracing::debug!(subtask = %self.chain_name(), index = self.info.index, "subtask ended");
             self.produced.push(StreamElement::EndOfInput);
             self.finished = true;
             self.awaiting_final = self.shared.final_snapshots;

@@ -176,6 +176,8 @@ pub(crate) struct SubtaskActor {
     /// Elements taken from the mailbox while the chain was saturated, with the permits that
     /// keep their places: upstream sees a full mailbox until they are processed.
     stalled: VecDeque<(u32, StreamElement, OwnedSemaphorePermit)>,
+    /// A send is waiting for mailbox permits (see [`SubtaskActor::send_outbox`]).
+    sending: bool,
     /// Whether a wake-up for the chain's async work is pending.
     listening: bool,
     /// Whether a source poll is scheduled.
@@ -204,6 +206,7 @@ impl SubtaskActor {
             }),
             aligner: spec.inputs.as_ref().map(|inputs| BarrierAligner::new(inputs.len())),
             blocked: VecDeque::new(),
+            sending: false,
             gate: spec.inputs.map(|inputs| InputGate::new(inputs).with_silent(&spec.silent_inputs)),
             info: spec.info,
             chain: spec.chain,
@@ -290,8 +293,13 @@ impl SubtaskActor {
         self.produced = produced;
     }
 
-    /// Sends the outbox: at once while mailboxes have room, then by waiting for permits.
+    /// Sends the outbox: at once while mailboxes have room, then by waiting for permits. While
+    /// a send waits, a step's output stays in the outbox: the waiting send takes it when it is
+    /// done, so that elements leave in the order they were produced.
     fn send_outbox(&mut self, ctx: &mut Context<Self>) {
+        if self.sending {
+            return;
+        }
         while let Some((t, element)) = self.outbox.pop_front() {
             let target = &self.targets[t];
             match Arc::clone(&target.mailbox).try_acquire_owned() {
@@ -322,9 +330,12 @@ impl SubtaskActor {
                 }
             }
         };
+        self.sending = true;
         ctx.wait(wrap_future::<_, Self>(send_all).map(move |(), act, ctx| {
+            act.sending = false;
             act.metrics.add_backpressured(waiting_since.elapsed());
-            act.after_send(ctx);
+            // What steps produced meanwhile goes next, in order.
+            act.send_outbox(ctx);
         }));
     }
 

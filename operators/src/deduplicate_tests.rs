@@ -195,3 +195,39 @@ fn retracting_the_kept_row_deletes_it() {
         ]
     );
 }
+
+/// Last row over an updating input (processing time): a key keeps its last inserted row; a
+/// retraction of that row deletes it (the key has no row until the next insert); a retraction of
+/// any other row changes nothing. Checked against that rule after every random change.
+#[test]
+fn the_last_row_follows_an_updating_input() {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(29);
+    for round in 0..200 {
+        let spec = spec(true, false, round % 2 == 0, false);
+        let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
+        let (mut held, mut kept, mut table, mut id) =
+            (Vec::<Row>::new(), BTreeMap::<i32, Row>::new(), BTreeMap::new(), 0);
+        for step in 0..rng.random_range(1..40) {
+            let retract = !held.is_empty() && rng.random_bool(0.4);
+            let (kind, row) = if retract {
+                let row = held.remove(rng.random_range(0..held.len()));
+                if kept.get(&row.0) == Some(&row) {
+                    kept.remove(&row.0);
+                }
+                (if rng.random_bool(0.5) { RowKind::Delete } else { RowKind::UpdateBefore }, row)
+            } else {
+                let row = random_row(&mut rng, &mut id);
+                held.push(row);
+                kept.insert(row.0, row);
+                (RowKind::Insert, row)
+            };
+            let mut chunk = Chunk::with_capacity(3, 1);
+            chunk.push(kind, &values(&row));
+            h.push_chunk(0, chunk).unwrap();
+            h.flush_marker(step).unwrap();
+            apply(&mut table, h.take_lines());
+            let expected: BTreeMap<String, i64> = kept.values().map(|r| (text(r), 1)).collect();
+            assert_eq!(table, expected, "round {round}, step {step}");
+        }
+    }
+}

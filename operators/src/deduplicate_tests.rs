@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
+use weir_runtime::fixture::materialize_changelog;
 use weir_runtime::harness::OperatorHarness;
 use weir_runtime::partition::{hash_key, subtask_for_hash};
 use weir_runtime::{Chunk, Operator, RowKind, SubtaskInfo, Value};
@@ -63,20 +64,6 @@ fn changes(lines: Vec<String>) -> Vec<String> {
     lines.into_iter().filter(|l| l.starts_with('+') || l.starts_with('-')).collect()
 }
 
-fn apply(table: &mut BTreeMap<String, i64>, lines: Vec<String>) {
-    for line in changes(lines) {
-        let (kind, row) = line.split_at(2);
-        let count = table.entry(row.to_string()).or_insert(0);
-        if kind.starts_with('+') {
-            *count += 1;
-        } else {
-            assert!(*count > 0, "{line} retracts a row that is not there");
-            *count -= 1;
-        }
-    }
-    table.retain(|_, n| *n != 0);
-}
-
 fn random_row(rng: &mut rand::rngs::SmallRng, id: &mut i32) -> Row {
     *id += 1;
     (rng.random_range(0..4), rng.random_range(0..8) * 1000, *id)
@@ -89,7 +76,7 @@ fn every_mode_keeps_the_first_or_last_row_of_each_key() {
         let (keep_last, rowtime, mini_batch, compact) = (round % 2 == 0, round % 4 < 2, round % 8 < 4, round % 16 < 8);
         let spec = spec(keep_last, rowtime, mini_batch, compact);
         let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
-        let (mut rows, mut table, mut id) = (Vec::new(), BTreeMap::new(), 0);
+        let (mut rows, mut log, mut id) = (Vec::new(), Vec::new(), 0);
         for step in 0..rng.random_range(1..40) {
             let row = random_row(&mut rng, &mut id);
             rows.push(row);
@@ -98,7 +85,8 @@ fn every_mode_keeps_the_first_or_last_row_of_each_key() {
             h.push_chunk(0, chunk).unwrap();
             if !mini_batch || rng.random_bool(0.3) {
                 h.flush_marker(step).unwrap();
-                apply(&mut table, h.take_lines());
+                log.extend(changes(h.take_lines()));
+                let table = materialize_changelog(&log).unwrap();
                 assert_eq!(table, from_scratch(&spec, &rows), "round {round} ({spec:?}), step {step}");
             }
         }
@@ -173,8 +161,7 @@ fn a_restored_deduplication_goes_on_as_if_never_stopped() {
             }
         }
         parts.iter_mut().for_each(|h| lines.extend(h.take_lines()));
-        let mut table = BTreeMap::new();
-        apply(&mut table, lines);
+        let table = materialize_changelog(changes(lines)).unwrap();
         assert_eq!(table, from_scratch(&spec, &rows), "round {round}");
     }
 }
@@ -205,8 +192,7 @@ fn the_last_row_follows_an_updating_input() {
     for round in 0..200 {
         let spec = spec(true, false, round % 2 == 0, false);
         let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
-        let (mut held, mut kept, mut table, mut id) =
-            (Vec::<Row>::new(), BTreeMap::<i32, Row>::new(), BTreeMap::new(), 0);
+        let (mut held, mut kept, mut log, mut id) = (Vec::<Row>::new(), BTreeMap::<i32, Row>::new(), Vec::new(), 0);
         for step in 0..rng.random_range(1..40) {
             let retract = !held.is_empty() && rng.random_bool(0.4);
             let (kind, row) = if retract {
@@ -225,9 +211,37 @@ fn the_last_row_follows_an_updating_input() {
             chunk.push(kind, &values(&row));
             h.push_chunk(0, chunk).unwrap();
             h.flush_marker(step).unwrap();
-            apply(&mut table, h.take_lines());
+            log.extend(changes(h.take_lines()));
+            let table = materialize_changelog(&log).unwrap();
             let expected: BTreeMap<String, i64> = kept.values().map(|r| (text(r), 1)).collect();
             assert_eq!(table, expected, "round {round}, step {step}");
         }
+    }
+}
+
+/// With mini-batch on event time, each row's change goes out unless changes are compacted, when
+/// only the key's final change of the batch does.
+#[test]
+fn compaction_leaves_the_final_change_of_a_batch() {
+    for (compact, expected) in [
+        (true, vec!["+I[1, 1970-01-01T00:00:02, 3]"]),
+        (
+            false,
+            vec![
+                "+I[1, 1970-01-01T00:00, 1]",
+                "-U[1, 1970-01-01T00:00, 1]",
+                "+U[1, 1970-01-01T00:00:01, 2]",
+                "-U[1, 1970-01-01T00:00:01, 2]",
+                "+U[1, 1970-01-01T00:00:02, 3]",
+            ],
+        ),
+    ] {
+        let mut h = OperatorHarness::new(spec(true, true, true, compact).build(&SubtaskInfo::new("d", 0, 1)));
+        let mut chunk = Chunk::with_capacity(3, 3);
+        [(1, 0, 1), (1, 1000, 2), (1, 2000, 3)].iter().for_each(|row| chunk.push(RowKind::Insert, &values(row)));
+        h.push_chunk(0, chunk).unwrap();
+        assert!(changes(h.take_lines()).is_empty(), "rows wait for the flush");
+        h.flush_marker(1).unwrap();
+        assert_eq!(changes(h.take_lines()), expected, "compact {compact}");
     }
 }

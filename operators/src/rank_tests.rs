@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
+use weir_runtime::fixture::materialize_changelog;
 use weir_runtime::harness::OperatorHarness;
 use weir_runtime::partition::{hash_key, subtask_for_hash};
 use weir_runtime::{Chunk, Operator, RowKind, SubtaskInfo, Value};
@@ -70,21 +71,6 @@ fn from_scratch(spec: &RankSpec, rows: &[Row]) -> BTreeMap<String, i64> {
     out
 }
 
-/// Applies printed changes to a multiset; a removal of a row that is not there fails.
-fn apply(table: &mut BTreeMap<String, i64>, lines: Vec<String>) {
-    for line in lines {
-        let (kind, row) = line.split_at(2);
-        let count = table.entry(row.to_string()).or_insert(0);
-        if kind.starts_with('+') {
-            *count += 1;
-        } else {
-            assert!(*count > 0, "{line} retracts a row that is not there");
-            *count -= 1;
-        }
-    }
-    table.retain(|_, n| *n != 0);
-}
-
 /// A random change: an insert, or (not append-only) the retraction of a row held.
 fn change(rng: &mut rand::rngs::SmallRng, rows: &mut Vec<Row>, append_only: bool, id: &mut i32) -> (RowKind, Row) {
     if !append_only && !rows.is_empty() && rng.random_bool(0.35) {
@@ -110,13 +96,14 @@ fn every_rank_type_matches_a_recomputation_after_every_change() {
         let range = RankRange { start, end: start + rng.random_range(0..4) };
         let spec = spec(rank_type, output_rank, append_only, range);
         let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("r", 0, 1)));
-        let (mut rows, mut table, mut id) = (Vec::new(), BTreeMap::new(), 0);
+        let (mut rows, mut log, mut id) = (Vec::new(), Vec::new(), 0);
         for step in 0..rng.random_range(1..50) {
             let (kind, row) = change(&mut rng, &mut rows, append_only, &mut id);
             let mut chunk = Chunk::with_capacity(3, 1);
             chunk.push(kind, &values(&row));
             h.push_chunk(0, chunk).unwrap();
-            apply(&mut table, h.take_lines());
+            log.extend(h.take_lines());
+            let table = materialize_changelog(&log).unwrap();
             assert_eq!(table, from_scratch(&spec, &rows), "round {round} ({spec:?}), step {step}");
         }
     }
@@ -149,8 +136,7 @@ fn a_restored_rank_goes_on_as_if_never_stopped() {
             }
         }
         parts.iter_mut().for_each(|h| lines.extend(h.take_lines()));
-        let mut table = BTreeMap::new();
-        apply(&mut table, lines);
+        let table = materialize_changelog(&lines).unwrap();
         assert_eq!(table, from_scratch(&spec, &rows), "round {round}");
     }
 }

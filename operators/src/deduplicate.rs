@@ -65,6 +65,7 @@ impl OperatorSpec for DeduplicateSpec {
             timers: KeyedTimers::new(TIMERS),
             spec: self.clone(),
             bundle: Vec::new(),
+            key: Vec::new(),
         }
     }
 }
@@ -80,51 +81,60 @@ pub struct DeduplicateOperator {
     timers: KeyedTimers,
     /// The mini-batch's rows, in arrival order.
     bundle: Vec<(RowKind, Box<[Value]>)>,
+    /// The key of the row being applied.
+    key: Vec<Value>,
 }
 
 impl DeduplicateOperator {
-    fn key_of(&self, row: &[Value]) -> Vec<Value> {
-        self.spec.key.iter().map(|&c| row[c].clone()).collect()
+    /// Sets `self.key` to the key of `row`.
+    fn set_key(&mut self, row: &[Value]) {
+        self.key.clear();
+        self.key.extend(self.spec.key.iter().map(|&c| row[c].clone()));
     }
 
     /// Whether `new` replaces `kept`.
-    fn replaces(&self, kept: &[Value], new: &[Value]) -> bool {
-        let Some(time) = self.spec.rowtime else { return self.spec.keep_last };
+    fn replaces(spec: &DeduplicateSpec, kept: &[Value], new: &[Value]) -> bool {
+        let Some(time) = spec.rowtime else { return spec.keep_last };
         let at = |row: &[Value]| millis_of(&row[time]).unwrap_or(i64::MIN);
-        if self.spec.keep_last {
+        if spec.keep_last {
             at(new) >= at(kept)
         } else {
             at(new) < at(kept)
         }
     }
 
-    /// Applies one row of the input; the change it makes is pushed to `emitted`.
+    /// Applies one row of the input, whose key is in `self.key`; the change it makes is pushed
+    /// to `emitted`.
     fn apply(&mut self, kind: RowKind, row: &[Value], ctx: &mut OperatorContext, emitted: &mut Chunk) -> Result<()> {
         let now = ctx.processing_time();
-        let key = self.key_of(row);
-        let kept = self.rows.get(&key, now).cloned();
+        let Self { spec, rows, key, .. } = self;
+        // What the kept row says of this one: none kept, replaced, or kept (and whether it
+        // went out, for an insert-only first row).
+        let kept = rows.get(key, now).map(|(old, out)| (old.as_ref() == row, Self::replaces(spec, old, row), *out));
         if !kind.is_accumulate() {
             // A retraction of the kept row deletes it; of any other row, it changes nothing.
-            if kept.as_ref().is_some_and(|(k, _)| k.as_ref() == row) {
-                self.rows.remove(&key);
+            if kept.is_some_and(|(equal, _, _)| equal) {
+                rows.remove(key);
                 emitted.push(RowKind::Delete, row);
             }
             return Ok(());
         }
-        if self.spec.output_insert_only {
-            return self.hold_first(key, kept, row, ctx, emitted);
+        if spec.output_insert_only {
+            let kept = kept.map(|(_, replaces, out)| (replaces, out == 1));
+            return self.hold_first(kept, row, ctx, emitted);
         }
         match kept {
             None => {
                 emitted.push(RowKind::Insert, row);
-                self.rows.put(&key, (row.into(), 1), now);
+                rows.put(key, (row.into(), 1), now);
             }
-            Some((old, _)) if self.replaces(&old, row) => {
-                if self.spec.update_before {
-                    emitted.push(RowKind::UpdateBefore, &old);
+            Some((_, true, _)) => {
+                let old = rows.get_mut(key, now).expect("the key keeps a row");
+                if spec.update_before {
+                    emitted.push(RowKind::UpdateBefore, &old.0);
                 }
                 emitted.push(RowKind::UpdateAfter, row);
-                self.rows.put(&key, (row.into(), 1), now);
+                old.0 = row.into();
             }
             Some(_) => {}
         }
@@ -132,38 +142,39 @@ impl DeduplicateOperator {
     }
 
     /// Insert-only first row: on processing time the first row goes out at once; on event time
-    /// the earliest row waits for the watermark to pass its rowtime.
+    /// the earliest row waits for the watermark to pass its rowtime. `kept`: whether the row
+    /// kept for the key would be replaced by `row`, and whether it went out.
     fn hold_first(
         &mut self,
-        key: Vec<Value>,
-        kept: Option<Kept>,
+        kept: Option<(bool, bool)>,
         row: &[Value],
         ctx: &mut OperatorContext,
         emitted: &mut Chunk,
     ) -> Result<()> {
         let now = ctx.processing_time();
-        let Some(time_col) = self.spec.rowtime else {
+        let Self { spec, rows, timers, key, .. } = self;
+        let Some(time_col) = spec.rowtime else {
             if kept.is_none() {
                 emitted.push(RowKind::Insert, row);
-                self.rows.put(&key, (row.into(), 1), now);
+                rows.put(key, (row.into(), 1), now);
             }
             return Ok(());
         };
-        let time = millis_of(&row[time_col]).unwrap_or(i64::MIN);
         match kept {
-            Some((_, 1)) => return Ok(()),
-            Some((old, _)) if !self.replaces(&old, row) => return Ok(()),
-            Some((old, _)) => {
-                self.timers.remove(&key, millis_of(&old[time_col]).unwrap_or(i64::MIN));
+            Some((_, true)) | Some((false, _)) => return Ok(()),
+            Some((true, false)) => {
+                let old = rows.get(key, now).map_or(i64::MIN, |(old, _)| millis_of(&old[time_col]).unwrap_or(i64::MIN));
+                timers.remove(key, old);
             }
             None => {}
         }
+        let time = millis_of(&row[time_col]).unwrap_or(i64::MIN);
         if time <= ctx.current_watermark() {
             emitted.push(RowKind::Insert, row);
-            self.rows.put(&key, (row.into(), 1), now);
+            rows.put(key, (row.into(), 1), now);
         } else {
-            self.rows.put(&key, (row.into(), 0), now);
-            self.timers.register(&key, time);
+            rows.put(key, (row.into(), 0), now);
+            timers.register(key, time);
         }
         Ok(())
     }
@@ -174,43 +185,35 @@ impl DeduplicateOperator {
             return Ok(());
         }
         let bundle = std::mem::take(&mut self.bundle);
-        let keys = bundle.iter().map(|(_, row)| self.key_of(row)).collect::<std::collections::HashSet<_>>().len();
-        ctx.record_bundle(bundle.len(), keys);
         let compact = self.spec.compact_changes || self.spec.rowtime.is_none();
-        let mut emitted = Chunk::with_capacity(self.spec.input_arity, bundle.len());
-        if !compact {
-            for (kind, row) in &bundle {
-                self.apply(*kind, row, ctx, &mut emitted)?;
-            }
-            out.collect(emitted);
-            return Ok(());
-        }
-        // Each key's first state in the bundle, then its changes applied without output; the
-        // difference between the two goes out.
         let now = ctx.processing_time();
-        let mut before: Vec<(Vec<Value>, Option<Kept>)> = Vec::new();
-        let mut index = std::collections::HashMap::new();
+        let mut emitted = Chunk::with_capacity(self.spec.input_arity, bundle.len());
+        // With compaction each key's state before the bundle, taken when the key first comes;
+        // its changes are applied without output, and the difference goes out at the end.
+        let mut before: std::collections::HashMap<Vec<Value>, Option<Kept>> = std::collections::HashMap::new();
         let mut scratch = Chunk::with_capacity(self.spec.input_arity, 0);
         for (kind, row) in &bundle {
-            let key = self.key_of(row);
-            if !index.contains_key(&key) {
-                index.insert(key.clone(), before.len());
-                before.push((key, self.rows.get(&self.key_of(row), now).cloned()));
+            self.set_key(row);
+            if !before.contains_key(&self.key) {
+                let kept = if compact { self.rows.get(&self.key, now).cloned() } else { None };
+                before.insert(self.key.clone(), kept);
             }
-            self.apply(*kind, row, ctx, &mut scratch)?;
+            self.apply(*kind, row, ctx, if compact { &mut scratch } else { &mut emitted })?;
         }
-        for (key, old) in before {
-            let new = self.rows.get(&key, now).cloned();
-            match (old, new) {
-                (None, Some((new, _))) => emitted.push(RowKind::Insert, &new),
-                (Some((old, _)), None) => emitted.push(RowKind::Delete, &old),
-                (Some((old, _)), Some((new, _))) if old != new => {
-                    if self.spec.update_before {
-                        emitted.push(RowKind::UpdateBefore, &old);
+        ctx.record_bundle(bundle.len(), before.len());
+        if compact {
+            for (key, old) in before {
+                match (old, self.rows.get(&key, now)) {
+                    (None, Some((new, _))) => emitted.push(RowKind::Insert, new),
+                    (Some((old, _)), None) => emitted.push(RowKind::Delete, &old),
+                    (Some((old, _)), Some((new, _))) if old != *new => {
+                        if self.spec.update_before {
+                            emitted.push(RowKind::UpdateBefore, &old);
+                        }
+                        emitted.push(RowKind::UpdateAfter, new);
                     }
-                    emitted.push(RowKind::UpdateAfter, &new);
+                    _ => {}
                 }
-                _ => {}
             }
         }
         out.collect(emitted);
@@ -236,6 +239,7 @@ impl Operator for DeduplicateOperator {
         }
         let mut emitted = Chunk::with_capacity(self.spec.input_arity, chunk.len());
         for (kind, row) in chunk.rows() {
+            self.set_key(row);
             self.apply(kind, row, ctx, &mut emitted)?;
         }
         out.collect(emitted);

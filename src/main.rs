@@ -21,6 +21,7 @@ const USAGE: &str = "\
 usage: weir run FILE.sql [OPTIONS]       run a script: its statements in order, its jobs to their end
        weir explain FILE.sql [OPTIONS]   print the plans of a script's statements
        weir sql [OPTIONS]                an interactive SQL shell
+       weir compat OLD.sql NEW.sql       whether NEW.sql can start from a savepoint of OLD.sql
        weir help | --help | -h           this text; COMMAND --help for one command
        weir --version | -V               weir's version";
 
@@ -68,6 +69,26 @@ options:
   --format tableau|changelog   how SELECT prints its rows (sql-client.execution.result-mode)
   -h, --help                   this text";
 
+const COMPAT_USAGE: &str = "\
+usage: weir compat OLD.sql NEW.sql [OPTIONS]
+
+Plans both scripts (without running them) and says whether a job of NEW.sql can start from a
+savepoint of the job of OLD.sql: one line per stateful operator and per changed source, sink or
+option (what, verdict, why), then the verdict on the whole job: Fully compatible, Partially
+compatible, Incompatible or Compatibility unknown. docs/compat.md lists the rules.
+
+exit code: 0 fully or partially compatible, 1 incompatible, 2 unknown, 3 a script does not plan.
+
+options:
+  -p, --parallelism N          parallelism.default of both sessions
+  --set key=value              a session option of both sessions, as SET would set it (repeatable);
+                               table.optimizer.state-compatibility.ignore-filter (default false) and
+                               table.optimizer.state-compatibility.ignore-sink (default true) tune the check
+  -h, --help                   this text";
+
+/// `weir compat`'s exit code when a script does not plan.
+const COMPAT_ERROR: u8 = 3;
+
 fn main() -> ExitCode {
     // `WEIR_LOG=info` (any tracing filter) logs what jobs do, checkpoints included, to
     // standard error.
@@ -79,6 +100,15 @@ fn main() -> ExitCode {
             .init();
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "compat") && !args.iter().any(|a| a == "--help" || a == "-h") {
+        return match compat(&args[1..]) {
+            Ok(code) => ExitCode::from(code),
+            Err(message) => {
+                eprintln!("{message}");
+                ExitCode::from(COMPAT_ERROR)
+            }
+        };
+    }
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -95,6 +125,7 @@ fn run(args: &[String]) -> Result<(), String> {
         "run" if wants_help => print_text(RUN_USAGE),
         "explain" if wants_help => print_text(EXPLAIN_USAGE),
         "sql" if wants_help => print_text(SQL_USAGE),
+        "compat" if wants_help => print_text(COMPAT_USAGE),
         "run" => run_script(rest),
         "explain" => explain_script(rest),
         "sql" => {
@@ -105,6 +136,7 @@ fn run(args: &[String]) -> Result<(), String> {
             Some("run") => print_text(RUN_USAGE),
             Some("explain") => print_text(EXPLAIN_USAGE),
             Some("sql") => print_text(SQL_USAGE),
+            Some("compat") => print_text(COMPAT_USAGE),
             _ => print_text(USAGE),
         },
         "--version" | "-V" => print_text(concat!("weir ", env!("CARGO_PKG_VERSION"))),
@@ -235,6 +267,23 @@ fn run_script(args: &[String]) -> Result<(), String> {
         }
     }
     result
+}
+
+/// `weir compat OLD.sql NEW.sql`: prints the check's report; its verdict's exit code.
+fn compat(args: &[String]) -> Result<u8, String> {
+    let (old_file, rest) = args.split_first().ok_or_else(|| COMPAT_USAGE.to_string())?;
+    let (new_file, settings) = parse_arguments(rest).map_err(|_| COMPAT_USAGE.to_string())?;
+    let read = |file: &str| std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"));
+    let (old, new) = (read(old_file)?, read(&new_file)?);
+    // Both sessions are made before planning, so a bad option is reported once.
+    session(&settings)?;
+    let make = || session(&settings).expect("the options were accepted above");
+    let report = weir::planner::session::check_scripts(&old, &new, make).map_err(|(which, e)| {
+        let file = if which == "old" { old_file.as_str() } else { new_file.as_str() };
+        e.in_file(file)
+    })?;
+    print_text(report.text().trim_end_matches('\n'))?;
+    Ok(report.verdict().exit_code() as u8)
 }
 
 fn explain_script(args: &[String]) -> Result<(), String> {

@@ -13,8 +13,8 @@ use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::{check_groups, Emission, GroupKey, GroupState, Groups, ResultRow, GROUPS};
-use crate::aggregate::typed_checkpoint::filter_groups;
-use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
+use crate::aggregate::typed_checkpoint::{filter_groups, remap_groups};
+use crate::aggregate::{restored_call_map, Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::unexpected_columns;
 use crate::spec::OperatorSpec;
 
@@ -333,8 +333,25 @@ impl Operator for GlobalGroupAggregateOperator {
     /// ones are taken back typed at the first chunk.
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         let me = ctx.subtask().clone();
+        // A restore into other calls than the checkpoint's maps each call to its old one.
+        let restored_calls = restored_call_map(states, self.calls.len())?;
         let typed: Vec<_> = states.iter().filter_map(|s| s.section(TYPED_GROUPS)).collect();
         if !typed.is_empty() {
+            let remapped: Vec<Vec<u8>> = match &restored_calls {
+                Some(calls) => typed
+                    .into_iter()
+                    .map(|input| {
+                        let mut out = Encoder::new();
+                        remap_groups(input, self.key_count, calls, &mut out).map(|()| out.into_bytes())
+                    })
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|e| malformed(&e))?,
+                None => Vec::new(),
+            };
+            let typed = match &restored_calls {
+                Some(_) => remapped.iter().map(|b| Decoder::new(b)).collect(),
+                None => states.iter().filter_map(|s| s.section(TYPED_GROUPS)).collect(),
+            };
             let mut own = Encoder::new();
             filter_groups(typed, self.key_count, |key| owns_key(key, &me), &mut own).map_err(|e| malformed(&e))?;
             self.restored_typed = Some(own.into_bytes());
@@ -342,6 +359,14 @@ impl Operator for GlobalGroupAggregateOperator {
         }
         self.typed_decided = true;
         self.groups.restore(states, &me)?;
+        if let Some(calls) = restored_calls {
+            let Self { groups, calls: now, arg_types, key_count, .. } = self;
+            let fresh = |i: usize| Accumulator::new(&now[i], arg_types[i].as_ref(), false);
+            groups.retain(i64::MIN, |_, g| {
+                g.remap(&calls, *key_count, fresh, now);
+                true
+            });
+        }
         check_groups(&mut self.groups, self.calls.len(), self.distinct.len(), "GlobalGroupAggregate")
     }
 

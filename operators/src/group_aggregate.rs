@@ -10,7 +10,7 @@
 //! - the retraction of the group's last row emits `-D[old]` and drops the group's state.
 
 use hashbrown::HashMap;
-use weir_runtime::checkpoint::codec::DecodeError;
+use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::owns_key;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
@@ -18,7 +18,8 @@ use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, R
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
 use crate::aggregate::group_state::{check_groups, Emission, GroupState, Groups, ResultRow, GROUPS};
-use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedGroups};
+use crate::aggregate::typed_checkpoint::remap_groups;
+use crate::aggregate::{restored_call_map, Accumulator, AggregateCall, TypedCalls, TypedGroups};
 use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
@@ -372,6 +373,9 @@ impl Operator for GroupAggregateOperator {
     /// as they were held when checkpointed (typed or as values).
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
         let me = ctx.subtask().clone();
+        // A restore into other calls than the checkpoint's maps each call to its old one.
+        let restored_calls = restored_call_map(states, self.calls.len())?;
+        let key_len = self.keys.len();
         if states.iter().any(|s| s.section(TYPED_GROUPS).is_some()) {
             let Some(typed) = self.typed_groups() else {
                 return Err(weir_runtime::Error::Restore(
@@ -382,15 +386,29 @@ impl Operator for GroupAggregateOperator {
             let malformed =
                 |e: DecodeError| weir_runtime::Error::Restore(format!("the state of GroupAggregate is malformed: {e}"));
             for state in states {
-                if let Some(mut input) = state.section(TYPED_GROUPS) {
+                let Some(mut input) = state.section(TYPED_GROUPS) else { continue };
+                let Some(calls) = &restored_calls else {
                     typed.restore(&mut input, |key| owns_key(key, &me)).map_err(malformed)?;
-                }
+                    continue;
+                };
+                let mut remapped = Encoder::new();
+                remap_groups(input, key_len, calls, &mut remapped).map_err(malformed)?;
+                let remapped = remapped.into_bytes();
+                typed.restore(&mut Decoder::new(&remapped), |key| owns_key(key, &me)).map_err(malformed)?;
             }
             return Ok(());
         }
         self.typed_decided = true;
         self.typed = None;
         self.groups.restore(states, &me)?;
+        if let Some(calls) = restored_calls {
+            let Self { groups, calls: now, arg_types, retracting, keys, .. } = self;
+            let fresh = |i: usize| Accumulator::new(&now[i], arg_types[i].as_ref(), *retracting);
+            groups.retain(i64::MIN, |_, g| {
+                g.remap(&calls, keys.len(), fresh, now);
+                true
+            });
+        }
         let distinct_sets = if self.calls.iter().any(|c| c.distinct) { self.calls.len() } else { 0 };
         check_groups(&mut self.groups, self.calls.len(), distinct_sets, name_of(self.meter.is_some()))
     }

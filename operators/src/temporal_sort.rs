@@ -10,7 +10,8 @@
 //!
 //! On processing time (`ProcTimeSortOperator`) rows are buffered while processing time stands
 //! still and go out sorted by the other keys when it moves on (a timer at the next
-//! millisecond); rows still buffered when the input ends go out then.
+//! millisecond); rows still buffered when the input ends, or when a checkpoint's barrier comes,
+//! go out then.
 //!
 //! State: the waiting rows by time and the last time emitted, not keyed (one subtask).
 
@@ -127,6 +128,16 @@ impl Operator for TemporalSortOperator {
     }
 
     fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if !self.spec.rowtime {
+            self.emit_until(i64::MAX, out);
+        }
+        Ok(())
+    }
+
+    /// On processing time the rows held go out before a checkpoint's barrier (in the order they
+    /// would have gone at the next tick): a checkpoint holds none, so a restored job may select
+    /// other columns.
+    fn prepare_snapshot_pre_barrier(&mut self, _: u64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         if !self.spec.rowtime {
             self.emit_until(i64::MAX, out);
         }

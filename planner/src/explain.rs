@@ -59,7 +59,7 @@ fn literal(value: &Value) -> String {
 
 /// An expression as Flink prints it: `>(amount, 400)` (prefix) or `(amount > 400)` (infix),
 /// columns by `column(i)`.
-fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
+pub(crate) fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
     match expr {
         Expr::Column { index, .. } => column(*index),
         // Calcite types the literals of other than their default types: `1:BIGINT` (in the
@@ -94,7 +94,7 @@ fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> Str
 
 /// A call as a local or global phase prints it: a DISTINCT call names the set of distinct values
 /// it takes them from (`COUNT(distinct$0 b)`, Flink's `slot`) instead of `DISTINCT`.
-fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
+pub(crate) fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
     let name = match &call.kind {
         AggregateKind::CountStar | AggregateKind::Count => "COUNT",
         AggregateKind::Sum => "SUM",

@@ -9,6 +9,7 @@
 pub mod binder;
 pub mod catalog;
 pub mod column_type;
+pub mod compat;
 pub(crate) mod conditions;
 pub mod dialect;
 pub mod error;

@@ -24,6 +24,8 @@ use crate::tableau::TableauPrinter;
 mod ddl;
 mod describe;
 mod modify;
+mod compat;
+pub use compat::check_scripts;
 pub mod recovery;
 
 pub(crate) use ddl::catalog_table;
@@ -416,16 +418,18 @@ impl Session {
     fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
         let planner = self.planner()?;
         let plans = planner.physical_inserts(inserts, at)?;
-        let (translator, _) = planner.job_graph(&plans)?;
+        let (mut translator, _) = planner.job_graph(&plans)?;
         // A job that never ends runs in the background unless `table.dml-sync` is set.
         let sync = self.settings.get(&DML_SYNC);
         // The distribution marked each sink with whether its sources all end.
         let unbounded = plans.iter().any(|p| matches!(p.kind, PhysicalKind::Sink { bounded_input: false, .. }));
-        let graph = translator.graph;
+        let graph = std::mem::take(&mut translator.graph);
         let background = unbounded && !sync;
         let sinks: Vec<&str> = inserts.iter().map(|i| i.table.as_str()).collect();
         let job_name = self.job_name(&sinks);
-        let runtime = self.job_runtime(&job_name)?;
+        let mut runtime = self.job_runtime(&job_name)?;
+        let shape = self.job_shape(&mut translator, &graph)?;
+        self.follow_compatibility(&job_name, &shape, &mut runtime)?;
         let target = self.savepoint_target(&job_name, &runtime);
         let handle = job::start(graph, runtime)?;
         self.cancellers.lock().push((handle.canceller(), target));

@@ -7,10 +7,10 @@
 use weir_runtime::settings::{Settings, Spec};
 use weir_runtime::RuntimeConfig;
 
-use crate::{lookup_options as lookup, managed, options, session};
+use crate::{compat, lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 32] = [
+static PLANNER_SETTINGS: [&Spec; 34] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -42,6 +42,8 @@ static PLANNER_SETTINGS: [&Spec; 32] = [
     &session::recovery::SAVEPOINT_PATH.spec,
     &session::recovery::IGNORE_UNCLAIMED.spec,
     &session::recovery::SAVEPOINT_DIR.spec,
+    &compat::IGNORE_FILTER.spec,
+    &compat::IGNORE_SINK.spec,
     &managed::STORE_PATH.spec,
 ];
 

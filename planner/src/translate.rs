@@ -30,6 +30,8 @@ pub struct Translator<'a> {
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
     clock: Arc<dyn weir_runtime::Clock>,
+    /// What the job keeps in state, vertex by vertex (for the state compatibility check).
+    pub shapes: crate::compat::shape::ShapeCollector,
 }
 
 /// A vertex, its parallelism, and the exchange its consumer must apply.
@@ -61,6 +63,7 @@ impl<'a> Translator<'a> {
             batch: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
+            shapes: Default::default(),
         }
     }
 
@@ -127,6 +130,7 @@ impl<'a> Translator<'a> {
             return Ok(shared.clone());
         }
         let output = self.translate_new(node)?;
+        self.shapes.operator(node, output.vertex);
         if let Some(d) = digest {
             self.scans.insert(d, output.clone());
         }
@@ -153,6 +157,7 @@ impl<'a> Translator<'a> {
                     parallelism,
                     kind: VertexKind::Source(source),
                 });
+                self.shapes.source(table, vertex);
                 Ok(Output { vertex, parallelism, exchange: None })
             }
             PhysicalKind::Values { rows } => {
@@ -249,12 +254,18 @@ impl<'a> Translator<'a> {
                             self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory)
                         }
                         SinkStep::KeyBy(strategy) => Output { exchange: Some(strategy.clone()), ..input },
-                        SinkStep::Materializer(m) => self.operator(&m.name(), &input, node.parallelism, m.factory()),
+                        SinkStep::Materializer(m) => {
+                            let output = self.operator(&m.name(), &input, node.parallelism, m.factory());
+                            self.shapes.materializer(node, m, output.vertex);
+                            output
+                        }
                         SinkStep::Writer => {
                             let context = SinkContext { bounded_input: *bounded_input, targets: targets.clone() };
                             let provider = self.registry.create_sink_for(table, &context)?;
                             let name = format!("Sink: {}", table.name);
-                            self.operator(&name, &input, node.parallelism, provider.factory)
+                            let output = self.operator(&name, &input, node.parallelism, provider.factory);
+                            self.shapes.sink(table, output.vertex);
+                            output
                         }
                     };
                 }

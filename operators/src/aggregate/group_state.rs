@@ -70,6 +70,26 @@ impl<D> GroupState<D> {
     }
 }
 
+impl<D: DistinctState> GroupState<D> {
+    /// The group as the aggregate of other calls holds it after a restore: accumulator `i` (and
+    /// the last result's column, after the `key_len` key columns) is old call `calls[i]`'s, or
+    /// `fresh(i)`'s for a call that starts empty. One-phase DISTINCT values follow their calls.
+    pub(crate) fn remap(&mut self, calls: &[Option<usize>], key_len: usize, fresh: impl Fn(usize) -> Accumulator, results: &[AggregateCall]) {
+        let old = std::mem::take(&mut self.accumulators);
+        self.accumulators =
+            calls.iter().enumerate().map(|(i, c)| c.and_then(|j| old.get(j).cloned()).unwrap_or_else(|| fresh(i))).collect();
+        if !self.last.is_empty() {
+            let mut last: ResultRow = self.last[..key_len.min(self.last.len())].iter().cloned().collect();
+            for (i, c) in calls.iter().enumerate() {
+                let kept = c.and_then(|j| self.last.get(key_len + j).cloned());
+                last.push(kept.unwrap_or_else(|| self.accumulators[i].result(&results[i])));
+            }
+            self.last = last;
+        }
+        self.distinct.remap(calls);
+    }
+}
+
 /// What a group's change emits: Flink's GroupAggFunction rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Emission {
@@ -122,6 +142,8 @@ pub(crate) trait DistinctState: Sized {
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError>;
     /// How many sets of values it holds.
     fn sets(&self) -> usize;
+    /// Follows a change of calls ([`GroupState::remap`]).
+    fn remap(&mut self, calls: &[Option<usize>]);
 }
 
 fn encode_values(out: &mut Encoder, values: Option<&DistinctValues>) {
@@ -160,6 +182,15 @@ impl DistinctState for Vec<Option<DistinctValues>> {
     fn sets(&self) -> usize {
         self.len()
     }
+
+    /// Values per call: each call takes its old call's (none for a new call).
+    fn remap(&mut self, calls: &[Option<usize>]) {
+        if self.is_empty() {
+            return;
+        }
+        let mut old = std::mem::take(self);
+        *self = calls.iter().map(|c| c.and_then(|j| old.get_mut(j).and_then(Option::take))).collect();
+    }
 }
 
 /// Global aggregates: values per DISTINCT argument.
@@ -176,6 +207,9 @@ impl DistinctState for Vec<DistinctValues> {
     fn sets(&self) -> usize {
         self.len()
     }
+
+    /// Values per DISTINCT argument: the DISTINCT calls do not change, nor do their arguments.
+    fn remap(&mut self, _: &[Option<usize>]) {}
 }
 
 /// A group in a checkpoint: its rows, last result, accumulators (with their number) and

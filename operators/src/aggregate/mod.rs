@@ -13,6 +13,43 @@ pub(crate) mod numeric;
 mod typed;
 
 pub use accumulator::Accumulator;
+
+/// The state section a restore adds to an aggregate's state when the new aggregate computes
+/// other calls than the one that wrote it: for each new call, the old call it continues
+/// ([`encode_call_map`]).
+pub const RESTORED_CALLS: &str = "restored-calls";
+
+/// The bytes of [`RESTORED_CALLS`]: the number of calls, then per call `0` (it starts empty) or
+/// the old call's index plus one.
+pub fn encode_call_map(calls: &[Option<usize>]) -> Vec<u8> {
+    let mut out = weir_runtime::checkpoint::codec::Encoder::new();
+    out.u32(calls.len() as u32);
+    calls.iter().for_each(|c| out.u32(c.map_or(0, |j| j as u32 + 1)));
+    out.into_bytes()
+}
+
+/// The call map a restore added to `states` ([`RESTORED_CALLS`]), if it added one; it must
+/// have one entry per call of the aggregate (`calls`).
+///
+/// # Errors
+/// A damaged map, or one for another number of calls.
+pub(crate) fn restored_call_map(
+    states: &[weir_runtime::checkpoint::StateReader],
+    calls: usize,
+) -> weir_runtime::Result<Option<Vec<Option<usize>>>> {
+    let Some(mut input) = states.iter().find_map(|s| s.section(RESTORED_CALLS)) else { return Ok(None) };
+    let bad = |what: String| weir_runtime::Error::Restore(format!("the restored aggregate calls are malformed: {what}"));
+    let count = input.u32().map_err(|e| bad(e.to_string()))? as usize;
+    if count != calls {
+        return Err(bad(format!("{count} calls where the aggregate has {calls}")));
+    }
+    let map = (0..count)
+        .map(|_| input.u32().map(|c| c.checked_sub(1).map(|j| j as usize)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(Some(map))
+}
+
 pub(crate) use typed::checkpoint as typed_checkpoint;
 pub use typed::{TypedCalls, TypedGlobalGroups, TypedGroups, TypedLocalGroups};
 

@@ -102,6 +102,11 @@ impl<'a> Binder<'a> {
     /// # Errors
     /// Unknown names, type mismatches, and features weir does not plan yet.
     pub fn bind_query(&mut self, query: &ast::Query) -> Result<Plan> {
+        if let Some(widened) = sort::with_hidden_order_columns(query) {
+            // ORDER BY columns the query does not select: selected for the sort, then dropped.
+            let plan = self.bind_query_body(&widened.query)?;
+            return sort::bind_sort(plan, &widened.query).map(|sorted| widened.drop_hidden(sorted));
+        }
         let plan = self.bind_query_body(query)?;
         sort::bind_sort(plan, query)
     }

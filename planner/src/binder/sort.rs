@@ -1,7 +1,8 @@
 //! `ORDER BY … [LIMIT n] [OFFSET m]` and `FETCH FIRST n ROWS ONLY` of a query: a [`Node::Sort`]
 //! over its rows. The ORDER BY keys name the query's output columns (by name or by 1-based
-//! position); NULLs come first ascending and last descending unless the key says otherwise, as in
-//! Flink.
+//! position), or columns of its FROM clause it does not select: those are selected as hidden
+//! columns for the sort and dropped after it, as Flink does. NULLs come first ascending and last
+//! descending unless the key says otherwise, as in Flink.
 
 use sqlparser::ast;
 use weir_operators::ranking::SortKey;
@@ -9,6 +10,68 @@ use weir_operators::ranking::SortKey;
 use super::{position_of, unsupported_at};
 use crate::error::{Error, Result};
 use crate::plan::{Node, Plan};
+use weir_operators::expr::Expr;
+
+/// A query whose SELECT list was widened by the ORDER BY columns it does not select.
+pub(super) struct Widened {
+    /// The query with the hidden columns selected last.
+    pub query: ast::Query,
+    /// How many columns the query selects itself.
+    visible: usize,
+}
+
+impl Widened {
+    /// `sorted` without the hidden columns.
+    pub fn drop_hidden(&self, sorted: Plan) -> Plan {
+        let fields = sorted.fields[..self.visible].to_vec();
+        let projections = fields.iter().enumerate().map(|(i, f)| Expr::column(i, f.data_type.clone())).collect();
+        Plan { node: Node::Calc { input: Box::new(sorted), projections, condition: None }, fields }
+    }
+}
+
+/// `query` with the plain column names its ORDER BY uses but its SELECT list does not name
+/// selected after its own columns; `None` when there are none, or the query is no plain
+/// `SELECT` (without DISTINCT or `*`) whose output could take them.
+pub(super) fn with_hidden_order_columns(query: &ast::Query) -> Option<Widened> {
+    let Some(ast::OrderBy { kind: ast::OrderByKind::Expressions(keys), .. }) = &query.order_by else { return None };
+    let ast::SetExpr::Select(select) = query.body.as_ref() else { return None };
+    if select.distinct.is_some() {
+        return None;
+    }
+    let mut selected = Vec::new();
+    for item in &select.projection {
+        match item {
+            ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(id)) => selected.push(id.value.to_lowercase()),
+            ast::SelectItem::UnnamedExpr(ast::Expr::CompoundIdentifier(parts)) => {
+                selected.extend(parts.last().map(|p| p.value.to_lowercase()))
+            }
+            ast::SelectItem::ExprWithAlias { alias, .. } => selected.push(alias.value.to_lowercase()),
+            ast::SelectItem::UnnamedExpr(_) => {}
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => return None,
+        }
+    }
+    let mut hidden: Vec<ast::SelectItem> = Vec::new();
+    for key in keys {
+        let name = match &key.expr {
+            ast::Expr::Identifier(id) => &id.value,
+            ast::Expr::CompoundIdentifier(parts) => &parts.last()?.value,
+            _ => continue,
+        };
+        if !selected.contains(&name.to_lowercase()) {
+            selected.push(name.to_lowercase());
+            hidden.push(ast::SelectItem::UnnamedExpr(key.expr.clone()));
+        }
+    }
+    if hidden.is_empty() {
+        return None;
+    }
+    let visible = select.projection.len();
+    let mut widened = query.clone();
+    if let ast::SetExpr::Select(select) = widened.body.as_mut() {
+        select.projection.extend(hidden);
+    }
+    Some(Widened { query: widened, visible })
+}
 
 /// `plan` sorted and limited as `query` says (as it is without ORDER BY, LIMIT and FETCH).
 ///

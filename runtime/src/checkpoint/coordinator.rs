@@ -56,6 +56,8 @@ pub struct CompletedCheckpoint {
     pub timestamp: i64,
     /// The subtasks' parts, ordered by chain and subtask.
     pub subtasks: Vec<SubtaskState>,
+    /// What the job's planner wrote about the job ([`super::CheckpointConfig::plan`]).
+    pub plan: Option<Arc<String>>,
 }
 
 /// The completed checkpoints a job keeps in memory (the newest `num-retained`, when it writes
@@ -257,7 +259,8 @@ impl CheckpointCoordinator {
         done.parts.sort_by(|a, b| (&a.vertex, a.subtask).cmp(&(&b.vertex, b.subtask)));
         self.pending.retain(|&id, _| id > checkpoint);
         self.last_completion = Some(now);
-        let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks: done.parts };
+        let plan = self.config.plan.clone();
+        let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks: done.parts, plan };
         let writing = std::time::Instant::now();
         let size = self.store(&completed)?;
         let write_us = writing.elapsed().as_micros() as u64;

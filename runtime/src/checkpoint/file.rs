@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! "WEIRSNAP"   8 bytes, the magic
-//! version      u32 LE, the format version (this reader takes 2)
+//! version      u32 LE, the format version (this reader takes 3)
 //! length       u64 LE, the payload's length
 //! payload      `length` bytes
 //! crc32        u32 LE, CRC-32 (IEEE) of the payload
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 /// The first bytes of every snapshot file.
 pub const MAGIC: &[u8; 8] = b"WEIRSNAP";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER: usize = 8 + 4 + 8;
 
 /// Why a snapshot file cannot be read.
@@ -180,7 +180,7 @@ mod tests {
         newer[8] = 9;
         fs::write(&path, &newer).unwrap();
         let error = read_snapshot(&path).unwrap_err();
-        assert!(error.to_string().ends_with("has format version 9; this weir reads version 2"), "{error}");
+        assert!(error.to_string().ends_with("has format version 9; this weir reads version 3"), "{error}");
 
         fs::write(&path, b"{\"not\": \"a snapshot\"}").unwrap();
         assert!(matches!(read_snapshot(&path).unwrap_err(), SnapshotError::NotASnapshot { .. }));

@@ -113,6 +113,9 @@ pub struct CheckpointConfig {
     pub retention: Retention,
     /// The checkpoint the job starts from (`execution.state-recovery.path`), if any.
     pub restore: Option<Restore>,
+    /// What the job's planner wrote about it (the SQL planner: its stateful operators, for the
+    /// state compatibility check), kept in every checkpoint as it is.
+    pub plan: Option<Arc<String>>,
 }
 
 /// A checkpoint to start a job from.
@@ -137,6 +140,7 @@ impl Default for CheckpointConfig {
             dir: None,
             retention: Retention::RetainOnCancellation,
             restore: None,
+            plan: None,
         }
     }
 }

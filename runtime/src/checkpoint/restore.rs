@@ -89,6 +89,7 @@ mod tests {
             id: 3,
             timestamp: 0,
             subtasks: vec![part("Agg#1", 1, 2, 11), part("Agg#1", 0, 2, 10)],
+            plan: None,
         };
         let plan = RestorePlan::new(&checkpoint, &["Agg#1".into()], false).unwrap();
         assert_eq!(values(&plan.states_for("Agg#1")), vec![10, 11]);
@@ -97,7 +98,7 @@ mod tests {
 
     #[test]
     fn state_no_operator_claims_is_refused_unless_allowed() {
-        let checkpoint = CompletedCheckpoint { id: 3, timestamp: 0, subtasks: vec![part("Gone#ab-0", 0, 1, 1)] };
+        let checkpoint = CompletedCheckpoint { id: 3, timestamp: 0, subtasks: vec![part("Gone#ab-0", 0, 1, 1)], plan: None };
         let error = RestorePlan::new(&checkpoint, &["Agg#1".into()], false).unwrap_err().to_string();
         assert!(
             error.contains("operator 'Gone' (id Gone#ab-0)") && error.contains("ignore-unclaimed-state"),

@@ -142,6 +142,15 @@ impl StateReader {
     pub fn is_empty(&self) -> bool {
         self.sections.0.is_empty()
     }
+
+    /// This state with section `name` holding `bytes` (replacing one of that name): how a
+    /// restore hands an operator what it must know about the state besides the state itself.
+    pub fn with_section(&self, name: &str, bytes: Vec<u8>) -> StateReader {
+        let mut sections: Vec<(String, Vec<u8>)> =
+            self.sections.0.iter().filter(|(n, _)| n != name).map(|(n, b)| (n.clone(), b.clone())).collect();
+        sections.push((name.to_string(), bytes));
+        StateReader { sections: Arc::new(Sections(sections)) }
+    }
 }
 
 #[cfg(test)]

@@ -3,12 +3,14 @@
 //! `_metadata` is a snapshot file ([`super::file`]) whose payload is, in weir's encoding
 //! ([`super::codec`]): the checkpoint's id (u64) and trigger time (i64), the number of subtask
 //! parts (u32), and for each its chain's name, its subtask index and parallelism (u32 each) and
-//! each operator of the chain, head first (u32 count, then each operator's id and sections). A `chk-N`
+//! each operator of the chain, head first (u32 count, then each operator's id and sections), and
+//! what the planner wrote about the job (a u32 flag, then the text when there is one). A `chk-N`
 //! directory without a readable `_metadata` is not a checkpoint: it is skipped when looking for
 //! the latest one and refused when named.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::codec::{DecodeError, Decoder, Encoder};
 use super::coordinator::{CompletedCheckpoint, OperatorState, SubtaskState};
@@ -62,6 +64,13 @@ fn write_into(target: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Resul
             operator.state.encode_into(&mut e, &mut pieces);
         }
     }
+    match &checkpoint.plan {
+        Some(plan) => {
+            e.u32(1);
+            e.str(plan);
+        }
+        None => e.u32(0),
+    }
     pieces.push(e.into_bytes().into());
     write_snapshot_parts(&target.join(METADATA), &pieces)
 }
@@ -104,7 +113,8 @@ fn decode(payload: &[u8]) -> Result<CompletedCheckpoint, DecodeError> {
             .collect::<Result<Vec<_>, DecodeError>>()?;
         subtasks.push(SubtaskState { vertex, subtask, parallelism, operators });
     }
-    Ok(CompletedCheckpoint { id, timestamp, subtasks })
+    let plan = if d.u32()? == 1 { Some(Arc::new(d.str()?.to_string())) } else { None };
+    Ok(CompletedCheckpoint { id, timestamp, subtasks, plan })
 }
 
 /// The `chk-N` directories under `dir` with their numbers, lowest first.
@@ -169,6 +179,7 @@ mod tests {
                 parallelism: 1,
                 operators: vec![OperatorState { id: "Source: s#1-0".into(), state: state.into_reader() }],
             }],
+            plan: Some(Arc::new(format!("plan {id}"))),
         }
     }
 

@@ -82,6 +82,41 @@ pub(crate) fn filter_groups(
     Ok(())
 }
 
+/// Rewrites a section [`write_groups`] wrote (keys of `arity` columns) for other calls: each
+/// group's words for call `i` are those of old call `calls[i]`, or zero (an empty accumulator
+/// without a last result) when it is `None`. A group's words are `[rows, validity of the last
+/// results, (value, count, last) per call]` ([`super::Slab`]).
+///
+/// # Errors
+/// A damaged encoding.
+pub(crate) fn remap_groups(
+    mut input: Decoder<'_>,
+    arity: usize,
+    calls: &[Option<usize>],
+    out: &mut Encoder,
+) -> Result<(), DecodeError> {
+    let (_, entries) = read_entries(&mut input, arity, |_| true)?;
+    out.u32((2 + 3 * calls.len()) as u32);
+    out.u32(entries.len() as u32);
+    for (key, words) in entries {
+        key.iter().for_each(|v| out.value(v));
+        let old_call = |j: usize| words.get(2 + 3 * j..2 + 3 * j + 3);
+        let mut valid = 0i64;
+        for (i, old) in calls.iter().enumerate() {
+            if let Some(j) = old {
+                valid |= ((words[1] >> j) & 1) << i;
+            }
+        }
+        out.i64(words[0]);
+        out.i64(valid);
+        for old in calls {
+            let triple = old.and_then(old_call).unwrap_or(&[0, 0, 0]);
+            triple.iter().for_each(|&w| out.i64(w));
+        }
+    }
+    Ok(())
+}
+
 /// Adds to `table` and `slab` the groups [`write_groups`] wrote whose keys `owns` accepts.
 ///
 /// # Errors

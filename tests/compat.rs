@@ -115,7 +115,10 @@ fn group_aggregate_rules() {
     }
     let partial = [
         ("select a, sum(b), max(c), count(c) from MyTable group by a", "[COUNT(MyTable.c)] start from the restore"),
-        ("select a, sum(b), min(c) from MyTable group by a", "[MIN(MyTable.c)] start from the restore; the state of [MAX(MyTable.c)] is dropped"),
+        (
+            "select a, sum(b), min(c) from MyTable group by a",
+            "[MIN(MyTable.c)] start from the restore; the state of [MAX(MyTable.c)] is dropped",
+        ),
         (
             "select a, sum(b), max(c) from (select a, b, substring(c, 1, 5) as c from MyTable) group by a",
             "[MAX(SUBSTRING(MyTable.c, 1, 5))] start from the restore",
@@ -125,7 +128,10 @@ fn group_aggregate_rules() {
         assert_verdict(AGG, new, &[], Partial, reason);
     }
     let incompatible = [
-        ("select a, d, sum(b), max(c) from MyTable group by a, d", "its state is keyed by [MyTable.a], the new one by [MyTable.a, MyTable.d]"),
+        (
+            "select a, d, sum(b), max(c) from MyTable group by a, d",
+            "its state is keyed by [MyTable.a], the new one by [MyTable.a, MyTable.d]",
+        ),
         ("select a + 1, sum(b), max(c) from MyTable group by a + 1", "the new one by [(MyTable.a + 1)]"),
         ("select a, sum(b), max(c), count(distinct c) from MyTable group by a", "its DISTINCT aggregates change"),
         ("select a from MyTable group by a", "all its aggregates are deleted"),
@@ -215,7 +221,13 @@ fn top_n_and_limit_rules() {
     assert_verdict(base, n, &[], Incompatible, "its rank range changes");
     let order = "select a, b, c from (select *, row_number() over (partition by a, b order by c desc) as rk from MyTable) where rk < 3";
     assert_verdict(base, order, &[], Incompatible, "its order changes");
-    assert_verdict("select a, b from MyTable limit 100", "select a, b from MyTable limit 200", &[], Incompatible, "its rank range changes");
+    assert_verdict(
+        "select a, b from MyTable limit 100",
+        "select a, b from MyTable limit 200",
+        &[],
+        Incompatible,
+        "its rank range changes",
+    );
 }
 
 #[test]
@@ -231,16 +243,18 @@ fn join_rules() {
     let ignore = [("table.optimizer.state-compatibility.ignore-filter", "true")];
     assert_verdict(base, pushed, &ignore, Full, "its input's filter changes, ignored");
     let interval = |bound: &str| {
-        format!("select l.a, r.b from MyTable l, MyTable2 r where l.a = r.a and l.ts between r.ts - interval {bound} and r.ts")
+        format!("select l.a, r.b from MyTable l join MyTable2 r on l.a = r.a and l.ts between r.ts - interval {bound} and r.ts")
     };
     assert_verdict(&interval("'60' second"), &interval("'1' minute"), &[], Full, "IntervalJoin");
-    assert_verdict(&interval("'60' second"), &interval("'2' minute"), &[], Incompatible, "its interval changes");
+    assert_verdict(&interval("'60' second"), &interval("'2' minute"), &[], Incompatible, "120000:INTERVAL SECOND");
 }
 
 #[test]
 fn union_all_rules() {
-    let base = "select a, sum(b), max(c) from (select a, b, c from MyTable union all select a, b, c from MyTable2) group by a";
-    let swapped = "select a, sum(b), max(c) from (select a, b, c from MyTable2 union all select a, b, c from MyTable) group by a";
+    let base =
+        "select a, sum(b), max(c) from (select a, b, c from MyTable union all select a, b, c from MyTable2) group by a";
+    let swapped =
+        "select a, sum(b), max(c) from (select a, b, c from MyTable2 union all select a, b, c from MyTable) group by a";
     assert_verdict(base, swapped, &[], Full, "it keeps the same state");
     let more = "select a, sum(b), max(c) from (select a, b, c from MyTable union all select a, b, c from MyTable2 union all select a, b, c from MyTable where d > 1) group by a";
     assert_verdict(base, more, &[], Incompatible, "GroupAggregate");
@@ -249,12 +263,24 @@ fn union_all_rules() {
 #[test]
 fn source_option_and_parallelism_rules() {
     // Another source table: no state of the savepoint is the aggregate's.
-    assert_verdict(AGG, &AGG.replace("MyTable", "MyTable2"), &[], Incompatible, "it reads MyTable2 where the old GroupAggregate read MyTable");
+    assert_verdict(
+        AGG,
+        &AGG.replace("MyTable", "MyTable2"),
+        &[],
+        Incompatible,
+        "it reads MyTable2 where the old GroupAggregate read MyTable",
+    );
     // Another connector for the same table.
-    let kafka = script(AGG).replacen("'connector' = 'datagen'", "'connector' = 'filesystem', 'path' = '/nonexistent', 'format' = 'csv'", 1);
+    let kafka = script(AGG).replacen(
+        "'connector' = 'datagen'",
+        "'connector' = 'filesystem', 'path' = '/nonexistent', 'format' = 'csv'",
+        1,
+    );
     let report = check_scripts(&script(AGG), &kafka, || session(&[])).unwrap_or_else(|_| panic!());
     assert_eq!(report.verdict(), Incompatible, "{}", report.text());
-    assert!(report.text().contains("source MyTable: Incompatible: its connector changes from 'datagen' to 'filesystem'"));
+    assert!(report
+        .text()
+        .contains("source MyTable: Incompatible: its connector changes from 'datagen' to 'filesystem'"));
     // Parallelism: state is redistributed.
     let report = check_scripts(&script(AGG), &script(AGG), || session(&[("parallelism.default", "4")]));
     let old_p2 = check_scripts(&script(AGG), &script(AGG), || session(&[])).unwrap_or_else(|_| panic!());

@@ -293,6 +293,7 @@ impl Operator for OverAggregateOperator {
     }
 
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        crate::aggregate::refuse_restored_calls(states, "OverAggregate")?;
         let info = ctx.subtask().clone();
         self.keys.restore(states, &info)?;
         self.timers.restore(states, &info)

@@ -21,10 +21,10 @@ use crate::physical::PhysicalKind;
 use crate::plan::Plan;
 use crate::tableau::TableauPrinter;
 
+mod compat;
 mod ddl;
 mod describe;
 mod modify;
-mod compat;
 pub use compat::check_scripts;
 pub mod recovery;
 

@@ -74,10 +74,19 @@ impl<D: DistinctState> GroupState<D> {
     /// The group as the aggregate of other calls holds it after a restore: accumulator `i` (and
     /// the last result's column, after the `key_len` key columns) is old call `calls[i]`'s, or
     /// `fresh(i)`'s for a call that starts empty. One-phase DISTINCT values follow their calls.
-    pub(crate) fn remap(&mut self, calls: &[Option<usize>], key_len: usize, fresh: impl Fn(usize) -> Accumulator, results: &[AggregateCall]) {
+    pub(crate) fn remap(
+        &mut self,
+        calls: &[Option<usize>],
+        key_len: usize,
+        fresh: impl Fn(usize) -> Accumulator,
+        results: &[AggregateCall],
+    ) {
         let old = std::mem::take(&mut self.accumulators);
-        self.accumulators =
-            calls.iter().enumerate().map(|(i, c)| c.and_then(|j| old.get(j).cloned()).unwrap_or_else(|| fresh(i))).collect();
+        self.accumulators = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.and_then(|j| old.get(j).cloned()).unwrap_or_else(|| fresh(i)))
+            .collect();
         if !self.last.is_empty() {
             let mut last: ResultRow = self.last[..key_len.min(self.last.len())].iter().cloned().collect();
             for (i, c) in calls.iter().enumerate() {

@@ -28,6 +28,20 @@ pub fn encode_call_map(calls: &[Option<usize>]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Refuses a restore into other aggregate calls than the checkpoint's (`RESTORED_CALLS`), which
+/// `operator` cannot map yet.
+pub(crate) fn refuse_restored_calls(
+    states: &[weir_runtime::checkpoint::StateReader],
+    operator: &str,
+) -> weir_runtime::Result<()> {
+    if states.iter().any(|s| s.section(RESTORED_CALLS).is_some()) {
+        return Err(weir_runtime::Error::Restore(format!(
+            "{operator} cannot yet restore a state of other aggregate calls than its own: restore the old script, or start the new one without state"
+        )));
+    }
+    Ok(())
+}
+
 /// The call map a restore added to `states` ([`RESTORED_CALLS`]), if it added one; it must
 /// have one entry per call of the aggregate (`calls`).
 ///
@@ -38,7 +52,8 @@ pub(crate) fn restored_call_map(
     calls: usize,
 ) -> weir_runtime::Result<Option<Vec<Option<usize>>>> {
     let Some(mut input) = states.iter().find_map(|s| s.section(RESTORED_CALLS)) else { return Ok(None) };
-    let bad = |what: String| weir_runtime::Error::Restore(format!("the restored aggregate calls are malformed: {what}"));
+    let bad =
+        |what: String| weir_runtime::Error::Restore(format!("the restored aggregate calls are malformed: {what}"));
     let count = input.u32().map_err(|e| bad(e.to_string()))? as usize;
     if count != calls {
         return Err(bad(format!("{count} calls where the aggregate has {calls}")));

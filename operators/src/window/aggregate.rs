@@ -234,6 +234,10 @@ impl Windows for SlicedWindows {
         self.slices.restore(states, info)?;
         self.timers.restore(states, info)?;
         let calls = &self.calls;
+        // A restore into other calls than the checkpoint's maps each call to its old one.
+        if let Some(restored) = crate::aggregate::restored_call_map(states, calls.calls.len())? {
+            self.slices.for_each_mut(|_, _, acc| acc.remap(&restored, calls));
+        }
         let mut fits = true;
         self.slices.for_each(|_, _, acc| fits &= acc.fits(calls));
         if !fits {

@@ -180,6 +180,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
     }
 
     fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
+        crate::aggregate::refuse_restored_calls(states, "a SESSION window aggregate")?;
         self.sessions.restore(states, info)?;
         self.timers.restore(states, info)?;
         let context = &self.context;

@@ -54,6 +54,19 @@ impl SliceAccumulators {
         }
     }
 
+    /// The accumulators as the aggregate of `calls` holds them after a restore from a state of
+    /// other calls: accumulator `i` is old call `restored[i]`'s, or empty for a new call. The
+    /// DISTINCT calls do not change, nor do their values.
+    pub fn remap(&mut self, restored: &[Option<usize>], calls: &Calls) {
+        let old = std::mem::take(&mut self.accumulators);
+        let fresh = |i: usize| Accumulator::new(&calls.calls[i], calls.arg_types[i].as_ref(), calls.retracting);
+        self.accumulators = restored
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.and_then(|j| old.get(j).cloned()).unwrap_or_else(|| fresh(i)))
+            .collect();
+    }
+
     /// Whether these accumulators fit `calls` (a restored state of other aggregates does not).
     pub fn fits(&self, calls: &Calls) -> bool {
         self.accumulators.len() == calls.calls.len() && self.distinct.len() == calls.distinct.len()

@@ -67,7 +67,11 @@ pub(super) fn judge_operators(old: &JobShape, new: &JobShape, options: CompatOpt
                     StateFate::Refused { old_id: o.id.clone(), subject: n.label(), reason: judged.reason.clone() }
                 };
                 report.fates.push(fate);
-                report.judgements.push(Judgement { subject: n.label(), verdict: judged.verdict, reason: judged.reason });
+                report.judgements.push(Judgement {
+                    subject: n.label(),
+                    verdict: judged.verdict,
+                    reason: judged.reason,
+                });
             }
             (None, Some(n)) => {
                 let before = unpaired_old.iter().find(|o| o.class == n.class);

@@ -46,14 +46,18 @@ pub fn rewrite(
             }
         }
     }
-    for sink in &old.sinks {
-        if let Some(now) = new.sinks.iter().find(|s| s.table == sink.table) {
-            renamed.insert(&sink.id, (&now.id, None));
-        }
-    }
-    for source in &old.sources {
-        if let Some(now) = new.sources.iter().find(|s| s.table == source.table) {
-            renamed.insert(&source.id, (&now.id, None));
+    // Sources and sinks keep their state by table; that of tables the new job does not read
+    // or write is dropped.
+    let by_table =
+        old.sinks.iter().map(|s| (&s.table, &s.id, new.sinks.iter().find(|n| n.table == s.table).map(|n| &n.id)));
+    let sources =
+        old.sources.iter().map(|s| (&s.table, &s.id, new.sources.iter().find(|n| n.table == s.table).map(|n| &n.id)));
+    for (_, old_id, new_id) in by_table.chain(sources) {
+        match new_id {
+            Some(new_id) => {
+                renamed.insert(old_id, (new_id, None));
+            }
+            None => dropped.push(old_id),
         }
     }
     let mut rewritten = checkpoint.clone();

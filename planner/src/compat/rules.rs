@@ -93,7 +93,11 @@ pub(super) fn judge_pair(old: &StateShape, new: &StateShape, options: CompatOpti
     }
     if item.is_some() {
         if judged.item.is_some() {
-            return PairJudgement { verdict: Verdict::Unknown, reason: format!("{}; and its filter changes", judged.reason), ..judged };
+            return PairJudgement {
+                verdict: Verdict::Unknown,
+                reason: format!("{}; and its filter changes", judged.reason),
+                ..judged
+            };
         }
         judged.item = item;
         judged.reason = format!("{} (its input's filter changes, ignored)", judged.reason);
@@ -116,7 +120,8 @@ fn rows_changed(old: &StateShape, new: &StateShape) -> Option<String> {
 
 /// The verdict on a change of aggregate calls (see the module docs).
 fn judge_aggregates(before: &[Aggregate], after: &[Aggregate]) -> PairJudgement {
-    let distinct = |calls: &[Aggregate]| calls.iter().filter(|c| c.distinct).map(|c| c.text.clone()).collect::<Vec<_>>();
+    let distinct =
+        |calls: &[Aggregate]| calls.iter().filter(|c| c.distinct).map(|c| c.text.clone()).collect::<Vec<_>>();
     let plain = |calls: &[Aggregate]| calls.iter().filter(|c| !c.distinct).map(|c| c.text.clone()).collect::<Vec<_>>();
     if distinct(before) != distinct(after) {
         return incompatible(format!(
@@ -139,13 +144,18 @@ fn judge_aggregates(before: &[Aggregate], after: &[Aggregate]) -> PairJudgement 
         })
         .collect();
     let identity = calls.len() == before.len() && calls.iter().enumerate().all(|(i, c)| *c == Some(i));
-    let added: Vec<String> = after.iter().zip(&calls).filter(|(_, c)| c.is_none()).map(|(a, _)| a.text.clone()).collect();
-    let deleted: Vec<String> =
-        before.iter().zip(&used).filter(|(_, u)| !**u).map(|(a, _)| a.text.clone()).collect();
+    let added: Vec<String> =
+        after.iter().zip(&calls).filter(|(_, c)| c.is_none()).map(|(a, _)| a.text.clone()).collect();
+    let deleted: Vec<String> = before.iter().zip(&used).filter(|(_, u)| !**u).map(|(a, _)| a.text.clone()).collect();
     let kept = calls.iter().flatten().count();
     let mapped = (!identity).then(|| calls.clone());
     if identity {
-        return PairJudgement { verdict: Verdict::FullyCompatible, reason: "it keeps the same state".into(), item: None, calls: None };
+        return PairJudgement {
+            verdict: Verdict::FullyCompatible,
+            reason: "it keeps the same state".into(),
+            item: None,
+            calls: None,
+        };
     }
     if !old_plain.is_empty() && new_plain.is_empty() {
         return incompatible("all its aggregates are deleted".into());
@@ -228,10 +238,18 @@ pub(super) fn judge_job(old: &JobShape, new: &JobShape, options: CompatOptions, 
     }
     for (subject, change) in sink_items {
         if options.ignore_sink {
-            judge(subject.clone(), Verdict::FullyCompatible, format!("{change} (sinks keep no state: table.optimizer.state-compatibility.ignore-sink is true)"));
+            judge(
+                subject.clone(),
+                Verdict::FullyCompatible,
+                format!("{change} (sinks keep no state: table.optimizer.state-compatibility.ignore-sink is true)"),
+            );
             report.items.push(subject);
         } else {
-            judge(subject, Verdict::Incompatible, format!("{change} (table.optimizer.state-compatibility.ignore-sink is false)"));
+            judge(
+                subject,
+                Verdict::Incompatible,
+                format!("{change} (table.optimizer.state-compatibility.ignore-sink is false)"),
+            );
         }
     }
     for key in old.options.keys().chain(new.options.keys()).collect::<std::collections::BTreeSet<_>>() {
@@ -252,7 +270,10 @@ pub(super) fn judge_job(old: &JobShape, new: &JobShape, options: CompatOptions, 
         judge(
             "parallelism".into(),
             Verdict::FullyCompatible,
-            format!("changes from {} to {}: keyed state is redistributed by key group", old.parallelism, new.parallelism),
+            format!(
+                "changes from {} to {}: keyed state is redistributed by key group",
+                old.parallelism, new.parallelism
+            ),
         );
     }
 }

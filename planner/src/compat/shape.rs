@@ -181,7 +181,8 @@ impl ShapeCollector {
         let connector = table.options.get("connector").cloned().unwrap_or_default();
         let columns = table.schema.fields.iter().map(|f| format!("{} {}", f.name, f.data_type)).collect();
         let options = table.options.clone();
-        self.sinks.push((vertex, SinkShape { table: table.name.clone(), connector, options, columns, id: String::new() }));
+        self.sinks
+            .push((vertex, SinkShape { table: table.name.clone(), connector, options, columns, id: String::new() }));
     }
 
     /// The job's shape, each part named by its vertex's id in `ids` (`JobGraph::operator_ids`).
@@ -371,7 +372,12 @@ impl<'a> Builder<'a> {
             id: String::new(),
             operator: node.name().to_string(),
             class: class.to_string(),
-            sources: inputs.iter().flat_map(|i| i.sources.iter().cloned()).collect::<BTreeSet<_>>().into_iter().collect(),
+            sources: inputs
+                .iter()
+                .flat_map(|i| i.sources.iter().cloned())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             depth: inputs.iter().map(|i| i.depth).max().unwrap_or(0),
             key: Vec::new(),
             key_ordered: false,
@@ -414,7 +420,8 @@ impl<'a> Builder<'a> {
     /// `pass_through`.
     fn finish(self, mut texts: Vec<String>, pass_through: bool) -> (StateShape, Vec<String>) {
         if pass_through {
-            let mut all: Vec<String> = self.inputs.iter().flat_map(|i| i.columns.iter().map(|c| c.lineage.clone())).collect();
+            let mut all: Vec<String> =
+                self.inputs.iter().flat_map(|i| i.columns.iter().map(|c| c.lineage.clone())).collect();
             all.append(&mut texts);
             texts = all;
         }
@@ -475,7 +482,11 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
             let input = &inputs[0];
             let window = format!("SESSION(gap={}, time={})", spec.gap, input.text(spec.time_col));
             let out = calls_out(input, &spec.keys, &spec.calls);
-            b("window aggregate").key(&spec.keys, true).define("window", window).aggregates(input, &spec.calls).finish(out, false)
+            b("window aggregate")
+                .key(&spec.keys, true)
+                .define("window", window)
+                .aggregates(input, &spec.calls)
+                .finish(out, false)
         }
         PhysicalKind::WindowRank { spec, .. } => {
             let input = &inputs[0];
@@ -523,7 +534,12 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
                 _ => RowRule::Types,
             };
             let mode = if spec.rowtime.is_some() { "rowtime" } else { "proctime" };
-            b("deduplicate").key(&spec.key, false).define("order", order).define("time", mode.into()).rows(rule).finish(Vec::new(), true)
+            b("deduplicate")
+                .key(&spec.key, false)
+                .define("order", order)
+                .define("time", mode.into())
+                .rows(rule)
+                .finish(Vec::new(), true)
         }
         PhysicalKind::TemporalSort { spec, order } => {
             let input = &inputs[0];
@@ -550,18 +566,50 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
                 .aggregates(input, &spec.calls)
                 .finish(out, true)
         }
-        PhysicalKind::Join(spec) => join(node, inputs, "regular join", &spec.join_type, &spec.keys, spec.condition.as_ref(), Vec::new()),
+        PhysicalKind::Join(spec) => {
+            join(node, inputs, "regular join", &spec.join_type, &spec.keys, spec.condition.as_ref(), Vec::new())
+        }
         PhysicalKind::IntervalJoin(spec) => {
-            let interval = format!("[{}, {}] ms between {} and {}", spec.lower, spec.upper, inputs[0].text(spec.times[0]), inputs[1].text(spec.times[1]));
-            join(node, inputs, "interval join", &spec.join_type, &spec.keys, spec.condition.as_ref(), vec![("interval", interval)])
+            let interval = format!(
+                "[{}, {}] ms between {} and {}",
+                spec.lower,
+                spec.upper,
+                inputs[0].text(spec.times[0]),
+                inputs[1].text(spec.times[1])
+            );
+            join(
+                node,
+                inputs,
+                "interval join",
+                &spec.join_type,
+                &spec.keys,
+                spec.condition.as_ref(),
+                vec![("interval", interval)],
+            )
         }
         PhysicalKind::WindowJoin(spec) => {
             let windows = format!("{:?} / {:?}", spec.windows[0].spec, spec.windows[1].spec);
-            join(node, inputs, "window join", &spec.join_type, &spec.keys, spec.condition.as_ref(), vec![("window", windows)])
+            join(
+                node,
+                inputs,
+                "window join",
+                &spec.join_type,
+                &spec.keys,
+                spec.condition.as_ref(),
+                vec![("window", windows)],
+            )
         }
         PhysicalKind::TemporalJoin(spec) => {
             let times = format!("{} AS OF {}", inputs[1].text(spec.times[1]), inputs[0].text(spec.times[0]));
-            join(node, inputs, "temporal join", &spec.join_type, &spec.keys, spec.condition.as_ref(), vec![("version", times)])
+            join(
+                node,
+                inputs,
+                "temporal join",
+                &spec.join_type,
+                &spec.keys,
+                spec.condition.as_ref(),
+                vec![("version", times)],
+            )
         }
         _ => return None,
     })
@@ -600,10 +648,8 @@ fn join(
 ) -> (StateShape, Vec<String>) {
     let left = &inputs[0];
     let right = &inputs[1];
-    let joined = Lineage {
-        columns: left.columns.iter().chain(&right.columns).cloned().collect(),
-        ..Default::default()
-    };
+    let joined =
+        Lineage { columns: left.columns.iter().chain(&right.columns).cloned().collect(), ..Default::default() };
     let pairs: Vec<String> =
         keys[0].iter().zip(&keys[1]).map(|(&l, &r)| format!("{} = {}", left.text(l), right.text(r))).collect();
     let mut builder = Builder::new(node, inputs, class)

@@ -24,7 +24,10 @@ impl Session {
 
     /// The options of this session that change how a job holds state, as set.
     fn state_options(&self) -> StateOptions {
-        [&STATE_TTL.spec].iter().filter_map(|s| self.settings.text(s.key).map(|v| (s.key.to_string(), v.to_string()))).collect()
+        [&STATE_TTL.spec]
+            .iter()
+            .filter_map(|s| self.settings.text(s.key).map(|v| (s.key.to_string(), v.to_string())))
+            .collect()
     }
 
     /// The shape of the job `translator` built into `graph`.
@@ -62,9 +65,9 @@ impl Session {
         let mut result = Ok(());
         for located in &statements {
             let planned = match &located.statement {
-                Statement::Insert(insert) => {
-                    self.with_hints(located, |s| s.insert_shape(std::slice::from_ref(insert), located.position)).map(Some)
-                }
+                Statement::Insert(insert) => self
+                    .with_hints(located, |s| s.insert_shape(std::slice::from_ref(insert), located.position))
+                    .map(Some),
                 Statement::StatementSet(inserts) => {
                     self.with_hints(located, |s| s.insert_shape(inserts, located.position)).map(Some)
                 }
@@ -112,7 +115,8 @@ impl Session {
         runtime.checkpointing.plan = Some(Arc::new(text));
         let Some(restore) = &runtime.checkpointing.restore else { return Ok(()) };
         // A checkpoint of a job that did not describe itself restores by operator id alone.
-        let Some(old) = restore.checkpoint.plan.as_deref().and_then(|p| serde_json::from_str::<JobShape>(p).ok()) else {
+        let Some(old) = restore.checkpoint.plan.as_deref().and_then(|p| serde_json::from_str::<JobShape>(p).ok())
+        else {
             return Ok(());
         };
         let report: Report = compat::check(&old, shape, self.compat_options());
@@ -121,8 +125,9 @@ impl Session {
         for j in report.judgements.iter().filter(|j| j.verdict > compat::Verdict::FullyCompatible) {
             tracing::warn!(job, subject = %j.subject, verdict = %j.verdict, reason = %j.reason, "state compatibility");
         }
-        let rewritten = compat::restore::rewrite(&restore.checkpoint, &old, shape, &report, restore.ignore_unclaimed_state)
-            .map_err(|e| weir_runtime::Error::Restore(format!("job '{job}': {e}")))?;
+        let rewritten =
+            compat::restore::rewrite(&restore.checkpoint, &old, shape, &report, restore.ignore_unclaimed_state)
+                .map_err(|e| weir_runtime::Error::Restore(format!("job '{job}': {e}")))?;
         runtime.checkpointing.restore =
             Some(Restore { checkpoint: Arc::new(rewritten), ignore_unclaimed_state: restore.ignore_unclaimed_state });
         Ok(())

@@ -98,7 +98,8 @@ mod tests {
 
     #[test]
     fn state_no_operator_claims_is_refused_unless_allowed() {
-        let checkpoint = CompletedCheckpoint { id: 3, timestamp: 0, subtasks: vec![part("Gone#ab-0", 0, 1, 1)], plan: None };
+        let checkpoint =
+            CompletedCheckpoint { id: 3, timestamp: 0, subtasks: vec![part("Gone#ab-0", 0, 1, 1)], plan: None };
         let error = RestorePlan::new(&checkpoint, &["Agg#1".into()], false).unwrap_err().to_string();
         assert!(
             error.contains("operator 'Gone' (id Gone#ab-0)") && error.contains("ignore-unclaimed-state"),

@@ -436,6 +436,13 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         }
     }
 
+    /// Changes every entry of every key in place (its last write stays as it was).
+    pub fn for_each_mut(&mut self, mut change: impl FnMut(&[Value], &K, &mut V)) {
+        for (key, map) in &mut self.entries {
+            map.iter_mut().for_each(|(user_key, e)| change(key, user_key, &mut e.value));
+        }
+    }
+
     /// Removes `user_key` from the map of `key`, returning its value.
     pub fn remove(&mut self, key: &[Value], user_key: &K) -> Option<V> {
         let map = self.entries.get_mut(key)?;

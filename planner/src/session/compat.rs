@@ -139,14 +139,14 @@ impl Session {
 /// script's session.
 ///
 /// # Errors
-/// A statement of either script that fails, with the script it is in.
+/// A statement of either script that fails, with the script it is in (`"old"` or `"new"`).
 pub fn check_scripts(
     old: &str,
     new: &str,
     session: impl Fn() -> Session,
-) -> std::result::Result<Report, (&'static str, ScriptError)> {
-    let old_shape = session().script_shape(old).map_err(|e| ("old", e))?;
+) -> std::result::Result<Report, (&'static str, Box<ScriptError>)> {
+    let old_shape = session().script_shape(old).map_err(|e| ("old", Box::new(e)))?;
     let mut new_session = session();
-    let new_shape = new_session.script_shape(new).map_err(|e| ("new", e))?;
+    let new_shape = new_session.script_shape(new).map_err(|e| ("new", Box::new(e)))?;
     Ok(compat::check(&old_shape, &new_shape, new_session.compat_options()))
 }

@@ -4,11 +4,9 @@
 //! the table a run of the new script from the start writes (on the columns whose state was kept,
 //! for a partially compatible pair). An incompatible pair is refused, naming the operator.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use parking_lot::Mutex;
+use common::Buffer;
 use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
@@ -36,20 +34,6 @@ const ROWS: u64 = 20_000;
 /// The old job's rate: reading every row takes it 5 s.
 const SLOW: u64 = 4_000;
 const FAST: u64 = 1_000_000_000;
-
-/// Writes go into a buffer the test reads.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// A session of parallelism 1 keeping its tables in `dir/data`, checkpointing every 100 ms into
 /// `dir/checkpoints` and taking savepoints into `dir/savepoints`.

@@ -120,6 +120,29 @@ impl KeyState {
         }
     }
 
+    /// The key's state as the OVER aggregate of other calls holds it after a restore:
+    /// accumulator `i` is old call `restored[i]`'s; a new call's is computed from the rows in the
+    /// frame (so that it retracts only rows it took in), empty for an unbounded frame.
+    fn remap(&mut self, spec: &OverAggregateSpec, restored: &[Option<usize>]) {
+        let bounded = !matches!(spec.frame, OverFrame::Rows(None) | OverFrame::Range(None));
+        let old = std::mem::take(&mut self.accumulators);
+        for (i, (call, old_call)) in spec.calls.iter().zip(restored).enumerate() {
+            let acc = match old_call.and_then(|j| old.get(j).cloned()) {
+                Some(kept) => kept,
+                None => {
+                    let mut acc = Accumulator::new(call, spec.arg_types[i].as_ref(), bounded);
+                    for (_, row) in &self.frame {
+                        if call.filter.is_none_or(|f| row[f] == Value::Boolean(true)) {
+                            acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), 1);
+                        }
+                    }
+                    acc
+                }
+            };
+            self.accumulators.push(acc);
+        }
+    }
+
     /// Adds (`sign` 1) or retracts (-1) `row` in every accumulator.
     fn update(&mut self, spec: &OverAggregateSpec, row: &[Value], sign: i64) {
         for (acc, call) in self.accumulators.iter_mut().zip(&spec.calls) {
@@ -293,9 +316,16 @@ impl Operator for OverAggregateOperator {
     }
 
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
-        crate::aggregate::refuse_restored_calls(states, "OverAggregate")?;
         let info = ctx.subtask().clone();
         self.keys.restore(states, &info)?;
+        // A restore into other calls than the checkpoint's maps each call to its old one.
+        if let Some(restored) = crate::aggregate::restored_call_map(states, self.spec.calls.len())? {
+            let spec = &self.spec;
+            self.keys.retain(i64::MIN, |_, key| {
+                key.remap(spec, &restored);
+                true
+            });
+        }
         self.timers.restore(states, &info)
     }
 }

@@ -28,20 +28,6 @@ pub fn encode_call_map(calls: &[Option<usize>]) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Refuses a restore into other aggregate calls than the checkpoint's (`RESTORED_CALLS`), which
-/// `operator` cannot map yet.
-pub(crate) fn refuse_restored_calls(
-    states: &[weir_runtime::checkpoint::StateReader],
-    operator: &str,
-) -> weir_runtime::Result<()> {
-    if states.iter().any(|s| s.section(RESTORED_CALLS).is_some()) {
-        return Err(weir_runtime::Error::Restore(format!(
-            "{operator} cannot yet restore a state of other aggregate calls than its own: restore the old script, or start the new one without state"
-        )));
-    }
-    Ok(())
-}
-
 /// The call map a restore added to `states` ([`RESTORED_CALLS`]), if it added one; it must
 /// have one entry per call of the aggregate (`calls`).
 ///
@@ -51,13 +37,26 @@ pub(crate) fn restored_call_map(
     states: &[weir_runtime::checkpoint::StateReader],
     calls: usize,
 ) -> weir_runtime::Result<Option<Vec<Option<usize>>>> {
+    let map = restored_calls(states)?;
+    if let Some(count) = map.as_ref().map(Vec::len).filter(|&n| n != calls) {
+        return Err(weir_runtime::Error::Restore(format!(
+            "the restored aggregate calls are malformed: {count} calls where the aggregate has {calls}"
+        )));
+    }
+    Ok(map)
+}
+
+/// The call map a restore added to `states` ([`RESTORED_CALLS`]), if it added one, of any length.
+///
+/// # Errors
+/// A damaged map.
+pub(crate) fn restored_calls(
+    states: &[weir_runtime::checkpoint::StateReader],
+) -> weir_runtime::Result<Option<Vec<Option<usize>>>> {
     let Some(mut input) = states.iter().find_map(|s| s.section(RESTORED_CALLS)) else { return Ok(None) };
     let bad =
         |what: String| weir_runtime::Error::Restore(format!("the restored aggregate calls are malformed: {what}"));
     let count = input.u32().map_err(|e| bad(e.to_string()))? as usize;
-    if count != calls {
-        return Err(bad(format!("{count} calls where the aggregate has {calls}")));
-    }
     let map = (0..count)
         .map(|_| input.u32().map(|c| c.checked_sub(1).map(|j| j as usize)))
         .collect::<Result<Vec<_>, _>>()

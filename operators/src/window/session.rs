@@ -140,4 +140,11 @@ impl SessionContent for SessionAccumulators {
     fn fits(&self, context: &AggregateContext) -> bool {
         self.0.fits(&context.calls)
     }
+
+    fn remap_calls(&mut self, context: &AggregateContext, restored: &[Option<usize>]) -> bool {
+        restored.len() == context.calls.calls.len() && {
+            self.0.remap(restored, &context.calls);
+            true
+        }
+    }
 }

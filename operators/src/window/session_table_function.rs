@@ -84,6 +84,11 @@ impl SessionContent for SessionRows {
     fn fits(&self, arity: &usize) -> bool {
         self.0.iter().all(|row| row.len() == *arity)
     }
+
+    /// Rows hold no aggregate calls.
+    fn remap_calls(&mut self, _: &usize, _: &[Option<usize>]) -> bool {
+        false
+    }
 }
 
 impl StateValue for SessionRows {

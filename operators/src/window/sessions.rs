@@ -57,6 +57,10 @@ pub trait SessionContent: StateValue + Clone + std::fmt::Debug + Send {
 
     /// Whether a restored content fits `context`.
     fn fits(&self, context: &Self::Context) -> bool;
+
+    /// The content as an operator of other aggregate calls holds it after a restore (call `i`
+    /// continues old call `restored[i]`, or starts empty); `false` when it holds no calls.
+    fn remap_calls(&mut self, context: &Self::Context, restored: &[Option<usize>]) -> bool;
 }
 
 /// One open session: `[start, end)` and what it holds.
@@ -180,11 +184,17 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
     }
 
     fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
-        crate::aggregate::refuse_restored_calls(states, "a SESSION window aggregate")?;
         self.sessions.restore(states, info)?;
         self.timers.restore(states, info)?;
         let context = &self.context;
         let mut fits = true;
+        // A restore into other calls than the checkpoint's maps each call to its old one.
+        if let Some(restored) = crate::aggregate::restored_calls(states)? {
+            self.sessions.retain(i64::MIN, |_, s| {
+                s.0.iter_mut().for_each(|s| fits &= s.content.remap_calls(context, &restored));
+                true
+            });
+        }
         self.sessions.retain(0, |_, s| {
             fits &= s.0.iter().all(|s| s.content.fits(context));
             true

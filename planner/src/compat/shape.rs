@@ -327,8 +327,7 @@ fn lineage(node: &PhysicalNode) -> Lineage {
         | PhysicalKind::MiniBatchAssigner(_)
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::Sink { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_) => {
+        | PhysicalKind::WindowTableFunction(_) => {
             let l = first();
             let texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
             let window = window_text(node, &l);
@@ -346,9 +345,6 @@ fn lineage(node: &PhysicalNode) -> Lineage {
 fn window_text(node: &PhysicalNode, input: &Lineage) -> String {
     match &node.kind {
         PhysicalKind::WindowTableFunction(spec) => format!("{:?}({})", spec.window, input.text(spec.time_col)),
-        PhysicalKind::SessionWindowTableFunction(spec) => {
-            format!("SESSION({}, {:?})", input.texts(&spec.partition).join(", "), spec.gap)
-        }
         _ => node.name().to_string(),
     }
 }
@@ -487,6 +483,16 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
                 .define("window", window)
                 .aggregates(input, &spec.calls)
                 .finish(out, false)
+        }
+        PhysicalKind::SessionWindowTableFunction(spec) => {
+            let input = &inputs[0];
+            let window = format!("SESSION(gap={}, time={})", spec.gap, input.text(spec.time_col));
+            let props = ["window_start", "window_end", "window_time"].map(|p| format!("{window}.{p}")).to_vec();
+            b("session window table function")
+                .key(&spec.partition, false)
+                .define("window", window)
+                .rows(RowRule::Lineage)
+                .finish(props, true)
         }
         PhysicalKind::WindowRank { spec, .. } => {
             let input = &inputs[0];

@@ -363,7 +363,7 @@ impl Operator for GlobalGroupAggregateOperator {
             let Self { groups, calls: now, arg_types, key_count, .. } = self;
             let fresh = |i: usize| Accumulator::new(&now[i], arg_types[i].as_ref(), false);
             groups.retain(i64::MIN, |_, g| {
-                g.remap(&calls, *key_count, fresh, now);
+                g.remap(&calls, *key_count, fresh);
                 true
             });
         }

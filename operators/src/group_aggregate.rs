@@ -405,7 +405,7 @@ impl Operator for GroupAggregateOperator {
             let Self { groups, calls: now, arg_types, retracting, keys, .. } = self;
             let fresh = |i: usize| Accumulator::new(&now[i], arg_types[i].as_ref(), *retracting);
             groups.retain(i64::MIN, |_, g| {
-                g.remap(&calls, keys.len(), fresh, now);
+                g.remap(&calls, keys.len(), fresh);
                 true
             });
         }
@@ -694,6 +694,30 @@ mod tests {
         restored.advance_processing_time(1000).unwrap();
         restored.push("op | k STRING | v INT\n+I | a | 5\n+I | b | 5").unwrap();
         assert_eq!(restored.take_lines(), ["+I[a, 1, 5]", "-U[b, 1, 2]", "+U[b, 2, 7]"]);
+    }
+
+    /// A restore into other calls (the map a compatibility check adds): kept calls go on from
+    /// their accumulators and last results, a new call starts empty, held typed or as values.
+    #[test]
+    fn a_restore_into_other_calls_continues_the_kept_ones() {
+        let types = [DataType::string(), DataType::int()];
+        for typed in [true, false] {
+            let mut h = OperatorHarness::new(count_sum(&types).with_typed_state(typed));
+            h.push("op | k STRING | v INT\n+I | a | 1\n+I | a | 2\n+I | b | 4").unwrap();
+            let state = h.snapshot(1).unwrap();
+            // New calls: SUM(v) (old call 1), then a new COUNT(v); COUNT(*) is dropped.
+            let calls = vec![
+                AggregateCall::new(AggregateKind::Sum, Some(1), DataType::int()),
+                AggregateCall::new(AggregateKind::Count, Some(1), DataType::bigint().not_null()),
+            ];
+            let new = GroupAggregateOperator::new(vec![0], calls, &types).with_typed_state(typed);
+            let map = crate::aggregate::encode_call_map(&[Some(1), None]);
+            let mut restored = OperatorHarness::new(new);
+            restored.restore(vec![state.with_section(crate::aggregate::RESTORED_CALLS, map)]).unwrap();
+            restored.push("op | k STRING | v INT\n+I | a | 3").unwrap();
+            // The last result the restore holds is the kept SUM and NULL for the new COUNT.
+            assert_eq!(restored.take_lines(), ["-U[a, 3, null]", "+U[a, 6, 1]"], "typed: {typed}");
+        }
     }
 
     /// An aggregate checkpointed and restored at random points of a random changelog, at a

@@ -73,14 +73,9 @@ impl<D> GroupState<D> {
 impl<D: DistinctState> GroupState<D> {
     /// The group as the aggregate of other calls holds it after a restore: accumulator `i` (and
     /// the last result's column, after the `key_len` key columns) is old call `calls[i]`'s, or
-    /// `fresh(i)`'s for a call that starts empty. One-phase DISTINCT values follow their calls.
-    pub(crate) fn remap(
-        &mut self,
-        calls: &[Option<usize>],
-        key_len: usize,
-        fresh: impl Fn(usize) -> Accumulator,
-        results: &[AggregateCall],
-    ) {
+    /// `fresh(i)` for a call that starts empty, whose last result is NULL (nothing was emitted
+    /// for it; the typed groups hold the same). One-phase DISTINCT values follow their calls.
+    pub(crate) fn remap(&mut self, calls: &[Option<usize>], key_len: usize, fresh: impl Fn(usize) -> Accumulator) {
         let old = std::mem::take(&mut self.accumulators);
         self.accumulators = calls
             .iter()
@@ -89,10 +84,9 @@ impl<D: DistinctState> GroupState<D> {
             .collect();
         if !self.last.is_empty() {
             let mut last: ResultRow = self.last[..key_len.min(self.last.len())].iter().cloned().collect();
-            for (i, c) in calls.iter().enumerate() {
-                let kept = c.and_then(|j| self.last.get(key_len + j).cloned());
-                last.push(kept.unwrap_or_else(|| self.accumulators[i].result(&results[i])));
-            }
+            last.extend(
+                calls.iter().map(|c| c.and_then(|j| self.last.get(key_len + j).cloned()).unwrap_or(Value::Null)),
+            );
             self.last = last;
         }
         self.distinct.remap(calls);

@@ -321,3 +321,39 @@ fn filesystem_scans_show_their_pushed_filters_and_share_only_equal_ones() {
         }
     }
 }
+
+/// `EXPLAIN PLAN_ADVICE` prints Flink's advice section as Flink does, character for character:
+/// a one-phase group aggregate is advised to run in two phases (naming the settings to change),
+/// and a plan without advice says so.
+#[test]
+fn plan_advice_reads_as_flinks() {
+    let advised = |text: &str| -> String {
+        let start = text.find("== Optimized Physical Plan With Advice ==").expect("the advice section");
+        let end = text.find("== Optimized Execution Plan ==").expect("the execution plan");
+        text[start..end].to_string()
+    };
+    for case in ["plan_advice", "plan_advice_none"] {
+        assert_eq!(advised(&explain(case)), advised(&flink(case)), "{case}");
+    }
+    // With mini-batch on but one phase forced, the advice names only the strategy.
+    let one_phase = explain_with(
+        "plan_advice",
+        &[
+            "--set",
+            "table.exec.mini-batch.enabled=true",
+            "--set",
+            "table.exec.mini-batch.allow-latency=1s",
+            "--set",
+            "table.exec.mini-batch.size=100",
+            "--set",
+            "table.optimizer.agg-phase-strategy=ONE_PHASE",
+        ],
+    );
+    assert!(
+        one_phase.contains(
+            "advice[1]: [ADVICE] You might want to enable local-global two-phase optimization by configuring \
+             ('table.optimizer.agg-phase-strategy' to 'AUTO')."
+        ),
+        "{one_phase}"
+    );
+}

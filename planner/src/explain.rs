@@ -2,6 +2,8 @@
 //! tree drawing, changelog modes with `CHANGELOG_MODE`, and the execution plan as JSON with
 //! `JSON_EXECUTION_PLAN`.
 
+pub mod advice;
+pub mod confluent;
 mod join;
 mod lookup;
 mod rank;
@@ -30,6 +32,8 @@ pub struct ExplainDetails {
     pub changelog_mode: bool,
     /// `JSON_EXECUTION_PLAN`: the execution plan as JSON.
     pub json_execution_plan: bool,
+    /// `PLAN_ADVICE`: Flink's advice on the plan, with the settings it names.
+    pub plan_advice: Option<advice::AdviceSettings>,
 }
 
 /// Draws a tree: `+- ` before the last child, `:- ` before the others, `:  ` to continue.
@@ -585,12 +589,38 @@ pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details:
             None => draw_logical(&mut out, plan, "", false),
         }
     }
-    out.push_str("\n== Optimized Physical Plan ==\n");
+    let advised = std::cell::RefCell::new(Vec::<String>::new());
+    let label = |n: &PhysicalNode| {
+        let text = physical_label(n, false, details.changelog_mode);
+        let Some(advice) = details.plan_advice.as_ref().and_then(|s| advice::flink_advice(n, s)) else { return text };
+        let mut advised = advised.borrow_mut();
+        let id = match advised.iter().position(|a| *a == advice) {
+            Some(i) => i + 1,
+            None => {
+                advised.push(advice);
+                advised.len()
+            }
+        };
+        text.replacen('(', &format!("(advice=[{id}], "), 1)
+    };
+    let title =
+        if details.plan_advice.is_some() { "Optimized Physical Plan With Advice" } else { "Optimized Physical Plan" };
+    let _ = write!(out, "\n== {title} ==\n");
     for (i, node) in physical.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        draw(&mut out, node, "", &|n| physical_label(n, false, details.changelog_mode), &physical_children);
+        draw(&mut out, node, "", &label, &physical_children);
+    }
+    if details.plan_advice.is_some() {
+        out.push('\n');
+        let advised = advised.borrow();
+        if advised.is_empty() {
+            out.push_str("No available advice...\n");
+        }
+        for (i, advice) in advised.iter().enumerate() {
+            let _ = writeln!(out, "advice[{}]: [ADVICE] {advice}", i + 1);
+        }
     }
     out.push_str("\n== Optimized Execution Plan ==\n");
     // A scan shared by several statements prints once, first, and is referred to after; in a

@@ -97,6 +97,10 @@ pub struct PlannerOptions {
     pub agg_phase_strategy: AggPhaseStrategy,
     /// `table.exec.state.ttl` in milliseconds.
     pub state_ttl_millis: i64,
+    /// `weir.explain.format` is `CONFLUENT`.
+    pub confluent_explain: bool,
+    /// The settings `EXPLAIN PLAN_ADVICE` names.
+    pub advice: crate::explain::advice::AdviceSettings,
     /// `table.exec.agg.mini-batch.output-identical-enabled`
     pub output_identical: bool,
     /// `table.optimizer.distinct-agg.split.bucket-num`, when the split is enabled.
@@ -332,6 +336,13 @@ impl PlannerOptions {
             mini_batch,
             agg_phase_strategy,
             state_ttl_millis: settings.get(&STATE_TTL).as_millis() as i64,
+            confluent_explain: settings.get(&crate::explain::confluent::FORMAT) == "CONFLUENT",
+            advice: crate::explain::advice::AdviceSettings {
+                one_phase: agg_phase_strategy == AggPhaseStrategy::OnePhase,
+                mini_batch_enabled: settings.get(&MINI_BATCH_ENABLED),
+                mini_batch_latency_millis: settings.get(&MINI_BATCH_LATENCY).as_millis() as i64,
+                mini_batch_size: settings.get(&MINI_BATCH_SIZE),
+            },
             output_identical: settings.get(&OUTPUT_IDENTICAL),
             split_distinct_buckets: settings.get(&SPLIT_DISTINCT).then(|| settings.get(&SPLIT_DISTINCT_BUCKETS) as i32),
             sink_keyed_shuffle,
@@ -357,6 +368,13 @@ impl Default for PlannerOptions {
             mini_batch: None,
             agg_phase_strategy: AggPhaseStrategy::Auto,
             state_ttl_millis: 0,
+            confluent_explain: false,
+            advice: crate::explain::advice::AdviceSettings {
+                one_phase: false,
+                mini_batch_enabled: false,
+                mini_batch_latency_millis: 0,
+                mini_batch_size: -1,
+            },
             output_identical: false,
             split_distinct_buckets: None,
             sink_keyed_shuffle: SinkKeyedShuffle::Auto,

@@ -219,9 +219,13 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// Whatever planning the statement reports.
     pub fn explain(&self, statement: &Statement, details: &[String], at: Position) -> Result<String> {
+        if self.options.confluent_explain {
+            return self.explain_confluent(statement, at);
+        }
         let details = ExplainDetails {
             changelog_mode: details.iter().any(|d| d == "CHANGELOG_MODE"),
             json_execution_plan: details.iter().any(|d| d == "JSON_EXECUTION_PLAN"),
+            plan_advice: details.iter().any(|d| d == "PLAN_ADVICE").then_some(self.options.advice),
         };
         let (logical, physical): (Vec<LogicalStatement>, Vec<PhysicalNode>) = match statement {
             Statement::Insert(insert) => self.explain_inserts(std::slice::from_ref(insert), at)?,
@@ -234,6 +238,19 @@ impl<'a> Planner<'a> {
             _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
         };
         Ok(explain(&logical, &physical, details))
+    }
+
+    /// The EXPLAIN text of a statement in Confluent's format ([`crate::explain::confluent`]): a
+    /// SELECT's plan as it runs, its rows going to the client.
+    fn explain_confluent(&self, statement: &Statement, at: Position) -> Result<String> {
+        let (roots, foreground) = match statement {
+            Statement::Insert(insert) => (self.physical_inserts(std::slice::from_ref(insert), at)?, false),
+            Statement::StatementSet(inserts) => (self.physical_inserts(inserts, at)?, false),
+            Statement::Query(query) => (vec![self.physical_query(self.bind_query(query)?)?], true),
+            _ => return Err(Error::Unsupported("EXPLAIN of this statement".into())),
+        };
+        let options = crate::explain::confluent::ConfluentOptions { state_ttl_millis: self.options.state_ttl_millis };
+        Ok(crate::explain::confluent::render(&roots, foreground, &options))
     }
 
     fn explain_inserts(&self, inserts: &[Insert], at: Position) -> Result<(Vec<LogicalStatement>, Vec<PhysicalNode>)> {

@@ -263,7 +263,7 @@ fn keyed_exchange(input: PhysicalNode, keys: &[usize]) -> PhysicalNode {
 
 /// The columns whose values identify the row each change of `node` updates, when there are:
 /// an aggregate's group keys, carried through Calcs that keep them.
-fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
+pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     match &node.kind {
         PhysicalKind::GroupAggregate(spec) if !spec.keys.is_empty() => Some((0..spec.keys.len()).collect()),
         PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count > 0 => Some((0..spec.key_count).collect()),

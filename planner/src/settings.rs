@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{compat, lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 34] = [
+static PLANNER_SETTINGS: [&Spec; 35] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -44,6 +44,7 @@ static PLANNER_SETTINGS: [&Spec; 34] = [
     &session::recovery::SAVEPOINT_DIR.spec,
     &compat::IGNORE_FILTER.spec,
     &compat::IGNORE_SINK.spec,
+    &crate::explain::confluent::FORMAT.spec,
     &managed::STORE_PATH.spec,
 ];
 

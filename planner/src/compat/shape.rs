@@ -258,6 +258,11 @@ fn columns_of(node: &PhysicalNode, texts: Vec<String>, what: &str) -> Vec<Column
         .collect()
 }
 
+/// What each output column of `node` is computed from, as text over source columns.
+pub(crate) fn lineage_texts(node: &PhysicalNode) -> Vec<String> {
+    lineage(node).columns.into_iter().map(|c| c.lineage).collect()
+}
+
 /// The lineage of `node`'s output.
 fn lineage(node: &PhysicalNode) -> Lineage {
     let inputs: Vec<Lineage> = node.inputs.iter().map(lineage).collect();

@@ -17,7 +17,7 @@ use crate::plan::Plan;
 /// Whether `call` can be split into a local and a global phase: a mergeable call, or a DISTINCT
 /// one without FILTER whose function is mergeable (the phases merge its distinct values, as
 /// Flink's `DISTINCT(x) AS distinct$0` does).
-pub(super) fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
+pub(crate) fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
     if call.distinct {
         let plain = AggregateCall { distinct: false, ..call.clone() };
         return call.filter.is_none() && Accumulator::is_mergeable(&plain, retracting);

@@ -366,3 +366,33 @@ fn every_command_has_help_and_weir_has_a_version() {
         assert!(usage.contains(command), "{usage}");
     }
 }
+
+/// `weir compat OLD.sql NEW.sql` prints a line per stateful operator and the verdict, and exits
+/// 0 (fully or partially compatible), 1 (incompatible), 2 (unknown) or 3 (a script does not plan).
+#[test]
+fn compat_prints_verdicts_and_exits_by_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = "CREATE TABLE MyTable (a INT, b BIGINT, c STRING, d INT) WITH ('connector' = 'datagen');\n\
+                 CREATE TABLE out1 (a INT, x BIGINT, y STRING, z BIGINT) WITH ('connector' = 'blackhole');\n";
+    let write = |name: &str, insert: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{table}{insert}\n")).unwrap();
+        path.display().to_string()
+    };
+    let old = write("old.sql", "INSERT INTO out1 (a, x, y) SELECT a, SUM(b), MAX(c) FROM MyTable GROUP BY a;");
+    let cases = [
+        ("INSERT INTO out1 SELECT a, SUM(b), MAX(c), COUNT(c) FROM MyTable GROUP BY a;", 0, "Partially compatible"),
+        ("INSERT INTO out1 (a, x, y) SELECT d, SUM(b), MAX(c) FROM MyTable GROUP BY d;", 1, "Incompatible"),
+        ("SET 'table.exec.state.ttl' = '1 h';\nINSERT INTO out1 (a, x, y) SELECT a, SUM(b), MAX(c) FROM MyTable GROUP BY a;", 2, "Compatibility unknown"),
+        ("INSERT INTO out1 SELECT nothing FROM MyTable;", 3, "new.sql:3:"),
+    ];
+    for (insert, code, says) in cases {
+        let new = write("new.sql", insert);
+        let output = weir(&["compat", &old, &new]);
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(output.status.code(), Some(code), "{insert}\n{text}");
+        assert!(text.contains(says), "{insert}\n{text}");
+    }
+    let output = weir(&["compat", "--help"]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("exit code: 0 fully or partially compatible"));
+}

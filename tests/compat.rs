@@ -296,3 +296,58 @@ fn source_option_and_parallelism_rules() {
     let report = check_scripts(&script(AGG), &ttl, || session(&[])).unwrap_or_else(|_| panic!());
     assert_eq!(report.verdict(), Unknown, "{}", report.text());
 }
+
+#[test]
+fn one_phase_and_two_phases_keep_state_differently() {
+    let two_phase = [
+        ("table.exec.mini-batch.enabled", "true"),
+        ("table.exec.mini-batch.allow-latency", "1 s"),
+        ("table.exec.mini-batch.size", "1000"),
+    ];
+    let one = script(AGG);
+    let two = format!(
+        "{}{}",
+        two_phase.iter().map(|(k, v)| format!("SET '{k}' = '{v}';\n")).collect::<String>(),
+        script(AGG)
+    );
+    let report = check_scripts(&one, &two, || session(&[])).unwrap_or_else(|_| panic!());
+    assert_eq!(report.verdict(), Incompatible, "{}", report.text());
+    assert!(
+        report.text().contains("GroupAggregate and GlobalGroupAggregate keep their state differently"),
+        "{}",
+        report.text()
+    );
+}
+
+#[test]
+fn statement_sets_lose_and_gain_inserts() {
+    let tables = format!(
+        "{TABLES}\nCREATE TABLE s1 (a INT, x BIGINT) WITH ('connector' = 'blackhole');\n\
+         CREATE TABLE s2 (a INT, b BIGINT) WITH ('connector' = 'blackhole');\n"
+    );
+    let agg = "INSERT INTO s1 SELECT a, SUM(b) FROM MyTable GROUP BY a;";
+    let plain = "INSERT INTO s2 SELECT a, b FROM MyTable;";
+    let set = |inserts: &[&str]| format!("{tables}EXECUTE STATEMENT SET BEGIN\n{}\nEND;", inserts.join("\n"));
+    // An INSERT deleted: its sink goes, the aggregate's state stays.
+    let report = check_scripts(&set(&[agg, plain]), &set(&[agg]), || session(&[])).unwrap_or_else(|_| panic!());
+    assert_eq!(report.verdict(), Full, "{}", report.text());
+    assert!(report.text().contains("sink s2: Fully compatible: not in the new script"), "{}", report.text());
+    // A stateless INSERT added.
+    let report = check_scripts(&set(&[agg]), &set(&[agg, plain]), || session(&[])).unwrap_or_else(|_| panic!());
+    assert_eq!(report.verdict(), Full, "{}", report.text());
+    assert!(report.text().contains("sink s2: Fully compatible: a new sink"), "{}", report.text());
+}
+
+#[test]
+fn state_written_by_another_weir_is_of_unknown_compatibility() {
+    let mut planning = session(&[]);
+    let shape = planning.script_shape(&script(AGG)).unwrap_or_else(|_| panic!());
+    let older = weir::planner::compat::JobShape { weir_version: "0.0.1".into(), ..shape.clone() };
+    let report = weir::planner::compat::check(&older, &shape, Default::default());
+    assert_eq!(report.verdict(), Unknown, "{}", report.text());
+    assert!(
+        report.text().contains("weir: Compatibility unknown: the state was written by weir 0.0.1"),
+        "{}",
+        report.text()
+    );
+}

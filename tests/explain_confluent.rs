@@ -4,7 +4,7 @@
 //! one by one, each with its reason (its catalog names; its Kafka sources, which take no
 //! projection and assign watermarks inside the scan).
 //!
-//! Covered: the basic anti-join (1, ids shifted: weir's scans take the projection), INSERT VALUES
+//! Covered: the basic anti-join (1, one Calc less: Confluent's table has system columns), INSERT VALUES
 //! (2), the statement set with source reuse (3), the window aggregate and its missing-`window_end`
 //! variant (5, with the warning), the warnings of (7) and (8) verbatim, the deduplication and the
 //! group aggregate of (10). Not covered: (4) and (9) read upsert Kafka tables through
@@ -165,8 +165,6 @@ EXPLAIN SELECT account_number, transaction_type, SUM(amount) FROM transactions W
         reference,
         &[
             ("`j9r-env`.`j9r-kafka`", "`default_catalog`.`default_database`", "catalog"),
-            // weir's scan reads only the columns the query uses, so txn_id does not leave it.
-            ("Upsert key: (txn_id)\n", "", "projection push-down"),
             ("Startup mode: earliest-offset\n", "", "a Kafka source's option"),
         ],
     );
@@ -186,9 +184,10 @@ fn a_window_group_by_without_window_end_is_a_regular_aggregate_with_a_warning() 
              FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(`$rowtime`), INTERVAL '1' MINUTE))\nGROUP BY {group_by}"
         )
     };
-    // Generation 1 of the example (Advent of Flink, Day 2), in today's names; weir's datagen
-    // scan assigns watermarks in a WatermarkAssigner after it (Confluent's Kafka scan does it
-    // inside), so the nodes above it are numbered one higher.
+    // Generation 1 of the example (Advent of Flink, Day 2), in today's names. Confluent's Kafka
+    // scan assigns watermarks inside; datagen's are assigned by a WatermarkAssigner after the
+    // scan, with the Calc that narrows the scan's columns below it (as Flink plans datagen), so
+    // the nodes above are numbered two higher.
     let windowed = explain(&query("window_end, window_start, window_time"));
     let reference_tree = "StreamSink [7]
   +- StreamCalc [6]
@@ -197,35 +196,37 @@ fn a_window_group_by_without_window_end_is_a_regular_aggregate_with_a_warning() 
         +- StreamLocalWindowAggregate [3]
           +- StreamCalc [2]
             +- StreamTableSourceScan [1]";
-    let expected_tree = "StreamSink [8]
-  +- StreamCalc [7]
-    +- StreamGlobalWindowAggregate [6]
-      +- StreamExchange [5]
-        +- StreamLocalWindowAggregate [4]
-          +- StreamCalc [3]
-            +- StreamWatermarkAssigner [2]
-              +- StreamTableSourceScan [1]";
-    assert_eq!(reference_tree.lines().count() + 1, expected_tree.lines().count());
+    let expected_tree = "StreamSink [9]
+  +- StreamCalc [8]
+    +- StreamGlobalWindowAggregate [7]
+      +- StreamExchange [6]
+        +- StreamLocalWindowAggregate [5]
+          +- StreamCalc [4]
+            +- StreamWatermarkAssigner [3]
+              +- StreamCalc [2]
+                +- StreamTableSourceScan [1]";
+    assert_eq!(reference_tree.lines().count() + 2, expected_tree.lines().count());
     assert!(windowed.contains(expected_tree), "{windowed}");
     assert!(!windowed.contains("== Warnings =="), "{windowed}");
     assert!(
-        windowed.contains("[8] StreamSink\nTable: Foreground\nChangelog mode: append\nState size: low"),
+        windowed.contains("[9] StreamSink\nTable: Foreground\nChangelog mode: append\nState size: low"),
         "{windowed}"
     );
 
     let regular = explain(&query("window_start, window_time"));
-    let expected_tree = "StreamSink [8]
-  +- StreamCalc [7]
-    +- StreamGroupAggregate [6]
-      +- StreamExchange [5]
-        +- StreamCalc [4]
-          +- StreamWindowTableFunction [3]
-            +- StreamWatermarkAssigner [2]
-              +- StreamTableSourceScan [1]";
+    let expected_tree = "StreamSink [9]
+  +- StreamCalc [8]
+    +- StreamGroupAggregate [7]
+      +- StreamExchange [6]
+        +- StreamCalc [5]
+          +- StreamWindowTableFunction [4]
+            +- StreamWatermarkAssigner [3]
+              +- StreamCalc [2]
+                +- StreamTableSourceScan [1]";
     assert!(regular.contains(expected_tree), "{regular}");
-    assert!(regular.contains("[6] StreamGroupAggregate\nChangelog mode: retract\n"), "{regular}");
-    assert!(regular.contains("[8] StreamSink\nTable: Foreground\nChangelog mode: retract\n"), "{regular}");
-    let warning = "== Warnings ==\n\nCritical for StreamGroupAggregate [6]: Your query contains only \"window_start\" in the \
+    assert!(regular.contains("[7] StreamGroupAggregate\nChangelog mode: retract\n"), "{regular}");
+    assert!(regular.contains("[9] StreamSink\nTable: Foreground\nChangelog mode: retract\n"), "{regular}");
+    let warning = "== Warnings ==\n\nCritical for StreamGroupAggregate [7]: Your query contains only \"window_start\" in the \
 GROUP BY clause, with no corresponding \"window_end\". This means that the query is considered a regular aggregation query \
 and not a windowed aggregation, which can result in unexpected, continuously updating output and higher CFU consumption. \
 if you want a windowed aggregation in your query, ensure that you include both \"window_start\" and \"window_end\" in the \
@@ -255,27 +256,29 @@ CREATE TABLE clicks_view_time_1h (window_time TIMESTAMP_LTZ(3), avg_viewtime DOU
     );
     let text = explain(&script);
     // Confluent shares the Calc after its scan ([2], `(reused) [2]`); weir shares the scan and
-    // assigns watermarks per plan.
-    let expected = "StreamSink [8]
-  +- StreamCalc [7]
-    +- StreamGlobalWindowAggregate [6]
-      +- StreamExchange [5]
-        +- StreamLocalWindowAggregate [4]
-          +- StreamCalc [3]
-            +- StreamWatermarkAssigner [2]
-              +- StreamTableSourceScan [1]
+    // narrows and assigns watermarks per plan.
+    let expected = "StreamSink [9]
+  +- StreamCalc [8]
+    +- StreamGlobalWindowAggregate [7]
+      +- StreamExchange [6]
+        +- StreamLocalWindowAggregate [5]
+          +- StreamCalc [4]
+            +- StreamWatermarkAssigner [3]
+              +- StreamCalc [2]
+                +- StreamTableSourceScan [1]
 
-StreamSink [15]
-  +- StreamCalc [14]
-    +- StreamGlobalWindowAggregate [13]
-      +- StreamExchange [12]
-        +- StreamLocalWindowAggregate [11]
-          +- StreamCalc [10]
-            +- StreamWatermarkAssigner [9]
-              +- (reused) [1]";
+StreamSink [17]
+  +- StreamCalc [16]
+    +- StreamGlobalWindowAggregate [15]
+      +- StreamExchange [14]
+        +- StreamLocalWindowAggregate [13]
+          +- StreamCalc [12]
+            +- StreamWatermarkAssigner [11]
+              +- StreamCalc [10]
+                +- (reused) [1]";
     assert!(text.contains(expected), "{text}");
     assert!(
-        text.contains("[15] StreamSink\nTable: `default_catalog`.`default_database`.`clicks_view_time_1h`\n"),
+        text.contains("[17] StreamSink\nTable: `default_catalog`.`default_database`.`clicks_view_time_1h`\n"),
         "{text}"
     );
 }
@@ -408,10 +411,11 @@ EXPLAIN INSERT INTO unique_orders SELECT order_id, customer_id, product_id, pric
     assert_text(&explain(script), &expected);
 }
 
-/// A.9 (1): the docs' basic example, an anti-join through LEFT JOIN … IS NULL. weir's datagen
-/// scans take the projection, so the two `StreamCalc` after the scans ([2] and [5]) are not in
-/// its plan and the ids above them are lower; everything else, the join's `:` branch included,
-/// reads as Confluent's.
+/// A.9 (1): the docs' basic example, an anti-join through LEFT JOIN … IS NULL. Confluent's
+/// `clicks` carries system columns (`$rowtime`, …) that `c.*` leaves out, which its Calc [2]
+/// projects away; this `clicks` has only the selected columns, so there is no Calc there and the
+/// ids above it are one lower. Everything else, the join's `:` branch included, reads as
+/// Confluent's.
 #[test]
 fn left_join_of_a_distinct_aggregate() {
     let script = "CREATE TABLE clicks (user_id INT, url STRING, user_agent STRING, view_time INT) WITH ('connector' = 'datagen');
@@ -426,15 +430,16 @@ LEFT JOIN (
 WHERE o.customer_id IS NULL;";
     let expected = "== Physical Plan ==
 
-StreamSink [9]
-  +- StreamCalc [8]
-    +- StreamJoin [7]
+StreamSink [10]
+  +- StreamCalc [9]
+    +- StreamJoin [8]
       +- StreamExchange [2]
       :  +- StreamTableSourceScan [1]
-      +- StreamExchange [6]
-        +- StreamGroupAggregate [5]
-          +- StreamExchange [4]
-            +- StreamTableSourceScan [3]
+      +- StreamExchange [7]
+        +- StreamGroupAggregate [6]
+          +- StreamExchange [5]
+            +- StreamCalc [4]
+              +- StreamTableSourceScan [3]
 
 == Physical Details ==
 
@@ -448,25 +453,25 @@ Table: `default_catalog`.`default_database`.`orders`
 Changelog mode: append
 State size: low
 
-[5] StreamGroupAggregate
+[6] StreamGroupAggregate
 Changelog mode: retract
 Upsert key: (customer_id)
 State size: medium
 State TTL: never
 
-[6] StreamExchange
+[7] StreamExchange
 Changelog mode: retract
 Upsert key: (customer_id)
 
-[7] StreamJoin
+[8] StreamJoin
 Changelog mode: retract
 State size: medium
 State TTL: never
 
-[8] StreamCalc
+[9] StreamCalc
 Changelog mode: retract
 
-[9] StreamSink
+[10] StreamSink
 Table: Foreground
 Changelog mode: retract
 State size: low

@@ -138,11 +138,15 @@ pub struct SourceAbilities {
     /// Whether the scan takes the filter above it (Flink's `SupportsFilterPushDown`): it may
     /// skip what the filter rejects, and the filter still runs above it.
     pub accepts_filters: bool,
+    /// Whether the scan reads only the columns a query uses (Flink's
+    /// `SupportsProjectionPushDown`); without it the plan reads every column and projects them in
+    /// a Calc above the scan, as Flink plans such a source.
+    pub accepts_projection: bool,
 }
 
 impl SourceAbilities {
     /// What a built source says of itself: its parallelism and boundedness; inserts only, no
-    /// point reads, no filters taken.
+    /// point reads, no filters taken, projections taken.
     pub fn of(provider: &SourceProvider) -> Self {
         SourceAbilities {
             parallelism: provider.parallelism,
@@ -150,6 +154,7 @@ impl SourceAbilities {
             changes: ScanChanges::InsertOnly,
             point_reads: false,
             accepts_filters: false,
+            accepts_projection: true,
         }
     }
 }

@@ -27,7 +27,7 @@ pub use source::DatagenSource;
 
 use crate::error::{Error, Result};
 use crate::options::{invalid, TableOptions};
-use crate::registry::{ConnectorFactory, FactoryContext, SourceProvider, TableDescriptor};
+use crate::registry::{ConnectorFactory, FactoryContext, SourceAbilities, SourceProvider, TableDescriptor};
 
 /// Creates `datagen` sources.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,5 +75,17 @@ impl ConnectorFactory for DatagenFactory {
             bounded: rows.is_some(),
             factory: Arc::new(move |info| Box::new(source.for_subtask(info))),
         })
+    }
+
+    /// As Flink's datagen (a `ScanTableSource` without `SupportsProjectionPushDown`), every
+    /// column is read; a query's projection is a Calc above the scan.
+    fn source_abilities(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<SourceAbilities> {
+        let built = SourceAbilities::of(&self.create_source(table, options, ctx)?);
+        Ok(SourceAbilities { accepts_projection: false, ..built })
     }
 }

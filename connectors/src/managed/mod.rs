@@ -180,6 +180,7 @@ impl ConnectorFactory for ManagedFactory {
             changes: merger_of(table)?.scan_changes(),
             point_reads: true,
             accepts_filters: false,
+            accepts_projection: true,
         })
     }
 

@@ -22,6 +22,7 @@ pub mod prune_columns;
 pub mod push_filter_into_scan;
 pub mod rank;
 pub mod scan_changelog;
+pub mod scan_projection;
 pub mod scan_reuse;
 pub mod split_aggregate;
 pub mod temporal_sort;
@@ -51,6 +52,7 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistr
     let plan = rank::rank(plan)?;
     temporal_sort::temporal_sort(&plan)?;
     let plan = prune_columns::prune_plan(plan);
+    let plan = scan_projection::unproject_scans(plan, registry)?;
     let plan = window_rank::window_rank(plan)?;
     let plan = time_join::time_join(plan, options.window_join_enabled)?;
     let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;

@@ -185,9 +185,8 @@ fn a_window_group_by_without_window_end_is_a_regular_aggregate_with_a_warning() 
         )
     };
     // Generation 1 of the example (Advent of Flink, Day 2), in today's names. Confluent's Kafka
-    // scan assigns watermarks inside; datagen's are assigned by a WatermarkAssigner after the
-    // scan, with the Calc that narrows the scan's columns below it (as Flink plans datagen), so
-    // the nodes above are numbered two higher.
+    // scan assigns watermarks inside; datagen's are assigned by a WatermarkAssigner right after
+    // the scan (as Flink plans datagen), so the nodes above it are numbered one higher.
     let windowed = explain(&query("window_end, window_start, window_time"));
     let reference_tree = "StreamSink [7]
   +- StreamCalc [6]
@@ -196,20 +195,19 @@ fn a_window_group_by_without_window_end_is_a_regular_aggregate_with_a_warning() 
         +- StreamLocalWindowAggregate [3]
           +- StreamCalc [2]
             +- StreamTableSourceScan [1]";
-    let expected_tree = "StreamSink [9]
-  +- StreamCalc [8]
-    +- StreamGlobalWindowAggregate [7]
-      +- StreamExchange [6]
-        +- StreamLocalWindowAggregate [5]
-          +- StreamCalc [4]
-            +- StreamWatermarkAssigner [3]
-              +- StreamCalc [2]
-                +- StreamTableSourceScan [1]";
-    assert_eq!(reference_tree.lines().count() + 2, expected_tree.lines().count());
+    let expected_tree = "StreamSink [8]
+  +- StreamCalc [7]
+    +- StreamGlobalWindowAggregate [6]
+      +- StreamExchange [5]
+        +- StreamLocalWindowAggregate [4]
+          +- StreamCalc [3]
+            +- StreamWatermarkAssigner [2]
+              +- StreamTableSourceScan [1]";
+    assert_eq!(reference_tree.lines().count() + 1, expected_tree.lines().count());
     assert!(windowed.contains(expected_tree), "{windowed}");
     assert!(!windowed.contains("== Warnings =="), "{windowed}");
     assert!(
-        windowed.contains("[9] StreamSink\nTable: Foreground\nChangelog mode: append\nState size: low"),
+        windowed.contains("[8] StreamSink\nTable: Foreground\nChangelog mode: append\nState size: low"),
         "{windowed}"
     );
 
@@ -220,8 +218,8 @@ fn a_window_group_by_without_window_end_is_a_regular_aggregate_with_a_warning() 
       +- StreamExchange [6]
         +- StreamCalc [5]
           +- StreamWindowTableFunction [4]
-            +- StreamWatermarkAssigner [3]
-              +- StreamCalc [2]
+            +- StreamCalc [3]
+              +- StreamWatermarkAssigner [2]
                 +- StreamTableSourceScan [1]";
     assert!(regular.contains(expected_tree), "{regular}");
     assert!(regular.contains("[7] StreamGroupAggregate\nChangelog mode: retract\n"), "{regular}");
@@ -256,29 +254,27 @@ CREATE TABLE clicks_view_time_1h (window_time TIMESTAMP_LTZ(3), avg_viewtime DOU
     );
     let text = explain(&script);
     // Confluent shares the Calc after its scan ([2], `(reused) [2]`); weir shares the scan and
-    // narrows and assigns watermarks per plan.
-    let expected = "StreamSink [9]
-  +- StreamCalc [8]
-    +- StreamGlobalWindowAggregate [7]
-      +- StreamExchange [6]
-        +- StreamLocalWindowAggregate [5]
-          +- StreamCalc [4]
-            +- StreamWatermarkAssigner [3]
-              +- StreamCalc [2]
-                +- StreamTableSourceScan [1]
+    // assigns watermarks per plan.
+    let expected = "StreamSink [8]
+  +- StreamCalc [7]
+    +- StreamGlobalWindowAggregate [6]
+      +- StreamExchange [5]
+        +- StreamLocalWindowAggregate [4]
+          +- StreamCalc [3]
+            +- StreamWatermarkAssigner [2]
+              +- StreamTableSourceScan [1]
 
-StreamSink [17]
-  +- StreamCalc [16]
-    +- StreamGlobalWindowAggregate [15]
-      +- StreamExchange [14]
-        +- StreamLocalWindowAggregate [13]
-          +- StreamCalc [12]
-            +- StreamWatermarkAssigner [11]
-              +- StreamCalc [10]
-                +- (reused) [1]";
+StreamSink [15]
+  +- StreamCalc [14]
+    +- StreamGlobalWindowAggregate [13]
+      +- StreamExchange [12]
+        +- StreamLocalWindowAggregate [11]
+          +- StreamCalc [10]
+            +- StreamWatermarkAssigner [9]
+              +- (reused) [1]";
     assert!(text.contains(expected), "{text}");
     assert!(
-        text.contains("[17] StreamSink\nTable: `default_catalog`.`default_database`.`clicks_view_time_1h`\n"),
+        text.contains("[15] StreamSink\nTable: `default_catalog`.`default_database`.`clicks_view_time_1h`\n"),
         "{text}"
     );
 }

@@ -336,6 +336,13 @@ fn statement_sets_lose_and_gain_inserts() {
     let report = check_scripts(&set(&[agg]), &set(&[agg, plain]), || session(&[])).unwrap_or_else(|_| panic!());
     assert_eq!(report.verdict(), Full, "{}", report.text());
     assert!(report.text().contains("sink s2: Fully compatible: a new sink"), "{}", report.text());
+    // An INSERT deleted while the source table's declaration changes: beyond the rules.
+    let redeclared = set(&[agg]).replacen("d int,", "d int, e int,", 1);
+    let report = check_scripts(&set(&[agg, plain]), &redeclared, || session(&[])).unwrap_or_else(|_| panic!());
+    assert_eq!(report.verdict(), Unknown, "{}", report.text());
+    assert!(report
+        .text()
+        .contains("source MyTable: Compatibility unknown: its declaration changes while a sink is deleted"));
 }
 
 #[test]

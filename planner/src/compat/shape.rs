@@ -40,6 +40,9 @@ pub struct SourceShape {
     pub table: String,
     /// Its connector.
     pub connector: String,
+    /// Its declaration: columns with their types, primary key and `WITH` options.
+    #[serde(default)]
+    pub definition: String,
     /// The source operator's stable id.
     pub id: String,
 }
@@ -149,7 +152,11 @@ impl ShapeCollector {
     /// Records the vertex of a scan of `table`.
     pub fn source(&mut self, table: &weir_connectors::TableDescriptor, vertex: VertexId) {
         let connector = table.options.get("connector").cloned().unwrap_or_default();
-        self.sources.push((vertex, SourceShape { table: table.name.clone(), connector, id: String::new() }));
+        let columns: Vec<String> = table.schema.fields.iter().map(|f| format!("{} {}", f.name, f.data_type)).collect();
+        let definition =
+            format!("({}) PRIMARY KEY {:?} WITH {:?}", columns.join(", "), table.primary_key, table.options);
+        let shape = SourceShape { table: table.name.clone(), connector, definition, id: String::new() };
+        self.sources.push((vertex, shape));
     }
 
     /// Records the vertex of the materializer of `sink` (a `Sink` node).

@@ -217,17 +217,30 @@ impl Session {
     }
 
     fn explain_script_here(&mut self, sql: &str) -> Result<String, ScriptError> {
+        self.dry_run(sql, Self::explain_statements)
+    }
+
+    /// Runs `f` over the statements of `sql` without running any job or writing managed tables
+    /// (DDL changes the catalog only); then tables that only existed in memory for it leave with
+    /// their store.
+    ///
+    /// # Errors
+    /// A script that does not parse, what `f` reports, a store that cannot be closed.
+    pub(super) fn dry_run<T>(
+        &mut self,
+        sql: &str,
+        f: impl FnOnce(&mut Self, &[Located]) -> Result<T, ScriptError>,
+    ) -> Result<T, ScriptError> {
         let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
         self.dry_run = true;
-        let explained = self.explain_statements(&statements);
+        let result = f(self, &statements);
         self.dry_run = false;
-        // Tables that only existed in memory for the explanation leave with its store.
         if let Some(store) = self.registry.table_store().filter(|s| !s.is_on_disk()).cloned() {
             let closed = crate::managed::close_store(&store, &mut self.catalog);
             self.registry.set_table_store(None);
             closed.map_err(|error| ScriptError { statement: Position::default(), error })?;
         }
-        explained
+        result
     }
 
     /// The error of the statement at `statement`, pointing at the option of the table it is

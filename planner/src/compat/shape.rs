@@ -369,7 +369,6 @@ pub fn describe(node: &PhysicalNode) -> Option<StateShape> {
 
 /// A shape under construction.
 struct Builder<'a> {
-    node: &'a PhysicalNode,
     inputs: &'a [Lineage],
     shape: StateShape,
 }
@@ -395,7 +394,7 @@ impl<'a> Builder<'a> {
             aggregates: None,
             filters: inputs.iter().flat_map(|i| i.filters.iter().cloned()).collect(),
         };
-        Builder { node, inputs, shape }
+        Builder { inputs, shape }
     }
 
     fn input(&self) -> &'a Lineage {
@@ -433,7 +432,6 @@ impl<'a> Builder<'a> {
             all.append(&mut texts);
             texts = all;
         }
-        let _ = self.node;
         (self.shape, texts)
     }
 }
@@ -472,7 +470,19 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
             builder.shape.depth = below.depth;
             builder.finish(out, false)
         }
-        PhysicalKind::WindowAggregate(spec) => window_aggregate(node, inputs, &inputs[0], spec, "WindowAggregate")?,
+        PhysicalKind::WindowAggregate(spec) => {
+            let input = &inputs[0];
+            let time = match spec.input {
+                weir_operators::WindowAggregateInput::Rows { time_col, .. } => input.text(time_col),
+                weir_operators::WindowAggregateInput::Partials => String::new(),
+            };
+            let out = calls_out(input, &spec.keys, &spec.calls);
+            b("window aggregate")
+                .key(&spec.keys, true)
+                .define("window", format!("{:?}({time})", spec.window))
+                .aggregates(input, &spec.calls)
+                .finish(out, false)
+        }
         PhysicalKind::GlobalWindowAggregate { .. } => {
             let local = local_phase(node);
             let PhysicalKind::LocalWindowAggregate(local_spec) = &local.kind else { return None };
@@ -631,28 +641,6 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
         }
         _ => return None,
     })
-}
-
-fn window_aggregate(
-    node: &PhysicalNode,
-    inputs: &[Lineage],
-    input: &Lineage,
-    spec: &weir_operators::WindowAggregateSpec,
-    _name: &str,
-) -> Option<(StateShape, Vec<String>)> {
-    let time = match spec.input {
-        weir_operators::WindowAggregateInput::Rows { time_col, .. } => input.text(time_col),
-        weir_operators::WindowAggregateInput::Partials => String::new(),
-    };
-    let mut texts = input.texts(&spec.keys);
-    texts.extend(spec.calls.iter().map(|c| input.call(c).text));
-    Some(
-        Builder::new(node, inputs, "window aggregate")
-            .key(&spec.keys, true)
-            .define("window", format!("{:?}({time})", spec.window))
-            .aggregates(input, &spec.calls)
-            .finish(texts, false),
-    )
 }
 
 fn join(

@@ -129,38 +129,36 @@ fn changelog_text(node: &PhysicalNode) -> &'static str {
 /// The columns that identify the row each change of `node` is about: a scan's primary key (when
 /// it reads all of it), else what the planner derives ([`upsert_key`]).
 fn unique_key(node: &PhysicalNode) -> Option<Vec<String>> {
-    let columns = match &node.kind {
+    if let PhysicalKind::Sink { .. } = node.kind {
+        return unique_key(&node.inputs[0]);
+    }
+    Some(unique_columns(node)?.iter().map(|&c| node.fields[c].name.clone()).collect())
+}
+
+/// [`unique_key`] as column positions of `node`'s output.
+fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
+    match &node.kind {
         PhysicalKind::TableSourceScan { table, projection, .. } if !table.primary_key.is_empty() => {
-            table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect::<Option<Vec<_>>>()
+            table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
         }
-        PhysicalKind::Calc(spec) => {
-            let below = unique_key_columns(&node.inputs[0])?;
-            below
-                .into_iter()
-                .map(|k| {
-                    spec.projections
-                        .iter()
-                        .position(|p| matches!(p, weir_operators::expr::Expr::Column { index, .. } if *index == k))
-                })
-                .collect()
-        }
+        PhysicalKind::Calc(spec) => unique_columns(&node.inputs[0])?
+            .into_iter()
+            .map(|k| {
+                spec.projections
+                    .iter()
+                    .position(|p| matches!(p, weir_operators::expr::Expr::Column { index, .. } if *index == k))
+            })
+            .collect(),
         PhysicalKind::Exchange { .. } | PhysicalKind::WatermarkAssigner(_) | PhysicalKind::MiniBatchAssigner(_) => {
-            unique_key_columns(&node.inputs[0])
+            unique_columns(&node.inputs[0])
         }
-        PhysicalKind::Sink { .. } => return unique_key(&node.inputs[0]),
         _ => upsert_key(node),
-    }?;
-    Some(columns.iter().map(|&c| node.fields[c].name.clone()).collect())
+    }
 }
 
 /// The upsert key of the rows a sink takes, by name.
 pub(super) fn sink_upsert_key(sink: &PhysicalNode) -> Option<Vec<String>> {
     unique_key(&sink.inputs[0])
-}
-
-fn unique_key_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
-    let names = unique_key(node)?;
-    names.iter().map(|n| node.fields.iter().position(|f| &f.name == n)).collect()
 }
 
 /// The state class of `node` (Confluent's "expensive operators"), `None` for a stateless one.

@@ -11,6 +11,30 @@ pub fn prune_plan(plan: Plan) -> Plan {
     prune(plan, &all).0
 }
 
+/// `projections` and `condition` over `input`, a Calc `input` merged into them (Flink's
+/// CalcMerge): what they then read, and the merged projections and condition.
+pub(crate) fn merge_calcs(
+    input: Plan,
+    projections: Vec<Expr>,
+    condition: Option<Expr>,
+) -> (Plan, Vec<Expr>, Option<Expr>) {
+    match input.node {
+        Node::Calc { input: inner, projections: below, condition: below_condition } => {
+            let projections = projections.into_iter().map(|p| p.substitute(&below)).collect();
+            let condition = match (below_condition, condition.map(|c| c.substitute(&below))) {
+                (Some(a), Some(b)) => Some(Expr::Call {
+                    function: weir_operators::expr::Function::And,
+                    args: vec![a, b],
+                    ty: weir_runtime::DataType::boolean(),
+                }),
+                (a, b) => a.or(b),
+            };
+            (*inner, projections, condition)
+        }
+        node => (Plan { node, fields: input.fields }, projections, condition),
+    }
+}
+
 fn identity(n: usize) -> Vec<Option<usize>> {
     (0..n).map(Some).collect()
 }
@@ -28,24 +52,9 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
                 c.mark_columns(&mut used);
             }
             let (input, map) = prune(*input, &used);
-            let mut projections: Vec<Expr> = kept.iter().map(|&i| projections[i].clone().remap(&map)).collect();
-            let mut condition = condition.map(|c| c.remap(&map));
-            // Two Calcs in a row become one (Flink's CalcMerge).
-            let input = match input.node {
-                Node::Calc { input: inner, projections: below, condition: below_condition } => {
-                    projections = projections.into_iter().map(|p| p.substitute(&below)).collect();
-                    condition = match (below_condition, condition.map(|c| c.substitute(&below))) {
-                        (Some(a), Some(b)) => Some(Expr::Call {
-                            function: weir_operators::expr::Function::And,
-                            args: vec![a, b],
-                            ty: weir_runtime::DataType::boolean(),
-                        }),
-                        (a, b) => a.or(b),
-                    };
-                    *inner
-                }
-                node => Plan { node, fields: input.fields },
-            };
+            let projections: Vec<Expr> = kept.iter().map(|&i| projections[i].clone().remap(&map)).collect();
+            let condition = condition.map(|c| c.remap(&map));
+            let (input, projections, condition) = merge_calcs(input, projections, condition);
             let new_fields: Vec<_> = kept.iter().map(|&i| fields[i].clone()).collect();
             let mut mapping = vec![None; fields.len()];
             kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));

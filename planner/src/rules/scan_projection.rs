@@ -8,6 +8,7 @@
 use weir_connectors::{ConnectorRegistry, ScanContext};
 use weir_operators::expr::Expr;
 
+use super::prune_columns::merge_calcs;
 use crate::error::Result;
 use crate::plan::{Node, Plan};
 
@@ -34,20 +35,10 @@ pub fn unproject_scans(plan: Plan, registry: &ConnectorRegistry) -> Result<Plan>
     })
 }
 
-/// A Calc of `projections` and `condition` over `input`, merged into `input` when it is a Calc
-/// (Flink's CalcMerge).
+/// A Calc of `projections` and `condition` over `input`, merged into `input` when it is a Calc.
 fn merged(input: Plan, projections: Vec<Expr>, condition: Option<Expr>, fields: Vec<weir_runtime::Field>) -> Plan {
-    match input.node {
-        Node::Calc { input: inner, projections: below, condition: None } => {
-            let projections = projections.into_iter().map(|p| p.substitute(&below)).collect();
-            let condition = condition.map(|c| c.substitute(&below));
-            Plan { node: Node::Calc { input: inner, projections, condition }, fields }
-        }
-        node => Plan {
-            node: Node::Calc { input: Box::new(Plan { node, fields: input.fields }), projections, condition },
-            fields,
-        },
-    }
+    let (input, projections, condition) = merge_calcs(input, projections, condition);
+    Plan { node: Node::Calc { input: Box::new(input), projections, condition }, fields }
 }
 
 /// A watermark assigner over `input`; when `input` is a projection of the columns of a whole

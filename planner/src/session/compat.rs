@@ -10,7 +10,7 @@ use super::{ScriptError, Session};
 use crate::compat::{self, CompatOptions, JobShape, Report, StateOptions};
 use crate::error::{Position, Result};
 use crate::options::STATE_TTL;
-use crate::parser::{parse_script, Insert, Statement};
+use crate::parser::{Insert, Located, Statement};
 use crate::translate::Translator;
 
 impl Session {
@@ -59,11 +59,14 @@ impl Session {
     }
 
     fn script_shape_here(&mut self, sql: &str) -> Result<JobShape, ScriptError> {
-        let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
-        self.dry_run = true;
+        self.dry_run(sql, Self::statements_shape)
+    }
+
+    /// The shape of the INSERTs and statement sets of `statements` together, after their DDL
+    /// and `SET` statements ran.
+    fn statements_shape(&mut self, statements: &[Located]) -> Result<JobShape, ScriptError> {
         let mut shape: Option<JobShape> = None;
-        let mut result = Ok(());
-        for located in &statements {
+        for located in statements {
             let planned = match &located.statement {
                 Statement::Insert(insert) => self
                     .with_hints(located, |s| s.insert_shape(std::slice::from_ref(insert), located.position))
@@ -74,27 +77,22 @@ impl Session {
                 Statement::Query(_) | Statement::Explain { .. } => Ok(None),
                 _ => self.execute(located).map(|()| None),
             };
-            match planned {
-                Ok(Some(job)) => match &mut shape {
-                    None => shape = Some(job),
-                    Some(all) => {
-                        all.sources.extend(job.sources);
-                        all.sinks.extend(job.sinks);
-                        all.operators.extend(job.operators);
-                    }
-                },
-                Ok(None) => {}
-                Err(error) => {
-                    result = Err(self.script_error(located.position, error));
-                    break;
+            let Some(job) = planned.map_err(|error| self.script_error(located.position, error))? else { continue };
+            match &mut shape {
+                None => shape = Some(job),
+                Some(all) => {
+                    all.sources.extend(job.sources);
+                    all.sinks.extend(job.sinks);
+                    all.operators.extend(job.operators);
                 }
             }
         }
-        self.dry_run = false;
-        result?;
         Ok(shape.unwrap_or_else(|| {
-            let empty = crate::compat::shape::ShapeCollector::default();
-            empty.finish(&[], self.runtime.default_parallelism, self.state_options())
+            crate::compat::shape::ShapeCollector::default().finish(
+                &[],
+                self.runtime.default_parallelism,
+                self.state_options(),
+            )
         }))
     }
 

@@ -104,7 +104,7 @@ fn main() -> ExitCode {
         return match compat(&args[1..]) {
             Ok(code) => ExitCode::from(code),
             Err(message) => {
-                eprintln!("{message}");
+                complain(&message);
                 ExitCode::from(COMPAT_ERROR)
             }
         };
@@ -112,7 +112,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("{message}");
+            complain(&message);
             ExitCode::FAILURE
         }
     }
@@ -145,6 +145,13 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Prints `text` and a newline on standard output; a closed standard output is no error.
+/// Writes a line to standard error; a reader of it that has gone is no reason to fail (nor
+/// to panic, as `eprintln!` would).
+fn complain(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
 fn print_text(text: &str) -> Result<(), String> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
@@ -242,8 +249,8 @@ fn run_script(args: &[String]) -> Result<(), String> {
     let handler_stopping = std::sync::Arc::clone(&stopping);
     let _ = ctrlc::set_handler(move || {
         let _stopping = handler_stopping.lock();
-        eprintln!("Stopping the running jobs...");
-        stop().iter().for_each(|line| eprintln!("{line}"));
+        complain("Stopping the running jobs...");
+        stop().iter().for_each(|line| complain(line));
     });
     let result = match session.execute_script(&sql) {
         // Ctrl-C, or the reader of standard output has gone (`| head`): the command ends quietly.
@@ -260,7 +267,7 @@ fn run_script(args: &[String]) -> Result<(), String> {
             jobs: session.job_reports().to_vec(),
         };
         if stats.text {
-            eprint!("{}", report.text());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), report.text().as_bytes());
         }
         if let Some(path) = &stats.json {
             std::fs::write(path, report.json()).map_err(|e| format!("--stats-json {path}: {e}"))?;

@@ -17,14 +17,56 @@ Statements end with ';' and may span several lines:
   HELP;                        this text
   QUIT;                        leave (Ctrl-D too)";
 
+/// Why the shell stopped before QUIT;.
+enum Stopped {
+    /// Standard output cannot be written.
+    Output(std::io::Error),
+    /// The terminal cannot be read or the shell cannot start.
+    Shell(String),
+}
+
+impl From<std::io::Error> for Stopped {
+    fn from(e: std::io::Error) -> Self {
+        Stopped::Output(e)
+    }
+}
+
 /// Runs the shell on the terminal until QUIT; or Ctrl-D. Ctrl-C at the prompt clears the line;
 /// while a statement runs (the terminal then sends it as a signal) it cancels the statement's
-/// jobs and the prompt comes back.
+/// jobs and the prompt comes back. A reader of standard output that goes away (`| head`) ends
+/// the shell quietly; standard output that cannot be written otherwise (`> /dev/full`) ends it
+/// with that error. The session's jobs are cancelled either way.
 pub fn run(mut session: Session) -> Result<(), String> {
-    let mut editor = DefaultEditor::new().map_err(|e| format!("cannot start the shell: {e}"))?;
+    let result = shell(&mut session);
+    session.cancel_all();
+    match result {
+        Ok(()) => say("Shutting down the session...\ndone.").or_else(output_failed),
+        Err(Stopped::Output(e)) => output_failed(e),
+        Err(Stopped::Shell(message)) => Err(message),
+    }
+}
+
+/// A write to standard output failed: quiet when its reader has gone, else the error.
+fn output_failed(e: std::io::Error) -> Result<(), String> {
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Ok(()),
+        _ => Err(format!("cannot write to standard output: {e}")),
+    }
+}
+
+/// Writes a line of the shell's own to standard output.
+fn say(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}
+
+fn shell(session: &mut Session) -> Result<(), Stopped> {
+    let mut editor = DefaultEditor::new().map_err(|e| Stopped::Shell(format!("cannot start the shell: {e}")))?;
     let interrupt = session.interrupter();
-    ctrlc::set_handler(interrupt).map_err(|e| format!("cannot start the shell: {e}"))?;
-    println!("weir SQL shell. Statements end with ';'. Type HELP; for help, QUIT; to leave.");
+    ctrlc::set_handler(interrupt).map_err(|e| Stopped::Shell(format!("cannot start the shell: {e}")))?;
+    say("weir SQL shell. Statements end with ';'. Type HELP; for help, QUIT; to leave.")?;
     let mut statement = String::new();
     loop {
         let prompt = if statement.is_empty() { "weir> " } else { "   -> " };
@@ -40,24 +82,28 @@ pub fn run(mut session: Session) -> Result<(), String> {
                 let _ = editor.add_history_entry(statement.as_str());
                 let text = std::mem::take(&mut statement);
                 match text.trim().trim_end_matches(';').trim().to_ascii_uppercase().as_str() {
-                    "QUIT" | "EXIT" => break,
-                    "HELP" => println!("{HELP}"),
+                    "QUIT" | "EXIT" => return Ok(()),
+                    "HELP" => say(HELP)?,
                     "" => {}
                     _ => match session.execute_script(&text) {
-                        Ok(()) => println!("[INFO] Execute statement succeeded."),
+                        Ok(()) => say("[INFO] Execute statement succeeded.")?,
                         Err(e) if matches!(e.error, Error::Runtime(weir::runtime::Error::Cancelled)) => {
-                            println!("[INFO] The statement was cancelled.")
+                            say("[INFO] The statement was cancelled.")?
                         }
-                        Err(e) => println!("[ERROR] Could not execute SQL statement. Reason:\n{}", e.in_statement()),
+                        // The query's rows could not be written: standard output is gone.
+                        Err(e) if e.error.is_output_closed() => {
+                            return Err(Stopped::Output(std::io::ErrorKind::BrokenPipe.into()))
+                        }
+                        Err(e) => {
+                            say(&format!("[ERROR] Could not execute SQL statement. Reason:\n{}", e.in_statement()))?
+                        }
                     },
                 }
             }
             Err(ReadlineError::Interrupted) => statement.clear(),
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(format!("cannot read the terminal: {e}")),
+            Err(ReadlineError::Eof) => return Ok(()),
+            Err(ReadlineError::Io(e)) => return Err(Stopped::Output(e)),
+            Err(e) => return Err(Stopped::Shell(format!("cannot read the terminal: {e}"))),
         }
     }
-    session.cancel_all();
-    println!("Shutting down the session...\ndone.");
-    Ok(())
 }

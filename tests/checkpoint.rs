@@ -215,7 +215,7 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     kept.sort();
     assert_eq!(kept.len(), 2, "{kept:?}");
-    let latest = storage::latest_checkpoint(dir.path()).unwrap();
+    let latest = storage::latest_checkpoint(dir.path()).unwrap().unwrap();
     let read = storage::read_checkpoint(&latest).unwrap();
     let (sent, seen) = totals(&read);
     assert_eq!(sent, seen);
@@ -243,7 +243,7 @@ fn no_checkpoint_completes_after_the_savepoint_that_stops_the_job() {
             .expect("the endless job was running");
         assert_eq!(handle.wait().unwrap(), weir::runtime::JobStatus::Cancelled);
         let savepoint = storage::read_checkpoint(&path).unwrap();
-        let latest = storage::read_checkpoint(&storage::latest_checkpoint(&checkpoints).unwrap()).unwrap();
+        let latest = storage::read_checkpoint(&storage::latest_checkpoint(&checkpoints).unwrap().unwrap()).unwrap();
         assert_eq!(latest.id, savepoint.id, "checkpoint {} completed after the savepoint", latest.id);
         assert_eq!(totals(&savepoint), totals(&latest));
     }
@@ -274,7 +274,7 @@ fn a_finished_job_keeps_only_its_final_checkpoint() {
     let kept: Vec<String> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
-    let final_checkpoint = storage::read_checkpoint(&storage::latest_checkpoint(dir.path()).unwrap()).unwrap();
+    let final_checkpoint = storage::read_checkpoint(&storage::latest_checkpoint(dir.path()).unwrap().unwrap()).unwrap();
     assert!(final_checkpoint.id > 7, "numbered after chk-7: {}", final_checkpoint.id);
 
     let (g, rows) = build();
@@ -592,7 +592,7 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
     wait_until("three checkpoints complete", || failing.completed_count() >= 3);
     failing.cancel();
     let _ = failing.wait();
-    let latest = storage::latest_checkpoint(checkpoints.path()).expect("a checkpoint on disk");
+    let latest = storage::latest_checkpoint(checkpoints.path()).unwrap().expect("a checkpoint on disk");
     let checkpoint = Arc::new(storage::read_checkpoint(&latest).unwrap());
     let restored = run(3, Some(Restore { checkpoint, ignore_unclaimed_state: false }));
     assert_eq!(restored.wait().unwrap(), weir::runtime::JobStatus::Finished);

@@ -349,6 +349,53 @@ fn a_closed_standard_output_ends_the_command_quietly() {
     }
 }
 
+/// `weir sql` whose standard output closes (`| head -c 10`) ends quietly; one whose standard
+/// output is full (`> /dev/full`) ends with that error; `weir run` whose standard error closes
+/// before it reports an error exits 1. None panics.
+#[test]
+fn the_shell_and_errors_survive_closed_and_full_outputs() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let statements = "SELECT 1;\nSELECT 2;\nHELP;\nQUIT;\n";
+    let shell = |stdout: Stdio| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+            .arg("sql")
+            .stdin(Stdio::piped())
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(statements.as_bytes()).unwrap();
+        child
+    };
+    // The reader takes 10 bytes and leaves.
+    let mut child = shell(Stdio::piped());
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = shell(Stdio::from(full)).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write to standard output: No space left on device"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bad.sql");
+    std::fs::write(&script, "SELECT * FROM nope;\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", script.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1), "an error, not a panic (101)");
+}
+
 #[test]
 fn every_command_has_help_and_weir_has_a_version() {
     let version = weir(&["--version"]);

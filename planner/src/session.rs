@@ -581,5 +581,6 @@ fn on_planning_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 fn print_metrics(report: &JobReport) {
     let mut text = format!("job ended: {}\n", report.name);
     report.write_text(&mut text);
-    eprint!("{text}");
+    // A reader of standard error that has gone is no reason to fail the script.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
 }

@@ -40,8 +40,8 @@ pub(crate) enum SubtaskEvent {
     Snapshot {
         /// The checkpoint.
         checkpoint: u64,
-        /// The subtask's chain.
-        vertex: String,
+        /// The subtask's chain: its index in the job and its name.
+        vertex: (usize, String),
         /// The subtask's index and its chain's parallelism.
         subtask: (usize, usize),
         /// Each operator's id and state, head first.
@@ -52,8 +52,8 @@ pub(crate) enum SubtaskEvent {
     /// The subtask has finished (all its input processed): its final state, for the
     /// checkpoints taken after it (a finished source restores as having nothing left).
     Finished {
-        /// The subtask's chain.
-        vertex: String,
+        /// The subtask's chain: its index in the job and its name.
+        vertex: (usize, String),
         /// The subtask's index and its chain's parallelism.
         subtask: (usize, usize),
         /// Each operator's id and final state, head first.
@@ -124,6 +124,8 @@ fn route(
 pub(crate) struct SubtaskSpec {
     pub info: SubtaskInfo,
     pub chain: Chain,
+    /// The chain's index in the job: what tells it apart from a chain of the same name.
+    pub chain_index: usize,
     /// The stable id of each operator of the chain, head first.
     pub operator_ids: Vec<String>,
     /// Input port of each input channel; `None` for a source subtask.
@@ -151,6 +153,8 @@ struct SourceState {
 pub(crate) struct SubtaskActor {
     info: SubtaskInfo,
     chain: Chain,
+    /// The chain's index in the job ([`SubtaskSpec::chain_index`]).
+    chain_index: usize,
     /// The stable id of each operator of the chain, head first.
     operator_ids: Vec<String>,
     gate: Option<InputGate>,
@@ -210,6 +214,7 @@ impl SubtaskActor {
             gate: spec.inputs.map(|inputs| InputGate::new(inputs).with_silent(&spec.silent_inputs)),
             info: spec.info,
             chain: spec.chain,
+            chain_index: spec.chain_index,
             operator_ids: spec.operator_ids,
             edges: spec.edges,
             targets: spec.targets.into(),
@@ -490,7 +495,7 @@ impl SubtaskActor {
                 let took_us = took.elapsed().as_micros() as u64;
                 tracing::debug!(subtask = %self.chain_name(), index = self.info.index, took_us, "final state taken");
                 let _ = self.shared.events.send(SubtaskEvent::Finished {
-                    vertex: self.chain_name().to_string(),
+                    vertex: (self.chain_index, self.chain_name().to_string()),
                     subtask: (self.info.index, self.info.parallelism),
                     states,
                 });
@@ -596,7 +601,7 @@ impl SubtaskActor {
         tracing::debug!(subtask = %self.chain_name(), index = self.info.index, checkpoint = barrier.id, took_us, "checkpoint taken");
         let _ = self.shared.events.send(SubtaskEvent::Snapshot {
             checkpoint: barrier.id,
-            vertex: self.chain_name().to_string(),
+            vertex: (self.chain_index, self.chain_name().to_string()),
             subtask: (self.info.index, self.info.parallelism),
             states,
         });

@@ -499,6 +499,7 @@ async fn deploy_and_wait(
             let silent_inputs = silent_channels(plan, c, index, &silent);
             let spec = SubtaskSpec {
                 chain: chain_built,
+                chain_index: c,
                 operator_ids: ids,
                 inputs,
                 silent_inputs,
@@ -521,7 +522,6 @@ async fn deploy_and_wait(
         .filter(|(chain, _)| matches!(graph.vertex(chain[0]).kind, VertexKind::Source(_)))
         .flat_map(|(_, a)| a.iter().cloned())
         .collect();
-    let names: Vec<String> = plan.chains.iter().map(|c| chain_name(graph, c)).collect();
     let mut stopped = 0;
     let mut first_error = None;
     let clock = Arc::clone(&config.clock);
@@ -546,19 +546,19 @@ async fn deploy_and_wait(
                     Some(SubtaskEvent::Stopped) => stopped += 1,
                     Some(SubtaskEvent::Snapshot { checkpoint, vertex, subtask, states }) => {
                         if let Some(done) = coordinator.add(now, checkpoint, vertex, subtask, states) {
-                            notify_complete(&addrs, &names, coordinator, done);
+                            notify_complete(&addrs, coordinator, done);
                         }
                     }
                     Some(SubtaskEvent::Aborted(checkpoint)) => coordinator.abort(checkpoint),
                     Some(SubtaskEvent::Finished { vertex, subtask, states }) => {
                         for done in coordinator.finished(now, vertex, subtask, states) {
-                            notify_complete(&addrs, &names, coordinator, done);
+                            notify_complete(&addrs, coordinator, done);
                         }
                         // Every subtask has finished: the final checkpoint holds them all, and
                         // the subtasks stop once they have heard of it.
                         if coordinator.finished_count() == total {
                             match coordinator.final_checkpoint(now) {
-                                Ok(done) => notify_complete(&addrs, &names, coordinator, done),
+                                Ok(done) => notify_complete(&addrs, coordinator, done),
                                 Err(error) => {
                                     first_error.get_or_insert(error);
                                     token.cancel();
@@ -609,10 +609,10 @@ async fn deploy_and_wait(
 
 /// Tells every subtask that checkpoint `id` is complete, and each finished subtask whether it
 /// holds its final state.
-fn notify_complete(addrs: &[Vec<Addr<SubtaskActor>>], names: &[String], coordinator: &CheckpointCoordinator, id: u64) {
-    for (subtasks, name) in addrs.iter().zip(names) {
+fn notify_complete(addrs: &[Vec<Addr<SubtaskActor>>], coordinator: &CheckpointCoordinator, id: u64) {
+    for (chain, subtasks) in addrs.iter().enumerate() {
         for (index, addr) in subtasks.iter().enumerate() {
-            addr.do_send(CheckpointComplete { id, holds_final_state: coordinator.has_finished(name, index) });
+            addr.do_send(CheckpointComplete { id, holds_final_state: coordinator.has_finished((chain, index)) });
         }
     }
 }

@@ -24,6 +24,9 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
         (LogicalType::Varchar(n), _) => Value::String(Arc::from(fit_chars(text(), *n, false))),
         (LogicalType::Binary(n), Value::Binary(b)) => Value::Binary(fit_bytes(b, *n, true)),
         (LogicalType::Varbinary(n), Value::Binary(b)) => Value::Binary(fit_bytes(b, *n, false)),
+        // A string's UTF-8 bytes, cut or padded to the length as Flink's CAST does.
+        (LogicalType::Binary(n), Value::String(s)) => Value::Binary(fit_bytes(&Arc::from(s.as_bytes()), *n, true)),
+        (LogicalType::Varbinary(n), Value::String(s)) => Value::Binary(fit_bytes(&Arc::from(s.as_bytes()), *n, false)),
         (_, Value::String(s)) => parse_value(s.trim(), ty).map_err(|_| fail())?,
         (LogicalType::Boolean, _) => match v {
             Value::Boolean(b) => Value::Boolean(*b),
@@ -31,7 +34,7 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
         },
         (LogicalType::TinyInt | LogicalType::SmallInt | LogicalType::Int | LogicalType::BigInt, _) => {
             let n = match v {
-                Value::Float(_) | Value::Double(_) => v.as_f64().ok_or_else(fail)? as i64,
+                Value::Float(_) | Value::Double(_) => return Ok(float_to_integer(v.as_f64().ok_or_else(fail)?, ty)),
                 Value::Decimal { .. } => {
                     let d = v.as_decimal().ok_or_else(fail)?;
                     (d.unscaled / 10i128.pow(u32::from(d.scale))) as i64
@@ -117,6 +120,20 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
     })
 }
 
+/// A floating-point number narrowed to an integer type as Java's `(int)`, `(short)`, `(byte)`
+/// and `(long)` casts narrow it (Flink's generated code casts so): NaN is 0, a value out of
+/// range saturates at INT's (or BIGINT's) bounds, and SMALLINT and TINYINT keep the low bits of
+/// that INT.
+fn float_to_integer(f: f64, ty: &DataType) -> Value {
+    let int = f as i32;
+    match ty.logical {
+        LogicalType::TinyInt => Value::TinyInt(int as i8),
+        LogicalType::SmallInt => Value::SmallInt(int as i16),
+        LogicalType::Int => Value::Int(int),
+        _ => Value::BigInt(f as i64),
+    }
+}
+
 /// `text` cut to `length` characters and, for CHAR (`pad`), filled up to it with spaces, as
 /// Flink's CAST to CHAR(n) / VARCHAR(n) does.
 fn fit_chars(text: String, length: u32, pad: bool) -> String {
@@ -175,5 +192,33 @@ mod tests {
         assert_eq!(c(ts.clone(), "TIMESTAMP(3)", "STRING"), Ok("2024-01-01 10:00:00.500".into()));
         assert_eq!(c(ts, "TIMESTAMP(1)", "STRING"), Ok("2024-01-01 10:00:00.5".into()));
         assert_eq!(c(Value::Binary(std::sync::Arc::from(&b"AB"[..])), "BYTES", "STRING"), Ok("AB".into()));
+    }
+
+    /// Java's narrowing: `(int) 3e9` is INT's maximum, `(short)` and `(byte)` keep that INT's
+    /// low bits, NaN is 0.
+    #[test]
+    fn floats_narrow_to_integers_as_java_casts() {
+        assert_eq!(c(Value::Double(3e9), "DOUBLE", "INT"), Ok("2147483647".into()));
+        assert_eq!(c(Value::Double(-3e9), "DOUBLE", "INT"), Ok("-2147483648".into()));
+        assert_eq!(c(Value::Double(3e9), "DOUBLE", "SMALLINT"), Ok("-1".into()));
+        assert_eq!(c(Value::Double(70_000.7), "DOUBLE", "SMALLINT"), Ok("4464".into()));
+        assert_eq!(c(Value::Double(300.0), "DOUBLE", "TINYINT"), Ok("44".into()));
+        assert_eq!(c(Value::Double(1e30), "DOUBLE", "BIGINT"), Ok("9223372036854775807".into()));
+        assert_eq!(c(Value::Double(f64::NAN), "DOUBLE", "INT"), Ok("0".into()));
+        assert_eq!(c(Value::Float(-2.9), "FLOAT", "INT"), Ok("-2".into()));
+    }
+
+    #[test]
+    fn strings_cast_to_binary_are_cut_or_padded() {
+        let bytes =
+            |s: &str, to: &str| match cast(&Value::string(s), &parse_type("STRING").unwrap(), &parse_type(to).unwrap())
+            {
+                Ok(Value::Binary(b)) => b.to_vec(),
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(bytes("abcdef", "BINARY(2)"), b"ab");
+        assert_eq!(bytes("a", "BINARY(3)"), b"a\0\0");
+        assert_eq!(bytes("abcdef", "VARBINARY(4)"), b"abcd");
+        assert_eq!(bytes("ab", "VARBINARY(4)"), b"ab");
     }
 }

@@ -133,9 +133,17 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         }
         _ => return Err(Error::validation(at, format!("Invalid number of arguments to function '{name}'"))),
     };
-    if matches!(kind, AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg)
-        && !bound.first().is_some_and(|a| is_numeric(a.ty()))
-    {
+    let numeric_only = matches!(
+        kind,
+        AggregateKind::Sum
+            | AggregateKind::Sum0
+            | AggregateKind::Avg
+            | AggregateKind::StddevPop
+            | AggregateKind::StddevSamp
+            | AggregateKind::VarPop
+            | AggregateKind::VarSamp
+    );
+    if numeric_only && !bound.first().is_some_and(|a| is_numeric(a.ty())) {
         let ty = bound.first().map(|a| weir_operators::expr::types::calcite_name(&a.ty().logical)).unwrap_or_default();
         return Err(Error::validation(
             at,

@@ -19,11 +19,11 @@ use super::{JobShape, Report, StateFate};
 ///
 /// # Errors
 /// An operator whose state the new one cannot use, unless `ignore_unclaimed`: the message names it.
-pub fn rewrite(
+pub fn rewrite<'a>(
     checkpoint: &CompletedCheckpoint,
-    old: &JobShape,
-    new: &JobShape,
-    report: &Report,
+    old: &'a JobShape,
+    new: &'a JobShape,
+    report: &'a Report,
     ignore_unclaimed: bool,
 ) -> Result<CompletedCheckpoint, String> {
     let mut renamed: HashMap<&str, (&str, Option<Vec<u8>>)> = HashMap::new();
@@ -48,11 +48,10 @@ pub fn rewrite(
     }
     // Sources and sinks keep their state by table; that of tables the new job does not read
     // or write is dropped.
-    let by_table =
-        old.sinks.iter().map(|s| (&s.table, &s.id, new.sinks.iter().find(|n| n.table == s.table).map(|n| &n.id)));
-    let sources =
-        old.sources.iter().map(|s| (&s.table, &s.id, new.sources.iter().find(|n| n.table == s.table).map(|n| &n.id)));
-    for (_, old_id, new_id) in by_table.chain(sources) {
+    let sinks = |shape: &'a JobShape| shape.sinks.iter().map(|s| (s.table.as_str(), s.id.as_str())).collect();
+    let sources = |shape: &'a JobShape| shape.sources.iter().map(|s| (s.table.as_str(), s.id.as_str())).collect();
+    let pairs = pair_by_table(sinks(old), sinks(new)).into_iter().chain(pair_by_table(sources(old), sources(new)));
+    for (old_id, new_id) in pairs {
         match new_id {
             Some(new_id) => {
                 renamed.insert(old_id, (new_id, None));
@@ -73,4 +72,45 @@ pub fn rewrite(
         }
     }
     Ok(rewritten)
+}
+
+/// Pairs each old `(table, id)` with a new one of the same table: the one of the same id when
+/// there is one, else the next of that table not paired yet, in plan order (a job may read one
+/// table through several scans, one per filter, and each keeps its own position); `None` for
+/// an old one the new job has no counterpart of.
+fn pair_by_table<'a>(old: Vec<(&'a str, &'a str)>, new: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, Option<&'a str>)> {
+    let mut free: Vec<Option<(&str, &str)>> = new.into_iter().map(Some).collect();
+    let take = |free: &mut Vec<Option<(&'a str, &'a str)>>, found: Option<usize>| {
+        found.and_then(|i| free[i].take()).map(|(_, id)| id)
+    };
+    let mut paired: Vec<(&str, Option<&str>)> = Vec::with_capacity(old.len());
+    let mut unmatched = Vec::new();
+    for (table, id) in old {
+        let same = free.iter().position(|n| n.is_some_and(|(t, i)| t == table && i == id));
+        match take(&mut free, same) {
+            Some(new_id) => paired.push((id, Some(new_id))),
+            None => unmatched.push((table, id)),
+        }
+    }
+    for (table, id) in unmatched {
+        let next = free.iter().position(|n| n.is_some_and(|(t, _)| t == table));
+        paired.push((id, take(&mut free, next)));
+    }
+    paired
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two scans of one table (one per filter) keep each its own state, also when the new plan
+    /// numbers them otherwise.
+    #[test]
+    fn scans_of_one_table_keep_each_its_own_state() {
+        let old = vec![("ev", "ev#a-0"), ("ev", "ev#a-1"), ("gone", "gone#b-0")];
+        let same = pair_by_table(old.clone(), vec![("ev", "ev#a-1"), ("ev", "ev#a-0")]);
+        assert_eq!(same, vec![("ev#a-0", Some("ev#a-0")), ("ev#a-1", Some("ev#a-1")), ("gone#b-0", None)]);
+        let renamed = pair_by_table(old, vec![("ev", "ev#c-0"), ("ev", "ev#c-1")]);
+        assert_eq!(renamed, vec![("ev#a-0", Some("ev#c-0")), ("ev#a-1", Some("ev#c-1")), ("gone#b-0", None)]);
+    }
 }

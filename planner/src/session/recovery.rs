@@ -6,7 +6,8 @@
 //! job name (`insert-into_default_catalog.default_database.t`, the sinks joined by `,`). A job
 //! starts from `execution.state-recovery.path` (Flink 2's key; `execution.savepoint.path`, the
 //! older one, is read too) when set; in a session that resumes (`weir run --resume`), from the
-//! newest complete checkpoint in its directory, if there is one.
+//! newest checkpoint in its directory, if there is one. A newest checkpoint that does not read
+//! stops the job from starting, naming the file: an older one is taken only when named.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -124,7 +125,8 @@ impl Session {
         let named = [&RECOVERY_PATH, &SAVEPOINT_PATH].into_iter().map(|s| self.settings.get(s)).find(|p| !p.is_empty());
         let from = match (&named, &dir) {
             (Some(path), _) => Some(checkpoint_path(Path::new(path))?),
-            (None, Some(dir)) if self.resume => latest_checkpoint(dir),
+            (None, Some(dir)) if self.resume => latest_checkpoint(dir)
+                .map_err(|e| weir_runtime::Error::Restore(format!("job '{name}' does not resume: {e}")))?,
             _ => None,
         };
         if let Some(path) = from {
@@ -147,7 +149,8 @@ fn checkpoint_path(path: &Path) -> Result<PathBuf> {
     if is_checkpoint || !path.is_dir() {
         return Ok(path.to_path_buf());
     }
-    latest_checkpoint(path).ok_or_else(|| {
+    let latest = latest_checkpoint(path).map_err(|e| weir_runtime::Error::Restore(e.to_string()))?;
+    latest.ok_or_else(|| {
         weir_runtime::Error::Restore(format!(
             "'{}' holds no complete checkpoint (a chk-N directory with a _metadata file)",
             path.display()

@@ -54,7 +54,7 @@ pub struct CompletedCheckpoint {
     pub id: u64,
     /// When it was triggered, in epoch milliseconds of the job's clock.
     pub timestamp: i64,
-    /// The subtasks' parts, ordered by chain and subtask.
+    /// The subtasks' parts, ordered by chain (as the job deploys them) and subtask.
     pub subtasks: Vec<SubtaskState>,
     /// What the job's planner wrote about the job ([`super::CheckpointConfig::plan`]).
     pub plan: Option<Arc<String>>,
@@ -73,11 +73,16 @@ pub struct CompletedCheckpoints {
     pub latest_id: u64,
 }
 
+/// A subtask of a running job: its chain's index in the job and its own index. Chains are
+/// told apart by index, not by name: two chains of one job may have the same name (two `Calc`s
+/// after one shared scan).
+pub(crate) type SubtaskKey = (usize, usize);
+
 #[derive(Debug)]
 struct Pending {
     timestamp: i64,
     expected: usize,
-    parts: Vec<SubtaskState>,
+    parts: BTreeMap<SubtaskKey, SubtaskState>,
 }
 
 /// Triggers a job's checkpoints and completes each when its last part arrives.
@@ -91,7 +96,7 @@ pub(crate) struct CheckpointCoordinator {
     pending: BTreeMap<u64, Pending>,
     completed: Arc<Mutex<CompletedCheckpoints>>,
     /// The final state of every subtask that has finished, by chain and index.
-    finished: BTreeMap<(String, usize), SubtaskState>,
+    finished: BTreeMap<SubtaskKey, SubtaskState>,
     /// Set when the savepoint that stops the job begins: no checkpoint starts after it.
     stopping: bool,
 }
@@ -132,9 +137,9 @@ impl CheckpointCoordinator {
         self.finished.len()
     }
 
-    /// Whether subtask `index` of chain `vertex` has finished.
-    pub(crate) fn has_finished(&self, vertex: &str, index: usize) -> bool {
-        self.finished.contains_key(&(vertex.to_string(), index))
+    /// Whether subtask `key` has finished.
+    pub(crate) fn has_finished(&self, key: SubtaskKey) -> bool {
+        self.finished.contains_key(&key)
     }
 
     /// Every subtask has finished: takes the job's final checkpoint, of their final states
@@ -146,7 +151,7 @@ impl CheckpointCoordinator {
         self.pending.clear();
         self.last_id += 1;
         let id = self.last_id;
-        self.pending.insert(id, Pending { timestamp: now, expected: 0, parts: Vec::new() });
+        self.pending.insert(id, Pending { timestamp: now, expected: 0, parts: BTreeMap::new() });
         tracing::debug!(checkpoint = id, "final checkpoint");
         self.complete(now, id).ok_or_else(|| {
             Error::execution(format!(
@@ -162,23 +167,20 @@ impl CheckpointCoordinator {
     pub(crate) fn finished(
         &mut self,
         now: i64,
-        vertex: String,
+        (chain, vertex): (usize, String),
         (subtask, parallelism): (usize, usize),
         states: Vec<(String, StateWriter)>,
     ) -> Vec<u64> {
         let operators = operator_states(states);
-        let part = SubtaskState { vertex: vertex.clone(), subtask, parallelism, operators };
-        self.finished.insert((vertex.clone(), subtask), part.clone());
-        let waiting: Vec<u64> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| !p.parts.iter().any(|q| q.vertex == vertex && q.subtask == subtask))
-            .map(|(&id, _)| id)
-            .collect();
+        let key = (chain, subtask);
+        let part = SubtaskState { vertex, subtask, parallelism, operators };
+        self.finished.insert(key, part.clone());
+        let waiting: Vec<u64> =
+            self.pending.iter().filter(|(_, p)| !p.parts.contains_key(&key)).map(|(&id, _)| id).collect();
         let mut done = Vec::new();
         for id in waiting {
             if let Some(pending) = self.pending.get_mut(&id) {
-                pending.parts.push(part.clone());
+                pending.parts.insert(key, part.clone());
                 if pending.parts.len() >= pending.expected {
                     done.extend(self.complete(now, id));
                 }
@@ -224,7 +226,7 @@ impl CheckpointCoordinator {
     pub(crate) fn begin(&mut self, now: i64, expected: usize, mode: CheckpointingMode) -> CheckpointBarrier {
         self.last_id += 1;
         self.last_trigger = Some(now);
-        self.pending.insert(self.last_id, Pending { timestamp: now, expected, parts: Vec::new() });
+        self.pending.insert(self.last_id, Pending { timestamp: now, expected, parts: BTreeMap::new() });
         tracing::debug!(checkpoint = self.last_id, expected, "checkpoint triggered");
         CheckpointBarrier { id: self.last_id, timestamp: now, mode }
     }
@@ -234,13 +236,13 @@ impl CheckpointCoordinator {
         &mut self,
         now: i64,
         checkpoint: u64,
-        vertex: String,
+        (chain, vertex): (usize, String),
         (subtask, parallelism): (usize, usize),
         states: Vec<(String, StateWriter)>,
     ) -> Option<u64> {
         let pending = self.pending.get_mut(&checkpoint)?;
         let operators = operator_states(states);
-        pending.parts.push(SubtaskState { vertex, subtask, parallelism, operators });
+        pending.parts.insert((chain, subtask), SubtaskState { vertex, subtask, parallelism, operators });
         if pending.parts.len() < pending.expected {
             return None;
         }
@@ -252,15 +254,13 @@ impl CheckpointCoordinator {
     fn complete(&mut self, now: i64, checkpoint: u64) -> Option<u64> {
         let mut done = self.pending.remove(&checkpoint)?;
         for (key, part) in &self.finished {
-            if !done.parts.iter().any(|p| (&p.vertex, p.subtask) == (&key.0, key.1)) {
-                done.parts.push(part.clone());
-            }
+            done.parts.entry(*key).or_insert_with(|| part.clone());
         }
-        done.parts.sort_by(|a, b| (&a.vertex, a.subtask).cmp(&(&b.vertex, b.subtask)));
         self.pending.retain(|&id, _| id > checkpoint);
         self.last_completion = Some(now);
         let plan = self.config.plan.clone();
-        let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks: done.parts, plan };
+        let subtasks = done.parts.into_values().collect();
+        let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks, plan };
         let writing = std::time::Instant::now();
         let size = self.store(&completed)?;
         let write_us = writing.elapsed().as_micros() as u64;
@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(c.next_trigger(1_000), Some(1_100));
         let barrier = c.begin(1_100, 1, CheckpointingMode::ExactlyOnce);
         assert!(!c.may_trigger(), "one checkpoint at a time");
-        assert_eq!(c.add(1_180, barrier.id, "s".into(), (0, 1), Vec::new()), Some(1));
+        assert_eq!(c.add(1_180, barrier.id, (0, "s".into()), (0, 1), Vec::new()), Some(1));
         // Due by the interval at 1 200, held back by the pause until 1 230.
         assert_eq!(c.next_trigger(1_000), Some(1_230));
         assert!(c.may_trigger());
@@ -382,11 +382,11 @@ mod tests {
         let mut c =
             coordinator(CheckpointConfig { timeout: Duration::from_millis(500), ..CheckpointConfig::default() });
         let first = c.begin(0, 2, CheckpointingMode::ExactlyOnce);
-        assert_eq!(c.add(10, first.id, "a".into(), (0, 2), Vec::new()), None);
+        assert_eq!(c.add(10, first.id, (0, "a".into()), (0, 2), Vec::new()), None);
         c.expire(600);
-        assert_eq!(c.add(610, first.id, "a".into(), (1, 2), Vec::new()), None, "expired");
+        assert_eq!(c.add(610, first.id, (0, "a".into()), (1, 2), Vec::new()), None, "expired");
         let second = c.begin(700, 1, CheckpointingMode::ExactlyOnce);
-        assert_eq!(c.add(710, second.id, "a".into(), (0, 1), Vec::new()), Some(2));
+        assert_eq!(c.add(710, second.id, (0, "a".into()), (0, 1), Vec::new()), Some(2));
         assert_eq!(c.completed.lock().retained.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2]);
     }
 }

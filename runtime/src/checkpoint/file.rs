@@ -34,6 +34,12 @@ pub enum SnapshotError {
         /// What the file system said.
         source: std::io::Error,
     },
+    /// Something other than a regular file (a directory, a FIFO, a device) has its name.
+    #[error("snapshot '{}' is not a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// The file does not start as a snapshot does.
     #[error("'{}' is not a weir snapshot (it does not start with WEIRSNAP)", path.display())]
     NotASnapshot {
@@ -113,7 +119,13 @@ pub fn write_snapshot_parts(path: &Path, parts: &[std::borrow::Cow<'_, [u8]>]) -
 /// # Errors
 /// A [`SnapshotError`] saying which check failed.
 pub fn read_snapshot(path: &Path) -> Result<Vec<u8>, SnapshotError> {
-    let bytes = fs::read(path).map_err(|source| SnapshotError::Io { path: path.to_path_buf(), source })?;
+    let io = |source| SnapshotError::Io { path: path.to_path_buf(), source };
+    // Only a regular file is read: a FIFO or device in its place would block or never end.
+    let metadata = fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(SnapshotError::NotAFile { path: path.to_path_buf() });
+    }
+    let bytes = fs::read(path).map_err(io)?;
     let path_buf = || path.to_path_buf();
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err(SnapshotError::NotASnapshot { path: path_buf() });
@@ -185,5 +197,6 @@ mod tests {
         fs::write(&path, b"{\"not\": \"a snapshot\"}").unwrap();
         assert!(matches!(read_snapshot(&path).unwrap_err(), SnapshotError::NotASnapshot { .. }));
         assert!(matches!(read_snapshot(&dir.path().join("missing")).unwrap_err(), SnapshotError::Io { .. }));
+        assert!(matches!(read_snapshot(dir.path()).unwrap_err(), SnapshotError::NotAFile { .. }));
     }
 }

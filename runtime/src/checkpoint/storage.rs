@@ -4,9 +4,14 @@
 //! ([`super::codec`]): the checkpoint's id (u64) and trigger time (i64), the number of subtask
 //! parts (u32), and for each its chain's name, its subtask index and parallelism (u32 each) and
 //! each operator of the chain, head first (u32 count, then each operator's id and sections), and
-//! what the planner wrote about the job (a u32 flag, then the text when there is one). A `chk-N`
-//! directory without a readable `_metadata` is not a checkpoint: it is skipped when looking for
-//! the latest one and refused when named.
+//! what the planner wrote about the job (a u32 flag, then the text when there is one).
+//!
+//! A checkpoint is written whole into a hidden `.chk-N.inprogress` directory, which is then
+//! renamed to `chk-N`: a crash leaves either no `chk-N` or a complete one. So a `chk-N` whose
+//! `_metadata` does not read was damaged after it was written (truncated, emptied, changed or
+//! deleted), and the newest checkpoint being damaged is an error, never a silent fall-back to
+//! an older one ([`latest_checkpoint`]): as in Flink, a recovery that cannot read the
+//! checkpoint it should start from fails.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -36,13 +41,20 @@ pub enum RestoreError {
     },
 }
 
-/// Writes `checkpoint` as `dir/chk-N/_metadata` (atomically) and returns the directory.
+/// Writes `checkpoint` as `dir/chk-N/_metadata` and returns the directory, which appears
+/// whole or not at all: it is written as `.chk-N.inprogress` and renamed.
 ///
 /// # Errors
 /// What the file system reports.
 pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
     let chk = dir.join(format!("chk-{}", checkpoint.id));
-    write_into(&chk, checkpoint)?;
+    let staging = dir.join(format!(".chk-{}.inprogress", checkpoint.id));
+    if staging.exists() {
+        fs::remove_dir_all(&staging)?;
+    }
+    write_into(&staging, checkpoint)?;
+    fs::rename(&staging, &chk)?;
+    fs::File::open(dir).and_then(|d| d.sync_all())?;
     Ok(chk)
 }
 
@@ -136,23 +148,70 @@ pub fn highest_checkpoint_number(dir: &Path) -> u64 {
     numbered(dir).last().map_or(0, |(n, _)| *n)
 }
 
-/// Every complete checkpoint under `dir`, oldest first (those that do not read are skipped).
+/// Every checkpoint under `dir` that reads, oldest first.
 pub fn read_all(dir: &Path) -> Vec<CompletedCheckpoint> {
     numbered(dir).into_iter().filter_map(|(_, p)| read_checkpoint(&p).ok()).collect()
 }
 
-/// The newest complete checkpoint under `dir`, read.
+/// The newest checkpoint under `dir`, read; `None` when there is none or it does not read.
 pub fn read_latest(dir: &Path) -> Option<CompletedCheckpoint> {
-    latest_checkpoint(dir).and_then(|chk| read_checkpoint(&chk).ok())
+    latest_checkpoint(dir).ok().flatten().and_then(|chk| read_checkpoint(&chk).ok())
 }
 
-/// The newest complete checkpoint under `dir`: the highest `chk-N` whose metadata reads.
-pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
-    numbered(dir).into_iter().rev().map(|(_, p)| p).find(|p| read_snapshot(&p.join(METADATA)).is_ok())
+/// The newest checkpoint under `dir` (its highest `chk-N`); `None` when there is none.
+///
+/// # Errors
+/// The newest one does not read (its `_metadata` is missing, cut off, changed or not a file):
+/// the message names the file, says what is wrong with it and which older checkpoint could be
+/// named instead. An older checkpoint is never taken in its place without the user saying so.
+pub fn latest_checkpoint(dir: &Path) -> Result<Option<PathBuf>, DamagedCheckpoint> {
+    let mut found = numbered(dir).into_iter().rev().map(|(_, p)| p);
+    let Some(newest) = found.next() else { return Ok(None) };
+    match read_snapshot(&newest.join(METADATA)) {
+        Ok(_) => Ok(Some(newest)),
+        Err(reason) => {
+            let older = found.find(|p| read_snapshot(&p.join(METADATA)).is_ok());
+            Err(DamagedCheckpoint { path: newest.join(METADATA), reason, older })
+        }
+    }
 }
 
-/// Deletes all but the newest `keep` checkpoints under `dir`.
+/// The newest checkpoint of a directory does not read.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "The newest checkpoint '{}' cannot be read: {reason}. weir does not fall back to an older checkpoint by itself: \
+     {}",
+    path.display(),
+    match older {
+        Some(older) => format!(
+            "to start from the newest one that reads, set 'execution.state-recovery.path' = '{}'",
+            older.display()
+        ),
+        None => "no older checkpoint reads either; move the directory away to start afresh".to_string(),
+    }
+)]
+pub struct DamagedCheckpoint {
+    /// The newest checkpoint's metadata file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub reason: SnapshotError,
+    /// The newest older checkpoint that reads, if any.
+    pub older: Option<PathBuf>,
+}
+
+/// Deletes all but the newest `keep` checkpoints under `dir`, and what an interrupted write
+/// left (`.chk-N.inprogress`).
 pub fn retain_newest(dir: &Path, keep: usize) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        let staging = entries.flatten().filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(".chk-") && name.ends_with(".inprogress")
+        });
+        for entry in staging {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
     let found = numbered(dir);
     let excess = found.len().saturating_sub(keep);
     for (_, path) in found.into_iter().take(excess) {
@@ -191,24 +250,66 @@ mod tests {
         }
         retain_newest(dir.path(), 2);
         assert_eq!(numbered(dir.path()).iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![3, 4]);
-        let latest = latest_checkpoint(dir.path()).unwrap();
+        let latest = latest_checkpoint(dir.path()).unwrap().unwrap();
         let read = read_checkpoint(&latest).unwrap();
         assert_eq!(read, checkpoint(4));
         assert_eq!(read.subtasks[0].operators[0].state.section("sent").unwrap().u64().unwrap(), 400);
     }
 
+    /// A damaged newest checkpoint is refused, naming its file and the older one that reads,
+    /// whatever the damage: cut off, emptied, a flipped byte, deleted, or a FIFO in its place
+    /// (which must not block the reader).
     #[test]
-    fn a_partial_checkpoint_is_skipped_and_refused_when_named() {
+    fn a_damaged_newest_checkpoint_is_refused_not_skipped() {
+        type Damage = fn(&Path);
+        let damages: [(&str, Damage); 5] = [
+            ("truncated", |m| {
+                let bytes = fs::read(m).unwrap();
+                fs::write(m, &bytes[..bytes.len() / 2]).unwrap();
+            }),
+            ("emptied", |m| fs::write(m, b"").unwrap()),
+            ("flipped", |m| {
+                let mut bytes = fs::read(m).unwrap();
+                let middle = bytes.len() / 2;
+                bytes[middle] ^= 0x10;
+                fs::write(m, bytes).unwrap();
+            }),
+            ("deleted", |m| fs::remove_file(m).unwrap()),
+            ("fifo", |m| {
+                fs::remove_file(m).unwrap();
+                assert!(std::process::Command::new("mkfifo").arg(m).status().unwrap().success());
+            }),
+        ];
+        for (what, damage) in damages {
+            let dir = tempfile::tempdir().unwrap();
+            write_checkpoint(dir.path(), &checkpoint(1)).unwrap();
+            let chk2 = write_checkpoint(dir.path(), &checkpoint(2)).unwrap();
+            assert_eq!(latest_checkpoint(dir.path()).unwrap(), Some(chk2.clone()));
+            damage(&chk2.join(METADATA));
+            let error = latest_checkpoint(dir.path()).unwrap_err();
+            assert_eq!(error.path, chk2.join(METADATA), "{what}");
+            assert_eq!(error.older, Some(dir.path().join("chk-1")), "{what}");
+            let message = error.to_string();
+            assert!(
+                message.contains("chk-2/_metadata' cannot be read") && message.contains("chk-1"),
+                "{what}: {message}"
+            );
+            assert!(read_checkpoint(&chk2).is_err(), "{what}");
+        }
+    }
+
+    /// A write cut off by a crash leaves only a hidden staging directory: no `chk-N` to
+    /// mistake for a damaged checkpoint, and retention clears it.
+    #[test]
+    fn an_interrupted_write_leaves_no_checkpoint() {
         let dir = tempfile::tempdir().unwrap();
         write_checkpoint(dir.path(), &checkpoint(1)).unwrap();
-        let chk2 = write_checkpoint(dir.path(), &checkpoint(2)).unwrap();
-        let metadata = chk2.join(METADATA);
-        let bytes = fs::read(&metadata).unwrap();
-        fs::write(&metadata, &bytes[..bytes.len() / 2]).unwrap();
-        assert_eq!(latest_checkpoint(dir.path()), Some(dir.path().join("chk-1")));
-        let error = read_checkpoint(&chk2).unwrap_err().to_string();
-        assert!(error.contains("is incomplete"), "{error}");
-        fs::create_dir(dir.path().join("chk-3")).unwrap();
-        assert_eq!(latest_checkpoint(dir.path()), Some(dir.path().join("chk-1")));
+        let staging = dir.path().join(".chk-2.inprogress");
+        fs::create_dir(&staging).unwrap();
+        fs::write(staging.join("._metadata.1.inprogress"), b"WEIRSNAP").unwrap();
+        assert_eq!(latest_checkpoint(dir.path()).unwrap(), Some(dir.path().join("chk-1")));
+        retain_newest(dir.path(), 1);
+        assert!(!staging.exists());
+        assert_eq!(latest_checkpoint(tempfile::tempdir().unwrap().path()).unwrap(), None);
     }
 }

@@ -198,8 +198,18 @@ fn round_decimal_type(precision: u8, scale: u8, digits: i32) -> DataType {
 }
 
 /// ROUND on a DOUBLE as Flink does it: half up on the value's shortest decimal text
-/// (`BigDecimal.valueOf(d).setScale(digits, HALF_UP)`).
+/// (`BigDecimal.valueOf(d).setScale(digits, HALF_UP)`). A result of zero is `0.0`, never
+/// `-0.0`: a BigDecimal has no negative zero.
 fn round_double(f: f64, digits: i64) -> f64 {
+    let rounded = round_double_signed(f, digits);
+    if rounded == 0.0 {
+        0.0
+    } else {
+        rounded
+    }
+}
+
+fn round_double_signed(f: f64, digits: i64) -> f64 {
     if !f.is_finite() || !(0..=17).contains(&digits) {
         let factor = 10f64.powi(digits.clamp(-300, 300) as i32);
         return (f * factor).round() / factor;
@@ -227,6 +237,9 @@ mod tests {
     fn round_is_half_up_on_the_shortest_text_and_widens_decimals() {
         assert_eq!(round_double(2.675, 2), 2.68);
         assert_eq!(round_double(-1.5, 0), -2.0);
+        assert!(round_double(-0.004, 2).is_sign_positive(), "no negative zero");
+        assert!(round_double(-0.0, 0).is_sign_positive());
+        assert!(round_double(-0.2, 0).is_sign_positive());
         assert_eq!(round_decimal_type(10, 2, 1), DataType::decimal(10, 1));
         let bound = Round { digits: None }
             .bind(&[Expr::column(0, DataType::double()), Expr::literal(Value::Int(1), DataType::int())])

@@ -116,20 +116,34 @@ pub const POSITION: Builtin = Builtin::new(
 );
 
 fn pad_type(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
-    let ok = is_string(types[0]) && is_integer(types[1]) && is_string(types[2]);
+    // The length is an INT, as Flink's `lpad(String, int, String)` takes it: Flink cannot run
+    // LPAD with a BIGINT length (its generated code does not compile), weir refuses it.
+    let int_length = is_integer(types[1]) && !matches!(types[1].logical, weir_runtime::LogicalType::BigInt);
+    let ok = is_string(types[0]) && int_length && is_string(types[2]);
     f.expect(ok, types, "<CHARACTER>, <INTEGER>, <CHARACTER>")?;
     Ok(nullable_if_any(DataType::string(), types))
 }
 
-fn pad_value(args: &[Value], left: bool) -> Value {
-    pad(text(&args[0]), args[1].as_i64().unwrap_or(0), text(&args[2]), left).map_or(Value::Null, string)
+/// The most characters LPAD and RPAD make: a longer result is an error, not an allocation
+/// that ends the process.
+pub const MAX_PADDED_LENGTH: usize = 64 << 20;
+
+fn pad_value(args: &[Value], left: bool) -> Result<Value, ExprError> {
+    let length = args[1].as_i64().unwrap_or(0);
+    if usize::try_from(length).is_ok_and(|n| n > MAX_PADDED_LENGTH) {
+        let name = if left { "LPAD" } else { "RPAD" };
+        return Err(ExprError(format!(
+            "{name} cannot make a string of {length} characters: weir's limit for a padded string is {MAX_PADDED_LENGTH} characters"
+        )));
+    }
+    Ok(pad(text(&args[0]), length, text(&args[2]), left).map_or(Value::Null, string))
 }
 
 /// `LPAD(s, length, pad)`
-pub const LPAD: Builtin = Builtin::new("LPAD", Arity::exactly(3), pad_type, |args, _| Ok(pad_value(args, true)));
+pub const LPAD: Builtin = Builtin::new("LPAD", Arity::exactly(3), pad_type, |args, _| pad_value(args, true));
 
 /// `RPAD(s, length, pad)`
-pub const RPAD: Builtin = Builtin::new("RPAD", Arity::exactly(3), pad_type, |args, _| Ok(pad_value(args, false)));
+pub const RPAD: Builtin = Builtin::new("RPAD", Arity::exactly(3), pad_type, |args, _| pad_value(args, false));
 
 /// `REPLACE(s, search, replacement)`: every occurrence replaced.
 pub const REPLACE: Builtin = Builtin::new(
@@ -305,6 +319,10 @@ mod tests {
         assert_eq!(pad("1", 4, "0", true).unwrap(), "0001");
         assert_eq!(pad("Medan", 10, ".", false).unwrap(), "Medan.....");
         assert_eq!(pad("Bandung", 3, ".", false).unwrap(), "Ban");
+        let huge = [s("a"), Value::Int(i32::MAX), s(".")];
+        let refused = RPAD.eval(&huge, &ty).unwrap_err();
+        assert!(refused.0.contains("RPAD cannot make a string of 2147483647 characters"), "{}", refused.0);
+        assert_eq!(LPAD.eval(&[s("a"), Value::Int(-1), s(".")], &ty).unwrap(), Value::Null);
         assert_eq!(Trim { side: TrimSide::Both }.eval(&[s("uuser1u"), s("u")], &ty).unwrap(), s("ser1"));
         assert_eq!(
             CONCAT_WS.eval(&[s("-"), s("a"), Value::Null, s("b")], &ty).unwrap(),

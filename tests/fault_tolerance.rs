@@ -1,0 +1,107 @@
+//! Checkpointed jobs of shapes that once went wrong: a statement set whose INSERTs read one
+//! scan (so that two chains of the job have the same name), and a resume whose newest
+//! checkpoint is damaged.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Runs `script` in a session at parallelism 2 in `dir`; fails the test if it has not ended
+/// after a minute (a job that never ends, not a slow machine).
+fn run_ending(dir: &Path, script: &str) -> String {
+    let (done, ended) = mpsc::channel();
+    let script = script.replace("{dir}", &dir.display().to_string());
+    std::thread::spawn(move || {
+        let registry = weir::connectors::ConnectorRegistry::default();
+        let config = weir::runtime::RuntimeConfig::default().with_parallelism(2);
+        let out = common::Buffer::default();
+        let mut session = weir::planner::Session::new(config, registry, Box::new(out.clone()));
+        let result = session.execute_script(&script).map_err(|e| e.error.to_string());
+        let _ = done.send(result.map(|()| String::from_utf8_lossy(&out.0.lock()).to_string()));
+    });
+    ended.recv_timeout(Duration::from_secs(60)).expect("the job never ended").unwrap()
+}
+
+const GEN: &str = "SET 'execution.checkpointing.interval' = '50 ms';\n\
+    SET 'execution.checkpointing.dir' = '{dir}/checkpoints';\n\
+    CREATE TABLE gen (k INT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5',\n\
+      'fields.k.min' = '1', 'fields.k.max' = '3', 'fields.v.min' = '1', 'fields.v.max' = '3');\n";
+
+/// Two aggregates over one scan: the job ends, with its final checkpoint, as it does without
+/// checkpoints.
+#[test]
+fn a_checkpointed_statement_set_over_one_scan_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "{GEN}CREATE TABLE t1 (k INT, c BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+         CREATE TABLE t2 (v INT, c BIGINT, PRIMARY KEY (v) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+         EXECUTE STATEMENT SET BEGIN\n\
+         INSERT INTO t1 SELECT k, COUNT(*) FROM gen GROUP BY k;\n\
+         INSERT INTO t2 SELECT v, COUNT(*) FROM gen GROUP BY v;\n\
+         END;\n"
+    );
+    run_ending(dir.path(), &script);
+    let jobs: Vec<_> = std::fs::read_dir(dir.path().join("checkpoints")).unwrap().flatten().collect();
+    assert_eq!(jobs.len(), 1);
+    let latest = weir::runtime::checkpoint::storage::latest_checkpoint(&jobs[0].path()).unwrap();
+    assert!(latest.is_some(), "the final checkpoint is kept");
+}
+
+/// A query over a UNION ALL of one table with itself ends, and counts every row twice.
+#[test]
+fn a_checkpointed_union_of_one_scan_with_itself_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "{GEN}SET 'sql-client.execution.result-mode' = 'changelog';\n\
+         SELECT SUM(n) FROM (SELECT k, COUNT(*) AS n FROM (SELECT k FROM gen UNION ALL SELECT k FROM gen) GROUP BY k);\n"
+    );
+    let out = run_ending(dir.path(), &script);
+    assert!(out.lines().rfind(|l| l.contains("+I") || l.contains("+U")).is_some_and(|l| l.contains("10")), "{out}");
+}
+
+/// `weir run --resume` whose newest checkpoint was damaged after it was written refuses to
+/// start, naming the file and the older checkpoint to name instead; named, that one restores.
+#[test]
+fn a_resume_from_a_damaged_newest_checkpoint_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let script = format!(
+        "SET 'execution.checkpointing.interval' = '1 h';\n\
+         SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+         SET 'pipeline.name' = 'job';\n\
+         CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');\n\
+         CREATE TABLE out_t (k INT) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO out_t SELECT k FROM gen;\n"
+    );
+    std::fs::write(dir.path().join("job.sql"), script).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_weir")).arg("run").args(args).arg(dir.path().join("job.sql")).output().unwrap()
+    };
+    // Two finished runs: the second numbers its final checkpoint after the first's.
+    let job = dir.path().join("checkpoints/job");
+    assert!(run(&[]).status.success());
+    let first = job.join("chk-1");
+    let kept = dir.path().join("chk-1-metadata");
+    std::fs::copy(first.join("_metadata"), &kept).unwrap();
+    // The second run keeps only its own final checkpoint; the first's is put back beside it.
+    assert!(run(&[]).status.success());
+    std::fs::create_dir(&first).unwrap();
+    std::fs::copy(&kept, first.join("_metadata")).unwrap();
+    let newest = job.join("chk-2/_metadata");
+    let mut bytes = std::fs::read(&newest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&newest, bytes).unwrap();
+    let output = run(&["--resume"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("chk-2/_metadata' cannot be read"), "{stderr}");
+    assert!(stderr.contains("checksum"), "{stderr}");
+    assert!(stderr.contains(&format!("'execution.state-recovery.path' = '{}'", first.display())), "{stderr}");
+    let named = format!("execution.state-recovery.path={}", first.display());
+    let output = run(&["--set", &named]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}

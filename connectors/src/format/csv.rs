@@ -280,12 +280,16 @@ impl Decoder for CsvDecoder {
             field: None,
             reason: format!("cannot read the file: {e}"),
         };
-        // Find the next record: skip blank lines and, when allowed, comments.
+        let ignore = self.format.options.ignore_parse_errors;
+        // Find the next record: skip blank lines and, when allowed, comments (and, ignoring
+        // parse errors, lines that are not UTF-8).
         let start = loop {
             let next_number = lines.number() + 1;
-            let line = match lines.next_line().map_err(|e| io_error(next_number, e))? {
-                None => return Ok(false),
-                Some(l) => l,
+            let line = match lines.next_line() {
+                Ok(None) => return Ok(false),
+                Ok(Some(l)) => l,
+                Err(e) if ignore && super::is_not_utf8(&e) => continue,
+                Err(e) => return Err(io_error(next_number, e)),
             };
             if line.is_empty() || (self.format.options.allow_comments && line.starts_with('#')) {
                 continue;
@@ -296,7 +300,12 @@ impl Decoder for CsvDecoder {
         };
         while !self.split() {
             let next_number = lines.number() + 1;
-            match lines.next_line().map_err(|e| io_error(next_number, e))? {
+            let next = match lines.next_line() {
+                // A record running on into a line that is not UTF-8 is skipped whole.
+                Err(e) if ignore && super::is_not_utf8(&e) => return self.decode(lines, out),
+                other => other.map_err(|e| io_error(next_number, e))?,
+            };
+            match next {
                 Some(next) => {
                     self.record.push('\n');
                     self.record.push_str(next);
@@ -311,7 +320,6 @@ impl Decoder for CsvDecoder {
                 }
             }
         }
-        let ignore = self.format.options.ignore_parse_errors;
         let arity = self.format.fields.len();
         if self.ranges.len() != arity && !ignore {
             return Err(DecodeError {
@@ -621,5 +629,24 @@ mod tests {
         e.encode_chunk(&chunk, &mut from_arrays);
         let kept: Vec<&str> = text.lines().enumerate().filter(|(i, _)| *i != 1).map(|(_, l)| l).collect();
         assert_eq!(from_arrays, format!("{}\n", kept.join("\n")));
+    }
+
+    /// A line that is not UTF-8 fails the read, naming its line; ignoring parse errors, it is
+    /// skipped and the lines after it read on (a quoted record running into it goes whole).
+    #[test]
+    fn lines_that_are_not_utf8_fail_or_are_skipped() {
+        let bytes = b"1,a\n2,\xff\xfe\n3,\"x\n\xc3\"\n4,d\n".to_vec();
+        let read = |ignore: &str| {
+            let options = CsvOptions::from_options(&mut table_options(&[("csv.ignore-parse-errors", ignore)])).unwrap();
+            let format = CsvFormat::new(&schema(&[("id", "INT"), ("s", "STRING")]), options).unwrap();
+            let schema = Schema::new(format.fields.to_vec());
+            let mut lines = Lines::new(Box::new(std::io::Cursor::new(bytes.clone())));
+            super::super::decode_rows(&mut *format.decoder(), &mut lines, &schema)
+        };
+        let error = read("false").unwrap_err();
+        assert_eq!(error.line, 2);
+        assert!(error.reason.contains("line 2 is not valid UTF-8"), "{}", error.reason);
+        let rows = read("true").unwrap();
+        assert_eq!(rows, vec![vec![Value::Int(1), Value::string("a")], vec![Value::Int(4), Value::string("d")]]);
     }
 }

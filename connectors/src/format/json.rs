@@ -162,12 +162,14 @@ fn convert(json: &Json, ty: &DataType) -> Result<Value, String> {
 impl Decoder for JsonDecoder {
     fn decode(&mut self, lines: &mut Lines, out: &mut ColumnsBuilder) -> Result<bool, DecodeError> {
         loop {
+            let next_number = lines.number() + 1;
             let line = match lines.next_line() {
                 Ok(None) => return Ok(false),
                 Ok(Some(l)) => l.to_string(),
+                Err(e) if super::is_not_utf8(&e) && self.format.options.ignore_parse_errors => continue,
                 Err(e) => {
                     return Err(DecodeError {
-                        line: lines.number() + 1,
+                        line: next_number,
                         column: None,
                         field: None,
                         reason: format!("cannot read the file: {e}"),
@@ -306,6 +308,15 @@ mod tests {
         assert_eq!(err.reason, "cannot parse 'x' as BIGINT");
         let lenient = JsonFormat::new(&orders(), options(&[("json.ignore-parse-errors", "true")]));
         assert_eq!(decode(&lenient, "{\"id\": \"x\"}\nnot json\n{\"id\": 3}").unwrap(), ["+I[3, null, null, null]"]);
+        // A line that is not UTF-8 is a parse error like any other.
+        let bytes = b"{\"id\": 1}\n{\"id\": 2, \"tags\": [\"\xff\"]}\n{\"id\": 3}\n".to_vec();
+        let read = |format: &JsonFormat| {
+            let mut lines = Lines::new(Box::new(std::io::Cursor::new(bytes.clone())));
+            super::super::decode_rows(&mut *format.decoder(), &mut lines, &orders())
+        };
+        assert_eq!(read(&lenient).unwrap().len(), 2);
+        let error = read(&f).unwrap_err();
+        assert!(error.line == 2 && error.reason.contains("line 2 is not valid UTF-8"), "{error:?}");
         let both = JsonOptions::from_options(&mut TableOptions::new(
             [("json.fail-on-missing-field", "true"), ("json.ignore-parse-errors", "true")]
                 .iter()

@@ -53,7 +53,7 @@ pub struct DecodeError {
 /// Reads records as text lines, counting them.
 pub struct Lines {
     reader: Box<dyn BufRead + Send>,
-    buf: String,
+    buf: Vec<u8>,
     number: usize,
     /// Bytes read so far (where the next line starts, counted from where reading began).
     offset: u64,
@@ -62,12 +62,12 @@ pub struct Lines {
 impl Lines {
     /// Lines of `reader`.
     pub fn new(reader: Box<dyn BufRead + Send>) -> Self {
-        Lines { reader, buf: String::new(), number: 0, offset: 0 }
+        Lines { reader, buf: Vec::new(), number: 0, offset: 0 }
     }
 
     /// Lines of `reader`, which starts at byte `offset` of its text, after line `number`.
     pub fn resumed(reader: Box<dyn BufRead + Send>, offset: u64, number: usize) -> Self {
-        Lines { reader, buf: String::new(), number, offset }
+        Lines { reader, buf: Vec::new(), number, offset }
     }
 
     /// Lines of an in-memory text.
@@ -78,16 +78,24 @@ impl Lines {
     /// The next line without its line break, or `None` at the end.
     ///
     /// # Errors
-    /// The reader's error, or text that is not UTF-8.
+    /// The reader's error; or, of kind [`std::io::ErrorKind::InvalidData`], a line that is not
+    /// UTF-8: it is counted and passed over, so that a decoder ignoring parse errors reads on
+    /// from the line after it ([`is_not_utf8`]).
     pub fn next_line(&mut self) -> std::io::Result<Option<&str>> {
         self.buf.clear();
-        let read = self.reader.read_line(&mut self.buf)?;
+        let read = self.reader.read_until(b'\n', &mut self.buf)?;
         if read == 0 {
             return Ok(None);
         }
         self.offset += read as u64;
         self.number += 1;
-        let trimmed = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
+        let line = std::str::from_utf8(&self.buf).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("line {} is not valid UTF-8 (at byte {} of the line)", self.number, e.valid_up_to() + 1),
+            )
+        })?;
+        let trimmed = line.strip_suffix('\n').unwrap_or(line);
         Ok(Some(trimmed.strip_suffix('\r').unwrap_or(trimmed)))
     }
 
@@ -100,6 +108,12 @@ impl Lines {
     pub fn offset(&self) -> u64 {
         self.offset
     }
+}
+
+/// Whether `error`, from [`Lines::next_line`], is a line that is not UTF-8 (a parse error,
+/// which `ignore-parse-errors` skips), rather than a failing reader.
+pub fn is_not_utf8(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::InvalidData
 }
 
 /// Turns text records into columns.

@@ -114,13 +114,20 @@ pub fn redacted(url: &str) -> String {
             let pairs: Vec<String> = query
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                    Some((key, _)) if is_secret(key) => format!("{key}=***"),
                     _ => pair.to_string(),
                 })
                 .collect();
             format!("{head}?{}", pairs.join("&"))
         }
     }
+}
+
+/// Whether a URL parameter holds a secret: `password`, `sslpassword` and any other key that
+/// names a password, a secret or a token.
+fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["password", "secret", "token"].iter().any(|word| key.contains(word))
 }
 
 /// The I/O thread; shut down without waiting when the last user lets go (which may happen
@@ -336,6 +343,10 @@ mod tests {
             "jdbc:postgresql://db/shop?user=bob&password=***&ssl=true"
         );
         assert_eq!(redacted("jdbc:postgresql://db/shop"), "jdbc:postgresql://db/shop");
+        assert_eq!(
+            redacted("jdbc:postgresql://db/shop?sslmode=require&sslpassword=hunter2&SSLPassword=x&sslkey=k.pk8"),
+            "jdbc:postgresql://db/shop?sslmode=require&sslpassword=***&SSLPassword=***&sslkey=k.pk8"
+        );
         let endpoint = PgEndpoint::from_url("jdbc:postgresql://db/shop?user=bob&password=secret", None, None).unwrap();
         assert_eq!(endpoint.config.get_user(), Some("bob"));
         assert_eq!(endpoint.config.get_password(), Some(&b"secret"[..]));

@@ -259,6 +259,15 @@ fn a_second_session_on_the_same_directory_is_refused() {
     let mut second = Harness::new(dir.path(), 1);
     let error = second.run("SELECT * FROM t;").unwrap_err();
     assert!(error.contains("is in use by another process"), "{error}");
+    // Statements that name no managed table do not open the store, and run.
+    let mut third = Harness::new(dir.path(), 1);
+    third
+        .run(
+            "SELECT 1; CREATE TABLE g (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3'); SELECT a FROM g;",
+        )
+        .unwrap();
+    let error = third.run("SHOW TABLES;").unwrap_err();
+    assert!(error.contains("is in use by another process"), "{error}");
 }
 
 #[test]

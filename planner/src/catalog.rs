@@ -31,9 +31,18 @@ pub enum CatalogEntry {
 }
 
 /// Tables and views by name (names are case-sensitive, as in Flink).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, CatalogEntry>,
+    /// Set when a name was looked up that the catalog does not hold: a statement that failed
+    /// so may name a managed table of a table store not opened yet.
+    missed: std::sync::atomic::AtomicBool,
+}
+
+impl Clone for Catalog {
+    fn clone(&self) -> Self {
+        Catalog { entries: self.entries.clone(), missed: std::sync::atomic::AtomicBool::new(self.missed()) }
+    }
 }
 
 impl Catalog {
@@ -44,7 +53,26 @@ impl Catalog {
 
     /// The entry called `name`.
     pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
-        self.entries.get(name)
+        let found = self.entries.get(name);
+        if found.is_none() {
+            self.note_miss();
+        }
+        found
+    }
+
+    /// Whether a name the catalog does not hold was looked up since [`Catalog::forget_misses`].
+    pub fn missed(&self) -> bool {
+        self.missed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records a miss seen elsewhere (in a copy of this catalog).
+    pub fn note_miss(&self) {
+        self.missed.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Starts counting misses afresh.
+    pub fn forget_misses(&self) {
+        self.missed.store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Adds an entry; returns `false` (and changes nothing) when the name is taken.

@@ -322,11 +322,39 @@ impl Session {
     }
 
     /// Runs `f` with the statement's `OPTIONS` hints applied to the catalog's tables.
-    fn with_hints<T>(&mut self, located: &Located, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        if !matches!(located.statement, Statement::Set { .. } | Statement::Reset(_)) {
-            // The managed tables of the data directory join the catalog.
+    ///
+    /// The table store of the data directory is opened (its managed tables joining the catalog)
+    /// only when the statement needs it: one that lists or names tables the catalog does not
+    /// hold, or one that failed after looking up a name the catalog does not hold (it runs again
+    /// with the store open). So `SELECT 1` runs beside another weir that has the store open.
+    fn with_hints<T>(&mut self, located: &Located, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        let names_unknown = |name: &str| self.catalog.get(name).is_none();
+        let needs_store = match &located.statement {
+            Statement::ShowTables => true,
+            Statement::Describe(name) | Statement::Drop { name, .. } => names_unknown(name),
+            Statement::Delete { table, .. } | Statement::Update { table, .. } => names_unknown(table),
+            _ => false,
+        };
+        if needs_store {
             self.table_store(false)?;
         }
+        let store_closed =
+            self.registry.table_store().is_none_or(|s| s.dir() != crate::managed::store_dir(&self.settings));
+        let may_retry = store_closed && !matches!(located.statement, Statement::Set { .. } | Statement::Reset(_));
+        self.catalog.forget_misses();
+        let result = self.with_hints_once(located, &mut f);
+        match result {
+            // Only a statement refused while planning runs again: a job that ran and failed
+            // does not.
+            Err(Error::Runtime(e)) => Err(Error::Runtime(e)),
+            Err(_) if may_retry && self.catalog.missed() && self.table_store(false)?.is_some() => {
+                self.with_hints_once(located, &mut f)
+            }
+            other => other,
+        }
+    }
+
+    fn with_hints_once<T>(&mut self, located: &Located, f: &mut impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
         self.query_hints = located.query_hints.clone();
         self.join_operators = located.join_operators.clone();
         if located.hints.is_empty() {
@@ -335,7 +363,10 @@ impl Session {
         let hinted = apply_hints(&self.catalog, &located.hints)?;
         let saved = std::mem::replace(&mut self.catalog, hinted);
         let result = f(self);
-        self.catalog = saved;
+        let hinted = std::mem::replace(&mut self.catalog, saved);
+        if hinted.missed() {
+            self.catalog.note_miss();
+        }
         result
     }
 

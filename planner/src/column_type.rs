@@ -52,6 +52,10 @@ fn parse_type(parser: &mut Parser, owner: &str, owed: &mut bool) -> Result<DataT
         Token::Word(w) => w.value.to_ascii_uppercase(),
         _ => String::new(),
     };
+    let local_time_zone = match word.as_str() {
+        "TIMESTAMP" => parser.maybe_parse(timestamp_with_local_time_zone)?,
+        _ => None,
+    };
     let logical = match word.as_str() {
         "ROW" => {
             parser.next_token();
@@ -75,6 +79,16 @@ fn parse_type(parser: &mut Parser, owner: &str, owed: &mut bool) -> Result<DataT
                 expect_closing_angle(parser, owed)?;
             } else {
                 parser.expect_token(&Token::RParen)?;
+            }
+            let mut names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            names.sort_unstable();
+            let mut duplicates: Vec<&str> = names.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+            duplicates.dedup();
+            if !duplicates.is_empty() {
+                return Err(ParserError::ParserError(format!(
+                    "Field names must be unique. Found duplicates: [{}]",
+                    duplicates.join(", ")
+                )));
             }
             LogicalType::Row(fields)
         }
@@ -101,6 +115,18 @@ fn parse_type(parser: &mut Parser, owner: &str, owed: &mut bool) -> Result<DataT
             expect_closing_angle(parser, owed)?;
             LogicalType::Map(Box::new(key), Box::new(value))
         }
+        // Flink's long spelling of TIMESTAMP_LTZ(p).
+        "TIMESTAMP" if local_time_zone.is_some() => LogicalType::TimestampLtz(local_time_zone.unwrap_or(6)),
+        // Types without parameters take none: Flink's parser stops at the `(`.
+        "STRING" | "BYTES" | "INT" | "INTEGER" | "BIGINT" | "SMALLINT" | "TINYINT" | "BOOLEAN" | "FLOAT" | "DATE"
+            if parser.peek_nth_token(1).token == Token::LParen =>
+        {
+            let at = parser.peek_nth_token(1).span.start;
+            return Err(ParserError::ParserError(format!(
+                "Encountered \"(\" at line {}, column {}.",
+                at.line, at.column
+            )));
+        }
         _ => {
             let ast_type = parser.parse_data_type()?;
             let flat = read_type(&ast_type.to_string()).map_err(|e| {
@@ -121,6 +147,24 @@ fn parse_type(parser: &mut Parser, owner: &str, owed: &mut bool) -> Result<DataT
         let _nullable = parser.parse_keyword(Keyword::NULL);
     }
     Ok(ty)
+}
+
+/// `TIMESTAMP[(p)] WITH LOCAL TIME ZONE`: its precision (6 when not written).
+fn timestamp_with_local_time_zone(parser: &mut Parser) -> Result<u8, ParserError> {
+    parser.expect_keyword(Keyword::TIMESTAMP)?;
+    let mut precision = 6;
+    if parser.consume_token(&Token::LParen) {
+        let written = parser.parse_literal_uint()?;
+        if written > 9 {
+            return Err(ParserError::ParserError(
+                "Timestamp with local time zone precision must be between 0 and 9 (both inclusive).".into(),
+            ));
+        }
+        precision = written as u8;
+        parser.expect_token(&Token::RParen)?;
+    }
+    parser.expect_keywords(&[Keyword::WITH, Keyword::LOCAL, Keyword::TIME, Keyword::ZONE])?;
+    Ok(precision)
 }
 
 /// The `>` that closes a nested type: a `>` owed by a `>>` inside, a `>`, or the first half of
@@ -150,6 +194,23 @@ mod tests {
         let ty = parse_column_type(&mut parser, "c")?;
         parser.expect_token(&Token::EOF)?;
         Ok(ty.to_string())
+    }
+
+    /// Spellings Flink's DDL takes, and those it refuses, with its messages.
+    #[test]
+    fn column_types_are_read_and_refused_as_flink_does() {
+        assert_eq!(parsed("TIMESTAMP(3) WITH LOCAL TIME ZONE").unwrap(), "TIMESTAMP_LTZ(3)");
+        assert_eq!(parsed("TIMESTAMP WITH LOCAL TIME ZONE NOT NULL").unwrap(), "TIMESTAMP_LTZ(6) NOT NULL");
+        assert_eq!(parsed("TIMESTAMP(3)").unwrap(), "TIMESTAMP(3)");
+        assert_eq!(parsed("DOUBLE PRECISION").unwrap(), "DOUBLE");
+        for (ty, column) in [("STRING(5)", 7), ("INT(5)", 4), ("BYTES(3)", 6), ("FLOAT(60)", 6)] {
+            let error = parsed(ty).unwrap_err().to_string();
+            assert!(error.ends_with(&format!("Encountered \"(\" at line 1, column {column}.")), "{ty}: {error}");
+        }
+        let error = parsed("VARCHAR(2147483648)").unwrap_err().to_string();
+        assert!(error.contains("Literal '2147483648' can not be parsed to type 'java.lang.Integer'"), "{error}");
+        let error = parsed("ROW<a INT, b INT, a STRING>").unwrap_err().to_string();
+        assert!(error.ends_with("Field names must be unique. Found duplicates: [a]"), "{error}");
     }
 
     #[test]

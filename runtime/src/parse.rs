@@ -192,6 +192,12 @@ pub fn read_type(text: &str) -> Result<DataType, TypeError> {
         }
         None => (body.trim().to_string(), Vec::new()),
     };
+    // A length is a Java int in Flink's parser.
+    if let Some(too_long) = args.iter().find(|&&a| a > i32::MAX as u32) {
+        return Err(TypeError::InvalidParameters(format!(
+            "Literal '{too_long}' can not be parsed to type 'java.lang.Integer'"
+        )));
+    }
     let arg = |i: usize, default: u32| args.get(i).copied().unwrap_or(default);
     let precision = |default: u32| arg(0, default).min(9) as u8;
     let logical = match name.as_str() {
@@ -201,7 +207,7 @@ pub fn read_type(text: &str) -> Result<DataType, TypeError> {
         "INT" | "INTEGER" => LogicalType::Int,
         "BIGINT" => LogicalType::BigInt,
         "FLOAT" => LogicalType::Float,
-        "DOUBLE" => LogicalType::Double,
+        "DOUBLE" | "DOUBLE PRECISION" => LogicalType::Double,
         "DECIMAL" | "DEC" | "NUMERIC" => {
             let precision = arg(0, 10).clamp(1, 38);
             let scale = arg(1, 0);

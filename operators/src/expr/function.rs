@@ -468,7 +468,14 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
         Function::Plus | Function::Minus if is_interval(v(1)) || is_interval(v(0)) => {
             let sign = if matches!(function, Function::Minus) { -1 } else { 1 };
             let (point, interval) = if is_interval(v(1)) { (v(0), v(1)) } else { (v(1), v(0)) };
-            shift(point, interval, sign)
+            shift(point, interval, sign).ok_or_else(|| {
+                ExprError(format!(
+                    "{} {} {} overflows: the result is past the years 0000 to 9999",
+                    weir_runtime::print::value_to_string(point),
+                    if sign < 0 { '-' } else { '+' },
+                    weir_runtime::print::value_to_string(interval)
+                ))
+            })?
         }
         Function::Plus => arithmetic(Arithmetic::Plus, v(0), v(1), ty)?,
         Function::Minus => arithmetic(Arithmetic::Minus, v(0), v(1), ty)?,
@@ -518,12 +525,12 @@ fn is_interval(v: &Value) -> bool {
     matches!(v, Value::IntervalDayTime(_) | Value::IntervalYearMonth(_))
 }
 
-/// A date-time moved by `sign` times an interval.
-fn shift(point: &Value, interval: &Value, sign: i64) -> Value {
+/// A date-time moved by `sign` times an interval; `None` past the years 0000 to 9999.
+fn shift(point: &Value, interval: &Value, sign: i64) -> Option<Value> {
     match interval {
         Value::IntervalDayTime(ms) => time::timestamp_add(TimeUnit::Millisecond, sign * ms, point),
         Value::IntervalYearMonth(months) => time::timestamp_add(TimeUnit::Month, sign * i64::from(*months), point),
-        _ => Value::Null,
+        _ => Some(Value::Null),
     }
 }
 

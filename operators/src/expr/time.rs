@@ -82,36 +82,50 @@ pub(super) fn date_format(v: &Value, pattern: &str) -> Value {
     Value::String(Arc::from(out))
 }
 
-fn add_months(ms: i64, months: i64) -> i64 {
+/// Whether epoch milliseconds `ms` fall in the years 0000 to 9999, the range of Flink's
+/// TIMESTAMP and TIMESTAMP_LTZ.
+pub(crate) fn in_timestamp_range(ms: i64) -> bool {
+    let first = days_from_civil(0, 1, 1) * DAY;
+    let end = days_from_civil(10_000, 1, 1) * DAY;
+    (first..end).contains(&ms)
+}
+
+fn add_months(ms: i64, months: i64) -> Option<i64> {
     let (y, m, d) = civil_from_days(ms.div_euclid(DAY));
+    // Past ten thousand years either way is out of range whatever the start.
+    if months.unsigned_abs() > 12 * 10_000 {
+        return None;
+    }
     let total = y * 12 + i64::from(m) - 1 + months;
     let (ny, nm) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
     let last_day =
         (28..=31).rev().find(|day| weir_runtime::parse::parse_date(&format!("{ny:04}-{nm:02}-{day:02}")).is_some());
     let nd = d.min(last_day.unwrap_or(28));
-    days_from_civil(ny, nm, nd) * DAY + ms.rem_euclid(DAY)
+    Some(days_from_civil(ny, nm, nd) * DAY + ms.rem_euclid(DAY))
 }
 
-/// TIMESTAMPADD(unit, n, t).
-pub(super) fn timestamp_add(unit: TimeUnit, n: i64, v: &Value) -> Value {
-    let Some((ms, nanos)) = millis(v) else { return Value::Null };
+/// TIMESTAMPADD(unit, n, t); `None` when the result is past the years 0000 to 9999.
+pub(super) fn timestamp_add(unit: TimeUnit, n: i64, v: &Value) -> Option<Value> {
+    let Some((ms, nanos)) = millis(v) else { return Some(Value::Null) };
+    let by = |unit_ms: i64| n.checked_mul(unit_ms).and_then(|d| ms.checked_add(d));
     let shifted = match unit {
-        TimeUnit::Year => add_months(ms, n * 12),
-        TimeUnit::Quarter => add_months(ms, n * 3),
+        TimeUnit::Year => add_months(ms, n.checked_mul(12)?),
+        TimeUnit::Quarter => add_months(ms, n.checked_mul(3)?),
         TimeUnit::Month => add_months(ms, n),
-        TimeUnit::Week => ms + n * 7 * DAY,
-        TimeUnit::Day => ms + n * DAY,
-        TimeUnit::Hour => ms + n * 3_600_000,
-        TimeUnit::Minute => ms + n * 60_000,
-        TimeUnit::Second => ms + n * 1000,
-        TimeUnit::Millisecond => ms + n,
-    };
+        TimeUnit::Week => by(7 * DAY),
+        TimeUnit::Day => by(DAY),
+        TimeUnit::Hour => by(3_600_000),
+        TimeUnit::Minute => by(60_000),
+        TimeUnit::Second => by(1000),
+        TimeUnit::Millisecond => by(1),
+    }
+    .filter(|&shifted| in_timestamp_range(shifted))?;
     let ts = Timestamp { millis: shifted, nanos_of_milli: nanos };
-    match v {
+    Some(match v {
         Value::TimestampLtz(_) => Value::TimestampLtz(ts),
         Value::Date(_) => Value::Date(shifted.div_euclid(DAY) as i32),
         _ => Value::Timestamp(ts),
-    }
+    })
 }
 
 /// TIMESTAMPDIFF(unit, a, b): whole units from a to b, as an INT.
@@ -123,9 +137,9 @@ pub(super) fn timestamp_diff(unit: TimeUnit, a: &Value, b: &Value) -> Value {
     };
     let whole_months = || {
         let mut n = months(y) - months(x);
-        if n > 0 && add_months(x, n) > y {
+        if n > 0 && add_months(x, n).is_some_and(|t| t > y) {
             n -= 1;
-        } else if n < 0 && add_months(x, n) < y {
+        } else if n < 0 && add_months(x, n).is_some_and(|t| t < y) {
             n += 1;
         }
         n

@@ -474,10 +474,17 @@ impl ExprBinder<'_> {
             }
             ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
                 let mut args = vec![self.bind_node(expr)?];
-                args.push(match substring_from {
-                    Some(from) => self.bind_node(from)?,
-                    None => Expr::literal(Value::Int(1), DataType::int().not_null()),
-                });
+                // Flink's parser needs the start: `SUBSTRING(s)` stops at its `)`.
+                let Some(from) = substring_from else {
+                    // The span ends where the `)` is.
+                    let end = node.span().end;
+                    let at = Position { line: end.line, column: end.column };
+                    return Err(Error::Parse {
+                        position: at,
+                        message: format!("Encountered \")\" at line {}, column {}.", at.line, at.column),
+                    });
+                };
+                args.push(self.bind_node(from)?);
                 if let Some(length) = substring_for {
                     args.push(self.bind_node(length)?);
                 }

@@ -104,7 +104,8 @@ impl Binder<'_> {
                     ))
                 }
             };
-            *slot = Some(value);
+            // A parameter named twice takes its first value, as Flink's does.
+            slot.get_or_insert(value);
         }
         let (input, partition) = self.window_data(function, args.data)?;
         if name != "SESSION" && !partition.is_empty() {

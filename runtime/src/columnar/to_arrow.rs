@@ -29,7 +29,7 @@ pub struct ConversionError {
 }
 
 pub(super) fn misfit(value: &Value, ty: &ArrowType) -> ConversionError {
-    ConversionError { value: format!("{value:?}"), arrow_type: ty.to_string() }
+    ConversionError { value: crate::print::value_to_string(value), arrow_type: ty.to_string() }
 }
 
 /// A column of type `ty` holding `values` in order (`Value::Null` as null).

@@ -118,7 +118,16 @@ impl ScalarFunction for UnitFunction {
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
         Ok(match self.of {
             OfUnit::Extract => time::extract(self.unit, &args[0]),
-            OfUnit::TimestampAdd => time::timestamp_add(self.unit, args[0].as_i64().unwrap_or(0), &args[1]),
+            OfUnit::TimestampAdd => {
+                let n = args[0].as_i64().unwrap_or(0);
+                time::timestamp_add(self.unit, n, &args[1]).ok_or_else(|| {
+                    ExprError(format!(
+                        "TIMESTAMPADD({}, {n}, {}) overflows: the result is past the years 0000 to 9999",
+                        self.unit.sql_name(),
+                        weir_runtime::print::value_to_string(&args[1])
+                    ))
+                })?
+            }
             OfUnit::TimestampDiff => time::timestamp_diff(self.unit, &args[0], &args[1]),
         })
     }
@@ -198,8 +207,14 @@ pub const TO_TIMESTAMP_LTZ: Builtin = Builtin::new(
     |args, _| {
         let precision = args.get(1).and_then(Value::as_i64).unwrap_or(3);
         let n = args[0].as_f64().unwrap_or(0.0);
-        let millis = if precision == 0 { (n * 1000.0) as i64 } else { n as i64 };
-        Ok(Value::TimestampLtz(Timestamp::from_millis(millis)))
+        let millis = if precision == 0 { n * 1000.0 } else { n };
+        if !time::in_timestamp_range(millis as i64) || !millis.is_finite() {
+            let written = args.iter().map(weir_runtime::print::value_to_string).collect::<Vec<_>>().join(", ");
+            return Err(ExprError(format!(
+                "TO_TIMESTAMP_LTZ({written}) overflows: the result is past the years 0000 to 9999"
+            )));
+        }
+        Ok(Value::TimestampLtz(Timestamp::from_millis(millis as i64)))
     },
 );
 

@@ -105,3 +105,78 @@ fn a_resume_from_a_damaged_newest_checkpoint_is_refused() {
     let output = run(&["--set", &named]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+/// Four files, each in event-time order: files 0 and 1 cover the first half of the time, 2
+/// and 3 the second. At parallelism 2 subtask 0 reads files 0 and 2, subtask 1 files 1 and 3,
+/// and no row is late. Killed there once its first checkpoint is written and resumed at
+/// parallelism 1, the one subtask reads what both had left side by side: every row still
+/// lands in its window (none is late), and every window is written once.
+#[test]
+fn a_restore_to_fewer_subtasks_drops_no_row_as_late() {
+    const ROWS: u64 = 250_000;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input");
+    std::fs::create_dir(&input).unwrap();
+    for file in 0..4u64 {
+        let half = file / 2;
+        let text: String = (0..ROWS)
+            .map(|i| {
+                let ts = half * ROWS * 2 + i * 2 + file % 2;
+                format!("{file},{ts}\n")
+            })
+            .collect();
+        std::fs::write(input.join(format!("part-{file}.csv")), text).unwrap();
+    }
+    let d = dir.path().display();
+    let script = format!(
+        "SET 'execution.checkpointing.interval' = '100 ms';\n\
+         SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+         CREATE TABLE src (f INT, t BIGINT, ts AS TO_TIMESTAMP_LTZ(t, 3), WATERMARK FOR ts AS ts) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/input', 'format' = 'csv');\n\
+         CREATE TABLE wins (window_end TIMESTAMP(3), n BIGINT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/wins', 'format' = 'csv');\n\
+         INSERT INTO wins SELECT window_end, COUNT(*)\n\
+           FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;\n"
+    );
+    std::fs::write(dir.path().join("job.sql"), script).unwrap();
+    let weir = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_weir"))
+            .arg("run")
+            .args(args)
+            .arg(dir.path().join("job.sql"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut first = weir(&["-p", "2"]);
+    let checkpoints = dir.path().join("checkpoints");
+    let has_checkpoint = || {
+        std::fs::read_dir(&checkpoints).is_ok_and(|jobs| {
+            jobs.flatten().any(|job| {
+                weir::runtime::checkpoint::storage::latest_checkpoint(&job.path()).is_ok_and(|c| c.is_some())
+            })
+        })
+    };
+    common::wait_until("the first checkpoint is written", || has_checkpoint() || first.try_wait().unwrap().is_some());
+    assert!(first.try_wait().unwrap().is_none(), "the job ended before it could be killed");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let output = weir(&["-p", "1", "--resume"]).wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let mut windows = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir.path().join("wins")).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
+            let (end, n) = line.rsplit_once(',').unwrap();
+            let previous = windows.insert(end.to_string(), n.parse::<u64>().unwrap());
+            assert!(previous.is_none(), "window {end} written twice");
+        }
+    }
+    // Two files at a time over 2 * ROWS milliseconds each: a window per second of 1,000 rows.
+    assert_eq!(windows.len() as u64, 4 * ROWS / 1000, "windows lost");
+    let short: Vec<_> = windows.iter().filter(|(_, &n)| n != 1000).take(3).collect();
+    assert!(short.is_empty(), "rows dropped as late, first in {short:?}");
+}

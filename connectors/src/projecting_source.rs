@@ -49,4 +49,8 @@ impl Source for ProjectingSource {
     fn emits_nothing(&self) -> bool {
         self.inner.emits_nothing()
     }
+
+    fn splits(&self) -> Option<weir_runtime::Splits> {
+        self.inner.splits()
+    }
 }

@@ -39,6 +39,10 @@ pub struct WatermarkAssignerOperator {
     /// directly, without evaluating the expression per row.
     bounded_delay: Option<(usize, i64)>,
     current: i64,
+    /// Per split of the source before it, when it reads several side by side
+    /// ([`OperatorContext::splits`]): the largest watermark of the split's rows so far (`None`
+    /// before its first). The watermark emitted is the least over the open splits.
+    split_max: Vec<Option<i64>>,
 }
 
 /// `(column, d)` when `watermark` is `column - INTERVAL 'd'` (a day-time interval) or `column`.
@@ -61,6 +65,7 @@ impl WatermarkAssignerOperator {
             watermark,
             rowtime: None,
             current: i64::MIN,
+            split_max: Vec::new(),
         }
     }
 
@@ -76,25 +81,44 @@ impl Operator for WatermarkAssignerOperator {
         "WatermarkAssigner"
     }
 
+    /// With splits, the chunk's rows are all of the current split: the watermark is the least
+    /// of the open splits' (a split without a row yet holds it back), so that no split's rows
+    /// are late for another's progress.
     fn process_chunk(
         &mut self,
         _input: usize,
         chunk: Chunk,
-        _ctx: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        let mut max = self.current;
+        // Without splits, the watermark is the largest of the rows'; with them, the largest of
+        // this split's, held at the least of the other open splits'.
+        let (mut max, held) = match ctx.splits() {
+            None => (self.current, i64::MAX),
+            Some(splits) => {
+                if self.split_max.len() < splits.open.len() {
+                    self.split_max.resize(splits.open.len(), None);
+                }
+                let held = (0..splits.open.len())
+                    .filter(|&k| k != splits.current && splits.open[k])
+                    .map(|k| self.split_max[k].unwrap_or(i64::MIN))
+                    .min()
+                    .unwrap_or(i64::MAX);
+                (self.split_max[splits.current].unwrap_or(i64::MIN), held)
+            }
+        };
         // The first row not sent on yet.
         let mut from = 0;
         for (i, (_, row)) in chunk.rows().enumerate() {
-            let late = self.rowtime.and_then(|c| millis(&row[c])).is_some_and(|time| time <= max);
-            if late && max > self.current {
+            let effective = max.min(held);
+            let late = self.rowtime.and_then(|c| millis(&row[c])).is_some_and(|time| time <= effective);
+            if late && effective > self.current {
                 if i > from {
                     out.collect(chunk.selected(&(from as u32..i as u32).collect::<Vec<_>>()));
                 }
                 from = i;
-                self.current = max;
-                out.emit_watermark(max);
+                self.current = effective;
+                out.emit_watermark(effective);
             }
             let watermark = match self.bounded_delay {
                 Some((column, delay)) => millis(&row[column]).map(|t| t.saturating_sub(delay)),
@@ -104,6 +128,10 @@ impl Operator for WatermarkAssignerOperator {
                 max = max.max(watermark);
             }
         }
+        if let Some(splits) = ctx.splits() {
+            self.split_max[splits.current] = Some(max);
+        }
+        let max = max.min(held);
         match from {
             0 => out.collect(chunk),
             from if from < chunk.len() => {
@@ -155,6 +183,45 @@ mod tests {
                 format!("watermark {expected}"),
                 "+I[2024-01-01T10:00:09]".to_string(),
                 format!("watermark {}", i64::MAX),
+            ]
+        );
+    }
+
+    /// Rows of two splits read side by side: the watermark follows the split that is behind,
+    /// so the rows of neither are late for the other's; a finished split holds nothing back.
+    #[test]
+    fn the_watermark_of_several_splits_is_the_least_of_theirs() {
+        use weir_runtime::Splits;
+        let ts = Expr::column(0, DataType::timestamp(3));
+        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts).with_rowtime(0));
+        let rows = |times: &[&str]| {
+            let lines: Vec<String> = times.iter().map(|t| format!("+I | 1970-01-01 00:00:00.{t}")).collect();
+            format!("op | ts TIMESTAMP(3)\n{}", lines.join("\n"))
+        };
+        let split = |current: usize, open: [bool; 2]| Some(Splits { current, open: open.to_vec() });
+        h.set_splits(split(0, [true, true]));
+        h.push(&rows(&["500", "600"])).unwrap();
+        h.set_splits(split(1, [true, true]));
+        h.push(&rows(&["100", "200"])).unwrap();
+        h.set_splits(split(0, [true, true]));
+        h.push(&rows(&["700"])).unwrap();
+        h.set_splits(split(1, [true, false]));
+        h.push(&rows(&["300"])).unwrap();
+        h.set_splits(split(0, [true, false]));
+        h.push(&rows(&["800"])).unwrap();
+        assert_eq!(
+            h.take_lines(),
+            [
+                "+I[1970-01-01T00:00:00.500]",
+                "+I[1970-01-01T00:00:00.600]",
+                "+I[1970-01-01T00:00:00.100]",
+                "+I[1970-01-01T00:00:00.200]",
+                "watermark 200",
+                "+I[1970-01-01T00:00:00.700]",
+                "+I[1970-01-01T00:00:00.300]",
+                "watermark 300",
+                "+I[1970-01-01T00:00:00.800]",
+                "watermark 800",
             ]
         );
     }

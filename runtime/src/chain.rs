@@ -147,12 +147,24 @@ impl Chain {
         self.source.as_ref().is_some_and(|s| s.source.emits_nothing())
     }
 
+    /// Sets what every operator's [`OperatorContext::splits`] answers (a test harness stands in
+    /// for a source reading several splits).
+    pub(crate) fn set_splits(&mut self, splits: Option<crate::operator::Splits>) {
+        self.ops.iter_mut().for_each(|o| o.ctx.set_splits(splits.clone()));
+    }
+
     /// Polls the head source once and runs what it emitted through the chain into `sink`.
     pub(crate) fn poll_source(&mut self, sink: &mut Vec<StreamElement>) -> Result<SourceStatus> {
         let Some(s) = &mut self.source else {
             return Ok(SourceStatus::Finished);
         };
         let status = guarded(&self.info, &s.name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
+        // Which split the rows came from, for the operators chained after the source.
+        let splits = s.source.splits();
+        if splits.is_some() || self.ops.first().is_some_and(|o| o.ctx.splits().is_some()) {
+            self.ops.iter_mut().for_each(|o| o.ctx.set_splits(splits.clone()));
+        }
+        let Some(s) = &mut self.source else { return Ok(status) };
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
         let result = out.drain().try_for_each(|element| {

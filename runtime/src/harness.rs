@@ -59,6 +59,12 @@ impl OperatorHarness {
         self.bundles.snapshot()
     }
 
+    /// Makes the rows pushed next come from split `splits.current` of a source reading
+    /// several ([`crate::operator::Source::splits`]); `None`: one stream.
+    pub fn set_splits(&mut self, splits: Option<crate::operator::Splits>) {
+        self.chain.set_splits(splits);
+    }
+
     /// The late rows the operator dropped so far (`numLateRecordsDropped`).
     pub fn late_records_dropped(&self) -> u64 {
         self.bundles.snapshot().late_records_dropped

@@ -51,7 +51,9 @@ pub use error::{Error, Result};
 pub use graph::{JobGraph, VertexId};
 pub use job::{JobHandle, JobStatus};
 pub use lookup::{LookupFunction, LookupFuture, LookupProvider, LookupRows};
-pub use operator::{AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus, SubtaskInfo};
+pub use operator::{
+    AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus, Splits, SubtaskInfo,
+};
 pub use partition::ShipStrategy;
 pub use row::{Row, RowKind};
 pub use timers::{TimeDomain, Timer};

@@ -146,6 +146,7 @@ pub struct OperatorContext {
     bundles: Arc<OperatorMetrics>,
     notifier: Arc<AsyncNotifier>,
     checkpointing: bool,
+    splits: Option<Splits>,
 }
 
 impl OperatorContext {
@@ -160,7 +161,19 @@ impl OperatorContext {
             bundles: Arc::default(),
             notifier: Arc::default(),
             checkpointing: false,
+            splits: None,
         }
+    }
+
+    /// The splits of the source at the head of the chain, when it reads several side by side
+    /// ([`Source::splits`]), as of the rows being processed.
+    pub fn splits(&self) -> Option<&Splits> {
+        self.splits.as_ref()
+    }
+
+    /// Sets what [`OperatorContext::splits`] answers (the chain does, after each poll; tests may).
+    pub fn set_splits(&mut self, splits: Option<Splits>) {
+        self.splits = splits;
     }
 
     /// The context of a job that checkpoints periodically (`execution.checkpointing.interval`).
@@ -431,4 +444,24 @@ pub trait Source: Send {
     fn restore_state(&mut self, _ctx: &mut OperatorContext, _states: &[StateReader]) -> Result<()> {
         Ok(())
     }
+
+    /// The splits this subtask reads side by side, when it reads more than one (a restore
+    /// gave it what several subtasks of the checkpointed job were reading): which one the rows
+    /// of the last poll came from, and which are still open. The operators chained after the
+    /// source see it in [`OperatorContext::splits`], so that a watermark assigner can keep one
+    /// watermark per split and emit the least, as the subtasks' own watermarks were combined
+    /// downstream before. `None` (the default): one stream.
+    fn splits(&self) -> Option<Splits> {
+        None
+    }
+}
+
+/// Which of a source subtask's splits the rows of its last poll came from
+/// ([`Source::splits`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Splits {
+    /// The split of the last poll's rows.
+    pub current: usize,
+    /// Per split, whether it has rows still to read.
+    pub open: Vec<bool>,
 }

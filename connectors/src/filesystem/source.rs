@@ -1,5 +1,11 @@
 //! Reading files: one subtask reads its files whole, in path order. A checkpoint holds the
 //! files a subtask has still to read, the first from the byte where its next record starts.
+//!
+//! A subtask restored with what several subtasks of the checkpointed job had still to read (a
+//! restore to fewer subtasks) reads those parts side by side, a chunk of each in turn, as
+//! splits ([`Source::splits`]): a watermark assigner chained after it keeps one watermark per
+//! split, so that the rows of one are not late for the progress of another, as they were not
+//! when each had a subtask of its own. Its checkpoints keep the parts apart.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -13,7 +19,7 @@ use weir_runtime::columnar::ColumnsBuilder;
 use weir_runtime::operator::owned_parts;
 use weir_runtime::{
     Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus,
-    SubtaskInfo,
+    Splits, SubtaskInfo,
 };
 
 use crate::error::{Error, Result};
@@ -35,6 +41,31 @@ struct Pending {
     line: usize,
 }
 
+/// Files read one after another, in order: a subtask's share of the path, or what one subtask
+/// of a checkpointed job had still to read.
+#[derive(Default)]
+struct Reader {
+    files: VecDeque<Pending>,
+    current: Option<OpenFile>,
+}
+
+impl Reader {
+    /// Whether a record may be left to read.
+    fn is_open(&self) -> bool {
+        self.current.is_some() || !self.files.is_empty()
+    }
+
+    /// The files still to read, the one being read first from where its next record starts.
+    fn pending(&self) -> impl Iterator<Item = Pending> + '_ {
+        let current = self.current.as_ref().map(|f| Pending {
+            path: f.path.clone(),
+            offset: f.lines.offset(),
+            line: f.lines.number(),
+        });
+        current.into_iter().chain(self.files.iter().cloned())
+    }
+}
+
 /// Reads the files of a path with a format; subtask i of p reads files i, i + p, ….
 pub struct FileSource {
     name: String,
@@ -42,10 +73,13 @@ pub struct FileSource {
     format: Arc<dyn Format>,
     subtask: usize,
     parallelism: usize,
-    files: VecDeque<Pending>,
-    current: Option<OpenFile>,
-    /// The files a restore handed over; `None` lists the path's files at `open`.
-    restored: Option<VecDeque<Pending>>,
+    /// One reader, or one per part a restore handed over (the splits, read in turn).
+    readers: Vec<Reader>,
+    /// The reader the last poll read from.
+    turn: usize,
+    /// The parts a restore handed over, each a list of files; `None` lists the path's files at
+    /// `open`.
+    restored: Option<Vec<VecDeque<Pending>>>,
     /// The columns of the chunk being read, in the table's Arrow types.
     columns: ColumnsBuilder,
 }
@@ -72,8 +106,8 @@ impl FileSource {
             format,
             subtask: info.index,
             parallelism: info.parallelism.max(1),
-            files: VecDeque::new(),
-            current: None,
+            readers: Vec::new(),
+            turn: 0,
             restored: None,
             columns: ColumnsBuilder::for_types(types),
         }
@@ -90,8 +124,9 @@ impl FileSource {
             .collect())
     }
 
-    fn open_next(&mut self) -> Result<bool> {
-        let Some(Pending { path, offset, line }) = self.files.pop_front() else { return Ok(false) };
+    /// Opens reader `k`'s next file; `false` when it has none.
+    fn open_next(&mut self, k: usize) -> Result<bool> {
+        let Some(Pending { path, offset, line }) = self.readers[k].files.pop_front() else { return Ok(false) };
         let display = path.display().to_string();
         let io = |source| Error::Io { path: display.clone(), source };
         let mut file = File::open(&path).map_err(io)?;
@@ -99,32 +134,23 @@ impl FileSource {
             file.seek(SeekFrom::Start(offset)).map_err(io)?;
         }
         let lines = Lines::resumed(Box::new(BufReader::with_capacity(1 << 16, file)), offset, line);
-        self.current = Some(OpenFile { path, display, lines, decoder: self.format.decoder() });
+        self.readers[k].current = Some(OpenFile { path, display, lines, decoder: self.format.decoder() });
         Ok(true)
     }
 
-    /// The files still to read, the one being read first from where its next record starts.
-    fn pending(&self) -> impl Iterator<Item = Pending> + '_ {
-        let current = self.current.as_ref().map(|f| Pending {
-            path: f.path.clone(),
-            offset: f.lines.offset(),
-            line: f.lines.number(),
-        });
-        current.into_iter().chain(self.files.iter().cloned())
-    }
-
-    /// Reads records into the columns until they hold `rows`; `false` once every file is read.
-    fn fill(&mut self, rows: usize) -> Result<bool> {
+    /// Reads records of reader `k` into the columns until they hold `rows`; `false` once every
+    /// file of the reader is read.
+    fn fill(&mut self, k: usize, rows: usize) -> Result<bool> {
         while self.columns.rows() < rows {
-            let Some(file) = self.current.as_mut() else {
-                if self.open_next()? {
+            let Some(file) = self.readers[k].current.as_mut() else {
+                if self.open_next(k)? {
                     continue;
                 }
                 return Ok(false);
             };
             match file.decoder.decode(&mut file.lines, &mut self.columns) {
                 Ok(true) => {}
-                Ok(false) => self.current = None,
+                Ok(false) => self.readers[k].current = None,
                 Err(e) => {
                     return Err(Error::Parse {
                         file: file.display.clone(),
@@ -178,18 +204,18 @@ impl Source for FileSource {
     }
 
     fn open(&mut self, _ctx: &mut OperatorContext) -> RuntimeResult<()> {
-        if let Some(restored) = self.restored.take() {
-            self.files = restored;
-            return Ok(());
-        }
-        self.files = self.assigned_files()?;
+        let parts = match self.restored.take() {
+            Some(restored) => restored,
+            None => vec![self.assigned_files()?],
+        };
+        self.readers = parts.into_iter().map(|files| Reader { files, current: None }).collect();
         Ok(())
     }
 
     /// No file to read (restored with none left, or given none of the path's files).
     fn emits_nothing(&self) -> bool {
         match &self.restored {
-            Some(restored) => restored.is_empty(),
+            Some(restored) => restored.iter().all(VecDeque::is_empty),
             // A path that cannot be listed fails at `open`, saying why.
             None => self.assigned_files().is_ok_and(|files| files.is_empty()),
         }
@@ -197,14 +223,19 @@ impl Source for FileSource {
 
     /// The files still to read: each one's path, the byte its next record starts at and the
     /// line before it (for error messages). Taken between polls, so no record is half read.
+    /// Each reader's files are a section of their own (`files`, then `files.1`, …), so that a
+    /// restore reads them side by side again.
     fn snapshot_state(&mut self, _: u64, _: &mut OperatorContext, state: &mut StateWriter) -> RuntimeResult<()> {
-        let pending: Vec<Pending> = self.pending().collect();
-        let out = state.section(FILES);
-        out.u32(pending.len() as u32);
-        for p in pending {
-            out.str(&p.path.to_string_lossy());
-            out.u64(p.offset);
-            out.u64(p.line as u64);
+        let open: Vec<&Reader> = self.readers.iter().filter(|r| r.is_open()).collect();
+        for k in 0..open.len().max(1) {
+            let pending: Vec<Pending> = open.get(k).map(|r| r.pending().collect()).unwrap_or_default();
+            let out = state.section(&part_section(k));
+            out.u32(pending.len() as u32);
+            for p in pending {
+                out.str(&p.path.to_string_lossy());
+                out.u64(p.offset);
+                out.u64(p.line as u64);
+            }
         }
         Ok(())
     }
@@ -214,25 +245,51 @@ impl Source for FileSource {
         let malformed = |e: DecodeError| {
             RuntimeError::Restore(format!("the state of filesystem source '{}' is malformed: {e}", self.name))
         };
-        let mut files = VecDeque::new();
+        let mut parts = Vec::new();
         for state in owned_parts(states, ctx.subtask()) {
-            let Some(mut input) = state.section(FILES) else { continue };
-            for _ in 0..input.u32().map_err(malformed)? {
-                let path = PathBuf::from(input.str().map_err(malformed)?);
-                let offset = input.u64().map_err(malformed)?;
-                let line = input.u64().map_err(malformed)? as usize;
-                files.push_back(Pending { path, offset, line });
+            for k in 0.. {
+                let Some(mut input) = state.section(&part_section(k)) else { break };
+                let mut files = VecDeque::new();
+                for _ in 0..input.u32().map_err(malformed)? {
+                    let path = PathBuf::from(input.str().map_err(malformed)?);
+                    let offset = input.u64().map_err(malformed)?;
+                    let line = input.u64().map_err(malformed)? as usize;
+                    files.push_back(Pending { path, offset, line });
+                }
+                if !files.is_empty() {
+                    parts.push(files);
+                }
             }
         }
-        self.restored = Some(files);
+        self.restored = Some(parts);
         Ok(())
     }
 
+    /// Reads a chunk of the next open reader after the last one read (one reader: always it).
     fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> RuntimeResult<SourceStatus> {
-        let more = self.fill(ctx.chunk_size())?;
+        let n = self.readers.len();
+        let Some(k) = (1..=n).map(|i| (self.turn + i) % n).find(|&k| self.readers[k].is_open()) else {
+            return Ok(SourceStatus::Finished);
+        };
+        self.turn = k;
+        self.fill(k, ctx.chunk_size())?;
         let rows = self.columns.rows();
         let arrays = self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
         out.collect(Chunk::from_arrays(vec![RowKind::Insert; rows], arrays));
+        let more = self.readers.iter().any(Reader::is_open);
         Ok(if more { SourceStatus::Ready } else { SourceStatus::Finished })
+    }
+
+    fn splits(&self) -> Option<Splits> {
+        (self.readers.len() > 1)
+            .then(|| Splits { current: self.turn, open: self.readers.iter().map(Reader::is_open).collect() })
+    }
+}
+
+/// The state section of the `k`-th reader's files.
+fn part_section(k: usize) -> String {
+    match k {
+        0 => FILES.to_string(),
+        k => format!("{FILES}.{k}"),
     }
 }

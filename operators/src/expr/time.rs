@@ -175,9 +175,14 @@ mod tests {
         assert_eq!(extract(TimeUnit::Minute, &t), Value::BigInt(2));
         assert_eq!(value_to_string(&date_format(&t, "yyyy-MM-dd")), "2024-01-01");
         assert_eq!(value_to_string(&date_format(&t, "HH:mm:ss")), "10:02:14");
-        assert_eq!(value_to_string(&timestamp_add(TimeUnit::Minute, 3, &t)), "2024-01-01T10:05:14.891");
+        assert_eq!(value_to_string(&timestamp_add(TimeUnit::Minute, 3, &t).unwrap()), "2024-01-01T10:05:14.891");
+        assert_eq!(timestamp_add(TimeUnit::Year, 8_000, &t), None, "past 9999");
+        assert_eq!(timestamp_add(TimeUnit::Second, i64::MAX, &t), None, "overflows i64");
         assert_eq!(timestamp_diff(TimeUnit::Second, &ts("2024-01-01 10:00:00"), &t), Value::Int(134));
-        assert_eq!(value_to_string(&timestamp_add(TimeUnit::Month, 1, &ts("2024-01-31 00:00:00"))), "2024-02-29T00:00");
+        assert_eq!(
+            value_to_string(&timestamp_add(TimeUnit::Month, 1, &ts("2024-01-31 00:00:00")).unwrap()),
+            "2024-02-29T00:00"
+        );
         assert_eq!(
             timestamp_diff(TimeUnit::Month, &ts("2024-01-31 00:00:00"), &ts("2024-02-29 00:00:00")),
             Value::Int(1)

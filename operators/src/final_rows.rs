@@ -4,12 +4,17 @@
 //! that.
 //!
 //! With an upsert key, a row replaces the row of its key and `-U`/`-D` remove it; without one,
-//! `+I`/`+U` add a row and `-U`/`-D` take back an equal one. Rows leave in the order their
-//! key (or row) first appeared. All changes of a key must reach the same subtask (they do
-//! behind the keyed operator that produced them).
+//! `+I`/`+U` add a row and `-U`/`-D` take back an equal one. Rows leave in the order of an
+//! `ORDER BY` when there is one (batch `ORDER BY`, `ORDER BY … LIMIT`: Flink's batch `Sort` and
+//! `SortLimit` emit sorted rows), rows equal under it in the order their key (or row) first
+//! appeared; without one, in that order alone. All changes of a key must reach the same
+//! subtask (they do behind the keyed operator that produced them), and a sorted result reaches
+//! one subtask.
 
 use hashbrown::HashMap;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Value};
+
+use crate::ranking::{compare_rows, SortKey};
 
 /// Everything a [`FinalRowsOperator`] is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,13 +23,15 @@ pub struct FinalRowsSpec {
     pub arity: usize,
     /// The input's upsert key, when it has one.
     pub key: Option<Vec<usize>>,
+    /// The order the final rows leave in (empty: the order they first appeared).
+    pub order: Vec<SortKey>,
 }
 
 impl crate::spec::OperatorSpec for FinalRowsSpec {
     type Operator = FinalRowsOperator;
 
     fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> FinalRowsOperator {
-        FinalRowsOperator::new(self.arity, self.key.clone())
+        FinalRowsOperator::new(self.arity, self.key.clone()).ordered_by(self.order.clone())
     }
 }
 
@@ -32,6 +39,7 @@ impl crate::spec::OperatorSpec for FinalRowsSpec {
 #[derive(Debug, Clone)]
 pub struct FinalRowsOperator {
     key: Option<Vec<usize>>,
+    order: Vec<SortKey>,
     arity: usize,
     /// Rows by arrival; `None` once taken back.
     rows: Vec<Option<Vec<Value>>>,
@@ -42,7 +50,13 @@ pub struct FinalRowsOperator {
 impl FinalRowsOperator {
     /// Folds rows of `arity` columns; `key`: the columns of the input's upsert key, if it has one.
     pub fn new(arity: usize, key: Option<Vec<usize>>) -> Self {
-        FinalRowsOperator { key, arity, rows: Vec::new(), live: HashMap::new() }
+        FinalRowsOperator { key, order: Vec::new(), arity, rows: Vec::new(), live: HashMap::new() }
+    }
+
+    /// Emits the final rows sorted by `order` (stable: equal rows in the order they appeared).
+    pub fn ordered_by(mut self, order: Vec<SortKey>) -> Self {
+        self.order = order;
+        self
     }
 
     fn key_of(&self, row: &[Value]) -> Vec<Value> {
@@ -94,7 +108,11 @@ impl Operator for FinalRowsOperator {
         self.live.clear();
         let size = ctx.chunk_size();
         let mut chunk = Chunk::with_capacity(self.arity, size);
-        for row in std::mem::take(&mut self.rows).into_iter().flatten() {
+        let mut rows: Vec<Vec<Value>> = std::mem::take(&mut self.rows).into_iter().flatten().collect();
+        if !self.order.is_empty() {
+            rows.sort_by(|a, b| compare_rows(&self.order, a, b));
+        }
+        for row in rows {
             chunk.push(RowKind::Insert, &row);
             if chunk.len() == size {
                 out.collect(std::mem::replace(&mut chunk, Chunk::with_capacity(self.arity, size)));
@@ -120,6 +138,16 @@ mod tests {
         assert!(h.take_lines().is_empty());
         h.end_input().unwrap();
         assert_eq!(h.take_lines(), ["+I[a, 2]", "+I[c, 5]"]);
+    }
+
+    #[test]
+    fn an_order_sorts_the_final_rows_stably() {
+        let order = vec![SortKey::new(1, true), SortKey::new(0, false)];
+        let mut h = OperatorHarness::new(FinalRowsOperator::new(2, None).ordered_by(order));
+        h.push("op | k STRING | n BIGINT\n+I | b | 1\n+I | a | 3\n+I | c | null\n+I | d | 3\n-D | b | 1\n+I | e | 2")
+            .unwrap();
+        h.end_input().unwrap();
+        assert_eq!(h.take_lines(), ["+I[a, 3]", "+I[d, 3]", "+I[e, 2]", "+I[c, null]"]);
     }
 
     #[test]

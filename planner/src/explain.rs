@@ -15,8 +15,8 @@ use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
 use weir_operators::expr::{Expr, Function};
 use weir_operators::{
-    CalcSpec, FinalRowsSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
-    MiniBatchAssignerSpec, WatermarkAssignerSpec,
+    CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec, MiniBatchAssignerSpec,
+    WatermarkAssignerSpec,
 };
 use weir_runtime::print::value_to_string;
 use weir_runtime::{Field, ShipStrategy, Value};
@@ -370,10 +370,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             join::window_label(spec, inputs, &node.fields, &column, infix)
         }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
-        PhysicalKind::FinalRows(FinalRowsSpec { key, .. }) => match key {
-            Some(key) => format!("FinalRows(key=[{}])", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")),
-            None => "FinalRows".to_string(),
-        },
+        PhysicalKind::FinalRows(spec) => rank::final_rows_label(spec, node, &column),
         PhysicalKind::LookupJoin { table, dim_keys, spec, execution } => {
             lookup::lookup_join_label(table, dim_keys, spec, execution, &input_fields, &node.fields, infix)
         }

@@ -307,12 +307,55 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
     if !options.batch || node.changelog.is_insert_only() {
         return node;
     }
+    // The final rows of an `ORDER BY … LIMIT` leave in its order, as Flink's batch SortLimit
+    // emits them. When a Calc above drops a column it sorts by, the rows are made final below
+    // the Calc, which keeps their order.
+    let order = match sort_limit_order(&node) {
+        Some(order) => order,
+        None if matches!(node.kind, PhysicalKind::Calc(CalcSpec { condition: None, .. })) => {
+            let Some(order) = sort_limit_order(&node.inputs[0]) else { return final_rows_of(node, Vec::new()) };
+            let mut calc = node;
+            let below = calc.inputs.remove(0);
+            calc.inputs.push(final_rows_of(below, order));
+            calc.changelog = ChangelogMode::INSERT_ONLY;
+            return calc;
+        }
+        None => Vec::new(),
+    };
+    final_rows_of(node, order)
+}
+
+/// `node` behind a FinalRows leaving its final rows in `order`.
+fn final_rows_of(node: PhysicalNode, order: Vec<weir_operators::ranking::SortKey>) -> PhysicalNode {
     PhysicalNode {
         parallelism: UNASSIGNED,
-        kind: PhysicalKind::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node) }),
+        kind: PhysicalKind::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node), order }),
         fields: node.fields.clone(),
         changelog: ChangelogMode::INSERT_ONLY,
         inputs: vec![node],
+    }
+}
+
+/// The order of the `ORDER BY … LIMIT` whose rows `node` emits (through Calcs that only pick
+/// columns), in `node`'s columns.
+fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::SortKey>> {
+    match &node.kind {
+        PhysicalKind::Rank { spec, shape: RankShape::SortLimit { .. } } if spec.partition.is_empty() => {
+            Some(spec.order.clone())
+        }
+        PhysicalKind::Calc(CalcSpec { projections, condition: None }) => {
+            let below = sort_limit_order(&node.inputs[0])?;
+            below
+                .into_iter()
+                .map(|key| {
+                    let column = projections
+                        .iter()
+                        .position(|p| matches!(p, Expr::Column { index, .. } if *index == key.column))?;
+                    Some(weir_operators::ranking::SortKey { column, ..key })
+                })
+                .collect()
+        }
+        _ => None,
     }
 }
 
@@ -485,6 +528,19 @@ impl<'a> Physical<'a> {
                 self.rank(parts, fields, update_before)
             }
             Node::Rank { range: None, .. } => unreachable!("the rank rule bounds every rank or refuses it"),
+            // In batch mode a sort is Flink's batch `Sort`: the whole input, sorted, at its end.
+            Node::Sort { input, order, offset: _, fetch: None } if self.options.batch => {
+                let input = self.physical(*input, true, false);
+                let key = upsert_key(&input);
+                let spec = FinalRowsSpec { arity: fields.len(), key, order };
+                PhysicalNode {
+                    parallelism: UNASSIGNED,
+                    kind: PhysicalKind::FinalRows(spec),
+                    inputs: vec![keyed_exchange(input, &[])],
+                    fields,
+                    changelog: ChangelogMode::INSERT_ONLY,
+                }
+            }
             Node::Sort { input, order, offset: _, fetch: None } => self.temporal_sort(*input, order, fields),
             Node::Sort { input, order, offset, fetch: Some(fetch) } => {
                 let shape = if order.is_empty() {

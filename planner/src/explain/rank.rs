@@ -19,6 +19,30 @@ fn columns(list: &[usize], column: &dyn Fn(usize) -> String) -> String {
     list.iter().map(|&c| column(c)).collect::<Vec<_>>().join(", ")
 }
 
+/// Batch mode's final rows: Flink's batch `Sort(orderBy=[…])` over rows that only insert;
+/// else `FinalRows`, with the key the rows fold by and the order they leave in.
+pub(super) fn final_rows_label(
+    spec: &weir_operators::FinalRowsSpec,
+    node: &crate::physical::PhysicalNode,
+    column: &dyn Fn(usize) -> String,
+) -> String {
+    let sorts_inserts = node.inputs.first().is_some_and(|i| i.changelog.is_insert_only());
+    if sorts_inserts && !spec.order.is_empty() {
+        return format!("Sort(orderBy=[{}])", order_text(&spec.order, column));
+    }
+    let mut attributes = Vec::new();
+    if let Some(key) = &spec.key {
+        attributes.push(format!("key=[{}]", key.iter().map(|&k| column(k)).collect::<Vec<_>>().join(", ")));
+    }
+    if !spec.order.is_empty() {
+        attributes.push(format!("orderBy=[{}]", order_text(&spec.order, column)));
+    }
+    match attributes.is_empty() {
+        true => "FinalRows".to_string(),
+        false => format!("FinalRows({})", attributes.join(", ")),
+    }
+}
+
 /// `total DESC, product ASC`
 fn order_text(order: &[SortKey], column: &dyn Fn(usize) -> String) -> String {
     let key = |k: &SortKey| format!("{} {}", column(k.column), if k.descending { "DESC" } else { "ASC" });

@@ -50,7 +50,10 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistr
     let plan = filter_correlate::filter_correlate(plan);
     let plan = window_aggregate::window_aggregate(plan)?;
     let plan = rank::rank(plan)?;
-    temporal_sort::temporal_sort(&plan)?;
+    // A batch job sorts anything; a stream only by time.
+    if !options.batch {
+        temporal_sort::temporal_sort(&plan)?;
+    }
     let plan = prune_columns::prune_plan(plan);
     let plan = scan_projection::unproject_scans(plan, registry)?;
     let plan = window_rank::window_rank(plan)?;

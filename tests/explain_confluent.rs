@@ -261,8 +261,8 @@ CREATE TABLE clicks_view_time_1h (window_time TIMESTAMP_LTZ(3), avg_viewtime DOU
         insert("clicks_view_time_1h", "HOUR")
     );
     let text = explain(&script);
-    // Confluent shares the Calc after its scan ([2], `(reused) [2]`); weir shares the scan and
-    // assigns watermarks per plan.
+    // Confluent shares the node after its scan (`(reused) [2]`); so does weir, the watermark
+    // assigner over the shared scan, as Flink reuses it.
     let expected = "StreamSink [8]
   +- StreamCalc [7]
     +- StreamGlobalWindowAggregate [6]
@@ -272,17 +272,16 @@ CREATE TABLE clicks_view_time_1h (window_time TIMESTAMP_LTZ(3), avg_viewtime DOU
             +- StreamWatermarkAssigner [2]
               +- StreamTableSourceScan [1]
 
-StreamSink [15]
-  +- StreamCalc [14]
-    +- StreamGlobalWindowAggregate [13]
-      +- StreamExchange [12]
-        +- StreamLocalWindowAggregate [11]
-          +- StreamCalc [10]
-            +- StreamWatermarkAssigner [9]
-              +- (reused) [1]";
+StreamSink [14]
+  +- StreamCalc [13]
+    +- StreamGlobalWindowAggregate [12]
+      +- StreamExchange [11]
+        +- StreamLocalWindowAggregate [10]
+          +- StreamCalc [9]
+            +- (reused) [2]";
     assert!(text.contains(expected), "{text}");
     assert!(
-        text.contains("[15] StreamSink\nTable: `default_catalog`.`default_database`.`clicks_view_time_1h`\n"),
+        text.contains("[14] StreamSink\nTable: `default_catalog`.`default_database`.`clicks_view_time_1h`\n"),
         "{text}"
     );
 }

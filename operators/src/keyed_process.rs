@@ -1,17 +1,20 @@
 //! Keyed processing: a function with per-key state and timers.
 //!
 //! The runtime routes rows by key (a HASH edge on the key columns) so that one subtask sees
-//! every row of a key; this operator keeps each key's state in a hash map and hands the
-//! function the state of the row's key.
+//! every row of a key; this operator keeps each key's state in keyed value state
+//! ([`ValueState`]) and hands the function the state of the row's key. The state and the
+//! timers the function registers are checkpointed and restored by key, at the same
+//! parallelism or another, as every SQL operator's are.
 
-use hashbrown::HashMap;
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::state::{StateValue, ValueState};
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, Timer, Value};
 
 /// Per-key logic. `state` is `None` for a key seen for the first time (or whose state was
 /// cleared); leaving it `None` after a call removes the key's state.
 pub trait KeyedProcessFunction: Send {
-    /// What is kept per key.
-    type State: Send;
+    /// What is kept per key: a value that writes itself into checkpoints ([`StateValue`]).
+    type State: Send + StateValue;
 
     /// Processes one row of key `key`, appending output rows to `out`.
     fn process(
@@ -36,20 +39,24 @@ pub trait KeyedProcessFunction: Send {
     }
 }
 
+/// The name of the functions' keyed state (its section in checkpoints).
+const STATE: &str = "keyed-process";
+
 /// Runs a [`KeyedProcessFunction`] with state per key.
 pub struct KeyedProcessOperator<F: KeyedProcessFunction> {
     name: String,
     keys: Vec<usize>,
     arity: usize,
     function: F,
-    state: HashMap<Box<[Value]>, Option<F::State>>,
+    state: ValueState<F::State>,
     key: Vec<Value>,
 }
 
 impl<F: KeyedProcessFunction> KeyedProcessOperator<F> {
     /// An operator named `name` keyed on columns `keys`, emitting rows of `arity` fields.
     pub fn new(name: impl Into<String>, keys: Vec<usize>, arity: usize, function: F) -> Self {
-        KeyedProcessOperator { name: name.into(), keys, arity, function, state: HashMap::new(), key: Vec::new() }
+        let state = ValueState::new(STATE, None);
+        KeyedProcessOperator { name: name.into(), keys, arity, function, state, key: Vec::new() }
     }
 
     /// Number of keys with state.
@@ -75,13 +82,8 @@ impl<F: KeyedProcessFunction> Operator for KeyedProcessOperator<F> {
             self.key.clear();
             self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
             let key = &self.key[..];
-            // One hash lookup per row; the key is copied into the map only when it is new.
-            let slot = self.state.entry_ref(key).or_insert(None);
-            let result = self.function.process(key, kind, row, slot, ctx, &mut emitted);
-            if slot.is_none() {
-                self.state.remove(key);
-            }
-            result?;
+            let Self { state, function, .. } = self;
+            state.update(key, 0, |slot| function.process(key, kind, row, slot, ctx, &mut emitted))??;
         }
         emitted.set_origin_nanos(chunk.origin_nanos());
         out.collect(emitted);
@@ -91,14 +93,23 @@ impl<F: KeyedProcessFunction> Operator for KeyedProcessOperator<F> {
     fn on_timer(&mut self, timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         let mut emitted = Chunk::new(self.arity);
         let key = &timer.key[..];
-        let slot = self.state.entry_ref(key).or_insert(None);
-        let result = self.function.on_timer(&timer, slot, ctx, &mut emitted);
-        if slot.is_none() {
-            self.state.remove(key);
-        }
-        result?;
+        let Self { state, function, .. } = self;
+        state.update(key, 0, |slot| function.on_timer(&timer, slot, ctx, &mut emitted))??;
         out.collect(emitted);
         Ok(())
+    }
+
+    /// Every key's state and every pending timer.
+    fn snapshot_state(&mut self, _checkpoint: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
+        self.state.snapshot(state, 0);
+        ctx.snapshot_timers(state);
+        Ok(())
+    }
+
+    /// The state and timers of the keys this subtask owns, from every old subtask's part.
+    fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> Result<()> {
+        self.state.restore(states, ctx.subtask())?;
+        ctx.restore_timers(states)
     }
 }
 
@@ -171,5 +182,40 @@ mod tests {
         // The state was cleared: the event-time timer finds nothing to emit.
         h.watermark(100).unwrap();
         assert_eq!(h.take_lines(), ["watermark 100"]);
+    }
+
+    /// Each key's state and its timers are checkpointed: restored into three subtasks from one,
+    /// each key's sum goes on where it was and its timer fires once, in the subtask that owns it.
+    #[test]
+    fn state_and_timers_restore_by_key_at_another_parallelism() {
+        let build = |index, parallelism| {
+            let op = KeyedProcessOperator::new("SumUntilTimer", vec![0], 2, SumUntilTimer);
+            OperatorHarness::with_subtask(Box::new(op), index, parallelism)
+        };
+        let keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        let rows = |v: i64| {
+            let lines: Vec<String> = keys.iter().map(|k| format!("+I | {k} | 0 | {v}")).collect();
+            format!("op | k STRING | ts BIGINT | v BIGINT\n{}", lines.join("\n"))
+        };
+        let mut parts = vec![build(0, 1)];
+        parts[0].push(&rows(1)).unwrap();
+        let mut lines = Vec::new();
+        OperatorHarness::rescale(&mut parts, 1, 3, build, &mut lines).unwrap();
+        assert!(lines.is_empty(), "{lines:?}");
+        for (index, part) in parts.iter_mut().enumerate() {
+            // Each subtask is sent the rows of the keys it owns (the HASH edge's job).
+            let info = weir_runtime::SubtaskInfo::new("SumUntilTimer", index, 3);
+            let owned: Vec<&str> =
+                keys.iter().copied().filter(|k| weir_runtime::state::owns_key(&[Value::string(*k)], &info)).collect();
+            let text: Vec<String> = owned.iter().map(|k| format!("+I | {k} | 0 | 2")).collect();
+            if !text.is_empty() {
+                part.push(&format!("op | k STRING | ts BIGINT | v BIGINT\n{}", text.join("\n"))).unwrap();
+            }
+            part.watermark(10).unwrap();
+            lines.extend(part.take_lines().into_iter().filter(|l| !l.starts_with("watermark")));
+        }
+        lines.sort();
+        let expected: Vec<String> = keys.iter().map(|k| format!("+I[{k}, 3]")).collect();
+        assert_eq!(lines, expected);
     }
 }

@@ -632,9 +632,11 @@ pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details:
         if let Some(d) = node.reuse_digest() {
             let n = counts.entry(d.clone()).or_insert(0);
             *n += 1;
-            if *n == 1 {
-                order.push((d, node));
+            if *n > 1 {
+                // What is under a reused node is printed with it, once.
+                return;
             }
+            order.push((d, node));
         }
         node.inputs.iter().for_each(|i| walk(i, counts, order));
     }

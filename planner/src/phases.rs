@@ -164,6 +164,8 @@ impl<'a> Planner<'a> {
     /// and what the sinks' connectors refuse.
     pub fn physical_inserts(&self, inserts: &[Insert], at: Position) -> Result<Vec<PhysicalNode>> {
         let bound = inserts.iter().map(|i| self.bind_insert(i, at)).collect::<Result<Vec<_>>>()?;
+        let (bound, inserts) = union_inserts_into_one_table(bound, inserts);
+        let inserts = inserts.as_slice();
         self.check_state_ttl_hints(bound.iter().map(|b| &b.plan))?;
         let options = self.with_lookup_abilities(bound.iter().map(|b| &b.plan))?;
         let mut sinks = Vec::new();
@@ -174,7 +176,7 @@ impl<'a> Planner<'a> {
         }
         let distribution = self.distribution();
         let mut plans = Vec::new();
-        for ((sink, plan), insert) in sinks.iter().zip(crate::rules::scan_reuse::share_scans(logical)).zip(inserts) {
+        for ((sink, plan), &insert) in sinks.iter().zip(crate::rules::scan_reuse::share_scans(logical)).zip(inserts) {
             let targets = target_columns(&sink.descriptor, &insert.columns);
             let context = SinkContext { bounded_input: false, targets: targets.clone() };
             let mode = self.registry.sink_abilities(&sink.descriptor, &context)?.changelog_mode;
@@ -322,4 +324,37 @@ impl<'a> Planner<'a> {
         }
         Ok(PlannerOptions { sync_lookup_tables: sync, ..self.options.clone() })
     }
+}
+
+/// The INSERTs of a statement set, those into one table (with the same target columns and
+/// `ON CONFLICT`) joined into one: a Sink over a Union of their queries, as Flink plans them.
+/// Returns the bound INSERTs and the statement of each, in the order of their first INSERT.
+fn union_inserts_into_one_table<'i>(
+    bound: Vec<BoundInsert>,
+    inserts: &'i [Insert],
+) -> (Vec<BoundInsert>, Vec<&'i Insert>) {
+    // Per table written: its sink, the statement of its first INSERT and every query into it.
+    let mut groups: Vec<(CatalogTable, &Insert, Vec<Plan>)> = Vec::with_capacity(bound.len());
+    for (b, insert) in bound.into_iter().zip(inserts) {
+        let same = groups.iter_mut().find(|(_, i, _)| {
+            i.table == insert.table && i.columns == insert.columns && i.on_conflict == insert.on_conflict
+        });
+        match same {
+            Some((_, _, plans)) => plans.push(b.plan),
+            None => groups.push((b.sink, insert, vec![b.plan])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(sink, insert, mut plans)| {
+            let plan = match plans.len() {
+                1 => plans.remove(0),
+                _ => {
+                    let fields = plans[0].fields.clone();
+                    Plan { node: Node::Union { inputs: plans }, fields }
+                }
+            };
+            (BoundInsert { sink, plan }, insert)
+        })
+        .unzip()
 }

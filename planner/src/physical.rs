@@ -201,11 +201,17 @@ pub struct PhysicalNode {
 pub const UNASSIGNED: usize = 0;
 
 impl PhysicalNode {
-    /// A text that is equal for nodes that compute the same rows (scans of the same columns).
+    /// A text that is equal for nodes that compute the same rows, so that they run once: scans
+    /// of the same columns, and the same watermark assigner over such a scan (as Flink reuses
+    /// the deepest common part of the plans of a statement set).
     pub fn reuse_digest(&self) -> Option<String> {
         match &self.kind {
             PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
                 Some(format!("{}{projection:?}{key:?}{filter:?}", table.name))
+            }
+            PhysicalKind::WatermarkAssigner(spec) => {
+                let input = self.inputs.first()?.reuse_digest()?;
+                Some(format!("WatermarkAssigner({}, {:?})@{}<{input}", spec.rowtime, spec.watermark, self.parallelism))
             }
             _ => None,
         }

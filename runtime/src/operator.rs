@@ -255,6 +255,21 @@ impl OperatorContext {
         self.timers.register(TimeDomain::ProcessingTime, time, key);
     }
 
+    /// Writes the timers registered here and still pending into `state`, for an operator whose
+    /// [`Operator::snapshot_state`] keeps its timers (keyed by the key given at registration).
+    pub fn snapshot_timers(&self, state: &mut StateWriter) {
+        self.timers.snapshot(state);
+    }
+
+    /// Registers again the timers of `states` (what [`OperatorContext::snapshot_timers`] wrote in
+    /// every old subtask) whose keys this subtask owns.
+    ///
+    /// # Errors
+    /// A damaged section.
+    pub fn restore_timers(&mut self, states: &[StateReader]) -> Result<()> {
+        self.timers.restore(states, &self.info)
+    }
+
     /// Cancels a timer registered earlier; does nothing if there is none.
     pub fn delete_timer(&mut self, domain: TimeDomain, time: i64, key: &[Value]) {
         self.timers.delete(domain, time, key);

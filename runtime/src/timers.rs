@@ -73,7 +73,52 @@ impl TimerService {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Writes every pending timer into `state` (sections `timers.event-time` and
+    /// `timers.processing-time`: per timer its time and key).
+    pub fn snapshot(&self, state: &mut crate::checkpoint::StateWriter) {
+        for (section, set) in [(EVENT_TIME, &self.event_time), (PROCESSING_TIME, &self.processing_time)] {
+            let out = state.section(section);
+            out.u32(set.len() as u32);
+            for (time, key) in set {
+                out.i64(*time);
+                out.values(key);
+            }
+        }
+    }
+
+    /// Takes back the timers every old subtask wrote whose keys subtask `info` owns (timers of
+    /// an unkeyed operator, with an empty key, go to each subtask that restores them).
+    ///
+    /// # Errors
+    /// A damaged section.
+    pub fn restore(
+        &mut self,
+        states: &[crate::checkpoint::StateReader],
+        info: &crate::operator::SubtaskInfo,
+    ) -> crate::error::Result<()> {
+        let malformed = |e| crate::error::Error::Restore(format!("an operator's timers are malformed: {e}"));
+        for state in states {
+            for (section, domain) in
+                [(EVENT_TIME, TimeDomain::EventTime), (PROCESSING_TIME, TimeDomain::ProcessingTime)]
+            {
+                let Some(mut input) = state.section(section) else { continue };
+                for _ in 0..input.u32().map_err(malformed)? {
+                    let time = input.i64().map_err(malformed)?;
+                    let key: Vec<Value> = input.values().map_err(malformed)?;
+                    if key.is_empty() || crate::state::owns_key(&key, info) {
+                        self.register(domain, time, key);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
+
+/// The checkpoint sections of an operator's timers.
+const EVENT_TIME: &str = "timers.event-time";
+const PROCESSING_TIME: &str = "timers.processing-time";
 
 #[cfg(test)]
 mod tests {

@@ -44,6 +44,15 @@ impl StateValue for Box<[Value]> {
     }
 }
 
+/// Nothing to keep but that the key has state.
+impl StateValue for () {
+    fn encode(&self, _out: &mut Encoder) {}
+
+    fn decode(_input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(())
+    }
+}
+
 impl StateValue for i64 {
     fn encode(&self, out: &mut Encoder) {
         out.i64(*self);

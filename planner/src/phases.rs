@@ -329,10 +329,7 @@ impl<'a> Planner<'a> {
 /// The INSERTs of a statement set, those into one table (with the same target columns and
 /// `ON CONFLICT`) joined into one: a Sink over a Union of their queries, as Flink plans them.
 /// Returns the bound INSERTs and the statement of each, in the order of their first INSERT.
-fn union_inserts_into_one_table<'i>(
-    bound: Vec<BoundInsert>,
-    inserts: &'i [Insert],
-) -> (Vec<BoundInsert>, Vec<&'i Insert>) {
+fn union_inserts_into_one_table(bound: Vec<BoundInsert>, inserts: &[Insert]) -> (Vec<BoundInsert>, Vec<&Insert>) {
     // Per table written: its sink, the statement of its first INSERT and every query into it.
     let mut groups: Vec<(CatalogTable, &Insert, Vec<Plan>)> = Vec::with_capacity(bound.len());
     for (b, insert) in bound.into_iter().zip(inserts) {

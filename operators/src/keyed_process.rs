@@ -206,7 +206,7 @@ mod tests {
             // Each subtask is sent the rows of the keys it owns (the HASH edge's job).
             let info = weir_runtime::SubtaskInfo::new("SumUntilTimer", index, 3);
             let owned: Vec<&str> =
-                keys.iter().copied().filter(|k| weir_runtime::state::owns_key(&[Value::string(*k)], &info)).collect();
+                keys.iter().copied().filter(|k| weir_runtime::state::owns_key(&[Value::string(k)], &info)).collect();
             let text: Vec<String> = owned.iter().map(|k| format!("+I | {k} | 0 | 2")).collect();
             if !text.is_empty() {
                 part.push(&format!("op | k STRING | ts BIGINT | v BIGINT\n{}", text.join("\n"))).unwrap();

@@ -388,3 +388,105 @@ fn insert_jobs_checkpoint_into_their_own_directories_and_queries_and_batch_jobs_
     let kept: Vec<_> = std::fs::read_dir(checkpoints.join("streaming")).unwrap().collect();
     assert_eq!(kept.len(), 1, "a finished job keeps its final checkpoint");
 }
+
+/// The input of [`a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_row`]:
+/// `files` files of `rows` rows each, `id,k,v,ts`; file `f` holds the `f`-th stretch of event
+/// time, one row a millisecond, in order. However the files are shared out among subtasks, no
+/// row is late. Returns the rows per one-second window and per key (count, sum of v).
+fn write_files(dir: &Path, files: u64, rows: u64) -> (BTreeMap<u64, u64>, BTreeMap<u64, (u64, u64)>) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (mut windows, mut totals) = (BTreeMap::new(), BTreeMap::<u64, (u64, u64)>::new());
+    for f in 0..files {
+        let mut text = String::new();
+        for i in 0..rows {
+            let id = f * rows + i;
+            let (k, v) = (id % 97, id % 13);
+            let ts = EPOCH + id;
+            let second = ts / 1000 % 86_400;
+            let (h, m, s, millis) = (second / 3600, second / 60 % 60, second % 60, ts % 1000);
+            text.push_str(&format!("{id},{k},{v},2023-11-14 {h:02}:{m:02}:{s:02}.{millis:03}\n"));
+            *windows.entry(ts - ts % 1000 + 1000).or_default() += 1;
+            let total = totals.entry(k).or_default();
+            total.0 += 1;
+            total.1 += v;
+        }
+        std::fs::write(dir.join(format!("part-{f}.csv")), text).unwrap();
+    }
+    (windows, totals)
+}
+
+/// A statement set over a directory of four files (two scans of it: one filtered into the
+/// filesystem sink, one into a GROUP BY and a window aggregate), killed with `kill -9` at 12
+/// random moments and resumed each time at another parallelism, down to 1 (a subtask then reads
+/// what several had left side by side). It ends with the filesystem sink's rows exactly once, the
+/// managed table's totals and every window's count equal to a recomputation: no row late.
+#[test]
+fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_row() {
+    const FILES: u64 = 4;
+    const ROWS: u64 = 100_000;
+    const KILLS: usize = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let (windows, totals) = write_files(&dir.path().join("input"), FILES, ROWS);
+    let d = dir.path().display();
+    let script = format!(
+        "SET 'table.store.path' = '{d}/store';\n\
+         SET 'execution.checkpointing.interval' = '100 ms';\n\
+         SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+         CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/input', 'format' = 'csv');\n\
+         CREATE TABLE wins (window_end TIMESTAMP(3), n BIGINT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/wins', 'format' = 'csv');\n\
+         CREATE TABLE kept (id BIGINT, k INT, v INT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
+         CREATE TABLE IF NOT EXISTS totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED);\n\
+         EXECUTE STATEMENT SET BEGIN\n\
+         INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n\
+         INSERT INTO kept SELECT id, k, v FROM src WHERE v < 3;\n\
+         INSERT INTO wins SELECT window_end, COUNT(*)\n\
+           FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;\n\
+         END;\n"
+    );
+    std::fs::write(dir.path().join("job.sql"), script).unwrap();
+    let mut random = 0x5851_f42d_4c95_7f2d_u64;
+    let (mut kills, mut runs) = (0, 0);
+    loop {
+        runs += 1;
+        // 3, 2, 1, 3, 2, 1, …: every restore into fewer subtasks than the run before, but one.
+        let parallelism = 3 - (runs - 1) % 3;
+        let mut child = weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
+        if kills < KILLS {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            std::thread::sleep(Duration::from_millis(150 + random % 600));
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+                continue;
+            }
+        }
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
+        break;
+    }
+    assert_eq!(kills, KILLS, "the job finished before it was killed {KILLS} times");
+    let mut expected_kept: Vec<String> =
+        (0..FILES * ROWS).filter(|id| id % 13 < 3).map(|id| format!("{id},{},{}", id % 97, id % 13)).collect();
+    expected_kept.sort();
+    let kept = sink_rows(&dir.path().join("kept"));
+    assert!(kept == expected_kept, "the filesystem sink: {}", multiset_difference(&kept, &expected_kept, ""));
+    assert!(table_rows(dir.path(), "totals") == totals, "the GROUP BY's results differ");
+    let written: Vec<(String, u64)> = sink_rows(&dir.path().join("wins"))
+        .iter()
+        .map(|line| {
+            let (end, n) = line.rsplit_once(',').unwrap();
+            (end.to_string(), n.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(written.len(), windows.len(), "windows lost or written twice");
+    let short: Vec<&(String, u64)> =
+        written.iter().filter(|(_, n)| !windows.values().any(|w| w == n)).take(3).collect();
+    assert!(short.is_empty(), "rows dropped as late, first in {short:?}");
+    assert_eq!(written.iter().map(|(_, n)| n).sum::<u64>(), FILES * ROWS, "every row in its window");
+}

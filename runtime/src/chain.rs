@@ -41,6 +41,9 @@ pub(crate) struct Chain {
     ops: Vec<ChainedOperator>,
     /// Origin time of the element being processed, stamped on chunks that lack one.
     origin: u64,
+    /// The source split of the element being processed ([`crate::operator::Source::splits`]):
+    /// the operators' contexts tell it, and the chunks the chain emits carry it on.
+    splits: Option<Arc<crate::operator::Splits>>,
     /// Rows handed to the last operator of the chain (a sink's rows, at a sink subtask).
     rows_into_last: u64,
     /// Woken when async work of any operator makes progress.
@@ -97,7 +100,18 @@ impl Chain {
         for o in &mut ops {
             o.ctx.set_notifier(Arc::clone(&notifier));
         }
-        Chain { info, source, ops, origin: 0, rows_into_last: 0, notifier, ended: 0, rows_read: 0, latency: None }
+        Chain {
+            info,
+            source,
+            ops,
+            origin: 0,
+            splits: None,
+            rows_into_last: 0,
+            notifier,
+            ended: 0,
+            rows_read: 0,
+            latency: None,
+        }
     }
 
     /// Records into `metrics` the source-to-sink latency of the rows that reach the chain's
@@ -147,10 +161,13 @@ impl Chain {
         self.source.as_ref().is_some_and(|s| s.source.emits_nothing())
     }
 
-    /// Sets what every operator's [`OperatorContext::splits`] answers (a test harness stands in
-    /// for a source reading several splits).
-    pub(crate) fn set_splits(&mut self, splits: Option<crate::operator::Splits>) {
+    /// Makes the elements processed next come from `splits` ([`OperatorContext::splits`]).
+    pub(crate) fn set_splits(&mut self, splits: Option<Arc<crate::operator::Splits>>) {
+        if self.splits == splits {
+            return;
+        }
         self.ops.iter_mut().for_each(|o| o.ctx.set_splits(splits.clone()));
+        self.splits = splits;
     }
 
     /// Polls the head source once and runs what it emitted through the chain into `sink`.
@@ -160,10 +177,8 @@ impl Chain {
         };
         let status = guarded(&self.info, &s.name, || s.source.poll_next(&mut s.ctx, &mut s.out))?;
         // Which split the rows came from, for the operators chained after the source.
-        let splits = s.source.splits();
-        if splits.is_some() || self.ops.first().is_some_and(|o| o.ctx.splits().is_some()) {
-            self.ops.iter_mut().for_each(|o| o.ctx.set_splits(splits.clone()));
-        }
+        let splits = s.source.splits().map(Arc::new);
+        self.set_splits(splits);
         let Some(s) = &mut self.source else { return Ok(status) };
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
@@ -188,6 +203,7 @@ impl Chain {
     pub(crate) fn push(&mut self, input: usize, element: StreamElement, sink: &mut Vec<StreamElement>) -> Result<()> {
         if let StreamElement::Chunk(c) = &element {
             self.origin = c.origin_nanos();
+            self.set_splits(c.splits().cloned());
         }
         self.deliver(0, input, element, sink)
     }
@@ -338,6 +354,7 @@ impl Chain {
             let element = match element {
                 StreamElement::Chunk(mut c) => {
                     c.set_origin_nanos(self.origin);
+                    c.set_splits(self.splits.clone());
                     StreamElement::Chunk(c)
                 }
                 other => other,

@@ -96,6 +96,9 @@ pub struct Chunk {
     /// Monotonic nanoseconds (see [`crate::clock::monotonic_nanos`]) at which the data in this
     /// chunk left its source; 0 when unknown.
     origin_nanos: u64,
+    /// The split of a source reading several side by side that the rows came from
+    /// ([`crate::operator::Source::splits`]); kept across FORWARD edges only.
+    splits: Option<Arc<crate::operator::Splits>>,
 }
 
 impl Chunk {
@@ -113,6 +116,7 @@ impl Chunk {
             rows: OnceCell::from(Vec::with_capacity(rows * arity)),
             types: None,
             origin_nanos: 0,
+            splits: None,
         }
     }
 
@@ -158,6 +162,7 @@ impl Chunk {
             rows: OnceCell::new(),
             types: None,
             origin_nanos: 0,
+            splits: None,
         }
     }
 
@@ -254,6 +259,7 @@ impl Chunk {
             rows: OnceCell::new(),
             types: self.types.clone(),
             origin_nanos: self.origin_nanos,
+            splits: self.splits.clone(),
         }
     }
 
@@ -269,6 +275,7 @@ impl Chunk {
                 rows: OnceCell::new(),
                 types: None,
                 origin_nanos: self.origin_nanos,
+                splits: self.splits.clone(),
             };
         }
         let mut projected = Chunk::with_capacity(columns.len(), self.len());
@@ -277,6 +284,7 @@ impl Chunk {
         }
         projected.types = self.types.as_ref().map(|t| columns.iter().map(|&c| t[c].clone()).collect());
         projected.origin_nanos = self.origin_nanos;
+        projected.splits = self.splits.clone();
         projected
     }
 
@@ -431,6 +439,16 @@ impl Chunk {
         if self.origin_nanos == 0 || (nanos != 0 && nanos < self.origin_nanos) {
             self.origin_nanos = nanos;
         }
+    }
+
+    /// The split of the source its rows came from, when the source reads several side by side.
+    pub fn splits(&self) -> Option<&Arc<crate::operator::Splits>> {
+        self.splits.as_ref()
+    }
+
+    /// Marks the rows as coming from the split `splits` says (`None`: from one stream).
+    pub fn set_splits(&mut self, splits: Option<Arc<crate::operator::Splits>>) {
+        self.splits = splits;
     }
 
     /// Removes all rows, keeping the declared types.

@@ -24,6 +24,8 @@ pub struct OperatorHarness {
     output: Vec<StreamElement>,
     opened: bool,
     ending: bool,
+    /// The split the chunks pushed next come from ([`OperatorHarness::set_splits`]).
+    splits: Option<Arc<crate::operator::Splits>>,
 }
 
 impl OperatorHarness {
@@ -51,7 +53,7 @@ impl OperatorHarness {
             .with_bundle_metrics(Arc::clone(&bundles))
             .with_checkpointing(checkpointing);
         let chain = Chain::new(info, None, vec![ChainedOperator::new(operator, ctx)]);
-        OperatorHarness { chain, clock, bundles, output: Vec::new(), opened: false, ending: false }
+        OperatorHarness { chain, clock, bundles, output: Vec::new(), opened: false, ending: false, splits: None }
     }
 
     /// The mini-batch bundles the operator recorded so far.
@@ -62,7 +64,7 @@ impl OperatorHarness {
     /// Makes the rows pushed next come from split `splits.current` of a source reading
     /// several ([`crate::operator::Source::splits`]); `None`: one stream.
     pub fn set_splits(&mut self, splits: Option<crate::operator::Splits>) {
-        self.chain.set_splits(splits);
+        self.splits = splits.map(Arc::new);
     }
 
     /// The late rows the operator dropped so far (`numLateRecordsDropped`).
@@ -98,8 +100,11 @@ impl OperatorHarness {
     ///
     /// # Errors
     /// What the operator reported.
-    pub fn push_chunk(&mut self, input: usize, chunk: Chunk) -> Result<()> {
+    pub fn push_chunk(&mut self, input: usize, mut chunk: Chunk) -> Result<()> {
         self.ensure_open()?;
+        if self.splits.is_some() {
+            chunk.set_splits(self.splits.clone());
+        }
         self.chain.push(input, StreamElement::Chunk(chunk), &mut self.output)
     }
 

@@ -146,7 +146,7 @@ pub struct OperatorContext {
     bundles: Arc<OperatorMetrics>,
     notifier: Arc<AsyncNotifier>,
     checkpointing: bool,
-    splits: Option<Splits>,
+    splits: Option<Arc<Splits>>,
 }
 
 impl OperatorContext {
@@ -168,11 +168,12 @@ impl OperatorContext {
     /// The splits of the source at the head of the chain, when it reads several side by side
     /// ([`Source::splits`]), as of the rows being processed.
     pub fn splits(&self) -> Option<&Splits> {
-        self.splits.as_ref()
+        self.splits.as_deref()
     }
 
-    /// Sets what [`OperatorContext::splits`] answers (the chain does, after each poll; tests may).
-    pub fn set_splits(&mut self, splits: Option<Splits>) {
+    /// Sets what [`OperatorContext::splits`] answers (the chain does, for each chunk it runs;
+    /// tests may).
+    pub fn set_splits(&mut self, splits: Option<Arc<Splits>>) {
         self.splits = splits;
     }
 

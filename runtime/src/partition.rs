@@ -193,7 +193,7 @@ impl Partitioner {
     /// Routes one element: a chunk is split by the strategy, a control element goes to every
     /// receiver this sender has a channel to. Calls `send(receiver, element)` in order.
     pub fn route(&mut self, element: StreamElement, mut send: impl FnMut(usize, StreamElement)) {
-        let chunk = match element {
+        let mut chunk = match element {
             StreamElement::Chunk(chunk) => chunk,
             control => {
                 let channels: Vec<usize> =
@@ -208,6 +208,11 @@ impl Partitioner {
                 return;
             }
         };
+        // A receiver of another edge hears from several senders: the split of one sender's
+        // source means nothing there.
+        if !matches!(self.strategy, ShipStrategy::Forward) {
+            chunk.set_splits(None);
+        }
         match &self.strategy {
             ShipStrategy::Forward => send(self.sender, StreamElement::Chunk(chunk)),
             ShipStrategy::Single => send(0, StreamElement::Chunk(chunk)),

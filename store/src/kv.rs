@@ -86,8 +86,9 @@ pub trait KvStore: Send + Sync {
 /// transaction, made from the records the first time a table written before digests is
 /// written), checked by every full scan: a damaged record, or a damaged index that hides
 /// records from a scan or shows them twice, is refused with a message naming the file. A store
-/// of format 1 (written before checksums) is read and written as it is. The storage library's
-/// own failures on a damaged file, panics included, become errors.
+/// of format 1 (written before checksums) is read and written as it is. Opening the file runs
+/// the storage library's integrity check over every page. The storage library's own failures on
+/// a damaged file, panics included, become errors.
 pub struct RedbStore {
     db: GuardedDatabase,
     path: PathBuf,
@@ -223,7 +224,9 @@ impl RedbStore {
         std::fs::create_dir_all(dir).map_err(|e| storage(dir, e))?;
         let path = Self::file(dir);
         let db = guarded(&path, || {
-            Database::create(&path).map_err(|e| match e {
+            // Every page of the file is checked against its checksum when it opens, so a file
+            // changed since weir wrote it is refused before anything is read from it.
+            Database::builder().set_check_integrity_on_open(true).create(&path).map_err(|e| match e {
                 DatabaseError::DatabaseAlreadyOpen => Error::Storage(format!(
                     "The table store at '{}' is in use by another process; weir opens a data directory from one process at a time.",
                     dir.display()

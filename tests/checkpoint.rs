@@ -546,6 +546,17 @@ fn a_barrier_waits_for_the_async_work_in_flight() {
     let _ = handle.wait();
 }
 
+/// A job at `parallelism` checkpointing every 20 ms into `dir`, started from `restore`.
+fn checkpointed(parallelism: usize, dir: &std::path::Path, restore: Option<Restore>) -> RuntimeConfig {
+    let checkpointing = CheckpointConfig {
+        interval: Some(Duration::from_millis(20)),
+        dir: Some(dir.to_path_buf()),
+        restore,
+        ..CheckpointConfig::default()
+    };
+    RuntimeConfig::default().with_parallelism(parallelism).with_worker_threads(2).with_checkpointing(checkpointing)
+}
+
 /// datagen (two seconds of rows) → filesystem sink, checkpointed every 20 ms, cancelled mid-way (a failure
 /// without clean-up) and restored from its latest checkpoint, at another parallelism: the
 /// files hold every row exactly once.
@@ -574,17 +585,7 @@ fn a_job_restored_after_a_failure_writes_every_row_exactly_once() {
         &[("connector", "filesystem"), ("path", path.as_str()), ("format", "csv")],
     );
     let run = |parallelism: usize, restore: Option<Restore>| {
-        let checkpointing = CheckpointConfig {
-            interval: Some(Duration::from_millis(20)),
-            dir: Some(checkpoints.path().to_path_buf()),
-            restore,
-            ..CheckpointConfig::default()
-        };
-        let config = RuntimeConfig::default()
-            .with_parallelism(parallelism)
-            .with_worker_threads(2)
-            .with_checkpointing(checkpointing);
-        let pipeline = Pipeline::new(config);
+        let pipeline = Pipeline::new(checkpointed(parallelism, checkpoints.path(), restore));
         pipeline.from_table(&source).unwrap().rebalance().to_table(&sink).unwrap();
         pipeline.start().unwrap()
     };
@@ -756,17 +757,7 @@ fn a_library_pipeline_keeps_its_keyed_state_across_restores() {
         &[("connector", "filesystem"), ("path", path.as_str()), ("format", "csv")],
     );
     let run = |parallelism: usize, restore: Option<Restore>| {
-        let checkpointing = CheckpointConfig {
-            interval: Some(Duration::from_millis(20)),
-            dir: Some(checkpoints.path().to_path_buf()),
-            restore,
-            ..CheckpointConfig::default()
-        };
-        let config = RuntimeConfig::default()
-            .with_parallelism(parallelism)
-            .with_worker_threads(2)
-            .with_checkpointing(checkpointing);
-        let pipeline = Pipeline::new(config);
+        let pipeline = Pipeline::new(checkpointed(parallelism, checkpoints.path(), restore));
         pipeline
             .from_table(&source)
             .unwrap()

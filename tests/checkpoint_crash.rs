@@ -177,32 +177,8 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     // Each restart at another parallelism than the run before: restored state finds its
     // operators however the new plan chains them.
     let run = |parallelism: usize| weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
-    let mut random = 0x2545_f491_4f6c_dd1d_u64;
-    let mut kills = 0;
-    let mut runs = 0;
-    let started = Instant::now();
-    loop {
-        runs += 1;
-        let mut child = run([2, 1, 3][runs % 3]);
-        if kills < KILLS {
-            random ^= random << 13;
-            random ^= random >> 7;
-            random ^= random << 17;
-            // Anywhere from before the first checkpoint to well after it.
-            std::thread::sleep(Duration::from_millis(100 + random % 900));
-            if child.try_wait().unwrap().is_none() {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                kills += 1;
-                continue;
-            }
-        }
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
-        break;
-    }
-    eprintln!("finished after {kills} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
-    assert_eq!(kills, KILLS, "the job finished before it was killed {KILLS} times");
+    // Anywhere from before the first checkpoint to well after it.
+    kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
     let output = uninterrupted.wait_with_output().unwrap();
     assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
     let rows = sink_rows(&dir.path().join("kept"));
@@ -270,6 +246,40 @@ fn multiset_difference(rows: &[String], expected: &[String], stderr: &str) -> St
         extra.len(),
         extra.first()
     )
+}
+
+/// Starts run 1, 2, … with `start` and kills each (`kill -9`) after a random pause in
+/// `pause_ms` (from `seed`), `kills` times in all; then lets the last run finish and checks that it
+/// succeeded. Fails when the job finished before it was killed `kills` times.
+fn kill_until_done(
+    kills: usize,
+    seed: u64,
+    pause_ms: std::ops::Range<u64>,
+    mut start: impl FnMut(usize) -> std::process::Child,
+) {
+    let (mut random, mut killed, mut runs) = (seed, 0, 0);
+    let started = Instant::now();
+    loop {
+        runs += 1;
+        let mut child = start(runs);
+        if killed < kills {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            std::thread::sleep(Duration::from_millis(pause_ms.start + random % (pause_ms.end - pause_ms.start)));
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                killed += 1;
+                continue;
+            }
+        }
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
+        break;
+    }
+    eprintln!("finished after {killed} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
+    assert_eq!(killed, kills, "the job finished before it was killed {kills} times");
 }
 
 /// `weir run` with a script of `dir` and `args`, its standard error piped.
@@ -447,30 +457,10 @@ fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_ro
          END;\n"
     );
     std::fs::write(dir.path().join("job.sql"), script).unwrap();
-    let mut random = 0x5851_f42d_4c95_7f2d_u64;
-    let (mut kills, mut runs) = (0, 0);
-    loop {
-        runs += 1;
-        // 3, 2, 1, 3, 2, 1, …: every restore into fewer subtasks than the run before, but one.
-        let parallelism = 3 - (runs - 1) % 3;
-        let mut child = weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
-        if kills < KILLS {
-            random ^= random << 13;
-            random ^= random >> 7;
-            random ^= random << 17;
-            std::thread::sleep(Duration::from_millis(150 + random % 600));
-            if child.try_wait().unwrap().is_none() {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                kills += 1;
-                continue;
-            }
-        }
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
-        break;
-    }
-    assert_eq!(kills, KILLS, "the job finished before it was killed {KILLS} times");
+    // 3, 2, 1, 3, 2, 1, …: every restore but one into fewer subtasks than the run before.
+    kill_until_done(KILLS, 0x5851_f42d_4c95_7f2d, 150..750, |runs| {
+        weir(dir.path(), &["--resume", "-p", &(3 - (runs - 1) % 3).to_string()])
+    });
     let mut expected_kept: Vec<String> =
         (0..FILES * ROWS).filter(|id| id % 13 < 3).map(|id| format!("{id},{},{}", id % 97, id % 13)).collect();
     expected_kept.sort();

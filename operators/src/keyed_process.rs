@@ -42,13 +42,31 @@ pub trait KeyedProcessFunction: Send {
 /// The name of the functions' keyed state (its section in checkpoints).
 const STATE: &str = "keyed-process";
 
+/// A key's state as the function sees it: `None` while it has none. A key whose state is left
+/// `None` is removed at once, so a checkpoint only ever holds `Some`.
+struct Kept<S>(Option<S>);
+
+impl<S: StateValue> StateValue for Kept<S> {
+    fn encode(&self, out: &mut weir_runtime::checkpoint::codec::Encoder) {
+        if let Some(state) = &self.0 {
+            state.encode(out);
+        }
+    }
+
+    fn decode(
+        input: &mut weir_runtime::checkpoint::codec::Decoder<'_>,
+    ) -> std::result::Result<Self, weir_runtime::checkpoint::codec::DecodeError> {
+        S::decode(input).map(|s| Kept(Some(s)))
+    }
+}
+
 /// Runs a [`KeyedProcessFunction`] with state per key.
 pub struct KeyedProcessOperator<F: KeyedProcessFunction> {
     name: String,
     keys: Vec<usize>,
     arity: usize,
     function: F,
-    state: ValueState<F::State>,
+    state: ValueState<Kept<F::State>>,
     key: Vec<Value>,
 }
 
@@ -82,8 +100,13 @@ impl<F: KeyedProcessFunction> Operator for KeyedProcessOperator<F> {
             self.key.clear();
             self.key.extend(self.keys.iter().map(|&k| row[k].clone()));
             let key = &self.key[..];
-            let Self { state, function, .. } = self;
-            state.update(key, 0, |slot| function.process(key, kind, row, slot, ctx, &mut emitted))??;
+            // One hash lookup per row; the key is copied into the state only when it is new.
+            let Some(kept) = self.state.get_mut_or_insert_with(key, 0, || Some(Kept(None)))? else { continue };
+            let result = self.function.process(key, kind, row, &mut kept.0, ctx, &mut emitted);
+            if kept.0.is_none() {
+                self.state.remove(key);
+            }
+            result?;
         }
         emitted.set_origin_nanos(chunk.origin_nanos());
         out.collect(emitted);
@@ -93,8 +116,13 @@ impl<F: KeyedProcessFunction> Operator for KeyedProcessOperator<F> {
     fn on_timer(&mut self, timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         let mut emitted = Chunk::new(self.arity);
         let key = &timer.key[..];
-        let Self { state, function, .. } = self;
-        state.update(key, 0, |slot| function.on_timer(&timer, slot, ctx, &mut emitted))??;
+        if let Some(kept) = self.state.get_mut_or_insert_with(key, 0, || Some(Kept(None)))? {
+            let result = self.function.on_timer(&timer, &mut kept.0, ctx, &mut emitted);
+            if kept.0.is_none() {
+                self.state.remove(key);
+            }
+            result?;
+        }
         out.collect(emitted);
         Ok(())
     }

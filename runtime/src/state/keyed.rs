@@ -122,30 +122,6 @@ impl<V: StateValue> ValueState<V> {
         Ok(Some(&mut entry.value))
     }
 
-    /// Runs `f` on the live value of `key` at `now` (`None` when there is none) as an `Option`
-    /// it may fill, change or empty: the value it leaves is the key's, written at `now`; `None`
-    /// removes the key.
-    ///
-    /// # Errors
-    /// The memory limit refuses the state room for one more key (nothing is changed then).
-    pub fn update<R>(&mut self, key: &[Value], now: i64, f: impl FnOnce(&mut Option<V>) -> R) -> Result<R> {
-        let ttl = self.ttl;
-        let (owned, mut slot) = match self.entries.remove_entry(key) {
-            Some((owned, e)) if !ttl.expired(e.written, now) => (Some(owned), Some(e.value)),
-            Some((owned, _)) => (Some(owned), None),
-            None => (None, None),
-        };
-        let result = f(&mut slot);
-        if let Some(value) = slot {
-            if owned.is_none() {
-                room_for_one(&mut self.entries)?;
-            }
-            let key = owned.unwrap_or_else(|| Key::from(key));
-            self.entries.insert(key, Stamped { value, written: now });
-        }
-        Ok(result)
-    }
-
     /// The live value of `key` at `now` to change, counted as written at `now`; an expired one
     /// is dropped and `None` returned.
     pub fn get_mut(&mut self, key: &[Value], now: i64) -> Option<&mut V> {

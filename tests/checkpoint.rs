@@ -684,123 +684,26 @@ fn a_later_trigger_supersedes_one_still_waiting_for_async_work() {
     let _ = handle.wait();
 }
 
-/// Sums each key's rows and writes `[key, rows, sum]` once, when the input ends (an event-time
-/// timer at the end of time): state and timers a restore must bring back for the totals to
-/// come out right.
-#[derive(Clone, Copy)]
-struct TotalsAtTheEnd;
-
-impl weir::prelude::KeyedProcessFunction for TotalsAtTheEnd {
-    type State = (i64, i64);
-
-    fn process(
-        &mut self,
-        key: &[Value],
-        _kind: weir::runtime::RowKind,
-        row: &[Value],
-        state: &mut Option<(i64, i64)>,
-        ctx: &mut OperatorContext,
-        _out: &mut weir::runtime::Chunk,
-    ) -> weir::runtime::Result<()> {
-        if state.is_none() {
-            ctx.register_event_time_timer(i64::MAX - 1, key.to_vec());
-        }
-        let (rows, sum) = state.unwrap_or((0, 0));
-        *state = Some((rows + 1, sum + row[1].as_i64().unwrap_or(0)));
-        Ok(())
-    }
-
-    fn on_timer(
-        &mut self,
-        timer: &weir::runtime::Timer,
-        state: &mut Option<(i64, i64)>,
-        _ctx: &mut OperatorContext,
-        out: &mut weir::runtime::Chunk,
-    ) -> weir::runtime::Result<()> {
-        if let Some((rows, sum)) = state.take() {
-            out.push(weir::runtime::RowKind::Insert, &[timer.key[0].clone(), Value::BigInt(rows), Value::BigInt(sum)]);
-        }
-        Ok(())
-    }
-}
-
 /// A pipeline built with the library API, whose keyed function keeps state per key: failed
 /// twice mid-way (cancelled without clean-up) and restored from its latest checkpoint each time,
 /// at another parallelism, it writes each key's totals once, equal to a recomputation.
 #[test]
 fn a_library_pipeline_keeps_its_keyed_state_across_restores() {
-    use weir::connectors::TableDescriptor;
-    use weir::prelude::Pipeline;
+    use common::keyed_totals::{expected, latest, pipeline, written};
     const ROWS: i64 = 60_000;
-    const KEYS: i64 = 7;
     let checkpoints = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let numbers = weir::runtime::parse::parse_schema(&[("id", "BIGINT")]).unwrap();
-    let keyed = weir::runtime::parse::parse_schema(&[("k", "BIGINT"), ("id", "BIGINT")]).unwrap();
-    let totals = weir::runtime::parse::parse_schema(&[("k", "BIGINT"), ("n", "BIGINT"), ("s", "BIGINT")]).unwrap();
-    let end = ROWS.to_string();
-    let source = TableDescriptor::new(
-        "numbers",
-        numbers,
-        &[
-            ("connector", "datagen"),
-            ("rows-per-second", "30000"),
-            ("fields.id.kind", "sequence"),
-            ("fields.id.start", "1"),
-            ("fields.id.end", end.as_str()),
-        ],
-    );
-    let path = out.path().display().to_string();
-    let sink = TableDescriptor::new(
-        "totals",
-        totals.clone(),
-        &[("connector", "filesystem"), ("path", path.as_str()), ("format", "csv")],
-    );
-    let run = |parallelism: usize, restore: Option<Restore>| {
-        let pipeline = Pipeline::new(checkpointed(parallelism, checkpoints.path(), restore));
-        pipeline
-            .from_table(&source)
-            .unwrap()
-            .map("Key", keyed.clone(), |row, out| {
-                let id = row[0].as_i64().unwrap_or(0);
-                out.push(Value::BigInt(id % KEYS));
-                out.push(Value::BigInt(id));
-            })
-            .key_by(&[0])
-            .process("TotalsAtTheEnd", totals.clone(), TotalsAtTheEnd)
-            .to_table(&sink)
-            .unwrap();
-        pipeline.start().unwrap()
-    };
-    let latest = || {
-        let path = storage::latest_checkpoint(checkpoints.path()).unwrap().expect("a checkpoint on disk");
-        Some(Restore { checkpoint: Arc::new(storage::read_checkpoint(&path).unwrap()), ignore_unclaimed_state: false })
-    };
+    let run =
+        |parallelism, restore| pipeline(out.path(), checkpoints.path(), parallelism, restore, ROWS).start().unwrap();
     let first = run(2, None);
     wait_until("three checkpoints complete", || first.completed_count() >= 3);
     first.cancel();
     let _ = first.wait();
-    let second = run(3, latest());
+    let second = run(3, latest(checkpoints.path()));
     wait_until("three more checkpoints complete", || second.completed_count() >= 3);
     second.cancel();
     let _ = second.wait();
-    let last = run(1, latest());
+    let last = run(1, latest(checkpoints.path()));
     assert_eq!(last.wait().unwrap(), weir::runtime::JobStatus::Finished);
-    let mut written = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(out.path()).unwrap().flatten() {
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
-            let fields: Vec<i64> = line.split(',').map(|f| f.parse().unwrap()).collect();
-            assert!(written.insert(fields[0], (fields[1], fields[2])).is_none(), "key {} written twice", fields[0]);
-        }
-    }
-    let mut expected = std::collections::BTreeMap::new();
-    for id in 1..=ROWS {
-        let (n, s) = expected.entry(id % KEYS).or_insert((0, 0));
-        *n += 1;
-        *s += id;
-    }
-    assert_eq!(written, expected);
+    assert_eq!(written(out.path()), expected(ROWS));
 }

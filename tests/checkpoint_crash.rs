@@ -12,6 +12,8 @@
 //! Also: SIGTERM stops the job with a savepoint, from which the job restores; a damaged
 //! savepoint is refused, naming what is wrong, and nothing is written.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -479,4 +481,41 @@ fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_ro
         written.iter().filter(|(_, n)| !windows.values().any(|w| w == n)).take(3).collect();
     assert!(short.is_empty(), "rows dropped as late, first in {short:?}");
     assert_eq!(written.iter().map(|(_, n)| n).sum::<u64>(), FILES * ROWS, "every row in its window");
+}
+
+/// Rows of the library pipeline of [`a_library_pipeline_killed_and_resumed_keeps_its_keyed_state`].
+const LIBRARY_ROWS: i64 = 150_000;
+
+/// The job process of [`a_library_pipeline_killed_and_resumed_keeps_its_keyed_state`]: runs the
+/// library pipeline of `common::keyed_totals` in `WEIR_LIBRARY_JOB_DIR` at
+/// `WEIR_LIBRARY_JOB_PARALLELISM`, from its newest checkpoint if there is one, to its end.
+#[test]
+#[ignore = "the job process of a_library_pipeline_killed_and_resumed_keeps_its_keyed_state"]
+fn library_job_process() {
+    let Ok(dir) = std::env::var("WEIR_LIBRARY_JOB_DIR") else { return };
+    let parallelism = std::env::var("WEIR_LIBRARY_JOB_PARALLELISM").unwrap().parse().unwrap();
+    let (out, checkpoints) = (Path::new(&dir).join("out"), Path::new(&dir).join("checkpoints"));
+    let restore = common::keyed_totals::latest(&checkpoints);
+    let pipeline = common::keyed_totals::pipeline(&out, &checkpoints, parallelism, restore, LIBRARY_ROWS);
+    assert_eq!(pipeline.run().unwrap(), weir::runtime::JobStatus::Finished);
+}
+
+/// A pipeline built with the library API (a keyed function with state and timers per key), its
+/// process killed with `kill -9` at 6 random moments and restarted from its newest checkpoint at
+/// parallelism 1, 2 and 3 in turn: each key's totals are written once, equal to a recomputation.
+#[test]
+fn a_library_pipeline_killed_and_resumed_keeps_its_keyed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    kill_until_done(6, 0x9e37_79b9_7f4a_7c15, 300..1500, |runs| {
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "library_job_process", "--ignored", "--nocapture", "--test-threads", "1"])
+            .env("WEIR_LIBRARY_JOB_DIR", dir.path())
+            .env("WEIR_LIBRARY_JOB_PARALLELISM", (1 + runs % 3).to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    });
+    let written = common::keyed_totals::written(&dir.path().join("out"));
+    assert_eq!(written, common::keyed_totals::expected(LIBRARY_ROWS));
 }

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod keyed_totals;
 pub mod postgres;
 
 use std::io::Write;

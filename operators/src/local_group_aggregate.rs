@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
-use crate::aggregate::distinct::{count_value, to_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::distinct::{to_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::GroupKey;
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
 use crate::group_aggregate::unexpected_columns;
@@ -184,12 +184,7 @@ impl Operator for LocalGroupAggregateOperator {
             let sign = if kind.is_accumulate() { 1 } else { -1 };
             group.rows += sign;
             // A DISTINCT call sees a value's first arrival and last departure in the bundle.
-            let changes: SmallVec<[Option<i64>; 2]> = distinct
-                .columns()
-                .iter()
-                .zip(group.distinct.iter_mut())
-                .map(|(&column, values)| count_value(values, &row[column], sign))
-                .collect();
+            let changes = distinct.count_row(&mut group.distinct, row, sign);
             for (i, (call, acc)) in calls.iter().zip(group.accumulators.iter_mut()).enumerate() {
                 if call.filter.is_some_and(|f| row[f] != Value::Boolean(true)) {
                     continue;

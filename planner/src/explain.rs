@@ -139,8 +139,9 @@ fn local_select(
         select.push(format!("{} AS {}", phase_text(c, distinct.slot(i), column), fields[at].name));
         at += Accumulator::partial_width(c);
     }
-    for (slot, &arg) in distinct.columns().iter().enumerate() {
-        select.push(format!("DISTINCT({}) AS {}", column(arg), fields[at + slot].name));
+    for (slot, (&arg, filter)) in distinct.columns().iter().zip(distinct.filters()).enumerate() {
+        let filter = filter.map_or(String::new(), |f| format!(" FILTER {}", column(f)));
+        select.push(format!("DISTINCT({}){filter} AS {}", column(arg), fields[at + slot].name));
     }
     select
 }

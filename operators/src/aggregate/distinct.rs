@@ -2,9 +2,12 @@
 //! present with its multiplicity, so that only a value's first arrival and last departure
 //! reach the call's accumulator.
 //!
-//! In a two-phase aggregation the calls on one argument column share one set, which the local
-//! phase emits as a `MAP<value, BIGINT>` column (`DISTINCT(b) AS distinct$0` in Flink's plans)
-//! and the global phase merges into the group's own.
+//! The calls on one argument column with the same `FILTER` share one set, which holds the
+//! values of the rows the filter keeps: a value counts for `COUNT(DISTINCT b) FILTER (WHERE f)`
+//! once a row where `f` holds brings it, whatever rows where `f` does not hold brought it
+//! before. In a two-phase aggregation the local phase emits each set as a `MAP<value, BIGINT>`
+//! column (`DISTINCT(b) AS distinct$0` in Flink's plans) and the global phase merges it into the
+//! group's own.
 
 use hashbrown::HashMap;
 use weir_runtime::Value;
@@ -35,35 +38,69 @@ pub fn count_value(values: &mut DistinctValues, x: &Value, delta: i64) -> Option
     }
 }
 
-/// Which argument columns the DISTINCT calls of an aggregate share a set of values on.
+/// Which sets of values the DISTINCT calls of an aggregate share: one per argument column and
+/// `FILTER` column.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DistinctArgs {
-    /// The argument columns, in the order their first DISTINCT call comes.
+    /// The argument column of each set, in the order their first DISTINCT call comes.
     columns: Vec<usize>,
+    /// The filter column of each set (`None`: every row).
+    filters: Vec<Option<usize>>,
     /// For each call, the index of its set (`None` for calls without DISTINCT).
     slots: Vec<Option<usize>>,
 }
 
 impl DistinctArgs {
-    /// The sets of `calls`' DISTINCT calls (one per argument column).
+    /// The sets of `calls`' DISTINCT calls (one per argument column and filter).
     pub fn of(calls: &[AggregateCall]) -> Self {
-        let mut columns: Vec<usize> = Vec::new();
+        let (mut columns, mut filters): (Vec<usize>, Vec<Option<usize>>) = (Vec::new(), Vec::new());
         let slots = calls
             .iter()
             .map(|c| {
                 let arg = c.arg.filter(|_| c.distinct)?;
-                Some(columns.iter().position(|&a| a == arg).unwrap_or_else(|| {
+                let same = (0..columns.len()).find(|&s| columns[s] == arg && filters[s] == c.filter);
+                Some(same.unwrap_or_else(|| {
                     columns.push(arg);
+                    filters.push(c.filter);
                     columns.len() - 1
                 }))
             })
             .collect();
-        DistinctArgs { columns, slots }
+        DistinctArgs { columns, filters, slots }
     }
 
     /// The argument column of each set.
     pub fn columns(&self) -> &[usize] {
         &self.columns
+    }
+
+    /// The filter column of each set (`None`: the set takes every row).
+    pub fn filters(&self) -> &[Option<usize>] {
+        &self.filters
+    }
+
+    /// How each set's values change with `row` added `sign` times (1 or -1): `Some(1)` where the
+    /// row's value arrived, `Some(-1)` where it left, `None` where nothing changed or the set's
+    /// filter does not keep the row.
+    pub fn count_row(
+        &self,
+        sets: &mut [DistinctValues],
+        row: &[Value],
+        sign: i64,
+    ) -> smallvec::SmallVec<[Option<i64>; 2]> {
+        self.columns
+            .iter()
+            .zip(&self.filters)
+            .zip(sets.iter_mut())
+            .map(|((&column, filter), values)| {
+                let kept = filter.is_none_or(|f| row[f] == Value::Boolean(true));
+                if kept {
+                    count_value(values, &row[column], sign)
+                } else {
+                    None
+                }
+            })
+            .collect()
     }
 
     /// Number of sets.
@@ -138,6 +175,24 @@ mod tests {
         let args = DistinctArgs::of(&calls);
         assert_eq!(args.columns(), &[1, 2]);
         assert_eq!((0..5).map(|c| args.slot(c)).collect::<Vec<_>>(), [None, Some(0), Some(1), Some(0), None]);
+    }
+
+    /// A filtered DISTINCT call has a set of its own, holding the values of the rows its filter
+    /// keeps: a value first seen where the filter fails still counts when a kept row brings it.
+    #[test]
+    fn a_filtered_call_counts_the_values_of_the_rows_it_keeps() {
+        let calls = [
+            AggregateCall::new(AggregateKind::Count, Some(0), DataType::bigint()).distinct(),
+            AggregateCall { filter: Some(1), ..AggregateCall::new(AggregateKind::Count, Some(0), DataType::bigint()) }
+                .distinct(),
+        ];
+        let args = DistinctArgs::of(&calls);
+        assert_eq!((args.columns(), args.filters()), (&[0, 0][..], &[None, Some(1)][..]));
+        let mut sets = args.empty_sets();
+        let row = |u: i32, f: bool| [Value::Int(u), Value::Boolean(f)];
+        assert_eq!(args.count_row(&mut sets, &row(1, false), 1).as_slice(), [Some(1), None]);
+        assert_eq!(args.count_row(&mut sets, &row(1, true), 1).as_slice(), [None, Some(1)]);
+        assert_eq!(args.count_row(&mut sets, &row(1, true), -1).as_slice(), [None, Some(-1)]);
     }
 
     #[test]

@@ -76,13 +76,7 @@ impl SliceAccumulators {
     pub fn add_row(&mut self, calls: &Calls, row: &[Value], sign: i64) {
         self.rows += sign;
         // A DISTINCT call sees a value's first arrival and last departure in the slice.
-        let changes: SmallVec<[Option<i64>; 2]> = calls
-            .distinct
-            .columns()
-            .iter()
-            .zip(self.distinct.iter_mut())
-            .map(|(&column, values)| count_value(values, &row[column], sign))
-            .collect();
+        let changes = calls.distinct.count_row(&mut self.distinct, row, sign);
         for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
             if call.filter.is_some_and(|f| row[f] != Value::Boolean(true)) {
                 continue;

@@ -15,12 +15,12 @@ use crate::options::{AggPhaseStrategy, MiniBatch};
 use crate::plan::Plan;
 
 /// Whether `call` can be split into a local and a global phase: a mergeable call, or a DISTINCT
-/// one without FILTER whose function is mergeable (the phases merge its distinct values, as
-/// Flink's `DISTINCT(x) AS distinct$0` does).
+/// one whose function is mergeable (the phases merge its distinct values, as Flink's
+/// `DISTINCT(x) AS distinct$0` does; with a FILTER, the values of the rows it keeps).
 pub(crate) fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
     if call.distinct {
-        let plain = AggregateCall { distinct: false, ..call.clone() };
-        return call.filter.is_none() && Accumulator::is_mergeable(&plain, retracting);
+        let plain = AggregateCall { distinct: false, filter: None, ..call.clone() };
+        return Accumulator::is_mergeable(&plain, retracting);
     }
     Accumulator::is_mergeable(call, retracting)
 }

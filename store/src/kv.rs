@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use redb::{Database, DatabaseError, ReadableDatabase, ReadableTable, TableDefinition, TableError};
 
 use crate::checksum::crc32;
-use crate::digest::Digest;
 use crate::error::{Error, Result};
 
 /// The writes of one batch, with reads that see the batch's own earlier writes.
@@ -81,14 +80,10 @@ pub trait KvStore: Send + Sync {
 }
 
 /// A [`KvStore`] in one `redb` file. A store it creates writes format 2: every value carries the
-/// CRC-32 of its key and value, checked on every read, and every table has a [`Digest`] (its
-/// record count and hash sum, kept in the store's own table and updated in each write's
-/// transaction, made from the records the first time a table written before digests is
-/// written), checked by every full scan: a damaged record, or a damaged index that hides
-/// records from a scan or shows them twice, is refused with a message naming the file. A store
-/// of format 1 (written before checksums) is read and written as it is. Opening the file runs
-/// the storage library's integrity check over every page. The storage library's own failures on
-/// a damaged file, panics included, become errors.
+/// CRC-32 of its key and value, checked on every read, so a damaged file is refused with a
+/// message naming it; opening the file runs the storage library's integrity check over every
+/// page. A store of format 1 (written before checksums) is read and written as it is. The
+/// storage library's own failures on a damaged file, panics included, become errors.
 pub struct RedbStore {
     db: GuardedDatabase,
     path: PathBuf,
@@ -131,11 +126,6 @@ const COMMITS: &str = "weir.commits";
 const FORMAT: &[u8] = b"2";
 /// Bytes of the checksum after each value.
 const CHECKSUM_BYTES: usize = 4;
-
-/// The key of `table`'s digest in the store's own table.
-fn digest_key(table: &str) -> Vec<u8> {
-    [b"digest/", table.as_bytes()].concat()
-}
 
 fn storage(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Storage(format!("the table store at '{}' failed: {e}", path.display()))
@@ -225,7 +215,8 @@ impl RedbStore {
         let path = Self::file(dir);
         let db = guarded(&path, || {
             // Every page of the file is checked against its checksum when it opens, so a file
-            // changed since weir wrote it is refused before anything is read from it.
+            // changed since weir wrote it (a damaged index page too, which no record's checksum
+            // would catch) is refused before anything is read from it.
             Database::builder().set_check_integrity_on_open(true).create(&path).map_err(|e| match e {
                 DatabaseError::DatabaseAlreadyOpen => Error::Storage(format!(
                     "The table store at '{}' is in use by another process; weir opens a data directory from one process at a time.",
@@ -252,7 +243,7 @@ impl RedbStore {
             ))),
             None if existed && !self.raw_tables_empty()? => Ok(false),
             None => {
-                self.raw_write(META, None, &mut |t, _| {
+                self.raw_write(META, None, &mut |t| {
                     t.insert(&b"format"[..], FORMAT).map(|_| ()).map_err(|e| storage(&self.path, e))
                 })?;
                 Ok(true)
@@ -306,25 +297,17 @@ impl RedbStore {
         &self,
         table: &str,
         marker: Option<(&[u8], &[u8])>,
-        batch: &mut dyn FnMut(&mut redb::Table<'_, &'static [u8], &'static [u8]>, &mut Digest) -> Result<()>,
+        batch: &mut dyn FnMut(&mut redb::Table<'_, &'static [u8], &'static [u8]>) -> Result<()>,
     ) -> Result<()> {
         guarded(&self.path, || {
             let txn = self.db.begin_write().map_err(|e| storage(&self.path, e))?;
             {
                 let mut t =
                     txn.open_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
-                let digested = self.checksummed && table != META;
-                let mut digest = if digested { self.digest_for_write(&txn, &t, table)? } else { Digest::default() };
-                if let Err(e) = batch(&mut t, &mut digest) {
+                if let Err(e) = batch(&mut t) {
                     drop(t);
                     txn.abort().map_err(|e| storage(&self.path, e))?;
                     return Err(e);
-                }
-                if digested {
-                    let mut meta = txn
-                        .open_table(TableDefinition::<&[u8], &[u8]>::new(META))
-                        .map_err(|e| storage(&self.path, e))?;
-                    meta.insert(&digest_key(table)[..], &digest.encode()[..]).map_err(|e| storage(&self.path, e))?;
                 }
             }
             if let Some((key, value)) = marker {
@@ -336,29 +319,6 @@ impl RedbStore {
             // Durable on return: redb's default durability syncs the file on commit.
             txn.commit().map_err(|e| storage(&self.path, e))
         })
-    }
-
-    /// The digest of `table` before a write: as stored, or made from its records when the table
-    /// has none yet (written before digests, or new).
-    fn digest_for_write(
-        &self,
-        txn: &redb::WriteTransaction,
-        t: &redb::Table<'_, &'static [u8], &'static [u8]>,
-        table: &str,
-    ) -> Result<Digest> {
-        let meta = txn.open_table(TableDefinition::<&[u8], &[u8]>::new(META)).map_err(|e| storage(&self.path, e))?;
-        let stored = meta.get(&digest_key(table)[..]).map_err(|e| storage(&self.path, e))?.map(|v| v.value().to_vec());
-        drop(meta);
-        if let Some(bytes) = stored {
-            return Digest::decode(&bytes)
-                .ok_or_else(|| damaged(&self.path, &format!("the digest of '{table}' does not read")));
-        }
-        let mut digest = Digest::default();
-        for entry in t.iter().map_err(|e| storage(&self.path, e))? {
-            let (k, v) = entry.map_err(|e| storage(&self.path, e))?;
-            digest.add(k.value(), v.value());
-        }
-        Ok(digest)
     }
 
     /// `value` as stored: followed by the checksum of `key` and `value` in format 2.
@@ -392,8 +352,6 @@ struct RedbBatch<'a, 't> {
     table: &'a mut redb::Table<'t, &'static [u8], &'static [u8]>,
     store: &'a RedbStore,
     name: &'a str,
-    /// The table's digest, kept up to date with each write.
-    digest: &'a mut Digest,
 }
 
 impl KvBatch for RedbBatch<'_, '_> {
@@ -404,19 +362,12 @@ impl KvBatch for RedbBatch<'_, '_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let sealed = self.store.seal(key, value);
-        let old = self.table.insert(key, &sealed[..]).map_err(|e| storage(&self.store.path, e))?;
-        if let Some(old) = old {
-            self.digest.remove(key, old.value());
-        }
-        self.digest.add(key, &sealed);
+        self.table.insert(key, &sealed[..]).map_err(|e| storage(&self.store.path, e))?;
         Ok(())
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<()> {
-        let old = self.table.remove(key).map_err(|e| storage(&self.store.path, e))?;
-        if let Some(old) = old {
-            self.digest.remove(key, old.value());
-        }
+        self.table.remove(key).map_err(|e| storage(&self.store.path, e))?;
         Ok(())
     }
 }
@@ -426,47 +377,15 @@ impl KvStore for RedbStore {
         self.raw_get(table, key)?.map(|v| self.open_value(table, key, v)).transpose()
     }
 
-    /// Every record, in key order, checked against the table's digest: keys rising, and the
-    /// count and hash sum of what was read equal to what the writes left.
     fn scan(&self, table: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let (entries, expected) = guarded(&self.path, || {
-            let txn = self.db.begin_read().map_err(|e| storage(&self.path, e))?;
-            let t = match txn.open_table(TableDefinition::<&[u8], &[u8]>::new(table)) {
-                Ok(t) => t,
-                Err(TableError::TableDoesNotExist(_)) => return Ok((Vec::new(), None)),
-                Err(e) => return Err(storage(&self.path, e)),
-            };
-            let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let entries = self.reading(table, Vec::new(), |t| {
+            let mut entries = Vec::new();
             for entry in t.iter().map_err(|e| storage(&self.path, e))? {
                 let (k, v) = entry.map_err(|e| storage(&self.path, e))?;
                 entries.push((k.value().to_vec(), v.value().to_vec()));
             }
-            let expected = match txn.open_table(TableDefinition::<&[u8], &[u8]>::new(META)) {
-                Ok(meta) if self.checksummed && table != META => {
-                    meta.get(&digest_key(table)[..]).map_err(|e| storage(&self.path, e))?.map(|v| v.value().to_vec())
-                }
-                _ => None,
-            };
-            Ok((entries, expected))
+            Ok(entries)
         })?;
-        if let Some(expected) = expected {
-            let bad = |what: String| damaged(&self.path, &what);
-            let expected =
-                Digest::decode(&expected).ok_or_else(|| bad(format!("the digest of '{table}' does not read")))?;
-            let mut read = Digest::default();
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 && entries[i - 1].0 >= *k {
-                    return Err(bad(format!("a scan of '{table}' read its keys out of order")));
-                }
-                read.add(k, v);
-            }
-            if read != expected {
-                return Err(bad(format!(
-                    "a scan of '{table}' read {} records where its writes left {}, or other records than they left",
-                    read.count, expected.count
-                )));
-            }
-        }
         entries.into_iter().map(|(k, v)| self.open_value(table, &k, v).map(|v| (k, v))).collect()
     }
 
@@ -476,9 +395,7 @@ impl KvStore for RedbStore {
         marker: Option<(&[u8], &[u8])>,
         batch: &mut dyn FnMut(&mut dyn KvBatch) -> Result<()>,
     ) -> Result<()> {
-        self.raw_write(table, marker, &mut |t, digest| {
-            batch(&mut RedbBatch { table: t, store: self, name: table, digest })
-        })
+        self.raw_write(table, marker, &mut |t| batch(&mut RedbBatch { table: t, store: self, name: table }))
     }
 
     fn marker(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -489,79 +406,7 @@ impl KvStore for RedbStore {
         guarded(&self.path, || {
             let txn = self.db.begin_write().map_err(|e| storage(&self.path, e))?;
             txn.delete_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
-            {
-                let mut meta =
-                    txn.open_table(TableDefinition::<&[u8], &[u8]>::new(META)).map_err(|e| storage(&self.path, e))?;
-                meta.remove(&digest_key(table)[..]).map_err(|e| storage(&self.path, e))?;
-            }
             txn.commit().map_err(|e| storage(&self.path, e))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn store_with(rows: u32) -> (tempfile::TempDir, RedbStore) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = RedbStore::open(dir.path()).unwrap();
-        store
-            .write("t", &mut |batch| {
-                (0..rows).try_for_each(|i| batch.put(format!("k{i:04}").as_bytes(), format!("v{i}").as_bytes()))
-            })
-            .unwrap();
-        (dir, store)
-    }
-
-    /// What a damaged index page does to a scan, done here under the digest's back: a record
-    /// hidden, a record shown under a second key. Each scan is refused; writes through the
-    /// store keep the digest right.
-    #[test]
-    fn a_scan_that_misses_or_repeats_records_is_refused() {
-        let (_dir, store) = store_with(50);
-        store.write("t", &mut |batch| batch.delete(b"k0003")).unwrap();
-        store.write("t", &mut |batch| batch.put(b"k0004", b"changed")).unwrap();
-        assert_eq!(store.scan("t").unwrap().len(), 49);
-        let behind_its_back = |change: &dyn Fn(&mut redb::Table<'_, &'static [u8], &'static [u8]>)| {
-            store
-                .raw_write("t", None, &mut |t, digest| {
-                    let before = *digest;
-                    change(t);
-                    // The digest stays as the writes before left it.
-                    *digest = before;
-                    Ok(())
-                })
-                .unwrap();
-        };
-        behind_its_back(&|t| {
-            t.remove(&b"k0010"[..]).unwrap();
-        });
-        let error = store.scan("t").unwrap_err().to_string();
-        assert!(error.contains("read 48 records where its writes left 49"), "{error}");
-        behind_its_back(&|t| {
-            let copied = t.get(&b"k0011"[..]).unwrap().unwrap().value().to_vec();
-            t.insert(&b"k0010"[..], &copied[..]).unwrap();
-        });
-        let error = store.scan("t").unwrap_err().to_string();
-        assert!(error.contains("tables.redb") && error.contains("is damaged"), "{error}");
-    }
-
-    /// A table written before digests gets one from its records at its next write.
-    #[test]
-    fn a_table_without_a_digest_gets_one_at_its_next_write() {
-        let (_dir, store) = store_with(20);
-        store
-            .raw_write(META, None, &mut |t, _| {
-                t.remove(&digest_key("t")[..]).map(|_| ()).map_err(|e| storage(&store.path, e))
-            })
-            .unwrap();
-        assert_eq!(store.scan("t").unwrap().len(), 20, "no digest: nothing to compare");
-        store.write("t", &mut |batch| batch.put(b"k9999", b"new")).unwrap();
-        assert_eq!(store.scan("t").unwrap().len(), 21);
-        store.drop_table("t").unwrap();
-        assert!(store.scan("t").unwrap().is_empty());
-        store.write("t", &mut |batch| batch.put(b"a", b"b")).unwrap();
-        assert_eq!(store.scan("t").unwrap().len(), 1, "a dropped table's digest goes with it");
     }
 }

@@ -21,7 +21,6 @@ pub mod bitmap32;
 pub mod bitmap64;
 pub mod checksum;
 pub mod codec;
-pub mod digest;
 pub mod error;
 pub mod kv;
 pub mod row_merger;

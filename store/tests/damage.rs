@@ -1,7 +1,7 @@
 //! A damaged store file is refused, never read as other rows and never a panic: random bits of
 //! a store file of 10,000 records are flipped, 300 times, and every full scan either fails with
 //! a message naming the file or returns exactly what was written (a flip in an index page can
-//! hide records from a scan or show them twice; the table's digest catches it).
+//! hide records from a scan or show them twice; the integrity check at open catches it).
 
 use rand::{Rng, SeedableRng};
 use weir_store::{KvStore, RedbStore};

@@ -270,6 +270,19 @@ fn a_second_session_on_the_same_directory_is_refused() {
     assert!(error.contains("is in use by another process"), "{error}");
 }
 
+/// `SET 'table.store.path'` to another directory: the next statement sees that directory's
+/// tables, not the ones of the store open before.
+#[test]
+fn another_store_path_switches_the_tables_at_the_next_statement() {
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut h = Harness::new(first.path(), 1);
+    h.run("CREATE TABLE only_in_first (k INT, PRIMARY KEY (k) NOT ENFORCED);").unwrap();
+    let other = format!("SET 'table.store.path' = '{}';", second.path().join("store").display());
+    let error =
+        h.run(&format!("{other} SET 'execution.runtime-mode' = 'batch'; SELECT * FROM only_in_first;")).unwrap_err();
+    assert!(error.contains("Object 'only_in_first' not found"), "{error}");
+}
+
 #[test]
 fn batch_mode_reads_current_rows_and_refuses_unbounded_sources() {
     let dir = tempfile::tempdir().unwrap();

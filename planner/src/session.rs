@@ -328,19 +328,23 @@ impl Session {
     /// hold, or one that failed after looking up a name the catalog does not hold (it runs again
     /// with the store open). So `SELECT 1` runs beside another weir that has the store open.
     fn with_hints<T>(&mut self, located: &Located, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        let setting = matches!(located.statement, Statement::Set { .. } | Statement::Reset(_));
         let names_unknown = |name: &str| self.catalog.get(name).is_none();
-        let needs_store = match &located.statement {
-            Statement::ShowTables => true,
-            Statement::Describe(name) | Statement::Drop { name, .. } => names_unknown(name),
-            Statement::Delete { table, .. } | Statement::Update { table, .. } => names_unknown(table),
-            _ => false,
-        };
+        // A store open for another directory than `table.store.path` names is switched at once,
+        // so that no statement reads the tables of the old one.
+        let switched =
+            self.registry.table_store().is_some_and(|s| s.dir() != crate::managed::store_dir(&self.settings));
+        let needs_store = switched && !setting
+            || match &located.statement {
+                Statement::ShowTables => true,
+                Statement::Describe(name) | Statement::Drop { name, .. } => names_unknown(name),
+                Statement::Delete { table, .. } | Statement::Update { table, .. } => names_unknown(table),
+                _ => false,
+            };
         if needs_store {
             self.table_store(false)?;
         }
-        let store_closed =
-            self.registry.table_store().is_none_or(|s| s.dir() != crate::managed::store_dir(&self.settings));
-        let may_retry = store_closed && !matches!(located.statement, Statement::Set { .. } | Statement::Reset(_));
+        let may_retry = self.registry.table_store().is_none() && !setting;
         self.catalog.forget_misses();
         let result = self.with_hints_once(located, &mut f);
         match result {

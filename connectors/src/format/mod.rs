@@ -78,9 +78,9 @@ impl Lines {
     /// The next line without its line break, or `None` at the end.
     ///
     /// # Errors
-    /// The reader's error; or, of kind [`std::io::ErrorKind::InvalidData`], a line that is not
-    /// UTF-8: it is counted and passed over, so that a decoder ignoring parse errors reads on
-    /// from the line after it ([`is_not_utf8`]).
+    /// The reader's error; or a line that is not UTF-8 ([`NotUtf8`], see [`is_not_utf8`]): it
+    /// is counted and passed over, so that a decoder ignoring parse errors reads on from the
+    /// line after it.
     pub fn next_line(&mut self) -> std::io::Result<Option<&str>> {
         self.buf.clear();
         let read = self.reader.read_until(b'\n', &mut self.buf)?;
@@ -92,7 +92,7 @@ impl Lines {
         let line = std::str::from_utf8(&self.buf).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                format!("line {} is not valid UTF-8 (at byte {} of the line)", self.number, e.valid_up_to() + 1),
+                NotUtf8 { line: self.number, byte: e.valid_up_to() + 1 },
             )
         })?;
         let trimmed = line.strip_suffix('\n').unwrap_or(line);
@@ -110,10 +110,21 @@ impl Lines {
     }
 }
 
+/// A line that is not UTF-8 ([`Lines::next_line`]).
+#[derive(Debug, thiserror::Error)]
+#[error("line {line} is not valid UTF-8 (at byte {byte} of the line)")]
+pub struct NotUtf8 {
+    /// The line's number.
+    pub line: usize,
+    /// The first byte, from 1, that is not UTF-8.
+    pub byte: usize,
+}
+
 /// Whether `error`, from [`Lines::next_line`], is a line that is not UTF-8 (a parse error,
-/// which `ignore-parse-errors` skips), rather than a failing reader.
+/// which `ignore-parse-errors` skips), rather than a failing reader (whose own `InvalidData`
+/// errors, a broken compressed stream say, still fail the read).
 pub fn is_not_utf8(error: &std::io::Error) -> bool {
-    error.kind() == std::io::ErrorKind::InvalidData
+    error.get_ref().is_some_and(|inner| inner.is::<NotUtf8>())
 }
 
 /// Turns text records into columns.

@@ -469,12 +469,9 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
             let sign = if matches!(function, Function::Minus) { -1 } else { 1 };
             let (point, interval) = if is_interval(v(1)) { (v(0), v(1)) } else { (v(1), v(0)) };
             shift(point, interval, sign).ok_or_else(|| {
-                ExprError(format!(
-                    "{} {} {} overflows: the result is past the years 0000 to 9999",
-                    weir_runtime::print::value_to_string(point),
-                    if sign < 0 { '-' } else { '+' },
-                    weir_runtime::print::value_to_string(interval)
-                ))
+                let (at, by) =
+                    (weir_runtime::print::value_to_string(point), weir_runtime::print::value_to_string(interval));
+                time::out_of_range(format_args!("{at} {} {by}", if sign < 0 { '-' } else { '+' }))
             })?
         }
         Function::Plus => arithmetic(Arithmetic::Plus, v(0), v(1), ty)?,

@@ -82,12 +82,19 @@ pub(super) fn date_format(v: &Value, pattern: &str) -> Value {
     Value::String(Arc::from(out))
 }
 
-/// Whether epoch milliseconds `ms` fall in the years 0000 to 9999, the range of Flink's
-/// TIMESTAMP and TIMESTAMP_LTZ.
+/// Epoch milliseconds of 0000-01-01 and of 10000-01-01: the range of Flink's TIMESTAMP and
+/// TIMESTAMP_LTZ.
+const FIRST_MILLIS: i64 = -62_167_219_200_000;
+const END_MILLIS: i64 = 253_402_300_800_000;
+
+/// Whether epoch milliseconds `ms` fall in the years 0000 to 9999.
 pub(crate) fn in_timestamp_range(ms: i64) -> bool {
-    let first = days_from_civil(0, 1, 1) * DAY;
-    let end = days_from_civil(10_000, 1, 1) * DAY;
-    (first..end).contains(&ms)
+    (FIRST_MILLIS..END_MILLIS).contains(&ms)
+}
+
+/// The error of date-time arithmetic `call` whose result is past the years 0000 to 9999.
+pub(crate) fn out_of_range(call: std::fmt::Arguments<'_>) -> super::ExprError {
+    super::ExprError(format!("{call} overflows: the result is past the years 0000 to 9999"))
 }
 
 fn add_months(ms: i64, months: i64) -> Option<i64> {
@@ -177,6 +184,7 @@ mod tests {
         assert_eq!(value_to_string(&date_format(&t, "HH:mm:ss")), "10:02:14");
         assert_eq!(value_to_string(&timestamp_add(TimeUnit::Minute, 3, &t).unwrap()), "2024-01-01T10:05:14.891");
         assert_eq!(timestamp_add(TimeUnit::Year, 8_000, &t), None, "past 9999");
+        assert_eq!((FIRST_MILLIS, END_MILLIS), (days_from_civil(0, 1, 1) * DAY, days_from_civil(10_000, 1, 1) * DAY));
         assert_eq!(timestamp_add(TimeUnit::Second, i64::MAX, &t), None, "overflows i64");
         assert_eq!(timestamp_diff(TimeUnit::Second, &ts("2024-01-01 10:00:00"), &t), Value::Int(134));
         assert_eq!(

@@ -121,11 +121,8 @@ impl ScalarFunction for UnitFunction {
             OfUnit::TimestampAdd => {
                 let n = args[0].as_i64().unwrap_or(0);
                 time::timestamp_add(self.unit, n, &args[1]).ok_or_else(|| {
-                    ExprError(format!(
-                        "TIMESTAMPADD({}, {n}, {}) overflows: the result is past the years 0000 to 9999",
-                        self.unit.sql_name(),
-                        weir_runtime::print::value_to_string(&args[1])
-                    ))
+                    let at = weir_runtime::print::value_to_string(&args[1]);
+                    time::out_of_range(format_args!("TIMESTAMPADD({}, {n}, {at})", self.unit.sql_name()))
                 })?
             }
             OfUnit::TimestampDiff => time::timestamp_diff(self.unit, &args[0], &args[1]),
@@ -210,9 +207,7 @@ pub const TO_TIMESTAMP_LTZ: Builtin = Builtin::new(
         let millis = if precision == 0 { n * 1000.0 } else { n };
         if !time::in_timestamp_range(millis as i64) || !millis.is_finite() {
             let written = args.iter().map(weir_runtime::print::value_to_string).collect::<Vec<_>>().join(", ");
-            return Err(ExprError(format!(
-                "TO_TIMESTAMP_LTZ({written}) overflows: the result is past the years 0000 to 9999"
-            )));
+            return Err(time::out_of_range(format_args!("TO_TIMESTAMP_LTZ({written})")));
         }
         Ok(Value::TimestampLtz(Timestamp::from_millis(millis as i64)))
     },

@@ -178,7 +178,8 @@ fn write_fixture() {
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    let savepoint = dir.path().join(stderr.lines().find_map(|l| l.strip_prefix("Savepoint completed. Path: ")).unwrap());
+    let savepoint =
+        dir.path().join(stderr.lines().find_map(|l| l.strip_prefix("Savepoint completed. Path: ")).unwrap());
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
     let _ = std::fs::remove_dir_all(&fixture);
     copy_tree(&savepoint, &fixture.join("savepoint"));

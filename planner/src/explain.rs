@@ -229,7 +229,32 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             crate::binder::uniquify(&mut joined);
             joined
         }
-        _ => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::Calc(_)
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::SessionWindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::OverAggregate(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
@@ -762,7 +787,34 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         let (kind, pact) = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
             PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
-            _ => (format!("{}[{id}]", node.name()), "Operator"),
+            PhysicalKind::Calc(_)
+            | PhysicalKind::WatermarkAssigner(_)
+            | PhysicalKind::Exchange { .. }
+            | PhysicalKind::GroupAggregate(_)
+            | PhysicalKind::MiniBatchAssigner(_)
+            | PhysicalKind::LocalGroupAggregate(_)
+            | PhysicalKind::GlobalGroupAggregate { .. }
+            | PhysicalKind::WindowTableFunction(_)
+            | PhysicalKind::SessionWindowTableFunction(_)
+            | PhysicalKind::LocalWindowAggregate(_)
+            | PhysicalKind::GlobalWindowAggregate { .. }
+            | PhysicalKind::WindowAggregate(_)
+            | PhysicalKind::SessionWindowAggregate(_)
+            | PhysicalKind::WindowRank { .. }
+            | PhysicalKind::WindowDeduplicate(_)
+            | PhysicalKind::Rank { .. }
+            | PhysicalKind::Deduplicate { .. }
+            | PhysicalKind::TemporalSort { .. }
+            | PhysicalKind::OverAggregate(_)
+            | PhysicalKind::Join(_)
+            | PhysicalKind::IntervalJoin(_)
+            | PhysicalKind::WindowJoin(_)
+            | PhysicalKind::TemporalJoin(_)
+            | PhysicalKind::Union
+            | PhysicalKind::FinalRows(_)
+            | PhysicalKind::LookupJoin { .. }
+            | PhysicalKind::Correlate(_)
+            | PhysicalKind::Sink { .. } => (format!("{}[{id}]", node.name()), "Operator"),
         };
         let contents = format!("[{exec_id}]:{label}");
         entries.push(Entry { id, kind, pact, contents, parallelism, predecessors });

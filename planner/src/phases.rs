@@ -259,10 +259,17 @@ impl<'a> Planner<'a> {
         let mut logical = Vec::new();
         for insert in inserts {
             let plan = self.bind_insert(insert, at)?.plan;
-            let query_fields = match &plan.node {
-                Node::Calc { input, .. } if plan.fields.len() == input.fields.len() => input.fields.clone(),
-                _ => plan.fields.clone(),
+            // The query's own columns, before the cast to the sink's.
+            let query_fields = if let Node::Calc { input, .. } = &plan.node {
+                if plan.fields.len() == input.fields.len() {
+                    &input.fields
+                } else {
+                    &plan.fields
+                }
+            } else {
+                &plan.fields
             };
+            let query_fields = query_fields.clone();
             logical.push((Some((insert.table.clone(), query_fields)), plan));
         }
         Ok((logical, self.physical_inserts(inserts, at)?))

@@ -213,7 +213,43 @@ impl PhysicalNode {
                 let input = self.inputs.first()?.reuse_digest()?;
                 Some(format!("WatermarkAssigner({}, {:?})@{}<{input}", spec.rowtime, spec.watermark, self.parallelism))
             }
-            _ => None,
+            PhysicalKind::Values { .. }
+            | PhysicalKind::Calc(_)
+            | PhysicalKind::Exchange { .. }
+            | PhysicalKind::GroupAggregate(_)
+            | PhysicalKind::MiniBatchAssigner(_)
+            | PhysicalKind::LocalGroupAggregate(_)
+            | PhysicalKind::GlobalGroupAggregate { .. }
+            | PhysicalKind::WindowTableFunction(_)
+            | PhysicalKind::SessionWindowTableFunction(_)
+            | PhysicalKind::LocalWindowAggregate(_)
+            | PhysicalKind::GlobalWindowAggregate { .. }
+            | PhysicalKind::WindowAggregate(_)
+            | PhysicalKind::SessionWindowAggregate(_)
+            | PhysicalKind::WindowRank { .. }
+            | PhysicalKind::WindowDeduplicate(_)
+            | PhysicalKind::Rank { .. }
+            | PhysicalKind::Deduplicate { .. }
+            | PhysicalKind::TemporalSort { .. }
+            | PhysicalKind::OverAggregate(_)
+            | PhysicalKind::Join(_)
+            | PhysicalKind::IntervalJoin(_)
+            | PhysicalKind::WindowJoin(_)
+            | PhysicalKind::TemporalJoin(_)
+            | PhysicalKind::Union
+            | PhysicalKind::FinalRows(_)
+            | PhysicalKind::LookupJoin { .. }
+            | PhysicalKind::Correlate(_)
+            | PhysicalKind::Sink { .. } => None,
+        }
+    }
+
+    /// The table a scan reads or a sink writes; `None` for every other node.
+    pub fn table(&self) -> Option<&TableDescriptor> {
+        if let PhysicalKind::TableSourceScan { table, .. } | PhysicalKind::Sink { table, .. } = &self.kind {
+            Some(table)
+        } else {
+            None
         }
     }
 
@@ -286,7 +322,30 @@ pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
             .into_iter()
             .map(|k| projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == k)))
             .collect(),
-        _ => None,
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::SessionWindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::OverAggregate(_)
+        | PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_)
+        | PhysicalKind::Union
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => None,
     }
 }
 
@@ -361,7 +420,36 @@ fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::
                 })
                 .collect()
         }
-        _ => None,
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::Calc(_)
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::SessionWindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::OverAggregate(_)
+        | PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => None,
     }
 }
 
@@ -377,7 +465,12 @@ fn has_aggregate(plan: &Plan) -> bool {
         | Node::Sort { input, .. }
         | Node::OverAggregate { input, .. } => has_aggregate(input),
         Node::Union { inputs } => inputs.iter().any(has_aggregate),
-        _ => false,
+        Node::Scan { .. }
+        | Node::Values { .. }
+        | Node::WindowAggregate { .. }
+        | Node::WindowRank { .. }
+        | Node::WindowDeduplicate { .. }
+        | Node::Join { .. } => false,
     }
 }
 

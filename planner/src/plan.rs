@@ -450,7 +450,11 @@ impl Plan {
             | Node::OverAggregate { input, .. }
             | Node::Sort { input, .. } => input.updating_node(),
             Node::Union { inputs } => inputs.iter().find_map(Plan::updating_node),
-            _ => None,
+            Node::Scan { .. }
+            | Node::Values { .. }
+            | Node::WindowAggregate { .. }
+            | Node::WindowRank { .. }
+            | Node::WindowDeduplicate { .. } => None,
         }
     }
 }

@@ -345,7 +345,24 @@ fn lineage(node: &PhysicalNode) -> Lineage {
             let window = window_text(node, &l);
             Lineage { columns: columns_of(node, texts, &window), ..l }
         }
-        _ => {
+        PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::SessionWindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::OverAggregate(_)
+        | PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_) => {
             let refs: Vec<&Lineage> = inputs.iter().collect();
             let texts = describe_with(node, &inputs).map(|(_, out)| out).unwrap_or_default();
             Lineage::after(&refs, columns_of(node, texts, node.name()))
@@ -355,9 +372,10 @@ fn lineage(node: &PhysicalNode) -> Lineage {
 
 /// The window a window table function assigns, by lineage (`TUMBLE(MyTable.ts, 60000)`).
 fn window_text(node: &PhysicalNode, input: &Lineage) -> String {
-    match &node.kind {
-        PhysicalKind::WindowTableFunction(spec) => format!("{:?}({})", spec.window, input.text(spec.time_col)),
-        _ => node.name().to_string(),
+    if let PhysicalKind::WindowTableFunction(spec) = &node.kind {
+        format!("{:?}({})", spec.window, input.text(spec.time_col))
+    } else {
+        node.name().to_string()
     }
 }
 
@@ -639,7 +657,20 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
                 vec![("version", times)],
             )
         }
-        _ => return None,
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::Calc(_)
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => return None,
     })
 }
 

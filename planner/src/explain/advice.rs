@@ -79,10 +79,12 @@ fn primary_key_mismatch(node: &PhysicalNode) -> Option<String> {
 /// A regular aggregate grouping on `window_start` or `window_end` of a window table function,
 /// but not on both.
 fn window_bound_missing(node: &PhysicalNode) -> Option<String> {
-    let keys = match &node.kind {
-        PhysicalKind::GroupAggregate(spec) => spec.keys.len(),
-        PhysicalKind::GlobalGroupAggregate { spec, .. } => spec.key_count,
-        _ => return None,
+    let keys = if let PhysicalKind::GroupAggregate(spec) = &node.kind {
+        spec.keys.len()
+    } else if let PhysicalKind::GlobalGroupAggregate { spec, .. } = &node.kind {
+        spec.key_count
+    } else {
+        return None;
     };
     let texts = lineage_texts(node);
     let keys = &texts[..keys.min(texts.len())];
@@ -103,10 +105,12 @@ fn window_bound_missing(node: &PhysicalNode) -> Option<String> {
 
 /// A SESSION window whose rows are not partitioned: one task takes them all.
 fn session_without_partition(node: &PhysicalNode) -> Option<String> {
-    let unpartitioned = match &node.kind {
-        PhysicalKind::SessionWindowTableFunction(spec) => spec.partition.is_empty(),
-        PhysicalKind::SessionWindowAggregate(spec) => spec.keys.is_empty(),
-        _ => false,
+    let unpartitioned = if let PhysicalKind::SessionWindowTableFunction(spec) = &node.kind {
+        spec.partition.is_empty()
+    } else if let PhysicalKind::SessionWindowAggregate(spec) = &node.kind {
+        spec.keys.is_empty()
+    } else {
+        false
     };
     unpartitioned.then(|| {
         "Your query uses a SESSION window without a PARTITION BY clause. This results in all data being processed \

@@ -113,10 +113,7 @@ pub(super) fn qualified_table(table: &TableDescriptor) -> String {
 /// other changelog: a row's removal is sent as the row itself).
 fn changelog_text(node: &PhysicalNode) -> &'static str {
     // A sink writes what its input emits.
-    let mode = match node.kind {
-        PhysicalKind::Sink { .. } => node.inputs[0].changelog,
-        _ => node.changelog,
-    };
+    let mode = if matches!(node.kind, PhysicalKind::Sink { .. }) { node.inputs[0].changelog } else { node.changelog };
     if mode.is_insert_only() {
         "append"
     } else if mode.update_after && !mode.update_before {
@@ -152,7 +149,32 @@ fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
         PhysicalKind::Exchange { .. } | PhysicalKind::WatermarkAssigner(_) | PhysicalKind::MiniBatchAssigner(_) => {
             unique_columns(&node.inputs[0])
         }
-        _ => upsert_key(node),
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::SessionWindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::OverAggregate(_)
+        | PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => upsert_key(node),
     }
 }
 
@@ -213,10 +235,7 @@ struct Warning {
 fn details(id: usize, node: Node<'_>, options: &ConfluentOptions, out: &mut String) -> Option<StateSize> {
     let (plan, table) = match node {
         Node::Foreground(root) => (root, None),
-        Node::Plan(plan) => match &plan.kind {
-            PhysicalKind::TableSourceScan { table, .. } | PhysicalKind::Sink { table, .. } => (plan, Some(table)),
-            _ => (plan, None),
-        },
+        Node::Plan(plan) => (plan, plan.table()),
     };
     let size = match node {
         Node::Foreground(_) => Some(StateSize::Low),

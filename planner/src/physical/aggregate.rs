@@ -180,6 +180,32 @@ pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
         PhysicalKind::GlobalGroupAggregate { spec, .. } => {
             spec.key_count > 0 && keys.iter().copied().eq(0..spec.key_count)
         }
-        _ => false,
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::SessionWindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::OverAggregate(_)
+        | PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => false,
     }
 }

@@ -100,7 +100,16 @@ impl Distribution<'_> {
                 let context = SinkContext { bounded_input: bounded, targets: targets.clone() };
                 self.registry.sink_abilities(table, &context)?.parallelism.unwrap_or(input_parallelism)
             }
-            _ => input_parallelism,
+            PhysicalKind::Calc(_)
+            | PhysicalKind::WatermarkAssigner(_)
+            | PhysicalKind::Exchange { .. }
+            | PhysicalKind::MiniBatchAssigner(_)
+            | PhysicalKind::LocalGroupAggregate(_)
+            | PhysicalKind::WindowTableFunction(_)
+            | PhysicalKind::LocalWindowAggregate(_)
+            | PhysicalKind::FinalRows(_)
+            | PhysicalKind::LookupJoin { .. }
+            | PhysicalKind::Correlate(_) => input_parallelism,
         };
         let strategy = sink_ship_strategy(node, node.parallelism, input_parallelism)?;
         if let PhysicalKind::Sink { input_strategy, .. } = &mut node.kind {

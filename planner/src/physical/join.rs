@@ -150,9 +150,10 @@ mod tests {
 
     /// Each side's state TTL of the regular join in `plan`.
     fn join_ttls(plan: &PhysicalNode) -> Option<[Option<Duration>; 2]> {
-        match &plan.kind {
-            PhysicalKind::Join(spec) => Some(spec.state_ttl),
-            _ => plan.inputs.iter().find_map(join_ttls),
+        if let PhysicalKind::Join(spec) = &plan.kind {
+            Some(spec.state_ttl)
+        } else {
+            plan.inputs.iter().find_map(join_ttls)
         }
     }
 

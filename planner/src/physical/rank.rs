@@ -22,7 +22,30 @@ pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
         PhysicalKind::Rank { spec, .. } => Some(&spec.partition),
         PhysicalKind::Deduplicate { spec, .. } => Some(&spec.key),
         PhysicalKind::OverAggregate(spec) => Some(&spec.partition),
-        _ => None,
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::Calc(_)
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::WindowTableFunction(_)
+        | PhysicalKind::LocalWindowAggregate(_)
+        | PhysicalKind::GlobalWindowAggregate { .. }
+        | PhysicalKind::WindowAggregate(_)
+        | PhysicalKind::SessionWindowAggregate(_)
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::Join(_)
+        | PhysicalKind::IntervalJoin(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Sink { .. } => None,
     }
 }
 

@@ -1,0 +1,102 @@
+//! A new operator kind cannot slip through a planning decision silently: no `match` over the
+//! physical node kinds (`PhysicalKind`) has a `_ =>` arm anywhere in `planner/src`, and none over
+//! the logical node kinds (`Node`) outside the binder and the logical rules (where a rule
+//! matches the one shape it rewrites, as Flink's rule operands do). Adding a kind fails to
+//! compile until physical planning, the distribution, column pruning, EXPLAIN and the
+//! state-compatibility check say what the new kind does. A question about one kind ("is this a
+//! sink?") is an `if let`, not a `match`.
+//!
+//! The sources are parsed with `syn`: a `match` counts as one over a kind when one of its arms'
+//! patterns names the enum (`PhysicalKind::Calc(..)`, `Node::Scan { .. }`).
+
+use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
+
+/// Every `.rs` file below `dir`.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Whether `pattern` names a variant of `enum_name` (at any depth of the pattern).
+fn names_enum(pattern: &syn::Pat, enum_name: &str) -> bool {
+    let of_path =
+        |path: &syn::Path| path.segments.len() >= 2 && path.segments[path.segments.len() - 2].ident == enum_name;
+    match pattern {
+        syn::Pat::Path(p) => of_path(&p.path),
+        syn::Pat::Struct(p) => of_path(&p.path),
+        syn::Pat::TupleStruct(p) => of_path(&p.path),
+        syn::Pat::Or(p) => p.cases.iter().any(|c| names_enum(c, enum_name)),
+        syn::Pat::Reference(p) => names_enum(&p.pat, enum_name),
+        syn::Pat::Ident(p) => p.subpat.as_ref().is_some_and(|(_, sub)| names_enum(sub, enum_name)),
+        syn::Pat::Paren(p) => names_enum(&p.pat, enum_name),
+        syn::Pat::Tuple(p) => p.elems.iter().any(|e| names_enum(e, enum_name)),
+        _ => false,
+    }
+}
+
+/// The `match`es of one file over the enums asked about.
+struct Matches<'a> {
+    enums: &'a [&'a str],
+    /// (enum, line, whether it has a `_ =>` arm)
+    found: Vec<(&'a str, usize, bool)>,
+}
+
+impl<'ast> Visit<'ast> for Matches<'_> {
+    fn visit_expr_match(&mut self, node: &'ast syn::ExprMatch) {
+        for enum_name in self.enums {
+            if node.arms.iter().any(|arm| names_enum(&arm.pat, enum_name)) {
+                let wildcard = node.arms.iter().any(|arm| matches!(arm.pat, syn::Pat::Wild(_)));
+                let line = node.match_token.span.start().line;
+                self.found.push((enum_name, line, wildcard));
+            }
+        }
+        syn::visit::visit_expr_match(self, node);
+    }
+}
+
+/// `(file:line, enum, wildcard)` for every match over `enums` in the `.rs` files below `dir`.
+fn matches_in(dir: &str, enums: &[&str]) -> Vec<(String, String, bool)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    for file in sources(&root.join(dir)) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut visitor = Matches { enums, found: Vec::new() };
+        visitor.visit_file(&parsed);
+        let name = file.strip_prefix(root).unwrap().display().to_string();
+        for (enum_name, line, wildcard) in visitor.found {
+            all.push((format!("{name}:{line}"), enum_name.to_string(), wildcard));
+        }
+    }
+    all
+}
+
+#[test]
+fn no_match_over_node_kinds_has_a_wildcard_arm() {
+    let found = matches_in("planner/src", &["PhysicalKind", "Node"]);
+    assert!(found.len() > 20, "the parse finds the planner's matches: {found:?}");
+    let rule_of_one_shape = |at: &str, kind: &str| {
+        kind == "Node" && (at.starts_with("planner/src/rules/") || at.starts_with("planner/src/binder/"))
+    };
+    let wildcards: Vec<String> = found
+        .iter()
+        .filter(|(at, kind, wildcard)| *wildcard && !rule_of_one_shape(at, kind))
+        .map(|(at, kind, _)| format!("{at} ({kind})"))
+        .collect();
+    assert!(
+        wildcards.is_empty(),
+        "these matches over node kinds have a `_ =>` arm; name every kind instead:\n{}",
+        wildcards.join("\n")
+    );
+}

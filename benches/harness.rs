@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use weir::connectors::options::TableOptions;
 use weir::connectors::registry::{ConnectorFactory, FactoryContext};
-use weir::connectors::{ConnectorRegistry, LookupSource, MemoryLookupTable, TableDescriptor};
+use weir::connectors::{
+    ConnectorRegistry, LookupAbilities, LookupSource, MemoryLookupTable, ResolvedLookup, TableDescriptor,
+};
 use weir::planner::Session;
 use weir::runtime::{RuntimeConfig, Value};
 
@@ -72,16 +74,33 @@ impl ConnectorFactory for BenchLookupFactory {
         "bench-lookup"
     }
 
-    fn create_lookup(
+    fn resolve_lookup(
         &self,
         _table: &TableDescriptor,
         options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> weir::connectors::Result<LookupSource> {
+    ) -> weir::connectors::Result<Arc<dyn ResolvedLookup>> {
         let rows = options.parse::<i64>("rows", "a number of rows")?.unwrap_or(10_000);
         let latency = options.duration("latency")?.unwrap_or(Duration::from_millis(1));
+        Ok(Arc::new(BenchLookupTable { rows, latency }))
+    }
+}
+
+/// A `bench-lookup` table resolved for lookups.
+struct BenchLookupTable {
+    rows: i64,
+    latency: Duration,
+}
+
+impl ResolvedLookup for BenchLookupTable {
+    fn abilities(&self) -> LookupAbilities {
+        LookupAbilities { supports_async: true }
+    }
+
+    fn create(&self) -> weir::connectors::Result<LookupSource> {
+        let latency = self.latency;
         let table = MemoryLookupTable::new(
-            (0..rows).map(|id| vec![Value::BigInt(id), Value::string(&format!("name-{id}"))]).collect(),
+            (0..self.rows).map(|id| vec![Value::BigInt(id), Value::string(&format!("name-{id}"))]).collect(),
         )
         .with_latency(move |_| latency);
         Ok(LookupSource { provider: Arc::new(table), supports_async: true, cache: Default::default() })

@@ -7,7 +7,10 @@ use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeRe
 
 use crate::error::Result;
 use crate::options::TableOptions;
-use crate::registry::{ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, TableDescriptor};
+use crate::registry::{
+    ConnectorFactory, FactoryContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, TableDescriptor,
+};
+use crate::resolved::ResolvedSink;
 
 /// Discards rows; optionally counts them (one atomic add per chunk).
 #[derive(Debug, Clone, Default)]
@@ -64,12 +67,25 @@ impl ConnectorFactory for BlackholeFactory {
         "blackhole"
     }
 
-    fn create_sink(
+    fn resolve_sink(
         &self,
         _table: &TableDescriptor,
         _options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
+    ) -> Result<Arc<dyn ResolvedSink>> {
+        Ok(Arc::new(BlackholeTable))
+    }
+}
+
+/// A `blackhole` table resolved as a sink.
+struct BlackholeTable;
+
+impl ResolvedSink for BlackholeTable {
+    fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
+        Ok(SinkAbilities { parallelism: None, changelog_mode: SinkChangelogMode::Upsert })
+    }
+
+    fn create(&self, _sink: &SinkContext) -> Result<SinkProvider> {
         Ok(SinkProvider {
             parallelism: None,
             changelog_mode: SinkChangelogMode::Upsert,

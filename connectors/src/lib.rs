@@ -1,8 +1,10 @@
 //! weir's connectors: where rows come from and where they go.
 //!
-//! - The [`registry`] maps `'connector' = '…'` to a factory that validates a table's options
-//!   (unknown, missing and malformed options are errors worded as Flink words them) and builds
-//!   its source, sink or lookup table; `'format' = '…'` selects a [`format`](mod@format).
+//! - The [`registry`] maps `'connector' = '…'` to a factory that resolves a table for a role
+//!   ([`resolved`]): it validates the options (unknown, missing and malformed options are errors
+//!   worded as Flink words them) and answers what the table offers; the resolved table builds its
+//!   source, sink or lookup table when the job is built. `'format' = '…'` selects a
+//!   [`format`](mod@format).
 //! - Connectors: [`datagen`], [`print`](mod@print), [`blackhole`], [`filesystem`] (with the `csv` and
 //!   `json` formats), and [`jdbc`] (`jdbc` and `hologres`: PostgreSQL lookups, scan and upsert
 //!   sink), with the lookup caches of [`lookup_cache`].
@@ -29,6 +31,7 @@ pub mod options;
 pub mod print;
 pub mod projecting_source;
 pub mod registry;
+pub mod resolved;
 pub mod row_sink;
 pub mod write_in_flight;
 
@@ -45,4 +48,5 @@ pub use registry::{
     ConnectorRegistry, LookupAbilities, LookupSource, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode,
     SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
+pub use resolved::{LookupTable, ResolvedLookup, ResolvedSink, ResolvedSource, SinkTable, SourceTable};
 pub use row_sink::{RowConsumer, RowSink};

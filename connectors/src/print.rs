@@ -19,7 +19,10 @@ use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeRe
 
 use crate::error::{Error, Result};
 use crate::options::TableOptions;
-use crate::registry::{ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, TableDescriptor};
+use crate::registry::{
+    ConnectorFactory, FactoryContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, TableDescriptor,
+};
+use crate::resolved::ResolvedSink;
 
 /// Where `print` writes.
 #[derive(Debug, Clone, Default)]
@@ -129,18 +132,36 @@ impl ConnectorFactory for PrintFactory {
         "print"
     }
 
-    fn create_sink(
+    fn resolve_sink(
         &self,
         table: &TableDescriptor,
         options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
+    ) -> Result<Arc<dyn ResolvedSink>> {
         let identifier = options.optional("print-identifier").unwrap_or_default().to_string();
         let standard_error = options.boolean("standard-error", false)?;
         let parallelism = sink_parallelism(options, table)?;
-        let target = self.target.clone();
+        Ok(Arc::new(PrintTable { identifier, standard_error, parallelism, target: self.target.clone() }))
+    }
+}
+
+/// A `print` table resolved as a sink.
+struct PrintTable {
+    identifier: String,
+    standard_error: bool,
+    parallelism: Option<usize>,
+    target: PrintTarget,
+}
+
+impl ResolvedSink for PrintTable {
+    fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
+        Ok(SinkAbilities { parallelism: self.parallelism, changelog_mode: SinkChangelogMode::Retract })
+    }
+
+    fn create(&self, _sink: &SinkContext) -> Result<SinkProvider> {
+        let (identifier, target, standard_error) = (self.identifier.clone(), self.target.clone(), self.standard_error);
         Ok(SinkProvider {
-            parallelism,
+            parallelism: self.parallelism,
             changelog_mode: SinkChangelogMode::Retract,
             factory: Arc::new(move |info| {
                 let prefix = print_prefix(&identifier, info.index, info.parallelism);

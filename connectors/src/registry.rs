@@ -1,5 +1,5 @@
-//! The connector registry: `'connector' = '…'` to a factory that validates the table's options
-//! and builds its source or sink; `'format' = '…'` to a format factory.
+//! The connector registry: `'connector' = '…'` to a factory that resolves the table's options
+//! for a role ([`crate::resolved`]); `'format' = '…'` to a format factory.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,6 +17,7 @@ use crate::lookup_cache::LookupCacheOptions;
 use crate::managed::{ManagedFactory, TableStore};
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
+use crate::resolved::{LookupTable, ResolvedLookup, ResolvedSink, ResolvedSource, SinkTable, SourceTable};
 pub use weir_store::ScanChanges;
 
 /// The full name Flink prints for a table of the default catalog and database:
@@ -145,12 +146,12 @@ pub struct SourceAbilities {
 }
 
 impl SourceAbilities {
-    /// What a built source says of itself: its parallelism and boundedness; inserts only, no
-    /// point reads, no filters taken, projections taken.
-    pub fn of(provider: &SourceProvider) -> Self {
+    /// A plain scan of `parallelism` that ends by itself or not: inserts only, no point reads,
+    /// no filters taken, projections taken.
+    pub fn plain(parallelism: Option<usize>, bounded: bool) -> Self {
         SourceAbilities {
-            parallelism: provider.parallelism,
-            bounded: provider.bounded,
+            parallelism,
+            bounded,
             changes: ScanChanges::InsertOnly,
             point_reads: false,
             accepts_filters: false,
@@ -199,10 +200,6 @@ pub struct SinkContext {
 pub struct FactoryContext<'a> {
     /// The registry, for formats.
     pub registry: &'a ConnectorRegistry,
-    /// What the scan being built is for.
-    pub scan: &'a ScanContext,
-    /// What the sink being built is for.
-    pub sink: &'a SinkContext,
 }
 
 impl FactoryContext<'_> {
@@ -222,101 +219,60 @@ impl FactoryContext<'_> {
     }
 }
 
-/// Builds the source and sink of one kind of connector from a table's options.
+/// Resolves the tables of one kind of connector for their roles: reads and types their options,
+/// and answers what they offer; builds nothing (see [`crate::resolved`]).
 pub trait ConnectorFactory: Send + Sync {
     /// The value of `'connector'` that selects this factory.
     fn identifier(&self) -> &'static str;
 
-    /// Validates the options and builds a source. The default refuses: a sink-only connector.
+    /// Reads the options of `table` as a scan's source. The default refuses: a sink-only
+    /// connector.
     ///
     /// # Errors
     /// Invalid options, named as Flink names them.
-    fn create_source(
+    fn resolve_source(
         &self,
         _table: &TableDescriptor,
         _options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
+    ) -> Result<Arc<dyn ResolvedSource>> {
         Err(Error::Validation(format!(
             "Connector '{}' can only be used as a sink. It cannot be used as a source.",
             self.identifier()
         )))
     }
 
-    /// Validates the options and builds a sink. The default refuses: a source-only connector.
+    /// Reads the options of `table` as a sink. The default refuses: a source-only connector.
     ///
     /// # Errors
     /// Invalid options, named as Flink names them.
-    fn create_sink(
+    fn resolve_sink(
         &self,
         _table: &TableDescriptor,
         _options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
+    ) -> Result<Arc<dyn ResolvedSink>> {
         Err(Error::Validation(format!(
             "Connector '{}' can only be used as a source. It cannot be used as a sink.",
             self.identifier()
         )))
     }
 
-    /// What a scan of the table offers, from its options alone. The default builds the source
-    /// and keeps what it says: building a source validates options and prepares closures, and
-    /// opens, connects to and reads nothing (every connector's contract); a factory whose
-    /// building is not free answers from the options itself.
-    ///
-    /// # Errors
-    /// What [`Self::create_source`] reports.
-    fn source_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SourceAbilities> {
-        Ok(SourceAbilities::of(&self.create_source(table, options, ctx)?))
-    }
-
-    /// What the table's sink offers, from its options alone (see [`Self::source_abilities`]).
-    ///
-    /// # Errors
-    /// What [`Self::create_sink`] reports.
-    fn sink_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SinkAbilities> {
-        let provider = self.create_sink(table, options, ctx)?;
-        Ok(SinkAbilities { parallelism: provider.parallelism, changelog_mode: provider.changelog_mode })
-    }
-
-    /// What the table offers for lookups, from its options alone (see [`Self::source_abilities`]).
-    ///
-    /// # Errors
-    /// What [`Self::create_lookup`] reports.
-    fn lookup_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<LookupAbilities> {
-        Ok(LookupAbilities { supports_async: self.create_lookup(table, options, ctx)?.supports_async })
-    }
-
-    /// Validates the options and offers the table for lookups. The default refuses.
+    /// Reads the options of `table` for lookup joins. The default refuses.
     ///
     /// # Errors
     /// A connector without lookups, or invalid options.
-    fn create_lookup(
+    fn resolve_lookup(
         &self,
         table: &TableDescriptor,
         _options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> Result<LookupSource> {
+    ) -> Result<Arc<dyn ResolvedLookup>> {
         Err(no_lookup(self.identifier(), table))
     }
 }
 
-/// A connector's lookup capability, for [`ConnectorFactory::create_lookup`]'s default.
+/// A connector's lookup capability, for [`ConnectorFactory::resolve_lookup`]'s default.
 fn no_lookup(identifier: &str, table: &TableDescriptor) -> Error {
     Error::Validation(format!(
         "Temporal table join requires a table that can be looked up, but connector '{identifier}' of table '{}' \
@@ -390,72 +346,55 @@ impl ConnectorRegistry {
         Ok((identifier, Arc::clone(factory)))
     }
 
-    /// Builds the source of `table`.
+    /// Resolves `table` as a scan's source (see [`crate::resolved`]).
     ///
     /// # Errors
     /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    pub fn resolve_source(&self, table: &TableDescriptor) -> Result<SourceTable> {
+        let resolved = self.ask(table, |f, o, c| f.resolve_source(table, o, c))?;
+        Ok(SourceTable::new(table.clone(), resolved))
+    }
+
+    /// Resolves `table` as a sink.
+    ///
+    /// # Errors
+    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    pub fn resolve_sink(&self, table: &TableDescriptor) -> Result<SinkTable> {
+        let resolved = self.ask(table, |f, o, c| f.resolve_sink(table, o, c))?;
+        Ok(SinkTable::new(table.clone(), resolved))
+    }
+
+    /// Resolves `table` for lookup joins.
+    ///
+    /// # Errors
+    /// A connector without lookups, or invalid options.
+    pub fn resolve_lookup(&self, table: &TableDescriptor) -> Result<LookupTable> {
+        let resolved = self.ask(table, |f, o, c| f.resolve_lookup(table, o, c))?;
+        Ok(LookupTable::new(table.clone(), resolved))
+    }
+
+    /// Resolves `table` as a source and builds it for a plain scan (the library's pipelines).
+    ///
+    /// # Errors
+    /// What [`Self::resolve_source`] and [`SourceTable::create`] report.
     pub fn create_source(&self, table: &TableDescriptor) -> Result<SourceProvider> {
-        self.create_source_for(table, &ScanContext::default())
+        self.resolve_source(table)?.create(&ScanContext::default())
     }
 
-    /// Builds the source of `table` for the scan `scan` describes.
+    /// Resolves `table` as a sink and builds it for unbounded writes of every column.
     ///
     /// # Errors
-    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
-    pub fn create_source_for(&self, table: &TableDescriptor, scan: &ScanContext) -> Result<SourceProvider> {
-        self.ask(table, scan, &SinkContext::default(), |f, o, c| f.create_source(table, o, c))
-    }
-
-    /// Offers `table` for lookups, behind the cache its options ask for (shared by everything
-    /// that looks up through the returned provider), with expiry read from `clock`.
-    ///
-    /// # Errors
-    /// A connector without lookups, or invalid options.
-    pub fn create_lookup(&self, table: &TableDescriptor, clock: Arc<dyn Clock>) -> Result<LookupSource> {
-        let mut source =
-            self.ask(table, &ScanContext::default(), &SinkContext::default(), |f, o, c| f.create_lookup(table, o, c))?;
-        source.provider = source.cache.wrap(source.provider, clock)?;
-        Ok(source)
-    }
-
-    /// Builds the sink of `table`.
-    ///
-    /// # Errors
-    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
+    /// What [`Self::resolve_sink`] and [`SinkTable::create`] report.
     pub fn create_sink(&self, table: &TableDescriptor) -> Result<SinkProvider> {
-        self.create_sink_for(table, &SinkContext::default())
+        self.resolve_sink(table)?.create(&SinkContext::default())
     }
 
-    /// Builds the sink of `table` for the writes `sink` describes.
+    /// Resolves `table` for lookups and offers it behind its cache, with expiry read from `clock`.
     ///
     /// # Errors
-    /// An unknown connector or format, invalid options, target columns the table refuses.
-    pub fn create_sink_for(&self, table: &TableDescriptor, sink: &SinkContext) -> Result<SinkProvider> {
-        self.ask(table, &ScanContext::default(), sink, |f, o, c| f.create_sink(table, o, c))
-    }
-
-    /// What a scan of `table` offers for the scan `scan` describes, without building it.
-    ///
-    /// # Errors
-    /// An unknown connector or format, or invalid options (unknown, missing, malformed).
-    pub fn source_abilities(&self, table: &TableDescriptor, scan: &ScanContext) -> Result<SourceAbilities> {
-        self.ask(table, scan, &SinkContext::default(), |f, o, c| f.source_abilities(table, o, c))
-    }
-
-    /// What the sink of `table` offers for the writes `sink` describes, without building it.
-    ///
-    /// # Errors
-    /// An unknown connector or format, invalid options, target columns the table refuses.
-    pub fn sink_abilities(&self, table: &TableDescriptor, sink: &SinkContext) -> Result<SinkAbilities> {
-        self.ask(table, &ScanContext::default(), sink, |f, o, c| f.sink_abilities(table, o, c))
-    }
-
-    /// What `table` offers for lookups, without building its lookup function or cache.
-    ///
-    /// # Errors
-    /// A connector without lookups, or invalid options.
-    pub fn lookup_abilities(&self, table: &TableDescriptor) -> Result<LookupAbilities> {
-        self.ask(table, &ScanContext::default(), &SinkContext::default(), |f, o, c| f.lookup_abilities(table, o, c))
+    /// What [`Self::resolve_lookup`] and [`LookupTable::create`] report.
+    pub fn create_lookup(&self, table: &TableDescriptor, clock: Arc<dyn Clock>) -> Result<LookupSource> {
+        self.resolve_lookup(table)?.create(clock)
     }
 
     /// Asks the factory of `table` with its options, then checks that no option went unread;
@@ -463,14 +402,12 @@ impl ConnectorRegistry {
     fn ask<T>(
         &self,
         table: &TableDescriptor,
-        scan: &ScanContext,
-        sink: &SinkContext,
         question: impl FnOnce(&dyn ConnectorFactory, &mut TableOptions, &FactoryContext<'_>) -> Result<T>,
     ) -> Result<T> {
         let asked = || {
             let mut options = TableOptions::new(table.options.clone());
             let (identifier, factory) = self.factory(&mut options)?;
-            let ctx = FactoryContext { registry: self, scan, sink };
+            let ctx = FactoryContext { registry: self };
             let answer = question(factory.as_ref(), &mut options, &ctx)?;
             options.finish(&identifier)?;
             Ok(answer)

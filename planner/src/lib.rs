@@ -22,6 +22,7 @@ pub mod parser;
 pub mod phases;
 pub mod physical;
 pub mod plan;
+pub mod resolve;
 pub mod rules;
 pub mod session;
 pub mod settings;

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use sqlparser::ast::Query;
-use weir_connectors::{ConnectorRegistry, SinkChangelogMode, SinkContext, TableDescriptor};
+use weir_connectors::{ConnectorRegistry, LookupTable, SinkChangelogMode, SinkContext, SinkTable};
 use weir_runtime::settings::Settings;
 use weir_runtime::Clock;
 
@@ -35,12 +35,14 @@ use crate::parser::{Insert, Statement};
 use crate::physical::distribution::Distribution;
 use crate::physical::{physical_query, physical_sink, PhysicalNode, SinkTarget};
 use crate::plan::{Node, Plan};
+use crate::resolve::Resolver;
 use crate::translate::{Output, Translator};
 
 /// Plans the statements of one session state (its catalog, connectors and settings).
 pub struct Planner<'a> {
     catalog: &'a Catalog,
-    registry: &'a ConnectorRegistry,
+    /// Resolves each table the statement uses once per role.
+    resolver: Resolver<'a>,
     options: PlannerOptions,
     parallelism: usize,
     clock: Arc<dyn Clock>,
@@ -52,6 +54,8 @@ pub struct Planner<'a> {
 pub struct BoundInsert {
     /// The sink table.
     pub sink: CatalogTable,
+    /// The sink table as its connector resolved it.
+    pub resolved: SinkTable,
     /// The rows written.
     pub plan: Plan,
 }
@@ -74,7 +78,7 @@ impl<'a> Planner<'a> {
         let mut options = PlannerOptions::from_settings(settings)?;
         options.lookup_hints = query_hints.lookup;
         options.state_ttl_hints = query_hints.state_ttl;
-        Ok(Planner { catalog, registry, options, parallelism, clock, join_operators })
+        Ok(Planner { catalog, resolver: Resolver::new(registry), options, parallelism, clock, join_operators })
     }
 
     /// The options the planner plans with.
@@ -87,7 +91,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// Unknown tables or columns, type mismatches, unsupported SQL.
     pub fn bind_query(&self, query: &Query) -> Result<Plan> {
-        Binder::new(self.catalog).with_join_operators(self.join_operators).bind_query(query)
+        Binder::new(self.catalog, &self.resolver).with_join_operators(self.join_operators).bind_query(query)
     }
 
     /// Phase 1: an INSERT's sink and logical plan, its rows cast to the sink's types.
@@ -96,9 +100,10 @@ impl<'a> Planner<'a> {
     /// An unknown sink, and the query's errors.
     pub fn bind_insert(&self, insert: &Insert, at: Position) -> Result<BoundInsert> {
         let sink = self.sink_table(&insert.table)?;
+        let resolved = self.resolver.sink(&sink.descriptor)?;
         let plan = self.bind_query(&insert.source)?;
         let plan = conform_to_sink(plan, &sink, &insert.columns, at)?;
-        Ok(BoundInsert { sink, plan })
+        Ok(BoundInsert { sink, resolved, plan })
     }
 
     /// The table `name` as a sink.
@@ -123,7 +128,7 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// A table whose connector refuses its options.
     pub fn optimize(&self, plan: Plan) -> Result<Plan> {
-        crate::rules::rewrite(plan, &self.options, self.registry)
+        crate::rules::rewrite(plan, &self.options)
     }
 
     /// [`Planner::optimize`] for a query on its own: a table it reads twice (a self-join, a
@@ -172,14 +177,16 @@ impl<'a> Planner<'a> {
         let mut logical = Vec::new();
         for b in bound {
             logical.push(self.optimize(b.plan)?);
-            sinks.push(b.sink);
+            sinks.push((b.sink, b.resolved));
         }
         let distribution = self.distribution();
         let mut plans = Vec::new();
-        for ((sink, plan), &insert) in sinks.iter().zip(crate::rules::scan_reuse::share_scans(logical)).zip(inserts) {
+        for (((sink, resolved), plan), &insert) in
+            sinks.iter().zip(crate::rules::scan_reuse::share_scans(logical)).zip(inserts)
+        {
             let targets = target_columns(&sink.descriptor, &insert.columns);
             let context = SinkContext { bounded_input: false, targets: targets.clone() };
-            let mode = self.registry.sink_abilities(&sink.descriptor, &context)?.changelog_mode;
+            let mode = resolved.abilities(&context)?.changelog_mode;
             let mode = mode.for_input(plan.is_insert_only());
             if mode == SinkChangelogMode::Append && !plan.is_insert_only() {
                 return Err(Error::validation(
@@ -196,8 +203,7 @@ impl<'a> Planner<'a> {
                 .iter()
                 .filter_map(|k| sink.descriptor.schema.fields.iter().position(|f| &f.name == k))
                 .collect();
-            let target =
-                SinkTarget { table: &sink.descriptor, mode, primary_key, on_conflict: insert.on_conflict, targets };
+            let target = SinkTarget { table: resolved, mode, primary_key, on_conflict: insert.on_conflict, targets };
             let mut physical = physical_sink(plan, target, &options, at)?;
             distribution.assign(&mut physical)?;
             plans.push(physical);
@@ -209,9 +215,8 @@ impl<'a> Planner<'a> {
     ///
     /// # Errors
     /// A connector that cannot build what it offered.
-    pub fn job_graph(&self, plans: &[PhysicalNode]) -> Result<(Translator<'a>, Vec<Output>)> {
-        let mut translator =
-            Translator::new(self.registry).with_clock(Arc::clone(&self.clock)).with_batch(self.options.batch);
+    pub fn job_graph(&self, plans: &[PhysicalNode]) -> Result<(Translator, Vec<Output>)> {
+        let mut translator = Translator::new().with_clock(Arc::clone(&self.clock)).with_batch(self.options.batch);
         let outputs = plans.iter().map(|plan| translator.translate(plan)).collect::<Result<_>>()?;
         Ok((translator, outputs))
     }
@@ -275,8 +280,8 @@ impl<'a> Planner<'a> {
         Ok((logical, self.physical_inserts(inserts, at)?))
     }
 
-    fn distribution(&self) -> Distribution<'_> {
-        Distribution { registry: self.registry, parallelism: self.parallelism, batch: self.options.batch }
+    fn distribution(&self) -> Distribution {
+        Distribution { parallelism: self.parallelism, batch: self.options.batch }
     }
 
     /// The planner's options with the tables `plans` look up that only offer sync lookups.
@@ -312,7 +317,7 @@ impl<'a> Planner<'a> {
     }
 
     fn with_lookup_abilities<'p>(&self, plans: impl IntoIterator<Item = &'p Plan>) -> Result<PlannerOptions> {
-        fn lookup_tables<'a>(plan: &'a Plan, out: &mut Vec<&'a TableDescriptor>) {
+        fn lookup_tables<'a>(plan: &'a Plan, out: &mut Vec<&'a LookupTable>) {
             match &plan.node {
                 Node::LookupJoin { input, table, .. } => {
                     out.push(table);
@@ -325,7 +330,7 @@ impl<'a> Planner<'a> {
         plans.into_iter().for_each(|p| lookup_tables(p, &mut tables));
         let mut sync = BTreeSet::new();
         for table in tables {
-            if !self.registry.lookup_abilities(table)?.supports_async {
+            if !table.abilities().supports_async {
                 sync.insert(table.name.clone());
             }
         }
@@ -338,19 +343,19 @@ impl<'a> Planner<'a> {
 /// Returns the bound INSERTs and the statement of each, in the order of their first INSERT.
 fn union_inserts_into_one_table(bound: Vec<BoundInsert>, inserts: &[Insert]) -> (Vec<BoundInsert>, Vec<&Insert>) {
     // Per table written: its sink, the statement of its first INSERT and every query into it.
-    let mut groups: Vec<(CatalogTable, &Insert, Vec<Plan>)> = Vec::with_capacity(bound.len());
+    let mut groups: Vec<((CatalogTable, SinkTable), &Insert, Vec<Plan>)> = Vec::with_capacity(bound.len());
     for (b, insert) in bound.into_iter().zip(inserts) {
         let same = groups.iter_mut().find(|(_, i, _)| {
             i.table == insert.table && i.columns == insert.columns && i.on_conflict == insert.on_conflict
         });
         match same {
             Some((_, _, plans)) => plans.push(b.plan),
-            None => groups.push((b.sink, insert, vec![b.plan])),
+            None => groups.push(((b.sink, b.resolved), insert, vec![b.plan])),
         }
     }
     groups
         .into_iter()
-        .map(|(sink, insert, mut plans)| {
+        .map(|((sink, resolved), insert, mut plans)| {
             let plan = match plans.len() {
                 1 => plans.remove(0),
                 _ => {
@@ -358,7 +363,7 @@ fn union_inserts_into_one_table(bound: Vec<BoundInsert>, inserts: &[Insert]) -> 
                     Plan { node: Node::Union { inputs: plans }, fields }
                 }
             };
-            (BoundInsert { sink, plan }, insert)
+            (BoundInsert { sink, resolved, plan }, insert)
         })
         .unzip()
 }

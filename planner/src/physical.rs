@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use weir_connectors::TableDescriptor;
+use weir_connectors::{LookupTable, SinkTable, SourceTable, TableDescriptor};
 use weir_operators::expr::Expr;
 use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
@@ -45,7 +45,7 @@ pub enum PhysicalKind {
     /// Reads a table.
     TableSourceScan {
         /// The table.
-        table: TableDescriptor,
+        table: SourceTable,
         /// The physical columns read.
         projection: Vec<usize>,
         /// The primary key values of a point query.
@@ -148,7 +148,7 @@ pub enum PhysicalKind {
     /// Joins each row with the rows a lookup in `table` finds.
     LookupJoin {
         /// The dimension table.
-        table: Box<TableDescriptor>,
+        table: Box<LookupTable>,
         /// The table's key columns looked up, in the order of `spec.keys`.
         dim_keys: Vec<usize>,
         /// The operator: join type, key expressions over the input row, conditions.
@@ -161,7 +161,7 @@ pub enum PhysicalKind {
     /// Writes into a table.
     Sink {
         /// The table.
-        table: TableDescriptor,
+        table: SinkTable,
         /// Primary key columns of the table.
         primary_key: Vec<usize>,
         /// `table.exec.sink.keyed-shuffle`
@@ -246,8 +246,10 @@ impl PhysicalNode {
 
     /// The table a scan reads or a sink writes; `None` for every other node.
     pub fn table(&self) -> Option<&TableDescriptor> {
-        if let PhysicalKind::TableSourceScan { table, .. } | PhysicalKind::Sink { table, .. } = &self.kind {
-            Some(table)
+        if let PhysicalKind::TableSourceScan { table, .. } = &self.kind {
+            Some(table.descriptor())
+        } else if let PhysicalKind::Sink { table, .. } = &self.kind {
+            Some(table.descriptor())
         } else {
             None
         }

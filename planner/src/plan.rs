@@ -1,6 +1,6 @@
 //! Logical plans: trees of relational nodes with typed outputs, built by the binder.
 
-use weir_connectors::TableDescriptor;
+use weir_connectors::{LookupTable, SourceTable};
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
 use weir_operators::join::JoinType;
@@ -57,7 +57,7 @@ pub enum Node {
     /// Reads a table through its connector.
     Scan {
         /// The table.
-        table: TableDescriptor,
+        table: SourceTable,
         /// The physical columns read, in output order (projection push-down).
         projection: Vec<usize>,
         /// The changes the scan emits (a managed table followed in streaming mode updates).
@@ -273,7 +273,7 @@ pub enum Node {
         /// The probe side.
         input: Box<Plan>,
         /// The dimension table.
-        table: Box<TableDescriptor>,
+        table: Box<LookupTable>,
         /// The name the query gives the table (its alias, else its name).
         alias: String,
         /// INNER or LEFT.

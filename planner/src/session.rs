@@ -465,6 +465,7 @@ impl Session {
     /// Plans every INSERT into one job and runs it.
     fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
         let planner = self.planner()?;
+        let batch = planner.options().batch;
         let plans = planner.physical_inserts(inserts, at)?;
         let (mut translator, _) = planner.job_graph(&plans)?;
         // A job that never ends runs in the background unless `table.dml-sync` is set.
@@ -475,7 +476,7 @@ impl Session {
         let background = unbounded && !sync;
         let sinks: Vec<&str> = inserts.iter().map(|i| i.table.as_str()).collect();
         let job_name = self.job_name(&sinks);
-        let mut runtime = self.job_runtime(&job_name)?;
+        let mut runtime = self.job_runtime(&job_name, batch)?;
         let shape = self.job_shape(&mut translator, &graph)?;
         self.follow_compatibility(&job_name, &shape, &mut runtime)?;
         let target = self.savepoint_target(&job_name, &runtime);
@@ -538,7 +539,9 @@ impl Session {
                 .and_then(|()| out.flush())
                 .map_err(|e| weir_runtime::Error::writing("the query's results", &e))
         });
-        let ran = self.run_query(plan, Arc::new(move |_| Box::new(RowSink::new(Arc::clone(&consumer)))));
+        let graph = query_graph(&planner, plan, Arc::new(move |_| Box::new(RowSink::new(Arc::clone(&consumer)))));
+        drop(planner);
+        let ran = graph.and_then(|graph| self.run_query(graph));
         if !changelog && matches!(ran, Err(Error::Runtime(weir_runtime::Error::Cancelled))) {
             let end = printer.lock().terminated();
             let _ = self.write_text(&end);
@@ -551,37 +554,44 @@ impl Session {
         Ok(())
     }
 
-    /// Runs `plan` as a job and returns every row it produced (final rows in batch mode).
-    fn collect(&mut self, plan: Plan) -> Result<Vec<weir_runtime::Row>> {
-        let handle = CollectHandle::new();
-        let collector = handle.clone();
-        self.run_query(plan, Arc::new(move |info| Box::new(collector.sink(info))))?;
-        Ok(handle.rows())
-    }
-
-    /// Runs `plan` as a job whose rows go, in one stream, into the sink `sink` builds.
-    fn run_query(&mut self, plan: Plan, sink: weir_runtime::graph::OperatorFactory) -> Result<()> {
-        let planner = self.planner()?;
-        let physical = planner.physical_query(plan)?;
-        let (mut translator, outputs) = planner.job_graph(std::slice::from_ref(&physical))?;
-        let sink = translator.graph.add_vertex(weir_runtime::graph::Vertex {
-            name: "Sink: Collect".to_string(),
-            parallelism: 1,
-            kind: weir_runtime::graph::VertexKind::Operator(sink),
-        });
-        let strategy = if physical.parallelism == 1 {
-            weir_runtime::ShipStrategy::Forward
-        } else {
-            weir_runtime::ShipStrategy::Rebalance
-        };
-        translator.graph.connect(outputs[0].vertex, sink, strategy);
+    /// Runs the job `graph` of a query (see [`query_graph`]) to its end.
+    fn run_query(&mut self, graph: weir_runtime::graph::JobGraph) -> Result<()> {
         // A query's rows go to the client as they come: its job takes no checkpoints.
         let mut runtime = self.runtime.clone();
         runtime.checkpointing.interval = None;
-        let job = job::start(translator.graph, runtime)?;
+        let job = job::start(graph, runtime)?;
         self.cancellers.lock().push((job.canceller(), None));
         self.finished("SELECT".to_string(), job)
     }
+}
+
+/// The job graph of query `plan` (bound by `planner`), its rows going in one stream into the
+/// sink `sink` builds.
+fn query_graph(
+    planner: &Planner<'_>,
+    plan: Plan,
+    sink: weir_runtime::graph::OperatorFactory,
+) -> Result<weir_runtime::graph::JobGraph> {
+    let physical = planner.physical_query(plan)?;
+    let (mut translator, outputs) = planner.job_graph(std::slice::from_ref(&physical))?;
+    let sink = translator.graph.add_vertex(weir_runtime::graph::Vertex {
+        name: "Sink: Collect".to_string(),
+        parallelism: 1,
+        kind: weir_runtime::graph::VertexKind::Operator(sink),
+    });
+    let strategy = if physical.parallelism == 1 {
+        weir_runtime::ShipStrategy::Forward
+    } else {
+        weir_runtime::ShipStrategy::Rebalance
+    };
+    translator.graph.connect(outputs[0].vertex, sink, strategy);
+    Ok(translator.graph)
+}
+
+/// The job graph of query `plan` (bound by `planner`) whose rows `handle` collects.
+fn collect_graph(planner: &Planner<'_>, plan: Plan, handle: &CollectHandle) -> Result<weir_runtime::graph::JobGraph> {
+    let collector = handle.clone();
+    query_graph(planner, plan, Arc::new(move |info| Box::new(collector.sink(info))))
 }
 
 /// The stack a script is parsed, bound and planned on: plans of machine-generated SQL (a flat

@@ -4,12 +4,13 @@
 //! ([`crate::physical::distribution`]): scans and VALUES are sources, Calc and WatermarkAssigner
 //! follow their input behind a FORWARD edge (and are chained to it), an Exchange becomes the
 //! strategy of the next edge, UNION ALL is a union vertex, and a sink takes its rows as the
-//! distribution decided. Sources, sinks and lookup functions are built here, once per job, and
-//! read or connect to nothing before the job runs.
+//! distribution decided. Sources, sinks and lookup functions are built here from their resolved
+//! tables, once per job (a scan shared by a statement set once), and read or connect to nothing
+//! before the job runs.
 
 use std::sync::Arc;
 
-use weir_connectors::{ConnectorRegistry, MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
+use weir_connectors::{MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::ranking::RankType;
 use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
@@ -19,9 +20,7 @@ use crate::error::{Error, Result};
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 
 /// Builds job graphs from physical plans.
-pub struct Translator<'a> {
-    /// Builds sources and sinks.
-    pub registry: &'a ConnectorRegistry,
+pub struct Translator {
     /// The graph being built.
     pub graph: JobGraph,
     /// The job runs in batch mode: scans read what their tables hold now.
@@ -54,11 +53,16 @@ fn edge(input: &Output, parallelism: usize) -> ShipStrategy {
     }
 }
 
-impl<'a> Translator<'a> {
+impl Default for Translator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Translator {
     /// A translator building a new graph.
-    pub fn new(registry: &'a ConnectorRegistry) -> Self {
+    pub fn new() -> Self {
         Translator {
-            registry,
             graph: JobGraph::new(),
             batch: false,
             scans: Default::default(),
@@ -141,7 +145,7 @@ impl<'a> Translator<'a> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key, .. } => {
                 let scan = ScanContext { batch: self.batch, key: key.clone() };
-                let provider = self.registry.create_source_for(table, &scan)?;
+                let provider = table.create(&scan)?;
                 let parallelism = node.parallelism;
                 let factory = provider.factory;
                 let source: weir_runtime::graph::SourceFactory = if projection.len() == table.schema.fields.len()
@@ -227,7 +231,7 @@ impl<'a> Translator<'a> {
             PhysicalKind::LookupJoin { table, dim_keys, spec, execution } => {
                 let mut input = self.translate(&node.inputs[0])?;
                 // One lookup function (and cache) for all subtasks.
-                let lookup = self.registry.create_lookup(table, Arc::clone(&self.clock))?;
+                let lookup = table.create(Arc::clone(&self.clock))?;
                 let function = lookup.provider.lookup_function(dim_keys)?;
                 let order_key = execution.order_key();
                 if let Some(key) = &order_key {
@@ -261,7 +265,7 @@ impl<'a> Translator<'a> {
                         }
                         SinkStep::Writer => {
                             let context = SinkContext { bounded_input: *bounded_input, targets: targets.clone() };
-                            let provider = self.registry.create_sink_for(table, &context)?;
+                            let provider = table.create(&context)?;
                             let name = format!("Sink: {}", table.name);
                             let output = self.operator(&name, &input, node.parallelism, provider.factory);
                             self.shapes.sink(table, output.vertex);

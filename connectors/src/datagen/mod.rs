@@ -27,7 +27,10 @@ pub use source::DatagenSource;
 
 use crate::error::{Error, Result};
 use crate::options::{invalid, TableOptions};
-use crate::registry::{ConnectorFactory, FactoryContext, SourceAbilities, SourceProvider, TableDescriptor};
+use crate::registry::{
+    ConnectorFactory, FactoryContext, ScanContext, SourceAbilities, SourceProvider, TableDescriptor,
+};
+use crate::resolved::ResolvedSource;
 
 /// Creates `datagen` sources.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,12 +41,12 @@ impl ConnectorFactory for DatagenFactory {
         "datagen"
     }
 
-    fn create_source(
+    fn resolve_source(
         &self,
         table: &TableDescriptor,
         options: &mut TableOptions,
         _ctx: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
+    ) -> Result<Arc<dyn ResolvedSource>> {
         let rows_per_second = match options.parse::<u64>("rows-per-second", "a positive integer")? {
             None => 10_000,
             Some(0) => return Err(invalid("rows-per-second", "0", "a positive integer")),
@@ -70,22 +73,30 @@ impl ConnectorFactory for DatagenFactory {
         }
         let types = table.schema.fields.iter().map(|f| f.data_type.clone()).collect();
         let source = DatagenSource::new(table.name.clone(), Arc::new(fields), types, rows, rows_per_second);
-        Ok(SourceProvider {
-            parallelism,
-            bounded: rows.is_some(),
-            factory: Arc::new(move |info| Box::new(source.for_subtask(info))),
-        })
+        Ok(Arc::new(DatagenTable { source, parallelism, bounded: rows.is_some() }))
     }
+}
 
+/// A `datagen` table resolved as a source.
+struct DatagenTable {
+    source: DatagenSource,
+    parallelism: Option<usize>,
+    bounded: bool,
+}
+
+impl ResolvedSource for DatagenTable {
     /// As Flink's datagen (a `ScanTableSource` without `SupportsProjectionPushDown`), every
     /// column is read; a query's projection is a Calc above the scan.
-    fn source_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SourceAbilities> {
-        let built = SourceAbilities::of(&self.create_source(table, options, ctx)?);
-        Ok(SourceAbilities { accepts_projection: false, ..built })
+    fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
+        SourceAbilities { accepts_projection: false, ..SourceAbilities::plain(self.parallelism, self.bounded) }
+    }
+
+    fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
+        let source = self.source.clone();
+        Ok(SourceProvider {
+            parallelism: self.parallelism,
+            bounded: self.bounded,
+            factory: Arc::new(move |info| Box::new(source.for_subtask(info))),
+        })
     }
 }

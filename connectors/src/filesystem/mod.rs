@@ -21,11 +21,15 @@ pub use sink::FileSink;
 pub use source::FileSource;
 
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::options::TableOptions;
 use crate::print::sink_parallelism;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, SinkChangelogMode, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
+    ConnectorFactory, FactoryContext, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider,
+    SourceAbilities, SourceProvider, TableDescriptor,
 };
+use crate::resolved::{ResolvedSink, ResolvedSource};
+use weir_runtime::DataType;
 
 /// Creates `filesystem` sources and sinks.
 #[derive(Debug, Clone, Copy, Default)]
@@ -50,16 +54,48 @@ impl ConnectorFactory for FilesystemFactory {
         "filesystem"
     }
 
-    fn create_source(
+    fn resolve_source(
         &self,
         table: &TableDescriptor,
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
+    ) -> Result<Arc<dyn ResolvedSource>> {
         let (path, _) = common_options(options, table)?;
         let format = ctx.format(&table.schema, options)?;
-        let name = table.name.clone();
-        let types: Vec<weir_runtime::DataType> = table.schema.fields.iter().map(|f| f.data_type.clone()).collect();
+        let types = table.schema.fields.iter().map(|f| f.data_type.clone()).collect();
+        Ok(Arc::new(FileTable { name: table.name.clone(), path, format, types }))
+    }
+
+    fn resolve_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedSink>> {
+        let (path, parallelism) = common_options(options, table)?;
+        let format = ctx.format(&table.schema, options)?;
+        Ok(Arc::new(FileSinkTable { name: table.name.clone(), path, format, parallelism }))
+    }
+}
+
+/// A `filesystem` table resolved as a source.
+struct FileTable {
+    name: String,
+    path: PathBuf,
+    format: Arc<dyn Format>,
+    types: Vec<DataType>,
+}
+
+impl ResolvedSource for FileTable {
+    /// A scan takes the filter above it and keeps all of it as remaining, as Flink's
+    /// filesystem source does (it shows in EXPLAIN; every row is still read and filtered).
+    fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
+        SourceAbilities { accepts_filters: true, ..SourceAbilities::plain(None, true) }
+    }
+
+    fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
+        let (name, path, format, types) =
+            (self.name.clone(), self.path.clone(), Arc::clone(&self.format), self.types.clone());
         Ok(SourceProvider {
             parallelism: None,
             bounded: true,
@@ -68,34 +104,30 @@ impl ConnectorFactory for FilesystemFactory {
             }),
         })
     }
+}
 
-    /// A scan takes the filter above it and keeps all of it as remaining, as Flink's
-    /// filesystem source does (it shows in EXPLAIN; every row is still read and filtered).
-    fn source_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SourceAbilities> {
-        let built = SourceAbilities::of(&self.create_source(table, options, ctx)?);
-        Ok(SourceAbilities { accepts_filters: true, ..built })
+/// A `filesystem` table resolved as a sink.
+struct FileSinkTable {
+    name: String,
+    path: PathBuf,
+    format: Arc<dyn Format>,
+    parallelism: Option<usize>,
+}
+
+impl ResolvedSink for FileSinkTable {
+    fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
+        Ok(SinkAbilities { parallelism: self.parallelism, changelog_mode: SinkChangelogMode::Append })
     }
 
-    fn create_sink(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
-        let (path, parallelism) = common_options(options, table)?;
-        let format = ctx.format(&table.schema, options)?;
+    /// Each sink built writes part files named by an id of its own.
+    fn create(&self, _sink: &SinkContext) -> Result<SinkProvider> {
         let id = format!("{:016x}", rand::random::<u64>());
-        let table_name = table.name.clone();
+        let (name, path, format) = (self.name.clone(), self.path.clone(), Arc::clone(&self.format));
         Ok(SinkProvider {
-            parallelism,
+            parallelism: self.parallelism,
             changelog_mode: SinkChangelogMode::Append,
             factory: Arc::new(move |info| {
-                Box::new(FileSink::new(table_name.clone(), path.clone(), format.encoder(), &id, info.index))
+                Box::new(FileSink::new(name.clone(), path.clone(), format.encoder(), &id, info.index))
             }),
         })
     }

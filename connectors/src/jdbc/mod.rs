@@ -35,8 +35,10 @@ use crate::error::Result;
 use crate::lookup_cache::LookupCacheOptions;
 use crate::options::TableOptions;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, LookupSource, SinkChangelogMode, SinkProvider, SourceProvider, TableDescriptor,
+    ConnectorFactory, FactoryContext, LookupAbilities, LookupSource, ScanContext, SinkAbilities, SinkChangelogMode,
+    SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
+use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
 
 /// Where a table lives: its server and its name there.
 struct PgTable {
@@ -137,6 +139,15 @@ impl PgFactory {
     }
 }
 
+impl PgFactory {
+    /// Reads every option of `table`, whatever role it is resolved for (see [`RoleOptions`]).
+    fn resolve(&self, table: &TableDescriptor, options: &mut TableOptions) -> Result<Arc<PgResolved>> {
+        let pg = self.table(table, options)?;
+        let roles = RoleOptions::read(options)?;
+        Ok(Arc::new(PgResolved { name: table.name.clone(), primary_key: table.primary_key.clone(), pg, roles }))
+    }
+}
+
 impl ConnectorFactory for PgFactory {
     fn identifier(&self) -> &'static str {
         match self.flavor {
@@ -145,67 +156,117 @@ impl ConnectorFactory for PgFactory {
         }
     }
 
-    fn create_source(
+    fn resolve_source(
         &self,
         table: &TableDescriptor,
         options: &mut TableOptions,
         _: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
-        let t = self.table(table, options)?;
-        RoleOptions::read(options)?;
-        let name = table.name.clone();
+    ) -> Result<Arc<dyn ResolvedSource>> {
+        Ok(self.resolve(table, options)?)
+    }
+
+    fn resolve_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedSink>> {
+        Ok(self.resolve(table, options)?)
+    }
+
+    fn resolve_lookup(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedLookup>> {
+        Ok(self.resolve(table, options)?)
+    }
+}
+
+/// A PostgreSQL table resolved for any of its roles; its connection pool connects at the first
+/// query of a running job.
+struct PgResolved {
+    name: String,
+    primary_key: Vec<usize>,
+    pg: PgTable,
+    roles: RoleOptions,
+}
+
+impl PgResolved {
+    fn sink_changelog_mode(&self) -> SinkChangelogMode {
+        if self.primary_key.is_empty() {
+            SinkChangelogMode::Append
+        } else {
+            SinkChangelogMode::Upsert
+        }
+    }
+}
+
+impl ResolvedSource for PgResolved {
+    fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
+        SourceAbilities::plain(Some(1), true)
+    }
+
+    fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
+        let (name, pool, table, columns) =
+            (self.name.clone(), Arc::clone(&self.pg.pool), self.pg.table.clone(), self.pg.columns.clone());
         Ok(SourceProvider {
             parallelism: Some(1),
             bounded: true,
             factory: Arc::new(move |_: &SubtaskInfo| {
                 Box::new(PgScanSource {
                     name: name.clone(),
-                    pool: Arc::clone(&t.pool),
-                    table: t.table.clone(),
-                    columns: t.columns.clone(),
+                    pool: Arc::clone(&pool),
+                    table: table.clone(),
+                    columns: columns.clone(),
                     query: None,
                     rows: None,
                 })
             }),
         })
     }
+}
 
-    fn create_sink(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
-        let t = self.table(table, options)?;
-        let roles = RoleOptions::read(options)?;
+impl ResolvedSink for PgResolved {
+    fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
+        Ok(SinkAbilities { parallelism: self.roles.sink_parallelism, changelog_mode: self.sink_changelog_mode() })
+    }
+
+    fn create(&self, _sink: &SinkContext) -> Result<SinkProvider> {
         let spec = PgSinkSpec {
-            name: format!("Sink: {}", table.name),
-            pool: t.pool,
-            table: t.table,
-            columns: t.columns,
-            primary_key: table.primary_key.clone(),
-            max_rows: roles.sink_max_rows,
-            interval_millis: roles.sink_interval.as_millis() as i64,
+            name: format!("Sink: {}", self.name),
+            pool: Arc::clone(&self.pg.pool),
+            table: self.pg.table.clone(),
+            columns: self.pg.columns.clone(),
+            primary_key: self.primary_key.clone(),
+            max_rows: self.roles.sink_max_rows,
+            interval_millis: self.roles.sink_interval.as_millis() as i64,
         };
-        let changelog_mode =
-            if table.primary_key.is_empty() { SinkChangelogMode::Append } else { SinkChangelogMode::Upsert };
         Ok(SinkProvider {
-            parallelism: roles.sink_parallelism,
-            changelog_mode,
+            parallelism: self.roles.sink_parallelism,
+            changelog_mode: self.sink_changelog_mode(),
             factory: Arc::new(move |_| Box::new(PgSink::new(spec.clone()))),
         })
     }
+}
 
-    fn create_lookup(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _: &FactoryContext<'_>,
-    ) -> Result<LookupSource> {
-        let t = self.table(table, options)?;
-        let roles = RoleOptions::read(options)?;
-        let provider =
-            PgLookupProvider { pool: t.pool, table: t.table, columns: t.columns, max_retries: roles.max_retries };
-        Ok(LookupSource { provider: Arc::new(provider), supports_async: t.supports_async, cache: roles.cache })
+impl ResolvedLookup for PgResolved {
+    fn abilities(&self) -> LookupAbilities {
+        LookupAbilities { supports_async: self.pg.supports_async }
+    }
+
+    fn create(&self) -> Result<LookupSource> {
+        let provider = PgLookupProvider {
+            pool: Arc::clone(&self.pg.pool),
+            table: self.pg.table.clone(),
+            columns: self.pg.columns.clone(),
+            max_retries: self.roles.max_retries,
+        };
+        Ok(LookupSource {
+            provider: Arc::new(provider),
+            supports_async: self.pg.supports_async,
+            cache: self.roles.cache,
+        })
     }
 }

@@ -28,9 +28,10 @@ use crate::error::{Error, Result};
 use crate::lookup_cache::LookupCacheOptions;
 use crate::options::TableOptions;
 use crate::registry::{
-    qualified_name, ConnectorFactory, FactoryContext, LookupAbilities, LookupSource, SinkAbilities, SinkChangelogMode,
-    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
+    qualified_name, ConnectorFactory, FactoryContext, LookupAbilities, LookupSource, ScanContext, SinkAbilities,
+    SinkChangelogMode, SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
+use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
 
 pub use store::{merger_of, ManagedTable, TableStore};
 
@@ -130,34 +131,97 @@ impl ManagedFactory {
     }
 }
 
+impl ManagedFactory {
+    /// Reads every option of `table` and its merge rules, whatever role it is resolved for.
+    fn resolve(&self, table: &TableDescriptor, options: &mut TableOptions) -> Result<Arc<ManagedResolved>> {
+        let options = read_options(table, options)?;
+        let merger = merger_of(table)?;
+        Ok(Arc::new(ManagedResolved { store: Arc::clone(&self.store), table: table.clone(), options, merger }))
+    }
+}
+
 impl ConnectorFactory for ManagedFactory {
     fn identifier(&self) -> &'static str {
         IDENTIFIER
     }
 
-    fn create_source(
+    fn resolve_source(
         &self,
         table: &TableDescriptor,
         options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SourceProvider> {
-        let full = read_options(table, options)?.full_scan;
-        let managed = self.store.table(table)?;
-        let bounded = ctx.scan.batch || ctx.scan.key.is_some();
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedSource>> {
+        Ok(self.resolve(table, options)?)
+    }
+
+    fn resolve_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedSink>> {
+        Ok(self.resolve(table, options)?)
+    }
+
+    fn resolve_lookup(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        _ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedLookup>> {
+        Ok(self.resolve(table, options)?)
+    }
+}
+
+/// A managed table resolved for any of its roles; the table store keeps it (creating it when
+/// new) only once a scan, sink or lookup of it is built.
+struct ManagedResolved {
+    store: Arc<TableStore>,
+    table: TableDescriptor,
+    options: ManagedOptions,
+    merger: weir_store::RowMerger,
+}
+
+impl ManagedResolved {
+    /// The target columns of a partial write (fewer than all), checked against the merge engine.
+    fn partial_targets(&self, sink: &SinkContext) -> Result<Option<Vec<usize>>> {
+        let targets = sink.targets.clone().filter(|t| t.len() < self.table.schema.fields.len());
+        if let Some(targets) = &targets {
+            check_partial_write(&self.table.name, &self.merger, targets)?;
+        }
+        Ok(targets)
+    }
+}
+
+impl ResolvedSource for ManagedResolved {
+    fn abilities(&self, scan: &ScanContext) -> SourceAbilities {
+        SourceAbilities {
+            parallelism: Some(1),
+            bounded: scan.batch || scan.key.is_some(),
+            changes: self.merger.scan_changes(),
+            point_reads: true,
+            accepts_filters: false,
+            accepts_projection: true,
+        }
+    }
+
+    fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
+        let managed = self.store.table(&self.table)?;
+        let bounded = scan.batch || scan.key.is_some();
         // The scan runs at parallelism 1: its one subtask takes what it reads.
-        let read = match &ctx.scan.key {
+        let read = match &scan.key {
             Some(key) => source::ScanRead::Key(managed, key.clone()),
             None if bounded => source::ScanRead::Snapshot(managed),
             None => {
                 // The current rows are taken even when the scan starts after them: a restored
                 // scan compares them with what it had emitted.
                 let (rows, changes) = managed.follow(true)?;
-                source::ScanRead::Following { rows, emit_rows: full, changes }
+                source::ScanRead::Following { rows, emit_rows: self.options.full_scan, changes }
             }
         };
         let read = Arc::new(parking_lot::Mutex::new(Some(read)));
-        let (name, arity) = (table.name.clone(), table.schema.fields.len());
-        let key = table.primary_key.clone();
+        let (name, arity) = (self.table.name.clone(), self.table.schema.fields.len());
+        let key = self.table.primary_key.clone();
         Ok(SourceProvider {
             parallelism: Some(1),
             bounded,
@@ -166,61 +230,19 @@ impl ConnectorFactory for ManagedFactory {
             }),
         })
     }
+}
 
-    fn source_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SourceAbilities> {
-        read_options(table, options)?;
-        Ok(SourceAbilities {
-            parallelism: Some(1),
-            bounded: ctx.scan.batch || ctx.scan.key.is_some(),
-            changes: merger_of(table)?.scan_changes(),
-            point_reads: true,
-            accepts_filters: false,
-            accepts_projection: true,
-        })
-    }
-
-    fn sink_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SinkAbilities> {
-        read_options(table, options)?;
-        if let Some(targets) = ctx.sink.targets.as_ref().filter(|t| t.len() < table.schema.fields.len()) {
-            check_partial_write(&table.name, &merger_of(table)?, targets)?;
-        }
+impl ResolvedSink for ManagedResolved {
+    fn abilities(&self, sink: &SinkContext) -> Result<SinkAbilities> {
+        self.partial_targets(sink)?;
         Ok(SinkAbilities { parallelism: Some(1), changelog_mode: SinkChangelogMode::UpsertUnlessAppend })
     }
 
-    fn lookup_abilities(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _ctx: &FactoryContext<'_>,
-    ) -> Result<LookupAbilities> {
-        read_options(table, options)?;
-        Ok(LookupAbilities { supports_async: true })
-    }
-
-    fn create_sink(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        ctx: &FactoryContext<'_>,
-    ) -> Result<SinkProvider> {
-        let ignore_delete = read_options(table, options)?.ignore_delete;
-        let managed = self.store.table(table)?;
-        let targets = ctx.sink.targets.clone().filter(|t| t.len() < table.schema.fields.len());
-        if let Some(targets) = &targets {
-            check_partial_write(&table.name, managed.merger(), targets)?;
-        }
-        let name = format!("Sink: {}", table.name);
-        let bounded = ctx.sink.bounded_input;
+    fn create(&self, sink: &SinkContext) -> Result<SinkProvider> {
+        let targets = self.partial_targets(sink)?;
+        let managed = self.store.table(&self.table)?;
+        let name = format!("Sink: {}", self.table.name);
+        let (bounded, ignore_delete) = (sink.bounded_input, self.options.ignore_delete);
         let targets: Option<Arc<[usize]>> = targets.map(Arc::from);
         Ok(SinkProvider {
             parallelism: Some(1),
@@ -231,15 +253,16 @@ impl ConnectorFactory for ManagedFactory {
             }),
         })
     }
+}
 
-    fn create_lookup(
-        &self,
-        table: &TableDescriptor,
-        options: &mut TableOptions,
-        _ctx: &FactoryContext<'_>,
-    ) -> Result<LookupSource> {
-        let cache = read_options(table, options)?.cache;
-        let managed = self.store.table(table)?;
+impl ResolvedLookup for ManagedResolved {
+    fn abilities(&self) -> LookupAbilities {
+        LookupAbilities { supports_async: true }
+    }
+
+    fn create(&self) -> Result<LookupSource> {
+        let managed = self.store.table(&self.table)?;
+        let cache = self.options.cache;
         Ok(LookupSource { provider: Arc::new(lookup::ManagedLookup::new(managed)), supports_async: true, cache })
     }
 }

@@ -148,7 +148,7 @@ impl Binder<'_> {
         fields.extend(dim_fields);
         let node = Node::LookupJoin {
             input: Box::new(probe),
-            table: Box::new(table),
+            table: Box::new(self.resolver.lookup(&table)?),
             alias: qualifier,
             join_type,
             keys,

@@ -25,16 +25,20 @@ use weir_runtime::{DataType, Field, Value};
 use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Position, Result};
 use crate::plan::{Node, Plan};
+use crate::resolve::Resolver;
 pub use expr::data_type;
 use expr::{AggregateContext, ExprBinder};
 pub(crate) use over::RANK_COLUMN;
 pub(crate) use regular_join::uniquify;
 pub use scope::position_of;
 use scope::Scope;
+use weir_connectors::SourceTable;
 
 /// Binds queries against a catalog.
 pub struct Binder<'a> {
     catalog: &'a Catalog,
+    /// Resolves the tables the statement reads, once each.
+    resolver: &'a Resolver<'a>,
     /// Common table expressions in scope, innermost last.
     ctes: Vec<HashMap<String, ast::Query>>,
     /// Where the statement's join operators start, in order.
@@ -74,8 +78,8 @@ fn identity(fields: &[Field]) -> Vec<Expr> {
 
 impl<'a> Binder<'a> {
     /// A binder over `catalog`.
-    pub fn new(catalog: &'a Catalog) -> Self {
-        Binder { catalog, ctes: Vec::new(), join_operators: &[] }
+    pub fn new(catalog: &'a Catalog, resolver: &'a Resolver<'a>) -> Self {
+        Binder { catalog, resolver, ctes: Vec::new(), join_operators: &[] }
     }
 
     /// The binder reports a refused join at its operator, the last of `join_operators` (in
@@ -221,8 +225,8 @@ impl<'a> Binder<'a> {
         let cte = self.ctes.iter().rev().find_map(|c| c.get(&table)).cloned();
         match (cte, self.catalog.get(&table)) {
             (Some(query), _) => self.bind_query(&query),
-            (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog).bind_query(query),
-            (None, Some(CatalogEntry::Table(t))) => table_plan(t),
+            (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog, self.resolver).bind_query(query),
+            (None, Some(CatalogEntry::Table(t))) => table_plan(t, Some(self.resolver.source(&t.descriptor)?)),
             (None, None) => Err(Error::validation(position_of(name), format!("Object '{table}' not found"))),
         }
     }
@@ -398,24 +402,26 @@ impl<'a> Binder<'a> {
     }
 }
 
-/// The rows of a table: its scan, its computed columns (a Calc) and its watermark assigner.
-/// The rows a scan of table `t` gives: its physical columns, then its computed ones, with the
-/// rowtime column marked when it has a watermark.
-pub(crate) fn table_plan(t: &crate::catalog::CatalogTable) -> Result<Plan> {
+/// The rows of a table: its scan of `source` (the table resolved as a source), its computed
+/// columns (a Calc) and its watermark assigner: its physical columns, then its computed ones,
+/// with the rowtime column marked when it has a watermark. Without `source` (for `DESCRIBE`,
+/// which reads only the columns) the scan is an empty `Values`.
+pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<SourceTable>) -> Result<Plan> {
     use crate::parser::ColumnDef;
     let physical = t.descriptor.schema.fields.clone();
     let projection = (0..physical.len()).collect();
-    let mut plan = Plan {
-        fields: physical.clone(),
-        node: Node::Scan {
-            table: t.descriptor.clone(),
+    let node = match source {
+        Some(table) => Node::Scan {
+            table,
             projection,
             changelog: crate::plan::ChangelogMode::INSERT_ONLY,
             key: None,
             filter: Vec::new(),
             projected: false,
         },
+        None => Node::Values { rows: Vec::new() },
     };
+    let mut plan = Plan { fields: physical.clone(), node };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {
         let scope = Scope::new(&physical, Some(&t.descriptor.name));
         let mut binder = ExprBinder { scope: &scope, aggregates: None };

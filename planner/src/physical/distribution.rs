@@ -1,6 +1,6 @@
 //! Where a physical plan runs: the parallelism of every node and how rows reach each sink,
-//! decided once, here, from the session's default parallelism and what the connectors offer
-//! ([`ConnectorRegistry::source_abilities`], [`ConnectorRegistry::sink_abilities`]). The job
+//! decided once, here, from the session's default parallelism and what the resolved tables offer
+//! ([`SourceTable::abilities`], [`SinkTable::abilities`]). The job
 //! graph and EXPLAIN's JSON plan both read the result; neither decides again.
 //!
 //! | node | parallelism |
@@ -15,22 +15,22 @@
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
 
-use weir_connectors::{ConnectorRegistry, ScanContext, SinkContext};
+use weir_connectors::{ScanContext, SinkContext};
+#[cfg(doc)]
+use weir_connectors::{SinkTable, SourceTable};
 
 use super::{sink_ship_strategy, PhysicalKind, PhysicalNode};
 use crate::error::{Error, Position, Result};
 
 /// Decides parallelism and sink exchanges for the plans of one job.
-pub struct Distribution<'a> {
-    /// What the connectors offer.
-    pub registry: &'a ConnectorRegistry,
+pub struct Distribution {
     /// `parallelism.default`
     pub parallelism: usize,
     /// The job runs in batch mode: every scan must end by itself.
     pub batch: bool,
 }
 
-impl Distribution<'_> {
+impl Distribution {
     /// Sets the parallelism of `node` and everything below it, and the boundedness and input
     /// strategy of its sinks. Returns whether every source below `node` ends by itself.
     ///
@@ -46,7 +46,7 @@ impl Distribution<'_> {
         node.parallelism = match &mut node.kind {
             PhysicalKind::TableSourceScan { table, key, .. } => {
                 let scan = ScanContext { batch: self.batch, key: key.clone() };
-                let offered = self.registry.source_abilities(table, &scan)?;
+                let offered = table.abilities(&scan);
                 if self.batch && !offered.bounded {
                     return Err(Error::validation(
                         Position::default(),
@@ -98,7 +98,7 @@ impl Distribution<'_> {
             PhysicalKind::Sink { table, targets, bounded_input, .. } => {
                 *bounded_input = bounded;
                 let context = SinkContext { bounded_input: bounded, targets: targets.clone() };
-                self.registry.sink_abilities(table, &context)?.parallelism.unwrap_or(input_parallelism)
+                table.abilities(&context)?.parallelism.unwrap_or(input_parallelism)
             }
             PhysicalKind::Calc(_)
             | PhysicalKind::WatermarkAssigner(_)

@@ -1,7 +1,7 @@
 //! Physical planning of lookup joins: how each one runs (sync, ordered, unordered or
 //! key-ordered), from the options, its LOOKUP hint and its input's changes.
 
-use weir_connectors::TableDescriptor;
+use weir_connectors::LookupTable;
 use weir_operators::expr::Expr;
 use weir_operators::{LookupJoinSpec, LookupJoinType};
 use weir_runtime::Field;
@@ -13,7 +13,7 @@ use crate::plan::Plan;
 /// A lookup join's parts, as the binder produced them.
 pub(super) struct LookupJoinParts {
     pub input: Plan,
-    pub table: Box<TableDescriptor>,
+    pub table: Box<LookupTable>,
     pub alias: String,
     pub join_type: LookupJoinType,
     pub keys: Vec<(usize, Expr)>,

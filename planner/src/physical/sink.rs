@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{SinkChangelogMode, TableDescriptor};
+use weir_connectors::{SinkChangelogMode, SinkTable, TableDescriptor};
 use weir_operators::{
     ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, OnConflict, SinkUpsertMaterializerOperator,
     WatermarkCompactingMaterializerOperator,
@@ -94,8 +94,8 @@ impl SinkMaterializer {
 
 /// The table an INSERT writes and how.
 pub struct SinkTarget<'a> {
-    /// The table.
-    pub table: &'a TableDescriptor,
+    /// The table, resolved as a sink.
+    pub table: &'a SinkTable,
     /// The changes its sink takes.
     pub mode: SinkChangelogMode,
     /// Its primary key columns.

@@ -33,8 +33,6 @@ pub mod window_aggregate;
 pub mod window_rank;
 pub mod window_zone;
 
-use weir_connectors::ConnectorRegistry;
-
 use crate::error::Result;
 use crate::options::PlannerOptions;
 use crate::plan::Plan;
@@ -45,7 +43,7 @@ use crate::plan::Plan;
 ///
 /// # Errors
 /// A table whose connector refuses its options.
-pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistry) -> Result<Plan> {
+pub fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
     let plan = window_zone::window_zone(plan, options.local_time_zone);
     let plan = filter_correlate::filter_correlate(plan);
     let plan = window_aggregate::window_aggregate(plan)?;
@@ -55,11 +53,11 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions, registry: &ConnectorRegistr
         temporal_sort::temporal_sort(&plan)?;
     }
     let plan = prune_columns::prune_plan(plan);
-    let plan = scan_projection::unproject_scans(plan, registry)?;
+    let plan = scan_projection::unproject_scans(plan)?;
     let plan = window_rank::window_rank(plan)?;
     let plan = time_join::time_join(plan, options.window_join_enabled)?;
-    let plan = push_filter_into_scan::push_filter_into_scan(plan, registry)?;
-    let plan = scan_changelog::scan_changelog(plan, registry, options.batch)?;
+    let plan = push_filter_into_scan::push_filter_into_scan(plan)?;
+    let plan = scan_changelog::scan_changelog(plan, options.batch)?;
     Ok(match options.split_distinct_buckets {
         Some(buckets) => split_aggregate::split_aggregate(plan, buckets),
         None => plan,

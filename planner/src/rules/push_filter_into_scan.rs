@@ -10,7 +10,7 @@
 //!
 //! [`SourceAbilities`]: weir_connectors::SourceAbilities
 
-use weir_connectors::{ConnectorRegistry, ScanContext};
+use weir_connectors::ScanContext;
 use weir_operators::expr::{Expr, Function};
 use weir_runtime::Value;
 
@@ -21,13 +21,13 @@ use crate::plan::{Node, Plan};
 ///
 /// # Errors
 /// A table whose connector refuses its options.
-pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result<Plan> {
+pub fn push_filter_into_scan(plan: Plan) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Calc { input, projections, condition: Some(condition) } => {
             let input = match input.node {
                 Node::Scan { table, projection, changelog, key: None, filter, projected } if filter.is_empty() => {
-                    let offered = registry.source_abilities(&table, &ScanContext::default())?;
+                    let offered = table.abilities(&ScanContext::default());
                     let key = if offered.point_reads {
                         pinned_key(&condition, &projection, &table.primary_key)
                     } else {
@@ -41,11 +41,11 @@ pub fn push_filter_into_scan(plan: Plan, registry: &ConnectorRegistry) -> Result
                     let node = Node::Scan { table, projection, changelog, key, filter, projected };
                     Plan { node, fields: input.fields }
                 }
-                node => push_filter_into_scan(Plan { node, fields: input.fields }, registry)?,
+                node => push_filter_into_scan(Plan { node, fields: input.fields })?,
             };
             Node::Calc { input: Box::new(input), projections, condition: Some(condition) }
         }
-        other => other.try_map_inputs(|input| push_filter_into_scan(input, registry))?,
+        other => other.try_map_inputs(push_filter_into_scan)?,
     };
     Ok(Plan { node, fields })
 }
@@ -137,7 +137,7 @@ mod tests {
     fn pushed(sql: &str) -> String {
         let f = Fixture::new(TABLES);
         let before = prune_plan(f.bind(sql));
-        let after = super::push_filter_into_scan(before.clone(), &f.registry).unwrap();
+        let after = super::push_filter_into_scan(before.clone()).unwrap();
         before_after(&before, &after)
     }
 

@@ -6,7 +6,7 @@
 //!
 //! [`SourceAbilities::changes`]: weir_connectors::SourceAbilities::changes
 
-use weir_connectors::{ConnectorRegistry, ScanChanges, ScanContext};
+use weir_connectors::{ScanChanges, ScanContext};
 
 use crate::error::Result;
 use crate::plan::{ChangelogMode, Node, Plan};
@@ -15,11 +15,11 @@ use crate::plan::{ChangelogMode, Node, Plan};
 ///
 /// # Errors
 /// A table whose connector refuses its options.
-pub fn scan_changelog(plan: Plan, registry: &ConnectorRegistry, batch: bool) -> Result<Plan> {
+pub fn scan_changelog(plan: Plan, batch: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Scan { table, projection, key, filter, projected, .. } => {
-            let offered = registry.source_abilities(&table, &ScanContext { batch, key: key.clone() })?;
+            let offered = table.abilities(&ScanContext { batch, key: key.clone() });
             let changelog = match offered.changes {
                 _ if offered.bounded => ChangelogMode::INSERT_ONLY,
                 ScanChanges::InsertOnly => ChangelogMode::INSERT_ONLY,
@@ -32,7 +32,7 @@ pub fn scan_changelog(plan: Plan, registry: &ConnectorRegistry, batch: bool) -> 
             };
             Node::Scan { table, projection, changelog, key, filter, projected }
         }
-        other => other.try_map_inputs(|input| scan_changelog(input, registry, batch))?,
+        other => other.try_map_inputs(|input| scan_changelog(input, batch))?,
     };
     Ok(Plan { node, fields })
 }
@@ -51,7 +51,7 @@ mod tests {
              CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen');",
         );
         let before = f.bind("SELECT id FROM last UNION ALL SELECT id FROM first UNION ALL SELECT id FROM gen;");
-        let streaming = super::scan_changelog(before.clone(), &f.registry, false).unwrap();
+        let streaming = super::scan_changelog(before.clone(), false).unwrap();
         expect![[r#"
             before:
             LogicalUnion(all=[true])
@@ -72,7 +72,7 @@ mod tests {
         "#]]
         .assert_eq(&before_after(&before, &streaming));
         // In batch mode a scan reads current rows: inserts only, as every scan of `before` says.
-        let batch = super::scan_changelog(before.clone(), &f.registry, true).unwrap();
+        let batch = super::scan_changelog(before.clone(), true).unwrap();
         assert_eq!(crate::explain::logical_plan_text(&batch), crate::explain::logical_plan_text(&before));
     }
 }

@@ -5,7 +5,7 @@
 //! scan's rows whole and the Calc goes above it, as Flink does not move a projection below a
 //! watermark assigner.
 
-use weir_connectors::{ConnectorRegistry, ScanContext};
+use weir_connectors::ScanContext;
 use weir_operators::expr::Expr;
 
 use super::prune_columns::merge_calcs;
@@ -16,14 +16,14 @@ use crate::plan::{Node, Plan};
 ///
 /// # Errors
 /// A table whose connector refuses its options.
-pub fn unproject_scans(plan: Plan, registry: &ConnectorRegistry) -> Result<Plan> {
+pub fn unproject_scans(plan: Plan) -> Result<Plan> {
     let Plan { node, fields } = plan;
-    let node = node.try_map_inputs(|input| unproject_scans(input, registry))?;
+    let node = node.try_map_inputs(unproject_scans)?;
     let plan = Plan { node, fields };
     Ok(match plan.node {
         Node::Scan { ref table, ref projection, .. }
             if !projection.iter().copied().eq(0..table.schema.fields.len())
-                && !registry.source_abilities(table, &ScanContext::default())?.accepts_projection =>
+                && !table.abilities(&ScanContext::default()).accepts_projection =>
         {
             full_scan(plan)
         }

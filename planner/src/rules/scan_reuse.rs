@@ -117,8 +117,7 @@ mod tests {
             "CREATE TABLE orders (id BIGINT, product STRING, qty INT) \
              WITH ('connector' = 'filesystem', 'path' = 'orders.csv', 'format' = 'csv');",
         );
-        let plans =
-            queries.iter().map(|q| push_filter_into_scan(prune_plan(f.bind(q)), &f.registry).unwrap()).collect();
+        let plans = queries.iter().map(|q| push_filter_into_scan(prune_plan(f.bind(q))).unwrap()).collect();
         super::share_scans(plans).iter().map(logical_plan_text).collect::<Vec<_>>().join("\n")
     }
 

@@ -1,7 +1,6 @@
 //! A fixture for the rules' snapshot tests: tables declared in SQL, queries bound against them,
 //! plans printed before and after a rule ([`crate::explain::logical_plan_text`]).
 
-use weir_connectors::ConnectorRegistry;
 use weir_runtime::RuntimeConfig;
 
 use crate::explain::logical_plan_text;
@@ -9,11 +8,9 @@ use crate::parser::{parse_script, Statement};
 use crate::plan::Plan;
 use crate::session::Session;
 
-/// A session holding the tables of a test, and the connectors it plans with.
+/// A session holding the tables of a test.
 pub(crate) struct Fixture {
     session: Session,
-    /// The connectors the rules ask.
-    pub registry: ConnectorRegistry,
     _store: tempfile::TempDir,
 }
 
@@ -21,12 +18,11 @@ impl Fixture {
     /// A session that ran `ddl` (managed tables live in a directory of their own).
     pub fn new(ddl: &str) -> Self {
         let store = tempfile::tempdir().expect("a temporary directory");
-        let registry = ConnectorRegistry::default();
-        let mut session = Session::new(RuntimeConfig::default(), registry.clone(), Box::new(std::io::sink()));
+        let registry = weir_connectors::ConnectorRegistry::default();
+        let mut session = Session::new(RuntimeConfig::default(), registry, Box::new(std::io::sink()));
         session.set("table.store.path", &store.path().display().to_string()).expect("a text setting");
         session.execute_script(ddl).unwrap_or_else(|e| panic!("{ddl}: {}", e.error));
-        let registry = session.registry().clone();
-        Fixture { session, registry, _store: store }
+        Fixture { session, _store: store }
     }
 
     /// The bound logical plan of query `sql`.

@@ -34,7 +34,7 @@ impl Session {
     ///
     /// # Errors
     /// A graph with a cycle.
-    pub(super) fn job_shape(&self, translator: &mut Translator<'_>, graph: &JobGraph) -> Result<JobShape> {
+    pub(super) fn job_shape(&self, translator: &mut Translator, graph: &JobGraph) -> Result<JobShape> {
         let ids = graph.operator_ids()?;
         let shapes = std::mem::take(&mut translator.shapes);
         Ok(shapes.finish(&ids, self.runtime.default_parallelism, self.state_options()))

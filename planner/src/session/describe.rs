@@ -24,7 +24,7 @@ impl Session {
                 format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name)),
             ));
         };
-        let plan = crate::binder::table_plan(t)?;
+        let plan = crate::binder::table_plan(t, None)?;
         let key = (!t.primary_key.is_empty()).then(|| format!("PRI({})", t.primary_key.join(", ")));
         let mut rows = Vec::new();
         for column in &t.columns {

@@ -11,7 +11,6 @@ use super::Session;
 use crate::binder::sink_rows::conform_to_sink;
 use crate::catalog::Catalog;
 use crate::error::{Error, Position, Result};
-use crate::options::PlannerOptions;
 use crate::parser::{parse_script, Statement};
 
 /// What a statement does to the rows it selects.
@@ -35,11 +34,11 @@ impl Session {
             Modification::Delete => "DELETE",
             Modification::Update(_) => "UPDATE",
         };
-        let options = PlannerOptions::from_settings(&self.settings)?;
-        if !options.batch {
+        let planner = self.planner()?;
+        if !planner.options().batch {
             return Err(Error::Table(format!("{statement} statement is not supported for streaming mode now.")));
         }
-        let sink = self.planner()?.sink_table(table)?;
+        let sink = planner.sink_table(table)?;
         let name = Catalog::qualified(table);
         if !crate::managed::is_managed(&sink) {
             return Err(Error::Unsupported(format!(
@@ -95,13 +94,17 @@ impl Session {
         let Some(Statement::Query(query)) = parse_script(&sql)?.into_iter().next().map(|l| l.statement) else {
             return Err(Error::Table(format!("the {statement} statement did not read back as a query")));
         };
-        let plan = self.planner()?.bind_query(&query)?;
+        let plan = planner.bind_query(&query)?;
         let plan = conform_to_sink(plan, &sink, &[], at)?;
         if self.dry_run {
             // Explaining a script changes no data.
             return Ok(());
         }
-        let rows = self.collect(plan)?;
+        let handle = weir_connectors::CollectHandle::new();
+        let graph = super::collect_graph(&planner, plan, &handle)?;
+        drop(planner);
+        self.run_query(graph)?;
+        let rows = handle.rows();
         let kind = match modification {
             Modification::Delete => RowKind::Delete,
             Modification::Update(_) => RowKind::UpdateAfter,

@@ -111,10 +111,10 @@ impl Session {
     ///
     /// # Errors
     /// A checkpoint to start from that cannot be read, saying why.
-    pub(super) fn job_runtime(&self, name: &str) -> Result<RuntimeConfig> {
+    pub(super) fn job_runtime(&self, name: &str, batch: bool) -> Result<RuntimeConfig> {
         let mut runtime = self.runtime.clone();
         // As in Flink, a job in batch mode takes no checkpoints.
-        if crate::options::PlannerOptions::from_settings(&self.settings)?.batch {
+        if batch {
             runtime.checkpointing.interval = None;
         }
         let checkpointing = &mut runtime.checkpointing;

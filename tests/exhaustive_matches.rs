@@ -45,6 +45,48 @@ fn names_enum(pattern: &syn::Pat, enum_name: &str) -> bool {
     }
 }
 
+/// Whether `expr` is a path to a variant of `enum_name` (`AggregateKind::Count`).
+fn is_variant_path(expr: &syn::Expr, enum_name: &str) -> bool {
+    let syn::Expr::Path(p) = expr else { return false };
+    let segments = &p.path.segments;
+    segments.len() >= 2 && segments[segments.len() - 2].ident == enum_name
+}
+
+/// Where one file tells the kinds of `enum_name` apart: a `match` with an arm naming one, a
+/// comparison with one (`kind == AggregateKind::Sum`), a `matches!` naming one.
+struct Decisions<'a> {
+    enum_name: &'a str,
+    lines: Vec<usize>,
+}
+
+impl<'ast> Visit<'ast> for Decisions<'_> {
+    fn visit_expr_match(&mut self, node: &'ast syn::ExprMatch) {
+        if node.arms.iter().any(|arm| names_enum(&arm.pat, self.enum_name)) {
+            self.lines.push(node.match_token.span.start().line);
+        }
+        syn::visit::visit_expr_match(self, node);
+    }
+
+    fn visit_expr_binary(&mut self, node: &'ast syn::ExprBinary) {
+        let compares = matches!(node.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_));
+        for side in [&*node.left, &*node.right] {
+            if let syn::Expr::Path(p) = side.clone() {
+                if compares && is_variant_path(side, self.enum_name) {
+                    self.lines.push(p.path.segments[0].ident.span().start().line);
+                }
+            }
+        }
+        syn::visit::visit_expr_binary(self, node);
+    }
+
+    fn visit_macro(&mut self, node: &'ast syn::Macro) {
+        if node.path.is_ident("matches") && node.tokens.to_string().contains(&format!("{} ::", self.enum_name)) {
+            self.lines.push(node.path.segments[0].ident.span().start().line);
+        }
+        syn::visit::visit_macro(self, node);
+    }
+}
+
 /// The `match`es of one file over the enums asked about.
 struct Matches<'a> {
     enums: &'a [&'a str],
@@ -98,5 +140,33 @@ fn no_match_over_node_kinds_has_a_wildcard_arm() {
         wildcards.is_empty(),
         "these matches over node kinds have a `_ =>` arm; name every kind instead:\n{}",
         wildcards.join("\n")
+    );
+}
+
+#[test]
+fn aggregate_kinds_are_told_apart_only_in_the_aggregate_registry() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut outside = Vec::new();
+    let mut inside = 0;
+    for dir in ["operators/src", "planner/src", "connectors/src", "runtime/src", "store/src", "src"] {
+        for file in sources(&root.join(dir)) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let mut visitor = Decisions { enum_name: "AggregateKind", lines: Vec::new() };
+            visitor.visit_file(&parsed);
+            let name = file.strip_prefix(root).unwrap().display().to_string();
+            if name.starts_with("operators/src/aggregate/") {
+                inside += visitor.lines.len();
+            } else {
+                outside.extend(visitor.lines.into_iter().map(|line| format!("{name}:{line}")));
+            }
+        }
+    }
+    assert!(inside > 5, "the parse finds the registry's own decisions");
+    assert!(
+        outside.is_empty(),
+        "these places tell aggregate kinds apart outside operators/src/aggregate/; ask the registry \
+         (`AggregateKind::function`) instead:\n{}",
+        outside.join("\n")
     );
 }

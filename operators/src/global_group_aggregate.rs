@@ -14,6 +14,7 @@ use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::{check_groups, Emission, GroupKey, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::{filter_groups, remap_groups};
+use crate::aggregate::GroupLayout;
 use crate::aggregate::{restored_call_map, Accumulator, AggregateCall, TypedCalls, TypedGlobalGroups};
 use crate::group_aggregate::unexpected_columns;
 use crate::spec::OperatorSpec;
@@ -51,6 +52,21 @@ pub struct GlobalGroupAggregateSpec {
     pub ttl_millis: i64,
     /// Whether unchanged results are emitted.
     pub emit_unchanged: bool,
+    /// How the groups are held, decided when the aggregate is planned ([`Self::group_layout_of`]);
+    /// typed state also needs key columns the typed keys encode, which the first chunk shows.
+    pub group_layout: GroupLayout,
+}
+
+impl GlobalGroupAggregateSpec {
+    /// How a global aggregate of `calls` (over arguments of `arg_types`) holds its groups:
+    /// typed when [`TypedCalls`] covers the calls and there is no state TTL; else as values.
+    pub fn group_layout_of(calls: &[AggregateCall], arg_types: &[Option<DataType>], ttl_millis: i64) -> GroupLayout {
+        if ttl_millis == 0 && TypedCalls::supports_calls(calls, arg_types, false) {
+            GroupLayout::Typed
+        } else {
+            GroupLayout::Values
+        }
+    }
 }
 
 impl OperatorSpec for GlobalGroupAggregateSpec {
@@ -61,6 +77,7 @@ impl OperatorSpec for GlobalGroupAggregateSpec {
             .with_update_before(self.update_before)
             .with_state_ttl(self.ttl_millis)
             .with_emit_unchanged(self.emit_unchanged)
+            .with_typed_state(self.group_layout == GroupLayout::Typed)
     }
 }
 

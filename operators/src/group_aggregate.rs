@@ -19,7 +19,7 @@ use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
 use crate::aggregate::group_state::{check_groups, Emission, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::remap_groups;
-use crate::aggregate::{restored_call_map, Accumulator, AggregateCall, TypedCalls, TypedGroups};
+use crate::aggregate::{restored_call_map, Accumulator, AggregateCall, GroupLayout, TypedCalls, TypedGroups};
 use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
@@ -66,12 +66,31 @@ pub struct GroupAggregateSpec {
     pub ttl_millis: i64,
     /// Whether unchanged results are emitted.
     pub emit_unchanged: bool,
+    /// How the groups are held, decided when the aggregate is planned ([`Self::group_layout_of`]).
+    pub group_layout: GroupLayout,
 }
 
 impl GroupAggregateSpec {
     /// The operator's name: `MiniBatchGroupAggregate` in mini-batch, else `GroupAggregate`.
     pub fn name(&self) -> &'static str {
         name_of(self.mini_batch.is_some())
+    }
+
+    /// How an aggregate of these parameters holds its groups: typed when [`TypedCalls`] covers
+    /// its keys and calls, per record (no mini-batch) and without state TTL; else as values.
+    pub fn group_layout_of(
+        keys: &[usize],
+        calls: &[AggregateCall],
+        input_types: &[DataType],
+        retracting: bool,
+        mini_batch: bool,
+        ttl_millis: i64,
+    ) -> GroupLayout {
+        if !mini_batch && ttl_millis == 0 && TypedCalls::supports(keys, calls, input_types, retracting) {
+            GroupLayout::Typed
+        } else {
+            GroupLayout::Values
+        }
     }
 }
 
@@ -83,7 +102,8 @@ impl OperatorSpec for GroupAggregateSpec {
             .with_update_before(self.update_before)
             .with_retracting_input(self.retracting)
             .with_state_ttl(self.ttl_millis)
-            .with_emit_unchanged(self.emit_unchanged);
+            .with_emit_unchanged(self.emit_unchanged)
+            .with_typed_state(self.group_layout == GroupLayout::Typed);
         match self.mini_batch {
             Some(trigger) => operator.with_mini_batch(trigger),
             None => operator,

@@ -12,7 +12,7 @@ mod window;
 use std::fmt::Write;
 
 use weir_operators::aggregate::distinct::DistinctArgs;
-use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
+use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::expr::{Expr, Function};
 use weir_operators::{
     CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec, MiniBatchAssignerSpec,
@@ -99,21 +99,7 @@ fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> Str
 /// A call as a local or global phase prints it: a DISTINCT call names the set of distinct values
 /// it takes them from (`COUNT(distinct$0 b)`, Flink's `slot`) instead of `DISTINCT`.
 pub(crate) fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
-    let name = match &call.kind {
-        AggregateKind::CountStar | AggregateKind::Count => "COUNT",
-        AggregateKind::Sum => "SUM",
-        AggregateKind::Sum0 => "$SUM0",
-        AggregateKind::Min => "MIN",
-        AggregateKind::Max => "MAX",
-        AggregateKind::Avg => "AVG",
-        AggregateKind::FirstValue => "FIRST_VALUE",
-        AggregateKind::LastValue => "LAST_VALUE",
-        AggregateKind::ListAgg { .. } => "LISTAGG",
-        AggregateKind::StddevPop => "STDDEV_POP",
-        AggregateKind::StddevSamp => "STDDEV_SAMP",
-        AggregateKind::VarPop => "VAR_POP",
-        AggregateKind::VarSamp => "VAR_SAMP",
-    };
+    let name = call.kind.function().name;
     let distinct = match slot {
         Some(slot) => format!("distinct${slot} "),
         None if call.distinct => "DISTINCT ".to_string(),
@@ -160,8 +146,7 @@ fn global_select(
     let distinct = DistinctArgs::of(calls);
     for (i, (c, f)) in calls.iter().zip(&fields[key_count..]).enumerate() {
         let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
-        let kind = if c.kind == AggregateKind::CountStar { AggregateKind::Count } else { c.kind.clone() };
-        let partial = AggregateCall { kind, ..partial };
+        let partial = AggregateCall { kind: c.kind.merged_as(), ..partial };
         let text = phase_text(&partial, distinct.slot(i), &|i| local_fields[i].name.clone());
         select.push(format!("{text} AS {}", f.name));
         at += Accumulator::partial_width(c);

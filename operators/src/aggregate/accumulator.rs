@@ -78,7 +78,7 @@ impl Accumulator {
     /// Adds (`sign` = 1) or retracts (`sign` = -1) one input value; `x` is `Value::Null` for
     /// COUNT(*). NULLs are ignored by every function but COUNT(*).
     pub fn update(&mut self, call: &AggregateCall, x: &Value, sign: i64) {
-        if x.is_null() && call.kind != AggregateKind::CountStar {
+        if x.is_null() && !call.kind.counts_nulls() {
             return;
         }
         match &mut self.0 {
@@ -233,27 +233,15 @@ impl Accumulator {
         calls.iter().zip(arg_types).map(|(c, t)| Accumulator::new(c, t.as_ref(), retracting)).collect()
     }
 
-    /// Whether partial accumulators of `call` can be merged (two-phase aggregation): COUNT,
-    /// SUM, SUM0 and AVG always, MIN and MAX over insert-only input; not DISTINCT calls.
+    /// Whether partial accumulators of `call` can be merged (two-phase aggregation), as its
+    /// function says ([`super::registry`]); never for DISTINCT calls.
     pub fn is_mergeable(call: &AggregateCall, retracting: bool) -> bool {
-        !call.distinct
-            && match call.kind {
-                AggregateKind::CountStar
-                | AggregateKind::Count
-                | AggregateKind::Sum
-                | AggregateKind::Sum0
-                | AggregateKind::Avg => true,
-                AggregateKind::Min | AggregateKind::Max => !retracting,
-                _ => false,
-            }
+        !call.distinct && call.kind.function().merges(retracting)
     }
 
     /// How many values [`Accumulator::partial`] writes for a mergeable call.
     pub fn partial_width(call: &AggregateCall) -> usize {
-        match call.kind {
-            AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => 2,
-            _ => 1,
-        }
+        call.kind.function().partials.len().max(1)
     }
 
     /// Appends this accumulator's state as values, for a local aggregate's output.

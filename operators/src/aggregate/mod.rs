@@ -10,9 +10,11 @@ pub mod bundle;
 pub mod distinct;
 pub(crate) mod group_state;
 pub(crate) mod numeric;
+pub mod registry;
 mod typed;
 
 pub use accumulator::Accumulator;
+pub use registry::{AggregateFunction, Merge};
 
 /// The state section a restore adds to an aggregate's state when the new aggregate computes
 /// other calls than the one that wrote it: for each new call, the old call it continues
@@ -68,6 +70,16 @@ pub(crate) use typed::checkpoint as typed_checkpoint;
 pub use typed::{TypedCalls, TypedGlobalGroups, TypedGroups, TypedLocalGroups};
 
 use weir_runtime::DataType;
+
+/// How a group aggregate holds its groups (and writes them into checkpoints), decided when it
+/// is planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupLayout {
+    /// As typed machine words per group ([`TypedGroups`]): the columnar form.
+    Typed,
+    /// As values per group: every aggregate function, DISTINCT, state TTL and mini-batches.
+    Values,
+}
 
 /// The aggregate functions weir computes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,34 +1,17 @@
 //! Aggregate calls: recognition, argument binding and Flink's result types.
 
 use sqlparser::ast;
-use weir_operators::aggregate::{AggregateCall, AggregateKind};
-use weir_operators::expr::types::{is_numeric, MAX_PRECISION};
+use weir_operators::aggregate::{registry, AggregateCall};
+use weir_operators::expr::types::is_numeric;
 use weir_operators::expr::Expr;
-use weir_runtime::{DataType, LogicalType, Value};
 
 use super::expr::{AggregateContext, ExprBinder};
 use super::scope::position_of;
 use crate::error::{Error, Position, Result};
 
-const AGGREGATES: [&str; 13] = [
-    "COUNT",
-    "SUM",
-    "SUM0",
-    "MIN",
-    "MAX",
-    "AVG",
-    "LISTAGG",
-    "FIRST_VALUE",
-    "LAST_VALUE",
-    "STDDEV_POP",
-    "STDDEV_SAMP",
-    "VAR_POP",
-    "VAR_SAMP",
-];
-
 /// Whether `name` (any case) is an aggregate function.
 pub fn is_aggregate(name: &str) -> bool {
-    AGGREGATES.contains(&name.to_ascii_uppercase().as_str())
+    registry::is_aggregate(name)
 }
 
 /// Whether the expression contains an aggregate call (outside subqueries).
@@ -44,31 +27,6 @@ pub fn contains_aggregate(expr: &ast::Expr) -> bool {
         std::ops::ControlFlow::Continue(())
     });
     found
-}
-
-/// Flink's result type of an aggregate over an argument of type `arg`.
-fn result_type(kind: &AggregateKind, arg: Option<&DataType>) -> DataType {
-    let arg = arg.cloned().unwrap_or_else(DataType::bigint);
-    let nullable = |mut t: DataType| {
-        t.nullable = true;
-        t
-    };
-    match kind {
-        AggregateKind::CountStar | AggregateKind::Count => DataType::bigint().not_null(),
-        AggregateKind::Sum | AggregateKind::Sum0 => match arg.logical {
-            LogicalType::Decimal { scale, .. } => nullable(DataType::decimal(MAX_PRECISION, scale)),
-            _ => nullable(arg),
-        },
-        AggregateKind::Avg => match arg.logical {
-            LogicalType::Decimal { scale, .. } => nullable(DataType::decimal(MAX_PRECISION, scale.max(6))),
-            _ => nullable(arg),
-        },
-        AggregateKind::ListAgg { .. } => DataType::string(),
-        AggregateKind::StddevPop | AggregateKind::StddevSamp | AggregateKind::VarPop | AggregateKind::VarSamp => {
-            DataType::double()
-        }
-        _ => nullable(arg),
-    }
 }
 
 /// Builds the aggregate call `f`, adding its argument and filter to the aggregate's input.
@@ -108,41 +66,17 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         Some(condition) => Some(bind(condition)?),
         None => None,
     };
-    let kind = match (name.as_str(), bound.len(), star) {
-        ("COUNT", 0, _) => AggregateKind::CountStar,
-        ("COUNT", _, _) => AggregateKind::Count,
-        ("SUM", 1, _) => AggregateKind::Sum,
-        ("SUM0", 1, _) => AggregateKind::Sum0,
-        ("MIN", 1, _) => AggregateKind::Min,
-        ("MAX", 1, _) => AggregateKind::Max,
-        ("AVG", 1, _) => AggregateKind::Avg,
-        ("FIRST_VALUE", 1, _) => AggregateKind::FirstValue,
-        ("LAST_VALUE", 1, _) => AggregateKind::LastValue,
-        ("STDDEV_POP", 1, _) => AggregateKind::StddevPop,
-        ("STDDEV_SAMP", 1, _) => AggregateKind::StddevSamp,
-        ("VAR_POP", 1, _) => AggregateKind::VarPop,
-        ("VAR_SAMP", 1, _) => AggregateKind::VarSamp,
-        ("LISTAGG", 1 | 2, _) => {
-            let delimiter = match bound.get(1) {
-                None => ",".to_string(),
-                Some(Expr::Literal { value: Value::String(s), .. }) => s.to_string(),
-                Some(_) => return Err(Error::validation(at, "The separator of LISTAGG must be a string literal")),
-            };
-            bound.truncate(1);
-            AggregateKind::ListAgg { delimiter }
+    let kind = match registry::bind(&name, &mut bound) {
+        Ok(Some(kind)) => kind,
+        Ok(None) | Err(registry::BindError::Arity) => {
+            return Err(Error::validation(at, format!("Invalid number of arguments to function '{name}'")))
         }
-        _ => return Err(Error::validation(at, format!("Invalid number of arguments to function '{name}'"))),
+        Err(registry::BindError::Separator) => {
+            return Err(Error::validation(at, "The separator of LISTAGG must be a string literal"))
+        }
     };
-    let numeric_only = matches!(
-        kind,
-        AggregateKind::Sum
-            | AggregateKind::Sum0
-            | AggregateKind::Avg
-            | AggregateKind::StddevPop
-            | AggregateKind::StddevSamp
-            | AggregateKind::VarPop
-            | AggregateKind::VarSamp
-    );
+    let function = kind.function();
+    let numeric_only = function.numeric_only;
     if numeric_only && !bound.first().is_some_and(|a| is_numeric(a.ty())) {
         let ty = bound.first().map(|a| weir_operators::expr::types::calcite_name(&a.ty().logical)).unwrap_or_default();
         return Err(Error::validation(
@@ -153,7 +87,7 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         ));
     }
     let arg_type = bound.first().map(|a| a.ty().clone());
-    let result_type = result_type(&kind, arg_type.as_ref());
+    let result_type = (function.result_type)(arg_type.as_ref());
     let arg = bound.into_iter().next().map(|a| agg.input_column(a));
     let mut call = AggregateCall::new(kind, arg, result_type);
     call.distinct = distinct;

@@ -11,10 +11,10 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, VisitMut, VisitorMut};
-use weir_operators::aggregate::{AggregateCall, AggregateKind};
+use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
 use weir_operators::OverFrame;
-use weir_runtime::{DataType, Field};
+use weir_runtime::Field;
 
 use super::aggregate::aggregate_call;
 use super::expr::{AggregateContext, ExprBinder};
@@ -82,18 +82,7 @@ pub(super) fn bind_over_aggregates(
         if call.distinct {
             return Err(unsupported_at(&node, "DISTINCT in an OVER aggregate"));
         }
-        // SUM as Calcite expands it over a window: COUNT and $SUM0.
-        let expanded = match call.kind {
-            AggregateKind::Sum => vec![
-                AggregateCall {
-                    kind: AggregateKind::Count,
-                    result_type: DataType::bigint().not_null(),
-                    ..call.clone()
-                },
-                AggregateCall { kind: AggregateKind::Sum0, result_type: call.result_type.clone().not_null(), ..call },
-            ],
-            _ => vec![call],
-        };
+        let expanded = weir_operators::aggregate::registry::over_window_calls(call);
         bound.push((node, expanded));
     }
     let arity = plan.fields.len();

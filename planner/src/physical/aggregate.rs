@@ -27,14 +27,7 @@ pub(crate) fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
 
 /// The name Flink gives a local aggregate's accumulator column.
 pub(super) fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
-    let base = match (kind, part) {
-        (AggregateKind::CountStar, _) => "count1",
-        (AggregateKind::Count, _) | (_, 1) => "count",
-        (AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg, _) => "sum",
-        (AggregateKind::Min, _) => "min",
-        (AggregateKind::Max, _) => "max",
-        _ => "acc",
-    };
+    let base = kind.function().partials.get(part).copied().unwrap_or("acc");
     format!("{base}${index}")
 }
 
@@ -101,7 +94,8 @@ impl Physical<'_> {
                     local_fields.push(Field::new(format!("distinct${i}"), map));
                 }
                 local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));
-                let arg_types = calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
+                let arg_types: Vec<_> =
+                    calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
                 let key_count = keys.len();
                 let input_types = input.fields.iter().map(|f| f.data_type.clone()).collect();
                 let trigger = trigger(mini_batch);
@@ -121,6 +115,7 @@ impl Physical<'_> {
                     parallelism: UNASSIGNED,
                     kind: PhysicalKind::GlobalGroupAggregate {
                         spec: GlobalGroupAggregateSpec {
+                            group_layout: GlobalGroupAggregateSpec::group_layout_of(&calls, &arg_types, ttl_millis),
                             key_count,
                             calls,
                             arg_types,
@@ -138,10 +133,19 @@ impl Physical<'_> {
             }
             mini_batch => {
                 let emit_unchanged = ttl_millis > 0 && (mini_batch.is_none() || self.options.output_identical);
-                let input_types = input.fields.iter().map(|f| f.data_type.clone()).collect();
+                let input_types: Vec<_> = input.fields.iter().map(|f| f.data_type.clone()).collect();
+                let group_layout = GroupAggregateSpec::group_layout_of(
+                    &keys,
+                    &calls,
+                    &input_types,
+                    retracting,
+                    mini_batch.is_some(),
+                    ttl_millis,
+                );
                 PhysicalNode {
                     parallelism: UNASSIGNED,
                     kind: PhysicalKind::GroupAggregate(GroupAggregateSpec {
+                        group_layout,
                         keys,
                         calls,
                         input_types,

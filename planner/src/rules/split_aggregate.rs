@@ -7,7 +7,7 @@
 //! weir splits aggregates whose DISTINCT calls all take the same column and whose other calls
 //! are COUNT, SUM, SUM0, MIN or MAX (without FILTER); others stay in one level.
 
-use weir_operators::aggregate::{AggregateCall, AggregateKind};
+use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::{Expr, Function};
 use weir_runtime::{DataType, Field, Value};
 
@@ -41,17 +41,8 @@ fn splittable(calls: &[AggregateCall]) -> Option<usize> {
     let same_column =
         distinct.iter().all(|&c| c == column) && calls.iter().filter(|c| c.distinct).all(|c| c.arg.is_some());
     let mergeable = calls.iter().all(|c| {
-        c.filter.is_none()
-            && matches!(
-                c.kind,
-                AggregateKind::Count
-                    | AggregateKind::CountStar
-                    | AggregateKind::Sum
-                    | AggregateKind::Sum0
-                    | AggregateKind::Min
-                    | AggregateKind::Max
-            )
-            && (!c.distinct || c.kind == AggregateKind::Count)
+        let function = c.kind.function();
+        c.filter.is_none() && function.splittable && (!c.distinct || function.split_distinct)
     });
     (same_column && mergeable).then_some(column)
 }
@@ -102,13 +93,7 @@ fn split_one(input: Plan, keys: Vec<usize>, calls: Vec<AggregateCall>, fields: V
     let final_calls = calls
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            let kind = match c.kind {
-                AggregateKind::Count | AggregateKind::CountStar | AggregateKind::Sum0 => AggregateKind::Sum0,
-                ref other => other.clone(),
-            };
-            AggregateCall::new(kind, Some(key_count + 1 + i), c.result_type.clone())
-        })
+        .map(|(i, c)| AggregateCall::new(c.kind.buckets_merged_as(), Some(key_count + 1 + i), c.result_type.clone()))
         .collect();
     Plan {
         node: Node::Aggregate { input: Box::new(partial), keys: (0..key_count).collect(), calls: final_calls },

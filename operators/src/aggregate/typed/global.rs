@@ -54,7 +54,7 @@ impl TypedGlobalGroups {
         Some(TypedGlobalGroups {
             key_count: key_types.len(),
             keys: GroupKeys::for_arrow_types(key_types)?,
-            calls: TypedCalls::new(calls),
+            calls: TypedCalls::new(calls)?,
             table: KeyTable::default(),
             slab: Slab::new(calls.len()),
             bundle: KeyTable::default(),

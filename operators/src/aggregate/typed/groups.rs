@@ -39,7 +39,7 @@ impl TypedGroups {
         Some(TypedGroups {
             key_columns: keys.to_vec(),
             keys: GroupKeys::for_arrow_types(key_types)?,
-            calls: TypedCalls::new(calls),
+            calls: TypedCalls::new(calls)?,
             table: KeyTable::default(),
             slab: Slab::new(calls.len()),
             update_before,

@@ -28,7 +28,7 @@ impl TypedLocalGroups {
         Some(TypedLocalGroups {
             key_columns: keys.to_vec(),
             keys: GroupKeys::for_arrow_types(key_types)?,
-            calls: TypedCalls::new(calls),
+            calls: TypedCalls::new(calls)?,
             table: KeyTable::default(),
             slab: Slab::new(calls.len()),
         })

@@ -36,7 +36,8 @@ pub use local::TypedLocalGroups;
 
 use keys::{GroupKeys, KeyTable};
 
-use super::{AggregateCall, AggregateKind};
+use super::registry::{typed_form, typed_supports};
+use super::AggregateCall;
 
 /// How one call accumulates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,45 +125,25 @@ impl TypedCalls {
     /// local phase filtered.
     pub fn supports_calls(calls: &[AggregateCall], arg_types: &[Option<DataType>], retracting: bool) -> bool {
         calls.len() <= MAX_CALLS
-            && calls.iter().zip(arg_types).all(|(c, arg_type)| {
-                let integer_arg = arg_type.as_ref().is_some_and(|t| t.integer_bits().is_some());
-                let integer_result = c.result_type.integer_bits().is_some();
-                let double = |t: &DataType| t.logical == LogicalType::Double;
-                let double_sum = arg_type.as_ref().is_some_and(double) && double(&c.result_type);
-                !c.distinct
-                    && match c.kind {
-                        AggregateKind::CountStar => true,
-                        AggregateKind::Count => c.arg.is_some(),
-                        AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => {
-                            integer_arg && integer_result || double_sum
-                        }
-                        AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
-                        _ => false,
-                    }
-            })
+            && calls.iter().zip(arg_types).all(|(c, arg_type)| typed_supports(c, arg_type.as_ref(), retracting))
     }
 
-    /// The typed form of `calls` (see [`TypedCalls::supports`]).
-    pub fn new(calls: &[AggregateCall]) -> Self {
+    /// The typed form of `calls` (see [`TypedCalls::supports`]); `None` when one is not computed
+    /// by the typed state.
+    pub fn new(calls: &[AggregateCall]) -> Option<Self> {
         let calls = calls
             .iter()
-            .map(|c| TypedCall {
-                kind: match (&c.kind, c.result_type.logical == LogicalType::Double) {
-                    (AggregateKind::CountStar, _) => Kind::CountStar,
-                    (AggregateKind::Count, _) => Kind::Count,
-                    (AggregateKind::Sum, double) => Kind::Sum { zero_when_empty: false, double },
-                    (AggregateKind::Sum0, double) => Kind::Sum { zero_when_empty: true, double },
-                    (AggregateKind::Avg, double) => Kind::Avg { double },
-                    (AggregateKind::Min, _) => Kind::Min,
-                    _ => Kind::Max,
-                },
-                arg: c.arg,
-                filter: c.filter,
-                bits: c.result_type.integer_bits().unwrap_or(64),
-                result_type: arrow_type(&c.result_type),
+            .map(|c| {
+                Some(TypedCall {
+                    kind: typed_form(c)?,
+                    arg: c.arg,
+                    filter: c.filter,
+                    bits: c.result_type.integer_bits().unwrap_or(64),
+                    result_type: arrow_type(&c.result_type),
+                })
             })
-            .collect();
-        TypedCalls { calls }
+            .collect::<Option<Vec<_>>>()?;
+        Some(TypedCalls { calls })
     }
 
     pub(crate) fn iter(&self) -> std::slice::Iter<'_, TypedCall> {
@@ -356,6 +337,7 @@ impl Group<'_> {
 /// `FILTER (WHERE column 4)`; extremes only over insert-only input.
 #[cfg(test)]
 pub(crate) fn test_calls(retracting: bool) -> Vec<AggregateCall> {
+    use super::AggregateKind;
     let call = |kind, arg, ty: DataType| AggregateCall::new(kind, arg, ty);
     let count = || DataType::bigint().not_null();
     let mut calls = vec![

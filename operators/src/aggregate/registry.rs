@@ -1,0 +1,326 @@
+//! The aggregate functions weir computes, each described in one place: its SQL name and how a
+//! call of it binds, Flink's result type, which arguments it takes, whether partial
+//! accumulators of it merge (two-phase aggregation) and under which names a local phase emits
+//! them, whether the distinct-split rule may split it, whether the typed group state computes
+//! it, and the layout of its accumulator (for state signatures).
+//!
+//! [`AggregateKind::function`] is the one place that tells kinds apart for the planner; the
+//! accumulators themselves (`accumulator.rs`, `typed/`) are the rest of this module. Adding an
+//! aggregate: a variant of [`AggregateKind`], its entry here ([`AggregateKind::function`] and
+//! [`bind`]), its state in `accumulator.rs`, and a docs row (`docs/sql.md`).
+
+use weir_runtime::{DataType, LogicalType, Value};
+
+use super::typed::Kind as TypedKind;
+use super::{AggregateCall, AggregateKind};
+use crate::expr::types::MAX_PRECISION;
+use crate::expr::Expr;
+
+/// Whether partial accumulators of a function merge, so that it can run in two phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// Always (COUNT, SUM, AVG).
+    Always,
+    /// Only over insert-only input (MIN and MAX keep only the extreme then).
+    InsertOnly,
+    /// Never: the function runs in one phase.
+    Never,
+}
+
+/// What weir knows of one aggregate function.
+#[derive(Debug)]
+pub struct AggregateFunction {
+    /// The name EXPLAIN prints (`COUNT` for `COUNT(*)` too, `$SUM0`).
+    pub name: &'static str,
+    /// Only numeric arguments (Flink's `'SUM(<NUMERIC>)'`).
+    pub numeric_only: bool,
+    /// Flink's result type for an argument of the given type (`None` for `COUNT(*)`).
+    pub result_type: fn(Option<&DataType>) -> DataType,
+    /// Whether it runs in two phases.
+    pub merge: Merge,
+    /// The names of the partial values a local phase emits, in order (`sum`, `count`); empty
+    /// when it never merges.
+    pub partials: &'static [&'static str],
+    /// Whether the distinct-split rule (`table.optimizer.distinct-agg.split.enabled`) may run
+    /// it in its buckets: without DISTINCT, and with DISTINCT when `split_distinct`.
+    pub splittable: bool,
+    /// Whether a DISTINCT call of it may be split into buckets (COUNT only).
+    pub split_distinct: bool,
+    /// What its accumulator holds per group, in order: the layout a checkpoint writes.
+    pub accumulator: &'static [&'static str],
+}
+
+impl AggregateFunction {
+    /// Whether partial accumulators merge for input that retracts rows or not.
+    pub fn merges(&self, retracting: bool) -> bool {
+        match self.merge {
+            Merge::Always => true,
+            Merge::InsertOnly => !retracting,
+            Merge::Never => false,
+        }
+    }
+}
+
+const fn function(
+    name: &'static str,
+    result_type: fn(Option<&DataType>) -> DataType,
+    accumulator: &'static [&'static str],
+) -> AggregateFunction {
+    AggregateFunction {
+        name,
+        numeric_only: false,
+        result_type,
+        merge: Merge::Never,
+        partials: &[],
+        splittable: false,
+        split_distinct: false,
+        accumulator,
+    }
+}
+
+fn count_type(_: Option<&DataType>) -> DataType {
+    DataType::bigint().not_null()
+}
+
+fn nullable_arg(arg: Option<&DataType>) -> DataType {
+    let mut t = arg.cloned().unwrap_or_else(DataType::bigint);
+    t.nullable = true;
+    t
+}
+
+/// SUM's: the argument's type, a DECIMAL widened to the largest precision.
+fn sum_type(arg: Option<&DataType>) -> DataType {
+    match arg.map(|a| &a.logical) {
+        Some(LogicalType::Decimal { scale, .. }) => nullable_arg(Some(&DataType::decimal(MAX_PRECISION, *scale))),
+        _ => nullable_arg(arg),
+    }
+}
+
+/// AVG's: the argument's type, a DECIMAL widened to the largest precision and at least 6 digits
+/// after the point.
+fn avg_type(arg: Option<&DataType>) -> DataType {
+    match arg.map(|a| &a.logical) {
+        Some(LogicalType::Decimal { scale, .. }) => {
+            nullable_arg(Some(&DataType::decimal(MAX_PRECISION, (*scale).max(6))))
+        }
+        _ => nullable_arg(arg),
+    }
+}
+
+fn string_type(_: Option<&DataType>) -> DataType {
+    DataType::string()
+}
+
+fn double_type(_: Option<&DataType>) -> DataType {
+    DataType::double()
+}
+
+static COUNT: AggregateFunction = AggregateFunction {
+    merge: Merge::Always,
+    partials: &["count"],
+    splittable: true,
+    split_distinct: true,
+    ..function("COUNT", count_type, &["count BIGINT"])
+};
+static COUNT_STAR: AggregateFunction = AggregateFunction { partials: &["count1"], ..COUNT };
+static SUM: AggregateFunction = AggregateFunction {
+    numeric_only: true,
+    merge: Merge::Always,
+    partials: &["sum", "count"],
+    splittable: true,
+    ..function("SUM", sum_type, &["sum RESULT", "count BIGINT"])
+};
+static SUM0: AggregateFunction = AggregateFunction { name: "$SUM0", ..SUM };
+static MIN: AggregateFunction = AggregateFunction {
+    merge: Merge::InsertOnly,
+    partials: &["min"],
+    splittable: true,
+    ..function("MIN", nullable_arg, &["values MAP<ARG, BIGINT> (retracting) | extreme ARG (insert-only)"])
+};
+static MAX: AggregateFunction = AggregateFunction { name: "MAX", partials: &["max"], ..MIN };
+static AVG: AggregateFunction = AggregateFunction {
+    numeric_only: true,
+    merge: Merge::Always,
+    partials: &["sum", "count"],
+    ..function("AVG", avg_type, &["sum BIGINT | DOUBLE | DECIMAL", "count BIGINT"])
+};
+static FIRST_VALUE: AggregateFunction = function("FIRST_VALUE", nullable_arg, &["values ARRAY<ARG> (arrival order)"]);
+static LAST_VALUE: AggregateFunction = AggregateFunction { name: "LAST_VALUE", ..FIRST_VALUE };
+static LISTAGG: AggregateFunction = function("LISTAGG", string_type, &["values ARRAY<ARG> (arrival order)"]);
+static STDDEV_POP: AggregateFunction = AggregateFunction {
+    numeric_only: true,
+    ..function("STDDEV_POP", double_type, &["count BIGINT", "sum DOUBLE", "sum_of_squares DOUBLE"])
+};
+static STDDEV_SAMP: AggregateFunction = AggregateFunction { name: "STDDEV_SAMP", ..STDDEV_POP };
+static VAR_POP: AggregateFunction = AggregateFunction { name: "VAR_POP", ..STDDEV_POP };
+static VAR_SAMP: AggregateFunction = AggregateFunction { name: "VAR_SAMP", ..STDDEV_POP };
+
+/// The SQL names of the aggregate functions (`SUM0` is Calcite's `$SUM0`).
+const NAMES: [&str; 13] = [
+    "COUNT",
+    "SUM",
+    "SUM0",
+    "MIN",
+    "MAX",
+    "AVG",
+    "LISTAGG",
+    "FIRST_VALUE",
+    "LAST_VALUE",
+    "STDDEV_POP",
+    "STDDEV_SAMP",
+    "VAR_POP",
+    "VAR_SAMP",
+];
+
+impl AggregateKind {
+    /// What weir knows of the function.
+    pub fn function(&self) -> &'static AggregateFunction {
+        match self {
+            AggregateKind::CountStar => &COUNT_STAR,
+            AggregateKind::Count => &COUNT,
+            AggregateKind::Sum => &SUM,
+            AggregateKind::Sum0 => &SUM0,
+            AggregateKind::Min => &MIN,
+            AggregateKind::Max => &MAX,
+            AggregateKind::Avg => &AVG,
+            AggregateKind::FirstValue => &FIRST_VALUE,
+            AggregateKind::LastValue => &LAST_VALUE,
+            AggregateKind::ListAgg { .. } => &LISTAGG,
+            AggregateKind::StddevPop => &STDDEV_POP,
+            AggregateKind::StddevSamp => &STDDEV_SAMP,
+            AggregateKind::VarPop => &VAR_POP,
+            AggregateKind::VarSamp => &VAR_SAMP,
+        }
+    }
+
+    /// The kind a global phase merges this kind's partials with: `COUNT(*)`'s partial counts
+    /// are summed as `COUNT`'s are; every other kind merges as itself.
+    pub fn merged_as(&self) -> AggregateKind {
+        match self {
+            AggregateKind::CountStar => AggregateKind::Count,
+            other => other.clone(),
+        }
+    }
+
+    /// The kind the distinct-split rule merges its buckets' results with: counts are summed
+    /// (`$SUM0`), every other splittable kind merges as itself.
+    pub fn buckets_merged_as(&self) -> AggregateKind {
+        match self {
+            AggregateKind::CountStar | AggregateKind::Count | AggregateKind::Sum0 => AggregateKind::Sum0,
+            other => other.clone(),
+        }
+    }
+
+    /// Whether the function counts rows whose argument is NULL (`COUNT(*)` only).
+    pub fn counts_nulls(&self) -> bool {
+        *self == AggregateKind::CountStar
+    }
+}
+
+/// Whether `name` (any case) is an aggregate function.
+pub fn is_aggregate(name: &str) -> bool {
+    NAMES.contains(&name.to_ascii_uppercase().as_str())
+}
+
+/// Why a call of an aggregate does not bind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindError {
+    /// Flink's `Invalid number of arguments to function '…'`.
+    Arity,
+    /// LISTAGG's separator is not a string literal.
+    Separator,
+}
+
+/// The kind of a call of aggregate `name` (upper case) over the bound arguments `args`
+/// (`COUNT(*)` has none); arguments the kind keeps as parameters (LISTAGG's separator) are
+/// taken out of `args`. `Ok(None)` when `name` is no aggregate.
+///
+/// # Errors
+/// A call with the wrong number of arguments, or a separator that is no string literal.
+pub fn bind(name: &str, args: &mut Vec<Expr>) -> Result<Option<AggregateKind>, BindError> {
+    let kind = match (name, args.len()) {
+        ("COUNT", 0) => AggregateKind::CountStar,
+        ("COUNT", _) => AggregateKind::Count,
+        ("SUM", 1) => AggregateKind::Sum,
+        ("SUM0", 1) => AggregateKind::Sum0,
+        ("MIN", 1) => AggregateKind::Min,
+        ("MAX", 1) => AggregateKind::Max,
+        ("AVG", 1) => AggregateKind::Avg,
+        ("FIRST_VALUE", 1) => AggregateKind::FirstValue,
+        ("LAST_VALUE", 1) => AggregateKind::LastValue,
+        ("STDDEV_POP", 1) => AggregateKind::StddevPop,
+        ("STDDEV_SAMP", 1) => AggregateKind::StddevSamp,
+        ("VAR_POP", 1) => AggregateKind::VarPop,
+        ("VAR_SAMP", 1) => AggregateKind::VarSamp,
+        ("LISTAGG", 1 | 2) => {
+            let delimiter = match args.get(1) {
+                None => ",".to_string(),
+                Some(Expr::Literal { value: Value::String(s), .. }) => s.to_string(),
+                Some(_) => return Err(BindError::Separator),
+            };
+            args.truncate(1);
+            AggregateKind::ListAgg { delimiter }
+        }
+        _ if is_aggregate(name) => return Err(BindError::Arity),
+        _ => return Ok(None),
+    };
+    Ok(Some(kind))
+}
+
+/// The calls an OVER window computes for `call`: SUM as Calcite expands it over a window (a
+/// COUNT and a `$SUM0`, the SUM being NULL when the count is 0), every other call as it is.
+pub fn over_window_calls(call: AggregateCall) -> Vec<AggregateCall> {
+    if call.kind != AggregateKind::Sum {
+        return vec![call];
+    }
+    vec![
+        AggregateCall { kind: AggregateKind::Count, result_type: DataType::bigint().not_null(), ..call.clone() },
+        AggregateCall { kind: AggregateKind::Sum0, result_type: call.result_type.clone().not_null(), ..call },
+    ]
+}
+
+/// Whether the typed group state computes `call` over an argument of `arg_type` exactly as its
+/// accumulator does: `COUNT(*)`, `COUNT(x)`, `SUM` / `$SUM0` / `AVG` of integers into integers
+/// or of DOUBLEs into DOUBLE, and `MIN` / `MAX` of integers over insert-only input; no DISTINCT.
+pub(crate) fn typed_supports(call: &AggregateCall, arg_type: Option<&DataType>, retracting: bool) -> bool {
+    let integer_arg = arg_type.is_some_and(|t| t.integer_bits().is_some());
+    let integer_result = call.result_type.integer_bits().is_some();
+    let double = |t: &DataType| t.logical == LogicalType::Double;
+    let double_sum = arg_type.is_some_and(double) && double(&call.result_type);
+    let supported = match call.kind {
+        AggregateKind::CountStar => true,
+        AggregateKind::Count => call.arg.is_some(),
+        AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => integer_arg && integer_result || double_sum,
+        AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
+        AggregateKind::FirstValue
+        | AggregateKind::LastValue
+        | AggregateKind::ListAgg { .. }
+        | AggregateKind::StddevPop
+        | AggregateKind::StddevSamp
+        | AggregateKind::VarPop
+        | AggregateKind::VarSamp => false,
+    };
+    supported && !call.distinct && typed_form(call).is_some()
+}
+
+/// How the typed group state computes `call` (one that [`typed_supports`]); `None` for a
+/// function it does not compute.
+pub(crate) fn typed_form(call: &AggregateCall) -> Option<TypedKind> {
+    let double = call.result_type.logical == LogicalType::Double;
+    match call.kind {
+        AggregateKind::CountStar => Some(TypedKind::CountStar),
+        AggregateKind::Count => Some(TypedKind::Count),
+        AggregateKind::Sum => Some(TypedKind::Sum { zero_when_empty: false, double }),
+        AggregateKind::Sum0 => Some(TypedKind::Sum { zero_when_empty: true, double }),
+        AggregateKind::Avg => Some(TypedKind::Avg { double }),
+        AggregateKind::Min => Some(TypedKind::Min),
+        AggregateKind::Max => Some(TypedKind::Max),
+        AggregateKind::FirstValue
+        | AggregateKind::LastValue
+        | AggregateKind::ListAgg { .. }
+        | AggregateKind::StddevPop
+        | AggregateKind::StddevSamp
+        | AggregateKind::VarPop
+        | AggregateKind::VarSamp => None,
+    }
+}

@@ -70,7 +70,7 @@ impl<'ast> Visit<'ast> for Decisions<'_> {
     fn visit_expr_binary(&mut self, node: &'ast syn::ExprBinary) {
         let compares = matches!(node.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_));
         for side in [&*node.left, &*node.right] {
-            if let syn::Expr::Path(p) = side.clone() {
+            if let syn::Expr::Path(p) = side {
                 if compares && is_variant_path(side, self.enum_name) {
                     self.lines.push(p.path.segments[0].ident.span().start().line);
                 }

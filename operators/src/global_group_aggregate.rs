@@ -262,7 +262,7 @@ impl Bundled for GlobalGroupAggregateOperator {
                     let Some(change) = count_value(&mut group.distinct[slot], x, *delta) else { continue };
                     for (i, (call, acc)) in calls.iter().zip(group.accumulators.iter_mut()).enumerate() {
                         if distinct.slot(i) == Some(slot) {
-                            acc.update(call, x, change);
+                            acc.update(call, x, change)?;
                         }
                     }
                 }

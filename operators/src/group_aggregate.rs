@@ -254,7 +254,7 @@ impl GroupAggregateOperator {
         let Some(group) = group else { return Ok(()) };
         let first = group.rows == 0;
         for (kind, row) in rows {
-            update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 });
+            update(calls, group, row, if kind.is_accumulate() { 1 } else { -1 })?;
         }
         if group.emit_change(first, key, calls, *emission, scratch, emitted) {
             groups.remove(key);
@@ -300,7 +300,7 @@ impl Bundled for GroupAggregateOperator {
 const TYPED_GROUPS: &str = "typed-groups";
 
 /// Applies one input row to a group's accumulators.
-fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) {
+fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) -> Result<()> {
     group.rows += sign;
     for (i, call) in calls.iter().enumerate() {
         if let Some(f) = call.filter {
@@ -312,12 +312,13 @@ fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) 
         if let Some(seen) = group.distinct.get_mut(i).and_then(Option::as_mut) {
             // Only the first arrival and the last departure of a value change the result.
             if let Some(change) = count_value(seen, x, sign) {
-                group.accumulators[i].update(call, x, change);
+                group.accumulators[i].update(call, x, change)?;
             }
             continue;
         }
-        group.accumulators[i].update(call, x, sign);
+        group.accumulators[i].update(call, x, sign)?;
     }
+    Ok(())
 }
 
 impl Operator for GroupAggregateOperator {

@@ -193,10 +193,10 @@ impl Operator for LocalGroupAggregateOperator {
                 match distinct.slot(i) {
                     Some(slot) => {
                         if let Some(change) = changes[slot] {
-                            acc.update(call, x, change);
+                            acc.update(call, x, change)?;
                         }
                     }
-                    None => acc.update(call, x, sign),
+                    None => acc.update(call, x, sign)?,
                 }
             }
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;

@@ -123,7 +123,7 @@ impl KeyState {
     /// The key's state as the OVER aggregate of other calls holds it after a restore:
     /// accumulator `i` is old call `restored[i]`'s; a new call's is computed from the rows in the
     /// frame (so that it retracts only rows it took in), empty for an unbounded frame.
-    fn remap(&mut self, spec: &OverAggregateSpec, restored: &[Option<usize>]) {
+    fn remap(&mut self, spec: &OverAggregateSpec, restored: &[Option<usize>]) -> Result<()> {
         let bounded = !matches!(spec.frame, OverFrame::Rows(None) | OverFrame::Range(None));
         let old = std::mem::take(&mut self.accumulators);
         for (i, (call, old_call)) in spec.calls.iter().zip(restored).enumerate() {
@@ -133,7 +133,7 @@ impl KeyState {
                     let mut acc = Accumulator::new(call, spec.arg_types[i].as_ref(), bounded);
                     for (_, row) in &self.frame {
                         if call.filter.is_none_or(|f| row[f] == Value::Boolean(true)) {
-                            acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), 1);
+                            acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), 1)?;
                         }
                     }
                     acc
@@ -141,16 +141,18 @@ impl KeyState {
             };
             self.accumulators.push(acc);
         }
+        Ok(())
     }
 
     /// Adds (`sign` 1) or retracts (-1) `row` in every accumulator.
-    fn update(&mut self, spec: &OverAggregateSpec, row: &[Value], sign: i64) {
+    fn update(&mut self, spec: &OverAggregateSpec, row: &[Value], sign: i64) -> Result<()> {
         for (acc, call) in self.accumulators.iter_mut().zip(&spec.calls) {
             if call.filter.is_some_and(|f| row[f] != Value::Boolean(true)) {
                 continue;
             }
-            acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), sign);
+            acc.update(call, call.arg.map_or(&Value::Null, |a| &row[a]), sign)?;
         }
+        Ok(())
     }
 
     /// Pushes `row` followed by the calls' results.
@@ -162,11 +164,17 @@ impl KeyState {
     }
 
     /// Computes the rows of one time, in arrival order, emitting each with its results.
-    fn compute(&mut self, spec: &OverAggregateSpec, time: i64, rows: Vec<Box<[Value]>>, emitted: &mut Chunk) {
+    fn compute(
+        &mut self,
+        spec: &OverAggregateSpec,
+        time: i64,
+        rows: Vec<Box<[Value]>>,
+        emitted: &mut Chunk,
+    ) -> Result<()> {
         match spec.frame {
             OverFrame::Rows(preceding) => {
                 for row in rows {
-                    self.update(spec, &row, 1);
+                    self.update(spec, &row, 1)?;
                     let Some(n) = preceding else {
                         self.emit(spec, &row, emitted);
                         continue;
@@ -174,22 +182,24 @@ impl KeyState {
                     // The row and the n before it: the oldest leaves before the row is emitted.
                     if self.frame.len() as u64 == n + 1 {
                         let (_, old) = self.frame.pop_front().expect("the frame holds n + 1 rows");
-                        self.update(spec, &old, -1);
+                        self.update(spec, &old, -1)?;
                     }
                     self.emit(spec, &row, emitted);
                     if n > 0 {
                         self.frame.push_back((time, row));
                     } else {
-                        self.update(spec, &row, -1);
+                        self.update(spec, &row, -1)?;
                     }
                 }
             }
             OverFrame::Range(preceding) => {
-                rows.iter().for_each(|row| self.update(spec, row, 1));
+                for row in &rows {
+                    self.update(spec, row, 1)?;
+                }
                 if let Some(t) = preceding {
                     while self.frame.front().is_some_and(|(at, _)| *at < time.saturating_sub(t)) {
                         let (_, old) = self.frame.pop_front().expect("a front row");
-                        self.update(spec, &old, -1);
+                        self.update(spec, &old, -1)?;
                     }
                 }
                 rows.iter().for_each(|row| self.emit(spec, row, emitted));
@@ -199,6 +209,7 @@ impl KeyState {
             }
         }
         self.last_time = time;
+        Ok(())
     }
 }
 
@@ -276,7 +287,7 @@ impl Operator for OverAggregateOperator {
                 continue;
             };
             if !spec.rowtime {
-                state.compute(spec, now, vec![row.into()], &mut emitted);
+                state.compute(spec, now, vec![row.into()], &mut emitted)?;
                 continue;
             }
             match millis_of(&row[spec.time_col]) {
@@ -300,7 +311,7 @@ impl Operator for OverAggregateOperator {
             for key in due {
                 let Some(state) = self.keys.get_mut(&key, now) else { continue };
                 if let Some(rows) = state.waiting.remove(&time) {
-                    state.compute(&self.spec, time, rows, &mut emitted);
+                    state.compute(&self.spec, time, rows, &mut emitted)?;
                 }
             }
         }
@@ -321,10 +332,16 @@ impl Operator for OverAggregateOperator {
         // A restore into other calls than the checkpoint's maps each call to its old one.
         if let Some(restored) = crate::aggregate::restored_call_map(states, self.spec.calls.len())? {
             let spec = &self.spec;
+            let mut failed = None;
             self.keys.retain(i64::MIN, |_, key| {
-                key.remap(spec, &restored);
+                if let Err(error) = key.remap(spec, &restored) {
+                    failed.get_or_insert(error);
+                }
                 true
             });
+            if let Some(error) = failed {
+                return Err(error);
+            }
         }
         self.timers.restore(states, &info)
     }

@@ -44,9 +44,19 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    /// `ARRAY_AGG(x IGNORE NULLS)`
+    fn supports_window_function_null_treatment_arg(&self) -> bool {
+        true
+    }
+
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         if let Some(kind) = cast_kind(parser) {
             return Some(parse_cast(parser, kind));
+        }
+        let is_object_agg =
+            matches!(&parser.peek_token().token, Token::Word(w) if w.value.eq_ignore_ascii_case("JSON_OBJECTAGG"));
+        if is_object_agg && parser.peek_nth_token(1).token == Token::LParen {
+            return Some(parse_json_objectagg(parser));
         }
         // `MAP[k1, v1, …]`, Flink's map constructor: a call of the registry's `$MAP`.
         let is_map = matches!(&parser.peek_token().token, Token::Word(w) if w.value.eq_ignore_ascii_case("MAP"));
@@ -117,6 +127,36 @@ fn parse_cast(parser: &mut Parser, kind: CastKind) -> Result<Expr, ParserError> 
     };
     parser.expect_token(&Token::RParen)?;
     Ok(Expr::Cast { kind, expr: Box::new(expr), data_type, format: None })
+}
+
+/// `JSON_OBJECTAGG([KEY] key VALUE value [NULL ON NULL | ABSENT ON NULL])`: a call of
+/// `JSON_OBJECTAGG` with the key and the value, the clause kept as the call's clause.
+fn parse_json_objectagg(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let name = parser.next_token();
+    parser.expect_token(&Token::LParen)?;
+    if matches!(&parser.peek_token().token, Token::Word(w) if w.keyword == Keyword::KEY) {
+        parser.next_token();
+    }
+    let key = parser.parse_expr()?;
+    parser.expect_keyword_is(Keyword::VALUE)?;
+    let value = parser.parse_expr()?;
+    let null_clause = if parser.parse_keywords(&[Keyword::NULL, Keyword::ON, Keyword::NULL]) {
+        Some(sqlparser::ast::JsonNullClause::NullOnNull)
+    } else if parser.parse_keywords(&[Keyword::ABSENT, Keyword::ON, Keyword::NULL]) {
+        Some(sqlparser::ast::JsonNullClause::AbsentOnNull)
+    } else {
+        None
+    };
+    parser.expect_token(&Token::RParen)?;
+    let Expr::Function(mut function) = call("JSON_OBJECTAGG", vec![key, value]) else {
+        unreachable!("call builds a function call")
+    };
+    // Errors about the call point at its name.
+    function.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::with_span(name.span, "JSON_OBJECTAGG"))]);
+    if let (FunctionArguments::List(list), Some(clause)) = (&mut function.args, null_clause) {
+        list.clauses.push(sqlparser::ast::FunctionArgumentClause::JsonNullClause(clause));
+    }
+    Ok(Expr::Function(function))
 }
 
 /// A call of function `name` with `args`, as the parser represents one.

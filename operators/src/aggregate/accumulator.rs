@@ -6,6 +6,7 @@ use std::sync::Arc;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::{DataType, LogicalType, Value};
 
+use super::json::{write_json, write_key};
 use super::numeric::{add, integer, rescale, unscaled_at, zero};
 use super::{AggregateCall, AggregateKind};
 
@@ -47,6 +48,8 @@ enum State {
     List(Vec<Value>),
     /// STDDEV_* and VAR_*.
     Moments(Moments),
+    /// JSON_OBJECTAGG: the entries present, by key.
+    Entries(BTreeMap<Arc<str>, Value>),
 }
 
 impl Accumulator {
@@ -58,7 +61,9 @@ impl Accumulator {
             AggregateKind::CountStar | AggregateKind::Count => State::Count(0),
             AggregateKind::Sum | AggregateKind::Sum0 => State::Sum { sum: zero(&call.result_type), count: 0 },
             AggregateKind::Min | AggregateKind::Max if !retracting => State::Extreme(Value::Null),
-            AggregateKind::Min | AggregateKind::Max => State::Extremum(BTreeMap::new()),
+            AggregateKind::Min | AggregateKind::Max | AggregateKind::Collect | AggregateKind::ApproxCountDistinct => {
+                State::Extremum(BTreeMap::new())
+            }
             AggregateKind::Avg => {
                 let sum = match arg_type.map(|t| &t.logical) {
                     Some(LogicalType::Float | LogicalType::Double) => AvgSum::Floating(0.0),
@@ -67,7 +72,11 @@ impl Accumulator {
                 };
                 State::Avg { sum, count: 0 }
             }
-            AggregateKind::FirstValue | AggregateKind::LastValue => State::Ordered(Vec::new()),
+            AggregateKind::FirstValue
+            | AggregateKind::LastValue
+            | AggregateKind::ArrayAgg { .. }
+            | AggregateKind::JsonArrayAgg { .. } => State::Ordered(Vec::new()),
+            AggregateKind::JsonObjectAgg { .. } => State::Entries(BTreeMap::new()),
             AggregateKind::ListAgg { .. } => State::List(Vec::new()),
             AggregateKind::StddevPop | AggregateKind::StddevSamp | AggregateKind::VarPop | AggregateKind::VarSamp => {
                 State::Moments(Moments { count: 0, sum: 0.0, sum_of_squares: 0.0 })
@@ -76,10 +85,15 @@ impl Accumulator {
     }
 
     /// Adds (`sign` = 1) or retracts (`sign` = -1) one input value; `x` is `Value::Null` for
-    /// COUNT(*). NULLs are ignored by every function but COUNT(*).
-    pub fn update(&mut self, call: &AggregateCall, x: &Value, sign: i64) {
+    /// COUNT(*). NULLs are skipped unless the function takes them
+    /// ([`AggregateKind::counts_nulls`]). A retraction removes the earliest equal value of the
+    /// functions that keep values in order, as Flink's list views do.
+    ///
+    /// # Errors
+    /// What Flink refuses while aggregating: a JSON_OBJECTAGG key that is NULL or already present.
+    pub fn update(&mut self, call: &AggregateCall, x: &Value, sign: i64) -> weir_runtime::Result<()> {
         if x.is_null() && !call.kind.counts_nulls() {
-            return;
+            return Ok(());
         }
         match &mut self.0 {
             State::Count(n) => *n += sign,
@@ -96,7 +110,7 @@ impl Accumulator {
             }
             State::Extreme(current) => {
                 if x.is_null() {
-                    return;
+                    return Ok(());
                 }
                 let better = match (&call.kind, &*current) {
                     (_, Value::Null) => true,
@@ -128,7 +142,9 @@ impl Accumulator {
                 m.sum += sign as f64 * v;
                 m.sum_of_squares += sign as f64 * v * v;
             }
+            State::Entries(entries) => update_entries(entries, x, sign)?,
         }
+        Ok(())
     }
 
     /// Writes the accumulator for a checkpoint: a tag byte's worth of kind (as a value) and the
@@ -176,6 +192,14 @@ impl Accumulator {
                 out.value(&Value::Double(m.sum));
                 out.value(&Value::Double(m.sum_of_squares));
             }
+            State::Entries(entries) => {
+                tag(out, 8);
+                out.u32(entries.len() as u32);
+                for (k, v) in entries {
+                    out.str(k);
+                    out.value(v);
+                }
+            }
         }
     }
 
@@ -219,6 +243,14 @@ impl Accumulator {
                 }
             }
             7 => State::Moments(Moments { count: input.i64()?, sum: double(input)?, sum_of_squares: double(input)? }),
+            8 => {
+                let mut entries = BTreeMap::new();
+                for _ in 0..input.u32()? {
+                    let key: Arc<str> = Arc::from(input.str()?);
+                    entries.insert(key, input.value()?);
+                }
+                State::Entries(entries)
+            }
             other => return Err(unknown(&format!("an accumulator, not kind {other}"))),
         }))
     }
@@ -276,7 +308,8 @@ impl Accumulator {
             }
             State::Extreme(_) => {
                 if let Some(v) = values.first() {
-                    self.update(call, v, 1);
+                    // MIN and MAX take every value.
+                    let _ = self.update(call, v, 1);
                 }
             }
             State::Avg { sum, count: c } => {
@@ -292,6 +325,54 @@ impl Accumulator {
         }
     }
 
+    /// Merges `other`, the accumulator of the same call over a later slice of a window (HOP and
+    /// CUMULATE windows merge their slices): counts, sums and moments add up, value sets join,
+    /// `other`'s values in order come after this one's.
+    ///
+    /// # Errors
+    /// A JSON_OBJECTAGG key in both, as Flink refuses it.
+    pub fn merge(&mut self, call: &AggregateCall, other: &Accumulator) -> weir_runtime::Result<()> {
+        match (&mut self.0, &other.0) {
+            (State::Extremum(values), State::Extremum(more)) => {
+                for (v, n) in more {
+                    let count = values.entry(v.clone()).or_insert(0);
+                    *count += n;
+                    if *count == 0 {
+                        values.remove(v);
+                    }
+                }
+            }
+            (State::Ordered(values), State::Ordered(more)) | (State::List(values), State::List(more)) => {
+                values.extend(more.iter().cloned());
+            }
+            (State::Moments(m), State::Moments(more)) => {
+                m.count += more.count;
+                m.sum += more.sum;
+                m.sum_of_squares += more.sum_of_squares;
+            }
+            (State::Entries(entries), State::Entries(more)) => {
+                for (key, value) in more {
+                    if entries.contains_key(key) {
+                        return Err(duplicate_key(key));
+                    }
+                    entries.insert(Arc::clone(key), value.clone());
+                }
+            }
+            (State::Count(_) | State::Sum { .. } | State::Extreme(_) | State::Avg { .. }, _) => {
+                let mut partial = Vec::with_capacity(2);
+                other.partial(&mut partial);
+                self.merge_partial(call, &partial);
+            }
+            (State::Extremum(_) | State::Ordered(_) | State::List(_) | State::Moments(_) | State::Entries(_), _) => {
+                return Err(weir_runtime::Error::Execution(format!(
+                    "the accumulators of {} over two slices differ in kind",
+                    call.kind.function().name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The current result of `call`.
     pub fn result(&self, call: &AggregateCall) -> Value {
         match (&self.0, &call.kind) {
@@ -299,11 +380,28 @@ impl Accumulator {
             (State::Sum { count: 0, .. }, AggregateKind::Sum) => Value::Null,
             (State::Sum { count: 0, .. }, _) => zero(&call.result_type),
             (State::Sum { sum, .. }, _) => sum.clone(),
+            (State::Extremum(values), AggregateKind::Collect) => {
+                Value::Map(values.iter().map(|(v, n)| (v.clone(), Value::Int(*n as i32))).collect())
+            }
+            (State::Extremum(values), AggregateKind::ApproxCountDistinct) => Value::BigInt(values.len() as i64),
             (State::Extremum(values), AggregateKind::Min) => values.keys().next().cloned().unwrap_or(Value::Null),
             (State::Extremum(values), _) => values.keys().next_back().cloned().unwrap_or(Value::Null),
             (State::Extreme(v), _) => v.clone(),
             (State::Avg { count, .. }, _) if *count <= 0 => Value::Null,
             (State::Avg { sum, count }, _) => average(sum, *count, &call.result_type),
+            (State::Ordered(values), AggregateKind::ArrayAgg { .. }) if values.is_empty() => Value::Null,
+            (State::Ordered(values), AggregateKind::ArrayAgg { .. }) => Value::Array(values.clone().into()),
+            (State::Ordered(values), AggregateKind::JsonArrayAgg { .. }) => {
+                let mut text = String::from("[");
+                for (i, v) in values.iter().enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    write_json(&mut text, v);
+                }
+                text.push(']');
+                Value::String(Arc::from(text))
+            }
             (State::Ordered(values), AggregateKind::FirstValue) => values.first().cloned().unwrap_or(Value::Null),
             (State::Ordered(values), _) => values.last().cloned().unwrap_or(Value::Null),
             (State::List(values), AggregateKind::ListAgg { delimiter }) if !values.is_empty() => {
@@ -318,8 +416,51 @@ impl Accumulator {
             }
             (State::List(_), _) => Value::Null,
             (State::Moments(m), kind) => variance(m, kind),
+            (State::Entries(entries), kind) => {
+                let null_on_null = *kind != AggregateKind::JsonObjectAgg { null_on_null: false };
+                let mut text = String::from("{");
+                for (k, v) in entries.iter().filter(|(_, v)| null_on_null || !v.is_null()) {
+                    if text.len() > 1 {
+                        text.push(',');
+                    }
+                    write_key(&mut text, &Value::String(Arc::clone(k)));
+                    write_json(&mut text, v);
+                }
+                text.push('}');
+                Value::String(Arc::from(text))
+            }
         }
     }
+}
+
+/// JSON_OBJECTAGG's entries after a `ROW(key, value)` comes (`sign` 1) or goes (-1), with
+/// Flink's errors for a NULL or repeated key.
+fn update_entries(entries: &mut BTreeMap<Arc<str>, Value>, x: &Value, sign: i64) -> weir_runtime::Result<()> {
+    let Value::Row(entry) = x else { return Ok(()) };
+    let key: Arc<str> = match entry.first() {
+        None | Some(Value::Null) => {
+            return Err(weir_runtime::Error::Execution("Map views don't support null keys.".into()))
+        }
+        Some(Value::String(k)) => Arc::clone(k),
+        Some(other) => Arc::from(weir_runtime::print::value_to_string(other)),
+    };
+    if sign < 0 {
+        entries.remove(&key);
+        return Ok(());
+    }
+    if entries.contains_key(&key) {
+        return Err(duplicate_key(&key));
+    }
+    entries.insert(key, entry.get(1).cloned().unwrap_or(Value::Null));
+    Ok(())
+}
+
+/// Flink's error for a JSON_OBJECTAGG key that is already present.
+fn duplicate_key(key: &str) -> weir_runtime::Error {
+    weir_runtime::Error::Execution(format!(
+        "Key '{key}' is already present. Duplicate keys are not allowed in JSON_OBJECTAGG. Please ensure that keys \
+         are unique."
+    ))
 }
 
 fn average(sum: &AvgSum, count: i64, ty: &DataType) -> Value {
@@ -387,7 +528,7 @@ mod tests {
                 LogicalType::Varchar(_) => vec![Value::string("b"), Value::string("a")],
                 _ => vec![Value::BigInt(7), Value::BigInt(-2)],
             };
-            values.iter().for_each(|v| acc.update(&call, v, 1));
+            values.iter().for_each(|v| acc.update(&call, v, 1).unwrap());
             let mut e = Encoder::new();
             acc.encode(&mut e);
             let bytes = e.into_bytes();
@@ -404,7 +545,7 @@ mod tests {
         let call = AggregateCall::new(kind, Some(0), result);
         let mut acc = Accumulator::new(&call, Some(&arg), true);
         for (sign, v) in ops {
-            acc.update(&call, v, *sign);
+            acc.update(&call, v, *sign).unwrap();
         }
         acc.result(&call)
     }

@@ -9,6 +9,7 @@ mod accumulator;
 pub mod bundle;
 pub mod distinct;
 pub(crate) mod group_state;
+pub(crate) mod json;
 pub(crate) mod numeric;
 pub mod registry;
 mod typed;
@@ -115,6 +116,29 @@ pub enum AggregateKind {
     VarPop,
     /// `VAR_SAMP(x)`
     VarSamp,
+    /// `COLLECT(x)`: the MULTISET of the non-NULL values present.
+    Collect,
+    /// `ARRAY_AGG(x [RESPECT NULLS | IGNORE NULLS])`: the values present in arrival order, NULLs
+    /// included unless `ignore_nulls`.
+    ArrayAgg {
+        /// `IGNORE NULLS`
+        ignore_nulls: bool,
+    },
+    /// `JSON_ARRAYAGG(x [ABSENT ON NULL | NULL ON NULL])`: a JSON array of the values present in
+    /// arrival order (NULLs as `null` only with `NULL ON NULL`).
+    JsonArrayAgg {
+        /// `NULL ON NULL` (the default is `ABSENT ON NULL`).
+        null_on_null: bool,
+    },
+    /// `JSON_OBJECTAGG([KEY] k VALUE v [NULL ON NULL | ABSENT ON NULL])`: a JSON object of the
+    /// entries present, by key; its argument is `ROW(k, v)`.
+    JsonObjectAgg {
+        /// `NULL ON NULL` (the default; `ABSENT ON NULL` leaves out entries of NULL value).
+        null_on_null: bool,
+    },
+    /// `APPROX_COUNT_DISTINCT(x)`: the number of distinct non-NULL values (batch mode only, as
+    /// in Flink; weir counts them exactly).
+    ApproxCountDistinct,
 }
 
 /// One aggregate of a GROUP BY.

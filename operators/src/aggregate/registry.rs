@@ -30,6 +30,9 @@ pub enum Merge {
 /// What weir knows of one aggregate function.
 #[derive(Debug)]
 pub struct AggregateFunction {
+    /// Runs only in batch mode (Flink's `… aggregate function does not support yet for
+    /// streaming.` otherwise).
+    pub batch_only: bool,
     /// The name EXPLAIN prints (`COUNT` for `COUNT(*)` too, `$SUM0`).
     pub name: &'static str,
     /// Only numeric arguments (Flink's `'SUM(<NUMERIC>)'`).
@@ -48,6 +51,9 @@ pub struct AggregateFunction {
     pub split_distinct: bool,
     /// What its accumulator holds per group, in order: the layout a checkpoint writes.
     pub accumulator: &'static [&'static str],
+    /// Flink's implementation class when it has no `merge`: Flink then refuses the function in
+    /// HOP and CUMULATE windows, whose slices merge ([`slice_merge_refusal`]).
+    pub unmergeable_class: Option<&'static str>,
 }
 
 impl AggregateFunction {
@@ -67,6 +73,7 @@ const fn function(
     accumulator: &'static [&'static str],
 ) -> AggregateFunction {
     AggregateFunction {
+        batch_only: false,
         name,
         numeric_only: false,
         result_type,
@@ -75,6 +82,7 @@ const fn function(
         splittable: false,
         split_distinct: false,
         accumulator,
+        unmergeable_class: None,
     }
 }
 
@@ -144,8 +152,12 @@ static AVG: AggregateFunction = AggregateFunction {
     partials: &["sum", "count"],
     ..function("AVG", avg_type, &["sum BIGINT | DOUBLE | DECIMAL", "count BIGINT"])
 };
-static FIRST_VALUE: AggregateFunction = function("FIRST_VALUE", nullable_arg, &["values ARRAY<ARG> (arrival order)"]);
-static LAST_VALUE: AggregateFunction = AggregateFunction { name: "LAST_VALUE", ..FIRST_VALUE };
+static FIRST_VALUE: AggregateFunction = AggregateFunction {
+    unmergeable_class: Some("FirstValueAggFunction"),
+    ..function("FIRST_VALUE", nullable_arg, &["values ARRAY<ARG> (arrival order)"])
+};
+static LAST_VALUE: AggregateFunction =
+    AggregateFunction { name: "LAST_VALUE", unmergeable_class: Some("LastValueAggFunction"), ..FIRST_VALUE };
 static LISTAGG: AggregateFunction = function("LISTAGG", string_type, &["values ARRAY<ARG> (arrival order)"]);
 static STDDEV_POP: AggregateFunction = AggregateFunction {
     numeric_only: true,
@@ -155,8 +167,43 @@ static STDDEV_SAMP: AggregateFunction = AggregateFunction { name: "STDDEV_SAMP",
 static VAR_POP: AggregateFunction = AggregateFunction { name: "VAR_POP", ..STDDEV_POP };
 static VAR_SAMP: AggregateFunction = AggregateFunction { name: "VAR_SAMP", ..STDDEV_POP };
 
+fn multiset_type(arg: Option<&DataType>) -> DataType {
+    DataType::new(LogicalType::Multiset(Box::new(arg.cloned().unwrap_or_else(DataType::bigint)))).not_null()
+}
+
+/// ARRAY_AGG's: an ARRAY of the argument's type, as nullable as the argument.
+fn array_type(arg: Option<&DataType>) -> DataType {
+    let element = arg.cloned().unwrap_or_else(DataType::bigint);
+    let nullable = element.nullable;
+    let mut array = DataType::new(LogicalType::Array(Box::new(element)));
+    array.nullable = nullable;
+    array
+}
+
+fn json_type(_: Option<&DataType>) -> DataType {
+    DataType::new(LogicalType::Varchar(2000)).not_null()
+}
+
+static COLLECT: AggregateFunction = function("COLLECT", multiset_type, &["counts MAP<ARG, BIGINT>"]);
+static ARRAY_AGG: AggregateFunction = function("ARRAY_AGG", array_type, &["values ARRAY<ARG> (arrival order)"]);
+static JSON_ARRAYAGG: AggregateFunction = AggregateFunction {
+    unmergeable_class: Some("JsonArrayAggFunction"),
+    ..function("JSON_ARRAYAGG", json_type, &["values ARRAY<ARG> (arrival order)"])
+};
+static JSON_OBJECTAGG: AggregateFunction =
+    function("JSON_OBJECTAGG", json_type, &["entries MAP<STRING, VALUE> (by key)"]);
+static APPROX_COUNT_DISTINCT: AggregateFunction = AggregateFunction {
+    batch_only: true,
+    ..function("APPROX_COUNT_DISTINCT", count_type, &["counts MAP<ARG, BIGINT>"])
+};
+
 /// The SQL names of the aggregate functions (`SUM0` is Calcite's `$SUM0`).
-const NAMES: [&str; 13] = [
+const NAMES: [&str; 18] = [
+    "COLLECT",
+    "ARRAY_AGG",
+    "JSON_ARRAYAGG",
+    "JSON_OBJECTAGG",
+    "APPROX_COUNT_DISTINCT",
     "COUNT",
     "SUM",
     "SUM0",
@@ -190,6 +237,11 @@ impl AggregateKind {
             AggregateKind::StddevSamp => &STDDEV_SAMP,
             AggregateKind::VarPop => &VAR_POP,
             AggregateKind::VarSamp => &VAR_SAMP,
+            AggregateKind::Collect => &COLLECT,
+            AggregateKind::ArrayAgg { .. } => &ARRAY_AGG,
+            AggregateKind::JsonArrayAgg { .. } => &JSON_ARRAYAGG,
+            AggregateKind::JsonObjectAgg { .. } => &JSON_OBJECTAGG,
+            AggregateKind::ApproxCountDistinct => &APPROX_COUNT_DISTINCT,
         }
     }
 
@@ -211,10 +263,32 @@ impl AggregateKind {
         }
     }
 
-    /// Whether the function counts rows whose argument is NULL (`COUNT(*)` only).
+    /// Whether the function takes rows whose argument is NULL (`COUNT(*)`, `ARRAY_AGG` without
+    /// `IGNORE NULLS`, `JSON_ARRAYAGG … NULL ON NULL`); every other one skips them.
     pub fn counts_nulls(&self) -> bool {
-        *self == AggregateKind::CountStar
+        match self {
+            AggregateKind::CountStar => true,
+            AggregateKind::ArrayAgg { ignore_nulls } => !ignore_nulls,
+            AggregateKind::JsonArrayAgg { null_on_null } => *null_on_null,
+            _ => false,
+        }
     }
+}
+
+/// Flink's refusal of `call` in a window whose slices merge (HOP, CUMULATE), when its function
+/// cannot merge accumulators: `Could not find an implementation method 'merge' in class '…'`.
+pub fn slice_merge_refusal(call: &AggregateCall) -> Option<String> {
+    let class = call.kind.function().unmergeable_class?;
+    let name = match call.kind {
+        AggregateKind::JsonArrayAgg { null_on_null: true } => "JSON_ARRAYAGG_NULL_ON_NULL",
+        AggregateKind::JsonArrayAgg { null_on_null: false } => "JSON_ARRAYAGG_ABSENT_ON_NULL",
+        ref other => other.function().name,
+    };
+    Some(format!(
+        "Could not find an implementation method 'merge' in class \
+         'org.apache.flink.table.runtime.functions.aggregate.{class}' for function '{name}' that matches the \
+         following signature:\nvoid merge(org.apache.flink.table.data.RowData, java.lang.Iterable)"
+    ))
 }
 
 /// Whether `name` (any case) is an aggregate function.
@@ -229,16 +303,58 @@ pub enum BindError {
     Arity,
     /// LISTAGG's separator is not a string literal.
     Separator,
+    /// A clause the function does not take (`IGNORE NULLS` of `COUNT`), as written.
+    Clause(String),
+    /// JSON_OBJECTAGG's key is not a character string: Calcite's name of the call
+    /// (`JSON_OBJECTAGG_NULL_ON_NULL`) and the key's and value's types.
+    Key(&'static str, DataType, DataType),
+}
+
+/// The clauses written inside an aggregate call's parentheses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallClauses {
+    /// `IGNORE NULLS` (`Some(true)`) or `RESPECT NULLS` (`Some(false)`).
+    pub ignore_nulls: Option<bool>,
+    /// `NULL ON NULL` (`Some(true)`) or `ABSENT ON NULL` (`Some(false)`).
+    pub null_on_null: Option<bool>,
 }
 
 /// The kind of a call of aggregate `name` (upper case) over the bound arguments `args`
-/// (`COUNT(*)` has none); arguments the kind keeps as parameters (LISTAGG's separator) are
-/// taken out of `args`. `Ok(None)` when `name` is no aggregate.
+/// (`COUNT(*)` has none) with `clauses`; arguments the kind keeps as parameters (LISTAGG's
+/// separator) are taken out of `args`, and JSON_OBJECTAGG's key and value become one `ROW(k, v)`.
+/// `Ok(None)` when `name` is no aggregate.
 ///
 /// # Errors
-/// A call with the wrong number of arguments, or a separator that is no string literal.
-pub fn bind(name: &str, args: &mut Vec<Expr>) -> Result<Option<AggregateKind>, BindError> {
+/// A call with the wrong number of arguments or a clause it does not take, a separator that is
+/// no string literal, a JSON_OBJECTAGG key that is no string.
+pub fn bind(name: &str, args: &mut Vec<Expr>, clauses: CallClauses) -> Result<Option<AggregateKind>, BindError> {
+    let clause = |text: &str| Err(BindError::Clause(text.to_string()));
+    match (name, clauses.ignore_nulls, clauses.null_on_null) {
+        ("ARRAY_AGG", _, None) | ("JSON_ARRAYAGG" | "JSON_OBJECTAGG", None, _) | (_, None, None) => {}
+        (_, Some(true), _) if name != "ARRAY_AGG" => return clause("IGNORE NULLS"),
+        (_, Some(false), _) if name != "ARRAY_AGG" => return clause("RESPECT NULLS"),
+        (_, _, Some(true)) => return clause("NULL ON NULL"),
+        (_, _, _) => return clause("ABSENT ON NULL"),
+    }
     let kind = match (name, args.len()) {
+        ("COLLECT", 1) => AggregateKind::Collect,
+        ("ARRAY_AGG", 1) => AggregateKind::ArrayAgg { ignore_nulls: clauses.ignore_nulls.unwrap_or(false) },
+        ("JSON_ARRAYAGG", 1) => AggregateKind::JsonArrayAgg { null_on_null: clauses.null_on_null.unwrap_or(false) },
+        ("JSON_OBJECTAGG", 2) => {
+            let key = args[0].ty();
+            if !matches!(key.logical, LogicalType::Varchar(_) | LogicalType::Char(_)) {
+                let name = match clauses.null_on_null {
+                    Some(false) => "JSON_OBJECTAGG_ABSENT_ON_NULL",
+                    _ => "JSON_OBJECTAGG_NULL_ON_NULL",
+                };
+                return Err(BindError::Key(name, key.clone(), args[1].ty().clone()));
+            }
+            let value = args.remove(1);
+            let key = args.remove(0);
+            args.push(crate::expr::functions::collection::row_of(vec![key, value]));
+            AggregateKind::JsonObjectAgg { null_on_null: clauses.null_on_null.unwrap_or(true) }
+        }
+        ("APPROX_COUNT_DISTINCT", 1) => AggregateKind::ApproxCountDistinct,
         ("COUNT", 0) => AggregateKind::CountStar,
         ("COUNT", _) => AggregateKind::Count,
         ("SUM", 1) => AggregateKind::Sum,
@@ -298,7 +414,12 @@ pub(crate) fn typed_supports(call: &AggregateCall, arg_type: Option<&DataType>, 
         | AggregateKind::StddevPop
         | AggregateKind::StddevSamp
         | AggregateKind::VarPop
-        | AggregateKind::VarSamp => false,
+        | AggregateKind::VarSamp
+        | AggregateKind::Collect
+        | AggregateKind::ArrayAgg { .. }
+        | AggregateKind::JsonArrayAgg { .. }
+        | AggregateKind::JsonObjectAgg { .. }
+        | AggregateKind::ApproxCountDistinct => false,
     };
     supported && !call.distinct && typed_form(call).is_some()
 }
@@ -321,6 +442,11 @@ pub(crate) fn typed_form(call: &AggregateCall) -> Option<TypedKind> {
         | AggregateKind::StddevPop
         | AggregateKind::StddevSamp
         | AggregateKind::VarPop
-        | AggregateKind::VarSamp => None,
+        | AggregateKind::VarSamp
+        | AggregateKind::Collect
+        | AggregateKind::ArrayAgg { .. }
+        | AggregateKind::JsonArrayAgg { .. }
+        | AggregateKind::JsonObjectAgg { .. }
+        | AggregateKind::ApproxCountDistinct => None,
     }
 }

@@ -98,7 +98,6 @@ impl WindowAggregateOperator {
             slices: MapState::new(SLICES, None),
             timers: KeyedTimers::new(TIMERS),
             key: Vec::new(),
-            scratch: Vec::new(),
         })
     }
 }
@@ -111,23 +110,22 @@ pub struct SlicedWindows {
     slices: MapState<i64, SliceAccumulators>,
     timers: KeyedTimers,
     key: Vec<Value>,
-    scratch: Vec<Value>,
 }
 
 impl SlicedWindows {
     /// Emits key `key`'s window ending at `end` (when it holds rows) and drops the slices no
     /// later window needs.
-    fn fire_window(&mut self, key: &[Value], end: i64, emitted: &mut Chunk) {
+    fn fire_window(&mut self, key: &[Value], end: i64, emitted: &mut Chunk) -> Result<()> {
         let window = self.spec.window;
-        let Self { slices, calls, scratch, spec, .. } = self;
+        let Self { slices, calls, spec, .. } = self;
         let merged = if window.unshared() {
             // The slice is the window and nothing later needs it.
             slices.remove(key, &end)
         } else {
             let mut merged: Option<SliceAccumulators> = None;
-            for slice in window.slice_ends_of_window(end) {
+            for slice in window.slice_ends_in_merge_order(end) {
                 if let Some(acc) = slices.get(key, &slice, 0) {
-                    merged.get_or_insert_with(|| SliceAccumulators::new(calls)).merge(calls, acc, scratch);
+                    merged.get_or_insert_with(|| SliceAccumulators::new(calls)).merge(calls, acc)?;
                 }
             }
             for slice in window.slice_ends_of_window(end) {
@@ -148,6 +146,7 @@ impl SlicedWindows {
                 }
             });
         }
+        Ok(())
     }
 }
 
@@ -188,11 +187,11 @@ impl Windows for SlicedWindows {
         let Some(accumulators) = accumulators else { return Ok(false) };
         match self.spec.input {
             WindowAggregateInput::Rows { .. } => {
-                accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 })
+                accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 })?
             }
             WindowAggregateInput::Partials => {
                 let key_count = key.len();
-                accumulators.add_partial(calls, &row[key_count..row.len() - 1])
+                accumulators.add_partial(calls, &row[key_count..row.len() - 1])?
             }
         }
         if new {
@@ -203,13 +202,14 @@ impl Windows for SlicedWindows {
         Ok(false)
     }
 
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()> {
         let zone = self.spec.window.zone;
         while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
-                self.fire_window(&key, time + 1, emitted);
+                self.fire_window(&key, time + 1, emitted)?;
             }
         }
+        Ok(())
     }
 
     fn arity(&self) -> usize {

@@ -98,7 +98,7 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
         Ok(false)
     }
 
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()> {
         let zone = self.spec.window().spec.zone;
         while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
@@ -107,6 +107,7 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
                 }
             }
         }
+        Ok(())
     }
 
     fn arity(&self) -> usize {

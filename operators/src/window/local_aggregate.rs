@@ -102,7 +102,7 @@ impl Operator for LocalWindowAggregateOperator {
             self.key.push(Value::BigInt(slice));
             let Self { buffer, calls, key, .. } = self;
             let accumulators = buffer.entry_ref(&key[..]).or_insert_with(|| SliceAccumulators::new(calls));
-            accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 });
+            accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 })?;
             self.earliest = self.earliest.min(slice);
             if self.buffer.len() >= MAX_BUFFERED {
                 self.flush(out);

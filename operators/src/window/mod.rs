@@ -252,6 +252,17 @@ impl WindowSpec {
         (0..).map(move |i| first + i * size).take_while(move |&end| end <= window_end)
     }
 
+    /// The slices of the window ending at `window_end` in the order Flink's slice assigners
+    /// merge them, which order-keeping aggregates (`LISTAGG`, `ARRAY_AGG`) show: a HOP window's
+    /// from its latest slice back, a CUMULATE window's from its first on.
+    pub fn slice_ends_in_merge_order(&self, window_end: i64) -> Vec<i64> {
+        let mut ends: Vec<i64> = self.slice_ends_of_window(window_end).collect();
+        if matches!(self.kind, WindowKind::Hop { .. }) {
+            ends.reverse();
+        }
+        ends
+    }
+
     /// Whether the window's slices are each a whole window (TUMBLE): nothing to merge.
     pub fn unshared(&self) -> bool {
         matches!(self.kind, WindowKind::Tumble { .. } | WindowKind::Session { .. })

@@ -39,7 +39,10 @@ pub trait Windows: std::fmt::Debug + Send {
 
     /// Emits into `emitted` every window the watermark `watermark` makes due, earliest first,
     /// and drops what no later window needs.
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk);
+    ///
+    /// # Errors
+    /// What an aggregate function refuses while merging slices.
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()>;
 
     /// The number of columns of the emitted rows.
     fn arity(&self) -> usize;
@@ -68,20 +71,22 @@ impl<W: Windows> WindowOperator<W> {
         WindowOperator { windows, watermark: i64::MIN }
     }
 
-    fn fire(&mut self, watermark: i64, out: &mut Output) {
+    fn fire(&mut self, watermark: i64, out: &mut Output) -> Result<()> {
         let mut emitted = Chunk::with_capacity(self.windows.arity(), 0);
-        self.windows.fire(watermark, &mut emitted);
+        self.windows.fire(watermark, &mut emitted)?;
         if !emitted.is_empty() {
             out.collect(emitted);
         }
+        Ok(())
     }
 
     /// Over processing time: fires the windows whose end - 1 is at or before `progress`.
-    fn advance_to(&mut self, progress: i64, out: &mut Output) {
+    fn advance_to(&mut self, progress: i64, out: &mut Output) -> Result<()> {
         if progress > self.watermark {
             self.watermark = progress;
-            self.fire(progress, out);
+            self.fire(progress, out)?;
         }
+        Ok(())
     }
 
     /// Over processing time: a timer at the next window's end (one timer per time).
@@ -108,7 +113,7 @@ impl<W: Windows> Operator for WindowOperator<W> {
         let processing_time = self.windows.processing_time();
         if processing_time {
             // Windows that ended before this row came fire before it joins its own.
-            self.advance_to(now - 1, out);
+            self.advance_to(now - 1, out)?;
         }
         let mut late = 0;
         for (kind, row) in chunk.rows() {
@@ -123,7 +128,7 @@ impl<W: Windows> Operator for WindowOperator<W> {
 
     fn on_timer(&mut self, _timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         if self.windows.processing_time() {
-            self.advance_to(ctx.processing_time() - 1, out);
+            self.advance_to(ctx.processing_time() - 1, out)?;
             self.schedule(ctx);
         }
         Ok(())
@@ -132,7 +137,7 @@ impl<W: Windows> Operator for WindowOperator<W> {
     fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         if watermark > self.watermark && !self.windows.processing_time() {
             self.watermark = watermark;
-            self.fire(watermark, out);
+            self.fire(watermark, out)?;
         }
         out.emit_watermark(watermark);
         Ok(())
@@ -141,7 +146,7 @@ impl<W: Windows> Operator for WindowOperator<W> {
     /// The end of input fires every window, as the final watermark does.
     fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.watermark = i64::MAX;
-        self.fire(i64::MAX, out);
+        self.fire(i64::MAX, out)?;
         Ok(())
     }
 

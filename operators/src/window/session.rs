@@ -65,7 +65,6 @@ impl OperatorSpec for SessionWindowAggregateSpec {
             calls: Calls::new(self.calls.clone(), self.arg_types.clone(), self.retracting),
             key_count: self.keys.len(),
             window_time: self.window_time,
-            scratch: Vec::new(),
         };
         WindowOperator::over(SessionWindows::new(shape, context))
     }
@@ -94,7 +93,6 @@ pub struct AggregateContext {
     calls: Calls,
     key_count: usize,
     window_time: bool,
-    scratch: Vec<Value>,
 }
 
 impl SessionContent for SessionAccumulators {
@@ -102,12 +100,12 @@ impl SessionContent for SessionAccumulators {
 
     fn of_row(context: &AggregateContext, kind: RowKind, row: &[Value]) -> Result<Self> {
         let mut accumulators = SliceAccumulators::new(&context.calls);
-        accumulators.add_row(&context.calls, row, if kind.is_accumulate() { 1 } else { -1 });
+        accumulators.add_row(&context.calls, row, if kind.is_accumulate() { 1 } else { -1 })?;
         Ok(SessionAccumulators(accumulators))
     }
 
-    fn absorb(&mut self, context: &mut AggregateContext, other: Self) {
-        self.0.merge(&context.calls, &other.0, &mut context.scratch);
+    fn absorb(&mut self, context: &mut AggregateContext, other: Self) -> Result<()> {
+        self.0.merge(&context.calls, &other.0)
     }
 
     /// The key, the aggregates and the window columns, when the session holds rows.

@@ -62,8 +62,9 @@ impl SessionContent for SessionRows {
         Ok(SessionRows(vec![row.into()]))
     }
 
-    fn absorb(&mut self, _arity: &mut usize, other: Self) {
+    fn absorb(&mut self, _arity: &mut usize, other: Self) -> Result<()> {
         self.0.extend(other.0);
+        Ok(())
     }
 
     fn emit(self, _arity: &usize, _key: &[Value], (start, end): (i64, i64), zone: WindowZone, emitted: &mut Chunk) {

@@ -47,7 +47,10 @@ pub trait SessionContent: StateValue + Clone + std::fmt::Debug + Send {
     fn of_row(context: &Self::Context, kind: RowKind, row: &[Value]) -> Result<Self>;
 
     /// Takes in what `other` holds (its session merges into this one).
-    fn absorb(&mut self, context: &mut Self::Context, other: Self);
+    ///
+    /// # Errors
+    /// What an aggregate function refuses while merging.
+    fn absorb(&mut self, context: &mut Self::Context, other: Self) -> Result<()>;
 
     /// Emits the session `[start, end)` of `key` into `emitted`, the session having fired.
     fn emit(self, context: &Self::Context, key: &[Value], window: (i64, i64), zone: WindowZone, emitted: &mut Chunk);
@@ -146,7 +149,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
         for session in open.0.drain(..) {
             if overlapping(&session) {
                 timers.remove(key, session.end - 1);
-                content.absorb(context, session.content);
+                content.absorb(context, session.content)?;
             } else {
                 kept.push(session);
             }
@@ -158,7 +161,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
     }
 
     /// Emits every session whose end the watermark reached, earliest first.
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) {
+    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()> {
         let zone = self.shape.zone;
         while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
@@ -171,6 +174,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
                 session.content.emit(&self.context, &key, (session.start, session.end), zone, emitted);
             }
         }
+        Ok(())
     }
 
     fn arity(&self) -> usize {

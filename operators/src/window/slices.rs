@@ -73,7 +73,10 @@ impl SliceAccumulators {
     }
 
     /// Adds (`sign` 1) or retracts (-1) an input row.
-    pub fn add_row(&mut self, calls: &Calls, row: &[Value], sign: i64) {
+    ///
+    /// # Errors
+    /// What an aggregate function refuses ([`Accumulator::update`]).
+    pub fn add_row(&mut self, calls: &Calls, row: &[Value], sign: i64) -> weir_runtime::Result<()> {
         self.rows += sign;
         // A DISTINCT call sees a value's first arrival and last departure in the slice.
         let changes = calls.distinct.count_row(&mut self.distinct, row, sign);
@@ -85,12 +88,13 @@ impl SliceAccumulators {
             match calls.distinct.slot(i) {
                 Some(slot) => {
                     if let Some(change) = changes[slot] {
-                        acc.update(call, x, change);
+                        acc.update(call, x, change)?;
                     }
                 }
-                None => acc.update(call, x, sign),
+                None => acc.update(call, x, sign)?,
             }
         }
+        Ok(())
     }
 
     /// Writes the partial row of these accumulators after the key: partials, distinct sets
@@ -102,7 +106,10 @@ impl SliceAccumulators {
     }
 
     /// Merges a partial row [`SliceAccumulators::write_partial`] wrote (`partial`, after the key).
-    pub fn add_partial(&mut self, calls: &Calls, partial: &[Value]) {
+    ///
+    /// # Errors
+    /// What an aggregate function refuses ([`Accumulator::update`]).
+    pub fn add_partial(&mut self, calls: &Calls, partial: &[Value]) -> weir_runtime::Result<()> {
         let mut at = 0;
         for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
             let width = Accumulator::partial_width(call);
@@ -115,39 +122,48 @@ impl SliceAccumulators {
         for slot in 0..calls.distinct.len() {
             arrived.clear();
             merge_map_value(&mut arrived, &partial[at + slot]);
-            self.count_distinct(calls, slot, arrived.iter());
+            self.count_distinct(calls, slot, arrived.iter())?;
         }
         self.rows += partial[at + calls.distinct.len()].as_i64().unwrap_or(0);
+        Ok(())
     }
 
-    /// Merges another slice's accumulators into these (`scratch` is reused between calls).
-    pub fn merge(&mut self, calls: &Calls, other: &SliceAccumulators, scratch: &mut Vec<Value>) {
+    /// Merges another slice's accumulators into these.
+    ///
+    /// # Errors
+    /// What an aggregate function refuses ([`Accumulator::update`]).
+    pub fn merge(&mut self, calls: &Calls, other: &SliceAccumulators) -> weir_runtime::Result<()> {
         for (i, (call, (acc, from))) in
             calls.calls.iter().zip(self.accumulators.iter_mut().zip(&other.accumulators)).enumerate()
         {
             if calls.distinct.slot(i).is_none() {
-                scratch.clear();
-                from.partial(scratch);
-                acc.merge_partial(call, scratch);
+                acc.merge(call, from)?;
             }
         }
         for (slot, values) in other.distinct.iter().enumerate() {
-            self.count_distinct(calls, slot, values.iter());
+            self.count_distinct(calls, slot, values.iter())?;
         }
         self.rows += other.rows;
+        Ok(())
     }
 
     /// Adds values with multiplicities to DISTINCT set `slot`, updating the calls reading it on
     /// a value's first arrival and last departure.
-    fn count_distinct<'v>(&mut self, calls: &Calls, slot: usize, values: impl Iterator<Item = (&'v Value, &'v i64)>) {
+    fn count_distinct<'v>(
+        &mut self,
+        calls: &Calls,
+        slot: usize,
+        values: impl Iterator<Item = (&'v Value, &'v i64)>,
+    ) -> weir_runtime::Result<()> {
         for (x, delta) in values {
             let Some(change) = count_value(&mut self.distinct[slot], x, *delta) else { continue };
             for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
                 if calls.distinct.slot(i) == Some(slot) {
-                    acc.update(call, x, change);
+                    acc.update(call, x, change)?;
                 }
             }
         }
+        Ok(())
     }
 
     /// Appends the result of every call.

@@ -34,8 +34,30 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
     let name = f.name.to_string().to_ascii_uppercase();
     let node = ast::Expr::Function(f.clone());
     let at = position_of(&node);
+    if !f.within_group.is_empty() {
+        // Flink's validator refuses WITHIN GROUP on every aggregate it has.
+        return Err(Error::validation(
+            at,
+            format!("Aggregate expression '{name}' must not contain a WITHIN GROUP clause"),
+        ));
+    }
+    let mut clauses = registry::CallClauses::default();
+    if let Some(treatment) = &f.null_treatment {
+        clauses.ignore_nulls = Some(matches!(treatment, ast::NullTreatment::IgnoreNulls));
+    }
     let (args, distinct, star) = match &f.args {
         ast::FunctionArguments::List(list) => {
+            for clause in &list.clauses {
+                match clause {
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(treatment) => {
+                        clauses.ignore_nulls = Some(matches!(treatment, ast::NullTreatment::IgnoreNulls));
+                    }
+                    ast::FunctionArgumentClause::JsonNullClause(null_clause) => {
+                        clauses.null_on_null = Some(matches!(null_clause, ast::JsonNullClause::NullOnNull));
+                    }
+                    other => return Err(Error::Unsupported(format!("The clause '{other}' of '{name}'"))),
+                }
+            }
             let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
             let mut args = Vec::new();
             let mut star = false;
@@ -66,13 +88,26 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         Some(condition) => Some(bind(condition)?),
         None => None,
     };
-    let kind = match registry::bind(&name, &mut bound) {
+    let kind = match registry::bind(&name, &mut bound, clauses) {
         Ok(Some(kind)) => kind,
         Ok(None) | Err(registry::BindError::Arity) => {
             return Err(Error::validation(at, format!("Invalid number of arguments to function '{name}'")))
         }
         Err(registry::BindError::Separator) => {
             return Err(Error::validation(at, "The separator of LISTAGG must be a string literal"))
+        }
+        Err(registry::BindError::Clause(clause)) => {
+            return Err(Error::validation(at, format!("{clause} is not allowed in a call of '{name}'")))
+        }
+        Err(registry::BindError::Key(call, key, value)) => {
+            let [key, value] = [key, value].map(|t| weir_operators::expr::types::calcite_name(&t.logical));
+            return Err(Error::validation(
+                at,
+                format!(
+                    "Cannot apply '{call}' to arguments of type '{call}(<{key}>, <{value}>)'. Supported form(s): \
+                     '{call}(<CHARACTER>, <ANY>)'"
+                ),
+            ));
         }
     };
     let function = kind.function();

@@ -17,6 +17,7 @@
 //! | [`split_aggregate`] | `SplitAggregateRule` | `COUNT(DISTINCT x)` in two levels over buckets (`table.optimizer.distinct-agg.split.enabled`) |
 //! | [`scan_reuse`] | `ScanReuser` | a table read by several INSERTs of a statement set is scanned once |
 
+pub mod aggregate_checks;
 pub mod filter_correlate;
 pub mod prune_columns;
 pub mod push_filter_into_scan;
@@ -58,6 +59,7 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
     let plan = time_join::time_join(plan, options.window_join_enabled)?;
     let plan = push_filter_into_scan::push_filter_into_scan(plan)?;
     let plan = scan_changelog::scan_changelog(plan, options.batch)?;
+    aggregate_checks::check_aggregates(&plan, options.batch)?;
     Ok(match options.split_distinct_buckets {
         Some(buckets) => split_aggregate::split_aggregate(plan, buckets),
         None => plan,

@@ -81,6 +81,13 @@ pub const ROW: Builtin = Builtin::new(
 )
 .with_nulls(Nulls::Own);
 
+/// The call `ROW(args…)` over bound arguments (JSON_OBJECTAGG's key and value travel as one).
+pub fn row_of(args: Vec<crate::expr::Expr>) -> crate::expr::Expr {
+    let fields = args.iter().enumerate().map(|(i, a)| Field::new(format!("EXPR${i}"), a.ty().clone())).collect();
+    let ty = DataType::new(LogicalType::Row(fields)).not_null();
+    crate::expr::Expr::Call { function: crate::expr::Function::Scalar(ScalarRef::new(ROW)), args, ty }
+}
+
 /// `CARDINALITY(array | map)`: the number of elements or entries.
 pub const CARDINALITY: Builtin = Builtin::new(
     "CARDINALITY",

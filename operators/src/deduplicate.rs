@@ -290,6 +290,20 @@ impl Operator for DeduplicateOperator {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for DeduplicateSpec {
+    /// Per key: the row kept (first or last) and its time; the timers of a mini-batch or event-time deduplication.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        StateSignature::new("Deduplicate", STATE_VERSION)
+            .state(ROWS, StateKind::Value, column_types(input, &self.key), row_types(input))
+            .state(TIMERS, StateKind::Timers, column_types(input, &self.key), vec!["BIGINT (time)".to_string()])
+    }
+}
+
 #[cfg(test)]
 #[path = "deduplicate_tests.rs"]
 mod tests;

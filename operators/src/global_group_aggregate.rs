@@ -396,6 +396,25 @@ impl Operator for GlobalGroupAggregateOperator {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for GlobalGroupAggregateSpec {
+    /// Per group key (the local phase's leading columns): typed words, or the rows, last result, accumulators and DISTINCT values.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{accumulator_layout, column_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let key: Vec<usize> = (0..self.key_count).collect();
+        let mut value = vec!["rows BIGINT".to_string()];
+        value.extend(accumulator_layout(&self.calls, &self.arg_types));
+        let (name, kind) = match self.group_layout {
+            GroupLayout::Typed => (TYPED_GROUPS, StateKind::Raw),
+            GroupLayout::Values => (GROUPS, StateKind::Value),
+        };
+        StateSignature::new("GlobalGroupAggregate", STATE_VERSION).state(name, kind, column_types(input, &key), value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -443,6 +443,31 @@ impl Operator for GroupAggregateOperator {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for GroupAggregateSpec {
+    /// Per group key: typed, the group's words (its rows and each call's value, count and last result); as values, its rows, last result, accumulators and DISTINCT values.
+    /// The spec holds its input's types: `inputs` is not read.
+    fn state_signature(&self, _inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{accumulator_layout, column_types, StateKind, StateSignature};
+        let arg_types: Vec<_> =
+            self.calls.iter().map(|c| c.arg.and_then(|a| self.input_types.get(a).cloned())).collect();
+        let mut value = vec!["rows BIGINT".to_string()];
+        value.extend(accumulator_layout(&self.calls, &arg_types));
+        let (name, kind) = match self.group_layout {
+            GroupLayout::Typed => (TYPED_GROUPS, StateKind::Raw),
+            GroupLayout::Values => (GROUPS, StateKind::Value),
+        };
+        StateSignature::new("GroupAggregate", STATE_VERSION).state(
+            name,
+            kind,
+            column_types(&self.input_types, &self.keys),
+            value,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,7 @@ pub mod minibatch_assigner;
 pub mod over_aggregate;
 pub mod rank;
 pub mod ranking;
+pub mod signature;
 pub mod sink_upsert_materializer;
 pub mod spec;
 pub mod temporal_sort;

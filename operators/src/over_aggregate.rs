@@ -347,6 +347,26 @@ impl Operator for OverAggregateOperator {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for OverAggregateSpec {
+    /// Per partition key: the rows waiting for their time, the frame's rows and the accumulators; the timers of the waiting times.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{accumulator_layout, column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let key = column_types(input, &self.partition);
+        let mut value = vec![format!("waiting and frame rows ({})", row_types(input).join(", "))];
+        value.extend(accumulator_layout(&self.calls, &self.arg_types));
+        StateSignature::new("OverAggregate", STATE_VERSION).state(KEYS, StateKind::Value, key.clone(), value).state(
+            TIMERS,
+            StateKind::Timers,
+            key,
+            vec!["BIGINT (time)".to_string()],
+        )
+    }
+}
+
 #[cfg(test)]
 #[path = "over_aggregate_tests.rs"]
 mod tests;

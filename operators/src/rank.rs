@@ -248,6 +248,23 @@ impl Operator for RankOperator {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for RankSpec {
+    /// Per partition key: the rows it ranks, in order, with their counts.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        StateSignature::new("Rank", STATE_VERSION).state(
+            ROWS,
+            StateKind::Value,
+            column_types(input, &self.partition),
+            row_types(input),
+        )
+    }
+}
+
 #[cfg(test)]
 #[path = "rank_tests.rs"]
 mod tests;

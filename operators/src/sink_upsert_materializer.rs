@@ -145,6 +145,23 @@ impl Operator for SinkUpsertMaterializerOperator {
 /// The section of a materializer's state: the rows alive per key.
 const ALIVE: &str = "alive";
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for SinkUpsertMaterializerOperator {
+    /// Per primary key: the rows alive, in arrival order.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        StateSignature::new("SinkMaterializer", STATE_VERSION).state(
+            ALIVE,
+            StateKind::List,
+            column_types(input, &self.primary_key),
+            row_types(input),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

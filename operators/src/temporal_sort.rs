@@ -177,6 +177,25 @@ impl Operator for TemporalSortOperator {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for TemporalSortSpec {
+    /// The rows waiting for the watermark, by time; the last time emitted.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let mut value = vec!["BIGINT (time)".to_string()];
+        value.extend(row_types(input));
+        StateSignature::new("TemporalSort", STATE_VERSION).state(ROWS, StateKind::Raw, Vec::new(), value).state(
+            LAST_TIME,
+            StateKind::Raw,
+            Vec::new(),
+            vec!["BIGINT".to_string()],
+        )
+    }
+}
+
 #[cfg(test)]
 #[path = "temporal_sort_tests.rs"]
 mod tests;

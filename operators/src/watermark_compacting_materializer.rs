@@ -273,6 +273,20 @@ fn same_row(upsert_key: Option<&[usize]>, a: &[Value], b: &[Value]) -> bool {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for WatermarkCompactingMaterializerOperator {
+    /// The row arity; per primary key, the rows waiting for the watermark and the row emitted.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        StateSignature::new("WatermarkCompactingSinkMaterializer", STATE_VERSION)
+            .state(ARITY, StateKind::Raw, Vec::new(), vec!["INT (arity)".to_string()])
+            .state(KEYS, StateKind::Value, column_types(input, &self.primary_key), row_types(input))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

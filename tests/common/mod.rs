@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod compat_scripts;
 pub mod keyed_totals;
 pub mod postgres;
 

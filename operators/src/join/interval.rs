@@ -285,3 +285,26 @@ impl Operator for IntervalJoinOperator {
         Ok(())
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for IntervalJoinSpec {
+    /// Per side and join key: the side's rows still in the interval; the watermark.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let right = inputs.get(1).copied().unwrap_or_default();
+        let sides = [input, right];
+        let mut signature = StateSignature::new("IntervalJoin", STATE_VERSION);
+        for (side, state) in RECORDS.iter().enumerate() {
+            signature = signature.state(
+                state,
+                StateKind::List,
+                column_types(sides[side], &self.keys[side]),
+                row_types(sides[side]),
+            );
+        }
+        signature.state(WATERMARK, StateKind::Raw, Vec::new(), vec!["BIGINT".to_string()])
+    }
+}

@@ -275,3 +275,26 @@ impl Operator for RegularJoinOperator {
         self.records.iter_mut().try_for_each(|side| side.restore(states, &info))
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for RegularJoinSpec {
+    /// Per side and join key: the side's rows with their counts (and, for an outer side, how many rows of the other side each matches).
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let right = inputs.get(1).copied().unwrap_or_default();
+        let sides = [input, right];
+        let mut signature = StateSignature::new("Join", STATE_VERSION);
+        for (side, state) in SIDES.iter().enumerate() {
+            signature = signature.state(
+                state,
+                StateKind::Map,
+                column_types(sides[side], &self.keys[side]),
+                row_types(sides[side]),
+            );
+        }
+        signature
+    }
+}

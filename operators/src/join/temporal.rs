@@ -196,3 +196,20 @@ impl Operator for TemporalJoinOperator {
         self.timers.restore(states, &info)
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for TemporalJoinSpec {
+    /// Per join key: the left rows waiting for the watermark, the right table's versions by time, and the timers.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let right = inputs.get(1).copied().unwrap_or_default();
+        let key = column_types(input, &self.keys[0]);
+        StateSignature::new("TemporalJoin", STATE_VERSION)
+            .state(LEFT, StateKind::List, key.clone(), row_types(input))
+            .state(VERSIONS, StateKind::Map, key.clone(), row_types(right))
+            .state(TIMERS, StateKind::Timers, key, vec!["BIGINT (time)".to_string()])
+    }
+}

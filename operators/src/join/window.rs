@@ -198,3 +198,31 @@ impl Operator for WindowJoinOperator {
         self.timers.restore(states, &info)
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for WindowJoinSpec {
+    /// Per side, join key and window: the side's rows; the timers of the windows to join.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let right = inputs.get(1).copied().unwrap_or_default();
+        let sides = [input, right];
+        let mut signature = StateSignature::new("WindowJoin", STATE_VERSION);
+        for (side, state) in RECORDS.iter().enumerate() {
+            signature = signature.state(
+                state,
+                StateKind::Map,
+                column_types(sides[side], &self.keys[side]),
+                row_types(sides[side]),
+            );
+        }
+        signature.state(
+            TIMERS,
+            StateKind::Timers,
+            column_types(input, &self.keys[0]),
+            vec!["BIGINT (window end)".to_string()],
+        )
+    }
+}

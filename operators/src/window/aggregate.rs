@@ -250,3 +250,20 @@ impl Windows for SlicedWindows {
         Ok(())
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for WindowAggregateSpec {
+    /// Per group key and slice end: the slice's rows and accumulators; the timers of the windows to fire; the watermark fired up to.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{accumulator_layout, column_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let mut key = column_types(input, &self.keys);
+        key.push("BIGINT (slice end)".to_string());
+        let mut value = vec!["rows BIGINT".to_string()];
+        value.extend(accumulator_layout(&self.calls, &self.arg_types));
+        let signature = StateSignature::new("WindowAggregate", STATE_VERSION).state(SLICES, StateKind::Map, key, value);
+        super::windows_signature(signature, TIMERS, column_types(input, &self.keys))
+    }
+}

@@ -12,9 +12,9 @@ use super::table_function::millis_of;
 use super::{AttachedWindow, Windows};
 
 /// The name of the buffers' state (their section in checkpoints).
-const BUFFERS: &str = "window-buffers";
+pub(crate) const BUFFERS: &str = "window-buffers";
 /// The name of the window timers' state.
-const TIMERS: &str = "window-timers";
+pub(crate) const TIMERS: &str = "window-timers";
 
 /// What an operator over attached windows is built from.
 pub trait AttachedSpec: std::fmt::Debug + Send {

@@ -372,3 +372,19 @@ mod slicing_tests {
 mod attached_tests;
 #[cfg(test)]
 mod tests;
+
+/// `signature` with what every window operator writes besides its own state: the timers of
+/// the windows to fire (`timers`, keyed like the windows) and the watermark fired up to.
+pub(crate) fn windows_signature(
+    signature: crate::signature::StateSignature,
+    timers: &str,
+    key: Vec<String>,
+) -> crate::signature::StateSignature {
+    use crate::signature::StateKind;
+    signature.state(timers, StateKind::Timers, key, vec!["BIGINT (window end - 1)".to_string()]).state(
+        operator::PROGRESS,
+        StateKind::Raw,
+        Vec::new(),
+        vec!["BIGINT (watermark)".to_string()],
+    )
+}

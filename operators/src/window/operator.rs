@@ -13,7 +13,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Timer, Value};
 
 /// The section of a window operator's state holding the watermark up to which it fired windows.
-const PROGRESS: &str = "progress";
+pub(crate) const PROGRESS: &str = "progress";
 
 /// How a window aggregate keeps and fires its windows.
 pub trait Windows: std::fmt::Debug + Send {

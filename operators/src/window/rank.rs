@@ -118,3 +118,23 @@ impl StateValue for TopRows {
         Ok(TopRows(rows))
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for WindowRankSpec {
+    /// Per partition key and window end: the window's rows; the timers of the windows to fire; the watermark fired up to.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let mut key = column_types(input, &self.partition);
+        key.push("BIGINT (window end)".to_string());
+        let signature = StateSignature::new("WindowRank", STATE_VERSION).state(
+            super::attached::BUFFERS,
+            StateKind::Map,
+            key,
+            row_types(input),
+        );
+        super::windows_signature(signature, super::attached::TIMERS, column_types(input, &self.partition))
+    }
+}

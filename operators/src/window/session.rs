@@ -146,3 +146,24 @@ impl SessionContent for SessionAccumulators {
         }
     }
 }
+
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for SessionWindowAggregateSpec {
+    /// Per group key: its open sessions (start, end, rows and accumulators); their timers; the watermark fired up to.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{accumulator_layout, column_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let key = column_types(input, &self.keys);
+        let mut value = vec!["start BIGINT".to_string(), "end BIGINT".to_string(), "rows BIGINT".to_string()];
+        value.extend(accumulator_layout(&self.calls, &self.arg_types));
+        let signature = StateSignature::new("SessionWindowAggregate", STATE_VERSION).state(
+            super::sessions::SESSIONS,
+            StateKind::Value,
+            key.clone(),
+            value,
+        );
+        super::windows_signature(signature, super::sessions::TIMERS, key)
+    }
+}

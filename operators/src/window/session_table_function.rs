@@ -103,6 +103,27 @@ impl StateValue for SessionRows {
     }
 }
 
+/// The layout of this operator's state; bumped when the bytes it writes change.
+const STATE_VERSION: u32 = 1;
+
+impl crate::signature::StatefulSpec for SessionTableFunctionSpec {
+    /// Per partition key: its open sessions (start, end and rows); their timers; the watermark fired up to.
+    fn state_signature(&self, inputs: &[&[weir_runtime::DataType]]) -> crate::signature::StateSignature {
+        use crate::signature::{column_types, row_types, StateKind, StateSignature};
+        let input = inputs.first().copied().unwrap_or_default();
+        let key = column_types(input, &self.partition);
+        let mut value = vec!["start BIGINT".to_string(), "end BIGINT".to_string()];
+        value.extend(row_types(input));
+        let signature = StateSignature::new("SessionWindowTableFunction", STATE_VERSION).state(
+            super::sessions::SESSIONS,
+            StateKind::Value,
+            key.clone(),
+            value,
+        );
+        super::windows_signature(signature, super::sessions::TIMERS, key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rand::SeedableRng;

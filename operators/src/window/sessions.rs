@@ -17,8 +17,8 @@ use weir_runtime::{Chunk, Result, RowKind, SubtaskInfo, Value};
 use super::table_function::millis_of;
 use super::{WindowZone, Windows};
 
-const SESSIONS: &str = "sessions";
-const TIMERS: &str = "session-timers";
+pub(crate) const SESSIONS: &str = "sessions";
+pub(crate) const TIMERS: &str = "session-timers";
 
 /// What sessions are made of, whatever they hold.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //!
 //! Per operator, in this order (the first that decides gives the verdict):
 //!
+//! 0. the state's layout version (its signature, `weir_operators::signature`) must stay;
 //! 1. one phase and two phases of an aggregate keep different state: incompatible;
 //! 2. the key: a group key must stay the same columns in the same order, a partition key the
 //!    same columns in any order;
@@ -42,6 +43,11 @@ fn columns(rows: &[Column]) -> String {
 
 /// Judges whether `new` can take the state of `old`.
 pub(super) fn judge_pair(old: &StateShape, new: &StateShape, options: CompatOptions) -> PairJudgement {
+    if let (Some(before), Some(after)) = (&old.signature, &new.signature) {
+        if let Some(why) = before.incompatibility(after) {
+            return incompatible(why);
+        }
+    }
     if old.operator != new.operator && old.class.ends_with("aggregate") {
         return incompatible(format!(
             "{} and {} keep their state differently (one phase or two: table.optimizer.agg-phase-strategy, \

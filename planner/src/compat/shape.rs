@@ -119,6 +119,10 @@ pub struct StateShape {
     pub aggregates: Option<Vec<Aggregate>>,
     /// The conditions rows pass on their way from the stateful operators or sources before it.
     pub filters: Vec<String>,
+    /// What it writes into checkpoints, as its spec declares it (absent in checkpoints of weir
+    /// before signatures: layout version 1 of every operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<weir_operators::signature::StateSignature>,
 }
 
 impl StateShape {
@@ -179,6 +183,7 @@ impl ShapeCollector {
             row_rule: RowRule::Lineage,
             aggregates: None,
             filters: input.filters,
+            signature: Some(super::signature::materializer_signature(sink, materializer)),
         };
         self.operators.push((vertex, shape));
     }
@@ -411,6 +416,7 @@ impl<'a> Builder<'a> {
             row_rule: RowRule::Lineage,
             aggregates: None,
             filters: inputs.iter().flat_map(|i| i.filters.iter().cloned()).collect(),
+            signature: super::signature::state_signature(node),
         };
         Builder { inputs, shape }
     }

@@ -94,3 +94,33 @@ impl Catalog {
         self.entries.keys().cloned().collect()
     }
 }
+
+/// `catalog` with each hinted table's options overridden by its hints (`/*+ OPTIONS(…) */`).
+///
+/// # Errors
+/// Flink's validation error for a hint on a view.
+pub fn apply_hints(catalog: &Catalog, hints: &[crate::hints::TableHint]) -> crate::error::Result<Catalog> {
+    let mut hinted = catalog.clone();
+    for hint in hints {
+        let Some(entry) = hinted.remove(&hint.table) else {
+            continue;
+        };
+        let entry = match entry {
+            CatalogEntry::Table(mut table) => {
+                table.descriptor.options.extend(hint.options.clone());
+                CatalogEntry::Table(table)
+            }
+            CatalogEntry::View(_) => {
+                return Err(crate::error::Error::validation(
+                    hint.position,
+                    format!(
+                        "View '{}' cannot be enriched with new options. Hints can only be applied to tables.",
+                        Catalog::qualified(&hint.table)
+                    ),
+                ));
+            }
+        };
+        hinted.add(&hint.table, entry);
+    }
+    Ok(hinted)
+}

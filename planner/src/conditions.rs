@@ -26,3 +26,14 @@ pub(crate) fn conjunction(parts: Vec<Expr>) -> Option<Expr> {
         _ => Some(Expr::Call { function: Function::And, args: flat, ty: DataType::boolean() }),
     }
 }
+
+/// Whether `expr` is `a = b` of columns `a` and `b`, either way round.
+pub(crate) fn is_equality(expr: &Expr, a: usize, b: usize) -> bool {
+    match expr {
+        Expr::Call { function: Function::Equals, args, .. } => matches!(
+            args.as_slice(),
+            [Expr::Column { index: x, .. }, Expr::Column { index: y, .. }] if (*x, *y) == (a, b) || (*x, *y) == (b, a)
+        ),
+        _ => false,
+    }
+}

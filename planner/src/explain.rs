@@ -13,17 +13,16 @@ use std::fmt::Write;
 
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall};
-use weir_operators::expr::{Expr, Function};
 use weir_operators::{
     CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec, MiniBatchAssignerSpec,
     WatermarkAssignerSpec,
 };
-use weir_runtime::print::value_to_string;
-use weir_runtime::{Field, ShipStrategy, Value};
+use weir_runtime::{Field, ShipStrategy};
 
 use crate::catalog::Catalog;
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 use crate::plan::{Node, Plan};
+pub(crate) use crate::plan_text::{calcite_type, expression, literal, phase_text};
 
 /// What EXPLAIN prints besides the plans.
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,7 +32,7 @@ pub struct ExplainDetails {
     /// `JSON_EXECUTION_PLAN`: the execution plan as JSON.
     pub json_execution_plan: bool,
     /// `PLAN_ADVICE`: Flink's advice on the plan, with the settings it names.
-    pub plan_advice: Option<advice::AdviceSettings>,
+    pub plan_advice: Option<crate::options::AdviceSettings>,
 }
 
 /// Draws a tree: `+- ` before the last child, `:- ` before the others, `:  ` to continue.
@@ -52,62 +51,9 @@ fn names(fields: &[Field]) -> String {
     fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-fn literal(value: &Value) -> String {
-    match value {
-        Value::String(s) => format!("_UTF-16LE'{s}'"),
-        Value::IntervalDayTime(ms) => format!("{ms}:INTERVAL SECOND"),
-        Value::IntervalYearMonth(m) => format!("{m}:INTERVAL MONTH"),
-        other => value_to_string(other),
-    }
-}
-
-/// An expression as Flink prints it: `>(amount, 400)` (prefix) or `(amount > 400)` (infix),
-/// columns by `column(i)`.
-pub(crate) fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
-    match expr {
-        Expr::Column { index, .. } => column(*index),
-        // Calcite types the literals of other than their default types: `1:BIGINT` (in the
-        // physical plan), `null:DECIMAL(38, 2)` (in both).
-        Expr::Literal { value: Value::Null, ty } => format!("null:{}", calcite_type(ty)),
-        Expr::Literal { value: Value::BigInt(v), .. } if !infix => format!("{v}:BIGINT"),
-        Expr::Literal { value, .. } => literal(value),
-        Expr::Call { function, args, ty } => {
-            let parts: Vec<String> = args.iter().map(|a| expression(a, column, infix)).collect();
-            match (function, function.operator_symbol()) {
-                (_, Some(symbol)) if infix && parts.len() >= 2 => format!("({})", parts.join(&format!(" {symbol} "))),
-                (_, Some(symbol)) => format!("{symbol}({})", parts.join(", ")),
-                (Function::Cast | Function::TryCast, _) => {
-                    let name = if matches!(function, Function::Cast) { "CAST" } else { "TRY_CAST" };
-                    format!("{name}({} AS {})", parts[0], ty)
-                }
-                // After their operand in the execution plan, as Flink prints them there.
-                (Function::IsNull | Function::IsNotNull, _) if infix => {
-                    format!("{} {}", parts.join(", "), function.name())
-                }
-                (Function::Scalar(f), _) => f.explain(&parts, infix),
-                _ => format!("{}({})", function.name(), parts.join(", ")),
-            }
-        }
-    }
-}
-
 /// A call as EXPLAIN prints it (`COUNT(DISTINCT b)`, `SUM(a) FILTER c`).
 fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> String {
     phase_text(call, None, column)
-}
-
-/// A call as a local or global phase prints it: a DISTINCT call names the set of distinct values
-/// it takes them from (`COUNT(distinct$0 b)`, Flink's `slot`) instead of `DISTINCT`.
-pub(crate) fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
-    let name = call.kind.function().name;
-    let distinct = match slot {
-        Some(slot) => format!("distinct${slot} "),
-        None if call.distinct => "DISTINCT ".to_string(),
-        None => String::new(),
-    };
-    let arg = call.arg.map_or("*".to_string(), column);
-    let filter = call.filter.map_or(String::new(), |f| format!(" FILTER {}", column(f)));
-    format!("{name}({distinct}{arg}){filter}")
 }
 
 /// What a local phase selects: the keys, each call's partial as `COUNT(*) AS count1$0`, each
@@ -170,29 +116,6 @@ fn table_path(name: &str, projected: Option<&[Field]>) -> String {
             format!("[default_catalog, default_database, {name}, project=[{}], metadata=[]]", names(fields))
         }
         None => format!("[default_catalog, default_database, {name}]"),
-    }
-}
-
-/// A type as Calcite prints it in a row type: `INTEGER`, `VARCHAR(2147483647) ARRAY`,
-/// `(VARCHAR(2147483647), INTEGER) MAP`, `RecordType:peek_no_expand(INTEGER a)`, with
-/// ` NOT NULL` where it is.
-fn calcite_type(ty: &weir_runtime::DataType) -> String {
-    use weir_runtime::LogicalType;
-    let text = match &ty.logical {
-        LogicalType::Array(element) => format!("{} ARRAY", calcite_type(element)),
-        LogicalType::Map(key, value) => format!("({}, {}) MAP", calcite_type(key), calcite_type(value)),
-        LogicalType::Multiset(element) => format!("{} MULTISET", calcite_type(element)),
-        LogicalType::Row(fields) => {
-            let fields: Vec<String> =
-                fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();
-            format!("RecordType:peek_no_expand({})", fields.join(", "))
-        }
-        other => weir_operators::expr::types::calcite_name(other),
-    };
-    if ty.nullable {
-        text
-    } else {
-        format!("{text} NOT NULL")
     }
 }
 
@@ -708,33 +631,29 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         node: &PhysicalNode,
         entries: &mut Vec<Entry>,
         skipped: &mut usize,
-    ) -> (usize, usize, Option<&'static str>) {
+    ) -> (usize, usize, Option<ShipStrategy>) {
         if let PhysicalKind::Exchange { strategy } = &node.kind {
             let (id, p, _) = visit(&node.inputs[0], entries, skipped);
             // An exchange is a transformation of its own in Flink: it takes an id.
             *skipped += 1;
-            return (id, p, Some(strategy.flink_name()));
+            return (id, p, Some(strategy.clone()));
         }
         let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped)).collect();
         let parallelism = node.parallelism;
         // The node's number in Flink's labels; a sink's transformations (enforcer, key-by
         // partition, materializer, writer) take their own ids but share it.
         let exec_id = entries.len() + *skipped + 1;
-        let ship = |exchange: Option<&'static str>, hashed: bool, from: usize, to: usize| match exchange {
-            Some(s) => s,
-            None if hashed => "HASH",
-            None if from == to => "FORWARD",
-            None => "REBALANCE",
+        let ship = |exchange: Option<&ShipStrategy>, from: usize, to: usize| {
+            crate::physical::distribution::edge_strategy(exchange, from, to).flink_name()
         };
         if let PhysicalKind::Sink { table, .. } = &node.kind {
-            let (mut from, mut from_parallelism, mut exchange) = inputs[0];
-            let mut hashed = false;
+            let (mut from, mut from_parallelism, mut exchange) = inputs[0].clone();
             for step in sink_steps(node) {
                 let (kind, contents, parallelism, pact) = match step {
-                    SinkStep::KeyBy(_) => {
+                    SinkStep::KeyBy(strategy) => {
                         // The key-by partition is a transformation of its own.
                         *skipped += 1;
-                        hashed = true;
+                        exchange = Some(strategy.clone());
                         continue;
                     }
                     SinkStep::Enforcer(e) => {
@@ -751,15 +670,15 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
                     }
                 };
                 let id = entries.len() + *skipped + 1;
-                let predecessors = vec![(from, ship(exchange, hashed, from_parallelism, parallelism))];
+                let predecessors = vec![(from, ship(exchange.as_ref(), from_parallelism, parallelism))];
                 let (kind, contents) = (format!("{kind}[{exec_id}]"), format!("[{exec_id}]:{contents}"));
                 entries.push(Entry { id, kind, pact, contents, parallelism, predecessors });
-                (from, from_parallelism, exchange, hashed) = (id, parallelism, None, false);
+                (from, from_parallelism, exchange) = (id, parallelism, None);
             }
             return (from, from_parallelism, None);
         }
         let mut predecessors: Vec<(usize, &'static str)> =
-            inputs.iter().map(|&(pid, pp, exchange)| (pid, ship(exchange, false, pp, parallelism))).collect();
+            inputs.iter().map(|(pid, pp, exchange)| (*pid, ship(exchange.as_ref(), *pp, parallelism))).collect();
         if let PhysicalKind::LookupJoin { execution, .. } = &node.kind {
             if execution.order_key().is_some() {
                 // Key-ordered lookups are hashed on the update key by a "Partitioner" of their own.

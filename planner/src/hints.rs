@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
 
-use crate::catalog::{Catalog, CatalogEntry};
 use crate::dialect::FlinkDialect;
 use crate::error::{Error, Position, Result};
 
@@ -90,36 +89,6 @@ pub(crate) fn hint_pairs(body: &str, position: Position, name: &str) -> Result<O
         }
     }
     Ok(Some(options))
-}
-
-/// `catalog` with each hinted table's options overridden by its hints.
-///
-/// # Errors
-/// Flink's validation error for a hint on a view.
-pub fn apply_hints(catalog: &Catalog, hints: &[TableHint]) -> Result<Catalog> {
-    let mut hinted = catalog.clone();
-    for hint in hints {
-        let Some(entry) = hinted.remove(&hint.table) else {
-            continue;
-        };
-        let entry = match entry {
-            CatalogEntry::Table(mut table) => {
-                table.descriptor.options.extend(hint.options.clone());
-                CatalogEntry::Table(table)
-            }
-            CatalogEntry::View(_) => {
-                return Err(Error::validation(
-                    hint.position,
-                    format!(
-                        "View '{}' cannot be enriched with new options. Hints can only be applied to tables.",
-                        Catalog::qualified(&hint.table)
-                    ),
-                ));
-            }
-        };
-        hinted.add(&hint.table, entry);
-    }
-    Ok(hinted)
 }
 
 #[cfg(test)]

@@ -100,7 +100,7 @@ pub struct PlannerOptions {
     /// `weir.explain.format` is `CONFLUENT`.
     pub confluent_explain: bool,
     /// The settings `EXPLAIN PLAN_ADVICE` names.
-    pub advice: crate::explain::advice::AdviceSettings,
+    pub advice: AdviceSettings,
     /// `table.exec.agg.mini-batch.output-identical-enabled`
     pub output_identical: bool,
     /// `table.optimizer.distinct-agg.split.bucket-num`, when the split is enabled.
@@ -336,8 +336,8 @@ impl PlannerOptions {
             mini_batch,
             agg_phase_strategy,
             state_ttl_millis: settings.get(&STATE_TTL).as_millis() as i64,
-            confluent_explain: settings.get(&crate::explain::confluent::FORMAT) == "CONFLUENT",
-            advice: crate::explain::advice::AdviceSettings {
+            confluent_explain: settings.get(&EXPLAIN_FORMAT) == "CONFLUENT",
+            advice: AdviceSettings {
                 one_phase: agg_phase_strategy == AggPhaseStrategy::OnePhase,
                 mini_batch_enabled: settings.get(&MINI_BATCH_ENABLED),
                 mini_batch_latency_millis: settings.get(&MINI_BATCH_LATENCY).as_millis() as i64,
@@ -369,7 +369,7 @@ impl Default for PlannerOptions {
             agg_phase_strategy: AggPhaseStrategy::Auto,
             state_ttl_millis: 0,
             confluent_explain: false,
-            advice: crate::explain::advice::AdviceSettings {
+            advice: AdviceSettings {
                 one_phase: false,
                 mini_batch_enabled: false,
                 mini_batch_latency_millis: 0,
@@ -392,3 +392,25 @@ impl Default for PlannerOptions {
         }
     }
 }
+
+/// What Flink's advice on a group aggregate names: the settings that would make it two-phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdviceSettings {
+    /// `table.optimizer.agg-phase-strategy` is `ONE_PHASE`.
+    pub one_phase: bool,
+    /// `table.exec.mini-batch.enabled`
+    pub mini_batch_enabled: bool,
+    /// `table.exec.mini-batch.allow-latency` in milliseconds.
+    pub mini_batch_latency_millis: i64,
+    /// `table.exec.mini-batch.size`
+    pub mini_batch_size: i64,
+}
+
+/// `weir.explain.format`
+pub static EXPLAIN_FORMAT: Setting<&'static str> = Setting::choice(
+    "weir.explain.format",
+    &["FLINK", "CONFLUENT"],
+    "FLINK",
+    "how EXPLAIN prints plans: Flink's three sections, or Confluent Cloud's numbered plan with details and warnings",
+)
+.weir_only();

@@ -215,7 +215,7 @@ impl<'a> Planner<'a> {
     ///
     /// # Errors
     /// A connector that cannot build what it offered.
-    pub fn job_graph(&self, plans: &[PhysicalNode]) -> Result<(Translator, Vec<Output>)> {
+    pub fn job_graph<'p>(&self, plans: &'p [PhysicalNode]) -> Result<(Translator<'p>, Vec<Output>)> {
         let mut translator = Translator::new().with_clock(Arc::clone(&self.clock)).with_batch(self.options.batch);
         let outputs = plans.iter().map(|plan| translator.translate(plan)).collect::<Result<_>>()?;
         Ok((translator, outputs))

@@ -12,9 +12,9 @@ use weir_runtime::report::JobReport;
 use weir_runtime::settings::{Setting, Settings};
 use weir_runtime::RuntimeConfig;
 
+use crate::catalog::apply_hints;
 use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Position, Result};
-use crate::hints::apply_hints;
 use crate::parser::{parse_script, Insert, Located, Statement};
 use crate::phases::Planner;
 use crate::physical::PhysicalKind;
@@ -477,7 +477,7 @@ impl Session {
         let sinks: Vec<&str> = inserts.iter().map(|i| i.table.as_str()).collect();
         let job_name = self.job_name(&sinks);
         let mut runtime = self.job_runtime(&job_name, batch)?;
-        let shape = self.job_shape(&mut translator, &graph)?;
+        let shape = self.job_shape(&translator, &graph)?;
         self.follow_compatibility(&job_name, &shape, &mut runtime)?;
         let target = self.savepoint_target(&job_name, &runtime);
         let handle = job::start(graph, runtime)?;

@@ -44,7 +44,7 @@ static PLANNER_SETTINGS: [&Spec; 35] = [
     &session::recovery::SAVEPOINT_DIR.spec,
     &compat::IGNORE_FILTER.spec,
     &compat::IGNORE_SINK.spec,
-    &crate::explain::confluent::FORMAT.spec,
+    &crate::options::EXPLAIN_FORMAT.spec,
     &managed::STORE_PATH.spec,
 ];
 

@@ -19,8 +19,20 @@ use weir_runtime::{Row, ShipStrategy};
 use crate::error::{Error, Result};
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 
+/// Where the translator placed a node of the plan: what the state compatibility check
+/// describes (`crate::compat::shape`), reading the plan; translation knows nothing of it.
+#[derive(Debug, Clone, Copy)]
+pub enum Placed<'p> {
+    /// The vertex that runs this node (for a scan, its source).
+    Node(&'p PhysicalNode),
+    /// The vertex of this sink's materializer.
+    Materializer(&'p PhysicalNode),
+    /// The vertex that writes into this sink's table.
+    Writer(&'p PhysicalNode),
+}
+
 /// Builds job graphs from physical plans.
-pub struct Translator {
+pub struct Translator<'p> {
     /// The graph being built.
     pub graph: JobGraph,
     /// The job runs in batch mode: scans read what their tables hold now.
@@ -29,8 +41,8 @@ pub struct Translator {
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
     clock: Arc<dyn weir_runtime::Clock>,
-    /// What the job keeps in state, vertex by vertex (for the state compatibility check).
-    pub shapes: crate::compat::shape::ShapeCollector,
+    /// What was placed in which vertex, in the order of translation.
+    pub placed: Vec<(Placed<'p>, VertexId)>,
 }
 
 /// A vertex, its parallelism, and the exchange its consumer must apply.
@@ -46,20 +58,16 @@ pub struct Output {
 
 /// The edge strategy from `input` into a vertex of `parallelism`.
 fn edge(input: &Output, parallelism: usize) -> ShipStrategy {
-    match &input.exchange {
-        Some(strategy) => strategy.clone(),
-        None if input.parallelism == parallelism => ShipStrategy::Forward,
-        None => ShipStrategy::Rebalance,
-    }
+    crate::physical::distribution::edge_strategy(input.exchange.as_ref(), input.parallelism, parallelism)
 }
 
-impl Default for Translator {
+impl Default for Translator<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Translator {
+impl<'p> Translator<'p> {
     /// A translator building a new graph.
     pub fn new() -> Self {
         Translator {
@@ -67,7 +75,7 @@ impl Translator {
             batch: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
-            shapes: Default::default(),
+            placed: Vec::new(),
         }
     }
 
@@ -104,7 +112,7 @@ impl Translator {
     /// What translating the input reports.
     fn unary(
         &mut self,
-        node: &PhysicalNode,
+        node: &'p PhysicalNode,
         name: &str,
         factory: weir_runtime::graph::OperatorFactory,
     ) -> Result<Output> {
@@ -114,7 +122,7 @@ impl Translator {
 
     /// A two-input operator (a join) in a vertex of its own, its left input on input 0 and its
     /// right input on input 1.
-    fn binary(&mut self, node: &PhysicalNode, factory: weir_runtime::graph::OperatorFactory) -> Result<Output> {
+    fn binary(&mut self, node: &'p PhysicalNode, factory: weir_runtime::graph::OperatorFactory) -> Result<Output> {
         let (left, right) = (self.translate(&node.inputs[0])?, self.translate(&node.inputs[1])?);
         let parallelism = node.parallelism;
         let name = node.name().to_string();
@@ -128,20 +136,20 @@ impl Translator {
     ///
     /// # Errors
     /// A table whose connector refuses its options.
-    pub fn translate(&mut self, node: &PhysicalNode) -> Result<Output> {
+    pub fn translate(&mut self, node: &'p PhysicalNode) -> Result<Output> {
         let digest = node.reuse_digest();
         if let Some(shared) = digest.as_ref().and_then(|d| self.scans.get(d)) {
             return Ok(shared.clone());
         }
         let output = self.translate_new(node)?;
-        self.shapes.operator(node, output.vertex);
+        self.placed.push((Placed::Node(node), output.vertex));
         if let Some(d) = digest {
             self.scans.insert(d, output.clone());
         }
         Ok(output)
     }
 
-    fn translate_new(&mut self, node: &PhysicalNode) -> Result<Output> {
+    fn translate_new(&mut self, node: &'p PhysicalNode) -> Result<Output> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key, .. } => {
                 let scan = ScanContext { batch: self.batch, key: key.clone() };
@@ -161,7 +169,6 @@ impl Translator {
                     parallelism,
                     kind: VertexKind::Source(source),
                 });
-                self.shapes.source(table, vertex);
                 Ok(Output { vertex, parallelism, exchange: None })
             }
             PhysicalKind::Values { rows } => {
@@ -260,7 +267,7 @@ impl Translator {
                         SinkStep::KeyBy(strategy) => Output { exchange: Some(strategy.clone()), ..input },
                         SinkStep::Materializer(m) => {
                             let output = self.operator(&m.name(), &input, node.parallelism, m.factory());
-                            self.shapes.materializer(node, m, output.vertex);
+                            self.placed.push((Placed::Materializer(node), output.vertex));
                             output
                         }
                         SinkStep::Writer => {
@@ -268,7 +275,7 @@ impl Translator {
                             let provider = table.create(&context)?;
                             let name = format!("Sink: {}", table.name);
                             let output = self.operator(&name, &input, node.parallelism, provider.factory);
-                            self.shapes.sink(table, output.vertex);
+                            self.placed.push((Placed::Writer(node), output.vertex));
                             output
                         }
                     };

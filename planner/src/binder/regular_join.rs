@@ -3,7 +3,7 @@
 //! bound elsewhere). The joined rows are the left side's columns, then the right side's; an outer
 //! join makes the other side's columns nullable, and time attributes are plain timestamps after
 //! a regular join, as in Flink. A join whose condition bounds the two rowtimes is an interval
-//! join ([`crate::rules::time_join::interval`]): its rowtimes stay time attributes (on the
+//! join ([`crate::join_strategy::interval`]): its rowtimes stay time attributes (on the
 //! sides no NULLs pad), so windows can follow it.
 
 use sqlparser::ast::{self, JoinConstraint, JoinOperator};
@@ -57,7 +57,7 @@ impl Binder<'_> {
         joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
         let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
         expect_condition(&condition, "ON", on)?;
-        let strategy = crate::rules::time_join::interval(&left, &right, &condition).unwrap_or(JoinStrategy::Regular);
+        let strategy = crate::join_strategy::interval(&left, &right, &condition).unwrap_or(JoinStrategy::Regular);
         // An interval join's rowtimes stay time attributes where no NULLs pad them.
         let kept = match strategy {
             JoinStrategy::Interval { times, .. } => [Some(times[0]), Some(times[1])],

@@ -14,9 +14,9 @@ use super::scope::{position_of, Scope};
 use super::{unsupported, Binder};
 use crate::catalog::CatalogEntry;
 use crate::conditions::conjuncts;
+use crate::conditions::is_equality;
 use crate::error::{Error, Result};
 use crate::plan::{JoinStrategy, Node, Plan};
-use crate::rules::time_join::is_equality;
 
 impl Binder<'_> {
     /// Joins `left` (visible through `scope`) with the versioned table of `join`, as of the left

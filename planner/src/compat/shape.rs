@@ -13,8 +13,9 @@ use weir_operators::ranking::SortKey;
 use weir_runtime::graph::VertexId;
 
 use super::StateOptions;
-use crate::explain::{expression, phase_text};
 use crate::physical::{PhysicalKind, PhysicalNode, RankShape, SinkMaterializer};
+use crate::plan_text::{expression, phase_text};
+use crate::translate::Placed;
 
 /// A job as the check sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,6 +147,28 @@ pub struct ShapeCollector {
 }
 
 impl ShapeCollector {
+    /// Records what translation placed in `vertex`.
+    pub fn place(&mut self, placed: Placed<'_>, vertex: VertexId) {
+        match placed {
+            Placed::Node(node) => {
+                if let PhysicalKind::TableSourceScan { table, .. } = &node.kind {
+                    self.source(table, vertex);
+                }
+                self.operator(node, vertex);
+            }
+            Placed::Materializer(sink) => {
+                if let PhysicalKind::Sink { materializer: Some(materializer), .. } = &sink.kind {
+                    self.materializer(sink, materializer, vertex);
+                }
+            }
+            Placed::Writer(sink) => {
+                if let PhysicalKind::Sink { table, .. } = &sink.kind {
+                    self.sink(table, vertex);
+                }
+            }
+        }
+    }
+
     /// Records the vertex of `node` when it keeps state.
     pub fn operator(&mut self, node: &PhysicalNode, vertex: VertexId) {
         if let Some(shape) = describe(node) {

@@ -4,20 +4,8 @@
 //! PARTITION BY, and (for the whole query) highly state-intensive operators without a state TTL.
 
 use crate::compat::shape::lineage_texts;
+use crate::options::AdviceSettings;
 use crate::physical::{PhysicalKind, PhysicalNode};
-
-/// What Flink's advice on a group aggregate names: the settings that would make it two-phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AdviceSettings {
-    /// `table.optimizer.agg-phase-strategy` is `ONE_PHASE`.
-    pub one_phase: bool,
-    /// `table.exec.mini-batch.enabled`
-    pub mini_batch_enabled: bool,
-    /// `table.exec.mini-batch.allow-latency` in milliseconds.
-    pub mini_batch_latency_millis: i64,
-    /// `table.exec.mini-batch.size`
-    pub mini_batch_size: i64,
-}
 
 /// Flink's `PLAN_ADVICE` for `node` (its GroupAggregationAnalyzer): a one-phase group aggregate
 /// whose calls could run in a local and a global phase, with the settings that would make it so.

@@ -8,19 +8,9 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use weir_connectors::TableDescriptor;
-use weir_runtime::settings::Setting;
 
 use crate::catalog::Catalog;
 use crate::physical::{upsert_key, PhysicalKind, PhysicalNode};
-
-/// `weir.explain.format`
-pub static FORMAT: Setting<&'static str> = Setting::choice(
-    "weir.explain.format",
-    &["FLINK", "CONFLUENT"],
-    "FLINK",
-    "how EXPLAIN prints plans: Flink's three sections, or Confluent Cloud's numbered plan with details and warnings",
-)
-.weir_only();
 
 /// How much state an operator keeps (Confluent's classes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -16,9 +16,9 @@ use weir_operators::join::{
 use weir_runtime::Field;
 
 use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use crate::conditions::is_equality;
 use crate::conditions::{conjunction, conjuncts};
 use crate::plan::{JoinStrategy, Plan};
-use crate::rules::time_join::is_equality;
 
 /// What a join node of the logical plan holds.
 pub(super) struct JoinParts {

@@ -7,6 +7,7 @@ use weir_runtime::checkpoint::Restore;
 use weir_runtime::graph::JobGraph;
 
 use super::{ScriptError, Session};
+use crate::compat::shape::ShapeCollector;
 use crate::compat::{self, CompatOptions, JobShape, Report, StateOptions};
 use crate::error::{Position, Result};
 use crate::options::STATE_TTL;
@@ -34,9 +35,12 @@ impl Session {
     ///
     /// # Errors
     /// A graph with a cycle.
-    pub(super) fn job_shape(&self, translator: &mut Translator, graph: &JobGraph) -> Result<JobShape> {
+    pub(super) fn job_shape(&self, translator: &Translator<'_>, graph: &JobGraph) -> Result<JobShape> {
         let ids = graph.operator_ids()?;
-        let shapes = std::mem::take(&mut translator.shapes);
+        let mut shapes = ShapeCollector::default();
+        for (placed, vertex) in &translator.placed {
+            shapes.place(*placed, *vertex);
+        }
         Ok(shapes.finish(&ids, self.runtime.default_parallelism, self.state_options()))
     }
 
@@ -46,7 +50,7 @@ impl Session {
         let plans = planner.physical_inserts(inserts, at)?;
         let (mut translator, _) = planner.job_graph(&plans)?;
         let graph = std::mem::take(&mut translator.graph);
-        self.job_shape(&mut translator, &graph)
+        self.job_shape(&translator, &graph)
     }
 
     /// Runs the DDL and `SET` statements of `sql` and returns the shape of all its INSERTs and

@@ -3,7 +3,7 @@
 //! reads the rest of its input and ends with the results of a run from the start. A change to a
 //! state layout, a state signature or the checkpoint format that breaks old savepoints fails here.
 //!
-//! The fixture is the savepoint of `job.sql` stopped mid-stream (`SIGTERM` after its first
+//! The fixture is the savepoint of its `job.sql` (a statement set over a CSV file) stopped mid-stream (`SIGTERM` after its first
 //! checkpoint) and what its filesystem sinks had committed by then; the input is generated, the
 //! same on every run. `cargo test --test committed_checkpoint -- --ignored write_fixture`
 //! writes a new fixture (only for a new format version: the old one must stay).
@@ -17,28 +17,6 @@ const KEYS: u64 = 20;
 /// Event time of row 0: row `id` is `id` ms later, less up to 2 s of disorder.
 const EPOCH: u64 = 1_700_000_000_000;
 const FIXTURE: &str = "tests/fixtures/savepoint-v1";
-
-const SCRIPT: &str = "\
-SET 'execution.checkpointing.interval' = '50 ms';
-SET 'execution.checkpointing.dir' = 'checkpoints';
-SET 'execution.checkpointing.savepoint-dir' = 'savepoints';
-SET 'pipeline.name' = 'fixture';
-CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-  WITH ('connector' = 'filesystem', 'path' = 'input.csv', 'format' = 'csv');
-CREATE TABLE names (k INT, name STRING) WITH ('connector' = 'filesystem', 'path' = 'names.csv', 'format' = 'csv');
-CREATE TABLE kept (id BIGINT, k INT, v INT) WITH ('connector' = 'filesystem', 'path' = 'kept', 'format' = 'csv');
-CREATE TABLE joined (id BIGINT, name STRING) WITH ('connector' = 'filesystem', 'path' = 'joined', 'format' = 'csv');
-CREATE TABLE wins (window_end TIMESTAMP(3), n BIGINT, s BIGINT)
-  WITH ('connector' = 'filesystem', 'path' = 'wins', 'format' = 'csv');
-CREATE TABLE totals (k INT, n BIGINT, s BIGINT) WITH ('connector' = 'print');
-EXECUTE STATEMENT SET BEGIN
-INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;
-INSERT INTO kept SELECT id, k, v FROM src WHERE v < 1;
-INSERT INTO joined SELECT s.id, n.name FROM src AS s JOIN names AS n ON s.k = n.k WHERE s.v < 1;
-INSERT INTO wins SELECT window_end, COUNT(*), SUM(CAST(v AS BIGINT))
-  FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;
-END;
-";
 
 /// What the input makes when read whole.
 #[derive(Default)]
@@ -168,7 +146,9 @@ fn a_savepoint_committed_to_the_repository_restores_to_the_whole_result() {
 fn write_fixture() {
     let dir = tempfile::tempdir().unwrap();
     write_input(dir.path());
-    std::fs::write(dir.path().join("job.sql"), SCRIPT).unwrap();
+    // The job is the fixture's own `job.sql` (copy it into a new fixture directory first).
+    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE).join("job.sql")).unwrap();
+    std::fs::write(dir.path().join("job.sql"), &script).unwrap();
     let child = weir(dir.path(), &[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let checkpoints = dir.path().join("checkpoints").join("fixture");
     while !std::fs::read_dir(&checkpoints).is_ok_and(|mut c| c.any(|e| e.unwrap().path().join("_metadata").exists())) {
@@ -186,5 +166,5 @@ fn write_fixture() {
     for sink in ["kept", "joined", "wins"] {
         copy_tree(&dir.path().join(sink), &fixture.join(sink));
     }
-    std::fs::write(fixture.join("job.sql"), SCRIPT).unwrap();
+    std::fs::write(fixture.join("job.sql"), script).unwrap();
 }

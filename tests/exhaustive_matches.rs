@@ -9,24 +9,11 @@
 //! The sources are parsed with `syn`: a `match` counts as one over a kind when one of its arms'
 //! patterns names the enum (`PhysicalKind::Calc(..)`, `Node::Scan { .. }`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 use syn::visit::Visit;
-
-/// Every `.rs` file below `dir`.
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(sources(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
-        }
-    }
-    files.sort();
-    files
-}
 
 /// Whether `pattern` names a variant of `enum_name` (at any depth of the pattern).
 fn names_enum(pattern: &syn::Pat, enum_name: &str) -> bool {
@@ -111,7 +98,7 @@ impl<'ast> Visit<'ast> for Matches<'_> {
 fn matches_in(dir: &str, enums: &[&str]) -> Vec<(String, String, bool)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut all = Vec::new();
-    for file in sources(&root.join(dir)) {
+    for file in common::rust_sources(&root.join(dir)) {
         let text = std::fs::read_to_string(&file).unwrap();
         let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let mut visitor = Matches { enums, found: Vec::new() };
@@ -149,7 +136,7 @@ fn aggregate_kinds_are_told_apart_only_in_the_aggregate_registry() {
     let mut outside = Vec::new();
     let mut inside = 0;
     for dir in ["operators/src", "planner/src", "connectors/src", "runtime/src", "store/src", "src"] {
-        for file in sources(&root.join(dir)) {
+        for file in common::rust_sources(&root.join(dir)) {
             let text = std::fs::read_to_string(&file).unwrap();
             let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             let mut visitor = Decisions { enum_name: "AggregateKind", lines: Vec::new() };

@@ -4,7 +4,9 @@
 //! compatibility check above those, reading plans; the session and the planner's entry point on
 //! top. A `crate::…` path to a higher layer fails here (doc comments and test modules aside).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 /// Each top-level module of `planner/src` and its layer.
 const LAYERS: &[(&str, usize)] = &[
@@ -35,19 +37,6 @@ const LAYERS: &[(&str, usize)] = &[
     ("lib", 3),
 ];
 
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(sources(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
-        }
-    }
-    files
-}
-
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
 }
@@ -56,7 +45,7 @@ fn layer(module: &str) -> Option<usize> {
 fn planner_modules_use_only_their_layer_and_those_below() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("planner/src");
     let mut upward = Vec::new();
-    for file in sources(&root) {
+    for file in common::rust_sources(&root) {
         let relative = file.strip_prefix(&root).unwrap().display().to_string();
         let module = relative.split('/').next().unwrap().trim_end_matches(".rs").to_string();
         let own = layer(&module).unwrap_or_else(|| panic!("planner/src/{relative}: {module} has no layer in LAYERS"));

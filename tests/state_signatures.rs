@@ -171,15 +171,10 @@ fn every_stateful_operator_has_the_state_its_golden_file_records() {
 /// The operator names of the `StateSignature::new("…"` calls in the sources below `dir`.
 fn declared_signatures(dir: &Path) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
-    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
-        let path = entry.path();
-        if path.is_dir() {
-            names.extend(declared_signatures(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for part in text.split("StateSignature::new(\"").skip(1) {
-                names.extend(part.split('"').next().map(str::to_string));
-            }
+    for path in common::rust_sources(dir) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for part in text.split("StateSignature::new(\"").skip(1) {
+            names.extend(part.split('"').next().map(str::to_string));
         }
     }
     names

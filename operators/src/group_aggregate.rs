@@ -19,7 +19,9 @@ use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
 use crate::aggregate::group_state::{check_groups, Emission, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::remap_groups;
-use crate::aggregate::{restored_call_map, Accumulator, AggregateCall, GroupLayout, TypedCalls, TypedGroups};
+use crate::aggregate::{
+    restored_call_map, AccumulateError, Accumulator, AggregateCall, GroupLayout, TypedCalls, TypedGroups,
+};
 use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
@@ -300,7 +302,12 @@ impl Bundled for GroupAggregateOperator {
 const TYPED_GROUPS: &str = "typed-groups";
 
 /// Applies one input row to a group's accumulators.
-fn update(calls: &[AggregateCall], group: &mut Group, row: &[Value], sign: i64) -> Result<()> {
+fn update(
+    calls: &[AggregateCall],
+    group: &mut Group,
+    row: &[Value],
+    sign: i64,
+) -> std::result::Result<(), AccumulateError> {
     group.rows += sign;
     for (i, call) in calls.iter().enumerate() {
         if let Some(f) = call.filter {

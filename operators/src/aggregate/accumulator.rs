@@ -30,6 +30,17 @@ struct Moments {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accumulator(State);
 
+/// What an aggregate function refuses while it aggregates (a repeated JSON_OBJECTAGG key), in
+/// Flink's words; one word wide, so that the per-row [`Accumulator::update`] stays cheap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccumulateError(Box<str>);
+
+impl From<AccumulateError> for weir_runtime::Error {
+    fn from(error: AccumulateError) -> Self {
+        weir_runtime::Error::Execution(error.0.into())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum State {
     /// COUNT(*) and COUNT(x).
@@ -91,7 +102,7 @@ impl Accumulator {
     ///
     /// # Errors
     /// What Flink refuses while aggregating: a JSON_OBJECTAGG key that is NULL or already present.
-    pub fn update(&mut self, call: &AggregateCall, x: &Value, sign: i64) -> weir_runtime::Result<()> {
+    pub fn update(&mut self, call: &AggregateCall, x: &Value, sign: i64) -> Result<(), AccumulateError> {
         if x.is_null() && !call.kind.counts_nulls() {
             return Ok(());
         }
@@ -142,7 +153,7 @@ impl Accumulator {
                 m.sum += sign as f64 * v;
                 m.sum_of_squares += sign as f64 * v * v;
             }
-            State::Entries(entries) => update_entries(entries, x, sign)?,
+            State::Entries(entries) => return update_entries(entries, x, sign),
         }
         Ok(())
     }
@@ -331,7 +342,7 @@ impl Accumulator {
     ///
     /// # Errors
     /// A JSON_OBJECTAGG key in both, as Flink refuses it.
-    pub fn merge(&mut self, call: &AggregateCall, other: &Accumulator) -> weir_runtime::Result<()> {
+    pub fn merge(&mut self, call: &AggregateCall, other: &Accumulator) -> Result<(), AccumulateError> {
         match (&mut self.0, &other.0) {
             (State::Extremum(values), State::Extremum(more)) => {
                 for (v, n) in more {
@@ -364,10 +375,9 @@ impl Accumulator {
                 self.merge_partial(call, &partial);
             }
             (State::Extremum(_) | State::Ordered(_) | State::List(_) | State::Moments(_) | State::Entries(_), _) => {
-                return Err(weir_runtime::Error::Execution(format!(
-                    "the accumulators of {} over two slices differ in kind",
-                    call.kind.function().name
-                )));
+                return Err(AccumulateError(
+                    format!("the accumulators of {} over two slices differ in kind", call.kind.function().name).into(),
+                ));
             }
         }
         Ok(())
@@ -435,12 +445,10 @@ impl Accumulator {
 
 /// JSON_OBJECTAGG's entries after a `ROW(key, value)` comes (`sign` 1) or goes (-1), with
 /// Flink's errors for a NULL or repeated key.
-fn update_entries(entries: &mut BTreeMap<Arc<str>, Value>, x: &Value, sign: i64) -> weir_runtime::Result<()> {
+fn update_entries(entries: &mut BTreeMap<Arc<str>, Value>, x: &Value, sign: i64) -> Result<(), AccumulateError> {
     let Value::Row(entry) = x else { return Ok(()) };
     let key: Arc<str> = match entry.first() {
-        None | Some(Value::Null) => {
-            return Err(weir_runtime::Error::Execution("Map views don't support null keys.".into()))
-        }
+        None | Some(Value::Null) => return Err(AccumulateError("Map views don't support null keys.".into())),
         Some(Value::String(k)) => Arc::clone(k),
         Some(other) => Arc::from(weir_runtime::print::value_to_string(other)),
     };
@@ -456,11 +464,14 @@ fn update_entries(entries: &mut BTreeMap<Arc<str>, Value>, x: &Value, sign: i64)
 }
 
 /// Flink's error for a JSON_OBJECTAGG key that is already present.
-fn duplicate_key(key: &str) -> weir_runtime::Error {
-    weir_runtime::Error::Execution(format!(
+fn duplicate_key(key: &str) -> AccumulateError {
+    AccumulateError(
+        format!(
         "Key '{key}' is already present. Duplicate keys are not allowed in JSON_OBJECTAGG. Please ensure that keys \
          are unique."
-    ))
+    )
+        .into(),
+    )
 }
 
 fn average(sum: &AvgSum, count: i64, ty: &DataType) -> Value {

@@ -14,7 +14,7 @@ pub(crate) mod numeric;
 pub mod registry;
 mod typed;
 
-pub use accumulator::Accumulator;
+pub use accumulator::{AccumulateError, Accumulator};
 pub use registry::{AggregateFunction, Merge};
 
 /// The state section a restore adds to an aggregate's state when the new aggregate computes

@@ -94,6 +94,8 @@ impl Operator for LocalWindowAggregateOperator {
         _ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
+        // A refusal of an aggregate function fails the job once the chunk is taken in.
+        let mut failed = Ok(());
         for (kind, row) in chunk.rows() {
             let Some(time) = millis_of(&row[self.spec.time_col]) else { continue };
             let slice = self.spec.window.slice_end(self.spec.window.zone.local(time));
@@ -102,13 +104,16 @@ impl Operator for LocalWindowAggregateOperator {
             self.key.push(Value::BigInt(slice));
             let Self { buffer, calls, key, .. } = self;
             let accumulators = buffer.entry_ref(&key[..]).or_insert_with(|| SliceAccumulators::new(calls));
-            accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 })?;
+            let added = accumulators.add_row(calls, row, if kind.is_accumulate() { 1 } else { -1 });
+            if added.is_err() {
+                failed = added;
+            }
             self.earliest = self.earliest.min(slice);
             if self.buffer.len() >= MAX_BUFFERED {
                 self.flush(out);
             }
         }
-        Ok(())
+        Ok(failed?)
     }
 
     /// Slices that the watermark makes due go on before it.

@@ -105,7 +105,7 @@ impl SessionContent for SessionAccumulators {
     }
 
     fn absorb(&mut self, context: &mut AggregateContext, other: Self) -> Result<()> {
-        self.0.merge(&context.calls, &other.0)
+        Ok(self.0.merge(&context.calls, &other.0)?)
     }
 
     /// The key, the aggregates and the window columns, when the session holds rows.

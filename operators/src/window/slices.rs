@@ -7,7 +7,7 @@ use weir_runtime::state::StateValue;
 use weir_runtime::{DataType, Value};
 
 use crate::aggregate::distinct::{count_value, merge_map_value, to_map_value, DistinctArgs, DistinctValues};
-use crate::aggregate::{Accumulator, AggregateCall};
+use crate::aggregate::{AccumulateError, Accumulator, AggregateCall};
 
 /// The aggregates a window aggregate computes and how their inputs look.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +76,8 @@ impl SliceAccumulators {
     ///
     /// # Errors
     /// What an aggregate function refuses ([`Accumulator::update`]).
-    pub fn add_row(&mut self, calls: &Calls, row: &[Value], sign: i64) -> weir_runtime::Result<()> {
+    pub fn add_row(&mut self, calls: &Calls, row: &[Value], sign: i64) -> Result<(), AccumulateError> {
+        let mut failed = Ok(());
         self.rows += sign;
         // A DISTINCT call sees a value's first arrival and last departure in the slice.
         let changes = calls.distinct.count_row(&mut self.distinct, row, sign);
@@ -85,16 +86,16 @@ impl SliceAccumulators {
                 continue;
             }
             let x = call.arg.map_or(&Value::Null, |a| &row[a]);
-            match calls.distinct.slot(i) {
-                Some(slot) => {
-                    if let Some(change) = changes[slot] {
-                        acc.update(call, x, change)?;
-                    }
-                }
-                None => acc.update(call, x, sign)?,
+            // Every call takes the row; the first refusal is reported after them.
+            let updated = match calls.distinct.slot(i) {
+                Some(slot) => changes[slot].map_or(Ok(()), |change| acc.update(call, x, change)),
+                None => acc.update(call, x, sign),
+            };
+            if updated.is_err() {
+                failed = updated;
             }
         }
-        Ok(())
+        failed
     }
 
     /// Writes the partial row of these accumulators after the key: partials, distinct sets
@@ -109,7 +110,7 @@ impl SliceAccumulators {
     ///
     /// # Errors
     /// What an aggregate function refuses ([`Accumulator::update`]).
-    pub fn add_partial(&mut self, calls: &Calls, partial: &[Value]) -> weir_runtime::Result<()> {
+    pub fn add_partial(&mut self, calls: &Calls, partial: &[Value]) -> Result<(), AccumulateError> {
         let mut at = 0;
         for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
             let width = Accumulator::partial_width(call);
@@ -132,7 +133,7 @@ impl SliceAccumulators {
     ///
     /// # Errors
     /// What an aggregate function refuses ([`Accumulator::update`]).
-    pub fn merge(&mut self, calls: &Calls, other: &SliceAccumulators) -> weir_runtime::Result<()> {
+    pub fn merge(&mut self, calls: &Calls, other: &SliceAccumulators) -> Result<(), AccumulateError> {
         for (i, (call, (acc, from))) in
             calls.calls.iter().zip(self.accumulators.iter_mut().zip(&other.accumulators)).enumerate()
         {
@@ -154,7 +155,7 @@ impl SliceAccumulators {
         calls: &Calls,
         slot: usize,
         values: impl Iterator<Item = (&'v Value, &'v i64)>,
-    ) -> weir_runtime::Result<()> {
+    ) -> Result<(), AccumulateError> {
         for (x, delta) in values {
             let Some(change) = count_value(&mut self.distinct[slot], x, *delta) else { continue };
             for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {

@@ -343,7 +343,31 @@ impl Accumulator {
     /// # Errors
     /// A JSON_OBJECTAGG key in both, as Flink refuses it.
     pub fn merge(&mut self, call: &AggregateCall, other: &Accumulator) -> Result<(), AccumulateError> {
+        if let (State::Extreme(_), State::Extreme(more)) = (&self.0, &other.0) {
+            // MIN and MAX over insert-only input: the other extreme is one more value.
+            return self.update(call, more, 1);
+        }
         match (&mut self.0, &other.0) {
+            (State::Count(n), State::Count(more)) => *n += more,
+            (State::Sum { sum, count }, State::Sum { sum: more, count: more_count }) => {
+                if !more.is_null() {
+                    *sum = add(sum, more, 1, &call.result_type);
+                }
+                *count += more_count;
+            }
+            (State::Avg { sum, count }, State::Avg { sum: more, count: more_count }) => {
+                match (sum, more) {
+                    (AvgSum::Integral(s), AvgSum::Integral(m)) => *s = s.wrapping_add(*m),
+                    (AvgSum::Floating(s), AvgSum::Floating(m)) => *s += m,
+                    (AvgSum::Decimal { unscaled, scale }, AvgSum::Decimal { unscaled: m, scale: from }) => {
+                        *unscaled += rescale(*m, *from, *scale);
+                    }
+                    (AvgSum::Integral(_) | AvgSum::Floating(_) | AvgSum::Decimal { .. }, _) => {
+                        return Err(mismatched(call));
+                    }
+                }
+                *count += more_count;
+            }
             (State::Extremum(values), State::Extremum(more)) => {
                 for (v, n) in more {
                     let count = values.entry(v.clone()).or_insert(0);
@@ -369,16 +393,18 @@ impl Accumulator {
                     entries.insert(Arc::clone(key), value.clone());
                 }
             }
-            (State::Count(_) | State::Sum { .. } | State::Extreme(_) | State::Avg { .. }, _) => {
-                let mut partial = Vec::with_capacity(2);
-                other.partial(&mut partial);
-                self.merge_partial(call, &partial);
-            }
-            (State::Extremum(_) | State::Ordered(_) | State::List(_) | State::Moments(_) | State::Entries(_), _) => {
-                return Err(AccumulateError(
-                    format!("the accumulators of {} over two slices differ in kind", call.kind.function().name).into(),
-                ));
-            }
+            (
+                State::Count(_)
+                | State::Sum { .. }
+                | State::Extreme(_)
+                | State::Avg { .. }
+                | State::Extremum(_)
+                | State::Ordered(_)
+                | State::List(_)
+                | State::Moments(_)
+                | State::Entries(_),
+                _,
+            ) => return Err(mismatched(call)),
         }
         Ok(())
     }
@@ -461,6 +487,11 @@ fn update_entries(entries: &mut BTreeMap<Arc<str>, Value>, x: &Value, sign: i64)
     }
     entries.insert(key, entry.get(1).cloned().unwrap_or(Value::Null));
     Ok(())
+}
+
+/// Two accumulators of `call` that cannot merge: they were made for other calls.
+fn mismatched(call: &AggregateCall) -> AccumulateError {
+    AccumulateError(format!("the accumulators of {} over two slices differ in kind", call.kind.function().name).into())
 }
 
 /// Flink's error for a JSON_OBJECTAGG key that is already present.

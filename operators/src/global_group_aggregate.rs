@@ -152,11 +152,8 @@ impl GlobalGroupAggregateOperator {
         // built row by row may show none: the state then holds values).
         let key_types: Vec<arrow_schema::DataType> =
             chunk.columns().arrays().iter().take(self.key_count).map(|a| a.data_type().clone()).collect();
-        if self.typed_allowed
-            && self.ttl_millis == 0
-            && key_types.len() == self.key_count
-            && TypedCalls::supports_calls(&self.calls, &self.arg_types, false)
-        {
+        let layout = GlobalGroupAggregateSpec::group_layout_of(&self.calls, &self.arg_types, self.ttl_millis);
+        if self.typed_allowed && layout == GroupLayout::Typed && key_types.len() == self.key_count {
             self.typed = TypedGlobalGroups::new(
                 key_types,
                 &self.calls,

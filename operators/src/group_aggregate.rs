@@ -212,10 +212,15 @@ impl GroupAggregateOperator {
     fn typed_groups(&mut self) -> Option<&mut TypedGroups> {
         if !self.typed_decided {
             self.typed_decided = true;
-            let eligible = self.typed_allowed
-                && self.meter.is_none()
-                && self.ttl_millis == 0
-                && TypedCalls::supports(&self.keys, &self.calls, &self.input_types, self.retracting);
+            let layout = GroupAggregateSpec::group_layout_of(
+                &self.keys,
+                &self.calls,
+                &self.input_types,
+                self.retracting,
+                self.meter.is_some(),
+                self.ttl_millis,
+            );
+            let eligible = self.typed_allowed && layout == GroupLayout::Typed;
             if eligible {
                 self.typed = TypedGroups::new(
                     &self.keys,

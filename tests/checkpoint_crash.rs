@@ -19,13 +19,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::events::{events, OnTimeWindows, EPOCH};
+
 const ROWS: u64 = 1_000_000;
 const KEYS: u64 = 1_000;
 const KILLS: usize = 20;
-
-/// Event time of row 0 (2023-11-14T22:13:20): row `id` is `id` ms later, less up to 2 s of
-/// disorder.
-const EPOCH: u64 = 1_700_000_000_000;
 
 /// What the input makes: the rows the sink keeps (`v < 10`), the aggregates per key (count,
 /// sum of v), and per one-second window of event time the count and sum of its rows that are
@@ -41,37 +39,20 @@ fn write_input(path: &Path, rows: u64) -> Expected {
     let mut text = String::with_capacity(rows as usize * 40);
     let mut kept = Vec::new();
     let mut totals: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    let mut windows: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    let mut watermark = 0;
-    let mut random = 0x9e37_79b9_7f4a_7c15_u64;
-    for id in 0..rows {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        let (k, v) = (random % KEYS, (random >> 32) % 100);
-        let ts = EPOCH + id - (random >> 48) % 2_000;
-        let line = format!("{id},{k},{v}");
-        // Every time falls on 2023-11-14 (EPOCH is 22:13:20 that day, the input spans 17 minutes).
-        let second = ts / 1000 % 86_400;
-        let (h, m, sec, millis) = (second / 3600, second / 60 % 60, second % 60, ts % 1000);
-        text.push_str(&format!("{line},2023-11-14 {h:02}:{m:02}:{sec:02}.{millis:03}\n"));
-        let end = ts - ts % 1000 + 1000;
-        if end - 1 > watermark {
-            let window = windows.entry(end).or_default();
-            window.0 += 1;
-            window.1 += v;
+    let mut windows = OnTimeWindows::default();
+    for event in events(rows, KEYS, 0x9e37_79b9_7f4a_7c15) {
+        text.push_str(&event.line());
+        windows.add(&event);
+        if event.v < 10 {
+            kept.push(event.fields());
         }
-        watermark = watermark.max(ts.saturating_sub(1000));
-        if v < 10 {
-            kept.push(line);
-        }
-        let total = totals.entry(k).or_default();
+        let total = totals.entry(event.k).or_default();
         total.0 += 1;
-        total.1 += v;
+        total.1 += event.v;
     }
     std::fs::write(path, text).unwrap();
     kept.sort();
-    Expected { kept, totals, windows }
+    Expected { kept, totals, windows: windows.windows }
 }
 
 fn script(dir: &Path) -> String {
@@ -124,19 +105,6 @@ fn joined_of(kept: &[String]) -> Vec<String> {
     joined
 }
 
-/// The rows of the visible part files (hidden `.…inprogress` files are not part of the output).
-fn sink_rows(dir: &Path) -> Vec<String> {
-    let mut rows = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return rows };
-    for entry in entries.map(Result::unwrap) {
-        if !entry.file_name().to_string_lossy().starts_with('.') {
-            rows.extend(std::fs::read_to_string(entry.path()).unwrap().lines().map(str::to_string));
-        }
-    }
-    rows.sort();
-    rows
-}
-
 /// The rows of managed table `table` as `k -> (n, s)`, read by `weir run` in batch mode.
 fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
     let file = dir.join("read.sql");
@@ -183,9 +151,9 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
     let output = uninterrupted.wait_with_output().unwrap();
     assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
-    let rows = sink_rows(&dir.path().join("kept"));
+    let rows = common::sink_rows(&dir.path().join("kept"));
     assert!(
-        rows == sink_rows(&whole.path().join("kept")),
+        rows == common::sink_rows(&whole.path().join("kept")),
         "the filesystem sink's rows differ from an uninterrupted run's"
     );
     for table in ["totals", "sums"] {
@@ -194,8 +162,8 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
             "{table} differs from an uninterrupted run's"
         );
     }
-    let windows = sink_rows(&dir.path().join("wins"));
-    assert!(windows == sink_rows(&whole.path().join("wins")), "the windows differ from an uninterrupted run's");
+    let windows = common::sink_rows(&dir.path().join("wins"));
+    assert!(windows == common::sink_rows(&whole.path().join("wins")), "the windows differ from an uninterrupted run's");
     let counts: Vec<(u64, u64)> = windows
         .iter()
         .map(|line| {
@@ -206,8 +174,11 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     assert_eq!(counts.len(), expected.windows.len(), "windows lost or written twice");
     let total = |all: &mut dyn Iterator<Item = (u64, u64)>| all.fold((0, 0), |(n, s), (a, b)| (n + a, s + b));
     assert_eq!(total(&mut counts.into_iter()), total(&mut expected.windows.values().copied()), "late rows miscounted");
-    let joined = sink_rows(&dir.path().join("joined"));
-    assert!(joined == sink_rows(&whole.path().join("joined")), "the join's rows differ from an uninterrupted run's");
+    let joined = common::sink_rows(&dir.path().join("joined"));
+    assert!(
+        joined == common::sink_rows(&whole.path().join("joined")),
+        "the join's rows differ from an uninterrupted run's"
+    );
     assert!(joined == expected_joined, "the join's rows differ from the input's");
     assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
@@ -327,7 +298,7 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
         .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
         .unwrap_or_else(|| panic!("no savepoint reported: {stderr}"))
         .to_string();
-    let visible = sink_rows(&dir.path().join("kept")).len();
+    let visible = common::sink_rows(&dir.path().join("kept")).len();
     assert!(
         visible < expected_rows.len(),
         "stopped before the end: {visible} of {} rows; {stderr}",
@@ -341,26 +312,26 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x40;
     std::fs::write(damaged.join("_metadata"), bytes).unwrap();
-    let before = sink_rows(&dir.path().join("kept"));
+    let before = common::sink_rows(&dir.path().join("kept"));
     let recovery = format!("execution.state-recovery.path={}", damaged.display());
     let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(!output.status.success());
     assert!(stderr.contains("is damaged: its checksum does not match its contents"), "{stderr}");
-    assert_eq!(sink_rows(&dir.path().join("kept")), before, "a refused restore wrote rows");
+    assert_eq!(common::sink_rows(&dir.path().join("kept")), before, "a refused restore wrote rows");
 
     // The savepoint itself restores, at another parallelism, to the whole result.
     let recovery = format!("execution.state-recovery.path={path}");
     let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(output.status.success(), "{stderr}");
-    let rows = sink_rows(&dir.path().join("kept"));
+    let rows = common::sink_rows(&dir.path().join("kept"));
     assert!(
         rows == expected_rows,
         "the filesystem sink's rows differ: {}",
         multiset_difference(&rows, &expected_rows, &stderr)
     );
-    let (joined, expected_joined) = (sink_rows(&dir.path().join("joined")), joined_of(&expected_rows));
+    let (joined, expected_joined) = (common::sink_rows(&dir.path().join("joined")), joined_of(&expected_rows));
     assert!(
         joined == expected_joined,
         "the join's rows differ: {}",
@@ -466,10 +437,10 @@ fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_ro
     let mut expected_kept: Vec<String> =
         (0..FILES * ROWS).filter(|id| id % 13 < 3).map(|id| format!("{id},{},{}", id % 97, id % 13)).collect();
     expected_kept.sort();
-    let kept = sink_rows(&dir.path().join("kept"));
+    let kept = common::sink_rows(&dir.path().join("kept"));
     assert!(kept == expected_kept, "the filesystem sink: {}", multiset_difference(&kept, &expected_kept, ""));
     assert!(table_rows(dir.path(), "totals") == totals, "the GROUP BY's results differ");
-    let written: Vec<(String, u64)> = sink_rows(&dir.path().join("wins"))
+    let written: Vec<(String, u64)> = common::sink_rows(&dir.path().join("wins"))
         .iter()
         .map(|line| {
             let (end, n) = line.rsplit_once(',').unwrap();

@@ -12,10 +12,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::events::{events, OnTimeWindows};
+
+mod common;
+
 const ROWS: u64 = 400_000;
 const KEYS: u64 = 20;
-/// Event time of row 0: row `id` is `id` ms later, less up to 2 s of disorder.
-const EPOCH: u64 = 1_700_000_000_000;
 const FIXTURE: &str = "tests/fixtures/savepoint-v1";
 
 /// What the input makes when read whole.
@@ -34,39 +36,25 @@ struct Expected {
 fn write_input(dir: &Path) -> Expected {
     let mut text = String::with_capacity(ROWS as usize * 40);
     let mut expected = Expected::default();
-    let mut windows: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    let (mut watermark, mut random) = (0, 0x2545_f491_4f6c_dd1d_u64);
-    for id in 0..ROWS {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        let (k, v) = (random % KEYS, (random >> 32) % 100);
-        let ts = EPOCH + id - (random >> 48) % 2_000;
-        // Every time falls on 2023-11-14 (EPOCH is 22:13:20 that day; the input spans 7 minutes).
-        let second = ts / 1000 % 86_400;
-        let (h, m, s, millis) = (second / 3600, second / 60 % 60, second % 60, ts % 1000);
-        text.push_str(&format!("{id},{k},{v},2023-11-14 {h:02}:{m:02}:{s:02}.{millis:03}\n"));
-        let end = ts - ts % 1000 + 1000;
-        if end - 1 > watermark {
-            let window = windows.entry(end).or_default();
-            window.0 += 1;
-            window.1 += v;
-        }
-        watermark = watermark.max(ts.saturating_sub(1000));
-        if v < 1 {
-            expected.kept.push(format!("{id},{k},{v}"));
-            if k % 2 == 0 {
-                expected.joined.push(format!("{id},name-{k}"));
+    let mut windows = OnTimeWindows::default();
+    for event in events(ROWS, KEYS, 0x2545_f491_4f6c_dd1d) {
+        text.push_str(&event.line());
+        windows.add(&event);
+        if event.v < 1 {
+            expected.kept.push(event.fields());
+            if event.k % 2 == 0 {
+                expected.joined.push(format!("{},name-{}", event.id, event.k));
             }
         }
-        let total = expected.totals.entry(k).or_default();
+        let total = expected.totals.entry(event.k).or_default();
         total.0 += 1;
-        total.1 += v;
+        total.1 += event.v;
     }
     std::fs::write(dir.join("input.csv"), text).unwrap();
     let names: String = (0..KEYS).step_by(2).map(|k| format!("{k},name-{k}\n")).collect();
     std::fs::write(dir.join("names.csv"), names).unwrap();
     expected.wins = windows
+        .windows
         .into_iter()
         .map(|(end, (n, s))| {
             let second = end / 1000 % 86_400;
@@ -77,18 +65,6 @@ fn write_input(dir: &Path) -> Expected {
     expected.kept.sort();
     expected.joined.sort();
     expected
-}
-
-/// The rows of the visible part files of a filesystem sink's directory, sorted.
-fn sink_rows(dir: &Path) -> Vec<String> {
-    let mut rows = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().map(Result::unwrap) {
-        if !entry.file_name().to_string_lossy().starts_with('.') {
-            rows.extend(std::fs::read_to_string(entry.path()).unwrap().lines().map(str::to_string));
-        }
-    }
-    rows.sort();
-    rows
 }
 
 /// Copies the directory tree `from` into `to`.
@@ -128,14 +104,14 @@ fn a_savepoint_committed_to_the_repository_restores_to_the_whole_result() {
     let dir = tempfile::tempdir().unwrap();
     let expected = write_input(dir.path());
     copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE), dir.path());
-    let restored_sinks = sink_rows(&dir.path().join("kept")).len();
+    let restored_sinks = common::sink_rows(&dir.path().join("kept")).len();
     assert!(restored_sinks > 0 && restored_sinks < expected.kept.len(), "the fixture was taken mid-stream");
     let output = weir(dir.path(), &["--set", "execution.state-recovery.path=savepoint"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert_eq!(sink_rows(&dir.path().join("kept")), expected.kept, "the filter's rows");
-    assert_eq!(sink_rows(&dir.path().join("joined")), expected.joined, "the join's rows");
-    assert_eq!(sink_rows(&dir.path().join("wins")), expected.wins, "the window aggregate's rows");
+    assert_eq!(common::sink_rows(&dir.path().join("kept")), expected.kept, "the filter's rows");
+    assert_eq!(common::sink_rows(&dir.path().join("joined")), expected.joined, "the join's rows");
+    assert_eq!(common::sink_rows(&dir.path().join("wins")), expected.wins, "the window aggregate's rows");
     let totals = printed_totals(&String::from_utf8_lossy(&output.stdout));
     assert_eq!(totals, expected.totals, "the group aggregate's last rows per key");
 }

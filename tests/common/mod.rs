@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod compat_scripts;
+pub mod events;
 pub mod keyed_totals;
 pub mod postgres;
 
@@ -143,4 +144,18 @@ pub fn rust_sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files.sort();
     files
+}
+
+/// The rows of the visible part files of a filesystem sink's directory `dir`, sorted (hidden
+/// `.…inprogress` files are not part of the output); none when `dir` does not exist.
+pub fn sink_rows(dir: &std::path::Path) -> Vec<String> {
+    let mut rows = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return rows };
+    for entry in entries.map(Result::unwrap) {
+        if !entry.file_name().to_string_lossy().starts_with('.') {
+            rows.extend(std::fs::read_to_string(entry.path()).unwrap().lines().map(str::to_string));
+        }
+    }
+    rows.sort();
+    rows
 }

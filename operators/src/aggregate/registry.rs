@@ -450,3 +450,20 @@ pub(crate) fn typed_form(call: &AggregateCall) -> Option<TypedKind> {
         | AggregateKind::ApproxCountDistinct => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names an aggregate is recognised by and the calls [`bind`] binds are one list: every
+    /// name binds with one or two arguments, and no other name does.
+    #[test]
+    fn every_aggregate_name_binds_and_no_other_does() {
+        let arg = || Expr::literal(Value::string("a"), DataType::string());
+        for name in NAMES {
+            let binds = (1..=2).any(|n| matches!(bind(name, &mut vec![arg(); n], CallClauses::default()), Ok(Some(_))));
+            assert!(binds, "{name} is an aggregate's name but binds no call");
+        }
+        assert_eq!(bind("UPPER", &mut vec![arg()], CallClauses::default()), Ok(None));
+    }
+}

@@ -170,14 +170,14 @@ impl ShapeCollector {
     }
 
     /// Records the vertex of `node` when it keeps state.
-    pub fn operator(&mut self, node: &PhysicalNode, vertex: VertexId) {
+    fn operator(&mut self, node: &PhysicalNode, vertex: VertexId) {
         if let Some(shape) = describe(node) {
             self.operators.push((vertex, shape));
         }
     }
 
     /// Records the vertex of a scan of `table`.
-    pub fn source(&mut self, table: &weir_connectors::TableDescriptor, vertex: VertexId) {
+    fn source(&mut self, table: &weir_connectors::TableDescriptor, vertex: VertexId) {
         let connector = table.options.get("connector").cloned().unwrap_or_default();
         let columns: Vec<String> = table.schema.fields.iter().map(|f| format!("{} {}", f.name, f.data_type)).collect();
         let definition =
@@ -187,7 +187,7 @@ impl ShapeCollector {
     }
 
     /// Records the vertex of the materializer of `sink` (a `Sink` node).
-    pub fn materializer(&mut self, sink: &PhysicalNode, materializer: &SinkMaterializer, vertex: VertexId) {
+    fn materializer(&mut self, sink: &PhysicalNode, materializer: &SinkMaterializer, vertex: VertexId) {
         let PhysicalKind::Sink { table, primary_key, .. } = &sink.kind else { return };
         let input = lineage(&sink.inputs[0]);
         let mut definition = BTreeMap::new();
@@ -212,7 +212,7 @@ impl ShapeCollector {
     }
 
     /// Records the vertex writing into `table`.
-    pub fn sink(&mut self, table: &weir_connectors::TableDescriptor, vertex: VertexId) {
+    fn sink(&mut self, table: &weir_connectors::TableDescriptor, vertex: VertexId) {
         let connector = table.options.get("connector").cloned().unwrap_or_default();
         let columns = table.schema.fields.iter().map(|f| format!("{} {}", f.name, f.data_type)).collect();
         let options = table.options.clone();

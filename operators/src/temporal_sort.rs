@@ -97,9 +97,13 @@ impl Operator for TemporalSortOperator {
                     "TemporalSort doesn't support consuming update and delete changes, but received a '{kind}' row."
                 )));
             }
+            // On processing time no row is late: one that comes in the millisecond whose rows
+            // a checkpoint's barrier just sent on goes out at the next tick, after them.
             let time = if self.spec.rowtime { millis_of(&row[self.spec.time_col]) } else { Some(now) };
             match time {
-                Some(time) if time > self.last_time => self.waiting.entry(time).or_default().push(row.into()),
+                Some(time) if time > self.last_time || !self.spec.rowtime => {
+                    self.waiting.entry(time).or_default().push(row.into());
+                }
                 _ => late += 1,
             }
         }

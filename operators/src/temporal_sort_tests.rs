@@ -87,3 +87,18 @@ fn rows_come_out_in_time_order_once_unless_late() {
         assert_eq!(dropped_before + h.late_records_dropped(), late, "round {round}: late rows counted");
     }
 }
+
+/// On processing time, a row that comes in the same millisecond as a checkpoint, after its
+/// barrier sent the held rows on, is not dropped as late: it goes out at the next tick.
+#[test]
+fn a_processing_time_row_after_a_barrier_in_the_same_millisecond_is_kept() {
+    let spec = TemporalSortSpec { rowtime: false, ..spec() };
+    let mut h =
+        OperatorHarness::with_subtask(Box::new(spec.build(&SubtaskInfo::new("s", 0, 1))) as Box<dyn Operator>, 0, 1);
+    push(&mut h, (500, 1));
+    h.snapshot(1).unwrap();
+    assert_eq!(rows_of(&mut h), [(500, 1)], "the barrier sends the held row on");
+    push(&mut h, (400, 2));
+    h.advance_processing_time(1).unwrap();
+    assert_eq!(rows_of(&mut h), [(400, 2)], "the next tick sends the row of the barrier's millisecond");
+}

@@ -23,6 +23,7 @@ pub mod filesystem;
 pub mod format;
 pub mod generator_source;
 pub mod jdbc;
+pub mod kafka;
 pub mod lookup_cache;
 pub mod managed;
 pub mod memory_lookup;

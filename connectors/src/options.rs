@@ -120,6 +120,32 @@ impl TableOptions {
         }
     }
 
+    /// Every given option whose key starts with `prefix` (Kafka's `properties.`), declared,
+    /// as `(key without the prefix, value)` in key order.
+    pub fn prefixed(&mut self, prefix: &str) -> Vec<(String, String)> {
+        let given: Vec<(String, String)> = self
+            .values
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix(prefix).map(|rest| (rest.to_string(), v.clone())))
+            .collect();
+        for (key, _) in &given {
+            self.declared.insert(format!("{prefix}{key}"));
+        }
+        given
+    }
+
+    /// Reads the options under `prefix` with `read`, which sees them without it (a key format
+    /// reads `key.format` and `key.csv.field-delimiter` as `format` and `csv.field-delimiter`):
+    /// what `read` declares or misses is declared or missed here with the prefix.
+    pub fn nested<T>(&mut self, prefix: &str, read: impl FnOnce(&mut TableOptions) -> T) -> T {
+        let values = self.values.iter().filter_map(|(k, v)| Some((k.strip_prefix(prefix)?.to_string(), v.clone())));
+        let mut inner = TableOptions { values: values.collect(), declared: BTreeSet::new(), missing: BTreeSet::new() };
+        let answer = read(&mut inner);
+        self.declared.extend(inner.declared.into_iter().map(|k| format!("{prefix}{k}")));
+        self.missing.extend(inner.missing.into_iter().map(|k| format!("{prefix}{k}")));
+        answer
+    }
+
     /// Checks that every required option was given and every given option was declared.
     ///
     /// # Errors

@@ -46,6 +46,10 @@ impl Source for ProjectingSource {
         self.inner.restore_state(ctx, states)
     }
 
+    fn notify_checkpoint_complete(&mut self, checkpoint: u64, ctx: &mut OperatorContext) -> Result<()> {
+        self.inner.notify_checkpoint_complete(checkpoint, ctx)
+    }
+
     fn emits_nothing(&self) -> bool {
         self.inner.emits_nothing()
     }

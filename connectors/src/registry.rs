@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::filesystem::FilesystemFactory;
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
 use crate::jdbc::PgFactory;
+use crate::kafka::KafkaFactory;
 use crate::lookup_cache::LookupCacheOptions;
 use crate::managed::{ManagedFactory, TableStore};
 use crate::options::TableOptions;
@@ -219,6 +220,25 @@ impl FactoryContext<'_> {
     }
 }
 
+impl FactoryContext<'_> {
+    /// The format named by `<prefix>format` (`key.format`, `value.format`), validated with its
+    /// `<prefix><format>.*` options; `None` when `<prefix>format` is not given.
+    ///
+    /// # Errors
+    /// An unknown format or invalid format options.
+    pub fn format_under(
+        &self,
+        prefix: &str,
+        schema: &Schema,
+        options: &mut TableOptions,
+    ) -> Result<Option<Arc<dyn Format>>> {
+        if options.optional(&format!("{prefix}format")).is_none() {
+            return Ok(None);
+        }
+        options.nested(prefix, |inner| self.format(schema, inner)).map(Some)
+    }
+}
+
 /// Resolves the tables of one kind of connector for their roles: reads and types their options,
 /// and answers what they offer; builds nothing (see [`crate::resolved`]).
 pub trait ConnectorFactory: Send + Sync {
@@ -308,6 +328,7 @@ impl ConnectorRegistry {
         registry.register(Arc::new(FilesystemFactory));
         registry.register(Arc::new(PgFactory::jdbc()));
         registry.register(Arc::new(PgFactory::hologres()));
+        registry.register(Arc::new(KafkaFactory));
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
         registry

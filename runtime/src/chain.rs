@@ -291,8 +291,11 @@ impl Chain {
         Ok(states)
     }
 
-    /// Tells every operator, head first, that checkpoint `checkpoint` is complete.
+    /// Tells the head source and every operator, head first, that checkpoint `checkpoint` is complete.
     pub(crate) fn notify_checkpoint_complete(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
+        if let Some(s) = &mut self.source {
+            guarded(&self.info, &s.name, || s.source.notify_checkpoint_complete(checkpoint, &mut s.ctx))?;
+        }
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             guarded(&self.info, &o.name, || o.op.notify_checkpoint_complete(checkpoint, &mut o.ctx, &mut o.out))?;

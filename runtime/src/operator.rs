@@ -446,6 +446,13 @@ pub trait Source: Send {
         Ok(())
     }
 
+    /// Checkpoint `checkpoint` is complete: a source that reports its position elsewhere (a
+    /// Kafka consumer group's committed offsets) reports the position that checkpoint holds.
+    /// Not called for every checkpoint (a later one may come first).
+    fn notify_checkpoint_complete(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether this subtask will emit no row at all, known before it starts (it was given no
     /// file to read): its receivers do not wait for its watermark, so which rows are late
     /// downstream does not depend on when this subtask happens to finish. Asked after a

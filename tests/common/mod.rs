@@ -4,6 +4,7 @@
 
 pub mod compat_scripts;
 pub mod events;
+pub mod kafka;
 pub mod keyed_totals;
 pub mod postgres;
 

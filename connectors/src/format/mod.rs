@@ -70,6 +70,11 @@ impl Lines {
         Lines { reader, buf: Vec::new(), number, offset }
     }
 
+    /// Lines of one message's bytes (a Kafka record's key or value).
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        Self::new(Box::new(std::io::Cursor::new(bytes.to_vec())))
+    }
+
     /// Lines of an in-memory text.
     pub fn from_text(text: String) -> Self {
         Self::new(Box::new(std::io::Cursor::new(text.into_bytes())))

@@ -1,0 +1,119 @@
+//! The `kafka` connector: reads and writes Kafka topics through librdkafka, with Flink's
+//! options, defaults and messages.
+//!
+//! | option | default | meaning |
+//! |---|---|---|
+//! | `topic` | one of `topic`, `topic-pattern` | a topic, or several separated by `;` (a sink writes one) |
+//! | `topic-pattern` | | a regular expression: every topic whose name it matches (sources) |
+//! | `properties.bootstrap.servers` | required | the brokers |
+//! | `properties.group.id` | | the consumer group (committed offsets, `group-offsets`) |
+//! | `properties.*` | | passed to librdkafka without the prefix; keys it does not know are ignored with a warning |
+//! | `properties.commit.offsets.on.checkpoint` | `true` | commit the offsets of each completed checkpoint to the group |
+//! | `format` / `value.format` | required | the value's format (`csv`, `json`), with its `<format>.*` / `value.<format>.*` options |
+//! | `key.format` | | the key's format, with `key.<format>.*` options; needs `key.fields` |
+//! | `key.fields` | | the columns the key carries, `a;b` |
+//! | `key.fields-prefix` | | the prefix of key columns' names, not part of the key format's field names |
+//! | `value.fields-include` | `ALL` | `ALL` columns in the value, or `EXCEPT_KEY` |
+//! | `scan.startup.mode` | `group-offsets` | `earliest-offset`, `latest-offset`, `group-offsets`, `timestamp`, `specific-offsets` |
+//! | `scan.startup.timestamp-millis` | | for `timestamp` |
+//! | `scan.startup.specific-offsets` | | for `specific-offsets`: `partition:0,offset:42;partition:1,offset:300` |
+//! | `scan.bounded.mode` | `unbounded` | `unbounded`, `latest-offset`, `group-offsets`, `timestamp`, `specific-offsets`: where a bounded scan ends |
+//! | `scan.bounded.timestamp-millis` | | for `timestamp` |
+//! | `scan.bounded.specific-offsets` | | for `specific-offsets` |
+//! | `scan.topic-partition-discovery.interval` | | accepted; partitions are listed when the job starts |
+//! | `scan.watermark.idle-timeout` | | a partition without records this long holds no watermark back |
+//! | `sink.partitioner` | `default` | `default` (by the key's murmur2 hash, as Kafka's Java client), `fixed` (subtask i to partition i mod n), `round-robin` |
+//! | `sink.delivery-guarantee` | `at-least-once` | `none`, `at-least-once`, `exactly-once` |
+//! | `sink.transactional-id-prefix` | | required for `exactly-once` |
+//! | `sink.parallelism` | the input's | number of sink subtasks |
+
+mod client;
+mod options;
+mod record;
+mod sink;
+mod source;
+
+use std::sync::Arc;
+
+pub use client::TopicPartition;
+pub use options::{BoundedMode, DeliveryGuarantee, KafkaOptions, Partitioner, StartupMode, Topics};
+pub use sink::KafkaSink;
+pub use source::{owner, KafkaSource};
+
+use crate::error::Result;
+use crate::options::TableOptions;
+use crate::registry::{
+    ConnectorFactory, FactoryContext, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider,
+    SourceAbilities, SourceProvider, TableDescriptor,
+};
+use crate::resolved::{ResolvedSink, ResolvedSource};
+
+/// Creates `kafka` sources and sinks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KafkaFactory;
+
+impl ConnectorFactory for KafkaFactory {
+    fn identifier(&self) -> &'static str {
+        "kafka"
+    }
+
+    fn resolve_source(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedSource>> {
+        Ok(Arc::new(KafkaTable { options: Arc::new(options::read(table, options, ctx, true)?) }))
+    }
+
+    fn resolve_sink(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedSink>> {
+        Ok(Arc::new(KafkaTable { options: Arc::new(options::read(table, options, ctx, false)?) }))
+    }
+}
+
+/// A `kafka` table resolved as a source or a sink.
+struct KafkaTable {
+    options: Arc<KafkaOptions>,
+}
+
+impl KafkaTable {
+    fn bounded(&self) -> bool {
+        self.options.bounded != BoundedMode::Unbounded
+    }
+}
+
+impl ResolvedSource for KafkaTable {
+    fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
+        SourceAbilities::plain(None, self.bounded())
+    }
+
+    fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
+        let options = Arc::clone(&self.options);
+        Ok(SourceProvider {
+            parallelism: None,
+            bounded: self.bounded(),
+            factory: Arc::new(move |info| Box::new(KafkaSource::new(Arc::clone(&options), info))),
+        })
+    }
+}
+
+impl ResolvedSink for KafkaTable {
+    fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
+        Ok(SinkAbilities { parallelism: self.options.sink_parallelism, changelog_mode: SinkChangelogMode::Append })
+    }
+
+    fn create(&self, sink: &SinkContext) -> Result<SinkProvider> {
+        let abilities = ResolvedSink::abilities(self, sink)?;
+        let options = Arc::clone(&self.options);
+        Ok(SinkProvider {
+            parallelism: abilities.parallelism,
+            changelog_mode: abilities.changelog_mode,
+            factory: Arc::new(move |info| Box::new(KafkaSink::new(Arc::clone(&options), info.index, info.parallelism))),
+        })
+    }
+}

@@ -1,0 +1,410 @@
+//! The options of a `kafka` table, read and checked as Flink's `KafkaDynamicTableFactory` does,
+//! with its messages: which topics, where a scan starts and ends, which columns the key and the
+//! value carry, and how a sink writes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use weir_runtime::{DataType, Field, Schema};
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::options::{invalid, TableOptions};
+use crate::registry::{FactoryContext, TableDescriptor};
+
+/// Which topics a table reads or writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Topics {
+    /// `topic`: one or more names (`a;b`).
+    Names(Vec<String>),
+    /// `topic-pattern`: every topic whose whole name the regular expression matches (sources only).
+    Pattern(String),
+}
+
+/// `scan.startup.mode`: where each partition is first read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartupMode {
+    /// `earliest-offset`
+    Earliest,
+    /// `latest-offset`
+    Latest,
+    /// `group-offsets` (Flink's default): the group's committed offsets, else
+    /// `properties.auto.offset.reset` (`earliest`, `latest`; without it, an error).
+    GroupOffsets,
+    /// `timestamp`: the first record at or after `scan.startup.timestamp-millis`.
+    Timestamp(i64),
+    /// `specific-offsets`: `partition:0,offset:42;…` of the one topic; other partitions as
+    /// `group-offsets` with `earliest` reset.
+    SpecificOffsets(BTreeMap<i32, i64>),
+}
+
+/// `scan.bounded.mode`: where each partition's reading ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoundedMode {
+    /// `unbounded` (the default): never.
+    Unbounded,
+    /// `latest-offset`: at the partition's end when the job starts.
+    Latest,
+    /// `group-offsets`: at the group's committed offset.
+    GroupOffsets,
+    /// `timestamp`: before the first record after `scan.bounded.timestamp-millis`.
+    Timestamp(i64),
+    /// `specific-offsets`: before the given offsets; other partitions at their end when the job starts.
+    SpecificOffsets(BTreeMap<i32, i64>),
+}
+
+/// `sink.partitioner`: which partition a written row goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partitioner {
+    /// `default`: by the key's hash when the row has a key, else spread by the client.
+    Default,
+    /// `fixed`: every row of sink subtask i to partition i modulo the partition count.
+    Fixed,
+    /// `round-robin`: spread by the client, ignoring any key.
+    RoundRobin,
+}
+
+/// `sink.delivery-guarantee`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryGuarantee {
+    /// `none`: rows are sent; a crash may lose the ones not yet acknowledged.
+    None,
+    /// `at-least-once` (the default): every checkpoint waits until its rows are acknowledged.
+    AtLeastOnce,
+    /// `exactly-once`: the rows of a checkpoint are written in a Kafka transaction committed
+    /// when the checkpoint completes.
+    ExactlyOnce,
+}
+
+/// The physical columns of a table that its record keys and values carry.
+#[derive(Debug, Clone)]
+pub struct RecordLayout {
+    /// The table's physical columns.
+    pub types: Vec<DataType>,
+    /// The key's format and the table columns it carries, in key order; `None` without `key.format`.
+    pub key: Option<(Arc<dyn Format>, Vec<usize>)>,
+    /// The value's format.
+    pub value: Arc<dyn Format>,
+    /// The table columns the value carries, in value order.
+    pub value_columns: Vec<usize>,
+}
+
+/// The options a `kafka` table's source and sink share, and each one's own.
+#[derive(Debug, Clone)]
+pub struct KafkaOptions {
+    /// The table's name, for errors and the client's id.
+    pub table: String,
+    /// The topics.
+    pub topics: Topics,
+    /// `properties.*`, passed to the client without the prefix.
+    pub properties: Vec<(String, String)>,
+    /// How records map to columns.
+    pub layout: RecordLayout,
+    /// `scan.startup.mode`
+    pub startup: StartupMode,
+    /// `scan.bounded.mode`
+    pub bounded: BoundedMode,
+    /// `scan.topic-partition-discovery.interval`: how often new partitions are looked for;
+    /// `None` when disabled (zero).
+    pub discovery_interval: Option<Duration>,
+    /// `scan.watermark.idle-timeout`: a partition without records for this long holds no
+    /// watermark back; `None` when not given (the job's `table.exec.source.idle-timeout`).
+    pub idle_timeout: Option<Duration>,
+    /// `properties.commit.offsets.on.checkpoint` (default `true`, with a group id).
+    pub commit_offsets: bool,
+    /// `sink.partitioner`
+    pub partitioner: Partitioner,
+    /// `sink.delivery-guarantee`
+    pub delivery: DeliveryGuarantee,
+    /// `sink.transactional-id-prefix`
+    pub transactional_id_prefix: Option<String>,
+    /// `sink.parallelism`
+    pub sink_parallelism: Option<usize>,
+}
+
+impl KafkaOptions {
+    /// The value of client property `key` when the table gives one.
+    pub fn property(&self, key: &str) -> Option<&str> {
+        self.properties.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// `properties.group.id`, when given.
+    pub fn group_id(&self) -> Option<&str> {
+        self.property("group.id")
+    }
+}
+
+/// Reads every option of a `kafka` table; `source` says which role's checks apply.
+///
+/// # Errors
+/// Flink's validation messages for topics, startup and bounded modes, key and value formats
+/// and the sink's partitioner and delivery guarantee.
+pub fn read(
+    table: &TableDescriptor,
+    options: &mut TableOptions,
+    ctx: &FactoryContext<'_>,
+    source: bool,
+) -> Result<KafkaOptions> {
+    let topics = read_topics(options, source)?;
+    let mut properties = options.prefixed("properties.");
+    let commit_offsets = match properties.iter().position(|(k, _)| k == "commit.offsets.on.checkpoint") {
+        Some(i) => {
+            let (_, value) = properties.remove(i);
+            let key = "properties.commit.offsets.on.checkpoint";
+            value.trim().parse::<bool>().map_err(|_| invalid(key, &value, "'true' or 'false'"))?
+        }
+        None => true,
+    };
+    let startup = read_startup(options, &topics)?;
+    let bounded = read_bounded(options, &topics)?;
+    let discovery_interval = options.duration("scan.topic-partition-discovery.interval")?;
+    let idle_timeout = options.duration("scan.watermark.idle-timeout")?;
+    let layout = read_layout(table, options, ctx)?;
+    let has_key_fields = options.contains("key.fields");
+    let partitioner = match options.optional("sink.partitioner").map(str::trim) {
+        None | Some("default") => Partitioner::Default,
+        Some("fixed") => Partitioner::Fixed,
+        Some("round-robin") if has_key_fields => {
+            return Err(Error::Validation(
+                "Currently 'round-robin' partitioner only works when option 'key.fields' is not specified.".into(),
+            ))
+        }
+        Some("round-robin") => Partitioner::RoundRobin,
+        Some("") => return Err(Error::Validation("Option 'sink.partitioner' should be a non-empty string.".into())),
+        Some(other) => {
+            return Err(Error::Validation(format!(
+                "Could not find and instantiate partitioner class '{other}': weir has no Java classes; \
+                 'sink.partitioner' accepts 'default', 'fixed' and 'round-robin'."
+            )))
+        }
+    };
+    let delivery =
+        match options.one_of("sink.delivery-guarantee", &["none", "at-least-once", "exactly-once"], "at-least-once")? {
+            "none" => DeliveryGuarantee::None,
+            "exactly-once" => DeliveryGuarantee::ExactlyOnce,
+            _ => DeliveryGuarantee::AtLeastOnce,
+        };
+    let transactional_id_prefix = options.optional("sink.transactional-id-prefix").map(str::to_string);
+    if !source && delivery == DeliveryGuarantee::ExactlyOnce && transactional_id_prefix.is_none() {
+        return Err(Error::Validation(
+            "sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE.".into(),
+        ));
+    }
+    let sink_parallelism = crate::print::sink_parallelism(options, table)?;
+    Ok(KafkaOptions {
+        table: table.name.clone(),
+        topics,
+        properties,
+        layout,
+        startup,
+        bounded,
+        discovery_interval: discovery_interval.filter(|d| !d.is_zero()),
+        idle_timeout,
+        commit_offsets,
+        partitioner,
+        delivery,
+        transactional_id_prefix,
+        sink_parallelism,
+    })
+}
+
+fn read_topics(options: &mut TableOptions, source: bool) -> Result<Topics> {
+    let topic = options.optional("topic").map(str::to_string);
+    let pattern = options.optional("topic-pattern").map(str::to_string);
+    match (topic, pattern) {
+        (Some(_), Some(_)) => {
+            Err(Error::Validation("Option 'topic' and 'topic-pattern' shouldn't be set together.".into()))
+        }
+        (None, None) => Err(Error::Validation("Either 'topic' or 'topic-pattern' must be set.".into())),
+        (Some(topic), None) => {
+            let names: Vec<String> =
+                topic.split(';').map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect();
+            if names.is_empty() {
+                return Err(invalid("topic", &topic, "one or more topic names separated by ';'"));
+            }
+            if !source && names.len() > 1 {
+                return Err(Error::Validation(format!(
+                    "Flink Kafka sink currently only supports single topic, but got topic: {}.",
+                    names.join(";")
+                )));
+            }
+            Ok(Topics::Names(names))
+        }
+        (None, Some(pattern)) if source => {
+            regex::Regex::new(&format!("^(?:{pattern})$"))
+                .map_err(|e| invalid("topic-pattern", &pattern, &format!("a regular expression ({e})")))?;
+            Ok(Topics::Pattern(pattern))
+        }
+        (None, Some(_)) => Err(Error::Validation(
+            "Flink Kafka sink currently only supports single topic, but got topic pattern.".into(),
+        )),
+    }
+}
+
+fn single_topic(topics: &Topics) -> bool {
+    matches!(topics, Topics::Names(names) if names.len() == 1)
+}
+
+/// `partition:0,offset:42;partition:1,offset:300`, as Flink parses it.
+fn specific_offsets(options: &mut TableOptions, key: &str) -> Result<BTreeMap<i32, i64>> {
+    let text = options.optional(key).unwrap_or_default().to_string();
+    let malformed = || {
+        Error::Validation(format!(
+            "Invalid properties '{key}' should follow the format 'partition:0,offset:42;partition:1,offset:300', \
+             but is '{text}'."
+        ))
+    };
+    let mut offsets = BTreeMap::new();
+    for pair in text.split(';') {
+        let (partition, offset) = pair.split_once(',').ok_or_else(malformed)?;
+        let partition = partition.strip_prefix("partition:").and_then(|p| p.parse().ok()).ok_or_else(malformed)?;
+        let offset = offset.strip_prefix("offset:").and_then(|o| o.parse().ok()).ok_or_else(malformed)?;
+        offsets.insert(partition, offset);
+    }
+    Ok(offsets)
+}
+
+fn read_startup(options: &mut TableOptions, topics: &Topics) -> Result<StartupMode> {
+    let mode = options.one_of(
+        "scan.startup.mode",
+        &["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"],
+        "group-offsets",
+    )?;
+    let timestamp = options.parse::<i64>("scan.startup.timestamp-millis", "a number of milliseconds")?;
+    let specific = options.contains("scan.startup.specific-offsets");
+    let missing =
+        |key: &str, mode: &str| Error::Validation(format!("'{key}' is required in '{mode}' startup mode but missing."));
+    Ok(match mode {
+        "earliest-offset" => StartupMode::Earliest,
+        "latest-offset" => StartupMode::Latest,
+        "timestamp" => {
+            StartupMode::Timestamp(timestamp.ok_or_else(|| missing("scan.startup.timestamp-millis", "TIMESTAMP"))?)
+        }
+        "specific-offsets" if !specific => return Err(missing("scan.startup.specific-offsets", "SPECIFIC_OFFSETS")),
+        "specific-offsets" if !single_topic(topics) => return Err(only_single_topic()),
+        "specific-offsets" => StartupMode::SpecificOffsets(specific_offsets(options, "scan.startup.specific-offsets")?),
+        _ => StartupMode::GroupOffsets,
+    })
+}
+
+fn only_single_topic() -> Error {
+    Error::Validation("Currently Kafka source only supports specific offset for single topic.".into())
+}
+
+fn read_bounded(options: &mut TableOptions, topics: &Topics) -> Result<BoundedMode> {
+    let mode = options.one_of(
+        "scan.bounded.mode",
+        &["unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets"],
+        "unbounded",
+    )?;
+    let timestamp = options.parse::<i64>("scan.bounded.timestamp-millis", "a number of milliseconds")?;
+    let specific = options.contains("scan.bounded.specific-offsets");
+    let missing =
+        |key: &str, mode: &str| Error::Validation(format!("'{key}' is required in '{mode}' bounded mode but missing."));
+    Ok(match mode {
+        "latest-offset" => BoundedMode::Latest,
+        "group-offsets" => BoundedMode::GroupOffsets,
+        "timestamp" => {
+            BoundedMode::Timestamp(timestamp.ok_or_else(|| missing("scan.bounded.timestamp-millis", "TIMESTAMP"))?)
+        }
+        "specific-offsets" if !specific => return Err(missing("scan.bounded.specific-offsets", "SPECIFIC_OFFSETS")),
+        "specific-offsets" if !single_topic(topics) => return Err(only_single_topic()),
+        "specific-offsets" => BoundedMode::SpecificOffsets(specific_offsets(options, "scan.bounded.specific-offsets")?),
+        _ => BoundedMode::Unbounded,
+    })
+}
+
+/// `key.format`, `key.fields`, `key.fields-prefix`, `value.format` (or `format`) and
+/// `value.fields-include`, as Flink's `createKeyFormatProjection` and
+/// `createValueFormatProjection` check them.
+fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &FactoryContext<'_>) -> Result<RecordLayout> {
+    let fields = &table.schema.fields;
+    let prefix = options.optional("key.fields-prefix").unwrap_or_default().to_string();
+    let key_fields: Option<Vec<String>> = options
+        .optional("key.fields")
+        .map(|f| f.split(';').map(str::trim).filter(|f| !f.is_empty()).map(str::to_string).collect());
+    let has_key_format = options.contains("key.format");
+    let key_columns =
+        match (&key_fields, has_key_format) {
+            (Some(_), false) => {
+                return Err(Error::Validation(
+                    "The option 'key.fields' can only be declared if a key format is defined using 'key.format'."
+                        .into(),
+                ))
+            }
+            (None, true) => return Err(Error::Validation(
+                "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'."
+                    .into(),
+            )),
+            (Some(names), true) if names.is_empty() => return Err(Error::Validation(
+                "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'."
+                    .into(),
+            )),
+            (Some(names), true) => names
+                .iter()
+                .map(|name| {
+                    let position = fields.iter().position(|f| &f.name == name).ok_or_else(|| {
+                        Error::Validation(format!(
+                            "Could not find the field '{name}' in the table schema for usage in the key format. A key \
+                         field must be a regular, physical column. The following columns can be selected in the \
+                         'key.fields' option:\n[{}]",
+                            fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+                        ))
+                    })?;
+                    if !name.starts_with(&prefix) {
+                        return Err(Error::Validation(format!(
+                        "All fields in 'key.fields' must be prefixed with '{prefix}' when option 'key.fields-prefix' \
+                         is set but field '{name}' is not prefixed."
+                    )));
+                    }
+                    Ok(position)
+                })
+                .collect::<Result<Vec<_>>>()?,
+            (None, false) => Vec::new(),
+        };
+    let strategy = options.one_of("value.fields-include", &["ALL", "EXCEPT_KEY"], "ALL")?;
+    let value_columns: Vec<usize> = match strategy {
+        "ALL" if !prefix.is_empty() => {
+            return Err(Error::Validation(
+                "A key prefix is not allowed when option 'value.fields-include' is set to 'ALL'. Set it to \
+                 'EXCEPT_KEY' instead to avoid field overlaps."
+                    .into(),
+            ))
+        }
+        "ALL" => (0..fields.len()).collect(),
+        _ => (0..fields.len()).filter(|i| !key_columns.contains(i)).collect(),
+    };
+    let sub_schema = |columns: &[usize], strip: &str| Schema {
+        fields: columns
+            .iter()
+            .map(|&i| {
+                let f = &fields[i];
+                Field { name: f.name.strip_prefix(strip).unwrap_or(&f.name).to_string(), ..f.clone() }
+            })
+            .collect(),
+    };
+    let key = match ctx.format_under("key.", &sub_schema(&key_columns, &prefix), options)? {
+        Some(format) => Some((format, key_columns)),
+        None => None,
+    };
+    let value_schema = sub_schema(&value_columns, "");
+    let value = match (options.contains("format"), options.contains("value.format")) {
+        (true, true) => {
+            return Err(Error::Validation(
+                "Option 'format' and 'value.format' shouldn't be set together; 'format' is the short form of \
+                 'value.format'."
+                    .into(),
+            ))
+        }
+        (true, false) => ctx.format(&value_schema, options)?,
+        (false, true) => ctx.format_under("value.", &value_schema, options)?.expect("value.format is given"),
+        (false, false) => {
+            options.optional("format");
+            options.optional("value.format");
+            return Err(Error::Validation("Could not find required scan format 'value.format'.".into()));
+        }
+    };
+    let types = fields.iter().map(|f| f.data_type.clone()).collect();
+    Ok(RecordLayout { types, key, value, value_columns })
+}

@@ -1,0 +1,154 @@
+//! Kafka records to columns and back: the key format reads and writes the key's columns, the
+//! value format the value's, and a row is put together in the table's column order.
+
+use arrow_array::ArrayRef;
+use weir_runtime::columnar::{Cell, ColumnsBuilder};
+use weir_runtime::DataType;
+
+use super::options::RecordLayout;
+use crate::format::{DecodeError, Decoder, Encoder, Lines};
+
+/// Which part of a record could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The record's key.
+    Key,
+    /// The record's value.
+    Value,
+}
+
+impl Part {
+    /// `key` or `value`, as error messages say.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Key => "key",
+            Part::Value => "value",
+        }
+    }
+}
+
+/// Records decoded into the columns of one chunk.
+pub struct RecordColumns {
+    /// The key's decoder and columns, when the key carries columns the value does not.
+    key: Option<(Box<dyn Decoder>, ColumnsBuilder, Vec<usize>)>,
+    value: (Box<dyn Decoder>, ColumnsBuilder),
+    value_columns: Vec<usize>,
+    arity: usize,
+}
+
+impl RecordColumns {
+    /// Empty columns for `layout`.
+    pub fn new(layout: &RecordLayout) -> Self {
+        let types_of =
+            |columns: &[usize]| -> Vec<DataType> { columns.iter().map(|&i| layout.types[i].clone()).collect() };
+        // A key whose columns the value carries too adds nothing: the value's are taken, as
+        // Flink's projection sets the value's fields after the key's.
+        let key = layout.key.as_ref().filter(|(_, columns)| columns.iter().any(|c| !layout.value_columns.contains(c)));
+        RecordColumns {
+            key: key.map(|(format, columns)| {
+                (format.decoder(), ColumnsBuilder::for_types(&types_of(columns)), columns.clone())
+            }),
+            value: (layout.value.decoder(), ColumnsBuilder::for_types(&types_of(&layout.value_columns))),
+            value_columns: layout.value_columns.clone(),
+            arity: layout.types.len(),
+        }
+    }
+
+    /// The number of rows decoded.
+    pub fn rows(&self) -> usize {
+        self.value.1.rows()
+    }
+
+    /// Decodes one record; a record without a value (a tombstone) and a record the format
+    /// skips (`ignore-parse-errors`) add no row.
+    ///
+    /// # Errors
+    /// The part and place the format could not read; the columns then hold the rows before.
+    pub fn push(&mut self, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), (Part, DecodeError)> {
+        let Some(value) = value else { return Ok(()) };
+        let rows = self.rows();
+        if let Some((decoder, columns, _)) = &mut self.key {
+            match key {
+                Some(key) => {
+                    let decoded = decoder.decode(&mut Lines::from_bytes(key), columns).map_err(|e| (Part::Key, e))?;
+                    if !decoded || columns.rows() == rows {
+                        return Ok(());
+                    }
+                }
+                None => {
+                    for i in 0..columns.arity() {
+                        columns.column(i).push_null();
+                    }
+                    columns.end_record();
+                }
+            }
+        }
+        let (decoder, columns) = &mut self.value;
+        let decoded = decoder.decode(&mut Lines::from_bytes(value), columns);
+        if !matches!(decoded, Ok(true)) || columns.rows() == rows {
+            if let Some((_, key_columns, _)) = &mut self.key {
+                key_columns.truncate(rows);
+            }
+        }
+        decoded.map(|_| ()).map_err(|e| (Part::Value, e))
+    }
+
+    /// The rows decoded so far as the table's columns; the columns start again empty.
+    ///
+    /// # Errors
+    /// A column Arrow refuses.
+    pub fn finish(&mut self) -> Result<Vec<ArrayRef>, String> {
+        let mut out: Vec<Option<ArrayRef>> = vec![None; self.arity];
+        if let Some((_, columns, positions)) = &mut self.key {
+            for (array, &i) in columns.finish().map_err(|e| e.to_string())?.into_iter().zip(positions.iter()) {
+                out[i] = Some(array);
+            }
+        }
+        for (array, &i) in self.value.1.finish().map_err(|e| e.to_string())?.into_iter().zip(&self.value_columns) {
+            out[i] = Some(array);
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, a)| a.ok_or_else(|| format!("column {} is in neither the key nor the value", i + 1)))
+            .collect()
+    }
+}
+
+/// A row's record: its key (when the table has a key format) and value bytes.
+pub struct RecordEncoder {
+    key: Option<(Box<dyn Encoder>, Vec<usize>)>,
+    value: Box<dyn Encoder>,
+    value_columns: Vec<usize>,
+    text: String,
+}
+
+impl RecordEncoder {
+    /// An encoder for `layout`.
+    pub fn new(layout: &RecordLayout) -> Self {
+        RecordEncoder {
+            key: layout.key.as_ref().map(|(format, columns)| (format.encoder(), columns.clone())),
+            value: layout.value.encoder(),
+            value_columns: layout.value_columns.clone(),
+            text: String::new(),
+        }
+    }
+
+    /// The key and value bytes of the row of `cells` (every column of the table); a format's
+    /// line break at the end is not part of a record.
+    pub fn encode(&mut self, cells: &[Cell<'_>]) -> (Option<Vec<u8>>, Vec<u8>) {
+        let key = match &mut self.key {
+            Some((encoder, columns)) => Some(encode_part(encoder.as_mut(), columns, cells, &mut self.text)),
+            None => None,
+        };
+        let value = encode_part(self.value.as_mut(), &self.value_columns, cells, &mut self.text);
+        (key, value)
+    }
+}
+
+fn encode_part(encoder: &mut dyn Encoder, columns: &[usize], cells: &[Cell<'_>], text: &mut String) -> Vec<u8> {
+    text.clear();
+    let part: Vec<Cell<'_>> = columns.iter().map(|&i| cells[i].clone()).collect();
+    encoder.encode_record(&part, text);
+    let trimmed = text.strip_suffix('\n').unwrap_or(text);
+    trimmed.strip_suffix('\r').unwrap_or(trimmed).as_bytes().to_vec()
+}

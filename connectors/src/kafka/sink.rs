@@ -1,0 +1,383 @@
+//! Writing a `kafka` table: each row becomes a record of the key and value formats.
+//!
+//! - `none`: rows are handed to the client; a crash loses those not yet acknowledged.
+//! - `at-least-once`: a checkpoint waits until every row before its barrier is acknowledged,
+//!   so a restore writes again at most what came after it.
+//! - `exactly-once`: the rows before a checkpoint's barrier are kept in that checkpoint and
+//!   written in one Kafka transaction when the checkpoint completes. The same transaction
+//!   commits a marker (the checkpoint's id as the offset of a consumer group named after the
+//!   writer, `<sink.transactional-id-prefix>-<subtask>`), so a restore knows which of its
+//!   checkpoints' transactions committed and writes the others again: every row exactly once in
+//!   a `read_committed` view. Transactions a crashed run left open are aborted when the writer
+//!   with the same transactional id starts (`init_transactions`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::{ClientContext, Offset};
+use weir_runtime::checkpoint::codec::DecodeError as StateDecodeError;
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::columnar::{for_each_record, Cell};
+use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, Result as RuntimeResult};
+
+use super::client::{self, TopicPartition};
+use super::options::{DeliveryGuarantee, KafkaOptions, Partitioner, Topics};
+use super::record::RecordEncoder;
+
+/// The state section of an exactly-once writer's checkpoints not yet known committed.
+const PENDING: &str = "pending";
+
+/// How long a flush or a transaction's commit may take.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Hears of each record's delivery; keeps the first failure.
+struct Deliveries {
+    failure: Mutex<Option<String>>,
+}
+
+impl ClientContext for Deliveries {}
+
+impl ProducerContext for Deliveries {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        if let Err((error, _)) = result {
+            self.failure.lock().get_or_insert_with(|| error.to_string());
+        }
+    }
+}
+
+/// One record to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Record {
+    key: Option<Vec<u8>>,
+    value: Vec<u8>,
+}
+
+/// Writes rows to a topic.
+pub struct KafkaSink {
+    name: String,
+    options: Arc<KafkaOptions>,
+    topic: String,
+    encoder: RecordEncoder,
+    producer: Option<BaseProducer<Deliveries>>,
+    /// `fixed`: the partition this subtask writes.
+    partition: Option<i32>,
+    /// Exactly-once: the rows since the last barrier.
+    batch: Vec<Record>,
+    /// Exactly-once: per checkpoint taken and not known committed, its rows.
+    pending: BTreeMap<u64, Vec<Record>>,
+    /// Exactly-once, after a restore: the checkpoints of old writers (by their subtask) this one took over.
+    inherited: Vec<(usize, BTreeMap<u64, Vec<Record>>)>,
+    /// The parallelism of the restored job (its transactional ids may have transactions left open).
+    restored_parallelism: usize,
+    subtask: usize,
+    parallelism: usize,
+    checkpointing: bool,
+}
+
+impl std::fmt::Debug for KafkaSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaSink").field("table", &self.name).field("topic", &self.topic).finish_non_exhaustive()
+    }
+}
+
+impl KafkaSink {
+    /// The sink of subtask `subtask` of `parallelism` for the table `options` describe.
+    pub fn new(options: Arc<KafkaOptions>, subtask: usize, parallelism: usize) -> Self {
+        let topic = match &options.topics {
+            Topics::Names(names) => names[0].clone(),
+            Topics::Pattern(pattern) => pattern.clone(),
+        };
+        KafkaSink {
+            name: format!("Sink: {}", options.table),
+            encoder: RecordEncoder::new(&options.layout),
+            topic,
+            producer: None,
+            partition: None,
+            batch: Vec::new(),
+            pending: BTreeMap::new(),
+            inherited: Vec::new(),
+            restored_parallelism: 0,
+            subtask,
+            parallelism,
+            checkpointing: false,
+            options,
+        }
+    }
+
+    fn exactly_once(&self) -> bool {
+        self.options.delivery == DeliveryGuarantee::ExactlyOnce
+    }
+
+    /// The transactional id of the writer of subtask `k`.
+    fn transactional_id(&self, k: usize) -> String {
+        format!("{}-{k}", self.options.transactional_id_prefix.as_deref().unwrap_or("weir"))
+    }
+
+    fn producer_for(&self, transactional_id: Option<&str>) -> crate::error::Result<BaseProducer<Deliveries>> {
+        let mut fixed = vec![("partitioner", "murmur2_random")];
+        if let Some(id) = transactional_id {
+            fixed.push(("transactional.id", id));
+        }
+        client::create_with(&self.options, &fixed, |config| {
+            config.create_with_context(Deliveries { failure: Mutex::new(None) })
+        })
+    }
+
+    fn failed(&self, what: &str, error: impl std::fmt::Display) -> RuntimeError {
+        RuntimeError::execution(format!(
+            "Kafka sink '{}' could not {what} topic '{}': {error}",
+            self.options.table, self.topic
+        ))
+    }
+
+    /// Hands `record` to the client, waiting while its queue is full.
+    fn send(&self, producer: &BaseProducer<Deliveries>, record: &Record) -> RuntimeResult<()> {
+        loop {
+            let mut out = BaseRecord::to(&self.topic).payload(&record.value);
+            if let Some(key) = &record.key {
+                out = out.key(key);
+            }
+            if let Some(partition) = self.partition {
+                out = out.partition(partition);
+            }
+            match producer.send(out) {
+                Ok(()) => return Ok(()),
+                Err((
+                    rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull),
+                    _,
+                )) => {
+                    producer.poll(Duration::from_millis(50));
+                }
+                Err((e, _)) => return Err(self.failed("write to", e)),
+            }
+        }
+    }
+
+    fn check_deliveries(&self, producer: &BaseProducer<Deliveries>) -> RuntimeResult<()> {
+        match producer.context().failure.lock().take() {
+            Some(failure) => Err(self.failed("write to", failure)),
+            None => Ok(()),
+        }
+    }
+
+    fn flush(&self) -> RuntimeResult<()> {
+        let Some(producer) = &self.producer else { return Ok(()) };
+        producer.flush(FLUSH_TIMEOUT).map_err(|e| self.failed("flush its records to", e))?;
+        self.check_deliveries(producer)
+    }
+
+    /// Writes `batches` (checkpoint id and rows, in order) in one transaction of `producer`
+    /// that also moves writer `owner`'s marker to the last id.
+    fn commit(
+        &self,
+        producer: &BaseProducer<Deliveries>,
+        owner: usize,
+        batches: &[(u64, &[Record])],
+    ) -> RuntimeResult<()> {
+        let Some(&(last, _)) = batches.last() else { return Ok(()) };
+        producer.begin_transaction().map_err(|e| self.failed("begin a transaction on", e))?;
+        for (_, records) in batches {
+            for record in *records {
+                self.send(producer, record)?;
+            }
+        }
+        let marker = client::partition_list([(&self.marker_partition(), Offset::Offset(last as i64))])
+            .map_err(RuntimeError::from)?;
+        let group = self.marker_group(owner)?;
+        let metadata = group.group_metadata().ok_or_else(|| self.failed("name the marker group of", "no group id"))?;
+        producer
+            .send_offsets_to_transaction(&marker, &metadata, FLUSH_TIMEOUT)
+            .map_err(|e| self.failed("add its checkpoint marker to a transaction on", e))?;
+        producer.commit_transaction(FLUSH_TIMEOUT).map_err(|e| self.failed("commit a transaction on", e))?;
+        self.check_deliveries(producer)
+    }
+
+    fn marker_partition(&self) -> TopicPartition {
+        TopicPartition { topic: self.topic.clone(), partition: 0 }
+    }
+
+    /// A consumer of writer `owner`'s marker group (it reads and names it; it consumes nothing).
+    fn marker_group(&self, owner: usize) -> RuntimeResult<BaseConsumer> {
+        let group = self.transactional_id(owner);
+        Ok(client::create::<BaseConsumer>(
+            &self.options,
+            &[("group.id", group.as_str()), ("enable.auto.commit", "false")],
+        )?)
+    }
+
+    /// The last checkpoint whose transaction writer `owner` committed.
+    fn committed_marker(&self, owner: usize) -> RuntimeResult<Option<u64>> {
+        let consumer = self.marker_group(owner)?;
+        let list = client::partition_list([(&self.marker_partition(), Offset::Invalid)])?;
+        let committed = consumer
+            .committed_offsets(list, client::api_timeout(&self.options))
+            .map_err(|e| self.failed("read the checkpoint marker of", e))?;
+        Ok(client::offsets_of(&committed).into_values().flatten().next().map(|o| o as u64))
+    }
+
+    fn encode(&mut self, chunk: &Chunk) -> Vec<Record> {
+        let mut records = Vec::with_capacity(chunk.len());
+        let mut push = |cells: &[Cell<'_>]| {
+            let (key, value) = self.encoder.encode(cells);
+            records.push(Record { key, value });
+        };
+        if chunk.is_columnar() {
+            for_each_record(chunk, |_, cells| push(cells));
+        } else {
+            for (_, row) in chunk.rows() {
+                let cells: Vec<Cell<'_>> = row.iter().map(Cell::of).collect();
+                push(&cells);
+            }
+        }
+        records
+    }
+}
+
+impl Operator for KafkaSink {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn open(&mut self, ctx: &mut OperatorContext) -> RuntimeResult<()> {
+        self.checkpointing = ctx.checkpointing();
+        let timeout = client::api_timeout(&self.options);
+        if self.options.partitioner == Partitioner::Fixed {
+            let probe: BaseConsumer = client::create(&self.options, &[("group.id", "weir-metadata")])?;
+            let partitions = client::partitions(&probe, &self.options, timeout)?;
+            self.partition = Some((self.subtask % partitions.len().max(1)) as i32);
+        }
+        if !self.exactly_once() {
+            self.producer = Some(self.producer_for(None)?);
+            return Ok(());
+        }
+        // Transactions that writers of the restored job left open under ids no writer has now.
+        for old in (self.parallelism..self.restored_parallelism).filter(|k| k % self.parallelism == self.subtask) {
+            let lingering = self.producer_for(Some(&self.transactional_id(old)))?;
+            lingering.init_transactions(timeout).map_err(|e| self.failed("abort the transactions left on", e))?;
+        }
+        let producer = self.producer_for(Some(&self.transactional_id(self.subtask)))?;
+        producer.init_transactions(timeout).map_err(|e| self.failed("start transactions on", e))?;
+        // The restored checkpoints whose transactions did not commit before the crash.
+        for (owner, batches) in std::mem::take(&mut self.inherited) {
+            let marker = self.committed_marker(owner)?;
+            let uncommitted: Vec<(u64, &[Record])> = batches
+                .iter()
+                .filter(|(id, _)| marker.is_none_or(|m| **id > m))
+                .map(|(id, r)| (*id, r.as_slice()))
+                .collect();
+            tracing::info!(table = %self.options.table, owner, batches = uncommitted.len(), "rewriting restored transactions");
+            self.commit(&producer, owner, &uncommitted)?;
+        }
+        self.producer = Some(producer);
+        Ok(())
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> RuntimeResult<()> {
+        let records = self.encode(&chunk);
+        let Some(producer) = &self.producer else { return Ok(()) };
+        if !self.exactly_once() {
+            for record in &records {
+                self.send(producer, record)?;
+            }
+            producer.poll(Duration::ZERO);
+            return self.check_deliveries(producer);
+        }
+        if self.checkpointing {
+            self.batch.extend(records);
+            return Ok(());
+        }
+        // A job without checkpoints cannot be restored: each chunk is a transaction of its own.
+        self.commit(producer, self.subtask, &[(0, &records)])
+    }
+
+    fn snapshot_state(
+        &mut self,
+        checkpoint: u64,
+        _ctx: &mut OperatorContext,
+        state: &mut StateWriter,
+    ) -> RuntimeResult<()> {
+        if !self.exactly_once() {
+            return match self.options.delivery {
+                DeliveryGuarantee::AtLeastOnce => self.flush(),
+                DeliveryGuarantee::None | DeliveryGuarantee::ExactlyOnce => Ok(()),
+            };
+        }
+        self.pending.insert(checkpoint, std::mem::take(&mut self.batch));
+        let out = state.section(PENDING);
+        out.u32(self.pending.len() as u32);
+        for (id, records) in &self.pending {
+            out.u64(*id);
+            out.u32(records.len() as u32);
+            for r in records {
+                out.u32(u32::from(r.key.is_some()));
+                out.bytes(r.key.as_deref().unwrap_or_default());
+                out.bytes(&r.value);
+            }
+        }
+        Ok(())
+    }
+
+    fn keeps_state_after_end(&self) -> bool {
+        self.exactly_once()
+    }
+
+    fn notify_checkpoint_complete(
+        &mut self,
+        checkpoint: u64,
+        _ctx: &mut OperatorContext,
+        _out: &mut Output,
+    ) -> RuntimeResult<()> {
+        if !self.exactly_once() {
+            return Ok(());
+        }
+        let later = self.pending.split_off(&(checkpoint + 1));
+        let done = std::mem::replace(&mut self.pending, later);
+        let Some(producer) = &self.producer else { return Ok(()) };
+        let batches: Vec<(u64, &[Record])> = done.iter().map(|(id, r)| (*id, r.as_slice())).collect();
+        self.commit(producer, self.subtask, &batches)
+    }
+
+    fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> RuntimeResult<()> {
+        match self.options.delivery {
+            // The final checkpoint commits the last rows.
+            DeliveryGuarantee::ExactlyOnce => Ok(()),
+            DeliveryGuarantee::None | DeliveryGuarantee::AtLeastOnce => self.flush(),
+        }
+    }
+
+    fn restore_state(&mut self, _ctx: &mut OperatorContext, states: &[StateReader]) -> RuntimeResult<()> {
+        self.restored_parallelism = states.len();
+        let name = self.options.table.clone();
+        let malformed =
+            |e: StateDecodeError| RuntimeError::Restore(format!("the state of Kafka sink '{name}' is malformed: {e}"));
+        for (owner, state) in states.iter().enumerate().filter(|(k, _)| k % self.parallelism == self.subtask) {
+            let Some(mut input) = state.section(PENDING) else { continue };
+            let mut batches = BTreeMap::new();
+            for _ in 0..input.u32().map_err(malformed)? {
+                let id = input.u64().map_err(malformed)?;
+                let mut records = Vec::new();
+                for _ in 0..input.u32().map_err(malformed)? {
+                    let has_key = input.u32().map_err(malformed)? == 1;
+                    let key = input.bytes().map_err(malformed)?.to_vec();
+                    let value = input.bytes().map_err(malformed)?.to_vec();
+                    records.push(Record { key: has_key.then_some(key), value });
+                }
+                batches.insert(id, records);
+            }
+            self.inherited.push((owner, batches));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,431 @@
+//! Reading Kafka partitions: each subtask is given partitions as Flink's Kafka source
+//! enumerator gives them (a topic's partitions in turn from a start fixed by the topic's name),
+//! reads them with an assigned (not subscribed) consumer, and reports the position of each in
+//! its checkpoints. A restore at another parallelism reads every subtask's positions and keeps
+//! those of the partitions it is given now.
+//!
+//! Each partition is a split ([`Source::splits`]): a poll emits the rows of one partition, so a
+//! watermark assigner chained after the source keeps a watermark per partition and emits the
+//! least, as Flink's per-partition watermarks do; a partition without records for the idle
+//! timeout holds nothing back.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::Offset;
+use weir_runtime::checkpoint::codec::DecodeError as StateDecodeError;
+use weir_runtime::checkpoint::{StateReader, StateWriter};
+use weir_runtime::{
+    Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus,
+    Splits, SubtaskInfo,
+};
+
+use super::client::{self, TopicPartition};
+use super::options::{BoundedMode, KafkaOptions, StartupMode};
+use super::record::RecordColumns;
+use crate::error::{Error, Result};
+
+/// The section of a Kafka source's state: its partitions' positions.
+const PARTITIONS: &str = "partitions";
+
+/// How long a source with nothing to read waits before it polls again.
+const IDLE_POLL: Duration = Duration::from_millis(5);
+
+/// The subtask of `parallelism` that reads `tp`, as Flink's `KafkaSourceEnumerator` places splits:
+/// a topic's partitions go round the subtasks from a start given by the hash of its name.
+pub fn owner(tp: &TopicPartition, parallelism: usize) -> usize {
+    // The topic name's Java `String#hashCode`.
+    let hash = tp.topic.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
+    let start = (hash.wrapping_mul(31) & 0x7FFF_FFFF) as usize % parallelism;
+    (start + tp.partition as usize) % parallelism
+}
+
+/// One partition this subtask reads.
+struct Partition {
+    tp: TopicPartition,
+    /// The offset of the next record to read.
+    next: i64,
+    /// The offset reading stops before, for a bounded scan.
+    stop: Option<i64>,
+    /// The records read and not yet emitted.
+    rows: RecordColumns,
+    /// When (processing time) the partition last had a record.
+    last_record_at: i64,
+}
+
+impl Partition {
+    fn finished(&self) -> bool {
+        self.stop.is_some_and(|stop| self.next >= stop)
+    }
+}
+
+/// Reads the partitions of a `kafka` table that subtask `info` is given.
+pub struct KafkaSource {
+    name: String,
+    options: Arc<KafkaOptions>,
+    subtask: usize,
+    parallelism: usize,
+    consumer: Option<BaseConsumer>,
+    partitions: Vec<Partition>,
+    /// The positions a restore handed over, by partition (next offset, stop offset).
+    restored: Option<BTreeMap<TopicPartition, (i64, Option<i64>)>>,
+    /// The partition the last poll emitted.
+    turn: usize,
+    /// Per checkpoint taken and not yet known complete, the positions it holds.
+    uncommitted: BTreeMap<u64, Vec<(TopicPartition, i64)>>,
+    idle_timeout: Option<Duration>,
+    /// Per partition, whether it held the watermark back at the last poll (read and not idle).
+    active: Vec<bool>,
+}
+
+impl std::fmt::Debug for KafkaSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaSource").field("table", &self.name).field("subtask", &self.subtask).finish_non_exhaustive()
+    }
+}
+
+impl KafkaSource {
+    /// The source of subtask `info` of the table `options` describe.
+    pub fn new(options: Arc<KafkaOptions>, info: &SubtaskInfo) -> Self {
+        KafkaSource {
+            name: options.table.clone(),
+            subtask: info.index,
+            parallelism: info.parallelism.max(1),
+            consumer: None,
+            partitions: Vec::new(),
+            restored: None,
+            turn: 0,
+            uncommitted: BTreeMap::new(),
+            active: Vec::new(),
+            idle_timeout: options.idle_timeout.filter(|d| !d.is_zero()),
+            options,
+        }
+    }
+
+    fn consumer(&self) -> Result<BaseConsumer> {
+        let group = self.options.group_id().map(str::to_string).unwrap_or_else(|| format!("weir-{}", self.name));
+        let client_id = format!("{}-{}", self.name, self.subtask);
+        client::create(
+            &self.options,
+            &[
+                ("group.id", group.as_str()),
+                ("client.id", client_id.as_str()),
+                ("enable.auto.commit", "false"),
+                ("enable.auto.offset.store", "false"),
+                ("enable.partition.eof", "true"),
+            ],
+        )
+    }
+
+    /// Where each newly read partition starts and stops, as the startup and bounded modes say.
+    fn positions(
+        &self,
+        consumer: &BaseConsumer,
+        fresh: &[TopicPartition],
+    ) -> Result<BTreeMap<TopicPartition, (i64, Option<i64>)>> {
+        let timeout = client::api_timeout(&self.options);
+        let opts = &self.options;
+        let mut ends = BTreeMap::new();
+        for tp in fresh {
+            let (low, high) = consumer
+                .fetch_watermarks(&tp.topic, tp.partition, timeout)
+                .map_err(|e| client::cluster_error(opts, &format!("fetch the offsets of partition {tp}"), &e))?;
+            ends.insert(tp.clone(), (low, high));
+        }
+        let committed = |consumer: &BaseConsumer| -> Result<BTreeMap<TopicPartition, Option<i64>>> {
+            let list = client::partition_list(fresh.iter().map(|tp| (tp, Offset::Invalid)))?;
+            let list = consumer
+                .committed_offsets(list, timeout)
+                .map_err(|e| client::cluster_error(opts, "fetch the group's committed offsets", &e))?;
+            Ok(client::offsets_of(&list))
+        };
+        let at_time = |consumer: &BaseConsumer, millis: i64| -> Result<BTreeMap<TopicPartition, Option<i64>>> {
+            let list = client::partition_list(fresh.iter().map(|tp| (tp, Offset::Offset(millis))))?;
+            let list = consumer
+                .offsets_for_times(list, timeout)
+                .map_err(|e| client::cluster_error(opts, "look up offsets by timestamp", &e))?;
+            Ok(client::offsets_of(&list))
+        };
+        let low = |tp: &TopicPartition| ends[tp].0;
+        let high = |tp: &TopicPartition| ends[tp].1;
+        let starts: BTreeMap<TopicPartition, i64> = match &opts.startup {
+            StartupMode::Earliest => fresh.iter().map(|tp| (tp.clone(), low(tp))).collect(),
+            StartupMode::Latest => fresh.iter().map(|tp| (tp.clone(), high(tp))).collect(),
+            StartupMode::Timestamp(millis) => at_time(consumer, *millis)?
+                .into_iter()
+                .map(|(tp, o)| {
+                    let o = o.unwrap_or_else(|| high(&tp));
+                    (tp, o)
+                })
+                .collect(),
+            StartupMode::GroupOffsets | StartupMode::SpecificOffsets(_) => {
+                let reset = opts.property("auto.offset.reset").map(str::to_ascii_lowercase);
+                let committed = committed(consumer)?;
+                let mut starts = BTreeMap::new();
+                for tp in fresh {
+                    let specific = match &opts.startup {
+                        StartupMode::SpecificOffsets(offsets) => offsets.get(&tp.partition).copied(),
+                        _ => None,
+                    };
+                    let start = match (specific, committed.get(tp).copied().flatten(), reset.as_deref()) {
+                        (Some(offset), _, _) => offset,
+                        (None, Some(offset), _) => offset,
+                        (None, None, _) if matches!(opts.startup, StartupMode::SpecificOffsets(_)) => low(tp),
+                        (None, None, Some("earliest" | "smallest" | "beginning")) => low(tp),
+                        (None, None, Some("latest" | "largest" | "end")) => high(tp),
+                        (None, None, _) => {
+                            return Err(Error::Validation(format!(
+                                "Kafka table '{}': partition {tp} has no committed offset for group '{}' and \
+                                 'scan.startup.mode' is 'group-offsets' without 'properties.auto.offset.reset' \
+                                 ('earliest' or 'latest'): Undefined offset with no reset policy for partitions: [{tp}].",
+                                opts.table,
+                                opts.group_id().unwrap_or_default()
+                            )))
+                        }
+                    };
+                    starts.insert(tp.clone(), start);
+                }
+                starts
+            }
+        };
+        let stops: BTreeMap<TopicPartition, Option<i64>> = match &opts.bounded {
+            BoundedMode::Unbounded => fresh.iter().map(|tp| (tp.clone(), None)).collect(),
+            BoundedMode::Latest => fresh.iter().map(|tp| (tp.clone(), Some(high(tp)))).collect(),
+            BoundedMode::GroupOffsets => committed(consumer)?
+                .into_iter()
+                .map(|(tp, o)| {
+                    let o = o.unwrap_or_else(|| high(&tp));
+                    (tp, Some(o))
+                })
+                .collect(),
+            BoundedMode::Timestamp(millis) => at_time(consumer, *millis)?
+                .into_iter()
+                .map(|(tp, o)| {
+                    let o = o.unwrap_or_else(|| high(&tp));
+                    (tp, Some(o))
+                })
+                .collect(),
+            BoundedMode::SpecificOffsets(offsets) => fresh
+                .iter()
+                .map(|tp| (tp.clone(), Some(offsets.get(&tp.partition).copied().unwrap_or_else(|| high(tp)))))
+                .collect(),
+        };
+        Ok(starts
+            .into_iter()
+            .map(|(tp, start)| {
+                let stop = stops.get(&tp).copied().flatten();
+                (tp, (start, stop))
+            })
+            .collect())
+    }
+
+    /// Reads what the consumer has now into the partitions' columns, up to `rows` records.
+    fn read(&mut self, rows: usize, now: i64) -> RuntimeResult<()> {
+        let Some(consumer) = &self.consumer else { return Ok(()) };
+        let mut read = 0;
+        while read < rows {
+            let Some(polled) = consumer.poll(Duration::ZERO) else { break };
+            let message = match polled {
+                Ok(message) => message,
+                Err(KafkaError::PartitionEOF(_)) => {
+                    // A read_committed scan may end on transaction markers, which no record
+                    // shows: the consumer's position tells how far it has come.
+                    let positions = consumer.position().map_err(|e| RuntimeError::execution(e.to_string()))?;
+                    for (tp, offset) in client::offsets_of(&positions) {
+                        if let (Some(offset), Some(p)) = (offset, self.partitions.iter_mut().find(|p| p.tp == tp)) {
+                            p.next = p.next.max(offset);
+                        }
+                    }
+                    continue;
+                }
+                Err(e) if is_fatal(&e) => {
+                    return Err(RuntimeError::execution(format!("Kafka source '{}' failed: {e}", self.name)));
+                }
+                Err(e) => {
+                    tracing::warn!(table = %self.name, error = %e, "Kafka consumer error; retrying");
+                    continue;
+                }
+            };
+            read += 1;
+            let Some(p) = self
+                .partitions
+                .iter_mut()
+                .find(|p| p.tp.partition == message.partition() && p.tp.topic == message.topic())
+            else {
+                continue;
+            };
+            if p.finished() || message.offset() < p.next {
+                continue;
+            }
+            p.last_record_at = now;
+            let pushed = p.rows.push(message.key(), message.payload());
+            p.next = message.offset() + 1;
+            if let Err((part, e)) = pushed {
+                let field = e.field.map(|f| format!(", field '{f}'")).unwrap_or_default();
+                return Err(RuntimeError::execution(format!(
+                    "Failed to deserialize the {} of the record of topic '{}', partition {}, offset {}{field}: {}",
+                    part.name(),
+                    p.tp.topic,
+                    p.tp.partition,
+                    message.offset(),
+                    e.reason
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether partition `k` takes part in the watermark: it is still read and has had a
+    /// record within the idle timeout.
+    fn active(&self, k: usize, now: i64) -> bool {
+        let p = &self.partitions[k];
+        let idle = self.idle_timeout.is_some_and(|t| now - p.last_record_at >= t.as_millis() as i64);
+        !p.finished() && !idle
+    }
+}
+
+/// Errors after which reading cannot go on (the topic is gone, access is refused); librdkafka
+/// retries the others (a broker down, a connection lost) itself.
+fn is_fatal(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::UnknownTopicOrPartition
+                | RDKafkaErrorCode::UnknownTopic
+                | RDKafkaErrorCode::TopicAuthorizationFailed
+                | RDKafkaErrorCode::Fatal
+        )
+    )
+}
+
+impl Source for KafkaSource {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn open(&mut self, ctx: &mut OperatorContext) -> RuntimeResult<()> {
+        let consumer = self.consumer()?;
+        let all = client::partitions(&consumer, &self.options, client::api_timeout(&self.options))?;
+        let mine: Vec<TopicPartition> =
+            all.into_iter().filter(|tp| owner(tp, self.parallelism) == self.subtask).collect();
+        let restored = self.restored.take().unwrap_or_default();
+        let fresh: Vec<TopicPartition> = mine.iter().filter(|tp| !restored.contains_key(*tp)).cloned().collect();
+        let mut positions = self.positions(&consumer, &fresh)?;
+        positions.extend(restored.into_iter().filter(|(tp, _)| mine.contains(tp)));
+        let now = ctx.processing_time();
+        self.partitions = positions
+            .into_iter()
+            .map(|(tp, (next, stop))| Partition {
+                tp,
+                next,
+                stop,
+                rows: RecordColumns::new(&self.options.layout),
+                last_record_at: now,
+            })
+            .collect();
+        let reading = client::partition_list(
+            self.partitions.iter().filter(|p| !p.finished()).map(|p| (&p.tp, Offset::Offset(p.next))),
+        )?;
+        consumer.assign(&reading).map_err(|e| client::cluster_error(&self.options, "assign its partitions", &e))?;
+        tracing::debug!(table = %self.name, subtask = self.subtask, partitions = self.partitions.len(), "Kafka source opened");
+        self.consumer = Some(consumer);
+        Ok(())
+    }
+
+    fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> RuntimeResult<SourceStatus> {
+        let now = ctx.processing_time();
+        self.read(ctx.chunk_size(), now)?;
+        let n = self.partitions.len();
+        self.active = (0..n).map(|k| self.active(k, now)).collect();
+        if let Some(k) = (1..=n).map(|i| (self.turn + i) % n).find(|&k| self.partitions[k].rows.rows() > 0) {
+            self.turn = k;
+            let p = &mut self.partitions[k];
+            let rows = p.rows.rows();
+            let arrays = p.rows.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+            out.collect(Chunk::from_arrays(vec![RowKind::Insert; rows], arrays));
+            return Ok(SourceStatus::Ready);
+        }
+        if self.partitions.iter().all(Partition::finished) {
+            return Ok(SourceStatus::Finished);
+        }
+        Ok(SourceStatus::Wait(IDLE_POLL))
+    }
+
+    /// Each partition's topic, number, next offset and stop offset (`-1`: none).
+    fn snapshot_state(
+        &mut self,
+        checkpoint: u64,
+        _: &mut OperatorContext,
+        state: &mut StateWriter,
+    ) -> RuntimeResult<()> {
+        let out = state.section(PARTITIONS);
+        out.u32(self.partitions.len() as u32);
+        for p in &self.partitions {
+            out.str(&p.tp.topic);
+            out.u32(p.tp.partition as u32);
+            out.i64(p.next);
+            out.i64(p.stop.unwrap_or(-1));
+        }
+        if self.options.commit_offsets && self.options.group_id().is_some() {
+            self.uncommitted.insert(checkpoint, self.partitions.iter().map(|p| (p.tp.clone(), p.next)).collect());
+        }
+        Ok(())
+    }
+
+    /// Commits the positions of `checkpoint` to the consumer group (without waiting), as
+    /// Flink's source does with `commit.offsets.on.checkpoint`; a failed commit is logged, not
+    /// fatal: the checkpoint, not the group, is what a restore reads.
+    fn notify_checkpoint_complete(&mut self, checkpoint: u64, _ctx: &mut OperatorContext) -> RuntimeResult<()> {
+        let Some(offsets) = self.uncommitted.remove(&checkpoint) else { return Ok(()) };
+        self.uncommitted.retain(|&c, _| c > checkpoint);
+        let (Some(consumer), false) = (&self.consumer, offsets.is_empty()) else { return Ok(()) };
+        let list = client::partition_list(offsets.iter().map(|(tp, o)| (tp, Offset::Offset(*o))))?;
+        if let Err(e) = consumer.commit(&list, rdkafka::consumer::CommitMode::Async) {
+            tracing::warn!(table = %self.name, checkpoint, error = %e, "committing offsets to the Kafka group failed");
+        }
+        Ok(())
+    }
+
+    /// Reads the positions every subtask of the checkpointed job wrote: [`Source::open`] keeps
+    /// those of the partitions this subtask is given now.
+    fn restore_state(&mut self, _ctx: &mut OperatorContext, states: &[StateReader]) -> RuntimeResult<()> {
+        let malformed = |e: StateDecodeError| {
+            RuntimeError::Restore(format!("the state of Kafka source '{}' is malformed: {e}", self.name))
+        };
+        let mut restored = BTreeMap::new();
+        for state in states {
+            let Some(mut input) = state.section(PARTITIONS) else { continue };
+            for _ in 0..input.u32().map_err(malformed)? {
+                let topic = input.str().map_err(malformed)?.to_string();
+                let partition = input.u32().map_err(malformed)? as i32;
+                let next = input.i64().map_err(malformed)?;
+                let stop = input.i64().map_err(malformed)?;
+                restored.insert(TopicPartition { topic, partition }, (next, (stop >= 0).then_some(stop)));
+            }
+        }
+        self.restored = Some(restored);
+        Ok(())
+    }
+
+    /// Each partition is a split once the subtask reads more than one; an idle or finished
+    /// one is not open.
+    fn splits(&self) -> Option<Splits> {
+        (self.partitions.len() > 1).then(|| Splits { current: self.turn, open: self.active.clone() })
+    }
+
+    /// A subtask given no partition (more subtasks than partitions) emits nothing, so that the
+    /// others' watermarks are not held back by it. Asks the cluster; when it does not answer,
+    /// `false`, and [`Source::open`] reports why.
+    fn emits_nothing(&self) -> bool {
+        let Ok(consumer) = self.consumer() else { return false };
+        let Ok(all) = client::partitions(&consumer, &self.options, client::api_timeout(&self.options)) else {
+            return false;
+        };
+        !all.iter().any(|tp| owner(tp, self.parallelism) == self.subtask)
+    }
+}

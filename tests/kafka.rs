@@ -1,0 +1,237 @@
+//! The `kafka` connector against a real broker (tansu, started by the tests on loopback):
+//! scripts read topics and write them through the `weir` binary as users run them; options,
+//! missing topics, unreachable brokers and records that do not decode fail with clear messages.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::kafka::broker;
+
+/// Runs `sql` with `weir run` at `parallelism` in `dir`: `(succeeded, stdout, stderr)`.
+fn run(dir: &Path, sql: &str, parallelism: usize, settings: &[&str]) -> (bool, String, String) {
+    let script = dir.join(format!("script-{}.sql", rand::random::<u32>()));
+    std::fs::write(&script, sql).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command.current_dir(dir).arg("run").arg(&script).args(["--parallelism", &parallelism.to_string()]);
+    for s in settings {
+        command.args(["--set", s]);
+    }
+    let output = command.output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (output.status.success(), text(&output.stdout), text(&output.stderr))
+}
+
+/// A topic name no other test uses.
+fn topic(name: &str) -> String {
+    format!("{name}-{:08x}", rand::random::<u32>())
+}
+
+fn kafka_table(name: &str, columns: &str, topic: &str, bootstrap: &str, extra: &str) -> String {
+    format!(
+        "CREATE TABLE {name} ({columns}) WITH ('connector' = 'kafka', 'topic' = '{topic}', \
+         'properties.bootstrap.servers' = '{bootstrap}', 'properties.group.id' = 'g-{topic}', \
+         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'csv'{extra});\n"
+    )
+}
+
+const ORDERS: &str = "id BIGINT, user_id INT, product STRING, amount DECIMAL(10, 2), qty INT, ts TIMESTAMP(3)";
+
+fn orders_lines() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/data/orders.csv");
+    std::fs::read_to_string(path).unwrap().lines().map(str::to_string).collect()
+}
+
+/// The printed rows, sorted, without subtask prefixes.
+fn printed(stdout: &str) -> Vec<String> {
+    let mut rows: Vec<String> = stdout.lines().filter_map(|l| l.split_once("> ").map(|(_, r)| r.to_string())).collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_topic_reads_as_the_file_it_was_loaded_from_at_every_parallelism() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let topic = topic("orders");
+    broker.create_topic(&topic, 3);
+    let lines = orders_lines();
+    broker.produce(&topic, &lines, |i| (i % 3) as i32);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/data/orders.csv");
+    let query = "CREATE TABLE out (product STRING, cnt BIGINT, total DECIMAL(38, 2)) \
+                 WITH ('connector' = 'print', 'print-identifier' = 'o');\n\
+                 INSERT INTO out SELECT product, COUNT(*), SUM(amount) FROM orders GROUP BY product;\n";
+    let from_file = format!(
+        "CREATE TABLE orders ({ORDERS}) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n{query}",
+        data.display()
+    );
+    let (ok, expected, err) = run(dir.path(), &from_file, 1, &[]);
+    assert!(ok, "{err}");
+    let final_rows = |out: &str| {
+        let lines: Vec<&str> = out.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
+        weir::runtime::fixture::materialize_changelog(&lines).unwrap()
+    };
+    let expected = final_rows(&expected);
+    for p in [1, 2, 4] {
+        let from_topic = format!("{}{query}", kafka_table("orders", ORDERS, &topic, &broker.bootstrap, ""));
+        let (ok, out, err) = run(dir.path(), &from_topic, p, &[]);
+        assert!(ok, "parallelism {p}: {err}");
+        assert_eq!(final_rows(&out), expected, "parallelism {p}");
+    }
+}
+
+#[test]
+fn a_sink_writes_every_row_and_a_source_reads_them_back() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let topic = topic("written");
+    broker.create_topic(&topic, 2);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/data/orders.csv");
+    // One record per batch, for the test broker's latest offsets (see `common::kafka::Broker::produce`).
+    let write = format!(
+        "CREATE TABLE orders ({ORDERS}) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE sink (id BIGINT, product STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'kafka', \
+         'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', 'key.format' = 'csv', 'key.fields' = 'id', \
+         'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY', \
+         'properties.batch.num.messages' = '1');\n\
+         INSERT INTO sink SELECT id, product, amount FROM orders;\n",
+        data.display(),
+        broker.bootstrap
+    );
+    let (ok, _, err) = run(dir.path(), &write, 2, &[]);
+    assert!(ok, "{err}");
+    let records = broker.read_all(&topic, false);
+    assert_eq!(records.len(), orders_lines().len());
+    let first = records.iter().find(|(k, _)| k.as_deref() == Some("1")).expect("the record of id 1");
+    assert_eq!(first.1, r#"{"product":"apple","amount":410.82}"#);
+
+    let read = format!(
+        "CREATE TABLE t (id BIGINT, product STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'kafka', \
+         'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', \
+         'scan.bounded.mode' = 'latest-offset', 'key.format' = 'csv', 'key.fields' = 'id', \
+         'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY');\n\
+         CREATE TABLE out (id BIGINT, product STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'print');\n\
+         INSERT INTO out SELECT * FROM t;\n",
+        broker.bootstrap
+    );
+    let (ok, out, err) = run(dir.path(), &read, 1, &[]);
+    assert!(ok, "{err}");
+    let mut expected: Vec<String> = orders_lines()
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("+I[{}, {}, {}]", f[0], f[2], f[3])
+        })
+        .collect();
+    expected.sort();
+    let mut got: Vec<String> = out.lines().map(str::to_string).collect();
+    got.sort();
+    // DECIMAL(10, 2) prints with its scale.
+    let normalize = |rows: Vec<String>| -> Vec<String> {
+        rows.into_iter()
+            .map(|r| {
+                let (head, amount) = r.trim_end_matches(']').rsplit_once(", ").unwrap();
+                format!("{head}, {:.2}]", amount.parse::<f64>().unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(normalize(got), normalize(expected));
+}
+
+#[test]
+fn a_record_that_does_not_decode_names_topic_partition_offset_and_field() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let topic = topic("bad");
+    broker.create_topic(&topic, 1);
+    broker.produce(&topic, &["1,a".into(), "2,b".into(), "x,c".into()], |_| 0);
+    let sql = format!(
+        "{}CREATE TABLE out (id BIGINT, s STRING) WITH ('connector' = 'blackhole');\nINSERT INTO out SELECT * FROM t;\n",
+        kafka_table("t", "id BIGINT, s STRING", &topic, &broker.bootstrap, "")
+    );
+    let (ok, _, err) = run(dir.path(), &sql, 1, &[]);
+    assert!(!ok);
+    assert!(err.contains(&format!("topic '{topic}', partition 0, offset 2")) && err.contains("field 'id'"), "{err}");
+    // With csv.ignore-parse-errors the record is skipped.
+    let lenient = format!(
+        "{}CREATE TABLE out (id BIGINT, s STRING) WITH ('connector' = 'print');\nINSERT INTO out SELECT * FROM t;\n",
+        kafka_table("t", "id BIGINT, s STRING", &topic, &broker.bootstrap, ", 'csv.ignore-parse-errors' = 'true'")
+    );
+    let (ok, out, err) = run(dir.path(), &lenient, 1, &[]);
+    assert!(ok, "{err}");
+    assert_eq!(printed(&out.replace("+I", "> +I")), vec!["+I[1, a]", "+I[2, b]", "+I[null, c]"]);
+}
+
+#[test]
+fn a_missing_topic_is_named() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let sql = format!(
+        "{}CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\nINSERT INTO out SELECT * FROM t;\n",
+        kafka_table("t", "id BIGINT", "no-such-topic", &broker.bootstrap, "")
+    );
+    let (ok, _, err) = run(dir.path(), &sql, 1, &[]);
+    assert!(!ok);
+    assert!(err.contains("topic 'no-such-topic', which does not exist"), "{err}");
+}
+
+#[test]
+fn an_unreachable_broker_fails_within_the_configured_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let sql = format!(
+        "{}CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\nINSERT INTO out SELECT * FROM t;\n",
+        kafka_table(
+            "t",
+            "id BIGINT",
+            "t",
+            &format!("127.0.0.1:{port}"),
+            ", 'properties.default.api.timeout.ms' = '2000'"
+        )
+    );
+    let started = Instant::now();
+    let (ok, _, err) = run(dir.path(), &sql, 1, &[]);
+    assert!(!ok);
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert!(err.contains(&format!("could not fetch the metadata of its topics from '127.0.0.1:{port}'")), "{err}");
+}
+
+#[test]
+fn options_are_checked_as_flink_checks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("", "Either 'topic' or 'topic-pattern' must be set."),
+        ("'topic' = 'a', 'topic-pattern' = 'a.*', ", "Option 'topic' and 'topic-pattern' shouldn't be set together."),
+        ("'topic' = 'a', 'scan.startup.mode' = 'timestamp', ", "'scan.startup.timestamp-millis' is required in 'TIMESTAMP' startup mode but missing."),
+        ("'topic' = 'a', 'scan.startup.mode' = 'sometime', ", "Could not parse value 'sometime' for key 'scan.startup.mode'"),
+        ("'topic' = 'a', 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'p0', ",
+         "Invalid properties 'scan.startup.specific-offsets' should follow the format 'partition:0,offset:42;partition:1,offset:300', but is 'p0'."),
+        ("'topic' = 'a', 'key.fields' = 'id', ", "The option 'key.fields' can only be declared if a key format is defined using 'key.format'."),
+        ("'topic' = 'a', 'key.format' = 'csv', ", "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'."),
+        ("'topic' = 'a', 'key.format' = 'csv', 'key.fields' = 'nope', ", "Could not find the field 'nope' in the table schema for usage in the key format."),
+        ("'topic' = 'a', 'sink.delivery-guarantee' = 'exactly-once', ", "sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE."),
+        ("'topic' = 'a', 'sink.partitioner' = 'com.acme.P', ", "Could not find and instantiate partitioner class 'com.acme.P'"),
+        ("'topic' = 'a', 'scan.bounded.mode' = 'timestamp', ", "'scan.bounded.timestamp-millis' is required in 'TIMESTAMP' bounded mode but missing."),
+        ("'topic' = 'a;b', ", "Flink Kafka sink currently only supports single topic, but got topic: a;b."),
+        ("'topic' = 'a', 'scan.startup.mod' = 'x', ", "Unsupported options found for 'kafka'."),
+    ];
+    for (options, message) in cases {
+        let sql = format!(
+            "CREATE TABLE k (id BIGINT) WITH ('connector' = 'kafka', {options}'properties.bootstrap.servers' = '127.0.0.1:1', 'format' = 'csv');\n\
+             CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n\
+             INSERT INTO k SELECT * FROM src;\n"
+        );
+        let (ok, _, err) = run(dir.path(), &sql, 1, &[]);
+        assert!(!ok, "{options}");
+        assert!(err.contains(message), "{options}: {err}");
+    }
+    let sql = "CREATE TABLE k (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'a', \
+               'properties.bootstrap.servers' = '127.0.0.1:1');\n\
+               CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\nINSERT INTO out SELECT * FROM k;\n";
+    let (ok, _, err) = run(dir.path(), sql, 1, &[]);
+    assert!(!ok);
+    assert!(err.contains("Could not find required scan format 'value.format'."), "{err}");
+}

@@ -50,6 +50,10 @@ impl Source for ProjectingSource {
         self.inner.notify_checkpoint_complete(checkpoint, ctx)
     }
 
+    fn caught_up(&self) -> bool {
+        self.inner.caught_up()
+    }
+
     fn emits_nothing(&self) -> bool {
         self.inner.emits_nothing()
     }

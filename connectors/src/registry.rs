@@ -186,6 +186,9 @@ pub struct ScanContext {
     /// The query pins the whole primary key to these values (in key order): a point query,
     /// read once.
     pub key: Option<Vec<Value>>,
+    /// The job's `table.exec.source.idle-timeout`, when set: a split of the source (a Kafka
+    /// partition) without records this long holds no watermark back.
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// What a sink is for, besides the table.

@@ -1,6 +1,6 @@
 //! WatermarkAssigner: generates watermarks from `WATERMARK FOR column AS expression`.
 
-use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Value};
+use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Timer, Value};
 
 use crate::expr::Expr;
 use crate::window::millis_of as millis;
@@ -43,7 +43,15 @@ pub struct WatermarkAssignerOperator {
     /// ([`OperatorContext::splits`]): the largest watermark of the split's rows so far (`None`
     /// before its first). The watermark emitted is the least over the open splits.
     split_max: Vec<Option<i64>>,
+    /// Whether a processing-time tick is due: with splits, the watermark is looked at again
+    /// every [`SPLIT_WATERMARK_INTERVAL`] ms, so that a split going idle (no longer open) lets
+    /// it advance without new rows, as Flink's periodic watermarks do.
+    ticking: bool,
 }
+
+/// How often, in milliseconds, the watermark of several splits is looked at again without new
+/// rows (Flink's `pipeline.auto-watermark-interval` default).
+pub const SPLIT_WATERMARK_INTERVAL: i64 = 200;
 
 /// `(column, d)` when `watermark` is `column - INTERVAL 'd'` (a day-time interval) or `column`.
 fn bounded_delay(watermark: &Expr) -> Option<(usize, i64)> {
@@ -66,6 +74,7 @@ impl WatermarkAssignerOperator {
             rowtime: None,
             current: i64::MIN,
             split_max: Vec::new(),
+            ticking: false,
         }
     }
 
@@ -130,6 +139,11 @@ impl Operator for WatermarkAssignerOperator {
         }
         if let Some(splits) = ctx.splits() {
             self.split_max[splits.current] = Some(max);
+            if !self.ticking {
+                self.ticking = true;
+                let at = ctx.processing_time() + SPLIT_WATERMARK_INTERVAL;
+                ctx.register_processing_time_timer(at, Vec::new());
+            }
         }
         let max = max.min(held);
         match from {
@@ -143,6 +157,25 @@ impl Operator for WatermarkAssignerOperator {
             self.current = max;
             out.emit_watermark(max);
         }
+        Ok(())
+    }
+
+    /// The periodic look at the open splits' watermarks: the least of them goes out when it
+    /// is ahead (a split that went idle no longer holds it back).
+    fn on_timer(&mut self, _timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.ticking = false;
+        let Some(splits) = ctx.splits() else { return Ok(()) };
+        let least = (0..splits.open.len().min(self.split_max.len()))
+            .filter(|&k| splits.open[k])
+            .map(|k| self.split_max[k].unwrap_or(i64::MIN))
+            .min();
+        if let Some(least) = least.filter(|&w| w > self.current) {
+            self.current = least;
+            out.emit_watermark(least);
+        }
+        self.ticking = true;
+        let at = ctx.processing_time() + SPLIT_WATERMARK_INTERVAL;
+        ctx.register_processing_time_timer(at, Vec::new());
         Ok(())
     }
 

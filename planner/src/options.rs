@@ -97,6 +97,9 @@ pub struct PlannerOptions {
     pub agg_phase_strategy: AggPhaseStrategy,
     /// `table.exec.state.ttl` in milliseconds.
     pub state_ttl_millis: i64,
+    /// `table.exec.source.idle-timeout`, when not zero: a source split (a Kafka partition)
+    /// without records this long holds no watermark back.
+    pub source_idle_timeout: Option<Duration>,
     /// `weir.explain.format` is `CONFLUENT`.
     pub confluent_explain: bool,
     /// The settings `EXPLAIN PLAN_ADVICE` names.
@@ -336,6 +339,7 @@ impl PlannerOptions {
             mini_batch,
             agg_phase_strategy,
             state_ttl_millis: settings.get(&STATE_TTL).as_millis() as i64,
+            source_idle_timeout: Some(settings.get(&weir_runtime::config::IDLE_TIMEOUT)).filter(|d| !d.is_zero()),
             confluent_explain: settings.get(&EXPLAIN_FORMAT) == "CONFLUENT",
             advice: AdviceSettings {
                 one_phase: agg_phase_strategy == AggPhaseStrategy::OnePhase,
@@ -368,6 +372,7 @@ impl Default for PlannerOptions {
             mini_batch: None,
             agg_phase_strategy: AggPhaseStrategy::Auto,
             state_ttl_millis: 0,
+            source_idle_timeout: None,
             confluent_explain: false,
             advice: AdviceSettings {
                 one_phase: false,

@@ -216,7 +216,10 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// A connector that cannot build what it offered.
     pub fn job_graph<'p>(&self, plans: &'p [PhysicalNode]) -> Result<(Translator<'p>, Vec<Output>)> {
-        let mut translator = Translator::new().with_clock(Arc::clone(&self.clock)).with_batch(self.options.batch);
+        let mut translator = Translator::new()
+            .with_clock(Arc::clone(&self.clock))
+            .with_batch(self.options.batch)
+            .with_idle_timeout(self.options.source_idle_timeout);
         let outputs = plans.iter().map(|plan| translator.translate(plan)).collect::<Result<_>>()?;
         Ok((translator, outputs))
     }

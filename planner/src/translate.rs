@@ -37,6 +37,8 @@ pub struct Translator<'p> {
     pub graph: JobGraph,
     /// The job runs in batch mode: scans read what their tables hold now.
     batch: bool,
+    /// `table.exec.source.idle-timeout`, for sources with splits.
+    idle_timeout: Option<std::time::Duration>,
     /// Scans already added, by reuse digest: a shared scan runs once.
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
@@ -73,6 +75,7 @@ impl<'p> Translator<'p> {
         Translator {
             graph: JobGraph::new(),
             batch: false,
+            idle_timeout: None,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
             placed: Vec::new(),
@@ -82,6 +85,13 @@ impl<'p> Translator<'p> {
     /// The translator, with lookup caches reading time from `clock` (the job's clock).
     pub fn with_clock(mut self, clock: Arc<dyn weir_runtime::Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The translator whose scans hold no watermark back for a split (a Kafka partition)
+    /// without records for `idle_timeout` (`table.exec.source.idle-timeout`).
+    pub fn with_idle_timeout(mut self, idle_timeout: Option<std::time::Duration>) -> Self {
+        self.idle_timeout = idle_timeout;
         self
     }
 
@@ -152,7 +162,7 @@ impl<'p> Translator<'p> {
     fn translate_new(&mut self, node: &'p PhysicalNode) -> Result<Output> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key, .. } => {
-                let scan = ScanContext { batch: self.batch, key: key.clone() };
+                let scan = ScanContext { batch: self.batch, key: key.clone(), idle_timeout: self.idle_timeout };
                 let provider = table.create(&scan)?;
                 let parallelism = node.parallelism;
                 let factory = provider.factory;

@@ -156,6 +156,12 @@ impl Chain {
         Ok(())
     }
 
+    /// Whether the chain's head source has read all it can now ([`Source::caught_up`]); `true`
+    /// without a source.
+    pub(crate) fn source_caught_up(&self) -> bool {
+        self.source.as_ref().is_none_or(|s| s.source.caught_up())
+    }
+
     /// Whether the chain is headed by a source that will emit no row ([`Source::emits_nothing`]).
     pub(crate) fn emits_nothing(&self) -> bool {
         self.source.as_ref().is_some_and(|s| s.source.emits_nothing())

@@ -453,6 +453,15 @@ pub trait Source: Send {
         Ok(())
     }
 
+    /// Whether the source has read everything it can read now (a Kafka consumer at the end of
+    /// each of its partitions): the runtime marks a source idle
+    /// (`table.exec.source.idle-timeout`) only when it has emitted nothing for the timeout *and*
+    /// this holds, so a source still waiting for its first fetch is not idle, and its rows are
+    /// not late for the others' progress. The default: `true`.
+    fn caught_up(&self) -> bool {
+        true
+    }
+
     /// Whether this subtask will emit no row at all, known before it starts (it was given no
     /// file to read): its receivers do not wait for its watermark, so which rows are late
     /// downstream does not depend on when this subtask happens to finish. Asked after a

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod compat_scripts;
+pub mod conformance;
 pub mod events;
 pub mod kafka;
 pub mod keyed_totals;

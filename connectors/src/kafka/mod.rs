@@ -92,12 +92,13 @@ impl ResolvedSource for KafkaTable {
         SourceAbilities::plain(None, self.bounded())
     }
 
-    fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
+    fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
         let options = Arc::clone(&self.options);
+        let idle_timeout = self.options.idle_timeout.or(scan.idle_timeout);
         Ok(SourceProvider {
             parallelism: None,
             bounded: self.bounded(),
-            factory: Arc::new(move |info| Box::new(KafkaSource::new(Arc::clone(&options), info))),
+            factory: Arc::new(move |info| Box::new(KafkaSource::new(Arc::clone(&options), info, idle_timeout))),
         })
     }
 }

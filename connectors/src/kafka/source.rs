@@ -56,6 +56,9 @@ struct Partition {
     rows: RecordColumns,
     /// When (processing time) the partition last had a record.
     last_record_at: i64,
+    /// Whether the consumer reached the partition's end after its last record (librdkafka's
+    /// end-of-partition event): only then can it be idle.
+    at_end: bool,
 }
 
 impl Partition {
@@ -90,8 +93,9 @@ impl std::fmt::Debug for KafkaSource {
 }
 
 impl KafkaSource {
-    /// The source of subtask `info` of the table `options` describe.
-    pub fn new(options: Arc<KafkaOptions>, info: &SubtaskInfo) -> Self {
+    /// The source of subtask `info` of the table `options` describe; a partition without
+    /// records for `idle_timeout` (when set) holds no watermark back.
+    pub fn new(options: Arc<KafkaOptions>, info: &SubtaskInfo, idle_timeout: Option<Duration>) -> Self {
         KafkaSource {
             name: options.table.clone(),
             subtask: info.index,
@@ -102,7 +106,7 @@ impl KafkaSource {
             turn: 0,
             uncommitted: BTreeMap::new(),
             active: Vec::new(),
-            idle_timeout: options.idle_timeout.filter(|d| !d.is_zero()),
+            idle_timeout: idle_timeout.filter(|d| !d.is_zero()),
             options,
         }
     }
@@ -232,7 +236,13 @@ impl KafkaSource {
             let Some(polled) = consumer.poll(Duration::ZERO) else { break };
             let message = match polled {
                 Ok(message) => message,
-                Err(KafkaError::PartitionEOF(_)) => {
+                Err(KafkaError::PartitionEOF(number)) => {
+                    // The event names the partition's number, not its topic: every partition
+                    // of that number is taken as read to its end (one that is not has records
+                    // coming, which clear it again).
+                    for p in self.partitions.iter_mut().filter(|p| p.tp.partition == number) {
+                        p.at_end = true;
+                    }
                     // A read_committed scan may end on transaction markers, which no record
                     // shows: the consumer's position tells how far it has come.
                     let positions = consumer.position().map_err(|e| RuntimeError::execution(e.to_string()))?;
@@ -263,6 +273,7 @@ impl KafkaSource {
                 continue;
             }
             p.last_record_at = now;
+            p.at_end = false;
             let pushed = p.rows.push(message.key(), message.payload());
             p.next = message.offset() + 1;
             if let Err((part, e)) = pushed {
@@ -280,11 +291,14 @@ impl KafkaSource {
         Ok(())
     }
 
-    /// Whether partition `k` takes part in the watermark: it is still read and has had a
-    /// record within the idle timeout.
+    /// Whether partition `k` takes part in the watermark: it has rows still to emit, or is
+    /// still read and has had a record within the idle timeout or has not been read to its end.
     fn active(&self, k: usize, now: i64) -> bool {
         let p = &self.partitions[k];
-        let idle = self.idle_timeout.is_some_and(|t| now - p.last_record_at >= t.as_millis() as i64);
+        if p.rows.rows() > 0 {
+            return true;
+        }
+        let idle = p.at_end && self.idle_timeout.is_some_and(|t| now - p.last_record_at >= t.as_millis() as i64);
         !p.finished() && !idle
     }
 }
@@ -326,6 +340,7 @@ impl Source for KafkaSource {
                 stop,
                 rows: RecordColumns::new(&self.options.layout),
                 last_record_at: now,
+                at_end: false,
             })
             .collect();
         let reading = client::partition_list(
@@ -416,6 +431,11 @@ impl Source for KafkaSource {
     /// one is not open.
     fn splits(&self) -> Option<Splits> {
         (self.partitions.len() > 1).then(|| Splits { current: self.turn, open: self.active.clone() })
+    }
+
+    /// Every partition is read to its end (or finished): the subtask may go idle.
+    fn caught_up(&self) -> bool {
+        self.partitions.iter().all(|p| p.at_end || p.finished())
     }
 
     /// A subtask given no partition (more subtasks than partitions) emits nothing, so that the

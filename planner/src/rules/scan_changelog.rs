@@ -19,7 +19,7 @@ pub fn scan_changelog(plan: Plan, batch: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Scan { table, projection, key, filter, projected, .. } => {
-            let offered = table.abilities(&ScanContext { batch, key: key.clone() });
+            let offered = table.abilities(&ScanContext { batch, key: key.clone(), idle_timeout: None });
             let changelog = match offered.changes {
                 _ if offered.bounded => ChangelogMode::INSERT_ONLY,
                 ScanChanges::InsertOnly => ChangelogMode::INSERT_ONLY,

@@ -1,0 +1,189 @@
+//! The conformance suite over Kafka: each case's files are loaded into topics of their own
+//! (one partition, in file order, as one subtask reads a file), the case's `filesystem` tables
+//! become bounded `kafka` tables over them, and the output must equal Apache Flink's for the
+//! files at parallelism 1, 2 and 4. A tumbling window over a topic of four partitions, one of
+//! them idle, fires as a from-scratch count of the rows says while the job runs on.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::conformance::{compare, EXPECTED_TO_PASS};
+use common::kafka::broker;
+
+/// `'connector' = 'filesystem', 'path' = 'data/F', 'format' = 'X'` in `script`, by data file.
+fn file_tables(script: &str) -> Vec<(String, String, String)> {
+    let pattern =
+        regex::Regex::new(r"'connector' = 'filesystem', 'path' = 'data/([^']+)', 'format' = '([a-z]+)'").unwrap();
+    pattern.captures_iter(script).map(|c| (c[0].to_string(), c[1].to_string(), c[2].to_string())).collect()
+}
+
+#[test]
+fn conformance_cases_read_from_topics_match_flink() {
+    let broker = broker();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let work = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for case in EXPECTED_TO_PASS {
+        let script = std::fs::read_to_string(dir.join(format!("{case}.sql"))).unwrap();
+        let tables = file_tables(&script);
+        if tables.is_empty() {
+            continue;
+        }
+        let mut rewritten = script.clone();
+        for (clause, file, format) in tables {
+            let topic = format!("{case}-{}-{:08x}", file.replace('.', "-"), rand::random::<u32>());
+            broker.create_topic(&topic, 1);
+            let text = std::fs::read_to_string(dir.join("data").join(&file)).unwrap();
+            let lines: Vec<String> = text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect();
+            broker.produce(&topic, &lines, |_| 0);
+            let kafka = format!(
+                "'connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', \
+                 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = '{format}'",
+                broker.bootstrap
+            );
+            rewritten = rewritten.replace(&clause, &kafka);
+        }
+        let script_path = work.path().join(format!("{case}.sql"));
+        std::fs::write(&script_path, &rewritten).unwrap();
+        let expected = std::fs::read_to_string(dir.join(format!("{case}.flink.out"))).unwrap();
+        let ordered = script.lines().next().is_some_and(|l| l.contains("[ordered]"));
+        ran += 1;
+        for p in [1, 2, 4] {
+            let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+                .current_dir(work.path())
+                .args(["run", script_path.to_str().unwrap(), "--parallelism", &p.to_string()])
+                .output()
+                .unwrap();
+            let result = if output.status.success() {
+                compare(case, &String::from_utf8_lossy(&output.stdout), &expected, ordered)
+            } else {
+                Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+            };
+            if let Err(e) = result {
+                failures.push(format!("{case} at parallelism {p}: {e}"));
+                break;
+            }
+        }
+    }
+    assert!(ran >= 30, "only {ran} cases read files");
+    assert!(failures.is_empty(), "cases over topics that differ from Flink:\n{}", failures.join("\n"));
+}
+
+/// Event times of the window test's rows: one a second, in order, from 10:00:00.
+fn row_time(i: usize) -> String {
+    format!("2024-01-01 10:{:02}:{:02}", i / 60, i % 60)
+}
+
+/// Per window minute and key, the number of rows `0..rows` of [`row_time`] and key `i % 5`.
+fn window_counts(rows: impl Iterator<Item = usize>) -> Vec<String> {
+    let mut counts = BTreeMap::new();
+    for i in rows {
+        *counts.entry((i / 60, i % 5)).or_insert(0) += 1;
+    }
+    counts.into_iter().map(|((minute, key), n)| format!("+I[2024-01-01T10:{minute:02}, {key}, {n}]")).collect()
+}
+
+fn window_script(topic: &str, bootstrap: &str, bounded: bool) -> String {
+    let bounded = if bounded { ", 'scan.bounded.mode' = 'latest-offset'" } else { "" };
+    format!(
+        "CREATE TABLE events (k INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+         WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}', \
+         'scan.startup.mode' = 'earliest-offset', 'format' = 'csv'{bounded});\n\
+         CREATE TABLE out (window_start TIMESTAMP(3), k INT, n BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'w');\n\
+         INSERT INTO out SELECT window_start, k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
+         GROUP BY window_start, window_end, k;\n"
+    )
+}
+
+/// Each subtask reads its partitions side by side, with a watermark per partition: no
+/// partition's rows are late for another's progress, at any parallelism.
+#[test]
+fn a_window_over_several_partitions_counts_every_row() {
+    let broker = broker();
+    const ROWS: usize = 600;
+    let topic = format!("partitions-{:08x}", rand::random::<u32>());
+    broker.create_topic(&topic, 4);
+    let lines: Vec<String> = (0..ROWS).map(|i| format!("{},{}", i % 5, row_time(i))).collect();
+    broker.produce(&topic, &lines, |i| (i % 4) as i32);
+    let work = tempfile::tempdir().unwrap();
+    let script = work.path().join("windows.sql");
+    std::fs::write(&script, window_script(&topic, &broker.bootstrap, true)).unwrap();
+    let expected = window_counts(0..ROWS);
+    for p in [1, 2, 3, 4] {
+        let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", script.to_str().unwrap(), "--parallelism", &p.to_string()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let mut got: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| l.split_once("> ").map_or(l, |(_, r)| r).to_string())
+            .collect();
+        got.sort();
+        assert_eq!(got, expected, "parallelism {p}");
+    }
+}
+
+#[test]
+fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
+    let broker = broker();
+    const ROWS: usize = 900;
+    let topic = format!("idle-partition-{:08x}", rand::random::<u32>());
+    // Partitions 0 to 2 take the rows in turn; partition 3 one early row, then nothing. The
+    // second half of the rows comes while the job runs, once partition 3 has gone idle.
+    let lines: Vec<String> = (0..ROWS).map(|i| format!("{},{}", i % 5, row_time(i))).collect();
+    let (first, second) = lines.split_at(ROWS / 2);
+    // The windows whose end the watermark passes once every row is read (the last row's time
+    // less the 5 s delay), counted from the rows themselves, with partition 3's row.
+    let watermark_minute = (ROWS - 1 - 5) / 60;
+    let expected = window_counts((0..ROWS).filter(|i| i / 60 < watermark_minute).chain([0]));
+    let work = tempfile::tempdir().unwrap();
+    let script = work.path().join("windows.sql");
+    for p in [1, 2, 4] {
+        let topic = format!("{topic}-{p}");
+        broker.create_topic(&topic, 4);
+        broker.produce(&topic, &[format!("0,{}", row_time(0))], |_| 3);
+        broker.produce(&topic, first, |i| (i % 3) as i32);
+        std::fs::write(&script, window_script(&topic, &broker.bootstrap, false)).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", script.to_str().unwrap(), "--parallelism", &p.to_string()])
+            .args(["--set", "table.exec.source.idle-timeout=500ms"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        // Every partition goes idle; then rows come to partitions 0 to 2 only.
+        std::thread::sleep(Duration::from_millis(1500));
+        let offset = ROWS / 2;
+        broker.produce(&topic, second, |i| ((i + offset) % 3) as i32);
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while got.len() < expected.len() && Instant::now() < deadline {
+            if let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) {
+                got.push(line.split_once("> ").map_or(line.clone(), |(_, r)| r.to_string()));
+            }
+        }
+        // Nothing beyond the watermark fires while the job runs on.
+        std::thread::sleep(Duration::from_millis(500));
+        got.extend(receive.try_iter().map(|l| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string())));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        got.sort();
+        assert_eq!(got, expected, "parallelism {p}");
+    }
+}

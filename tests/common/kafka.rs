@@ -44,10 +44,14 @@ fn program() -> PathBuf {
     program
 }
 
-/// The tansu broker of this test binary, started on first use.
+/// The broker of this test binary: the one at `WEIR_KAFKA_BOOTSTRAP` when set (a Kafka cluster
+/// of one's own, for the tests tansu cannot serve), else a tansu broker started on first use.
 pub fn broker() -> &'static Broker {
     static BROKER: OnceLock<Broker> = OnceLock::new();
-    BROKER.get_or_init(start)
+    BROKER.get_or_init(|| match std::env::var("WEIR_KAFKA_BOOTSTRAP") {
+        Ok(bootstrap) => Broker::at(bootstrap),
+        Err(_) => start(),
+    })
 }
 
 fn start() -> Broker {

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -273,4 +274,74 @@ fn an_exactly_once_sink_writes_each_row_once_in_transactions() {
     let mut expected: Vec<String> = lines.into_iter().filter(|l| l.ends_with(|c: char| c < '5')).collect();
     expected.sort();
     assert_eq!(written, expected);
+}
+
+/// A random history of inserts, updates and deletes of rows `(id, category, amount)` as
+/// debezium-json records, and the table it leaves.
+fn cdc_history(seed: u64, changes: usize) -> (Vec<(i64, String)>, BTreeMap<i64, (String, i64)>) {
+    use rand::{Rng, SeedableRng};
+    let mut random = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut table: BTreeMap<i64, (String, i64)> = BTreeMap::new();
+    let mut records = Vec::new();
+    let image = |id: i64, (category, amount): &(String, i64)| {
+        format!(r#"{{"id":{id},"category":"{category}","amount":{amount}}}"#)
+    };
+    for _ in 0..changes {
+        let id = random.random_range(0..60);
+        let row = (format!("c{}", random.random_range(0..5)), random.random_range(-50..500));
+        let record = match table.get(&id).cloned() {
+            None => {
+                let r = format!(r#"{{"before":null,"after":{},"op":"c"}}"#, image(id, &row));
+                table.insert(id, row);
+                r
+            }
+            Some(old) if random.random_bool(0.3) => {
+                table.remove(&id);
+                format!(r#"{{"before":{},"after":null,"op":"d"}}"#, image(id, &old))
+            }
+            Some(old) => {
+                let r = format!(r#"{{"before":{},"after":{},"op":"u"}}"#, image(id, &old), image(id, &row));
+                table.insert(id, row);
+                r
+            }
+        };
+        records.push((id, record));
+    }
+    (records, table)
+}
+
+#[test]
+fn a_debezium_topic_feeds_a_group_by_that_equals_the_final_tables_aggregate() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 2] {
+        let topic = topic("cdc");
+        broker.create_topic(&topic, 3);
+        let (records, table) = cdc_history(seed, 1500);
+        let lines: Vec<String> = records.iter().map(|(_, r)| r.clone()).collect();
+        // The changes of one row stay in order: one partition per id.
+        broker.produce(&topic, &lines, |i| (records[i].0 % 3) as i32);
+        let mut expected: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+        for (category, amount) in table.values() {
+            let e = expected.entry(category.clone()).or_default();
+            *e = (e.0 + 1, e.1 + amount);
+        }
+        let expected: BTreeMap<String, i64> =
+            expected.into_iter().map(|(c, (n, s))| (format!("[{c}, {n}, {s}]"), 1)).collect();
+        let sql = format!(
+            "CREATE TABLE orders (id BIGINT, category STRING, amount BIGINT) WITH ('connector' = 'kafka', \
+             'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', \
+             'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json');\n\
+             CREATE TABLE out (category STRING, n BIGINT, total BIGINT) WITH ('connector' = 'print');\n\
+             INSERT INTO out SELECT category, COUNT(*), SUM(amount) FROM orders GROUP BY category;\n",
+            broker.bootstrap
+        );
+        for p in [1, 2, 4] {
+            let (ok, out, err) = run(dir.path(), &sql, p, &[]);
+            assert!(ok, "{err}");
+            let lines: Vec<&str> = out.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
+            let got = weir::runtime::fixture::materialize_changelog(&lines).unwrap();
+            assert_eq!(got, expected, "seed {seed}, parallelism {p}");
+        }
+    }
 }

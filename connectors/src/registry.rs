@@ -11,6 +11,7 @@ use crate::blackhole::BlackholeFactory;
 use crate::datagen::DatagenFactory;
 use crate::error::{Error, Result};
 use crate::filesystem::FilesystemFactory;
+use crate::format::cdc::{CdcFormatFactory, Flavor};
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
 use crate::jdbc::PgFactory;
 use crate::kafka::KafkaFactory;
@@ -131,8 +132,9 @@ pub struct SourceAbilities {
     pub parallelism: Option<usize>,
     /// Whether the scan ends by itself.
     pub bounded: bool,
-    /// The changes an unbounded scan emits (`ScanTableSource#getChangelogMode`); a bounded
-    /// one emits its rows as inserts.
+    /// The changes the scan emits (`ScanTableSource#getChangelogMode`): a snapshot read emits
+    /// inserts; a changelog (a CDC format, a table store's stream) emits its changes, bounded
+    /// or not.
     pub changes: ScanChanges,
     /// Whether the scan can read only the row of one primary key ([`ScanContext::key`]): a
     /// filter that pins the whole key is pushed into it.
@@ -334,6 +336,9 @@ impl ConnectorRegistry {
         registry.register(Arc::new(KafkaFactory));
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
+        registry.register_format(Arc::new(CdcFormatFactory(Flavor::Debezium)));
+        registry.register_format(Arc::new(CdcFormatFactory(Flavor::Canal)));
+        registry.register_format(Arc::new(CdcFormatFactory(Flavor::Maxwell)));
         registry
     }
 

@@ -25,8 +25,8 @@ use crate::format::Format;
 use crate::options::TableOptions;
 use crate::print::sink_parallelism;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider,
-    SourceAbilities, SourceProvider, TableDescriptor,
+    ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
+    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
 use crate::resolved::{ResolvedSink, ResolvedSource};
 use weir_runtime::DataType;
@@ -90,7 +90,9 @@ impl ResolvedSource for FileTable {
     /// A scan takes the filter above it and keeps all of it as remaining, as Flink's
     /// filesystem source does (it shows in EXPLAIN; every row is still read and filtered).
     fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
-        SourceAbilities { accepts_filters: true, ..SourceAbilities::plain(None, true) }
+        let changes =
+            if self.format.carries_changes() { ScanChanges::UpdatesAndDeletes } else { ScanChanges::InsertOnly };
+        SourceAbilities { accepts_filters: true, changes, ..SourceAbilities::plain(None, true) }
     }
 
     fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
@@ -114,9 +116,20 @@ struct FileSinkTable {
     parallelism: Option<usize>,
 }
 
+impl FileSinkTable {
+    fn changelog_mode(&self) -> SinkChangelogMode {
+        if self.format.carries_changes() {
+            SinkChangelogMode::Retract
+        } else {
+            SinkChangelogMode::Append
+        }
+    }
+}
+
 impl ResolvedSink for FileSinkTable {
+    /// Rows only, or every change with a changelog format (`debezium-json`, …).
     fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
-        Ok(SinkAbilities { parallelism: self.parallelism, changelog_mode: SinkChangelogMode::Append })
+        Ok(SinkAbilities { parallelism: self.parallelism, changelog_mode: self.changelog_mode() })
     }
 
     /// Each sink built writes part files named by an id of its own.
@@ -125,7 +138,7 @@ impl ResolvedSink for FileSinkTable {
         let (name, path, format) = (self.name.clone(), self.path.clone(), Arc::clone(&self.format));
         Ok(SinkProvider {
             parallelism: self.parallelism,
-            changelog_mode: SinkChangelogMode::Append,
+            changelog_mode: self.changelog_mode(),
             factory: Arc::new(move |info| {
                 Box::new(FileSink::new(name.clone(), path.clone(), format.encoder(), &id, info.index))
             }),

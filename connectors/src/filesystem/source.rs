@@ -82,6 +82,8 @@ pub struct FileSource {
     restored: Option<Vec<VecDeque<Pending>>>,
     /// The columns of the chunk being read, in the table's Arrow types.
     columns: ColumnsBuilder,
+    /// The kind of each row of the chunk being read (a changelog format's records are changes).
+    kinds: Vec<RowKind>,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -110,6 +112,7 @@ impl FileSource {
             turn: 0,
             restored: None,
             columns: ColumnsBuilder::for_types(types),
+            kinds: Vec::new(),
         }
     }
 
@@ -148,7 +151,7 @@ impl FileSource {
                 }
                 return Ok(false);
             };
-            match file.decoder.decode(&mut file.lines, &mut self.columns) {
+            match file.decoder.decode_changes(&mut file.lines, &mut self.columns, &mut self.kinds) {
                 Ok(true) => {}
                 Ok(false) => self.readers[k].current = None,
                 Err(e) => {
@@ -273,9 +276,8 @@ impl Source for FileSource {
         };
         self.turn = k;
         self.fill(k, ctx.chunk_size())?;
-        let rows = self.columns.rows();
         let arrays = self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
-        out.collect(Chunk::from_arrays(vec![RowKind::Insert; rows], arrays));
+        out.collect(Chunk::from_arrays(std::mem::take(&mut self.kinds), arrays));
         let more = self.readers.iter().any(Reader::is_open);
         Ok(if more { SourceStatus::Ready } else { SourceStatus::Finished })
     }

@@ -95,19 +95,24 @@ struct JsonDecoder {
 }
 
 /// A failure inside one field: its position and the reason.
-type FieldError = (Option<(usize, String)>, String);
+pub(crate) type FieldError = (Option<(usize, String)>, String);
 
-impl JsonDecoder {
-    /// Pushes the fields of the record `text` into `out`; on an error, `out` may hold part of the record.
-    fn record(&self, text: &str, out: &mut ColumnsBuilder) -> Result<(), FieldError> {
-        let parsed: Json = serde_json::from_str(text).map_err(|e| (None, format!("malformed JSON: {e}")))?;
-        let Json::Object(object) = parsed else {
-            return Err((None, "a record must be a JSON object".into()));
-        };
-        for (i, field) in self.format.fields.iter().enumerate() {
+/// Parses `text` as one JSON object.
+pub(crate) fn parse_object(text: &str) -> Result<Map<String, Json>, FieldError> {
+    match serde_json::from_str(text).map_err(|e| (None, format!("malformed JSON: {e}")))? {
+        Json::Object(object) => Ok(object),
+        _ => Err((None, "a record must be a JSON object".into())),
+    }
+}
+
+impl JsonFormat {
+    /// Pushes the fields of `object` as one record into `out`; on an error, `out` may hold
+    /// part of the record.
+    pub(crate) fn push_object(&self, object: &Map<String, Json>, out: &mut ColumnsBuilder) -> Result<(), FieldError> {
+        for (i, field) in self.fields.iter().enumerate() {
             let at = || Some((i, field.name.clone()));
             let cell = match object.get(&field.name) {
-                None if self.format.options.fail_on_missing_field => {
+                None if self.options.fail_on_missing_field => {
                     return Err((at(), format!("Could not find field with name '{}'.", field.name)))
                 }
                 None | Some(Json::Null) => Cell::Null,
@@ -118,6 +123,30 @@ impl JsonDecoder {
         }
         out.end_record();
         Ok(())
+    }
+
+    /// The JSON object of a row's `cells`, by field name.
+    pub(crate) fn object_of(&self, cells: &[Cell<'_>]) -> Map<String, Json> {
+        let encoder = JsonEncoder { format: self.clone() };
+        let mut object = Map::new();
+        for (field, cell) in self.fields.iter().zip(cells) {
+            let json = match (cell, &field.data_type.logical) {
+                (Cell::Str(s), _) => Json::String(s.to_string()),
+                (Cell::Other(Value::Row(values)), LogicalType::Row(nested)) => Json::Object(
+                    nested.iter().zip(values.iter()).map(|(f, v)| (f.name.clone(), encoder.to_json(v))).collect(),
+                ),
+                (other, _) => encoder.to_json(&other.clone().into_value()),
+            };
+            object.insert(field.name.clone(), json);
+        }
+        object
+    }
+}
+
+impl JsonDecoder {
+    /// Pushes the fields of the record `text` into `out`; on an error, `out` may hold part of the record.
+    fn record(&self, text: &str, out: &mut ColumnsBuilder) -> Result<(), FieldError> {
+        self.format.push_object(&parse_object(text)?, out)
     }
 }
 
@@ -244,18 +273,7 @@ impl JsonEncoder {
 
 impl Encoder for JsonEncoder {
     fn encode_record(&mut self, cells: &[Cell<'_>], out: &mut String) {
-        let mut object = Map::new();
-        for (field, cell) in self.format.fields.iter().zip(cells) {
-            let json = match (cell, &field.data_type.logical) {
-                (Cell::Str(s), _) => Json::String(s.to_string()),
-                (Cell::Other(Value::Row(values)), LogicalType::Row(nested)) => Json::Object(
-                    nested.iter().zip(values.iter()).map(|(f, v)| (f.name.clone(), self.to_json(v))).collect(),
-                ),
-                (other, _) => self.to_json(&other.clone().into_value()),
-            };
-            object.insert(field.name.clone(), json);
-        }
-        out.push_str(&Json::Object(object).to_string());
+        out.push_str(&Json::Object(self.format.object_of(cells)).to_string());
         out.push('\n');
     }
 }

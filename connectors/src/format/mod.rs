@@ -3,6 +3,7 @@
 //! A [`FormatFactory`] validates its `<format>.*` options and builds a [`Format`]; the format
 //! makes a [`Decoder`] per file read and an [`Encoder`] per file written.
 
+pub mod cdc;
 pub mod csv;
 pub mod json;
 pub mod text;
@@ -11,7 +12,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use weir_runtime::columnar::{for_each_record, Cell, ColumnsBuilder};
-use weir_runtime::{Chunk, Schema, Value};
+use weir_runtime::{Chunk, RowKind, Schema, Value};
 
 use crate::error::Result;
 use crate::options::TableOptions;
@@ -35,6 +36,12 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 
     /// An encoder for one output.
     fn encoder(&self) -> Box<dyn Encoder>;
+
+    /// Whether the format carries changes (inserts, updates before and after, deletes: the
+    /// CDC formats) rather than rows (inserts only). The default: rows.
+    fn carries_changes(&self) -> bool {
+        false
+    }
 }
 
 /// Where a record could not be decoded.
@@ -142,6 +149,24 @@ pub trait Decoder: Send {
     /// A record that cannot be read, with its line and field; `out` then holds the records
     /// before it, none of this one.
     fn decode(&mut self, lines: &mut Lines, out: &mut ColumnsBuilder) -> Result<bool, DecodeError>;
+
+    /// As [`Decoder::decode`], and pushes the kind of each row it pushed into `kinds` (a
+    /// changelog format's record may be several rows: an update's before and after). The
+    /// default: every row an insert.
+    ///
+    /// # Errors
+    /// As [`Decoder::decode`].
+    fn decode_changes(
+        &mut self,
+        lines: &mut Lines,
+        out: &mut ColumnsBuilder,
+        kinds: &mut Vec<RowKind>,
+    ) -> Result<bool, DecodeError> {
+        let before = out.rows();
+        let more = self.decode(lines, out)?;
+        kinds.extend(std::iter::repeat_n(RowKind::Insert, out.rows() - before));
+        Ok(more)
+    }
 }
 
 /// Decodes every record of `lines` into rows of the schema's columns: for tests and tools that
@@ -173,25 +198,31 @@ pub trait Encoder: Send {
     /// Appends the record of one row's `cells` (one per column), line break included.
     fn encode_record(&mut self, cells: &[Cell<'_>], out: &mut String);
 
+    /// Appends the record of a change of `kind` to the row of `cells`. The default, for
+    /// formats of rows: the row's record (such a format's sinks take inserts only).
+    fn encode_change(&mut self, _kind: RowKind, cells: &[Cell<'_>], out: &mut String) {
+        self.encode_record(cells, out);
+    }
+
     /// Appends the record of `row`.
     fn encode(&mut self, row: &[Value], out: &mut String) {
         let cells: Vec<Cell<'_>> = row.iter().map(Cell::of).collect();
         self.encode_record(&cells, out);
     }
 
-    /// Appends the records of `chunk`'s rows in order: from its arrays when it has them, else
-    /// from its rows (the same text either way).
+    /// Appends the records of `chunk`'s rows in order (each as a change of its kind): from its
+    /// arrays when it has them, else from its rows (the same text either way).
     fn encode_chunk(&mut self, chunk: &Chunk, out: &mut String) {
         if chunk.is_columnar() {
-            for_each_record(chunk, |_, cells| self.encode_record(cells, out));
+            for_each_record(chunk, |kind, cells| self.encode_change(kind, cells, out));
             return;
         }
         // One buffer of cells for every row.
         let mut cells = Vec::with_capacity(chunk.arity());
-        for (_, row) in chunk.rows() {
+        for (kind, row) in chunk.rows() {
             cells.clear();
             cells.extend(row.iter().map(Cell::of));
-            self.encode_record(&cells, out);
+            self.encode_change(kind, &cells, out);
         }
     }
 }

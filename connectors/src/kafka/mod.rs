@@ -43,8 +43,8 @@ pub use source::{owner, KafkaSource};
 use crate::error::Result;
 use crate::options::TableOptions;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider,
-    SourceAbilities, SourceProvider, TableDescriptor,
+    ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
+    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
 use crate::resolved::{ResolvedSink, ResolvedSource};
 
@@ -87,9 +87,18 @@ impl KafkaTable {
     }
 }
 
+impl KafkaTable {
+    /// Whether the value format carries changes (`debezium-json`, …).
+    fn changelog(&self) -> bool {
+        self.options.layout.value.carries_changes()
+    }
+}
+
 impl ResolvedSource for KafkaTable {
+    /// A changelog format's scan emits every kind of change, bounded or not.
     fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
-        SourceAbilities::plain(None, self.bounded())
+        let changes = if self.changelog() { ScanChanges::UpdatesAndDeletes } else { ScanChanges::InsertOnly };
+        SourceAbilities { changes, ..SourceAbilities::plain(None, self.bounded()) }
     }
 
     fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
@@ -105,7 +114,8 @@ impl ResolvedSource for KafkaTable {
 
 impl ResolvedSink for KafkaTable {
     fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
-        Ok(SinkAbilities { parallelism: self.options.sink_parallelism, changelog_mode: SinkChangelogMode::Append })
+        let changelog_mode = if self.changelog() { SinkChangelogMode::Retract } else { SinkChangelogMode::Append };
+        Ok(SinkAbilities { parallelism: self.options.sink_parallelism, changelog_mode })
     }
 
     fn create(&self, sink: &SinkContext) -> Result<SinkProvider> {

@@ -405,6 +405,13 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
             return Err(Error::Validation("Could not find required scan format 'value.format'.".into()));
         }
     };
+    if value.carries_changes() && key.as_ref().is_some_and(|(_, k)| k.iter().any(|c| !value_columns.contains(c))) {
+        return Err(Error::Validation(
+            "A key format may only carry columns the value carries too when the value format is a changelog \
+             format (debezium-json, canal-json, maxwell-json): set 'value.fields-include' to 'ALL'."
+                .into(),
+        ));
+    }
     let types = fields.iter().map(|f| f.data_type.clone()).collect();
     Ok(RecordLayout { types, key, value, value_columns })
 }

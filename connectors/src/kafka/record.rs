@@ -3,7 +3,7 @@
 
 use arrow_array::ArrayRef;
 use weir_runtime::columnar::{Cell, ColumnsBuilder};
-use weir_runtime::DataType;
+use weir_runtime::{DataType, RowKind};
 
 use super::options::RecordLayout;
 use crate::format::{DecodeError, Decoder, Encoder, Lines};
@@ -34,6 +34,8 @@ pub struct RecordColumns {
     value: (Box<dyn Decoder>, ColumnsBuilder),
     value_columns: Vec<usize>,
     arity: usize,
+    /// The kind of each row decoded (a changelog format's records are changes).
+    kinds: Vec<RowKind>,
 }
 
 impl RecordColumns {
@@ -51,6 +53,7 @@ impl RecordColumns {
             value: (layout.value.decoder(), ColumnsBuilder::for_types(&types_of(&layout.value_columns))),
             value_columns: layout.value_columns.clone(),
             arity: layout.types.len(),
+            kinds: Vec::new(),
         }
     }
 
@@ -84,20 +87,23 @@ impl RecordColumns {
             }
         }
         let (decoder, columns) = &mut self.value;
-        let decoded = decoder.decode(&mut Lines::from_bytes(value), columns);
+        let kinds = self.kinds.len();
+        let decoded = decoder.decode_changes(&mut Lines::from_bytes(value), columns, &mut self.kinds);
         if !matches!(decoded, Ok(true)) || columns.rows() == rows {
             if let Some((_, key_columns, _)) = &mut self.key {
                 key_columns.truncate(rows);
             }
+            self.kinds.truncate(kinds);
         }
         decoded.map(|_| ()).map_err(|e| (Part::Value, e))
     }
 
-    /// The rows decoded so far as the table's columns; the columns start again empty.
+    /// The kinds of the rows decoded so far and the rows as the table's columns; the columns
+    /// start again empty.
     ///
     /// # Errors
     /// A column Arrow refuses.
-    pub fn finish(&mut self) -> Result<Vec<ArrayRef>, String> {
+    pub fn finish(&mut self) -> Result<(Vec<RowKind>, Vec<ArrayRef>), String> {
         let mut out: Vec<Option<ArrayRef>> = vec![None; self.arity];
         if let Some((_, columns, positions)) = &mut self.key {
             for (array, &i) in columns.finish().map_err(|e| e.to_string())?.into_iter().zip(positions.iter()) {
@@ -107,10 +113,12 @@ impl RecordColumns {
         for (array, &i) in self.value.1.finish().map_err(|e| e.to_string())?.into_iter().zip(&self.value_columns) {
             out[i] = Some(array);
         }
-        out.into_iter()
+        let arrays = out
+            .into_iter()
             .enumerate()
             .map(|(i, a)| a.ok_or_else(|| format!("column {} is in neither the key nor the value", i + 1)))
-            .collect()
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok((std::mem::take(&mut self.kinds), arrays))
     }
 }
 
@@ -133,22 +141,28 @@ impl RecordEncoder {
         }
     }
 
-    /// The key and value bytes of the row of `cells` (every column of the table); a format's
-    /// line break at the end is not part of a record.
-    pub fn encode(&mut self, cells: &[Cell<'_>]) -> (Option<Vec<u8>>, Vec<u8>) {
+    /// The key and value bytes of a change of `kind` to the row of `cells` (every column of
+    /// the table); a format's line break at the end is not part of a record.
+    pub fn encode(&mut self, kind: RowKind, cells: &[Cell<'_>]) -> (Option<Vec<u8>>, Vec<u8>) {
         let key = match &mut self.key {
-            Some((encoder, columns)) => Some(encode_part(encoder.as_mut(), columns, cells, &mut self.text)),
+            Some((encoder, columns)) => Some(encode_part(encoder.as_mut(), kind, columns, cells, &mut self.text)),
             None => None,
         };
-        let value = encode_part(self.value.as_mut(), &self.value_columns, cells, &mut self.text);
+        let value = encode_part(self.value.as_mut(), kind, &self.value_columns, cells, &mut self.text);
         (key, value)
     }
 }
 
-fn encode_part(encoder: &mut dyn Encoder, columns: &[usize], cells: &[Cell<'_>], text: &mut String) -> Vec<u8> {
+fn encode_part(
+    encoder: &mut dyn Encoder,
+    kind: RowKind,
+    columns: &[usize],
+    cells: &[Cell<'_>],
+    text: &mut String,
+) -> Vec<u8> {
     text.clear();
     let part: Vec<Cell<'_>> = columns.iter().map(|&i| cells[i].clone()).collect();
-    encoder.encode_record(&part, text);
+    encoder.encode_change(kind, &part, text);
     let trimmed = text.strip_suffix('\n').unwrap_or(text);
     trimmed.strip_suffix('\r').unwrap_or(trimmed).as_bytes().to_vec()
 }

@@ -223,16 +223,16 @@ impl KafkaSink {
 
     fn encode(&mut self, chunk: &Chunk) -> Vec<Record> {
         let mut records = Vec::with_capacity(chunk.len());
-        let mut push = |cells: &[Cell<'_>]| {
-            let (key, value) = self.encoder.encode(cells);
+        let mut push = |kind, cells: &[Cell<'_>]| {
+            let (key, value) = self.encoder.encode(kind, cells);
             records.push(Record { key, value });
         };
         if chunk.is_columnar() {
-            for_each_record(chunk, |_, cells| push(cells));
+            for_each_record(chunk, push);
         } else {
-            for (_, row) in chunk.rows() {
+            for (kind, row) in chunk.rows() {
                 let cells: Vec<Cell<'_>> = row.iter().map(Cell::of).collect();
-                push(&cells);
+                push(kind, &cells);
             }
         }
         records

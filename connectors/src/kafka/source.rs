@@ -21,8 +21,8 @@ use rdkafka::Offset;
 use weir_runtime::checkpoint::codec::DecodeError as StateDecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::{
-    Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus,
-    Splits, SubtaskInfo,
+    Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, Source, SourceStatus, Splits,
+    SubtaskInfo,
 };
 
 use super::client::{self, TopicPartition};
@@ -360,9 +360,9 @@ impl Source for KafkaSource {
         if let Some(k) = (1..=n).map(|i| (self.turn + i) % n).find(|&k| self.partitions[k].rows.rows() > 0) {
             self.turn = k;
             let p = &mut self.partitions[k];
-            let rows = p.rows.rows();
-            let arrays = p.rows.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
-            out.collect(Chunk::from_arrays(vec![RowKind::Insert; rows], arrays));
+            let (kinds, arrays) =
+                p.rows.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+            out.collect(Chunk::from_arrays(kinds, arrays));
             return Ok(SourceStatus::Ready);
         }
         if self.partitions.iter().all(Partition::finished) {

@@ -198,7 +198,12 @@ impl ResolvedSource for ManagedResolved {
         SourceAbilities {
             parallelism: Some(1),
             bounded: scan.batch || scan.key.is_some(),
-            changes: self.merger.scan_changes(),
+            // A snapshot (batch mode, one key) reads current rows: inserts.
+            changes: if scan.batch || scan.key.is_some() {
+                ScanChanges::InsertOnly
+            } else {
+                self.merger.scan_changes()
+            },
             point_reads: true,
             accepts_filters: false,
             accepts_projection: true,

@@ -2,7 +2,8 @@
 //! ([`SourceAbilities::changes`], Flink's `ScanTableSource#getChangelogMode`): a table store
 //! table's scan emits its merge engine's changes (`[I]` for `first_row`, `[I,UB,UA]`, or
 //! `[I,UB,UA,D]` when deletes are allowed); a scan in batch mode, or of one key, reads current
-//! rows and emits inserts only.
+//! rows and emits inserts only; a CDC format's scan (`debezium-json`, …) emits every change,
+//! bounded or not.
 //!
 //! [`SourceAbilities::changes`]: weir_connectors::SourceAbilities::changes
 
@@ -21,7 +22,6 @@ pub fn scan_changelog(plan: Plan, batch: bool) -> Result<Plan> {
         Node::Scan { table, projection, key, filter, projected, .. } => {
             let offered = table.abilities(&ScanContext { batch, key: key.clone(), idle_timeout: None });
             let changelog = match offered.changes {
-                _ if offered.bounded => ChangelogMode::INSERT_ONLY,
                 ScanChanges::InsertOnly => ChangelogMode::INSERT_ONLY,
                 ScanChanges::Updates => {
                     ChangelogMode { insert: true, update_before: true, update_after: true, delete: false }

@@ -345,3 +345,95 @@ fn a_debezium_topic_feeds_a_group_by_that_equals_the_final_tables_aggregate() {
         }
     }
 }
+
+/// Runs `script` (unbounded) with `weir run` until it printed `rows` lines or `wait` passed,
+/// then stops it: the lines, without subtask prefixes, sorted (with its error when it failed);
+/// and whether it was still running.
+fn run_until_rows(dir: &Path, script: &str, rows: usize, wait: Duration) -> (Vec<String>, bool) {
+    use std::io::{BufRead, BufReader};
+    let file = dir.join(format!("unbounded-{}.sql", rand::random::<u32>()));
+    std::fs::write(&file, script).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + wait;
+    while lines.len() < rows && Instant::now() < deadline {
+        if let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) {
+            lines.push(line.split_once("> ").map_or(line.clone(), |(_, r)| r.to_string()));
+        }
+    }
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    let stderr = child.wait_with_output().unwrap().stderr;
+    if !running {
+        lines.push(format!("failed: {}", String::from_utf8_lossy(&stderr)));
+    }
+    lines.sort();
+    (lines, running)
+}
+
+/// The seed's key-ordered lookup script, unchanged but for the broker's and the lookup
+/// table's addresses, reads the bids from a topic (written there by the loading example) and
+/// looks users up in PostgreSQL: the rows equal the same script's over the CSV file.
+#[test]
+fn the_kafka_lookup_example_runs_against_the_broker_and_postgres() {
+    let broker = broker();
+    let pg = common::postgres::server();
+    pg.psql(
+        "DROP TABLE IF EXISTS kafka_users; CREATE TABLE kafka_users (user_id TEXT PRIMARY KEY, user_name VARCHAR(255) NOT NULL, age INT NOT NULL); \
+         INSERT INTO kafka_users VALUES ('web', 'Ann', 31), ('app', 'Bob', 42), ('mail', 'Cy', 27);",
+    );
+    broker.create_topic("user_behavior", 1);
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let on_broker = |sql: String| sql.replace("'localhost:9092'", &format!("'{}'", broker.bootstrap));
+    let load = on_broker(std::fs::read_to_string(examples.join("load_bids_into_kafka.sql")).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg({
+            let f = dir.path().join("load.sql");
+            std::fs::write(&f, load).unwrap();
+            f
+        })
+        .output()
+        .unwrap();
+    assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let script = on_broker(std::fs::read_to_string(examples.join("lookup_join_kafka.sql")).unwrap())
+        .replace("'holo vpc endpoint'", &format!("'127.0.0.1:{}'", pg.port))
+        .replace("'holo db name'", "'postgres'")
+        .replace("'schema_name.table_name'", "'public.kafka_users'")
+        .replace("'access id'", "'postgres'")
+        .replace("'access key'", "''");
+    // As written (a blackhole sink), the job runs on over the topic without failing.
+    let (printed, running) = run_until_rows(dir.path(), &script, 1, Duration::from_secs(3));
+    assert!(printed.is_empty() && running, "{printed:?}");
+    // Printing its rows, it finds what the same lookups over the CSV file find.
+    let printing = script.replace("'connector' = 'blackhole'", "'connector' = 'print'");
+    let (from_topic, _) = run_until_rows(dir.path(), &printing, 5, Duration::from_secs(20));
+    let kafka_source = printing.find("'connector' = 'kafka'").unwrap();
+    let end = kafka_source + printing[kafka_source..].find(");").unwrap();
+    let from_file_script = format!(
+        "{}'connector' = 'filesystem', 'path' = 'examples/data/bids.csv', 'format' = 'csv'\n{}",
+        &printing[..kafka_source],
+        &printing[end..]
+    );
+    let (from_file, _) = run_until_rows(dir.path(), &from_file_script, 5, Duration::from_secs(20));
+    assert_eq!(from_topic, from_file);
+    assert_eq!(from_topic, ["+I[1001, 31]", "+I[1002, 42]", "+I[1004, 31]", "+I[1005, 27]", "+I[1006, 42]"]);
+}

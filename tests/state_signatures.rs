@@ -92,8 +92,16 @@ const MINI_BATCH: &[(&str, &str)] = &[
     ("table.exec.mini-batch.size", "100"),
 ];
 
-/// The sink materializers: a sink whose primary key is not the query's upsert key.
+/// Operators that tables of their own plan: the sink materializers (a sink whose primary key
+/// is not the query's upsert key) and the normalization of an upsert source.
 const MATERIALIZERS: &[(&str, &str)] = &[
+    (
+        "ChangelogNormalize",
+        "CREATE TABLE `upserts` (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',
+           'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9', 'key.format' = 'csv', 'value.format' = 'json');
+         CREATE TABLE `changes` (id BIGINT, v STRING) WITH ('connector' = 'print');
+         INSERT INTO `changes` SELECT * FROM `upserts`;",
+    ),
     (
         "SinkMaterializer",
         "CREATE TABLE `keyed` (a INT, total BIGINT, PRIMARY KEY (total) NOT ENFORCED) WITH ('connector' = 'blackhole');

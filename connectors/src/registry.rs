@@ -14,7 +14,7 @@ use crate::filesystem::FilesystemFactory;
 use crate::format::cdc::{CdcFormatFactory, Flavor};
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
 use crate::jdbc::PgFactory;
-use crate::kafka::KafkaFactory;
+use crate::kafka::{Connector as KafkaConnector, KafkaFactory};
 use crate::lookup_cache::LookupCacheOptions;
 use crate::managed::{ManagedFactory, TableStore};
 use crate::options::TableOptions;
@@ -333,7 +333,8 @@ impl ConnectorRegistry {
         registry.register(Arc::new(FilesystemFactory));
         registry.register(Arc::new(PgFactory::jdbc()));
         registry.register(Arc::new(PgFactory::hologres()));
-        registry.register(Arc::new(KafkaFactory));
+        registry.register(Arc::new(KafkaFactory(KafkaConnector::Kafka)));
+        registry.register(Arc::new(KafkaFactory(KafkaConnector::Upsert)));
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Debezium)));

@@ -11,6 +11,7 @@
 
 pub mod aggregate;
 pub mod calc;
+pub mod changelog_normalize;
 pub mod constraint_enforcer;
 pub mod count_by_key;
 pub mod deduplicate;
@@ -40,6 +41,7 @@ pub mod window;
 
 pub use aggregate::bundle::BundleTrigger;
 pub use calc::{CalcOperator, CalcSpec};
+pub use changelog_normalize::{ChangelogNormalizeOperator, ChangelogNormalizeSpec};
 pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, NotNullEnforcement};
 pub use count_by_key::CountByKey;
 pub use deduplicate::{DeduplicateOperator, DeduplicateSpec};

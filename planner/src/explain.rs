@@ -156,6 +156,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         | PhysicalKind::WindowDeduplicate(_)
         | PhysicalKind::Rank { .. }
         | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::ChangelogNormalize(_)
         | PhysicalKind::TemporalSort { .. }
         | PhysicalKind::OverAggregate(_)
         | PhysicalKind::Union
@@ -290,6 +291,9 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::WindowRank { spec, rank_type } => rank::window_rank_label(spec, *rank_type, &column),
         PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
         PhysicalKind::Rank { spec, shape } => rank::rank_label(spec, *shape, &column),
+        PhysicalKind::ChangelogNormalize(spec) => {
+            format!("ChangelogNormalize(key=[{}])", rank::columns(&spec.key, &column))
+        }
         PhysicalKind::Deduplicate { spec, time_col } => {
             let append_only = node.inputs[0].changelog.is_insert_only();
             rank::deduplicate_label(spec, *time_col, (append_only, infix), &column)
@@ -708,6 +712,7 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::Rank { .. }
             | PhysicalKind::Deduplicate { .. }
+            | PhysicalKind::ChangelogNormalize(_)
             | PhysicalKind::TemporalSort { .. }
             | PhysicalKind::OverAggregate(_)
             | PhysicalKind::Join(_)

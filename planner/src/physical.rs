@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{LookupTable, SinkTable, SourceTable, TableDescriptor};
+use weir_connectors::{LookupTable, ScanChanges, ScanContext, SinkTable, SourceTable, TableDescriptor};
 use weir_operators::expr::Expr;
 use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
@@ -116,6 +116,8 @@ pub enum PhysicalKind {
         /// How EXPLAIN names it.
         shape: RankShape,
     },
+    /// The full changelog of an upsert scan (`upsert-kafka`): the last row per primary key.
+    ChangelogNormalize(weir_operators::ChangelogNormalizeSpec),
     /// The first or last row per key.
     Deduplicate {
         /// The operator.
@@ -230,6 +232,7 @@ impl PhysicalNode {
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::Rank { .. }
             | PhysicalKind::Deduplicate { .. }
+            | PhysicalKind::ChangelogNormalize(_)
             | PhysicalKind::TemporalSort { .. }
             | PhysicalKind::OverAggregate(_)
             | PhysicalKind::Join(_)
@@ -277,6 +280,7 @@ impl PhysicalNode {
             PhysicalKind::Rank { shape: RankShape::Rank, .. } => "Rank",
             PhysicalKind::Rank { shape: RankShape::SortLimit { .. }, .. } => "SortLimit",
             PhysicalKind::Rank { shape: RankShape::Limit { .. }, .. } => "Limit",
+            PhysicalKind::ChangelogNormalize(_) => "ChangelogNormalize",
             PhysicalKind::Deduplicate { .. } => "Deduplicate",
             PhysicalKind::TemporalSort { .. } => "TemporalSort",
             PhysicalKind::OverAggregate(_) => "OverAggregate",
@@ -306,9 +310,15 @@ fn keyed_exchange(input: PhysicalNode, keys: &[usize]) -> PhysicalNode {
 }
 
 /// The columns whose values identify the row each change of `node` updates, when there are:
-/// an aggregate's group keys, carried through Calcs that keep them.
+/// an aggregate's group keys, an updating scan's primary key (a CDC topic's), carried through
+/// Calcs that keep them.
 pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     match &node.kind {
+        PhysicalKind::TableSourceScan { table, projection, .. }
+            if !table.primary_key.is_empty() && !node.changelog.is_insert_only() =>
+        {
+            table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
+        }
         PhysicalKind::GroupAggregate(spec) if !spec.keys.is_empty() => Some((0..spec.keys.len()).collect()),
         PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count > 0 => Some((0..spec.key_count).collect()),
         PhysicalKind::FinalRows(spec) => spec.key.clone(),
@@ -316,6 +326,7 @@ pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
             Some(spec.partition.iter().copied().chain([spec.input_arity]).collect())
         }
         PhysicalKind::Deduplicate { spec, .. } if !spec.key.is_empty() => Some(spec.key.clone()),
+        PhysicalKind::ChangelogNormalize(spec) => Some(spec.key.clone()),
         PhysicalKind::Exchange { .. }
         | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::MiniBatchAssigner(_)
@@ -441,6 +452,7 @@ fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::
         | PhysicalKind::WindowDeduplicate(_)
         | PhysicalKind::Rank { .. }
         | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::ChangelogNormalize(_)
         | PhysicalKind::TemporalSort { .. }
         | PhysicalKind::OverAggregate(_)
         | PhysicalKind::Join(_)
@@ -506,6 +518,29 @@ impl<'a> Physical<'a> {
         }
     }
 
+    /// An upsert `scan` (`[UA,D]`, as Flink's upsert sources emit) made a full changelog by a
+    /// `ChangelogNormalize` keyed on the table's primary key, after a hash exchange on it, as
+    /// Flink plans every upsert source.
+    fn normalized(&self, scan: PhysicalNode, key: Vec<usize>, update_before: bool) -> PhysicalNode {
+        let upserts = ChangelogMode { insert: false, update_before: false, update_after: true, delete: true };
+        let scan = PhysicalNode { changelog: upserts, ..scan };
+        let spec = weir_operators::ChangelogNormalizeSpec {
+            key: key.clone(),
+            input_arity: scan.fields.len(),
+            update_before,
+            state_ttl: self.options.state_ttl(),
+        };
+        let fields = scan.fields.clone();
+        let exchanged = keyed_exchange(scan, &key);
+        PhysicalNode {
+            parallelism: UNASSIGNED,
+            kind: PhysicalKind::ChangelogNormalize(spec),
+            inputs: vec![exchanged],
+            fields,
+            changelog: ChangelogMode { insert: true, update_before, update_after: true, delete: true },
+        }
+    }
+
     /// The physical plan of `plan`; `update_before` says whether the consumer needs `-U`
     /// rows, `under_watermark` whether the parent is a watermark assigner (which takes the
     /// mini-batch assigner above it instead).
@@ -520,8 +555,15 @@ impl<'a> Physical<'a> {
         };
         match node {
             Node::Scan { table, projection, changelog, key, filter, projected } => {
+                let scan_context = ScanContext { batch: self.options.batch, key: key.clone(), idle_timeout: None };
+                let upserts = table.abilities(&scan_context).changes == ScanChanges::Upserts;
+                let primary_key: Vec<usize> =
+                    table.primary_key.iter().filter_map(|k| projection.iter().position(|p| p == k)).collect();
                 let kind = PhysicalKind::TableSourceScan { table, projection, key, filter, projected };
-                let scan = PhysicalNode { changelog, ..leaf(kind) };
+                let scan = match upserts {
+                    true => self.normalized(leaf(kind), primary_key, update_before),
+                    false => PhysicalNode { changelog, ..leaf(kind) },
+                };
                 if under_watermark {
                     scan
                 } else {

@@ -230,6 +230,7 @@ impl<'p> Translator<'p> {
                 self.unary(node, node.name(), spec.factory())
             }
             PhysicalKind::Deduplicate { spec, .. } => self.unary(node, "Deduplicate", spec.factory()),
+            PhysicalKind::ChangelogNormalize(spec) => self.unary(node, "ChangelogNormalize", spec.factory()),
             PhysicalKind::TemporalSort { spec, .. } => self.unary(node, "TemporalSort", spec.factory()),
             PhysicalKind::OverAggregate(spec) => self.unary(node, "OverAggregate", spec.factory()),
             PhysicalKind::Join(spec) => self.binary(node, spec.factory()),

@@ -51,8 +51,11 @@ pub enum ScanChanges {
     InsertOnly,
     /// `[I,UB,UA]`: deletes are ignored or disabled.
     Updates,
-    /// `[I,UB,UA,D]`: `'table.delete.behavior' = 'allow'`.
+    /// `[I,UB,UA,D]`: `'table.delete.behavior' = 'allow'`; a CDC format's changes.
     UpdatesAndDeletes,
+    /// `[UA,D]`: an upsert stream (`upsert-kafka`): each row is its primary key's new value, a
+    /// delete carries the key; the plan makes it a full changelog (`ChangelogNormalize`).
+    Upserts,
 }
 
 /// What a write does to the stored row of its key.
@@ -246,6 +249,7 @@ impl RowMerger {
             ScanChanges::InsertOnly => "[I]",
             ScanChanges::Updates => "[I,UB,UA]",
             ScanChanges::UpdatesAndDeletes => "[I,UB,UA,D]",
+            ScanChanges::Upserts => "[UA,D]",
         }
     }
 

@@ -1,5 +1,12 @@
-//! The `kafka` connector: reads and writes Kafka topics through librdkafka, with Flink's
-//! options, defaults and messages.
+//! The `kafka` and `upsert-kafka` connectors: read and write Kafka topics through librdkafka,
+//! with Flink's options, defaults and messages.
+//!
+//! An `upsert-kafka` table needs a primary key, which its key format (`key.format`, required)
+//! carries; `value.format` (required) the value. Its scan reads each topic from the start: a
+//! record is its key's new row (`+U`), a record without a value (a tombstone) its delete, and
+//! the plan normalizes that into a full changelog (`ChangelogNormalize`, keyed on the primary
+//! key). Its sink writes inserts and updates as records of their key, and deletes and
+//! update-befores as tombstones, as Flink's does.
 //!
 //! | option | default | meaning |
 //! |---|---|---|
@@ -36,7 +43,7 @@ mod source;
 use std::sync::Arc;
 
 pub use client::TopicPartition;
-pub use options::{BoundedMode, DeliveryGuarantee, KafkaOptions, Partitioner, StartupMode, Topics};
+pub use options::{BoundedMode, Connector, DeliveryGuarantee, KafkaOptions, Partitioner, StartupMode, Topics};
 pub use sink::KafkaSink;
 pub use source::{owner, KafkaSource};
 
@@ -48,13 +55,16 @@ use crate::registry::{
 };
 use crate::resolved::{ResolvedSink, ResolvedSource};
 
-/// Creates `kafka` sources and sinks.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KafkaFactory;
+/// Creates `kafka` and `upsert-kafka` sources and sinks.
+#[derive(Debug, Clone, Copy)]
+pub struct KafkaFactory(pub Connector);
 
 impl ConnectorFactory for KafkaFactory {
     fn identifier(&self) -> &'static str {
-        "kafka"
+        match self.0 {
+            Connector::Kafka => "kafka",
+            Connector::Upsert => "upsert-kafka",
+        }
     }
 
     fn resolve_source(
@@ -63,7 +73,7 @@ impl ConnectorFactory for KafkaFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedSource>> {
-        Ok(Arc::new(KafkaTable { options: Arc::new(options::read(table, options, ctx, true)?) }))
+        Ok(Arc::new(KafkaTable { options: Arc::new(options::read(table, options, ctx, self.0, true)?) }))
     }
 
     fn resolve_sink(
@@ -72,7 +82,7 @@ impl ConnectorFactory for KafkaFactory {
         options: &mut TableOptions,
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedSink>> {
-        Ok(Arc::new(KafkaTable { options: Arc::new(options::read(table, options, ctx, false)?) }))
+        Ok(Arc::new(KafkaTable { options: Arc::new(options::read(table, options, ctx, self.0, false)?) }))
     }
 }
 
@@ -95,10 +105,18 @@ impl KafkaTable {
 }
 
 impl ResolvedSource for KafkaTable {
-    /// A changelog format's scan emits every kind of change, bounded or not.
+    /// A changelog format's scan emits every kind of change, bounded or not; an upsert
+    /// table's scan emits upserts (normalized by the plan), reading every column (the key's
+    /// are needed).
     fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
-        let changes = if self.changelog() { ScanChanges::UpdatesAndDeletes } else { ScanChanges::InsertOnly };
-        SourceAbilities { changes, ..SourceAbilities::plain(None, self.bounded()) }
+        let plain = SourceAbilities::plain(None, self.bounded());
+        match (self.options.connector, self.changelog()) {
+            (Connector::Upsert, _) => {
+                SourceAbilities { changes: ScanChanges::Upserts, accepts_projection: false, ..plain }
+            }
+            (Connector::Kafka, true) => SourceAbilities { changes: ScanChanges::UpdatesAndDeletes, ..plain },
+            (Connector::Kafka, false) => plain,
+        }
     }
 
     fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
@@ -114,7 +132,11 @@ impl ResolvedSource for KafkaTable {
 
 impl ResolvedSink for KafkaTable {
     fn abilities(&self, _sink: &SinkContext) -> Result<SinkAbilities> {
-        let changelog_mode = if self.changelog() { SinkChangelogMode::Retract } else { SinkChangelogMode::Append };
+        let changelog_mode = match (self.options.connector, self.changelog()) {
+            (Connector::Upsert, _) => SinkChangelogMode::Upsert,
+            (Connector::Kafka, true) => SinkChangelogMode::Retract,
+            (Connector::Kafka, false) => SinkChangelogMode::Append,
+        };
         Ok(SinkAbilities { parallelism: self.options.sink_parallelism, changelog_mode })
     }
 

@@ -93,6 +93,8 @@ pub struct RecordLayout {
 /// The options a `kafka` table's source and sink share, and each one's own.
 #[derive(Debug, Clone)]
 pub struct KafkaOptions {
+    /// `kafka` or `upsert-kafka`.
+    pub connector: Connector,
     /// The table's name, for errors and the client's id.
     pub table: String,
     /// The topics.
@@ -135,7 +137,22 @@ impl KafkaOptions {
     }
 }
 
-/// Reads every option of a `kafka` table; `source` says which role's checks apply.
+/// Which connector a table is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    /// `kafka`: rows (or a CDC format's changes).
+    Kafka,
+    /// `upsert-kafka`: the key is the primary key; a record is its new row, a tombstone its delete.
+    Upsert,
+}
+
+/// The message Flink gives an `upsert-kafka` table without a primary key.
+const UPSERT_NEEDS_KEY: &str = "'upsert-kafka' tables require to define a PRIMARY KEY constraint. The PRIMARY KEY \
+    specifies which columns should be read from or write to the Kafka message key. The PRIMARY KEY also defines \
+    records in the 'upsert-kafka' table should update or delete on which keys.";
+
+/// Reads every option of a `kafka` or `upsert-kafka` table; `source` says which role's checks
+/// apply.
 ///
 /// # Errors
 /// Flink's validation messages for topics, startup and bounded modes, key and value formats
@@ -144,8 +161,12 @@ pub fn read(
     table: &TableDescriptor,
     options: &mut TableOptions,
     ctx: &FactoryContext<'_>,
+    connector: Connector,
     source: bool,
 ) -> Result<KafkaOptions> {
+    if connector == Connector::Upsert && table.primary_key.is_empty() {
+        return Err(Error::Validation(UPSERT_NEEDS_KEY.into()));
+    }
     let topics = read_topics(options, source)?;
     let mut properties = options.prefixed("properties.");
     let commit_offsets = match properties.iter().position(|(k, _)| k == "commit.offsets.on.checkpoint") {
@@ -156,13 +177,24 @@ pub fn read(
         }
         None => true,
     };
-    let startup = read_startup(options, &topics)?;
+    // An upsert table is read from its beginning: every key's last value.
+    let startup = match connector {
+        Connector::Kafka => read_startup(options, &topics)?,
+        Connector::Upsert => StartupMode::Earliest,
+    };
     let bounded = read_bounded(options, &topics)?;
     let discovery_interval = options.duration("scan.topic-partition-discovery.interval")?;
     let idle_timeout = options.duration("scan.watermark.idle-timeout")?;
-    let layout = read_layout(table, options, ctx)?;
+    let layout = match connector {
+        Connector::Kafka => read_layout(table, options, ctx)?,
+        Connector::Upsert => read_upsert_layout(table, options, ctx)?,
+    };
     let has_key_fields = options.contains("key.fields");
-    let partitioner = match options.optional("sink.partitioner").map(str::trim) {
+    let partitioner_option = match connector {
+        Connector::Kafka => options.optional("sink.partitioner").map(str::trim),
+        Connector::Upsert => None,
+    };
+    let partitioner = match partitioner_option {
         None | Some("default") => Partitioner::Default,
         Some("fixed") => Partitioner::Fixed,
         Some("round-robin") if has_key_fields => {
@@ -193,6 +225,7 @@ pub fn read(
     }
     let sink_parallelism = crate::print::sink_parallelism(options, table)?;
     Ok(KafkaOptions {
+        connector,
         table: table.name.clone(),
         topics,
         properties,
@@ -384,10 +417,8 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
             })
             .collect(),
     };
-    let key = match ctx.format_under("key.", &sub_schema(&key_columns, &prefix), options)? {
-        Some(format) => Some((format, key_columns)),
-        None => None,
-    };
+    let key =
+        ctx.format_under("key.", &sub_schema(&key_columns, &prefix), options)?.map(|format| (format, key_columns));
     let value_schema = sub_schema(&value_columns, "");
     let value = match (options.contains("format"), options.contains("value.format")) {
         (true, true) => {
@@ -414,4 +445,55 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
     }
     let types = fields.iter().map(|f| f.data_type.clone()).collect();
     Ok(RecordLayout { types, key, value, value_columns })
+}
+
+/// An `upsert-kafka` table's layout: the key format carries the primary key (`key.fields` is
+/// not an option), `value.format` and `value.fields-include` the value, as Flink's
+/// `UpsertKafkaDynamicTableFactory` reads them.
+fn read_upsert_layout(
+    table: &TableDescriptor,
+    options: &mut TableOptions,
+    ctx: &FactoryContext<'_>,
+) -> Result<RecordLayout> {
+    let fields = &table.schema.fields;
+    let prefix = options.optional("key.fields-prefix").unwrap_or_default().to_string();
+    let key_columns = table.primary_key.clone();
+    let strategy = options.one_of("value.fields-include", &["ALL", "EXCEPT_KEY"], "ALL")?;
+    let value_columns: Vec<usize> = match strategy {
+        "ALL" if !prefix.is_empty() => {
+            return Err(Error::Validation(
+                "A key prefix is not allowed when option 'value.fields-include' is set to 'ALL'. Set it to \
+                 'EXCEPT_KEY' instead to avoid field overlaps."
+                    .into(),
+            ))
+        }
+        "ALL" => (0..fields.len()).collect(),
+        _ => (0..fields.len()).filter(|i| !key_columns.contains(i)).collect(),
+    };
+    let sub_schema = |columns: &[usize], strip: &str| Schema {
+        fields: columns
+            .iter()
+            .map(|&i| {
+                let f = &fields[i];
+                Field { name: f.name.strip_prefix(strip).unwrap_or(&f.name).to_string(), ..f.clone() }
+            })
+            .collect(),
+    };
+    options.required("key.format");
+    options.required("value.format");
+    let key = ctx.format_under("key.", &sub_schema(&key_columns, &prefix), options)?;
+    let value = ctx.format_under("value.", &sub_schema(&value_columns, ""), options)?;
+    let (Some(key), Some(value)) = (key, value) else {
+        let missing = ["key.format", "value.format"].iter().filter(|k| !options.contains(k)).map(|k| k.to_string());
+        return Err(Error::MissingOptions { missing: missing.collect() });
+    };
+    if value.carries_changes() {
+        return Err(Error::Validation(
+            "'upsert-kafka' connector doesn't support a changelog format as 'value.format': its records are \
+             upserts already."
+                .into(),
+        ));
+    }
+    let types = fields.iter().map(|f| f.data_type.clone()).collect();
+    Ok(RecordLayout { types, key: Some((key, key_columns)), value, value_columns })
 }

@@ -36,16 +36,22 @@ pub struct RecordColumns {
     arity: usize,
     /// The kind of each row decoded (a changelog format's records are changes).
     kinds: Vec<RowKind>,
+    /// An upsert table's records: the key is decoded always and its columns win over the
+    /// value's; a record is its key's new row (`+U`), a tombstone its delete (`-D`).
+    upsert: bool,
 }
 
 impl RecordColumns {
-    /// Empty columns for `layout`.
-    pub fn new(layout: &RecordLayout) -> Self {
+    /// Empty columns for `layout`; `upsert` for an `upsert-kafka` table.
+    pub fn new(layout: &RecordLayout, upsert: bool) -> Self {
         let types_of =
             |columns: &[usize]| -> Vec<DataType> { columns.iter().map(|&i| layout.types[i].clone()).collect() };
         // A key whose columns the value carries too adds nothing: the value's are taken, as
         // Flink's projection sets the value's fields after the key's.
-        let key = layout.key.as_ref().filter(|(_, columns)| columns.iter().any(|c| !layout.value_columns.contains(c)));
+        let key = layout
+            .key
+            .as_ref()
+            .filter(|(_, columns)| upsert || columns.iter().any(|c| !layout.value_columns.contains(c)));
         RecordColumns {
             key: key.map(|(format, columns)| {
                 (format.decoder(), ColumnsBuilder::for_types(&types_of(columns)), columns.clone())
@@ -54,6 +60,7 @@ impl RecordColumns {
             value_columns: layout.value_columns.clone(),
             arity: layout.types.len(),
             kinds: Vec::new(),
+            upsert,
         }
     }
 
@@ -62,13 +69,16 @@ impl RecordColumns {
         self.value.1.rows()
     }
 
-    /// Decodes one record; a record without a value (a tombstone) and a record the format
-    /// skips (`ignore-parse-errors`) add no row.
+    /// Decodes one record; a record the format skips (`ignore-parse-errors`) adds no row, nor
+    /// does a record without a value (a tombstone) but in an upsert table, where it is the
+    /// delete of its key.
     ///
     /// # Errors
     /// The part and place the format could not read; the columns then hold the rows before.
     pub fn push(&mut self, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), (Part, DecodeError)> {
-        let Some(value) = value else { return Ok(()) };
+        if value.is_none() && !self.upsert {
+            return Ok(());
+        }
         let rows = self.rows();
         if let Some((decoder, columns, _)) = &mut self.key {
             match key {
@@ -88,7 +98,19 @@ impl RecordColumns {
         }
         let (decoder, columns) = &mut self.value;
         let kinds = self.kinds.len();
+        let Some(value) = value else {
+            // A tombstone: the key's delete, its other columns NULL.
+            for i in 0..columns.arity() {
+                columns.column(i).push_null();
+            }
+            columns.end_record();
+            self.kinds.push(RowKind::Delete);
+            return Ok(());
+        };
         let decoded = decoder.decode_changes(&mut Lines::from_bytes(value), columns, &mut self.kinds);
+        if self.upsert {
+            self.kinds[kinds..].iter_mut().for_each(|k| *k = RowKind::UpdateAfter);
+        }
         if !matches!(decoded, Ok(true)) || columns.rows() == rows {
             if let Some((_, key_columns, _)) = &mut self.key {
                 key_columns.truncate(rows);
@@ -105,13 +127,22 @@ impl RecordColumns {
     /// A column Arrow refuses.
     pub fn finish(&mut self) -> Result<(Vec<RowKind>, Vec<ArrayRef>), String> {
         let mut out: Vec<Option<ArrayRef>> = vec![None; self.arity];
-        if let Some((_, columns, positions)) = &mut self.key {
-            for (array, &i) in columns.finish().map_err(|e| e.to_string())?.into_iter().zip(positions.iter()) {
+        let key = match &mut self.key {
+            Some((_, columns, positions)) => Some((columns.finish().map_err(|e| e.to_string())?, positions)),
+            None => None,
+        };
+        let value = self.value.1.finish().map_err(|e| e.to_string())?;
+        // The value's columns go after the key's, as Flink's projection sets them; in an
+        // upsert table the key's win (a tombstone has only them).
+        let (first, second) = match (key, self.upsert) {
+            (Some(key), true) => (Some((value, &self.value_columns)), Some((key.0, &*key.1))),
+            (Some(key), false) => (Some((key.0, &*key.1)), Some((value, &self.value_columns))),
+            (None, _) => (None, Some((value, &self.value_columns))),
+        };
+        for (arrays, positions) in [first, second].into_iter().flatten() {
+            for (array, &i) in arrays.into_iter().zip(positions.iter()) {
                 out[i] = Some(array);
             }
-        }
-        for (array, &i) in self.value.1.finish().map_err(|e| e.to_string())?.into_iter().zip(&self.value_columns) {
-            out[i] = Some(array);
         }
         let arrays = out
             .into_iter()

@@ -22,10 +22,10 @@ use rdkafka::{ClientContext, Offset};
 use weir_runtime::checkpoint::codec::DecodeError as StateDecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::columnar::{for_each_record, Cell};
-use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, Result as RuntimeResult};
+use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, Result as RuntimeResult, RowKind};
 
 use super::client::{self, TopicPartition};
-use super::options::{DeliveryGuarantee, KafkaOptions, Partitioner, Topics};
+use super::options::{Connector, DeliveryGuarantee, KafkaOptions, Partitioner, Topics};
 use super::record::RecordEncoder;
 
 /// The state section of an exactly-once writer's checkpoints not yet known committed.
@@ -51,11 +51,11 @@ impl ProducerContext for Deliveries {
     }
 }
 
-/// One record to write.
+/// One record to write; without a value, a tombstone (an upsert table's delete).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Record {
     key: Option<Vec<u8>>,
-    value: Vec<u8>,
+    value: Option<Vec<u8>>,
 }
 
 /// Writes rows to a topic.
@@ -139,7 +139,10 @@ impl KafkaSink {
     /// Hands `record` to the client, waiting while its queue is full.
     fn send(&self, producer: &BaseProducer<Deliveries>, record: &Record) -> RuntimeResult<()> {
         loop {
-            let mut out = BaseRecord::to(&self.topic).payload(&record.value);
+            let mut out: BaseRecord<'_, Vec<u8>, Vec<u8>> = BaseRecord::to(&self.topic);
+            if let Some(value) = &record.value {
+                out = out.payload(value);
+            }
             if let Some(key) = &record.key {
                 out = out.key(key);
             }
@@ -223,9 +226,19 @@ impl KafkaSink {
 
     fn encode(&mut self, chunk: &Chunk) -> Vec<Record> {
         let mut records = Vec::with_capacity(chunk.len());
-        let mut push = |kind, cells: &[Cell<'_>]| {
-            let (key, value) = self.encoder.encode(kind, cells);
-            records.push(Record { key, value });
+        let upsert = self.options.connector == Connector::Upsert;
+        let mut push = |kind: RowKind, cells: &[Cell<'_>]| match (upsert, kind) {
+            // An upsert table's record is a key's new row; a delete, and an update-before (a
+            // row a filter took away; a +U after it writes the key again), a tombstone, as
+            // Flink's upsert-kafka sink writes them.
+            (true, RowKind::UpdateBefore | RowKind::Delete) => {
+                let (key, _) = self.encoder.encode(kind, cells);
+                records.push(Record { key, value: None });
+            }
+            _ => {
+                let (key, value) = self.encoder.encode(kind, cells);
+                records.push(Record { key, value: Some(value) });
+            }
         };
         if chunk.is_columnar() {
             for_each_record(chunk, push);
@@ -321,9 +334,9 @@ impl Operator for KafkaSink {
             out.u64(*id);
             out.u32(records.len() as u32);
             for r in records {
-                out.u32(u32::from(r.key.is_some()));
+                out.u32(u32::from(r.key.is_some()) | (u32::from(r.value.is_some()) << 1));
                 out.bytes(r.key.as_deref().unwrap_or_default());
-                out.bytes(&r.value);
+                out.bytes(r.value.as_deref().unwrap_or_default());
             }
         }
         Ok(())
@@ -369,10 +382,13 @@ impl Operator for KafkaSink {
                 let id = input.u64().map_err(malformed)?;
                 let mut records = Vec::new();
                 for _ in 0..input.u32().map_err(malformed)? {
-                    let has_key = input.u32().map_err(malformed)? == 1;
+                    let present = input.u32().map_err(malformed)?;
                     let key = input.bytes().map_err(malformed)?.to_vec();
                     let value = input.bytes().map_err(malformed)?.to_vec();
-                    records.push(Record { key: has_key.then_some(key), value });
+                    records.push(Record {
+                        key: (present & 1 != 0).then_some(key),
+                        value: (present & 2 != 0).then_some(value),
+                    });
                 }
                 batches.insert(id, records);
             }

@@ -26,7 +26,7 @@ use weir_runtime::{
 };
 
 use super::client::{self, TopicPartition};
-use super::options::{BoundedMode, KafkaOptions, StartupMode};
+use super::options::{BoundedMode, Connector, KafkaOptions, StartupMode};
 use super::record::RecordColumns;
 use crate::error::{Error, Result};
 
@@ -338,7 +338,7 @@ impl Source for KafkaSource {
                 tp,
                 next,
                 stop,
-                rows: RecordColumns::new(&self.options.layout),
+                rows: RecordColumns::new(&self.options.layout, self.options.connector == Connector::Upsert),
                 last_record_at: now,
                 at_end: false,
             })

@@ -385,6 +385,7 @@ fn lineage(node: &PhysicalNode) -> Lineage {
         | PhysicalKind::WindowDeduplicate(_)
         | PhysicalKind::Rank { .. }
         | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::ChangelogNormalize(_)
         | PhysicalKind::TemporalSort { .. }
         | PhysicalKind::OverAggregate(_)
         | PhysicalKind::Join(_)
@@ -597,6 +598,9 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
                 .define("strategy", strategy.into())
                 .rows(RowRule::Lineage)
                 .finish(vec!["ROW_NUMBER".into()], true)
+        }
+        PhysicalKind::ChangelogNormalize(spec) => {
+            b("changelog normalize").key(&spec.key, false).rows(RowRule::Types).finish(Vec::new(), true)
         }
         PhysicalKind::Deduplicate { spec, time_col } => {
             let input = &inputs[0];

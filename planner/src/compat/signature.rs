@@ -25,6 +25,7 @@ pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
         PhysicalKind::WindowDeduplicate(spec) => spec,
         PhysicalKind::Rank { spec, .. } => spec,
         PhysicalKind::Deduplicate { spec, .. } => spec,
+        PhysicalKind::ChangelogNormalize(spec) => spec,
         PhysicalKind::TemporalSort { spec, .. } => spec,
         PhysicalKind::OverAggregate(spec) => spec,
         PhysicalKind::Join(spec) => spec,

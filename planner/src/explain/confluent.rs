@@ -154,6 +154,7 @@ fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
         | PhysicalKind::WindowDeduplicate(_)
         | PhysicalKind::Rank { .. }
         | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::ChangelogNormalize(_)
         | PhysicalKind::TemporalSort { .. }
         | PhysicalKind::OverAggregate(_)
         | PhysicalKind::Join(_)
@@ -186,6 +187,7 @@ fn state_size(node: &PhysicalNode) -> Option<StateSize> {
         K::GroupAggregate(_) | K::LocalGroupAggregate(_) | K::GlobalGroupAggregate { .. } => StateSize::Medium,
         K::LocalWindowAggregate(_) | K::GlobalWindowAggregate { .. } => StateSize::Medium,
         K::Rank { .. } | K::Deduplicate { .. } | K::OverAggregate(_) | K::TemporalJoin(_) => StateSize::Medium,
+        K::ChangelogNormalize(_) => StateSize::Medium,
         K::FinalRows(_) => StateSize::Medium,
         // High when every input is append-only (Confluent's outputs; its docs say "at least one").
         K::Join(_) if node.inputs.iter().all(|i| i.changelog.is_insert_only()) => StateSize::High,

@@ -15,7 +15,7 @@ fn attached(window: &AttachedWindow, column: &dyn Fn(usize) -> String) -> String
     window.spec.explain(&format!("win_start=[{}], win_end=[{}]", column(window.start), column(window.end)))
 }
 
-fn columns(list: &[usize], column: &dyn Fn(usize) -> String) -> String {
+pub(super) fn columns(list: &[usize], column: &dyn Fn(usize) -> String) -> String {
     list.iter().map(|&c| column(c)).collect::<Vec<_>>().join(", ")
 }
 

@@ -200,6 +200,7 @@ pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
         | PhysicalKind::WindowDeduplicate(_)
         | PhysicalKind::Rank { .. }
         | PhysicalKind::Deduplicate { .. }
+        | PhysicalKind::ChangelogNormalize(_)
         | PhysicalKind::TemporalSort { .. }
         | PhysicalKind::OverAggregate(_)
         | PhysicalKind::Join(_)

@@ -92,6 +92,7 @@ impl Distribution {
             kind @ (PhysicalKind::WindowRank { .. }
             | PhysicalKind::Rank { .. }
             | PhysicalKind::Deduplicate { .. }
+            | PhysicalKind::ChangelogNormalize(_)
             | PhysicalKind::OverAggregate(_)
             | PhysicalKind::WindowDeduplicate(_)
             | PhysicalKind::SessionWindowTableFunction(_)) => {

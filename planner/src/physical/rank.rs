@@ -21,6 +21,7 @@ pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
         PhysicalKind::SessionWindowTableFunction(spec) => Some(&spec.partition),
         PhysicalKind::Rank { spec, .. } => Some(&spec.partition),
         PhysicalKind::Deduplicate { spec, .. } => Some(&spec.key),
+        PhysicalKind::ChangelogNormalize(spec) => Some(&spec.key),
         PhysicalKind::OverAggregate(spec) => Some(&spec.partition),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }

@@ -26,7 +26,8 @@ pub fn scan_changelog(plan: Plan, batch: bool) -> Result<Plan> {
                 ScanChanges::Updates => {
                     ChangelogMode { insert: true, update_before: true, update_after: true, delete: false }
                 }
-                ScanChanges::UpdatesAndDeletes => {
+                // An upsert scan is normalized (ChangelogNormalize) into a full changelog.
+                ScanChanges::UpdatesAndDeletes | ScanChanges::Upserts => {
                     ChangelogMode { insert: true, update_before: true, update_after: true, delete: true }
                 }
             };

@@ -23,16 +23,23 @@ fn input(rows: usize) -> Vec<String> {
 
 fn script(dir: &Path, bootstrap: &str, input: &str, output: &str, delivery: &str) -> String {
     let d = dir.display();
+    let sink = match delivery {
+        // The filesystem sink's files are exactly-once: they check the source's restored offsets.
+        "files" => format!("'connector' = 'filesystem', 'path' = '{d}/out', 'format' = 'csv'"),
+        _ => format!(
+            "'connector' = 'kafka', 'topic' = '{output}',\n\
+               'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'csv',\n\
+               'sink.delivery-guarantee' = '{delivery}', 'sink.transactional-id-prefix' = 'crash-{output}',\n\
+               'properties.batch.num.messages' = '1'"
+        ),
+    };
     format!(
         "SET 'execution.checkpointing.interval' = '200 ms';\n\
          SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
          CREATE TABLE src (id BIGINT, k INT, v INT) WITH ('connector' = 'kafka', 'topic' = '{input}',\n\
            'properties.bootstrap.servers' = '{bootstrap}', 'properties.group.id' = 'crash-{input}',\n\
            'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'csv');\n\
-         CREATE TABLE out (id BIGINT, k INT, v INT) WITH ('connector' = 'kafka', 'topic' = '{output}',\n\
-           'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'csv',\n\
-           'sink.delivery-guarantee' = '{delivery}', 'sink.transactional-id-prefix' = 'crash-{output}',\n\
-           'properties.batch.num.messages' = '1');\n\
+         CREATE TABLE out (id BIGINT, k INT, v INT) WITH ({sink});\n\
          INSERT INTO out SELECT id, k, v FROM src WHERE v < 10;\n"
     )
 }
@@ -83,13 +90,31 @@ fn copies(broker: &Broker, output: &str, committed: bool) -> BTreeMap<String, us
 }
 
 fn run_crash_loop(delivery: &str, seed: u64) -> (BTreeMap<String, usize>, Vec<String>) {
+    let (dir, broker, output_topic, expected) = crash_loop(delivery, seed);
+    let written = match delivery {
+        "files" => {
+            let mut copies = BTreeMap::new();
+            for row in common::sink_rows(&dir.path().join("out")) {
+                *copies.entry(row).or_insert(0) += 1;
+            }
+            copies
+        }
+        _ => copies(broker, &output_topic, delivery == "exactly-once"),
+    };
+    (written, expected)
+}
+
+/// Runs the crash loop of `delivery`: the job's directory, the broker, the output topic and the
+/// input records the filter keeps.
+fn crash_loop(delivery: &str, seed: u64) -> (tempfile::TempDir, &'static Broker, String, Vec<String>) {
     let broker = broker();
     let dir = tempfile::tempdir().unwrap();
     let suffix = format!("{:08x}", rand::random::<u32>());
     let (input_topic, output_topic) = (format!("crash-in-{suffix}"), format!("crash-out-{suffix}"));
     broker.create_topic(&input_topic, 4);
     broker.create_topic(&output_topic, 3);
-    let lines = input(ROWS);
+    // The filesystem sink is fast: a longer input leaves time for ten kills.
+    let lines = input(if delivery == "files" { 4 * ROWS } else { ROWS });
     broker.produce(&input_topic, &lines, |i| (i % 4) as i32);
     std::fs::write(
         dir.path().join("job.sql"),
@@ -99,7 +124,7 @@ fn run_crash_loop(delivery: &str, seed: u64) -> (BTreeMap<String, usize>, Vec<St
     kill_and_resume(dir.path(), seed);
     let expected: Vec<String> =
         lines.into_iter().filter(|l| l.rsplit(',').next().unwrap().parse::<u32>().unwrap() < 10).collect();
-    (copies(broker, &output_topic, delivery == "exactly-once"), expected)
+    (dir, broker, output_topic, expected)
 }
 
 /// Needs a broker with transactions: tansu 0.6, the broker the tests start, answers no
@@ -120,5 +145,16 @@ fn at_least_once_loses_nothing_across_kill_9_and_resume() {
     let (copies, expected) = run_crash_loop("at-least-once", 0x2545_f491_4f6c_dd1d);
     let missing: Vec<&String> = expected.iter().filter(|r| !copies.contains_key(*r)).take(3).collect();
     assert!(missing.is_empty(), "missing: {missing:?}");
+    assert_eq!(copies.len(), expected.len(), "records that the filter drops were written");
+}
+
+/// The source's offsets are exactly-once state: into the filesystem sink (exactly-once), every
+/// record the filter keeps is there once after ten kills and resumes at parallelism 1 to 3.
+#[test]
+fn the_sources_offsets_restore_exactly_across_kill_9_and_rescaling() {
+    let (copies, expected) = run_crash_loop("files", 0x5851_f42d_4c95_7f2d);
+    let twice: Vec<&String> = copies.iter().filter(|(_, n)| **n > 1).map(|(r, _)| r).take(3).collect();
+    let missing: Vec<&String> = expected.iter().filter(|r| !copies.contains_key(*r)).take(3).collect();
+    assert!(twice.is_empty() && missing.is_empty(), "written twice: {twice:?}; missing: {missing:?}");
     assert_eq!(copies.len(), expected.len(), "records that the filter drops were written");
 }

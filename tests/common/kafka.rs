@@ -116,7 +116,9 @@ impl Broker {
     ///
     /// Each record is a batch of its own: tansu 0.6 answers a partition's latest offset
     /// (ListOffsets) with the base offset of its last batch plus one, which is the true end only
-    /// when that batch holds one record (its fetches report the true end).
+    /// when that batch holds one record (its fetches report the true end); and a fetch from an
+    /// offset inside a batch returns nothing, where Kafka returns the batch (a restored source
+    /// starts at any offset).
     pub fn produce(&self, topic: &str, lines: &[String], partition_of: impl Fn(usize) -> i32) {
         let producer: BaseProducer = self.config().set("batch.num.messages", "1").create().unwrap();
         for (i, line) in lines.iter().enumerate() {

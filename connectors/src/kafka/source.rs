@@ -50,6 +50,9 @@ struct Partition {
     tp: TopicPartition,
     /// The offset of the next record to read.
     next: i64,
+    /// The offset of the first record not yet emitted (read records wait in `rows` for the
+    /// partition's turn): what a checkpoint records, so a restore reads those again.
+    emitted: i64,
     /// The offset reading stops before, for a bounded scan.
     stop: Option<i64>,
     /// The records read and not yet emitted.
@@ -249,6 +252,9 @@ impl KafkaSource {
                     for (tp, offset) in client::offsets_of(&positions) {
                         if let (Some(offset), Some(p)) = (offset, self.partitions.iter_mut().find(|p| p.tp == tp)) {
                             p.next = p.next.max(offset);
+                            if p.rows.rows() == 0 {
+                                p.emitted = p.next;
+                            }
                         }
                     }
                     continue;
@@ -337,6 +343,7 @@ impl Source for KafkaSource {
             .map(|(tp, (next, stop))| Partition {
                 tp,
                 next,
+                emitted: next,
                 stop,
                 rows: RecordColumns::new(&self.options.layout, self.options.connector == Connector::Upsert),
                 last_record_at: now,
@@ -360,6 +367,7 @@ impl Source for KafkaSource {
         if let Some(k) = (1..=n).map(|i| (self.turn + i) % n).find(|&k| self.partitions[k].rows.rows() > 0) {
             self.turn = k;
             let p = &mut self.partitions[k];
+            p.emitted = p.next;
             let (kinds, arrays) =
                 p.rows.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
             out.collect(Chunk::from_arrays(kinds, arrays));
@@ -383,11 +391,11 @@ impl Source for KafkaSource {
         for p in &self.partitions {
             out.str(&p.tp.topic);
             out.u32(p.tp.partition as u32);
-            out.i64(p.next);
+            out.i64(p.emitted);
             out.i64(p.stop.unwrap_or(-1));
         }
         if self.options.commit_offsets && self.options.group_id().is_some() {
-            self.uncommitted.insert(checkpoint, self.partitions.iter().map(|p| (p.tp.clone(), p.next)).collect());
+            self.uncommitted.insert(checkpoint, self.partitions.iter().map(|p| (p.tp.clone(), p.emitted)).collect());
         }
         Ok(())
     }

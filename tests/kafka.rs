@@ -547,3 +547,28 @@ fn a_restored_kafka_source_reads_every_record_once() {
         assert_eq!(seen, expected, "{before} subtasks restored as {after}");
     }
 }
+
+/// The `raw` format reads each whole message as the column's value (line breaks included) and
+/// writes the value's bytes back.
+#[test]
+fn raw_messages_are_read_and_written_whole() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (topic("raw-in"), topic("raw-out"));
+    broker.create_topic(&input, 1);
+    broker.create_topic(&output, 1);
+    broker.produce(&input, &["first line\nsecond line".into(), "{\"not\": \"parsed\"}".into()], |_| 0);
+    let table = |name: &str, topic: &str| {
+        format!(
+            "CREATE TABLE {name} (line STRING) WITH ('connector' = 'kafka', 'topic' = '{topic}', \
+             'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', \
+             'scan.bounded.mode' = 'latest-offset', 'format' = 'raw');\n",
+            broker.bootstrap
+        )
+    };
+    let sql = format!("{}{}INSERT INTO b SELECT UPPER(line) FROM a;\n", table("a", &input), table("b", &output));
+    let (ok, _, err) = run(dir.path(), &sql, 1, &[]);
+    assert!(ok, "{err}");
+    let written: Vec<String> = broker.read_all(&output, false).into_iter().map(|(_, v)| v).collect();
+    assert_eq!(written, ["FIRST LINE\nSECOND LINE", "{\"NOT\": \"PARSED\"}"]);
+}

@@ -12,7 +12,7 @@ use crate::datagen::DatagenFactory;
 use crate::error::{Error, Result};
 use crate::filesystem::FilesystemFactory;
 use crate::format::cdc::{CdcFormatFactory, Flavor};
-use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, Format, FormatFactory};
+use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, raw::RawFormatFactory, Format, FormatFactory};
 use crate::jdbc::PgFactory;
 use crate::kafka::{Connector as KafkaConnector, KafkaFactory};
 use crate::lookup_cache::LookupCacheOptions;
@@ -337,6 +337,7 @@ impl ConnectorRegistry {
         registry.register(Arc::new(KafkaFactory(KafkaConnector::Upsert)));
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
+        registry.register_format(Arc::new(RawFormatFactory));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Debezium)));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Canal)));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Maxwell)));

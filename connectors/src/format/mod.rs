@@ -6,6 +6,7 @@
 pub mod cdc;
 pub mod csv;
 pub mod json;
+pub mod raw;
 pub mod text;
 
 use std::io::BufRead;
@@ -64,22 +65,26 @@ pub struct Lines {
     number: usize,
     /// Bytes read so far (where the next line starts, counted from where reading began).
     offset: u64,
+    /// The text is one message (a Kafka record's key or value): its whole content is one
+    /// record, line breaks and all.
+    message: bool,
 }
 
 impl Lines {
     /// Lines of `reader`.
     pub fn new(reader: Box<dyn BufRead + Send>) -> Self {
-        Lines { reader, buf: Vec::new(), number: 0, offset: 0 }
+        Lines { reader, buf: Vec::new(), number: 0, offset: 0, message: false }
     }
 
     /// Lines of `reader`, which starts at byte `offset` of its text, after line `number`.
     pub fn resumed(reader: Box<dyn BufRead + Send>, offset: u64, number: usize) -> Self {
-        Lines { reader, buf: Vec::new(), number, offset }
+        Lines { reader, buf: Vec::new(), number, offset, message: false }
     }
 
-    /// Lines of one message's bytes (a Kafka record's key or value).
+    /// One message's bytes (a Kafka record's key or value) as one record: its one "line" is
+    /// the whole message, without a final line break.
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        Self::new(Box::new(std::io::Cursor::new(bytes.to_vec())))
+        Lines { message: true, ..Self::new(Box::new(std::io::Cursor::new(bytes.to_vec()))) }
     }
 
     /// Lines of an in-memory text.
@@ -94,13 +99,9 @@ impl Lines {
     /// is counted and passed over, so that a decoder ignoring parse errors reads on from the
     /// line after it.
     pub fn next_line(&mut self) -> std::io::Result<Option<&str>> {
-        self.buf.clear();
-        let read = self.reader.read_until(b'\n', &mut self.buf)?;
-        if read == 0 {
+        if self.next_bytes()?.is_none() {
             return Ok(None);
         }
-        self.offset += read as u64;
-        self.number += 1;
         let line = std::str::from_utf8(&self.buf).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -109,6 +110,26 @@ impl Lines {
         })?;
         let trimmed = line.strip_suffix('\n').unwrap_or(line);
         Ok(Some(trimmed.strip_suffix('\r').unwrap_or(trimmed)))
+    }
+
+    /// The bytes of the next record as they are (a line with its line break, or a whole
+    /// message), or `None` at the end; counted as a line.
+    ///
+    /// # Errors
+    /// The reader's error.
+    pub fn next_bytes(&mut self) -> std::io::Result<Option<&[u8]>> {
+        self.buf.clear();
+        let read = if self.message {
+            std::io::Read::read_to_end(&mut self.reader, &mut self.buf)?
+        } else {
+            self.reader.read_until(b'\n', &mut self.buf)?
+        };
+        if read == 0 {
+            return Ok(None);
+        }
+        self.offset += read as u64;
+        self.number += 1;
+        Ok(Some(&self.buf))
     }
 
     /// 1-based number of the line last returned.
@@ -202,6 +223,16 @@ pub trait Encoder: Send {
     /// formats of rows: the row's record (such a format's sinks take inserts only).
     fn encode_change(&mut self, _kind: RowKind, cells: &[Cell<'_>], out: &mut String) {
         self.encode_record(cells, out);
+    }
+
+    /// The bytes of one message for a change of `kind` to the row of `cells` (a Kafka
+    /// record's key or value), without a final line break. The default: the text of
+    /// [`Encoder::encode_change`]; a binary format (`raw`) writes its bytes.
+    fn encode_message(&mut self, kind: RowKind, cells: &[Cell<'_>], out: &mut Vec<u8>) {
+        let mut text = String::new();
+        self.encode_change(kind, cells, &mut text);
+        let trimmed = text.strip_suffix('\n').unwrap_or(&text);
+        out.extend_from_slice(trimmed.strip_suffix('\r').unwrap_or(trimmed).as_bytes());
     }
 
     /// Appends the record of `row`.

@@ -158,7 +158,6 @@ pub struct RecordEncoder {
     key: Option<(Box<dyn Encoder>, Vec<usize>)>,
     value: Box<dyn Encoder>,
     value_columns: Vec<usize>,
-    text: String,
 }
 
 impl RecordEncoder {
@@ -168,7 +167,6 @@ impl RecordEncoder {
             key: layout.key.as_ref().map(|(format, columns)| (format.encoder(), columns.clone())),
             value: layout.value.encoder(),
             value_columns: layout.value_columns.clone(),
-            text: String::new(),
         }
     }
 
@@ -176,24 +174,17 @@ impl RecordEncoder {
     /// the table); a format's line break at the end is not part of a record.
     pub fn encode(&mut self, kind: RowKind, cells: &[Cell<'_>]) -> (Option<Vec<u8>>, Vec<u8>) {
         let key = match &mut self.key {
-            Some((encoder, columns)) => Some(encode_part(encoder.as_mut(), kind, columns, cells, &mut self.text)),
+            Some((encoder, columns)) => Some(encode_part(encoder.as_mut(), kind, columns, cells)),
             None => None,
         };
-        let value = encode_part(self.value.as_mut(), kind, &self.value_columns, cells, &mut self.text);
+        let value = encode_part(self.value.as_mut(), kind, &self.value_columns, cells);
         (key, value)
     }
 }
 
-fn encode_part(
-    encoder: &mut dyn Encoder,
-    kind: RowKind,
-    columns: &[usize],
-    cells: &[Cell<'_>],
-    text: &mut String,
-) -> Vec<u8> {
-    text.clear();
+fn encode_part(encoder: &mut dyn Encoder, kind: RowKind, columns: &[usize], cells: &[Cell<'_>]) -> Vec<u8> {
     let part: Vec<Cell<'_>> = columns.iter().map(|&i| cells[i].clone()).collect();
-    encoder.encode_change(kind, &part, text);
-    let trimmed = text.strip_suffix('\n').unwrap_or(text);
-    trimmed.strip_suffix('\r').unwrap_or(trimmed).as_bytes().to_vec()
+    let mut out = Vec::new();
+    encoder.encode_message(kind, &part, &mut out);
+    out
 }

@@ -173,10 +173,7 @@ impl RecordEncoder {
     /// The key and value bytes of a change of `kind` to the row of `cells` (every column of
     /// the table); a format's line break at the end is not part of a record.
     pub fn encode(&mut self, kind: RowKind, cells: &[Cell<'_>]) -> (Option<Vec<u8>>, Vec<u8>) {
-        let key = match &mut self.key {
-            Some((encoder, columns)) => Some(encode_part(encoder.as_mut(), kind, columns, cells)),
-            None => None,
-        };
+        let key = self.key.as_mut().map(|(encoder, columns)| encode_part(encoder.as_mut(), kind, columns, cells));
         let value = encode_part(self.value.as_mut(), kind, &self.value_columns, cells);
         (key, value)
     }

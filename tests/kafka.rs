@@ -572,3 +572,75 @@ fn raw_messages_are_read_and_written_whole() {
     let written: Vec<String> = broker.read_all(&output, false).into_iter().map(|(_, v)| v).collect();
     assert_eq!(written, ["FIRST LINE\nSECOND LINE", "{\"NOT\": \"PARSED\"}"]);
 }
+
+/// Metadata columns read a record's partition, offset, topic and timestamp, and write its
+/// timestamp; unknown keys, wrong types and connectors without metadata are refused with
+/// Flink's messages.
+#[test]
+fn metadata_columns_read_and_write_record_metadata() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (topic("meta-in"), topic("meta-out"));
+    broker.create_topic(&input, 2);
+    broker.create_topic(&output, 1);
+    let lines: Vec<String> = (0..6).map(|i| format!("{i},row {i}")).collect();
+    broker.produce(&input, &lines, |i| (i % 2) as i32);
+    let bounded = format!(
+        "'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', \
+         'scan.bounded.mode' = 'latest-offset', 'format' = 'csv'",
+        broker.bootstrap
+    );
+    let sql = format!(
+        "CREATE TABLE t (id BIGINT, `partition` INT METADATA VIRTUAL, s STRING, `offset` BIGINT METADATA VIRTUAL,\n\
+           topic_name STRING METADATA FROM 'topic' VIRTUAL, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp')\n\
+         WITH ('connector' = 'kafka', 'topic' = '{input}', {bounded});\n\
+         CREATE TABLE out (id BIGINT, p INT, o BIGINT, same_topic BOOLEAN, has_time BOOLEAN, s STRING) WITH ('connector' = 'print');\n\
+         INSERT INTO out SELECT id, `partition`, `offset`, topic_name = '{input}', ts IS NOT NULL, s FROM t;\n"
+    );
+    let (ok, out, err) = run(dir.path(), &sql, 2, &[]);
+    assert!(ok, "{err}");
+    let expected: Vec<String> = (0..6).map(|i| format!("+I[{i}, {}, {}, true, true, row {i}]", i % 2, i / 2)).collect();
+    assert_eq!(printed(&out), expected);
+    // A persisted `timestamp` column is written as the record's timestamp, and read back.
+    let write = format!(
+        "CREATE TABLE src (id BIGINT, s STRING) WITH ('connector' = 'kafka', 'topic' = '{input}', {bounded});\n\
+         CREATE TABLE dst (id BIGINT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH (\
+           'connector' = 'kafka', 'topic' = '{output}', {bounded}, 'properties.batch.num.messages' = '1');\n\
+         INSERT INTO dst SELECT id, TO_TIMESTAMP_LTZ(1700000000000 + id, 3) FROM src;\n"
+    );
+    let (ok, _, err) = run(dir.path(), &write, 1, &[]);
+    assert!(ok, "{err}");
+    let read = format!(
+        "CREATE TABLE dst (id BIGINT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH (\
+           'connector' = 'kafka', 'topic' = '{output}', {bounded});\n\
+         CREATE TABLE back (id BIGINT) WITH ('connector' = 'print');\n\
+         INSERT INTO back SELECT id FROM dst WHERE ts = TO_TIMESTAMP_LTZ(1700000000000 + id, 3);\n"
+    );
+    let (ok, out, err) = run(dir.path(), &read, 1, &[]);
+    assert!(ok, "{err}");
+    let mut ids: Vec<&str> = out.lines().collect();
+    ids.sort();
+    assert_eq!(ids, ["+I[0]", "+I[1]", "+I[2]", "+I[3]", "+I[4]", "+I[5]"], "each record has the timestamp written");
+    // What is refused.
+    let refused = [
+        (
+            format!("CREATE TABLE t (id BIGINT, x INT METADATA FROM 'nope') WITH ('connector' = 'kafka', 'topic' = '{input}', {bounded});"),
+            "Invalid metadata key 'nope' in column 'x' of table 'default_catalog.default_database.t'.",
+        ),
+        (
+            format!("CREATE TABLE t (id BIGINT, p BIGINT METADATA FROM 'partition') WITH ('connector' = 'kafka', 'topic' = '{input}', {bounded});"),
+            "Invalid data type for metadata column 'p' of table 'default_catalog.default_database.t'.",
+        ),
+        (
+            "CREATE TABLE t (id BIGINT, p INT METADATA FROM 'partition') WITH ('connector' = 'datagen', 'number-of-rows' = '1');".to_string(),
+            "declares metadata columns, but the underlying DynamicTableSource doesn't implement the SupportsReadingMetadata interface",
+        ),
+    ];
+    for (ddl, message) in refused {
+        let sql = format!(
+            "{ddl}\nCREATE TABLE o (id BIGINT) WITH ('connector' = 'blackhole');\nINSERT INTO o SELECT id FROM t;\n"
+        );
+        let (ok, _, err) = run(dir.path(), &sql, 1, &[]);
+        assert!(!ok && err.contains(message), "{ddl}: {err}");
+    }
+}

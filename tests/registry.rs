@@ -41,13 +41,14 @@ fn connector_and_format_lookups_fail_clearly() {
         "Table options do not contain an option key 'connector' for discovering a connector."
     );
     assert_eq!(
-        source_error(&[("a", "INT")], &[("connector", "kafka")]),
-        "Could not find any factory for identifier 'kafka'.\n\nAvailable factory identifiers are:\n\n\
-         blackhole\ndatagen\nfilesystem\nhologres\njdbc\nprint"
+        source_error(&[("a", "INT")], &[("connector", "pulsar")]),
+        "Could not find any factory for identifier 'pulsar'.\n\nAvailable factory identifiers are:\n\n\
+         blackhole\ndatagen\nfilesystem\nhologres\njdbc\nkafka\nprint\nupsert-kafka"
     );
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "avro")]),
-        "Could not find any format factory for identifier 'avro'.\n\nAvailable format identifiers are:\n\ncsv\njson"
+        "Could not find any format factory for identifier 'avro'.\n\nAvailable format identifiers are:\n\n\
+         canal-json\ncsv\ndebezium-json\njson\nmaxwell-json\nraw"
     );
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "print")]),

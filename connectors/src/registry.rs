@@ -28,17 +28,41 @@ pub fn qualified_name(name: &str) -> String {
     format!("default_catalog.default_database.{name}")
 }
 
-/// A table as the user declared it: name, physical columns and `WITH` options.
+/// A table as the user declared it: name, columns and `WITH` options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableDescriptor {
     /// The table's name, used in operator names and errors.
     pub name: String,
-    /// The physical columns.
+    /// The columns a scan of the table produces (a sink takes): the physical ones and the
+    /// metadata ones ([`Self::metadata`]), in the order declared.
     pub schema: Schema,
     /// The `WITH (…)` options, `connector` included.
     pub options: BTreeMap<String, String>,
     /// The columns of `PRIMARY KEY (…) NOT ENFORCED`, by index; empty without one.
     pub primary_key: Vec<usize>,
+    /// The metadata columns (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`), in schema order.
+    pub metadata: Vec<MetadataColumn>,
+}
+
+/// A column whose value is the connector's metadata of a record (Kafka's `timestamp`,
+/// `partition`, …), as Flink's `SupportsReadingMetadata` / `SupportsWritingMetadata` offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataColumn {
+    /// The column's position in [`TableDescriptor::schema`].
+    pub position: usize,
+    /// The metadata key (`FROM 'key'`, else the column's name).
+    pub key: String,
+    /// `VIRTUAL`: read only; not a column of the table's sink.
+    pub is_virtual: bool,
+}
+
+/// A metadata key a connector offers: its name and type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataKey {
+    /// The key.
+    pub key: &'static str,
+    /// Its type, as Flink's DDL writes it (`TIMESTAMP_LTZ(3) NOT NULL`).
+    pub data_type: &'static str,
 }
 
 impl TableDescriptor {
@@ -54,6 +78,36 @@ impl TableDescriptor {
             schema,
             options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             primary_key: Vec::new(),
+            metadata: Vec::new(),
+        }
+    }
+
+    /// The physical columns: the schema without its metadata columns.
+    pub fn physical_schema(&self) -> Schema {
+        Schema {
+            fields: (0..self.schema.fields.len())
+                .filter(|i| !self.metadata.iter().any(|m| m.position == *i))
+                .map(|i| self.schema.fields[i].clone())
+                .collect(),
+        }
+    }
+
+    /// The descriptor a sink writes: without the `VIRTUAL` metadata columns.
+    pub fn for_writing(&self) -> TableDescriptor {
+        let kept: Vec<usize> = (0..self.schema.fields.len())
+            .filter(|i| !self.metadata.iter().any(|m| m.position == *i && m.is_virtual))
+            .collect();
+        let new_position = |old: usize| kept.iter().position(|&k| k == old);
+        TableDescriptor {
+            name: self.name.clone(),
+            schema: Schema { fields: kept.iter().map(|&i| self.schema.fields[i].clone()).collect() },
+            options: self.options.clone(),
+            primary_key: self.primary_key.iter().filter_map(|&k| new_position(k)).collect(),
+            metadata: self
+                .metadata
+                .iter()
+                .filter_map(|m| Some(MetadataColumn { position: new_position(m.position)?, ..m.clone() }))
+                .collect(),
         }
     }
 
@@ -250,6 +304,17 @@ pub trait ConnectorFactory: Send + Sync {
     /// The value of `'connector'` that selects this factory.
     fn identifier(&self) -> &'static str;
 
+    /// The metadata a scan of the connector's tables reads (Flink's `SupportsReadingMetadata`);
+    /// the default: none, and a table declaring metadata columns is refused as a source.
+    fn readable_metadata(&self) -> &'static [MetadataKey] {
+        &[]
+    }
+
+    /// The metadata its sinks write (Flink's `SupportsWritingMetadata`); the default: none.
+    fn writable_metadata(&self) -> &'static [MetadataKey] {
+        &[]
+    }
+
     /// Reads the options of `table` as a scan's source. The default refuses: a sink-only
     /// connector.
     ///
@@ -382,7 +447,17 @@ impl ConnectorRegistry {
     /// # Errors
     /// An unknown connector or format, or invalid options (unknown, missing, malformed).
     pub fn resolve_source(&self, table: &TableDescriptor) -> Result<SourceTable> {
-        let resolved = self.ask(table, |f, o, c| f.resolve_source(table, o, c))?;
+        let resolved = self.ask(table, |f, o, c| {
+            check_metadata(
+                table,
+                f.readable_metadata(),
+                "DynamicTableSource",
+                "SupportsReadingMetadata",
+                "read from the given source",
+                "reading",
+            )?;
+            f.resolve_source(table, o, c)
+        })?;
         Ok(SourceTable::new(table.clone(), resolved))
     }
 
@@ -391,7 +466,17 @@ impl ConnectorRegistry {
     /// # Errors
     /// An unknown connector or format, or invalid options (unknown, missing, malformed).
     pub fn resolve_sink(&self, table: &TableDescriptor) -> Result<SinkTable> {
-        let resolved = self.ask(table, |f, o, c| f.resolve_sink(table, o, c))?;
+        let resolved = self.ask(table, |f, o, c| {
+            check_metadata(
+                table,
+                f.writable_metadata(),
+                "DynamicTableSink",
+                "SupportsWritingMetadata",
+                "written to the given sink",
+                "writing",
+            )?;
+            f.resolve_sink(table, o, c)
+        })?;
         Ok(SinkTable::new(table.clone(), resolved))
     }
 
@@ -400,7 +485,10 @@ impl ConnectorRegistry {
     /// # Errors
     /// A connector without lookups, or invalid options.
     pub fn resolve_lookup(&self, table: &TableDescriptor) -> Result<LookupTable> {
-        let resolved = self.ask(table, |f, o, c| f.resolve_lookup(table, o, c))?;
+        let resolved = self.ask(table, |f, o, c| {
+            check_metadata(table, &[], "LookupTableSource", "SupportsReadingMetadata", "looked up", "lookups")?;
+            f.resolve_lookup(table, o, c)
+        })?;
         Ok(LookupTable::new(table.clone(), resolved))
     }
 
@@ -448,4 +536,56 @@ impl ConnectorRegistry {
             error => Error::InTable { table: table.name.clone(), source: Box::new(error) },
         })
     }
+}
+
+/// Checks `table`'s metadata columns against what the connector offers for a role, with
+/// Flink's messages: a connector without metadata refuses any; an unknown key lists the ones
+/// offered; a column of another type than the key's names it.
+fn check_metadata(
+    table: &TableDescriptor,
+    offered: &[MetadataKey],
+    interface: &str,
+    ability: &str,
+    done: &str,
+    role: &str,
+) -> Result<()> {
+    let columns: Vec<&MetadataColumn> = table.metadata.iter().filter(|m| role != "writing" || !m.is_virtual).collect();
+    if columns.is_empty() {
+        return Ok(());
+    }
+    if offered.is_empty() {
+        return Err(Error::Validation(format!(
+            "Table '{}' declares metadata columns, but the underlying {interface} doesn't implement the {ability} \
+             interface. Therefore, metadata cannot be {done}.",
+            table.qualified_name()
+        )));
+    }
+    for m in columns {
+        let field = &table.schema.fields[m.position];
+        let Some(key) = offered.iter().find(|k| k.key == m.key) else {
+            let keys: Vec<&str> = offered.iter().map(|k| k.key).collect();
+            return Err(Error::Validation(format!(
+                "Invalid metadata key '{}' in column '{}' of table '{}'. The {interface} class supports the \
+                 following metadata keys for {role}:\n{}",
+                m.key,
+                field.name,
+                table.qualified_name(),
+                keys.join("\n")
+            )));
+        };
+        let expected = weir_runtime::parse::parse_type(key.data_type.trim_end_matches(" NOT NULL"))
+            .map_err(|e| Error::Validation(format!("metadata type '{}': {e}", key.data_type)))?;
+        if field.data_type.logical != expected.logical {
+            return Err(Error::Validation(format!(
+                "Invalid data type for metadata column '{}' of table '{}'. The column cannot be declared as '{}' \
+                 because the type must be castable from metadata type '{}'; weir reads it as '{}' only.",
+                field.name,
+                table.qualified_name(),
+                field.data_type,
+                key.data_type,
+                key.data_type.trim_end_matches(" NOT NULL")
+            )));
+        }
+    }
+    Ok(())
 }

@@ -111,11 +111,19 @@ fn group_by(keys: &[usize], column: &dyn Fn(usize) -> String) -> String {
 }
 
 fn table_path(name: &str, projected: Option<&[Field]>) -> String {
+    table_path_with_metadata(name, projected, &[])
+}
+
+/// [`table_path`] of a scan that reads the metadata `keys` too: `metadata=[…]` names them, and
+/// `project=[…]` the physical columns only, as Flink prints a `SupportsReadingMetadata` scan.
+fn table_path_with_metadata(name: &str, projected: Option<&[Field]>, keys: &[String]) -> String {
+    let metadata = keys.join(", ");
     match projected {
         Some(fields) => {
-            format!("[default_catalog, default_database, {name}, project=[{}], metadata=[]]", names(fields))
+            format!("[default_catalog, default_database, {name}, project=[{}], metadata=[{metadata}]]", names(fields))
         }
-        None => format!("[default_catalog, default_database, {name}]"),
+        None if keys.is_empty() => format!("[default_catalog, default_database, {name}]"),
+        None => format!("[default_catalog, default_database, {name}, metadata=[{metadata}]]"),
     }
 }
 
@@ -173,7 +181,15 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             let pushed = *projected
                 && (projection.len() < table.schema.fields.len()
                     || table.options.get("connector").map(String::as_str) == Some("filesystem"));
-            let mut path = table_path(&table.name, pushed.then_some(&node.fields[..]));
+            let metadata_of = |c: usize| table.metadata.iter().find(|m| m.position == c);
+            let keys: Vec<String> = projection.iter().filter_map(|&c| metadata_of(c)).map(|m| m.key.clone()).collect();
+            let physical: Vec<Field> = projection
+                .iter()
+                .zip(&node.fields)
+                .filter(|(c, _)| metadata_of(**c).is_none())
+                .map(|(_, f)| f.clone())
+                .collect();
+            let mut path = table_path_with_metadata(&table.name, pushed.then_some(&physical[..]), &keys);
             if !filter.is_empty() {
                 // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and`
                 // two at a time, left to right: `and(and(a, b), c)`.

@@ -82,14 +82,7 @@ fn quote(text: &str) -> String {
 
 /// The text a managed table's definition is kept as: a `CREATE TABLE` statement.
 pub fn definition(table: &CreateTable) -> String {
-    let mut parts: Vec<String> = table
-        .columns
-        .iter()
-        .map(|c| match c {
-            ColumnDef::Physical { name, data_type } => format!("`{name}` {data_type}"),
-            ColumnDef::Computed { name, expr } => format!("`{name}` AS {expr}"),
-        })
-        .collect();
+    let mut parts: Vec<String> = table.columns.iter().map(|c| format!("`{}` {}", c.name(), c.definition())).collect();
     if let Some((column, expr)) = &table.watermark {
         parts.push(format!("WATERMARK FOR `{column}` AS {expr}"));
     }
@@ -107,10 +100,7 @@ pub fn definition(table: &CreateTable) -> String {
 
 /// The first difference between the definition of `existing` and `wanted`, in words.
 pub fn difference(existing: &CatalogTable, wanted: &CreateTable) -> Option<String> {
-    let column = |c: &ColumnDef| match c {
-        ColumnDef::Physical { name, data_type } => (name.clone(), data_type.to_string()),
-        ColumnDef::Computed { name, expr } => (name.clone(), format!("AS {expr}")),
-    };
+    let column = |c: &ColumnDef| (c.name().to_string(), c.definition());
     let old: Vec<(String, String)> = existing.columns.iter().map(column).collect();
     let new: Vec<(String, String)> = wanted.columns.iter().map(column).collect();
     for (i, (o, n)) in old.iter().zip(&new).enumerate() {

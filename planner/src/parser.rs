@@ -35,6 +35,41 @@ pub enum ColumnDef {
         /// The expression.
         expr: Box<ast::Expr>,
     },
+    /// `name TYPE METADATA [FROM 'key'] [VIRTUAL]`
+    Metadata {
+        /// Column name.
+        name: String,
+        /// Column type.
+        data_type: DataType,
+        /// `FROM 'key'`; `None`: the column's name is the key.
+        key: Option<String>,
+        /// `VIRTUAL`: read only.
+        is_virtual: bool,
+    },
+}
+
+impl ColumnDef {
+    /// The column's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ColumnDef::Physical { name, .. } | ColumnDef::Computed { name, .. } | ColumnDef::Metadata { name, .. } => {
+                name
+            }
+        }
+    }
+
+    /// The column's definition after its name, as Flink's `SHOW CREATE TABLE` writes it
+    /// (`INT`, `AS expr`, `TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL`).
+    pub fn definition(&self) -> String {
+        match self {
+            ColumnDef::Physical { data_type, .. } => data_type.to_string(),
+            ColumnDef::Computed { expr, .. } => format!("AS {expr}"),
+            ColumnDef::Metadata { data_type, key, is_virtual, .. } => {
+                let from = key.as_ref().map(|k| format!(" FROM '{}'", k.replace('\'', "''"))).unwrap_or_default();
+                format!("{data_type} METADATA{from}{}", if *is_virtual { " VIRTUAL" } else { "" })
+            }
+        }
+    }
 }
 
 /// `CREATE TABLE`.
@@ -528,6 +563,23 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
                     parser.expect_keyword(Keyword::KEY)?;
                     parse_not_enforced(parser)?;
                     table.primary_key = vec![name.clone()];
+                }
+                if is_word(parser, 0, "METADATA") {
+                    parser.next_token();
+                    let key =
+                        if parser.parse_keyword(Keyword::FROM) { Some(parser.parse_literal_string()?) } else { None };
+                    let is_virtual = is_word(parser, 0, "VIRTUAL");
+                    if is_virtual {
+                        parser.next_token();
+                    }
+                    if parser.parse_keyword(Keyword::COMMENT) {
+                        parser.parse_literal_string()?;
+                    }
+                    table.columns.push(ColumnDef::Metadata { name, data_type, key, is_virtual });
+                    if !parser.consume_token(&Token::Comma) {
+                        break;
+                    }
+                    continue;
                 }
                 if parser.parse_keyword(Keyword::COMMENT) {
                     parser.parse_literal_string()?;

@@ -112,7 +112,8 @@ impl<'a> Planner<'a> {
     /// Flink's message when the catalog has no such table.
     pub fn sink_table(&self, name: &str) -> Result<CatalogTable> {
         match self.catalog.get(name) {
-            Some(CatalogEntry::Table(t)) => Ok(t.clone()),
+            // A sink writes every column but the virtual metadata ones.
+            Some(CatalogEntry::Table(t)) => Ok(CatalogTable { descriptor: t.descriptor.for_writing(), ..t.clone() }),
             _ => {
                 let quoted: Vec<String> = Catalog::qualified(name).split('.').map(|part| format!("`{part}`")).collect();
                 Err(Error::Catalog(format!(

@@ -50,8 +50,8 @@ pub use source::{owner, KafkaSource};
 use crate::error::Result;
 use crate::options::TableOptions;
 use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
-    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
+    ConnectorFactory, FactoryContext, MetadataKey, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode,
+    SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
 use crate::resolved::{ResolvedSink, ResolvedSource};
 
@@ -65,6 +65,14 @@ impl ConnectorFactory for KafkaFactory {
             Connector::Kafka => "kafka",
             Connector::Upsert => "upsert-kafka",
         }
+    }
+
+    fn readable_metadata(&self) -> &'static [MetadataKey] {
+        options::READABLE_METADATA
+    }
+
+    fn writable_metadata(&self) -> &'static [MetadataKey] {
+        options::WRITABLE_METADATA
     }
 
     fn resolve_source(

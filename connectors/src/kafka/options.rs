@@ -11,7 +11,7 @@ use weir_runtime::{DataType, Field, Schema};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::{invalid, TableOptions};
-use crate::registry::{FactoryContext, TableDescriptor};
+use crate::registry::{FactoryContext, MetadataKey, TableDescriptor};
 
 /// Which topics a table reads or writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +88,69 @@ pub struct RecordLayout {
     pub value: Arc<dyn Format>,
     /// The table columns the value carries, in value order.
     pub value_columns: Vec<usize>,
+    /// The metadata columns: their table column and what they hold.
+    pub metadata: Vec<(usize, Metadata)>,
+}
+
+/// The metadata of a Kafka record, as Flink's Kafka connector names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metadata {
+    /// `topic` (STRING NOT NULL, read only)
+    Topic,
+    /// `partition` (INT NOT NULL, read only)
+    Partition,
+    /// `headers` (MAP<STRING, BYTES> NOT NULL)
+    Headers,
+    /// `leader-epoch` (INT, read only)
+    LeaderEpoch,
+    /// `offset` (BIGINT NOT NULL, read only)
+    Offset,
+    /// `timestamp` (TIMESTAMP_LTZ(3) NOT NULL)
+    Timestamp,
+    /// `timestamp-type` (STRING NOT NULL, read only): `NoTimestampType`, `CreateTime`, `LogAppendTime`
+    TimestampType,
+}
+
+impl Metadata {
+    fn of(key: &str) -> Option<Metadata> {
+        Some(match key {
+            "topic" => Metadata::Topic,
+            "partition" => Metadata::Partition,
+            "headers" => Metadata::Headers,
+            "leader-epoch" => Metadata::LeaderEpoch,
+            "offset" => Metadata::Offset,
+            "timestamp" => Metadata::Timestamp,
+            "timestamp-type" => Metadata::TimestampType,
+            _ => return None,
+        })
+    }
+}
+
+/// The metadata a Kafka scan reads, with Flink's types.
+pub const READABLE_METADATA: &[MetadataKey] = &[
+    MetadataKey { key: "topic", data_type: "STRING NOT NULL" },
+    MetadataKey { key: "partition", data_type: "INT NOT NULL" },
+    MetadataKey { key: "headers", data_type: "MAP<STRING, BYTES> NOT NULL" },
+    MetadataKey { key: "leader-epoch", data_type: "INT" },
+    MetadataKey { key: "offset", data_type: "BIGINT NOT NULL" },
+    MetadataKey { key: "timestamp", data_type: "TIMESTAMP_LTZ(3) NOT NULL" },
+    MetadataKey { key: "timestamp-type", data_type: "STRING NOT NULL" },
+];
+
+/// The metadata a Kafka sink writes.
+pub const WRITABLE_METADATA: &[MetadataKey] = &[
+    MetadataKey { key: "headers", data_type: "MAP<STRING, BYTES>" },
+    MetadataKey { key: "timestamp", data_type: "TIMESTAMP_LTZ(3)" },
+];
+
+/// The table's physical columns, by position.
+fn physical_positions(table: &TableDescriptor) -> Vec<usize> {
+    (0..table.schema.fields.len()).filter(|i| !table.metadata.iter().any(|m| m.position == *i)).collect()
+}
+
+/// The table's metadata columns (the registry checked their keys).
+fn metadata_of(table: &TableDescriptor) -> Vec<(usize, Metadata)> {
+    table.metadata.iter().filter_map(|m| Some((m.position, Metadata::of(&m.key)?))).collect()
 }
 
 /// The options a `kafka` table's source and sink share, and each one's own.
@@ -353,6 +416,7 @@ fn read_bounded(options: &mut TableOptions, topics: &Topics) -> Result<BoundedMo
 /// `createValueFormatProjection` check them.
 fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &FactoryContext<'_>) -> Result<RecordLayout> {
     let fields = &table.schema.fields;
+    let physical = physical_positions(table);
     let prefix = options.optional("key.fields-prefix").unwrap_or_default().to_string();
     let key_fields: Option<Vec<String>> = options
         .optional("key.fields")
@@ -377,12 +441,12 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
             (Some(names), true) => names
                 .iter()
                 .map(|name| {
-                    let position = fields.iter().position(|f| &f.name == name).ok_or_else(|| {
+                    let position = physical.iter().copied().find(|&i| &fields[i].name == name).ok_or_else(|| {
                         Error::Validation(format!(
                             "Could not find the field '{name}' in the table schema for usage in the key format. A key \
                          field must be a regular, physical column. The following columns can be selected in the \
                          'key.fields' option:\n[{}]",
-                            fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+                            physical.iter().map(|&i| fields[i].name.as_str()).collect::<Vec<_>>().join(", ")
                         ))
                     })?;
                     if !name.starts_with(&prefix) {
@@ -405,8 +469,8 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
                     .into(),
             ))
         }
-        "ALL" => (0..fields.len()).collect(),
-        _ => (0..fields.len()).filter(|i| !key_columns.contains(i)).collect(),
+        "ALL" => physical.clone(),
+        _ => physical.iter().copied().filter(|i| !key_columns.contains(i)).collect(),
     };
     let sub_schema = |columns: &[usize], strip: &str| Schema {
         fields: columns
@@ -444,7 +508,7 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
         ));
     }
     let types = fields.iter().map(|f| f.data_type.clone()).collect();
-    Ok(RecordLayout { types, key, value, value_columns })
+    Ok(RecordLayout { types, key, value, value_columns, metadata: metadata_of(table) })
 }
 
 /// An `upsert-kafka` table's layout: the key format carries the primary key (`key.fields` is
@@ -456,6 +520,7 @@ fn read_upsert_layout(
     ctx: &FactoryContext<'_>,
 ) -> Result<RecordLayout> {
     let fields = &table.schema.fields;
+    let physical = physical_positions(table);
     let prefix = options.optional("key.fields-prefix").unwrap_or_default().to_string();
     let key_columns = table.primary_key.clone();
     let strategy = options.one_of("value.fields-include", &["ALL", "EXCEPT_KEY"], "ALL")?;
@@ -467,8 +532,8 @@ fn read_upsert_layout(
                     .into(),
             ))
         }
-        "ALL" => (0..fields.len()).collect(),
-        _ => (0..fields.len()).filter(|i| !key_columns.contains(i)).collect(),
+        "ALL" => physical.clone(),
+        _ => physical.iter().copied().filter(|i| !key_columns.contains(i)).collect(),
     };
     let sub_schema = |columns: &[usize], strip: &str| Schema {
         fields: columns
@@ -495,5 +560,5 @@ fn read_upsert_layout(
         ));
     }
     let types = fields.iter().map(|f| f.data_type.clone()).collect();
-    Ok(RecordLayout { types, key: Some((key, key_columns)), value, value_columns })
+    Ok(RecordLayout { types, key: Some((key, key_columns)), value, value_columns, metadata: metadata_of(table) })
 }

@@ -3,9 +3,9 @@
 
 use arrow_array::ArrayRef;
 use weir_runtime::columnar::{Cell, ColumnsBuilder};
-use weir_runtime::{DataType, RowKind};
+use weir_runtime::{DataType, RowKind, Value};
 
-use super::options::RecordLayout;
+use super::options::{Metadata, RecordLayout};
 use crate::format::{DecodeError, Decoder, Encoder, Lines};
 
 /// Which part of a record could not be read.
@@ -27,6 +27,44 @@ impl Part {
     }
 }
 
+/// What a record carries besides its key and value, for the metadata columns.
+pub struct RecordMeta<'a> {
+    /// The topic.
+    pub topic: &'a str,
+    /// The partition.
+    pub partition: i32,
+    /// The offset.
+    pub offset: i64,
+    /// The timestamp (milliseconds) and its type's name, when the record has one.
+    pub timestamp: Option<(i64, &'static str)>,
+    /// The headers.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The leader epoch, when known.
+    pub leader_epoch: Option<i32>,
+}
+
+impl RecordMeta<'_> {
+    fn value(&self, metadata: Metadata) -> Value {
+        match metadata {
+            Metadata::Topic => Value::string(self.topic),
+            Metadata::Partition => Value::Int(self.partition),
+            Metadata::Offset => Value::BigInt(self.offset),
+            Metadata::Timestamp => {
+                Value::TimestampLtz(weir_runtime::Timestamp::from_millis(self.timestamp.map_or(-1, |(t, _)| t)))
+            }
+            Metadata::TimestampType => Value::string(self.timestamp.map_or("NoTimestampType", |(_, kind)| kind)),
+            Metadata::LeaderEpoch => self.leader_epoch.map_or(Value::Null, Value::Int),
+            Metadata::Headers => Value::Map(
+                self.headers
+                    .iter()
+                    .map(|(k, v)| (Value::string(k), Value::Binary(std::sync::Arc::from(v.as_slice()))))
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+        }
+    }
+}
+
 /// Records decoded into the columns of one chunk.
 pub struct RecordColumns {
     /// The key's decoder and columns, when the key carries columns the value does not.
@@ -39,6 +77,8 @@ pub struct RecordColumns {
     /// An upsert table's records: the key is decoded always and its columns win over the
     /// value's; a record is its key's new row (`+U`), a tombstone its delete (`-D`).
     upsert: bool,
+    /// The metadata columns: their columns, and what they hold.
+    metadata: Option<(ColumnsBuilder, Vec<(usize, Metadata)>)>,
 }
 
 impl RecordColumns {
@@ -61,6 +101,10 @@ impl RecordColumns {
             arity: layout.types.len(),
             kinds: Vec::new(),
             upsert,
+            metadata: (!layout.metadata.is_empty()).then(|| {
+                let positions: Vec<usize> = layout.metadata.iter().map(|(p, _)| *p).collect();
+                (ColumnsBuilder::for_types(&types_of(&positions)), layout.metadata.clone())
+            }),
         }
     }
 
@@ -69,13 +113,38 @@ impl RecordColumns {
         self.value.1.rows()
     }
 
-    /// Decodes one record; a record the format skips (`ignore-parse-errors`) adds no row, nor
+    /// Decodes one record (with `meta`, asked only when the table has metadata columns); a
+    /// record the format skips (`ignore-parse-errors`) adds no row, nor
     /// does a record without a value (a tombstone) but in an upsert table, where it is the
     /// delete of its key.
     ///
     /// # Errors
     /// The part and place the format could not read; the columns then hold the rows before.
-    pub fn push(&mut self, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), (Part, DecodeError)> {
+    pub fn push<'m>(
+        &mut self,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        meta: impl FnOnce() -> RecordMeta<'m>,
+    ) -> Result<(), (Part, DecodeError)> {
+        let rows = self.rows();
+        let pushed = self.push_record(key, value);
+        let added = self.rows() - rows;
+        if let (Some((columns, metadata)), true) = (&mut self.metadata, added > 0) {
+            let meta = meta();
+            for _ in 0..added {
+                for (i, (_, m)) in metadata.iter().enumerate() {
+                    let pushed = columns.column(i).push(Cell::from_value(meta.value(*m)));
+                    pushed.map_err(|e| {
+                        (Part::Value, DecodeError { line: 1, column: None, field: None, reason: e.to_string() })
+                    })?;
+                }
+                columns.end_record();
+            }
+        }
+        pushed
+    }
+
+    fn push_record(&mut self, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), (Part, DecodeError)> {
         if value.is_none() && !self.upsert {
             return Ok(());
         }
@@ -144,6 +213,11 @@ impl RecordColumns {
                 out[i] = Some(array);
             }
         }
+        if let Some((columns, metadata)) = &mut self.metadata {
+            for (array, (i, _)) in columns.finish().map_err(|e| e.to_string())?.into_iter().zip(metadata.iter()) {
+                out[*i] = Some(array);
+            }
+        }
         let arrays = out
             .into_iter()
             .enumerate()
@@ -153,11 +227,21 @@ impl RecordColumns {
     }
 }
 
+/// What a sink writes into a record besides key and value: its timestamp and headers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenMeta {
+    /// `timestamp`, in milliseconds.
+    pub timestamp: Option<i64>,
+    /// `headers`.
+    pub headers: Vec<(String, Vec<u8>)>,
+}
+
 /// A row's record: its key (when the table has a key format) and value bytes.
 pub struct RecordEncoder {
     key: Option<(Box<dyn Encoder>, Vec<usize>)>,
     value: Box<dyn Encoder>,
     value_columns: Vec<usize>,
+    metadata: Vec<(usize, Metadata)>,
 }
 
 impl RecordEncoder {
@@ -167,7 +251,41 @@ impl RecordEncoder {
             key: layout.key.as_ref().map(|(format, columns)| (format.encoder(), columns.clone())),
             value: layout.value.encoder(),
             value_columns: layout.value_columns.clone(),
+            metadata: layout.metadata.clone(),
         }
+    }
+
+    /// The timestamp and headers the row of `cells` gives its record (its `timestamp` and
+    /// `headers` metadata columns).
+    pub fn meta(&self, cells: &[Cell<'_>]) -> WrittenMeta {
+        let mut meta = WrittenMeta::default();
+        for (i, m) in &self.metadata {
+            match (m, cells[*i].clone().into_value()) {
+                (Metadata::Timestamp, Value::TimestampLtz(t) | Value::Timestamp(t)) => meta.timestamp = Some(t.millis),
+                (Metadata::Headers, Value::Map(entries)) => {
+                    for (k, v) in entries.iter() {
+                        let text = |value: &Value| {
+                            let mut text = String::new();
+                            weir_runtime::print::write_value(&mut text, value);
+                            text
+                        };
+                        let key = match k {
+                            Value::String(s) => s.to_string(),
+                            other => text(other),
+                        };
+                        let value = match v {
+                            Value::Binary(b) => b.to_vec(),
+                            Value::String(s) => s.as_bytes().to_vec(),
+                            Value::Null => continue,
+                            other => text(other).into_bytes(),
+                        };
+                        meta.headers.push((key, value));
+                    }
+                }
+                _ => {}
+            }
+        }
+        meta
     }
 
     /// The key and value bytes of a change of `kind` to the row of `cells` (every column of

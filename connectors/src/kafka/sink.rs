@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientContext, Offset};
 use weir_runtime::checkpoint::codec::DecodeError as StateDecodeError;
@@ -26,7 +27,7 @@ use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Outp
 
 use super::client::{self, TopicPartition};
 use super::options::{Connector, DeliveryGuarantee, KafkaOptions, Partitioner, Topics};
-use super::record::RecordEncoder;
+use super::record::{RecordEncoder, WrittenMeta};
 
 /// The state section of an exactly-once writer's checkpoints not yet known committed.
 const PENDING: &str = "pending";
@@ -56,6 +57,8 @@ impl ProducerContext for Deliveries {
 struct Record {
     key: Option<Vec<u8>>,
     value: Option<Vec<u8>>,
+    /// The record's timestamp and headers (the `timestamp` and `headers` metadata columns).
+    meta: WrittenMeta,
 }
 
 /// Writes rows to a topic.
@@ -149,6 +152,15 @@ impl KafkaSink {
             if let Some(partition) = self.partition {
                 out = out.partition(partition);
             }
+            if let Some(timestamp) = record.meta.timestamp {
+                out = out.timestamp(timestamp);
+            }
+            if !record.meta.headers.is_empty() {
+                let headers = record.meta.headers.iter().fold(OwnedHeaders::new(), |h, (key, value)| {
+                    h.insert(Header { key, value: Some(value.as_slice()) })
+                });
+                out = out.headers(headers);
+            }
             match producer.send(out) {
                 Ok(()) => return Ok(()),
                 Err((
@@ -233,11 +245,11 @@ impl KafkaSink {
             // Flink's upsert-kafka sink writes them.
             (true, RowKind::UpdateBefore | RowKind::Delete) => {
                 let (key, _) = self.encoder.encode(kind, cells);
-                records.push(Record { key, value: None });
+                records.push(Record { key, value: None, meta: self.encoder.meta(cells) });
             }
             _ => {
                 let (key, value) = self.encoder.encode(kind, cells);
-                records.push(Record { key, value: Some(value) });
+                records.push(Record { key, value: Some(value), meta: self.encoder.meta(cells) });
             }
         };
         if chunk.is_columnar() {
@@ -337,6 +349,12 @@ impl Operator for KafkaSink {
                 out.u32(u32::from(r.key.is_some()) | (u32::from(r.value.is_some()) << 1));
                 out.bytes(r.key.as_deref().unwrap_or_default());
                 out.bytes(r.value.as_deref().unwrap_or_default());
+                out.i64(r.meta.timestamp.unwrap_or(i64::MIN));
+                out.u32(r.meta.headers.len() as u32);
+                for (k, v) in &r.meta.headers {
+                    out.str(k);
+                    out.bytes(v);
+                }
             }
         }
         Ok(())
@@ -385,9 +403,16 @@ impl Operator for KafkaSink {
                     let present = input.u32().map_err(malformed)?;
                     let key = input.bytes().map_err(malformed)?.to_vec();
                     let value = input.bytes().map_err(malformed)?.to_vec();
+                    let timestamp = Some(input.i64().map_err(malformed)?).filter(|&t| t != i64::MIN);
+                    let mut headers = Vec::new();
+                    for _ in 0..input.u32().map_err(malformed)? {
+                        let k = input.str().map_err(malformed)?.to_string();
+                        headers.push((k, input.bytes().map_err(malformed)?.to_vec()));
+                    }
                     records.push(Record {
                         key: (present & 1 != 0).then_some(key),
                         value: (present & 2 != 0).then_some(value),
+                        meta: WrittenMeta { timestamp, headers },
                     });
                 }
                 batches.insert(id, records);

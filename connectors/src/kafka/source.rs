@@ -27,7 +27,7 @@ use weir_runtime::{
 
 use super::client::{self, TopicPartition};
 use super::options::{BoundedMode, Connector, KafkaOptions, StartupMode};
-use super::record::RecordColumns;
+use super::record::{RecordColumns, RecordMeta};
 use crate::error::{Error, Result};
 
 /// The section of a Kafka source's state: its partitions' positions.
@@ -280,7 +280,7 @@ impl KafkaSource {
             }
             p.last_record_at = now;
             p.at_end = false;
-            let pushed = p.rows.push(message.key(), message.payload());
+            let pushed = p.rows.push(message.key(), message.payload(), || record_meta(&message));
             p.next = message.offset() + 1;
             if let Err((part, e)) = pushed {
                 let field = e.field.map(|f| format!(", field '{f}'")).unwrap_or_default();
@@ -306,6 +306,30 @@ impl KafkaSource {
         }
         let idle = p.at_end && self.idle_timeout.is_some_and(|t| now - p.last_record_at >= t.as_millis() as i64);
         !p.finished() && !idle
+    }
+}
+
+/// What a message carries for the metadata columns.
+fn record_meta<'m>(message: &'m rdkafka::message::BorrowedMessage<'_>) -> RecordMeta<'m> {
+    use rdkafka::message::Headers;
+    let timestamp = match message.timestamp() {
+        rdkafka::Timestamp::NotAvailable => None,
+        rdkafka::Timestamp::CreateTime(t) => Some((t, "CreateTime")),
+        rdkafka::Timestamp::LogAppendTime(t) => Some((t, "LogAppendTime")),
+    };
+    let headers = message
+        .headers()
+        .map(|h| h.iter().map(|h| (h.key.to_string(), h.value.unwrap_or_default().to_vec())).collect())
+        .unwrap_or_default();
+    RecordMeta {
+        topic: message.topic(),
+        partition: message.partition(),
+        offset: message.offset(),
+        timestamp,
+        headers,
+        // librdkafka's leader epoch is not offered by the Rust client: NULL, as Flink reads an
+        // unknown one.
+        leader_epoch: None,
     }
 }
 

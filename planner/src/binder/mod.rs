@@ -402,9 +402,9 @@ impl<'a> Binder<'a> {
     }
 }
 
-/// The rows of a table: its scan of `source` (the table resolved as a source), its computed
-/// columns (a Calc) and its watermark assigner: its physical columns, then its computed ones,
-/// with the rowtime column marked when it has a watermark. Without `source` (for `DESCRIBE`,
+/// The rows of a table: its scan of `source` (the table resolved as a source: physical and
+/// metadata columns), its computed columns (a Calc) and its watermark assigner: its columns in
+/// the order declared, with the rowtime column marked when it has a watermark. Without `source` (for `DESCRIBE`,
 /// which reads only the columns) the scan is an empty `Values`.
 pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<SourceTable>) -> Result<Plan> {
     use crate::parser::ColumnDef;
@@ -429,7 +429,7 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
         let mut names = Vec::new();
         for column in &t.columns {
             match column {
-                ColumnDef::Physical { name, .. } => {
+                ColumnDef::Physical { name, .. } | ColumnDef::Metadata { name, .. } => {
                     let (index, ty) = scope.resolve(&[ast::Ident::new(name.clone())])?;
                     projections.push(Expr::column(index, ty));
                     names.push(name.clone());

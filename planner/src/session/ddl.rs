@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use weir_connectors::managed::TableStore;
-use weir_connectors::TableDescriptor;
+use weir_connectors::{MetadataColumn, TableDescriptor};
 use weir_runtime::{Field, Schema};
 
 use super::Session;
@@ -129,10 +129,35 @@ pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTabl
             ColumnDef::Physical { name, data_type } if t.primary_key.contains(name) => {
                 Some(Field::new(name.clone(), data_type.clone().not_null()))
             }
-            ColumnDef::Physical { name, data_type } => Some(Field::new(name.clone(), data_type.clone())),
+            ColumnDef::Physical { name, data_type } | ColumnDef::Metadata { name, data_type, .. } => {
+                Some(Field::new(name.clone(), data_type.clone()))
+            }
             ColumnDef::Computed { .. } => None,
         })
         .collect();
+    // The metadata columns, by their place among the columns a scan produces.
+    let metadata: Vec<MetadataColumn> = t
+        .columns
+        .iter()
+        .filter(|c| !matches!(c, ColumnDef::Computed { .. }))
+        .enumerate()
+        .filter_map(|(position, c)| match c {
+            ColumnDef::Metadata { name, key, is_virtual, .. } => Some(MetadataColumn {
+                position,
+                key: key.clone().unwrap_or_else(|| name.clone()),
+                is_virtual: *is_virtual,
+            }),
+            ColumnDef::Physical { .. } | ColumnDef::Computed { .. } => None,
+        })
+        .collect();
+    for key in &t.primary_key {
+        if metadata.iter().any(|m| &fields[m.position].name == key) {
+            return Err(Error::validation(
+                at,
+                format!("Could not create a PRIMARY KEY with column '{key}'. A PRIMARY KEY constraint must be declared on physical columns."),
+            ));
+        }
+    }
     for key in &t.primary_key {
         if !fields.iter().any(|f| &f.name == key) {
             return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
@@ -140,7 +165,7 @@ pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTabl
     }
     let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
     let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
-    let descriptor = TableDescriptor { options: t.options.clone(), ..descriptor };
+    let descriptor = TableDescriptor { options: t.options.clone(), metadata, ..descriptor };
     Ok(CatalogTable {
         descriptor,
         primary_key: t.primary_key.clone(),

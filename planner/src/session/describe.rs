@@ -31,6 +31,10 @@ impl Session {
             let (column_name, extras) = match column {
                 ColumnDef::Physical { name, .. } => (name, String::new()),
                 ColumnDef::Computed { name, expr } => (name, format!("AS {}", quoted(expr))),
+                ColumnDef::Metadata { name, key, is_virtual, .. } => {
+                    let from = key.as_ref().map(|k| format!(" FROM '{k}'")).unwrap_or_default();
+                    (name, format!("METADATA{from}{}", if *is_virtual { " VIRTUAL" } else { "" }))
+                }
             };
             let Some(field) = plan.fields.iter().find(|f| &f.name == column_name) else { continue };
             let ty = &field.data_type;

@@ -46,9 +46,9 @@ fn connector_and_format_lookups_fail_clearly() {
          blackhole\ndatagen\nfilesystem\nhologres\njdbc\nkafka\nprint\nupsert-kafka"
     );
     assert_eq!(
-        source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "avro")]),
-        "Could not find any format factory for identifier 'avro'.\n\nAvailable format identifiers are:\n\n\
-         canal-json\ncsv\ndebezium-json\njson\nmaxwell-json\nraw"
+        source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "parquet")]),
+        "Could not find any format factory for identifier 'parquet'.\n\nAvailable format identifiers are:\n\n\
+         avro\ncanal-json\ncsv\ndebezium-json\njson\nmaxwell-json\nraw"
     );
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "print")]),

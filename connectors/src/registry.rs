@@ -11,6 +11,7 @@ use crate::blackhole::BlackholeFactory;
 use crate::datagen::DatagenFactory;
 use crate::error::{Error, Result};
 use crate::filesystem::FilesystemFactory;
+use crate::format::avro::AvroFormatFactory;
 use crate::format::cdc::{CdcFormatFactory, Flavor};
 use crate::format::{csv::CsvFormatFactory, json::JsonFormatFactory, raw::RawFormatFactory, Format, FormatFactory};
 use crate::jdbc::PgFactory;
@@ -403,6 +404,7 @@ impl ConnectorRegistry {
         registry.register_format(Arc::new(CsvFormatFactory));
         registry.register_format(Arc::new(JsonFormatFactory));
         registry.register_format(Arc::new(RawFormatFactory));
+        registry.register_format(Arc::new(AvroFormatFactory));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Debezium)));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Canal)));
         registry.register_format(Arc::new(CdcFormatFactory(Flavor::Maxwell)));

@@ -3,6 +3,7 @@
 //! A [`FormatFactory`] validates its `<format>.*` options and builds a [`Format`]; the format
 //! makes a [`Decoder`] per file read and an [`Encoder`] per file written.
 
+pub mod avro;
 pub mod cdc;
 pub mod csv;
 pub mod json;
@@ -130,6 +131,11 @@ impl Lines {
         self.offset += read as u64;
         self.number += 1;
         Ok(Some(&self.buf))
+    }
+
+    /// Whether the text is one message ([`Lines::from_bytes`]), not lines of a file.
+    pub fn is_message(&self) -> bool {
+        self.message
     }
 
     /// 1-based number of the line last returned.

@@ -148,7 +148,7 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     // operators however the new plan chains them.
     let run = |parallelism: usize| weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
     // Anywhere from before the first checkpoint to well after it.
-    kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
+    common::kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
     let output = uninterrupted.wait_with_output().unwrap();
     assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
     let rows = common::sink_rows(&dir.path().join("kept"));
@@ -219,40 +219,6 @@ fn multiset_difference(rows: &[String], expected: &[String], stderr: &str) -> St
         extra.len(),
         extra.first()
     )
-}
-
-/// Starts run 1, 2, … with `start` and kills each (`kill -9`) after a random pause in
-/// `pause_ms` (from `seed`), `kills` times in all; then lets the last run finish and checks that it
-/// succeeded. Fails when the job finished before it was killed `kills` times.
-fn kill_until_done(
-    kills: usize,
-    seed: u64,
-    pause_ms: std::ops::Range<u64>,
-    mut start: impl FnMut(usize) -> std::process::Child,
-) {
-    let (mut random, mut killed, mut runs) = (seed, 0, 0);
-    let started = Instant::now();
-    loop {
-        runs += 1;
-        let mut child = start(runs);
-        if killed < kills {
-            random ^= random << 13;
-            random ^= random >> 7;
-            random ^= random << 17;
-            std::thread::sleep(Duration::from_millis(pause_ms.start + random % (pause_ms.end - pause_ms.start)));
-            if child.try_wait().unwrap().is_none() {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                killed += 1;
-                continue;
-            }
-        }
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
-        break;
-    }
-    eprintln!("finished after {killed} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
-    assert_eq!(killed, kills, "the job finished before it was killed {kills} times");
 }
 
 /// `weir run` with a script of `dir` and `args`, its standard error piped.
@@ -431,7 +397,7 @@ fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_ro
     );
     std::fs::write(dir.path().join("job.sql"), script).unwrap();
     // 3, 2, 1, 3, 2, 1, …: every restore but one into fewer subtasks than the run before.
-    kill_until_done(KILLS, 0x5851_f42d_4c95_7f2d, 150..750, |runs| {
+    common::kill_until_done(KILLS, 0x5851_f42d_4c95_7f2d, 150..750, |runs| {
         weir(dir.path(), &["--resume", "-p", &(3 - (runs - 1) % 3).to_string()])
     });
     let mut expected_kept: Vec<String> =
@@ -477,7 +443,7 @@ fn library_job_process() {
 #[test]
 fn a_library_pipeline_killed_and_resumed_keeps_its_keyed_state() {
     let dir = tempfile::tempdir().unwrap();
-    kill_until_done(6, 0x9e37_79b9_7f4a_7c15, 300..1500, |runs| {
+    common::kill_until_done(6, 0x9e37_79b9_7f4a_7c15, 300..1500, |runs| {
         Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "library_job_process", "--ignored", "--nocapture", "--test-threads", "1"])
             .env("WEIR_LIBRARY_JOB_DIR", dir.path())

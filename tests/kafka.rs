@@ -350,7 +350,6 @@ fn a_debezium_topic_feeds_a_group_by_that_equals_the_final_tables_aggregate() {
 /// then stops it: the lines, without subtask prefixes, sorted (with its error when it failed);
 /// and whether it was still running.
 fn run_until_rows(dir: &Path, script: &str, rows: usize, wait: Duration) -> (Vec<String>, bool) {
-    use std::io::{BufRead, BufReader};
     let file = dir.join(format!("unbounded-{}.sql", rand::random::<u32>()));
     std::fs::write(&file, script).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
@@ -361,15 +360,7 @@ fn run_until_rows(dir: &Path, script: &str, rows: usize, wait: Duration) -> (Vec
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if send.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let receive = common::stdout_lines(&mut child);
     let mut lines = Vec::new();
     let deadline = Instant::now() + wait;
     while lines.len() < rows && Instant::now() < deadline {

@@ -7,7 +7,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -157,15 +156,7 @@ fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, receive) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let receive = common::stdout_lines(&mut child);
         // The rest comes 20 rows at a time, every 100 ms: partitions 0 to 2 are never idle.
         for (k, slice) in lines[ROWS / 2..].chunks(20).enumerate() {
             let first = ROWS / 2 + k * 20;

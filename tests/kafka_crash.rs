@@ -9,7 +9,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::kafka::{broker, Broker};
 
@@ -47,37 +46,16 @@ fn script(dir: &Path, bootstrap: &str, input: &str, output: &str, delivery: &str
 /// Runs the job until it finishes, killing it `KILLS` times at random moments first; each
 /// restart resumes from the newest checkpoint at parallelism 1, 2 or 3 in turn.
 fn kill_and_resume(dir: &Path, seed: u64) {
-    let (mut random, mut killed, mut runs) = (seed, 0, 0);
-    let started = Instant::now();
-    loop {
-        runs += 1;
-        let parallelism = [2, 1, 3][runs % 3].to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
-            .args(["run", "--resume", "-p", &parallelism])
+    common::kill_until_done(KILLS, seed, 150..850, |runs| {
+        Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", "--resume", "-p", &[2, 1, 3][runs % 3].to_string()])
             .arg(dir.join("job.sql"))
             .current_dir(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap();
-        if killed < KILLS {
-            random ^= random << 13;
-            random ^= random >> 7;
-            random ^= random << 17;
-            std::thread::sleep(Duration::from_millis(150 + random % 700));
-            if child.try_wait().unwrap().is_none() {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                killed += 1;
-                continue;
-            }
-        }
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
-        break;
-    }
-    eprintln!("finished after {killed} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
-    assert_eq!(killed, KILLS, "the job finished before it was killed {KILLS} times");
+            .unwrap()
+    });
 }
 
 /// How often each input record the filter keeps is in `output`.

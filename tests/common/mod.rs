@@ -161,3 +161,52 @@ pub fn sink_rows(dir: &std::path::Path) -> Vec<String> {
     rows.sort();
     rows
 }
+
+/// Starts run 1, 2, … with `start` and kills each (`kill -9`) after a random pause in
+/// `pause_ms` (from `seed`), `kills` times in all; then lets the last run finish and checks that it
+/// succeeded. Fails when the job finished before it was killed `kills` times.
+pub fn kill_until_done(
+    kills: usize,
+    seed: u64,
+    pause_ms: std::ops::Range<u64>,
+    mut start: impl FnMut(usize) -> std::process::Child,
+) {
+    let (mut random, mut killed, mut runs) = (seed, 0, 0);
+    let started = Instant::now();
+    loop {
+        runs += 1;
+        let mut child = start(runs);
+        if killed < kills {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            std::thread::sleep(Duration::from_millis(pause_ms.start + random % (pause_ms.end - pause_ms.start)));
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                killed += 1;
+                continue;
+            }
+        }
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "run {runs}: {}", String::from_utf8_lossy(&output.stderr));
+        break;
+    }
+    eprintln!("finished after {killed} kills and {runs} runs in {:.1} s", started.elapsed().as_secs_f64());
+    assert_eq!(killed, kills, "the job finished before it was killed {kills} times");
+}
+
+/// The lines `child` writes to its standard output (piped), as they come.
+pub fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("the child's standard output is piped");
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive
+}

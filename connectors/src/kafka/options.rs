@@ -361,54 +361,141 @@ fn specific_offsets(options: &mut TableOptions, key: &str) -> Result<BTreeMap<i3
     Ok(offsets)
 }
 
-fn read_startup(options: &mut TableOptions, topics: &Topics) -> Result<StartupMode> {
-    let mode = options.one_of(
-        "scan.startup.mode",
-        &["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"],
-        "group-offsets",
-    )?;
-    let timestamp = options.parse::<i64>("scan.startup.timestamp-millis", "a number of milliseconds")?;
-    let specific = options.contains("scan.startup.specific-offsets");
+/// Where reading starts or ends, as `scan.<phase>.mode` and its options say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Position {
+    Earliest,
+    Latest,
+    GroupOffsets,
+    Timestamp(i64),
+    SpecificOffsets(BTreeMap<i32, i64>),
+    Unbounded,
+}
+
+/// Reads `scan.<phase>.mode` (one of `modes`, `default` without it) with its
+/// `scan.<phase>.timestamp-millis` and `scan.<phase>.specific-offsets`, with Flink's messages.
+fn read_position(
+    options: &mut TableOptions,
+    topics: &Topics,
+    phase: &str,
+    modes: &[&'static str],
+    default: &'static str,
+) -> Result<Position> {
+    let mode = options.one_of(&format!("scan.{phase}.mode"), modes, default)?;
+    let timestamp_key = format!("scan.{phase}.timestamp-millis");
+    let offsets_key = format!("scan.{phase}.specific-offsets");
+    let timestamp = options.parse::<i64>(&timestamp_key, "a number of milliseconds")?;
+    let specific = options.contains(&offsets_key);
     let missing =
-        |key: &str, mode: &str| Error::Validation(format!("'{key}' is required in '{mode}' startup mode but missing."));
+        |key: &str, mode: &str| Error::Validation(format!("'{key}' is required in '{mode}' {phase} mode but missing."));
     Ok(match mode {
-        "earliest-offset" => StartupMode::Earliest,
-        "latest-offset" => StartupMode::Latest,
-        "timestamp" => {
-            StartupMode::Timestamp(timestamp.ok_or_else(|| missing("scan.startup.timestamp-millis", "TIMESTAMP"))?)
+        "earliest-offset" => Position::Earliest,
+        "latest-offset" => Position::Latest,
+        "group-offsets" => Position::GroupOffsets,
+        "timestamp" => Position::Timestamp(timestamp.ok_or_else(|| missing(&timestamp_key, "TIMESTAMP"))?),
+        "specific-offsets" if !specific => return Err(missing(&offsets_key, "SPECIFIC_OFFSETS")),
+        "specific-offsets" if !single_topic(topics) => {
+            return Err(Error::Validation(
+                "Currently Kafka source only supports specific offset for single topic.".into(),
+            ))
         }
-        "specific-offsets" if !specific => return Err(missing("scan.startup.specific-offsets", "SPECIFIC_OFFSETS")),
-        "specific-offsets" if !single_topic(topics) => return Err(only_single_topic()),
-        "specific-offsets" => StartupMode::SpecificOffsets(specific_offsets(options, "scan.startup.specific-offsets")?),
-        _ => StartupMode::GroupOffsets,
+        "specific-offsets" => Position::SpecificOffsets(specific_offsets(options, &offsets_key)?),
+        _ => Position::Unbounded,
     })
 }
 
-fn only_single_topic() -> Error {
-    Error::Validation("Currently Kafka source only supports specific offset for single topic.".into())
+fn read_startup(options: &mut TableOptions, topics: &Topics) -> Result<StartupMode> {
+    let modes = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"];
+    Ok(match read_position(options, topics, "startup", &modes, "group-offsets")? {
+        Position::Earliest => StartupMode::Earliest,
+        Position::Latest => StartupMode::Latest,
+        Position::Timestamp(t) => StartupMode::Timestamp(t),
+        Position::SpecificOffsets(offsets) => StartupMode::SpecificOffsets(offsets),
+        Position::GroupOffsets | Position::Unbounded => StartupMode::GroupOffsets,
+    })
 }
 
 fn read_bounded(options: &mut TableOptions, topics: &Topics) -> Result<BoundedMode> {
-    let mode = options.one_of(
-        "scan.bounded.mode",
-        &["unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets"],
-        "unbounded",
-    )?;
-    let timestamp = options.parse::<i64>("scan.bounded.timestamp-millis", "a number of milliseconds")?;
-    let specific = options.contains("scan.bounded.specific-offsets");
-    let missing =
-        |key: &str, mode: &str| Error::Validation(format!("'{key}' is required in '{mode}' bounded mode but missing."));
-    Ok(match mode {
-        "latest-offset" => BoundedMode::Latest,
-        "group-offsets" => BoundedMode::GroupOffsets,
-        "timestamp" => {
-            BoundedMode::Timestamp(timestamp.ok_or_else(|| missing("scan.bounded.timestamp-millis", "TIMESTAMP"))?)
-        }
-        "specific-offsets" if !specific => return Err(missing("scan.bounded.specific-offsets", "SPECIFIC_OFFSETS")),
-        "specific-offsets" if !single_topic(topics) => return Err(only_single_topic()),
-        "specific-offsets" => BoundedMode::SpecificOffsets(specific_offsets(options, "scan.bounded.specific-offsets")?),
-        _ => BoundedMode::Unbounded,
+    let modes = ["unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets"];
+    Ok(match read_position(options, topics, "bounded", &modes, "unbounded")? {
+        Position::Latest => BoundedMode::Latest,
+        Position::GroupOffsets => BoundedMode::GroupOffsets,
+        Position::Timestamp(t) => BoundedMode::Timestamp(t),
+        Position::SpecificOffsets(offsets) => BoundedMode::SpecificOffsets(offsets),
+        Position::Earliest | Position::Unbounded => BoundedMode::Unbounded,
     })
+}
+
+/// The columns `value.fields-include` puts in the value: every physical one (`ALL`, which a
+/// key prefix forbids), or those not in the key (`EXCEPT_KEY`).
+fn value_columns(options: &mut TableOptions, physical: &[usize], key: &[usize], prefix: &str) -> Result<Vec<usize>> {
+    match options.one_of("value.fields-include", &["ALL", "EXCEPT_KEY"], "ALL")? {
+        "ALL" if !prefix.is_empty() => Err(Error::Validation(
+            "A key prefix is not allowed when option 'value.fields-include' is set to 'ALL'. Set it to \
+             'EXCEPT_KEY' instead to avoid field overlaps."
+                .into(),
+        )),
+        "ALL" => Ok(physical.to_vec()),
+        _ => Ok(physical.iter().copied().filter(|i| !key.contains(i)).collect()),
+    }
+}
+
+/// The schema a format sees: the table's `columns`, named without `strip` (the key prefix).
+fn sub_schema(fields: &[Field], columns: &[usize], strip: &str) -> Schema {
+    Schema {
+        fields: columns
+            .iter()
+            .map(|&i| {
+                let f = &fields[i];
+                Field { name: f.name.strip_prefix(strip).unwrap_or(&f.name).to_string(), ..f.clone() }
+            })
+            .collect(),
+    }
+}
+
+/// The columns `key.fields` names, checked as Flink's `createKeyFormatProjection` checks them:
+/// physical columns, each with the key prefix, and only with a key format.
+fn read_key_columns(
+    options: &mut TableOptions,
+    fields: &[Field],
+    physical: &[usize],
+    prefix: &str,
+) -> Result<Vec<usize>> {
+    const NEEDS_FIELDS: &str =
+        "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'.";
+    let names: Option<Vec<String>> = options
+        .optional("key.fields")
+        .map(|f| f.split(';').map(str::trim).filter(|f| !f.is_empty()).map(str::to_string).collect());
+    let names = match (names, options.contains("key.format")) {
+        (None, false) => return Ok(Vec::new()),
+        (Some(_), false) => {
+            return Err(Error::Validation(
+                "The option 'key.fields' can only be declared if a key format is defined using 'key.format'.".into(),
+            ))
+        }
+        (names, true) => names.filter(|n| !n.is_empty()).ok_or_else(|| Error::Validation(NEEDS_FIELDS.into()))?,
+    };
+    let selectable = || physical.iter().map(|&i| fields[i].name.as_str()).collect::<Vec<_>>().join(", ");
+    names
+        .iter()
+        .map(|name| {
+            let position = physical.iter().copied().find(|&i| &fields[i].name == name).ok_or_else(|| {
+                Error::Validation(format!(
+                    "Could not find the field '{name}' in the table schema for usage in the key format. A key field \
+                     must be a regular, physical column. The following columns can be selected in the 'key.fields' \
+                     option:\n[{}]",
+                    selectable()
+                ))
+            })?;
+            if !name.starts_with(prefix) {
+                return Err(Error::Validation(format!(
+                    "All fields in 'key.fields' must be prefixed with '{prefix}' when option 'key.fields-prefix' is \
+                     set but field '{name}' is not prefixed."
+                )));
+            }
+            Ok(position)
+        })
+        .collect()
 }
 
 /// `key.format`, `key.fields`, `key.fields-prefix`, `value.format` (or `format`) and
@@ -418,72 +505,12 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
     let fields = &table.schema.fields;
     let physical = physical_positions(table);
     let prefix = options.optional("key.fields-prefix").unwrap_or_default().to_string();
-    let key_fields: Option<Vec<String>> = options
-        .optional("key.fields")
-        .map(|f| f.split(';').map(str::trim).filter(|f| !f.is_empty()).map(str::to_string).collect());
-    let has_key_format = options.contains("key.format");
-    let key_columns =
-        match (&key_fields, has_key_format) {
-            (Some(_), false) => {
-                return Err(Error::Validation(
-                    "The option 'key.fields' can only be declared if a key format is defined using 'key.format'."
-                        .into(),
-                ))
-            }
-            (None, true) => return Err(Error::Validation(
-                "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'."
-                    .into(),
-            )),
-            (Some(names), true) if names.is_empty() => return Err(Error::Validation(
-                "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'."
-                    .into(),
-            )),
-            (Some(names), true) => names
-                .iter()
-                .map(|name| {
-                    let position = physical.iter().copied().find(|&i| &fields[i].name == name).ok_or_else(|| {
-                        Error::Validation(format!(
-                            "Could not find the field '{name}' in the table schema for usage in the key format. A key \
-                         field must be a regular, physical column. The following columns can be selected in the \
-                         'key.fields' option:\n[{}]",
-                            physical.iter().map(|&i| fields[i].name.as_str()).collect::<Vec<_>>().join(", ")
-                        ))
-                    })?;
-                    if !name.starts_with(&prefix) {
-                        return Err(Error::Validation(format!(
-                        "All fields in 'key.fields' must be prefixed with '{prefix}' when option 'key.fields-prefix' \
-                         is set but field '{name}' is not prefixed."
-                    )));
-                    }
-                    Ok(position)
-                })
-                .collect::<Result<Vec<_>>>()?,
-            (None, false) => Vec::new(),
-        };
-    let strategy = options.one_of("value.fields-include", &["ALL", "EXCEPT_KEY"], "ALL")?;
-    let value_columns: Vec<usize> = match strategy {
-        "ALL" if !prefix.is_empty() => {
-            return Err(Error::Validation(
-                "A key prefix is not allowed when option 'value.fields-include' is set to 'ALL'. Set it to \
-                 'EXCEPT_KEY' instead to avoid field overlaps."
-                    .into(),
-            ))
-        }
-        "ALL" => physical.clone(),
-        _ => physical.iter().copied().filter(|i| !key_columns.contains(i)).collect(),
-    };
-    let sub_schema = |columns: &[usize], strip: &str| Schema {
-        fields: columns
-            .iter()
-            .map(|&i| {
-                let f = &fields[i];
-                Field { name: f.name.strip_prefix(strip).unwrap_or(&f.name).to_string(), ..f.clone() }
-            })
-            .collect(),
-    };
-    let key =
-        ctx.format_under("key.", &sub_schema(&key_columns, &prefix), options)?.map(|format| (format, key_columns));
-    let value_schema = sub_schema(&value_columns, "");
+    let key_columns = read_key_columns(options, fields, &physical, &prefix)?;
+    let value_columns = value_columns(options, &physical, &key_columns, &prefix)?;
+    let key = ctx
+        .format_under("key.", &sub_schema(fields, &key_columns, &prefix), options)?
+        .map(|format| (format, key_columns));
+    let value_schema = sub_schema(fields, &value_columns, "");
     let value = match (options.contains("format"), options.contains("value.format")) {
         (true, true) => {
             return Err(Error::Validation(
@@ -493,7 +520,9 @@ fn read_layout(table: &TableDescriptor, options: &mut TableOptions, ctx: &Factor
             ))
         }
         (true, false) => ctx.format(&value_schema, options)?,
-        (false, true) => ctx.format_under("value.", &value_schema, options)?.expect("value.format is given"),
+        (false, true) => ctx
+            .format_under("value.", &value_schema, options)?
+            .ok_or_else(|| Error::MissingOptions { missing: vec!["value.format".into()] })?,
         (false, false) => {
             options.optional("format");
             options.optional("value.format");
@@ -523,31 +552,11 @@ fn read_upsert_layout(
     let physical = physical_positions(table);
     let prefix = options.optional("key.fields-prefix").unwrap_or_default().to_string();
     let key_columns = table.primary_key.clone();
-    let strategy = options.one_of("value.fields-include", &["ALL", "EXCEPT_KEY"], "ALL")?;
-    let value_columns: Vec<usize> = match strategy {
-        "ALL" if !prefix.is_empty() => {
-            return Err(Error::Validation(
-                "A key prefix is not allowed when option 'value.fields-include' is set to 'ALL'. Set it to \
-                 'EXCEPT_KEY' instead to avoid field overlaps."
-                    .into(),
-            ))
-        }
-        "ALL" => physical.clone(),
-        _ => physical.iter().copied().filter(|i| !key_columns.contains(i)).collect(),
-    };
-    let sub_schema = |columns: &[usize], strip: &str| Schema {
-        fields: columns
-            .iter()
-            .map(|&i| {
-                let f = &fields[i];
-                Field { name: f.name.strip_prefix(strip).unwrap_or(&f.name).to_string(), ..f.clone() }
-            })
-            .collect(),
-    };
+    let value_columns = value_columns(options, &physical, &key_columns, &prefix)?;
     options.required("key.format");
     options.required("value.format");
-    let key = ctx.format_under("key.", &sub_schema(&key_columns, &prefix), options)?;
-    let value = ctx.format_under("value.", &sub_schema(&value_columns, ""), options)?;
+    let key = ctx.format_under("key.", &sub_schema(fields, &key_columns, &prefix), options)?;
+    let value = ctx.format_under("value.", &sub_schema(fields, &value_columns, ""), options)?;
     let (Some(key), Some(value)) = (key, value) else {
         let missing = ["key.format", "value.format"].iter().filter(|k| !options.contains(k)).map(|k| k.to_string());
         return Err(Error::MissingOptions { missing: missing.collect() });

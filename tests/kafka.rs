@@ -682,3 +682,45 @@ fn avro_values_round_trip() {
     assert!(ok, "{err}");
     assert_eq!(final_rows(&got), final_rows(&expected));
 }
+
+/// With `topic-pattern`, a topic created while the job runs is found by partition discovery
+/// and read from its beginning.
+#[test]
+fn partition_discovery_reads_a_topic_created_while_the_job_runs() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = format!("disc{:08x}", rand::random::<u32>());
+    broker.create_topic(&format!("{prefix}-a"), 1);
+    broker.produce(&format!("{prefix}-a"), &["1".into(), "2".into()], |_| 0);
+    let sql = format!(
+        "CREATE TABLE t (n BIGINT) WITH ('connector' = 'kafka', 'topic-pattern' = '{prefix}-.*', \
+         'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', \
+         'scan.topic-partition-discovery.interval' = '300 ms', 'format' = 'csv');\n\
+         CREATE TABLE out (n BIGINT) WITH ('connector' = 'print');\nINSERT INTO out SELECT * FROM t;\n",
+        broker.bootstrap
+    );
+    let file = dir.path().join("discovery.sql");
+    std::fs::write(&file, sql).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", file.to_str().unwrap(), "--parallelism", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = common::stdout_lines(&mut child);
+    let strip = |l: String| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string());
+    let mut got: Vec<String> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while got.len() < 2 && Instant::now() < deadline {
+        got.extend(lines.recv_timeout(Duration::from_millis(100)).ok().map(strip));
+    }
+    broker.create_topic(&format!("{prefix}-b"), 2);
+    broker.produce(&format!("{prefix}-b"), &["3".into(), "4".into()], |i| i as i32);
+    while got.len() < 4 && Instant::now() < deadline {
+        got.extend(lines.recv_timeout(Duration::from_millis(100)).ok().map(strip));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    got.sort();
+    assert_eq!(got, ["+I[1]", "+I[2]", "+I[3]", "+I[4]"]);
+}

@@ -467,10 +467,9 @@ impl SubtaskActor {
                     source.idle = false;
                     act.produced.insert(0, StreamElement::Idle(false));
                 }
-            } else if timeout > 0
-                && !source.idle
-                && now - source.last_activity >= timeout
-                && act.chain.source_caught_up()
+            } else if !source.idle
+                && (act.chain.source_idle_now()
+                    || (timeout > 0 && now - source.last_activity >= timeout && act.chain.source_caught_up()))
             {
                 source.idle = true;
                 act.produced.push(StreamElement::Idle(true));

@@ -162,6 +162,11 @@ impl Chain {
         self.source.as_ref().is_none_or(|s| s.source.caught_up())
     }
 
+    /// Whether the chain's head source has nothing to read for now ([`Source::idle_now`]).
+    pub(crate) fn source_idle_now(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.source.idle_now())
+    }
+
     /// Whether the chain is headed by a source that will emit no row ([`Source::emits_nothing`]).
     pub(crate) fn emits_nothing(&self) -> bool {
         self.source.as_ref().is_some_and(|s| s.source.emits_nothing())

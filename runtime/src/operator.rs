@@ -462,6 +462,14 @@ pub trait Source: Send {
         true
     }
 
+    /// Whether the source has nothing to read at all for now (a Kafka subtask given no
+    /// partition, which discovery may give one later): the runtime marks it idle at once,
+    /// whatever `table.exec.source.idle-timeout` says, as Flink marks a reader without splits.
+    /// The default: `false`.
+    fn idle_now(&self) -> bool {
+        false
+    }
+
     /// Whether this subtask will emit no row at all, known before it starts (it was given no
     /// file to read): its receivers do not wait for its watermark, so which rows are late
     /// downstream does not depend on when this subtask happens to finish. Asked after a

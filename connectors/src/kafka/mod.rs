@@ -27,7 +27,7 @@
 //! | `scan.bounded.mode` | `unbounded` | `unbounded`, `latest-offset`, `group-offsets`, `timestamp`, `specific-offsets`: where a bounded scan ends |
 //! | `scan.bounded.timestamp-millis` | | for `timestamp` |
 //! | `scan.bounded.specific-offsets` | | for `specific-offsets` |
-//! | `scan.topic-partition-discovery.interval` | | accepted; partitions are listed when the job starts |
+//! | `scan.topic-partition-discovery.interval` | `5 min` | how often an unbounded scan looks for new partitions and topics (`0`: never) |
 //! | `scan.watermark.idle-timeout` | | a partition without records this long holds no watermark back |
 //! | `sink.partitioner` | `default` | `default` (by the key's murmur2 hash, as Kafka's Java client), `fixed` (subtask i to partition i mod n), `round-robin` |
 //! | `sink.delivery-guarantee` | `at-least-once` | `none`, `at-least-once`, `exactly-once` |

@@ -170,8 +170,9 @@ pub struct KafkaOptions {
     pub startup: StartupMode,
     /// `scan.bounded.mode`
     pub bounded: BoundedMode,
-    /// `scan.topic-partition-discovery.interval`: how often new partitions are looked for;
-    /// `None` when disabled (zero).
+    /// `scan.topic-partition-discovery.interval` (default five minutes): how often an unbounded
+    /// scan looks for new partitions (and, with `topic-pattern`, new topics); `None` when
+    /// disabled (zero).
     pub discovery_interval: Option<Duration>,
     /// `scan.watermark.idle-timeout`: a partition without records for this long holds no
     /// watermark back; `None` when not given (the job's `table.exec.source.idle-timeout`).
@@ -295,7 +296,8 @@ pub fn read(
         layout,
         startup,
         bounded,
-        discovery_interval: discovery_interval.filter(|d| !d.is_zero()),
+        // Flink's default: every five minutes; zero turns it off.
+        discovery_interval: discovery_interval.or(Some(Duration::from_secs(300))).filter(|d| !d.is_zero()),
         idle_timeout,
         commit_offsets,
         partitioner,

@@ -87,6 +87,9 @@ pub struct KafkaSource {
     idle_timeout: Option<Duration>,
     /// Per partition, whether it held the watermark back at the last poll (read and not idle).
     active: Vec<bool>,
+    /// The partitions a discovery thread finds (`scan.topic-partition-discovery.interval`), and
+    /// the sender whose drop (with the source) stops the thread.
+    discovered: Option<(std::sync::mpsc::Receiver<Vec<TopicPartition>>, std::sync::mpsc::Sender<()>)>,
 }
 
 impl std::fmt::Debug for KafkaSource {
@@ -109,6 +112,7 @@ impl KafkaSource {
             turn: 0,
             uncommitted: BTreeMap::new(),
             active: Vec::new(),
+            discovered: None,
             idle_timeout: idle_timeout.filter(|d| !d.is_zero()),
             options,
         }
@@ -297,6 +301,44 @@ impl KafkaSource {
         Ok(())
     }
 
+    /// Starts reading the partitions discovery found that this subtask is given and does not
+    /// read yet, from their beginning (as Flink's source reads discovered partitions).
+    fn add_discovered(&mut self, now: i64) -> RuntimeResult<()> {
+        let Some(found) = self.discovered.as_ref().and_then(|(r, _)| r.try_iter().last()) else { return Ok(()) };
+        let new: Vec<TopicPartition> = found
+            .into_iter()
+            .filter(|tp| owner(tp, self.parallelism) == self.subtask && !self.partitions.iter().any(|p| &p.tp == tp))
+            .collect();
+        let Some(consumer) = &self.consumer else { return Ok(()) };
+        if new.is_empty() {
+            return Ok(());
+        }
+        // The whole assignment again: the partitions read go on from their next offset.
+        let reading: Vec<(&TopicPartition, Offset)> = self
+            .partitions
+            .iter()
+            .filter(|p| !p.finished())
+            .map(|p| (&p.tp, Offset::Offset(p.next)))
+            .chain(new.iter().map(|tp| (tp, Offset::Beginning)))
+            .collect();
+        let list = client::partition_list(reading)?;
+        consumer
+            .assign(&list)
+            .map_err(|e| client::cluster_error(&self.options, "assign the partitions it discovered", &e))?;
+        tracing::info!(table = %self.name, subtask = self.subtask, partitions = ?new, "reading discovered Kafka partitions");
+        let upsert = self.options.connector == Connector::Upsert;
+        self.partitions.extend(new.into_iter().map(|tp| Partition {
+            tp,
+            next: 0,
+            emitted: 0,
+            stop: None,
+            rows: RecordColumns::new(&self.options.layout, upsert),
+            last_record_at: now,
+            at_end: false,
+        }));
+        Ok(())
+    }
+
     /// Whether partition `k` takes part in the watermark: it has rows still to emit, or is
     /// still read and has had a record within the idle timeout or has not been read to its end.
     fn active(&self, k: usize, now: i64) -> bool {
@@ -307,6 +349,34 @@ impl KafkaSource {
         let idle = p.at_end && self.idle_timeout.is_some_and(|t| now - p.last_record_at >= t.as_millis() as i64);
         !p.finished() && !idle
     }
+}
+
+/// A thread that lists the table's partitions every `interval` and sends them to the source;
+/// it ends as soon as the source is gone (the returned sender dropped). A listing that fails is
+/// logged and tried again.
+fn discover(
+    options: Arc<KafkaOptions>,
+    interval: Duration,
+) -> (std::sync::mpsc::Receiver<Vec<TopicPartition>>, std::sync::mpsc::Sender<()>) {
+    let (send, receive) = std::sync::mpsc::channel();
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let spawned = std::thread::Builder::new().name(format!("{}-discovery", options.table)).spawn(move || {
+        let Ok(consumer) = client::create::<BaseConsumer>(&options, &[("group.id", "weir-discovery")]) else { return };
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+            match client::partitions(&consumer, &options, client::api_timeout(&options)) {
+                Ok(found) => {
+                    if send.send(found).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => tracing::warn!(table = %options.table, error = %e, "Kafka partition discovery failed"),
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "no Kafka partition discovery: its thread could not start");
+    }
+    (receive, stop)
 }
 
 /// What a message carries for the metadata columns.
@@ -380,11 +450,15 @@ impl Source for KafkaSource {
         consumer.assign(&reading).map_err(|e| client::cluster_error(&self.options, "assign its partitions", &e))?;
         tracing::debug!(table = %self.name, subtask = self.subtask, partitions = self.partitions.len(), "Kafka source opened");
         self.consumer = Some(consumer);
+        if let (Some(interval), BoundedMode::Unbounded) = (self.options.discovery_interval, &self.options.bounded) {
+            self.discovered = Some(discover(Arc::clone(&self.options), interval));
+        }
         Ok(())
     }
 
     fn poll_next(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> RuntimeResult<SourceStatus> {
         let now = ctx.processing_time();
+        self.add_discovered(now)?;
         self.read(ctx.chunk_size(), now)?;
         let n = self.partitions.len();
         self.active = (0..n).map(|k| self.active(k, now)).collect();
@@ -397,7 +471,9 @@ impl Source for KafkaSource {
             out.collect(Chunk::from_arrays(kinds, arrays));
             return Ok(SourceStatus::Ready);
         }
-        if self.partitions.iter().all(Partition::finished) {
+        // A subtask without partitions waits for discovery to give it some, when it looks.
+        let waiting = self.partitions.is_empty() && self.discovered.is_some();
+        if !waiting && self.partitions.iter().all(Partition::finished) {
             return Ok(SourceStatus::Finished);
         }
         Ok(SourceStatus::Wait(IDLE_POLL))

@@ -66,26 +66,41 @@ pub struct Lines {
     number: usize,
     /// Bytes read so far (where the next line starts, counted from where reading began).
     offset: u64,
-    /// The text is one message (a Kafka record's key or value): its whole content is one
-    /// record, line breaks and all.
+    /// The text is one message (a Kafka record's key or value), held in `buf`: its whole
+    /// content is one record, line breaks and all.
     message: bool,
+    /// In a message: whether its record is still to be read.
+    pending: bool,
 }
 
 impl Lines {
     /// Lines of `reader`.
     pub fn new(reader: Box<dyn BufRead + Send>) -> Self {
-        Lines { reader, buf: Vec::new(), number: 0, offset: 0, message: false }
+        Lines { reader, buf: Vec::new(), number: 0, offset: 0, message: false, pending: false }
     }
 
     /// Lines of `reader`, which starts at byte `offset` of its text, after line `number`.
     pub fn resumed(reader: Box<dyn BufRead + Send>, offset: u64, number: usize) -> Self {
-        Lines { reader, buf: Vec::new(), number, offset, message: false }
+        Lines { reader, buf: Vec::new(), number, offset, message: false, pending: false }
     }
 
     /// One message's bytes (a Kafka record's key or value) as one record: its one "line" is
-    /// the whole message, without a final line break.
+    /// the whole message, line breaks and all.
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        Lines { message: true, ..Self::new(Box::new(std::io::Cursor::new(bytes.to_vec()))) }
+        let mut lines = Self::new(Box::new(std::io::empty()));
+        lines.set_message(bytes);
+        lines
+    }
+
+    /// Makes these lines the one record of the message `bytes`, reusing their buffer (a
+    /// source decodes every message of a partition through one `Lines`).
+    pub fn set_message(&mut self, bytes: &[u8]) {
+        self.buf.clear();
+        self.buf.extend_from_slice(bytes);
+        self.message = true;
+        self.pending = true;
+        self.number = 0;
+        self.offset = 0;
     }
 
     /// Lines of an in-memory text.
@@ -119,12 +134,16 @@ impl Lines {
     /// # Errors
     /// The reader's error.
     pub fn next_bytes(&mut self) -> std::io::Result<Option<&[u8]>> {
+        if self.message {
+            if !std::mem::take(&mut self.pending) || self.buf.is_empty() {
+                return Ok(None);
+            }
+            self.offset = self.buf.len() as u64;
+            self.number = 1;
+            return Ok(Some(&self.buf));
+        }
         self.buf.clear();
-        let read = if self.message {
-            std::io::Read::read_to_end(&mut self.reader, &mut self.buf)?
-        } else {
-            self.reader.read_until(b'\n', &mut self.buf)?
-        };
+        let read = self.reader.read_until(b'\n', &mut self.buf)?;
         if read == 0 {
             return Ok(None);
         }

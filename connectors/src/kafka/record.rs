@@ -79,6 +79,9 @@ pub struct RecordColumns {
     upsert: bool,
     /// The metadata columns: their columns, and what they hold.
     metadata: Option<(ColumnsBuilder, Vec<(usize, Metadata)>)>,
+    /// The key's and the value's bytes, as the formats read them (reused record to record).
+    key_lines: Lines,
+    value_lines: Lines,
 }
 
 impl RecordColumns {
@@ -105,6 +108,8 @@ impl RecordColumns {
                 let positions: Vec<usize> = layout.metadata.iter().map(|(p, _)| *p).collect();
                 (ColumnsBuilder::for_types(&types_of(&positions)), layout.metadata.clone())
             }),
+            key_lines: Lines::from_bytes(&[]),
+            value_lines: Lines::from_bytes(&[]),
         }
     }
 
@@ -152,7 +157,8 @@ impl RecordColumns {
         if let Some((decoder, columns, _)) = &mut self.key {
             match key {
                 Some(key) => {
-                    let decoded = decoder.decode(&mut Lines::from_bytes(key), columns).map_err(|e| (Part::Key, e))?;
+                    self.key_lines.set_message(key);
+                    let decoded = decoder.decode(&mut self.key_lines, columns).map_err(|e| (Part::Key, e))?;
                     if !decoded || columns.rows() == rows {
                         return Ok(());
                     }
@@ -176,7 +182,8 @@ impl RecordColumns {
             self.kinds.push(RowKind::Delete);
             return Ok(());
         };
-        let decoded = decoder.decode_changes(&mut Lines::from_bytes(value), columns, &mut self.kinds);
+        self.value_lines.set_message(value);
+        let decoded = decoder.decode_changes(&mut self.value_lines, columns, &mut self.kinds);
         if self.upsert {
             self.kinds[kinds..].iter_mut().for_each(|k| *k = RowKind::UpdateAfter);
         }

@@ -82,6 +82,8 @@ pub struct KafkaSource {
     restored: Option<BTreeMap<TopicPartition, (i64, Option<i64>)>>,
     /// The partition the last poll emitted.
     turn: usize,
+    /// The partition of the last message read.
+    last_read: usize,
     /// Per checkpoint taken and not yet known complete, the positions it holds.
     uncommitted: BTreeMap<u64, Vec<(TopicPartition, i64)>>,
     idle_timeout: Option<Duration>,
@@ -110,6 +112,7 @@ impl KafkaSource {
             partitions: Vec::new(),
             restored: None,
             turn: 0,
+            last_read: 0,
             uncommitted: BTreeMap::new(),
             active: Vec::new(),
             discovered: None,
@@ -272,11 +275,15 @@ impl KafkaSource {
                 }
             };
             read += 1;
-            let Some(p) = self
-                .partitions
-                .iter_mut()
-                .find(|p| p.tp.partition == message.partition() && p.tp.topic == message.topic())
-            else {
+            // Messages come in runs of one partition: the last one's is looked at first.
+            let is_of = |p: &Partition| p.tp.partition == message.partition() && p.tp.topic == message.topic();
+            if !self.partitions.get(self.last_read).is_some_and(is_of) {
+                match self.partitions.iter().position(is_of) {
+                    Some(k) => self.last_read = k,
+                    None => continue,
+                }
+            }
+            let Some(p) = self.partitions.get_mut(self.last_read) else {
                 continue;
             };
             if p.finished() || message.offset() < p.next {
@@ -546,14 +553,10 @@ impl Source for KafkaSource {
         self.partitions.iter().all(|p| p.at_end || p.finished())
     }
 
-    /// A subtask given no partition (more subtasks than partitions) emits nothing, so that the
-    /// others' watermarks are not held back by it. Asks the cluster; when it does not answer,
-    /// `false`, and [`Source::open`] reports why.
-    fn emits_nothing(&self) -> bool {
-        let Ok(consumer) = self.consumer() else { return false };
-        let Ok(all) = client::partitions(&consumer, &self.options, client::api_timeout(&self.options)) else {
-            return false;
-        };
-        !all.iter().any(|tp| owner(tp, self.parallelism) == self.subtask)
+    /// A subtask given no partition (more subtasks than partitions) is idle until discovery
+    /// gives it one, so the others' watermarks are not held back by it (without discovery it
+    /// ends at its first poll).
+    fn idle_now(&self) -> bool {
+        self.partitions.is_empty() && self.consumer.is_some()
     }
 }

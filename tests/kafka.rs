@@ -45,6 +45,12 @@ fn orders_lines() -> Vec<String> {
     std::fs::read_to_string(path).unwrap().lines().map(str::to_string).collect()
 }
 
+/// The table a printed changelog leaves: row text to multiplicity, subtask prefixes dropped.
+fn final_table(printed: &str) -> BTreeMap<String, i64> {
+    let lines: Vec<&str> = printed.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
+    weir::runtime::fixture::materialize_changelog(&lines).unwrap()
+}
+
 /// The printed rows, sorted, without subtask prefixes.
 fn printed(stdout: &str) -> Vec<String> {
     let mut rows: Vec<String> = stdout.lines().filter_map(|l| l.split_once("> ").map(|(_, r)| r.to_string())).collect();
@@ -70,16 +76,12 @@ fn a_topic_reads_as_the_file_it_was_loaded_from_at_every_parallelism() {
     );
     let (ok, expected, err) = run(dir.path(), &from_file, 1, &[]);
     assert!(ok, "{err}");
-    let final_rows = |out: &str| {
-        let lines: Vec<&str> = out.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
-        weir::runtime::fixture::materialize_changelog(&lines).unwrap()
-    };
-    let expected = final_rows(&expected);
+    let expected = final_table(&expected);
     for p in [1, 2, 4] {
         let from_topic = format!("{}{query}", kafka_table("orders", ORDERS, &topic, &broker.bootstrap, ""));
         let (ok, out, err) = run(dir.path(), &from_topic, p, &[]);
         assert!(ok, "parallelism {p}: {err}");
-        assert_eq!(final_rows(&out), expected, "parallelism {p}");
+        assert_eq!(final_table(&out), expected, "parallelism {p}");
     }
 }
 
@@ -339,9 +341,7 @@ fn a_debezium_topic_feeds_a_group_by_that_equals_the_final_tables_aggregate() {
         for p in [1, 2, 4] {
             let (ok, out, err) = run(dir.path(), &sql, p, &[]);
             assert!(ok, "{err}");
-            let lines: Vec<&str> = out.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
-            let got = weir::runtime::fixture::materialize_changelog(&lines).unwrap();
-            assert_eq!(got, expected, "seed {seed}, parallelism {p}");
+            assert_eq!(final_table(&out), expected, "seed {seed}, parallelism {p}");
         }
     }
 }
@@ -449,10 +449,6 @@ fn upsert_kafka_round_trips_a_changelog() {
          'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json');\n",
         broker.bootstrap
     );
-    let final_table = |out: &str| {
-        let lines: Vec<&str> = out.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
-        weir::runtime::fixture::materialize_changelog(&lines).unwrap()
-    };
     for p in [1, 2, 4] {
         let topic = topic("upserts");
         broker.create_topic(&topic, 3);
@@ -672,15 +668,11 @@ fn avro_values_round_trip() {
         table(", 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'"),
         query.replace("{T}", "avro_orders")
     );
-    let final_rows = |out: &str| {
-        let lines: Vec<&str> = out.lines().map(|l| l.split_once("> ").map_or(l, |(_, r)| r)).collect();
-        weir::runtime::fixture::materialize_changelog(&lines).unwrap()
-    };
     let (ok, expected, err) = run(dir.path(), &from_file, 1, &[]);
     assert!(ok, "{err}");
     let (ok, got, err) = run(dir.path(), &read, 2, &[]);
     assert!(ok, "{err}");
-    assert_eq!(final_rows(&got), final_rows(&expected));
+    assert_eq!(final_table(&got), final_table(&expected));
 }
 
 /// With `topic-pattern`, a topic created while the job runs is found by partition discovery

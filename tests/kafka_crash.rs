@@ -45,8 +45,8 @@ fn script(dir: &Path, bootstrap: &str, input: &str, output: &str, delivery: &str
 
 /// Runs the job until it finishes, killing it `KILLS` times at random moments first; each
 /// restart resumes from the newest checkpoint at parallelism 1, 2 or 3 in turn.
-fn kill_and_resume(dir: &Path, seed: u64) {
-    common::kill_until_done(KILLS, seed, 150..850, |runs| {
+fn kill_and_resume(dir: &Path, seed: u64, pause_ms: std::ops::Range<u64>) {
+    common::kill_until_done(KILLS, seed, pause_ms, |runs| {
         Command::new(env!("CARGO_BIN_EXE_weir"))
             .args(["run", "--resume", "-p", &[2, 1, 3][runs % 3].to_string()])
             .arg(dir.join("job.sql"))
@@ -99,7 +99,9 @@ fn crash_loop(delivery: &str, seed: u64) -> (tempfile::TempDir, &'static Broker,
         script(dir.path(), &broker.bootstrap, &input_topic, &output_topic, delivery),
     )
     .unwrap();
-    kill_and_resume(dir.path(), seed);
+    // The filesystem sink is fast: shorter runs leave time for ten kills.
+    let pause_ms = if delivery == "files" { 100..450 } else { 150..850 };
+    kill_and_resume(dir.path(), seed, pause_ms);
     let expected: Vec<String> =
         lines.into_iter().filter(|l| l.rsplit(',').next().unwrap().parse::<u32>().unwrap() < 10).collect();
     (dir, broker, output_topic, expected)

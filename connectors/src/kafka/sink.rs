@@ -61,6 +61,39 @@ struct Record {
     meta: WrittenMeta,
 }
 
+impl Record {
+    /// Writes the record into an exactly-once writer's checkpoint.
+    fn write(&self, out: &mut weir_runtime::checkpoint::codec::Encoder) {
+        out.u32(u32::from(self.key.is_some()) | (u32::from(self.value.is_some()) << 1));
+        out.bytes(self.key.as_deref().unwrap_or_default());
+        out.bytes(self.value.as_deref().unwrap_or_default());
+        out.i64(self.meta.timestamp.unwrap_or(i64::MIN));
+        out.u32(self.meta.headers.len() as u32);
+        for (k, v) in &self.meta.headers {
+            out.str(k);
+            out.bytes(v);
+        }
+    }
+
+    /// Reads a record [`Record::write`] wrote.
+    fn read(input: &mut weir_runtime::checkpoint::codec::Decoder<'_>) -> Result<Record, StateDecodeError> {
+        let present = input.u32()?;
+        let key = input.bytes()?.to_vec();
+        let value = input.bytes()?.to_vec();
+        let timestamp = Some(input.i64()?).filter(|&t| t != i64::MIN);
+        let mut headers = Vec::new();
+        for _ in 0..input.u32()? {
+            let k = input.str()?.to_string();
+            headers.push((k, input.bytes()?.to_vec()));
+        }
+        Ok(Record {
+            key: (present & 1 != 0).then_some(key),
+            value: (present & 2 != 0).then_some(value),
+            meta: WrittenMeta { timestamp, headers },
+        })
+    }
+}
+
 /// Writes rows to a topic.
 pub struct KafkaSink {
     name: String,
@@ -346,15 +379,7 @@ impl Operator for KafkaSink {
             out.u64(*id);
             out.u32(records.len() as u32);
             for r in records {
-                out.u32(u32::from(r.key.is_some()) | (u32::from(r.value.is_some()) << 1));
-                out.bytes(r.key.as_deref().unwrap_or_default());
-                out.bytes(r.value.as_deref().unwrap_or_default());
-                out.i64(r.meta.timestamp.unwrap_or(i64::MIN));
-                out.u32(r.meta.headers.len() as u32);
-                for (k, v) in &r.meta.headers {
-                    out.str(k);
-                    out.bytes(v);
-                }
+                r.write(out);
             }
         }
         Ok(())
@@ -400,20 +425,7 @@ impl Operator for KafkaSink {
                 let id = input.u64().map_err(malformed)?;
                 let mut records = Vec::new();
                 for _ in 0..input.u32().map_err(malformed)? {
-                    let present = input.u32().map_err(malformed)?;
-                    let key = input.bytes().map_err(malformed)?.to_vec();
-                    let value = input.bytes().map_err(malformed)?.to_vec();
-                    let timestamp = Some(input.i64().map_err(malformed)?).filter(|&t| t != i64::MIN);
-                    let mut headers = Vec::new();
-                    for _ in 0..input.u32().map_err(malformed)? {
-                        let k = input.str().map_err(malformed)?.to_string();
-                        headers.push((k, input.bytes().map_err(malformed)?.to_vec()));
-                    }
-                    records.push(Record {
-                        key: (present & 1 != 0).then_some(key),
-                        value: (present & 2 != 0).then_some(value),
-                        meta: WrittenMeta { timestamp, headers },
-                    });
+                    records.push(Record::read(&mut input).map_err(malformed)?);
                 }
                 batches.insert(id, records);
             }

@@ -43,6 +43,10 @@ options:
                                (under execution.checkpointing.dir, in the job's directory)
   -h, --help                   this text
 
+--set rest.port=8081 serves Flink's REST API and a dashboard of the running jobs at
+http://127.0.0.1:8081/ (rest.bind-address to bind another address); --set
+metrics.reporter.prom.port=9249 serves Prometheus metrics at http://127.0.0.1:9249/metrics.
+
 Ctrl-C or SIGTERM stops the running jobs; with execution.checkpointing.savepoint-dir set, each
 job that checkpoints first takes a savepoint there and its path is printed. WEIR_LOG=info (any
 tracing filter) logs what the jobs do, checkpoints included, to standard error.";
@@ -63,9 +67,18 @@ usage: weir sql [OPTIONS]
 An interactive SQL shell: statements end with ';' and may span lines; HELP; lists what it takes,
 QUIT; or Ctrl-D leaves it; Ctrl-C cancels the running statement.
 
+An INSERT into an unbounded job returns at once with the job's id and the job runs on in the
+background (unless table.dml-sync is true); SHOW JOBS lists the session's jobs, STOP JOB '<id>'
+[WITH SAVEPOINT] stops one. With rest.port set, Flink's REST API and a dashboard of the jobs are
+served at http://127.0.0.1:PORT/.
+
 options:
+  -f, --file FILE              run the statements of FILE as the shell would, then wait for its jobs
+  -i, --init INIT_FILE         run the statements of INIT_FILE before the first prompt (or FILE)
   -p, --parallelism N          parallelism.default of the session (default: the number of cores)
-  --set key=value              a session option, as SET 'key' = 'value' would set it (repeatable)
+  --set key=value              a session option, as SET 'key' = 'value' would set it (repeatable);
+                               rest.port=8081 serves the REST API and dashboard,
+                               metrics.reporter.prom.port=9249 Prometheus metrics
   --format tableau|changelog   how SELECT prints its rows (sql-client.execution.result-mode)
   -h, --help                   this text";
 
@@ -129,8 +142,12 @@ fn run(args: &[String]) -> Result<(), String> {
         "run" => run_script(rest),
         "explain" => explain_script(rest),
         "sql" => {
-            let settings = parse_settings(rest)?;
-            shell::run(session(&settings)?)
+            let (files, rest) = shell_files(rest)?;
+            let settings = parse_settings(&rest)?;
+            match files.script {
+                Some(file) => shell::run_file(session(&settings)?, &file, files.init.as_deref()),
+                None => shell::run(session(&settings)?, files.init.as_deref()),
+            }
         }
         "--help" | "-h" | "help" => match rest.first().map(String::as_str) {
             Some("run") => print_text(RUN_USAGE),
@@ -159,6 +176,28 @@ fn print_text(text: &str) -> Result<(), String> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to standard output: {e}")),
         _ => Ok(()),
     }
+}
+
+/// The files `weir sql` reads: `-f FILE` (run it and end) and `-i INIT_FILE` (run first).
+#[derive(Debug, Default)]
+struct ShellFiles {
+    script: Option<String>,
+    init: Option<String>,
+}
+
+/// Takes `-f`/`--file` and `-i`/`--init` out of `weir sql`'s arguments.
+fn shell_files(args: &[String]) -> Result<(ShellFiles, Vec<String>), String> {
+    let mut files = ShellFiles::default();
+    let mut rest = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "-f" | "--file" => files.script = Some(iter.next().ok_or("-f needs a file")?.clone()),
+            "-i" | "--init" => files.init = Some(iter.next().ok_or("-i needs a file")?.clone()),
+            _ => rest.push(arg.clone()),
+        }
+    }
+    Ok((files, rest))
 }
 
 /// The session options of `weir sql` (no script file).

@@ -12,7 +12,10 @@ Statements end with ';' and may span several lines:
   SET 'key' = 'value';         set an option; SET; lists them; RESET;
   SHOW TABLES;  DESCRIBE t;    look at the catalog
   SELECT …;                    run a query and print its rows
-  INSERT INTO t SELECT …;      run a job into a table
+  INSERT INTO t SELECT …;      run a job into a table (an unbounded one runs on in the background)
+  SHOW JOBS;                   the session's jobs, their ids and states
+  DESCRIBE JOB '<id>';         one of them
+  STOP JOB '<id>' [WITH SAVEPOINT];  stop one, taking a savepoint first
   EXPLAIN …;                   print the plans of a statement
   HELP;                        this text
   QUIT;                        leave (Ctrl-D too)";
@@ -36,7 +39,13 @@ impl From<std::io::Error> for Stopped {
 /// jobs and the prompt comes back. A reader of standard output that goes away (`| head`) ends
 /// the shell quietly; standard output that cannot be written otherwise (`> /dev/full`) ends it
 /// with that error. The session's jobs are cancelled either way.
-pub fn run(mut session: Session) -> Result<(), String> {
+pub fn run(mut session: Session, init: Option<&str>) -> Result<(), String> {
+    session.detach_unbounded_jobs(true);
+    if let Some(file) = init {
+        let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+        session.execute_script(&sql).map_err(|e| e.in_file(file))?;
+        announce_submitted(&mut session).map(drop).or_else(output_failed)?;
+    }
     let result = shell(&mut session);
     session.cancel_all();
     match result {
@@ -44,6 +53,42 @@ pub fn run(mut session: Session) -> Result<(), String> {
         Err(Stopped::Output(e)) => output_failed(e),
         Err(Stopped::Shell(message)) => Err(message),
     }
+}
+
+/// `weir sql -f FILE`: runs the file's statements as the shell would (INSERTs into unbounded
+/// jobs announced with their ids), then waits for the jobs it started; Ctrl-C stops them.
+pub fn run_file(mut session: Session, file: &str, init: Option<&str>) -> Result<(), String> {
+    session.detach_unbounded_jobs(true);
+    let interrupt = session.interrupter();
+    let _ = ctrlc::set_handler(interrupt);
+    for file in init.into_iter().chain([file]) {
+        let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+        let ran = session.execute_script(&sql);
+        announce_submitted(&mut session).map(drop).or_else(output_failed)?;
+        match ran {
+            Err(e) if matches!(e.error, Error::Runtime(weir::runtime::Error::Cancelled)) => return Ok(()),
+            Err(e) if e.error.is_output_closed() => return Ok(()),
+            other => other.map_err(|e| e.in_file(file))?,
+        }
+    }
+    match session.wait_all() {
+        Err(Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
+        other => other.map_err(|e| e.to_string()),
+    }
+}
+
+/// Flink's lines for each INSERT the session started in the background since it last said;
+/// whether there was any.
+fn announce_submitted(session: &mut Session) -> std::io::Result<bool> {
+    let submitted = session.take_submitted();
+    for id in &submitted {
+        say(&format!(
+            "[INFO] Submitting SQL update statement to the cluster...\n\
+             [INFO] SQL update statement has been successfully submitted to the cluster:\n\
+             Job ID: {id}\n"
+        ))?;
+    }
+    Ok(!submitted.is_empty())
 }
 
 /// A write to standard output failed: quiet when its reader has gone, else the error.
@@ -86,6 +131,7 @@ fn shell(session: &mut Session) -> Result<(), Stopped> {
                     "HELP" => say(HELP)?,
                     "" => {}
                     _ => match session.execute_script(&text) {
+                        Ok(()) if announce_submitted(session)? => {}
                         Ok(()) => say("[INFO] Execute statement succeeded.")?,
                         Err(e) if matches!(e.error, Error::Runtime(weir::runtime::Error::Cancelled)) => {
                             say("[INFO] The statement was cancelled.")?

@@ -227,6 +227,19 @@ pub enum Statement {
     Reset(Option<String>),
     /// `SHOW TABLES`
     ShowTables,
+    /// `SHOW JOBS`: the jobs this session started.
+    ShowJobs,
+    /// `DESCRIBE JOB '<id>'`
+    DescribeJob(String),
+    /// `STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]`
+    StopJob {
+        /// The job's id.
+        id: String,
+        /// `WITH SAVEPOINT`: take a savepoint first.
+        savepoint: bool,
+        /// `WITH DRAIN`: end the job's event time first (weir refuses it).
+        drain: bool,
+    },
     /// `DESCRIBE table`
     Describe(String),
     /// `INSERT INTO …`
@@ -456,6 +469,33 @@ fn parse_statement(parser: &mut Parser) -> Result<Statement, ParserError> {
             return Ok(Statement::Reset(None));
         }
         return Ok(Statement::Reset(Some(parser.parse_literal_string()?)));
+    }
+    if is_word(parser, 0, "SHOW") && is_word(parser, 1, "JOBS") {
+        parser.next_token();
+        parser.next_token();
+        return Ok(Statement::ShowJobs);
+    }
+    if (is_word(parser, 0, "DESCRIBE") || is_word(parser, 0, "DESC")) && is_word(parser, 1, "JOB") {
+        parser.next_token();
+        parser.next_token();
+        return Ok(Statement::DescribeJob(parser.parse_literal_string()?));
+    }
+    if is_word(parser, 0, "STOP") && is_word(parser, 1, "JOB") {
+        parser.next_token();
+        parser.next_token();
+        let id = parser.parse_literal_string()?;
+        let (mut savepoint, mut drain) = (false, false);
+        while parser.parse_keyword(Keyword::WITH) {
+            if is_word(parser, 0, "SAVEPOINT") {
+                savepoint = true;
+            } else if is_word(parser, 0, "DRAIN") {
+                drain = true;
+            } else {
+                return parser.expected("SAVEPOINT or DRAIN after WITH", parser.peek_token());
+            }
+            parser.next_token();
+        }
+        return Ok(Statement::StopJob { id, savepoint, drain });
     }
     if is_word(parser, 0, "EXECUTE") && is_word(parser, 1, "STATEMENT") {
         parser.next_token();

@@ -24,8 +24,10 @@ use crate::tableau::TableauPrinter;
 mod compat;
 mod ddl;
 mod describe;
+mod jobs;
 mod modify;
 pub use compat::check_scripts;
+pub use jobs::{PROMETHEUS_FACTORY, PROMETHEUS_PORT, REST_ADDRESS, REST_BIND_ADDRESS, REST_PORT};
 pub mod recovery;
 
 pub(crate) use ddl::catalog_table;
@@ -85,6 +87,16 @@ pub struct Session {
     dry_run: bool,
     /// Whether jobs resume from their newest checkpoint ([`Session::resume_from_checkpoints`]).
     resume: bool,
+    /// Every job the session started, as the REST API and `SHOW JOBS` list them.
+    jobs: weir_runtime::jobs::JobRegistry,
+    /// The web servers `rest.port` and `metrics.reporter.prom.port` ask for.
+    servers: jobs::Servers,
+    /// Whether an INSERT into an unbounded job returns at once, announcing its id, and the
+    /// statements after it run while it does (the shell), instead of the script waiting for
+    /// every job at its end.
+    detached: bool,
+    /// The jobs started in the background since [`Session::take_submitted`] last asked.
+    submitted: Vec<weir_runtime::jobs::JobId>,
 }
 
 /// An error and the position of the statement it belongs to.
@@ -137,7 +149,24 @@ impl Session {
             out: Arc::new(Mutex::new(out)),
             dry_run: false,
             resume: false,
+            jobs: Default::default(),
+            servers: Default::default(),
+            detached: false,
+            submitted: Vec::new(),
         }
+    }
+
+    /// The ids of the jobs started in the background (INSERTs into unbounded jobs) since the
+    /// last call, oldest first: what the shell announces as submitted.
+    pub fn take_submitted(&mut self) -> Vec<weir_runtime::jobs::JobId> {
+        std::mem::take(&mut self.submitted)
+    }
+
+    /// Makes scripts not wait at their end for the jobs they started in the background
+    /// (INSERTs into unbounded jobs; see [`Session::take_submitted`]), so that the statements of
+    /// the interactive shell run while they do. `table.dml-sync` still waits for each.
+    pub fn detach_unbounded_jobs(&mut self, detached: bool) {
+        self.detached = detached;
     }
 
     /// The connectors the session plans with (its table store once managed tables exist).
@@ -173,8 +202,20 @@ impl Session {
     /// # Errors
     /// A malformed value, naming the key and the values it accepts (nothing changes then).
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let before = self.settings.text(key).map(str::to_string);
         self.settings.set(key, value)?;
         self.runtime = self.initial_runtime.configured(&self.settings);
+        if let Err(e) = self.apply_web_settings() {
+            // The setting is refused: what was set before stays.
+            match before {
+                Some(old) => self.settings.set(key, &old)?,
+                None => {
+                    self.settings.reset(key);
+                }
+            }
+            self.runtime = self.initial_runtime.configured(&self.settings);
+            return Err(e);
+        }
         Ok(())
     }
 
@@ -189,6 +230,11 @@ impl Session {
             None => self.settings.clear(),
         }
         self.runtime = self.initial_runtime.configured(&self.settings);
+        // Stopping or moving back a server cannot fail to bind anything new but a default
+        // port; the reset takes effect all the same.
+        if let Err(e) = self.apply_web_settings() {
+            tracing::warn!(error = %e, "the web server cannot follow the reset");
+        }
     }
 
     /// Runs every statement of `sql` in order, then waits for the jobs still running.
@@ -202,9 +248,27 @@ impl Session {
     fn execute_script_here(&mut self, sql: &str) -> Result<(), ScriptError> {
         let statements = parse_script(sql).map_err(|error| ScriptError { statement: Position::default(), error })?;
         for located in &statements {
+            self.reap();
             self.execute(located).map_err(|error| self.script_error(located.position, error))?;
         }
+        if self.detached {
+            self.reap();
+            return Ok(());
+        }
         self.wait_all().map_err(|error| ScriptError { statement: Position::default(), error })
+    }
+
+    /// Keeps the reports of the background jobs that have ended (a detached session lets them
+    /// run past the script that started them); a failure is in the job's exceptions.
+    fn reap(&mut self) {
+        let (ended, running): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.running).into_iter().partition(|(_, job)| job.is_finished());
+        self.running = running;
+        for (name, job) in ended {
+            if let Err(error) = self.finished(name, job) {
+                tracing::info!(%error, "a background job ended");
+            }
+        }
     }
 
     /// Runs the DDL and `SET` statements of `sql` and returns the EXPLAIN of every query, INSERT
@@ -402,6 +466,9 @@ impl Session {
                 Ok(())
             }
             Statement::ShowTables => self.show_tables(),
+            Statement::ShowJobs => self.show_jobs(),
+            Statement::DescribeJob(id) => self.describe_job(id),
+            Statement::StopJob { id, savepoint, drain } => self.stop_job(id, *savepoint, *drain),
             Statement::Describe(name) => self.describe(name, located.position),
             Statement::Delete { table, selection } => {
                 self.modify(table, modify::Modification::Delete, selection.as_deref(), located.position)
@@ -480,7 +547,9 @@ impl Session {
         let shape = self.job_shape(&translator, &graph)?;
         self.follow_compatibility(&job_name, &shape, &mut runtime)?;
         let target = self.savepoint_target(&job_name, &runtime);
+        let registered = runtime.clone();
         let handle = job::start(graph, runtime)?;
+        self.register_job(&handle, &job_name, !batch, &registered);
         self.cancellers.lock().push((handle.canceller(), target));
         let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
         let name = match tables.as_slice() {
@@ -488,6 +557,7 @@ impl Session {
             many => format!("STATEMENT SET ({})", many.join(", ")),
         };
         if background {
+            self.submitted.push(handle.id().clone());
             self.running.push((name, handle));
             Ok(())
         } else {
@@ -559,7 +629,9 @@ impl Session {
         // A query's rows go to the client as they come: its job takes no checkpoints.
         let mut runtime = self.runtime.clone();
         runtime.checkpointing.interval = None;
+        let registered = runtime.clone();
         let job = job::start(graph, runtime)?;
+        self.register_job(&job, "collect", true, &registered);
         self.cancellers.lock().push((job.canceller(), None));
         self.finished("SELECT".to_string(), job)
     }

@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{compat, lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 35] = [
+static PLANNER_SETTINGS: [&Spec; 40] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -46,6 +46,11 @@ static PLANNER_SETTINGS: [&Spec; 35] = [
     &compat::IGNORE_SINK.spec,
     &crate::options::EXPLAIN_FORMAT.spec,
     &managed::STORE_PATH.spec,
+    &session::REST_PORT.spec,
+    &session::REST_BIND_ADDRESS.spec,
+    &session::REST_ADDRESS.spec,
+    &session::PROMETHEUS_PORT.spec,
+    &session::PROMETHEUS_FACTORY.spec,
 ];
 
 /// Every declared setting, in the order the documentation lists them: the runtime's

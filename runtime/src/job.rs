@@ -29,6 +29,7 @@ use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint, CompletedCheckpo
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
+use crate::jobs::{JobId, JobLifecycle, JobTopology};
 use crate::memory::MemoryGuard;
 use crate::metrics::{JobMetrics, SubtaskMetrics};
 use crate::operator::{OperatorContext, SubtaskInfo};
@@ -56,6 +57,9 @@ pub struct JobHandle {
     checkpoints: Arc<Mutex<CompletedCheckpoints>>,
     /// Where the job writes its checkpoints, if it does.
     checkpoint_dir: Option<PathBuf>,
+    id: JobId,
+    lifecycle: Arc<JobLifecycle>,
+    topology: JobTopology,
 }
 
 /// What a [`JobHandle`] asks of its running job.
@@ -74,9 +78,30 @@ impl JobHandle {
         self.started
     }
 
+    /// The job's id, unique in this process.
+    pub fn id(&self) -> &JobId {
+        &self.id
+    }
+
+    /// The job's state and times, updated by the job itself when it ends.
+    pub fn lifecycle(&self) -> &Arc<JobLifecycle> {
+        &self.lifecycle
+    }
+
+    /// The job's vertices (operator chains), their inputs and live metrics.
+    pub fn topology(&self) -> &JobTopology {
+        &self.topology
+    }
+
+    /// The job's completed checkpoints and their statistics, shared and live.
+    pub fn checkpoint_history(&self) -> Arc<Mutex<CompletedCheckpoints>> {
+        Arc::clone(&self.checkpoints)
+    }
+
     /// Asks every subtask to stop. Returns at once; [`JobHandle::wait`] then returns
     /// [`JobStatus::Cancelled`] (or the error of a subtask that failed before).
     pub fn cancel(&self) {
+        self.lifecycle.cancelling();
         self.token.cancel();
     }
 
@@ -87,6 +112,7 @@ impl JobHandle {
             commands: self.commands.clone(),
             checkpoints: Arc::clone(&self.checkpoints),
             checkpoint_dir: self.checkpoint_dir.clone(),
+            lifecycle: Arc::clone(&self.lifecycle),
         }
     }
 
@@ -175,12 +201,68 @@ pub struct JobCanceller {
     commands: UnboundedSender<JobCommand>,
     checkpoints: Arc<Mutex<CompletedCheckpoints>>,
     checkpoint_dir: Option<PathBuf>,
+    lifecycle: Arc<JobLifecycle>,
 }
 
 impl JobCanceller {
     /// Asks every subtask of the job to stop (see [`JobHandle::cancel`]).
     pub fn cancel(&self) {
+        self.lifecycle.cancelling();
         self.token.cancel();
+    }
+
+    /// Takes a savepoint and lets the job run on: a checkpoint triggered now, written into
+    /// `dir` as `savepoint-<id>-<name>` once it completes. Returns its path; `None` when the
+    /// job ended first.
+    ///
+    /// # Errors
+    /// The checkpoint did not complete within `timeout`, or the savepoint cannot be written.
+    pub fn savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
+        let (reply, triggered) = std::sync::mpsc::channel();
+        if self.commands.send(JobCommand::Checkpoint(CheckpointingMode::ExactlyOnce, Some(reply))).is_err() {
+            return Ok(None);
+        }
+        let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
+        let Some(checkpoint) = self.await_checkpoint(id, Instant::now() + timeout, name, timeout, false)? else {
+            return Ok(None);
+        };
+        crate::checkpoint::storage::write_savepoint(dir, name, &checkpoint).map(Some).map_err(|e| {
+            Error::execution(format!("Cannot write the savepoint of job '{name}' into '{}': {e}", dir.display()))
+        })
+    }
+
+    /// Waits until checkpoint `id` (or a later one) completed and returns the newest; `None`
+    /// when the job ended first. Past `deadline`, fails (cancelling the job when `cancel`).
+    fn await_checkpoint(
+        &self,
+        id: u64,
+        deadline: Instant,
+        name: &str,
+        timeout: Duration,
+        cancel: bool,
+    ) -> Result<Option<CompletedCheckpoint>> {
+        loop {
+            if self.checkpoints.lock().latest_id >= id {
+                return Ok(match &self.checkpoint_dir {
+                    Some(dir) => crate::checkpoint::storage::read_latest(dir),
+                    None => self.checkpoints.lock().retained.last().cloned(),
+                });
+            }
+            if self.commands.is_closed() {
+                return Ok(None);
+            }
+            if Instant::now() >= deadline {
+                if cancel {
+                    self.cancel();
+                }
+                let what = if cancel { "; the job was cancelled" } else { "" };
+                return Err(Error::execution(format!(
+                    "The savepoint of job '{name}' did not complete within {} ms{what}.",
+                    timeout.as_millis()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Stops the job with a savepoint: takes a checkpoint (exactly once; the one triggered now,
@@ -203,25 +285,7 @@ impl JobCanceller {
         let deadline = Instant::now() + timeout;
         // The savepoint is the checkpoint triggered now (or the final one, should the job end).
         let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
-        let checkpoint = loop {
-            if self.checkpoints.lock().latest_id >= id {
-                break match &self.checkpoint_dir {
-                    Some(dir) => crate::checkpoint::storage::read_latest(dir),
-                    None => self.checkpoints.lock().retained.last().cloned(),
-                };
-            }
-            if self.commands.is_closed() {
-                return Ok(None);
-            }
-            if Instant::now() >= deadline {
-                self.cancel();
-                return Err(Error::execution(format!(
-                    "The savepoint of job '{name}' did not complete within {} ms; the job was cancelled.",
-                    timeout.as_millis()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
+        let checkpoint = self.await_checkpoint(id, deadline, name, timeout, true)?;
         let written = checkpoint.map(|c| crate::checkpoint::storage::write_savepoint(dir, name, &c));
         self.cancel();
         match written {
@@ -271,10 +335,14 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let checkpoint_dir = config.checkpointing.dir.clone();
     let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
     let control = Control { commands: commands_rx, coordinator };
-    let thread = std::thread::Builder::new()
-        .name("weir-job".into())
-        .stack_size(operator_stack())
-        .spawn(move || run_on_workers(graph, plan, config, job_token, subtask_metrics, control))?;
+    let topology = JobTopology::new(&graph, &plan.chains, &subtask_metrics);
+    let lifecycle = Arc::new(JobLifecycle::running());
+    let ends = Arc::clone(&lifecycle);
+    let thread = std::thread::Builder::new().name("weir-job".into()).stack_size(operator_stack()).spawn(move || {
+        let result = run_on_workers(graph, plan, config, job_token, subtask_metrics, control);
+        ends.ended(&result);
+        result
+    })?;
     Ok(JobHandle {
         thread: Some(thread),
         token,
@@ -283,6 +351,9 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
         commands,
         checkpoints,
         checkpoint_dir,
+        id: JobId::random(),
+        lifecycle,
+        topology,
     })
 }
 

@@ -23,6 +23,7 @@ pub mod graph;
 pub mod harness;
 pub mod java_hash;
 pub mod job;
+pub mod jobs;
 pub mod lookup;
 pub mod memory;
 pub mod metrics;

@@ -154,6 +154,30 @@ pub struct SubtaskSnapshot {
     pub bundles: Vec<(String, OperatorCounts)>,
 }
 
+/// The counters of one subtask now, without its latency histogram and bundles: what a watcher
+/// polling a running job reads (atomic loads only, no lock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SubtaskCounters {
+    /// Whether the chain starts with a source.
+    pub is_source: bool,
+    /// Whether the chain ends in a sink.
+    pub is_sink: bool,
+    /// Rows the chain's source produced.
+    pub records_read: u64,
+    /// Rows received on input channels.
+    pub records_in: u64,
+    /// Rows sent to downstream subtasks.
+    pub records_out: u64,
+    /// Rows handed to the chain's last operator (at a sink: the rows written).
+    pub records_into_last: u64,
+    /// The last watermark the subtask's input delivered ([`NO_WATERMARK`] before any).
+    pub watermark: i64,
+    /// Time spent running operators.
+    pub busy: Duration,
+    /// Time spent waiting for room in downstream mailboxes.
+    pub backpressured: Duration,
+}
+
 fn new_histogram() -> Histogram<u64> {
     // Three significant digits, auto-resizing: never fails for these arguments.
     Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is a valid precision"))
@@ -230,6 +254,31 @@ impl SubtaskMetrics {
         let _ = self.latency_micros.lock().record_n((nanos / 1000).max(1), rows as u64);
     }
 
+    /// The counters now (each read atomically, not all at one instant).
+    pub fn counters(&self) -> SubtaskCounters {
+        SubtaskCounters {
+            is_source: self.is_source,
+            is_sink: self.is_sink,
+            records_read: self.records_read.load(Ordering::Relaxed),
+            records_in: self.records_in.load(Ordering::Relaxed),
+            records_out: self.records_out.load(Ordering::Relaxed),
+            records_into_last: self.records_into_last.load(Ordering::Relaxed),
+            watermark: self.watermark.load(Ordering::Relaxed),
+            busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
+            backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// The counters of each operator of the chain that counted anything, by operator name.
+    pub fn operator_counts(&self) -> Vec<(String, OperatorCounts)> {
+        self.bundles
+            .lock()
+            .iter()
+            .map(|(name, m)| (name.clone(), m.snapshot()))
+            .filter(|(_, b)| !b.is_empty())
+            .collect()
+    }
+
     /// A consistent-enough copy of the counters (each read atomically, not all at one instant).
     pub fn snapshot(&self) -> SubtaskSnapshot {
         SubtaskSnapshot {
@@ -246,13 +295,7 @@ impl SubtaskMetrics {
             busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
             backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),
             latency_micros: self.latency_micros.lock().clone(),
-            bundles: self
-                .bundles
-                .lock()
-                .iter()
-                .map(|(name, m)| (name.clone(), m.snapshot()))
-                .filter(|(_, b)| !b.is_empty())
-                .collect(),
+            bundles: self.operator_counts(),
         }
     }
 }

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 
 use super::options::{CheckpointConfig, Retention};
 use super::state::{StateReader, StateWriter};
+use super::stats::{CheckpointOutcome, CheckpointRecord, CheckpointStats, RestoredCheckpoint};
 use super::storage::{highest_checkpoint_number, retain_newest, write_checkpoint};
 use crate::element::{CheckpointBarrier, CheckpointingMode};
 use crate::error::{Error, Result};
@@ -71,6 +72,8 @@ pub struct CompletedCheckpoints {
     pub count: u64,
     /// The id of the newest one (0 before the first).
     pub latest_id: u64,
+    /// Counts and history of every checkpoint that ended, completed or not.
+    pub stats: CheckpointStats,
 }
 
 /// A subtask of a running job: its chain's index in the job and its own index. Chains are
@@ -108,6 +111,11 @@ impl CheckpointCoordinator {
     /// that the newest checkpoint there is always the newest run's.
     pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<CompletedCheckpoints>>) -> Self {
         let restored = config.restore.as_ref().map_or(0, |r| r.checkpoint.id);
+        if restored > 0 {
+            let restore_timestamp =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+            completed.lock().stats.restored = Some(RestoredCheckpoint { id: restored, restore_timestamp });
+        }
         let on_disk = config.dir.as_deref().map_or(0, highest_checkpoint_number);
         CheckpointCoordinator {
             last_id: restored.max(on_disk),
@@ -227,6 +235,7 @@ impl CheckpointCoordinator {
         self.last_id += 1;
         self.last_trigger = Some(now);
         self.pending.insert(self.last_id, Pending { timestamp: now, expected, parts: BTreeMap::new() });
+        self.completed.lock().stats.in_progress = self.pending.len();
         tracing::debug!(checkpoint = self.last_id, expected, "checkpoint triggered");
         CheckpointBarrier { id: self.last_id, timestamp: now, mode }
     }
@@ -253,17 +262,43 @@ impl CheckpointCoordinator {
     /// finished before it join it, it is stored and published.
     fn complete(&mut self, now: i64, checkpoint: u64) -> Option<u64> {
         let mut done = self.pending.remove(&checkpoint)?;
+        let acknowledged = done.parts.len();
         for (key, part) in &self.finished {
             done.parts.entry(*key).or_insert_with(|| part.clone());
         }
+        let superseded: Vec<(u64, i64)> =
+            self.pending.range(..checkpoint).map(|(&id, pending)| (id, pending.timestamp)).collect();
         self.pending.retain(|&id, _| id > checkpoint);
+        superseded
+            .into_iter()
+            .for_each(|(id, triggered)| self.failed(id, triggered, now, "superseded by a later checkpoint"));
         self.last_completion = Some(now);
         let plan = self.config.plan.clone();
-        let subtasks = done.parts.into_values().collect();
+        let subtasks: Vec<SubtaskState> = done.parts.into_values().collect();
+        let state_size = subtasks.iter().flat_map(|s| &s.operators).map(|o| o.state.byte_len()).sum();
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks, plan };
         let writing = std::time::Instant::now();
-        let size = self.store(&completed)?;
+        let Some(size) = self.store(&completed) else {
+            self.failed(checkpoint, done.timestamp, now, "the checkpoint could not be written");
+            return None;
+        };
         let write_us = writing.elapsed().as_micros() as u64;
+        let record = CheckpointRecord {
+            id: checkpoint,
+            outcome: CheckpointOutcome::Completed,
+            trigger_timestamp: done.timestamp,
+            end_timestamp: now,
+            state_size,
+            checkpointed_size: size,
+            num_subtasks: done.expected,
+            num_acknowledged_subtasks: acknowledged,
+            external_path: self
+                .config
+                .dir
+                .as_ref()
+                .map(|dir| dir.join(format!("chk-{checkpoint}")).display().to_string()),
+            failure_message: None,
+        };
         tracing::info!(
             checkpoint,
             subtasks = completed.subtasks.len(),
@@ -275,6 +310,8 @@ impl CheckpointCoordinator {
         let mut kept = self.completed.lock();
         kept.count += 1;
         kept.latest_id = kept.latest_id.max(checkpoint);
+        kept.stats.in_progress = self.pending.len();
+        kept.stats.record(record);
         if self.config.dir.is_none() {
             kept.retained.push(completed);
         }
@@ -302,9 +339,28 @@ impl CheckpointCoordinator {
 
     /// A subtask could not take its part of `checkpoint`: it will not complete.
     pub(crate) fn abort(&mut self, checkpoint: u64) {
-        if self.pending.remove(&checkpoint).is_some() {
+        if let Some(pending) = self.pending.remove(&checkpoint) {
             tracing::info!(checkpoint, "checkpoint aborted");
+            self.failed(checkpoint, pending.timestamp, pending.timestamp, "a subtask could not take its part");
         }
+    }
+
+    /// Counts checkpoint `id`, triggered at `triggered`, as failed at `now` for `why`.
+    fn failed(&self, id: u64, triggered: i64, now: i64, why: &str) {
+        let mut kept = self.completed.lock();
+        kept.stats.in_progress = self.pending.len();
+        kept.stats.record(CheckpointRecord {
+            id,
+            outcome: CheckpointOutcome::Failed,
+            trigger_timestamp: triggered,
+            end_timestamp: now,
+            state_size: 0,
+            checkpointed_size: 0,
+            num_subtasks: 0,
+            num_acknowledged_subtasks: 0,
+            external_path: None,
+            failure_message: Some(why.to_string()),
+        });
     }
 
     /// Aborts the checkpoints in progress for longer than the timeout at `now`.
@@ -314,7 +370,9 @@ impl CheckpointCoordinator {
             self.pending.iter().filter(|(_, p)| now - p.timestamp > timeout).map(|(&id, _)| id).collect();
         for id in expired {
             tracing::warn!(checkpoint = id, timeout_ms = timeout, "checkpoint expired before it completed");
-            self.pending.remove(&id);
+            if let Some(pending) = self.pending.remove(&id) {
+                self.failed(id, pending.timestamp, now, "Checkpoint expired before completing.");
+            }
         }
     }
 

@@ -16,6 +16,7 @@ pub mod file;
 pub mod options;
 pub(crate) mod restore;
 pub mod state;
+pub mod stats;
 pub mod storage;
 
 pub use crate::element::{CheckpointBarrier, CheckpointingMode};

@@ -101,6 +101,11 @@ pub struct StateReader {
 }
 
 impl StateReader {
+    /// Bytes of state held (the sections' bytes, without their names).
+    pub fn byte_len(&self) -> u64 {
+        self.sections.0.iter().map(|(_, bytes)| bytes.len() as u64).sum()
+    }
+
     /// Reads what [`StateWriter::encode`] wrote.
     ///
     /// # Errors

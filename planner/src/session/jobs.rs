@@ -1,0 +1,229 @@
+//! The jobs of a session as its user watches and steers them: the web server of `rest.port`
+//! (Flink's REST API and a dashboard) and the Prometheus endpoint of
+//! `metrics.reporter.prom.port` over the session's [`JobRegistry`], and the shell's
+//! `SHOW JOBS`, `DESCRIBE JOB '<id>'` and `STOP JOB '<id>' [WITH SAVEPOINT]`.
+
+use std::path::PathBuf;
+
+use weir_runtime::jobs::{JobInfo, JobRegistry, Registration};
+use weir_runtime::settings::Setting;
+use weir_runtime::RuntimeConfig;
+use weir_web::{Serves, WebServer};
+
+use super::recovery::SAVEPOINT_DIR;
+use super::Session;
+use crate::error::{Error, Result};
+use crate::tableau::text_table;
+
+/// `rest.port`: serve Flink's REST API and the dashboard on this port (only when set).
+pub static REST_PORT: Setting<i64> = Setting::int(
+    "rest.port",
+    8081,
+    "8081",
+    |n| (0..=65535).contains(&n),
+    "a port number from 0 to 65535",
+    "serve Flink's REST API, the web dashboard and /metrics on this port (only when set; 0 picks a free port)",
+);
+/// `rest.bind-address`: the address the REST server binds.
+pub static REST_BIND_ADDRESS: Setting<String> = Setting::text(
+    "rest.bind-address",
+    "",
+    "the address the REST server binds (unset: rest.address, else 127.0.0.1, loopback only)",
+)
+.shown_as("none");
+/// `rest.address`: the address clients reach the REST server at.
+pub static REST_ADDRESS: Setting<String> = Setting::text(
+    "rest.address",
+    "",
+    "the address clients reach the REST server at; bound when rest.bind-address is unset",
+)
+.shown_as("none");
+/// `metrics.reporter.prom.port`: serve `/metrics` for Prometheus on this port (or the first
+/// free one of a range `9250-9260`), as Flink's Prometheus reporter does.
+pub static PROMETHEUS_PORT: Setting<String> = Setting::text(
+    "metrics.reporter.prom.port",
+    "9249",
+    "serve /metrics in the Prometheus text format on this port or the first free one of a range (only when set)",
+);
+/// `metrics.reporter.prom.factory.class`: Flink's way to turn the Prometheus reporter on.
+pub static PROMETHEUS_FACTORY: Setting<String> = Setting::text(
+    "metrics.reporter.prom.factory.class",
+    "",
+    "org.apache.flink.metrics.prometheus.PrometheusReporterFactory serves /metrics on metrics.reporter.prom.port",
+)
+.shown_as("none");
+
+const PROMETHEUS_FACTORY_CLASS: &str = "org.apache.flink.metrics.prometheus.PrometheusReporterFactory";
+
+/// The web servers a session runs, each with the address it was asked for.
+#[derive(Debug, Default)]
+pub(crate) struct Servers {
+    rest: Option<(String, WebServer)>,
+    prometheus: Option<(String, WebServer)>,
+}
+
+impl Session {
+    /// The jobs this session started, oldest first, as the REST API lists them.
+    pub fn jobs(&self) -> &JobRegistry {
+        &self.jobs
+    }
+
+    /// Where the REST API and dashboard are served, when they are.
+    pub fn rest_address(&self) -> Option<std::net::SocketAddr> {
+        self.servers.rest.as_ref().map(|(_, s)| s.address())
+    }
+
+    /// Where `/metrics` is served on a port of its own, when it is.
+    pub fn prometheus_address(&self) -> Option<std::net::SocketAddr> {
+        self.servers.prometheus.as_ref().map(|(_, s)| s.address())
+    }
+
+    /// Starts, moves or stops the web servers as the settings now ask.
+    ///
+    /// # Errors
+    /// An address that cannot be bound (a port in use), naming the option.
+    pub(super) fn apply_web_settings(&mut self) -> Result<()> {
+        let rest = self.settings.text(REST_PORT.spec.key).map(|_| {
+            let host = [&REST_BIND_ADDRESS, &REST_ADDRESS]
+                .into_iter()
+                .map(|s| self.settings.get(s))
+                .find(|h| !h.is_empty())
+                .unwrap_or_else(|| "127.0.0.1".to_string());
+            format!("{host}:{}", self.settings.get(&REST_PORT))
+        });
+        if self.servers.rest.as_ref().map(|(a, _)| a) != rest.as_ref() {
+            self.servers.rest = None;
+            if let Some(address) = rest {
+                let server = WebServer::start(self.jobs.clone(), &address, Serves::RestAndDashboard, "rest.port")
+                    .map_err(|e| Error::Configuration(e.to_string()))?;
+                announce(&format!("Web frontend listening at http://{}.", server.address()));
+                self.servers.rest = Some((address, server));
+            }
+        }
+        let factory = self.settings.get(&PROMETHEUS_FACTORY);
+        if !factory.is_empty() && factory != PROMETHEUS_FACTORY_CLASS {
+            return Err(Error::Configuration(format!(
+                "Could not load the metric reporter '{factory}': weir has the Prometheus reporter only \
+                 ('{PROMETHEUS_FACTORY_CLASS}')."
+            )));
+        }
+        let wanted = self.settings.text(PROMETHEUS_PORT.spec.key).is_some() || !factory.is_empty();
+        let ports = wanted.then(|| self.settings.get(&PROMETHEUS_PORT));
+        if self.servers.prometheus.as_ref().map(|(p, _)| p) != ports.as_ref() {
+            self.servers.prometheus = None;
+            if let Some(ports) = ports {
+                let server = start_prometheus(&self.jobs, &ports)?;
+                announce(&format!("Prometheus metrics at http://{}/metrics.", server.address()));
+                self.servers.prometheus = Some((ports, server));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a started job to the session's registry.
+    pub(super) fn register_job(
+        &self,
+        handle: &weir_runtime::JobHandle,
+        name: &str,
+        streaming: bool,
+        runtime: &RuntimeConfig,
+    ) {
+        let dir = self.settings.get(&SAVEPOINT_DIR);
+        self.jobs.register(
+            handle,
+            Registration {
+                name: name.to_string(),
+                streaming,
+                checkpointing: runtime.checkpointing.clone(),
+                savepoint_dir: (!dir.is_empty()).then(|| PathBuf::from(dir)),
+            },
+        );
+    }
+
+    fn job(&self, id: &str) -> Result<std::sync::Arc<JobInfo>> {
+        self.jobs.get(id).ok_or_else(|| Error::Table(format!("Could not find job '{id}' in this session.")))
+    }
+
+    /// `SHOW JOBS`: id, name, status and start time of every job of the session.
+    pub(super) fn show_jobs(&mut self) -> Result<()> {
+        let rows: Vec<Vec<String>> = self.jobs.jobs().iter().map(|job| job_row(job)).collect();
+        self.write_text(&text_table(&JOB_COLUMNS, &rows))
+    }
+
+    /// `DESCRIBE JOB '<id>'`: the job's line of `SHOW JOBS`.
+    pub(super) fn describe_job(&mut self, id: &str) -> Result<()> {
+        let job = self.job(id)?;
+        self.write_text(&text_table(&JOB_COLUMNS, &[job_row(&job)]))
+    }
+
+    /// `STOP JOB '<id>' [WITH SAVEPOINT]`: cancels the job, first taking a savepoint into
+    /// `execution.checkpointing.savepoint-dir` when asked; prints the savepoint's path.
+    pub(super) fn stop_job(&mut self, id: &str, savepoint: bool, drain: bool) -> Result<()> {
+        if drain {
+            return Err(Error::Unsupported(
+                "STOP JOB … WITH DRAIN (weir stops a job with or without a savepoint, without ending its event time)"
+                    .into(),
+            ));
+        }
+        let job = self.job(id)?;
+        if job.lifecycle().state().is_terminal() {
+            return Err(Error::Table(format!(
+                "Could not stop job {id}: the job is {}.",
+                job.lifecycle().state().as_str()
+            )));
+        }
+        if !savepoint {
+            job.cancel();
+            return Ok(());
+        }
+        let Some(dir) = job.savepoint_dir.clone() else {
+            return Err(Error::Configuration(
+                "Could not stop job with a savepoint: set execution.checkpointing.savepoint-dir, the directory it is \
+                 written into."
+                    .into(),
+            ));
+        };
+        let path = job.stop_with_savepoint(&dir, job.checkpointing.timeout)?;
+        let path = path.map_or_else(|| "(the job ended before its savepoint)".to_string(), |p| p.display().to_string());
+        self.write_text(&text_table(&["savepoint path"], &[vec![path]]))
+    }
+}
+
+/// The columns of `SHOW JOBS`, as Flink's SQL client prints them.
+const JOB_COLUMNS: [&str; 4] = ["job id", "job name", "status", "start time"];
+
+fn job_row(job: &JobInfo) -> Vec<String> {
+    let start = weir_runtime::Value::Timestamp(weir_runtime::Timestamp::from_millis(job.lifecycle().start_time()));
+    let start = weir_runtime::print::value_to_string(&start);
+    vec![job.id.to_string(), job.name.clone(), job.lifecycle().state().as_str().to_string(), start]
+}
+
+/// A line of the session's own on standard error (where the dashboard is).
+fn announce(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// Starts the Prometheus endpoint on `ports` (`9249`, or the first free port of `9250-9260`).
+fn start_prometheus(jobs: &JobRegistry, ports: &str) -> Result<WebServer> {
+    let option = "metrics.reporter.prom.port";
+    let invalid =
+        || Error::Configuration(format!("Invalid value for {option}: '{ports}' is not a port or a range of ports"));
+    let (low, high) = match ports.split_once('-') {
+        Some((low, high)) => {
+            (low.trim().parse::<u16>().map_err(|_| invalid())?, high.trim().parse::<u16>().map_err(|_| invalid())?)
+        }
+        None => {
+            let port = ports.trim().parse::<u16>().map_err(|_| invalid())?;
+            (port, port)
+        }
+    };
+    let mut last = None;
+    for port in low..=high.max(low) {
+        match WebServer::start(jobs.clone(), &format!("127.0.0.1:{port}"), Serves::PrometheusOnly, option) {
+            Ok(server) => return Ok(server),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(Error::Configuration(last.map_or_else(|| format!("No port of '{ports}' is free"), |e| e.to_string())))
+}

@@ -1,0 +1,192 @@
+//! `/metrics` in the Prometheus text format, named and labelled as Flink's Prometheus reporter
+//! names them: `flink_` + the scope (`taskmanager_job_task`, `taskmanager_job_task_operator`,
+//! `jobmanager_job`, `jobmanager`) + `_` + the metric, every Flink counter and gauge a Prometheus
+//! gauge, labels the scope's variables (`job_id`, `job_name`, `task_name`, `subtask_index`,
+//! `operator_name`, …) with every character outside `[a-zA-Z0-9:_]` written as `_`.
+//!
+//! The jobs of the process that ended stay listed with their final values until it exits.
+
+use std::fmt::Write;
+
+use weir_runtime::element::NO_WATERMARK;
+use weir_runtime::jobs::{JobInfo, JobRegistry, JobState};
+
+use crate::rates::Rates;
+
+/// The content type of the text format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Flink's filter of label values: characters outside `[a-zA-Z0-9:_]` become `_`.
+pub fn label_value(value: &str) -> String {
+    value.chars().map(|c| if c.is_ascii_alphanumeric() || c == ':' || c == '_' { c } else { '_' }).collect()
+}
+
+/// One metric family being written: its samples, labels already rendered.
+struct Family {
+    name: String,
+    help: &'static str,
+    samples: Vec<(String, f64)>,
+}
+
+/// The families of a scrape, in the order they were first named.
+#[derive(Default)]
+struct Families(Vec<Family>);
+
+impl Families {
+    fn add(&mut self, scope: &str, metric: &str, help: &'static str, labels: &[(&str, String)], value: f64) {
+        let name = format!("flink_{scope}_{metric}");
+        let rendered = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label_value(v))).collect::<Vec<_>>().join(",");
+        match self.0.iter_mut().find(|f| f.name == name) {
+            Some(family) => family.samples.push((rendered, value)),
+            None => self.0.push(Family { name, help, samples: vec![(rendered, value)] }),
+        }
+    }
+
+    fn write(self) -> String {
+        let mut text = String::new();
+        for family in self.0 {
+            let _ = writeln!(text, "# HELP {} {}", family.name, family.help);
+            let _ = writeln!(text, "# TYPE {} gauge", family.name);
+            for (labels, value) in family.samples {
+                let _ = writeln!(text, "{}{{{labels}}} {}", family.name, number(value));
+            }
+        }
+        text
+    }
+}
+
+/// A sample value as Prometheus reads it.
+fn number(value: f64) -> String {
+    if value.is_nan() {
+        "NaN".into()
+    } else if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.1}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// Every metric of every job in `registry`, in the Prometheus text format.
+pub fn render(registry: &JobRegistry, rates: &Rates) -> String {
+    let mut families = Families::default();
+    let jobs = registry.jobs();
+    let running = jobs.iter().filter(|j| !j.lifecycle().state().is_terminal()).count();
+    let host = [("host", "localhost".to_string())];
+    families.add("jobmanager", "numRunningJobs", "Jobs running.", &host, running as f64);
+    families.add("jobmanager", "numRegisteredTaskManagers", "Task managers (weir: the process).", &host, 1.0);
+    for job in &jobs {
+        job_metrics(&mut families, job);
+        task_metrics(&mut families, job, rates);
+    }
+    families.write()
+}
+
+fn job_metrics(families: &mut Families, job: &JobInfo) {
+    let labels = [("host", "localhost".to_string()), ("job_id", job.id.to_string()), ("job_name", job.name.clone())];
+    let stats = job.checkpoint_stats();
+    let latest = stats.latest_completed.as_ref();
+    let scope = "jobmanager_job";
+    let lifecycle = job.lifecycle();
+    let end = if lifecycle.end_time() < 0 { weir_runtime::jobs::epoch_millis() } else { lifecycle.end_time() };
+    let running = if lifecycle.state() == JobState::Running { (end - lifecycle.start_time()) as f64 } else { 0.0 };
+    let gauges: [(&str, &'static str, f64); 9] = [
+        (
+            "lastCheckpointDuration",
+            "Milliseconds the newest completed checkpoint took.",
+            latest.map_or(-1.0, |c| c.duration_ms() as f64),
+        ),
+        (
+            "lastCheckpointSize",
+            "Bytes written for the newest completed checkpoint.",
+            latest.map_or(-1.0, |c| c.checkpointed_size as f64),
+        ),
+        (
+            "lastCheckpointFullSize",
+            "Bytes of state in the newest completed checkpoint.",
+            latest.map_or(-1.0, |c| c.state_size as f64),
+        ),
+        ("lastCompletedCheckpointId", "Id of the newest completed checkpoint.", latest.map_or(-1.0, |c| c.id as f64)),
+        ("numberOfCompletedCheckpoints", "Checkpoints completed.", stats.completed as f64),
+        ("numberOfFailedCheckpoints", "Checkpoints failed.", stats.failed as f64),
+        ("numberOfInProgressCheckpoints", "Checkpoints in progress.", stats.in_progress as f64),
+        ("totalNumberOfCheckpoints", "Checkpoints triggered.", stats.total() as f64),
+        ("runningTime", "Milliseconds the job has been running (0 once it ended).", running),
+    ];
+    for (metric, help, value) in gauges {
+        families.add(scope, metric, help, &labels, value);
+    }
+    families.add(scope, "numRestarts", "Restarts of the job.", &labels, 0.0);
+}
+
+fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
+    for vertex in &job.topology.vertices {
+        for (i, subtask) in vertex.subtasks.iter().enumerate() {
+            let labels = [
+                ("host", "localhost".to_string()),
+                ("job_id", job.id.to_string()),
+                ("job_name", job.name.clone()),
+                ("subtask_index", i.to_string()),
+                ("task_attempt_num", "0".to_string()),
+                ("task_id", vertex.id.clone()),
+                ("task_name", vertex.name.clone()),
+                ("tm_id", "weir".to_string()),
+            ];
+            let c = subtask.counters();
+            let r = rates.of(subtask);
+            let watermark = if c.watermark == NO_WATERMARK { i64::MIN } else { c.watermark };
+            let scope = "taskmanager_job_task";
+            let records_out = if c.is_sink { c.records_into_last } else { c.records_out };
+            let gauges: [(&str, &'static str, f64); 9] = [
+                ("numRecordsIn", "Records received (read, at a source).", (c.records_in + c.records_read) as f64),
+                ("numRecordsOut", "Records sent (written, at a sink).", records_out as f64),
+                ("numRecordsInPerSecond", "Records received per second.", r.records_in),
+                ("numRecordsOutPerSecond", "Records sent per second.", r.records_out),
+                ("busyTimeMsPerSecond", "Milliseconds per second running operators.", r.busy_ms),
+                (
+                    "backPressuredTimeMsPerSecond",
+                    "Milliseconds per second waiting for room downstream.",
+                    r.backpressured_ms,
+                ),
+                ("idleTimeMsPerSecond", "Milliseconds per second waiting for input.", r.idle_ms()),
+                ("currentInputWatermark", "The last watermark received (epoch ms).", watermark as f64),
+                (
+                    "isBackPressured",
+                    "Whether the subtask waited for room downstream in the last second.",
+                    f64::from(u8::from(r.backpressured_ms > 0.0)),
+                ),
+            ];
+            for (metric, help, value) in gauges {
+                families.add(scope, metric, help, &labels, value);
+            }
+            for (operator, counts) in subtask.operator_counts() {
+                let mut operator_labels = labels.to_vec();
+                operator_labels.push(("operator_name", operator));
+                families.add(
+                    "taskmanager_job_task_operator",
+                    "numLateRecordsDropped",
+                    "Records dropped for arriving after their window closed.",
+                    &operator_labels,
+                    counts.late_records_dropped as f64,
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_keep_only_what_flinks_filter_keeps() {
+        assert_eq!(label_value("Source: raw_table_1 -> raw_validation"), "Source:_raw_table_1____raw_validation");
+    }
+
+    #[test]
+    fn numbers_print_as_prometheus_reads_them() {
+        assert_eq!(number(3.0), "3.0");
+        assert_eq!(number(0.25), "0.25");
+        assert_eq!(number(f64::NAN), "NaN");
+        assert_eq!(number(i64::MIN as f64), "-9223372036854776000");
+    }
+}

@@ -59,8 +59,14 @@ pub fn run(mut session: Session, init: Option<&str>) -> Result<(), String> {
 /// jobs announced with their ids), then waits for the jobs it started; Ctrl-C stops them.
 pub fn run_file(mut session: Session, file: &str, init: Option<&str>) -> Result<(), String> {
     session.detach_unbounded_jobs(true);
-    let interrupt = session.interrupter();
-    let _ = ctrlc::set_handler(interrupt);
+    // Ctrl-C stops every job of the file, with savepoints where configured, as `weir run` does.
+    let stop = session.stopper();
+    let _ = ctrlc::set_handler(move || {
+        use std::io::Write;
+        stop().iter().for_each(|line| {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        });
+    });
     for file in init.into_iter().chain([file]) {
         let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
         let ran = session.execute_script(&sql);

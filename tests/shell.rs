@@ -72,3 +72,76 @@ fn ctrl_c_stops_an_unbounded_job_cleanly() {
         other => panic!("weir run ended with {other:?}"),
     }
 }
+
+/// An INSERT into an endless job returns the prompt with the job's id, as Flink's client does;
+/// `SHOW JOBS` lists it running, `STOP JOB … WITH SAVEPOINT` stops it and prints where the
+/// savepoint went, and a query cancelled with Ctrl-C leaves the background job running.
+#[test]
+fn an_unbounded_insert_returns_the_prompt_and_stop_job_takes_a_savepoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let savepoints = dir.path().join("savepoints");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command.current_dir(dir.path()).args(["sql", "--parallelism", "1"]);
+    command.args(["--set", "execution.checkpointing.interval=200ms"]);
+    command.args(["--set", &format!("execution.checkpointing.savepoint-dir={}", savepoints.display())]);
+    let mut shell = spawn_command(command, Some(30_000)).unwrap();
+    shell.exp_string("weir> ").unwrap();
+    shell.send_line("CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');").unwrap();
+    shell.exp_string("[INFO] Execute statement succeeded.").unwrap();
+    shell.send_line("CREATE TABLE t (a INT) WITH ('connector' = 'blackhole');").unwrap();
+    shell.exp_string("[INFO] Execute statement succeeded.").unwrap();
+    shell.send_line("INSERT INTO t SELECT a FROM s;").unwrap();
+    shell.exp_string("[INFO] Submitting SQL update statement to the cluster...").unwrap();
+    shell.exp_string("[INFO] SQL update statement has been successfully submitted to the cluster:").unwrap();
+    let (_, id) = shell.exp_regex("Job ID: [0-9a-f]{32}").unwrap();
+    let id = id.trim_start_matches("Job ID: ").to_string();
+    shell.exp_string("weir> ").unwrap();
+
+    // A query, cancelled with Ctrl-C, while the job runs on.
+    shell.send_line("SELECT a FROM s;").unwrap();
+    shell.exp_string("| +I |").unwrap();
+    shell.send_control('c').unwrap();
+    shell.exp_string("[INFO] The statement was cancelled.").unwrap();
+    shell.exp_string("weir> ").unwrap();
+
+    shell.send_line("SHOW JOBS;").unwrap();
+    shell.exp_string("job id").unwrap();
+    // Cells are right-aligned in their columns, as Flink's client prints them.
+    let line = |status: &str| format!(r"\| {id} \| insert-into_default_catalog\.default_database\.t \| +{status} \|");
+    shell.exp_regex(&line("RUNNING")).unwrap();
+    shell.send_line(&format!("DESCRIBE JOB '{id}';")).unwrap();
+    shell.exp_regex(&line("RUNNING")).unwrap();
+    shell.exp_string("1 row in set").unwrap();
+
+    shell.send_line(&format!("STOP JOB '{id}' WITH SAVEPOINT;")).unwrap();
+    shell.exp_string("savepoint path").unwrap();
+    let (_, path) = shell.exp_regex(r"/\S*savepoint-\d+-\S+").unwrap();
+    assert!(std::path::Path::new(&path).exists(), "no savepoint at {path}");
+    assert!(path.starts_with(&savepoints.display().to_string()));
+    shell.exp_string("weir> ").unwrap();
+    shell.send_line("SHOW JOBS;").unwrap();
+    shell.exp_regex(&line("CANCELED")).unwrap();
+    shell.send_line(&format!("STOP JOB '{id}';")).unwrap();
+    shell.exp_string("the job is CANCELED").unwrap();
+    shell.send_line("STOP JOB 'nope' WITH DRAIN;").unwrap();
+    shell.exp_string("Not supported yet: STOP JOB ... WITH DRAIN").unwrap();
+    shell.send_line("QUIT;").unwrap();
+    shell.exp_eof().unwrap();
+}
+
+/// `weir sql -i INIT -f FILE` runs the init file, then the file, as Flink's client does.
+#[test]
+fn sql_dash_f_runs_a_file_after_its_init_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = dir.path().join("init.sql");
+    let file = dir.path().join("file.sql");
+    std::fs::write(&init, "CREATE TABLE t (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '4', 'fields.a.kind' = 'sequence', 'fields.a.start' = '1', 'fields.a.end' = '4');\n").unwrap();
+    std::fs::write(&file, "SELECT SUM(a) AS total FROM t;\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["sql", "-p", "1", "-i", init.to_str().unwrap(), "-f", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("| +U |          10 |"), "{stdout}");
+}

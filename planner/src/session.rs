@@ -80,7 +80,7 @@ pub struct Session {
     reports: Vec<JobReport>,
     /// Every job started, and where it takes its savepoint when stopped (see
     /// [`recovery::SavepointTarget`]).
-    cancellers: Arc<Mutex<Vec<(JobCanceller, Option<recovery::SavepointTarget>)>>>,
+    cancellers: Arc<Mutex<Vec<StartedJob>>>,
     /// Where results print; shared with the sink of a running query, which prints as rows come.
     out: Arc<Mutex<Box<dyn Write + Send>>>,
     /// Set while a script is only explained: DDL changes the catalog but not the data directory.
@@ -97,6 +97,17 @@ pub struct Session {
     detached: bool,
     /// The jobs started in the background since [`Session::take_submitted`] last asked.
     submitted: Vec<weir_runtime::jobs::JobId>,
+}
+
+/// A job the session started, as Ctrl-C and a stop reach it.
+#[derive(Debug, Clone)]
+struct StartedJob {
+    canceller: JobCanceller,
+    /// Where it takes its savepoint when stopped.
+    target: Option<recovery::SavepointTarget>,
+    /// Runs on in the background of a detached session (the shell): Ctrl-C, which cancels the
+    /// statement running, leaves it be.
+    detached: bool,
 }
 
 /// An error and the position of the statement it belongs to.
@@ -179,10 +190,11 @@ impl Session {
         &self.runtime
     }
 
-    /// Cancels every job this session started, from any thread (for Ctrl-C).
+    /// Cancels every job this session started, from any thread (for Ctrl-C), but those running
+    /// on in the background of a detached session ([`Session::detach_unbounded_jobs`]).
     pub fn interrupter(&self) -> impl Fn() + Send + Sync + 'static {
         let cancellers = Arc::clone(&self.cancellers);
-        move || cancellers.lock().iter().for_each(|(job, _)| job.cancel())
+        move || cancellers.lock().iter().filter(|job| !job.detached).for_each(|job| job.canceller.cancel())
     }
 
     /// Stops every running job, as the interrupter does, but first takes a savepoint of each job
@@ -192,7 +204,7 @@ impl Session {
         let cancellers = Arc::clone(&self.cancellers);
         move || {
             let jobs = cancellers.lock().clone();
-            jobs.iter().filter_map(|(job, target)| recovery::stop(job, target.as_ref())).collect()
+            jobs.iter().filter_map(|job| recovery::stop(&job.canceller, job.target.as_ref())).collect()
         }
     }
 
@@ -550,7 +562,8 @@ impl Session {
         let registered = runtime.clone();
         let handle = job::start(graph, runtime)?;
         self.register_job(&handle, &job_name, !batch, &registered);
-        self.cancellers.lock().push((handle.canceller(), target));
+        let detached = background && self.detached;
+        self.cancellers.lock().push(StartedJob { canceller: handle.canceller(), target, detached });
         let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
         let name = match tables.as_slice() {
             [one] => one.clone(),
@@ -632,7 +645,7 @@ impl Session {
         let registered = runtime.clone();
         let job = job::start(graph, runtime)?;
         self.register_job(&job, "collect", true, &registered);
-        self.cancellers.lock().push((job.canceller(), None));
+        self.cancellers.lock().push(StartedJob { canceller: job.canceller(), target: None, detached: false });
         self.finished("SELECT".to_string(), job)
     }
 }

@@ -130,6 +130,9 @@ mod tests {
                 "execution.state-recovery.path",
                 "execution.savepoint.path",
                 "execution.checkpointing.savepoint-dir",
+                "rest.bind-address",
+                "rest.address",
+                "metrics.reporter.prom.factory.class",
             ];
             match spec.kind.parse(spec.key, spec.default_text) {
                 _ if described.contains(&spec.key) => assert_eq!(spec.default_text, described_default(spec.key)),

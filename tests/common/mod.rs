@@ -5,6 +5,7 @@
 pub mod compat_scripts;
 pub mod conformance;
 pub mod events;
+pub mod http;
 pub mod kafka;
 pub mod keyed_totals;
 pub mod postgres;

@@ -161,7 +161,7 @@ impl Session {
     pub(super) fn stop_job(&mut self, id: &str, savepoint: bool, drain: bool) -> Result<()> {
         if drain {
             return Err(Error::Unsupported(
-                "STOP JOB … WITH DRAIN (weir stops a job with or without a savepoint, without ending its event time)"
+                "STOP JOB ... WITH DRAIN (weir stops a job with or without a savepoint, without ending its event time)"
                     .into(),
             ));
         }

@@ -1,0 +1,473 @@
+//! weir's web side as its users reach it: Flink's REST API over a running job (every endpoint,
+//! Flink's field names, a savepoint and a cancel through the API), `/metrics` in the Prometheus
+//! text format agreeing with `--stats`, a port in use, and a client that hangs.
+
+mod common;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use common::http::{get_json, request};
+use serde_json::Value;
+use weir::connectors::ConnectorRegistry;
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+/// A session writing its results nowhere, with `settings` set.
+fn session(settings: &[(&str, &str)]) -> Session {
+    let mut session = Session::new(
+        RuntimeConfig::default().with_parallelism(2),
+        ConnectorRegistry::default(),
+        Box::new(std::io::sink()),
+    );
+    for (key, value) in settings {
+        session.set(key, value).unwrap_or_else(|e| panic!("SET {key}: {e}"));
+    }
+    session
+}
+
+/// A windowed job over an endless generator: two vertices, a HASH edge, event time.
+const WINDOWED: &str = "
+CREATE TABLE bids (
+  item INT, price INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '5000', 'fields.item.min' = '1', 'fields.item.max' = '20');
+CREATE TABLE counts (item INT, w TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO counts
+SELECT item, window_start, COUNT(*)
+FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+GROUP BY item, window_start, window_end;
+";
+
+/// Polls `check` every 50 ms until it gives a value, failing after 60 s.
+fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    value.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default()
+}
+
+fn assert_has(value: &Value, fields: &[&str], what: &str) {
+    for field in fields {
+        assert!(value.get(field).is_some(), "{what} lacks '{field}': has {:?}", keys(value));
+    }
+}
+
+/// Starts the windowed job in a detached session serving the REST API; returns the session,
+/// the server's address and the job's id.
+fn running_job(dir: &std::path::Path) -> (Session, SocketAddr, String) {
+    let checkpoints = dir.join("checkpoints").display().to_string();
+    let savepoints = dir.join("savepoints").display().to_string();
+    let mut session = session(&[
+        ("rest.port", "0"),
+        ("execution.checkpointing.interval", "200ms"),
+        ("execution.checkpointing.dir", &checkpoints),
+        ("execution.checkpointing.savepoint-dir", &savepoints),
+    ]);
+    session.detach_unbounded_jobs(true);
+    session.execute_script(WINDOWED).unwrap();
+    let id = session.take_submitted().pop().expect("the INSERT was submitted").to_string();
+    let address = session.rest_address().expect("rest.port serves the REST API");
+    (session, address, id)
+}
+
+#[test]
+fn the_rest_api_serves_flinks_endpoints_for_a_running_job_and_cancels_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, at, jid) = running_job(dir.path());
+
+    let jobs = get_json(at, "/jobs");
+    assert_eq!(jobs["jobs"][0]["id"], jid.as_str());
+    assert_eq!(jobs["jobs"][0]["status"], "RUNNING");
+    let overview = get_json(at, "/overview");
+    assert_has(
+        &overview,
+        &[
+            "taskmanagers",
+            "slots-total",
+            "slots-available",
+            "jobs-running",
+            "jobs-finished",
+            "jobs-cancelled",
+            "jobs-failed",
+            "flink-version",
+        ],
+        "/overview",
+    );
+    assert_eq!(overview["jobs-running"], 1);
+    assert_has(&get_json(at, "/config"), &["refresh-interval", "flink-version", "features"], "/config");
+    let listed = get_json(at, "/jobs/overview");
+    let summary = &listed["jobs"][0];
+    assert_has(
+        summary,
+        &["jid", "name", "state", "start-time", "end-time", "duration", "last-modification", "tasks"],
+        "/jobs/overview",
+    );
+    assert_eq!(summary["name"], "insert-into_default_catalog.default_database.counts");
+    assert_eq!(summary["tasks"]["total"], 4);
+    assert_eq!(summary["tasks"]["running"], 4);
+    // `/v1` in front of a path is accepted, as Flink accepts it.
+    assert_eq!(get_json(at, "/v1/jobs/overview")["jobs"][0]["jid"], jid.as_str());
+
+    // The job: its vertices (operator chains) and the plan with the ship strategy on each edge.
+    let job = eventually("the sink has received rows", || {
+        let job = get_json(at, &format!("/jobs/{jid}"));
+        let sink_in = job["vertices"][1]["metrics"]["read-records"].as_u64().unwrap_or(0);
+        (sink_in > 0).then_some(job)
+    });
+    assert_has(
+        &job,
+        &[
+            "jid",
+            "name",
+            "isStoppable",
+            "state",
+            "start-time",
+            "end-time",
+            "duration",
+            "now",
+            "timestamps",
+            "vertices",
+            "status-counts",
+            "plan",
+        ],
+        "/jobs/:jid",
+    );
+    assert_eq!(job["state"], "RUNNING");
+    let vertices = job["vertices"].as_array().unwrap();
+    assert_eq!(vertices.len(), 2);
+    for vertex in vertices {
+        assert_has(
+            vertex,
+            &["id", "name", "parallelism", "status", "start-time", "end-time", "duration", "tasks", "metrics"],
+            "a vertex",
+        );
+        assert_eq!(vertex["parallelism"], 2);
+        assert_eq!(vertex["status"], "RUNNING");
+        assert_eq!(vertex["tasks"]["RUNNING"], 2);
+        assert_has(
+            &vertex["metrics"],
+            &["read-bytes", "write-bytes", "read-records", "write-records", "read-records-complete"],
+            "a vertex's metrics",
+        );
+    }
+    assert!(vertices[0]["name"].as_str().unwrap().starts_with("bids -> WatermarkAssigner"));
+    assert!(vertices[1]["name"].as_str().unwrap().ends_with("Sink: counts"));
+    // A source receives nothing from other vertices; what it sends, the next one receives.
+    assert_eq!(vertices[0]["metrics"]["read-records"], 0);
+    assert!(vertices[0]["metrics"]["write-records"].as_u64().unwrap() > 0);
+    let plan = &job["plan"];
+    assert_eq!((plan["jid"].as_str(), plan["type"].as_str()), (Some(jid.as_str()), Some("STREAMING")));
+    let nodes = plan["nodes"].as_array().unwrap();
+    let (source, window) = (vertices[0]["id"].as_str().unwrap(), vertices[1]["id"].as_str().unwrap());
+    let window_node = nodes.iter().find(|n| n["id"] == window).unwrap();
+    assert_has(
+        window_node,
+        &["id", "parallelism", "operator", "description", "inputs", "optimizer_properties"],
+        "a plan node",
+    );
+    assert_eq!(window_node["inputs"][0]["id"], source);
+    assert_eq!(window_node["inputs"][0]["ship_strategy"], "HASH");
+    assert_eq!(window_node["inputs"][0]["num"], 0);
+    assert_eq!(get_json(at, &format!("/jobs/{jid}/plan"))["plan"], *plan);
+
+    // A vertex, its subtasks, watermarks, back pressure and metrics.
+    let detail = get_json(at, &format!("/jobs/{jid}/vertices/{window}"));
+    assert_has(&detail, &["id", "name", "parallelism", "now", "subtasks"], "/vertices/:vid");
+    assert_has(
+        &detail["subtasks"][1],
+        &["subtask", "status", "attempt", "start-time", "duration", "metrics"],
+        "a subtask",
+    );
+    let marks = eventually("the window vertex has a watermark", || {
+        let marks = get_json(at, &format!("/jobs/{jid}/vertices/{window}/watermarks"));
+        let all_set =
+            marks.as_array().unwrap().iter().all(|m| m["value"].as_str().unwrap().parse::<i64>().unwrap() > 0);
+        all_set.then_some(marks)
+    });
+    assert_eq!(marks[0]["id"], "0.currentInputWatermark");
+    assert_eq!(marks.as_array().unwrap().len(), 2);
+    let pressure = get_json(at, &format!("/jobs/{jid}/vertices/{window}/backpressure"));
+    assert_eq!(pressure["status"], "ok");
+    assert!(["ok", "low", "high"].contains(&pressure["backpressure-level"].as_str().unwrap()));
+    assert_has(
+        &pressure["subtasks"][0],
+        &["subtask", "attempt-number", "backpressure-level", "ratio", "idleRatio", "busyRatio"],
+        "a subtask's back pressure",
+    );
+    let ids = get_json(at, &format!("/jobs/{jid}/vertices/{window}/metrics"));
+    let ids: Vec<&str> = ids.as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    for id in [
+        "0.numRecordsIn",
+        "1.numRecordsOutPerSecond",
+        "0.busyTimeMsPerSecond",
+        "1.backPressuredTimeMsPerSecond",
+        "0.currentInputWatermark",
+    ] {
+        assert!(ids.contains(&id), "no metric {id} in {ids:?}");
+    }
+    let values = get_json(at, &format!("/jobs/{jid}/vertices/{window}/metrics?get=0.numRecordsIn,1.numRecordsIn"));
+    let values: Vec<u64> =
+        values.as_array().unwrap().iter().map(|m| m["value"].as_str().unwrap().parse().unwrap()).collect();
+    assert_eq!(values.len(), 2);
+    assert!(values.iter().sum::<u64>() > 0, "metric values are strings of the counts: {values:?}");
+
+    // Checkpoints: counts, the latest, the history, the configuration.
+    let stats = eventually("a checkpoint completed", || {
+        let stats = get_json(at, &format!("/jobs/{jid}/checkpoints"));
+        (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 2).then_some(stats)
+    });
+    assert_has(&stats["counts"], &["restored", "total", "in_progress", "completed", "failed"], "checkpoint counts");
+    assert_has(&stats["summary"], &["state_size", "checkpointed_size", "end_to_end_duration"], "checkpoint summary");
+    let latest = &stats["latest"]["completed"];
+    assert_has(
+        latest,
+        &[
+            "id",
+            "status",
+            "is_savepoint",
+            "trigger_timestamp",
+            "latest_ack_timestamp",
+            "state_size",
+            "checkpointed_size",
+            "end_to_end_duration",
+            "num_subtasks",
+            "num_acknowledged_subtasks",
+            "external_path",
+        ],
+        "the latest checkpoint",
+    );
+    assert_eq!(latest["status"], "COMPLETED");
+    assert_eq!(latest["num_subtasks"], 4);
+    assert!(latest["checkpointed_size"].as_u64().unwrap() > 0);
+    assert!(std::path::Path::new(latest["external_path"].as_str().unwrap()).exists());
+    assert_eq!(stats["history"][0]["id"], latest["id"]);
+    let config = get_json(at, &format!("/jobs/{jid}/checkpoints/config"));
+    assert_eq!((config["mode"].as_str(), config["interval"].as_u64()), (Some("exactly_once"), Some(200)));
+    assert_has(
+        &config,
+        &["timeout", "min_pause", "max_concurrent", "externalization", "state_backend", "checkpoint_storage"],
+        "checkpoints/config",
+    );
+    assert_eq!(get_json(at, &format!("/jobs/{jid}/exceptions"))["exceptionHistory"]["entries"], serde_json::json!([]));
+
+    // A savepoint that lets the job run on.
+    let target = dir.path().join("api-savepoints");
+    let body = format!(r#"{{"target-directory": "{}", "cancel-job": false}}"#, target.display());
+    let triggered = request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some(&body));
+    assert_eq!(triggered.status, 202, "{}", triggered.body);
+    let trigger = triggered.json()["request-id"].as_str().unwrap().to_string();
+    let location = eventually("the savepoint completed", || {
+        let status = get_json(at, &format!("/jobs/{jid}/savepoints/{trigger}"));
+        (status["status"]["id"] == "COMPLETED").then(|| status["operation"]["location"].as_str().map(str::to_string))
+    });
+    let location = location.expect("the savepoint has a location");
+    assert!(location.starts_with(&target.display().to_string()) && std::path::Path::new(&location).exists());
+    assert_eq!(get_json(at, &format!("/jobs/{jid}"))["state"], "RUNNING");
+
+    // Unknown jobs and paths are Flink's errors.
+    let missing = request(at, "GET", "/jobs/00000000000000000000000000000000", None);
+    assert_eq!(missing.status, 404);
+    assert!(missing.json()["errors"][0].as_str().unwrap().contains("not found"));
+    assert_eq!(request(at, "GET", "/nope", None).status, 404);
+
+    // Cancelled through the API, the job ends as CANCELED.
+    let cancelled = request(at, "PATCH", &format!("/jobs/{jid}?mode=cancel"), None);
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    eventually("the job is cancelled", || (get_json(at, &format!("/jobs/{jid}"))["state"] == "CANCELED").then_some(()));
+    let overview = get_json(at, "/overview");
+    assert_eq!((overview["jobs-running"].as_u64(), overview["jobs-cancelled"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(get_json(at, &format!("/jobs/{jid}"))["vertices"][0]["status"], "CANCELED");
+    drop(session);
+}
+
+#[test]
+fn stop_with_a_savepoint_through_the_api_writes_it_and_stops_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, at, jid) = running_job(dir.path());
+    eventually("a checkpoint completed", || {
+        let stats = get_json(at, &format!("/jobs/{jid}/checkpoints"));
+        (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
+    });
+    let target = dir.path().join("stopped");
+    let body = format!(r#"{{"targetDirectory": "{}", "drain": false}}"#, target.display());
+    let triggered = request(at, "POST", &format!("/jobs/{jid}/stop"), Some(&body));
+    assert_eq!(triggered.status, 202, "{}", triggered.body);
+    let trigger = triggered.json()["request-id"].as_str().unwrap().to_string();
+    let location = eventually("the savepoint completed", || {
+        let status = get_json(at, &format!("/jobs/{jid}/savepoints/{trigger}"));
+        (status["status"]["id"] == "COMPLETED").then(|| status["operation"]["location"].as_str().map(str::to_string))
+    });
+    assert!(std::path::Path::new(&location.expect("a location")).exists());
+    eventually("the job is cancelled", || (get_json(at, &format!("/jobs/{jid}"))["state"] == "CANCELED").then_some(()));
+    drop(session);
+}
+
+/// Every sample of `family`, as (labels, value).
+fn samples<'a>(scrape: &'a prometheus_parse::Scrape, family: &str) -> Vec<(&'a prometheus_parse::Labels, f64)> {
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == family)
+        .map(|s| match s.value {
+            prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Untyped(v) => (&s.labels, v),
+            _ => panic!("{family} is not a gauge"),
+        })
+        .collect()
+}
+
+fn scrape(address: SocketAddr) -> prometheus_parse::Scrape {
+    let response = request(address, "GET", "/metrics", None);
+    assert_eq!(response.status, 200);
+    assert!(response.content_type.as_deref().is_some_and(|t| t.starts_with("text/plain; version=0.0.4")));
+    let lines = response.body.lines().map(|l| Ok(l.to_string()));
+    prometheus_parse::Scrape::parse(lines).expect("the Prometheus text format parses")
+}
+
+#[test]
+fn prometheus_metrics_carry_flinks_names_and_labels_and_agree_with_the_stats() {
+    let mut session = session(&[("metrics.reporter.prom.port", "0"), ("rest.port", "0")]);
+    session
+        .execute_script(
+            "CREATE TABLE src (k INT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '20000',
+                 'fields.k.min' = '1', 'fields.k.max' = '50');
+             CREATE TABLE totals (k INT, total BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');
+             INSERT INTO totals SELECT k, SUM(v) FROM src WHERE v > 0 GROUP BY k;",
+        )
+        .unwrap();
+    let report = session.job_reports()[0].clone();
+    let scraped = scrape(session.prometheus_address().expect("metrics.reporter.prom.port serves /metrics"));
+    // The REST port serves the same families.
+    let from_rest = scrape(session.rest_address().unwrap());
+    let names = |s: &prometheus_parse::Scrape| {
+        let mut names: Vec<String> = s.samples.iter().map(|x| x.metric.clone()).collect();
+        names.dedup();
+        names
+    };
+    assert_eq!(names(&scraped), names(&from_rest));
+
+    let records_in = samples(&scraped, "flink_taskmanager_job_task_numRecordsIn");
+    let records_out = samples(&scraped, "flink_taskmanager_job_task_numRecordsOut");
+    assert_eq!(records_in.len(), 4, "a sample per subtask of the two vertices");
+    for (labels, _) in &records_in {
+        for label in
+            ["job_id", "job_name", "task_id", "task_name", "subtask_index", "task_attempt_num", "host", "tm_id"]
+        {
+            assert!(labels.get(label).is_some(), "no label {label}");
+        }
+        assert_eq!(labels.get("job_name"), Some("insert_into_default_catalog_default_database_totals"));
+    }
+    let summed = |samples: &[(&prometheus_parse::Labels, f64)], task: &dyn Fn(&str) -> bool| -> u64 {
+        samples.iter().filter(|(l, _)| task(l.get("task_name").unwrap())).map(|(_, v)| *v as u64).sum()
+    };
+    let source = |name: &str| name.starts_with("src");
+    let sink = |name: &str| name.ends_with("Sink:_totals");
+    // What `--stats` reports: rows the sources read, rows the sinks wrote, per vertex rows in and out.
+    assert_eq!(summed(&records_in, &source), report.rows_in);
+    assert_eq!(summed(&records_out, &sink), report.rows_out);
+    assert_eq!(report.rows_in, 20_000);
+    let by_vertex: HashMap<&str, (u64, u64)> =
+        report.vertices.iter().map(|v| (v.name.as_str(), (v.records_in, v.records_out))).collect();
+    let sink_vertex = report.vertices.iter().find(|v| v.name.ends_with("Sink: totals")).unwrap();
+    assert_eq!(summed(&records_in, &sink), by_vertex[sink_vertex.name.as_str()].0);
+    let source_vertex = report.vertices.iter().find(|v| v.name.starts_with("src")).unwrap();
+    assert_eq!(summed(&records_out, &source), source_vertex.records_out);
+
+    for family in [
+        "flink_taskmanager_job_task_numRecordsInPerSecond",
+        "flink_taskmanager_job_task_numRecordsOutPerSecond",
+        "flink_taskmanager_job_task_busyTimeMsPerSecond",
+        "flink_taskmanager_job_task_backPressuredTimeMsPerSecond",
+        "flink_taskmanager_job_task_idleTimeMsPerSecond",
+        "flink_taskmanager_job_task_currentInputWatermark",
+        "flink_jobmanager_job_lastCheckpointDuration",
+        "flink_jobmanager_job_numberOfCompletedCheckpoints",
+        "flink_jobmanager_job_numberOfFailedCheckpoints",
+        "flink_jobmanager_numRunningJobs",
+    ] {
+        assert!(!samples(&scraped, family).is_empty(), "no {family}");
+    }
+    assert_eq!(samples(&scraped, "flink_jobmanager_numRunningJobs")[0].1, 0.0);
+}
+
+#[test]
+fn a_window_job_reports_its_late_records_per_operator() {
+    let mut session = session(&[("rest.port", "0")]);
+    session
+        .execute_script(
+            "CREATE TABLE ev (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen',
+                 'number-of-rows' = '2000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '2000',
+                 'fields.ts.max-past' = '60s');
+             CREATE TABLE out (w TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+             INSERT INTO out SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+             GROUP BY window_start, window_end;",
+        )
+        .unwrap();
+    let dropped: u64 = session.job_reports()[0]
+        .vertices
+        .iter()
+        .flat_map(|v| &v.bundles)
+        .map(|(_, counts)| counts.late_records_dropped)
+        .sum();
+    let scraped = scrape(session.rest_address().unwrap());
+    let family = samples(&scraped, "flink_taskmanager_job_task_operator_numLateRecordsDropped");
+    assert_eq!(family.iter().map(|(_, v)| *v as u64).sum::<u64>(), dropped);
+    assert!(dropped > 0, "rows up to 60 s in the past arrive late");
+    assert!(family.iter().all(|(labels, _)| labels.get("operator_name").is_some()));
+}
+
+#[test]
+fn a_rest_port_in_use_is_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("one.sql");
+    std::fs::write(&script, "SELECT 1;\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", script.to_str().unwrap(), "--set", &format!("rest.port={port}")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains("rest.port"), "{stderr}");
+    assert!(stderr.to_lowercase().contains("in use"), "{stderr}");
+}
+
+#[test]
+fn a_client_that_hangs_holds_up_neither_the_job_nor_the_end_of_the_session() {
+    use std::io::Write;
+    let mut session = session(&[("rest.port", "0")]);
+    let at = session.rest_address().unwrap();
+    // Half a request, never finished; and a connection that never sends anything.
+    let mut half = std::net::TcpStream::connect(at).unwrap();
+    half.write_all(b"GET /jobs/overview HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let _silent = std::net::TcpStream::connect(at).unwrap();
+    session
+        .execute_script(
+            "CREATE TABLE src (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '100000');
+             CREATE TABLE out (k INT, n BIGINT) WITH ('connector' = 'blackhole');
+             INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;",
+        )
+        .unwrap();
+    assert_eq!(session.job_reports()[0].rows_in, 100_000);
+    assert_eq!(get_json(at, "/jobs/overview")["jobs"][0]["state"], "FINISHED");
+    // The session ends (its server stops) with both connections still open.
+    drop(session);
+    assert!(std::net::TcpStream::connect(at).is_err() || request_fails(at));
+}
+
+/// Whether a request to `at` gets no answer (the server has stopped).
+fn request_fails(at: SocketAddr) -> bool {
+    std::panic::catch_unwind(|| request(at, "GET", "/jobs", None)).map_or(true, |r| r.status == 0)
+}

@@ -3,7 +3,8 @@
 //! [`runtime`].
 //!
 //! The crates behind it: [`runtime`] (data model, execution), [`operators`] (stream
-//! operators), [`connectors`] (sources and sinks) and [`planner`] (SQL).
+//! operators), [`connectors`] (sources and sinks), [`planner`] (SQL) and [`web`] (Flink's REST
+//! API, the dashboard and Prometheus metrics over a [`runtime::jobs::JobRegistry`]).
 
 pub mod lookup;
 pub mod pipeline;
@@ -14,6 +15,7 @@ pub use weir_operators as operators;
 pub use weir_planner as planner;
 pub use weir_runtime as runtime;
 pub use weir_store as store;
+pub use weir_web as web;
 
 /// The names most pipelines need.
 pub mod prelude {

@@ -2,6 +2,7 @@
 //! and offers an interactive shell (`weir sql`); `weir help` and `COMMAND --help` print the usage
 //! below.
 
+mod progress;
 mod shell;
 
 /// mimalloc: stateful operators allocate and free many small keys and accumulators per
@@ -291,6 +292,8 @@ fn run_script(args: &[String]) -> Result<(), String> {
         complain("Stopping the running jobs...");
         stop().iter().for_each(|line| complain(line));
     });
+    // A progress line while the jobs run, on a terminal only.
+    let progress = progress::Progress::start(session.jobs().clone(), &sql);
     let result = match session.execute_script(&sql) {
         // Ctrl-C, or the reader of standard output has gone (`| head`): the command ends quietly.
         Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
@@ -299,6 +302,9 @@ fn run_script(args: &[String]) -> Result<(), String> {
     };
     // A stop in progress (savepoints being written) finishes, and says so, before the command ends.
     drop(stopping.lock());
+    if let Some(progress) = progress {
+        progress.finish(session.job_reports(), started.elapsed());
+    }
     if stats.text || stats.json.is_some() {
         let report = weir::stats::RunStats {
             wall: started.elapsed(),

@@ -145,3 +145,35 @@ fn sql_dash_f_runs_a_file_after_its_init_file() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("| +U |          10 |"), "{stdout}");
 }
+
+/// `weir run` on a terminal draws its progress (for files, bytes read of their total) and ends
+/// with a summary line; with its output not a terminal it prints neither.
+#[test]
+fn weir_run_shows_progress_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("numbers.csv");
+    let text: String = (0..400_000).map(|i| format!("{},{}\n", i % 100, i)).collect();
+    std::fs::write(&data, text).unwrap();
+    let script = dir.path().join("sum.sql");
+    std::fs::write(
+        &script,
+        format!(
+            "CREATE TABLE src (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+             CREATE TABLE out (k INT, total BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO out SELECT k, SUM(v) FROM src GROUP BY k;\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command.args(["run", script.to_str().unwrap(), "-p", "1"]);
+    let mut run = spawn_command(command, Some(60_000)).unwrap();
+    let (_, summary) = run.exp_regex(r"Done in [0-9.]+ s: wrote [0-9,]+ rows to out\.").unwrap();
+    assert!(summary.contains("wrote 400,000 rows to out"), "{summary}");
+    run.exp_eof().unwrap();
+
+    let piped =
+        Command::new(env!("CARGO_BIN_EXE_weir")).args(["run", script.to_str().unwrap(), "-p", "1"]).output().unwrap();
+    assert!(piped.status.success());
+    assert_eq!(String::from_utf8_lossy(&piped.stderr), "", "no progress or summary when not on a terminal");
+}

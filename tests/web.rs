@@ -299,6 +299,9 @@ fn stop_with_a_savepoint_through_the_api_writes_it_and_stops_the_job() {
         (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
     });
     let target = dir.path().join("stopped");
+    let drained = request(at, "POST", &format!("/jobs/{jid}/stop"), Some(r#"{"drain": true}"#));
+    assert_eq!(drained.status, 400);
+    assert!(drained.json()["errors"][0].as_str().unwrap().starts_with("Not supported by weir"));
     let body = format!(r#"{{"targetDirectory": "{}", "drain": false}}"#, target.display());
     let triggered = request(at, "POST", &format!("/jobs/{jid}/stop"), Some(&body));
     assert_eq!(triggered.status, 202, "{}", triggered.body);
@@ -455,7 +458,8 @@ fn a_client_that_hangs_holds_up_neither_the_job_nor_the_end_of_the_session() {
     let _silent = std::net::TcpStream::connect(at).unwrap();
     session
         .execute_script(
-            "CREATE TABLE src (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '100000');
+            "CREATE TABLE src (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '100000',
+                 'rows-per-second' = '1000000000');
              CREATE TABLE out (k INT, n BIGINT) WITH ('connector' = 'blackhole');
              INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;",
         )
@@ -470,4 +474,30 @@ fn a_client_that_hangs_holds_up_neither_the_job_nor_the_end_of_the_session() {
 /// Whether a request to `at` gets no answer (the server has stopped).
 fn request_fails(at: SocketAddr) -> bool {
     std::panic::catch_unwind(|| request(at, "GET", "/jobs", None)).map_or(true, |r| r.status == 0)
+}
+
+#[test]
+fn a_failed_job_shows_failed_with_its_exception() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bad.csv");
+    std::fs::write(&data, "1,2\n3,4\nnot a number,5\n").unwrap();
+    let mut session = session(&[("rest.port", "0")]);
+    let failed = session.execute_script(&format!(
+        "CREATE TABLE src (a INT, b INT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');
+         CREATE TABLE out (a INT, b INT) WITH ('connector' = 'blackhole');
+         INSERT INTO out SELECT a, b FROM src;",
+        data.display()
+    ));
+    let message = failed.expect_err("the malformed line fails the job").error.to_string();
+    let at = session.rest_address().unwrap();
+    let listed = get_json(at, "/jobs/overview");
+    assert_eq!(listed["jobs"][0]["state"], "FAILED");
+    let jid = listed["jobs"][0]["jid"].as_str().unwrap().to_string();
+    let entries = get_json(at, &format!("/jobs/{jid}/exceptions"))["exceptionHistory"]["entries"].clone();
+    assert_eq!(entries.as_array().unwrap().len(), 1);
+    let trace = entries[0]["stacktrace"].as_str().unwrap();
+    assert!(trace.contains("bad.csv") && message.contains("bad.csv"), "{trace}\n{message}");
+    assert!(entries[0]["timestamp"].as_i64().unwrap() > 0);
+    assert_eq!(get_json(at, "/overview")["jobs-failed"], 1);
+    assert!(get_json(at, &format!("/jobs/{jid}"))["end-time"].as_i64().unwrap() > 0);
 }

@@ -54,6 +54,14 @@ impl Source for ProjectingSource {
         self.inner.caught_up()
     }
 
+    fn idle_now(&self) -> bool {
+        self.inner.idle_now()
+    }
+
+    fn progress(&self) -> Option<weir_runtime::SourceProgress> {
+        self.inner.progress()
+    }
+
     fn emits_nothing(&self) -> bool {
         self.inner.emits_nothing()
     }

@@ -261,6 +261,9 @@ impl SubtaskActor {
         self.metrics.add_busy(started.elapsed());
         self.metrics.set_records_into_last(self.chain.rows_into_last());
         self.metrics.set_records_read(self.chain.rows_read());
+        if let Some(progress) = self.chain.source_progress() {
+            self.metrics.set_source_progress(progress);
+        }
         match result {
             Ok(()) => self.send_outbox(ctx),
             Err(error) => self.fail(error, ctx),

@@ -345,6 +345,11 @@ impl Chain {
         self.rows_read
     }
 
+    /// How far the head source has read, when it can tell.
+    pub(crate) fn source_progress(&self) -> Option<crate::operator::SourceProgress> {
+        self.source.as_ref().and_then(|s| s.source.progress())
+    }
+
     /// Rows handed to the chain's last operator so far.
     pub(crate) fn rows_into_last(&self) -> u64 {
         self.rows_into_last

@@ -326,7 +326,11 @@ impl JobInfo {
     }
 }
 
-/// The jobs a process started, oldest first; cheap to clone and share.
+/// How many jobs that ended a registry keeps (the oldest are let go first).
+pub const ENDED_JOBS_KEPT: usize = 1000;
+
+/// The jobs a process started, oldest first; cheap to clone and share. It keeps every running
+/// job and the newest [`ENDED_JOBS_KEPT`] that ended.
 #[derive(Debug, Clone, Default)]
 pub struct JobRegistry {
     jobs: Arc<RwLock<Vec<Arc<JobInfo>>>>,
@@ -345,6 +349,19 @@ pub struct Registration {
     pub savepoint_dir: Option<PathBuf>,
 }
 
+impl Registration {
+    /// A streaming job named `name`, started with `config` (its checkpointing; no savepoint
+    /// directory).
+    pub fn new(name: impl Into<String>, config: &crate::RuntimeConfig) -> Self {
+        Registration {
+            name: name.into(),
+            streaming: true,
+            checkpointing: config.checkpointing.clone(),
+            savepoint_dir: None,
+        }
+    }
+}
+
 impl JobRegistry {
     /// Adds the job `handle` runs; returns what watchers see of it.
     pub fn register(&self, handle: &JobHandle, registration: Registration) -> Arc<JobInfo> {
@@ -359,7 +376,14 @@ impl JobRegistry {
             checkpoints: handle.checkpoint_history(),
             canceller: handle.canceller(),
         });
-        self.jobs.write().push(Arc::clone(&info));
+        let mut jobs = self.jobs.write();
+        let ended = jobs.iter().filter(|j| j.lifecycle.state().is_terminal()).count();
+        if ended >= ENDED_JOBS_KEPT {
+            if let Some(oldest) = jobs.iter().position(|j| j.lifecycle.state().is_terminal()) {
+                jobs.remove(oldest);
+            }
+        }
+        jobs.push(Arc::clone(&info));
         info
     }
 

@@ -53,7 +53,8 @@ pub use graph::{JobGraph, VertexId};
 pub use job::{JobHandle, JobStatus};
 pub use lookup::{LookupFunction, LookupFuture, LookupProvider, LookupRows};
 pub use operator::{
-    AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus, Splits, SubtaskInfo,
+    AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceProgress, SourceStatus, Splits,
+    SubtaskInfo,
 };
 pub use partition::ShipStrategy;
 pub use row::{Row, RowKind};

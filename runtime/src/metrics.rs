@@ -112,6 +112,8 @@ pub struct SubtaskMetrics {
     records_in: AtomicU64,
     records_out: AtomicU64,
     records_into_last: AtomicU64,
+    bytes_read: AtomicU64,
+    bytes_total: AtomicU64,
     watermark: AtomicI64,
     busy_nanos: AtomicU64,
     backpressured_nanos: AtomicU64,
@@ -170,6 +172,10 @@ pub struct SubtaskCounters {
     pub records_out: u64,
     /// Rows handed to the chain's last operator (at a sink: the rows written).
     pub records_into_last: u64,
+    /// Bytes the chain's source has read, when it tells ([`crate::Source::progress`]).
+    pub bytes_read: u64,
+    /// Bytes the chain's source reads in all, when it tells (0 when it does not).
+    pub bytes_total: u64,
     /// The last watermark the subtask's input delivered ([`NO_WATERMARK`] before any).
     pub watermark: i64,
     /// Time spent running operators.
@@ -196,6 +202,8 @@ impl SubtaskMetrics {
             records_in: AtomicU64::new(0),
             records_out: AtomicU64::new(0),
             records_into_last: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+            bytes_total: AtomicU64::new(0),
             watermark: AtomicI64::new(NO_WATERMARK),
             busy_nanos: AtomicU64::new(0),
             backpressured_nanos: AtomicU64::new(0),
@@ -224,6 +232,11 @@ impl SubtaskMetrics {
         let m = Arc::new(OperatorMetrics::default());
         all.push((operator.to_string(), Arc::clone(&m)));
         m
+    }
+
+    pub(crate) fn set_source_progress(&self, progress: crate::operator::SourceProgress) {
+        self.bytes_read.store(progress.bytes_read, Ordering::Relaxed);
+        self.bytes_total.store(progress.bytes_total, Ordering::Relaxed);
     }
 
     pub(crate) fn add_records_in(&self, n: usize) {
@@ -263,6 +276,8 @@ impl SubtaskMetrics {
             records_in: self.records_in.load(Ordering::Relaxed),
             records_out: self.records_out.load(Ordering::Relaxed),
             records_into_last: self.records_into_last.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            bytes_total: self.bytes_total.load(Ordering::Relaxed),
             watermark: self.watermark.load(Ordering::Relaxed),
             busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
             backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),

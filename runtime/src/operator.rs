@@ -425,6 +425,15 @@ pub enum SourceStatus {
     Finished,
 }
 
+/// How much of its input a source has read ([`Source::progress`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceProgress {
+    /// Bytes read so far.
+    pub bytes_read: u64,
+    /// Bytes it reads in all (its share of the input, from where it started).
+    pub bytes_total: u64,
+}
+
 /// A source of rows, one instance per subtask.
 pub trait Source: Send {
     /// Name shown in errors, metrics and logs.
@@ -451,6 +460,12 @@ pub trait Source: Send {
     /// Not called for every checkpoint (a later one may come first).
     fn notify_checkpoint_complete(&mut self, _checkpoint: u64, _ctx: &mut OperatorContext) -> Result<()> {
         Ok(())
+    }
+
+    /// How far the source has read, when it can tell (a file source: bytes read of the bytes
+    /// it has to read); shown as the progress of a bounded job. `None` by default.
+    fn progress(&self) -> Option<SourceProgress> {
+        None
     }
 
     /// Whether the source has read everything it can read now (a Kafka consumer at the end of

@@ -671,6 +671,12 @@ fn body_field(body: &Option<Json<Value>>, key: &str) -> Option<Value> {
 
 async fn stop_job(State(web): State<Shared>, Path(jid): Path<String>, body: Option<Json<Value>>) -> Answer {
     let job = find_job(&web, &jid)?;
+    if body_field(&body, "drain").and_then(|v| v.as_bool()) == Some(true) {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            "Not supported by weir: stopping with \"drain\": true (weir does not end a job's event time before it stops).",
+        ));
+    }
     let dir = body_field(&body, "targetDirectory").and_then(|v| v.as_str().map(str::to_string));
     start_savepoint(&web, job, dir, true)
 }

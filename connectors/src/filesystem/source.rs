@@ -31,6 +31,8 @@ struct OpenFile {
     display: String,
     lines: Lines,
     decoder: Box<dyn Decoder>,
+    /// The byte it started reading at.
+    start: u64,
 }
 
 /// A file still to read: from byte `offset`, which follows line `line`.
@@ -84,6 +86,10 @@ pub struct FileSource {
     columns: ColumnsBuilder,
     /// The kind of each row of the chunk being read (a changelog format's records are changes).
     kinds: Vec<RowKind>,
+    /// Bytes of the files this subtask reads, from where it started in each (set at `open`).
+    bytes_total: u64,
+    /// Bytes of the files read to their end.
+    bytes_done: u64,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -113,6 +119,8 @@ impl FileSource {
             restored: None,
             columns: ColumnsBuilder::for_types(types),
             kinds: Vec::new(),
+            bytes_total: 0,
+            bytes_done: 0,
         }
     }
 
@@ -137,7 +145,8 @@ impl FileSource {
             file.seek(SeekFrom::Start(offset)).map_err(io)?;
         }
         let lines = Lines::resumed(Box::new(BufReader::with_capacity(1 << 16, file)), offset, line);
-        self.readers[k].current = Some(OpenFile { path, display, lines, decoder: self.format.decoder() });
+        let decoder = self.format.decoder();
+        self.readers[k].current = Some(OpenFile { path, display, lines, decoder, start: offset });
         Ok(true)
     }
 
@@ -153,7 +162,10 @@ impl FileSource {
             };
             match file.decoder.decode_changes(&mut file.lines, &mut self.columns, &mut self.kinds) {
                 Ok(true) => {}
-                Ok(false) => self.readers[k].current = None,
+                Ok(false) => {
+                    self.bytes_done += file.lines.offset().saturating_sub(file.start);
+                    self.readers[k].current = None;
+                }
                 Err(e) => {
                     return Err(Error::Parse {
                         file: file.display.clone(),
@@ -212,7 +224,20 @@ impl Source for FileSource {
             None => vec![self.assigned_files()?],
         };
         self.readers = parts.into_iter().map(|files| Reader { files, current: None }).collect();
+        // What there is to read, for the progress of the job (a file gone since is read as empty).
+        let size = |p: &Pending| std::fs::metadata(&p.path).map_or(0, |m| m.len()).saturating_sub(p.offset);
+        self.bytes_total = self.readers.iter().flat_map(|r| &r.files).map(size).sum();
         Ok(())
+    }
+
+    fn progress(&self) -> Option<weir_runtime::SourceProgress> {
+        let reading: u64 = self
+            .readers
+            .iter()
+            .filter_map(|r| r.current.as_ref())
+            .map(|f| f.lines.offset().saturating_sub(f.start))
+            .sum();
+        Some(weir_runtime::SourceProgress { bytes_read: self.bytes_done + reading, bytes_total: self.bytes_total })
     }
 
     /// No file to read (restored with none left, or given none of the path's files).

@@ -116,8 +116,8 @@ fn a_slow_sink_holds_a_fast_source_to_the_mailbox_capacity_and_loses_nothing() {
     assert!(max <= CAPACITY as i64 + 1, "{max} chunks were in flight, capacity is {CAPACITY}");
     assert!(max >= 1);
     let source_metrics = metrics.snapshot().into_iter().find(|m| m.name.starts_with("Numbers")).unwrap();
-    assert_eq!(source_metrics.records_out, ROWS);
-    assert!(source_metrics.backpressured > Duration::ZERO, "the source never waited for the sink");
+    assert_eq!(source_metrics.counters.records_out, ROWS);
+    assert!(source_metrics.counters.backpressured > Duration::ZERO, "the source never waited for the sink");
 }
 
 struct CountChunks {
@@ -235,7 +235,7 @@ fn a_running_job_shows_metrics_and_can_be_cancelled() {
     let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
     wait_until("rows flow", || rows.load(Ordering::Relaxed) > 100_000);
     let snapshot = handle.metrics().snapshot();
-    let sink_in: u64 = snapshot.iter().filter(|m| m.name == "Sink: Discard").map(|m| m.records_in).sum();
+    let sink_in: u64 = snapshot.iter().filter(|m| m.name == "Sink: Discard").map(|m| m.counters.records_in).sum();
     assert!(sink_in > 0);
     assert!(!handle.metrics().latency_micros().is_empty(), "the sink records source-to-sink latency");
     assert!(!handle.is_finished());

@@ -265,12 +265,7 @@ fn the_rest_api_serves_flinks_endpoints_for_a_running_job_and_cancels_it() {
     let body = format!(r#"{{"target-directory": "{}", "cancel-job": false}}"#, target.display());
     let triggered = request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some(&body));
     assert_eq!(triggered.status, 202, "{}", triggered.body);
-    let trigger = triggered.json()["request-id"].as_str().unwrap().to_string();
-    let location = eventually("the savepoint completed", || {
-        let status = get_json(at, &format!("/jobs/{jid}/savepoints/{trigger}"));
-        (status["status"]["id"] == "COMPLETED").then(|| status["operation"]["location"].as_str().map(str::to_string))
-    });
-    let location = location.expect("the savepoint has a location");
+    let location = savepoint_location(at, &jid, &triggered);
     assert!(location.starts_with(&target.display().to_string()) && std::path::Path::new(&location).exists());
     assert_eq!(get_json(at, &format!("/jobs/{jid}"))["state"], "RUNNING");
 
@@ -305,14 +300,20 @@ fn stop_with_a_savepoint_through_the_api_writes_it_and_stops_the_job() {
     let body = format!(r#"{{"targetDirectory": "{}", "drain": false}}"#, target.display());
     let triggered = request(at, "POST", &format!("/jobs/{jid}/stop"), Some(&body));
     assert_eq!(triggered.status, 202, "{}", triggered.body);
+    assert!(std::path::Path::new(&savepoint_location(at, &jid, &triggered)).exists());
+    eventually("the job is cancelled", || (get_json(at, &format!("/jobs/{jid}"))["state"] == "CANCELED").then_some(()));
+    drop(session);
+}
+
+/// Where the savepoint `triggered` (the answer to a savepoint or stop request) went, once it
+/// completed.
+fn savepoint_location(at: SocketAddr, jid: &str, triggered: &common::http::Response) -> String {
     let trigger = triggered.json()["request-id"].as_str().unwrap().to_string();
     let location = eventually("the savepoint completed", || {
         let status = get_json(at, &format!("/jobs/{jid}/savepoints/{trigger}"));
         (status["status"]["id"] == "COMPLETED").then(|| status["operation"]["location"].as_str().map(str::to_string))
     });
-    assert!(std::path::Path::new(&location.expect("a location")).exists());
-    eventually("the job is cancelled", || (get_json(at, &format!("/jobs/{jid}"))["state"] == "CANCELED").then_some(()));
-    drop(session);
+    location.expect("a completed savepoint has a location")
 }
 
 /// Every sample of `family`, as (labels, value).

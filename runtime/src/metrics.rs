@@ -132,24 +132,9 @@ pub struct SubtaskSnapshot {
     pub index: usize,
     /// Parallelism of the vertex.
     pub parallelism: usize,
-    /// Whether the chain starts with a source.
-    pub is_source: bool,
-    /// Whether the chain ends in a sink.
-    pub is_sink: bool,
-    /// Rows the chain's source produced (0 without a source).
-    pub records_read: u64,
-    /// Rows received on input channels.
-    pub records_in: u64,
-    /// Rows sent to downstream subtasks (counted once per receiver for BROADCAST).
-    pub records_out: u64,
-    /// Rows handed to the last operator of the chain: at a sink subtask, the rows the sink wrote.
-    pub records_into_last: u64,
-    /// The last watermark the subtask's input delivered ([`NO_WATERMARK`] before any).
-    pub watermark: i64,
-    /// Time spent running operators.
-    pub busy: Duration,
-    /// Time spent waiting for room in downstream mailboxes.
-    pub backpressured: Duration,
+    /// Its counters: rows read, in, out and into the last operator, watermark, time busy and
+    /// back-pressured.
+    pub counters: SubtaskCounters,
     /// Source-to-sink latency in microseconds (empty except at sinks).
     pub latency_micros: Histogram<u64>,
     /// Mini-batch bundles of each operator of the chain that flushed any, by operator name.
@@ -168,7 +153,7 @@ pub struct SubtaskCounters {
     pub records_read: u64,
     /// Rows received on input channels.
     pub records_in: u64,
-    /// Rows sent to downstream subtasks.
+    /// Rows sent to downstream subtasks (counted once per receiver for BROADCAST).
     pub records_out: u64,
     /// Rows handed to the chain's last operator (at a sink: the rows written).
     pub records_into_last: u64,
@@ -300,15 +285,7 @@ impl SubtaskMetrics {
             name: self.name.clone(),
             index: self.index,
             parallelism: self.parallelism,
-            is_source: self.is_source,
-            is_sink: self.is_sink,
-            records_read: self.records_read.load(Ordering::Relaxed),
-            records_in: self.records_in.load(Ordering::Relaxed),
-            records_out: self.records_out.load(Ordering::Relaxed),
-            records_into_last: self.records_into_last.load(Ordering::Relaxed),
-            watermark: self.watermark.load(Ordering::Relaxed),
-            busy: Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed)),
-            backpressured: Duration::from_nanos(self.backpressured_nanos.load(Ordering::Relaxed)),
+            counters: self.counters(),
             latency_micros: self.latency_micros.lock().clone(),
             bundles: self.operator_counts(),
         }

@@ -68,19 +68,20 @@ impl JobReport {
     pub fn new(name: impl Into<String>, wall: Duration, metrics: &JobMetrics) -> Self {
         let mut vertices: Vec<VertexReport> = Vec::new();
         let (mut rows_in, mut rows_out) = (0, 0);
-        for s in metrics.snapshot() {
+        for snapshot in metrics.snapshot() {
+            let s = &snapshot.counters;
             if s.is_source {
                 rows_in += s.records_read;
             }
             if s.is_sink {
                 rows_out += s.records_into_last;
             }
-            let at = match vertices.iter().position(|v| v.name == s.name) {
+            let at = match vertices.iter().position(|v| v.name == snapshot.name) {
                 Some(at) => at,
                 None => {
                     vertices.push(VertexReport {
-                        name: s.name.clone(),
-                        parallelism: s.parallelism,
+                        name: snapshot.name.clone(),
+                        parallelism: snapshot.parallelism,
                         records_read: 0,
                         records_in: 0,
                         records_out: 0,
@@ -99,7 +100,7 @@ impl JobReport {
             v.records_into_last += s.records_into_last;
             v.busy += s.busy;
             v.backpressured += s.backpressured;
-            for (operator, bundles) in &s.bundles {
+            for (operator, bundles) in &snapshot.bundles {
                 match v.bundles.iter_mut().find(|(name, _)| name == operator) {
                     Some((_, total)) => total.add(bundles),
                     None => v.bundles.push((operator.clone(), *bundles)),

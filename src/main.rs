@@ -273,6 +273,7 @@ fn session(settings: &[(String, String)]) -> Result<Session, String> {
     for (k, v) in settings {
         session.set(k, v).map_err(|e| format!("--set {k}={v}: {e}"))?;
     }
+    session.web_addresses().iter().for_each(|line| complain(line));
     Ok(session)
 }
 

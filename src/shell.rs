@@ -132,6 +132,7 @@ fn shell(session: &mut Session) -> Result<(), Stopped> {
                 }
                 let _ = editor.add_history_entry(statement.as_str());
                 let text = std::mem::take(&mut statement);
+                let serving = session.web_addresses();
                 match text.trim().trim_end_matches(';').trim().to_ascii_uppercase().as_str() {
                     "QUIT" | "EXIT" => return Ok(()),
                     "HELP" => say(HELP)?,
@@ -150,6 +151,10 @@ fn shell(session: &mut Session) -> Result<(), Stopped> {
                             say(&format!("[ERROR] Could not execute SQL statement. Reason:\n{}", e.in_statement()))?
                         }
                     },
+                }
+                // A SET that started or moved a web server says where it is.
+                for line in session.web_addresses().into_iter().filter(|l| !serving.contains(l)) {
+                    say(&format!("[INFO] {line}"))?;
                 }
             }
             Err(ReadlineError::Interrupted) => statement.clear(),

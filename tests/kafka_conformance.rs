@@ -182,3 +182,50 @@ fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
         assert_eq!(got, expected, "parallelism {p}");
     }
 }
+
+/// Six subtasks over four partitions, a table whose query reads only some of its columns (the
+/// scan is projected), and no idle timeout: the two subtasks given no partition are idle at
+/// once, projected or not, so the windows every partition's watermark passes fire while the
+/// job runs. (A projected scan once hid that its subtask was idle: the windows never fired.)
+#[test]
+fn subtasks_without_partitions_hold_no_window_back_under_a_projection() {
+    let broker = broker();
+    const ROWS: usize = 600;
+    let topic = format!("projected-{:08x}", rand::random::<u32>());
+    broker.create_topic(&topic, 4);
+    let lines: Vec<String> = (0..ROWS).map(|i| format!("{},{},unused-{i}", i % 5, row_time(i))).collect();
+    broker.produce(&topic, &lines, |i| (i % 4) as i32);
+    let script = format!(
+        "CREATE TABLE events (k INT, ts TIMESTAMP(3), note STRING, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+         WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', \
+         'scan.startup.mode' = 'earliest-offset', 'format' = 'csv');\n\
+         CREATE TABLE out (window_start TIMESTAMP(3), k INT, n BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'w');\n\
+         INSERT INTO out SELECT window_start, k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
+         GROUP BY window_start, window_end, k;\n",
+        broker.bootstrap
+    );
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("projected.sql");
+    std::fs::write(&path, script).unwrap();
+    // Every partition's watermark is past the last full minute: its windows fire.
+    let expected = window_counts((0..ROWS).filter(|i| i / 60 < (ROWS - 1 - 5) / 60));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", path.to_str().unwrap(), "--parallelism", "6"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let receive = common::stdout_lines(&mut child);
+    let strip = |l: String| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string());
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < expected.len() && Instant::now() < deadline {
+        if let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) {
+            got.push(strip(line));
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    got.sort();
+    assert_eq!(got, expected);
+}

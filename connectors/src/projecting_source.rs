@@ -70,3 +70,55 @@ impl Source for ProjectingSource {
         self.inner.splits()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source whose every answer differs from the trait's default.
+    struct Unusual;
+
+    impl Source for Unusual {
+        fn name(&self) -> &str {
+            "unusual"
+        }
+
+        fn poll_next(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> Result<SourceStatus> {
+            Ok(SourceStatus::Finished)
+        }
+
+        fn progress(&self) -> Option<weir_runtime::SourceProgress> {
+            Some(weir_runtime::SourceProgress { bytes_read: 3, bytes_total: 7 })
+        }
+
+        fn caught_up(&self) -> bool {
+            false
+        }
+
+        fn idle_now(&self) -> bool {
+            true
+        }
+
+        fn emits_nothing(&self) -> bool {
+            true
+        }
+
+        fn splits(&self) -> Option<weir_runtime::Splits> {
+            Some(weir_runtime::Splits { current: 1, open: vec![false, true] })
+        }
+    }
+
+    /// A projected source answers what its source answers: a Kafka subtask given no partition
+    /// is idle at once, projected or not; a file source's progress shows through.
+    #[test]
+    fn a_projected_source_answers_as_its_source() {
+        let projected = ProjectingSource::new(Box::new(Unusual), vec![0]);
+        let inner = Unusual;
+        assert_eq!(projected.name(), inner.name());
+        assert_eq!(projected.progress(), inner.progress());
+        assert_eq!(projected.caught_up(), inner.caught_up());
+        assert_eq!(projected.idle_now(), inner.idle_now());
+        assert_eq!(projected.emits_nothing(), inner.emits_nothing());
+        assert_eq!(projected.splits().map(|s| (s.current, s.open)), inner.splits().map(|s| (s.current, s.open)));
+    }
+}

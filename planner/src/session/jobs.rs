@@ -78,6 +78,14 @@ impl Session {
         self.servers.prometheus.as_ref().map(|(_, s)| s.address())
     }
 
+    /// The lines that say where the web servers are, as Flink's logs say it
+    /// (`Web frontend listening at http://127.0.0.1:8081.`): for a command to print.
+    pub fn web_addresses(&self) -> Vec<String> {
+        let rest = self.rest_address().map(|a| format!("Web frontend listening at http://{a}."));
+        let prometheus = self.prometheus_address().map(|a| format!("Prometheus metrics at http://{a}/metrics."));
+        rest.into_iter().chain(prometheus).collect()
+    }
+
     /// Starts, moves or stops the web servers as the settings now ask.
     ///
     /// # Errors
@@ -96,7 +104,7 @@ impl Session {
             if let Some(address) = rest {
                 let server = WebServer::start(self.jobs.clone(), &address, Serves::RestAndDashboard, "rest.port")
                     .map_err(|e| Error::Configuration(e.to_string()))?;
-                announce(&format!("Web frontend listening at http://{}.", server.address()));
+                tracing::info!(address = %server.address(), "web frontend listening");
                 self.servers.rest = Some((address, server));
             }
         }
@@ -113,7 +121,7 @@ impl Session {
             self.servers.prometheus = None;
             if let Some(ports) = ports {
                 let server = start_prometheus(&self.jobs, &ports)?;
-                announce(&format!("Prometheus metrics at http://{}/metrics.", server.address()));
+                tracing::info!(address = %server.address(), "Prometheus metrics served");
                 self.servers.prometheus = Some((ports, server));
             }
         }
@@ -196,12 +204,6 @@ fn job_row(job: &JobInfo) -> Vec<String> {
     let start = weir_runtime::Value::Timestamp(weir_runtime::Timestamp::from_millis(job.lifecycle().start_time()));
     let start = weir_runtime::print::value_to_string(&start);
     vec![job.id.to_string(), job.name.clone(), job.lifecycle().state().as_str().to_string(), start]
-}
-
-/// A line of the session's own on standard error (where the dashboard is).
-fn announce(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 /// Starts the Prometheus endpoint on `ports` (`9249`, or the first free port of `9250-9260`).

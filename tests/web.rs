@@ -428,7 +428,9 @@ fn a_window_job_reports_its_late_records_per_operator() {
     let family = samples(&scraped, "flink_taskmanager_job_task_operator_numLateRecordsDropped");
     assert_eq!(family.iter().map(|(_, v)| *v as u64).sum::<u64>(), dropped);
     assert!(dropped > 0, "rows up to 60 s in the past arrive late");
-    assert!(family.iter().all(|(labels, _)| labels.get("operator_name").is_some()));
+    assert!(family
+        .iter()
+        .all(|(labels, _)| labels.get("operator_name").is_some() && labels.get("operator_id").is_some()));
 }
 
 #[test]
@@ -572,5 +574,47 @@ fn every_field_flink_answers_weir_answers_with_the_same_type() {
         }
     }
     assert!(differences.is_empty(), "weir's REST API differs from Flink 2.3's:\n{}", differences.join("\n"));
+    drop(session);
+}
+
+/// Every metric family weir's `/metrics` writes is one Flink 2.3's Prometheus reporter writes
+/// for the same job (`tests/fixtures/flink_rest/flink-2.3-prometheus.txt`), with the same label
+/// names.
+#[test]
+fn prometheus_families_and_labels_are_flinks() {
+    let flink: HashMap<String, Vec<String>> = include_str!("fixtures/flink_rest/flink-2.3-prometheus.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .fold(HashMap::new(), |mut all, (family, labels)| {
+            all.entry(family.to_string()).or_default().push(labels.to_string());
+            all
+        });
+    let dir = tempfile::tempdir().unwrap();
+    let (session, at, jid) = running_job(dir.path());
+    eventually("a checkpoint completed", || {
+        let stats = get_json(at, &format!("/jobs/{jid}/checkpoints"));
+        (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
+    });
+    let scraped = scrape(at);
+    let mut differences = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for sample in &scraped.samples {
+        if !seen.insert(sample.metric.clone()) {
+            continue;
+        }
+        let mut labels: Vec<&str> = sample.labels.iter().map(|(k, _)| k.as_str()).collect();
+        labels.sort_unstable();
+        let labels = labels.join(",");
+        match flink.get(&sample.metric) {
+            None => differences.push(format!("Flink has no {}", sample.metric)),
+            Some(theirs) if !theirs.contains(&labels) => {
+                differences.push(format!("{} has labels {labels}, Flink's {theirs:?}", sample.metric))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(seen.len() >= 20, "only {} families", seen.len());
+    assert!(differences.is_empty(), "weir's /metrics differs from Flink 2.3's reporter:\n{}", differences.join("\n"));
     drop(session);
 }

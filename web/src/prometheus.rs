@@ -126,6 +126,7 @@ fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
                 ("job_id", job.id.to_string()),
                 ("job_name", job.name.clone()),
                 ("subtask_index", i.to_string()),
+                ("task_attempt_id", format!("{}_{}_{i}_0", job.id, vertex.id)),
                 ("task_attempt_num", "0".to_string()),
                 ("task_id", vertex.id.clone()),
                 ("task_name", vertex.name.clone()),
@@ -160,6 +161,7 @@ fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
             }
             for (operator, counts) in subtask.operator_counts() {
                 let mut operator_labels = labels.to_vec();
+                operator_labels.push(("operator_id", operator_id(&vertex.id, &operator)));
                 operator_labels.push(("operator_name", operator));
                 families.add(
                     "taskmanager_job_task_operator",
@@ -171,6 +173,18 @@ fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
             }
         }
     }
+}
+
+/// An operator's id as a label: 32 hexadecimal digits, from its vertex and name.
+fn operator_id(vertex: &str, operator: &str) -> String {
+    let hash = |seed: u64| {
+        let mut h = seed;
+        for b in vertex.bytes().chain([0xff]).chain(operator.bytes()) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    };
+    format!("{:016x}{:016x}", hash(0xcbf2_9ce4_8422_2325), hash(0x8422_2325_cbf2_9ce4))
 }
 
 #[cfg(test)]

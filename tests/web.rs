@@ -603,7 +603,7 @@ fn prometheus_families_and_labels_are_flinks() {
         if !seen.insert(sample.metric.clone()) {
             continue;
         }
-        let mut labels: Vec<&str> = sample.labels.iter().map(|(k, _)| k.as_str()).collect();
+        let mut labels: Vec<&str> = sample.labels.keys().map(|k| k.as_str()).collect();
         labels.sort_unstable();
         let labels = labels.join(",");
         match flink.get(&sample.metric) {

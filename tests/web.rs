@@ -6,6 +6,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::http::{get_json, request};
@@ -616,5 +617,71 @@ fn prometheus_families_and_labels_are_flinks() {
     }
     assert!(seen.len() >= 20, "only {} families", seen.len());
     assert!(differences.is_empty(), "weir's /metrics differs from Flink 2.3's reporter:\n{}", differences.join("\n"));
+    drop(session);
+}
+
+/// What the session printed, shared with the test.
+#[derive(Clone, Default)]
+struct Printed(Arc<parking_lot::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Printed {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A user's round trip: a job started in the background, stopped with `STOP JOB … WITH
+/// SAVEPOINT`, and started again from the savepoint it printed; the REST API shows the second
+/// job restored from it.
+#[test]
+fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = Printed::default();
+    let mut session = Session::new(
+        RuntimeConfig::default().with_parallelism(2),
+        ConnectorRegistry::default(),
+        Box::new(printed.clone()),
+    );
+    for (key, value) in [
+        ("rest.port", "0".to_string()),
+        ("execution.checkpointing.interval", "200ms".to_string()),
+        ("execution.checkpointing.dir", dir.path().join("checkpoints").display().to_string()),
+        ("execution.checkpointing.savepoint-dir", dir.path().join("savepoints").display().to_string()),
+    ] {
+        session.set(key, &value).unwrap();
+    }
+    session.detach_unbounded_jobs(true);
+    session.execute_script(WINDOWED).unwrap();
+    let first = session.take_submitted().pop().unwrap().to_string();
+    let at = session.rest_address().unwrap();
+    eventually("a checkpoint completed", || {
+        let stats = get_json(at, &format!("/jobs/{first}/checkpoints"));
+        (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
+    });
+    session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap();
+    let text = String::from_utf8(printed.0.lock().clone()).unwrap();
+    let path = text
+        .lines()
+        .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').split_whitespace().next())
+        .find(|cell| cell.contains("savepoint-"))
+        .unwrap_or_else(|| panic!("no savepoint path in:\n{text}"))
+        .to_string();
+    assert_eq!(get_json(at, &format!("/jobs/{first}"))["state"], "CANCELED");
+    let savepoint_id: u64 = path.rsplit("savepoint-").next().unwrap().split('-').next().unwrap().parse().unwrap();
+
+    let insert = &WINDOWED[WINDOWED.find("INSERT INTO").unwrap()..];
+    session.execute_script(&format!("SET 'execution.state-recovery.path' = '{path}';\n{insert}")).unwrap();
+    let second = session.take_submitted().pop().unwrap().to_string();
+    let stats = get_json(at, &format!("/jobs/{second}/checkpoints"));
+    assert_eq!(stats["counts"]["restored"], 1, "{stats}");
+    assert_eq!(stats["latest"]["restored"]["id"], savepoint_id);
+    assert_eq!(get_json(at, &format!("/jobs/{second}"))["state"], "RUNNING");
+    let jobs = get_json(at, "/jobs/overview");
+    assert_eq!(jobs["jobs"].as_array().unwrap().len(), 2);
     drop(session);
 }

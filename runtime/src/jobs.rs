@@ -322,7 +322,7 @@ impl JobInfo {
 
     /// The job's name as a directory name.
     fn directory_name(&self) -> String {
-        self.name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+        crate::checkpoint::storage::directory_name(&self.name)
     }
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use weir_runtime::checkpoint::options::DIR;
-use weir_runtime::checkpoint::storage::{latest_checkpoint, read_checkpoint};
+use weir_runtime::checkpoint::storage::{directory_name, latest_checkpoint, read_checkpoint};
 use weir_runtime::checkpoint::Restore;
 use weir_runtime::settings::Setting;
 use weir_runtime::RuntimeConfig;
@@ -157,9 +157,4 @@ fn checkpoint_path(path: &Path) -> Result<PathBuf> {
         ))
         .into()
     })
-}
-
-/// A job's name as a directory name: characters other than letters, digits and `._,-` become `_`.
-fn directory_name(job: &str) -> String {
-    job.chars().map(|c| if c.is_alphanumeric() || "._,-".contains(c) { c } else { '_' }).collect()
 }

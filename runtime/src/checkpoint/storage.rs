@@ -87,6 +87,12 @@ fn write_into(target: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Resul
     write_snapshot_parts(&target.join(METADATA), &pieces)
 }
 
+/// The name of job `job` as a directory name (its checkpoints' directory, its savepoints'
+/// suffix): letters, digits and `._,-` kept, anything else `_`.
+pub fn directory_name(job: &str) -> String {
+    job.chars().map(|c| if c.is_alphanumeric() || "._,-".contains(c) { c } else { '_' }).collect()
+}
+
 /// Writes `checkpoint` as the savepoint `dir/savepoint-<id>-<name>/_metadata` (atomically) and
 /// returns its directory: a checkpoint by another name, outside the job's checkpoint
 /// directory, so that no retention deletes it.

@@ -95,10 +95,23 @@ fn the_dashboard_draws_a_running_jobs_graph_with_its_metrics() {
     assert!(dom.contains("HASH"), "the edge is labelled with its ship strategy");
     assert!(dom.contains("RUNNING"));
 
+    // A link to a vertex opens its subtasks: one row each, records counted.
+    let window = job["vertices"][1]["id"].as_str().unwrap();
+    let linked = format!("{url}#job={jid}&vertex={window}");
+    let dom = browser(&dir.path().join("linked")).arg("--dump-dom").arg(&linked).output().unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    let table = &dom[dom.find(r#"<table id="subtasks">"#).expect("a subtasks table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(dom.contains("Subtasks of GlobalWindowAggregate"), "no subtasks title");
+    assert_eq!(table.matches("<tr>").count(), 1 + 2, "a header and a row per subtask:\n{table}");
+
     let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
     let _ = std::fs::remove_file(&shot);
-    let taken =
-        browser(&dir.path().join("shot")).arg(format!("--screenshot={}", shot.display())).arg(&url).output().unwrap();
+    let taken = browser(&dir.path().join("shot"))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&linked)
+        .output()
+        .unwrap();
     assert!(taken.status.success(), "chromium failed: {}", String::from_utf8_lossy(&taken.stderr));
     assert!(std::fs::metadata(&shot).map(|m| m.len() > 10_000).unwrap_or(false), "no screenshot at {}", shot.display());
     drop(session);

@@ -222,6 +222,16 @@ fn the_rest_api_serves_flinks_endpoints_for_a_running_job_and_cancels_it() {
     assert_eq!(values.len(), 2);
     assert!(values.iter().sum::<u64>() > 0, "metric values are strings of the counts: {values:?}");
 
+    // Aggregated over subtasks: numbers, narrowed by agg and subtasks.
+    let aggregated =
+        get_json(at, &format!("/jobs/{jid}/vertices/{window}/subtasks/metrics?get=numRecordsIn&agg=min,max,sum"));
+    assert_eq!(aggregated[0]["id"], "numRecordsIn");
+    assert_eq!(keys(&aggregated[0]).len(), 4, "{aggregated}");
+    assert!(aggregated[0]["sum"].as_f64().unwrap() >= aggregated[0]["max"].as_f64().unwrap());
+    let one = get_json(at, &format!("/jobs/{jid}/vertices/{window}/subtasks/metrics?get=numRecordsIn&subtasks=1"));
+    assert_eq!(one[0]["min"], one[0]["max"]);
+    assert_eq!(one[0]["skew"], 0.0);
+
     // Checkpoints: counts, the latest, the history, the configuration.
     let stats = eventually("a checkpoint completed", || {
         let stats = get_json(at, &format!("/jobs/{jid}/checkpoints"));
@@ -252,6 +262,10 @@ fn the_rest_api_serves_flinks_endpoints_for_a_running_job_and_cancels_it() {
     assert!(latest["checkpointed_size"].as_u64().unwrap() > 0);
     assert!(std::path::Path::new(latest["external_path"].as_str().unwrap()).exists());
     assert_eq!(stats["history"][0]["id"], latest["id"]);
+    let job_metrics = get_json(at, &format!("/jobs/{jid}/metrics?get=numberOfCompletedCheckpoints,numRestarts"));
+    let completed: u64 = job_metrics[0]["value"].as_str().unwrap().parse().unwrap();
+    assert!(completed >= 2);
+    assert_eq!((job_metrics[1]["id"].as_str(), job_metrics[1]["value"].as_str()), (Some("numRestarts"), Some("0")));
     let config = get_json(at, &format!("/jobs/{jid}/checkpoints/config"));
     assert_eq!((config["mode"].as_str(), config["interval"].as_u64()), (Some("exactly_once"), Some(200)));
     assert_has(

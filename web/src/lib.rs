@@ -13,6 +13,7 @@ pub mod error;
 pub mod prometheus;
 pub mod rates;
 mod rest;
+mod values;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;

@@ -8,10 +8,10 @@
 
 use std::fmt::Write;
 
-use weir_runtime::element::NO_WATERMARK;
-use weir_runtime::jobs::{JobInfo, JobRegistry, JobState};
+use weir_runtime::jobs::{JobInfo, JobRegistry};
 
 use crate::rates::Rates;
+use crate::values::subtask_metric_values;
 
 /// The content type of the text format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -83,39 +83,9 @@ pub fn render(registry: &JobRegistry, rates: &Rates) -> String {
 
 fn job_metrics(families: &mut Families, job: &JobInfo) {
     let labels = [("host", "localhost".to_string()), ("job_id", job.id.to_string()), ("job_name", job.name.clone())];
-    let stats = job.checkpoint_stats();
-    let latest = stats.latest_completed.as_ref();
-    let scope = "jobmanager_job";
-    let lifecycle = job.lifecycle();
-    let end = if lifecycle.end_time() < 0 { weir_runtime::jobs::epoch_millis() } else { lifecycle.end_time() };
-    let running = if lifecycle.state() == JobState::Running { (end - lifecycle.start_time()) as f64 } else { 0.0 };
-    let gauges: [(&str, &'static str, f64); 9] = [
-        (
-            "lastCheckpointDuration",
-            "Milliseconds the newest completed checkpoint took.",
-            latest.map_or(-1.0, |c| c.duration_ms() as f64),
-        ),
-        (
-            "lastCheckpointSize",
-            "Bytes written for the newest completed checkpoint.",
-            latest.map_or(-1.0, |c| c.checkpointed_size as f64),
-        ),
-        (
-            "lastCheckpointFullSize",
-            "Bytes of state in the newest completed checkpoint.",
-            latest.map_or(-1.0, |c| c.state_size as f64),
-        ),
-        ("lastCompletedCheckpointId", "Id of the newest completed checkpoint.", latest.map_or(-1.0, |c| c.id as f64)),
-        ("numberOfCompletedCheckpoints", "Checkpoints completed.", stats.completed as f64),
-        ("numberOfFailedCheckpoints", "Checkpoints failed.", stats.failed as f64),
-        ("numberOfInProgressCheckpoints", "Checkpoints in progress.", stats.in_progress as f64),
-        ("totalNumberOfCheckpoints", "Checkpoints triggered.", stats.total() as f64),
-        ("runningTime", "Milliseconds the job has been running (0 once it ended).", running),
-    ];
-    for (metric, help, value) in gauges {
-        families.add(scope, metric, help, &labels, value);
+    for (metric, help, value) in crate::values::job_metric_values(job) {
+        families.add("jobmanager_job", metric, help, &labels, value);
     }
-    families.add(scope, "numRestarts", "Restarts of the job.", &labels, 0.0);
 }
 
 fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
@@ -132,44 +102,23 @@ fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
                 ("task_name", vertex.name.clone()),
                 ("tm_id", "weir".to_string()),
             ];
-            let c = subtask.counters();
-            let r = rates.of(subtask);
-            let watermark = if c.watermark == NO_WATERMARK { i64::MIN } else { c.watermark };
-            let scope = "taskmanager_job_task";
-            let records_out = if c.is_sink { c.records_into_last } else { c.records_out };
-            let gauges: [(&str, &'static str, f64); 9] = [
-                ("numRecordsIn", "Records received (read, at a source).", (c.records_in + c.records_read) as f64),
-                ("numRecordsOut", "Records sent (written, at a sink).", records_out as f64),
-                ("numRecordsInPerSecond", "Records received per second.", r.records_in),
-                ("numRecordsOutPerSecond", "Records sent per second.", r.records_out),
-                ("busyTimeMsPerSecond", "Milliseconds per second running operators.", r.busy_ms),
-                (
-                    "backPressuredTimeMsPerSecond",
-                    "Milliseconds per second waiting for room downstream.",
-                    r.backpressured_ms,
-                ),
-                ("idleTimeMsPerSecond", "Milliseconds per second waiting for input.", r.idle_ms()),
-                ("currentInputWatermark", "The last watermark received (epoch ms).", watermark as f64),
-                (
-                    "isBackPressured",
-                    "Whether the subtask waited for room downstream in the last second.",
-                    f64::from(u8::from(r.backpressured_ms > 0.0)),
-                ),
-            ];
-            for (metric, help, value) in gauges {
-                families.add(scope, metric, help, &labels, value);
-            }
-            for (operator, counts) in subtask.operator_counts() {
-                let mut operator_labels = labels.to_vec();
-                operator_labels.push(("operator_id", operator_id(&vertex.id, &operator)));
-                operator_labels.push(("operator_name", operator));
-                families.add(
-                    "taskmanager_job_task_operator",
-                    "numLateRecordsDropped",
-                    "Records dropped for arriving after their window closed.",
-                    &operator_labels,
-                    counts.late_records_dropped as f64,
-                );
+            for metric in subtask_metric_values(subtask, rates) {
+                match metric.operator {
+                    None => families.add("taskmanager_job_task", &metric.name, metric.help, &labels, metric.value),
+                    Some(operator) => {
+                        let mut operator_labels = labels.to_vec();
+                        operator_labels.push(("operator_id", operator_id(&vertex.id, &operator)));
+                        let name = metric.name.rsplit('.').next().unwrap_or(&metric.name).to_string();
+                        operator_labels.push(("operator_name", operator));
+                        families.add(
+                            "taskmanager_job_task_operator",
+                            &name,
+                            metric.help,
+                            &operator_labels,
+                            metric.value,
+                        );
+                    }
+                }
             }
         }
     }

@@ -3,7 +3,10 @@
 
 const REFRESH_MS = 1000;
 const BOX = { width: 250, height: 96, gapX: 90, gapY: 30 };
-let selected = null;
+// `#job=<jid>&vertex=<vid>` in the address opens a job and a vertex's subtasks.
+const linked = new URLSearchParams(location.hash.slice(1));
+let selected = linked.get("job");
+let selectedVertex = linked.get("vertex");
 
 async function getJson(path) {
   const response = await fetch(path, { cache: "no-store" });
@@ -73,7 +76,7 @@ async function refreshJobs() {
     ]);
     tr.dataset.jid = job.jid;
     if (job.jid === selected) tr.classList.add("selected");
-    tr.addEventListener("click", () => { selected = job.jid; refresh(); });
+    tr.addEventListener("click", () => { selected = job.jid; selectedVertex = null; refresh(); });
     body.appendChild(tr);
   }
   if (!selected && jobs.length > 0) {
@@ -170,6 +173,7 @@ function drawGraph(job, metrics) {
     ];
     lines.forEach((line, i) => group.appendChild(svg("text", { x: 8, y: 17 + i * 17 }, line)));
     group.appendChild(svg("title", {}, vertex.name));
+    group.addEventListener("click", () => { selectedVertex = vertex.id; drawSubtasks(job, metrics); });
     graph.appendChild(group);
     width = Math.max(width, at.x + BOX.width + 20);
     height = Math.max(height, at.y + BOX.height + 20);
@@ -197,7 +201,34 @@ function drawVertices(job, metrics) {
       formatCount(sum(m.numLateRecordsDropped)),
     ]);
     tr.dataset.vertex = vertex.id;
+    tr.addEventListener("click", () => { selectedVertex = vertex.id; drawSubtasks(job, metrics); });
     body.appendChild(tr);
+  }
+}
+
+// The chosen vertex's subtasks, one row each (metric arrays are in subtask order).
+function drawSubtasks(job, metrics) {
+  const section = document.getElementById("subtasks-section");
+  const vertex = job.vertices.find((v) => v.id === selectedVertex);
+  if (!vertex) { section.hidden = true; return; }
+  section.hidden = false;
+  document.getElementById("subtasks-title").textContent = `Subtasks of ${vertex.name}`;
+  const m = metrics[vertex.id] || {};
+  const at = (name, i) => (m[name] || [])[i] || 0;
+  const body = document.querySelector("#subtasks tbody");
+  body.replaceChildren();
+  for (let i = 0; i < vertex.parallelism; i++) {
+    body.appendChild(row([
+      i,
+      formatCount(at("numRecordsIn", i)),
+      formatCount(at("numRecordsInPerSecond", i)),
+      formatCount(at("numRecordsOut", i)),
+      formatCount(at("numRecordsOutPerSecond", i)),
+      `${Math.round(at("busyTimeMsPerSecond", i) / 10)}%`,
+      `${Math.round(at("backPressuredTimeMsPerSecond", i) / 10)}%`,
+      `${Math.round(at("idleTimeMsPerSecond", i) / 10)}%`,
+      formatWatermark((m.currentInputWatermark || [])[i]),
+    ]));
   }
 }
 
@@ -243,6 +274,7 @@ async function refreshJob() {
   await Promise.all(job.vertices.map(async (v) => { metrics[v.id] = await vertexMetrics(job.jid, v.id); }));
   drawGraph(job, metrics);
   drawVertices(job, metrics);
+  drawSubtasks(job, metrics);
   await Promise.all([drawCheckpoints(job.jid).catch(() => {}), drawExceptions(job.jid)]);
 }
 

@@ -10,6 +10,7 @@ use weir_runtime::checkpoint::Retention;
 
 use super::{error, find_job, Answer, Shared};
 
+/// One checkpoint as Flink writes it in `latest` and `history`.
 fn checkpoint_json(record: &CheckpointRecord) -> Value {
     let failed = record.outcome == CheckpointOutcome::Failed;
     let mut json = json!({
@@ -55,6 +56,7 @@ fn summary(mut values: Vec<u64>) -> Value {
     })
 }
 
+/// `GET /jobs/:jid/checkpoints`: counts, summary, latest and history of the job's checkpoints.
 pub(crate) async fn checkpoints(State(web): State<Shared>, Path(jid): Path<String>) -> Answer {
     let job = find_job(&web, &jid)?;
     let stats = job.checkpoint_stats();
@@ -89,6 +91,7 @@ pub(crate) async fn checkpoints(State(web): State<Shared>, Path(jid): Path<Strin
     .into_response())
 }
 
+/// `GET /jobs/:jid/checkpoints/config`: how the job checkpoints; 404 when it does not.
 pub(crate) async fn checkpoints_config(State(web): State<Shared>, Path(jid): Path<String>) -> Answer {
     let job = find_job(&web, &jid)?;
     let config = &job.checkpointing;

@@ -15,6 +15,7 @@ use super::{duration, error, find_job, vertex_state, Answer, Shared};
 
 const VERSION: &str = concat!("weir ", env!("CARGO_PKG_VERSION"));
 
+/// `GET /overview`: the cluster (one task manager: this process) and its jobs by state.
 pub(crate) async fn overview(State(web): State<Shared>) -> Json<Value> {
     let jobs = web.registry.jobs();
     let count = |state: JobState| jobs.iter().filter(|j| j.lifecycle().state() == state).count();
@@ -37,6 +38,7 @@ pub(crate) async fn overview(State(web): State<Shared>) -> Json<Value> {
     }))
 }
 
+/// `GET /config`: what the dashboard reads first: refresh interval, time zone, version, features.
 pub(crate) async fn config() -> Json<Value> {
     Json(json!({
         "refresh-interval": 1000,
@@ -48,6 +50,7 @@ pub(crate) async fn config() -> Json<Value> {
     }))
 }
 
+/// `GET /jobs`: each job's id and state.
 pub(crate) async fn jobs(State(web): State<Shared>) -> Json<Value> {
     let jobs: Vec<Value> = web
         .registry
@@ -111,6 +114,7 @@ fn slot_sharing_group(job: &JobInfo) -> String {
     job.id.as_str().chars().rev().collect()
 }
 
+/// A job's line of `/jobs/overview`.
 fn job_summary(job: &JobInfo) -> Value {
     let lifecycle = job.lifecycle();
     json!({
@@ -128,6 +132,7 @@ fn job_summary(job: &JobInfo) -> Value {
     })
 }
 
+/// `GET /jobs/overview`: each job's summary, tasks counted by state.
 pub(crate) async fn jobs_overview(State(web): State<Shared>) -> Json<Value> {
     let jobs: Vec<Value> = web.registry.jobs().iter().map(|j| job_summary(j)).collect();
     Json(json!({ "jobs": jobs }))
@@ -174,6 +179,7 @@ fn plan_json(job: &JobInfo) -> Value {
     })
 }
 
+/// `GET /jobs/:jid`: the job, its vertices with their I/O metrics, and its plan.
 pub(crate) async fn job(State(web): State<Shared>, Path(jid): Path<String>) -> Answer {
     let job = find_job(&web, &jid)?;
     let lifecycle = job.lifecycle();
@@ -244,11 +250,13 @@ pub(crate) async fn job(State(web): State<Shared>, Path(jid): Path<String>) -> A
     .into_response())
 }
 
+/// `GET /jobs/:jid/plan`: the job graph alone.
 pub(crate) async fn plan(State(web): State<Shared>, Path(jid): Path<String>) -> Answer {
     let job = find_job(&web, &jid)?;
     Ok(Json(json!({ "plan": plan_json(&job) })).into_response())
 }
 
+/// `PATCH /jobs/:jid?mode=cancel`: asks the job to stop; 202 at once.
 pub(crate) async fn cancel_job(
     State(web): State<Shared>,
     Path(jid): Path<String>,
@@ -267,6 +275,7 @@ pub(crate) async fn cancel_job(
     }
 }
 
+/// `GET /jobs/:jid/exceptions`: the error a failed job failed with.
 pub(crate) async fn exceptions(State(web): State<Shared>, Path(jid): Path<String>) -> Answer {
     let job = find_job(&web, &jid)?;
     let entries: Vec<Value> = job

@@ -6,6 +6,7 @@
 mod checkpoints;
 mod io;
 mod jobs;
+mod metrics;
 mod savepoints;
 mod vertices;
 
@@ -24,6 +25,7 @@ use weir_runtime::jobs::{epoch_millis, JobInfo, JobRegistry, JobState, VertexInf
 use crate::rates::Rates;
 use checkpoints::{checkpoints, checkpoints_config};
 use jobs::{cancel_job, config, exceptions, job, jobs, jobs_overview, overview, plan};
+use metrics::{job_metrics, subtasks_metrics};
 use savepoints::{savepoint_status, stop_job, trigger_savepoint, Operation};
 use vertices::{backpressure, vertex, vertex_metrics, watermarks};
 
@@ -52,6 +54,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/jobs/overview", get(jobs_overview))
         .route("/jobs/{jid}", get(job).patch(cancel_job))
         .route("/jobs/{jid}/plan", get(plan))
+        .route("/jobs/{jid}/metrics", get(job_metrics))
         .route("/jobs/{jid}/exceptions", get(exceptions))
         .route("/jobs/{jid}/checkpoints", get(checkpoints))
         .route("/jobs/{jid}/checkpoints/config", get(checkpoints_config))
@@ -59,6 +62,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/jobs/{jid}/vertices/{vid}/backpressure", get(backpressure))
         .route("/jobs/{jid}/vertices/{vid}/watermarks", get(watermarks))
         .route("/jobs/{jid}/vertices/{vid}/metrics", get(vertex_metrics))
+        .route("/jobs/{jid}/vertices/{vid}/subtasks/metrics", get(subtasks_metrics))
         .route("/jobs/{jid}/stop", post(stop_job))
         .route("/jobs/{jid}/savepoints", post(trigger_savepoint))
         .route("/jobs/{jid}/savepoints/{trigger}", get(savepoint_status));
@@ -76,6 +80,7 @@ pub(crate) fn prometheus_router(state: Shared) -> Router {
     Router::new().route("/metrics", get(metrics)).fallback(not_found).with_state(state)
 }
 
+/// `GET /metrics`: every job's metrics in the Prometheus text format.
 async fn metrics(State(web): State<Shared>) -> Response {
     let text = crate::prometheus::render(&web.registry, &web.rates);
     ([(axum::http::header::CONTENT_TYPE, crate::prometheus::CONTENT_TYPE)], text).into_response()
@@ -102,6 +107,7 @@ pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> ApiError 
 /// What a handler answers: its response, or Flink's error.
 pub(crate) type Answer = Result<Response, ApiError>;
 
+/// Any other path: Flink's 404.
 async fn not_found(uri: Uri) -> ApiError {
     error(StatusCode::NOT_FOUND, format!("Not found: {}", uri.path()))
 }

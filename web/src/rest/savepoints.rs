@@ -21,6 +21,8 @@ pub(crate) enum Operation {
     Failed(String),
 }
 
+/// Starts a savepoint of `job` into `dir` (stopping the job after it when `stop`) on a thread
+/// of its own; answers the trigger id to poll.
 fn start_savepoint(web: &Shared, job: Arc<JobInfo>, dir: Option<String>, stop: bool) -> Answer {
     let Some(dir) = dir.map(PathBuf::from).or_else(|| job.savepoint_dir.clone()) else {
         return Err(error(
@@ -50,6 +52,7 @@ fn body_field(body: &Option<Json<Value>>, key: &str) -> Option<Value> {
     body.as_ref().and_then(|Json(b)| b.get(key)).cloned()
 }
 
+/// `POST /jobs/:jid/stop`: a savepoint, then the job stops; answers the trigger id.
 pub(crate) async fn stop_job(State(web): State<Shared>, Path(jid): Path<String>, body: Option<Json<Value>>) -> Answer {
     let job = find_job(&web, &jid)?;
     if body_field(&body, "drain").and_then(|v| v.as_bool()) == Some(true) {
@@ -62,6 +65,7 @@ pub(crate) async fn stop_job(State(web): State<Shared>, Path(jid): Path<String>,
     start_savepoint(&web, job, dir, true)
 }
 
+/// `POST /jobs/:jid/savepoints`: a savepoint (the job stopping after it with `cancel-job`); answers the trigger id.
 pub(crate) async fn trigger_savepoint(
     State(web): State<Shared>,
     Path(jid): Path<String>,
@@ -73,6 +77,7 @@ pub(crate) async fn trigger_savepoint(
     start_savepoint(&web, job, dir, cancel)
 }
 
+/// `GET /jobs/:jid/savepoints/:trigger`: whether the savepoint completed, and where it went.
 pub(crate) async fn savepoint_status(
     State(web): State<Shared>,
     Path((jid, trigger)): Path<(String, String)>,

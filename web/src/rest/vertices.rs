@@ -6,13 +6,14 @@ use axum::extract::{Path, Query, State};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::{json, Value};
-use weir_runtime::element::NO_WATERMARK;
 use weir_runtime::jobs::{epoch_millis, VertexInfo};
 
 use super::io::{aggregate, aggregated_metrics, status_duration, Io};
 use super::{duration, find_job, find_vertex, vertex_state, Answer, Shared};
 use crate::rates::Rates;
+use crate::values::subtask_metric_values;
 
+/// `GET /jobs/:jid/vertices/:vid`: the vertex's subtasks and their aggregate.
 pub(crate) async fn vertex(State(web): State<Shared>, Path((jid, vid)): Path<(String, String)>) -> Answer {
     let job = find_job(&web, &jid)?;
     let vertex = find_vertex(&job, &vid)?;
@@ -71,6 +72,7 @@ pub(crate) fn backpressure_level(ratio: f64) -> &'static str {
     }
 }
 
+/// `GET /jobs/:jid/vertices/:vid/backpressure`: per subtask the back-pressured, idle and busy ratios.
 pub(crate) async fn backpressure(State(web): State<Shared>, Path((jid, vid)): Path<(String, String)>) -> Answer {
     let job = find_job(&web, &jid)?;
     let vertex = find_vertex(&job, &vid)?;
@@ -107,6 +109,7 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// `GET /jobs/:jid/vertices/:vid/watermarks`: each subtask's current input watermark.
 pub(crate) async fn watermarks(State(web): State<Shared>, Path((jid, vid)): Path<(String, String)>) -> Answer {
     let job = find_job(&web, &jid)?;
     let vertex = find_vertex(&job, &vid)?;
@@ -119,33 +122,33 @@ pub(crate) async fn watermarks(State(web): State<Shared>, Path((jid, vid)): Path
     Ok(Json(json!(marks)).into_response())
 }
 
+/// A metric value as Flink's REST API writes it: a string, whole numbers without a fraction
+/// (a watermark of `Long.MIN_VALUE` exactly).
+fn metric_text(name: &str, value: f64) -> String {
+    if name == "currentInputWatermark" && value <= i64::MIN as f64 {
+        return i64::MIN.to_string();
+    }
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value:.1}")
+    }
+}
+
 /// Every metric of a vertex's subtasks, as Flink names them (`0.numRecordsIn`,
 /// `0.<operator>.numLateRecordsDropped`), with its value.
 pub(crate) fn vertex_metric_values(vertex: &VertexInfo, rates: &Rates) -> Vec<(String, String)> {
     let mut values = Vec::new();
     for (i, subtask) in vertex.subtasks.iter().enumerate() {
-        let c = subtask.counters();
-        let r = rates.of(subtask);
-        let records_in = c.records_in + c.records_read;
-        let records_out = if c.is_sink { c.records_into_last } else { c.records_out };
-        let watermark = if c.watermark == NO_WATERMARK { i64::MIN } else { c.watermark };
-        values.extend([
-            (format!("{i}.numRecordsIn"), records_in.to_string()),
-            (format!("{i}.numRecordsOut"), records_out.to_string()),
-            (format!("{i}.numRecordsInPerSecond"), format!("{:.1}", r.records_in)),
-            (format!("{i}.numRecordsOutPerSecond"), format!("{:.1}", r.records_out)),
-            (format!("{i}.busyTimeMsPerSecond"), format!("{:.0}", r.busy_ms)),
-            (format!("{i}.backPressuredTimeMsPerSecond"), format!("{:.0}", r.backpressured_ms)),
-            (format!("{i}.idleTimeMsPerSecond"), format!("{:.0}", r.idle_ms())),
-            (format!("{i}.currentInputWatermark"), watermark.to_string()),
-        ]);
-        for (operator, counts) in subtask.operator_counts() {
-            values.push((format!("{i}.{operator}.numLateRecordsDropped"), counts.late_records_dropped.to_string()));
+        for metric in subtask_metric_values(subtask, rates) {
+            let (name, value) = (metric.name, metric.value);
+            values.push((format!("{i}.{name}"), metric_text(&name, value)));
         }
     }
     values
 }
 
+/// `GET /jobs/:jid/vertices/:vid/metrics[?get=…]`: the metric ids, or the values asked for.
 pub(crate) async fn vertex_metrics(
     State(web): State<Shared>,
     Path((jid, vid)): Path<(String, String)>,
@@ -165,7 +168,6 @@ pub(crate) async fn vertex_metrics(
     Ok(Json(json!(listed)).into_response())
 }
 
-/// Starts a savepoint of `job` into `dir` on a thread of its own; returns the trigger id.
 #[cfg(test)]
 mod tests {
     use super::*;

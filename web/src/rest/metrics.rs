@@ -1,0 +1,133 @@
+//! Metric queries: a job's own (`/jobs/:jid/metrics`) and a vertex's aggregated over its
+//! subtasks (`/jobs/:jid/vertices/:vid/subtasks/metrics`), as Flink answers them: without
+//! `get` the ids, with `get=a,b` the values (strings for a job; numbers `min`, `max`, `avg`,
+//! `sum`, `skew` over subtasks, narrowed by `agg` and `subtasks`).
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde_json::{json, Map, Value};
+
+use super::{error, find_job, find_vertex, Answer, ApiError, Shared};
+use crate::values::{job_metric_values, subtask_metric_values};
+
+/// `GET /jobs/:jid/metrics[?get=…]`: the job's checkpoint and availability metrics.
+pub(crate) async fn job_metrics(
+    State(web): State<Shared>,
+    Path(jid): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer {
+    let job = find_job(&web, &jid)?;
+    let values = job_metric_values(&job);
+    let listed: Vec<Value> = match query.get("get") {
+        None => values.iter().map(|(id, _, _)| json!({ "id": id })).collect(),
+        Some(wanted) => wanted
+            .split(',')
+            .filter_map(|id| values.iter().find(|(have, _, _)| *have == id.trim()))
+            .map(|(id, _, value)| json!({"id": id, "value": value.to_string()}))
+            .collect(),
+    };
+    Ok(Json(json!(listed)).into_response())
+}
+
+/// The subtasks `spec` names (`0-3,5`), all of `parallelism` without one.
+fn subtasks(spec: Option<&String>, parallelism: usize) -> Result<Vec<usize>, ApiError> {
+    let Some(spec) = spec else { return Ok((0..parallelism).collect()) };
+    let invalid =
+        || error(StatusCode::BAD_REQUEST, format!("Invalid subtasks '{spec}': expected ranges such as 0-3,5."));
+    let mut chosen = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (low, high) = part.split_once('-').unwrap_or((part, part));
+        let (low, high): (usize, usize) =
+            (low.trim().parse().map_err(|_| invalid())?, high.trim().parse().map_err(|_| invalid())?);
+        chosen.extend((low..=high).filter(|&i| i < parallelism));
+    }
+    Ok(chosen)
+}
+
+/// The aggregates `agg` asks for (all five without it).
+fn aggregations(agg: Option<&String>) -> Result<Vec<&'static str>, ApiError> {
+    const ALL: [&str; 5] = ["min", "max", "avg", "sum", "skew"];
+    let Some(agg) = agg else { return Ok(ALL.to_vec()) };
+    agg.split(',')
+        .map(|a| {
+            ALL.iter().find(|known| known.eq_ignore_ascii_case(a.trim())).copied().ok_or_else(|| {
+                error(StatusCode::BAD_REQUEST, format!("Invalid aggregation '{a}': one of min, max, avg, sum, skew."))
+            })
+        })
+        .collect()
+}
+
+/// `GET /jobs/:jid/vertices/:vid/subtasks/metrics[?get=…&agg=…&subtasks=…]`: a vertex's
+/// metrics aggregated over its subtasks.
+pub(crate) async fn subtasks_metrics(
+    State(web): State<Shared>,
+    Path((jid, vid)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Answer {
+    let job = find_job(&web, &jid)?;
+    let vertex = find_vertex(&job, &vid)?;
+    let chosen = subtasks(query.get("subtasks"), vertex.parallelism)?;
+    let per_subtask: Vec<Vec<(String, f64)>> = chosen
+        .iter()
+        .map(|&i| {
+            subtask_metric_values(&vertex.subtasks[i], &web.rates).into_iter().map(|m| (m.name, m.value)).collect()
+        })
+        .collect();
+    let Some(wanted) = query.get("get") else {
+        let ids: Vec<Value> = per_subtask
+            .first()
+            .map_or_else(Vec::new, |values| values.iter().map(|(id, _)| json!({ "id": id })).collect());
+        return Ok(Json(json!(ids)).into_response());
+    };
+    let aggregations = aggregations(query.get("agg"))?;
+    let mut answer = Vec::new();
+    for id in wanted.split(',').map(str::trim) {
+        let values: Vec<f64> =
+            per_subtask.iter().filter_map(|v| v.iter().find(|(have, _)| have == id)).map(|(_, v)| *v).collect();
+        if values.is_empty() {
+            continue;
+        }
+        let (min, max) = values.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let sum: f64 = values.iter().sum();
+        let avg = sum / values.len() as f64;
+        let mut entry = Map::new();
+        entry.insert("id".into(), json!(id));
+        for aggregation in &aggregations {
+            let value = match *aggregation {
+                "min" => min,
+                "max" => max,
+                "avg" => avg,
+                "sum" => sum,
+                // How far the largest subtask is above the average, in percent of it.
+                _ => {
+                    if max > 0.0 {
+                        ((max - avg) / max * 100.0).round()
+                    } else {
+                        0.0
+                    }
+                }
+            };
+            entry.insert((*aggregation).into(), json!(value));
+        }
+        answer.push(Value::Object(entry));
+    }
+    Ok(Json(json!(answer)).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtask_ranges_and_aggregations_read_as_flink_writes_them() {
+        assert_eq!(subtasks(Some(&"0-2,4,9".to_string()), 5).unwrap(), vec![0, 1, 2, 4]);
+        assert_eq!(subtasks(None, 3).unwrap(), vec![0, 1, 2]);
+        assert!(subtasks(Some(&"a-b".to_string()), 3).is_err());
+        assert_eq!(aggregations(Some(&"MIN,sum".to_string())).unwrap(), vec!["min", "sum"]);
+        assert!(aggregations(Some(&"median".to_string())).is_err());
+    }
+}

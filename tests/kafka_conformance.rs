@@ -88,16 +88,36 @@ fn window_counts(rows: impl Iterator<Item = usize>) -> Vec<String> {
     counts.into_iter().map(|((minute, key), n)| format!("+I[2024-01-01T10:{minute:02}, {key}, {n}]")).collect()
 }
 
-fn window_script(topic: &str, bootstrap: &str, bounded: bool) -> String {
+/// The window test's script over `topic`: bounded or not, and with an extra column the query
+/// does not read (`note STRING`, so that the scan is projected) when `unread_column`.
+fn window_script(topic: &str, bootstrap: &str, bounded: bool, unread_column: bool) -> String {
     let bounded = if bounded { ", 'scan.bounded.mode' = 'latest-offset'" } else { "" };
+    let note = if unread_column { ", note STRING" } else { "" };
     format!(
-        "CREATE TABLE events (k INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
+        "CREATE TABLE events (k INT, ts TIMESTAMP(3){note}, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
          WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}', \
          'scan.startup.mode' = 'earliest-offset', 'format' = 'csv'{bounded});\n\
          CREATE TABLE out (window_start TIMESTAMP(3), k INT, n BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'w');\n\
          INSERT INTO out SELECT window_start, k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
          GROUP BY window_start, window_end, k;\n"
     )
+}
+
+/// The rows a running window job prints (without their `w> ` prefix), until `wanted` of them
+/// came or 30 s passed, then whatever comes within 500 ms more (nothing should).
+fn printed_windows(receive: &std::sync::mpsc::Receiver<String>, wanted: usize) -> Vec<String> {
+    let strip = |l: String| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string());
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < wanted && Instant::now() < deadline {
+        if let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) {
+            got.push(strip(line));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    got.extend(receive.try_iter().map(strip));
+    got.sort();
+    got
 }
 
 /// Each subtask reads its partitions side by side, with a watermark per partition: no
@@ -112,7 +132,7 @@ fn a_window_over_several_partitions_counts_every_row() {
     broker.produce(&topic, &lines, |i| (i % 4) as i32);
     let work = tempfile::tempdir().unwrap();
     let script = work.path().join("windows.sql");
-    std::fs::write(&script, window_script(&topic, &broker.bootstrap, true)).unwrap();
+    std::fs::write(&script, window_script(&topic, &broker.bootstrap, true, false)).unwrap();
     let expected = window_counts(0..ROWS);
     // At 6, two subtasks are given no partition: they end at once.
     for p in [1, 2, 3, 4, 6] {
@@ -150,7 +170,7 @@ fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
         let topic = format!("idle-partition-{p}-{:08x}", rand::random::<u32>());
         broker.create_topic(&topic, 4);
         broker.produce(&topic, &lines[..ROWS / 2], |i| (i % 3) as i32);
-        std::fs::write(&script, window_script(&topic, &broker.bootstrap, false)).unwrap();
+        std::fs::write(&script, window_script(&topic, &broker.bootstrap, false, false)).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
             .args(["run", script.to_str().unwrap(), "--parallelism", &p.to_string()])
             .args(["--set", "table.exec.source.idle-timeout=500ms"])
@@ -165,20 +185,10 @@ fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
             broker.produce(&topic, slice, |i| ((first + i) % 3) as i32);
             std::thread::sleep(Duration::from_millis(100));
         }
-        let strip = |l: String| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string());
-        let mut got = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while got.len() < expected.len() && Instant::now() < deadline {
-            if let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) {
-                got.push(strip(line));
-            }
-        }
         // Nothing beyond the watermark fires while the job runs on.
-        std::thread::sleep(Duration::from_millis(500));
-        got.extend(receive.try_iter().map(strip));
+        let got = printed_windows(&receive, expected.len());
         child.kill().unwrap();
         child.wait().unwrap();
-        got.sort();
         assert_eq!(got, expected, "parallelism {p}");
     }
 }
@@ -195,18 +205,9 @@ fn subtasks_without_partitions_hold_no_window_back_under_a_projection() {
     broker.create_topic(&topic, 4);
     let lines: Vec<String> = (0..ROWS).map(|i| format!("{},{},unused-{i}", i % 5, row_time(i))).collect();
     broker.produce(&topic, &lines, |i| (i % 4) as i32);
-    let script = format!(
-        "CREATE TABLE events (k INT, ts TIMESTAMP(3), note STRING, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) \
-         WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', \
-         'scan.startup.mode' = 'earliest-offset', 'format' = 'csv');\n\
-         CREATE TABLE out (window_start TIMESTAMP(3), k INT, n BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'w');\n\
-         INSERT INTO out SELECT window_start, k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
-         GROUP BY window_start, window_end, k;\n",
-        broker.bootstrap
-    );
     let work = tempfile::tempdir().unwrap();
     let path = work.path().join("projected.sql");
-    std::fs::write(&path, script).unwrap();
+    std::fs::write(&path, window_script(&topic, &broker.bootstrap, false, true)).unwrap();
     // Every partition's watermark is past the last full minute: its windows fire.
     let expected = window_counts((0..ROWS).filter(|i| i / 60 < (ROWS - 1 - 5) / 60));
     let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
@@ -216,16 +217,8 @@ fn subtasks_without_partitions_hold_no_window_back_under_a_projection() {
         .spawn()
         .unwrap();
     let receive = common::stdout_lines(&mut child);
-    let strip = |l: String| l.split_once("> ").map_or(l.clone(), |(_, r)| r.to_string());
-    let mut got = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while got.len() < expected.len() && Instant::now() < deadline {
-        if let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) {
-            got.push(strip(line));
-        }
-    }
+    let got = printed_windows(&receive, expected.len());
     child.kill().unwrap();
     child.wait().unwrap();
-    got.sort();
     assert_eq!(got, expected);
 }

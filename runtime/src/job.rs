@@ -279,6 +279,7 @@ impl JobCanceller {
     /// the job is cancelled then too.
     pub fn stop_with_savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
         let (reply, triggered) = std::sync::mpsc::channel();
+        self.lifecycle.stopping_with_savepoint();
         if self.commands.send(JobCommand::Savepoint(reply)).is_err() {
             return Ok(None);
         }

@@ -69,7 +69,7 @@ pub enum JobState {
     Running,
     /// Asked to stop; its subtasks are stopping.
     Cancelling,
-    /// Every source ended and every row was processed.
+    /// Every source ended and every row was processed, or it was stopped with a savepoint.
     Finished,
     /// Stopped before its end.
     Canceled,
@@ -111,6 +111,8 @@ pub struct JobException {
 #[derive(Debug)]
 pub struct JobLifecycle {
     state: Mutex<JobState>,
+    /// Set when the job is stopped with a savepoint: it ends `FINISHED`, as Flink's do.
+    stopped_with_savepoint: std::sync::atomic::AtomicBool,
     start_time: i64,
     end_time: AtomicI64,
     exception: Mutex<Option<JobException>>,
@@ -120,6 +122,7 @@ impl JobLifecycle {
     pub(crate) fn running() -> Self {
         JobLifecycle {
             state: Mutex::new(JobState::Running),
+            stopped_with_savepoint: std::sync::atomic::AtomicBool::new(false),
             start_time: epoch_millis(),
             end_time: AtomicI64::new(-1),
             exception: Mutex::new(None),
@@ -154,11 +157,19 @@ impl JobLifecycle {
         }
     }
 
+    /// The job is being stopped with a savepoint: once it ends it is `FINISHED`, not `CANCELED`.
+    pub(crate) fn stopping_with_savepoint(&self) {
+        self.stopped_with_savepoint.store(true, Ordering::Release);
+        self.cancelling();
+    }
+
     /// The job's thread ended with `result`.
     pub(crate) fn ended(&self, result: &Result<JobStatus>) {
         let now = epoch_millis();
+        let stopped = self.stopped_with_savepoint.load(Ordering::Acquire);
         let state = match result {
             Ok(JobStatus::Finished) => JobState::Finished,
+            Ok(JobStatus::Cancelled) | Err(Error::Cancelled) if stopped => JobState::Finished,
             Ok(JobStatus::Cancelled) | Err(Error::Cancelled) => JobState::Canceled,
             Err(error) => {
                 *self.exception.lock() = Some(JobException { timestamp: now, message: error.to_string() });
@@ -291,13 +302,24 @@ impl JobInfo {
         self.canceller.cancel();
     }
 
+    /// Waits until the job has ended, at most `timeout`; whether it has.
+    pub fn await_end(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        while !self.lifecycle.state().is_terminal() {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        true
+    }
+
     /// Stops the job with a savepoint into `dir` (see [`JobCanceller::stop_with_savepoint`]).
     ///
     /// # Errors
     /// As [`JobCanceller::stop_with_savepoint`]; also when the job takes no checkpoints.
     pub fn stop_with_savepoint(&self, dir: &Path, timeout: Duration) -> Result<Option<PathBuf>> {
         self.require_checkpoints()?;
-        self.lifecycle.cancelling();
         self.canceller.stop_with_savepoint(dir, &self.directory_name(), timeout)
     }
 

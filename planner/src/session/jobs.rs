@@ -180,8 +180,11 @@ impl Session {
                 job.lifecycle().state().as_str()
             )));
         }
+        // As Flink's client, the statement returns once the job has stopped.
+        let ended = job.checkpointing.timeout.max(std::time::Duration::from_secs(60));
         if !savepoint {
             job.cancel();
+            job.await_end(ended);
             return Ok(());
         }
         let Some(dir) = job.savepoint_dir.clone() else {
@@ -192,6 +195,7 @@ impl Session {
             ));
         };
         let path = job.stop_with_savepoint(&dir, job.checkpointing.timeout)?;
+        job.await_end(ended);
         let path = path.map_or_else(|| "(the job ended before its savepoint)".to_string(), |p| p.display().to_string());
         self.write_text(&text_table(&["savepoint path"], &[vec![path]]))
     }

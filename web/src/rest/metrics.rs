@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
@@ -21,16 +21,36 @@ pub(crate) async fn job_metrics(
     Query(query): Query<HashMap<String, String>>,
 ) -> Answer {
     let job = find_job(&web, &jid)?;
-    let values = job_metric_values(&job);
-    let listed: Vec<Value> = match query.get("get") {
-        None => values.iter().map(|(id, _, _)| json!({ "id": id })).collect(),
+    let values: Vec<(String, String)> =
+        job_metric_values(&job).into_iter().map(|(id, _, value)| (id.to_string(), metric_text(id, value))).collect();
+    Ok(listed_metrics(&values, query.get("get")))
+}
+
+/// A metric value as Flink's REST API writes it: a string, whole numbers without a fraction
+/// (a watermark of `Long.MIN_VALUE` exactly).
+pub(crate) fn metric_text(name: &str, value: f64) -> String {
+    if name == "currentInputWatermark" && value <= i64::MIN as f64 {
+        return i64::MIN.to_string();
+    }
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+/// Metric ids as Flink lists them (`[{"id": …}]`), or with `get=a,b` the values of those asked
+/// for, in the order asked (`[{"id": …, "value": "…"}]`; unknown ids are left out).
+pub(crate) fn listed_metrics(values: &[(String, String)], get: Option<&String>) -> Response {
+    let listed: Vec<Value> = match get {
+        None => values.iter().map(|(id, _)| json!({ "id": id })).collect(),
         Some(wanted) => wanted
             .split(',')
-            .filter_map(|id| values.iter().find(|(have, _, _)| *have == id.trim()))
-            .map(|(id, _, value)| json!({"id": id, "value": value.to_string()}))
+            .filter_map(|id| values.iter().find(|(have, _)| have == id.trim()))
+            .map(|(id, value)| json!({"id": id, "value": value}))
             .collect(),
     };
-    Ok(Json(json!(listed)).into_response())
+    Json(json!(listed)).into_response()
 }
 
 /// The subtasks `spec` names (`0-3,5`), all of `parallelism` without one.

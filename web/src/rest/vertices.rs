@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use weir_runtime::jobs::{epoch_millis, VertexInfo};
 
 use super::io::{aggregate, aggregated_metrics, status_duration, Io};
+use super::metrics::{listed_metrics, metric_text};
 use super::{duration, find_job, find_vertex, vertex_state, Answer, Shared};
 use crate::rates::Rates;
 use crate::values::subtask_metric_values;
@@ -122,19 +123,6 @@ pub(crate) async fn watermarks(State(web): State<Shared>, Path((jid, vid)): Path
     Ok(Json(json!(marks)).into_response())
 }
 
-/// A metric value as Flink's REST API writes it: a string, whole numbers without a fraction
-/// (a watermark of `Long.MIN_VALUE` exactly).
-fn metric_text(name: &str, value: f64) -> String {
-    if name == "currentInputWatermark" && value <= i64::MIN as f64 {
-        return i64::MIN.to_string();
-    }
-    if value.fract() == 0.0 && value.abs() < 9.0e15 {
-        format!("{}", value as i64)
-    } else {
-        format!("{value:.1}")
-    }
-}
-
 /// Every metric of a vertex's subtasks, as Flink names them (`0.numRecordsIn`,
 /// `0.<operator>.numLateRecordsDropped`), with its value.
 pub(crate) fn vertex_metric_values(vertex: &VertexInfo, rates: &Rates) -> Vec<(String, String)> {
@@ -157,15 +145,7 @@ pub(crate) async fn vertex_metrics(
     let job = find_job(&web, &jid)?;
     let vertex = find_vertex(&job, &vid)?;
     let values = vertex_metric_values(vertex, &web.rates);
-    let listed: Vec<Value> = match query.get("get") {
-        None => values.iter().map(|(id, _)| json!({ "id": id })).collect(),
-        Some(wanted) => wanted
-            .split(',')
-            .filter_map(|id| values.iter().find(|(have, _)| have == id.trim()))
-            .map(|(id, value)| json!({"id": id, "value": value}))
-            .collect(),
-    };
-    Ok(Json(json!(listed)).into_response())
+    Ok(listed_metrics(&values, query.get("get")))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! jobs run; then a summary line (rows written per sink, wall time). Nothing when standard
 //! error is not a terminal, nor when the script prints rows on the same terminal.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,7 +78,10 @@ impl Progress {
             sinks.iter().map(|(sink, rows)| format!("{} rows to {sink}", HumanCount(*rows))).collect();
         let written =
             if written.is_empty() { "nothing written".to_string() } else { format!("wrote {}", written.join(", ")) };
-        eprintln!("Done in {:.1} s: {written}.", wall.as_secs_f64());
+        let seconds = wall.as_secs_f64();
+        let precision = if seconds < 10.0 { 2 } else { 1 };
+        // A standard error that has gone is no reason to fail the run.
+        let _ = writeln!(std::io::stderr(), "Done in {seconds:.precision$} s: {written}.");
     }
 
     fn stop(&mut self) {

@@ -699,3 +699,43 @@ fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
     assert_eq!(jobs["jobs"].as_array().unwrap().len(), 2);
     drop(session);
 }
+
+/// The web servers follow the settings: RESET stops one, a port range takes its first free
+/// port as Flink's reporter does, an unknown reporter class and a bad port are refused naming
+/// the option, and a refused SET keeps what was set before.
+#[test]
+fn web_servers_follow_set_and_reset() {
+    let mut session = session(&[("rest.port", "0")]);
+    let first = session.rest_address().expect("served");
+    // A port in use is refused; the server stays where it was.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    let refused = session.set("rest.port", &busy.to_string()).unwrap_err().to_string();
+    assert!(refused.contains("rest.port") && refused.contains("in use"), "{refused}");
+    assert_eq!(session.rest_address(), Some(first));
+    assert_eq!(get_json(first, "/jobs")["jobs"], serde_json::json!([]));
+    // Moved to another address on the same port: the old server gives the port up.
+    let port = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().port()
+    };
+    session.set("rest.port", &port.to_string()).unwrap();
+    session.set("rest.bind-address", "0.0.0.0").unwrap();
+    assert_eq!(session.rest_address().map(|a| (a.ip().to_string(), a.port())), Some(("0.0.0.0".to_string(), port)));
+    session.reset(Some("rest.port"));
+    assert_eq!(session.rest_address(), None);
+
+    // A range: the busy port is skipped.
+    session.set("metrics.reporter.prom.port", &format!("{busy}-{}", busy + 20)).unwrap();
+    let prometheus = session.prometheus_address().expect("served on a port of the range");
+    assert!(prometheus.port() > busy && prometheus.port() <= busy + 20, "{prometheus}");
+    assert_eq!(request(prometheus, "GET", "/metrics", None).status, 200);
+    assert_eq!(request(prometheus, "GET", "/jobs", None).status, 404, "only /metrics on the reporter's port");
+    let bad = session.set("metrics.reporter.prom.port", "high").unwrap_err().to_string();
+    assert!(bad.contains("metrics.reporter.prom.port") && bad.contains("'high'"), "{bad}");
+    let class = session.set("metrics.reporter.prom.factory.class", "com.example.Reporter").unwrap_err().to_string();
+    assert!(class.contains("com.example.Reporter"), "{class}");
+    assert_eq!(session.prometheus_address(), Some(prometheus), "a refused SET changes nothing");
+    let out_of_range = session.set("rest.port", "70000").unwrap_err().to_string();
+    assert!(out_of_range.contains("rest.port"), "{out_of_range}");
+}

@@ -99,15 +99,11 @@ impl Session {
                 .unwrap_or_else(|| "127.0.0.1".to_string());
             format!("{host}:{}", self.settings.get(&REST_PORT))
         });
-        if self.servers.rest.as_ref().map(|(a, _)| a) != rest.as_ref() {
-            self.servers.rest = None;
-            if let Some(address) = rest {
-                let server = WebServer::start(self.jobs.clone(), &address, Serves::RestAndDashboard, "rest.port")
-                    .map_err(|e| Error::Configuration(e.to_string()))?;
-                tracing::info!(address = %server.address(), "web frontend listening");
-                self.servers.rest = Some((address, server));
-            }
-        }
+        let jobs = self.jobs.clone();
+        replace_server(&mut self.servers.rest, rest, |address| {
+            WebServer::start(jobs.clone(), address, Serves::RestAndDashboard, "rest.port")
+                .map_err(|e| Error::Configuration(e.to_string()))
+        })?;
         let factory = self.settings.get(&PROMETHEUS_FACTORY);
         if !factory.is_empty() && factory != PROMETHEUS_FACTORY_CLASS {
             return Err(Error::Configuration(format!(
@@ -117,14 +113,8 @@ impl Session {
         }
         let wanted = self.settings.text(PROMETHEUS_PORT.spec.key).is_some() || !factory.is_empty();
         let ports = wanted.then(|| self.settings.get(&PROMETHEUS_PORT));
-        if self.servers.prometheus.as_ref().map(|(p, _)| p) != ports.as_ref() {
-            self.servers.prometheus = None;
-            if let Some(ports) = ports {
-                let server = start_prometheus(&self.jobs, &ports)?;
-                tracing::info!(address = %server.address(), "Prometheus metrics served");
-                self.servers.prometheus = Some((ports, server));
-            }
-        }
+        let jobs = self.jobs.clone();
+        replace_server(&mut self.servers.prometheus, ports, |ports| start_prometheus(&jobs, ports))?;
         Ok(())
     }
 
@@ -199,6 +189,61 @@ impl Session {
         let path = path.map_or_else(|| "(the job ended before its savepoint)".to_string(), |p| p.display().to_string());
         self.write_text(&text_table(&["savepoint path"], &[vec![path]]))
     }
+}
+
+/// Puts the server `start` starts for `wanted` (`host:port`, or the reporter's `port` or
+/// `low-high`) in `slot`, unless it already serves `wanted`; `None` stops it. Should the new one
+/// not start, the old one keeps serving: the new one is started first, and only when the old one
+/// holds a port the new one may take is the old one stopped, the new one tried again, and the old
+/// one started again should that fail.
+///
+/// # Errors
+/// The new server cannot start.
+fn replace_server(
+    slot: &mut Option<(String, WebServer)>,
+    wanted: Option<String>,
+    start: impl Fn(&str) -> Result<WebServer>,
+) -> Result<()> {
+    if slot.as_ref().map(|(serving, _)| serving) == wanted.as_ref() {
+        return Ok(());
+    }
+    let Some(address) = wanted else {
+        *slot = None;
+        return Ok(());
+    };
+    let refused = match start(&address) {
+        Ok(server) => {
+            tracing::info!(address = %server.address(), "web server started");
+            *slot = Some((address, server));
+            return Ok(());
+        }
+        Err(refused) => refused,
+    };
+    let holds_wanted_port = slot
+        .as_ref()
+        .is_some_and(|(_, old)| ports_of(&address).is_some_and(|ports| ports.contains(&old.address().port())));
+    if !holds_wanted_port {
+        return Err(refused);
+    }
+    let Some((old_address, old)) = slot.take() else { return Err(refused) };
+    drop(old);
+    match start(&address) {
+        Ok(server) => {
+            *slot = Some((address, server));
+            Ok(())
+        }
+        Err(refused) => {
+            *slot = start(&old_address).ok().map(|server| (old_address, server));
+            Err(refused)
+        }
+    }
+}
+
+/// The ports `wanted` (`host:port`, `port` or `low-high`) names; `None` when it names none.
+fn ports_of(wanted: &str) -> Option<std::ops::RangeInclusive<u16>> {
+    let spec = wanted.rsplit_once(':').map_or(wanted, |(_, port)| port);
+    let (low, high) = spec.split_once('-').unwrap_or((spec, spec));
+    Some(low.trim().parse::<u16>().ok()?..=high.trim().parse::<u16>().ok()?)
 }
 
 /// The columns of `SHOW JOBS`, as Flink's SQL client prints them.

@@ -32,6 +32,8 @@ pub(crate) struct ChainedSource {
     source: Box<dyn Source>,
     ctx: OperatorContext,
     out: Output,
+    /// Whether [`Chain::open_source`] opened it already.
+    opened: bool,
 }
 
 /// The operators one subtask runs, head first.
@@ -64,7 +66,7 @@ impl ChainedOperator {
 
 impl ChainedSource {
     pub(crate) fn new(source: Box<dyn Source>, ctx: OperatorContext) -> Self {
-        ChainedSource { name: source.name().to_string(), source, ctx, out: Output::new() }
+        ChainedSource { name: source.name().to_string(), source, ctx, out: Output::new(), opened: false }
     }
 }
 
@@ -146,12 +148,22 @@ impl Chain {
 
     /// Opens every operator, head first.
     pub(crate) fn open(&mut self) -> Result<()> {
+        self.open_source()?;
         let info = &self.info;
-        if let Some(s) = &mut self.source {
-            guarded(info, &s.name, || s.source.open(&mut s.ctx))?;
-        }
         for o in &mut self.ops {
             guarded(info, &o.name, || o.op.open(&mut o.ctx))?;
+        }
+        Ok(())
+    }
+
+    /// Opens the chain's head source, once: before any subtask of the job starts, so that what
+    /// a source knows only once open (a Kafka subtask given no partition) is known to its
+    /// receivers before any row moves ([`Chain::emits_nothing`]).
+    pub(crate) fn open_source(&mut self) -> Result<()> {
+        let info = &self.info;
+        if let Some(s) = self.source.as_mut().filter(|s| !s.opened) {
+            guarded(info, &s.name, || s.source.open(&mut s.ctx))?;
+            s.opened = true;
         }
         Ok(())
     }

@@ -532,6 +532,9 @@ async fn deploy_and_wait(
                 None => Vec::new(),
             };
             chain_built.restore(&states)?;
+            // Sources open before any subtask starts: one that knows only once open that it
+            // will emit nothing is left out of its receivers' watermarks from the first row on.
+            chain_built.open_source()?;
             subtasks.push(Some((info, chain_built, ids)));
         }
         built.push(subtasks);

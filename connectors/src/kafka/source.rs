@@ -553,6 +553,14 @@ impl Source for KafkaSource {
         self.partitions.iter().all(|p| p.at_end || p.finished())
     }
 
+    /// Opened, given no partition and never to be given one (no partition discovery): the
+    /// subtask emits nothing, which its receivers know before any row moves (the runtime opens
+    /// sources before it starts subtasks), so that no other subtask's row waits on it to be
+    /// seen late or on time.
+    fn emits_nothing(&self) -> bool {
+        self.consumer.is_some() && self.partitions.is_empty() && self.discovered.is_none()
+    }
+
     /// A subtask given no partition (more subtasks than partitions) is idle until discovery
     /// gives it one, so the others' watermarks are not held back by it (without discovery it
     /// ends at its first poll).

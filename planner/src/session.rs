@@ -559,9 +559,9 @@ impl Session {
         let shape = self.job_shape(&translator, &graph)?;
         self.follow_compatibility(&job_name, &shape, &mut runtime)?;
         let target = self.savepoint_target(&job_name, &runtime);
-        let registered = runtime.clone();
+        let checkpointing = runtime.checkpointing.clone();
         let handle = job::start(graph, runtime)?;
-        self.register_job(&handle, &job_name, !batch, &registered);
+        self.register_job(&handle, &job_name, !batch, checkpointing);
         let detached = background && self.detached;
         self.cancellers.lock().push(StartedJob { canceller: handle.canceller(), target, detached });
         let tables: Vec<String> = inserts.iter().map(|i| format!("INSERT INTO {}", i.table)).collect();
@@ -642,9 +642,9 @@ impl Session {
         // A query's rows go to the client as they come: its job takes no checkpoints.
         let mut runtime = self.runtime.clone();
         runtime.checkpointing.interval = None;
-        let registered = runtime.clone();
+        let checkpointing = runtime.checkpointing.clone();
         let job = job::start(graph, runtime)?;
-        self.register_job(&job, "collect", true, &registered);
+        self.register_job(&job, "collect", true, checkpointing);
         self.cancellers.lock().push(StartedJob { canceller: job.canceller(), target: None, detached: false });
         self.finished("SELECT".to_string(), job)
     }

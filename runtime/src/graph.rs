@@ -279,7 +279,7 @@ impl JobGraph {
 }
 
 /// FNV-1a, 64 bits: a hash that stays the same across builds and platforms.
-struct Fnv(u64);
+pub(crate) struct Fnv(pub(crate) u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -288,7 +288,15 @@ impl Default for Fnv {
 }
 
 impl Fnv {
-    fn write(&mut self, bytes: &[u8]) {
+    /// The hash of `parts`, one after another.
+    pub(crate) fn of(parts: &[&[u8]]) -> u64 {
+        let mut hash = Fnv::default();
+        parts.iter().for_each(|part| hash.write(part));
+        hash.0
+    }
+
+    /// Adds `bytes` to the hash.
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 ^= u64::from(b);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);

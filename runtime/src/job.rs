@@ -336,7 +336,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let checkpoint_dir = config.checkpointing.dir.clone();
     let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
     let control = Control { commands: commands_rx, coordinator };
-    let topology = JobTopology::new(&graph, &plan.chains, &subtask_metrics);
+    let topology = JobTopology::new(&graph, &plan.chains, &plan.operator_ids, &subtask_metrics);
     let lifecycle = Arc::new(JobLifecycle::running());
     let ends = Arc::clone(&lifecycle);
     let thread = std::thread::Builder::new().name("weir-job".into()).stack_size(operator_stack()).spawn(move || {
@@ -372,6 +372,8 @@ struct DeploymentPlan {
     inputs: Vec<Vec<Vec<usize>>>,
     /// The sender `(chain, subtask)` of every channel of every receiving subtask, per chain.
     senders: Vec<Vec<Vec<(usize, usize)>>>,
+    /// Every vertex's stable id ([`JobGraph::operator_ids`]), by vertex.
+    operator_ids: Vec<String>,
 }
 
 impl DeploymentPlan {
@@ -402,7 +404,8 @@ impl DeploymentPlan {
             inputs.push(per_subtask);
             senders.push(sent_by);
         }
-        Ok(DeploymentPlan { chains, chain_of, channels, inputs, senders })
+        let operator_ids = graph.operator_ids()?;
+        Ok(DeploymentPlan { chains, chain_of, channels, inputs, senders, operator_ids })
     }
 }
 
@@ -510,9 +513,9 @@ async fn deploy_and_wait(
             (0..parallelism).map(|_| Arc::new(Semaphore::new(config.mailbox_capacity))).collect()
         })
         .collect();
-    let operator_ids = graph.operator_ids()?;
+    let operator_ids = &plan.operator_ids;
     let restore = match &config.checkpointing.restore {
-        Some(r) => Some(RestorePlan::new(&r.checkpoint, &operator_ids, r.ignore_unclaimed_state)?),
+        Some(r) => Some(RestorePlan::new(&r.checkpoint, operator_ids, r.ignore_unclaimed_state)?),
         None => None,
     };
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];

@@ -12,19 +12,21 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::clock::{Clock, SystemClock};
+
 use parking_lot::{Mutex, RwLock};
 
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::{CheckpointConfig, CompletedCheckpoints};
 use crate::error::{Error, Result};
-use crate::graph::{JobGraph, VertexId};
+use crate::graph::{Fnv, JobGraph, VertexId};
 use crate::job::{JobCanceller, JobHandle, JobStatus};
 use crate::metrics::SubtaskMetrics;
 use crate::partition::ShipStrategy;
 
-/// Milliseconds since the epoch, by the wall clock.
+/// Milliseconds since the epoch, by the wall clock ([`SystemClock`]).
 pub fn epoch_millis() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    SystemClock.now_millis()
 }
 
 /// A job's id: 32 hexadecimal digits, as Flink writes a `JobID`.
@@ -37,8 +39,8 @@ impl JobId {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let count = NEXT.fetch_add(1, Ordering::Relaxed);
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let mixed = fnv(&[&nanos.to_le_bytes(), &std::process::id().to_le_bytes(), &count.to_le_bytes()]);
-        JobId(format!("{mixed:016x}{:016x}", fnv(&[&mixed.to_le_bytes(), &count.to_le_bytes()])))
+        let mixed = Fnv::of(&[&nanos.to_le_bytes(), &std::process::id().to_le_bytes(), &count.to_le_bytes()]);
+        JobId(format!("{mixed:016x}{:016x}", Fnv::of(&[&mixed.to_le_bytes(), &count.to_le_bytes()])))
     }
 
     /// The id as Flink prints it.
@@ -51,15 +53,6 @@ impl std::fmt::Display for JobId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in parts.iter().flat_map(|p| p.iter()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }
 
 /// A job's state, named as Flink names a `JobStatus`.
@@ -201,6 +194,9 @@ pub struct VertexInfo {
     pub name: String,
     /// The chained operators, head first.
     pub operators: Vec<String>,
+    /// Their ids as metrics label them (32 hexadecimal digits, from the ids their state is
+    /// checkpointed under), in the same order.
+    pub operator_ids: Vec<String>,
     /// Its subtasks.
     pub parallelism: usize,
     /// Where its rows come from.
@@ -217,9 +213,14 @@ pub struct JobTopology {
 }
 
 impl JobTopology {
-    /// The topology of `graph` deployed as `chains`, with each chain's subtask metrics.
-    pub(crate) fn new(graph: &JobGraph, chains: &[Vec<VertexId>], metrics: &[Vec<Arc<SubtaskMetrics>>]) -> Self {
-        let ids = graph.operator_ids().unwrap_or_default();
+    /// The topology of `graph` deployed as `chains`, whose vertices have the stable ids `ids`
+    /// ([`JobGraph::operator_ids`]), with each chain's subtask metrics.
+    pub(crate) fn new(
+        graph: &JobGraph,
+        chains: &[Vec<VertexId>],
+        ids: &[String],
+        metrics: &[Vec<Arc<SubtaskMetrics>>],
+    ) -> Self {
         let mut chain_of = vec![0; graph.vertices().len()];
         for (c, chain) in chains.iter().enumerate() {
             chain.iter().for_each(|v| chain_of[v.0] = c);
@@ -231,6 +232,9 @@ impl JobTopology {
                 let head = chain[0];
                 let operators: Vec<String> = chain.iter().map(|v| graph.vertex(*v).name.clone()).collect();
                 let key = ids.get(head.0).map_or(&[][..], |id| id.as_bytes());
+                let hex =
+                    |id: &str| format!("{:016x}{:016x}", Fnv::of(&[id.as_bytes()]), Fnv::of(&[b"op", id.as_bytes()]));
+                let operator_ids = chain.iter().map(|v| hex(ids.get(v.0).map_or("", String::as_str))).collect();
                 let inputs = graph
                     .inputs_of(head)
                     .map(|e| VertexInput {
@@ -240,9 +244,10 @@ impl JobTopology {
                     })
                     .collect();
                 VertexInfo {
-                    id: format!("{:016x}{:016x}", fnv(&[key]), fnv(&[key, &(c as u64).to_le_bytes()])),
+                    id: format!("{:016x}{:016x}", Fnv::of(&[key]), Fnv::of(&[key, &(c as u64).to_le_bytes()])),
                     name: operators.join(" -> "),
                     operators,
+                    operator_ids,
                     parallelism: graph.vertex(head).parallelism,
                     inputs,
                     subtasks: metrics.get(c).cloned().unwrap_or_default(),

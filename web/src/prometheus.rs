@@ -6,7 +6,9 @@
 //!
 //! The jobs of the process that ended stay listed with their final values until it exits.
 
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::rc::Rc;
 
 use weir_runtime::jobs::{JobInfo, JobRegistry};
 
@@ -21,34 +23,44 @@ pub fn label_value(value: &str) -> String {
     value.chars().map(|c| if c.is_ascii_alphanumeric() || c == ':' || c == '_' { c } else { '_' }).collect()
 }
 
-/// One metric family being written: its samples, labels already rendered.
+/// One metric family being written: `flink_<scope>_<metric>`, and its samples (rendered labels,
+/// shared by the samples of one subtask, and value).
 struct Family {
-    name: String,
+    scope: &'static str,
+    metric: &'static str,
     help: &'static str,
-    samples: Vec<(String, f64)>,
+    samples: Vec<(Rc<str>, f64)>,
 }
 
 /// The families of a scrape, in the order they were first named.
 #[derive(Default)]
-struct Families(Vec<Family>);
+struct Families {
+    families: Vec<Family>,
+    index: HashMap<(&'static str, &'static str), usize>,
+}
+
+/// `labels` as the text between a sample's braces, values filtered as Flink's reporter does.
+fn rendered(labels: &[(&str, String)]) -> Rc<str> {
+    labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label_value(v))).collect::<Vec<_>>().join(",").into()
+}
 
 impl Families {
-    fn add(&mut self, scope: &str, metric: &str, help: &'static str, labels: &[(&str, String)], value: f64) {
-        let name = format!("flink_{scope}_{metric}");
-        let rendered = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label_value(v))).collect::<Vec<_>>().join(",");
-        match self.0.iter_mut().find(|f| f.name == name) {
-            Some(family) => family.samples.push((rendered, value)),
-            None => self.0.push(Family { name, help, samples: vec![(rendered, value)] }),
-        }
+    fn add(&mut self, scope: &'static str, metric: &'static str, help: &'static str, labels: &Rc<str>, value: f64) {
+        let at = *self.index.entry((scope, metric)).or_insert_with(|| {
+            self.families.push(Family { scope, metric, help, samples: Vec::new() });
+            self.families.len() - 1
+        });
+        self.families[at].samples.push((Rc::clone(labels), value));
     }
 
     fn write(self) -> String {
         let mut text = String::new();
-        for family in self.0 {
-            let _ = writeln!(text, "# HELP {} {}", family.name, family.help);
-            let _ = writeln!(text, "# TYPE {} gauge", family.name);
+        for family in self.families {
+            let name = format!("flink_{}_{}", family.scope, family.metric);
+            let _ = writeln!(text, "# HELP {name} {}", family.help);
+            let _ = writeln!(text, "# TYPE {name} gauge");
             for (labels, value) in family.samples {
-                let _ = writeln!(text, "{}{{{labels}}} {}", family.name, number(value));
+                let _ = writeln!(text, "{name}{{{labels}}} {}", number(value));
             }
         }
         text
@@ -71,7 +83,7 @@ pub fn render(registry: &JobRegistry, rates: &Rates) -> String {
     let mut families = Families::default();
     let jobs = registry.jobs();
     let running = jobs.iter().filter(|j| !j.lifecycle().state().is_terminal()).count();
-    let host = [("host", "localhost".to_string())];
+    let host = rendered(&[("host", "localhost".to_string())]);
     families.add("jobmanager", "numRunningJobs", "Jobs running.", &host, running as f64);
     families.add("jobmanager", "numRegisteredTaskManagers", "Task managers (weir: the process).", &host, 1.0);
     for job in &jobs {
@@ -82,7 +94,8 @@ pub fn render(registry: &JobRegistry, rates: &Rates) -> String {
 }
 
 fn job_metrics(families: &mut Families, job: &JobInfo) {
-    let labels = [("host", "localhost".to_string()), ("job_id", job.id.to_string()), ("job_name", job.name.clone())];
+    let labels =
+        rendered(&[("host", "localhost".to_string()), ("job_id", job.id.to_string()), ("job_name", job.name.clone())]);
     for (metric, help, value) in crate::values::job_metric_values(job) {
         families.add("jobmanager_job", metric, help, &labels, value);
     }
@@ -102,38 +115,25 @@ fn task_metrics(families: &mut Families, job: &JobInfo, rates: &Rates) {
                 ("task_name", vertex.name.clone()),
                 ("tm_id", "weir".to_string()),
             ];
+            let task_labels = rendered(&labels);
             for metric in subtask_metric_values(subtask, rates) {
                 match metric.operator {
-                    None => families.add("taskmanager_job_task", &metric.name, metric.help, &labels, metric.value),
+                    None => {
+                        families.add("taskmanager_job_task", metric.metric, metric.help, &task_labels, metric.value)
+                    }
                     Some(operator) => {
+                        let at = vertex.operators.iter().position(|o| *o == operator);
+                        let id = at.and_then(|at| vertex.operator_ids.get(at)).unwrap_or(&vertex.id);
                         let mut operator_labels = labels.to_vec();
-                        operator_labels.push(("operator_id", operator_id(&vertex.id, &operator)));
-                        let name = metric.name.rsplit('.').next().unwrap_or(&metric.name).to_string();
+                        operator_labels.push(("operator_id", id.clone()));
                         operator_labels.push(("operator_name", operator));
-                        families.add(
-                            "taskmanager_job_task_operator",
-                            &name,
-                            metric.help,
-                            &operator_labels,
-                            metric.value,
-                        );
+                        let scope = "taskmanager_job_task_operator";
+                        families.add(scope, metric.metric, metric.help, &rendered(&operator_labels), metric.value);
                     }
                 }
             }
         }
     }
-}
-
-/// An operator's id as a label: 32 hexadecimal digits, from its vertex and name.
-fn operator_id(vertex: &str, operator: &str) -> String {
-    let hash = |seed: u64| {
-        let mut h = seed;
-        for b in vertex.bytes().chain([0xff]).chain(operator.bytes()) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        h
-    };
-    format!("{:016x}{:016x}", hash(0xcbf2_9ce4_8422_2325), hash(0x8422_2325_cbf2_9ce4))
 }
 
 #[cfg(test)]

@@ -9,18 +9,29 @@ use weir_runtime::metrics::SubtaskMetrics;
 
 use crate::rates::Rates;
 
-/// A metric of a subtask: its name within the subtask (`numRecordsIn`, or
-/// `<operator>.numLateRecordsDropped` for an operator's), what it means, and its value.
+/// A metric of a subtask: its name, the operator it belongs to (for an operator's), what it
+/// means, and its value.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SubtaskMetric {
-    /// The name, as Flink's metric ids write it after the subtask index.
-    pub(crate) name: String,
+    /// The metric's name (`numRecordsIn`, `numLateRecordsDropped`).
+    pub(crate) metric: &'static str,
     /// The operator it belongs to, for an operator's metric.
     pub(crate) operator: Option<String>,
     /// What it means (the Prometheus help text).
     pub(crate) help: &'static str,
     /// Its value now.
     pub(crate) value: f64,
+}
+
+impl SubtaskMetric {
+    /// Its id within the subtask, as Flink's metric ids write it after the subtask index
+    /// (`numRecordsIn`, `<operator>.numLateRecordsDropped`).
+    pub(crate) fn id(&self) -> String {
+        match &self.operator {
+            None => self.metric.to_string(),
+            Some(operator) => format!("{operator}.{}", self.metric),
+        }
+    }
 }
 
 /// Every metric of one subtask now: records in (read, at a source) and out (written, at a sink)
@@ -52,13 +63,11 @@ pub(crate) fn subtask_metric_values(subtask: &Arc<SubtaskMetrics>, rates: &Rates
             f64::from(u8::from(r.backpressured_ms > 0.0)),
         ),
     ];
-    let mut metrics: Vec<SubtaskMetric> = task
-        .into_iter()
-        .map(|(name, help, value)| SubtaskMetric { name: name.to_string(), operator: None, help, value })
-        .collect();
+    let mut metrics: Vec<SubtaskMetric> =
+        task.into_iter().map(|(metric, help, value)| SubtaskMetric { metric, operator: None, help, value }).collect();
     for (operator, counts) in subtask.operator_counts() {
         metrics.push(SubtaskMetric {
-            name: format!("{operator}.numLateRecordsDropped"),
+            metric: "numLateRecordsDropped",
             operator: Some(operator),
             help: "Records dropped for arriving after their window closed.",
             value: counts.late_records_dropped as f64,

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use weir_runtime::jobs::{JobInfo, JobRegistry, Registration};
 use weir_runtime::settings::Setting;
-use weir_runtime::RuntimeConfig;
 use weir_web::{Serves, WebServer};
 
 use super::recovery::SAVEPOINT_DIR;
@@ -124,7 +123,7 @@ impl Session {
         handle: &weir_runtime::JobHandle,
         name: &str,
         streaming: bool,
-        runtime: &RuntimeConfig,
+        checkpointing: weir_runtime::checkpoint::CheckpointConfig,
     ) {
         let dir = self.settings.get(&SAVEPOINT_DIR);
         self.jobs.register(
@@ -132,7 +131,7 @@ impl Session {
             Registration {
                 name: name.to_string(),
                 streaming,
-                checkpointing: runtime.checkpointing.clone(),
+                checkpointing,
                 savepoint_dir: (!dir.is_empty()).then(|| PathBuf::from(dir)),
             },
         );

@@ -112,8 +112,7 @@ impl CheckpointCoordinator {
     pub(crate) fn new(config: CheckpointConfig, completed: Arc<Mutex<CompletedCheckpoints>>) -> Self {
         let restored = config.restore.as_ref().map_or(0, |r| r.checkpoint.id);
         if restored > 0 {
-            let restore_timestamp =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+            let restore_timestamp = crate::jobs::epoch_millis();
             completed.lock().stats.restored = Some(RestoredCheckpoint { id: restored, restore_timestamp });
         }
         let on_disk = config.dir.as_deref().map_or(0, highest_checkpoint_number);

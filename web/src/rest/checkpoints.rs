@@ -60,7 +60,8 @@ fn summary(mut values: Vec<u64>) -> Value {
 pub(crate) async fn checkpoints(State(web): State<Shared>, Path(jid): Path<String>) -> Answer {
     let job = find_job(&web, &jid)?;
     let stats = job.checkpoint_stats();
-    let completed: Vec<&CheckpointRecord> = stats.history.iter().filter(|r| r.failure_message.is_none()).collect();
+    let completed: Vec<&CheckpointRecord> =
+        stats.history.iter().filter(|r| r.outcome == CheckpointOutcome::Completed).collect();
     let restored = stats.restored.as_ref().map(
         |r| json!({"id": r.id, "restore_timestamp": r.restore_timestamp, "is_savepoint": false, "external_path": null}),
     );

@@ -103,10 +103,10 @@ pub(crate) fn aggregate(values: &[f64]) -> Value {
 
 /// Each metric of `ios` aggregated over them, as the vertex details' `aggregated.metrics`.
 pub(crate) fn aggregated_metrics(ios: &[Io]) -> Value {
-    let names = Io::default().values().map(|(name, _)| name);
+    let rows: Vec<[(&str, f64); 7]> = ios.iter().map(Io::values).collect();
     let mut metrics = serde_json::Map::new();
-    for (i, name) in names.iter().enumerate() {
-        let values: Vec<f64> = ios.iter().map(|io| io.values()[i].1).collect();
+    for (i, (name, _)) in Io::default().values().iter().enumerate() {
+        let values: Vec<f64> = rows.iter().map(|row| row[i].1).collect();
         metrics.insert(name.to_string(), aggregate(&values));
     }
     Value::Object(metrics)

@@ -94,7 +94,7 @@ pub(crate) async fn subtasks_metrics(
     let per_subtask: Vec<Vec<(String, f64)>> = chosen
         .iter()
         .map(|&i| {
-            subtask_metric_values(&vertex.subtasks[i], &web.rates).into_iter().map(|m| (m.name, m.value)).collect()
+            subtask_metric_values(&vertex.subtasks[i], &web.rates).into_iter().map(|m| (m.id(), m.value)).collect()
         })
         .collect();
     let Some(wanted) = query.get("get") else {

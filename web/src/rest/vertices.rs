@@ -129,7 +129,7 @@ pub(crate) fn vertex_metric_values(vertex: &VertexInfo, rates: &Rates) -> Vec<(S
     let mut values = Vec::new();
     for (i, subtask) in vertex.subtasks.iter().enumerate() {
         for metric in subtask_metric_values(subtask, rates) {
-            let (name, value) = (metric.name, metric.value);
+            let (name, value) = (metric.id(), metric.value);
             values.push((format!("{i}.{name}"), metric_text(&name, value)));
         }
     }

@@ -254,10 +254,23 @@ pub trait Encoder: Send {
     /// record's key or value), without a final line break. The default: the text of
     /// [`Encoder::encode_change`]; a binary format (`raw`) writes its bytes.
     fn encode_message(&mut self, kind: RowKind, cells: &[Cell<'_>], out: &mut Vec<u8>) {
-        let mut text = String::new();
+        // The text is written into `out`'s own buffer (no allocation per message) when what it
+        // holds is text, as it is for callers that clear it; else into a string of its own.
+        let (mut text, prefix) = match String::from_utf8(std::mem::take(out)) {
+            Ok(text) => (text, Vec::new()),
+            Err(e) => (String::new(), e.into_bytes()),
+        };
+        let start = text.len();
         self.encode_change(kind, cells, &mut text);
-        let trimmed = text.strip_suffix('\n').unwrap_or(&text);
-        out.extend_from_slice(trimmed.strip_suffix('\r').unwrap_or(trimmed).as_bytes());
+        for end in ['\n', '\r'] {
+            if text.len() > start && text.ends_with(end) {
+                text.pop();
+            }
+        }
+        *out = match prefix.is_empty() {
+            true => text.into_bytes(),
+            false => [prefix, text.into_bytes()].concat(),
+        };
     }
 
     /// Appends the record of `row`.

@@ -243,12 +243,24 @@ pub struct WrittenMeta {
     pub headers: Vec<(String, Vec<u8>)>,
 }
 
-/// A row's record: its key (when the table has a key format) and value bytes.
+/// A row's record: its key (when the table has a key format) and value bytes, encoded into
+/// buffers the encoder keeps from row to row.
 pub struct RecordEncoder {
     key: Option<(Box<dyn Encoder>, Vec<usize>)>,
     value: Box<dyn Encoder>,
     value_columns: Vec<usize>,
     metadata: Vec<(usize, Metadata)>,
+    key_bytes: Vec<u8>,
+    value_bytes: Vec<u8>,
+}
+
+/// A record [`RecordEncoder::encode`] made: views of the encoder's buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodedRecord<'e> {
+    /// The key, when the table has a key format.
+    pub key: Option<&'e [u8]>,
+    /// The value; `None` for a tombstone.
+    pub value: Option<&'e [u8]>,
 }
 
 impl RecordEncoder {
@@ -259,6 +271,8 @@ impl RecordEncoder {
             value: layout.value.encoder(),
             value_columns: layout.value_columns.clone(),
             metadata: layout.metadata.clone(),
+            key_bytes: Vec::new(),
+            value_bytes: Vec::new(),
         }
     }
 
@@ -295,18 +309,44 @@ impl RecordEncoder {
         meta
     }
 
-    /// The key and value bytes of a change of `kind` to the row of `cells` (every column of
-    /// the table); a format's line break at the end is not part of a record.
-    pub fn encode(&mut self, kind: RowKind, cells: &[Cell<'_>]) -> (Option<Vec<u8>>, Vec<u8>) {
-        let key = self.key.as_mut().map(|(encoder, columns)| encode_part(encoder.as_mut(), kind, columns, cells));
-        let value = encode_part(self.value.as_mut(), kind, &self.value_columns, cells);
-        (key, value)
+    /// The key and (unless `tombstone`) value bytes of a change of `kind` to the row of `cells`
+    /// (every column of the table); a format's line break at the end is not part of a record.
+    /// `scratch` holds a part's cells, kept by the caller from row to row.
+    pub fn encode<'a>(
+        &mut self,
+        kind: RowKind,
+        cells: &[Cell<'a>],
+        tombstone: bool,
+        scratch: &mut Vec<Cell<'a>>,
+    ) -> EncodedRecord<'_> {
+        let key = match &mut self.key {
+            Some((encoder, columns)) => {
+                encode_part(encoder.as_mut(), kind, columns, cells, scratch, &mut self.key_bytes);
+                Some(self.key_bytes.as_slice())
+            }
+            None => None,
+        };
+        let value = if tombstone {
+            None
+        } else {
+            encode_part(self.value.as_mut(), kind, &self.value_columns, cells, scratch, &mut self.value_bytes);
+            Some(self.value_bytes.as_slice())
+        };
+        EncodedRecord { key, value }
     }
 }
 
-fn encode_part(encoder: &mut dyn Encoder, kind: RowKind, columns: &[usize], cells: &[Cell<'_>]) -> Vec<u8> {
-    let part: Vec<Cell<'_>> = columns.iter().map(|&i| cells[i].clone()).collect();
-    let mut out = Vec::new();
-    encoder.encode_message(kind, &part, &mut out);
-    out
+/// Encodes the `columns` of `cells` into `out` (cleared first), through `scratch`.
+fn encode_part<'a>(
+    encoder: &mut dyn Encoder,
+    kind: RowKind,
+    columns: &[usize],
+    cells: &[Cell<'a>],
+    scratch: &mut Vec<Cell<'a>>,
+    out: &mut Vec<u8>,
+) {
+    scratch.clear();
+    scratch.extend(columns.iter().map(|&i| cells[i].clone()));
+    out.clear();
+    encoder.encode_message(kind, scratch, out);
 }

@@ -94,6 +94,64 @@ impl Record {
     }
 }
 
+/// A record to write, borrowed: a row's as just encoded, or a kept [`Record`].
+#[derive(Debug, Clone, Copy)]
+struct RecordView<'r> {
+    key: Option<&'r [u8]>,
+    value: Option<&'r [u8]>,
+    meta: &'r WrittenMeta,
+}
+
+impl Record {
+    fn view(&self) -> RecordView<'_> {
+        RecordView { key: self.key.as_deref(), value: self.value.as_deref(), meta: &self.meta }
+    }
+}
+
+/// The error of a Kafka sink of `table` that could not do `what` to `topic`.
+fn sink_error(table: &str, topic: &str, what: &str, error: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::execution(format!("Kafka sink '{table}' could not {what} topic '{topic}': {error}"))
+}
+
+/// Hands `record` to `producer` for `topic` (and `partition`, when fixed), waiting while the
+/// client's queue is full.
+fn send(
+    producer: &BaseProducer<Deliveries>,
+    topic: &str,
+    partition: Option<i32>,
+    record: RecordView<'_>,
+) -> Result<(), rdkafka::error::KafkaError> {
+    loop {
+        let mut out: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic);
+        if let Some(value) = record.value {
+            out = out.payload(value);
+        }
+        if let Some(key) = record.key {
+            out = out.key(key);
+        }
+        if let Some(partition) = partition {
+            out = out.partition(partition);
+        }
+        if let Some(timestamp) = record.meta.timestamp {
+            out = out.timestamp(timestamp);
+        }
+        if !record.meta.headers.is_empty() {
+            let headers =
+                record.meta.headers.iter().fold(OwnedHeaders::new(), |h, (key, value)| {
+                    h.insert(Header { key, value: Some(value.as_slice()) })
+                });
+            out = out.headers(headers);
+        }
+        match producer.send(out) {
+            Ok(()) => return Ok(()),
+            Err((rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull), _)) => {
+                producer.poll(Duration::from_millis(50));
+            }
+            Err((e, _)) => return Err(e),
+        }
+    }
+}
+
 /// Writes rows to a topic.
 pub struct KafkaSink {
     name: String,
@@ -166,45 +224,12 @@ impl KafkaSink {
     }
 
     fn failed(&self, what: &str, error: impl std::fmt::Display) -> RuntimeError {
-        RuntimeError::execution(format!(
-            "Kafka sink '{}' could not {what} topic '{}': {error}",
-            self.options.table, self.topic
-        ))
+        sink_error(&self.options.table, &self.topic, what, error)
     }
 
     /// Hands `record` to the client, waiting while its queue is full.
-    fn send(&self, producer: &BaseProducer<Deliveries>, record: &Record) -> RuntimeResult<()> {
-        loop {
-            let mut out: BaseRecord<'_, Vec<u8>, Vec<u8>> = BaseRecord::to(&self.topic);
-            if let Some(value) = &record.value {
-                out = out.payload(value);
-            }
-            if let Some(key) = &record.key {
-                out = out.key(key);
-            }
-            if let Some(partition) = self.partition {
-                out = out.partition(partition);
-            }
-            if let Some(timestamp) = record.meta.timestamp {
-                out = out.timestamp(timestamp);
-            }
-            if !record.meta.headers.is_empty() {
-                let headers = record.meta.headers.iter().fold(OwnedHeaders::new(), |h, (key, value)| {
-                    h.insert(Header { key, value: Some(value.as_slice()) })
-                });
-                out = out.headers(headers);
-            }
-            match producer.send(out) {
-                Ok(()) => return Ok(()),
-                Err((
-                    rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull),
-                    _,
-                )) => {
-                    producer.poll(Duration::from_millis(50));
-                }
-                Err((e, _)) => return Err(self.failed("write to", e)),
-            }
-        }
+    fn send(&self, producer: &BaseProducer<Deliveries>, record: RecordView<'_>) -> RuntimeResult<()> {
+        send(producer, &self.topic, self.partition, record).map_err(|e| self.failed("write to", e))
     }
 
     fn check_deliveries(&self, producer: &BaseProducer<Deliveries>) -> RuntimeResult<()> {
@@ -232,7 +257,7 @@ impl KafkaSink {
         producer.begin_transaction().map_err(|e| self.failed("begin a transaction on", e))?;
         for (_, records) in batches {
             for record in *records {
-                self.send(producer, record)?;
+                self.send(producer, record.view())?;
             }
         }
         let marker = client::partition_list([(&self.marker_partition(), Offset::Offset(last as i64))])
@@ -269,31 +294,40 @@ impl KafkaSink {
         Ok(client::offsets_of(&committed).into_values().flatten().next().map(|o| o as u64))
     }
 
-    fn encode(&mut self, chunk: &Chunk) -> Vec<Record> {
-        let mut records = Vec::with_capacity(chunk.len());
-        let upsert = self.options.connector == Connector::Upsert;
-        let mut push = |kind: RowKind, cells: &[Cell<'_>]| match (upsert, kind) {
-            // An upsert table's record is a key's new row; a delete, and an update-before (a
-            // row a filter took away; a +U after it writes the key again), a tombstone, as
-            // Flink's upsert-kafka sink writes them.
-            (true, RowKind::UpdateBefore | RowKind::Delete) => {
-                let (key, _) = self.encoder.encode(kind, cells);
-                records.push(Record { key, value: None, meta: self.encoder.meta(cells) });
+    /// Encodes each row of `chunk` into a record, in order, and hands it to `write`; stops at
+    /// the first error `write` returns. An upsert table's delete, and its update-before (a row a
+    /// filter took away; a +U after it writes the key again), is a tombstone, as Flink's
+    /// upsert-kafka sink writes them.
+    fn each_record<'c>(
+        encoder: &mut RecordEncoder,
+        upsert: bool,
+        chunk: &'c Chunk,
+        mut write: impl FnMut(RecordView<'_>) -> RuntimeResult<()>,
+    ) -> RuntimeResult<()> {
+        let mut failed = None;
+        let mut scratch: Vec<Cell<'c>> = Vec::new();
+        let mut push = |kind: RowKind, cells: &[Cell<'c>]| {
+            if failed.is_some() {
+                return;
             }
-            _ => {
-                let (key, value) = self.encoder.encode(kind, cells);
-                records.push(Record { key, value: Some(value), meta: self.encoder.meta(cells) });
+            let tombstone = upsert && matches!(kind, RowKind::UpdateBefore | RowKind::Delete);
+            let meta = encoder.meta(cells);
+            let encoded = encoder.encode(kind, cells, tombstone, &mut scratch);
+            if let Err(e) = write(RecordView { key: encoded.key, value: encoded.value, meta: &meta }) {
+                failed = Some(e);
             }
         };
         if chunk.is_columnar() {
-            for_each_record(chunk, push);
+            for_each_record(chunk, |kind, cells| push(kind, cells));
         } else {
+            let mut cells = Vec::new();
             for (kind, row) in chunk.rows() {
-                let cells: Vec<Cell<'_>> = row.iter().map(Cell::of).collect();
+                cells.clear();
+                cells.extend(row.iter().map(Cell::of));
                 push(kind, &cells);
             }
         }
-        records
+        failed.map_or(Ok(()), Err)
     }
 }
 
@@ -343,15 +377,25 @@ impl Operator for KafkaSink {
         _ctx: &mut OperatorContext,
         _out: &mut Output,
     ) -> RuntimeResult<()> {
-        let records = self.encode(&chunk);
+        let upsert = self.options.connector == Connector::Upsert;
         let Some(producer) = &self.producer else { return Ok(()) };
         if !self.exactly_once() {
-            for record in &records {
-                self.send(producer, record)?;
-            }
+            // Each record goes to the client from the encoder's buffers, which it copies.
+            let (topic, partition) = (self.topic.as_str(), self.partition);
+            let (table, encoder) = (&self.options.table, &mut self.encoder);
+            Self::each_record(encoder, upsert, &chunk, |record| {
+                send(producer, topic, partition, record).map_err(|e| sink_error(table, topic, "write to", e))
+            })?;
             producer.poll(Duration::ZERO);
             return self.check_deliveries(producer);
         }
+        // Exactly-once keeps each record until its checkpoint commits.
+        let mut records = Vec::with_capacity(chunk.len());
+        Self::each_record(&mut self.encoder, upsert, &chunk, |r| {
+            let owned = |bytes: Option<&[u8]>| bytes.map(<[u8]>::to_vec);
+            records.push(Record { key: owned(r.key), value: owned(r.value), meta: r.meta.clone() });
+            Ok(())
+        })?;
         if self.checkpointing {
             self.batch.extend(records);
             return Ok(());

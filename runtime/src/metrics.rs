@@ -169,6 +169,24 @@ pub struct SubtaskCounters {
     pub backpressured: Duration,
 }
 
+impl SubtaskCounters {
+    /// Records into the subtask as a task's `numRecordsIn` counts them: received from other
+    /// subtasks, and read by its source.
+    pub fn task_records_in(&self) -> u64 {
+        self.records_in + self.records_read
+    }
+
+    /// Records out of the subtask as a task's `numRecordsOut` counts them: sent to other
+    /// subtasks, or written by its sink.
+    pub fn task_records_out(&self) -> u64 {
+        if self.is_sink {
+            self.records_into_last
+        } else {
+            self.records_out
+        }
+    }
+}
+
 fn new_histogram() -> Histogram<u64> {
     // Three significant digits, auto-resizing: never fails for these arguments.
     Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is a valid precision"))

@@ -51,8 +51,8 @@ impl Sample {
         let s = metrics.counters();
         Sample {
             at,
-            records_in: s.records_in + s.records_read,
-            records_out: if s.is_sink { s.records_into_last } else { s.records_out },
+            records_in: s.task_records_in(),
+            records_out: s.task_records_out(),
             busy: s.busy,
             backpressured: s.backpressured,
         }

@@ -41,12 +41,10 @@ impl SubtaskMetric {
 pub(crate) fn subtask_metric_values(subtask: &Arc<SubtaskMetrics>, rates: &Rates) -> Vec<SubtaskMetric> {
     let c = subtask.counters();
     let r = rates.of(subtask);
-    let records_in = c.records_in + c.records_read;
-    let records_out = if c.is_sink { c.records_into_last } else { c.records_out };
     let watermark = if c.watermark == NO_WATERMARK { i64::MIN } else { c.watermark };
     let task: [(&str, &'static str, f64); 9] = [
-        ("numRecordsIn", "Records received (read, at a source).", records_in as f64),
-        ("numRecordsOut", "Records sent (written, at a sink).", records_out as f64),
+        ("numRecordsIn", "Records received (read, at a source).", c.task_records_in() as f64),
+        ("numRecordsOut", "Records sent (written, at a sink).", c.task_records_out() as f64),
         ("numRecordsInPerSecond", "Records received per second.", r.records_in),
         ("numRecordsOutPerSecond", "Records sent per second.", r.records_out),
         ("busyTimeMsPerSecond", "Milliseconds per second running operators.", r.busy_ms.round()),

@@ -219,7 +219,9 @@ pub fn read_type(text: &str) -> Result<DataType, TypeError> {
             LogicalType::Decimal { precision: precision as u8, scale: scale as u8 }
         }
         "CHAR" => LogicalType::Char(arg(0, 1)),
-        "VARCHAR" => LogicalType::Varchar(arg(0, 1)),
+        // SQL's `VARCHAR` without a length is `STRING` in Flink's DDL and CASTs (Calcite's
+        // parser), unlike `CHAR`, whose length defaults to 1.
+        "VARCHAR" => LogicalType::Varchar(arg(0, MAX_LENGTH)),
         "STRING" => LogicalType::Varchar(MAX_LENGTH),
         "BINARY" => LogicalType::Binary(arg(0, 1)),
         "VARBINARY" => LogicalType::Varbinary(arg(0, 1)),

@@ -37,6 +37,8 @@ pub fn prints_to_terminal(sql: &str) -> bool {
         | Statement::StopJob { .. }
         | Statement::Set { key: None, .. } => true,
         Statement::CreateView { .. }
+        | Statement::CreateFunction { .. }
+        | Statement::DropFunction { .. }
         | Statement::Drop { .. }
         | Statement::Set { .. }
         | Statement::Reset(_)

@@ -36,7 +36,7 @@ fn conformance_cases_read_from_topics_match_flink() {
         }
         let mut rewritten = script.clone();
         for (clause, file, format) in tables {
-            let topic = format!("{case}-{}-{:08x}", file.replace('.', "-"), rand::random::<u32>());
+            let topic = format!("{case}-{}-{:08x}", file.replace(['.', '/'], "-"), rand::random::<u32>());
             broker.create_topic(&topic, 1);
             let text = std::fs::read_to_string(dir.join("data").join(&file)).unwrap();
             let lines: Vec<String> = text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect();

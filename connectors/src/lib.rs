@@ -28,6 +28,7 @@ pub mod lookup_cache;
 pub mod managed;
 pub mod memory_lookup;
 pub mod memory_source;
+pub mod nexmark;
 pub mod options;
 pub mod print;
 pub mod projecting_source;

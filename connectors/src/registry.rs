@@ -18,6 +18,7 @@ use crate::jdbc::PgFactory;
 use crate::kafka::{Connector as KafkaConnector, KafkaFactory};
 use crate::lookup_cache::LookupCacheOptions;
 use crate::managed::{ManagedFactory, TableStore};
+use crate::nexmark::NexmarkFactory;
 use crate::options::TableOptions;
 use crate::print::{PrintFactory, PrintTarget};
 use crate::resolved::{LookupTable, ResolvedLookup, ResolvedSink, ResolvedSource, SinkTable, SourceTable};
@@ -394,6 +395,7 @@ impl ConnectorRegistry {
     pub fn with_print_target(target: PrintTarget) -> Self {
         let mut registry = ConnectorRegistry { connectors: BTreeMap::new(), formats: BTreeMap::new(), store: None };
         registry.register(Arc::new(DatagenFactory));
+        registry.register(Arc::new(NexmarkFactory));
         registry.register(Arc::new(PrintFactory { target }));
         registry.register(Arc::new(BlackholeFactory));
         registry.register(Arc::new(FilesystemFactory));

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use weir_operators::expr::functions::ScalarRef;
+
 use sqlparser::ast::Query;
 use weir_connectors::TableDescriptor;
 
@@ -34,6 +36,8 @@ pub enum CatalogEntry {
 #[derive(Debug, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, CatalogEntry>,
+    /// Functions created with `CREATE FUNCTION`.
+    functions: UserFunctions,
     /// Set when a name was looked up that the catalog does not hold: a statement that failed
     /// so may name a managed table of a table store not opened yet.
     missed: std::sync::atomic::AtomicBool,
@@ -41,7 +45,11 @@ pub struct Catalog {
 
 impl Clone for Catalog {
     fn clone(&self) -> Self {
-        Catalog { entries: self.entries.clone(), missed: std::sync::atomic::AtomicBool::new(self.missed()) }
+        Catalog {
+            entries: self.entries.clone(),
+            functions: self.functions.clone(),
+            missed: std::sync::atomic::AtomicBool::new(self.missed()),
+        }
     }
 }
 
@@ -92,6 +100,60 @@ impl Catalog {
     /// The names of all tables and views, sorted.
     pub fn names(&self) -> Vec<String> {
         self.entries.keys().cloned().collect()
+    }
+
+    /// The functions created with `CREATE FUNCTION`.
+    pub fn functions(&self) -> &UserFunctions {
+        &self.functions
+    }
+
+    /// The functions created with `CREATE FUNCTION`, to add or drop one.
+    pub fn functions_mut(&mut self) -> &mut UserFunctions {
+        &mut self.functions
+    }
+}
+
+/// A function created with `CREATE FUNCTION name AS 'class'`.
+#[derive(Debug, Clone)]
+pub struct UserFunction {
+    /// The class the statement named.
+    pub class: String,
+    /// weir's implementation of it, called by the function's name.
+    pub function: ScalarRef,
+}
+
+/// The functions a session created, by name (compared without case, as Flink compares function
+/// names); they shadow built-ins of the same name, as Flink's catalog functions do.
+#[derive(Debug, Clone, Default)]
+pub struct UserFunctions {
+    by_name: BTreeMap<String, UserFunction>,
+}
+
+impl UserFunctions {
+    /// No functions (where an expression cannot call one: window sizes, partition columns).
+    pub fn none() -> &'static UserFunctions {
+        static NONE: std::sync::OnceLock<UserFunctions> = std::sync::OnceLock::new();
+        NONE.get_or_init(UserFunctions::default)
+    }
+
+    /// The function called `name`.
+    pub fn get(&self, name: &str) -> Option<&UserFunction> {
+        self.by_name.get(&name.to_ascii_lowercase())
+    }
+
+    /// Adds `function` as `name`; `false` (and nothing changes) when the name is taken.
+    pub fn add(&mut self, name: &str, function: UserFunction) -> bool {
+        let key = name.to_ascii_lowercase();
+        if self.by_name.contains_key(&key) {
+            return false;
+        }
+        self.by_name.insert(key, function);
+        true
+    }
+
+    /// Drops the function called `name`; whether there was one.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.by_name.remove(&name.to_ascii_lowercase()).is_some()
     }
 }
 

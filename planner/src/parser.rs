@@ -225,6 +225,24 @@ pub enum Statement {
     },
     /// `RESET 'key'` or `RESET`.
     Reset(Option<String>),
+    /// `CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name AS 'class' [LANGUAGE …]`
+    CreateFunction {
+        /// The function's name (its last part, when qualified).
+        name: String,
+        /// The class that implements it.
+        class: String,
+        /// `JAVA` (the default), `SCALA` or `PYTHON`.
+        language: String,
+        /// `IF NOT EXISTS`
+        if_not_exists: bool,
+    },
+    /// `DROP [TEMPORARY [SYSTEM]] FUNCTION [IF EXISTS] name`
+    DropFunction {
+        /// The function's name.
+        name: String,
+        /// `IF EXISTS`
+        if_exists: bool,
+    },
     /// `SHOW TABLES`
     ShowTables,
     /// `SHOW JOBS`: the jobs this session started.
@@ -448,6 +466,47 @@ pub fn parse_script(sql: &str) -> Result<Vec<Located>> {
     }
 }
 
+/// `CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name AS 'class' [LANGUAGE JAVA|SCALA|PYTHON]`
+/// or `DROP [TEMPORARY [SYSTEM]] FUNCTION [IF EXISTS] name`, as Flink writes them; `None` for
+/// other statements (nothing is consumed).
+fn parse_function_statement(parser: &mut Parser) -> Result<Option<Statement>, ParserError> {
+    let create = is_word(parser, 0, "CREATE");
+    if !create && !is_word(parser, 0, "DROP") {
+        return Ok(None);
+    }
+    let mut at = 1;
+    if is_word(parser, at, "TEMPORARY") {
+        at += 1;
+        if is_word(parser, at, "SYSTEM") {
+            at += 1;
+        }
+    }
+    if !is_word(parser, at, "FUNCTION") {
+        return Ok(None);
+    }
+    for _ in 0..=at {
+        parser.next_token();
+    }
+    if create {
+        let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        let name = table_name(&parser.parse_object_name(false)?);
+        parser.expect_keyword(Keyword::AS)?;
+        let class = parser.parse_literal_string()?;
+        let language = if parser.parse_keyword(Keyword::LANGUAGE) {
+            parser.parse_identifier()?.value.to_ascii_uppercase()
+        } else {
+            "JAVA".to_string()
+        };
+        if !["JAVA", "SCALA", "PYTHON"].contains(&language.as_str()) {
+            return parser.expected("JAVA, SCALA or PYTHON after LANGUAGE", parser.peek_token());
+        }
+        return Ok(Some(Statement::CreateFunction { name, class, language, if_not_exists }));
+    }
+    let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = table_name(&parser.parse_object_name(false)?);
+    Ok(Some(Statement::DropFunction { name, if_exists }))
+}
+
 fn is_word(parser: &Parser, index: usize, word: &str) -> bool {
     matches!(&parser.peek_nth_token(index).token, Token::Word(w) if w.value.eq_ignore_ascii_case(word))
 }
@@ -469,6 +528,9 @@ fn parse_statement(parser: &mut Parser) -> Result<Statement, ParserError> {
             return Ok(Statement::Reset(None));
         }
         return Ok(Statement::Reset(Some(parser.parse_literal_string()?)));
+    }
+    if let Some(statement) = parse_function_statement(parser)? {
+        return Ok(statement);
     }
     if is_word(parser, 0, "SHOW") && is_word(parser, 1, "JOBS") {
         parser.next_token();

@@ -24,6 +24,7 @@ use crate::tableau::TableauPrinter;
 mod compat;
 mod ddl;
 mod describe;
+mod functions;
 mod jobs;
 mod modify;
 pub use compat::check_scripts;
@@ -477,6 +478,10 @@ impl Session {
                 self.reset(key.as_deref());
                 Ok(())
             }
+            Statement::CreateFunction { name, class, language, if_not_exists } => {
+                self.create_function(name, class, language, *if_not_exists, located.position)
+            }
+            Statement::DropFunction { name, if_exists } => self.drop_function(name, *if_exists, located.position),
             Statement::ShowTables => self.show_tables(),
             Statement::ShowJobs => self.show_jobs(),
             Statement::DescribeJob(id) => self.describe_job(id),

@@ -22,6 +22,7 @@ pub mod fixture;
 pub mod graph;
 pub mod harness;
 pub mod java_hash;
+pub mod java_random;
 pub mod job;
 pub mod jobs;
 pub mod lookup;

@@ -283,7 +283,7 @@ impl Kind {
 }
 
 /// Bytes of `64 mb`, `512kb`, `1 gb` or a bare number of bytes; `None` for anything else or 0.
-fn memory_size(text: &str) -> Option<u64> {
+pub fn memory_size(text: &str) -> Option<u64> {
     let text = text.to_ascii_lowercase();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);

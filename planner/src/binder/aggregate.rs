@@ -1,5 +1,6 @@
 //! Aggregate calls: recognition, argument binding and Flink's result types.
 
+use crate::catalog::UserFunctions;
 use sqlparser::ast;
 use weir_operators::aggregate::{registry, AggregateCall};
 use weir_operators::expr::types::is_numeric;
@@ -82,7 +83,8 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         });
     }
     let scope = agg.input_scope.clone();
-    let mut bind = |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None }.bind(e);
+    let mut bind =
+        |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(e);
     let mut bound: Vec<Expr> = args.iter().map(&mut bind).collect::<Result<_>>()?;
     let filter = match &f.filter {
         Some(condition) => Some(bind(condition)?),

@@ -1,5 +1,6 @@
 //! Binding expressions: SQL syntax to typed [`Expr`] trees over a scope.
 
+use crate::catalog::UserFunctions;
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::functions::{self, collection, datetime, string, truth};
@@ -47,6 +48,8 @@ pub struct ExprBinder<'a> {
     pub scope: &'a Scope,
     /// Set when binding the SELECT list or HAVING of an aggregating query.
     pub aggregates: Option<&'a mut AggregateContext>,
+    /// The functions created with `CREATE FUNCTION`, called before built-ins of the same name.
+    pub functions: &'a UserFunctions,
 }
 
 /// The deepest expression weir plans: operators evaluate expressions recursively, a level per
@@ -654,7 +657,8 @@ impl ExprBinder<'_> {
                 Ok(bound) => bound.ty().clone(),
                 Err(error) => {
                     let Some(agg) = self.aggregates.as_deref() else { return Err(error) };
-                    let mut over_input = ExprBinder { scope: &agg.input_scope, aggregates: None };
+                    let mut over_input =
+                        ExprBinder { scope: &agg.input_scope, aggregates: None, functions: self.functions };
                     over_input.bind_node(arg).map_err(|_| error)?.ty().clone()
                 }
             };
@@ -690,7 +694,8 @@ impl ExprBinder<'_> {
             }
             _ => {}
         }
-        let Some(function) = Function::by_name(&name) else {
+        let user = self.functions.get(&name).map(|f| Function::Scalar(f.function.clone()));
+        let Some(function) = user.or_else(|| Function::by_name(&name)) else {
             let types = self.argument_types(&raw)?;
             return Err(validation(node, functions::no_match(&name, &types.iter().collect::<Vec<_>>()).0));
         };

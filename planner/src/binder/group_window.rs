@@ -32,6 +32,8 @@ pub(super) struct GroupWindow {
     /// Its arguments: the time column, then the intervals.
     args: Vec<ast::Expr>,
     call: ast::Function,
+    /// The GROUP BY's other expressions: a SESSION window's sessions are per their values.
+    keys: Vec<ast::Expr>,
 }
 
 fn call_parts(expr: &ast::Expr) -> Option<(String, &ast::Function, Vec<ast::Expr>)> {
@@ -58,25 +60,31 @@ pub(super) fn find(group_by: &[ast::Expr]) -> Option<GroupWindow> {
             "HOP" => 3,
             _ => return None,
         };
-        (args.len() == arity).then(|| GroupWindow { name, at, args, call: call.clone() })
+        let keys = group_by.iter().enumerate().filter(|(i, _)| *i != at).map(|(_, k)| k.clone()).collect();
+        (args.len() == arity).then(|| GroupWindow { name, at, args, call: call.clone(), keys })
     })
 }
 
 impl GroupWindow {
     /// The FROM rows `plan` (with `scope`) through the window function, and their new scope.
     pub(super) fn apply(&self, plan: Plan, scope: Scope) -> Result<(Plan, Scope)> {
-        let ast::Expr::Identifier(column) = &self.args[0] else {
-            return Err(Error::validation(
-                position_of(&self.args[0]),
-                "A group window's first argument is a time column",
-            ));
+        let time_col = match &self.args[0] {
+            ast::Expr::Identifier(column) => time_attribute_column(&scope, std::slice::from_ref(column), &self.call)?,
+            ast::Expr::CompoundIdentifier(parts) => time_attribute_column(&scope, parts, &self.call)?,
+            other => {
+                return Err(Error::validation(position_of(other), "A group window's first argument is a time column"))
+            }
         };
-        let time_col = time_attribute_column(&scope, column, &self.call)?;
         let interval = |i: usize| interval_millis(&self.args[i], true);
         let kind = match self.name.as_str() {
             "TUMBLE" => WindowKind::Tumble { size: interval(1)? },
             "HOP" => WindowKind::Hop { slide: interval(1)?, size: interval(2)? },
             _ => WindowKind::Session { gap: interval(1)? },
+        };
+        // Sessions are per group (Flink's group window aggregate merges them per key).
+        let partition = match kind {
+            WindowKind::Session { .. } => self.session_keys(&scope)?,
+            WindowKind::Tumble { .. } | WindowKind::Hop { .. } | WindowKind::Cumulate { .. } => Vec::new(),
         };
         let window = WindowSpec::new(kind, 0);
         let mut fields = plan.fields.clone();
@@ -92,8 +100,24 @@ impl GroupWindow {
             columns.push(ScopeColumn { qualifier: None, name: name.to_string(), data_type: ty });
         }
         let input = Box::new(plan);
-        let node = Node::WindowTableFunction { input, time_col, window, partition: Vec::new(), group_window: true };
+        let node = Node::WindowTableFunction { input, time_col, window, partition, group_window: true };
         Ok((Plan { node, fields }, Scope { columns }))
+    }
+
+    /// The columns of the GROUP BY's other keys, which a SESSION group window's sessions are
+    /// per; a key that is not a column is refused.
+    fn session_keys(&self, scope: &Scope) -> Result<Vec<usize>> {
+        self.keys
+            .iter()
+            .map(|key| match key {
+                ast::Expr::Identifier(column) => Ok(scope.resolve(std::slice::from_ref(column))?.0),
+                ast::Expr::CompoundIdentifier(parts) => Ok(scope.resolve(parts)?.0),
+                other => Err(Error::UnsupportedAt {
+                    position: position_of(other),
+                    feature: format!("a SESSION group window grouped by the expression '{other}' (group by a column)"),
+                }),
+            })
+            .collect()
     }
 
     /// `select` with the window in its GROUP BY replaced by `window_start, window_end` and the

@@ -49,7 +49,8 @@ impl Binder<'_> {
                 "Regular joins (weir plans lookup joins: JOIN t FOR SYSTEM_TIME AS OF s.proc_time AS d ON …)",
             ));
         };
-        let time_expr = ExprBinder { scope: &scope, aggregates: None }.bind(time)?;
+        let time_expr =
+            ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() }.bind(time)?;
         match &time_expr {
             Expr::Column { index, .. } => match probe.fields[*index].data_type.time_attribute {
                 Some(TimeAttribute::Proctime) => {}
@@ -106,7 +107,8 @@ impl Binder<'_> {
         let JoinConstraint::On(on) = constraint else {
             return Err(unsupported("Lookup joins without an ON condition"));
         };
-        let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
+        let condition =
+            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(on)?;
         super::expr::expect_condition(&condition, "ON", on)?;
         let probe_width = probe.fields.len();
         let width = probe_width + dim_fields.len();

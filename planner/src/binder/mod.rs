@@ -22,7 +22,7 @@ use weir_operators::expr::types::common_type;
 use weir_operators::expr::Expr;
 use weir_runtime::{DataType, Field, Value};
 
-use crate::catalog::{Catalog, CatalogEntry};
+use crate::catalog::{Catalog, CatalogEntry, UserFunctions};
 use crate::error::{Error, Position, Result};
 use crate::plan::{Node, Plan};
 use crate::resolve::Resolver;
@@ -150,7 +150,7 @@ impl<'a> Binder<'a> {
         let empty = Scope::default();
         let mut rows: Vec<Vec<Expr>> = Vec::new();
         for row in &values.rows {
-            let mut binder = ExprBinder { scope: &empty, aggregates: None };
+            let mut binder = ExprBinder { scope: &empty, aggregates: None, functions: self.catalog.functions() };
             rows.push(row.iter().map(|e| binder.bind(e)).collect::<Result<_>>()?);
         }
         let arity = rows.first().map_or(0, Vec::len);
@@ -256,12 +256,52 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// `FROM a, b, … WHERE c` as Flink plans it: inner joins, the WHERE's conditions (those
+    /// without a subquery) the last join's condition, the others `TRUE`; the subquery conditions
+    /// stay in the WHERE. A single FROM item is left as it is.
+    fn comma_joined(select: &ast::Select) -> Option<ast::Select> {
+        let [first, rest @ ..] = select.from.as_slice() else { return None };
+        if rest.is_empty() {
+            return None;
+        }
+        let (subqueries, plain): (Vec<&ast::Expr>, Vec<&ast::Expr>) = match &select.selection {
+            None => (Vec::new(), Vec::new()),
+            Some(condition) => {
+                subquery::conjuncts(condition).into_iter().partition(|c| subquery::is_subquery_predicate(c))
+            }
+        };
+        let and = |parts: Vec<&ast::Expr>| {
+            parts.into_iter().cloned().reduce(|left, right| ast::Expr::BinaryOp {
+                left: Box::new(left),
+                op: ast::BinaryOperator::And,
+                right: Box::new(right),
+            })
+        };
+        let truth = || ast::Expr::Value(ast::Value::Boolean(true).into());
+        let mut joined = first.clone();
+        for (i, item) in rest.iter().enumerate() {
+            let on = if i + 1 == rest.len() { and(plain.clone()).unwrap_or_else(truth) } else { truth() };
+            joined.joins.push(ast::Join {
+                relation: item.relation.clone(),
+                global: false,
+                join_operator: ast::JoinOperator::Inner(ast::JoinConstraint::On(on)),
+            });
+            joined.joins.extend(item.joins.iter().cloned());
+        }
+        let mut rewritten = select.clone();
+        rewritten.from = vec![joined];
+        rewritten.selection = and(subqueries);
+        Some(rewritten)
+    }
+
     fn bind_select(&mut self, select: &ast::Select) -> Result<Plan> {
         // `GROUP BY TUMBLE(ts, …)`: the window table function it means.
         let group_window = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => group_window::find(exprs),
             _ => None,
         };
+        let comma_joined = Self::comma_joined(select);
+        let select = comma_joined.as_ref().unwrap_or(select);
         let rewritten;
         let select = match &group_window {
             Some(window) => {
@@ -298,7 +338,7 @@ impl<'a> Binder<'a> {
             || select.having.is_some();
         if !aggregating {
             let (plan, scope) = over::bind_ranking(plan, &scope, &mut items, &select.named_window)?;
-            let mut binder = ExprBinder { scope: &scope, aggregates: None };
+            let mut binder = ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() };
             let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
             let names = output_names(&items);
             let projected = fuse_calc(plan, projections, names);
@@ -313,7 +353,7 @@ impl<'a> Binder<'a> {
         // The aggregate's input: group keys first, then arguments and filters as they are found.
         let mut context = AggregateContext { input_scope: scope.clone(), ..Default::default() };
         for g in &group_by {
-            let key = ExprBinder { scope: &scope, aggregates: None }.bind(g)?;
+            let key = ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() }.bind(g)?;
             let keys_before = context.input_exprs.len();
             if context.input_column(key) < keys_before {
                 // A key given twice (`GROUP BY a, a`) groups once, as in Flink.
@@ -325,7 +365,8 @@ impl<'a> Binder<'a> {
         let having;
         {
             let empty = Scope::default();
-            let mut binder = ExprBinder { scope: &empty, aggregates: Some(&mut context) };
+            let mut binder =
+                ExprBinder { scope: &empty, aggregates: Some(&mut context), functions: self.catalog.functions() };
             for (e, _) in &items {
                 projections.push(binder.bind(e)?);
             }
@@ -424,7 +465,7 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
     let mut plan = Plan { fields: physical.clone(), node };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {
         let scope = Scope::new(&physical, Some(&t.descriptor.name));
-        let mut binder = ExprBinder { scope: &scope, aggregates: None };
+        let mut binder = ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() };
         let mut projections = Vec::new();
         let mut names = Vec::new();
         for column in &t.columns {
@@ -445,7 +486,7 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
     if let Some((column, expr)) = t.watermark.as_deref() {
         let scope = Scope::new(&plan.fields, Some(&t.descriptor.name));
         let (rowtime, _) = scope.resolve(&[ast::Ident::new(column.clone())])?;
-        let watermark = ExprBinder { scope: &scope, aggregates: None }.bind(expr)?;
+        let watermark = ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(expr)?;
         let mut fields = plan.fields.clone();
         fields[rowtime].data_type.time_attribute = Some(weir_runtime::types::TimeAttribute::Rowtime);
         plan = Plan { node: Node::WatermarkAssigner { input: Box::new(plan), rowtime, watermark }, fields };
@@ -457,7 +498,7 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
 /// function's alias, most often), which the rank rule turns into a Top-N or a deduplication.
 fn qualified(projected: Plan, condition: &ast::Expr) -> Result<Plan> {
     let scope = Scope::new(&projected.fields, None);
-    let bound = ExprBinder { scope: &scope, aggregates: None }.bind(condition)?;
+    let bound = ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(condition)?;
     expr::expect_condition(&bound, "QUALIFY", condition)?;
     let names = projected.fields.iter().map(|f| f.name.clone()).collect();
     Ok(calc(projected.clone(), identity(&projected.fields), names, Some(bound)))

@@ -3,6 +3,7 @@
 //! Flink names it) the item then reads; a filter on the rank above makes it a Top-N
 //! ([`crate::rules::rank`]). Aggregates over windows are [`super::over_aggregate`]'s.
 
+use crate::catalog::UserFunctions;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, Visit, Visitor};
@@ -95,7 +96,7 @@ fn contains_over(expr: &ast::Expr) -> bool {
 
 /// The column an expression of the OVER clause names.
 fn column(scope: &Scope, expr: &ast::Expr, clause: &str) -> Result<usize> {
-    match (ExprBinder { scope, aggregates: None }).bind(expr)? {
+    match (ExprBinder { scope, aggregates: None, functions: UserFunctions::none() }).bind(expr)? {
         Expr::Column { index, .. } => Ok(index),
         _ => Err(unsupported_at(expr, format!("{clause} expressions other than columns"))),
     }

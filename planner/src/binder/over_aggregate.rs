@@ -8,6 +8,7 @@
 //! at the current row; a RANGE frame's offset is a day-time interval and a ROWS frame's a row
 //! count. weir orders by one time attribute only (Flink 2 also by other columns, updating).
 
+use crate::catalog::UserFunctions;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, VisitMut, VisitorMut};
@@ -152,10 +153,13 @@ fn bind_window(plan: &Plan, scope: &Scope, spec: &ast::WindowSpec, at: &ast::Exp
     if let Some(name) = &spec.window_name {
         return Err(Error::validation(position_of(at), format!("Window '{name}' not found")));
     }
-    let column = |e: &ast::Expr, clause: &str| match (ExprBinder { scope, aggregates: None }).bind(e)? {
-        Expr::Column { index, .. } => Ok(index),
-        _ => Err(unsupported_at(e, format!("{clause} expressions other than columns"))),
-    };
+    let column =
+        |e: &ast::Expr, clause: &str| match (ExprBinder { scope, aggregates: None, functions: UserFunctions::none() })
+            .bind(e)?
+        {
+            Expr::Column { index, .. } => Ok(index),
+            _ => Err(unsupported_at(e, format!("{clause} expressions other than columns"))),
+        };
     let partition = spec.partition_by.iter().map(|e| column(e, "PARTITION BY")).collect::<Result<_>>()?;
     // Flink 2 also orders OVER windows by other columns (an updating result); weir not yet.
     let not_on_time = || unsupported_at(at, "OVER windows ordered by other than one time attribute");

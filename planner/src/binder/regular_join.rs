@@ -55,7 +55,8 @@ impl Binder<'_> {
         let names = [scope_name(&scope, scope.columns.len()), qualifier.clone()];
         let mut joined = scope;
         joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
-        let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
+        let condition =
+            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(on)?;
         expect_condition(&condition, "ON", on)?;
         let strategy = crate::join_strategy::interval(&left, &right, &condition).unwrap_or(JoinStrategy::Regular);
         // An interval join's rowtimes stay time attributes where no NULLs pad them.

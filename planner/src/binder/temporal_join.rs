@@ -61,7 +61,8 @@ impl Binder<'_> {
         let JoinConstraint::On(on) = constraint else {
             return Err(unsupported("Temporal joins without an ON condition"));
         };
-        let condition = ExprBinder { scope: &joined, aggregates: None }.bind(on)?;
+        let condition =
+            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(on)?;
         expect_condition(&condition, "ON", on)?;
         let width = left.fields.len();
         let keyed = |pk: &String| {

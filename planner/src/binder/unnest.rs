@@ -65,7 +65,8 @@ impl Binder<'_> {
         let [collection] = collections.as_slice() else {
             return Err(unsupported_at(&join.relation, "UNNEST of more than one collection"));
         };
-        let bound: Expr = ExprBinder { scope: &scope, aggregates: None }.bind(collection)?;
+        let bound: Expr =
+            ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() }.bind(collection)?;
         if matches!(bound.ty().logical, weir_runtime::LogicalType::Multiset(_)) {
             // Flink's code generator takes no UNNEST of a bag.
             return Err(Error::Table("Expect an array or a map.".into()));

@@ -3,6 +3,7 @@
 //! or named arguments (`DATA => TABLE t, TIMECOL => DESCRIPTOR(ts), SIZE => …`), as Flink
 //! binds them: the input's columns, then `window_start`, `window_end` and `window_time`.
 
+use crate::catalog::UserFunctions;
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 use weir_operators::expr::Expr;
 use weir_operators::{WindowKind, WindowSpec};
@@ -191,13 +192,13 @@ fn time_column(input: &Plan, function: &ast::Function, timecol: Option<&ast::Exp
             ))
         }
     };
-    time_attribute_column(&Scope::new(&input.fields, None), &column, function)
+    time_attribute_column(&Scope::new(&input.fields, None), std::slice::from_ref(&column), function)
 }
 
 /// The index of column `column` of `scope`, which must be a rowtime attribute of TIMESTAMP type
 /// or a processing-time attribute (`at` is where an error is reported).
-pub(super) fn time_attribute_column(scope: &Scope, column: &ast::Ident, at: &impl ast::Spanned) -> Result<usize> {
-    let (index, ty) = scope.resolve(std::slice::from_ref(column))?;
+pub(super) fn time_attribute_column(scope: &Scope, column: &[ast::Ident], at: &impl ast::Spanned) -> Result<usize> {
+    let (index, ty) = scope.resolve(column)?;
     let function = at;
     match ty.time_attribute {
         Some(TimeAttribute::Rowtime | TimeAttribute::Proctime) => Ok(index),
@@ -223,7 +224,7 @@ pub(super) fn window_time_type(time: &DataType) -> DataType {
 /// is an offset.
 pub(super) fn interval_millis(e: &ast::Expr, positive: bool) -> Result<i64> {
     let empty = Scope::default();
-    let bound = ExprBinder { scope: &empty, aggregates: None }.bind(e)?;
+    let bound = ExprBinder { scope: &empty, aggregates: None, functions: UserFunctions::none() }.bind(e)?;
     let value = match &bound {
         Expr::Literal { value, .. } => Some(value.clone()),
         other => other.eval(&[]).ok(),

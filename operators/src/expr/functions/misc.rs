@@ -5,6 +5,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use weir_runtime::java_random::JavaRandom;
 use weir_runtime::{DataType, Value};
 
 use super::{expect, nullable_if_any, Arity, Builtin, Entry, ScalarFunction, ScalarRef};
@@ -55,32 +56,12 @@ pub struct Rand {
     sequence: Option<Arc<AtomicU64>>,
 }
 
-const MULTIPLIER: u64 = 0x5_DEEC_E66D;
-const MASK: u64 = (1 << 48) - 1;
-
-fn scramble(seed: i64) -> u64 {
-    (seed as u64 ^ MULTIPLIER) & MASK
-}
-
-/// Java's `Random.next(bits)`: advances `state`, returns the bits.
-fn next_bits(state: &mut u64, bits: u32) -> u64 {
-    *state = (state.wrapping_mul(MULTIPLIER).wrapping_add(0xB)) & MASK;
-    *state >> (48 - bits)
-}
-
-/// Java's `Random.nextDouble()`.
-fn next_double(state: &mut u64) -> f64 {
-    let high = next_bits(state, 26);
-    let low = next_bits(state, 27);
-    ((high << 27) + low) as f64 / (1u64 << 53) as f64
-}
-
 thread_local! {
     /// The unseeded generator of this thread, seeded from the clock and the thread.
     static UNSEEDED: Cell<u64> = Cell::new({
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         (std::time::SystemTime::now(), std::thread::current().id()).hash(&mut hasher);
-        hasher.finish() & MASK
+        JavaRandom::new(hasher.finish() as i64).state()
     });
 }
 
@@ -104,9 +85,9 @@ impl ScalarFunction for Rand {
 
     fn bind(&self, args: &[Expr]) -> Result<Option<ScalarRef>, ExprError> {
         Ok(match args.first() {
-            Some(Expr::Literal { value, .. }) => value
-                .as_i64()
-                .map(|seed| ScalarRef::new(Rand { sequence: Some(Arc::new(AtomicU64::new(scramble(seed)))) })),
+            Some(Expr::Literal { value, .. }) => value.as_i64().map(|seed| {
+                ScalarRef::new(Rand { sequence: Some(Arc::new(AtomicU64::new(JavaRandom::new(seed).state()))) })
+            }),
             _ => None,
         })
     }
@@ -116,17 +97,18 @@ impl ScalarFunction for Rand {
             (Some(sequence), _) => {
                 let mut drawn = 0.0;
                 // Java's Random advances its seed with compare-and-set; so does this.
-                let _ = sequence.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |mut state| {
-                    drawn = next_double(&mut state);
-                    Some(state)
+                let _ = sequence.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |state| {
+                    let mut random = JavaRandom::from_state(state);
+                    drawn = random.next_double();
+                    Some(random.state())
                 });
                 drawn
             }
-            (None, Some(seed)) => next_double(&mut scramble(seed.as_i64().unwrap_or(0))),
+            (None, Some(seed)) => JavaRandom::new(seed.as_i64().unwrap_or(0)).next_double(),
             (None, None) => UNSEEDED.with(|cell| {
-                let mut state = cell.get();
-                let drawn = next_double(&mut state);
-                cell.set(state);
+                let mut random = JavaRandom::from_state(cell.get());
+                let drawn = random.next_double();
+                cell.set(random.state());
                 drawn
             }),
         };

@@ -21,6 +21,7 @@ use super::{Expr, ExprError};
 
 pub mod collection;
 pub mod datetime;
+pub mod java_classes;
 pub mod math;
 mod misc;
 pub mod regex;

@@ -1,0 +1,25 @@
+-- Query 6: Average Selling Price by Seller
+-- What is the average selling price per seller for their last 10 closed auctions.
+-- Not runnable on Flink: the OVER window operator does not consume retractions (FLINK-19059).
+
+CREATE TABLE nexmark_q6 (
+  seller VARCHAR,
+  avg_price  BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q6
+SELECT
+    Q.seller,
+    AVG(Q.price) OVER
+        (PARTITION BY Q.seller ORDER BY Q.`dateTime` ROWS BETWEEN 10 PRECEDING AND CURRENT ROW)
+FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY A.id, A.seller ORDER BY B.price DESC) AS rownum
+    FROM (SELECT A.id, A.seller, B.price, B.`dateTime`
+        FROM auction AS A,
+            bid AS B
+        WHERE A.id = B.auction
+            and B.`dateTime` between A.`dateTime` and A.expires)
+    WHERE rownum <= 1
+) AS Q;

@@ -1,0 +1,258 @@
+//! The Nexmark table's columns for a chunk of events: `event_type` and the three ROW columns,
+//! each a struct array NULL where the event is of another kind, as Flink's
+//! `RowDataEventDeserializer` leaves them.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
+use arrow_array::{ArrayRef, StructArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::Fields;
+
+use super::generator::{Auction, Bid, Person, Texts};
+
+/// Builds the columns of one chunk, an event at a time.
+pub(crate) struct EventColumns {
+    event_type: Int32Builder,
+    person: PersonColumns,
+    auction: AuctionColumns,
+    bid: BidColumns,
+}
+
+struct PersonColumns {
+    valid: Vec<bool>,
+    id: Int64Builder,
+    name: StringBuilder,
+    email: StringBuilder,
+    credit_card: StringBuilder,
+    city: StringBuilder,
+    state: StringBuilder,
+    date_time: TimestampMicrosecondBuilder,
+    extra: StringBuilder,
+}
+
+struct AuctionColumns {
+    valid: Vec<bool>,
+    id: Int64Builder,
+    item_name: StringBuilder,
+    description: StringBuilder,
+    initial_bid: Int64Builder,
+    reserve: Int64Builder,
+    date_time: TimestampMicrosecondBuilder,
+    expires: TimestampMicrosecondBuilder,
+    seller: Int64Builder,
+    category: Int64Builder,
+    extra: StringBuilder,
+}
+
+struct BidColumns {
+    valid: Vec<bool>,
+    auction: Int64Builder,
+    bidder: Int64Builder,
+    price: Int64Builder,
+    channel: StringBuilder,
+    url: StringBuilder,
+    date_time: TimestampMicrosecondBuilder,
+    extra: StringBuilder,
+}
+
+fn micros(millis: i64) -> i64 {
+    millis * 1000
+}
+
+impl EventColumns {
+    /// Builders for `rows` events.
+    pub fn with_capacity(rows: usize) -> Self {
+        let longs = || Int64Builder::with_capacity(rows);
+        let strings = |bytes: usize| StringBuilder::with_capacity(rows, rows * bytes);
+        let times = || TimestampMicrosecondBuilder::with_capacity(rows);
+        EventColumns {
+            event_type: Int32Builder::with_capacity(rows),
+            person: PersonColumns {
+                valid: Vec::with_capacity(rows),
+                id: longs(),
+                name: strings(1),
+                email: strings(1),
+                credit_card: strings(1),
+                city: strings(1),
+                state: strings(1),
+                date_time: times(),
+                extra: strings(4),
+            },
+            auction: AuctionColumns {
+                valid: Vec::with_capacity(rows),
+                id: longs(),
+                item_name: strings(1),
+                description: strings(4),
+                initial_bid: longs(),
+                reserve: longs(),
+                date_time: times(),
+                expires: times(),
+                seller: longs(),
+                category: longs(),
+                extra: strings(16),
+            },
+            bid: BidColumns {
+                valid: Vec::with_capacity(rows),
+                auction: longs(),
+                bidder: longs(),
+                price: longs(),
+                channel: strings(10),
+                url: strings(64),
+                date_time: times(),
+                extra: strings(72),
+            },
+        }
+    }
+
+    pub fn push_person(&mut self, person: &Person, timestamp: i64, texts: &Texts) {
+        self.event_type.append_value(0);
+        let p = &mut self.person;
+        p.valid.push(true);
+        p.id.append_value(person.id);
+        p.name.append_value(&texts.name);
+        p.email.append_value(&texts.email);
+        p.credit_card.append_value(&texts.credit_card);
+        p.city.append_value(texts.city);
+        p.state.append_value(texts.state);
+        p.date_time.append_value(micros(timestamp));
+        p.extra.append_value(&texts.extra);
+        self.auction.push_null();
+        self.bid.push_null();
+    }
+
+    pub fn push_auction(&mut self, auction: &Auction, timestamp: i64, texts: &Texts) {
+        self.event_type.append_value(1);
+        self.person.push_null();
+        let a = &mut self.auction;
+        a.valid.push(true);
+        a.id.append_value(auction.id);
+        a.item_name.append_value(&texts.name);
+        a.description.append_value(&texts.description);
+        a.initial_bid.append_value(auction.initial_bid);
+        a.reserve.append_value(auction.reserve);
+        a.date_time.append_value(micros(timestamp));
+        a.expires.append_value(micros(auction.expires));
+        a.seller.append_value(auction.seller);
+        a.category.append_value(auction.category);
+        a.extra.append_value(&texts.extra);
+        self.bid.push_null();
+    }
+
+    pub fn push_bid(&mut self, bid: &Bid, timestamp: i64, channel: &(String, String), texts: &Texts) {
+        self.event_type.append_value(2);
+        self.person.push_null();
+        self.auction.push_null();
+        let b = &mut self.bid;
+        b.valid.push(true);
+        b.auction.append_value(bid.auction);
+        b.bidder.append_value(bid.bidder);
+        b.price.append_value(bid.price);
+        b.channel.append_value(&channel.0);
+        b.url.append_value(&channel.1);
+        b.date_time.append_value(micros(timestamp));
+        b.extra.append_value(&texts.extra);
+    }
+
+    /// The four columns, the ROW columns with `fields` (the declared ROW types' Arrow fields).
+    pub fn finish(mut self, fields: &[Fields; 3]) -> Vec<ArrayRef> {
+        let [person_fields, auction_fields, bid_fields] = fields;
+        let p = &mut self.person;
+        let person = struct_array(
+            person_fields,
+            vec![
+                Arc::new(p.id.finish()),
+                Arc::new(p.name.finish()),
+                Arc::new(p.email.finish()),
+                Arc::new(p.credit_card.finish()),
+                Arc::new(p.city.finish()),
+                Arc::new(p.state.finish()),
+                Arc::new(p.date_time.finish()),
+                Arc::new(p.extra.finish()),
+            ],
+            &p.valid,
+        );
+        let a = &mut self.auction;
+        let auction = struct_array(
+            auction_fields,
+            vec![
+                Arc::new(a.id.finish()),
+                Arc::new(a.item_name.finish()),
+                Arc::new(a.description.finish()),
+                Arc::new(a.initial_bid.finish()),
+                Arc::new(a.reserve.finish()),
+                Arc::new(a.date_time.finish()),
+                Arc::new(a.expires.finish()),
+                Arc::new(a.seller.finish()),
+                Arc::new(a.category.finish()),
+                Arc::new(a.extra.finish()),
+            ],
+            &a.valid,
+        );
+        let b = &mut self.bid;
+        let bid = struct_array(
+            bid_fields,
+            vec![
+                Arc::new(b.auction.finish()),
+                Arc::new(b.bidder.finish()),
+                Arc::new(b.price.finish()),
+                Arc::new(b.channel.finish()),
+                Arc::new(b.url.finish()),
+                Arc::new(b.date_time.finish()),
+                Arc::new(b.extra.finish()),
+            ],
+            &b.valid,
+        );
+        vec![Arc::new(self.event_type.finish()), person, auction, bid]
+    }
+}
+
+impl PersonColumns {
+    fn push_null(&mut self) {
+        self.valid.push(false);
+        self.id.append_null();
+        self.name.append_null();
+        self.email.append_null();
+        self.credit_card.append_null();
+        self.city.append_null();
+        self.state.append_null();
+        self.date_time.append_null();
+        self.extra.append_null();
+    }
+}
+
+impl AuctionColumns {
+    fn push_null(&mut self) {
+        self.valid.push(false);
+        self.id.append_null();
+        self.item_name.append_null();
+        self.description.append_null();
+        self.initial_bid.append_null();
+        self.reserve.append_null();
+        self.date_time.append_null();
+        self.expires.append_null();
+        self.seller.append_null();
+        self.category.append_null();
+        self.extra.append_null();
+    }
+}
+
+impl BidColumns {
+    fn push_null(&mut self) {
+        self.valid.push(false);
+        self.auction.append_null();
+        self.bidder.append_null();
+        self.price.append_null();
+        self.channel.append_null();
+        self.url.append_null();
+        self.date_time.append_null();
+        self.extra.append_null();
+    }
+}
+
+/// The struct column; the fields were checked against the children's types when the table
+/// was resolved, so building it cannot fail.
+fn struct_array(fields: &Fields, children: Vec<ArrayRef>, valid: &[bool]) -> ArrayRef {
+    let nulls = NullBuffer::from(valid.to_vec());
+    Arc::new(StructArray::new(fields.clone(), children, Some(nulls)))
+}

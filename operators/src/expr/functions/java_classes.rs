@@ -1,0 +1,82 @@
+//! Functions Flink scripts register by Java class (`CREATE FUNCTION name AS 'class'`) that weir
+//! implements natively. weir runs no JVM, so a class is usable only when it is listed here; its
+//! implementation follows the class's `eval` exactly, including what it does with NULLs.
+
+use weir_runtime::{DataType, Value};
+
+use super::{expect, text, Arity, Nulls, ScalarFunction, ScalarRef};
+use crate::expr::types::is_string;
+use crate::expr::ExprError;
+
+/// The classes weir implements, in the order listed in messages.
+pub const JAVA_CLASSES: &[&str] = &[COUNT_CHAR];
+
+const COUNT_CHAR: &str = "com.github.nexmark.flink.udf.CountChar";
+
+/// The function `name` implemented by Java class `class`, if weir has the class.
+pub fn java_class(class: &str, name: &str) -> Option<ScalarRef> {
+    match class {
+        COUNT_CHAR => Some(ScalarRef::new(CountChar { name: name.to_string() })),
+        _ => None,
+    }
+}
+
+/// The Nexmark benchmark's `CountChar` (q14): how many bytes of the UTF-8 text `s` equal the
+/// first byte of `character`; 0 for a NULL `s`. A NULL or empty `character` fails, as the
+/// class does (it reads the first byte unchecked).
+#[derive(Debug)]
+struct CountChar {
+    name: String,
+}
+
+impl ScalarFunction for CountChar {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(2)
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        expect(types.iter().all(|t| is_string(t)), self, types, "<STRING>, <STRING>")?;
+        Ok(DataType::bigint().not_null())
+    }
+
+    fn nulls(&self) -> Nulls {
+        Nulls::Own
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        let Some(character) = args[1].as_str().and_then(|c| c.as_bytes().first().copied()) else {
+            return Err(ExprError(format!(
+                "{} ({COUNT_CHAR}) failed: the character to count is NULL or empty",
+                self.name
+            )));
+        };
+        let count = match &args[0] {
+            Value::Null => 0,
+            s => text(s).bytes().filter(|b| *b == character).count(),
+        };
+        Ok(Value::BigInt(count as i64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_char_counts_bytes_as_the_class_does() {
+        let f = java_class(COUNT_CHAR, "count_char").unwrap();
+        let ty = DataType::bigint();
+        let eval = |s: Value, c: Value| f.0.eval(&[s, c], &ty);
+        assert_eq!(eval(Value::string("abcabc"), Value::string("c")).unwrap(), Value::BigInt(2));
+        assert_eq!(eval(Value::string("xyz"), Value::string("cb")).unwrap(), Value::BigInt(0));
+        assert_eq!(eval(Value::Null, Value::string("c")).unwrap(), Value::BigInt(0));
+        assert!(eval(Value::string("c"), Value::Null).is_err());
+        assert!(eval(Value::string("c"), Value::string("")).is_err());
+        assert_eq!(f.0.name(), "count_char");
+        assert!(java_class("com.example.Missing", "f").is_none());
+    }
+}

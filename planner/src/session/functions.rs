@@ -1,0 +1,58 @@
+//! `CREATE FUNCTION name AS 'class'` and `DROP FUNCTION name`: functions a script registers by
+//! class name. weir runs no JVM and no Python yet: a Java class is accepted when weir implements
+//! it natively (`weir_operators::expr::functions::java_classes`), anything else is refused at
+//! the statement, saying which classes weir has.
+
+use weir_operators::expr::functions::java_classes::{java_class, JAVA_CLASSES};
+
+use super::Session;
+use crate::catalog::UserFunction;
+use crate::error::{Error, Position, Result};
+
+impl Session {
+    /// Registers `name` as the function of `class` (in `language`).
+    pub(super) fn create_function(
+        &mut self,
+        name: &str,
+        class: &str,
+        language: &str,
+        if_not_exists: bool,
+        position: Position,
+    ) -> Result<()> {
+        if language == "PYTHON" {
+            return Err(Error::UnsupportedAt {
+                position,
+                feature: format!("CREATE FUNCTION {name} AS '{class}' LANGUAGE PYTHON (weir runs no Python functions)"),
+            });
+        }
+        let Some(function) = java_class(class, name) else {
+            return Err(Error::UnsupportedAt {
+                position,
+                feature: format!(
+                    "the {} class '{class}' of function '{name}' (weir runs no JVM; the classes it implements are {})",
+                    language.to_ascii_lowercase(),
+                    JAVA_CLASSES.join(", ")
+                ),
+            });
+        };
+        let added = self.catalog.functions_mut().add(name, UserFunction { class: class.to_string(), function });
+        if !added && !if_not_exists {
+            return Err(Error::validation(
+                position,
+                format!("Could not execute CREATE FUNCTION: function '{name}' already exists"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Drops the function `name`.
+    pub(super) fn drop_function(&mut self, name: &str, if_exists: bool, position: Position) -> Result<()> {
+        if !self.catalog.functions_mut().remove(name) && !if_exists {
+            return Err(Error::validation(
+                position,
+                format!("Could not execute DROP FUNCTION: function '{name}' does not exist"),
+            ));
+        }
+        Ok(())
+    }
+}

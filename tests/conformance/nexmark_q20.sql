@@ -1,0 +1,90 @@
+-- Nexmark q20 over 3000 generated events (benches/nexmark/conformance_cases.py).
+CREATE TABLE datagen (
+    event_type int,
+    person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR,
+        `dateTime` TIMESTAMP(3), extra VARCHAR>,
+    auction ROW<id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT,
+        `dateTime` TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR>,
+    bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3),
+        extra VARCHAR>,
+    `dateTime` AS
+        CASE
+            WHEN event_type = 0 THEN person.`dateTime`
+            WHEN event_type = 1 THEN auction.`dateTime`
+            ELSE bid.`dateTime`
+        END,
+    WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/nexmark/events.json', 'format' = 'json');
+
+CREATE VIEW person AS
+SELECT
+    person.id,
+    person.name,
+    person.emailAddress,
+    person.creditCard,
+    person.city,
+    person.state,
+    `dateTime`,
+    person.extra
+FROM datagen WHERE event_type = 0;
+
+CREATE VIEW auction AS
+SELECT
+    auction.id,
+    auction.itemName,
+    auction.description,
+    auction.initialBid,
+    auction.reserve,
+    `dateTime`,
+    auction.expires,
+    auction.seller,
+    auction.category,
+    auction.extra
+FROM datagen WHERE event_type = 1;
+
+CREATE VIEW bid AS
+SELECT
+    bid.auction,
+    bid.bidder,
+    bid.price,
+    bid.channel,
+    bid.url,
+    `dateTime`,
+    bid.extra
+FROM datagen WHERE event_type = 2;
+
+
+-- Query 20: Expand bid with auction (Not in original suite)
+-- Get bids with the corresponding auction information where category is 10.
+-- Illustrates a filter join.
+
+CREATE TABLE nexmark_q20 (
+    auction  BIGINT,
+    bidder  BIGINT,
+    price  BIGINT,
+    channel  VARCHAR,
+    url  VARCHAR,
+    bid_dateTime  TIMESTAMP(3),
+    bid_extra  VARCHAR,
+
+    itemName  VARCHAR,
+    description  VARCHAR,
+    initialBid  BIGINT,
+    reserve  BIGINT,
+    auction_dateTime  TIMESTAMP(3),
+    expires  TIMESTAMP(3),
+    seller  BIGINT,
+    category  BIGINT,
+    auction_extra  VARCHAR
+) WITH (
+    'connector' = 'print',
+  'print-identifier' = 'nexmark_q20'
+);
+
+INSERT INTO nexmark_q20
+SELECT
+    auction, bidder, price, channel, url, B.`dateTime`, B.extra,
+    itemName, description, initialBid, reserve, A.`dateTime`, expires, seller, category, A.extra
+FROM
+    bid AS B INNER JOIN auction AS A on B.auction = A.id
+WHERE A.category = 10;

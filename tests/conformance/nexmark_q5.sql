@@ -1,0 +1,100 @@
+-- Nexmark q5 over 3000 generated events (benches/nexmark/conformance_cases.py).
+CREATE TABLE datagen (
+    event_type int,
+    person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR,
+        `dateTime` TIMESTAMP(3), extra VARCHAR>,
+    auction ROW<id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT,
+        `dateTime` TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR>,
+    bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3),
+        extra VARCHAR>,
+    `dateTime` AS
+        CASE
+            WHEN event_type = 0 THEN person.`dateTime`
+            WHEN event_type = 1 THEN auction.`dateTime`
+            ELSE bid.`dateTime`
+        END,
+    WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/nexmark/events.json', 'format' = 'json');
+
+CREATE VIEW person AS
+SELECT
+    person.id,
+    person.name,
+    person.emailAddress,
+    person.creditCard,
+    person.city,
+    person.state,
+    `dateTime`,
+    person.extra
+FROM datagen WHERE event_type = 0;
+
+CREATE VIEW auction AS
+SELECT
+    auction.id,
+    auction.itemName,
+    auction.description,
+    auction.initialBid,
+    auction.reserve,
+    `dateTime`,
+    auction.expires,
+    auction.seller,
+    auction.category,
+    auction.extra
+FROM datagen WHERE event_type = 1;
+
+CREATE VIEW bid AS
+SELECT
+    bid.auction,
+    bid.bidder,
+    bid.price,
+    bid.channel,
+    bid.url,
+    `dateTime`,
+    bid.extra
+FROM datagen WHERE event_type = 2;
+
+
+-- Query 5: Hot Items
+-- Which auctions have seen the most bids in the last period?
+-- Illustrates sliding windows and combiners.
+-- The last 10 seconds, updated every 2 seconds.
+
+CREATE TABLE nexmark_q5 (
+  auction  BIGINT,
+  num  BIGINT
+) WITH (
+  'connector' = 'print',
+  'print-identifier' = 'nexmark_q5'
+);
+
+INSERT INTO nexmark_q5
+SELECT AuctionBids.auction, AuctionBids.num
+ FROM (
+   SELECT
+     auction,
+     count(*) AS num,
+     window_start AS starttime,
+     window_end AS endtime
+     FROM TABLE(
+             HOP(TABLE bid, DESCRIPTOR(`dateTime`), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+     GROUP BY auction, window_start, window_end
+ ) AS AuctionBids
+ JOIN (
+   SELECT
+     max(CountBids.num) AS maxn,
+     CountBids.starttime,
+     CountBids.endtime
+   FROM (
+     SELECT
+       count(*) AS num,
+       window_start AS starttime,
+       window_end AS endtime
+     FROM TABLE(
+                HOP(TABLE bid, DESCRIPTOR(`dateTime`), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+     GROUP BY auction, window_start, window_end
+     ) AS CountBids
+   GROUP BY CountBids.starttime, CountBids.endtime
+ ) AS MaxBids
+ ON AuctionBids.starttime = MaxBids.starttime AND
+    AuctionBids.endtime = MaxBids.endtime AND
+    AuctionBids.num >= MaxBids.maxn;

@@ -1,0 +1,88 @@
+-- Nexmark q8 over 3000 generated events (benches/nexmark/conformance_cases.py).
+CREATE TABLE datagen (
+    event_type int,
+    person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR,
+        `dateTime` TIMESTAMP(3), extra VARCHAR>,
+    auction ROW<id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT,
+        `dateTime` TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR>,
+    bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3),
+        extra VARCHAR>,
+    `dateTime` AS
+        CASE
+            WHEN event_type = 0 THEN person.`dateTime`
+            WHEN event_type = 1 THEN auction.`dateTime`
+            ELSE bid.`dateTime`
+        END,
+    WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/nexmark/events.json', 'format' = 'json');
+
+CREATE VIEW person AS
+SELECT
+    person.id,
+    person.name,
+    person.emailAddress,
+    person.creditCard,
+    person.city,
+    person.state,
+    `dateTime`,
+    person.extra
+FROM datagen WHERE event_type = 0;
+
+CREATE VIEW auction AS
+SELECT
+    auction.id,
+    auction.itemName,
+    auction.description,
+    auction.initialBid,
+    auction.reserve,
+    `dateTime`,
+    auction.expires,
+    auction.seller,
+    auction.category,
+    auction.extra
+FROM datagen WHERE event_type = 1;
+
+CREATE VIEW bid AS
+SELECT
+    bid.auction,
+    bid.bidder,
+    bid.price,
+    bid.channel,
+    bid.url,
+    `dateTime`,
+    bid.extra
+FROM datagen WHERE event_type = 2;
+
+
+-- Query 8: Monitor New Users
+-- Select people who have entered the system and created auctions in the last period.
+-- Illustrates a simple join. Windows of 10 seconds.
+
+CREATE TABLE nexmark_q8 (
+  id  BIGINT,
+  name  VARCHAR,
+  stime  TIMESTAMP(3)
+) WITH (
+  'connector' = 'print',
+  'print-identifier' = 'nexmark_q8'
+);
+
+INSERT INTO nexmark_q8
+SELECT P.id, P.name, P.starttime
+FROM (
+  SELECT id, name,
+        window_start AS starttime,
+        window_end AS endtime
+  FROM TABLE(
+            TUMBLE(TABLE person, DESCRIPTOR(`dateTime`), INTERVAL '10' SECOND))
+  GROUP BY id, name, window_start, window_end
+) P
+JOIN (
+  SELECT seller,
+        window_start AS starttime,
+        window_end AS endtime
+  FROM TABLE(
+        TUMBLE(TABLE auction, DESCRIPTOR(`dateTime`), INTERVAL '10' SECOND))
+  GROUP BY seller, window_start, window_end
+) A
+ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime;

@@ -697,7 +697,9 @@ impl ExprBinder<'_> {
         let user = self.functions.get(&name).map(|f| Function::Scalar(f.function.clone()));
         let Some(function) = user.or_else(|| Function::by_name(&name)) else {
             let types = self.argument_types(&raw)?;
-            return Err(validation(node, functions::no_match(&name, &types.iter().collect::<Vec<_>>()).0));
+            // Named as written, as Calcite names an unknown function.
+            let written = f.name.to_string();
+            return Err(validation(node, functions::no_match(&written, &types.iter().collect::<Vec<_>>()).0));
         };
         let mut args = raw.iter().map(|a| self.bind_node(a)).collect::<Result<Vec<_>>>()?;
         // Flink reads and writes bags but its code generator takes neither CARDINALITY nor

@@ -1,0 +1,90 @@
+-- Nexmark q14 over 3000 generated events (benches/nexmark/conformance_cases.py).
+CREATE TABLE datagen (
+    event_type int,
+    person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR,
+        `dateTime` TIMESTAMP(3), extra VARCHAR>,
+    auction ROW<id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT,
+        `dateTime` TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR>,
+    bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3),
+        extra VARCHAR>,
+    `dateTime` AS
+        CASE
+            WHEN event_type = 0 THEN person.`dateTime`
+            WHEN event_type = 1 THEN auction.`dateTime`
+            ELSE bid.`dateTime`
+        END,
+    WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/nexmark/events.json', 'format' = 'json');
+
+CREATE VIEW person AS
+SELECT
+    person.id,
+    person.name,
+    person.emailAddress,
+    person.creditCard,
+    person.city,
+    person.state,
+    `dateTime`,
+    person.extra
+FROM datagen WHERE event_type = 0;
+
+CREATE VIEW auction AS
+SELECT
+    auction.id,
+    auction.itemName,
+    auction.description,
+    auction.initialBid,
+    auction.reserve,
+    `dateTime`,
+    auction.expires,
+    auction.seller,
+    auction.category,
+    auction.extra
+FROM datagen WHERE event_type = 1;
+
+CREATE VIEW bid AS
+SELECT
+    bid.auction,
+    bid.bidder,
+    bid.price,
+    bid.channel,
+    bid.url,
+    `dateTime`,
+    bid.extra
+FROM datagen WHERE event_type = 2;
+
+
+-- Query 14: Calculation (Not in original suite)
+-- Convert bid timestamp into types and find bids with specific price.
+-- Illustrates duplicate expressions and usage of user-defined-functions.
+
+CREATE FUNCTION count_char AS 'com.github.nexmark.flink.udf.CountChar';
+
+CREATE TABLE nexmark_q14 (
+    auction BIGINT,
+    bidder BIGINT,
+    price  DECIMAL(23, 3),
+    bidTimeType VARCHAR,
+    `dateTime` TIMESTAMP(3),
+    extra VARCHAR,
+    c_counts BIGINT
+) WITH (
+  'connector' = 'print',
+  'print-identifier' = 'nexmark_q14'
+);
+
+INSERT INTO nexmark_q14
+SELECT 
+    auction,
+    bidder,
+    0.908 * price as price,
+    CASE
+        WHEN HOUR(`dateTime`) >= 8 AND HOUR(`dateTime`) <= 18 THEN 'dayTime'
+        WHEN HOUR(`dateTime`) <= 6 OR HOUR(`dateTime`) >= 20 THEN 'nightTime'
+        ELSE 'otherTime'
+    END AS bidTimeType,
+    `dateTime`,
+    extra,
+    count_char(extra, 'c') AS c_counts
+FROM bid
+WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000;

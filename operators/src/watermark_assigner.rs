@@ -1,5 +1,6 @@
 //! WatermarkAssigner: generates watermarks from `WATERMARK FOR column AS expression`.
 
+use weir_runtime::columnar::value_at;
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Timer, Value};
 
 use crate::expr::Expr;
@@ -116,11 +117,26 @@ impl Operator for WatermarkAssignerOperator {
                 (self.split_max[splits.current].unwrap_or(i64::MIN), held)
             }
         };
+        // Each row's time and watermark, read from the columns they need (the whole row only
+        // for a watermark expression other than `column - delay`).
+        let times = match self.rowtime {
+            Some(c) => column_millis(&chunk, c),
+            None => vec![None; chunk.len()],
+        };
+        let marks = match self.bounded_delay {
+            Some((column, delay)) => {
+                column_millis(&chunk, column).into_iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
+            }
+            None => chunk
+                .rows()
+                .map(|(_, row)| Ok(millis(&self.watermark.eval(row).map_err(|e| Error::execution(e.to_string()))?)))
+                .collect::<Result<Vec<_>>>()?,
+        };
         // The first row not sent on yet.
         let mut from = 0;
-        for (i, (_, row)) in chunk.rows().enumerate() {
+        for (i, (time, watermark)) in times.into_iter().zip(marks).enumerate() {
             let effective = max.min(held);
-            let late = self.rowtime.and_then(|c| millis(&row[c])).is_some_and(|time| time <= effective);
+            let late = time.is_some_and(|time| time <= effective);
             if late && effective > self.current {
                 if i > from {
                     out.collect(chunk.selected(&(from as u32..i as u32).collect::<Vec<_>>()));
@@ -129,10 +145,6 @@ impl Operator for WatermarkAssignerOperator {
                 self.current = effective;
                 out.emit_watermark(effective);
             }
-            let watermark = match self.bounded_delay {
-                Some((column, delay)) => millis(&row[column]).map(|t| t.saturating_sub(delay)),
-                None => millis(&self.watermark.eval(row).map_err(|e| Error::execution(e.to_string()))?),
-            };
             if let Some(watermark) = watermark {
                 max = max.max(watermark);
             }
@@ -187,6 +199,12 @@ impl Operator for WatermarkAssignerOperator {
         }
         Ok(())
     }
+}
+
+/// The milliseconds of column `c` for each row of `chunk` (`None` for NULL).
+fn column_millis(chunk: &Chunk, c: usize) -> Vec<Option<i64>> {
+    let column = chunk.columns().compacted(c);
+    (0..chunk.len()).map(|i| millis(&value_at(column.as_ref(), i))).collect()
 }
 
 #[cfg(test)]

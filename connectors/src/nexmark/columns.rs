@@ -21,6 +21,8 @@ pub(crate) struct EventColumns {
 
 struct PersonColumns {
     valid: Vec<bool>,
+    /// NULL rows not yet appended to the children (appended as one run).
+    gap: usize,
     id: Int64Builder,
     name: StringBuilder,
     email: StringBuilder,
@@ -33,6 +35,8 @@ struct PersonColumns {
 
 struct AuctionColumns {
     valid: Vec<bool>,
+    /// NULL rows not yet appended to the children (appended as one run).
+    gap: usize,
     id: Int64Builder,
     item_name: StringBuilder,
     description: StringBuilder,
@@ -47,6 +51,8 @@ struct AuctionColumns {
 
 struct BidColumns {
     valid: Vec<bool>,
+    /// NULL rows not yet appended to the children (appended as one run).
+    gap: usize,
     auction: Int64Builder,
     bidder: Int64Builder,
     price: Int64Builder,
@@ -70,6 +76,7 @@ impl EventColumns {
             event_type: Int32Builder::with_capacity(rows),
             person: PersonColumns {
                 valid: Vec::with_capacity(rows),
+                gap: 0,
                 id: longs(),
                 name: strings(1),
                 email: strings(1),
@@ -81,6 +88,7 @@ impl EventColumns {
             },
             auction: AuctionColumns {
                 valid: Vec::with_capacity(rows),
+                gap: 0,
                 id: longs(),
                 item_name: strings(1),
                 description: strings(4),
@@ -94,6 +102,7 @@ impl EventColumns {
             },
             bid: BidColumns {
                 valid: Vec::with_capacity(rows),
+                gap: 0,
                 auction: longs(),
                 bidder: longs(),
                 price: longs(),
@@ -108,6 +117,7 @@ impl EventColumns {
     pub fn push_person(&mut self, person: &Person, timestamp: i64, texts: &Texts) {
         self.event_type.append_value(0);
         let p = &mut self.person;
+        p.flush();
         p.valid.push(true);
         p.id.append_value(person.id);
         p.name.append_value(&texts.name);
@@ -125,6 +135,7 @@ impl EventColumns {
         self.event_type.append_value(1);
         self.person.push_null();
         let a = &mut self.auction;
+        a.flush();
         a.valid.push(true);
         a.id.append_value(auction.id);
         a.item_name.append_value(&texts.name);
@@ -144,6 +155,7 @@ impl EventColumns {
         self.person.push_null();
         self.auction.push_null();
         let b = &mut self.bid;
+        b.flush();
         b.valid.push(true);
         b.auction.append_value(bid.auction);
         b.bidder.append_value(bid.bidder);
@@ -157,6 +169,9 @@ impl EventColumns {
     /// The four columns, the ROW columns with `fields` (the declared ROW types' Arrow fields).
     pub fn finish(mut self, fields: &[Fields; 3]) -> Vec<ArrayRef> {
         let [person_fields, auction_fields, bid_fields] = fields;
+        self.person.flush();
+        self.auction.flush();
+        self.bid.flush();
         let p = &mut self.person;
         let person = struct_array(
             person_fields,
@@ -210,43 +225,70 @@ impl EventColumns {
 impl PersonColumns {
     fn push_null(&mut self) {
         self.valid.push(false);
-        self.id.append_null();
-        self.name.append_null();
-        self.email.append_null();
-        self.credit_card.append_null();
-        self.city.append_null();
-        self.state.append_null();
-        self.date_time.append_null();
-        self.extra.append_null();
+        self.gap += 1;
+    }
+
+    /// Appends the pending NULL rows to every child.
+    fn flush(&mut self) {
+        let n = std::mem::take(&mut self.gap);
+        if n == 0 {
+            return;
+        }
+        self.id.append_nulls(n);
+        self.name.append_nulls(n);
+        self.email.append_nulls(n);
+        self.credit_card.append_nulls(n);
+        self.city.append_nulls(n);
+        self.state.append_nulls(n);
+        self.date_time.append_nulls(n);
+        self.extra.append_nulls(n);
     }
 }
 
 impl AuctionColumns {
     fn push_null(&mut self) {
         self.valid.push(false);
-        self.id.append_null();
-        self.item_name.append_null();
-        self.description.append_null();
-        self.initial_bid.append_null();
-        self.reserve.append_null();
-        self.date_time.append_null();
-        self.expires.append_null();
-        self.seller.append_null();
-        self.category.append_null();
-        self.extra.append_null();
+        self.gap += 1;
+    }
+
+    /// Appends the pending NULL rows to every child.
+    fn flush(&mut self) {
+        let n = std::mem::take(&mut self.gap);
+        if n == 0 {
+            return;
+        }
+        self.id.append_nulls(n);
+        self.item_name.append_nulls(n);
+        self.description.append_nulls(n);
+        self.initial_bid.append_nulls(n);
+        self.reserve.append_nulls(n);
+        self.date_time.append_nulls(n);
+        self.expires.append_nulls(n);
+        self.seller.append_nulls(n);
+        self.category.append_nulls(n);
+        self.extra.append_nulls(n);
     }
 }
 
 impl BidColumns {
     fn push_null(&mut self) {
         self.valid.push(false);
-        self.auction.append_null();
-        self.bidder.append_null();
-        self.price.append_null();
-        self.channel.append_null();
-        self.url.append_null();
-        self.date_time.append_null();
-        self.extra.append_null();
+        self.gap += 1;
+    }
+
+    /// Appends the pending NULL rows to every child.
+    fn flush(&mut self) {
+        let n = std::mem::take(&mut self.gap);
+        if n == 0 {
+            return;
+        }
+        self.auction.append_nulls(n);
+        self.bidder.append_nulls(n);
+        self.price.append_nulls(n);
+        self.channel.append_nulls(n);
+        self.url.append_nulls(n);
+        self.date_time.append_nulls(n);
+        self.extra.append_nulls(n);
     }
 }
 

@@ -342,19 +342,22 @@ fn push_extra(random: &mut JavaRandom, current: i32, average: i32, out: &mut Str
 
 /// `StringsGenerator.nextExactString`: six characters from each `nextInt()`, `'a' + rnd % 26`
 /// with Java's signed remainder (so a negative draw gives letters below `a`, as in Flink).
-fn push_exact_string(random: &mut JavaRandom, mut length: i32, out: &mut String) {
+fn push_exact_string(random: &mut JavaRandom, length: i32, out: &mut String) {
+    let mut bytes = std::mem::take(out).into_bytes();
+    bytes.reserve(length.max(0) as usize);
     let mut rnd = 0i32;
     let mut left = 0;
-    while length > 0 {
+    for _ in 0..length {
         if left == 0 {
             rnd = random.next_int();
             left = 6;
         }
-        out.push((i32::from(b'a') + rnd % 26) as u8 as char);
+        bytes.push((i32::from(b'a') + rnd % 26) as u8);
         rnd /= 26;
         left -= 1;
-        length -= 1;
     }
+    // 'a' ± 25 is ASCII.
+    *out = String::from_utf8(bytes).unwrap_or_else(|e| unreachable!("letters are ASCII: {e}"));
 }
 
 fn push_four_digits(n: i32, out: &mut String) {

@@ -2,6 +2,11 @@
 //! `CARDINALITY`, `ELEMENT`, the subscript `ITEM` (`tags[1]`, `attrs['k']`) and field access
 //! (`meta.device`).
 
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef};
+use arrow_buffer::NullBuffer;
 use weir_runtime::types::{Field, LogicalType};
 use weir_runtime::{DataType, Value};
 
@@ -197,5 +202,57 @@ impl ScalarFunction for FieldAccess {
 
     fn explain(&self, args: &[String], _infix: bool) -> String {
         format!("{}.{}", args[0], self.name)
+    }
+
+    fn has_kernel(&self, args: &[&DataType]) -> bool {
+        matches!(&args[0].logical, LogicalType::Row(fields) if self.index < fields.len())
+    }
+
+    /// The field's child column, NULL also where the row is.
+    fn eval_columns(&self, args: &[ArrayRef], _ty: &DataType) -> Option<ArrayRef> {
+        let rows = args[0].as_struct_opt()?;
+        let field = rows.columns().get(self.index)?;
+        let nulls = NullBuffer::union(rows.nulls(), field.nulls());
+        if nulls.as_ref().map(NullBuffer::null_count) == field.nulls().map(NullBuffer::null_count) {
+            return Some(Arc::clone(field));
+        }
+        let data = field.to_data().into_builder().nulls(nulls).build().ok()?;
+        Some(arrow_array::make_array(data))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weir_runtime::columnar::{array_from_values, arrow_type, value_at};
+
+    use super::*;
+
+    /// The column kernel of `row.field` gives what the row path gives, NULL rows included.
+    #[test]
+    fn field_access_by_column_equals_by_row() {
+        let ty = DataType::new(LogicalType::Row(vec![
+            Field::new("a", DataType::bigint()),
+            Field::new("b", DataType::string()),
+        ]));
+        let values = [
+            Value::Row(vec![Value::BigInt(1), Value::string("x")].into()),
+            Value::Null,
+            Value::Row(vec![Value::Null, Value::string("y")].into()),
+        ];
+        let refs: Vec<&Value> = values.iter().collect();
+        let column = array_from_values(&arrow_type(&ty), &refs).unwrap();
+        for index in 0..2 {
+            let f = FieldAccess::of("f", index);
+            let out_ty = f.0.return_type(&[&ty]).unwrap();
+            assert!(f.0.has_kernel(&[&ty]));
+            let by_column = f.0.eval_columns(&[Arc::clone(&column)], &out_ty).unwrap();
+            for (i, v) in values.iter().enumerate() {
+                let by_row = match v {
+                    Value::Null => Value::Null,
+                    v => f.0.eval(&[v.clone()], &out_ty).unwrap(),
+                };
+                assert_eq!(value_at(by_column.as_ref(), i), by_row, "field {index} of row {i}");
+            }
+        }
     }
 }

@@ -90,6 +90,14 @@ enum Node {
         arg: Box<Node>,
         negated: bool,
     },
+    /// `CASE WHEN c THEN v … [ELSE e] END`: each row takes the value of its first true
+    /// condition (a NULL condition is not true), else the ELSE value or NULL.
+    Case {
+        /// Conditions and their values, in order.
+        branches: Vec<(Node, Node)>,
+        otherwise: Option<Box<Node>>,
+        ty: ArrowType,
+    },
     /// A registry function with a column kernel for its argument types.
     Scalar {
         function: ScalarRef,
@@ -200,6 +208,28 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 Function::IsNull | Function::IsNotNull => {
                     Some(Node::IsNull { arg: arg(0, guarded)?, negated: matches!(function, Function::IsNotNull) })
                 }
+                Function::Case => {
+                    // Every branch is evaluated for every row, so none may fail where the row
+                    // path would not have evaluated it (compiled as guarded); the values must
+                    // already be of the result's type (no cast between them).
+                    let same_type = |a: &Expr| a.ty().logical == ty.logical;
+                    let conditions_boolean =
+                        args.chunks(2).filter(|c| c.len() == 2).all(|c| c[0].ty().logical == LogicalType::Boolean);
+                    let values_typed = args.chunks(2).all(|c| same_type(c.last().unwrap_or(&c[0])));
+                    if !(conditions_boolean && values_typed) {
+                        return None;
+                    }
+                    let mut branches = Vec::new();
+                    let mut otherwise = None;
+                    for pair in args.chunks(2) {
+                        match pair {
+                            [condition, value] => branches.push((compile(condition, true)?, compile(value, true)?)),
+                            [value] => otherwise = Some(Box::new(compile(value, true)?)),
+                            _ => return None,
+                        }
+                    }
+                    Some(Node::Case { branches, otherwise, ty: arrow_type(ty) })
+                }
                 Function::Scalar(f) if f.has_kernel(&types) => Some(Node::Scalar {
                     function: f.clone(),
                     args: args.iter().map(|a| compile(a, guarded)).collect::<Option<_>>()?,
@@ -290,6 +320,23 @@ fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>,
                 Datum::Array(Arc::new(result.map_err(arrow_error)?))
             }
         },
+        Node::Case { branches, otherwise, ty } => {
+            let mut result = match otherwise {
+                Some(value) => sub!(value).into_array(rows),
+                None => new_null_array(ty, rows),
+            };
+            // From the last branch to the first, so that the first true condition wins.
+            for (condition, value) in branches.iter().rev() {
+                let mask = sub!(condition).into_array(rows);
+                let Some(mask) = mask.as_boolean_opt() else { return Ok(None) };
+                let value = sub!(value).into_array(rows);
+                if value.data_type() != ty || result.data_type() != ty {
+                    return Ok(None);
+                }
+                result = arrow_select::zip::zip(mask, &value, &result).map_err(arrow_error)?;
+            }
+            Datum::Array(result)
+        }
         Node::Scalar { function, args, ty } => {
             let mut values = Vec::with_capacity(args.len());
             for arg in args {
@@ -360,9 +407,21 @@ mod tests {
                 vec![
                     call(Function::IsNull, vec![b.clone()]),
                     call(Function::Less, vec![a.clone(), lit(3)]),
-                    call(Function::Equals, vec![t, lit(1)]),
+                    call(Function::Equals, vec![t.clone(), lit(1)]),
                 ],
             ),
+            call(
+                Function::Case,
+                vec![
+                    call(Function::Greater, vec![a.clone(), lit(1)]),
+                    b.clone(),
+                    call(Function::Equals, vec![c.clone(), s("s2")]),
+                    call(Function::Times, vec![b.clone(), lit(2)]),
+                    b.clone(),
+                ],
+            ),
+            call(Function::Case, vec![call(Function::IsNull, vec![c.clone()]), s("none"), c.clone()]),
+            call(Function::Case, vec![call(Function::Less, vec![d.clone(), f.clone()]), a.clone()]),
         ]
     }
 

@@ -249,7 +249,7 @@ mod tests {
             for (i, v) in values.iter().enumerate() {
                 let by_row = match v {
                     Value::Null => Value::Null,
-                    v => f.0.eval(&[v.clone()], &out_ty).unwrap(),
+                    v => f.0.eval(std::slice::from_ref(v), &out_ty).unwrap(),
                 };
                 assert_eq!(value_at(by_column.as_ref(), i), by_row, "field {index} of row {i}");
             }

@@ -24,6 +24,7 @@ pub mod format;
 pub mod generator_source;
 pub mod jdbc;
 pub mod kafka;
+pub mod legacy;
 pub mod lookup_cache;
 pub mod managed;
 pub mod memory_lookup;

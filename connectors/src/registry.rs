@@ -365,7 +365,7 @@ pub trait ConnectorFactory: Send + Sync {
 }
 
 /// A connector's lookup capability, for [`ConnectorFactory::resolve_lookup`]'s default.
-fn no_lookup(identifier: &str, table: &TableDescriptor) -> Error {
+pub(crate) fn no_lookup(identifier: &str, table: &TableDescriptor) -> Error {
     Error::Validation(format!(
         "Temporal table join requires a table that can be looked up, but connector '{identifier}' of table '{}' \
          offers no lookups (connectors that do: hologres, jdbc).",
@@ -528,7 +528,7 @@ impl ConnectorRegistry {
         question: impl FnOnce(&dyn ConnectorFactory, &mut TableOptions, &FactoryContext<'_>) -> Result<T>,
     ) -> Result<T> {
         let asked = || {
-            let mut options = TableOptions::new(table.options.clone());
+            let mut options = TableOptions::new(crate::legacy::current_options(&table.options));
             let (identifier, factory) = self.factory(&mut options)?;
             let ctx = FactoryContext { registry: self };
             let answer = question(factory.as_ref(), &mut options, &ctx)?;

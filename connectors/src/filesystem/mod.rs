@@ -1,5 +1,7 @@
 //! The `filesystem` connector: a bounded source reading a file or a directory, and an
-//! append-only sink writing a directory, in any format.
+//! append-only sink writing a directory, in any format; a table declared with Flink 1.x's
+//! legacy options (`'connector.type' = 'filesystem'`, [`crate::legacy`]) can also be looked up
+//! (read whole when the job starts).
 //!
 //! | option | default | meaning |
 //! |---|---|---|
@@ -11,6 +13,7 @@
 //! in path order; each file is read whole by one subtask. The sink writes
 //! `part-<id>-<subtask>-0` files, hidden (`.part-…inprogress`) until its input ends.
 
+mod lookup;
 mod sink;
 mod source;
 
@@ -28,7 +31,7 @@ use crate::registry::{
     ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
     SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
-use crate::resolved::{ResolvedSink, ResolvedSource};
+use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
 use weir_runtime::DataType;
 
 /// Creates `filesystem` sources and sinks.
@@ -37,7 +40,8 @@ pub struct FilesystemFactory;
 
 /// Declares and reads the options both sides share: the path and `sink.parallelism`.
 fn common_options(options: &mut TableOptions, table: &TableDescriptor) -> Result<(PathBuf, Option<usize>)> {
-    let path = options.required("path").map(PathBuf::from);
+    // A `file://` URI names a local path, as in Flink.
+    let path = options.required("path").map(|p| PathBuf::from(p.strip_prefix("file://").unwrap_or(p)));
     let has_format = options.required("format").is_some();
     let parallelism = sink_parallelism(options, table)?;
     match path {
@@ -75,6 +79,24 @@ impl ConnectorFactory for FilesystemFactory {
         let (path, parallelism) = common_options(options, table)?;
         let format = ctx.format(&table.schema, options)?;
         Ok(Arc::new(FileSinkTable { name: table.name.clone(), path, format, parallelism }))
+    }
+
+    /// A table declared with the legacy descriptor (`'connector.type' = 'filesystem'`) is read
+    /// whole for lookups, as Flink 1.x's `CsvTableSource` was; the current filesystem
+    /// connector, as Flink 2's, offers none.
+    fn resolve_lookup(
+        &self,
+        table: &TableDescriptor,
+        options: &mut TableOptions,
+        ctx: &FactoryContext<'_>,
+    ) -> Result<Arc<dyn ResolvedLookup>> {
+        if !crate::legacy::is_legacy(&table.options) {
+            return Err(crate::registry::no_lookup(self.identifier(), table));
+        }
+        let (path, _) = common_options(options, table)?;
+        let format = ctx.format(&table.schema, options)?;
+        let schema = table.schema.clone();
+        Ok(Arc::new(lookup::FileLookupTable { name: table.name.clone(), path, format, schema }))
     }
 }
 

@@ -40,7 +40,7 @@ pub const IDENTIFIER: &str = "managed table";
 
 /// Whether `table` is a managed table (declared without `'connector'`).
 pub fn is_managed(table: &TableDescriptor) -> bool {
-    !table.options.contains_key("connector")
+    !table.options.contains_key("connector") && !crate::legacy::is_legacy(&table.options)
 }
 
 pub use weir_store::ScanChanges;

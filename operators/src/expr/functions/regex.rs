@@ -27,11 +27,12 @@ fn compile(pattern: &str) -> Result<Regex, ExprError> {
     Regex::new(pattern).map_err(|e| ExprError(format!("Invalid regular expression '{pattern}': {e}")))
 }
 
-/// The compiled constant, or `pattern` compiled now.
-fn pattern_for(compiled: &Option<Regex>, pattern: &str) -> Result<Regex, ExprError> {
+/// The compiled constant (borrowed: a clone of a `Regex` starts with an empty matching cache,
+/// which costs more than the match), or `pattern` compiled now.
+fn pattern_for<'a>(compiled: &'a Option<Regex>, pattern: &str) -> Result<std::borrow::Cow<'a, Regex>, ExprError> {
     match compiled {
-        Some(r) => Ok(r.clone()),
-        None => compile(pattern),
+        Some(r) => Ok(std::borrow::Cow::Borrowed(r)),
+        None => compile(pattern).map(std::borrow::Cow::Owned),
     }
 }
 

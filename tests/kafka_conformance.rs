@@ -54,8 +54,10 @@ fn conformance_cases_read_from_topics_match_flink() {
         let ordered = script.lines().next().is_some_and(|l| l.contains("[ordered]"));
         ran += 1;
         for p in [1, 2, 4] {
+            // From the cases' folder, so that tables not moved to topics (a lookup table's file)
+            // are found where the case names them.
             let output = Command::new(env!("CARGO_BIN_EXE_weir"))
-                .current_dir(work.path())
+                .current_dir(&dir)
                 .args(["run", script_path.to_str().unwrap(), "--parallelism", &p.to_string()])
                 .output()
                 .unwrap();

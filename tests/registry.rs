@@ -43,7 +43,7 @@ fn connector_and_format_lookups_fail_clearly() {
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "pulsar")]),
         "Could not find any factory for identifier 'pulsar'.\n\nAvailable factory identifiers are:\n\n\
-         blackhole\ndatagen\nfilesystem\nhologres\njdbc\nkafka\nprint\nupsert-kafka"
+         blackhole\ndatagen\nfilesystem\nhologres\njdbc\nkafka\nnexmark\nprint\nupsert-kafka"
     );
     assert_eq!(
         source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "parquet")]),

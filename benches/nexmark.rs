@@ -68,12 +68,11 @@ fn script(query: &str, events: u64, dir: &Path) -> std::io::Result<String> {
         text.push_str(&std::fs::read_to_string(queries.join(file))?);
         text.push('\n');
     }
-    let side_input = dir.join("side_input.txt");
+    // q13's side input at `${FLINK_HOME}/data/`: 10 000 rows `i,i` (SideInputGenerator's default).
+    let side_input = dir.join("data/side_input.txt");
     if !side_input.exists() {
-        // The Nexmark side input: 10 000 rows `i,i` (its SideInputGenerator's default).
         let rows: String = (0..10_000).map(|i| format!("{i},{i}\n")).collect();
         std::fs::create_dir_all(dir.join("data"))?;
-        std::fs::write(dir.join("data/side_input.txt"), &rows)?;
         std::fs::write(&side_input, rows)?;
     }
     let variables = [

@@ -132,8 +132,8 @@ pub struct UserFunctions {
 impl UserFunctions {
     /// No functions (where an expression cannot call one: window sizes, partition columns).
     pub fn none() -> &'static UserFunctions {
-        static NONE: std::sync::OnceLock<UserFunctions> = std::sync::OnceLock::new();
-        NONE.get_or_init(UserFunctions::default)
+        static NONE: UserFunctions = UserFunctions { by_name: BTreeMap::new() };
+        &NONE
     }
 
     /// The function called `name`.

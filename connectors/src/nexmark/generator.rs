@@ -322,9 +322,11 @@ fn push_string(random: &mut JavaRandom, max_length: i32, special: char, out: &mu
             out.push((b'a' + random.next_int_below(26) as u8) as char);
         }
     }
-    let trimmed = out[start..].trim_matches(|c: char| c <= ' ').to_string();
-    out.truncate(start);
-    out.push_str(&trimmed);
+    // Java's `trim`, in place: only the special character can be blank.
+    let kept = out[start..].trim_end_matches(|c: char| c <= ' ').len();
+    out.truncate(start + kept);
+    let leading = out[start..].len() - out[start..].trim_start_matches(|c: char| c <= ' ').len();
+    out.drain(start..start + leading);
 }
 
 /// `StringsGenerator.nextExtra`: letters padding a record of `current` bytes to `average` on

@@ -3,7 +3,7 @@
 //! it natively (`weir_operators::expr::functions::java_classes`), anything else is refused at
 //! the statement, saying which classes weir has.
 
-use weir_operators::expr::functions::java_classes::{java_class, JAVA_CLASSES};
+use weir_operators::expr::functions::java_classes::{java_class, java_classes};
 
 use super::Session;
 use crate::catalog::UserFunction;
@@ -31,7 +31,7 @@ impl Session {
                 feature: format!(
                     "the {} class '{class}' of function '{name}' (weir runs no JVM; the classes it implements are {})",
                     language.to_ascii_lowercase(),
-                    JAVA_CLASSES.join(", ")
+                    java_classes().collect::<Vec<_>>().join(", ")
                 ),
             });
         };

@@ -8,17 +8,21 @@ use super::{expect, text, Arity, Nulls, ScalarFunction, ScalarRef};
 use crate::expr::types::is_string;
 use crate::expr::ExprError;
 
-/// The classes weir implements, in the order listed in messages.
-pub const JAVA_CLASSES: &[&str] = &[COUNT_CHAR];
-
 const COUNT_CHAR: &str = "com.github.nexmark.flink.udf.CountChar";
+
+/// The classes weir implements and how to make each as the function called `name`, in the
+/// order messages list them.
+const CLASSES: &[(&str, fn(&str) -> ScalarRef)] =
+    &[(COUNT_CHAR, |name| ScalarRef::new(CountChar { name: name.to_string() }))];
+
+/// The names of the classes weir implements.
+pub fn java_classes() -> impl Iterator<Item = &'static str> {
+    CLASSES.iter().map(|(class, _)| *class)
+}
 
 /// The function `name` implemented by Java class `class`, if weir has the class.
 pub fn java_class(class: &str, name: &str) -> Option<ScalarRef> {
-    match class {
-        COUNT_CHAR => Some(ScalarRef::new(CountChar { name: name.to_string() })),
-        _ => None,
-    }
+    CLASSES.iter().find(|(c, _)| *c == class).map(|(_, make)| make(name))
 }
 
 /// The Nexmark benchmark's `CountChar` (q14): how many bytes of the UTF-8 text `s` equal the

@@ -215,7 +215,7 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                     let same_type = |a: &Expr| a.ty().logical == ty.logical;
                     let conditions_boolean =
                         args.chunks(2).filter(|c| c.len() == 2).all(|c| c[0].ty().logical == LogicalType::Boolean);
-                    let values_typed = args.chunks(2).all(|c| same_type(c.last().unwrap_or(&c[0])));
+                    let values_typed = args.chunks(2).all(|c| same_type(&c[c.len() - 1]));
                     if !(conditions_boolean && values_typed) {
                         return None;
                     }

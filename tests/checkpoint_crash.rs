@@ -7,7 +7,9 @@
 //! parallelism than the run before): `totals` from a GROUP BY (its
 //! state restored each time), `sums` merged by the table's aggregation merge engine (a batch
 //! committed twice would show in its sums), and the rows a regular join of the input with a
-//! table of names writes to a second filesystem sink (its state restored each time).
+//! table of names writes to a second filesystem sink (its state restored each time), and a
+//! table partitioned by `k % 7` whose files roll every 16 KB: each partition holds exactly its
+//! rows and is committed (`_SUCCESS`).
 //!
 //! Also: SIGTERM stops the job with a savepoint, from which the job restores; a damaged
 //! savepoint is refused, naming what is wrong, and nothing is written.
@@ -71,6 +73,9 @@ fn script(dir: &Path) -> String {
            'connector' = 'filesystem', 'path' = '{d}/names.csv', 'format' = 'csv');\n\
          CREATE TABLE joined (id BIGINT, name STRING) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/joined', 'format' = 'csv');\n\
+         CREATE TABLE parts (id BIGINT, v INT, bucket INT) PARTITIONED BY (bucket) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/parts', 'format' = 'csv',\n\
+           'sink.rolling-policy.file-size' = '16kb', 'sink.partition-commit.policy.kind' = 'success-file');\n\
          CREATE TABLE IF NOT EXISTS totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED);\n\
          CREATE TABLE IF NOT EXISTS sums (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH (\n\
            'table.merge-engine' = 'aggregation', 'fields.n.agg' = 'sum', 'fields.s.agg' = 'sum');\n\
@@ -78,11 +83,38 @@ fn script(dir: &Path) -> String {
          INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n\
          INSERT INTO sums SELECT k, CAST(1 AS BIGINT), CAST(v AS BIGINT) FROM src;\n\
          INSERT INTO kept SELECT id, k, v FROM src WHERE v < 10;\n\
+         INSERT INTO parts SELECT id, v, k % 7 FROM src WHERE v < 10;\n\
          INSERT INTO joined SELECT s.id, n.name FROM src AS s JOIN names AS n ON s.k = n.k WHERE s.v < 10;\n\
          INSERT INTO wins SELECT window_end, COUNT(*), SUM(CAST(v AS BIGINT))\n\
            FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;\n\
          END;\n"
     )
+}
+
+/// The rows of a partitioned sink's visible files, each as `<partition directory>/<line>`, sorted.
+fn partitioned_rows(dir: &Path) -> Vec<String> {
+    let mut rows = Vec::new();
+    let Ok(partitions) = std::fs::read_dir(dir) else { return rows };
+    for partition in partitions.map(Result::unwrap) {
+        let name = partition.file_name().to_string_lossy().to_string();
+        rows.extend(common::sink_rows(&partition.path()).into_iter().map(|line| format!("{name}/{line}")));
+    }
+    rows.sort();
+    rows
+}
+
+/// What the partitioned sink holds of the kept rows `id,k,v`: `bucket=<k % 7>/id,v`, sorted.
+fn parts_of(kept: &[String]) -> Vec<String> {
+    let mut rows: Vec<String> = kept
+        .iter()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            let k: u64 = fields[1].parse().unwrap();
+            format!("bucket={}/{},{}", k % 7, fields[0], fields[2])
+        })
+        .collect();
+    rows.sort();
+    rows
 }
 
 /// A name for each even key: `k,name-k`.
@@ -180,6 +212,16 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
         "the join's rows differ from an uninterrupted run's"
     );
     assert!(joined == expected_joined, "the join's rows differ from the input's");
+    let parts = partitioned_rows(&dir.path().join("parts"));
+    assert!(
+        parts == partitioned_rows(&whole.path().join("parts")),
+        "the partitioned sink differs from an uninterrupted run's"
+    );
+    assert!(parts == parts_of(&expected_rows), "the partitioned sink's rows differ from the input's");
+    for bucket in 0..7 {
+        let success = dir.path().join(format!("parts/bucket={bucket}/_SUCCESS"));
+        assert!(success.exists(), "partition {bucket} was not committed");
+    }
     assert_eq!(rows.len(), expected_rows.len(), "rows lost or written twice");
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");

@@ -4,8 +4,10 @@ events weir's `nexmark` connector wrote to tests/conformance/data/nexmark/events
 filesystem table with the Nexmark schema, computed `dateTime` and watermark of ddl_gen.sql), its
 blackhole sink turned into a print sink so the results can be compared with Apache Flink's.
 
-Queries left out: q6 (Flink cannot run it), q10 (writes files), q12 (processing-time windows:
-the result depends on the clock).
+Queries left out: q6 (Flink cannot run it), q12 (processing-time windows: the result depends on
+the clock). q10 writes partitioned files: its case (tests/partitioned/nexmark_q10.sql) runs the
+query as it is, with `${NEXMARK_DIR}` a new directory per run, under checkpoints (Flink commits
+files only on checkpoints), then reads the files back into a print sink.
 
 q13 reads data/side_input.txt (the Nexmark side input: 10 000 rows `i,i`) through the legacy
 `'connector.type' = 'filesystem'` options, with `${FLINK_HOME}` set to `.`; Flink takes only an
@@ -28,6 +30,7 @@ import re
 HERE = pathlib.Path(__file__).resolve().parent
 CASES = HERE.parent.parent / "tests" / "conformance"
 LEFT_OUT = {6, 10, 12}
+PARTITIONED = CASES.parent / "partitioned"
 
 TABLE = """CREATE TABLE datagen (
     event_type int,
@@ -61,6 +64,26 @@ def main():
         assert printed != query, f"q{n} has no blackhole sink"
         header = f"-- Nexmark q{n} over 3000 generated events (benches/nexmark/conformance_cases.py).\n"
         (CASES / f"nexmark_q{n}.sql").write_text(header + TABLE + "\n" + views + "\n\n" + printed)
+    q10 = (HERE / "queries" / "q10.sql").read_text()
+    header = (
+        "-- Nexmark q10 over 3000 generated events (benches/nexmark/conformance_cases.py): the query as it\n"
+        "-- is, its files read back. ${NEXMARK_DIR} is a new directory for each run (tests/filesystem.rs).\n"
+        "SET 'execution.checkpointing.interval' = '1s';\n\n"
+    )
+    read_back = """
+CREATE TABLE q10_files (
+  auction  BIGINT,
+  bidder  BIGINT,
+  price  BIGINT,
+  `dateTime`  TIMESTAMP(3),
+  extra  VARCHAR,
+  dt STRING,
+  hm STRING
+) WITH ('connector' = 'print', 'print-identifier' = 'q10_files');
+
+INSERT INTO q10_files SELECT * FROM nexmark_q10;
+"""
+    (PARTITIONED / "nexmark_q10.sql").write_text(header + TABLE + "\n" + views + "\n\n" + q10 + read_back)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,11 @@ impl ConnectorFactory for BlackholeFactory {
         "blackhole"
     }
 
+    /// A partitioned table's rows are dropped as any others, as Flink's blackhole sink does.
+    fn supports_partitioning(&self) -> bool {
+        true
+    }
+
     fn resolve_sink(
         &self,
         _table: &TableDescriptor,

@@ -132,6 +132,11 @@ impl ConnectorFactory for PrintFactory {
         "print"
     }
 
+    /// A partitioned table's rows are printed as any others, as Flink's print sink does.
+    fn supports_partitioning(&self) -> bool {
+        true
+    }
+
     fn resolve_sink(
         &self,
         table: &TableDescriptor,

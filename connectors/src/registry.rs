@@ -44,6 +44,10 @@ pub struct TableDescriptor {
     pub primary_key: Vec<usize>,
     /// The metadata columns (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`), in schema order.
     pub metadata: Vec<MetadataColumn>,
+    /// The columns of `PARTITIONED BY (…)`, by name, in order; empty for a table without
+    /// partitions. Only a connector that says it writes partitions
+    /// ([`ConnectorFactory::supports_partitioning`]) is given a sink of a partitioned table.
+    pub partition_keys: Vec<String>,
 }
 
 /// A column whose value is the connector's metadata of a record (Kafka's `timestamp`,
@@ -81,6 +85,7 @@ impl TableDescriptor {
             options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             primary_key: Vec::new(),
             metadata: Vec::new(),
+            partition_keys: Vec::new(),
         }
     }
 
@@ -110,6 +115,7 @@ impl TableDescriptor {
                 .iter()
                 .filter_map(|m| Some(MetadataColumn { position: new_position(m.position)?, ..m.clone() }))
                 .collect(),
+            partition_keys: self.partition_keys.clone(),
         }
     }
 
@@ -317,6 +323,12 @@ pub trait ConnectorFactory: Send + Sync {
         &[]
     }
 
+    /// Whether its sinks write a partitioned table (`PARTITIONED BY`) partition by partition
+    /// (Flink's `SupportsPartitioning`); the default: no, and such a table is refused as a sink.
+    fn supports_partitioning(&self) -> bool {
+        false
+    }
+
     /// Reads the options of `table` as a scan's source. The default refuses: a sink-only
     /// connector.
     ///
@@ -479,6 +491,13 @@ impl ConnectorRegistry {
                 "written to the given sink",
                 "writing",
             )?;
+            if !table.partition_keys.is_empty() && !f.supports_partitioning() {
+                return Err(Error::Validation(format!(
+                    "Table '{}' is a partitioned table, but the underlying DynamicTableSink doesn't implement the \
+                     SupportsPartitioning interface.",
+                    table.qualified_name()
+                )));
+            }
             f.resolve_sink(table, o, c)
         })?;
         Ok(SinkTable::new(table.clone(), resolved))

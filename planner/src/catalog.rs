@@ -27,7 +27,7 @@ pub struct CatalogTable {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CatalogEntry {
     /// A table with a connector.
-    Table(CatalogTable),
+    Table(Box<CatalogTable>),
     /// A view: a named query.
     View(Box<Query>),
 }

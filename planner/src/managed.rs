@@ -46,7 +46,7 @@ pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) ->
         let table = read_definition(&definition).map_err(|e| {
             Error::Table(format!("The definition of managed table '{name}' in '{}' cannot be read: {e}", dir.display()))
         })?;
-        catalog.add(&name, CatalogEntry::Table(crate::session::catalog_table(&table, Position::default())?));
+        catalog.add(&name, CatalogEntry::Table(Box::new(crate::session::catalog_table(&table, Position::default())?)));
     }
     Ok(Some(store))
 }
@@ -92,6 +92,10 @@ pub fn definition(table: &CreateTable) -> String {
     }
     let options: Vec<String> = table.options.iter().map(|(k, v)| format!("{} = {}", quote(k), quote(v))).collect();
     let mut sql = format!("CREATE TABLE `{}` (\n  {}\n)", table.name, parts.join(",\n  "));
+    if !table.partition_keys.is_empty() {
+        let keys: Vec<String> = table.partition_keys.iter().map(|k| format!("`{k}`")).collect();
+        sql.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
+    }
     if !options.is_empty() {
         sql.push_str(&format!(" WITH (\n  {}\n)", options.join(",\n  ")));
     }

@@ -83,6 +83,8 @@ pub struct CreateTable {
     pub primary_key: Vec<String>,
     /// `WATERMARK FOR column AS expression`.
     pub watermark: Option<(String, ast::Expr)>,
+    /// `PARTITIONED BY (…)` columns, in order; empty for a table without partitions.
+    pub partition_keys: Vec<String>,
     /// `WITH (…)` options.
     pub options: BTreeMap<String, String>,
     /// Where each option's key is written, and where `WITH` is: errors about an option point there.
@@ -638,6 +640,7 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
         columns: Vec::new(),
         primary_key: Vec::new(),
         watermark: None,
+        partition_keys: Vec::new(),
         options: BTreeMap::new(),
         option_positions: BTreeMap::new(),
         if_not_exists,
@@ -696,6 +699,14 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
     parser.expect_token(&Token::RParen)?;
     if parser.parse_keyword(Keyword::COMMENT) {
         parser.parse_literal_string()?;
+    }
+    if is_word(parser, 0, "PARTITIONED") {
+        parser.next_token();
+        parser.expect_keyword(Keyword::BY)?;
+        parser.expect_token(&Token::LParen)?;
+        table.partition_keys =
+            parser.parse_comma_separated(|p| p.parse_identifier())?.into_iter().map(|i| i.value).collect();
+        parser.expect_token(&Token::RParen)?;
     }
     let at = |token: &TokenWithSpan| Position { line: token.span.start.line, column: token.span.start.column };
     let with = at(&parser.peek_token());

@@ -113,7 +113,9 @@ impl<'a> Planner<'a> {
     pub fn sink_table(&self, name: &str) -> Result<CatalogTable> {
         match self.catalog.get(name) {
             // A sink writes every column but the virtual metadata ones.
-            Some(CatalogEntry::Table(t)) => Ok(CatalogTable { descriptor: t.descriptor.for_writing(), ..t.clone() }),
+            Some(CatalogEntry::Table(t)) => {
+                Ok(CatalogTable { descriptor: t.descriptor.for_writing(), ..(**t).clone() })
+            }
             _ => {
                 let quoted: Vec<String> = Catalog::qualified(name).split('.').map(|part| format!("`{part}`")).collect();
                 Err(Error::Catalog(format!(

@@ -1,5 +1,6 @@
 //! The `filesystem` connector: a bounded source reading a file or a directory, and an
-//! append-only sink writing a directory, in any format; a table declared with Flink 1.x's
+//! append-only sink writing a directory, in any format, both with Flink's partitioned layout
+//! for a table `PARTITIONED BY` columns ([`partition`]); a table declared with Flink 1.x's
 //! legacy options (`'connector.type' = 'filesystem'`, [`crate::legacy`]) can also be looked up
 //! (read whole when the job starts).
 //!
@@ -8,19 +9,37 @@
 //! | `path` | required | a file or directory to read; the directory to write |
 //! | `format` | required | `csv` or `json`, with that format's options |
 //! | `sink.parallelism` | the input's | number of sink subtasks |
+//! | `partition.default-name` | `__DEFAULT_PARTITION__` | the directory of a NULL or empty partition value |
+//! | `sink.rolling-policy.file-size` | `128MB` | a part file holding more is closed |
+//! | `sink.rolling-policy.rollover-interval` | `30 min` | the longest a part file stays open |
+//! | `sink.rolling-policy.inactivity-interval` | `30 min` | a part file unwritten this long is closed |
+//! | `sink.rolling-policy.check-interval` | `1 min` | how often the two limits above are checked |
+//! | `sink.partition-commit.trigger` | `process-time` | `process-time` or `partition-time` |
+//! | `sink.partition-commit.delay` | `0 s` | how long after its time a partition is committed |
+//! | `sink.partition-commit.watermark-time-zone` | `UTC` | the zone partition times are in |
+//! | `sink.partition-commit.policy.kind` | none | `success-file` (no commit without one) |
+//! | `sink.partition-commit.success-file.name` | `_SUCCESS` | the success file's name |
+//! | `partition.time-extractor.timestamp-pattern` | first value | `$dt $hm:00`: a partition's time |
+//! | `partition.time-extractor.timestamp-formatter` | `yyyy-MM-dd HH:mm:ss` | how that text reads |
 //!
 //! Reading a directory reads every file below it whose name does not start with `.` or `_`,
-//! in path order; each file is read whole by one subtask. The sink writes
-//! `part-<id>-<subtask>-0` files, hidden (`.part-…inprogress`) until its input ends.
+//! in path order; each file is read whole by one subtask, with the values of its partition
+//! columns taken from its directories. The sink writes `part-<id>-<subtask>-<n>` files, hidden
+//! (`.part-…inprogress`) until committed ([`sink`], [`commit`]).
 
+mod commit;
 mod lookup;
+mod partition;
 mod sink;
 mod source;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 pub use sink::FileSink;
+use sink::PartitionSink;
 pub use source::FileSource;
 
 use crate::error::{Error, Result};
@@ -32,6 +51,8 @@ use crate::registry::{
     SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
 use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
+use commit::{CommitPolicy, PartitionCommitter, RollingPolicy};
+use partition::Partitioning;
 use weir_runtime::DataType;
 
 /// Creates `filesystem` sources and sinks.
@@ -58,6 +79,10 @@ impl ConnectorFactory for FilesystemFactory {
         "filesystem"
     }
 
+    fn supports_partitioning(&self) -> bool {
+        true
+    }
+
     fn resolve_source(
         &self,
         table: &TableDescriptor,
@@ -65,9 +90,14 @@ impl ConnectorFactory for FilesystemFactory {
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedSource>> {
         let (path, _) = common_options(options, table)?;
-        let format = ctx.format(&table.schema, options)?;
+        let partitioning = Partitioning::of(table, options)?;
+        let data_schema = partitioning.as_ref().map_or_else(|| table.schema.clone(), |p| p.data_schema(&table.schema));
+        let format = ctx.format(&data_schema, options)?;
+        // One table is read and written: the sink's options are the table's too, as in Flink.
+        RollingPolicy::read(options)?;
+        CommitPolicy::read(options, partitioning.is_some())?;
         let types = table.schema.fields.iter().map(|f| f.data_type.clone()).collect();
-        Ok(Arc::new(FileTable { name: table.name.clone(), path, format, types }))
+        Ok(Arc::new(FileTable { name: table.name.clone(), path, format, types, partitioning }))
     }
 
     fn resolve_sink(
@@ -77,8 +107,20 @@ impl ConnectorFactory for FilesystemFactory {
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedSink>> {
         let (path, parallelism) = common_options(options, table)?;
-        let format = ctx.format(&table.schema, options)?;
-        Ok(Arc::new(FileSinkTable { name: table.name.clone(), path, format, parallelism }))
+        let partitioning = Partitioning::of(table, options)?;
+        let data_schema = partitioning.as_ref().map_or_else(|| table.schema.clone(), |p| p.data_schema(&table.schema));
+        let format = ctx.format(&data_schema, options)?;
+        let rolling = RollingPolicy::read(options)?;
+        let commit = CommitPolicy::read(options, partitioning.is_some())?;
+        Ok(Arc::new(FileSinkTable {
+            name: table.name.clone(),
+            path,
+            format,
+            parallelism,
+            rolling,
+            partitioning,
+            commit,
+        }))
     }
 
     /// A table declared with the legacy descriptor (`'connector.type' = 'filesystem'`) is read
@@ -106,6 +148,7 @@ struct FileTable {
     path: PathBuf,
     format: Arc<dyn Format>,
     types: Vec<DataType>,
+    partitioning: Option<Partitioning>,
 }
 
 impl ResolvedSource for FileTable {
@@ -120,11 +163,16 @@ impl ResolvedSource for FileTable {
     fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
         let (name, path, format, types) =
             (self.name.clone(), self.path.clone(), Arc::clone(&self.format), self.types.clone());
+        let partitioning = self.partitioning.clone();
         Ok(SourceProvider {
             parallelism: None,
             bounded: true,
             factory: Arc::new(move |info| {
-                Box::new(FileSource::new(name.clone(), path.clone(), Arc::clone(&format), &types, info))
+                let source = FileSource::new(name.clone(), path.clone(), Arc::clone(&format), &types, info);
+                Box::new(match &partitioning {
+                    Some(p) => source.with_partitions(p.clone(), &types),
+                    None => source,
+                })
             }),
         })
     }
@@ -136,6 +184,9 @@ struct FileSinkTable {
     path: PathBuf,
     format: Arc<dyn Format>,
     parallelism: Option<usize>,
+    rolling: RollingPolicy,
+    partitioning: Option<Partitioning>,
+    commit: Option<CommitPolicy>,
 }
 
 impl FileSinkTable {
@@ -154,15 +205,26 @@ impl ResolvedSink for FileSinkTable {
         Ok(SinkAbilities { parallelism: self.parallelism, changelog_mode: self.changelog_mode() })
     }
 
-    /// Each sink built writes part files named by an id of its own.
+    /// Each sink built writes part files named by an id of its own; its subtasks share one
+    /// partition committer.
     fn create(&self, _sink: &SinkContext) -> Result<SinkProvider> {
         let id = format!("{:016x}", rand::random::<u64>());
         let (name, path, format) = (self.name.clone(), self.path.clone(), Arc::clone(&self.format));
+        let (rolling, partitioning, commit) = (self.rolling, self.partitioning.clone(), self.commit.clone());
+        let committer: Arc<Mutex<Option<Arc<Mutex<PartitionCommitter>>>>> = Arc::default();
         Ok(SinkProvider {
             parallelism: self.parallelism,
             changelog_mode: self.changelog_mode(),
             factory: Arc::new(move |info| {
-                Box::new(FileSink::new(name.clone(), path.clone(), format.encoder(), &id, info.index))
+                let sink =
+                    FileSink::new(name.clone(), path.clone(), format.encoder(), &id, info.index).with_rolling(rolling);
+                let Some(partitioning) = &partitioning else { return Box::new(sink) };
+                let committer = commit.as_ref().map(|policy| {
+                    let mut shared = committer.lock();
+                    let make = || PartitionCommitter::new(policy.clone(), path.clone(), partitioning, info.parallelism);
+                    Arc::clone(shared.get_or_insert_with(|| Arc::new(Mutex::new(make()))))
+                });
+                Box::new(sink.with_partitions(PartitionSink::new(partitioning.clone(), committer)))
             }),
         })
     }

@@ -1,50 +1,105 @@
 //! Writing files: part files per subtask, hidden while in progress and made visible when
 //! they are committed, as Flink's file sink does.
 //!
-//! Rows go into `.part-<id>-<subtask>-<n>.inprogress`. Without checkpoints that file is renamed
-//! to `part-<id>-<subtask>-<n>` when the input ends. With checkpoints, a checkpoint's barrier
-//! closes the file (flushed to disk) and keeps it pending in the sink's state, and the next
-//! rows go into file `n + 1`; when the checkpoint completes, its pending files are renamed
-//! into place. So a reader sees exactly the rows of completed checkpoints. A restored sink
-//! commits the pending files of the checkpoint it is restored from (again, harmlessly, when
-//! they were committed before) and deletes the in-progress files the failed run wrote after
-//! it, whose rows the restored sources send again. At the end of input the last file is
-//! committed at once without checkpoints; with them it waits, pending, for the job's final
-//! checkpoint (or the next one), so that a job killed while it ends restores to commit it
-//! rather than to write its rows twice.
+//! Rows go into `.part-<id>-<subtask>-<n>.inprogress` (in the directory of their partition,
+//! `k1=v1/k2=v2/`, for a partitioned table: see [`super::partition`]). A file is closed when
+//! the rolling policy says so ([`super::commit`]: size, age, inactivity) or a checkpoint's
+//! barrier arrives; the next rows go into file `n + 1`. A closed file is pending until a
+//! checkpoint holding it completes, then renamed to `part-<id>-<subtask>-<n>`; so a reader sees
+//! exactly the rows of completed checkpoints. Without checkpoints a closed file is renamed at
+//! once, and the last ones when the input ends. A restored sink commits the pending files of the
+//! checkpoint it is restored from (again, harmlessly, when they were committed before) and
+//! deletes the in-progress files the failed run wrote after it, whose rows the restored sources
+//! send again. At the end of input the open files are closed and, with checkpoints, wait for
+//! the job's final checkpoint (or the next one), so that a job killed while it ends restores to
+//! commit them rather than to write their rows twice.
+//!
+//! Each completed checkpoint (and the end of input) is reported to the sink's
+//! [`PartitionCommitter`] with the partitions written before it, which commits partitions.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use weir_runtime::checkpoint::codec::DecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::operator::owned_parts;
-use weir_runtime::{Chunk, Error as RuntimeError, Operator, OperatorContext, Output, Result as RuntimeResult, RowKind};
+use weir_runtime::{
+    Chunk, Error as RuntimeError, Operator, OperatorContext, Output, Result as RuntimeResult, RowKind, TimeDomain,
+    Timer, Value,
+};
 
+use super::commit::{PartitionCommitter, RollingPolicy};
+use super::partition::Partitioning;
 use crate::error::Error;
 use crate::format::Encoder;
 
-/// A closed part file waiting for its checkpoint to complete.
+/// A closed part file waiting for a checkpoint to complete: the next checkpoint's until one
+/// takes it (`checkpoint` `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pending {
-    checkpoint: u64,
+    checkpoint: Option<u64>,
     in_progress: PathBuf,
     finished: PathBuf,
 }
 
-/// Appends rows to part files in a directory (see the module docs). Accepts only `+I` rows:
-/// the filesystem is append-only.
+/// A part file being written.
+struct OpenFile {
+    writer: BufWriter<File>,
+    /// Its number (`part-…-<n>`).
+    number: u64,
+    bytes: u64,
+    /// Processing time it was opened and last written to.
+    opened: i64,
+    written: i64,
+}
+
+/// The partitions a sink writes and the committer it reports them to.
+pub(crate) struct PartitionSink {
+    partitioning: Partitioning,
+    /// Shared by the sink's subtasks; `None` without a commit policy.
+    committer: Option<Arc<Mutex<PartitionCommitter>>>,
+}
+
+impl PartitionSink {
+    pub(crate) fn new(partitioning: Partitioning, committer: Option<Arc<Mutex<PartitionCommitter>>>) -> Self {
+        PartitionSink { partitioning, committer }
+    }
+}
+
+/// The partitions a subtask wrote, by when, until the committer has been told.
+#[derive(Debug, Default)]
+struct WrittenPartitions {
+    /// Since the last checkpoint.
+    current: BTreeSet<String>,
+    /// Before each checkpoint not yet complete.
+    by_checkpoint: BTreeMap<u64, BTreeSet<String>>,
+    /// Reported to the committer and maybe not committed yet (kept in checkpoints, reported
+    /// again after a restore).
+    reported: BTreeSet<String>,
+}
+
+/// Appends rows to part files in a directory, one file per partition being written (see the
+/// module docs). Accepts only `+I` rows: the filesystem is append-only.
 pub struct FileSink {
     table: String,
     dir: PathBuf,
     encoder: Box<dyn Encoder>,
     /// `part-<id>-<subtask>-`: the start of every part file's name.
     prefix: String,
-    /// The number of the part file being written.
+    /// The number of the next part file.
     counter: u64,
-    file: Option<BufWriter<File>>,
+    /// The open files, by partition directory (`""` without partitions).
+    open: BTreeMap<String, OpenFile>,
     pending: Vec<Pending>,
+    rolling: RollingPolicy,
+    partitions: Option<PartitionSink>,
+    written: WrittenPartitions,
+    /// The watermark at each checkpoint not yet complete.
+    watermarks: BTreeMap<u64, i64>,
     /// The input has ended: every pending file is due at the next completed checkpoint.
     ended: bool,
     text: String,
@@ -59,9 +114,11 @@ impl std::fmt::Debug for FileSink {
 /// The sections of a file sink's state.
 const PENDING: &str = "pending";
 const WRITING: &str = "writing";
+const PARTITIONS: &str = "partitions";
 
 impl FileSink {
-    /// The sink of subtask `subtask` of the table `table`, writing into `dir`.
+    /// The sink of subtask `subtask` of the table `table`, writing into `dir` with Flink's
+    /// default rolling policy and no partitions.
     pub fn new(table: String, dir: PathBuf, encoder: Box<dyn Encoder>, id: &str, subtask: usize) -> Self {
         FileSink {
             table,
@@ -69,27 +126,56 @@ impl FileSink {
             encoder,
             prefix: format!("part-{id}-{subtask}-"),
             counter: 0,
-            file: None,
+            open: BTreeMap::new(),
             pending: Vec::new(),
+            rolling: RollingPolicy {
+                file_size: 128 << 20,
+                rollover_ms: 1_800_000,
+                inactivity_ms: 1_800_000,
+                check_ms: 60_000,
+            },
+            partitions: None,
+            written: WrittenPartitions::default(),
+            watermarks: BTreeMap::new(),
             ended: false,
             text: String::new(),
         }
     }
 
-    fn in_progress(&self, n: u64) -> PathBuf {
-        self.dir.join(format!(".{}{n}.inprogress", self.prefix))
+    /// The sink closing its files by `rolling`.
+    pub(crate) fn with_rolling(mut self, rolling: RollingPolicy) -> Self {
+        self.rolling = rolling;
+        self
     }
 
-    fn finished(&self, n: u64) -> PathBuf {
-        self.dir.join(format!("{}{n}", self.prefix))
+    /// The sink writing each row into the directory of its partition (the encoder then
+    /// encodes the other columns only).
+    pub(crate) fn with_partitions(mut self, partitions: PartitionSink) -> Self {
+        self.partitions = Some(partitions);
+        self
+    }
+
+    fn file_name(&self, partition: &str, n: u64, in_progress: bool) -> PathBuf {
+        let name = if in_progress { format!(".{}{n}.inprogress", self.prefix) } else { format!("{}{n}", self.prefix) };
+        if partition.is_empty() {
+            self.dir.join(name)
+        } else {
+            self.dir.join(partition).join(name)
+        }
     }
 
     fn io(path: &Path, source: std::io::Error) -> RuntimeError {
         Error::Io { path: path.display().to_string(), source }.into()
     }
 
-    fn writer(&mut self) -> RuntimeResult<&mut BufWriter<File>> {
-        if self.file.is_none() {
+    /// Appends `text` to the file of `partition`, first closing it when it holds more than the
+    /// rolling policy's size.
+    fn write(&mut self, partition: &str, text: &str, ctx: &OperatorContext) -> RuntimeResult<()> {
+        let now = ctx.processing_time();
+        if self.open.get(partition).is_some_and(|f| f.bytes > self.rolling.file_size) {
+            self.roll(partition, ctx)?;
+        }
+        if !self.open.contains_key(partition) {
             if self.dir.is_file() {
                 return Err(RuntimeError::execution(format!(
                     "The path '{}' of the filesystem sink of table '{}' is a file; it must be a directory.",
@@ -97,32 +183,109 @@ impl FileSink {
                     self.table
                 )));
             }
-            std::fs::create_dir_all(&self.dir).map_err(|e| Self::io(&self.dir, e))?;
-            let path = self.in_progress(self.counter);
+            let path = self.file_name(partition, self.counter, true);
+            let parent = path.parent().unwrap_or(&self.dir).to_path_buf();
+            std::fs::create_dir_all(&parent).map_err(|e| Self::io(&parent, e))?;
             let file = File::create(&path).map_err(|e| Self::io(&path, e))?;
-            self.file = Some(BufWriter::with_capacity(1 << 16, file));
+            let writer = BufWriter::with_capacity(1 << 16, file);
+            self.open.insert(
+                partition.to_string(),
+                OpenFile { writer, number: self.counter, bytes: 0, opened: now, written: now },
+            );
+            self.counter += 1;
+            if self.partitions.is_some() {
+                self.written.current.insert(partition.to_string());
+            }
         }
-        Ok(self.file.as_mut().unwrap_or_else(|| unreachable!("the file was just opened")))
+        let number = self.open[partition].number;
+        let file = self.open.get_mut(partition).unwrap_or_else(|| unreachable!("the file was just opened"));
+        file.bytes += text.len() as u64;
+        file.written = now;
+        let result = file.writer.write_all(text.as_bytes());
+        result.map_err(|e| Self::io(&self.file_name(partition, number, true), e))
     }
 
-    /// Closes the file being written (flushed and synced) and keeps it pending for
-    /// `checkpoint`; the next rows go into the next file.
-    fn roll(&mut self, checkpoint: u64) -> RuntimeResult<()> {
-        let Some(file) = self.file.take() else { return Ok(()) };
-        let in_progress = self.in_progress(self.counter);
-        let file = file.into_inner().map_err(|e| Self::io(&in_progress, e.into_error()))?;
-        file.sync_all().map_err(|e| Self::io(&in_progress, e))?;
-        self.pending.push(Pending { checkpoint, in_progress, finished: self.finished(self.counter) });
-        self.counter += 1;
+    /// Closes the file of `partition` (flushed and synced): pending for the next checkpoint,
+    /// or committed at once in a job without checkpoints.
+    fn roll(&mut self, partition: &str, ctx: &OperatorContext) -> RuntimeResult<()> {
+        self.close(partition)?;
+        if !ctx.checkpointing() && !self.ended {
+            self.commit(None)?;
+        }
         Ok(())
     }
 
-    /// Makes the pending files of checkpoints up to `checkpoint` visible.
-    fn commit(&mut self, checkpoint: u64) -> RuntimeResult<()> {
-        let (due, later): (Vec<Pending>, Vec<Pending>) =
-            std::mem::take(&mut self.pending).into_iter().partition(|p| p.checkpoint <= checkpoint);
+    fn close(&mut self, partition: &str) -> RuntimeResult<()> {
+        let Some(file) = self.open.remove(partition) else { return Ok(()) };
+        let in_progress = self.file_name(partition, file.number, true);
+        let handle = file.writer.into_inner().map_err(|e| Self::io(&in_progress, e.into_error()))?;
+        handle.sync_all().map_err(|e| Self::io(&in_progress, e))?;
+        let finished = self.file_name(partition, file.number, false);
+        self.pending.push(Pending { checkpoint: None, in_progress, finished });
+        Ok(())
+    }
+
+    fn close_all(&mut self) -> RuntimeResult<()> {
+        let partitions: Vec<String> = self.open.keys().cloned().collect();
+        partitions.iter().try_for_each(|p| self.close(p))
+    }
+
+    /// Makes visible the pending files of checkpoints up to `upto` (`None`: every one).
+    fn commit(&mut self, upto: Option<u64>) -> RuntimeResult<()> {
+        let due = |p: &Pending| upto.is_none_or(|c| p.checkpoint.is_some_and(|k| k <= c));
+        let (due, later): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending).into_iter().partition(due);
         self.pending = later;
         due.iter().try_for_each(commit_file)
+    }
+
+    /// Tells the committer that this subtask's files up to `checkpoint` are visible, with the
+    /// partitions written before it.
+    fn report(&mut self, checkpoint: u64, ctx: &OperatorContext) -> RuntimeResult<()> {
+        let Some(committer) = self.partitions.as_ref().and_then(|p| p.committer.clone()) else { return Ok(()) };
+        let mut partitions = BTreeSet::new();
+        let later = self.written.by_checkpoint.split_off(&checkpoint.saturating_add(1));
+        for (_, written) in std::mem::replace(&mut self.written.by_checkpoint, later) {
+            partitions.extend(written);
+        }
+        if self.ended && checkpoint == u64::MAX {
+            partitions.append(&mut self.written.current);
+        }
+        let later = self.watermarks.split_off(&checkpoint.saturating_add(1));
+        let watermark = std::mem::replace(&mut self.watermarks, later).into_values().last();
+        let watermark = if self.ended { i64::MAX } else { watermark.unwrap_or(ctx.current_watermark()) };
+        self.written.reported.extend(partitions.iter().cloned());
+        let now = ctx.processing_time();
+        let subtask = ctx.subtask().index;
+        let mut committer = committer.lock();
+        committer.report(subtask, checkpoint, watermark, self.ended, partitions, now)?;
+        self.written.reported.retain(|p| committer.is_pending(p));
+        Ok(())
+    }
+
+    /// Groups the rows of `chunk` by partition: each partition's directory and the positions of
+    /// its rows, in order of first appearance.
+    fn split_by_partition(partitioning: &Partitioning, chunk: &Chunk) -> Vec<(String, Vec<u32>)> {
+        let keys = chunk.project(&partitioning.key_columns());
+        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        let mut last: Option<(&[Value], usize)> = None;
+        for (i, (_, values)) in keys.rows().enumerate() {
+            let group = match last {
+                Some((previous, group)) if previous == values => group,
+                _ => {
+                    let dir = partitioning.directory(values);
+                    match groups.iter().position(|(d, _)| *d == dir) {
+                        Some(group) => group,
+                        None => {
+                            groups.push((dir, Vec::new()));
+                            groups.len() - 1
+                        }
+                    }
+                }
+            };
+            groups[group].1.push(i as u32);
+            last = Some((values, group));
+        }
+        groups
     }
 }
 
@@ -141,25 +304,49 @@ impl Operator for FileSink {
         "Sink: Filesystem"
     }
 
+    /// Starts checking the rolling policy's time limits.
+    fn open(&mut self, ctx: &mut OperatorContext) -> RuntimeResult<()> {
+        let next = ctx.processing_time().saturating_add(self.rolling.check_ms);
+        ctx.register_processing_time_timer(next, Vec::new());
+        Ok(())
+    }
+
     fn process_chunk(
         &mut self,
         _input: usize,
         chunk: Chunk,
-        _ctx: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         _out: &mut Output,
     ) -> RuntimeResult<()> {
-        self.text.clear();
         if let Some(kind) = chunk.kinds().iter().find(|k| **k != RowKind::Insert) {
             return Err(RuntimeError::execution(format!(
                 "The filesystem sink of table '{}' is append-only: it cannot write a '{kind}' row.",
                 self.table
             )));
         }
-        self.encoder.encode_chunk(&chunk, &mut self.text);
-        let text = std::mem::take(&mut self.text);
-        let result = self.writer()?.write_all(text.as_bytes());
+        let mut text = std::mem::take(&mut self.text);
+        let result = match &self.partitions {
+            None => {
+                text.clear();
+                self.encoder.encode_chunk(&chunk, &mut text);
+                self.write("", &text, ctx)
+            }
+            Some(partitions) => {
+                let data = partitions.partitioning.data_columns().to_vec();
+                Self::split_by_partition(&partitions.partitioning, &chunk).into_iter().try_for_each(|(dir, rows)| {
+                    text.clear();
+                    let rows = if rows.len() == chunk.len() {
+                        chunk.project(&data)
+                    } else {
+                        chunk.selected(&rows).project(&data)
+                    };
+                    self.encoder.encode_chunk(&rows, &mut text);
+                    self.write(&dir, &text, ctx)
+                })
+            }
+        };
         self.text = text;
-        result.map_err(|e| Self::io(&self.in_progress(self.counter), e))
+        result
     }
 
     fn process_watermark(
@@ -171,19 +358,48 @@ impl Operator for FileSink {
         Ok(())
     }
 
-    /// The file written so far becomes pending for this checkpoint; the state holds every
-    /// pending file and which in-progress files come after them.
+    /// Closes the files open too long or unwritten too long, and checks again later.
+    fn on_timer(&mut self, timer: Timer, ctx: &mut OperatorContext, _out: &mut Output) -> RuntimeResult<()> {
+        if timer.domain != TimeDomain::ProcessingTime || self.ended {
+            return Ok(());
+        }
+        let now = ctx.processing_time();
+        let RollingPolicy { rollover_ms, inactivity_ms, check_ms, .. } = self.rolling;
+        let due: Vec<String> = self
+            .open
+            .iter()
+            .filter(|(_, f)| now - f.opened >= rollover_ms || now - f.written >= inactivity_ms)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for partition in due {
+            self.roll(&partition, ctx)?;
+        }
+        ctx.register_processing_time_timer(now.saturating_add(check_ms), Vec::new());
+        Ok(())
+    }
+
+    /// Every open file is closed and pending for this checkpoint; the state holds every
+    /// pending file, which in-progress files come after them, and the partitions the
+    /// committer has still to hear of or commit.
     fn snapshot_state(
         &mut self,
         checkpoint: u64,
-        _: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         state: &mut StateWriter,
     ) -> RuntimeResult<()> {
-        self.roll(checkpoint)?;
+        self.close_all()?;
+        for p in self.pending.iter_mut().filter(|p| p.checkpoint.is_none()) {
+            p.checkpoint = Some(checkpoint);
+        }
+        if self.partitions.is_some() {
+            let current = std::mem::take(&mut self.written.current);
+            self.written.by_checkpoint.entry(checkpoint).or_default().extend(current);
+            self.watermarks.insert(checkpoint, ctx.current_watermark());
+        }
         let out = state.section(PENDING);
         out.u32(self.pending.len() as u32);
         for p in &self.pending {
-            out.u64(p.checkpoint);
+            out.u64(p.checkpoint.unwrap_or(checkpoint));
             out.str(&p.in_progress.to_string_lossy());
             out.str(&p.finished.to_string_lossy());
         }
@@ -191,6 +407,15 @@ impl Operator for FileSink {
         writing.str(&self.dir.to_string_lossy());
         writing.str(&self.prefix);
         writing.u64(self.counter);
+        if self.partitions.is_some() {
+            let w = &self.written;
+            let all: BTreeSet<&String> = w.reported.iter().chain(w.by_checkpoint.values().flatten()).collect();
+            let out = state.section(PARTITIONS);
+            out.u32(all.len() as u32);
+            for partition in all {
+                out.str(partition);
+            }
+        }
         Ok(())
     }
 
@@ -202,14 +427,15 @@ impl Operator for FileSink {
     fn notify_checkpoint_complete(
         &mut self,
         checkpoint: u64,
-        _: &mut OperatorContext,
+        ctx: &mut OperatorContext,
         _: &mut Output,
     ) -> RuntimeResult<()> {
-        self.commit(if self.ended { u64::MAX } else { checkpoint })
+        self.commit(if self.ended { None } else { Some(checkpoint) })?;
+        self.report(checkpoint, ctx)
     }
 
-    /// Commits the pending files of the old subtasks this one takes over and deletes their
-    /// in-progress files written after the checkpoint.
+    /// Commits the pending files of the old subtasks this one takes over, deletes their
+    /// in-progress files written after the checkpoint, and reports their partitions again.
     fn restore_state(&mut self, ctx: &mut OperatorContext, states: &[StateReader]) -> RuntimeResult<()> {
         let malformed = |e: DecodeError| {
             RuntimeError::Restore(format!("the state of the filesystem sink of '{}' is malformed: {e}", self.table))
@@ -217,7 +443,7 @@ impl Operator for FileSink {
         for state in owned_parts(states, ctx.subtask()) {
             if let Some(mut input) = state.section(PENDING) {
                 for _ in 0..input.u32().map_err(malformed)? {
-                    let checkpoint = input.u64().map_err(malformed)?;
+                    let checkpoint = Some(input.u64().map_err(malformed)?);
                     let in_progress = PathBuf::from(input.str().map_err(malformed)?);
                     let finished = PathBuf::from(input.str().map_err(malformed)?);
                     commit_file(&Pending { checkpoint, in_progress, finished })?;
@@ -229,35 +455,46 @@ impl Operator for FileSink {
                 let from = input.u64().map_err(malformed)?;
                 discard_in_progress(&dir, &prefix, from);
             }
+            if let Some(mut input) = state.section(PARTITIONS) {
+                for _ in 0..input.u32().map_err(malformed)? {
+                    self.written.current.insert(input.str().map_err(malformed)?.to_string());
+                }
+            }
         }
         Ok(())
     }
 
     fn end_of_input(&mut self, ctx: &mut OperatorContext, _out: &mut Output) -> RuntimeResult<()> {
-        self.roll(u64::MAX)?;
+        self.close_all()?;
         self.ended = true;
         if ctx.checkpointing() {
             Ok(())
         } else {
-            self.commit(u64::MAX)
+            self.commit(None)?;
+            self.report(u64::MAX, ctx)
         }
     }
 }
 
-/// Deletes the in-progress files `<prefix><n>.inprogress` with `n >= from` in `dir`: rows a
-/// failed run wrote after its last checkpoint.
+/// Deletes the in-progress files `<prefix><n>.inprogress` with `n >= from` in `dir` and the
+/// partition directories below it: rows a failed run wrote after its last checkpoint.
 fn discard_in_progress(dir: &Path, prefix: &str, from: u64) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
+        let path = entry.path();
         let name = entry.file_name();
+        if path.is_dir() && name.to_str().is_some_and(|n| n.contains('=')) {
+            discard_in_progress(&path, prefix, from);
+            continue;
+        }
         let number = name
             .to_str()
             .and_then(|n| n.strip_prefix(prefix))
             .and_then(|n| n.strip_suffix(".inprogress"))
             .and_then(|n| n.parse::<u64>().ok());
         if number.is_some_and(|n| n >= from) {
-            if let Err(error) = std::fs::remove_file(entry.path()) {
-                tracing::warn!(path = %entry.path().display(), %error, "cannot delete a file a failed run was writing");
+            if let Err(error) = std::fs::remove_file(&path) {
+                tracing::warn!(path = %path.display(), %error, "cannot delete a file a failed run was writing");
             }
         }
     }

@@ -15,15 +15,17 @@ use std::sync::Arc;
 
 use weir_runtime::checkpoint::codec::DecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
-use weir_runtime::columnar::ColumnsBuilder;
+use weir_runtime::columnar::{array_from_values, arrow_type, ArrayRef, ColumnsBuilder};
 use weir_runtime::operator::owned_parts;
 use weir_runtime::{
     Chunk, Error as RuntimeError, OperatorContext, Output, Result as RuntimeResult, RowKind, Source, SourceStatus,
-    Splits, SubtaskInfo,
+    Splits, SubtaskInfo, Value,
 };
 
 use crate::error::{Error, Result};
 use crate::format::{Decoder, Format, Lines};
+
+use super::partition::Partitioning;
 
 /// The file being read.
 struct OpenFile {
@@ -33,6 +35,8 @@ struct OpenFile {
     decoder: Box<dyn Decoder>,
     /// The byte it started reading at.
     start: u64,
+    /// The values of the table's partition columns its directories name.
+    partition: Vec<Value>,
 }
 
 /// A file still to read: from byte `offset`, which follows line `line`.
@@ -90,6 +94,43 @@ pub struct FileSource {
     bytes_total: u64,
     /// Bytes of the files read to their end.
     bytes_done: u64,
+    /// The table's partition columns, read from the directories rather than the files.
+    partitions: Option<PartitionColumns>,
+}
+
+/// The partition columns of the chunk being read: which they are and, in runs, their values.
+struct PartitionColumns {
+    partitioning: Partitioning,
+    /// The types of all the table's columns.
+    types: Vec<weir_runtime::DataType>,
+    /// Runs of rows with one partition's values, in order.
+    runs: Vec<(usize, Vec<Value>)>,
+}
+
+impl PartitionColumns {
+    /// Counts `rows` more rows of the partition `values`.
+    fn extend(&mut self, rows: usize, values: &[Value]) {
+        match self.runs.last_mut() {
+            Some((n, last)) if last == values => *n += rows,
+            _ if rows == 0 => {}
+            _ => self.runs.push((rows, values.to_vec())),
+        }
+    }
+
+    /// The table's columns from the files' `data` columns and the runs, in schema order.
+    fn assemble(&mut self, data: Vec<ArrayRef>) -> std::result::Result<Vec<ArrayRef>, String> {
+        let runs = std::mem::take(&mut self.runs);
+        let mut columns: Vec<Option<ArrayRef>> = vec![None; self.types.len()];
+        for (&position, array) in self.partitioning.data_columns().iter().zip(data) {
+            columns[position] = Some(array);
+        }
+        for (k, position) in self.partitioning.key_columns().into_iter().enumerate() {
+            let values: Vec<&Value> = runs.iter().flat_map(|(n, v)| std::iter::repeat_n(&v[k], *n)).collect();
+            let array = array_from_values(&arrow_type(&self.types[position]), &values).map_err(|e| e.to_string())?;
+            columns[position] = Some(array);
+        }
+        columns.into_iter().map(|c| c.ok_or_else(|| "a column of the table is missing".to_string())).collect()
+    }
 }
 
 impl std::fmt::Debug for FileSource {
@@ -121,7 +162,18 @@ impl FileSource {
             kinds: Vec::new(),
             bytes_total: 0,
             bytes_done: 0,
+            partitions: None,
         }
+    }
+
+    /// The source of a partitioned table with columns of `types`: the format reads the columns
+    /// other than `partitioning`'s, whose values come from each file's directories.
+    pub(crate) fn with_partitions(mut self, partitioning: Partitioning, types: &[weir_runtime::DataType]) -> Self {
+        let types = types.to_vec();
+        let data: Vec<weir_runtime::DataType> = partitioning.data_columns().iter().map(|&i| types[i].clone()).collect();
+        self.columns = ColumnsBuilder::for_types(&data);
+        self.partitions = Some(PartitionColumns { partitioning, types, runs: Vec::new() });
+        self
     }
 
     /// This subtask's share of the path's files: every `parallelism`-th from its index.
@@ -146,7 +198,11 @@ impl FileSource {
         }
         let lines = Lines::resumed(Box::new(BufReader::with_capacity(1 << 16, file)), offset, line);
         let decoder = self.format.decoder();
-        self.readers[k].current = Some(OpenFile { path, display, lines, decoder, start: offset });
+        let partition = match &self.partitions {
+            Some(p) => p.partitioning.values_of(path.strip_prefix(&self.path).unwrap_or(&path))?,
+            None => Vec::new(),
+        };
+        self.readers[k].current = Some(OpenFile { path, display, lines, decoder, start: offset, partition });
         Ok(true)
     }
 
@@ -160,7 +216,12 @@ impl FileSource {
                 }
                 return Ok(false);
             };
-            match file.decoder.decode_changes(&mut file.lines, &mut self.columns, &mut self.kinds) {
+            let before = self.columns.rows();
+            let decoded = file.decoder.decode_changes(&mut file.lines, &mut self.columns, &mut self.kinds);
+            if let Some(partitions) = &mut self.partitions {
+                partitions.extend(self.columns.rows() - before, &file.partition);
+            }
+            match decoded {
                 Ok(true) => {}
                 Ok(false) => {
                     self.bytes_done += file.lines.offset().saturating_sub(file.start);
@@ -301,7 +362,10 @@ impl Source for FileSource {
         };
         self.turn = k;
         self.fill(k, ctx.chunk_size())?;
-        let arrays = self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+        let mut arrays = self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+        if let Some(partitions) = &mut self.partitions {
+            arrays = partitions.assemble(arrays).map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+        }
         out.collect(Chunk::from_arrays(std::mem::take(&mut self.kinds), arrays));
         let more = self.readers.iter().any(Reader::is_open);
         Ok(if more { SourceStatus::Ready } else { SourceStatus::Finished })

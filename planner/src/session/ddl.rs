@@ -72,7 +72,7 @@ impl Session {
             )
         };
         if !crate::managed::is_managed(&table) {
-            if !self.catalog.add(&t.name, CatalogEntry::Table(table)) && !t.if_not_exists {
+            if !self.catalog.add(&t.name, CatalogEntry::Table(Box::new(table))) && !t.if_not_exists {
                 return Err(exists());
             }
             return Ok(());
@@ -109,7 +109,7 @@ impl Session {
                     store.create(&table.descriptor, &definition)
                 };
                 created.map_err(|e| Error::validation(at, e.to_string()))?;
-                self.catalog.add(&t.name, CatalogEntry::Table(table));
+                self.catalog.add(&t.name, CatalogEntry::Table(Box::new(table)));
                 Ok(())
             }
         }
@@ -163,9 +163,27 @@ pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTabl
             return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
         }
     }
+    for key in &t.partition_keys {
+        let physical = |f: &&Field| !metadata.iter().any(|m| fields[m.position].name == f.name);
+        if !fields.iter().filter(physical).any(|f| &f.name == key) {
+            let available: Vec<String> = fields.iter().filter(physical).map(|f| format!("'{}'", f.name)).collect();
+            return Err(Error::validation(
+                at,
+                format!(
+                    "Partition column '{key}' not defined in the table schema. Available columns: [{}]",
+                    available.join(", ")
+                ),
+            ));
+        }
+    }
     let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
     let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
-    let descriptor = TableDescriptor { options: t.options.clone(), metadata, ..descriptor };
+    let descriptor = TableDescriptor {
+        options: t.options.clone(),
+        metadata,
+        partition_keys: t.partition_keys.clone(),
+        ..descriptor
+    };
     Ok(CatalogTable {
         descriptor,
         primary_key: t.primary_key.clone(),

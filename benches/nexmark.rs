@@ -6,6 +6,7 @@
 //! cargo bench --bench nexmark                                   # every query, 10 M events, p = 1
 //! cargo bench --bench nexmark -- --events 1000000 --parallelism 1,2 --queries q0,q5
 //! cargo bench --bench nexmark -- --json nexmark.json            # also every report as JSON
+//! cargo bench --bench nexmark -- --events 1000000 --flink ~/.cache/weir-oracle/venv/bin/python
 //! ```
 //!
 //! Per query it prints events/s (events over the process's wall time, start-up included),
@@ -14,6 +15,13 @@
 //! latency, with Apache Flink 2.3's events per CPU-second on this machine (its own generator,
 //! V1 settings, parallelism 1) and the ratio. The `${…}` variables are set as the Nexmark
 //! runner sets them: `TPS` 10 000 000, `EVENTS_NUM`, proportions 1 / 3 / 46.
+//!
+//! `--flink PYTHON` (a Python with PyFlink 2.3 and a JDK) also runs the file variant side by side
+//! ([`side_by_side`]): the events written once as JSON, each query over them on weir and on
+//! Apache Flink, for ratios of CPU and memory measured in one run.
+
+#[path = "nexmark/side_by_side.rs"]
+mod side_by_side;
 
 use std::path::Path;
 use std::process::Command;
@@ -97,7 +105,7 @@ fn run(query: &str, events: u64, parallelism: usize) -> Result<Run, String> {
         .map_err(|e| e.to_string())?;
     let json_path = dir.join(format!("{query}-{parallelism}.json"));
     let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let output = Command::new(weir_binary())
         .args(["run", &sql.display().to_string(), "-p", &parallelism.to_string()])
         .args(["--stats-json", &json_path.display().to_string()])
         .output()
@@ -162,8 +170,21 @@ fn print_table(runs: &[Run]) {
     }
 }
 
+/// The `weir` binary the runs start: `WEIR_BIN` when set (another build, for a before/after
+/// in one run), else the one built with this benchmark.
+fn weir_binary() -> String {
+    std::env::var("WEIR_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_weir").to_string())
+}
+
+const USAGE: &str = "cargo bench --bench nexmark -- [--events N] [--parallelism 1,2] [--queries q0,q5] \
+                     [--json FILE] [--flink PYTHON]";
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return;
+    }
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1).cloned());
     let events: u64 = value("--events").and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
     let parallelisms: Vec<usize> = value("--parallelism")
@@ -174,6 +195,9 @@ fn main() {
     );
     // The queries' paths are relative to the repository.
     let _ = std::env::set_current_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
+    if let Some(python) = value("--flink") {
+        return side_by_side_run(python, events, &parallelisms, &queries);
+    }
     let mut runs = Vec::new();
     let mut failed = Vec::new();
     for query in &queries {
@@ -207,4 +231,28 @@ fn main() {
             eprintln!("{path}: {e}");
         }
     }
+}
+
+/// The file variant on weir and Flink ([`side_by_side`]).
+fn side_by_side_run(python: String, events: u64, parallelisms: &[usize], queries: &[String]) {
+    let setup = match side_by_side::Setup::new(python, events) {
+        Ok(setup) => setup,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    let mut pairs = Vec::new();
+    for query in queries {
+        for &p in parallelisms {
+            match setup.run(query, p) {
+                Ok(pair) => {
+                    eprintln!("{query} p={p} done");
+                    pairs.push(pair);
+                }
+                Err(e) => eprintln!("{query} p={p}: {e}"),
+            }
+        }
+    }
+    setup.print(&pairs);
 }

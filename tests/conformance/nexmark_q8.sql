@@ -1,4 +1,6 @@
 -- Nexmark q8 over 3000 generated events (benches/nexmark/conformance_cases.py).
+-- The Nexmark table over events a run of the nexmark connector wrote as JSON (the file variant,
+-- which Apache Flink runs too): ddl_gen.sql's columns, computed `dateTime` and watermark.
 CREATE TABLE datagen (
     event_type int,
     person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR,

@@ -2,6 +2,8 @@
 -- is, its files read back. ${NEXMARK_DIR} is a new directory for each run (tests/filesystem.rs).
 SET 'execution.checkpointing.interval' = '1s';
 
+-- The Nexmark table over events a run of the nexmark connector wrote as JSON (the file variant,
+-- which Apache Flink runs too): ddl_gen.sql's columns, computed `dateTime` and watermark.
 CREATE TABLE datagen (
     event_type int,
     person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR,

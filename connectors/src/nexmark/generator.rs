@@ -342,21 +342,37 @@ fn push_extra(random: &mut JavaRandom, current: i32, average: i32, out: &mut Str
     push_exact_string(random, size, out);
 }
 
+/// The two letters `StringsGenerator.nextExactString` makes of a remainder `r` of a draw by
+/// 676 (`-675..=675`), at index `r + 675`: `'a' + r % 26`, then `'a' + (r / 26) % 26`.
+const LETTER_PAIRS: [[u8; 2]; 1351] = {
+    let mut pairs = [[0u8; 2]; 1351];
+    let mut i = 0;
+    while i < 1351 {
+        let r = i as i32 - 675;
+        pairs[i] = [(b'a' as i32 + r % 26) as u8, (b'a' as i32 + (r / 26) % 26) as u8];
+        i += 1;
+    }
+    pairs
+};
+
 /// `StringsGenerator.nextExactString`: six characters from each `nextInt()`, `'a' + rnd % 26`
-/// with Java's signed remainder (so a negative draw gives letters below `a`, as in Flink).
+/// then `rnd /= 26`, with Java's signed remainder (so a negative draw gives letters below `a`,
+/// as in Flink). Truncating divisions compose, so characters `2k` and `2k + 1` of a draw are
+/// the pair of `(rnd / 676^k) % 676` ([`LETTER_PAIRS`]): three lookups per draw.
 fn push_exact_string(random: &mut JavaRandom, length: i32, out: &mut String) {
+    let pair = |q: i32| LETTER_PAIRS[(q % 676 + 675) as usize];
+    let letters = |rnd: i32| {
+        let ([a, b], [c, d], [e, f]) = (pair(rnd), pair(rnd / 676), pair(rnd / 456_976));
+        [a, b, c, d, e, f]
+    };
+    let length = length.max(0) as usize;
     let mut bytes = std::mem::take(out).into_bytes();
-    bytes.reserve(length.max(0) as usize);
-    let mut rnd = 0i32;
-    let mut left = 0;
-    for _ in 0..length {
-        if left == 0 {
-            rnd = random.next_int();
-            left = 6;
-        }
-        bytes.push((i32::from(b'a') + rnd % 26) as u8);
-        rnd /= 26;
-        left -= 1;
+    bytes.reserve(length);
+    for _ in 0..length / 6 {
+        bytes.extend_from_slice(&letters(random.next_int()));
+    }
+    if length % 6 > 0 {
+        bytes.extend_from_slice(&letters(random.next_int())[..length % 6]);
     }
     // 'a' ± 25 is ASCII.
     *out = String::from_utf8(bytes).unwrap_or_else(|e| unreachable!("letters are ASCII: {e}"));

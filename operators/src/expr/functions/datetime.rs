@@ -2,6 +2,12 @@
 //! (PROCTIME, CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, UNIX_TIMESTAMP), conversions
 //! (TO_TIMESTAMP, TO_TIMESTAMP_LTZ, FROM_UNIXTIME) and TIMESTAMPADD / TIMESTAMPDIFF.
 
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
+use arrow_array::{ArrayRef, Int64Array};
+use weir_runtime::columnar::timestamp_of_micros;
 use weir_runtime::types::TimeAttribute;
 use weir_runtime::{Clock, DataType, LogicalType, SystemClock, Timestamp, Value};
 
@@ -128,6 +134,17 @@ impl ScalarFunction for UnitFunction {
             OfUnit::TimestampDiff => time::timestamp_diff(self.unit, &args[0], &args[1]),
         })
     }
+
+    /// EXTRACT of a TIMESTAMP (no time zone to apply) column.
+    fn has_kernel(&self, args: &[&DataType]) -> bool {
+        self.of == OfUnit::Extract && matches!(args[0].logical, LogicalType::Timestamp(p) if p <= 6)
+    }
+
+    fn eval_columns(&self, args: &[ArrayRef], _: &DataType) -> Option<ArrayRef> {
+        let micros = args[0].as_primitive_opt::<TimestampMicrosecondType>()?;
+        let extract = |m: i64| time::extract(self.unit, &Value::Timestamp(timestamp_of_micros(m))).as_i64();
+        Some(Arc::new(micros.iter().map(|m| m.and_then(extract)).collect::<Int64Array>()))
+    }
 }
 
 /// `DATE_FORMAT(t, pattern)` with Java's pattern letters.
@@ -249,6 +266,34 @@ pub const FROM_UNIXTIME: Builtin = Builtin::new(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_extract_kernel_equals_the_row_path() {
+        use arrow_array::Array;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let micros: Vec<Option<i64>> = (0..500)
+            .map(|_| rng.random_bool(0.9).then(|| rng.random_range(-5_000_000_000_000_000..5_000_000_000_000_000)))
+            .collect();
+        let column: ArrayRef = Arc::new(arrow_array::TimestampMicrosecondArray::from(micros.clone()));
+        for unit in TimeUnit::ALL {
+            let f = UnitFunction::extract(unit);
+            assert!(
+                f.has_kernel(&[&DataType::timestamp(3)])
+                    && !f.has_kernel(&[&DataType::new(LogicalType::TimestampLtz(3))])
+            );
+            let out = f.eval_columns(std::slice::from_ref(&column), &DataType::bigint()).unwrap();
+            let out = out.as_primitive::<arrow_array::types::Int64Type>();
+            for (i, m) in micros.iter().enumerate() {
+                let expected = match m {
+                    Some(m) => f.eval(&[Value::Timestamp(timestamp_of_micros(*m))], &DataType::bigint()).unwrap(),
+                    None => Value::Null,
+                };
+                let got = if out.is_valid(i) { Value::BigInt(out.value(i)) } else { Value::Null };
+                assert_eq!(got, expected, "{unit:?} of {m:?}");
+            }
+        }
+    }
 
     #[test]
     fn conversions_round_trip_through_epoch_seconds() {

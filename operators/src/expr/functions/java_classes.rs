@@ -2,6 +2,10 @@
 //! implements natively. weir runs no JVM, so a class is usable only when it is listed here; its
 //! implementation follows the class's `eval` exactly, including what it does with NULLs.
 
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, Int64Array};
 use weir_runtime::{DataType, Value};
 
 use super::{expect, text, Arity, Nulls, ScalarFunction, ScalarRef};
@@ -64,6 +68,24 @@ impl ScalarFunction for CountChar {
         };
         Ok(Value::BigInt(count as i64))
     }
+
+    fn has_kernel(&self, _args: &[&DataType]) -> bool {
+        true
+    }
+
+    /// Counted column by column; a NULL or empty character anywhere leaves the chunk to the row
+    /// path, which fails on it.
+    fn eval_columns(&self, args: &[ArrayRef], _: &DataType) -> Option<ArrayRef> {
+        let (strings, characters) = (args[0].as_string_opt::<i32>()?, args[1].as_string_opt::<i32>()?);
+        let counts: Option<Vec<i64>> = (0..strings.len())
+            .map(|i| {
+                let character = characters.is_valid(i).then(|| characters.value(i).as_bytes().first().copied())??;
+                let text = if strings.is_valid(i) { strings.value(i) } else { "" };
+                Some(text.bytes().filter(|b| *b == character).count() as i64)
+            })
+            .collect();
+        Some(Arc::new(Int64Array::from(counts?)))
+    }
 }
 
 #[cfg(test)]
@@ -79,6 +101,12 @@ mod tests {
         assert_eq!(eval(Value::string("xyz"), Value::string("cb")).unwrap(), Value::BigInt(0));
         assert_eq!(eval(Value::Null, Value::string("c")).unwrap(), Value::BigInt(0));
         assert!(eval(Value::string("c"), Value::Null).is_err());
+        let strings: ArrayRef = Arc::new(arrow_array::StringArray::from(vec![Some("abcabc"), None, Some("xyz")]));
+        let c: ArrayRef = Arc::new(arrow_array::StringArray::from(vec!["c", "c", "cb"]));
+        let counts = f.0.eval_columns(&[Arc::clone(&strings), c], &ty).unwrap();
+        assert_eq!(counts.as_primitive::<arrow_array::types::Int64Type>().values().to_vec(), vec![2, 0, 0]);
+        let empty: ArrayRef = Arc::new(arrow_array::StringArray::from(vec!["c", "", "c"]));
+        assert!(f.0.eval_columns(&[strings, empty], &ty).is_none(), "the row path reports the empty character");
         assert!(eval(Value::string("c"), Value::string("")).is_err());
         assert_eq!(f.0.name(), "count_char");
         assert!(java_class("com.example.Missing", "f").is_none());

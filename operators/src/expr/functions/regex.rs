@@ -1,7 +1,13 @@
 //! Regular-expression functions: REGEXP_EXTRACT and REGEXP_REPLACE. A constant pattern is
 //! compiled once, when the call is bound; a pattern read from a column is compiled per row.
 
+use std::sync::Arc;
+
+use arrow_array::builder::StringBuilder;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef};
 use regex::Regex;
+use weir_runtime::columnar::IntColumn;
 use weir_runtime::{DataType, Value};
 
 use super::{expect, string, text, Arity, Entry, Nulls, ScalarFunction, ScalarRef};
@@ -78,6 +84,34 @@ impl ScalarFunction for RegexpExtract {
             .and_then(|c| c.get(group))
             .map_or(Value::Null, |m| string(m.as_str().to_string())))
     }
+
+    /// A constant pattern over a column of strings (and of groups).
+    fn has_kernel(&self, args: &[&DataType]) -> bool {
+        self.pattern.is_some() && is_string(args[0]) && args[2..].iter().all(|t| is_integer(t))
+    }
+
+    /// Each row matched with one set of capture slots, the group copied into the result.
+    fn eval_columns(&self, args: &[ArrayRef], _: &DataType) -> Option<ArrayRef> {
+        let regex = self.pattern.as_ref()?;
+        let strings = args[0].as_string_opt::<i32>()?;
+        let groups = args.get(2).map(|g| IntColumn::of(g.as_ref())).map_or(Some(None), |c| c.map(Some))?;
+        let group = |i: usize| match &groups {
+            Some(c) if c.nulls.as_ref().is_none_or(|n| n.is_valid(i)) => usize::try_from(c.values[i]).ok(),
+            // A NULL group means group 0.
+            _ => Some(0),
+        };
+        let mut slots = regex.capture_locations();
+        let mut out = StringBuilder::with_capacity(strings.len(), strings.len() * 8);
+        for i in 0..strings.len() {
+            let found = strings.is_valid(i).then(|| {
+                let s = strings.value(i);
+                let (start, end) = regex.captures_read(&mut slots, s).and_then(|_| slots.get(group(i)?))?;
+                Some(&s[start..end])
+            });
+            out.append_option(found.flatten());
+        }
+        Some(Arc::new(out.finish()))
+    }
 }
 
 /// `REGEXP_REPLACE(s, regex, replacement)`: every match replaced; `$1` in the replacement is a
@@ -150,6 +184,43 @@ mod tests {
         let replace = RegexpReplace { pattern: None };
         let args = [Value::string("a1b2"), Value::string("([0-9])"), Value::string("<$1>")];
         assert_eq!(replace.eval(&args, &DataType::string()).unwrap(), Value::string("a<1>b<2>"));
+    }
+
+    #[test]
+    fn the_extract_kernel_equals_the_row_path() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(10);
+        let pieces = ["&", "channel_id=", "42", "x", "é", "&channel_id="];
+        let strings: Vec<Option<String>> = (0..400)
+            .map(|_| {
+                rng.random_bool(0.9)
+                    .then(|| (0..rng.random_range(0..6)).map(|_| pieces[rng.random_range(0..6)]).collect())
+            })
+            .collect();
+        let groups: Vec<Option<i32>> =
+            (0..400).map(|_| rng.random_bool(0.9).then(|| rng.random_range(-1..4))).collect();
+        let pattern = Expr::literal(Value::string("(&|^)channel_id=([^&]*)"), DataType::string());
+        let bound = RegexpExtract { pattern: None }.bind(&[pattern.clone(), pattern]).unwrap().unwrap();
+        let types = [DataType::string(), DataType::string(), DataType::int()];
+        assert!(bound.0.has_kernel(&types.iter().collect::<Vec<_>>()));
+        let columns: [ArrayRef; 3] = [
+            Arc::new(arrow_array::StringArray::from(strings.clone())),
+            Arc::new(arrow_array::StringArray::from(vec!["unused"; 400])),
+            Arc::new(arrow_array::Int32Array::from(groups.clone())),
+        ];
+        let out = bound.0.eval_columns(&columns, &DataType::string()).unwrap();
+        for (i, got) in out.as_string::<i32>().iter().enumerate() {
+            let s = strings[i].as_deref().map_or(Value::Null, Value::string);
+            let group = groups[i].map_or(Value::Null, Value::Int);
+            let expected = bound.0.eval(&[s, Value::string("unused"), group], &DataType::string()).unwrap();
+            assert_eq!(
+                got.map_or(Value::Null, Value::string),
+                expected,
+                "row {i}: {:?} group {:?}",
+                strings[i],
+                groups[i]
+            );
+        }
     }
 
     #[test]

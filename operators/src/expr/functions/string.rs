@@ -170,7 +170,28 @@ pub const SPLIT_INDEX: Builtin = Builtin::new(
         let part = index.and_then(|i| text(&args[0]).split(text(&args[1])).nth(i));
         Ok(part.map_or(Value::Null, |p| string(p.to_string())))
     },
-);
+)
+.with_kernel(Kernel {
+    accepts: |types| is_string(types[0]) && is_string(types[1]) && is_integer(types[2]),
+    eval: |args, _| split_index_column(&args[0], &args[1], &args[2]),
+});
+
+/// SPLIT_INDEX over columns: each row's part copied straight into the result's buffer.
+fn split_index_column(strings: &ArrayRef, delimiters: &ArrayRef, indices: &ArrayRef) -> Option<ArrayRef> {
+    let (strings, delimiters) = (strings.as_string_opt::<i32>()?, delimiters.as_string_opt::<i32>()?);
+    let indices = weir_runtime::columnar::IntColumn::of(indices.as_ref())?;
+    let valid = |i: usize| indices.nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    let mut out = arrow_array::builder::StringBuilder::with_capacity(strings.len(), strings.values().len() / 4);
+    for i in 0..strings.len() {
+        let part = if strings.is_valid(i) && delimiters.is_valid(i) && valid(i) {
+            usize::try_from(indices.values[i]).ok().and_then(|n| strings.value(i).split(delimiters.value(i)).nth(n))
+        } else {
+            None
+        };
+        out.append_option(part);
+    }
+    Some(Arc::new(out.finish()))
+}
 
 /// `TRIM([BOTH | LEADING | TRAILING] [chars] FROM s)`: arguments `s, chars`.
 #[derive(Debug, Clone, Copy)]
@@ -354,6 +375,40 @@ mod tests {
                     assert_eq!(got.map(Value::string), expected.map(Result::unwrap), "{} row {i}", f.name());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_split_index_kernel_equals_the_row_path_on_random_text() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+        let alphabet = ["a", "/", "//", "é", "ab", ""];
+        let strings: Vec<Option<String>> = (0..300)
+            .map(|_| {
+                rng.random_bool(0.9)
+                    .then(|| (0..rng.random_range(0..8)).map(|_| alphabet[rng.random_range(0..6)]).collect())
+            })
+            .collect();
+        let delimiters: Vec<Option<&str>> =
+            (0..300).map(|_| rng.random_bool(0.95).then(|| ["/", "ab", "", "é"][rng.random_range(0..4)])).collect();
+        let indices: Vec<Option<i32>> =
+            (0..300).map(|_| rng.random_bool(0.95).then(|| rng.random_range(-1..5))).collect();
+        let columns: [ArrayRef; 3] = [
+            Arc::new(StringArray::from(strings.clone())),
+            Arc::new(StringArray::from(delimiters.clone())),
+            Arc::new(arrow_array::Int32Array::from(indices.clone())),
+        ];
+        let types = [DataType::string(), DataType::string(), DataType::int()];
+        assert!(SPLIT_INDEX.has_kernel(&types.iter().collect::<Vec<_>>()));
+        let out = SPLIT_INDEX.eval_columns(&columns, &DataType::string()).unwrap();
+        for (i, got) in out.as_string::<i32>().iter().enumerate() {
+            let expected = match (&strings[i], delimiters[i], indices[i]) {
+                (Some(text), Some(delimiter), Some(index)) => {
+                    SPLIT_INDEX.eval(&[s(text), s(delimiter), Value::Int(index)], &DataType::string()).unwrap()
+                }
+                _ => Value::Null,
+            };
+            assert_eq!(got.map(Value::string).unwrap_or(Value::Null), expected, "row {i}");
         }
     }
 }

@@ -21,7 +21,7 @@ use weir_runtime::{DataType, LogicalType, Value};
 
 mod kernels;
 
-use kernels::{arithmetic, compare, float_arithmetic};
+use kernels::{arithmetic, compare, decimal_compare, decimal_times, float_arithmetic};
 
 use super::function::Function;
 use super::functions::ScalarRef;
@@ -67,6 +67,22 @@ enum Node {
     FloatArith {
         op: Arith,
         single: bool,
+        lhs: Box<Node>,
+        rhs: Box<Node>,
+    },
+    /// DECIMAL (or integer) times DECIMAL whose product needs no rounding: the unscaled
+    /// values multiplied in 128 bits, NULL where the product has more than `precision` digits.
+    DecimalTimes {
+        precision: u8,
+        scale: u8,
+        lhs: Box<Node>,
+        rhs: Box<Node>,
+    },
+    /// A comparison of two DECIMALs, or of a DECIMAL and an integer, at `scales` (left,
+    /// right): both moved to the larger one.
+    DecimalCompare {
+        op: Cmp,
+        scales: (u8, u8),
         lhs: Box<Node>,
         rhs: Box<Node>,
     },
@@ -155,6 +171,15 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 _ => None,
             };
             if let Some(op) = op {
+                if let (Arith::Times, LogicalType::Decimal { precision, scale }) = (op, &ty.logical) {
+                    // The row path multiplies the unscaled values, then rounds to the result's
+                    // scale: a kernel only where there is nothing to round.
+                    if decimal_scale(&args[0])? + decimal_scale(&args[1])? != *scale {
+                        return None;
+                    }
+                    let (precision, scale) = (*precision, *scale);
+                    return Some(Node::DecimalTimes { precision, scale, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+                }
                 if is_floating(ty) {
                     if !(is_float_operand(types[0]) && is_float_operand(types[1])) {
                         return None;
@@ -183,6 +208,12 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 _ => None,
             };
             if let Some(op) = cmp {
+                let is_decimal = |t: &DataType| matches!(t.logical, LogicalType::Decimal { .. });
+                if is_decimal(types[0]) || is_decimal(types[1]) {
+                    // Compared at the larger of the two scales, as the row path compares them.
+                    let scales = (decimal_scale(&args[0])?, decimal_scale(&args[1])?);
+                    return Some(Node::DecimalCompare { op, scales, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+                }
                 let ints = is_integer(types[0]) && is_integer(types[1]);
                 let strings = is_string(types[0]) && is_string(types[1]);
                 let floats = is_float_operand(types[0]) && is_float_operand(types[1]);
@@ -192,6 +223,21 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 return Some(Node::Compare { op, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
             }
             match function {
+                // `x IN (a, b, …)` is `x = a OR x = b OR …` in three-valued logic: true if one is
+                // equal, else NULL if a comparison is NULL (x among them), else false.
+                Function::In => {
+                    let equals = args[1..]
+                        .iter()
+                        .map(|v| {
+                            let operands = vec![args[0].clone(), v.clone()];
+                            compile(
+                                &Expr::Call { function: Function::Equals, args: operands, ty: DataType::boolean() },
+                                guarded,
+                            )
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    Some(Node::Or(equals))
+                }
                 Function::And | Function::Or => {
                     // Operands after the first run only where the earlier ones left the row open.
                     let nodes = args
@@ -241,6 +287,19 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
     }
 }
 
+/// The scale the row path reads an operand's values at: a literal's own, a DECIMAL column's
+/// type's, 0 for integers; `None` for other operands.
+fn decimal_scale(arg: &Expr) -> Option<u8> {
+    match (arg, &arg.ty().logical) {
+        (Expr::Literal { value, .. }, _) if !value.is_null() => {
+            value.as_decimal().map(|d| d.scale).or(value.as_i64().map(|_| 0))
+        }
+        (_, LogicalType::Decimal { scale, .. }) => Some(*scale),
+        (_, _) if is_integer(arg.ty()) => Some(0),
+        _ => None,
+    }
+}
+
 /// An evaluated node: a column, or one value for every row.
 pub(super) enum Datum {
     Array(ArrayRef),
@@ -282,6 +341,20 @@ fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>,
         Node::Arith { op, bits, lhs, rhs } => {
             let (a, b) = (sub!(lhs), sub!(rhs));
             Datum::Array(arithmetic(*op, *bits, &a, &b, rows)?)
+        }
+        Node::DecimalTimes { precision, scale, lhs, rhs } => {
+            let (a, b) = (sub!(lhs), sub!(rhs));
+            match decimal_times(*precision, *scale, &a, &b, rows) {
+                Some(array) => Datum::Array(array),
+                None => return Ok(None),
+            }
+        }
+        Node::DecimalCompare { op, scales, lhs, rhs } => {
+            let (a, b) = (sub!(lhs), sub!(rhs));
+            match decimal_compare(*op, *scales, &a, &b, rows) {
+                Some(array) => Datum::Array(Arc::new(array)),
+                None => return Ok(None),
+            }
         }
         Node::FloatArith { op, single, lhs, rhs } => {
             let (a, b) = (sub!(lhs), sub!(rhs));
@@ -363,8 +436,8 @@ mod tests {
     use super::*;
     use crate::expr::test_support::{call, col, int as lit};
 
-    /// Expressions over `[a INT, b BIGINT, c STRING, t TINYINT, d DOUBLE, f FLOAT]` that
-    /// compile into kernels.
+    /// Expressions over `[a INT, b BIGINT, c STRING, t TINYINT, d DOUBLE, f FLOAT,
+    /// m DECIMAL(10, 2), w DECIMAL(38, 0)]` that compile into kernels.
     fn expressions() -> Vec<Expr> {
         let (a, b, c, t) = (
             col(0, DataType::int()),
@@ -374,7 +447,21 @@ mod tests {
         );
         let (d, f) = (col(4, DataType::double()), col(5, DataType::new(LogicalType::Float)));
         let s = |v: &str| Expr::literal(Value::string(v), DataType::string());
+        let (m, w) = (col(6, decimal(10, 2)), col(7, decimal(38, 0)));
+        let rate = Expr::literal(Value::decimal(908, 3), decimal(4, 3));
         vec![
+            call(Function::Times, vec![rate.clone(), b.clone()]),
+            call(Function::Times, vec![m.clone(), a.clone()]),
+            call(Function::Times, vec![m.clone(), m.clone()]),
+            call(Function::Times, vec![w.clone(), w.clone()]),
+            call(Function::Times, vec![t.clone(), rate.clone()]),
+            call(Function::In, vec![c.clone(), s("s1"), s("S3"), s("")]),
+            call(Function::In, vec![a.clone(), lit(0), lit(-1_000_000_000)]),
+            call(Function::Greater, vec![call(Function::Times, vec![rate.clone(), b.clone()]), lit(10)]),
+            call(Function::LessOrEqual, vec![m.clone(), rate.clone()]),
+            call(Function::Equals, vec![m.clone(), m.clone()]),
+            call(Function::NotEquals, vec![a.clone(), m.clone()]),
+            call(Function::Less, vec![w.clone(), m.clone()]),
             call(Function::Plus, vec![call(Function::Times, vec![b.clone(), lit(2)]), a.clone()]),
             call(Function::Times, vec![a.clone(), lit(i32::MAX)]),
             call(Function::Plus, vec![t.clone(), t.clone()]),
@@ -425,6 +512,10 @@ mod tests {
         ]
     }
 
+    fn decimal(precision: u8, scale: u8) -> DataType {
+        DataType::new(LogicalType::Decimal { precision, scale })
+    }
+
     fn random_chunk(rng: &mut SmallRng, rows: usize) -> Chunk {
         let mut chunk = Chunk::with_types(&[
             DataType::int(),
@@ -433,6 +524,8 @@ mod tests {
             DataType::new(LogicalType::TinyInt),
             DataType::double(),
             DataType::new(LogicalType::Float),
+            decimal(10, 2),
+            decimal(38, 0),
         ]);
         let words = ["s1", "s2", "S3", "s4", "Ünïcode", "ß", ""];
         for _ in 0..rows {
@@ -456,7 +549,18 @@ mod tests {
                 1 => Value::Float(f32::NAN),
                 _ => Value::Float(rng.random_range(-2.0f32..2.0)),
             };
-            chunk.push(RowKind::Insert, &[a, b, c, t, d, f]);
+            let m = if null(rng) {
+                Value::Null
+            } else {
+                Value::decimal(rng.random_range(-9_999_999_999i128..10_000_000_000), 2)
+            };
+            // Products from small to past 38 digits and past i128.
+            let w = if null(rng) {
+                Value::Null
+            } else {
+                Value::decimal(rng.random_range(-10i128..10) * 10i128.pow(rng.random_range(0..38)), 0)
+            };
+            chunk.push(RowKind::Insert, &[a, b, c, t, d, f, m, w]);
         }
         chunk
     }

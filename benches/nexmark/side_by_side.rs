@@ -1,0 +1,271 @@
+//! The file variant, weir and Apache Flink side by side in one run: weir's `nexmark` connector
+//! writes the events once as JSON (`ddl_gen.sql` at the runner's rate, into a temporary
+//! folder); then each query runs over that file (`ddl_files.sql`, the views, the query
+//! unchanged) on weir and on Flink 2.3 (PyFlink's local mini-cluster, `flink/run_sql.py`), one
+//! after the other, each measured the same way: CPU seconds and peak RSS of the whole process
+//! tree, sampled from `/proc` every 50 ms (Flink runs a JVM under Python), less the start-up of
+//! an engine measured once on a file of no events.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// What one engine's run of one query cost.
+pub struct Measured {
+    pub cpu: f64,
+    pub peak_mb: f64,
+}
+
+/// One query on both engines.
+pub struct Pair {
+    pub query: String,
+    pub parallelism: usize,
+    pub weir: Result<Measured, String>,
+    pub flink: Result<Measured, String>,
+}
+
+/// The engines and where their inputs are.
+pub struct Setup {
+    pub python: String,
+    pub dir: PathBuf,
+    pub events: u64,
+    /// Start-up CPU seconds of each engine (a query over no events).
+    pub startup: [f64; 2],
+    /// The class path holding the CountChar UDF for q14, when it could be compiled.
+    pub udf_jar: Option<PathBuf>,
+}
+
+fn variables(text: &str, dir: &Path, events: u64, events_path: &Path) -> String {
+    let variables = [
+        ("${TPS}", "10000000".to_string()),
+        ("${EVENTS_NUM}", events.to_string()),
+        ("${PERSON_PROPORTION}", "1".into()),
+        ("${AUCTION_PROPORTION}", "3".into()),
+        ("${BID_PROPORTION}", "46".into()),
+        ("${NEXMARK_TABLE}", "datagen".into()),
+        ("${NEXMARK_DIR}", dir.display().to_string()),
+        ("${SUBMIT_TIME}", "run".into()),
+        ("${FLINK_HOME}", dir.display().to_string()),
+        ("${EVENTS_PATH}", events_path.display().to_string()),
+    ];
+    variables.iter().fold(text.to_string(), |t, (k, v)| t.replace(k, v))
+}
+
+fn read(file: &str) -> Result<String, String> {
+    std::fs::read_to_string(Path::new("benches/nexmark").join(file)).map_err(|e| format!("{file}: {e}"))
+}
+
+/// Writes `events` events as JSON into `dir/<name>` with weir.
+fn write_events(dir: &Path, name: &str, events: u64) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    let _ = std::fs::remove_dir_all(&path);
+    let sink = format!(
+        "CREATE TABLE events (event_type int, person {p}, auction {a}, bid {b}) WITH (\n\
+         'connector' = 'filesystem', 'path' = '{}', 'format' = 'json');\n\
+         INSERT INTO events SELECT event_type, person, auction, bid FROM datagen;\n",
+        path.display(),
+        p = "ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR, \
+             `dateTime` TIMESTAMP(3), extra VARCHAR>",
+        a = "ROW<id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT, \
+             `dateTime` TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR>",
+        b = "ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3), \
+             extra VARCHAR>",
+    );
+    let script = variables(&(read("queries/ddl_gen.sql")? + "\n" + &sink), dir, events, &path);
+    let file = dir.join(format!("{name}.sql"));
+    std::fs::write(&file, script).map_err(|e| e.to_string())?;
+    let output = Command::new(super::weir_binary())
+        .args(["run", &file.display().to_string(), "-p", "1"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !output.status.success() {
+        return Err(format!("writing the events failed: {}", String::from_utf8_lossy(&output.stderr).trim()));
+    }
+    Ok(path)
+}
+
+/// The file variant of `query` over `events_path`.
+fn script(query: &str, setup: &Setup, events_path: &Path) -> Result<String, String> {
+    let text = read("ddl_files.sql")?
+        + "\n"
+        + &read("queries/ddl_views.sql")?
+        + "\n"
+        + &read(&format!("queries/{query}.sql"))?;
+    Ok(variables(&text, &setup.dir, setup.events, events_path))
+}
+
+/// The pids of `root` and all its descendants.
+fn process_tree(root: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+            let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                parents.push((pid, ppid));
+            }
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        i += 1;
+    }
+    tree
+}
+
+/// CPU ticks (user + system) and resident pages of `pid`.
+fn usage(pid: u32) -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let pages = fields.get(21)?.parse::<u64>().ok()?;
+    Some((ticks, pages))
+}
+
+/// Runs `command`, sampling its process tree's CPU and memory until it ends.
+fn measure(mut command: Command) -> Result<Measured, String> {
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut ticks: std::collections::BTreeMap<u32, u64> = Default::default();
+    let mut peak_pages = 0u64;
+    let status = loop {
+        let mut pages = 0;
+        for pid in process_tree(child.id()) {
+            if let Some((t, p)) = usage(pid) {
+                ticks.insert(pid, t);
+                pages += p;
+            }
+        }
+        peak_pages = peak_pages.max(pages);
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if !status.success() {
+        let mut error = String::new();
+        if let Some(mut stderr) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut error);
+        }
+        let last: Vec<&str> = error.lines().rev().take(3).collect();
+        return Err(last.join(" / "));
+    }
+    Ok(Measured {
+        cpu: ticks.values().sum::<u64>() as f64 / 100.0,
+        peak_mb: (peak_pages * 4096) as f64 / (1024.0 * 1024.0),
+    })
+}
+
+fn weir(script: &Path, parallelism: usize) -> Command {
+    let mut command = Command::new(super::weir_binary());
+    command.args(["run", &script.display().to_string(), "-p", &parallelism.to_string()]);
+    command
+}
+
+fn flink(setup: &Setup, script: &Path, parallelism: usize) -> Command {
+    let mut command = Command::new(&setup.python);
+    command.arg("benches/nexmark/flink/run_sql.py").arg(script).arg(parallelism.to_string());
+    if let Some(jar) = &setup.udf_jar {
+        command.env("HADOOP_CLASSPATH", jar);
+    }
+    command
+}
+
+/// Compiles `flink/CountChar.java` against PyFlink's jars, for q14 on Flink.
+fn udf_jar(python: &str, dir: &Path) -> Option<PathBuf> {
+    let lib = Command::new(python)
+        .args(["-c", "import os, pyflink; print(os.path.join(os.path.dirname(pyflink.__file__), 'lib'))"])
+        .output()
+        .ok()?;
+    let lib = String::from_utf8(lib.stdout).ok()?.trim().to_string();
+    let classes = dir.join("udf-classes");
+    let compiled = Command::new("javac")
+        .args(["--release", "11", "-cp", &format!("{lib}/*"), "-d", &classes.display().to_string()])
+        .arg("benches/nexmark/flink/CountChar.java")
+        .status()
+        .ok()?;
+    let jar = dir.join("count-char.jar");
+    let packed = Command::new("jar")
+        .args(["cf", &jar.display().to_string(), "-C", &classes.display().to_string(), "."])
+        .status()
+        .ok()?;
+    (compiled.success() && packed.success()).then_some(jar)
+}
+
+impl Setup {
+    /// Writes the events and measures each engine's start-up.
+    pub fn new(python: String, events: u64) -> Result<Setup, String> {
+        let dir = std::env::temp_dir().join(format!("weir-nexmark-files-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data")).map_err(|e| e.to_string())?;
+        let rows: String = (0..10_000).map(|i| format!("{i},{i}\n")).collect();
+        std::fs::write(dir.join("data/side_input.txt"), rows).map_err(|e| e.to_string())?;
+        let udf_jar = udf_jar(&python, &dir);
+        let mut setup = Setup { python, dir, events, startup: [0.0; 2], udf_jar };
+        eprintln!("writing {events} events as JSON …");
+        write_events(&setup.dir, "events", events)?;
+        let empty = setup.dir.join("no-events");
+        std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+        let file = setup.dir.join("startup.sql");
+        std::fs::write(&file, script("q0", &setup, &empty)?).map_err(|e| e.to_string())?;
+        setup.startup = [measure(weir(&file, 1))?.cpu, measure(flink(&setup, &file, 1))?.cpu];
+        eprintln!("start-up CPU seconds: weir {:.2}, Flink {:.2}", setup.startup[0], setup.startup[1]);
+        Ok(setup)
+    }
+
+    /// Runs `query` on both engines over the events.
+    pub fn run(&self, query: &str, parallelism: usize) -> Result<Pair, String> {
+        let file = self.dir.join(format!("{query}-files.sql"));
+        std::fs::write(&file, script(query, self, &self.dir.join("events"))?).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_dir_all(self.dir.join("data/output"));
+        let weir = measure(weir(&file, parallelism));
+        let _ = std::fs::remove_dir_all(self.dir.join("data/output"));
+        let flink = measure(flink(self, &file, parallelism));
+        Ok(Pair { query: query.to_string(), parallelism, weir, flink })
+    }
+
+    /// Prints the table of `pairs`.
+    pub fn print(&self, pairs: &[Pair]) {
+        println!(
+            "File variant: {} events as JSON, read by both engines; CPU less start-up (weir {:.2} s, Flink {:.2} s)",
+            self.events, self.startup[0], self.startup[1]
+        );
+        println!(
+            "{:<5} {:>2} | {:>12} {:>8} | {:>12} {:>8} | {:>7} {:>9}",
+            "query", "p", "weir ev/CPU", "weir MB", "Flink ev/CPU", "Flink MB", "CPU ×", "memory ÷"
+        );
+        let per_cpu = |m: &Measured, startup: f64| self.events as f64 / (m.cpu - startup).max(0.01);
+        for pair in pairs {
+            let cell = |m: &Result<Measured, String>, startup: f64| match m {
+                Ok(m) => format!("{:>12.0} {:>8.0}", per_cpu(m, startup), m.peak_mb),
+                Err(_) => format!("{:>12} {:>8}", "failed", "-"),
+            };
+            let ratios = match (&pair.weir, &pair.flink) {
+                (Ok(w), Ok(f)) => format!(
+                    "{:>6.1}× {:>8.1}×",
+                    per_cpu(w, self.startup[0]) / per_cpu(f, self.startup[1]),
+                    f.peak_mb / w.peak_mb.max(1.0)
+                ),
+                _ => format!("{:>7} {:>9}", "-", "-"),
+            };
+            println!(
+                "{:<5} {:>2} | {} | {} | {ratios}",
+                pair.query,
+                pair.parallelism,
+                cell(&pair.weir, self.startup[0]),
+                cell(&pair.flink, self.startup[1])
+            );
+            for (engine, m) in [("weir", &pair.weir), ("Flink", &pair.flink)] {
+                if let Err(e) = m {
+                    println!("      {engine} failed: {e}");
+                }
+            }
+        }
+    }
+}

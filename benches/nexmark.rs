@@ -19,6 +19,7 @@
 //! `--flink PYTHON` (a Python with PyFlink 2.3 and a JDK) also runs the file variant side by side
 //! ([`side_by_side`]): the events written once as JSON, each query over them on weir and on
 //! Apache Flink, for ratios of CPU and memory measured in one run.
+//! `WEIR_BIN=PATH` runs another `weir` build (an earlier commit's, for a before and after).
 
 #[path = "nexmark/side_by_side.rs"]
 mod side_by_side;
@@ -83,6 +84,12 @@ fn script(query: &str, events: u64, dir: &Path) -> std::io::Result<String> {
         std::fs::create_dir_all(dir.join("data"))?;
         std::fs::write(&side_input, rows)?;
     }
+    Ok(substitute(&text, events, dir, None))
+}
+
+/// `text` with the Nexmark runner's variables set: `TPS` 10 000 000, `EVENTS_NUM`, proportions
+/// 1 / 3 / 46, the folders at `dir`; and the file variant's `EVENTS_PATH`.
+fn substitute(text: &str, events: u64, dir: &Path, events_path: Option<&Path>) -> String {
     let variables = [
         ("${TPS}", "10000000".to_string()),
         ("${EVENTS_NUM}", events.to_string()),
@@ -93,8 +100,9 @@ fn script(query: &str, events: u64, dir: &Path) -> std::io::Result<String> {
         ("${NEXMARK_DIR}", dir.display().to_string()),
         ("${SUBMIT_TIME}", "run".into()),
         ("${FLINK_HOME}", dir.display().to_string()),
+        ("${EVENTS_PATH}", events_path.map(|p| p.display().to_string()).unwrap_or_default()),
     ];
-    Ok(variables.iter().fold(text, |t, (k, v)| t.replace(k, v)))
+    variables.iter().fold(text.to_string(), |t, (k, v)| t.replace(k, v))
 }
 
 fn run(query: &str, events: u64, parallelism: usize) -> Result<Run, String> {

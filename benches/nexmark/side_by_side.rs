@@ -35,22 +35,6 @@ pub struct Setup {
     pub udf_jar: Option<PathBuf>,
 }
 
-fn variables(text: &str, dir: &Path, events: u64, events_path: &Path) -> String {
-    let variables = [
-        ("${TPS}", "10000000".to_string()),
-        ("${EVENTS_NUM}", events.to_string()),
-        ("${PERSON_PROPORTION}", "1".into()),
-        ("${AUCTION_PROPORTION}", "3".into()),
-        ("${BID_PROPORTION}", "46".into()),
-        ("${NEXMARK_TABLE}", "datagen".into()),
-        ("${NEXMARK_DIR}", dir.display().to_string()),
-        ("${SUBMIT_TIME}", "run".into()),
-        ("${FLINK_HOME}", dir.display().to_string()),
-        ("${EVENTS_PATH}", events_path.display().to_string()),
-    ];
-    variables.iter().fold(text.to_string(), |t, (k, v)| t.replace(k, v))
-}
-
 fn read(file: &str) -> Result<String, String> {
     std::fs::read_to_string(Path::new("benches/nexmark").join(file)).map_err(|e| format!("{file}: {e}"))
 }
@@ -71,7 +55,7 @@ fn write_events(dir: &Path, name: &str, events: u64) -> Result<PathBuf, String> 
         b = "ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3), \
              extra VARCHAR>",
     );
-    let script = variables(&(read("queries/ddl_gen.sql")? + "\n" + &sink), dir, events, &path);
+    let script = super::substitute(&(read("queries/ddl_gen.sql")? + "\n" + &sink), events, dir, Some(&path));
     let file = dir.join(format!("{name}.sql"));
     std::fs::write(&file, script).map_err(|e| e.to_string())?;
     let output = Command::new(super::weir_binary())
@@ -91,7 +75,7 @@ fn script(query: &str, setup: &Setup, events_path: &Path) -> Result<String, Stri
         + &read("queries/ddl_views.sql")?
         + "\n"
         + &read(&format!("queries/{query}.sql"))?;
-    Ok(variables(&text, &setup.dir, setup.events, events_path))
+    Ok(super::substitute(&text, setup.events, &setup.dir, Some(events_path)))
 }
 
 /// The pids of `root` and all its descendants.

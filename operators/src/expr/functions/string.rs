@@ -184,13 +184,34 @@ fn split_index_column(strings: &ArrayRef, delimiters: &ArrayRef, indices: &Array
     let mut out = arrow_array::builder::StringBuilder::with_capacity(strings.len(), strings.values().len() / 4);
     for i in 0..strings.len() {
         let part = if strings.is_valid(i) && delimiters.is_valid(i) && valid(i) {
-            usize::try_from(indices.values[i]).ok().and_then(|n| strings.value(i).split(delimiters.value(i)).nth(n))
+            let (text, delimiter) = (strings.value(i), delimiters.value(i));
+            usize::try_from(indices.values[i]).ok().and_then(|n| match delimiter.as_bytes() {
+                // One ASCII byte: the same parts, found by a scan of the bytes.
+                [d] if d.is_ascii() => nth_part(text, *d, n),
+                _ => text.split(delimiter).nth(n),
+            })
         } else {
             None
         };
         out.append_option(part);
     }
     Some(Arc::new(out.finish()))
+}
+
+/// Part `n` of `text` split at the ASCII byte `delimiter` (`text.split(delimiter).nth(n)`).
+fn nth_part(text: &str, delimiter: u8, n: usize) -> Option<&str> {
+    let mut start = 0;
+    let mut part = 0;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if b == delimiter {
+            if part == n {
+                return Some(&text[start..i]);
+            }
+            part += 1;
+            start = i + 1;
+        }
+    }
+    (part == n).then(|| &text[start..])
 }
 
 /// `TRIM([BOTH | LEADING | TRAILING] [chars] FROM s)`: arguments `s, chars`.

@@ -87,10 +87,26 @@ fn write_into(target: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Resul
     write_snapshot_parts(&target.join(METADATA), &pieces)
 }
 
+/// The longest [`directory_name`] kept whole: file names end at 255 bytes, and a savepoint's
+/// directory puts `savepoint-<id>-` before it.
+const MAX_DIRECTORY_NAME: usize = 200;
+
 /// The name of job `job` as a directory name (its checkpoints' directory, its savepoints'
-/// suffix): letters, digits and `._,-` kept, anything else `_`.
+/// suffix): letters, digits and `._,-` kept, anything else `_`. A longer name than
+/// [`MAX_DIRECTORY_NAME`] bytes (a statement set of many sinks) keeps its first 160 bytes and
+/// ends with a hash of the whole (FNV-1a), so that it stays a valid file name and one job
+/// always finds the same directory.
 pub fn directory_name(job: &str) -> String {
-    job.chars().map(|c| if c.is_alphanumeric() || "._,-".contains(c) { c } else { '_' }).collect()
+    let name: String = job.chars().map(|c| if c.is_alphanumeric() || "._,-".contains(c) { c } else { '_' }).collect();
+    if name.len() <= MAX_DIRECTORY_NAME {
+        return name;
+    }
+    let hash = job.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let mut end = 160;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}-{hash:016x}", &name[..end])
 }
 
 /// Writes `checkpoint` as the savepoint `dir/savepoint-<id>-<name>/_metadata` (atomically) and
@@ -246,6 +262,18 @@ mod tests {
             }],
             plan: Some(Arc::new(format!("plan {id}"))),
         }
+    }
+
+    #[test]
+    fn a_long_job_name_is_a_bounded_directory_name_of_its_own() {
+        let long = "insert-into_default_catalog.default_database.".repeat(8);
+        let name = directory_name(&long);
+        assert!(name.len() <= MAX_DIRECTORY_NAME && name.len() > 160, "{name}");
+        assert_eq!(name, directory_name(&long), "one job, one directory");
+        assert_ne!(name, directory_name(&format!("{long}x")));
+        assert_eq!(directory_name("insert-into t"), "insert-into_t", "short names as they were");
+        let wide = "é".repeat(150);
+        assert!(directory_name(&wide).len() <= MAX_DIRECTORY_NAME);
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! Each completed checkpoint (and the end of input) is reported to the sink's
 //! [`PartitionCommitter`] with the partitions written before it, which commits partitions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -267,19 +267,17 @@ impl FileSink {
     fn split_by_partition(partitioning: &Partitioning, chunk: &Chunk) -> Vec<(String, Vec<u32>)> {
         let keys = chunk.project(&partitioning.key_columns());
         let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        let mut by_directory: HashMap<String, usize> = HashMap::new();
         let mut last: Option<(&[Value], usize)> = None;
         for (i, (_, values)) in keys.rows().enumerate() {
             let group = match last {
                 Some((previous, group)) if previous == values => group,
                 _ => {
                     let dir = partitioning.directory(values);
-                    match groups.iter().position(|(d, _)| *d == dir) {
-                        Some(group) => group,
-                        None => {
-                            groups.push((dir, Vec::new()));
-                            groups.len() - 1
-                        }
-                    }
+                    *by_directory.entry(dir.clone()).or_insert_with(|| {
+                        groups.push((dir, Vec::new()));
+                        groups.len() - 1
+                    })
                 }
             };
             groups[group].1.push(i as u32);
@@ -607,5 +605,47 @@ mod tests {
         h.end_input().unwrap();
         h.notify_checkpoint_complete(4).unwrap();
         assert_eq!(files(dir.path()).0[1], ("part-c-0-0".to_string(), "3\n4\n".to_string()));
+    }
+
+    /// A partitioned sink killed after checkpoint 1 with rows written after it in two
+    /// partitions: the restored sink commits checkpoint 1's files, drops the later ones in every
+    /// partition directory, and reports the partitions again (their success files appear).
+    #[test]
+    fn a_restored_partitioned_sink_commits_its_checkpoint_in_every_partition() {
+        use crate::filesystem::commit::{CommitPolicy, PartitionCommitter};
+        use crate::options::TableOptions;
+        use crate::registry::TableDescriptor;
+        let dir = tempfile::tempdir().unwrap();
+        let schema = weir_runtime::parse::parse_schema(&[("id", "BIGINT"), ("p", "STRING")]).unwrap();
+        let mut table = TableDescriptor::new("t", schema.clone(), &[]);
+        table.partition_keys = vec!["p".into()];
+        let policy = [("sink.partition-commit.policy.kind".to_string(), "success-file".to_string())];
+        let mut options = TableOptions::new(policy.into_iter().collect());
+        let partitioning = Partitioning::of(&table, &mut options).unwrap().unwrap();
+        let policy = CommitPolicy::read(&mut options, true).unwrap().unwrap();
+        let format = CsvFormat::new(&partitioning.data_schema(&schema), CsvOptions::default()).unwrap();
+        let build = |id: &str| {
+            let committer = PartitionCommitter::new(policy.clone(), dir.path().to_path_buf(), &partitioning, 1);
+            let partitions = PartitionSink::new(partitioning.clone(), Some(Arc::new(Mutex::new(committer))));
+            let sink = FileSink::new("t".into(), dir.path().to_path_buf(), format.encoder(), id, 0)
+                .with_partitions(partitions);
+            OperatorHarness::checkpointing(Box::new(sink), 0, 1)
+        };
+        let mut failed = build("a");
+        failed.push("op | id BIGINT | p STRING\n+I | 1 | x\n+I | 2 | y/z\n").unwrap();
+        let state = failed.snapshot(1).unwrap();
+        failed.push("op | id BIGINT | p STRING\n+I | 3 | x\n+I | 4 | y/z\n").unwrap();
+        drop(failed);
+        let (x, yz) = (dir.path().join("p=x"), dir.path().join("p=y%2Fz"));
+        assert_eq!(files(&x).1.len(), 2, "checkpoint 1's file and the one after it, both hidden");
+        let mut restored = build("b");
+        restored.restore(vec![state]).unwrap();
+        assert_eq!(files(&x), (vec![("part-a-0-0".to_string(), "1\n".to_string())], vec![]));
+        assert_eq!(files(&yz), (vec![("part-a-0-1".to_string(), "2\n".to_string())], vec![]));
+        assert!(!x.join("_SUCCESS").exists(), "not committed before the restored job reports");
+        restored.end_input().unwrap();
+        restored.snapshot(2).unwrap();
+        restored.notify_checkpoint_complete(2).unwrap();
+        assert!(x.join("_SUCCESS").exists() && yz.join("_SUCCESS").exists());
     }
 }

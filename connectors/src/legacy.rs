@@ -1,6 +1,6 @@
 //! The options of Flink 1.x's legacy table descriptors (`'connector.type' = 'filesystem'`,
 //! `'connector.path'`, `'format.type'`), which scripts written for older Flink still carry
-//! (Nexmark's q13). Flink 2 no longer reads them; weir reads them as the current keys.
+//! (Nexmark's q13). Flink 2.3 still reads them; weir reads them as the current keys.
 
 use std::collections::BTreeMap;
 

@@ -46,27 +46,34 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
+impl Default for RollingPolicy {
+    /// Flink's defaults: 128 MB, 30 min, 30 min, checked every minute.
+    fn default() -> Self {
+        RollingPolicy { file_size: 128 << 20, rollover_ms: 1_800_000, inactivity_ms: 1_800_000, check_ms: 60_000 }
+    }
+}
+
 impl RollingPolicy {
-    /// Reads `sink.rolling-policy.*` with Flink's defaults (128 MB, 30 min, 30 min, 1 min).
+    /// Reads `sink.rolling-policy.*`, with Flink's defaults ([`RollingPolicy::default`]).
     ///
     /// # Errors
     /// A size or duration that does not read as one.
     pub(crate) fn read(options: &mut TableOptions) -> Result<Self> {
+        let defaults = RollingPolicy::default();
         let key = "sink.rolling-policy.file-size";
         let file_size = match options.optional(key) {
-            None => 128 << 20,
+            None => defaults.file_size,
             Some(v) => weir_runtime::settings::memory_size(v)
                 .ok_or_else(|| invalid(key, v, "a memory size such as '128mb'"))?,
         };
-        let mut duration = |key: &str, default: Duration| -> Result<i64> {
-            Ok(millis(options.duration(&format!("sink.rolling-policy.{key}"))?.unwrap_or(default)))
+        let mut duration = |key: &str, default: i64| -> Result<i64> {
+            Ok(options.duration(&format!("sink.rolling-policy.{key}"))?.map_or(default, millis))
         };
-        let minute = Duration::from_secs(60);
         Ok(RollingPolicy {
             file_size,
-            rollover_ms: duration("rollover-interval", 30 * minute)?,
-            inactivity_ms: duration("inactivity-interval", 30 * minute)?,
-            check_ms: duration("check-interval", minute)?.max(1),
+            rollover_ms: duration("rollover-interval", defaults.rollover_ms)?,
+            inactivity_ms: duration("inactivity-interval", defaults.inactivity_ms)?,
+            check_ms: duration("check-interval", defaults.check_ms)?.max(1),
         })
     }
 }

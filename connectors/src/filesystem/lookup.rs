@@ -55,16 +55,8 @@ impl LookupProvider for FileLookup {
             let opened = std::fs::File::open(&file).map_err(|e| failed(format!("{}: {e}", file.display())))?;
             let mut lines = Lines::new(Box::new(std::io::BufReader::new(opened)));
             let mut decoder = self.format.decoder();
-            let read = decode_rows(decoder.as_mut(), &mut lines, &self.schema).map_err(|e| {
-                let error = crate::error::Error::Parse {
-                    file: file.display().to_string(),
-                    line: e.line,
-                    column: e.column,
-                    field: e.field,
-                    reason: e.reason,
-                };
-                failed(error.to_string())
-            })?;
+            let read = decode_rows(decoder.as_mut(), &mut lines, &self.schema)
+                .map_err(|e| failed(e.in_file(&file.display().to_string()).to_string()))?;
             rows.extend(read);
         }
         tracing::debug!(table = %self.name, rows = rows.len(), "file read for lookups");

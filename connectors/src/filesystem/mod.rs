@@ -34,7 +34,7 @@ mod sink;
 mod source;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
@@ -74,6 +74,18 @@ fn common_options(options: &mut TableOptions, table: &TableDescriptor) -> Result
     }
 }
 
+/// The table's partitioning (`None` without `PARTITIONED BY`) and its format, which reads and
+/// writes the columns other than the partition columns (the directories hold those).
+fn partitioned_format(
+    table: &TableDescriptor,
+    options: &mut TableOptions,
+    ctx: &FactoryContext<'_>,
+) -> Result<(Option<Partitioning>, Arc<dyn Format>)> {
+    let partitioning = Partitioning::of(table, options)?;
+    let data_schema = partitioning.as_ref().map_or_else(|| table.schema.clone(), |p| p.data_schema(&table.schema));
+    Ok((partitioning, ctx.format(&data_schema, options)?))
+}
+
 impl ConnectorFactory for FilesystemFactory {
     fn identifier(&self) -> &'static str {
         "filesystem"
@@ -90,9 +102,7 @@ impl ConnectorFactory for FilesystemFactory {
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedSource>> {
         let (path, _) = common_options(options, table)?;
-        let partitioning = Partitioning::of(table, options)?;
-        let data_schema = partitioning.as_ref().map_or_else(|| table.schema.clone(), |p| p.data_schema(&table.schema));
-        let format = ctx.format(&data_schema, options)?;
+        let (partitioning, format) = partitioned_format(table, options, ctx)?;
         // One table is read and written: the sink's options are the table's too, as in Flink.
         RollingPolicy::read(options)?;
         CommitPolicy::read(options, partitioning.is_some())?;
@@ -107,9 +117,7 @@ impl ConnectorFactory for FilesystemFactory {
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedSink>> {
         let (path, parallelism) = common_options(options, table)?;
-        let partitioning = Partitioning::of(table, options)?;
-        let data_schema = partitioning.as_ref().map_or_else(|| table.schema.clone(), |p| p.data_schema(&table.schema));
-        let format = ctx.format(&data_schema, options)?;
+        let (partitioning, format) = partitioned_format(table, options, ctx)?;
         let rolling = RollingPolicy::read(options)?;
         let commit = CommitPolicy::read(options, partitioning.is_some())?;
         Ok(Arc::new(FileSinkTable {
@@ -211,7 +219,8 @@ impl ResolvedSink for FileSinkTable {
         let id = format!("{:016x}", rand::random::<u64>());
         let (name, path, format) = (self.name.clone(), self.path.clone(), Arc::clone(&self.format));
         let (rolling, partitioning, commit) = (self.rolling, self.partitioning.clone(), self.commit.clone());
-        let committer: Arc<Mutex<Option<Arc<Mutex<PartitionCommitter>>>>> = Arc::default();
+        // Made by the first subtask built, which knows the sink's parallelism.
+        let committer: Arc<OnceLock<Arc<Mutex<PartitionCommitter>>>> = Arc::default();
         Ok(SinkProvider {
             parallelism: self.parallelism,
             changelog_mode: self.changelog_mode(),
@@ -220,9 +229,8 @@ impl ResolvedSink for FileSinkTable {
                     FileSink::new(name.clone(), path.clone(), format.encoder(), &id, info.index).with_rolling(rolling);
                 let Some(partitioning) = &partitioning else { return Box::new(sink) };
                 let committer = commit.as_ref().map(|policy| {
-                    let mut shared = committer.lock();
                     let make = || PartitionCommitter::new(policy.clone(), path.clone(), partitioning, info.parallelism);
-                    Arc::clone(shared.get_or_insert_with(|| Arc::new(Mutex::new(make()))))
+                    Arc::clone(committer.get_or_init(|| Arc::new(Mutex::new(make()))))
                 });
                 Box::new(sink.with_partitions(PartitionSink::new(partitioning.clone(), committer)))
             }),

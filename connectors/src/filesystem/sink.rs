@@ -128,12 +128,7 @@ impl FileSink {
             counter: 0,
             open: BTreeMap::new(),
             pending: Vec::new(),
-            rolling: RollingPolicy {
-                file_size: 128 << 20,
-                rollover_ms: 1_800_000,
-                inactivity_ms: 1_800_000,
-                check_ms: 60_000,
-            },
+            rolling: RollingPolicy::default(),
             partitions: None,
             written: WrittenPartitions::default(),
             watermarks: BTreeMap::new(),
@@ -197,11 +192,10 @@ impl FileSink {
                 self.written.current.insert(partition.to_string());
             }
         }
-        let number = self.open[partition].number;
         let file = self.open.get_mut(partition).unwrap_or_else(|| unreachable!("the file was just opened"));
         file.bytes += text.len() as u64;
         file.written = now;
-        let result = file.writer.write_all(text.as_bytes());
+        let (result, number) = (file.writer.write_all(text.as_bytes()), file.number);
         result.map_err(|e| Self::io(&self.file_name(partition, number, true), e))
     }
 

@@ -227,15 +227,7 @@ impl FileSource {
                     self.bytes_done += file.lines.offset().saturating_sub(file.start);
                     self.readers[k].current = None;
                 }
-                Err(e) => {
-                    return Err(Error::Parse {
-                        file: file.display.clone(),
-                        line: e.line,
-                        column: e.column,
-                        field: e.field,
-                        reason: e.reason,
-                    })
-                }
+                Err(e) => return Err(e.in_file(&file.display)),
             }
         }
         Ok(true)

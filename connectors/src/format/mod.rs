@@ -59,6 +59,19 @@ pub struct DecodeError {
     pub reason: String,
 }
 
+impl DecodeError {
+    /// The error of a record of `file` that could not be read ([`crate::error::Error::Parse`]).
+    pub fn in_file(self, file: &str) -> crate::error::Error {
+        crate::error::Error::Parse {
+            file: file.to_string(),
+            line: self.line,
+            column: self.column,
+            field: self.field,
+            reason: self.reason,
+        }
+    }
+}
+
 /// Reads records as text lines, counting them.
 pub struct Lines {
     reader: Box<dyn BufRead + Send>,

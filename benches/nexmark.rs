@@ -69,10 +69,11 @@ struct Run {
     json: serde_json::Value,
 }
 
-/// The script of `query`: the DDL, the views and the query with the Nexmark runner's variables.
+/// The script of `query`: the table options of Flink's Nexmark setup (`config.sql`), the DDL, the
+/// views and the query, with the Nexmark runner's variables.
 fn script(query: &str, events: u64, dir: &Path) -> std::io::Result<String> {
     let queries = Path::new("benches/nexmark/queries");
-    let mut text = String::new();
+    let mut text = std::fs::read_to_string("benches/nexmark/config.sql")? + "\n";
     for file in ["ddl_gen.sql", "ddl_views.sql", &format!("{query}.sql")] {
         text.push_str(&std::fs::read_to_string(queries.join(file))?);
         text.push('\n');

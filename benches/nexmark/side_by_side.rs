@@ -1,7 +1,7 @@
 //! The file variant, weir and Apache Flink side by side in one run: weir's `nexmark` connector
 //! writes the events once as JSON (`ddl_gen.sql` at the runner's rate, into a temporary
-//! folder); then each query runs over that file (`ddl_files.sql`, the views, the query
-//! unchanged) on weir and on Flink 2.3 (PyFlink's local mini-cluster, `flink/run_sql.py`), one
+//! folder); then each query runs over that file (`config.sql`, `ddl_files.sql`, the views, the
+//! query unchanged) on weir and on Flink 2.3 (PyFlink's local mini-cluster, `flink/run_sql.py`), one
 //! after the other, each measured the same way: CPU seconds and peak RSS of the whole process
 //! tree, sampled from `/proc` every 50 ms (Flink runs a JVM under Python), less the start-up of
 //! an engine measured once on a file of no events.
@@ -70,7 +70,9 @@ fn write_events(dir: &Path, name: &str, events: u64) -> Result<PathBuf, String> 
 
 /// The file variant of `query` over `events_path`.
 fn script(query: &str, setup: &Setup, events_path: &Path) -> Result<String, String> {
-    let text = read("ddl_files.sql")?
+    let text = read("config.sql")?
+        + "\n"
+        + &read("ddl_files.sql")?
         + "\n"
         + &read("queries/ddl_views.sql")?
         + "\n"

@@ -12,7 +12,8 @@
 //!   row with the earliest rowtime is kept until the watermark passes that rowtime and then goes
 //!   out; rows of the key after that are dropped.
 //!
-//! With mini-batch the rows of a bundle wait for its flush marker; at the flush, each key's rows
+//! With mini-batch the rows of a bundle wait for its flush marker (or for the bundle to reach
+//! `table.exec.mini-batch.size` rows); at the flush, each key's rows
 //! are applied in arrival order, and with `compact_changes` (or on processing time, where Flink's
 //! mini-batch deduplication always compacts) only the key's final change is emitted.
 //!
@@ -25,6 +26,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::{KeyedTimers, ValueState};
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
+use crate::aggregate::bundle::{BundleMeter, BundleTrigger};
 use crate::spec::OperatorSpec;
 use crate::window::millis_of;
 
@@ -48,8 +50,9 @@ pub struct DeduplicateSpec {
     pub output_insert_only: bool,
     /// Whether a replaced row is retracted with `-U` before its `+U`.
     pub update_before: bool,
-    /// Rows wait for the mini-batch flush marker.
-    pub mini_batch: bool,
+    /// Mini-batch: rows wait for the flush marker, or until the bundle is due by this trigger
+    /// (`table.exec.mini-batch.size`, as Flink's `CountBundleTrigger`); `None`: row by row.
+    pub mini_batch: Option<BundleTrigger>,
     /// `table.exec.deduplicate.mini-batch.compact-changes-enabled`.
     pub compact_changes: bool,
     /// `table.exec.state.ttl`.
@@ -65,6 +68,8 @@ impl OperatorSpec for DeduplicateSpec {
             timers: KeyedTimers::new(TIMERS),
             spec: self.clone(),
             bundle: Vec::new(),
+            bundle_bytes: 0,
+            meter: self.mini_batch.map(BundleMeter::new),
             key: Vec::new(),
         }
     }
@@ -81,6 +86,10 @@ pub struct DeduplicateOperator {
     timers: KeyedTimers,
     /// The mini-batch's rows, in arrival order.
     bundle: Vec<(RowKind, Box<[Value]>)>,
+    /// About how many bytes the bundle's rows take.
+    bundle_bytes: usize,
+    /// When the bundle is due, and its rows and origin; `None` without mini-batch.
+    meter: Option<BundleMeter>,
     /// The key of the row being applied.
     key: Vec<Value>,
 }
@@ -185,6 +194,7 @@ impl DeduplicateOperator {
             return Ok(());
         }
         let bundle = std::mem::take(&mut self.bundle);
+        self.bundle_bytes = 0;
         let compact = self.spec.compact_changes || self.spec.rowtime.is_none();
         let now = ctx.processing_time();
         let mut emitted = Chunk::with_capacity(self.spec.input_arity, bundle.len());
@@ -200,7 +210,7 @@ impl DeduplicateOperator {
             }
             self.apply(*kind, row, ctx, if compact { &mut scratch } else { &mut emitted })?;
         }
-        ctx.record_bundle(bundle.len(), before.len());
+        let groups = before.len();
         if compact {
             for (key, old) in before {
                 match (old, self.rows.get(&key, now)) {
@@ -215,6 +225,9 @@ impl DeduplicateOperator {
                     _ => {}
                 }
             }
+        }
+        if let Some(meter) = &mut self.meter {
+            meter.flushed(groups, ctx, &mut emitted);
         }
         out.collect(emitted);
         Ok(())
@@ -233,8 +246,16 @@ impl Operator for DeduplicateOperator {
         ctx: &mut OperatorContext,
         out: &mut Output,
     ) -> Result<()> {
-        if self.spec.mini_batch {
-            self.bundle.extend(chunk.rows().map(|(kind, row)| (kind, Box::<[Value]>::from(row))));
+        if let Some(meter) = &mut self.meter {
+            meter.arriving(&chunk);
+            let row_bytes = chunk.arity() * std::mem::size_of::<Value>() + 64;
+            for (kind, row) in chunk.rows() {
+                self.bundle.push((kind, row.into()));
+                self.bundle_bytes += row_bytes;
+                if self.meter.as_mut().is_some_and(|m| m.add(1, self.bundle_bytes)) {
+                    self.flush_bundle(ctx, out)?;
+                }
+            }
             return Ok(());
         }
         let mut emitted = Chunk::with_capacity(self.spec.input_arity, chunk.len());

@@ -12,12 +12,14 @@ use weir_runtime::partition::{hash_key, subtask_for_hash};
 use weir_runtime::{Chunk, Operator, RowKind, SubtaskInfo, Value};
 
 use super::*;
+use crate::aggregate::bundle::BundleTrigger;
 use crate::spec::OperatorSpec;
 
 /// A row: `[k INT, ts TIMESTAMP(3), id INT]`.
 type Row = (i32, i64, i32);
 
-fn spec(keep_last: bool, rowtime: bool, mini_batch: bool, compact_changes: bool) -> DeduplicateSpec {
+/// A deduplication; `mini_batch`: its bundles flush on markers and, with a size, at that many rows.
+fn spec(keep_last: bool, rowtime: bool, mini_batch: Option<Option<usize>>, compact_changes: bool) -> DeduplicateSpec {
     DeduplicateSpec {
         key: vec![0],
         keep_last,
@@ -25,7 +27,7 @@ fn spec(keep_last: bool, rowtime: bool, mini_batch: bool, compact_changes: bool)
         input_arity: 3,
         output_insert_only: false,
         update_before: true,
-        mini_batch,
+        mini_batch: mini_batch.map(|size| BundleTrigger { size, memory_budget: usize::MAX }),
         compact_changes,
         state_ttl: None,
     }
@@ -74,7 +76,9 @@ fn every_mode_keeps_the_first_or_last_row_of_each_key() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
     for round in 0..320 {
         let (keep_last, rowtime, mini_batch, compact) = (round % 2 == 0, round % 4 < 2, round % 8 < 4, round % 16 < 8);
-        let spec = spec(keep_last, rowtime, mini_batch, compact);
+        // Mini-batch bundles flush on markers only, or also at three rows.
+        let size = (round % 32 < 16).then_some(3);
+        let spec = spec(keep_last, rowtime, mini_batch.then_some(size), compact);
         let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
         let (mut rows, mut log, mut id) = (Vec::new(), Vec::new(), 0);
         for step in 0..rng.random_range(1..40) {
@@ -99,7 +103,7 @@ fn every_mode_keeps_the_first_or_last_row_of_each_key() {
 fn the_insert_only_first_row_waits_for_the_watermark() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(13);
     for round in 0..100 {
-        let spec = DeduplicateSpec { output_insert_only: true, ..spec(false, true, false, false) };
+        let spec = DeduplicateSpec { output_insert_only: true, ..spec(false, true, None, false) };
         let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
         let (mut rows, mut id, mut watermark) = (Vec::new(), 0, i64::MIN);
         let mut emitted: BTreeMap<i32, Row> = BTreeMap::new();
@@ -138,7 +142,7 @@ fn a_restored_deduplication_goes_on_as_if_never_stopped() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(17);
     let owner = |row: &Row, p: usize| subtask_for_hash(hash_key(&values(row), &[0]), p);
     for round in 0..80 {
-        let spec = spec(round % 2 == 0, round % 4 < 2, false, false);
+        let spec = spec(round % 2 == 0, round % 4 < 2, None, false);
         let build = |i, p| {
             OperatorHarness::with_subtask(Box::new(spec.build(&SubtaskInfo::new("d", i, p))) as Box<dyn Operator>, i, p)
         };
@@ -169,7 +173,7 @@ fn a_restored_deduplication_goes_on_as_if_never_stopped() {
 /// Over updating input, retracting the kept row deletes it.
 #[test]
 fn retracting_the_kept_row_deletes_it() {
-    let spec = spec(true, false, false, false);
+    let spec = spec(true, false, None, false);
     let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
     h.push("op | k INT | ts TIMESTAMP(3) | id INT\n+I | 1 | 2024-01-01 00:00:00 | 1\n+I | 1 | 2024-01-01 00:00:01 | 2\n-D | 1 | 2024-01-01 00:00:01 | 2").unwrap();
     assert_eq!(
@@ -190,7 +194,7 @@ fn retracting_the_kept_row_deletes_it() {
 fn the_last_row_follows_an_updating_input() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(29);
     for round in 0..200 {
-        let spec = spec(true, false, round % 2 == 0, false);
+        let spec = spec(true, false, (round % 2 == 0).then_some(None), false);
         let mut h = OperatorHarness::new(spec.build(&SubtaskInfo::new("d", 0, 1)));
         let (mut held, mut kept, mut log, mut id) = (Vec::<Row>::new(), BTreeMap::<i32, Row>::new(), Vec::new(), 0);
         for step in 0..rng.random_range(1..40) {
@@ -236,7 +240,7 @@ fn compaction_leaves_the_final_change_of_a_batch() {
             ],
         ),
     ] {
-        let mut h = OperatorHarness::new(spec(true, true, true, compact).build(&SubtaskInfo::new("d", 0, 1)));
+        let mut h = OperatorHarness::new(spec(true, true, Some(None), compact).build(&SubtaskInfo::new("d", 0, 1)));
         let mut chunk = Chunk::with_capacity(3, 3);
         [(1, 0, 1), (1, 1000, 2), (1, 2000, 3)].iter().for_each(|row| chunk.push(RowKind::Insert, &values(row)));
         h.push_chunk(0, chunk).unwrap();

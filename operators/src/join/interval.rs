@@ -87,7 +87,7 @@ impl OperatorSpec for IntervalJoinSpec {
             expiries: [BTreeMap::new(), BTreeMap::new()],
             spec: self.clone(),
             key: Vec::new(),
-            condition: PairCondition::new(self.condition.clone()),
+            condition: PairCondition::new(self.condition.clone(), self.arities[0], &self.keys),
             watermark: NO_WATERMARK,
         }
     }

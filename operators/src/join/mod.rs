@@ -6,6 +6,7 @@
 //! joins the rows of each window once the window ends; [`TemporalJoinOperator`] joins each row
 //! with the version of a versioned table valid at its time.
 
+mod condition;
 mod interval;
 mod regular;
 mod temporal;
@@ -20,33 +21,9 @@ pub use regular::{RegularJoinOperator, RegularJoinSpec};
 pub use temporal::{TemporalJoinOperator, TemporalJoinSpec};
 pub use window::{WindowJoinOperator, WindowJoinSpec};
 
-use weir_runtime::{Chunk, Error, RowKind, Value};
+use weir_runtime::{Chunk, RowKind, Value};
 
-use crate::expr::Expr;
-
-/// The condition a join checks on each pair besides its equal keys, evaluated on the joined row
-/// (left columns, then right) built in a buffer kept between pairs.
-#[derive(Debug, Clone)]
-pub(crate) struct PairCondition {
-    condition: Option<Expr>,
-    joined: Vec<Value>,
-}
-
-impl PairCondition {
-    /// `condition`, or none (every pair is accepted).
-    pub(crate) fn new(condition: Option<Expr>) -> Self {
-        PairCondition { condition, joined: Vec::new() }
-    }
-
-    /// Whether the condition is TRUE on `left` joined with `right`.
-    pub(crate) fn accepts(&mut self, left: &[Value], right: &[Value]) -> weir_runtime::Result<bool> {
-        let Some(condition) = &self.condition else { return Ok(true) };
-        self.joined.clear();
-        self.joined.extend_from_slice(left);
-        self.joined.extend_from_slice(right);
-        Ok(condition.eval(&self.joined).map_err(|e| Error::execution(e.0))? == Value::Boolean(true))
-    }
-}
+pub(crate) use condition::PairCondition;
 
 /// Pushes `left` joined with `right` as a row of `kind`, NULLs standing in for a side that is
 /// `None` (`arities`: the number of columns of each side).

@@ -63,7 +63,7 @@ impl OperatorSpec for RegularJoinSpec {
             records: [MapState::new(SIDES[0], self.state_ttl[0]), MapState::new(SIDES[1], self.state_ttl[1])],
             spec: self.clone(),
             key: Vec::new(),
-            condition: PairCondition::new(self.condition.clone()),
+            condition: PairCondition::new(self.condition.clone(), self.arities[0], &self.keys),
         }
     }
 }

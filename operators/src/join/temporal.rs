@@ -56,7 +56,7 @@ impl OperatorSpec for TemporalJoinSpec {
             versions: MapState::new(VERSIONS, None),
             timers: KeyedTimers::new(TIMERS),
             key: Vec::new(),
-            condition: PairCondition::new(self.condition.clone()),
+            condition: PairCondition::new(self.condition.clone(), self.arities[0], &self.keys),
         }
     }
 }

@@ -58,7 +58,7 @@ impl OperatorSpec for WindowJoinSpec {
             timers: KeyedTimers::new(TIMERS),
             spec: self.clone(),
             key: Vec::new(),
-            condition: PairCondition::new(self.condition.clone()),
+            condition: PairCondition::new(self.condition.clone(), self.arities[0], &self.keys),
         }
     }
 }

@@ -32,7 +32,7 @@ pub(super) fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) 
 }
 
 /// The bundle trigger of mini-batch settings.
-fn trigger(mini_batch: MiniBatch) -> BundleTrigger {
+pub(super) fn trigger(mini_batch: MiniBatch) -> BundleTrigger {
     BundleTrigger { size: mini_batch.size, memory_budget: mini_batch.memory_budget }
 }
 

@@ -139,8 +139,8 @@ impl Physical<'_> {
     ) -> PhysicalNode {
         let rowtime = input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Rowtime);
         let input = self.physical(input, true, false);
-        let mini_batch = self.mini_batch.is_some();
-        let output_insert_only = !keep_last && !mini_batch && input.changelog.is_insert_only();
+        let mini_batch = self.mini_batch.map(super::aggregate::trigger);
+        let output_insert_only = !keep_last && mini_batch.is_none() && input.changelog.is_insert_only();
         let spec = DeduplicateSpec {
             key: partition,
             keep_last,

@@ -8,6 +8,7 @@ use hashbrown::hash_map::EntryRef;
 /// than with Fx in the operators measured).
 type FxHashMap<K, V> = hashbrown::HashMap<K, V>;
 
+use super::user_map::UserMap;
 use super::{owns_key, Key, StateValue, Ttl};
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use crate::checkpoint::{StateReader, StateWriter};
@@ -367,7 +368,7 @@ impl<V> ListMut<'_, V> {
 pub struct MapState<K, V> {
     name: String,
     ttl: Ttl,
-    entries: FxHashMap<Key, FxHashMap<K, Stamped<V>>>,
+    entries: FxHashMap<Key, UserMap<K, Stamped<V>>>,
 }
 
 impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
@@ -408,23 +409,9 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         room_for_one(&mut self.entries)?;
         let ttl = self.ttl;
         let map = self.entries.entry_ref(key).or_default();
-        let entry = match map.entry(user_key) {
-            hashbrown::hash_map::Entry::Occupied(entry) if !ttl.expired(entry.get().written, now) => entry.into_mut(),
-            hashbrown::hash_map::Entry::Occupied(mut entry) => match make() {
-                Some(value) => {
-                    *entry.get_mut() = Stamped { value, written: now };
-                    entry.into_mut()
-                }
-                None => {
-                    entry.remove();
-                    return Ok(None);
-                }
-            },
-            hashbrown::hash_map::Entry::Vacant(entry) => match make() {
-                Some(value) => entry.insert(Stamped { value, written: now }),
-                None => return Ok(None),
-            },
-        };
+        let live = |e: &Stamped<V>| !ttl.expired(e.written, now);
+        let made = || make().map(|value| Stamped { value, written: now });
+        let Some(entry) = map.upsert(user_key, live, made) else { return Ok(None) };
         entry.written = now;
         Ok(Some(&mut entry.value))
     }
@@ -470,7 +457,7 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     /// The live entries of the map of `key` at `now`, in no particular order.
     pub fn entries(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = (&K, &V)> {
         self.drop_expired(key, now);
-        self.entries.get(key).into_iter().flatten().map(|(k, e)| (k, &e.value))
+        self.entries.get(key).into_iter().flat_map(UserMap::iter).map(|(k, e)| (k, &e.value))
     }
 
     /// Removes the map of `key`.
@@ -517,13 +504,14 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         restore_sections(&self.name, states, |input| {
             for _ in 0..input.u32()? {
                 let key: Key = input.values()?;
-                let mut map = FxHashMap::new();
+                let mut map = Vec::new();
                 for _ in 0..input.u32()? {
                     let user_key = K::decode(input)?;
-                    map.insert(user_key, Stamped::decode(input)?);
+                    map.push((user_key, Stamped::decode(input)?));
                 }
                 if owns_key(&key, info) {
-                    entries.entry(key).or_default().extend(map);
+                    let restored = entries.entry(key).or_default();
+                    map.into_iter().for_each(|(user_key, e)| restored.insert(user_key, e));
                 }
             }
             Ok(())

@@ -22,6 +22,7 @@
 
 mod keyed;
 mod timers;
+mod user_map;
 mod value;
 
 pub use keyed::{ListMut, ListState, MapState, ValueState};

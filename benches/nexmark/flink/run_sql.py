@@ -4,6 +4,7 @@ statement, each INSERT to its end: the Flink side of `cargo bench --bench nexmar
 
 Usage: run_sql.py SCRIPT.sql PARALLELISM
 """
+import re
 import sys
 
 
@@ -40,7 +41,11 @@ def main():
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     env.get_config().set("parallelism.default", parallelism)
     for statement in statements(open(script).read()):
-        if statement.upper().startswith("INSERT"):
+        setting = re.fullmatch(r"SET\s+'([^']+)'\s*=\s*'([^']*)'", statement, re.IGNORECASE)
+        if setting:
+            # executeSql takes no SET (the SQL client's statement): the option goes to the config.
+            env.get_config().set(setting.group(1), setting.group(2))
+        elif statement.upper().startswith("INSERT"):
             env.execute_sql(statement).wait()
         else:
             env.execute_sql(statement)

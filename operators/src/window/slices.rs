@@ -1,7 +1,6 @@
 //! The accumulators of one key over one slice: what a window aggregate keeps in state and a
 //! local window aggregate sends on, and how slices merge into a window.
 
-use smallvec::SmallVec;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::state::StateValue;
 use weir_runtime::{DataType, Value};
@@ -39,7 +38,9 @@ impl Calls {
 pub(crate) struct SliceAccumulators {
     /// Rows added less rows retracted: a window without rows is not emitted.
     pub rows: i64,
-    accumulators: SmallVec<[Accumulator; 4]>,
+    /// One per call, on the heap: a window aggregate keeps one of these per key and slice, so
+    /// the struct stays small (a key's open slices sit in a short vector of the state).
+    accumulators: Box<[Accumulator]>,
     /// The values of each DISTINCT argument, with multiplicities.
     distinct: Vec<DistinctValues>,
 }

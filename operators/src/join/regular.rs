@@ -244,8 +244,13 @@ impl Operator for RegularJoinOperator {
         let side = input.min(1);
         let now = ctx.processing_time();
         let right_arity = if self.spec.join_type.keeps_left_only() { 0 } else { self.spec.arities[1] };
-        let mut emitted = Chunk::with_capacity(self.spec.arities[0] + right_arity, chunk.len());
+        let (arity, limit) = (self.spec.arities[0] + right_arity, ctx.chunk_size());
+        let mut emitted = Chunk::with_capacity(arity, chunk.len().min(limit));
         for (kind, row) in chunk.rows() {
+            // A row can join many: the output goes on in chunks of about the job's chunk size.
+            if emitted.len() >= limit {
+                out.collect(std::mem::replace(&mut emitted, Chunk::with_capacity(arity, limit)));
+            }
             self.key.clear();
             self.key.extend(self.spec.keys[side].iter().map(|&k| row[k].clone()));
             if self.spec.join_type.keeps_left_only() {

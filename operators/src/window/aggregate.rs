@@ -17,7 +17,7 @@ use weir_runtime::{Chunk, DataType, Result, RowKind, SubtaskInfo, Timestamp, Val
 
 use super::slices::{Calls, SliceAccumulators};
 use super::table_function::millis_of;
-use super::{WindowOperator, WindowSpec, Windows};
+use super::{Fired, WindowOperator, WindowSpec, Windows};
 use crate::aggregate::AggregateCall;
 use crate::spec::OperatorSpec;
 
@@ -135,6 +135,15 @@ impl SlicedWindows {
             }
             merged
         };
+        // The key's next window holding one of its slices fires next (its timer may be due already:
+        // the caller pops timers until none is).
+        let next = slices
+            .entries(key, 0)
+            .filter_map(|(&slice, _)| window.window_ends_of_slice(slice).find(|&e| e > end))
+            .min();
+        if let Some(next) = next {
+            self.timers.register(key, next - 1);
+        }
         if let Some(merged) = merged.filter(|m| m.rows > 0) {
             emitted.push_with(RowKind::Insert, |values| {
                 values.extend_from_slice(key);
@@ -194,19 +203,19 @@ impl Windows for SlicedWindows {
                 accumulators.add_partial(calls, &row[key_count..row.len() - 1])?
             }
         }
-        if new {
-            for end in window.window_ends_of_slice(slice).filter(|&end| !fired(end)) {
-                timers.register(key, end - 1);
-            }
+        // One timer per key at a time, as Flink's slicing window operator keeps: the first window
+        // of a new slice here, each later one set when the window before it fires.
+        if let Some(end) = window.window_ends_of_slice(slice).find(|&end| !fired(end)).filter(|_| new) {
+            timers.register(key, end - 1);
         }
         Ok(false)
     }
 
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()> {
+    fn fire(&mut self, watermark: i64, fired: &mut Fired<'_>) -> Result<()> {
         let zone = self.spec.window.zone;
         while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
-                self.fire_window(&key, time + 1, emitted)?;
+                self.fire_window(&key, time + 1, fired.chunk())?;
             }
         }
         Ok(())

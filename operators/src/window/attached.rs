@@ -9,7 +9,7 @@ use weir_runtime::state::{KeyedTimers, MapState, StateValue};
 use weir_runtime::{Chunk, Error, Result, RowKind, SubtaskInfo, Value};
 
 use super::table_function::millis_of;
-use super::{AttachedWindow, Windows};
+use super::{AttachedWindow, Fired, Windows};
 
 /// The name of the buffers' state (their section in checkpoints).
 pub(crate) const BUFFERS: &str = "window-buffers";
@@ -98,12 +98,12 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
         Ok(false)
     }
 
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()> {
+    fn fire(&mut self, watermark: i64, fired: &mut Fired<'_>) -> Result<()> {
         let zone = self.spec.window().spec.zone;
         while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
                 if let Some(buffer) = self.buffers.remove(&key, &(time + 1)) {
-                    buffer.emit(&self.spec, emitted);
+                    buffer.emit(&self.spec, fired.chunk());
                 }
             }
         }

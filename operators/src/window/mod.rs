@@ -26,7 +26,7 @@ mod table_function;
 pub use aggregate::{WindowAggregateInput, WindowAggregateOperator, WindowAggregateSpec};
 pub use deduplicate::{WindowDeduplicateOperator, WindowDeduplicateSpec};
 pub use local_aggregate::{LocalWindowAggregateOperator, LocalWindowAggregateSpec};
-pub use operator::{WindowOperator, Windows};
+pub use operator::{Fired, WindowOperator, Windows};
 pub use rank::{WindowRankOperator, WindowRankSpec};
 pub use session::{SessionWindowAggregateOperator, SessionWindowAggregateSpec};
 pub use session_table_function::{SessionTableFunctionOperator, SessionTableFunctionSpec};

@@ -37,12 +37,12 @@ pub trait Windows: std::fmt::Debug + Send {
         None
     }
 
-    /// Emits into `emitted` every window the watermark `watermark` makes due, earliest first,
+    /// Emits into `fired` every window the watermark `watermark` makes due, earliest first,
     /// and drops what no later window needs.
     ///
     /// # Errors
     /// What an aggregate function refuses while merging slices.
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()>;
+    fn fire(&mut self, watermark: i64, fired: &mut Fired<'_>) -> Result<()>;
 
     /// The number of columns of the emitted rows.
     fn arity(&self) -> usize;
@@ -55,6 +55,37 @@ pub trait Windows: std::fmt::Debug + Send {
     /// # Errors
     /// A damaged state, or one of other aggregates.
     fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()>;
+}
+
+/// Where the rows of fired windows go: a chunk handed on to the output each time it holds the
+/// job's chunk size, so that a watermark firing many windows at once (the end of input fires
+/// all of them) sends them on in chunks of bounded size.
+pub struct Fired<'a> {
+    chunk: Chunk,
+    limit: usize,
+    out: &'a mut Output,
+}
+
+impl<'a> Fired<'a> {
+    fn new(arity: usize, limit: usize, out: &'a mut Output) -> Self {
+        Fired { chunk: Chunk::with_capacity(arity, 0), limit: limit.max(1), out }
+    }
+
+    /// The chunk the next window's rows go into.
+    pub fn chunk(&mut self) -> &mut Chunk {
+        if self.chunk.len() >= self.limit {
+            let next = Chunk::with_capacity(self.chunk.arity(), self.limit);
+            self.out.collect(std::mem::replace(&mut self.chunk, next));
+        }
+        &mut self.chunk
+    }
+
+    /// Hands on the rows not sent yet.
+    fn finish(self) {
+        if !self.chunk.is_empty() {
+            self.out.collect(self.chunk);
+        }
+    }
 }
 
 /// A window aggregate over `W`; see the module documentation.
@@ -71,20 +102,19 @@ impl<W: Windows> WindowOperator<W> {
         WindowOperator { windows, watermark: i64::MIN }
     }
 
-    fn fire(&mut self, watermark: i64, out: &mut Output) -> Result<()> {
-        let mut emitted = Chunk::with_capacity(self.windows.arity(), 0);
-        self.windows.fire(watermark, &mut emitted)?;
-        if !emitted.is_empty() {
-            out.collect(emitted);
-        }
+    /// Fires the windows due at `watermark`, in chunks of up to `chunk_size` rows.
+    fn fire(&mut self, watermark: i64, chunk_size: usize, out: &mut Output) -> Result<()> {
+        let mut fired = Fired::new(self.windows.arity(), chunk_size, out);
+        self.windows.fire(watermark, &mut fired)?;
+        fired.finish();
         Ok(())
     }
 
     /// Over processing time: fires the windows whose end - 1 is at or before `progress`.
-    fn advance_to(&mut self, progress: i64, out: &mut Output) -> Result<()> {
+    fn advance_to(&mut self, progress: i64, chunk_size: usize, out: &mut Output) -> Result<()> {
         if progress > self.watermark {
             self.watermark = progress;
-            self.fire(progress, out)?;
+            self.fire(progress, chunk_size, out)?;
         }
         Ok(())
     }
@@ -113,7 +143,7 @@ impl<W: Windows> Operator for WindowOperator<W> {
         let processing_time = self.windows.processing_time();
         if processing_time {
             // Windows that ended before this row came fire before it joins its own.
-            self.advance_to(now - 1, out)?;
+            self.advance_to(now - 1, ctx.chunk_size(), out)?;
         }
         let mut late = 0;
         for (kind, row) in chunk.rows() {
@@ -128,25 +158,25 @@ impl<W: Windows> Operator for WindowOperator<W> {
 
     fn on_timer(&mut self, _timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         if self.windows.processing_time() {
-            self.advance_to(ctx.processing_time() - 1, out)?;
+            self.advance_to(ctx.processing_time() - 1, ctx.chunk_size(), out)?;
             self.schedule(ctx);
         }
         Ok(())
     }
 
-    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         if watermark > self.watermark && !self.windows.processing_time() {
             self.watermark = watermark;
-            self.fire(watermark, out)?;
+            self.fire(watermark, ctx.chunk_size(), out)?;
         }
         out.emit_watermark(watermark);
         Ok(())
     }
 
     /// The end of input fires every window, as the final watermark does.
-    fn end_of_input(&mut self, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+    fn end_of_input(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.watermark = i64::MAX;
-        self.fire(i64::MAX, out)?;
+        self.fire(i64::MAX, ctx.chunk_size(), out)?;
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use weir_runtime::state::{KeyedTimers, StateValue, ValueState};
 use weir_runtime::{Chunk, Result, RowKind, SubtaskInfo, Value};
 
 use super::table_function::millis_of;
-use super::{WindowZone, Windows};
+use super::{Fired, WindowZone, Windows};
 
 pub(crate) const SESSIONS: &str = "sessions";
 pub(crate) const TIMERS: &str = "session-timers";
@@ -161,7 +161,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
     }
 
     /// Emits every session whose end the watermark reached, earliest first.
-    fn fire(&mut self, watermark: i64, emitted: &mut Chunk) -> Result<()> {
+    fn fire(&mut self, watermark: i64, fired: &mut Fired<'_>) -> Result<()> {
         let zone = self.shape.zone;
         while let Some((time, keys)) = self.timers.pop_due_by(|time| zone.fired(time + 1, watermark)) {
             for key in keys {
@@ -171,7 +171,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
                 if open.0.is_empty() {
                     self.sessions.remove(&key);
                 }
-                session.content.emit(&self.context, &key, (session.start, session.end), zone, emitted);
+                session.content.emit(&self.context, &key, (session.start, session.end), zone, fired.chunk());
             }
         }
         Ok(())

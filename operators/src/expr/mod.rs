@@ -47,6 +47,7 @@ pub use function::{Function, TimeUnit, TrimSide};
 pub use functions::{ScalarFunction, ScalarRef};
 pub use string::like_regex;
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
+pub(crate) use vector::Cmp;
 pub use vector::VectorExpr;
 
 /// Why an expression could not be built (wrong argument types) or evaluated.

@@ -1,11 +1,9 @@
 //! The condition a join checks on each pair of rows it considers, besides finding the pair under
 //! equal keys in its state.
 
-use std::cmp::Ordering;
-
 use weir_runtime::{Error, LogicalType, Value};
 
-use crate::expr::{compare, Expr, Function};
+use crate::expr::{compare, Cmp, Expr, Function};
 
 /// The condition a join checks on each pair. The conjuncts that compare a column with a column
 /// or a constant are checked on the two rows in place; the rest is evaluated on the joined row
@@ -24,7 +22,7 @@ pub(crate) struct PairCondition {
 #[derive(Debug, Clone)]
 enum Check {
     /// `a op b`, TRUE when `compare` orders them as `op` asks (never for a NULL operand).
-    Compare { op: Comparison, a: Operand, b: Operand },
+    Compare { op: Cmp, a: Operand, b: Operand },
     /// The left row's join-key column at this position is not NULL.
     KeyNotNull(usize),
 }
@@ -44,45 +42,6 @@ impl Operand {
             Operand::Left(i) => &left[*i],
             Operand::Right(i) => &right[*i],
             Operand::Constant(v) => v,
-        }
-    }
-}
-
-/// The comparison functions, checked on the order `compare` finds.
-#[derive(Debug, Clone, Copy)]
-enum Comparison {
-    Equals,
-    NotEquals,
-    Less,
-    LessOrEqual,
-    Greater,
-    GreaterOrEqual,
-}
-
-impl Comparison {
-    /// The comparison `function` is, or `None` for any other function.
-    fn of(function: &Function) -> Option<Comparison> {
-        Some(match function {
-            Function::Equals => Comparison::Equals,
-            Function::NotEquals => Comparison::NotEquals,
-            Function::Less => Comparison::Less,
-            Function::LessOrEqual => Comparison::LessOrEqual,
-            Function::Greater => Comparison::Greater,
-            Function::GreaterOrEqual => Comparison::GreaterOrEqual,
-            _ => return None,
-        })
-    }
-
-    /// Whether `order` (`None`: a NULL operand or incomparable values) satisfies the comparison.
-    fn holds(self, order: Option<Ordering>) -> bool {
-        let Some(order) = order else { return false };
-        match self {
-            Comparison::Equals => order == Ordering::Equal,
-            Comparison::NotEquals => order != Ordering::Equal,
-            Comparison::Less => order == Ordering::Less,
-            Comparison::LessOrEqual => order != Ordering::Greater,
-            Comparison::Greater => order == Ordering::Greater,
-            Comparison::GreaterOrEqual => order != Ordering::Less,
         }
     }
 }
@@ -116,7 +75,9 @@ impl PairCondition {
         for check in &self.checks {
             let holds = match check {
                 Check::KeyNotNull(i) => !left[*i].is_null(),
-                Check::Compare { op, a, b } => op.holds(compare(a.of(left, right), b.of(left, right))),
+                Check::Compare { op, a, b } => {
+                    compare(a.of(left, right), b.of(left, right)).is_some_and(|o| op.holds(o))
+                }
             };
             if !holds {
                 return Ok(false);
@@ -142,7 +103,7 @@ fn conjuncts(condition: Expr) -> Vec<Expr> {
 /// `part` as a check made in place, when it compares columns and constants.
 fn check_of(part: &Expr, left_width: usize, keys: &[Vec<usize>; 2]) -> Option<Check> {
     let Expr::Call { function, args, .. } = part else { return None };
-    let op = Comparison::of(function)?;
+    let op = Cmp::of(function)?;
     let [a, b] = args.as_slice() else { return None };
     let operand = |e: &Expr| match e {
         Expr::Column { index, .. } if *index < left_width => Some(Operand::Left(*index)),
@@ -151,7 +112,7 @@ fn check_of(part: &Expr, left_width: usize, keys: &[Vec<usize>; 2]) -> Option<Ch
         Expr::Call { .. } => None,
     };
     let (a_operand, b_operand) = (operand(a)?, operand(b)?);
-    if let (Comparison::Equals, Some(left)) = (op, key_pair(&a_operand, &b_operand, keys)) {
+    if let (Cmp::Eq, Some(left)) = (op, key_pair(&a_operand, &b_operand, keys)) {
         // Equal values under `compare` for every type but the floating-point ones (NaN).
         let floating = |e: &Expr| matches!(e.ty().logical, LogicalType::Float | LogicalType::Double);
         if !floating(a) && !floating(b) && a.ty().logical == b.ty().logical {

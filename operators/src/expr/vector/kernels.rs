@@ -1,7 +1,6 @@
 //! The column kernels of [`VectorExpr`](super::VectorExpr): integer, float and DECIMAL
 //! arithmetic, and comparisons (strings in byte order), each with the row path's semantics.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -86,7 +85,7 @@ pub(super) fn decimal_compare(op: Cmp, scales: (u8, u8), a: &Datum, b: &Datum, r
     let mut values = BooleanBufferBuilder::new(rows);
     let mut valid = BooleanBufferBuilder::new(rows);
     for i in 0..rows {
-        let result = x.get(i).zip(y.get(i)).map(|(p, q)| holds(op, p.saturating_mul(fx).cmp(&q.saturating_mul(fy))));
+        let result = x.get(i).zip(y.get(i)).map(|(p, q)| op.holds(p.saturating_mul(fx).cmp(&q.saturating_mul(fy))));
         values.append(result.unwrap_or(false));
         valid.append(result.is_some());
     }
@@ -148,7 +147,7 @@ pub(super) fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<Bool
     if is_float(a) || is_float(b) {
         return Some(float_compare(op, a, b, rows));
     }
-    let f = |x: i64, y: i64| holds(op, x.cmp(&y));
+    let f = |x: i64, y: i64| op.holds(x.cmp(&y));
     Some(match (ints(a), ints(b)) {
         (Ints::Constant(None), _) | (_, Ints::Constant(None)) => BooleanArray::new_null(rows),
         (Ints::Column(x), Ints::Constant(Some(c))) => {
@@ -165,18 +164,6 @@ pub(super) fn compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<Bool
     })
 }
 
-/// Whether `ordering` satisfies `op`.
-fn holds(op: Cmp, ordering: Ordering) -> bool {
-    match op {
-        Cmp::Eq => ordering == Ordering::Equal,
-        Cmp::NotEq => ordering != Ordering::Equal,
-        Cmp::Lt => ordering == Ordering::Less,
-        Cmp::LtEq => ordering != Ordering::Greater,
-        Cmp::Gt => ordering == Ordering::Greater,
-        Cmp::GtEq => ordering != Ordering::Less,
-    }
-}
-
 /// A comparison of strings: NULL where either side is; `None` when a side is not text.
 fn string_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanArray> {
     enum Text<'a> {
@@ -189,7 +176,7 @@ fn string_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> Option<BooleanA
             Datum::Scalar(v, _) => Text::Constant(v.as_str()),
         })
     }
-    let compare = |x: &str, y: &str| holds(op, x.as_bytes().cmp(y.as_bytes()));
+    let compare = |x: &str, y: &str| op.holds(x.as_bytes().cmp(y.as_bytes()));
     Some(match (text(a)?, text(b)?) {
         (Text::Constant(None), _) | (_, Text::Constant(None)) => BooleanArray::new_null(rows),
         (Text::Column(x), Text::Constant(Some(c))) => {
@@ -267,7 +254,7 @@ pub(super) fn float_arithmetic(op: Arith, single: bool, a: &Datum, b: &Datum, ro
 
 /// A float comparison as the row path makes it: NULL where either side is NaN.
 fn float_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> BooleanArray {
-    let f = |x: f64, y: f64| -> Option<bool> { Some(holds(op, x.partial_cmp(&y)?)) };
+    let f = |x: f64, y: f64| -> Option<bool> { Some(op.holds(x.partial_cmp(&y)?)) };
     match float_zip(&floats(a), &floats(b), rows, f) {
         None => BooleanArray::new_null(rows),
         Some((results, nulls)) => {

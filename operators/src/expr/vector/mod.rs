@@ -10,6 +10,7 @@
 //! every row is evaluated anyway, never under the short-circuit of `AND` / `OR`, so an error
 //! is reported for exactly the rows the row path reports it for.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
@@ -43,14 +44,42 @@ pub(super) enum Arith {
     Modulo,
 }
 
+/// A comparison function, decided on the order of its two operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Cmp {
+pub(crate) enum Cmp {
     Eq,
     NotEq,
     Lt,
     LtEq,
     Gt,
     GtEq,
+}
+
+impl Cmp {
+    /// The comparison `function` is, or `None` for any other function.
+    pub(crate) fn of(function: &Function) -> Option<Cmp> {
+        Some(match function {
+            Function::Equals => Cmp::Eq,
+            Function::NotEquals => Cmp::NotEq,
+            Function::Less => Cmp::Lt,
+            Function::LessOrEqual => Cmp::LtEq,
+            Function::Greater => Cmp::Gt,
+            Function::GreaterOrEqual => Cmp::GtEq,
+            _ => return None,
+        })
+    }
+
+    /// Whether `ordering` of the operands satisfies the comparison.
+    pub(crate) fn holds(self, ordering: Ordering) -> bool {
+        match self {
+            Cmp::Eq => ordering == Ordering::Equal,
+            Cmp::NotEq => ordering != Ordering::Equal,
+            Cmp::Lt => ordering == Ordering::Less,
+            Cmp::LtEq => ordering != Ordering::Greater,
+            Cmp::Gt => ordering == Ordering::Greater,
+            Cmp::GtEq => ordering != Ordering::Less,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -198,16 +227,7 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
                 }
                 return Some(Node::Arith { op, bits, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
             }
-            let cmp = match function {
-                Function::Equals => Some(Cmp::Eq),
-                Function::NotEquals => Some(Cmp::NotEq),
-                Function::Less => Some(Cmp::Lt),
-                Function::LessOrEqual => Some(Cmp::LtEq),
-                Function::Greater => Some(Cmp::Gt),
-                Function::GreaterOrEqual => Some(Cmp::GtEq),
-                _ => None,
-            };
-            if let Some(op) = cmp {
+            if let Some(op) = Cmp::of(function) {
                 let is_decimal = |t: &DataType| matches!(t.logical, LogicalType::Decimal { .. });
                 if is_decimal(types[0]) || is_decimal(types[1]) {
                     // Compared at the larger of the two scales, as the row path compares them.

@@ -106,8 +106,13 @@ fn substitute(text: &str, events: u64, dir: &Path, events_path: Option<&Path>) -
     variables.iter().fold(text.to_string(), |t, (k, v)| t.replace(k, v))
 }
 
+/// The runner's folder of scripts, statistics and q10's files, removed when it ends.
+fn work_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("weir-nexmark-{}", std::process::id()))
+}
+
 fn run(query: &str, events: u64, parallelism: usize) -> Result<Run, String> {
-    let dir = std::env::temp_dir().join(format!("weir-nexmark-{}", std::process::id()));
+    let dir = work_dir();
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let sql = dir.join(format!("{query}.sql"));
     std::fs::write(&sql, script(query, events, &dir).map_err(|e| format!("{query}: {e}"))?)
@@ -231,6 +236,7 @@ fn main() {
     if !failed.is_empty() {
         println!("failed: {}", failed.join(", "));
     }
+    let _ = std::fs::remove_dir_all(work_dir());
     if let Some(path) = value("--json") {
         let all: Vec<serde_json::Value> = runs
             .iter()

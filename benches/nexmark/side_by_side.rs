@@ -185,6 +185,13 @@ fn udf_jar(python: &str, dir: &Path) -> Option<PathBuf> {
     (compiled.success() && packed.success()).then_some(jar)
 }
 
+/// The events and the scripts are removed with the setup (1 M events take 320 MB as JSON).
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 impl Setup {
     /// Writes the events and measures each engine's start-up.
     pub fn new(python: String, events: u64) -> Result<Setup, String> {

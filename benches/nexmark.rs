@@ -78,14 +78,20 @@ fn script(query: &str, events: u64, dir: &Path) -> std::io::Result<String> {
         text.push_str(&std::fs::read_to_string(queries.join(file))?);
         text.push('\n');
     }
-    // q13's side input at `${FLINK_HOME}/data/`: 10 000 rows `i,i` (SideInputGenerator's default).
+    write_side_input(dir)?;
+    Ok(substitute(&text, events, dir, None))
+}
+
+/// q13's side input at `${FLINK_HOME}/data/side_input.txt` under `dir`: 10 000 rows `i,i`
+/// (the nexmark repository's SideInputGenerator default), written once.
+fn write_side_input(dir: &Path) -> std::io::Result<()> {
     let side_input = dir.join("data/side_input.txt");
     if !side_input.exists() {
         let rows: String = (0..10_000).map(|i| format!("{i},{i}\n")).collect();
         std::fs::create_dir_all(dir.join("data"))?;
         std::fs::write(&side_input, rows)?;
     }
-    Ok(substitute(&text, events, dir, None))
+    Ok(())
 }
 
 /// `text` with the Nexmark runner's variables set: `TPS` 10 000 000, `EVENTS_NUM`, proportions

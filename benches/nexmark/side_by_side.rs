@@ -196,9 +196,7 @@ impl Setup {
     /// Writes the events and measures each engine's start-up.
     pub fn new(python: String, events: u64) -> Result<Setup, String> {
         let dir = std::env::temp_dir().join(format!("weir-nexmark-files-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("data")).map_err(|e| e.to_string())?;
-        let rows: String = (0..10_000).map(|i| format!("{i},{i}\n")).collect();
-        std::fs::write(dir.join("data/side_input.txt"), rows).map_err(|e| e.to_string())?;
+        super::write_side_input(&dir).map_err(|e| e.to_string())?;
         let udf_jar = udf_jar(&python, &dir);
         let mut setup = Setup { python, dir, events, startup: [0.0; 2], udf_jar };
         eprintln!("writing {events} events as JSON …");

@@ -26,7 +26,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::{KeyedTimers, ValueState};
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result, RowKind, SubtaskInfo, Value};
 
-use crate::aggregate::bundle::{BundleMeter, BundleTrigger};
+use crate::aggregate::bundle::{row_bytes, BundleMeter, BundleTrigger};
 use crate::spec::OperatorSpec;
 use crate::window::millis_of;
 
@@ -248,7 +248,7 @@ impl Operator for DeduplicateOperator {
     ) -> Result<()> {
         if let Some(meter) = &mut self.meter {
             meter.arriving(&chunk);
-            let row_bytes = chunk.arity() * std::mem::size_of::<Value>() + 64;
+            let row_bytes = row_bytes(&chunk);
             for (kind, row) in chunk.rows() {
                 self.bundle.push((kind, row.into()));
                 self.bundle_bytes += row_bytes;

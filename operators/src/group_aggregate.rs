@@ -15,7 +15,7 @@ use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::owns_key;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
-use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
+use crate::aggregate::bundle::{row_bytes, BundleMeter, BundleTrigger, Bundled};
 use crate::aggregate::distinct::count_value;
 use crate::aggregate::group_state::{check_groups, Emission, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::remap_groups;
@@ -347,7 +347,7 @@ impl Operator for GroupAggregateOperator {
     ) -> Result<()> {
         let now = self.now(ctx);
         if let Some(meter) = &mut self.meter {
-            let row_bytes = chunk.arity() * std::mem::size_of::<Value>() + 64;
+            let row_bytes = row_bytes(&chunk);
             meter.arriving(&chunk);
             for (kind, row) in chunk.rows() {
                 self.key.clear();

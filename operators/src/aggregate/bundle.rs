@@ -15,6 +15,12 @@ pub struct BundleTrigger {
     pub memory_budget: usize,
 }
 
+/// About how many bytes a bundle holding one row of `chunk` takes for it (its values and
+/// the row's bookkeeping), for the memory budget.
+pub(crate) fn row_bytes(chunk: &Chunk) -> usize {
+    chunk.arity() * std::mem::size_of::<weir_runtime::Value>() + 64
+}
+
 impl BundleTrigger {
     /// How many of the next `left` rows go into a bundle holding `buffered` rows before the
     /// size trigger fires (at least one).

@@ -14,7 +14,6 @@ use crate::expr::{compare, Cmp, Expr, Function};
 pub(crate) struct PairCondition {
     checks: Vec<Check>,
     rest: Option<Expr>,
-    left_width: usize,
     joined: Vec<Value>,
 }
 
@@ -67,7 +66,7 @@ impl PairCondition {
                 Some(Expr::Call { function: Function::And, args: rest, ty })
             }
         };
-        PairCondition { checks, rest, left_width, joined: Vec::new() }
+        PairCondition { checks, rest, joined: Vec::new() }
     }
 
     /// Whether the condition is TRUE on `left` joined with `right`.
@@ -84,7 +83,6 @@ impl PairCondition {
             }
         }
         let Some(rest) = &self.rest else { return Ok(true) };
-        debug_assert_eq!(left.len(), self.left_width);
         self.joined.clear();
         self.joined.extend_from_slice(left);
         self.joined.extend_from_slice(right);

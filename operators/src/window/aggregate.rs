@@ -205,7 +205,7 @@ impl Windows for SlicedWindows {
         }
         // One timer per key at a time, as Flink's slicing window operator keeps: the first window
         // of a new slice here, each later one set when the window before it fires.
-        if let Some(end) = window.window_ends_of_slice(slice).find(|&end| !fired(end)).filter(|_| new) {
+        if let Some(end) = new.then(|| window.window_ends_of_slice(slice).find(|&end| !fired(end))).flatten() {
             timers.register(key, end - 1);
         }
         Ok(false)

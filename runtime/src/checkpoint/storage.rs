@@ -101,7 +101,7 @@ pub fn directory_name(job: &str) -> String {
     if name.len() <= MAX_DIRECTORY_NAME {
         return name;
     }
-    let hash = job.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let hash = crate::graph::Fnv::of(&[job.as_bytes()]);
     let mut end = 160;
     while !name.is_char_boundary(end) {
         end -= 1;

@@ -3,7 +3,9 @@
 //! Column at a time: the condition gives a boolean column, whose TRUE rows become the chunk's
 //! selection; a projection of input columns reuses their arrays under that selection (nothing
 //! is copied), computed columns are evaluated by [`VectorExpr`] kernels over the passing rows.
-//! Expressions without kernels take the row path, with the same results.
+//! The condition and the projections are compiled together: a call they have in common is
+//! evaluated once per chunk, the projections reading its passing rows. Expressions without
+//! kernels take the row path, with the same results.
 
 use std::sync::Arc;
 
@@ -11,7 +13,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray};
 use weir_runtime::columnar::{array_from_values, arrow_type, value_at};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
-use crate::expr::{Expr, ExprError, VectorExpr};
+use crate::expr::{Expr, ExprError, SharedValues, Sharing, VectorExpr};
 use crate::spec::OperatorSpec;
 
 /// Everything a [`CalcOperator`] is built from.
@@ -55,15 +57,22 @@ struct Compiled {
 }
 
 impl Compiled {
-    fn new(expr: Expr) -> Self {
-        Compiled { vector: VectorExpr::compile(&expr), expr }
+    fn new(expr: Expr, sharing: &mut Sharing) -> Self {
+        Compiled { vector: VectorExpr::compile_shared(&expr, sharing), expr }
     }
 
     /// The expression over `columns` (the chunk's rows listed in `rows`, compacted): by its
-    /// kernels where it has them, else row by row.
-    fn eval(&self, columns: &[ArrayRef], chunk: &Chunk, rows: &[u32]) -> std::result::Result<ArrayRef, ExprError> {
+    /// kernels where it has them (with the values of `shared` calls over these rows), else
+    /// row by row.
+    fn eval(
+        &self,
+        columns: &[ArrayRef],
+        chunk: &Chunk,
+        rows: &[u32],
+        shared: &mut SharedValues,
+    ) -> std::result::Result<ArrayRef, ExprError> {
         if let Some(vector) = &self.vector {
-            if let Some(array) = vector.eval(columns, rows.len())? {
+            if let Some(array) = vector.eval_shared(columns, rows.len(), shared)? {
                 return Ok(array);
             }
         }
@@ -81,9 +90,11 @@ impl CalcOperator {
         for e in projections.iter().chain(&condition) {
             e.mark_columns(&mut used);
         }
+        let mut sharing = Sharing::default();
+        let condition = condition.map(|c| Compiled::new(c, &mut sharing));
         CalcOperator {
-            projections: projections.into_iter().map(Compiled::new).collect(),
-            condition: condition.map(Compiled::new),
+            projections: projections.into_iter().map(|p| Compiled::new(p, &mut sharing)).collect(),
+            condition,
             used,
         }
     }
@@ -149,10 +160,11 @@ impl Operator for CalcOperator {
                 }
             })
             .collect();
+        let mut shared = SharedValues::new();
         let passing: Option<Vec<u32>> = match &self.condition {
             None => None,
             Some(condition) => {
-                let passed = condition.eval(&inputs, &chunk, &all).map_err(fail)?;
+                let passed = condition.eval(&inputs, &chunk, &all, &mut shared).map_err(fail)?;
                 let kept = match passed.as_any().downcast_ref::<BooleanArray>() {
                     Some(b) => true_rows(b),
                     None => (0..rows)
@@ -177,6 +189,7 @@ impl Operator for CalcOperator {
             let (filtered, selected, kinds): (Vec<ArrayRef>, Vec<u32>, Vec<RowKind>) = match passing {
                 None => (inputs, all, chunk.kinds().to_vec()),
                 Some(kept) => {
+                    shared.select(&kept);
                     let filtered = inputs
                         .iter()
                         .enumerate()
@@ -190,7 +203,7 @@ impl Operator for CalcOperator {
             for p in &self.projections {
                 arrays.push(match p.expr {
                     Expr::Column { index, .. } => Arc::clone(&filtered[index]),
-                    _ => p.eval(&filtered, &chunk, &selected).map_err(fail)?,
+                    _ => p.eval(&filtered, &chunk, &selected, &mut shared).map_err(fail)?,
                 });
             }
             Chunk::from_arrays(kinds, arrays)

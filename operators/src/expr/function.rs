@@ -3,6 +3,7 @@
 //! Named functions live in the registry ([`functions`](super::functions)).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use regex::Regex;
 use smallvec::SmallVec;
@@ -143,6 +144,47 @@ pub enum Function {
 }
 
 impl Function {
+    /// Whether `self` and `other` are the same function: the same operator, or the same
+    /// registry function with the same bound state. A registry function may carry state its
+    /// arguments do not show (a ROW field's index, an EXTRACT's unit, a compiled pattern), so
+    /// two are the same only when every field of their `Debug` text agrees.
+    pub fn same_as(&self, other: &Function) -> bool {
+        use std::mem::discriminant;
+        match self {
+            Function::Like(pattern) => {
+                matches!(other, Function::Like(p) if p.as_ref().map(Regex::as_str) == pattern.as_ref().map(Regex::as_str))
+            }
+            Function::Scalar(f) => {
+                matches!(other, Function::Scalar(g) if Arc::ptr_eq(&f.0, &g.0) || format!("{f:?}") == format!("{g:?}"))
+            }
+            Function::Plus
+            | Function::Minus
+            | Function::Times
+            | Function::Divide
+            | Function::Modulo
+            | Function::Negate
+            | Function::Equals
+            | Function::NotEquals
+            | Function::Less
+            | Function::LessOrEqual
+            | Function::Greater
+            | Function::GreaterOrEqual
+            | Function::And
+            | Function::Or
+            | Function::Not
+            | Function::IsNull
+            | Function::IsNotNull
+            | Function::Case
+            | Function::Cast
+            | Function::TryCast
+            | Function::In
+            | Function::Between
+            | Function::Coalesce
+            | Function::If
+            | Function::NullIf => discriminant(self) == discriminant(other),
+        }
+    }
+
     /// Whether the function gives the same result for the same arguments every time (not the
     /// clock or a random number).
     pub fn is_deterministic(&self) -> bool {

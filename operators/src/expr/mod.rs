@@ -48,7 +48,7 @@ pub use functions::{ScalarFunction, ScalarRef};
 pub use string::like_regex;
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
 pub(crate) use vector::Cmp;
-pub use vector::VectorExpr;
+pub use vector::{SharedValues, Sharing, VectorExpr};
 
 /// Why an expression could not be built (wrong argument types) or evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -183,6 +183,31 @@ impl Expr {
                 Expr::Call { function, args: args.into_iter().map(|a| a.remap(map)).collect(), ty }
             }
             literal => literal,
+        }
+    }
+
+    /// Whether `self` and `other` compute the same thing: the same column, an equal literal
+    /// of the same type (a DECIMAL at the same scale), or the same function of such arguments
+    /// with the same result type.
+    pub fn same_as(&self, other: &Expr) -> bool {
+        match (self, other) {
+            (Expr::Column { index: a, ty: s }, Expr::Column { index: b, ty: t }) => a == b && s == t,
+            (Expr::Literal { value: a, ty: s }, Expr::Literal { value: b, ty: t }) => {
+                a == b && s == t && a.as_decimal().map(|d| d.scale) == b.as_decimal().map(|d| d.scale)
+            }
+            (Expr::Call { function: f, args: a, ty: s }, Expr::Call { function: g, args: b, ty: t }) => {
+                s == t && f.same_as(g) && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y))
+            }
+            (Expr::Column { .. } | Expr::Literal { .. } | Expr::Call { .. }, _) => false,
+        }
+    }
+
+    /// Whether the expression gives the same value for the same row every time: no function
+    /// in it reads the clock or draws a random number.
+    pub fn is_deterministic(&self) -> bool {
+        match self {
+            Expr::Column { .. } | Expr::Literal { .. } => true,
+            Expr::Call { function, args, .. } => function.is_deterministic() && args.iter().all(Expr::is_deterministic),
         }
     }
 

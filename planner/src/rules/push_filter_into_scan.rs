@@ -56,7 +56,7 @@ fn table_conjuncts(condition: &Expr, projection: &[usize]) -> Vec<Expr> {
     let mut conjuncts = Vec::new();
     split_and(condition, &mut conjuncts);
     let map: Vec<Option<usize>> = projection.iter().map(|&c| Some(c)).collect();
-    conjuncts.into_iter().filter(|c| is_deterministic(c) && is_expressible(c)).map(|c| c.clone().remap(&map)).collect()
+    conjuncts.into_iter().filter(|c| c.is_deterministic() && is_expressible(c)).map(|c| c.clone().remap(&map)).collect()
 }
 
 /// Whether Flink turns `expr` into a connector's filter expression: its converter has no form
@@ -66,14 +66,6 @@ fn is_expressible(expr: &Expr) -> bool {
         Expr::Column { .. } | Expr::Literal { .. } => true,
         Expr::Call { function: Function::Scalar(f), .. } if f.name() == "ITEM" => false,
         Expr::Call { args, .. } => args.iter().all(is_expressible),
-    }
-}
-
-/// Whether `expr` gives the same value for the same row.
-fn is_deterministic(expr: &Expr) -> bool {
-    match expr {
-        Expr::Column { .. } | Expr::Literal { .. } => true,
-        Expr::Call { function, args, .. } => function.is_deterministic() && args.iter().all(is_deterministic),
     }
 }
 

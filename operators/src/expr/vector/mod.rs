@@ -21,6 +21,9 @@ use weir_runtime::columnar::{array_from_values, arrow_type, conform};
 use weir_runtime::{DataType, LogicalType, Value};
 
 mod kernels;
+mod shared;
+
+pub use shared::{SharedValues, Sharing};
 
 use kernels::{arithmetic, compare, decimal_compare, decimal_times, float_arithmetic};
 
@@ -149,6 +152,11 @@ enum Node {
         args: Vec<Node>,
         ty: DataType,
     },
+    /// A call whose value is kept in its slot of the [`SharedValues`] for the chunk.
+    Shared {
+        slot: usize,
+        node: Box<Node>,
+    },
 }
 
 fn is_floating(ty: &DataType) -> bool {
@@ -164,7 +172,14 @@ fn is_float_operand(ty: &DataType) -> bool {
 impl VectorExpr {
     /// `expr` compiled into column kernels, or `None` when some part of it has none.
     pub fn compile(expr: &Expr) -> Option<VectorExpr> {
-        compile(expr, false).map(|node| VectorExpr { node })
+        VectorExpr::compile_shared(expr, &mut Sharing::default())
+    }
+
+    /// `expr` compiled as [`compile`](Self::compile) does, its calls given the slots of
+    /// `sharing`: a call the expressions compiled with it have in common is evaluated once
+    /// per [`SharedValues`].
+    pub fn compile_shared(expr: &Expr, sharing: &mut Sharing) -> Option<VectorExpr> {
+        compile(expr, false, sharing).map(|node| VectorExpr { node })
     }
 
     /// The expression's value for each row of `columns` (all of length `rows`).
@@ -175,11 +190,25 @@ impl VectorExpr {
     /// # Errors
     /// What the row path reports for one of the rows (`/ by zero`).
     pub fn eval(&self, columns: &[ArrayRef], rows: usize) -> Result<Option<ArrayRef>, ExprError> {
-        Ok(eval(&self.node, columns, rows)?.map(|d| d.into_array(rows)))
+        self.eval_shared(columns, rows, &mut SharedValues::new())
+    }
+
+    /// The expression's value as [`eval`](Self::eval) computes it, reading and filling the
+    /// values of shared calls in `shared` (which holds values over these `rows` only).
+    ///
+    /// # Errors
+    /// What the row path reports for one of the rows (`/ by zero`).
+    pub fn eval_shared(
+        &self,
+        columns: &[ArrayRef],
+        rows: usize,
+        shared: &mut SharedValues,
+    ) -> Result<Option<ArrayRef>, ExprError> {
+        Ok(eval(&self.node, columns, rows, shared)?.map(|d| d.into_array(rows)))
     }
 }
 
-fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
+fn compile(expr: &Expr, guarded: bool, sharing: &mut Sharing) -> Option<Node> {
     match expr {
         Expr::Column { index, ty } => Some(Node::Column { index: *index, ty: arrow_type(ty) }),
         Expr::Literal { value, ty } => {
@@ -189,121 +218,139 @@ fn compile(expr: &Expr, guarded: bool) -> Option<Node> {
             Some(Node::Literal { value: value.clone(), ty })
         }
         Expr::Call { function, args, ty } => {
-            let arg = |i: usize, guarded| compile(&args[i], guarded).map(Box::new);
-            let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
-            let op = match function {
-                Function::Plus => Some(Arith::Plus),
-                Function::Minus => Some(Arith::Minus),
-                Function::Times => Some(Arith::Times),
-                Function::Divide => Some(Arith::Divide),
-                Function::Modulo => Some(Arith::Modulo),
-                _ => None,
-            };
-            if let Some(op) = op {
-                if let (Arith::Times, LogicalType::Decimal { precision, scale }) = (op, &ty.logical) {
-                    // The row path multiplies the unscaled values, then rounds to the result's
-                    // scale: a kernel only where there is nothing to round.
-                    if decimal_scale(&args[0])? + decimal_scale(&args[1])? != *scale {
-                        return None;
-                    }
-                    let (precision, scale) = (*precision, *scale);
-                    return Some(Node::DecimalTimes { precision, scale, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
-                }
-                if is_floating(ty) {
-                    if !(is_float_operand(types[0]) && is_float_operand(types[1])) {
-                        return None;
-                    }
-                    let single = ty.logical == LogicalType::Float;
-                    return Some(Node::FloatArith { op, single, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
-                }
-                let bits = ty.integer_bits()?;
-                if !(is_integer(types[0]) && is_integer(types[1])) {
-                    return None;
-                }
-                let fallible = matches!(op, Arith::Divide | Arith::Modulo)
-                    && !matches!(&args[1], Expr::Literal { value, .. } if value.as_i64().is_some_and(|d| d != 0));
-                if fallible && guarded {
-                    return None;
-                }
-                return Some(Node::Arith { op, bits, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
-            }
-            if let Some(op) = Cmp::of(function) {
-                let is_decimal = |t: &DataType| matches!(t.logical, LogicalType::Decimal { .. });
-                if is_decimal(types[0]) || is_decimal(types[1]) {
-                    // Compared at the larger of the two scales, as the row path compares them.
-                    let scales = (decimal_scale(&args[0])?, decimal_scale(&args[1])?);
-                    return Some(Node::DecimalCompare { op, scales, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
-                }
-                let ints = is_integer(types[0]) && is_integer(types[1]);
-                let strings = is_string(types[0]) && is_string(types[1]);
-                let floats = is_float_operand(types[0]) && is_float_operand(types[1]);
-                if !(ints || strings || floats) {
-                    return None;
-                }
-                return Some(Node::Compare { op, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
-            }
-            match function {
-                // `x IN (a, b, …)` is `x = a OR x = b OR …` in three-valued logic: true if one is
-                // equal, else NULL if a comparison is NULL (x among them), else false.
-                Function::In => {
-                    let equals = args[1..]
-                        .iter()
-                        .map(|v| {
-                            let operands = vec![args[0].clone(), v.clone()];
-                            compile(
-                                &Expr::Call { function: Function::Equals, args: operands, ty: DataType::boolean() },
-                                guarded,
-                            )
-                        })
-                        .collect::<Option<Vec<_>>>()?;
-                    Some(Node::Or(equals))
-                }
-                Function::And | Function::Or => {
-                    // Operands after the first run only where the earlier ones left the row open.
-                    let nodes = args
-                        .iter()
-                        .enumerate()
-                        .map(|(i, a)| compile(a, guarded || i > 0))
-                        .collect::<Option<Vec<_>>>()?;
-                    if args.iter().any(|a| a.ty().logical != LogicalType::Boolean) {
-                        return None;
-                    }
-                    Some(if matches!(function, Function::And) { Node::And(nodes) } else { Node::Or(nodes) })
-                }
-                Function::Not if types[0].logical == LogicalType::Boolean => Some(Node::Not(arg(0, guarded)?)),
-                Function::IsNull | Function::IsNotNull => {
-                    Some(Node::IsNull { arg: arg(0, guarded)?, negated: matches!(function, Function::IsNotNull) })
-                }
-                Function::Case => {
-                    // Every branch is evaluated for every row, so none may fail where the row
-                    // path would not have evaluated it (compiled as guarded); the values must
-                    // already be of the result's type (no cast between them).
-                    let same_type = |a: &Expr| a.ty().logical == ty.logical;
-                    let conditions_boolean =
-                        args.chunks(2).filter(|c| c.len() == 2).all(|c| c[0].ty().logical == LogicalType::Boolean);
-                    let values_typed = args.chunks(2).all(|c| same_type(&c[c.len() - 1]));
-                    if !(conditions_boolean && values_typed) {
-                        return None;
-                    }
-                    let mut branches = Vec::new();
-                    let mut otherwise = None;
-                    for pair in args.chunks(2) {
-                        match pair {
-                            [condition, value] => branches.push((compile(condition, true)?, compile(value, true)?)),
-                            [value] => otherwise = Some(Box::new(compile(value, true)?)),
-                            _ => return None,
-                        }
-                    }
-                    Some(Node::Case { branches, otherwise, ty: arrow_type(ty) })
-                }
-                Function::Scalar(f) if f.has_kernel(&types) => Some(Node::Scalar {
-                    function: f.clone(),
-                    args: args.iter().map(|a| compile(a, guarded)).collect::<Option<_>>()?,
-                    ty: ty.clone(),
-                }),
-                _ => None,
-            }
+            let node = compile_call(function, args, ty, guarded, sharing)?;
+            Some(match sharing.slot(expr) {
+                Some(slot) => Node::Shared { slot, node: Box::new(node) },
+                None => node,
+            })
         }
+    }
+}
+
+/// The kernels of a call of `function` on `args`, whose result is of type `ty`.
+fn compile_call(
+    function: &Function,
+    args: &[Expr],
+    ty: &DataType,
+    guarded: bool,
+    sharing: &mut Sharing,
+) -> Option<Node> {
+    let mut arg = |i: usize, guarded| compile(&args[i], guarded, sharing).map(Box::new);
+    let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
+    let op = match function {
+        Function::Plus => Some(Arith::Plus),
+        Function::Minus => Some(Arith::Minus),
+        Function::Times => Some(Arith::Times),
+        Function::Divide => Some(Arith::Divide),
+        Function::Modulo => Some(Arith::Modulo),
+        _ => None,
+    };
+    if let Some(op) = op {
+        if let (Arith::Times, LogicalType::Decimal { precision, scale }) = (op, &ty.logical) {
+            // The row path multiplies the unscaled values, then rounds to the result's
+            // scale: a kernel only where there is nothing to round.
+            if decimal_scale(&args[0])? + decimal_scale(&args[1])? != *scale {
+                return None;
+            }
+            let (precision, scale) = (*precision, *scale);
+            return Some(Node::DecimalTimes { precision, scale, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+        }
+        if is_floating(ty) {
+            if !(is_float_operand(types[0]) && is_float_operand(types[1])) {
+                return None;
+            }
+            let single = ty.logical == LogicalType::Float;
+            return Some(Node::FloatArith { op, single, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+        }
+        let bits = ty.integer_bits()?;
+        if !(is_integer(types[0]) && is_integer(types[1])) {
+            return None;
+        }
+        let fallible = matches!(op, Arith::Divide | Arith::Modulo)
+            && !matches!(&args[1], Expr::Literal { value, .. } if value.as_i64().is_some_and(|d| d != 0));
+        if fallible && guarded {
+            return None;
+        }
+        return Some(Node::Arith { op, bits, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+    }
+    if let Some(op) = Cmp::of(function) {
+        let is_decimal = |t: &DataType| matches!(t.logical, LogicalType::Decimal { .. });
+        if is_decimal(types[0]) || is_decimal(types[1]) {
+            // Compared at the larger of the two scales, as the row path compares them.
+            let scales = (decimal_scale(&args[0])?, decimal_scale(&args[1])?);
+            return Some(Node::DecimalCompare { op, scales, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+        }
+        let ints = is_integer(types[0]) && is_integer(types[1]);
+        let strings = is_string(types[0]) && is_string(types[1]);
+        let floats = is_float_operand(types[0]) && is_float_operand(types[1]);
+        if !(ints || strings || floats) {
+            return None;
+        }
+        return Some(Node::Compare { op, lhs: arg(0, guarded)?, rhs: arg(1, guarded)? });
+    }
+    match function {
+        // `x IN (a, b, …)` is `x = a OR x = b OR …` in three-valued logic: true if one is
+        // equal, else NULL if a comparison is NULL (x among them), else false.
+        Function::In => {
+            let equals = args[1..]
+                .iter()
+                .map(|v| {
+                    let operands = vec![args[0].clone(), v.clone()];
+                    compile(
+                        &Expr::Call { function: Function::Equals, args: operands, ty: DataType::boolean() },
+                        guarded,
+                        sharing,
+                    )
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(Node::Or(equals))
+        }
+        Function::And | Function::Or => {
+            // Operands after the first run only where the earlier ones left the row open.
+            let nodes = args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| compile(a, guarded || i > 0, sharing))
+                .collect::<Option<Vec<_>>>()?;
+            if args.iter().any(|a| a.ty().logical != LogicalType::Boolean) {
+                return None;
+            }
+            Some(if matches!(function, Function::And) { Node::And(nodes) } else { Node::Or(nodes) })
+        }
+        Function::Not if types[0].logical == LogicalType::Boolean => Some(Node::Not(arg(0, guarded)?)),
+        Function::IsNull | Function::IsNotNull => {
+            Some(Node::IsNull { arg: arg(0, guarded)?, negated: matches!(function, Function::IsNotNull) })
+        }
+        Function::Case => {
+            // Every branch is evaluated for every row, so none may fail where the row
+            // path would not have evaluated it (compiled as guarded); the values must
+            // already be of the result's type (no cast between them).
+            let same_type = |a: &Expr| a.ty().logical == ty.logical;
+            let conditions_boolean =
+                args.chunks(2).filter(|c| c.len() == 2).all(|c| c[0].ty().logical == LogicalType::Boolean);
+            let values_typed = args.chunks(2).all(|c| same_type(&c[c.len() - 1]));
+            if !(conditions_boolean && values_typed) {
+                return None;
+            }
+            let mut branches = Vec::new();
+            let mut otherwise = None;
+            for pair in args.chunks(2) {
+                match pair {
+                    [condition, value] => {
+                        branches.push((compile(condition, true, sharing)?, compile(value, true, sharing)?))
+                    }
+                    [value] => otherwise = Some(Box::new(compile(value, true, sharing)?)),
+                    _ => return None,
+                }
+            }
+            Some(Node::Case { branches, otherwise, ty: arrow_type(ty) })
+        }
+        Function::Scalar(f) if f.has_kernel(&types) => Some(Node::Scalar {
+            function: f.clone(),
+            args: args.iter().map(|a| compile(a, guarded, sharing)).collect::<Option<_>>()?,
+            ty: ty.clone(),
+        }),
+        _ => None,
     }
 }
 
@@ -321,6 +368,7 @@ fn decimal_scale(arg: &Expr) -> Option<u8> {
 }
 
 /// An evaluated node: a column, or one value for every row.
+#[derive(Clone)]
 pub(super) enum Datum {
     Array(ArrayRef),
     Scalar(Value, ArrowType),
@@ -340,10 +388,10 @@ impl Datum {
 }
 
 /// Evaluates `node`; `None` when an input column has an unexpected type.
-fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>, ExprError> {
+fn eval(node: &Node, columns: &[ArrayRef], rows: usize, shared: &mut SharedValues) -> Result<Option<Datum>, ExprError> {
     macro_rules! sub {
         ($n:expr) => {
-            match eval($n, columns, rows)? {
+            match eval($n, columns, rows, shared)? {
                 Some(d) => d,
                 None => return Ok(None),
             }
@@ -440,6 +488,14 @@ fn eval(node: &Node, columns: &[ArrayRef], rows: usize) -> Result<Option<Datum>,
                 None => return Ok(None),
             }
         }
+        Node::Shared { slot, node } => match shared.get(*slot) {
+            Some(value) => value,
+            None => {
+                let value = sub!(node);
+                shared.put(*slot, &value);
+                value
+            }
+        },
     }))
 }
 
@@ -607,6 +663,92 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The values of `e` for `rows` of `chunk` by the row path.
+    fn by_rows(e: &Expr, chunk: &Chunk, rows: &[u32]) -> Result<Vec<Value>, ExprError> {
+        e.eval_selected(chunk, rows)
+    }
+
+    fn values(array: &ArrayRef) -> Vec<Value> {
+        (0..array.len()).map(|i| weir_runtime::columnar::value_at(array.as_ref(), i)).collect()
+    }
+
+    #[test]
+    fn expressions_compiled_together_share_their_common_calls_before_and_after_a_selection() {
+        let mut sharing = Sharing::default();
+        let compiled: Vec<(Expr, VectorExpr)> = expressions()
+            .into_iter()
+            .map(|e| {
+                let v = VectorExpr::compile_shared(&e, &mut sharing).unwrap_or_else(|| panic!("{e:?} has no kernels"));
+                (e, v)
+            })
+            .collect();
+        let mut rng = SmallRng::seed_from_u64(12);
+        for _ in 0..200 {
+            let rows = rng.random_range(0..40);
+            let chunk = random_chunk(&mut rng, rows);
+            let all: Vec<u32> = (0..rows as u32).collect();
+            let kept: Vec<u32> = all.iter().copied().filter(|_| rng.random_bool(0.5)).collect();
+            let columns = chunk.columns().arrays();
+            let narrowed: Vec<ArrayRef> = columns.iter().map(|c| weir_runtime::chunk::take(c, &kept)).collect();
+            let mut shared = SharedValues::new();
+            // Some expressions over every row, then all of them over the kept rows.
+            let before = rng.random_range(0..compiled.len());
+            for (e, v) in &compiled[..before] {
+                let by_columns = v.eval_shared(columns, rows, &mut shared).map(|a| values(&a.unwrap()));
+                assert_eq!(by_columns, by_rows(e, &chunk, &all), "{e:?}");
+            }
+            shared.select(&kept);
+            for (e, v) in &compiled {
+                let by_columns = v.eval_shared(&narrowed, kept.len(), &mut shared).map(|a| values(&a.unwrap()));
+                assert_eq!(by_columns, by_rows(e, &chunk, &kept), "{e:?} after a selection");
+            }
+        }
+    }
+
+    #[test]
+    fn equal_calls_share_a_slot_and_a_random_number_never_does() {
+        let (a, c) = (col(0, DataType::int()), col(2, DataType::string()));
+        let upper = || call(Function::named("UPPER"), vec![c.clone()]);
+        let mut sharing = Sharing::default();
+        assert_eq!(sharing.slot(&upper()), Some(0));
+        assert_eq!(sharing.slot(&call(Function::Plus, vec![a.clone(), lit(1)])), Some(1));
+        assert_eq!(sharing.slot(&upper()), Some(0));
+        assert_eq!(sharing.slot(&call(Function::Plus, vec![a.clone(), lit(2)])), Some(2));
+        let long_one = Expr::literal(Value::BigInt(1), DataType::bigint());
+        assert_eq!(sharing.slot(&call(Function::Plus, vec![a.clone(), long_one])), Some(3));
+        // Functions whose state is not in their arguments: a ROW's fields, EXTRACT's units.
+        let row = col(8, DataType::new(LogicalType::Row(vec![])));
+        let field = |i| Expr::Call {
+            function: Function::Scalar(crate::expr::functions::collection::FieldAccess::of("f", i)),
+            args: vec![row.clone()],
+            ty: DataType::bigint(),
+        };
+        assert_eq!(sharing.slot(&field(0)), Some(4));
+        assert_eq!(sharing.slot(&field(1)), Some(5));
+        assert_eq!(sharing.slot(&field(0)), Some(4));
+        let ts = col(9, DataType::timestamp(3));
+        let extract = |unit| Expr::Call {
+            function: Function::Scalar(crate::expr::functions::datetime::UnitFunction::extract(unit)),
+            args: vec![ts.clone()],
+            ty: DataType::bigint(),
+        };
+        assert_eq!(sharing.slot(&extract(crate::expr::TimeUnit::Hour)), Some(6));
+        assert_eq!(sharing.slot(&extract(crate::expr::TimeUnit::Minute)), Some(7));
+        assert_eq!(sharing.slot(&extract(crate::expr::TimeUnit::Hour)), Some(6));
+        // A sum of many terms is not shared whole (finding it would cost a walk over it), its
+        // first terms are.
+        let deep = (0..200).fold(a.clone(), |sum, _| call(Function::Plus, vec![sum, a.clone()]));
+        assert_eq!(sharing.slot(&deep), None);
+        let Expr::Call { args, .. } = &deep else { unreachable!() };
+        assert_eq!(sharing.slot(&args[0]), None);
+        let small = (0..10).fold(a.clone(), |sum, _| call(Function::Plus, vec![sum, a.clone()]));
+        assert_eq!(sharing.slot(&small), Some(8));
+        assert_eq!(sharing.slot(&small.clone()), Some(8));
+        let rand = call(Function::named("RAND"), vec![]);
+        assert_eq!(sharing.slot(&rand), None);
+        assert_eq!(sharing.slot(&call(Function::Greater, vec![rand.clone(), rand])), None);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! WatermarkAssigner: generates watermarks from `WATERMARK FOR column AS expression`.
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
 use weir_runtime::columnar::value_at;
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Timer, Value};
 
@@ -125,7 +127,8 @@ impl Operator for WatermarkAssignerOperator {
         };
         let marks = match self.bounded_delay {
             Some((column, delay)) => {
-                column_millis(&chunk, column).into_iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
+                let of_column = if self.rowtime == Some(column) { times.clone() } else { column_millis(&chunk, column) };
+                of_column.into_iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
             }
             None => chunk
                 .rows()
@@ -204,6 +207,10 @@ impl Operator for WatermarkAssignerOperator {
 /// The milliseconds of column `c` for each row of `chunk` (`None` for NULL).
 fn column_millis(chunk: &Chunk, c: usize) -> Vec<Option<i64>> {
     let column = chunk.columns().compacted(c);
+    // A TIMESTAMP or TIMESTAMP_LTZ column holds microseconds: read them without making values.
+    if let Some(micros) = column.as_primitive_opt::<TimestampMicrosecondType>() {
+        return micros.iter().map(|m| m.map(|m| m.div_euclid(1000))).collect();
+    }
     (0..chunk.len()).map(|i| millis(&value_at(column.as_ref(), i))).collect()
 }
 

@@ -127,7 +127,8 @@ impl Operator for WatermarkAssignerOperator {
         };
         let marks = match self.bounded_delay {
             Some((column, delay)) => {
-                let of_column = if self.rowtime == Some(column) { times.clone() } else { column_millis(&chunk, column) };
+                let of_column =
+                    if self.rowtime == Some(column) { times.clone() } else { column_millis(&chunk, column) };
                 of_column.into_iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
             }
             None => chunk

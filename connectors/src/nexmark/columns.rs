@@ -1,12 +1,16 @@
 //! The Nexmark table's columns for a chunk of events: `event_type` and the three ROW columns,
 //! each a struct array NULL where the event is of another kind, as Flink's
 //! `RowDataEventDeserializer` leaves them.
+//!
+//! An event is added in two steps: `begin_*` appends the event's kind and returns the buffer its
+//! `extra` text is generated into (the longest text, written in place rather than copied), and
+//! `end_*` appends the other fields.
 
 use std::sync::Arc;
 
 use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
-use arrow_array::{ArrayRef, StructArray};
-use arrow_buffer::NullBuffer;
+use arrow_array::{ArrayRef, StringArray, StructArray};
+use arrow_buffer::{Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::Fields;
 
 use super::generator::{Auction, Bid, Person, Texts};
@@ -30,7 +34,7 @@ struct PersonColumns {
     city: StringBuilder,
     state: StringBuilder,
     date_time: TimestampMicrosecondBuilder,
-    extra: StringBuilder,
+    extra: TextColumn,
 }
 
 struct AuctionColumns {
@@ -46,7 +50,7 @@ struct AuctionColumns {
     expires: TimestampMicrosecondBuilder,
     seller: Int64Builder,
     category: Int64Builder,
-    extra: StringBuilder,
+    extra: TextColumn,
 }
 
 struct BidColumns {
@@ -59,7 +63,7 @@ struct BidColumns {
     channel: StringBuilder,
     url: StringBuilder,
     date_time: TimestampMicrosecondBuilder,
-    extra: StringBuilder,
+    extra: TextColumn,
 }
 
 fn micros(millis: i64) -> i64 {
@@ -71,6 +75,7 @@ impl EventColumns {
     pub fn with_capacity(rows: usize) -> Self {
         let longs = || Int64Builder::with_capacity(rows);
         let strings = |bytes: usize| StringBuilder::with_capacity(rows, rows * bytes);
+        let texts = |bytes: usize| TextColumn::with_capacity(rows, rows * bytes);
         let times = || TimestampMicrosecondBuilder::with_capacity(rows);
         EventColumns {
             event_type: Int32Builder::with_capacity(rows),
@@ -84,7 +89,7 @@ impl EventColumns {
                 city: strings(1),
                 state: strings(1),
                 date_time: times(),
-                extra: strings(4),
+                extra: texts(4),
             },
             auction: AuctionColumns {
                 valid: Vec::with_capacity(rows),
@@ -98,7 +103,7 @@ impl EventColumns {
                 expires: times(),
                 seller: longs(),
                 category: longs(),
-                extra: strings(16),
+                extra: texts(16),
             },
             bid: BidColumns {
                 valid: Vec::with_capacity(rows),
@@ -109,16 +114,25 @@ impl EventColumns {
                 channel: strings(10),
                 url: strings(64),
                 date_time: times(),
-                extra: strings(72),
+                extra: texts(72),
             },
         }
     }
 
-    pub fn push_person(&mut self, person: &Person, timestamp: i64, texts: &Texts) {
+    /// Starts a person: the buffer its `extra` is written into, then [`end_person`](Self::end_person).
+    pub fn begin_person(&mut self) -> &mut Vec<u8> {
         self.event_type.append_value(0);
+        self.auction.push_null();
+        self.bid.push_null();
         let p = &mut self.person;
         p.flush();
         p.valid.push(true);
+        &mut p.extra.bytes
+    }
+
+    /// The person's other fields, after its `extra`.
+    pub fn end_person(&mut self, person: &Person, timestamp: i64, texts: &Texts) {
+        let p = &mut self.person;
         p.id.append_value(person.id);
         p.name.append_value(&texts.name);
         p.email.append_value(&texts.email);
@@ -126,17 +140,23 @@ impl EventColumns {
         p.city.append_value(texts.city);
         p.state.append_value(texts.state);
         p.date_time.append_value(micros(timestamp));
-        p.extra.append_value(&texts.extra);
-        self.auction.push_null();
-        self.bid.push_null();
+        p.extra.end_value();
     }
 
-    pub fn push_auction(&mut self, auction: &Auction, timestamp: i64, texts: &Texts) {
+    /// Starts an auction: the buffer its `extra` is written into, then [`end_auction`](Self::end_auction).
+    pub fn begin_auction(&mut self) -> &mut Vec<u8> {
         self.event_type.append_value(1);
         self.person.push_null();
+        self.bid.push_null();
         let a = &mut self.auction;
         a.flush();
         a.valid.push(true);
+        &mut a.extra.bytes
+    }
+
+    /// The auction's other fields, after its `extra`.
+    pub fn end_auction(&mut self, auction: &Auction, timestamp: i64, texts: &Texts) {
+        let a = &mut self.auction;
         a.id.append_value(auction.id);
         a.item_name.append_value(&texts.name);
         a.description.append_value(&texts.description);
@@ -146,33 +166,39 @@ impl EventColumns {
         a.expires.append_value(micros(auction.expires));
         a.seller.append_value(auction.seller);
         a.category.append_value(auction.category);
-        a.extra.append_value(&texts.extra);
-        self.bid.push_null();
+        a.extra.end_value();
     }
 
-    pub fn push_bid(&mut self, bid: &Bid, timestamp: i64, channel: &(String, String), texts: &Texts) {
+    /// Starts a bid: the buffer its `extra` is written into, then [`end_bid`](Self::end_bid).
+    pub fn begin_bid(&mut self) -> &mut Vec<u8> {
         self.event_type.append_value(2);
         self.person.push_null();
         self.auction.push_null();
         let b = &mut self.bid;
         b.flush();
         b.valid.push(true);
+        &mut b.extra.bytes
+    }
+
+    /// The bid's other fields, after its `extra`.
+    pub fn end_bid(&mut self, bid: &Bid, timestamp: i64, channel: &(String, String)) {
+        let b = &mut self.bid;
         b.auction.append_value(bid.auction);
         b.bidder.append_value(bid.bidder);
         b.price.append_value(bid.price);
         b.channel.append_value(&channel.0);
         b.url.append_value(&channel.1);
         b.date_time.append_value(micros(timestamp));
-        b.extra.append_value(&texts.extra);
+        b.extra.end_value();
     }
 
     /// The four columns, the ROW columns with `fields` (the declared ROW types' Arrow fields).
-    pub fn finish(mut self, fields: &[Fields; 3]) -> Vec<ArrayRef> {
+    pub fn finish(self, fields: &[Fields; 3]) -> Vec<ArrayRef> {
         let [person_fields, auction_fields, bid_fields] = fields;
-        self.person.flush();
-        self.auction.flush();
-        self.bid.flush();
-        let p = &mut self.person;
+        let EventColumns { mut event_type, person: mut p, auction: mut a, bid: mut b } = self;
+        p.flush();
+        a.flush();
+        b.flush();
         let person = struct_array(
             person_fields,
             vec![
@@ -183,11 +209,10 @@ impl EventColumns {
                 Arc::new(p.city.finish()),
                 Arc::new(p.state.finish()),
                 Arc::new(p.date_time.finish()),
-                Arc::new(p.extra.finish()),
+                p.extra.finish(),
             ],
             &p.valid,
         );
-        let a = &mut self.auction;
         let auction = struct_array(
             auction_fields,
             vec![
@@ -200,11 +225,10 @@ impl EventColumns {
                 Arc::new(a.expires.finish()),
                 Arc::new(a.seller.finish()),
                 Arc::new(a.category.finish()),
-                Arc::new(a.extra.finish()),
+                a.extra.finish(),
             ],
             &a.valid,
         );
-        let b = &mut self.bid;
         let bid = struct_array(
             bid_fields,
             vec![
@@ -214,11 +238,11 @@ impl EventColumns {
                 Arc::new(b.channel.finish()),
                 Arc::new(b.url.finish()),
                 Arc::new(b.date_time.finish()),
-                Arc::new(b.extra.finish()),
+                b.extra.finish(),
             ],
             &b.valid,
         );
-        vec![Arc::new(self.event_type.finish()), person, auction, bid]
+        vec![Arc::new(event_type.finish()), person, auction, bid]
     }
 }
 
@@ -289,6 +313,41 @@ impl BidColumns {
         self.url.append_nulls(n);
         self.date_time.append_nulls(n);
         self.extra.append_nulls(n);
+    }
+}
+
+/// A string column whose values' bytes are written into `bytes` in place and closed with
+/// [`end_value`](Self::end_value). Its text is checked to be UTF-8 once, when the column is
+/// finished.
+struct TextColumn {
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+    nulls: NullBufferBuilder,
+}
+
+impl TextColumn {
+    fn with_capacity(rows: usize, bytes: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        TextColumn { offsets, bytes: Vec::with_capacity(bytes), nulls: NullBufferBuilder::new(rows) }
+    }
+
+    /// Ends the value whose bytes were written into `bytes` since the last one ended.
+    fn end_value(&mut self) {
+        self.offsets.push(self.bytes.len() as i32);
+        self.nulls.append_non_null();
+    }
+
+    fn append_nulls(&mut self, n: usize) {
+        let end = self.bytes.len() as i32;
+        self.offsets.extend(std::iter::repeat_n(end, n));
+        self.nulls.append_n_nulls(n);
+    }
+
+    fn finish(mut self) -> ArrayRef {
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
+        let text = StringArray::try_new(offsets, Buffer::from_vec(self.bytes), self.nulls.finish());
+        Arc::new(text.unwrap_or_else(|e| unreachable!("the generator writes ASCII text: {e}")))
     }
 }
 

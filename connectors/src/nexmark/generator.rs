@@ -165,7 +165,6 @@ pub(crate) struct Texts {
     pub city: &'static str,
     pub state: &'static str,
     pub description: String,
-    pub extra: String,
 }
 
 /// A person, drawing as Flink's `PersonGenerator.nextPerson` draws.
@@ -174,6 +173,7 @@ pub(crate) fn next_person(
     event_id: i64,
     random: &mut JavaRandom,
     texts: &mut Texts,
+    extra: &mut Vec<u8>,
 ) -> Person {
     let id = config.last_base0_person_id(event_id) + FIRST_PERSON_ID;
     texts.name.clear();
@@ -197,7 +197,7 @@ pub(crate) fn next_person(
     texts.state = US_STATES[random.next_int_below(US_STATES.len() as i32) as usize];
     let size =
         8 + texts.name.len() + texts.email.len() + texts.credit_card.len() + texts.city.len() + texts.state.len();
-    push_extra(random, size as i32, config.avg_person_bytes, &mut texts.extra);
+    push_extra(random, size as i32, config.avg_person_bytes, extra);
     Person { id }
 }
 
@@ -211,6 +211,7 @@ pub(crate) fn next_auction(
     timestamp: i64,
     random: &mut JavaRandom,
     texts: &mut Texts,
+    extra: &mut Vec<u8>,
 ) -> Auction {
     let id = config.last_base0_auction_id(event_id) + FIRST_AUCTION_ID;
     let seller = if random.next_int_below(config.hot_sellers_ratio) > 0 {
@@ -230,13 +231,13 @@ pub(crate) fn next_auction(
     push_string(random, 100, ' ', &mut texts.description);
     let reserve = initial_bid + next_price(random);
     let size = 8 + texts.name.len() + texts.description.len() + 40;
-    push_extra(random, size as i32, config.avg_auction_bytes, &mut texts.extra);
+    push_extra(random, size as i32, config.avg_auction_bytes, extra);
     Auction { id, initial_bid, reserve, expires, seller, category }
 }
 
 /// A bid, drawing as Flink's `BidGenerator.nextBid` draws (its bidder id, as Flink's, carries
 /// [`FIRST_PERSON_ID`] twice).
-pub(crate) fn next_bid(config: &GeneratorConfig, event_id: i64, random: &mut JavaRandom, texts: &mut Texts) -> Bid {
+pub(crate) fn next_bid(config: &GeneratorConfig, event_id: i64, random: &mut JavaRandom, extra: &mut Vec<u8>) -> Bid {
     let auction = if random.next_int_below(config.hot_auction_ratio) > 0 {
         (config.last_base0_auction_id(event_id) / HOT_AUCTION_RATIO) * HOT_AUCTION_RATIO
     } else {
@@ -253,7 +254,7 @@ pub(crate) fn next_bid(config: &GeneratorConfig, event_id: i64, random: &mut Jav
     } else {
         HOT_CHANNELS.len() + random.next_int_below(CHANNELS_NUMBER) as usize
     };
-    push_extra(random, 32, config.avg_bid_bytes, &mut texts.extra);
+    push_extra(random, 32, config.avg_bid_bytes, extra);
     Bid { auction, bidder: bidder + FIRST_PERSON_ID, price, channel }
 }
 
@@ -330,9 +331,8 @@ fn push_string(random: &mut JavaRandom, max_length: i32, special: char, out: &mu
 }
 
 /// `StringsGenerator.nextExtra`: letters padding a record of `current` bytes to `average` on
-/// average (± 20 %). Written into `out` (cleared first).
-fn push_extra(random: &mut JavaRandom, current: i32, average: i32, out: &mut String) {
-    out.clear();
+/// average (± 20 %), appended to `out`.
+fn push_extra(random: &mut JavaRandom, current: i32, average: i32, out: &mut Vec<u8>) {
     if current > average {
         return;
     }
@@ -359,23 +359,26 @@ const LETTER_PAIRS: [[u8; 2]; 1351] = {
 /// then `rnd /= 26`, with Java's signed remainder (so a negative draw gives letters below `a`,
 /// as in Flink). Truncating divisions compose, so characters `2k` and `2k + 1` of a draw are
 /// the pair of `(rnd / 676^k) % 676` ([`LETTER_PAIRS`]): three lookups per draw.
-fn push_exact_string(random: &mut JavaRandom, length: i32, out: &mut String) {
+/// Appended to `out` ('a' ± 25 is ASCII), drawing from a copy of `random` that stays in a
+/// register, put back at the end.
+fn push_exact_string(random: &mut JavaRandom, length: i32, out: &mut Vec<u8>) {
     let pair = |q: i32| LETTER_PAIRS[(q % 676 + 675) as usize];
     let letters = |rnd: i32| {
         let ([a, b], [c, d], [e, f]) = (pair(rnd), pair(rnd / 676), pair(rnd / 456_976));
         [a, b, c, d, e, f]
     };
-    let length = length.max(0) as usize;
-    let mut bytes = std::mem::take(out).into_bytes();
-    bytes.reserve(length);
-    for _ in 0..length / 6 {
-        bytes.extend_from_slice(&letters(random.next_int()));
+    let start = out.len();
+    out.resize(start + length.max(0) as usize, 0);
+    let mut draws = *random;
+    let mut sixes = out[start..].chunks_exact_mut(6);
+    for six in &mut sixes {
+        six.copy_from_slice(&letters(draws.next_int()));
     }
-    if length % 6 > 0 {
-        bytes.extend_from_slice(&letters(random.next_int())[..length % 6]);
+    let rest = sixes.into_remainder();
+    if !rest.is_empty() {
+        rest.copy_from_slice(&letters(draws.next_int())[..rest.len()]);
     }
-    // 'a' ± 25 is ASCII.
-    *out = String::from_utf8(bytes).unwrap_or_else(|e| unreachable!("letters are ASCII: {e}"));
+    *random = draws;
 }
 
 fn push_four_digits(n: i32, out: &mut String) {

@@ -121,16 +121,20 @@ impl Source for NexmarkSource {
             let mut random = JavaRandom::new(generator::event_seed(id));
             match config.kind(id) {
                 EventKind::Person => {
-                    let person = generator::next_person(&config, id, &mut random, &mut self.texts);
-                    columns.push_person(&person, timestamp, &self.texts);
+                    let extra = columns.begin_person();
+                    let person = generator::next_person(&config, id, &mut random, &mut self.texts, extra);
+                    columns.end_person(&person, timestamp, &self.texts);
                 }
                 EventKind::Auction => {
-                    let auction = generator::next_auction(&config, number, id, timestamp, &mut random, &mut self.texts);
-                    columns.push_auction(&auction, timestamp, &self.texts);
+                    let extra = columns.begin_auction();
+                    let auction =
+                        generator::next_auction(&config, number, id, timestamp, &mut random, &mut self.texts, extra);
+                    columns.end_auction(&auction, timestamp, &self.texts);
                 }
                 EventKind::Bid => {
-                    let bid = generator::next_bid(&config, id, &mut random, &mut self.texts);
-                    columns.push_bid(&bid, timestamp, &channels[bid.channel], &self.texts);
+                    let extra = columns.begin_bid();
+                    let bid = generator::next_bid(&config, id, &mut random, extra);
+                    columns.end_bid(&bid, timestamp, &channels[bid.channel]);
                 }
             }
         }

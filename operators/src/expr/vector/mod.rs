@@ -378,11 +378,12 @@ impl Datum {
     pub(super) fn into_array(self, rows: usize) -> ArrayRef {
         match self {
             Datum::Array(a) => a,
-            Datum::Scalar(value, ty) => {
-                let repeated = vec![&value; rows];
-                // Literals were checked to fit their type when compiled.
-                array_from_values(&ty, &repeated).unwrap_or_else(|_| new_null_array(&ty, rows))
-            }
+            // Literals were checked to fit their type when compiled: the one-row column is
+            // repeated by a typed copy, not built a value at a time.
+            Datum::Scalar(value, ty) => match array_from_values(&ty, &[&value]) {
+                Ok(one) if !value.is_null() => weir_runtime::chunk::take(&one, &vec![0; rows]),
+                Ok(_) | Err(_) => new_null_array(&ty, rows),
+            },
         }
     }
 }

@@ -170,11 +170,31 @@ fn explain_plans_without_reaching_any_table() {
 }
 
 /// Runs generated SQL `script` through `weir run` in changelog format.
+/// How long a generated statement may take before the test fails naming it: each takes about a
+/// second, so only a compile or run time growing with the statement's size reaches this.
+const GENERATED_STATEMENT_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
 fn run_generated(script: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("generated.sql");
     std::fs::write(&path, script).unwrap();
-    weir(&["run", path.to_str().unwrap(), "--format", "changelog"])
+    let child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", path.to_str().unwrap(), "--format", "changelog"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (done, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    match output.recv_timeout(GENERATED_STATEMENT_LIMIT) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("still running after {GENERATED_STATEMENT_LIMIT:?}: {}…", &script[..script.len().min(60)]);
+        }
+    }
 }
 
 /// Machine-generated SQL is big: long flat chains and deep nesting plan and run (no stack

@@ -9,11 +9,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, StructArray};
 use weir_runtime::columnar::{array_from_values, arrow_type, value_at};
 use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
-use crate::expr::{Expr, ExprError, SharedValues, Sharing, VectorExpr};
+use crate::expr::{Expr, ExprError, Function, SharedValues, Sharing, VectorExpr};
 use crate::spec::OperatorSpec;
 
 /// Everything a [`CalcOperator`] is built from.
@@ -47,6 +48,9 @@ pub struct CalcOperator {
     condition: Option<Compiled>,
     /// The input columns some expression reads.
     used: Vec<bool>,
+    /// For each input column read only by ROW field accesses, the fields they read: the
+    /// others are left out of the rows the condition passes (`None`: the column is read whole).
+    fields_read: Vec<Option<Vec<bool>>>,
 }
 
 /// An expression with its kernels, when it has them.
@@ -90,13 +94,69 @@ impl CalcOperator {
         for e in projections.iter().chain(&condition) {
             e.mark_columns(&mut used);
         }
+        let fields_read = fields_read(projections.iter().chain(&condition), arity);
         let mut sharing = Sharing::default();
         let condition = condition.map(|c| Compiled::new(c, &mut sharing));
         CalcOperator {
             projections: projections.into_iter().map(|p| Compiled::new(p, &mut sharing)).collect(),
             condition,
             used,
+            fields_read,
         }
+    }
+}
+
+/// For each of `arity` input columns that `exprs` read only as the ROW of field accesses, the
+/// fields they read; `None` for the others.
+fn fields_read<'a>(exprs: impl Iterator<Item = &'a Expr>, arity: usize) -> Vec<Option<Vec<bool>>> {
+    let mut read: Vec<Option<Vec<bool>>> = vec![Some(Vec::new()); arity];
+    let mut pending: Vec<&Expr> = exprs.collect();
+    while let Some(e) = pending.pop() {
+        match e {
+            Expr::Column { index, .. } => read[*index] = None,
+            Expr::Literal { .. } => {}
+            Expr::Call { function, args, .. } => {
+                let field = match (function, args.as_slice()) {
+                    (Function::Scalar(f), [Expr::Column { index, .. }]) => f.field_index().map(|k| (*index, k)),
+                    _ => None,
+                };
+                match field {
+                    Some((column, k)) => {
+                        if let Some(fields) = &mut read[column] {
+                            if fields.len() <= k {
+                                fields.resize(k + 1, false);
+                            }
+                            fields[k] = true;
+                        }
+                    }
+                    None => pending.extend(args),
+                }
+            }
+        }
+    }
+    read
+}
+
+/// `column` with the fields `read` does not mark replaced by NULLs, when it is a ROW column (as
+/// it is, when it is not): its rows are then copied without them.
+fn without_unread_fields(column: ArrayRef, read: &[bool]) -> ArrayRef {
+    let Some(rows) = column.as_struct_opt() else { return column };
+    if (0..rows.num_columns()).all(|k| read.get(k).copied().unwrap_or(false)) {
+        return column;
+    }
+    let (mut fields, mut children) = (Vec::with_capacity(rows.num_columns()), Vec::with_capacity(rows.num_columns()));
+    for (k, (field, child)) in rows.fields().iter().zip(rows.columns()).enumerate() {
+        if read.get(k).copied().unwrap_or(false) {
+            fields.push(Arc::clone(field));
+            children.push(Arc::clone(child));
+        } else {
+            fields.push(Arc::new(field.as_ref().clone().with_nullable(true)));
+            children.push(arrow_array::new_null_array(child.data_type(), rows.len()));
+        }
+    }
+    match StructArray::try_new(fields.into(), children, rows.nulls().cloned()) {
+        Ok(pruned) => Arc::new(pruned),
+        Err(_) => column,
     }
 }
 
@@ -154,7 +214,10 @@ impl Operator for CalcOperator {
         let inputs: Vec<ArrayRef> = (0..chunk.arity())
             .map(|i| {
                 if reads(i) {
-                    columns.compacted(i)
+                    match &self.fields_read[i] {
+                        Some(read) => without_unread_fields(columns.compacted(i), read),
+                        None => columns.compacted(i),
+                    }
                 } else {
                     arrow_array::new_null_array(&arrow_schema::DataType::Null, rows)
                 }
@@ -231,6 +294,43 @@ mod tests {
         let mut h = OperatorHarness::new(CalcOperator::new(vec![upper, doubled], Some(condition)));
         h.push("op | p STRING | q INT\n+I | apple | 3\n+I | fig | 1\n-D | kiwi | null\n-U | pear | 5").unwrap();
         assert_eq!(h.take_lines(), ["+I[APPLE, 6]", "-U[PEAR, 10]"]);
+    }
+
+    /// A ROW column read only through two of its fields is copied without the third; read
+    /// whole as well, it is copied whole. The rows are those of the row path either way.
+    #[test]
+    fn a_row_read_by_field_accesses_passes_only_those_fields() {
+        use crate::expr::functions::collection::FieldAccess;
+        let fields = vec![
+            weir_runtime::Field { name: "a".into(), data_type: DataType::int() },
+            weir_runtime::Field { name: "b".into(), data_type: DataType::string() },
+            weir_runtime::Field { name: "c".into(), data_type: DataType::bigint() },
+        ];
+        let row_type = DataType::new(weir_runtime::LogicalType::Row(fields));
+        let row = Expr::column(1, row_type.clone());
+        let field = |k: usize| Expr::call(Function::Scalar(FieldAccess::of("f", k)), vec![row.clone()]).unwrap();
+        let condition =
+            Expr::call(Function::Greater, vec![field(0), Expr::literal(Value::Int(1), DataType::int())]).unwrap();
+        let mut chunk = Chunk::with_types(&[DataType::int(), row_type]);
+        let rows = [
+            Value::Row(vec![Value::Int(2), Value::string("x"), Value::BigInt(20)].into()),
+            Value::Null,
+            Value::Row(vec![Value::Int(0), Value::string("y"), Value::BigInt(30)].into()),
+            Value::Row(vec![Value::Int(5), Value::Null, Value::Null].into()),
+        ];
+        for (i, r) in rows.into_iter().enumerate() {
+            chunk.push(RowKind::Insert, &[Value::Int(i as i32), r]);
+        }
+        let calc = CalcOperator::new(vec![field(2), Expr::column(0, DataType::int())], Some(condition.clone()));
+        assert_eq!(calc.fields_read[1], Some(vec![true, false, true]));
+        let mut h = OperatorHarness::new(calc);
+        h.push_chunk(0, chunk.clone()).unwrap();
+        assert_eq!(h.take_lines(), ["+I[20, 0]", "+I[null, 3]"]);
+        let whole = CalcOperator::new(vec![field(2), row.clone()], Some(condition));
+        assert_eq!(whole.fields_read[1], None);
+        let mut h = OperatorHarness::new(whole);
+        h.push_chunk(0, chunk).unwrap();
+        assert_eq!(h.take_lines(), ["+I[20, +I[2, x, 20]]", "+I[null, +I[5, null, null]]"]);
     }
 
     #[test]

@@ -204,6 +204,10 @@ impl ScalarFunction for FieldAccess {
         format!("{}.{}", args[0], self.name)
     }
 
+    fn field_index(&self) -> Option<usize> {
+        Some(self.index)
+    }
+
     fn has_kernel(&self, args: &[&DataType]) -> bool {
         matches!(&args[0].logical, LogicalType::Row(fields) if self.index < fields.len())
     }

@@ -119,6 +119,13 @@ pub trait ScalarFunction: fmt::Debug + Send + Sync {
         format!("{}({})", self.name(), args.join(", "))
     }
 
+    /// The field of its ROW argument the function reads, when it is a field access
+    /// (`row.field`): a Calc leaves the other fields of a ROW it reads only this way out of
+    /// the rows it copies.
+    fn field_index(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether [`eval_columns`](Self::eval_columns) has a kernel for arguments of these types.
     fn has_kernel(&self, _args: &[&DataType]) -> bool {
         false

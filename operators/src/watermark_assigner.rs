@@ -127,9 +127,12 @@ impl Operator for WatermarkAssignerOperator {
         };
         let marks = match self.bounded_delay {
             Some((column, delay)) => {
-                let of_column =
-                    if self.rowtime == Some(column) { times.clone() } else { column_millis(&chunk, column) };
-                of_column.into_iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
+                let of_column: std::borrow::Cow<[Option<i64>]> = if self.rowtime == Some(column) {
+                    std::borrow::Cow::Borrowed(&times)
+                } else {
+                    std::borrow::Cow::Owned(column_millis(&chunk, column))
+                };
+                of_column.iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
             }
             None => chunk
                 .rows()

@@ -381,7 +381,10 @@ impl Datum {
             // Literals were checked to fit their type when compiled: the one-row column is
             // repeated by a typed copy, not built a value at a time.
             Datum::Scalar(value, ty) => match array_from_values(&ty, &[&value]) {
-                Ok(one) if !value.is_null() => weir_runtime::chunk::take(&one, &vec![0; rows]),
+                Ok(one) if !value.is_null() => {
+                    let zeros = arrow_array::UInt32Array::from(vec![0; rows]);
+                    arrow_select::take::take(one.as_ref(), &zeros, None).unwrap_or_else(|_| new_null_array(&ty, rows))
+                }
                 Ok(_) | Err(_) => new_null_array(&ty, rows),
             },
         }

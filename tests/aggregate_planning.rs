@@ -126,6 +126,59 @@ fn split_distinct_over_updating_input_matches_a_recount() {
     check(query, &orders, &expected_rows(groups));
 }
 
+/// Filtered DISTINCT calls share one set per argument column (Flink's `distinct$0` with a count
+/// per filter); each call must still count only the values its filter's rows bring, and drop a
+/// value when the last of them leaves.
+fn filtered_distinct_rows<'a>(rows: impl Iterator<Item = (&'a str, i64, i64)>) -> BTreeMap<String, i64> {
+    let mut groups: BTreeMap<&str, Vec<(i64, i64)>> = BTreeMap::new();
+    for (product, user, qty) in rows {
+        groups.entry(product).or_default().push((user, qty));
+    }
+    groups
+        .into_iter()
+        .map(|(product, rows)| {
+            let users = |keep: &dyn Fn(i64) -> bool| {
+                rows.iter().filter(|(_, q)| keep(*q)).map(|(u, _)| *u).collect::<BTreeSet<i64>>().len()
+            };
+            let quantities = |keep: &dyn Fn(i64, i64) -> bool| {
+                rows.iter().filter(|(u, q)| keep(*u, *q)).map(|(_, q)| *q).collect::<BTreeSet<i64>>()
+            };
+            let (all, low, high) = (users(&|_| true), users(&|q| q < 5), users(&|q| q >= 5));
+            let sum: i64 = quantities(&|u, _| u < 20).iter().sum();
+            let above = quantities(&|_, q| q > 2).len();
+            (format!("[{product}, {all}, {low}, {sum}, {high}, {above}]"), 1)
+        })
+        .collect()
+}
+
+const FILTERED_DISTINCT: &str = "COUNT(DISTINCT user_id), COUNT(DISTINCT user_id) FILTER (WHERE qty < 5), \
+     SUM(DISTINCT qty) FILTER (WHERE user_id < 20), COUNT(DISTINCT user_id) FILTER (WHERE qty >= 5), \
+     COUNT(DISTINCT qty) FILTER (WHERE qty > 2)";
+
+#[test]
+fn filtered_distinct_over_append_only_input_matches_a_recount() {
+    let orders = random_orders(13, 2_000);
+    let expected = filtered_distinct_rows(orders.iter().map(|(u, p, q)| (p.as_str(), *u, *q)));
+    check(&format!("SELECT product, {FILTERED_DISTINCT} FROM orders GROUP BY product"), &orders, &expected);
+}
+
+/// Over an aggregate's updates a row moves between filters (its `qty`, the inner count, grows),
+/// so values leave one filter's count while they stay in another's.
+#[test]
+fn filtered_distinct_over_updating_input_matches_a_recount() {
+    let orders = random_orders(17, 2_000);
+    let mut per_user: BTreeMap<(String, i64), i64> = BTreeMap::new();
+    for (user, product, _) in &orders {
+        *per_user.entry((product.clone(), *user)).or_default() += 1;
+    }
+    let expected = filtered_distinct_rows(per_user.iter().map(|((p, u), c)| (p.as_str(), *u, *c)));
+    let query = format!(
+        "SELECT product, {FILTERED_DISTINCT} FROM (SELECT user_id, product, COUNT(*) AS qty FROM orders \
+         GROUP BY user_id, product) GROUP BY product"
+    );
+    check(&query, &orders, &expected);
+}
+
 #[test]
 fn explain_shows_the_bucketed_levels() {
     let dir = tempfile::tempdir().unwrap();

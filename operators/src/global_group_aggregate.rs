@@ -11,7 +11,7 @@ use weir_runtime::state::owns_key;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
-use crate::aggregate::distinct::{count_value, merge_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::distinct::{counts_buffer, DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::{check_groups, Emission, GroupKey, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::{filter_groups, remap_groups};
 use crate::aggregate::GroupLayout;
@@ -254,12 +254,16 @@ impl Bundled for GlobalGroupAggregateOperator {
                 from.partial(&mut partial);
                 acc.merge_partial(call, &partial);
             }
-            for (slot, values) in arrived.iter().enumerate() {
-                for (x, delta) in values {
-                    let Some(change) = count_value(&mut group.distinct[slot], x, *delta) else { continue };
+            for (set, values) in arrived.iter().enumerate() {
+                let mut changes = counts_buffer(values.width());
+                for (x, deltas) in values.iter() {
+                    if !group.distinct[set].add(x, deltas, &mut changes) {
+                        continue;
+                    }
                     for (i, (call, acc)) in calls.iter().zip(group.accumulators.iter_mut()).enumerate() {
-                        if distinct.slot(i) == Some(slot) {
-                            acc.update(call, x, change)?;
+                        let Some(slot) = distinct.slot(i).filter(|s| s.set == set) else { continue };
+                        if changes[slot.filter] != 0 {
+                            acc.update(call, x, changes[slot.filter])?;
                         }
                     }
                 }
@@ -309,7 +313,7 @@ impl Operator for GlobalGroupAggregateOperator {
                 at += width;
             }
             for values in group.distinct.iter_mut() {
-                merge_map_value(values, &row[at]);
+                values.add_map_value(&row[at]);
                 at += 1;
             }
             group.rows += row[at].as_i64().unwrap_or(0);
@@ -381,7 +385,7 @@ impl Operator for GlobalGroupAggregateOperator {
                 true
             });
         }
-        check_groups(&mut self.groups, self.calls.len(), self.distinct.len(), "GlobalGroupAggregate")
+        check_groups(&mut self.groups, self.calls.len(), |d| self.distinct.fits(d), "GlobalGroupAggregate")
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {

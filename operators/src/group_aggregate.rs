@@ -16,7 +16,7 @@ use weir_runtime::state::owns_key;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{row_bytes, BundleMeter, BundleTrigger, Bundled};
-use crate::aggregate::distinct::count_value;
+use crate::aggregate::distinct::DistinctValues;
 use crate::aggregate::group_state::{check_groups, Emission, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::remap_groups;
 use crate::aggregate::{
@@ -26,7 +26,7 @@ use crate::spec::OperatorSpec;
 
 /// The state of one group: for each DISTINCT call, how often each argument value is present
 /// (empty, without an allocation, when no call is DISTINCT).
-type Group = GroupState<Vec<Option<HashMap<Value, i64>>>>;
+type Group = GroupState<Vec<Option<DistinctValues>>>;
 
 /// Rows buffered for a mini-batch, per group key, until the next flush.
 #[derive(Debug, Default)]
@@ -126,7 +126,7 @@ pub struct GroupAggregateOperator {
     /// The bundle's bookkeeping, in mini-batch mode.
     meter: Option<BundleMeter>,
     bundle: Bundle,
-    groups: Groups<Vec<Option<HashMap<Value, i64>>>>,
+    groups: Groups<Vec<Option<DistinctValues>>>,
     /// The groups, held as typed vectors when [`TypedGroups`] covers the calls (decided at the
     /// first chunk, once the builder settings are final).
     typed: Option<TypedGroups>,
@@ -252,7 +252,7 @@ impl GroupAggregateOperator {
             }
             rows.peek()?;
             let distinct = if calls.iter().any(|c| c.distinct) {
-                calls.iter().map(|c| c.distinct.then(HashMap::new)).collect()
+                calls.iter().map(|c| c.distinct.then(|| DistinctValues::new(1))).collect()
             } else {
                 Vec::new()
             };
@@ -323,8 +323,9 @@ fn update(
         let x = call.arg.map_or(&Value::Null, |a| &row[a]);
         if let Some(seen) = group.distinct.get_mut(i).and_then(Option::as_mut) {
             // Only the first arrival and the last departure of a value change the result.
-            if let Some(change) = count_value(seen, x, sign) {
-                group.accumulators[i].update(call, x, change)?;
+            let mut change = [0];
+            if seen.add(x, &[sign], &mut change) {
+                group.accumulators[i].update(call, x, change[0])?;
             }
             continue;
         }
@@ -443,7 +444,7 @@ impl Operator for GroupAggregateOperator {
             });
         }
         let distinct_sets = if self.calls.iter().any(|c| c.distinct) { self.calls.len() } else { 0 };
-        check_groups(&mut self.groups, self.calls.len(), distinct_sets, name_of(self.meter.is_some()))
+        check_groups(&mut self.groups, self.calls.len(), |d| d.len() == distinct_sets, name_of(self.meter.is_some()))
     }
 
     fn process_watermark(&mut self, watermark: i64, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {

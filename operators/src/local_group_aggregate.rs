@@ -1,15 +1,15 @@
 //! LocalGroupAggregate: the first phase of a two-phase aggregation. It runs before the hash
 //! exchange, keeps no state, and at every flush emits one row of partial accumulators per
 //! group it saw: `[keys…, partials…, distinct values…, rows]`, always as `+I`. A DISTINCT call's
-//! partial is computed over the bundle's distinct values, which follow as a `MAP<value, BIGINT>`
-//! per argument column (`DISTINCT(b) AS distinct$0`), for the global phase to merge.
+//! partial is computed over the bundle's distinct values, which follow as a MAP of value to
+//! counts per argument column (`DISTINCT(b) AS distinct$0`), for the global phase to merge.
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
-use crate::aggregate::distinct::{to_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::distinct::{DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::GroupKey;
 use crate::aggregate::{Accumulator, AggregateCall, TypedCalls, TypedLocalGroups};
 use crate::group_aggregate::unexpected_columns;
@@ -146,7 +146,7 @@ impl Bundled for LocalGroupAggregateOperator {
             emitted.push_with(RowKind::Insert, |values| {
                 values.extend_from_slice(&key);
                 group.accumulators.iter().for_each(|a| a.partial(values));
-                values.extend(group.distinct.iter().map(to_map_value));
+                values.extend(group.distinct.iter().map(DistinctValues::to_map_value));
                 values.push(Value::BigInt(group.rows));
             });
         }
@@ -190,13 +190,9 @@ impl Operator for LocalGroupAggregateOperator {
                     continue;
                 }
                 let x = call.arg.map_or(&Value::Null, |a| &row[a]);
-                match distinct.slot(i) {
-                    Some(slot) => {
-                        if let Some(change) = changes[slot] {
-                            acc.update(call, x, change)?;
-                        }
-                    }
-                    None => acc.update(call, x, sign)?,
+                let change = distinct.slot(i).map_or(sign, |slot| changes[slot.flat]);
+                if change != 0 {
+                    acc.update(call, x, change)?;
                 }
             }
             let bytes = self.bundle.len() * (self.calls.len() + self.keys.len() + 2) * 48;

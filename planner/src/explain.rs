@@ -68,14 +68,24 @@ fn local_select(
     let mut at = keys.len();
     let distinct = DistinctArgs::of(calls);
     for (i, c) in calls.iter().enumerate() {
-        select.push(format!("{} AS {}", phase_text(c, distinct.slot(i), column), fields[at].name));
+        let names = shown_partials(c, &fields[at..]);
+        select.push(format!("{} AS {names}", phase_text(c, distinct.slot(i).map(|s| s.set), column)));
         at += Accumulator::partial_width(c);
     }
-    for (slot, (&arg, filter)) in distinct.columns().iter().zip(distinct.filters()).enumerate() {
-        let filter = filter.map_or(String::new(), |f| format!(" FILTER {}", column(f)));
-        select.push(format!("DISTINCT({}){filter} AS {}", column(arg), fields[at + slot].name));
+    for (set, &arg) in distinct.columns().iter().enumerate() {
+        select.push(format!("DISTINCT({}) AS {}", column(arg), fields[at + set].name));
     }
     select
+}
+
+/// The names of the partials of `call` Flink's plans show, from `fields` (which start at the
+/// call's first partial): `sum$1`, or `(sum$0, count$1)` for several.
+fn shown_partials(call: &AggregateCall, fields: &[Field]) -> String {
+    let shown = Accumulator::partial_width(call) - call.kind.function().hidden_partials;
+    match &fields[..shown] {
+        [one] => one.name.clone(),
+        many => format!("({})", many.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 /// What a global phase selects: the keys, then each call over the local phase's partial
@@ -93,7 +103,7 @@ fn global_select(
     for (i, (c, f)) in calls.iter().zip(&fields[key_count..]).enumerate() {
         let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
         let partial = AggregateCall { kind: c.kind.merged_as(), ..partial };
-        let text = phase_text(&partial, distinct.slot(i), &|i| local_fields[i].name.clone());
+        let text = phase_text(&partial, distinct.slot(i).map(|s| s.set), &|i| shown_partials(c, &local_fields[i..]));
         select.push(format!("{text} AS {}", f.name));
         at += Accumulator::partial_width(c);
     }

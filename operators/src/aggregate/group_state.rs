@@ -4,7 +4,6 @@
 //! change emits ([`Emission`]). The row-at-a-time paths of both operators keep their groups so;
 //! the typed paths keep the same facts in typed vectors.
 
-use hashbrown::HashMap;
 use smallvec::SmallVec;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::state::{StateValue, ValueState};
@@ -136,15 +135,14 @@ impl Emission {
     }
 }
 
-/// The distinct values a group keeps for its DISTINCT calls, as a checkpoint holds them: per
-/// call a flag (whether it keeps values) and its values with their multiplicities.
+/// The distinct values a group keeps for its DISTINCT calls, as a checkpoint holds them: the
+/// number of sets, then per set a flag (whether it keeps values) and its values with their
+/// counts ([`DistinctValues::encode`]).
 pub(crate) trait DistinctState: Sized {
     /// Writes the distinct values.
     fn encode(&self, out: &mut Encoder);
     /// Reads what [`DistinctState::encode`] wrote.
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError>;
-    /// How many sets of values it holds.
-    fn sets(&self) -> usize;
     /// Follows a change of calls ([`GroupState::remap`]).
     fn remap(&mut self, calls: &[Option<usize>]);
 }
@@ -152,26 +150,17 @@ pub(crate) trait DistinctState: Sized {
 fn encode_values(out: &mut Encoder, values: Option<&DistinctValues>) {
     let Some(values) = values else { return out.value(&Value::Boolean(false)) };
     out.value(&Value::Boolean(true));
-    out.u32(values.len() as u32);
-    for (v, n) in values {
-        out.value(v);
-        out.i64(*n);
-    }
+    values.encode(out);
 }
 
 fn decode_values(input: &mut Decoder<'_>) -> Result<Option<DistinctValues>, DecodeError> {
     if input.value()? != Value::Boolean(true) {
         return Ok(None);
     }
-    let mut values = HashMap::new();
-    for _ in 0..input.u32()? {
-        let v = input.value()?;
-        values.insert(v, input.i64()?);
-    }
-    Ok(Some(values))
+    DistinctValues::decode(input).map(Some)
 }
 
-/// One-phase aggregates: values only for the DISTINCT calls.
+/// One-phase aggregates: a set for each DISTINCT call (`None` for the others).
 impl DistinctState for Vec<Option<DistinctValues>> {
     fn encode(&self, out: &mut Encoder) {
         out.u32(self.len() as u32);
@@ -180,10 +169,6 @@ impl DistinctState for Vec<Option<DistinctValues>> {
 
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         (0..input.u32()?).map(|_| decode_values(input)).collect()
-    }
-
-    fn sets(&self) -> usize {
-        self.len()
     }
 
     /// Values per call: each call takes its old call's (none for a new call).
@@ -196,7 +181,7 @@ impl DistinctState for Vec<Option<DistinctValues>> {
     }
 }
 
-/// Global aggregates: values per DISTINCT argument.
+/// Global aggregates: a set per DISTINCT argument ([`super::distinct::DistinctArgs`]).
 impl DistinctState for Vec<DistinctValues> {
     fn encode(&self, out: &mut Encoder) {
         out.u32(self.len() as u32);
@@ -204,11 +189,12 @@ impl DistinctState for Vec<DistinctValues> {
     }
 
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        (0..input.u32()?).map(|_| decode_values(input).map(Option::unwrap_or_default)).collect()
-    }
-
-    fn sets(&self) -> usize {
-        self.len()
+        (0..input.u32()?)
+            .map(|_| match decode_values(input)? {
+                Some(values) => Ok(values),
+                None => input.fail("the distinct values of a DISTINCT argument"),
+            })
+            .collect()
     }
 
     /// Values per DISTINCT argument: the DISTINCT calls do not change, nor do their arguments.
@@ -234,20 +220,20 @@ impl<D: DistinctState> StateValue for GroupState<D> {
     }
 }
 
-/// Checks that every restored group has one accumulator per call (`calls`) and `distinct_sets`
-/// sets of distinct values, as `operator` computes them.
+/// Checks that every restored group has one accumulator per call (`calls`) and the distinct
+/// values `distinct_fits` accepts, as `operator` computes them.
 ///
 /// # Errors
 /// A group of another shape: the checkpoint was taken of other aggregates.
 pub(crate) fn check_groups<D: DistinctState>(
     groups: &mut Groups<D>,
     calls: usize,
-    distinct_sets: usize,
+    distinct_fits: impl Fn(&D) -> bool,
     operator: &str,
 ) -> weir_runtime::Result<()> {
     let mut fits = true;
     groups.retain(0, |_, g| {
-        fits &= g.accumulators.len() == calls && g.distinct.sets() == distinct_sets;
+        fits &= g.accumulators.len() == calls && distinct_fits(&g.distinct);
         true
     });
     if fits {

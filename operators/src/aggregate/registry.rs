@@ -44,6 +44,9 @@ pub struct AggregateFunction {
     /// The names of the partial values a local phase emits, in order (`sum`, `count`); empty
     /// when it never merges.
     pub partials: &'static [&'static str],
+    /// How many of the last `partials` Flink's plans do not name: its SUM keeps no count on
+    /// insert-only input, weir's always does (so that a SUM of retracted rows is NULL again).
+    pub hidden_partials: usize,
     /// Whether the distinct-split rule (`table.optimizer.distinct-agg.split.enabled`) may run
     /// it in its buckets: without DISTINCT, and with DISTINCT when `split_distinct`.
     pub splittable: bool,
@@ -79,6 +82,7 @@ const fn function(
         result_type,
         merge: Merge::Never,
         partials: &[],
+        hidden_partials: 0,
         splittable: false,
         split_distinct: false,
         accumulator,
@@ -135,6 +139,7 @@ static SUM: AggregateFunction = AggregateFunction {
     numeric_only: true,
     merge: Merge::Always,
     partials: &["sum", "count"],
+    hidden_partials: 1,
     splittable: true,
     ..function("SUM", sum_type, &["sum RESULT", "count BIGINT"])
 };

@@ -5,7 +5,7 @@ use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::state::StateValue;
 use weir_runtime::{DataType, Value};
 
-use crate::aggregate::distinct::{count_value, merge_map_value, to_map_value, DistinctArgs, DistinctValues};
+use crate::aggregate::distinct::{counts_buffer, DistinctArgs, DistinctValues};
 use crate::aggregate::{AccumulateError, Accumulator, AggregateCall};
 
 /// The aggregates a window aggregate computes and how their inputs look.
@@ -70,7 +70,7 @@ impl SliceAccumulators {
 
     /// Whether these accumulators fit `calls` (a restored state of other aggregates does not).
     pub fn fits(&self, calls: &Calls) -> bool {
-        self.accumulators.len() == calls.calls.len() && self.distinct.len() == calls.distinct.len()
+        self.accumulators.len() == calls.calls.len() && calls.distinct.fits(&self.distinct)
     }
 
     /// Adds (`sign` 1) or retracts (-1) an input row.
@@ -88,10 +88,8 @@ impl SliceAccumulators {
             }
             let x = call.arg.map_or(&Value::Null, |a| &row[a]);
             // Every call takes the row; the first refusal is reported after them.
-            let updated = match calls.distinct.slot(i) {
-                Some(slot) => changes[slot].map_or(Ok(()), |change| acc.update(call, x, change)),
-                None => acc.update(call, x, sign),
-            };
+            let change = calls.distinct.slot(i).map_or(sign, |slot| changes[slot.flat]);
+            let updated = if change == 0 { Ok(()) } else { acc.update(call, x, change) };
             if updated.is_err() {
                 failed = updated;
             }
@@ -103,7 +101,7 @@ impl SliceAccumulators {
     /// (as MAPs) and rows.
     pub fn write_partial(&self, values: &mut Vec<Value>) {
         self.accumulators.iter().for_each(|a| a.partial(values));
-        values.extend(self.distinct.iter().map(to_map_value));
+        values.extend(self.distinct.iter().map(DistinctValues::to_map_value));
         values.push(Value::BigInt(self.rows));
     }
 
@@ -120,11 +118,10 @@ impl SliceAccumulators {
             }
             at += width;
         }
-        let mut arrived = DistinctValues::new();
-        for slot in 0..calls.distinct.len() {
-            arrived.clear();
-            merge_map_value(&mut arrived, &partial[at + slot]);
-            self.count_distinct(calls, slot, arrived.iter())?;
+        for set in 0..calls.distinct.len() {
+            let mut arrived = DistinctValues::new(calls.distinct.filters(set).len());
+            arrived.add_map_value(&partial[at + set]);
+            self.count_distinct(calls, set, &arrived)?;
         }
         self.rows += partial[at + calls.distinct.len()].as_i64().unwrap_or(0);
         Ok(())
@@ -142,26 +139,25 @@ impl SliceAccumulators {
                 acc.merge(call, from)?;
             }
         }
-        for (slot, values) in other.distinct.iter().enumerate() {
-            self.count_distinct(calls, slot, values.iter())?;
+        for (set, values) in other.distinct.iter().enumerate() {
+            self.count_distinct(calls, set, values)?;
         }
         self.rows += other.rows;
         Ok(())
     }
 
-    /// Adds values with multiplicities to DISTINCT set `slot`, updating the calls reading it on
-    /// a value's first arrival and last departure.
-    fn count_distinct<'v>(
-        &mut self,
-        calls: &Calls,
-        slot: usize,
-        values: impl Iterator<Item = (&'v Value, &'v i64)>,
-    ) -> Result<(), AccumulateError> {
-        for (x, delta) in values {
-            let Some(change) = count_value(&mut self.distinct[slot], x, *delta) else { continue };
+    /// Adds `values` with their counts to DISTINCT set `set`, updating the calls reading it on
+    /// a value's first arrival and last departure under their filter.
+    fn count_distinct(&mut self, calls: &Calls, set: usize, values: &DistinctValues) -> Result<(), AccumulateError> {
+        let mut changes = counts_buffer(values.width());
+        for (x, deltas) in values.iter() {
+            if !self.distinct[set].add(x, deltas, &mut changes) {
+                continue;
+            }
             for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
-                if calls.distinct.slot(i) == Some(slot) {
-                    acc.update(call, x, change)?;
+                let Some(slot) = calls.distinct.slot(i).filter(|s| s.set == set) else { continue };
+                if changes[slot.filter] != 0 {
+                    acc.update(call, x, changes[slot.filter])?;
                 }
             }
         }
@@ -181,27 +177,13 @@ impl StateValue for SliceAccumulators {
         out.u32(self.accumulators.len() as u32);
         self.accumulators.iter().for_each(|a| a.encode(out));
         out.u32(self.distinct.len() as u32);
-        for values in &self.distinct {
-            out.u32(values.len() as u32);
-            for (v, n) in values {
-                out.value(v);
-                out.i64(*n);
-            }
-        }
+        self.distinct.iter().for_each(|values| values.encode(out));
     }
 
     fn decode(input: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         let rows = input.i64()?;
         let accumulators = (0..input.u32()?).map(|_| Accumulator::decode(input)).collect::<Result<_, _>>()?;
-        let mut distinct = Vec::new();
-        for _ in 0..input.u32()? {
-            let mut values = DistinctValues::new();
-            for _ in 0..input.u32()? {
-                let v = input.value()?;
-                values.insert(v, input.i64()?);
-            }
-            distinct.push(values);
-        }
+        let distinct = (0..input.u32()?).map(|_| DistinctValues::decode(input)).collect::<Result<_, _>>()?;
         Ok(SliceAccumulators { rows, accumulators, distinct })
     }
 }

@@ -4,7 +4,7 @@ use crate::catalog::UserFunctions;
 use sqlparser::ast;
 use weir_operators::aggregate::{registry, AggregateCall};
 use weir_operators::expr::types::is_numeric;
-use weir_operators::expr::Expr;
+use weir_operators::expr::{Expr, Function};
 
 use super::expr::{AggregateContext, ExprBinder};
 use super::scope::position_of;
@@ -86,8 +86,19 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
     let mut bind =
         |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(e);
     let mut bound: Vec<Expr> = args.iter().map(&mut bind).collect::<Result<_>>()?;
+    // A nullable condition is tested `IS TRUE`, as Calcite writes it into the aggregate's input.
     let filter = match &f.filter {
-        Some(condition) => Some(bind(condition)?),
+        Some(condition) => {
+            let condition = bind(condition)?;
+            Some(match condition.ty().nullable {
+                true => Expr::Call {
+                    function: Function::named("IS TRUE"),
+                    args: vec![condition],
+                    ty: weir_runtime::DataType::boolean().not_null(),
+                },
+                false => condition,
+            })
+        }
         None => None,
     };
     let kind = match registry::bind(&name, &mut bound, clauses) {

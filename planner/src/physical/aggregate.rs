@@ -4,10 +4,9 @@
 //! local phase over input already hashed on the keys.
 
 use weir_operators::aggregate::distinct::DistinctArgs;
-use weir_operators::aggregate::{Accumulator, AggregateCall, AggregateKind};
+use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::expr::Expr;
 use weir_operators::{BundleTrigger, CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
-use weir_runtime::types::LogicalType;
 use weir_runtime::{Field, ShipStrategy};
 
 use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
@@ -25,10 +24,29 @@ pub(crate) fn two_phase_call(call: &AggregateCall, retracting: bool) -> bool {
     Accumulator::is_mergeable(call, retracting)
 }
 
-/// The name Flink gives a local aggregate's accumulator column.
-pub(super) fn accumulator_name(kind: &AggregateKind, index: usize, part: usize) -> String {
-    let base = kind.function().partials.get(part).copied().unwrap_or("acc");
-    format!("{base}${index}")
+/// The partial accumulator columns a local phase emits for `calls`, named as Flink names them:
+/// each partial Flink keeps is numbered across the calls (`count1$0, sum$1, count$2`); a partial
+/// only weir keeps (SUM's count) is named after its call's first, with a `$` before it.
+pub(super) fn partial_fields(calls: &[AggregateCall]) -> Vec<Field> {
+    let mut fields = Vec::new();
+    let mut index = 0;
+    for call in calls {
+        let function = call.kind.function();
+        let shown = Accumulator::partial_width(call) - function.hidden_partials;
+        let first = index;
+        for part in 0..Accumulator::partial_width(call) {
+            let ty = if part == 1 { weir_runtime::DataType::bigint() } else { call.result_type.clone() };
+            let base = function.partials.get(part).copied().unwrap_or("acc");
+            let name = if part < shown {
+                index += 1;
+                format!("{base}${}", index - 1)
+            } else {
+                format!("${base}${first}")
+            };
+            fields.push(Field::new(name, ty));
+        }
+    }
+    fields
 }
 
 /// The bundle trigger of mini-batch settings.
@@ -77,20 +95,11 @@ impl Physical<'_> {
             Some(mini_batch) if two_phase => {
                 let emit_unchanged = ttl_millis > 0 && self.options.output_identical;
                 let mut local_fields: Vec<Field> = keys.iter().map(|&k| input.fields[k].clone()).collect();
-                let mut index = 0;
-                for call in &calls {
-                    for part in 0..Accumulator::partial_width(call) {
-                        let ty = if part == 1 { weir_runtime::DataType::bigint() } else { call.result_type.clone() };
-                        local_fields.push(Field::new(accumulator_name(&call.kind, index, part), ty));
-                        index += 1;
-                    }
-                }
+                local_fields.extend(partial_fields(&calls));
                 // Each argument of DISTINCT calls: its values in the bundle, with multiplicities.
                 let distinct = DistinctArgs::of(&calls);
                 for (i, &column) in distinct.columns().iter().enumerate() {
-                    let value = input.fields[column].data_type.clone();
-                    let counts = weir_runtime::DataType::bigint().not_null();
-                    let map = weir_runtime::DataType::new(LogicalType::Map(Box::new(value), Box::new(counts)));
+                    let map = distinct.map_type(i, input.fields[column].data_type.clone());
                     local_fields.push(Field::new(format!("distinct${i}"), map));
                 }
                 local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));

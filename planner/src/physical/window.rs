@@ -5,12 +5,12 @@
 //! group windows of the older syntax and windows of processing time in one phase, as Flink.
 
 use weir_operators::aggregate::distinct::DistinctArgs;
-use weir_operators::aggregate::{Accumulator, AggregateCall};
+use weir_operators::aggregate::AggregateCall;
 use weir_operators::{LocalWindowAggregateSpec, WindowAggregateInput, WindowAggregateSpec, WindowSpec};
-use weir_runtime::types::{LogicalType, TimeAttribute};
+use weir_runtime::types::TimeAttribute;
 use weir_runtime::{DataType, Field, ShipStrategy};
 
-use super::aggregate::{accumulator_name, hashed_on, two_phase_call};
+use super::aggregate::{hashed_on, partial_fields, two_phase_call};
 use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 use crate::options::AggPhaseStrategy;
 use crate::plan::Plan;
@@ -30,18 +30,10 @@ pub(super) struct WindowAggregateParts {
 /// DISTINCT argument's values (a MAP of value to count), the rows, and `$slice_end`.
 fn local_fields(input: &PhysicalNode, keys: &[usize], calls: &[AggregateCall]) -> Vec<Field> {
     let mut fields: Vec<Field> = keys.iter().map(|&k| input.fields[k].clone()).collect();
-    let mut index = 0;
-    for call in calls {
-        for part in 0..Accumulator::partial_width(call) {
-            let ty = if part == 1 { DataType::bigint() } else { call.result_type.clone() };
-            fields.push(Field::new(accumulator_name(&call.kind, index, part), ty));
-            index += 1;
-        }
-    }
-    for (i, &column) in DistinctArgs::of(calls).columns().iter().enumerate() {
-        let value = input.fields[column].data_type.clone();
-        let map = DataType::new(LogicalType::Map(Box::new(value), Box::new(DataType::bigint().not_null())));
-        fields.push(Field::new(format!("distinct${i}"), map));
+    fields.extend(partial_fields(calls));
+    let distinct = DistinctArgs::of(calls);
+    for (i, &column) in distinct.columns().iter().enumerate() {
+        fields.push(Field::new(format!("distinct${i}"), distinct.map_type(i, input.fields[column].data_type.clone())));
     }
     fields.push(Field::new("$rows", DataType::bigint()));
     fields.push(Field::new("$slice_end", DataType::bigint().not_null()));

@@ -179,6 +179,64 @@ fn filtered_distinct_over_updating_input_matches_a_recount() {
     check(&query, &orders, &expected);
 }
 
+/// The same filtered DISTINCT calls per ten-second tumbling window: the local window aggregate
+/// sends each slice's sets on, the global one adds them up.
+#[test]
+fn filtered_distinct_in_windows_matches_a_recount() {
+    let orders = random_orders(19, 2_000);
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = std::fs::File::create(dir.path().join("orders.csv")).unwrap();
+    // Ten rows a second; every tenth row late by up to three seconds, within the watermark's delay.
+    for (i, (user, product, qty)) in orders.iter().enumerate() {
+        let millis = i as i64 * 100 - if i % 10 == 0 { 3_000 } else { 0 };
+        let ts = chrono_like(millis.max(0));
+        writeln!(file, "{user},{product},{qty},{ts}").unwrap();
+    }
+    drop(file);
+    let mut windows: BTreeMap<(i64, &str), Vec<(i64, i64)>> = BTreeMap::new();
+    for (i, (user, product, qty)) in orders.iter().enumerate() {
+        let millis = (i as i64 * 100 - if i % 10 == 0 { 3_000 } else { 0 }).max(0);
+        windows.entry((millis / 10_000, product.as_str())).or_default().push((*user, *qty));
+    }
+    let mut expected = BTreeMap::new();
+    for ((window, product), rows) in &windows {
+        let per_window = filtered_distinct_rows(rows.iter().map(|(u, q)| (*product, *u, *q)));
+        for (row, count) in per_window {
+            // As Java prints a LocalDateTime: without seconds when they are zero.
+            let seconds = window * 10;
+            let start = match seconds % 60 {
+                0 => format!("1970-01-01T{:02}:{:02}", seconds / 3600, seconds / 60 % 60),
+                s => format!("1970-01-01T{:02}:{:02}:{s:02}", seconds / 3600, seconds / 60 % 60),
+            };
+            expected.insert(row.replacen('[', &format!("[{start}, "), 1), count);
+        }
+    }
+    let script = format!(
+        "CREATE TABLE orders (user_id BIGINT, product STRING, qty BIGINT, ts TIMESTAMP(3), \
+         WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH \
+         ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE result (window_start TIMESTAMP(3), product STRING, d BIGINT, c BIGINT, s BIGINT, \
+         lo BIGINT, hi BIGINT) WITH ('connector' = 'print');\n\
+         INSERT INTO result SELECT window_start, product, {FILTERED_DISTINCT} FROM \
+         TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) \
+         GROUP BY window_start, window_end, product;\n",
+        dir.path().join("orders.csv").display()
+    );
+    let mini_batch = [("table.exec.mini-batch.enabled", "true"), ("table.exec.mini-batch.allow-latency", "1 s")];
+    for parallelism in [1, 2, 4] {
+        for settings in [&[][..], &mini_batch[..], &[("table.optimizer.agg-phase-strategy", "ONE_PHASE")][..]] {
+            let got = materialize(&run(&script, parallelism, settings));
+            assert_eq!(got, expected, "p{parallelism}, {settings:?}");
+        }
+    }
+}
+
+/// `1970-01-01 00:00:12.300` for 12 300 milliseconds.
+fn chrono_like(millis: i64) -> String {
+    let (seconds, millis) = (millis / 1000, millis % 1000);
+    format!("1970-01-01 {:02}:{:02}:{:02}.{millis:03}", seconds / 3600, seconds / 60 % 60, seconds % 60)
+}
+
 #[test]
 fn explain_shows_the_bucketed_levels() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,13 +5,14 @@
 //! (or leaves) the group's own set reaches the calls on its column.
 
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::checkpoint::{StateReader, StateWriter};
 use weir_runtime::state::owns_key;
-use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result};
+use weir_runtime::{Chunk, DataType, Operator, OperatorContext, Output, Result, Value};
 
 use crate::aggregate::bundle::{BundleMeter, BundleTrigger, Bundled};
-use crate::aggregate::distinct::{counts_buffer, DistinctArgs, DistinctValues};
+use crate::aggregate::distinct::{DistinctArgs, DistinctValues};
 use crate::aggregate::group_state::{check_groups, Emission, GroupKey, GroupState, Groups, ResultRow, GROUPS};
 use crate::aggregate::typed_checkpoint::{filter_groups, remap_groups};
 use crate::aggregate::GroupLayout;
@@ -32,7 +33,9 @@ fn malformed(e: &DecodeError) -> weir_runtime::Error {
 struct Merged {
     rows: i64,
     merged: Vec<Accumulator>,
-    distinct: Vec<DistinctValues>,
+    /// Per DISTINCT set, the local phases' sets as they arrived: added to the group's own at the
+    /// flush, with no set of the bundle's own in between.
+    distinct: Vec<SmallVec<[Value; 1]>>,
 }
 
 /// Everything a [`GlobalGroupAggregateOperator`] is built from.
@@ -254,18 +257,12 @@ impl Bundled for GlobalGroupAggregateOperator {
                 from.partial(&mut partial);
                 acc.merge_partial(call, &partial);
             }
-            for (set, values) in arrived.iter().enumerate() {
-                let mut changes = counts_buffer(values.width());
-                for (x, deltas) in values.iter() {
-                    if !group.distinct[set].add(x, deltas, &mut changes) {
-                        continue;
-                    }
-                    for (i, (call, acc)) in calls.iter().zip(group.accumulators.iter_mut()).enumerate() {
-                        let Some(slot) = distinct.slot(i).filter(|s| s.set == set) else { continue };
-                        if changes[slot.filter] != 0 {
-                            acc.update(call, x, changes[slot.filter])?;
-                        }
-                    }
+            for (set, partials) in arrived.iter().enumerate() {
+                for partial in partials {
+                    let GroupState { distinct: values, accumulators, .. } = group;
+                    values[set].add_partial(partial, |x, changes| {
+                        distinct.update_calls(calls, accumulators, set, x, changes)
+                    })?;
                 }
             }
             group.rows += rows;
@@ -302,7 +299,7 @@ impl Operator for GlobalGroupAggregateOperator {
             let group = bundle.entry_ref(&row[..*key_count]).or_insert_with(|| Merged {
                 rows: 0,
                 merged: Accumulator::for_calls(calls, arg_types, false),
-                distinct: distinct.empty_sets(),
+                distinct: vec![SmallVec::new(); distinct.len()],
             });
             let mut at = *key_count;
             for (i, (call, acc)) in calls.iter().zip(group.merged.iter_mut()).enumerate() {
@@ -312,8 +309,8 @@ impl Operator for GlobalGroupAggregateOperator {
                 }
                 at += width;
             }
-            for values in group.distinct.iter_mut() {
-                values.add_map_value(&row[at]);
+            for partials in group.distinct.iter_mut() {
+                partials.push(row[at].clone());
                 at += 1;
             }
             group.rows += row[at].as_i64().unwrap_or(0);

@@ -1,8 +1,8 @@
 //! LocalGroupAggregate: the first phase of a two-phase aggregation. It runs before the hash
 //! exchange, keeps no state, and at every flush emits one row of partial accumulators per
 //! group it saw: `[keys…, partials…, distinct values…, rows]`, always as `+I`. A DISTINCT call's
-//! partial is computed over the bundle's distinct values, which follow as a MAP of value to
-//! counts per argument column (`DISTINCT(b) AS distinct$0`), for the global phase to merge.
+//! partial is computed over the bundle's distinct values, which follow with their counts per
+//! argument column (`DISTINCT(b) AS distinct$0`), for the global phase to merge.
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
@@ -146,7 +146,7 @@ impl Bundled for LocalGroupAggregateOperator {
             emitted.push_with(RowKind::Insert, |values| {
                 values.extend_from_slice(&key);
                 group.accumulators.iter().for_each(|a| a.partial(values));
-                values.extend(group.distinct.iter().map(DistinctValues::to_map_value));
+                values.extend(group.distinct.iter().map(DistinctValues::to_partial));
                 values.push(Value::BigInt(group.rows));
             });
         }

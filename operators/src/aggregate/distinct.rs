@@ -7,17 +7,18 @@
 //! counts each value once per distinct `FILTER` of its calls (no filter counting every row): a
 //! value counts for `COUNT(DISTINCT b) FILTER (WHERE f)` once a row where `f` holds brings it,
 //! whatever rows where `f` does not hold brought it before. In a two-phase aggregation the local
-//! phase emits each set as a MAP column (`DISTINCT(b) AS distinct$0` in Flink's plans: value to
-//! BIGINT with one filter, to `ARRAY<BIGINT>` with several) and the global phase merges it into
-//! the group's own.
+//! phase emits each set as one column (`DISTINCT(b) AS distinct$0` in Flink's plans: the values
+//! and their counts) and the global phase adds it to the group's own.
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
+use std::sync::Arc;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::types::LogicalType;
-use weir_runtime::{DataType, Value};
 
-use super::AggregateCall;
+use weir_runtime::{DataType, Field, Value};
+
+use super::{AccumulateError, Accumulator, AggregateCall};
 
 /// The distinct values of one argument column, each with one count per filter of its set: how
 /// many rows the filter kept brought the value. A value is present while any count is above
@@ -113,37 +114,53 @@ impl DistinctValues {
         changed
     }
 
-    /// Adds every value of `other` with its counts (`other` has the same width).
-    pub fn add_all(&mut self, other: &DistinctValues) {
-        let mut changes = counts_buffer(self.width);
-        for (x, deltas) in other.iter() {
-            self.add(x, deltas, &mut changes);
-        }
+    /// The type of a set of `value`s as a local phase emits it ([`DistinctValues::to_partial`]):
+    /// `ROW<values ARRAY<value>, counts ARRAY<BIGINT>>`, a count per value and filter.
+    pub fn partial_type(value: DataType) -> DataType {
+        let array = |t: DataType| DataType::new(LogicalType::Array(Box::new(t))).not_null();
+        DataType::new(LogicalType::Row(vec![
+            Field::new("values", array(value)),
+            Field::new("counts", array(DataType::bigint().not_null())),
+        ]))
+        .not_null()
     }
 
-    /// The set as a local phase emits it: `MAP<value, BIGINT>` with one filter,
-    /// `MAP<value, ARRAY<BIGINT>>` with several ([`DistinctArgs::map_type`]).
-    pub fn to_map_value(&self) -> Value {
-        let counts = |c: &[i64]| match c {
-            [n] => Value::BigInt(*n),
-            many => Value::Array(many.iter().map(|&n| Value::BigInt(n)).collect()),
+    /// The set as a local phase emits it ([`DistinctValues::partial_type`]): a ROW of the values
+    /// and their counts, `width` per value in the values' order. Two allocations, whatever the
+    /// number of values.
+    pub fn to_partial(&self) -> Value {
+        let mut values = Vec::with_capacity(self.len());
+        let mut counts = Vec::with_capacity(self.len() * self.width);
+        for (x, c) in self.iter() {
+            values.push(x.clone());
+            counts.extend(c.iter().map(|&n| Value::BigInt(n)));
+        }
+        Value::Row(Arc::from([Value::Array(values.into()), Value::Array(counts.into())]))
+    }
+
+    /// Adds the values of a partial [`DistinctValues::to_partial`] wrote (of this set's width),
+    /// calling `changed` with each value whose presence changed for some filter and the changes
+    /// (as [`DistinctValues::add`] writes them).
+    ///
+    /// # Errors
+    /// What `changed` returns.
+    pub fn add_partial<E>(
+        &mut self,
+        partial: &Value,
+        mut changed: impl FnMut(&Value, &[i64]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Value::Row(parts) = partial else { return Ok(()) };
+        let (Some(Value::Array(values)), Some(Value::Array(counts))) = (parts.first(), parts.get(1)) else {
+            return Ok(());
         };
-        Value::Map(self.iter().map(|(x, c)| (x.clone(), counts(c))).collect())
-    }
-
-    /// Adds the values of a MAP [`DistinctValues::to_map_value`] wrote, summing counts.
-    pub fn add_map_value(&mut self, map: &Value) {
-        let Value::Map(entries) = map else { return };
         let (mut deltas, mut changes) = (counts_buffer(self.width), counts_buffer(self.width));
-        for (x, counts) in entries.iter() {
-            match counts {
-                Value::Array(many) => {
-                    deltas.iter_mut().zip(many.iter()).for_each(|(d, n)| *d = n.as_i64().unwrap_or(0));
-                }
-                one => deltas[0] = one.as_i64().unwrap_or(0),
+        for (x, c) in values.iter().zip(counts.chunks_exact(self.width)) {
+            deltas.iter_mut().zip(c).for_each(|(d, n)| *d = n.as_i64().unwrap_or(0));
+            if self.add(x, &deltas, &mut changes) {
+                changed(x, &changes)?;
             }
-            self.add(x, &deltas, &mut changes);
         }
+        Ok(())
     }
 
     /// Writes the set: its width, its values and their counts.
@@ -255,17 +272,6 @@ impl DistinctArgs {
         &self.filters[set]
     }
 
-    /// The type of set `set` as a local phase emits it: `MAP<value, BIGINT>` with one filter,
-    /// `MAP<value, ARRAY<BIGINT>>` with several.
-    pub fn map_type(&self, set: usize, value: DataType) -> DataType {
-        let count = DataType::bigint().not_null();
-        let counts = match self.filters[set].len() {
-            1 => count,
-            _ => DataType::new(LogicalType::Array(Box::new(count))).not_null(),
-        };
-        DataType::new(LogicalType::Map(Box::new(value), Box::new(counts)))
-    }
-
     /// How each set's values change with `row` added `sign` times (1 or -1), one entry per
     /// [`DistinctSlot::flat`]: 1 where the row's value arrived for that filter, -1 where it left,
     /// 0 where nothing changed or the filter does not keep the row. One hash lookup per set.
@@ -297,6 +303,28 @@ impl DistinctArgs {
     /// Where call `call` takes its values from, if it is DISTINCT.
     pub fn slot(&self, call: usize) -> Option<DistinctSlot> {
         self.slots[call]
+    }
+
+    /// Updates the accumulators of the `calls` reading set `set` with value `x`, whose
+    /// presence changed under their filters as `changes` says ([`DistinctValues::add`]).
+    ///
+    /// # Errors
+    /// What an aggregate function refuses ([`Accumulator::update`]).
+    pub fn update_calls(
+        &self,
+        calls: &[AggregateCall],
+        accumulators: &mut [Accumulator],
+        set: usize,
+        x: &Value,
+        changes: &[i64],
+    ) -> Result<(), AccumulateError> {
+        for (i, (call, acc)) in calls.iter().zip(accumulators.iter_mut()).enumerate() {
+            let Some(slot) = self.slot(i).filter(|s| s.set == set) else { continue };
+            if changes[slot.filter] != 0 {
+                acc.update(call, x, changes[slot.filter])?;
+            }
+        }
+        Ok(())
     }
 
     /// Empty sets for one group.
@@ -437,7 +465,7 @@ mod tests {
             };
             check(&values);
             let mut merged = DistinctValues::new(width);
-            merged.add_map_value(&values.to_map_value());
+            merged.add_partial(&values.to_partial(), |_, _| Ok::<_, ()>(())).expect("adds");
             check(&merged);
             let mut out = Encoder::new();
             values.encode(&mut out);
@@ -447,15 +475,22 @@ mod tests {
     }
 
     #[test]
-    fn merged_maps_sum_counts() {
+    fn merged_partials_sum_counts() {
         let mut local = DistinctValues::new(2);
         let mut changes = [0, 0];
         local.add(&Value::Int(1), &[2, 0], &mut changes);
         local.add(&Value::Int(2), &[1, 1], &mut changes);
         let mut global = DistinctValues::new(2);
-        global.add_map_value(&local.to_map_value());
-        global.add_all(&local);
+        let mut arrived = Vec::new();
+        let mut note = |x: &Value, changes: &[i64]| {
+            arrived.push((x.clone(), changes.to_vec()));
+            Ok::<_, ()>(())
+        };
+        global.add_partial(&local.to_partial(), &mut note).expect("adds");
+        global.add_partial(&local.to_partial(), &mut note).expect("adds");
         assert_eq!(global.get(&Value::Int(1)), Some(&[4, 0][..]));
         assert_eq!(global.get(&Value::Int(2)), Some(&[2, 2][..]));
+        arrived.sort();
+        assert_eq!(arrived, [(Value::Int(1), vec![1, 0]), (Value::Int(2), vec![1, 1])]);
     }
 }

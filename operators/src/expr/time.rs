@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use weir_runtime::print::{civil_from_days, days_from_civil};
 use weir_runtime::{Timestamp, Value};
 
@@ -45,41 +47,66 @@ pub(super) fn extract(unit: TimeUnit, v: &Value) -> Value {
 }
 
 /// DATE_FORMAT with Java's pattern letters `yyyy MM dd HH mm ss SSS` (others kept as text,
-/// `'…'` quotes literal text).
+/// `'…'` quotes literal text). Written into a buffer on the stack: one allocation per value.
 pub(super) fn date_format(v: &Value, pattern: &str) -> Value {
     let Some((ms, _)) = millis(v) else { return Value::Null };
     let (y, m, d) = civil_from_days(ms.div_euclid(DAY));
     let of_day = ms.rem_euclid(DAY);
-    let mut out = String::new();
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    let mut out = SmallVec::<[u8; 32]>::new();
+    let mut rest = pattern;
+    while let Some(c) = rest.chars().next() {
         if c == '\'' {
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                out.push(chars[i]);
-                i += 1;
-            }
-            i += 1;
+            let quoted = &rest[1..];
+            let end = quoted.find('\'').unwrap_or(quoted.len());
+            out.extend_from_slice(&quoted.as_bytes()[..end]);
+            rest = quoted.get(end + 1..).unwrap_or("");
             continue;
         }
-        let run = chars[i..].iter().take_while(|x| **x == c).count();
-        let field = |n: i64, width: usize| format!("{n:0width$}");
+        let run = rest.chars().take_while(|x| *x == c).count();
         match c {
-            'y' if run == 2 => out.push_str(&field(y.rem_euclid(100), 2)),
-            'y' => out.push_str(&field(y, run.max(4))),
-            'M' => out.push_str(&field(i64::from(m), run)),
-            'd' => out.push_str(&field(i64::from(d), run)),
-            'H' => out.push_str(&field(of_day / 3_600_000, run)),
-            'm' => out.push_str(&field(of_day / 60_000 % 60, run)),
-            's' => out.push_str(&field(of_day / 1000 % 60, run)),
-            'S' => out.push_str(&format!("{:03}", of_day % 1000)[..run.min(3)]),
-            other => out.extend(std::iter::repeat_n(other, run)),
+            'y' if run == 2 => push_padded(&mut out, y.rem_euclid(100), 2),
+            'y' => push_padded(&mut out, y, run.max(4)),
+            'M' => push_padded(&mut out, i64::from(m), run),
+            'd' => push_padded(&mut out, i64::from(d), run),
+            'H' => push_padded(&mut out, of_day / 3_600_000, run),
+            'm' => push_padded(&mut out, of_day / 60_000 % 60, run),
+            's' => push_padded(&mut out, of_day / 1000 % 60, run),
+            'S' => {
+                let at = out.len();
+                push_padded(&mut out, of_day % 1000, 3);
+                out.truncate(at + run.min(3));
+            }
+            other => {
+                let mut utf8 = [0; 4];
+                (0..run).for_each(|_| out.extend_from_slice(other.encode_utf8(&mut utf8).as_bytes()));
+            }
         }
-        i += run;
+        rest = &rest[run * c.len_utf8()..];
     }
-    Value::String(Arc::from(out))
+    // Only whole characters of `pattern` and ASCII digits were written.
+    std::str::from_utf8(&out).map_or(Value::Null, |text| Value::String(Arc::from(text)))
+}
+
+/// Appends `n` in decimal, zero-padded to `width` digits (a negative year as `-` and digits,
+/// as Java's formatter writes it).
+fn push_padded(out: &mut SmallVec<[u8; 32]>, n: i64, width: usize) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let written = digits.len() - at;
+    out.extend(std::iter::repeat_n(b'0', width.saturating_sub(written + usize::from(n < 0))));
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Epoch milliseconds of 0000-01-01 and of 10000-01-01: the range of Flink's TIMESTAMP and
@@ -173,6 +200,60 @@ mod tests {
 
     fn ts(s: &str) -> Value {
         Value::Timestamp(parse_timestamp(s).unwrap())
+    }
+
+    /// DATE_FORMAT recomputed the plain way, with `format!` per field.
+    fn formatted(ms: i64, pattern: &str) -> String {
+        let (y, m, d) = civil_from_days(ms.div_euclid(DAY));
+        let of_day = ms.rem_euclid(DAY);
+        let (mut out, chars) = (String::new(), pattern.chars().collect::<Vec<char>>());
+        let mut i = 0;
+        while i < chars.len() {
+            if chars[i] == '\'' {
+                let end = chars[i + 1..].iter().position(|c| *c == '\'').map_or(chars.len(), |e| i + 1 + e);
+                out.extend(&chars[i + 1..end]);
+                i = end + 1;
+                continue;
+            }
+            let c = chars[i];
+            let run = chars[i..].iter().take_while(|x| **x == c).count();
+            let field = |n: i64, width: usize| format!("{n:0width$}");
+            match c {
+                'y' if run == 2 => out.push_str(&field(y.rem_euclid(100), 2)),
+                'y' => out.push_str(&field(y, run.max(4))),
+                'M' => out.push_str(&field(i64::from(m), run)),
+                'd' => out.push_str(&field(i64::from(d), run)),
+                'H' => out.push_str(&field(of_day / 3_600_000, run)),
+                'm' => out.push_str(&field(of_day / 60_000 % 60, run)),
+                's' => out.push_str(&field(of_day / 1000 % 60, run)),
+                'S' => out.push_str(&format!("{:03}", of_day % 1000)[..run.min(3)]),
+                other => out.extend(std::iter::repeat_n(other, run)),
+            }
+            i += run;
+        }
+        out
+    }
+
+    #[test]
+    fn date_format_writes_what_format_writes_on_random_times() {
+        use rand::{Rng, SeedableRng};
+        let mut random = rand::rngs::SmallRng::seed_from_u64(3);
+        let patterns = [
+            "yyyy-MM-dd",
+            "HH:mm",
+            "yyyy-MM-dd HH:mm:ss.SSS",
+            "yy/M/d H:m:s.S SS",
+            "yyyyy 'at' HH 'o''clock' SSSS",
+            "dd.MM.yyyy – HH时mm分 'é",
+            "'unterminated",
+            "",
+        ];
+        for _ in 0..20_000 {
+            let ms = random.random_range(FIRST_MILLIS..END_MILLIS);
+            let pattern = patterns[random.random_range(0..patterns.len())];
+            let t = Value::Timestamp(Timestamp::from_millis(ms));
+            assert_eq!(value_to_string(&date_format(&t, pattern)), formatted(ms, pattern), "{ms} {pattern}");
+        }
     }
 
     #[test]

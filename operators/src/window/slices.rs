@@ -101,7 +101,7 @@ impl SliceAccumulators {
     /// (as MAPs) and rows.
     pub fn write_partial(&self, values: &mut Vec<Value>) {
         self.accumulators.iter().for_each(|a| a.partial(values));
-        values.extend(self.distinct.iter().map(DistinctValues::to_map_value));
+        values.extend(self.distinct.iter().map(DistinctValues::to_partial));
         values.push(Value::BigInt(self.rows));
     }
 
@@ -119,9 +119,10 @@ impl SliceAccumulators {
             at += width;
         }
         for set in 0..calls.distinct.len() {
-            let mut arrived = DistinctValues::new(calls.distinct.filters(set).len());
-            arrived.add_map_value(&partial[at + set]);
-            self.count_distinct(calls, set, &arrived)?;
+            let Self { distinct, accumulators, .. } = self;
+            distinct[set].add_partial(&partial[at + set], |x, changes| {
+                calls.distinct.update_calls(&calls.calls, accumulators, set, x, changes)
+            })?;
         }
         self.rows += partial[at + calls.distinct.len()].as_i64().unwrap_or(0);
         Ok(())
@@ -151,14 +152,8 @@ impl SliceAccumulators {
     fn count_distinct(&mut self, calls: &Calls, set: usize, values: &DistinctValues) -> Result<(), AccumulateError> {
         let mut changes = counts_buffer(values.width());
         for (x, deltas) in values.iter() {
-            if !self.distinct[set].add(x, deltas, &mut changes) {
-                continue;
-            }
-            for (i, (call, acc)) in calls.calls.iter().zip(self.accumulators.iter_mut()).enumerate() {
-                let Some(slot) = calls.distinct.slot(i).filter(|s| s.set == set) else { continue };
-                if changes[slot.filter] != 0 {
-                    acc.update(call, x, changes[slot.filter])?;
-                }
+            if self.distinct[set].add(x, deltas, &mut changes) {
+                calls.distinct.update_calls(&calls.calls, &mut self.accumulators, set, x, &changes)?;
             }
         }
         Ok(())

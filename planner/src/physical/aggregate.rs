@@ -3,7 +3,7 @@
 //! and every call can merge partials (`table.optimizer.agg-phase-strategy`); no exchange and no
 //! local phase over input already hashed on the keys.
 
-use weir_operators::aggregate::distinct::DistinctArgs;
+use weir_operators::aggregate::distinct::{DistinctArgs, DistinctValues};
 use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::expr::Expr;
 use weir_operators::{BundleTrigger, CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
@@ -99,7 +99,7 @@ impl Physical<'_> {
                 // Each argument of DISTINCT calls: its values in the bundle, with multiplicities.
                 let distinct = DistinctArgs::of(&calls);
                 for (i, &column) in distinct.columns().iter().enumerate() {
-                    let map = distinct.map_type(i, input.fields[column].data_type.clone());
+                    let map = DistinctValues::partial_type(input.fields[column].data_type.clone());
                     local_fields.push(Field::new(format!("distinct${i}"), map));
                 }
                 local_fields.push(Field::new("$rows", weir_runtime::DataType::bigint()));

@@ -4,7 +4,7 @@
 //! `TwoStageOptimizedWindowAggregateRule`, which needs no mini-batch), else one WindowAggregate;
 //! group windows of the older syntax and windows of processing time in one phase, as Flink.
 
-use weir_operators::aggregate::distinct::DistinctArgs;
+use weir_operators::aggregate::distinct::{DistinctArgs, DistinctValues};
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::{LocalWindowAggregateSpec, WindowAggregateInput, WindowAggregateSpec, WindowSpec};
 use weir_runtime::types::TimeAttribute;
@@ -33,7 +33,10 @@ fn local_fields(input: &PhysicalNode, keys: &[usize], calls: &[AggregateCall]) -
     fields.extend(partial_fields(calls));
     let distinct = DistinctArgs::of(calls);
     for (i, &column) in distinct.columns().iter().enumerate() {
-        fields.push(Field::new(format!("distinct${i}"), distinct.map_type(i, input.fields[column].data_type.clone())));
+        fields.push(Field::new(
+            format!("distinct${i}"),
+            DistinctValues::partial_type(input.fields[column].data_type.clone()),
+        ));
     }
     fields.push(Field::new("$rows", DataType::bigint()));
     fields.push(Field::new("$slice_end", DataType::bigint().not_null()));

@@ -109,11 +109,37 @@ pub fn scatter_column(array: &dyn Array, rows: Option<&[u32]>, out: &mut [Value]
         }
         ArrowType::Utf8 => {
             let a = array.as_string::<i32>();
+            let mut recent = RecentStrings::default();
             for_rows(array.len(), rows, |k, i| {
-                out[k * stride] = if a.is_null(i) { Value::Null } else { Value::string(a.value(i)) };
+                out[k * stride] = if a.is_null(i) { Value::Null } else { Value::String(recent.get(a.value(i))) };
             });
         }
         _ => for_rows(array.len(), rows, |k, i| out[k * stride] = value_at(array, i)),
+    }
+}
+
+/// The last few strings a column's rows turned into values: a string equal to one of them
+/// shares its allocation. Grouping keys, dates formatted per row and codes repeat from row to row,
+/// and each `Value::String` of its own would be one allocation (and one free) per row.
+#[derive(Default)]
+struct RecentStrings {
+    strings: [Option<Arc<str>>; 4],
+    next: usize,
+}
+
+impl RecentStrings {
+    /// `text` as a shared string: a recent one when equal, else a new one, remembered.
+    #[inline]
+    fn get(&mut self, text: &str) -> Arc<str> {
+        for s in self.strings.iter().flatten() {
+            if s.len() == text.len() && s.as_bytes() == text.as_bytes() {
+                return Arc::clone(s);
+            }
+        }
+        let s: Arc<str> = Arc::from(text);
+        self.strings[self.next] = Some(Arc::clone(&s));
+        self.next = (self.next + 1) % self.strings.len();
+        s
     }
 }
 

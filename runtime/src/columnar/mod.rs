@@ -66,6 +66,33 @@ mod tests {
         assert_eq!(back, values, "{ty} inferred");
     }
 
+    /// Strings that repeat (within the last four distinct ones, and beyond) come back equal,
+    /// through a selection of rows too, and the repeats share their allocation.
+    #[test]
+    fn scattered_strings_equal_their_column_and_repeats_share() {
+        let words = ["Google", "Apple", "", "Baidu", "Facebook", "channel-1", "Googlf", "Googl"];
+        let values: Vec<Value> = (0..200)
+            .map(|i: usize| match (i * 7 + i / 3) % 11 {
+                10 => Value::Null,
+                n => Value::string(words[n % words.len()]),
+            })
+            .collect();
+        round_trip(&DataType::string(), &values);
+        let refs: Vec<&Value> = values.iter().collect();
+        let array = array_from_values(&arrow_type(&DataType::string()), &refs).unwrap();
+        let selection: Vec<u32> = (0..200).rev().step_by(3).collect();
+        let mut scattered = vec![Value::Null; selection.len()];
+        from_arrow::scatter_column(array.as_ref(), Some(&selection), &mut scattered, 1);
+        let expected: Vec<Value> = selection.iter().map(|&i| values[i as usize].clone()).collect();
+        assert_eq!(scattered, expected);
+        let mut scattered = vec![Value::Null; 3];
+        let google = Value::string(words[0]);
+        let same = array_from_values(&arrow_type(&DataType::string()), &[&google, &google, &google]).unwrap();
+        scatter_column(same.as_ref(), None, &mut scattered, 1);
+        let (Value::String(a), Value::String(b)) = (&scattered[0], &scattered[2]) else { panic!("{scattered:?}") };
+        assert!(Arc::ptr_eq(a, b));
+    }
+
     fn ts(millis: i64, nanos_of_milli: u32) -> Timestamp {
         Timestamp { millis, nanos_of_milli }
     }

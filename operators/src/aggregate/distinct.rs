@@ -277,6 +277,9 @@ impl DistinctArgs {
     /// 0 where nothing changed or the filter does not keep the row. One hash lookup per set.
     pub fn count_row(&self, sets: &mut [DistinctValues], row: &[Value], sign: i64) -> SmallVec<[i64; 8]> {
         let mut changes: SmallVec<[i64; 8]> = SmallVec::new();
+        if self.columns.is_empty() {
+            return changes;
+        }
         let mut deltas = SmallVec::<[i64; 4]>::new();
         for ((&column, filters), values) in self.columns.iter().zip(&self.filters).zip(sets.iter_mut()) {
             deltas.clear();

@@ -38,6 +38,14 @@ fn section(text: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that weir's optimized physical and execution plans of `case` are Flink's, line for line.
+fn assert_plans_as_flinks(case: &str) {
+    let (ours, theirs) = (explain(case), flink(case));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
+    }
+}
+
 /// Each node as its depth in the tree and its name: the shape of a plan.
 fn shape(lines: &[String]) -> Vec<(usize, String)> {
     lines
@@ -56,10 +64,7 @@ fn shape(lines: &[String]) -> Vec<(usize, String)> {
 #[test]
 fn two_phase_distinct_plans_read_as_flinks() {
     for case in ["minibatch_two_phase_distinct", "minibatch_two_phase_distinct_filter"] {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 
@@ -103,10 +108,7 @@ fn optimized_plans_print_flinks_attributes() {
     for case in
         ["group_agg", "statement_set_reuse_agg", "minibatch_one_phase", "minibatch_two_phase", "scalar_functions"]
     {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 
@@ -134,10 +136,7 @@ fn the_json_execution_plan_lists_operators_with_their_ship_strategies() {
 #[test]
 fn window_aggregates_and_the_missing_window_end_plan_as_flinks() {
     for case in ["window_agg", "window_agg_missing_end", "session_tvf"] {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 
@@ -146,10 +145,7 @@ fn window_aggregates_and_the_missing_window_end_plan_as_flinks() {
 #[test]
 fn window_top_n_and_window_deduplication_plan_as_flinks() {
     for case in ["window_topn", "window_dedup"] {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 
@@ -161,10 +157,7 @@ fn window_top_n_and_window_deduplication_plan_as_flinks() {
 #[test]
 fn temporal_sort_top_n_and_over_aggregates_plan_as_flinks() {
     for case in ["temporal_sort", "topn", "over_agg", "sort_limit", "limit", "dedup_rowtime", "topn_updating"] {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 
@@ -248,10 +241,7 @@ fn regular_joins_plan_as_flinks() {
 #[test]
 fn a_join_of_windows_missing_window_end_is_a_regular_join() {
     let case = "window_join_missing_end";
-    let (ours, theirs) = (explain(case), flink(case));
-    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-        assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-    }
+    assert_plans_as_flinks(case);
 }
 
 /// A join bounding the two rowtimes from both sides (`BETWEEN`) is an `IntervalJoin` with Flink's
@@ -262,10 +252,7 @@ fn a_join_of_windows_missing_window_end_is_a_regular_join() {
 #[test]
 fn interval_window_and_temporal_joins_plan_as_flinks() {
     for case in ["interval_join", "window_join", "temporal_join"] {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 
@@ -321,10 +308,7 @@ fn processing_time_interval_joins_plan_as_flinks() {
 #[test]
 fn subqueries_plan_as_semi_and_anti_joins() {
     let case = "semi_anti";
-    let (ours, theirs) = (explain(case), flink(case));
-    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-        assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-    }
+    assert_plans_as_flinks(case);
 }
 
 /// The filesystem source takes the filter above it as Flink's does (`filter=[…]` on the scan,
@@ -332,10 +316,7 @@ fn subqueries_plan_as_semi_and_anti_joins() {
 #[test]
 fn filesystem_scans_show_their_pushed_filters_and_share_only_equal_ones() {
     for case in ["filesystem_filter_reuse", "filesystem_filter_no_reuse"] {
-        let (ours, theirs) = (explain(case), flink(case));
-        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-            assert_eq!(section(&ours, name), section(&theirs, name), "{case}: {name}");
-        }
+        assert_plans_as_flinks(case);
     }
 }
 

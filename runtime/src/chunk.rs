@@ -288,6 +288,22 @@ impl Chunk {
         projected
     }
 
+    /// The values of column `column` at rows `rows` (positions in this chunk), in order. Read
+    /// from the column's array when the chunk has no row view yet, so that an expression over
+    /// one column does not turn every column (a nested ROW among them) into values.
+    pub fn column_values(&self, column: usize, rows: &[u32]) -> Vec<Value> {
+        if let (None, Some(columns)) = (self.rows.get(), self.columns.get()) {
+            let physical: Vec<u32> = match columns.selection() {
+                None => rows.to_vec(),
+                Some(selection) => rows.iter().map(|&r| selection[r as usize]).collect(),
+            };
+            let mut out = vec![Value::Null; rows.len()];
+            scatter_column(columns.arrays[column].as_ref(), Some(&physical), &mut out, 1);
+            return out;
+        }
+        rows.iter().map(|&r| self.row(r as usize)[column].clone()).collect()
+    }
+
     /// All fields of all rows, row-major (built from the arrays on first use).
     fn values(&self) -> &[Value] {
         self.rows.get_or_init(|| {

@@ -10,6 +10,19 @@ use weir_runtime::{Chunk, Value};
 use super::function::{self, apply, boolean, truth, Function};
 use super::{Expr, ExprError};
 
+/// Adds the columns `e` reads to `read` (each once).
+fn columns_read(e: &Expr, read: &mut Vec<usize>) {
+    match e {
+        Expr::Column { index, .. } => {
+            if !read.contains(index) {
+                read.push(*index);
+            }
+        }
+        Expr::Literal { .. } => {}
+        Expr::Call { args, .. } => args.iter().for_each(|a| columns_read(a, read)),
+    }
+}
+
 impl Expr {
     /// The value of the expression for each row of `chunk` listed in `selection`, in order.
     ///
@@ -17,9 +30,7 @@ impl Expr {
     /// What [`Expr::eval`] reports for one of the rows.
     pub fn eval_selected(&self, chunk: &Chunk, selection: &[u32]) -> Result<Vec<Value>, ExprError> {
         match self {
-            Expr::Column { index, .. } => {
-                Ok(selection.iter().map(|&r| chunk.row(r as usize)[*index].clone()).collect())
-            }
+            Expr::Column { index, .. } => Ok(chunk.column_values(*index, selection)),
             Expr::Literal { value, .. } => Ok(vec![value.clone(); selection.len()]),
             Expr::Call { function: Function::And, args, .. } => short_circuit(args, chunk, selection, false),
             Expr::Call { function: Function::Or, args, .. } => short_circuit(args, chunk, selection, true),
@@ -29,7 +40,19 @@ impl Expr {
                 values.iter().map(|v| super::cast::cast(v, from, ty).map_err(ExprError)).collect()
             }
             Expr::Call { function, .. } if function::is_lazy(function) => {
-                selection.iter().map(|&r| self.eval(chunk.row(r as usize))).collect()
+                // Row by row over the columns it reads only: the others stay NULL in the row.
+                let mut read = Vec::new();
+                columns_read(self, &mut read);
+                let mut columns: Vec<Vec<Value>> = read.iter().map(|&c| chunk.column_values(c, selection)).collect();
+                let mut row = vec![Value::Null; chunk.arity()];
+                (0..selection.len())
+                    .map(|k| {
+                        for (&c, values) in read.iter().zip(columns.iter_mut()) {
+                            row[c] = std::mem::take(&mut values[k]);
+                        }
+                        self.eval(&row)
+                    })
+                    .collect()
             }
             Expr::Call { function, args, ty } => {
                 let mut columns: SmallVec<[Argument; 4]> = args
@@ -276,10 +299,19 @@ mod tests {
                 let by_rows: Result<Vec<Value>, ExprError> =
                     selection.iter().map(|&r| e.eval(chunk.row(r as usize))).collect();
                 let by_column = e.eval_selected(&chunk, &selection);
-                match (by_rows, by_column) {
-                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{e:?}"),
-                    (Err(_), Err(_)) => {}
-                    (a, b) => panic!("{e:?}: rows {a:?}, column {b:?}"),
+                // The selected rows as a chunk of arrays under a selection, without a row view:
+                // columns are read from their arrays.
+                let narrowed = chunk.selected(&selection);
+                let all: Vec<u32> = (0..narrowed.len() as u32).collect();
+                let by_array = e.eval_selected(&narrowed, &all);
+                assert!(narrowed.is_columnar());
+                match (by_rows, by_column, by_array) {
+                    (Ok(a), Ok(b), Ok(c)) => {
+                        assert_eq!(a, b, "{e:?}");
+                        assert_eq!(a, c, "{e:?} over arrays");
+                    }
+                    (Err(_), Err(_), Err(_)) => {}
+                    (a, b, c) => panic!("{e:?}: rows {a:?}, column {b:?}, arrays {c:?}"),
                 }
             }
         }

@@ -92,8 +92,8 @@ impl StateValue for SortedRows {
     }
 }
 
-/// The rows of `rows` ranked at most `end`, with their ranks, in order.
-fn ranked<'a>(spec: &RankSpec, rows: &'a [Box<[Value]>], end: u64) -> Vec<(u64, &'a [Value])> {
+/// The positions in `rows` of the rows ranked at most `end`, with their ranks, in order.
+fn ranked(spec: &RankSpec, rows: &[Box<[Value]>], end: u64) -> Vec<(u64, usize)> {
     let mut out = Vec::new();
     let mut rank = 0u64;
     for (index, row) in rows.iter().enumerate() {
@@ -108,19 +108,15 @@ fn ranked<'a>(spec: &RankSpec, rows: &'a [Box<[Value]>], end: u64) -> Vec<(u64, 
         if rank > end {
             break;
         }
-        out.push((rank, row.as_ref()));
+        out.push((rank, index));
     }
     out
 }
 
-/// The rows ranked in the range, with their ranks.
-fn in_range(spec: &RankSpec, rows: &[Box<[Value]>]) -> Vec<(u64, Box<[Value]>)> {
+/// The positions of the rows ranked in the range, with their ranks.
+fn in_range(spec: &RankSpec, rows: &[Box<[Value]>]) -> Vec<(u64, usize)> {
     let start = spec.range.start;
-    ranked(spec, rows, spec.range.end)
-        .into_iter()
-        .filter(|(r, _)| *r >= start)
-        .map(|(r, row)| (r, row.into()))
-        .collect()
+    ranked(spec, rows, spec.range.end).into_iter().filter(|(r, _)| *r >= start).collect()
 }
 
 /// Pushes `row` (with `rank` when the rank is selected) as `kind`.
@@ -133,40 +129,68 @@ fn push(spec: &RankSpec, emitted: &mut Chunk, kind: RowKind, rank: u64, row: &[V
     });
 }
 
+/// Whether `a` and `b` are equal rows: the same row of the list (one address), or equal values.
+fn same_row(a: &[Value], b: &[Value]) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 /// Emits what changed between the ranked rows `before` and `after`.
-fn emit_difference(
-    spec: &RankSpec,
-    before: Vec<(u64, Box<[Value]>)>,
-    after: Vec<(u64, Box<[Value]>)>,
-    emitted: &mut Chunk,
-) {
-    let mut added: Vec<Option<(u64, Box<[Value]>)>> = after.into_iter().map(Some).collect();
+fn emit_difference(spec: &RankSpec, before: &[(u64, &[Value])], after: &[(u64, &[Value])], emitted: &mut Chunk) {
+    let mut added: Vec<Option<(u64, &[Value])>> = after.iter().copied().map(Some).collect();
     let mut removed = Vec::new();
-    for (rank, row) in before {
+    for &(rank, row) in before {
         // Unchanged: the same row at the same rank (or anywhere in the range, unselected).
         let same =
-            added.iter().position(|a| a.as_ref().is_some_and(|(r, a)| a == &row && (!spec.output_rank || *r == rank)));
+            added.iter().position(|a| a.is_some_and(|(r, a)| same_row(a, row) && (!spec.output_rank || r == rank)));
         match same {
             Some(at) => added[at] = None,
             None => removed.push((rank, row)),
         }
     }
-    let mut added: Vec<(u64, Box<[Value]>)> = added.into_iter().flatten().collect();
+    let mut added: Vec<(u64, &[Value])> = added.into_iter().flatten().collect();
     for (rank, row) in removed {
         let replaced = spec.output_rank.then(|| added.iter().position(|(r, _)| *r == rank)).flatten();
         match replaced {
             Some(at) => {
                 let (_, new) = added.remove(at);
                 if spec.update_before {
-                    push(spec, emitted, RowKind::UpdateBefore, rank, &row);
+                    push(spec, emitted, RowKind::UpdateBefore, rank, row);
                 }
-                push(spec, emitted, RowKind::UpdateAfter, rank, &new);
+                push(spec, emitted, RowKind::UpdateAfter, rank, new);
             }
-            None => push(spec, emitted, RowKind::Delete, rank, &row),
+            None => push(spec, emitted, RowKind::Delete, rank, row),
         }
     }
     for (rank, row) in added {
-        push(spec, emitted, RowKind::Insert, rank, &row);
+        push(spec, emitted, RowKind::Insert, rank, row);
+    }
+}
+
+/// How one change moved a partition's rows: where a row ranked before it is now.
+enum Moved {
+    /// The row at `at` was taken out (it is `gone[0]`); the rows after it moved up by one.
+    Removed { at: usize },
+    /// A row was put in at `at`, so the rows from there moved down by one; those past `kept`
+    /// (ranked past the end, over insert-only input) were taken out, in order, into `gone`.
+    Inserted { at: usize, kept: usize },
+}
+
+impl Moved {
+    /// The row that was at position `i` before the change, in `rows` or among the `gone` ones.
+    fn row<'a>(&self, i: usize, rows: &'a [Box<[Value]>], gone: &'a [Box<[Value]>]) -> &'a [Value] {
+        match *self {
+            Moved::Removed { at } if i == at => &gone[0],
+            Moved::Removed { at } if i > at => &rows[i - 1],
+            Moved::Removed { .. } => &rows[i],
+            Moved::Inserted { at, kept } => {
+                let now = if i >= at { i + 1 } else { i };
+                if now < kept {
+                    &rows[now]
+                } else {
+                    &gone[now - kept]
+                }
+            }
+        }
     }
 }
 
@@ -179,38 +203,37 @@ pub struct RankOperator {
 }
 
 impl RankOperator {
-    /// Applies one change of the input to its partition's rows and emits what it changed.
+    /// Applies one change of the input to its partition's rows and emits what it changed. The
+    /// ranked rows before and after are compared in place: no row is copied but the ones emitted.
     fn apply(&mut self, kind: RowKind, row: &[Value], now: i64, emitted: &mut Chunk) -> Result<()> {
-        let Self { spec, rows, key } = self;
-        let Some(rows) = rows.get_mut_or_insert_with(key, now, || Some(SortedRows::default()))? else {
+        let Self { spec, rows: state, key } = self;
+        let Some(sorted) = state.get_mut_or_insert_with(key, now, || Some(SortedRows::default()))? else {
             return Ok(());
         };
-        let rows = &mut rows.0;
+        let rows = &mut sorted.0;
         let before = in_range(spec, rows);
-        if !kind.is_accumulate() {
+        let (moved, gone) = if !kind.is_accumulate() {
             // The equal row kept last among its ties (Flink retracts from the end).
             let end = rows.partition_point(|kept| compare_rows(&spec.order, kept, row).is_le());
             let start = rows.partition_point(|kept| compare_rows(&spec.order, kept, row).is_lt());
             match (start..end).rev().find(|&i| rows[i].as_ref() == row) {
-                Some(at) => {
-                    rows.remove(at);
-                }
+                Some(at) => (Moved::Removed { at }, vec![rows.remove(at)]),
                 // Not kept: ranked past the end of an append-only input, or expired.
                 None => return Ok(()),
             }
         } else {
             let at = rows.partition_point(|kept| compare_rows(&spec.order, kept, row).is_le());
             rows.insert(at, row.into());
-            if spec.append_only {
-                let keep = ranked(spec, rows, spec.range.end).len();
-                rows.truncate(keep);
-            }
-        }
-        let after = in_range(spec, rows);
+            let kept = if spec.append_only { ranked(spec, rows, spec.range.end).len() } else { rows.len() };
+            (Moved::Inserted { at, kept }, rows.split_off(kept))
+        };
+        let before: Vec<(u64, &[Value])> = before.into_iter().map(|(r, i)| (r, moved.row(i, rows, &gone))).collect();
+        let after: Vec<(u64, &[Value])> =
+            in_range(spec, rows).into_iter().map(|(r, i)| (r, rows[i].as_ref())).collect();
+        emit_difference(spec, &before, &after, emitted);
         if rows.is_empty() {
-            self.rows.remove(key);
+            state.remove(key);
         }
-        emit_difference(spec, before, after, emitted);
         Ok(())
     }
 }

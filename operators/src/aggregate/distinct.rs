@@ -10,12 +10,12 @@
 //! phase emits each set as one column (`DISTINCT(b) AS distinct$0` in Flink's plans: the values
 //! and their counts) and the global phase adds it to the group's own.
 
+use std::sync::Arc;
+
 use hashbrown::HashMap;
 use smallvec::SmallVec;
-use std::sync::Arc;
 use weir_runtime::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use weir_runtime::types::LogicalType;
-
 use weir_runtime::{DataType, Field, Value};
 
 use super::{AccumulateError, Accumulator, AggregateCall};
@@ -23,7 +23,7 @@ use super::{AccumulateError, Accumulator, AggregateCall};
 /// The distinct values of one argument column, each with one count per filter of its set: how
 /// many rows the filter kept brought the value. A value is present while any count is above
 /// zero. NULLs are never held.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct DistinctValues {
     /// Each value's slot: its counts are `counts[slot * width..][..width]`.
     slots: HashMap<Value, u32>,
@@ -194,6 +194,15 @@ impl DistinctValues {
         Ok(values)
     }
 }
+
+/// Equal sets: the same values with the same counts, wherever their slots are.
+impl PartialEq for DistinctValues {
+    fn eq(&self, other: &Self) -> bool {
+        self.width == other.width && self.len() == other.len() && self.iter().all(|(x, c)| other.get(x) == Some(c))
+    }
+}
+
+impl Eq for DistinctValues {}
 
 /// Room for one count per filter of a set of `width`.
 pub fn counts_buffer(width: usize) -> SmallVec<[i64; 4]> {
@@ -475,6 +484,20 @@ mod tests {
             let bytes = out.into_bytes();
             check(&DistinctValues::decode(&mut Decoder::new(&bytes)).expect("decodes"));
         }
+    }
+
+    /// Sets compare by their values and counts, not by where their slots are.
+    #[test]
+    fn equal_sets_compare_equal_whatever_their_slots() {
+        let (mut a, mut b) = (DistinctValues::new(1), DistinctValues::new(1));
+        let mut change = [0];
+        a.add(&Value::Int(1), &[1], &mut change);
+        a.add(&Value::Int(2), &[1], &mut change);
+        b.add(&Value::Int(2), &[1], &mut change);
+        b.add(&Value::Int(1), &[1], &mut change);
+        assert_eq!(a, b);
+        b.add(&Value::Int(1), &[1], &mut change);
+        assert_ne!(a, b);
     }
 
     #[test]

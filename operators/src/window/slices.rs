@@ -98,7 +98,7 @@ impl SliceAccumulators {
     }
 
     /// Writes the partial row of these accumulators after the key: partials, distinct sets
-    /// (as MAPs) and rows.
+    /// ([`DistinctValues::to_partial`]) and rows.
     pub fn write_partial(&self, values: &mut Vec<Value>) {
         self.accumulators.iter().for_each(|a| a.partial(values));
         values.extend(self.distinct.iter().map(DistinctValues::to_partial));

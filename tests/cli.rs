@@ -169,11 +169,12 @@ fn explain_plans_without_reaching_any_table() {
     assert!(!store.exists(), "planning created the managed tables' directory");
 }
 
-/// Runs generated SQL `script` through `weir run` in changelog format.
 /// How long a generated statement may take before the test fails naming it: each takes about a
 /// second, so only a compile or run time growing with the statement's size reaches this.
 const GENERATED_STATEMENT_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// Runs generated SQL `script` through `weir run` in changelog format, killed past
+/// [`GENERATED_STATEMENT_LIMIT`].
 fn run_generated(script: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("generated.sql");

@@ -81,8 +81,7 @@ fn local_select(
 /// The names of the partials of `call` Flink's plans show, from `fields` (which start at the
 /// call's first partial): `sum$1`, or `(sum$0, count$1)` for several.
 fn shown_partials(call: &AggregateCall, fields: &[Field]) -> String {
-    let shown = Accumulator::partial_width(call) - call.kind.function().hidden_partials;
-    match &fields[..shown] {
+    match &fields[..Accumulator::shown_partial_width(call)] {
         [one] => one.name.clone(),
         many => format!("({})", many.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")),
     }

@@ -287,6 +287,11 @@ impl Accumulator {
         call.kind.function().partials.len().max(1)
     }
 
+    /// How many of its partials Flink's plans name (all but SUM's count, which only weir keeps).
+    pub fn shown_partial_width(call: &AggregateCall) -> usize {
+        Self::partial_width(call) - call.kind.function().hidden_partials
+    }
+
     /// Appends this accumulator's state as values, for a local aggregate's output.
     pub fn partial(&self, out: &mut Vec<Value>) {
         match &self.0 {

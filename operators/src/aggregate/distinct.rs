@@ -56,13 +56,6 @@ impl DistinctValues {
         self.slots.is_empty()
     }
 
-    /// Removes every value, keeping the memory.
-    pub fn clear(&mut self) {
-        self.slots.clear();
-        self.counts.clear();
-        self.free.clear();
-    }
-
     /// The counts of `x` (`None` when it is absent).
     pub fn get(&self, x: &Value) -> Option<&[i64]> {
         let slot = *self.slots.get(x)? as usize;

@@ -31,20 +31,17 @@ pub(super) fn partial_fields(calls: &[AggregateCall]) -> Vec<Field> {
     let mut fields = Vec::new();
     let mut index = 0;
     for call in calls {
-        let function = call.kind.function();
-        let shown = Accumulator::partial_width(call) - function.hidden_partials;
         let first = index;
         for part in 0..Accumulator::partial_width(call) {
             let ty = if part == 1 { weir_runtime::DataType::bigint() } else { call.result_type.clone() };
-            let base = function.partials.get(part).copied().unwrap_or("acc");
-            let name = if part < shown {
-                index += 1;
-                format!("{base}${}", index - 1)
-            } else {
-                format!("${base}${first}")
+            let base = call.kind.function().partials.get(part).copied().unwrap_or("acc");
+            let name = match part < Accumulator::shown_partial_width(call) {
+                true => format!("{base}${}", first + part),
+                false => format!("${base}${first}"),
             };
             fields.push(Field::new(name, ty));
         }
+        index += Accumulator::shown_partial_width(call);
     }
     fields
 }

@@ -1,7 +1,8 @@
 //! How aggregates are planned: with `table.optimizer.distinct-agg.split.enabled` the two-level
 //! distinct aggregation gives the same final table as a from-scratch recount of random input
 //! (at every parallelism, with mini-batch on and off, over append-only and updating input), and
-//! an aggregate over input already hashed on its keys gets no exchange and no local phase.
+//! an aggregate over input already hashed on its keys gets no exchange and no local phase; the
+//! grouping sets of a CUBE each equal a recount of their own GROUP BY.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -300,4 +301,82 @@ fn an_aggregate_over_input_hashed_on_its_keys_has_no_exchange_or_local_phase() {
         assert_eq!(materialize(&run(&script, parallelism, &mini_batch)), expected, "p{parallelism}");
         assert_eq!(materialize(&run(&script, parallelism, &[])), expected, "p{parallelism}");
     }
+}
+
+/// `rows` `(user_id, product, qty)` grouped by `CUBE (product, user_id % 3)`: per set, the
+/// distinct users, the rows, the sum and maximum of `qty`, and `GROUPING_ID(product, user_id % 3)`.
+fn cube_rows<'a>(rows: impl Iterator<Item = (i64, &'a str, i64)>) -> BTreeMap<String, i64> {
+    type Group<'a> = (Option<&'a str>, Option<i64>, i64);
+    let mut groups: BTreeMap<Group<'a>, Vec<(i64, i64)>> = BTreeMap::new();
+    for (user, product, qty) in rows {
+        for (by_product, by_bucket) in [(true, true), (true, false), (false, true), (false, false)] {
+            let gid = (i64::from(!by_product) << 1) | i64::from(!by_bucket);
+            let group = (by_product.then_some(product), by_bucket.then_some(user % 3), gid);
+            groups.entry(group).or_default().push((user, qty));
+        }
+    }
+    let text = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+    groups
+        .into_iter()
+        .map(|((product, bucket, gid), rows)| {
+            let users: BTreeSet<i64> = rows.iter().map(|(u, _)| *u).collect();
+            let sum: i64 = rows.iter().map(|(_, q)| q).sum();
+            let max = rows.iter().map(|(_, q)| *q).max().unwrap();
+            let (product, bucket) = (text(product.map(str::to_string)), text(bucket.map(|b| b.to_string())));
+            (format!("[{product}, {bucket}, {}, {}, {sum}, {max}, {gid}]", users.len(), rows.len()), 1)
+        })
+        .collect()
+}
+
+/// Runs `CUBE (product, user_id % 3)` over `from` (a table expression over `orders`) and
+/// compares it with `expected` at every parallelism, with mini-batch (two phases) on and off.
+fn check_cube(orders: &[(i64, String, i64)], from: &str, expected: &BTreeMap<String, i64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = std::fs::File::create(dir.path().join("orders.csv")).unwrap();
+    for (user, product, qty) in orders {
+        writeln!(file, "{user},{product},{qty}").unwrap();
+    }
+    drop(file);
+    let script = format!(
+        "CREATE TABLE orders (user_id BIGINT, product STRING, qty BIGINT) WITH \
+         ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE result (product STRING, bucket BIGINT, users BIGINT, c BIGINT, s BIGINT, hi BIGINT, \
+         gid BIGINT) WITH ('connector' = 'print');\n\
+         INSERT INTO result SELECT product, user_id % 3, COUNT(DISTINCT user_id), COUNT(*), SUM(qty), MAX(qty), \
+         GROUPING_ID(product, user_id % 3) FROM {from} GROUP BY CUBE (product, user_id % 3);\n",
+        dir.path().join("orders.csv").display()
+    );
+    let mini_batch = [
+        ("table.exec.mini-batch.enabled", "true"),
+        ("table.exec.mini-batch.allow-latency", "1 s"),
+        ("table.exec.mini-batch.size", "7"),
+    ];
+    for parallelism in [1, 2, 4] {
+        for settings in [&[][..], &mini_batch[..]] {
+            assert_eq!(&materialize(&run(&script, parallelism, settings)), expected, "p{parallelism}, {settings:?}");
+        }
+    }
+}
+
+/// Each grouping set of a CUBE gives what a GROUP BY of its keys alone gives, recounted from
+/// scratch (rows where a left-out key is NULL, apart from rows whose key value is NULL).
+#[test]
+fn cube_over_append_only_input_matches_a_recount_per_set() {
+    let orders = random_orders(23, 1_500);
+    let expected = cube_rows(orders.iter().map(|(u, p, q)| (*u, p.as_str(), *q)));
+    check_cube(&orders, "orders", &expected);
+}
+
+/// Over an aggregate's updates every retraction goes through the Expand once per set, and
+/// MAX must give up a maximum that leaves.
+#[test]
+fn cube_over_updating_input_matches_a_recount_per_set() {
+    let orders = random_orders(29, 1_500);
+    let mut totals: BTreeMap<(i64, &str), i64> = BTreeMap::new();
+    for (user, product, qty) in &orders {
+        *totals.entry((*user, product.as_str())).or_default() += qty;
+    }
+    let expected = cube_rows(totals.iter().map(|((u, p), q)| (*u, *p, *q)));
+    let from = "(SELECT user_id, product, SUM(qty) AS qty FROM orders GROUP BY user_id, product)";
+    check_cube(&orders, from, &expected);
 }

@@ -355,3 +355,26 @@ fn plan_advice_reads_as_flinks() {
         "{one_phase}"
     );
 }
+
+/// GROUPING SETS, ROLLUP and CUBE plan as Flink's: an Expand of the sets with their ids (`$e`)
+/// below the aggregate (two phases with mini-batch), GROUPING and GROUPING_ID a CASE over `$e`
+/// in the Calc above. Flink prints a CASE branch shared by several ids as `SEARCH($e, Sarg[…])`,
+/// which weir writes as one branch per id, and types the literal compared with a CASE in the
+/// physical plan (`1:BIGINT`); every other line is Flink's.
+#[test]
+fn grouping_sets_plan_as_flinks_expand() {
+    for case in ["grouping_sets", "grouping_sets_two_phase"] {
+        let (ours, theirs) = (explain(case), flink(case));
+        for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+            let (a, b) = (section(&ours, name), section(&theirs, name));
+            assert_eq!(shape(&a), shape(&b), "{case}: {name}\n--- weir\n{}\n--- Flink\n{}", a.join("\n"), b.join("\n"));
+            let below_the_calc = |lines: &[String]| lines[1..].to_vec();
+            assert_eq!(below_the_calc(&a), below_the_calc(&b), "{case}: {name}");
+            assert!(a[1].contains("groupBy=[user_id, product, $e]"), "{case}: {}", a[1]);
+        }
+    }
+    assert_eq!(
+        section(&explain("grouping_sets"), "Optimized Execution Plan"),
+        section(&flink("grouping_sets"), "Optimized Execution Plan")
+    );
+}

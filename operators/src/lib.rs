@@ -15,6 +15,7 @@ pub mod changelog_normalize;
 pub mod constraint_enforcer;
 pub mod count_by_key;
 pub mod deduplicate;
+pub mod expand;
 pub mod expr;
 pub mod filter;
 pub mod final_rows;
@@ -45,6 +46,7 @@ pub use changelog_normalize::{ChangelogNormalizeOperator, ChangelogNormalizeSpec
 pub use constraint_enforcer::{ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, NotNullEnforcement};
 pub use count_by_key::CountByKey;
 pub use deduplicate::{DeduplicateOperator, DeduplicateSpec};
+pub use expand::{ExpandOperator, ExpandProject, ExpandSpec};
 pub use filter::FilterOperator;
 pub use final_rows::{FinalRowsOperator, FinalRowsSpec};
 pub use global_group_aggregate::{GlobalGroupAggregateOperator, GlobalGroupAggregateSpec};

@@ -40,8 +40,10 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    /// `GROUPING SETS`, `ROLLUP` and `CUBE` are read by [`parse_grouping`], as Calcite reads
+    /// them (`GROUPING SETS (a, (b, c), ())`: an element need not be parenthesized).
     fn supports_group_by_expr(&self) -> bool {
-        true
+        false
     }
 
     /// `ARRAY_AGG(x IGNORE NULLS)`
@@ -67,6 +69,9 @@ impl Dialect for FlinkDialect {
                 parser.expect_token(&Token::RBracket)?;
                 Ok(call(weir_operators::expr::functions::collection::MAP_CONSTRUCTOR, args))
             }));
+        }
+        if let Some(grouping) = parse_grouping(parser) {
+            return Some(grouping);
         }
         let is_table = matches!(&parser.peek_token().token, Token::Word(w) if w.keyword == Keyword::TABLE);
         let names_a_table = matches!(&parser.peek_nth_token(1).token, Token::Word(_));
@@ -94,6 +99,49 @@ impl Dialect for FlinkDialect {
                 .map(|args| call(TABLE_ARGUMENT, args)),
         )
     }
+}
+
+/// `GROUPING SETS (…)`, `ROLLUP (…)` or `CUBE (…)` when the next tokens open one. Each
+/// element is an expression, a parenthesized list of them, or `()`; a grouping inside
+/// `GROUPING SETS` is an expression of its own, as in Calcite.
+fn parse_grouping(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    let word = |n: usize, name: &str| matches!(&parser.peek_nth_token(n).token, Token::Word(w) if w.value.eq_ignore_ascii_case(name));
+    let (kind, words) = if word(0, "GROUPING") && word(1, "SETS") {
+        ("SETS", 2)
+    } else if word(0, "ROLLUP") {
+        ("ROLLUP", 1)
+    } else if word(0, "CUBE") {
+        ("CUBE", 1)
+    } else {
+        return None;
+    };
+    if parser.peek_nth_token(words).token != Token::LParen {
+        return None;
+    }
+    (0..words).for_each(|_| {
+        parser.next_token();
+    });
+    let element = |p: &mut Parser| -> Result<Vec<Expr>, ParserError> {
+        if !p.consume_token(&Token::LParen) {
+            return Ok(vec![p.parse_expr()?]);
+        }
+        if p.consume_token(&Token::RParen) {
+            return Ok(Vec::new());
+        }
+        let list = p.parse_comma_separated(Parser::parse_expr)?;
+        p.expect_token(&Token::RParen)?;
+        Ok(list)
+    };
+    Some((|| {
+        parser.expect_token(&Token::LParen)?;
+        let elements = parser.parse_comma_separated(element)?;
+        parser.expect_token(&Token::RParen)?;
+        Ok(match kind {
+            "SETS" => Expr::GroupingSets(elements),
+            "ROLLUP" => Expr::Rollup(elements),
+            _ => Expr::Cube(elements),
+        })
+    })())
 }
 
 /// `CAST` or `TRY_CAST` when the next tokens open one.

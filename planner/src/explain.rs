@@ -180,6 +180,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
@@ -266,6 +267,9 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 row.join(", "),
                 if spec.left { "LEFT" } else { "INNER" }
             )
+        }
+        PhysicalKind::Expand(spec) => {
+            format!("Expand(projects=[{}])", expand_projects(spec, input_fields.len(), &column))
         }
         PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark }) => format!(
             "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
@@ -485,6 +489,11 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
                 weir_operators::LookupJoinType::LeftOuter => "left",
             };
             format!("LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{}}])")
+        }
+        Node::Expand { input, projects } => {
+            let names = |i: usize| input.fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
+            let spec = weir_operators::ExpandSpec { projects: projects.clone() };
+            format!("LogicalExpand(projects=[{}])", expand_projects(&spec, input.fields.len(), &names))
         }
         Node::Unnest { input, collection, left, .. } => {
             let kind = if *left { "left" } else { "inner" };
@@ -748,6 +757,7 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
             | PhysicalKind::FinalRows(_)
             | PhysicalKind::LookupJoin { .. }
             | PhysicalKind::Correlate(_)
+            | PhysicalKind::Expand(_)
             | PhysicalKind::Sink { .. } => (format!("{}[{id}]", node.name()), "Operator"),
         };
         let contents = format!("[{exec_id}]:{label}");
@@ -788,4 +798,17 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
     }
     out.push_str(" ]\n}\n");
     out
+}
+
+/// An Expand's sets as Flink prints them, `{a, null AS b, 1 AS $e}, …`, over `arity` input
+/// columns that `column` names.
+fn expand_projects(spec: &weir_operators::ExpandSpec, arity: usize, column: &dyn Fn(usize) -> String) -> String {
+    let project = |p: &weir_operators::ExpandProject| {
+        let mut items: Vec<String> = (0..arity)
+            .map(|c| if p.nulled.contains(&c) { format!("null AS {}", column(c)) } else { column(c) })
+            .collect();
+        items.push(format!("{} AS $e", p.id));
+        format!("{{{}}}", items.join(", "))
+    };
+    spec.projects.iter().map(project).collect::<Vec<_>>().join(", ")
 }

@@ -160,6 +160,8 @@ pub enum PhysicalKind {
     },
     /// `CROSS JOIN UNNEST(…)`: each row joined with the elements of its collection.
     Correlate(weir_operators::UnnestSpec),
+    /// Each row once per grouping set, with the set's id (`$e`) last.
+    Expand(weir_operators::ExpandSpec),
     /// Writes into a table.
     Sink {
         /// The table.
@@ -243,6 +245,7 @@ impl PhysicalNode {
             | PhysicalKind::FinalRows(_)
             | PhysicalKind::LookupJoin { .. }
             | PhysicalKind::Correlate(_)
+            | PhysicalKind::Expand(_)
             | PhysicalKind::Sink { .. } => None,
         }
     }
@@ -292,6 +295,7 @@ impl PhysicalNode {
             PhysicalKind::FinalRows(_) => "FinalRows",
             PhysicalKind::LookupJoin { .. } => "LookupJoin",
             PhysicalKind::Correlate(_) => "Correlate",
+            PhysicalKind::Expand(_) => "Expand",
             PhysicalKind::Sink { .. } => "Sink",
         }
     }
@@ -358,6 +362,7 @@ pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
         | PhysicalKind::TemporalJoin(_)
         | PhysicalKind::Union
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => None,
     }
 }
@@ -463,6 +468,7 @@ fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => None,
     }
 }
@@ -475,6 +481,7 @@ fn has_aggregate(plan: &Plan) -> bool {
         | Node::LookupJoin { input, .. }
         | Node::WindowTableFunction { input, .. }
         | Node::Unnest { input, .. }
+        | Node::Expand { input, .. }
         | Node::Rank { input, .. }
         | Node::Sort { input, .. }
         | Node::OverAggregate { input, .. } => has_aggregate(input),
@@ -736,6 +743,12 @@ impl<'a> Physical<'a> {
                     fields,
                     changelog,
                 }
+            }
+            Node::Expand { input, projects } => {
+                let input = self.physical(*input, update_before, false);
+                let changelog = input.changelog;
+                let kind = PhysicalKind::Expand(weir_operators::ExpandSpec { projects });
+                PhysicalNode { parallelism: UNASSIGNED, kind, inputs: vec![input], fields, changelog }
             }
             Node::Union { inputs } => {
                 let inputs: Vec<PhysicalNode> =

@@ -267,6 +267,15 @@ pub enum Node {
         /// `WITH ORDINALITY`: a last column numbers the elements from 1.
         ordinality: bool,
     },
+    /// Each input row once per grouping set (`GROUP BY GROUPING SETS | ROLLUP | CUBE`, as
+    /// Flink's `Expand`): the input's columns, those a set leaves out NULL, then the set's id
+    /// `$e` (BIGINT NOT NULL).
+    Expand {
+        /// The input.
+        input: Box<Plan>,
+        /// The sets, in the order their rows follow an input row.
+        projects: Vec<weir_operators::ExpandProject>,
+    },
     /// `JOIN dim FOR SYSTEM_TIME AS OF input.proc_time`: each input row joined with the rows
     /// of `table` found by looking up its key. Output: the input's columns, then the table's.
     LookupJoin {
@@ -304,6 +313,7 @@ impl Node {
             | Node::WindowRank { input, .. }
             | Node::WindowDeduplicate { input, .. }
             | Node::Unnest { input, .. }
+            | Node::Expand { input, .. }
             | Node::LookupJoin { input, .. } => vec![input],
             Node::Join { left, right, .. } => vec![left, right],
             Node::Union { inputs } => inputs.iter().collect(),
@@ -367,6 +377,7 @@ impl Node {
             Node::Unnest { input, collection, left, ordinality } => {
                 Node::Unnest { input: Box::new(f(*input)?), collection, left, ordinality }
             }
+            Node::Expand { input, projects } => Node::Expand { input: Box::new(f(*input)?), projects },
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
                 input: Box::new(f(*input)?),
                 table,
@@ -406,6 +417,17 @@ pub fn unnested_fields(collection: &weir_runtime::DataType, ordinality: bool) ->
 }
 
 impl Plan {
+    /// An Expand of `input` into the grouping sets `projects`: its columns (those some set
+    /// leaves out now nullable), then the set id `$e`.
+    pub fn expand(input: Plan, projects: Vec<weir_operators::ExpandProject>) -> Plan {
+        let mut fields = input.fields.clone();
+        for c in projects.iter().flat_map(|p| &p.nulled) {
+            fields[*c].data_type.nullable = true;
+        }
+        fields.push(Field::new("$e", weir_runtime::DataType::bigint().not_null()));
+        Plan { node: Node::Expand { input: Box::new(input), projects }, fields }
+    }
+
     /// Whether the node only ever emits inserts (`+I`); a group aggregate emits updates.
     pub fn is_insert_only(&self) -> bool {
         match &self.node {
@@ -416,6 +438,7 @@ impl Plan {
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
             | Node::Unnest { input, .. }
+            | Node::Expand { input, .. }
             | Node::OverAggregate { input, .. }
             | Node::Sort { input, fetch: None, .. } => input.is_insert_only(),
             Node::Deduplicate { input, keep_last: false, .. } => input.is_insert_only(),
@@ -446,6 +469,7 @@ impl Plan {
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
             | Node::Unnest { input, .. }
+            | Node::Expand { input, .. }
             | Node::Deduplicate { input, .. }
             | Node::OverAggregate { input, .. }
             | Node::Sort { input, .. } => input.updating_node(),

@@ -189,6 +189,7 @@ impl<'p> Translator<'p> {
             }
             PhysicalKind::Calc(spec) => self.unary(node, "Calc", spec.factory()),
             PhysicalKind::Correlate(spec) => self.unary(node, "Correlate", spec.factory()),
+            PhysicalKind::Expand(spec) => self.unary(node, "Expand", spec.factory()),
             PhysicalKind::WatermarkAssigner(spec) => self.unary(node, "WatermarkAssigner", spec.factory()),
             PhysicalKind::Exchange { strategy } => {
                 let mut input = self.translate(&node.inputs[0])?;

@@ -9,6 +9,7 @@ use weir_runtime::parse::{parse_value, read_type, TypeError};
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::aggregate::{aggregate_call, is_aggregate};
+use super::grouping_sets::{is_grouping_function, Grouping};
 use super::scope::{position_of, Scope};
 use crate::error::{Error, Position, Result};
 
@@ -23,6 +24,8 @@ pub struct AggregateContext {
     pub input_exprs: Vec<Expr>,
     /// The aggregates found so far, with the calls they came from.
     pub calls: Vec<(ast::Expr, AggregateCall)>,
+    /// The grouping sets over the keys (`None`: one set of every key).
+    pub grouping: Option<Grouping>,
 }
 
 impl AggregateContext {
@@ -39,6 +42,12 @@ impl AggregateContext {
 
     fn key_count(&self) -> usize {
         self.group_asts.len()
+    }
+
+    /// The aggregate's output column of its first call: after the keys, and after the
+    /// grouping set id `$e` when it runs over an Expand.
+    pub fn first_call_column(&self) -> usize {
+        self.key_count() + usize::from(self.grouping.as_ref().is_some_and(|g| g.expanded))
     }
 }
 
@@ -285,8 +294,14 @@ impl ExprBinder<'_> {
                         }
                     };
                     let ty = agg.calls[index].1.result_type.clone();
-                    return Ok(Expr::column(agg.key_count() + index, ty));
+                    return Ok(Expr::column(agg.first_call_column() + index, ty));
                 }
+            }
+        }
+        if let ast::Expr::Function(f) = node {
+            let name = f.name.to_string().to_ascii_uppercase();
+            if is_grouping_function(&name) && f.over.is_none() {
+                return self.grouping_function(&name, f, node);
             }
         }
         match node {
@@ -630,6 +645,46 @@ impl ExprBinder<'_> {
             }
             other => Err(Error::validation(at, format!("Unsupported literal {other}"))),
         }
+    }
+
+    /// `GROUPING(k…)`, `GROUPING_ID(k…)` or `GROUP_ID()` in the SELECT list or HAVING of an
+    /// aggregating query: which of the keys `k` the row's grouping set leaves out.
+    fn grouping_function(&mut self, name: &str, f: &ast::Function, node: &ast::Expr) -> Result<Expr> {
+        let raw = self.args(f)?;
+        let Some(agg) = self.aggregates.as_deref() else {
+            return Err(validation(node, format!("{name} operator may only occur in an aggregate query")));
+        };
+        if name == "GROUP_ID" {
+            if !raw.is_empty() {
+                return Err(validation(
+                    node,
+                    "Invalid number of arguments to function 'GROUP_ID'. Was expecting 0 arguments",
+                ));
+            }
+            // Each grouping set occurs once (a repeated one is refused), so every row's is 0.
+            return Ok(Expr::literal(Value::BigInt(0), DataType::bigint().not_null()));
+        }
+        if raw.is_empty() {
+            return Err(validation(node, format!("Invalid number of arguments to function '{name}'")));
+        }
+        let mut keys = Vec::with_capacity(raw.len());
+        for arg in &raw {
+            let key = match agg.group_asts.iter().position(|g| g == arg) {
+                Some(k) => Some(k),
+                None => {
+                    let mut over_input =
+                        ExprBinder { scope: &agg.input_scope, aggregates: None, functions: self.functions };
+                    let bound = over_input.bind_node(arg).ok().map(|e| format!("{e:?}"));
+                    agg.input_exprs[..agg.key_count()].iter().position(|k| Some(format!("{k:?}")) == bound)
+                }
+            };
+            let Some(key) = key else {
+                return Err(validation(arg, "Argument to GROUPING operator must be a grouped expression"));
+            };
+            keys.push(key);
+        }
+        let grouping = agg.grouping.clone().unwrap_or_else(|| Grouping::plain(agg.key_count()));
+        Ok(grouping.grouping_id(&keys, agg.key_count()))
     }
 
     fn args(&mut self, f: &ast::Function) -> Result<Vec<ast::Expr>> {

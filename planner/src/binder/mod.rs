@@ -3,6 +3,7 @@
 mod aggregate;
 mod expr;
 mod group_window;
+mod grouping_sets;
 mod lookup_join;
 mod over;
 mod over_aggregate;
@@ -28,6 +29,7 @@ use crate::plan::{Node, Plan};
 use crate::resolve::Resolver;
 pub use expr::data_type;
 use expr::{AggregateContext, ExprBinder};
+use grouping_sets::{GroupBy, Grouping};
 pub(crate) use over::RANK_COLUMN;
 pub(crate) use regular_join::uniquify;
 pub use scope::position_of;
@@ -319,7 +321,7 @@ impl<'a> Binder<'a> {
             plan = self.bind_where(plan, &scope, condition)?;
         }
         let mut group_by = match &select.group_by {
-            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.clone(),
+            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => GroupBy::of(exprs)?,
             other => return Err(unsupported(format!("GROUP BY {other}"))),
         };
         let mut items = self.expand_items(select, &scope)?;
@@ -327,13 +329,16 @@ impl<'a> Binder<'a> {
             None => {}
             // SELECT DISTINCT: grouped by every item, as Flink plans it.
             Some(ast::Distinct::Distinct)
-                if group_by.is_empty() && !items.iter().any(|(e, _)| aggregate::contains_aggregate(e)) =>
+                if group_by.exprs.is_empty()
+                    && group_by.sets.is_none()
+                    && !items.iter().any(|(e, _)| aggregate::contains_aggregate(e)) =>
             {
-                group_by = items.iter().map(|(e, _)| e.clone()).collect();
+                group_by = GroupBy { exprs: items.iter().map(|(e, _)| e.clone()).collect(), sets: None };
             }
             Some(_) => return Err(unsupported("SELECT DISTINCT with GROUP BY, aggregates or ON")),
         }
-        let aggregating = !group_by.is_empty()
+        let aggregating = !group_by.exprs.is_empty()
+            || group_by.sets.is_some()
             || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
             || select.having.is_some();
         if !aggregating {
@@ -352,15 +357,27 @@ impl<'a> Binder<'a> {
         }
         // The aggregate's input: group keys first, then arguments and filters as they are found.
         let mut context = AggregateContext { input_scope: scope.clone(), ..Default::default() };
-        for g in &group_by {
+        let mut key_of = Vec::with_capacity(group_by.exprs.len());
+        for g in &group_by.exprs {
             let key = ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() }.bind(g)?;
             let keys_before = context.input_exprs.len();
-            if context.input_column(key) < keys_before {
+            let column = context.input_column(key);
+            key_of.push(column);
+            if column < keys_before {
                 // A key given twice (`GROUP BY a, a`) groups once, as in Flink.
                 continue;
             }
             context.group_asts.push(g.clone());
         }
+        let key_count = context.group_asts.len();
+        let grouping = match &group_by.sets {
+            None => Grouping::plain(key_count),
+            Some(sets) => {
+                let sets: Vec<Vec<usize>> = sets.iter().map(|set| set.iter().map(|&e| key_of[e]).collect()).collect();
+                Grouping::of(key_count, &sets)?
+            }
+        };
+        context.grouping = Some(grouping.clone());
         let mut projections = Vec::new();
         let having;
         {
@@ -375,21 +392,42 @@ impl<'a> Binder<'a> {
                 expr::expect_condition(bound, "HAVING", h)?;
             }
         }
-        let key_count = context.group_asts.len();
-        let calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
+        let mut calls: Vec<_> = context.calls.into_iter().map(|(_, c)| c).collect();
+        if grouping.expanded {
+            // The Expand nulls the keys a set leaves out; a call reading a key column reads a
+            // copy of it that stays whole, as Flink's Expand duplicates such columns.
+            for call in &mut calls {
+                for column in [&mut call.arg, &mut call.filter].into_iter().flatten() {
+                    if *column < key_count {
+                        context.input_exprs.push(context.input_exprs[*column].clone());
+                        *column = context.input_exprs.len() - 1;
+                    }
+                }
+            }
+        }
         // The aggregate's input: its keys, then its arguments and filters (a Calc that column
         // pruning removes again when it only passes columns on).
+        let mut taken = std::collections::HashSet::new();
         let input_names: Vec<String> = context
             .input_exprs
             .iter()
             .enumerate()
             .map(|(i, e)| match e {
-                Expr::Column { index, .. } => scope.columns[*index].name.clone(),
+                // A key column copied for the calls over an Expand takes a name of its own.
+                Expr::Column { index, .. } if taken.insert(scope.columns[*index].name.clone()) => {
+                    scope.columns[*index].name.clone()
+                }
+                Expr::Column { index, .. } => format!("{}_{i}", scope.columns[*index].name),
                 _ => format!("$f{i}"),
             })
             .collect();
-        let input = fuse_calc(plan, context.input_exprs, input_names);
-        let keys: Vec<usize> = (0..key_count).collect();
+        let mut input = fuse_calc(plan, context.input_exprs, input_names);
+        let mut keys: Vec<usize> = (0..key_count).collect();
+        if grouping.expanded {
+            keys.push(input.fields.len());
+            input = Plan::expand(input, grouping.projects());
+        }
+        let first_call = keys.len();
         let mut fields: Vec<Field> = keys.iter().map(|&k: &usize| input.fields[k].clone()).collect();
         fields.extend(calls.iter().enumerate().map(|(i, c)| Field::new(format!("EXPR${i}"), c.result_type.clone())));
         // As Calcite names them: an aggregate after the first SELECT item that is just it.
@@ -397,7 +435,7 @@ impl<'a> Binder<'a> {
         let mut named = vec![false; fields.len()];
         for (projection, name) in projections.iter().zip(&names) {
             if let Expr::Column { index, .. } = projection {
-                if *index >= key_count && !named[*index] {
+                if *index >= first_call && !named[*index] {
                     named[*index] = true;
                     fields[*index].name = name.clone();
                 }

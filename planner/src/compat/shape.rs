@@ -353,6 +353,13 @@ fn lineage(node: &PhysicalNode) -> Lineage {
             texts.extend(node.fields[l.columns.len()..].iter().map(|f| format!("UNNEST({collection}).{}", f.name)));
             Lineage { columns: columns_of(node, texts, "Correlate"), ..l }
         }
+        PhysicalKind::Expand(spec) => {
+            let l = first();
+            let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
+            let sets: Vec<String> = spec.projects.iter().map(|p| format!("{}{:?}", p.id, p.nulled)).collect();
+            texts.push(format!("EXPAND[{}]", sets.join(", ")));
+            Lineage { columns: columns_of(node, texts, "Expand"), ..l }
+        }
         PhysicalKind::LookupJoin { table, dim_keys, .. } => {
             let l = first();
             let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
@@ -703,6 +710,7 @@ fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape,
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => return None,
     })
 }

@@ -48,6 +48,7 @@ pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => return None,
     };
     let types = input_types(node);

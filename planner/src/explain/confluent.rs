@@ -165,6 +165,7 @@ fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => upsert_key(node),
     }
 }
@@ -178,7 +179,9 @@ pub(super) fn sink_upsert_key(sink: &PhysicalNode) -> Option<Vec<String>> {
 fn state_size(node: &PhysicalNode) -> Option<StateSize> {
     use PhysicalKind as K;
     Some(match &node.kind {
-        K::Calc(_) | K::Correlate(_) | K::Exchange { .. } | K::Union | K::WatermarkAssigner(_) => return None,
+        K::Calc(_) | K::Correlate(_) | K::Expand(_) | K::Exchange { .. } | K::Union | K::WatermarkAssigner(_) => {
+            return None
+        }
         K::MiniBatchAssigner(_) => return None,
         K::TableSourceScan { .. } | K::Values { .. } | K::LookupJoin { .. } => StateSize::Low,
         K::IntervalJoin(_) | K::TemporalSort { .. } | K::WindowJoin(_) => StateSize::Low,

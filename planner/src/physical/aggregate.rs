@@ -217,6 +217,7 @@ pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => false,
     }
 }

@@ -122,7 +122,8 @@ impl Distribution {
             | PhysicalKind::LocalWindowAggregate(_)
             | PhysicalKind::FinalRows(_)
             | PhysicalKind::LookupJoin { .. }
-            | PhysicalKind::Correlate(_) => input_parallelism,
+            | PhysicalKind::Correlate(_)
+            | PhysicalKind::Expand(_) => input_parallelism,
         };
         let strategy = sink_ship_strategy(node, node.parallelism, input_parallelism)?;
         if let PhysicalKind::Sink { input_strategy, .. } = &mut node.kind {

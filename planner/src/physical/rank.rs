@@ -46,6 +46,7 @@ pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => None,
     }
 }

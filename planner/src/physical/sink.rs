@@ -271,6 +271,7 @@ fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
         | PhysicalKind::FinalRows(_)
         | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => node.inputs.iter().find_map(source_without_watermark),
     }
 }

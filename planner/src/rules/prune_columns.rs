@@ -155,6 +155,13 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let node = Node::Unnest { input: Box::new(input), collection, left, ordinality };
             (Plan { node, fields }, identity(n))
         }
+        // Every column of an Expand is a key or an argument of the aggregate above it.
+        Node::Expand { input, projects } => {
+            let all = vec![true; input.fields.len()];
+            let (input, _) = prune(*input, &all);
+            let n = fields.len();
+            (Plan { node: Node::Expand { input: Box::new(input), projects }, fields }, identity(n))
+        }
         // The window columns stay; of the input, what is required above and the time column.
         Node::WindowTableFunction { input, time_col, window, partition, group_window } => {
             let arity = input.fields.len();

@@ -70,6 +70,13 @@ fn reads_window(expr: &Expr, arity: usize) -> bool {
 /// The window aggregate of `Aggregate { input, keys, calls }` (with `fields`), followed by a
 /// Calc giving the aggregate's columns in its order; `None` when it is no window aggregate.
 fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]) -> Result<Option<Plan>> {
+    // Grouping sets: an Expand of the sets between the aggregate and its input, its set id
+    // `$e` (a key) after the input's columns. The window columns must be in every set.
+    let (input, expand) = match &input.node {
+        Node::Expand { input: below, projects } => (below.as_ref(), Some((projects, below.fields.len()))),
+        _ => (input, None),
+    };
+    let set_id = expand.map(|(_, id)| id);
     // The aggregate's input: a window function, or a Calc over one.
     let (function, projections, condition) = match &input.node {
         Node::WindowTableFunction { .. } => {
@@ -87,8 +94,14 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
         return Ok(None);
     };
     let arity = data.fields.len();
-    let key_windows: Vec<Option<usize>> = keys.iter().map(|&k| window_column(&projections[k], arity)).collect();
+    let key_windows: Vec<Option<usize>> =
+        keys.iter().map(|&k| if Some(k) == set_id { None } else { window_column(&projections[k], arity) }).collect();
     if !(key_windows.contains(&Some(0)) && key_windows.contains(&Some(1))) {
+        return Ok(None);
+    }
+    if expand.is_some_and(|(projects, _)| {
+        projects.iter().flat_map(|p| &p.nulled).any(|&c| window_column(&projections[c], arity).is_some())
+    }) {
         return Ok(None);
     }
     let others_read_window = projections
@@ -131,11 +144,22 @@ fn merge(input: &Plan, keys: &[usize], calls: &[AggregateCall], fields: &[Field]
     let new_time_col = kept.len() - 1;
     let inner_fields: Vec<Field> =
         kept.iter().zip(&names).map(|(e, n)| Field::new(n.clone(), e.ty().clone())).collect();
-    let inner = Plan {
+    let mut inner = Plan {
         node: Node::Calc { input: Box::new((**data).clone()), projections: kept, condition },
         fields: inner_fields,
     };
-    let at = |i: usize| position[i].unwrap_or(i);
+    if let Some((projects, _)) = expand {
+        let projects = projects
+            .iter()
+            .map(|p| weir_operators::ExpandProject {
+                nulled: p.nulled.iter().map(|&c| position[c].unwrap_or(c)).collect(),
+                id: p.id,
+            })
+            .collect();
+        inner = Plan::expand(inner, projects);
+    }
+    let new_set_id = inner.fields.len() - 1;
+    let at = |i: usize| if Some(i) == set_id { new_set_id } else { position[i].unwrap_or(i) };
     let group: Vec<usize> = keys.iter().zip(&key_windows).filter(|(_, w)| w.is_none()).map(|(&k, _)| at(k)).collect();
     let calls: Vec<AggregateCall> =
         calls.iter().map(|c| AggregateCall { arg: c.arg.map(at), filter: c.filter.map(at), ..c.clone() }).collect();

@@ -51,6 +51,11 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    /// `x IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`
+    fn parse_infix(&self, parser: &mut Parser, expr: &Expr, _precedence: u8) -> Option<Result<Expr, ParserError>> {
+        crate::dialect_json::parse_is_json(parser, expr)
+    }
+
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         if let Some(kind) = cast_kind(parser) {
             return Some(parse_cast(parser, kind));
@@ -72,6 +77,9 @@ impl Dialect for FlinkDialect {
         }
         if let Some(grouping) = parse_grouping(parser) {
             return Some(grouping);
+        }
+        if let Some(json) = crate::dialect_json::parse_json_call(parser) {
+            return Some(json);
         }
         let is_table = matches!(&parser.peek_token().token, Token::Word(w) if w.keyword == Keyword::TABLE);
         let names_a_table = matches!(&parser.peek_nth_token(1).token, Token::Word(_));

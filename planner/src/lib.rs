@@ -12,6 +12,7 @@ pub mod column_type;
 pub mod compat;
 pub(crate) mod conditions;
 pub mod dialect;
+mod dialect_json;
 pub mod error;
 pub mod explain;
 pub mod hints;

@@ -27,7 +27,10 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
         // A string's UTF-8 bytes, cut or padded to the length as Flink's CAST does.
         (LogicalType::Binary(n), Value::String(s)) => Value::Binary(fit_bytes(&Arc::from(s.as_bytes()), *n, true)),
         (LogicalType::Varbinary(n), Value::String(s)) => Value::Binary(fit_bytes(&Arc::from(s.as_bytes()), *n, false)),
-        (_, Value::String(s)) => parse_value(s.trim(), ty).map_err(|_| fail())?,
+        (_, Value::String(s)) => match parse_value(s.trim(), ty) {
+            Ok(v) => v,
+            Err(_) => lenient_parse(s.trim(), ty).ok_or_else(fail)?,
+        },
         (LogicalType::Boolean, _) => match v {
             Value::Boolean(b) => Value::Boolean(*b),
             _ => Value::Boolean(v.as_f64().ok_or_else(fail)? != 0.0),
@@ -43,6 +46,9 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
                 _ => v.as_i64().ok_or_else(fail)?,
             };
             integer(n, ty)
+        }
+        (LogicalType::Float | LogicalType::Double | LogicalType::Decimal { .. }, Value::Boolean(b)) => {
+            return cast(&Value::Int(i32::from(*b)), &DataType::int(), ty);
         }
         (LogicalType::Float, _) => Value::Float(v.as_f64().ok_or_else(fail)? as f32),
         (LogicalType::Double, _) => Value::Double(v.as_f64().ok_or_else(fail)?),
@@ -166,6 +172,63 @@ fn fit_bytes(bytes: &Arc<[u8]>, length: u32, pad: bool) -> Arc<[u8]> {
 /// `unscaled` at `from` digits moved to `to` digits, half up (for ROUND and friends).
 pub fn round_decimal(unscaled: i128, from: u8, to: u8) -> i128 {
     rescale(unscaled, from, to)
+}
+
+/// What Flink's CAST also reads from a string that is no literal of `ty`: a number with a
+/// fraction into an integer type (cut toward zero), and a date that is only a year, a year and
+/// month, or a date followed by a time.
+fn lenient_parse(s: &str, ty: &DataType) -> Option<Value> {
+    match ty.logical {
+        LogicalType::TinyInt | LogicalType::SmallInt | LogicalType::Int | LogicalType::BigInt => {
+            let number: f64 = s.parse().ok().filter(|f: &f64| f.is_finite())?;
+            let whole = number.trunc();
+            let (min, max) = match ty.logical {
+                LogicalType::TinyInt => (f64::from(i8::MIN), f64::from(i8::MAX)),
+                LogicalType::SmallInt => (f64::from(i16::MIN), f64::from(i16::MAX)),
+                LogicalType::Int => (f64::from(i32::MIN), f64::from(i32::MAX)),
+                _ => (i64::MIN as f64, i64::MAX as f64),
+            };
+            (min..=max).contains(&whole).then(|| integer(whole as i64, ty))
+        }
+        LogicalType::Date => {
+            let date = s.split([' ', 'T']).next()?;
+            let mut parts = date.splitn(3, '-');
+            let year: i64 = parts.next()?.parse().ok()?;
+            let month: u32 = parts.next().map_or(Some(1), |m| m.parse().ok())?;
+            let day: u32 = parts.next().map_or(Some(1), |d| d.parse().ok())?;
+            let text = format!("{year:04}-{month:02}-{day:02}");
+            weir_runtime::parse::parse_date(&text).map(|d| Value::Date(d as i32))
+        }
+        _ => None,
+    }
+}
+
+/// Flink's refusal of a CAST (and TRY_CAST) between types it cannot convert, at planning:
+/// `None` when the cast is allowed.
+pub fn refused_cast(from: &DataType, to: &DataType) -> Option<String> {
+    use LogicalType as L;
+    let numeric =
+        |t: &L| matches!(t, L::TinyInt | L::SmallInt | L::Int | L::BigInt | L::Float | L::Double | L::Decimal { .. });
+    let temporal = |t: &L| matches!(t, L::Date | L::Time(_));
+    let timestamp = |t: &L| matches!(t, L::Timestamp(_) | L::TimestampLtz(_));
+    let binary = |t: &L| matches!(t, L::Binary(_) | L::Varbinary(_));
+    let (f, t) = (&from.logical, &to.logical);
+    if numeric(f) && timestamp(t) {
+        return Some(
+            "The cast from NUMERIC type to TIMESTAMP type is not allowed. It's recommended to use \
+             TO_TIMESTAMP(FROM_UNIXTIME(numeric_col)) instead, note the numeric is in seconds."
+                .into(),
+        );
+    }
+    let refused = ((numeric(f) || matches!(f, L::Boolean)) && (temporal(t) || binary(t)))
+        || (matches!(f, L::Boolean) && timestamp(t));
+    refused.then(|| {
+        format!(
+            "Cast function cannot convert value of type {} to type {}",
+            super::types::calcite_name(f),
+            super::types::calcite_name(t)
+        )
+    })
 }
 
 #[cfg(test)]

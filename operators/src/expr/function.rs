@@ -39,6 +39,11 @@ pub enum TimeUnit {
 }
 
 impl TimeUnit {
+    /// Whether the unit is shorter than a day (HOUR, MINUTE, SECOND, MILLISECOND).
+    pub fn is_sub_day(self) -> bool {
+        matches!(self, TimeUnit::Hour | TimeUnit::Minute | TimeUnit::Second | TimeUnit::Millisecond)
+    }
+
     /// Every unit, in order of size.
     pub const ALL: [TimeUnit; 9] = [
         TimeUnit::Year,

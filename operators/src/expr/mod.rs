@@ -45,7 +45,7 @@ use weir_runtime::{DataType, LogicalType, Value};
 
 pub use function::{Function, TimeUnit, TrimSide};
 pub use functions::{ScalarFunction, ScalarRef};
-pub use string::like_regex;
+pub use string::{like_regex, like_regex_escaped};
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
 pub(crate) use vector::Cmp;
 pub use vector::{SharedValues, Sharing, VectorExpr};

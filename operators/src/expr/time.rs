@@ -42,16 +42,54 @@ pub(super) fn extract(unit: TimeUnit, v: &Value) -> Value {
         TimeUnit::Hour => of_day / 3_600_000,
         TimeUnit::Minute => of_day / 60_000 % 60,
         TimeUnit::Second => of_day / 1000 % 60,
-        TimeUnit::Millisecond => of_day % 60_000,
+        TimeUnit::Millisecond => of_day % 1000,
     })
 }
 
-/// DATE_FORMAT with Java's pattern letters `yyyy MM dd HH mm ss SSS` (others kept as text,
-/// `'…'` quotes literal text). Written into a buffer on the stack: one allocation per value.
-pub(super) fn date_format(v: &Value, pattern: &str) -> Value {
-    let Some((ms, _)) = millis(v) else { return Value::Null };
-    let (y, m, d) = civil_from_days(ms.div_euclid(DAY));
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const WEEKDAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+/// The day of the week of epoch day `days`, Monday 0.
+fn weekday(days: i64) -> i64 {
+    (days + 3).rem_euclid(7)
+}
+
+/// The week-based year and week of epoch day `days` as Java's US locale counts them: weeks
+/// start on Sunday, and week 1 is the week holding January 1.
+fn us_week(days: i64) -> (i64, i64) {
+    let (y, _, _) = civil_from_days(days);
+    let sunday_start = |day: i64| day - (weekday(day) + 1) % 7;
+    let next_week_one = sunday_start(days_from_civil(y + 1, 1, 1));
+    if days >= next_week_one {
+        return (y + 1, 1);
+    }
+    (y, (days - sunday_start(days_from_civil(y, 1, 1))) / 7 + 1)
+}
+
+/// DATE_FORMAT with the pattern letters of Java's `DateTimeFormatter` (US locale) for dates
+/// and times without a zone: `G y u Y Q q M L D d w W F E e a h K k H m s S n`, `'…'` quoting
+/// literal text; other characters are written as they are. A zone letter (`z Z X x O V`)
+/// fails, as it does in Flink. Written into a buffer on the stack: one allocation per value.
+pub(super) fn date_format(v: &Value, pattern: &str) -> Result<Value, super::ExprError> {
+    let Some((ms, nanos_of_milli)) = millis(v) else { return Ok(Value::Null) };
+    let days = ms.div_euclid(DAY);
+    let (y, m, d) = civil_from_days(days);
     let of_day = ms.rem_euclid(DAY);
+    let hour = of_day / 3_600_000;
+    let nanos_of_second = of_day % 1000 * 1_000_000 + i64::from(nanos_of_milli);
     let mut out = SmallVec::<[u8; 32]>::new();
     let mut rest = pattern;
     while let Some(c) = rest.chars().next() {
@@ -63,18 +101,57 @@ pub(super) fn date_format(v: &Value, pattern: &str) -> Value {
             continue;
         }
         let run = rest.chars().take_while(|x| *x == c).count();
+        let text = |out: &mut SmallVec<[u8; 32]>, full: &str| {
+            let t = if run >= 4 { full } else { &full[..3] };
+            out.extend_from_slice(t.as_bytes());
+        };
         match c {
-            'y' if run == 2 => push_padded(&mut out, y.rem_euclid(100), 2),
-            'y' => push_padded(&mut out, y, run.max(4)),
-            'M' => push_padded(&mut out, i64::from(m), run),
+            'y' | 'u' if run == 2 => push_padded(&mut out, y.rem_euclid(100), 2),
+            'y' | 'u' => push_padded(&mut out, y, run),
+            'Y' if run == 2 => push_padded(&mut out, us_week(days).0.rem_euclid(100), 2),
+            'Y' => push_padded(&mut out, us_week(days).0, run),
+            'G' => out.extend_from_slice(if y > 0 { b"AD" } else { b"BC" }),
+            'Q' | 'q' if run <= 2 => push_padded(&mut out, i64::from((m - 1) / 3 + 1), run),
+            'Q' | 'q' => {
+                let quarter = ((m - 1) / 3) as usize;
+                let names = if run == 3 {
+                    ["Q1", "Q2", "Q3", "Q4"]
+                } else {
+                    ["1st quarter", "2nd quarter", "3rd quarter", "4th quarter"]
+                };
+                out.extend_from_slice(names[quarter].as_bytes());
+            }
+            'M' | 'L' if run <= 2 => push_padded(&mut out, i64::from(m), run),
+            'M' | 'L' => text(&mut out, MONTHS[m as usize - 1]),
+            'D' => push_padded(&mut out, days - days_from_civil(y, 1, 1) + 1, run),
             'd' => push_padded(&mut out, i64::from(d), run),
-            'H' => push_padded(&mut out, of_day / 3_600_000, run),
+            'w' => push_padded(&mut out, us_week(days).1, run),
+            'W' => {
+                let first = days - i64::from(d) + 1;
+                push_padded(&mut out, (i64::from(d) - 1 + (weekday(first) + 1) % 7) / 7 + 1, run);
+            }
+            'F' => push_padded(&mut out, (i64::from(d) - 1) % 7 + 1, run),
+            'E' => text(&mut out, WEEKDAYS[weekday(days) as usize]),
+            'e' | 'c' if run <= 2 => push_padded(&mut out, (weekday(days) + 1) % 7 + 1, run),
+            'e' | 'c' => text(&mut out, WEEKDAYS[weekday(days) as usize]),
+            'a' => out.extend_from_slice(if hour < 12 { b"AM" } else { b"PM" }),
+            'h' => push_padded(&mut out, if hour % 12 == 0 { 12 } else { hour % 12 }, run),
+            'K' => push_padded(&mut out, hour % 12, run),
+            'k' => push_padded(&mut out, if hour == 0 { 24 } else { hour }, run),
+            'H' => push_padded(&mut out, hour, run),
             'm' => push_padded(&mut out, of_day / 60_000 % 60, run),
             's' => push_padded(&mut out, of_day / 1000 % 60, run),
             'S' => {
                 let at = out.len();
-                push_padded(&mut out, of_day % 1000, 3);
-                out.truncate(at + run.min(3));
+                push_padded(&mut out, nanos_of_second, 9);
+                out.truncate(at + run.min(9));
+                out.extend(std::iter::repeat_n(b'0', run.saturating_sub(9)));
+            }
+            'n' => push_padded(&mut out, nanos_of_second, run),
+            'z' | 'Z' | 'X' | 'x' | 'O' | 'V' | 'v' => {
+                return Err(super::ExprError(format!(
+                    "Unsupported field: the pattern letter '{c}' needs a time zone, which a TIMESTAMP has not"
+                )));
             }
             other => {
                 let mut utf8 = [0; 4];
@@ -83,8 +160,8 @@ pub(super) fn date_format(v: &Value, pattern: &str) -> Value {
         }
         rest = &rest[run * c.len_utf8()..];
     }
-    // Only whole characters of `pattern` and ASCII digits were written.
-    std::str::from_utf8(&out).map_or(Value::Null, |text| Value::String(Arc::from(text)))
+    // Only whole characters of `pattern`, ASCII digits and ASCII names were written.
+    Ok(std::str::from_utf8(&out).map_or(Value::Null, |text| Value::String(Arc::from(text))))
 }
 
 /// Appends `n` in decimal, zero-padded to `width` digits (a negative year as `-` and digits,
@@ -157,6 +234,8 @@ pub(super) fn timestamp_add(unit: TimeUnit, n: i64, v: &Value) -> Option<Value> 
     let ts = Timestamp { millis: shifted, nanos_of_milli: nanos };
     Some(match v {
         Value::TimestampLtz(_) => Value::TimestampLtz(ts),
+        // A DATE moved by days or more stays a DATE; by hours or less it becomes a TIMESTAMP.
+        Value::Date(_) if unit.is_sub_day() => Value::Timestamp(ts),
         Value::Date(_) => Value::Date(shifted.div_euclid(DAY) as i32),
         _ => Value::Timestamp(ts),
     })
@@ -220,13 +299,16 @@ mod tests {
             let field = |n: i64, width: usize| format!("{n:0width$}");
             match c {
                 'y' if run == 2 => out.push_str(&field(y.rem_euclid(100), 2)),
-                'y' => out.push_str(&field(y, run.max(4))),
+                'y' => out.push_str(&field(y, run)),
                 'M' => out.push_str(&field(i64::from(m), run)),
                 'd' => out.push_str(&field(i64::from(d), run)),
                 'H' => out.push_str(&field(of_day / 3_600_000, run)),
                 'm' => out.push_str(&field(of_day / 60_000 % 60, run)),
                 's' => out.push_str(&field(of_day / 1000 % 60, run)),
-                'S' => out.push_str(&format!("{:03}", of_day % 1000)[..run.min(3)]),
+                'S' => {
+                    out.push_str(&format!("{:09}", of_day % 1000 * 1_000_000)[..run.min(9)]);
+                    out.extend(std::iter::repeat_n('0', run.saturating_sub(9)));
+                }
                 other => out.extend(std::iter::repeat_n(other, run)),
             }
             i += run;
@@ -252,7 +334,7 @@ mod tests {
             let ms = random.random_range(FIRST_MILLIS..END_MILLIS);
             let pattern = patterns[random.random_range(0..patterns.len())];
             let t = Value::Timestamp(Timestamp::from_millis(ms));
-            assert_eq!(value_to_string(&date_format(&t, pattern)), formatted(ms, pattern), "{ms} {pattern}");
+            assert_eq!(value_to_string(&date_format(&t, pattern).unwrap()), formatted(ms, pattern), "{ms} {pattern}");
         }
     }
 
@@ -261,8 +343,12 @@ mod tests {
         let t = ts("2024-01-01 10:02:14.891");
         assert_eq!(extract(TimeUnit::Hour, &t), Value::BigInt(10));
         assert_eq!(extract(TimeUnit::Minute, &t), Value::BigInt(2));
-        assert_eq!(value_to_string(&date_format(&t, "yyyy-MM-dd")), "2024-01-01");
-        assert_eq!(value_to_string(&date_format(&t, "HH:mm:ss")), "10:02:14");
+        assert_eq!(value_to_string(&date_format(&t, "yyyy-MM-dd").unwrap()), "2024-01-01");
+        assert_eq!(value_to_string(&date_format(&t, "HH:mm:ss").unwrap()), "10:02:14");
+        assert_eq!(
+            value_to_string(&date_format(&t, "EEE, d MMM yyyy hh a D w W F u").unwrap()),
+            "Mon, 1 Jan 2024 10 AM 1 1 1 1 2024"
+        );
         assert_eq!(value_to_string(&timestamp_add(TimeUnit::Minute, 3, &t).unwrap()), "2024-01-01T10:05:14.891");
         assert_eq!(timestamp_add(TimeUnit::Year, 8_000, &t), None, "past 9999");
         assert_eq!((FIRST_MILLIS, END_MILLIS), (days_from_civil(0, 1, 1) * DAY, days_from_civil(10_000, 1, 1) * DAY));
@@ -281,6 +367,30 @@ mod tests {
 
 /// The pattern TO_TIMESTAMP, UNIX_TIMESTAMP and FROM_UNIXTIME use by default.
 pub(super) const DEFAULT_PATTERN: &str = "yyyy-MM-dd HH:mm:ss";
+
+/// Reads `yyyy-MM-dd HH:mm:ss[.fraction]` as Flink's `TO_TIMESTAMP` without a pattern does:
+/// a day past the end of its month is the month's last day.
+pub(super) fn parse_lenient(text: &str) -> Option<Timestamp> {
+    let text = text.trim();
+    let (date, time) = text.split_once(' ').unwrap_or((text, "00:00:00"));
+    let mut parts = date.splitn(3, '-');
+    let (y, m, d): (i64, u32, u32) =
+        (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let last = (28..=31).rev().find(|&day| civil_from_days(days_from_civil(y, m, day)).1 == m).unwrap_or(28);
+    let day = days_from_civil(y, m, d.min(last));
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let mut hms = clock.splitn(3, ':');
+    let (h, mi, s): (i64, i64, i64) =
+        (hms.next()?.parse().ok()?, hms.next()?.parse().ok()?, hms.next().unwrap_or("0").parse().ok()?);
+    if h > 23 || mi > 59 || s > 59 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let millis: i64 = format!("{:0<3}", &fraction[..fraction.len().min(3)]).parse().unwrap_or(0);
+    Some(Timestamp::from_millis(day * DAY + ((h * 60 + mi) * 60 + s) * 1000 + millis))
+}
 
 /// Reads `text` with a Java date pattern (`yyyy MM dd HH mm ss SSS`, other characters literal).
 pub(super) fn parse_with_pattern(text: &str, pattern: &str) -> Option<Timestamp> {

@@ -3,8 +3,8 @@
 use crate::catalog::UserFunctions;
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
-use weir_operators::expr::functions::{self, collection, datetime, string, truth};
-use weir_operators::expr::{like_regex, types::common_type, Expr, Function, TimeUnit, TrimSide};
+use weir_operators::expr::functions::{self, calendar, choice, collection, datetime, string, truth};
+use weir_operators::expr::{like_regex_escaped, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_value, read_type, TypeError};
 use weir_runtime::{DataType, LogicalType, Value};
 
@@ -197,7 +197,7 @@ fn to_common_type(exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr
 }
 
 impl ExprBinder<'_> {
-    fn call(&self, function: Function, args: Vec<Expr>, node: &impl Spanned) -> Result<Expr> {
+    pub(super) fn call(&self, function: Function, args: Vec<Expr>, node: &impl Spanned) -> Result<Expr> {
         Expr::call(function, args).map_err(|e| validation(node, e.0))
     }
 
@@ -271,7 +271,7 @@ impl ExprBinder<'_> {
     }
 
     /// Binds `node`, a part of the expression [`ExprBinder::bind`] binds.
-    fn bind_node(&mut self, node: &ast::Expr) -> Result<Expr> {
+    pub(super) fn bind_node(&mut self, node: &ast::Expr) -> Result<Expr> {
         let nested = BIND_DEPTH.with(|d| d.replace(d.get() + 1));
         let bound = if nested >= MAX_EXPRESSION_DEPTH { Err(too_deep(node)) } else { self.bind_at(node) };
         BIND_DEPTH.with(|d| d.set(nested));
@@ -403,13 +403,30 @@ impl ExprBinder<'_> {
                     Ok(between)
                 }
             }
-            ast::Expr::Like { negated, expr, pattern, escape_char: None, any: false } => {
+            ast::Expr::SimilarTo { negated, expr, pattern, escape_char: None } => {
                 let (value, pattern) = (self.bind_node(expr)?, self.bind_node(pattern)?);
-                let compiled = match &pattern {
-                    Expr::Literal { value: Value::String(p), .. } => {
-                        Some(like_regex(p).map_err(|e| validation(node, e.0))?)
+                let Expr::Literal { value: Value::String(p), .. } = &pattern else { return Err(unsupported(node)) };
+                let compiled = similar_regex(p).map_err(|e| validation(node, e))?;
+                let similar = self.call(Function::Like(Some(compiled)), vec![value, pattern], node)?;
+                if *negated {
+                    self.call(Function::Not, vec![similar], node)
+                } else {
+                    Ok(similar)
+                }
+            }
+            ast::Expr::Like { negated, expr, pattern, escape_char, any: false } => {
+                let (value, pattern) = (self.bind_node(expr)?, self.bind_node(pattern)?);
+                let escape = match escape_char {
+                    None => None,
+                    Some(ast::Value::SingleQuotedString(e)) if e.chars().count() == 1 => e.chars().next(),
+                    Some(_) => return Err(unsupported(node)),
+                };
+                let compiled = match (&pattern, escape) {
+                    (Expr::Literal { value: Value::String(p), .. }, _) => {
+                        Some(like_regex_escaped(p, escape).map_err(|e| validation(node, e.0))?)
                     }
-                    _ => None,
+                    (_, None) => None,
+                    (_, Some(_)) => return Err(unsupported(node)),
                 };
                 let like = self.call(Function::Like(compiled), vec![value, pattern], node)?;
                 if *negated {
@@ -458,6 +475,9 @@ impl ExprBinder<'_> {
             ast::Expr::Cast { kind, expr, data_type: ty, .. } => {
                 let target = data_type(ty, position_of(node))?;
                 let arg = self.bind_node(expr)?;
+                if let Some(refused) = weir_operators::expr::cast::refused_cast(arg.ty(), &target) {
+                    return Err(validation(node, refused));
+                }
                 let function = match kind {
                     CastKind::TryCast | CastKind::SafeCast => Function::TryCast,
                     _ => Function::Cast,
@@ -482,9 +502,41 @@ impl ExprBinder<'_> {
                 Ok(cast)
             }
             ast::Expr::Extract { field, expr, .. } => {
+                let arg = self.bind_node(expr)?;
+                let function = match time_unit(field) {
+                    Some(unit) => datetime::UnitFunction::extract(unit),
+                    None => {
+                        let named = calendar::DateField::named(&field.to_string().to_ascii_uppercase());
+                        calendar::ExtractField::of(named.ok_or_else(|| unsupported(node))?)
+                    }
+                };
+                self.call(Function::Scalar(function), vec![arg], node)
+            }
+            ast::Expr::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(field) }
+            | ast::Expr::Floor { expr, field: ast::CeilFloorKind::DateTimeField(field) }
+                if *field != DateTimeField::NoDateTime =>
+            {
                 let unit = time_unit(field).ok_or_else(|| unsupported(node))?;
                 let arg = self.bind_node(expr)?;
-                self.call(Function::Scalar(datetime::UnitFunction::extract(unit)), vec![arg], node)
+                let ceil = matches!(node, ast::Expr::Ceil { .. });
+                self.call(Function::Scalar(calendar::TimeFloor::of(unit, ceil)), vec![arg], node)
+            }
+            ast::Expr::IsNotDistinctFrom(a, b) | ast::Expr::IsDistinctFrom(a, b) => {
+                let args = vec![self.bind_node(a)?, self.bind_node(b)?];
+                let same = self.call(Function::named(choice::NOT_DISTINCT), args, node)?;
+                if matches!(node, ast::Expr::IsDistinctFrom(..)) {
+                    self.call(Function::Not, vec![same], node)
+                } else {
+                    Ok(same)
+                }
+            }
+            ast::Expr::Overlay { expr, overlay_what, overlay_from, overlay_for } => {
+                let mut args =
+                    vec![self.bind_node(expr)?, self.bind_node(overlay_what)?, self.bind_node(overlay_from)?];
+                if let Some(length) = overlay_for {
+                    args.push(self.bind_node(length)?);
+                }
+                self.call(Function::named("OVERLAY"), args, node)
             }
             ast::Expr::Position { expr, r#in } => {
                 let args = vec![self.bind_node(expr)?, self.bind_node(r#in)?];
@@ -546,6 +598,10 @@ impl ExprBinder<'_> {
         };
         let unit = interval.leading_field.as_ref().and_then(time_unit).ok_or_else(|| unsupported(node))?;
         let invalid = || validation(node, format!("Invalid interval '{text}'"));
+        if let Some(last) = interval.last_field.as_ref() {
+            let last = time_unit(last).ok_or_else(|| unsupported(node))?;
+            return compound_interval(text.trim(), unit, last).ok_or_else(invalid);
+        }
         if let (TimeUnit::Second, Some((whole, fraction))) = (unit, text.trim().split_once('.')) {
             // Fractional seconds, kept to the millisecond as Flink keeps day-time intervals.
             let negative = whole.starts_with('-');
@@ -583,6 +639,12 @@ impl ExprBinder<'_> {
             Ok((index, ty)) => return Ok(Expr::column(index, ty)),
             Err(error) => error,
         };
+        // `PI` without parentheses, as Calcite reads it when no column has that name.
+        if let [name] = parts {
+            if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("PI") {
+                return self.call(Function::named("PI"), Vec::new(), node);
+            }
+        }
         // `meta.device`, `t.meta.device`: a ROW column and the path of fields into it.
         for column_parts in (1..parts.len()).rev() {
             let Ok((index, ty)) = self.scope.resolve(&parts[..column_parts]) else { continue };
@@ -730,6 +792,9 @@ impl ExprBinder<'_> {
         if f.over.is_some() {
             return Err(Error::Unsupported("OVER windows".into()));
         }
+        if let Some(bound) = super::json::bind(self, &name, f, node)? {
+            return Ok(bound);
+        }
         let raw = self.args(f)?;
         let unit_arg = |e: &ast::Expr| match e {
             ast::Expr::Identifier(i) => TimeUnit::named(&i.value),
@@ -798,4 +863,59 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
         return None;
     }
     (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// `INTERVAL 'y-m' YEAR TO MONTH` and `INTERVAL 'd hh:mm:ss[.fff]' DAY TO SECOND` (or a shorter
+/// run of its fields: `'hh:mm' HOUR TO MINUTE`, …), as a literal; `None` for text that does
+/// not fit the fields.
+fn compound_interval(text: &str, first: TimeUnit, last: TimeUnit) -> Option<Expr> {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let sign = if negative { -1 } else { 1 };
+    if first == TimeUnit::Year {
+        let (years, months) = text.split_once('-')?;
+        let months = years.parse::<i64>().ok()? * 12 + months.parse::<i64>().ok().filter(|m| *m < 12)?;
+        let value = Value::IntervalYearMonth(i32::try_from(sign * months).ok()?);
+        return Some(Expr::literal(value, DataType::new(LogicalType::IntervalYearMonth).not_null()));
+    }
+    // The fields from `first` to `last`, separated by a space (after days), `:` or `.`.
+    let units = [TimeUnit::Day, TimeUnit::Hour, TimeUnit::Minute, TimeUnit::Second];
+    let from = units.iter().position(|u| *u == first)?;
+    let to = units.iter().position(|u| *u == last)?;
+    let parts: Vec<&str> = text.split([' ', ':']).collect();
+    if parts.len() != to - from + 1 {
+        return None;
+    }
+    let scale = [86_400_000i64, 3_600_000, 60_000, 1000];
+    let mut millis = 0i64;
+    for (i, part) in parts.iter().enumerate() {
+        let unit = from + i;
+        let (whole, fraction) = part.split_once('.').unwrap_or((part, ""));
+        millis += whole.parse::<i64>().ok()? * scale[unit];
+        if !fraction.is_empty() {
+            if unit != 3 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            millis += format!("{fraction:0<3}")[..3].parse::<i64>().ok()?;
+        }
+    }
+    Some(Expr::literal(Value::IntervalDayTime(sign * millis), DataType::new(LogicalType::IntervalDayTime).not_null()))
+}
+
+/// The regular expression of a `SIMILAR TO` pattern: SQL's `%` and `_` with the regular
+/// expression operators `| * + ? {m,n} ( ) [ ]`, matching the whole text.
+fn similar_regex(pattern: &str) -> std::result::Result<regex::Regex, String> {
+    let mut re = String::from("(?s)^(?:");
+    for c in pattern.chars() {
+        match c {
+            '%' => re.push_str(".*"),
+            '_' => re.push('.'),
+            '|' | '*' | '+' | '?' | '{' | '}' | '(' | ')' | '[' | ']' | ',' | '-' => re.push(c),
+            other => re.push_str(&regex::escape(&other.to_string())),
+        }
+    }
+    re.push_str(")$");
+    regex::Regex::new(&re).map_err(|e| format!("Invalid SIMILAR TO pattern '{pattern}': {e}"))
 }

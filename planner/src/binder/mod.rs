@@ -4,6 +4,7 @@ mod aggregate;
 mod expr;
 mod group_window;
 mod grouping_sets;
+mod json;
 mod lookup_join;
 mod over;
 mod over_aggregate;

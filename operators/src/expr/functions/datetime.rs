@@ -31,7 +31,7 @@ pub(super) fn entries() -> Vec<Entry> {
         Entry { names: &["LOCALTIMESTAMP"], make: || ScalarRef::new(LOCALTIMESTAMP) },
         Entry { names: &["CURRENT_DATE"], make: || ScalarRef::new(CURRENT_DATE) },
         Entry { names: &["TO_TIMESTAMP"], make: || ScalarRef::new(TO_TIMESTAMP) },
-        Entry { names: &["TO_TIMESTAMP_LTZ"], make: || ScalarRef::new(TO_TIMESTAMP_LTZ) },
+        Entry { names: &["TO_TIMESTAMP_LTZ"], make: || ScalarRef::new(ToTimestampLtz { precision: None }) },
         Entry { names: &["UNIX_TIMESTAMP"], make: || ScalarRef::new(UNIX_TIMESTAMP) },
         Entry { names: &["FROM_UNIXTIME"], make: || ScalarRef::new(FROM_UNIXTIME) },
     ]
@@ -106,7 +106,11 @@ impl ScalarFunction for UnitFunction {
         let (ok, supported, ty) = match self.of {
             OfUnit::Extract => (is_datetime(types[0]), "<DATETIME>", DataType::bigint()),
             OfUnit::TimestampAdd => {
-                (is_integer(types[0]) && is_datetime(types[1]), "<INTEGER>, <DATETIME>", types[1].clone())
+                let ty = match types[1].logical {
+                    LogicalType::Date if self.unit.is_sub_day() => DataType::timestamp(6),
+                    _ => types[1].clone(),
+                };
+                (is_integer(types[0]) && is_datetime(types[1]), "<INTEGER>, <DATETIME>", ty)
             }
             OfUnit::TimestampDiff => (types.iter().all(|t| is_datetime(t)), "<DATETIME>, <DATETIME>", DataType::int()),
         };
@@ -156,7 +160,14 @@ pub const DATE_FORMAT: Builtin = Builtin::new(
         f.expect(ok, types, "<TIMESTAMP>, <CHARACTER>")?;
         Ok(nullable_if_any(DataType::string(), types))
     },
-    |args, _| Ok(time::date_format(&args[0], text(&args[1]))),
+    |args, _| match &args[0] {
+        // A string is read as `yyyy-MM-dd HH:mm:ss` first; NULL when it is none.
+        Value::String(s) => match time::parse_with_pattern(s, time::DEFAULT_PATTERN) {
+            Some(t) => time::date_format(&Value::Timestamp(t), text(&args[1])),
+            None => Ok(Value::Null),
+        },
+        other => time::date_format(other, text(&args[1])),
+    },
 );
 
 /// `PROCTIME()`: the current processing time, a proctime attribute.
@@ -206,29 +217,86 @@ pub const TO_TIMESTAMP: Builtin = Builtin::new(
         f.expect(types.iter().all(|t| is_string(t)), types, "<CHARACTER>[, <CHARACTER>]")?;
         Ok(DataType::timestamp(3))
     },
-    |args, _| Ok(time::parse_with_pattern(text(&args[0]), pattern(args, 1)).map_or(Value::Null, Value::Timestamp)),
+    |args, _| {
+        let parsed = match args.get(1) {
+            Some(p) => time::parse_with_pattern(text(&args[0]), text(p)),
+            // Without a pattern, any fraction of a second is read (and cut to milliseconds).
+            None => time::parse_lenient(text(&args[0])),
+        };
+        Ok(parsed.map_or(Value::Null, |t| Value::Timestamp(Timestamp::from_millis(t.millis))))
+    },
 );
 
-/// `TO_TIMESTAMP_LTZ(number[, precision])`: epoch seconds (precision 0) or milliseconds (3, the default).
-pub const TO_TIMESTAMP_LTZ: Builtin = Builtin::new(
-    "TO_TIMESTAMP_LTZ",
-    Arity::between(1, 2),
-    |f, types| {
-        let ok = is_numeric(types[0]) && types[1..].iter().all(|t| is_integer(t));
-        f.expect(ok, types, "<NUMERIC>, <INTEGER>")?;
-        Ok(nullable_if_any(DataType::new(LogicalType::TimestampLtz(3)), types))
-    },
-    |args, _| {
-        let precision = args.get(1).and_then(Value::as_i64).unwrap_or(3);
-        let n = args[0].as_f64().unwrap_or(0.0);
-        let millis = if precision == 0 { n * 1000.0 } else { n };
-        if !time::in_timestamp_range(millis as i64) || !millis.is_finite() {
-            let written = args.iter().map(weir_runtime::print::value_to_string).collect::<Vec<_>>().join(", ");
-            return Err(time::out_of_range(format_args!("TO_TIMESTAMP_LTZ({written})")));
+/// `TO_TIMESTAMP_LTZ(number[, precision])`: `number` in units of 10^-precision seconds
+/// (precision 0 to 9; 3, milliseconds, by default), a TIMESTAMP_LTZ of at least millisecond
+/// precision; NULL past the years 0000 to 9999.
+#[derive(Debug, Clone)]
+pub struct ToTimestampLtz {
+    /// The precision when the call gives it as a constant.
+    precision: Option<i64>,
+}
+
+impl ScalarFunction for ToTimestampLtz {
+    fn name(&self) -> &str {
+        "TO_TIMESTAMP_LTZ"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::between(1, 2)
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        if is_string(types[0]) {
+            // `TO_TIMESTAMP_LTZ(text[, pattern])`: the text read in the session's zone (UTC).
+            expect(types[1..].iter().all(|t| is_string(t)), self, types, "<CHARACTER>[, <CHARACTER>]")?;
+            let mut ty = DataType::new(LogicalType::TimestampLtz(3));
+            ty.nullable = true;
+            return Ok(ty);
         }
-        Ok(Value::TimestampLtz(Timestamp::from_millis(millis as i64)))
-    },
-);
+        let ok = is_numeric(types[0]) && types[1..].iter().all(|t| is_integer(t));
+        expect(ok, self, types, "<NUMERIC>, <INTEGER>")?;
+        let precision = self.precision.unwrap_or(3).clamp(3, 9) as u8;
+        let mut ty = DataType::new(LogicalType::TimestampLtz(precision));
+        ty.nullable = true;
+        Ok(ty)
+    }
+
+    fn bind(&self, args: &[crate::expr::Expr]) -> Result<Option<ScalarRef>, ExprError> {
+        if args.first().is_some_and(|a| is_string(a.ty())) {
+            return Ok(None);
+        }
+        let precision = match args.get(1) {
+            None => Some(3),
+            Some(e) => super::constant_integer(e),
+        };
+        if precision.is_some_and(|p| !(0..=9).contains(&p)) {
+            return Err(ExprError("The precision of TO_TIMESTAMP_LTZ must be between 0 and 9".into()));
+        }
+        Ok(Some(ScalarRef::new(ToTimestampLtz { precision })))
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        if let Value::String(t) = &args[0] {
+            let parsed = match args.get(1) {
+                Some(p) => time::parse_with_pattern(t, text(p)),
+                None => time::parse_lenient(t),
+            };
+            return Ok(parsed.map_or(Value::Null, Value::TimestampLtz));
+        }
+        let precision = args.get(1).and_then(Value::as_i64).unwrap_or(3).clamp(0, 9) as i32;
+        let nanos = match &args[0] {
+            Value::Double(_) | Value::Float(_) | Value::Decimal { .. } => {
+                (args[0].as_f64().unwrap_or(0.0) * 10f64.powi(9 - precision)) as i128
+            }
+            n => i128::from(n.as_i64().unwrap_or(0)) * 10i128.pow((9 - precision) as u32),
+        };
+        let millis = nanos.div_euclid(1_000_000);
+        if !i64::try_from(millis).is_ok_and(time::in_timestamp_range) {
+            return Ok(Value::Null);
+        }
+        Ok(Value::TimestampLtz(Timestamp { millis: millis as i64, nanos_of_milli: nanos.rem_euclid(1_000_000) as u32 }))
+    }
+}
 
 /// `UNIX_TIMESTAMP([text[, pattern]])`: epoch seconds, of now or of the text.
 pub const UNIX_TIMESTAMP: Builtin = Builtin::new(
@@ -241,8 +309,10 @@ pub const UNIX_TIMESTAMP: Builtin = Builtin::new(
     |args, _| {
         Ok(match args.first() {
             None => Value::BigInt(now().div_euclid(1000)),
-            Some(t) => time::parse_with_pattern(text(t), pattern(args, 1))
-                .map_or(Value::Null, |ts| Value::BigInt(ts.millis.div_euclid(1000))),
+            // Text that does not parse gives Long.MIN_VALUE, as in Flink.
+            Some(t) => Value::BigInt(
+                time::parse_with_pattern(text(t), pattern(args, 1)).map_or(i64::MIN, |ts| ts.millis.div_euclid(1000)),
+            ),
         })
     },
 )
@@ -259,7 +329,7 @@ pub const FROM_UNIXTIME: Builtin = Builtin::new(
     },
     |args, _| {
         let seconds = args[0].as_i64().unwrap_or(0);
-        Ok(time::date_format(&Value::Timestamp(Timestamp::from_millis(seconds * 1000)), pattern(args, 1)))
+        time::date_format(&Value::Timestamp(Timestamp::from_millis(seconds * 1000)), pattern(args, 1))
     },
 );
 

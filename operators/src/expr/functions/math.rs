@@ -146,8 +146,10 @@ impl ScalarFunction for Round {
     fn bind(&self, args: &[Expr]) -> Result<Option<ScalarRef>, ExprError> {
         let digits = match args.get(1) {
             None => 0,
-            Some(Expr::Literal { value, .. }) if value.as_i64().is_some() => value.as_i64().unwrap_or(0) as i32,
-            Some(_) => return Err(ExprError("The second argument of ROUND must be an integer literal".into())),
+            Some(e) => match super::constant_integer(e) {
+                Some(d) => d as i32,
+                None => return Err(ExprError("The second argument of ROUND must be an integer literal".into())),
+            },
         };
         Ok(Some(ScalarRef::new(Round { digits: Some(digits) })))
     }
@@ -170,7 +172,12 @@ fn round(x: &Value, digits: i64, ty: &DataType) -> Value {
         (_, LogicalType::Decimal { scale, .. }) => {
             let d = decimal(x);
             let kept = digits.clamp(0, i64::from(d.scale)) as u8;
-            let rounded = round_decimal(d.unscaled, d.scale, kept);
+            let mut rounded = round_decimal(d.unscaled, d.scale, kept);
+            if digits < 0 {
+                // Places before the point: half up on the whole number, then back to it.
+                let factor = 10i128.pow((-digits).min(37) as u32);
+                rounded = (rounded.abs() + factor / 2) / factor * factor * rounded.signum();
+            }
             Value::decimal(round_decimal(rounded, kept, *scale), *scale)
         }
         _ => {
@@ -200,7 +207,7 @@ fn round_decimal_type(precision: u8, scale: u8, digits: i32) -> DataType {
 /// ROUND on a DOUBLE as Flink does it: half up on the value's shortest decimal text
 /// (`BigDecimal.valueOf(d).setScale(digits, HALF_UP)`). A result of zero is `0.0`, never
 /// `-0.0`: a BigDecimal has no negative zero.
-fn round_double(f: f64, digits: i64) -> f64 {
+pub(super) fn round_double(f: f64, digits: i64) -> f64 {
     let rounded = round_double_signed(f, digits);
     if rounded == 0.0 {
         0.0

@@ -19,13 +19,20 @@ use weir_runtime::{DataType, Value};
 use super::types::{calcite_family, calcite_name};
 use super::{Expr, ExprError};
 
+mod arrays;
+pub mod calendar;
+pub mod choice;
 pub mod collection;
 pub mod datetime;
+mod hashing;
 pub mod java_classes;
+pub mod json;
 pub mod math;
 mod misc;
 pub mod regex;
 pub mod string;
+mod string_ops;
+mod trig;
 pub mod truth;
 
 /// How a function treats NULL arguments.
@@ -294,6 +301,13 @@ static REGISTRY: LazyLock<HashMap<&'static str, fn() -> ScalarRef>> = LazyLock::
         misc::entries(),
         truth::entries(),
         collection::entries(),
+        hashing::entries(),
+        string_ops::entries(),
+        trig::entries(),
+        arrays::entries(),
+        json::entries(),
+        choice::entries(),
+        calendar::entries(),
     ];
     let mut map = HashMap::new();
     for entry in families.into_iter().flatten() {
@@ -371,6 +385,15 @@ pub(crate) fn expect(
         Ok(())
     } else {
         Err(wrong_types(function.name(), types, supported))
+    }
+}
+
+/// The value of an integer constant argument: a literal, or a negated one (`-1`).
+pub(crate) fn constant_integer(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Literal { value, .. } => value.as_i64(),
+        Expr::Call { function: super::Function::Negate, args, .. } => constant_integer(args.first()?)?.checked_neg(),
+        _ => None,
     }
 }
 

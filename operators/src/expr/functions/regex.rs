@@ -1,5 +1,7 @@
-//! Regular-expression functions: REGEXP_EXTRACT and REGEXP_REPLACE. A constant pattern is
-//! compiled once, when the call is bound; a pattern read from a column is compiled per row.
+//! Regular-expression functions: REGEXP_EXTRACT, REGEXP_REPLACE, REGEXP, REGEXP_COUNT,
+//! REGEXP_INSTR, REGEXP_SUBSTR and REGEXP_EXTRACT_ALL. A constant pattern is compiled once,
+//! when the call is bound; a pattern read from a column is compiled per row. A pattern that
+//! does not compile gives NULL (FALSE for REGEXP), as in Flink.
 
 use std::sync::Arc;
 
@@ -10,7 +12,7 @@ use regex::Regex;
 use weir_runtime::columnar::IntColumn;
 use weir_runtime::{DataType, Value};
 
-use super::{expect, string, text, Arity, Entry, Nulls, ScalarFunction, ScalarRef};
+use super::{expect, string, text, Arity, Entry, ScalarFunction, ScalarRef};
 use crate::expr::types::{is_integer, is_string};
 use crate::expr::{Expr, ExprError};
 
@@ -18,13 +20,18 @@ pub(super) fn entries() -> Vec<Entry> {
     vec![
         Entry { names: &["REGEXP_EXTRACT"], make: || ScalarRef::new(RegexpExtract { pattern: None }) },
         Entry { names: &["REGEXP_REPLACE"], make: || ScalarRef::new(RegexpReplace { pattern: None }) },
+        Entry { names: &["REGEXP"], make: || ScalarRef::new(RegexpSearch::new(Search::Matches)) },
+        Entry { names: &["REGEXP_COUNT"], make: || ScalarRef::new(RegexpSearch::new(Search::Count)) },
+        Entry { names: &["REGEXP_INSTR"], make: || ScalarRef::new(RegexpSearch::new(Search::Position)) },
+        Entry { names: &["REGEXP_SUBSTR"], make: || ScalarRef::new(RegexpSearch::new(Search::First)) },
+        Entry { names: &["REGEXP_EXTRACT_ALL"], make: || ScalarRef::new(RegexpSearch::new(Search::All)) },
     ]
 }
 
-/// The pattern of a call's second argument when it is a constant, compiled.
+/// The pattern of a call's second argument when it is a constant that compiles.
 fn constant_pattern(args: &[Expr]) -> Result<Option<Regex>, ExprError> {
     match args.get(1) {
-        Some(Expr::Literal { value: Value::String(p), .. }) => compile(p).map(Some),
+        Some(Expr::Literal { value: Value::String(p), .. }) => Ok(compile(p).ok()),
         _ => Ok(None),
     }
 }
@@ -64,21 +71,17 @@ impl ScalarFunction for RegexpExtract {
         Ok(DataType::string())
     }
 
-    fn nulls(&self) -> Nulls {
-        // A NULL group means group 0.
-        Nulls::Own
-    }
-
     fn bind(&self, args: &[Expr]) -> Result<Option<ScalarRef>, ExprError> {
         Ok(constant_pattern(args)?.map(|pattern| ScalarRef::new(RegexpExtract { pattern: Some(pattern) })))
     }
 
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
-        if args[..2].iter().any(Value::is_null) {
-            return Ok(Value::Null);
-        }
-        let regex = pattern_for(&self.pattern, text(&args[1]))?;
-        let group = args.get(2).and_then(Value::as_i64).unwrap_or(0) as usize;
+        let Ok(regex) = pattern_for(&self.pattern, text(&args[1])) else { return Ok(Value::Null) };
+        let group = match args.get(2) {
+            None => 0,
+            Some(Value::Null) => return Ok(Value::Null),
+            Some(g) => g.as_i64().unwrap_or(0) as usize,
+        };
         Ok(regex
             .captures(text(&args[0]))
             .and_then(|c| c.get(group))
@@ -97,8 +100,8 @@ impl ScalarFunction for RegexpExtract {
         let groups = args.get(2).map(|g| IntColumn::of(g.as_ref())).map_or(Some(None), |c| c.map(Some))?;
         let group = |i: usize| match &groups {
             Some(c) if c.nulls.as_ref().is_none_or(|n| n.is_valid(i)) => usize::try_from(c.values[i]).ok(),
-            // A NULL group means group 0.
-            _ => Some(0),
+            Some(_) => None,
+            None => Some(0),
         };
         let mut slots = regex.capture_locations();
         let mut out = StringBuilder::with_capacity(strings.len(), strings.len() * 8);
@@ -140,9 +143,109 @@ impl ScalarFunction for RegexpReplace {
     }
 
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        // Unlike the other functions, Flink's REGEXP_REPLACE fails on a pattern that does not compile.
         let regex = pattern_for(&self.pattern, text(&args[1]))?;
         let replacement = java_replacement(text(&args[2]));
         Ok(string(regex.replace_all(text(&args[0]), replacement.as_str()).into_owned()))
+    }
+}
+
+/// What a [`RegexpSearch`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Search {
+    /// `REGEXP(s, regex)`: whether the pattern is found (FALSE for an empty or invalid pattern).
+    Matches,
+    /// `REGEXP_COUNT(s, regex)`: how many times it is found.
+    Count,
+    /// `REGEXP_INSTR(s, regex)`: the 1-based character position of the first match, 0 for none.
+    Position,
+    /// `REGEXP_SUBSTR(s, regex)`: the first match, NULL for none.
+    First,
+    /// `REGEXP_EXTRACT_ALL(s, regex[, group])`: the group (1 by default) of every match.
+    All,
+}
+
+/// REGEXP, REGEXP_COUNT, REGEXP_INSTR, REGEXP_SUBSTR and REGEXP_EXTRACT_ALL ([`Search`]).
+#[derive(Debug, Clone)]
+pub struct RegexpSearch {
+    search: Search,
+    pattern: Option<Regex>,
+}
+
+impl RegexpSearch {
+    fn new(search: Search) -> Self {
+        RegexpSearch { search, pattern: None }
+    }
+}
+
+impl ScalarFunction for RegexpSearch {
+    fn name(&self) -> &str {
+        match self.search {
+            Search::Matches => "REGEXP",
+            Search::Count => "REGEXP_COUNT",
+            Search::Position => "REGEXP_INSTR",
+            Search::First => "REGEXP_SUBSTR",
+            Search::All => "REGEXP_EXTRACT_ALL",
+        }
+    }
+
+    fn arity(&self) -> Arity {
+        if self.search == Search::All {
+            Arity::between(2, 3)
+        } else {
+            Arity::exactly(2)
+        }
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        let ok = is_string(types[0]) && is_string(types[1]) && types[2..].iter().all(|t| is_integer(t));
+        let forms = if self.search == Search::All {
+            "<CHARACTER>, <CHARACTER>[, <INTEGER>]"
+        } else {
+            "<CHARACTER>, <CHARACTER>"
+        };
+        expect(ok, self, types, forms)?;
+        let ty = match self.search {
+            Search::Matches => DataType::boolean(),
+            Search::Count | Search::Position => DataType::int(),
+            Search::First => DataType::string(),
+            Search::All => DataType::new(weir_runtime::LogicalType::Array(Box::new(DataType::string()))),
+        };
+        let mut ty = ty;
+        ty.nullable = true;
+        Ok(ty)
+    }
+
+    fn bind(&self, args: &[Expr]) -> Result<Option<ScalarRef>, ExprError> {
+        Ok(constant_pattern(args)?
+            .map(|pattern| ScalarRef::new(RegexpSearch { search: self.search, pattern: Some(pattern) })))
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        let (s, pattern) = (text(&args[0]), text(&args[1]));
+        let regex = match pattern_for(&self.pattern, pattern) {
+            Ok(r) if !(self.search == Search::Matches && pattern.is_empty()) => r,
+            _ if self.search == Search::Matches => return Ok(Value::Boolean(false)),
+            _ => return Ok(Value::Null),
+        };
+        Ok(match self.search {
+            Search::Matches => Value::Boolean(regex.is_match(s)),
+            Search::Count => Value::Int(regex.find_iter(s).count() as i32),
+            Search::Position => Value::Int(regex.find(s).map_or(0, |m| s[..m.start()].chars().count() as i32 + 1)),
+            Search::First => regex.find(s).map_or(Value::Null, |m| string(m.as_str().to_string())),
+            Search::All => {
+                let group = args.get(2).map_or(1, |g| g.as_i64().unwrap_or(-1));
+                let Some(group) = usize::try_from(group).ok().filter(|&g| g < regex.captures_len()) else {
+                    return Ok(Value::Null);
+                };
+                Value::Array(
+                    regex
+                        .captures_iter(s)
+                        .map(|c| c.get(group).map_or(Value::Null, |m| string(m.as_str().to_string())))
+                        .collect(),
+                )
+            }
+        })
     }
 }
 
@@ -224,12 +327,10 @@ mod tests {
     }
 
     #[test]
-    fn an_invalid_constant_pattern_is_refused_when_bound() {
-        let args = [
-            Expr::literal(Value::string("x"), DataType::string()),
-            Expr::literal(Value::string("("), DataType::string()),
-        ];
-        let error = RegexpExtract { pattern: None }.bind(&args).unwrap_err();
-        assert!(error.0.starts_with("Invalid regular expression '('"), "{error}");
+    fn an_invalid_pattern_gives_null() {
+        let args = [Value::string("x"), Value::string("("), Value::Int(1)];
+        assert_eq!(RegexpExtract { pattern: None }.eval(&args, &DataType::string()).unwrap(), Value::Null);
+        let regexp = RegexpSearch::new(Search::Matches);
+        assert_eq!(regexp.eval(&args[..2], &DataType::boolean()).unwrap(), Value::Boolean(false));
     }
 }

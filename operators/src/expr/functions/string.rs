@@ -65,7 +65,7 @@ pub const SUBSTRING: Builtin = Builtin::new(
     },
     |args, _| {
         let length = args.get(2).and_then(Value::as_i64);
-        Ok(string(substring(text(&args[0]), args[1].as_i64().unwrap_or(1), length)))
+        Ok(substring(text(&args[0]), args[1].as_i64().unwrap_or(1), length).map_or(Value::Null, string))
     },
 );
 
@@ -136,7 +136,7 @@ fn pad_value(args: &[Value], left: bool) -> Result<Value, ExprError> {
             "{name} cannot make a string of {length} characters: weir's limit for a padded string is {MAX_PADDED_LENGTH} characters"
         )));
     }
-    Ok(pad(text(&args[0]), length, text(&args[2]), left).map_or(Value::Null, string))
+    pad(text(&args[0]), length, text(&args[2]), left).map(string)
 }
 
 /// `LPAD(s, length, pad)`
@@ -156,7 +156,8 @@ pub const REPLACE: Builtin = Builtin::new(
     |args, _| Ok(string(text(&args[0]).replace(text(&args[1]), text(&args[2])))),
 );
 
-/// `SPLIT_INDEX(s, delimiter, index)`: the 0-based part, NULL past the end.
+/// `SPLIT_INDEX(s, delimiter, index)`: the 0-based part, NULL past the end or for an empty
+/// delimiter.
 pub const SPLIT_INDEX: Builtin = Builtin::new(
     "SPLIT_INDEX",
     Arity::exactly(3),
@@ -166,7 +167,7 @@ pub const SPLIT_INDEX: Builtin = Builtin::new(
         Ok(nullable_if_any(DataType::string(), types))
     },
     |args, _| {
-        let index = usize::try_from(args[2].as_i64().unwrap_or(-1)).ok();
+        let index = usize::try_from(args[2].as_i64().unwrap_or(-1)).ok().filter(|_| !text(&args[1]).is_empty());
         let part = index.and_then(|i| text(&args[0]).split(text(&args[1])).nth(i));
         Ok(part.map_or(Value::Null, |p| string(p.to_string())))
     },
@@ -185,10 +186,12 @@ fn split_index_column(strings: &ArrayRef, delimiters: &ArrayRef, indices: &Array
     for i in 0..strings.len() {
         let part = if strings.is_valid(i) && delimiters.is_valid(i) && valid(i) {
             let (text, delimiter) = (strings.value(i), delimiters.value(i));
-            usize::try_from(indices.values[i]).ok().and_then(|n| match delimiter.as_bytes() {
-                // One ASCII byte: the same parts, found by a scan of the bytes.
-                [d] if d.is_ascii() => nth_part(text, *d, n),
-                _ => text.split(delimiter).nth(n),
+            usize::try_from(indices.values[i]).ok().filter(|_| !delimiter.is_empty()).and_then(|n| {
+                match delimiter.as_bytes() {
+                    // One ASCII byte: the same parts, found by a scan of the bytes.
+                    [d] if d.is_ascii() => nth_part(text, *d, n),
+                    _ => text.split(delimiter).nth(n),
+                }
             })
         } else {
             None
@@ -295,15 +298,13 @@ fn change_case_column(column: &ArrayRef, upper: bool) -> Option<ArrayRef> {
 }
 
 fn initcap(s: &str) -> String {
+    // As Flink's: a word is a run of ASCII letters and digits; other characters (accented
+    // letters among them) are kept as they are and start a new word.
     let mut out = String::with_capacity(s.len());
     let mut start_of_word = true;
     for c in s.chars() {
-        if c.is_alphanumeric() {
-            if start_of_word {
-                out.extend(c.to_uppercase());
-            } else {
-                out.extend(c.to_lowercase());
-            }
+        if c.is_ascii_alphanumeric() {
+            out.push(if start_of_word { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() });
             start_of_word = false;
         } else {
             out.push(c);
@@ -313,34 +314,41 @@ fn initcap(s: &str) -> String {
     out
 }
 
-/// SUBSTRING with a 1-based start; a start before 1 still counts the missing positions.
-fn substring(s: &str, start: i64, length: Option<i64>) -> String {
+/// SUBSTRING from 1-based position `start` (0 is the first character, a negative start counts
+/// from the end), `length` characters or to the end; NULL for a negative length, as Flink's.
+fn substring(s: &str, start: i64, length: Option<i64>) -> Option<String> {
     let chars: Vec<char> = s.chars().collect();
-    let end = match length {
-        Some(l) if l < 0 => return String::new(),
-        Some(l) => start.saturating_add(l),
-        None => i64::MAX,
-    };
-    let from = start.max(1) - 1;
-    let to = (end - 1).clamp(0, chars.len() as i64);
-    if from >= to {
-        return String::new();
-    }
-    chars[from as usize..to as usize].iter().collect()
-}
-
-/// LPAD / RPAD to `length` characters; NULL for a negative length or an empty pad that is needed.
-fn pad(s: &str, length: i64, pad: &str, left: bool) -> Option<String> {
-    let length = usize::try_from(length).ok()?;
-    let chars: Vec<char> = s.chars().collect();
-    if chars.len() >= length {
-        return Some(chars[..length].iter().collect());
-    }
-    if pad.is_empty() {
+    let len = chars.len() as i64;
+    if length.is_some_and(|l| l < 0) {
         return None;
     }
+    let from = match start {
+        p if p > 0 => p - 1,
+        p if p < 0 => len + p,
+        _ => 0,
+    };
+    let to = length.map_or(len, |l| from.saturating_add(l)).min(len);
+    let from = from.max(0);
+    if from >= to {
+        return Some(String::new());
+    }
+    Some(chars[from as usize..to as usize].iter().collect())
+}
+
+/// LPAD / RPAD to `length` characters; a negative length, or an empty pad that is needed,
+/// fails, as in Flink.
+fn pad(s: &str, length: i64, pad: &str, left: bool) -> Result<String, ExprError> {
+    let name = if left { "LPAD" } else { "RPAD" };
+    let length = usize::try_from(length).map_err(|_| ExprError(format!("{name} of a negative length: {length}")))?;
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() >= length {
+        return Ok(chars[..length].iter().collect());
+    }
+    if pad.is_empty() {
+        return Err(ExprError(format!("{name} cannot fill {length} characters with an empty pad")));
+    }
     let filler: String = pad.chars().cycle().take(length - chars.len()).collect();
-    Some(if left { filler + s } else { format!("{s}{filler}") })
+    Ok(if left { filler + s } else { format!("{s}{filler}") })
 }
 
 #[cfg(test)]
@@ -355,16 +363,18 @@ mod tests {
     fn string_functions_follow_flink() {
         let ty = DataType::string();
         assert_eq!(INITCAP.eval(&[s("user1 of bandung")], &ty).unwrap(), s("User1 Of Bandung"));
-        assert_eq!(substring("apple", 1, Some(3)), "app");
-        assert_eq!(substring("apple", 0, Some(2)), "a");
-        assert_eq!(substring("apple", 4, None), "le");
+        assert_eq!(substring("apple", 1, Some(3)).unwrap(), "app");
+        assert_eq!(substring("apple", 0, Some(2)).unwrap(), "ap");
+        assert_eq!(substring("apple", -3, Some(2)).unwrap(), "pl");
+        assert_eq!(substring("apple", 4, None).unwrap(), "le");
+        assert_eq!(substring("apple", 2, Some(-1)), None);
         assert_eq!(pad("1", 4, "0", true).unwrap(), "0001");
         assert_eq!(pad("Medan", 10, ".", false).unwrap(), "Medan.....");
         assert_eq!(pad("Bandung", 3, ".", false).unwrap(), "Ban");
         let huge = [s("a"), Value::Int(i32::MAX), s(".")];
         let refused = RPAD.eval(&huge, &ty).unwrap_err();
         assert!(refused.0.contains("RPAD cannot make a string of 2147483647 characters"), "{}", refused.0);
-        assert_eq!(LPAD.eval(&[s("a"), Value::Int(-1), s(".")], &ty).unwrap(), Value::Null);
+        assert!(LPAD.eval(&[s("a"), Value::Int(-1), s(".")], &ty).is_err(), "Flink fails on a negative length");
         assert_eq!(Trim { side: TrimSide::Both }.eval(&[s("uuser1u"), s("u")], &ty).unwrap(), s("ser1"));
         assert_eq!(
             CONCAT_WS.eval(&[s("-"), s("a"), Value::Null, s("b")], &ty).unwrap(),

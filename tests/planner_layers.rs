@@ -17,6 +17,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("lookup_options", 0),
     ("hints", 0),
     ("dialect", 0),
+    ("dialect_json", 0),
     ("parser", 0),
     ("catalog", 0),
     ("column_type", 0),

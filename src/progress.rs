@@ -31,6 +31,13 @@ pub fn prints_to_terminal(sql: &str) -> bool {
         Statement::Query(_)
         | Statement::Explain { .. }
         | Statement::ShowTables
+        | Statement::ShowCatalogs
+        | Statement::ShowDatabases
+        | Statement::ShowCurrent { .. }
+        | Statement::ShowViews
+        | Statement::ShowColumns { .. }
+        | Statement::ShowCreate { .. }
+        | Statement::ShowFunctions { .. }
         | Statement::ShowJobs
         | Statement::Describe(_)
         | Statement::DescribeJob(_)
@@ -40,6 +47,9 @@ pub fn prints_to_terminal(sql: &str) -> bool {
         | Statement::CreateFunction { .. }
         | Statement::DropFunction { .. }
         | Statement::Drop { .. }
+        | Statement::Use { .. }
+        | Statement::CreateNamespace { .. }
+        | Statement::AlterTable { .. }
         | Statement::Set { .. }
         | Statement::Reset(_)
         | Statement::Insert(_)

@@ -21,6 +21,10 @@ pub struct CatalogTable {
     /// Where each `WITH` option's key is written (and `WITH` itself, under that name), in the
     /// script that created the table.
     pub option_positions: std::collections::BTreeMap<String, crate::error::Position>,
+    /// `COMMENT '…'` of the table.
+    pub comment: Option<String>,
+    /// `COMMENT '…'` of its columns, by column name.
+    pub column_comments: BTreeMap<String, String>,
 }
 
 /// What a name in the catalog stands for.
@@ -134,6 +138,11 @@ impl UserFunctions {
     pub fn none() -> &'static UserFunctions {
         static NONE: UserFunctions = UserFunctions { by_name: BTreeMap::new() };
         &NONE
+    }
+
+    /// The functions' names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.by_name.keys().cloned().collect()
     }
 
     /// The function called `name`.

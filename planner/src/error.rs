@@ -62,6 +62,15 @@ pub enum Error {
         feature: String,
     },
 
+    /// Something Flink accepts that weir cannot have (a Java class to run), at its clause.
+    #[error("Not supported by weir: {feature}.")]
+    NotByWeir {
+        /// Where the clause starts.
+        position: Position,
+        /// What weir cannot do, and why.
+        feature: String,
+    },
+
     /// A table's connector or format refused its options.
     #[error(transparent)]
     Connector(#[from] weir_connectors::Error),
@@ -108,6 +117,7 @@ impl Error {
             Error::Parse { position, .. }
             | Error::Validation { position, .. }
             | Error::UnsupportedAt { position, .. }
+            | Error::NotByWeir { position, .. }
             | Error::ConnectorAt { position, .. } => Some(*position),
             _ => None,
         }

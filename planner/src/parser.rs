@@ -91,6 +91,62 @@ pub struct CreateTable {
     pub option_positions: BTreeMap<String, Position>,
     /// `IF NOT EXISTS`
     pub if_not_exists: bool,
+    /// `COMMENT '…'` of the table.
+    pub comment: Option<String>,
+    /// `COMMENT '…'` of its columns, by column name.
+    pub column_comments: BTreeMap<String, String>,
+    /// `LIKE source [(options)]`: the table whose definition this one starts from.
+    pub like: Option<Like>,
+    /// `AS query` (CREATE TABLE AS SELECT): the columns are the query's, its rows go in.
+    pub query: Option<Box<Query>>,
+}
+
+/// How `CREATE TABLE … LIKE` takes a part of the source table's definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LikeMerge {
+    /// `INCLUDING`: taken; the new table may not declare it again (options: no key twice).
+    Including,
+    /// `EXCLUDING`: left out.
+    Excluding,
+    /// `OVERWRITING`: taken, and what the new table declares wins.
+    Overwriting,
+}
+
+/// `LIKE source (INCLUDING ALL | EXCLUDING OPTIONS | …)`, with Flink's defaults (all parts
+/// included, options overwritten).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Like {
+    /// The source table.
+    pub source: String,
+    /// `CONSTRAINTS`: the primary key.
+    pub constraints: LikeMerge,
+    /// `GENERATED`: computed columns.
+    pub generated: LikeMerge,
+    /// `METADATA`: metadata columns.
+    pub metadata: LikeMerge,
+    /// `OPTIONS`: the `WITH` options.
+    pub options: LikeMerge,
+    /// `PARTITIONS`: `PARTITIONED BY`.
+    pub partitions: LikeMerge,
+    /// `WATERMARKS`: the watermark.
+    pub watermarks: LikeMerge,
+}
+
+/// A change `ALTER TABLE` makes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlterTable {
+    /// `RENAME TO new_name`
+    Rename(String),
+    /// `SET ('key' = 'value', …)`
+    Set(BTreeMap<String, String>),
+    /// `RESET ('key', …)`
+    Reset(Vec<String>),
+    /// `ADD (column, …)` or `ADD column`, each with its comment.
+    Add(Vec<(ColumnDef, Option<String>)>),
+    /// `MODIFY (column, …)` or `MODIFY column`: new definitions of existing columns.
+    Modify(Vec<(ColumnDef, Option<String>)>),
+    /// `DROP (name, …)` or `DROP name`
+    Drop(Vec<String>),
 }
 
 /// `INSERT INTO table [(columns)] query [ON CONFLICT DO …]`.
@@ -247,6 +303,59 @@ pub enum Statement {
     },
     /// `SHOW TABLES`
     ShowTables,
+    /// `SHOW CATALOGS`
+    ShowCatalogs,
+    /// `SHOW DATABASES`
+    ShowDatabases,
+    /// `SHOW CURRENT CATALOG` (`catalog`) or `SHOW CURRENT DATABASE`.
+    ShowCurrent {
+        /// Whether the catalog is asked for.
+        catalog: bool,
+    },
+    /// `SHOW VIEWS`
+    ShowViews,
+    /// `SHOW COLUMNS FROM | IN table [[NOT] LIKE 'pattern']`
+    ShowColumns {
+        /// The table.
+        table: String,
+        /// The pattern, and whether it is negated.
+        like: Option<(bool, String)>,
+    },
+    /// `SHOW CREATE TABLE name` / `SHOW CREATE VIEW name`
+    ShowCreate {
+        /// The table or view.
+        name: String,
+        /// Whether a view is asked for.
+        view: bool,
+    },
+    /// `SHOW [USER] FUNCTIONS`
+    ShowFunctions {
+        /// Only the functions created with `CREATE FUNCTION`.
+        user: bool,
+    },
+    /// `USE [CATALOG] name`
+    Use {
+        /// The database (`catalog.database` or `database`), or the catalog.
+        name: String,
+        /// `USE CATALOG`
+        catalog: bool,
+    },
+    /// `CREATE CATALOG name …` or `CREATE DATABASE [IF NOT EXISTS] name …`
+    CreateNamespace {
+        /// `CATALOG` or `DATABASE`.
+        kind: String,
+        /// Its name.
+        name: String,
+        /// `IF NOT EXISTS`
+        if_not_exists: bool,
+    },
+    /// `ALTER TABLE table change`
+    AlterTable {
+        /// The table.
+        table: String,
+        /// What changes.
+        change: AlterTable,
+    },
     /// `SHOW JOBS`: the jobs this session started.
     ShowJobs,
     /// `DESCRIBE JOB '<id>'`
@@ -534,6 +643,9 @@ fn parse_statement(parser: &mut Parser) -> Result<Statement, ParserError> {
     if let Some(statement) = parse_function_statement(parser)? {
         return Ok(statement);
     }
+    if let Some(statement) = parse_catalog_statement(parser)? {
+        return Ok(statement);
+    }
     if is_word(parser, 0, "SHOW") && is_word(parser, 1, "JOBS") {
         parser.next_token();
         parser.next_token();
@@ -603,6 +715,146 @@ fn parse_statement(parser: &mut Parser) -> Result<Statement, ParserError> {
     convert(statement)
 }
 
+/// The SHOW, USE, CREATE CATALOG / DATABASE and ALTER TABLE statements of Flink's SQL client.
+fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, ParserError> {
+    let take = |parser: &mut Parser, words: &[&str]| {
+        if words.iter().enumerate().all(|(i, w)| is_word(parser, i, w)) {
+            words.iter().for_each(|_| {
+                parser.next_token();
+            });
+            true
+        } else {
+            false
+        }
+    };
+    let object = |parser: &mut Parser| parser.parse_object_name(false).map(|n| table_name(&n));
+    if take(parser, &["SHOW", "CATALOGS"]) {
+        return Ok(Some(Statement::ShowCatalogs));
+    }
+    if take(parser, &["SHOW", "DATABASES"]) {
+        return Ok(Some(Statement::ShowDatabases));
+    }
+    if take(parser, &["SHOW", "CURRENT", "CATALOG"]) {
+        return Ok(Some(Statement::ShowCurrent { catalog: true }));
+    }
+    if take(parser, &["SHOW", "CURRENT", "DATABASE"]) {
+        return Ok(Some(Statement::ShowCurrent { catalog: false }));
+    }
+    if take(parser, &["SHOW", "VIEWS"]) {
+        return Ok(Some(Statement::ShowViews));
+    }
+    if take(parser, &["SHOW", "USER", "FUNCTIONS"]) {
+        return Ok(Some(Statement::ShowFunctions { user: true }));
+    }
+    if take(parser, &["SHOW", "FUNCTIONS"]) {
+        return Ok(Some(Statement::ShowFunctions { user: false }));
+    }
+    if take(parser, &["SHOW", "CREATE", "TABLE"]) {
+        return Ok(Some(Statement::ShowCreate { name: object(parser)?, view: false }));
+    }
+    if take(parser, &["SHOW", "CREATE", "VIEW"]) {
+        return Ok(Some(Statement::ShowCreate { name: object(parser)?, view: true }));
+    }
+    if take(parser, &["SHOW", "COLUMNS"]) {
+        if !take(parser, &["FROM"]) && !take(parser, &["IN"]) {
+            return parser.expected("FROM or IN", parser.peek_token());
+        }
+        let table = object(parser)?;
+        let negated = take(parser, &["NOT"]);
+        let like = if take(parser, &["LIKE"]) { Some((negated, parser.parse_literal_string()?)) } else { None };
+        return Ok(Some(Statement::ShowColumns { table, like }));
+    }
+    if take(parser, &["USE", "CATALOG"]) {
+        return Ok(Some(Statement::Use { name: parser.parse_identifier()?.value, catalog: true }));
+    }
+    if is_word(parser, 0, "USE") && !is_word(parser, 1, "MODULES") {
+        parser.next_token();
+        let name = parser.parse_object_name(false)?;
+        let name = name.0.iter().filter_map(|p| p.as_ident()).map(|i| i.value.clone()).collect::<Vec<_>>().join(".");
+        return Ok(Some(Statement::Use { name, catalog: false }));
+    }
+    for kind in ["CATALOG", "DATABASE"] {
+        if take(parser, &["CREATE", kind]) {
+            let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+            let name = parser.parse_object_name(false)?.to_string();
+            // The rest (COMMENT, WITH (…)) is read but weir keeps one catalog and database.
+            while !matches!(parser.peek_token().token, Token::SemiColon | Token::EOF) {
+                parser.next_token();
+            }
+            return Ok(Some(Statement::CreateNamespace { kind: kind.into(), name, if_not_exists }));
+        }
+    }
+    if take(parser, &["ALTER", "TABLE"]) {
+        let _if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+        let table = object(parser)?;
+        let change = if take(parser, &["RENAME", "TO"]) {
+            AlterTable::Rename(object(parser)?)
+        } else if take(parser, &["SET"]) {
+            parser.expect_token(&Token::LParen)?;
+            let pairs = parser.parse_comma_separated(|p| {
+                let key = p.parse_literal_string()?;
+                p.expect_token(&Token::Eq)?;
+                Ok((key, p.parse_literal_string()?))
+            })?;
+            parser.expect_token(&Token::RParen)?;
+            AlterTable::Set(pairs.into_iter().collect())
+        } else if take(parser, &["RESET"]) {
+            parser.expect_token(&Token::LParen)?;
+            let keys = parser.parse_comma_separated(Parser::parse_literal_string)?;
+            parser.expect_token(&Token::RParen)?;
+            AlterTable::Reset(keys)
+        } else if take(parser, &["ADD"]) || is_word(parser, 0, "MODIFY") {
+            let modify = take(parser, &["MODIFY"]);
+            let parenthesized = parser.consume_token(&Token::LParen);
+            let mut columns = Vec::new();
+            loop {
+                columns.push(parse_column(parser)?);
+                if !parenthesized || !parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            if parenthesized {
+                parser.expect_token(&Token::RParen)?;
+            }
+            if modify {
+                AlterTable::Modify(columns)
+            } else {
+                AlterTable::Add(columns)
+            }
+        } else if take(parser, &["DROP"]) {
+            let names = if parser.consume_token(&Token::LParen) {
+                let names = parser.parse_comma_separated(|p| p.parse_identifier())?;
+                parser.expect_token(&Token::RParen)?;
+                names
+            } else {
+                vec![parser.parse_identifier()?]
+            };
+            AlterTable::Drop(names.into_iter().map(|i| i.value).collect())
+        } else {
+            return parser.expected("RENAME TO, SET, RESET, ADD, MODIFY or DROP", parser.peek_token());
+        };
+        return Ok(Some(Statement::AlterTable { table, change }));
+    }
+    Ok(None)
+}
+
+/// A column definition of `ALTER TABLE … ADD | MODIFY`: `name type [COMMENT '…']` or
+/// `name AS expression`.
+fn parse_column(parser: &mut Parser) -> Result<(ColumnDef, Option<String>), ParserError> {
+    let name = parser.parse_identifier()?.value;
+    let column = if parser.parse_keyword(Keyword::AS) {
+        ColumnDef::Computed { name, expr: Box::new(parser.parse_expr()?) }
+    } else {
+        ColumnDef::Physical { data_type: crate::column_type::parse_column_type(parser, &name)?, name }
+    };
+    let comment = if parser.parse_keyword(Keyword::COMMENT) { Some(parser.parse_literal_string()?) } else { None };
+    let _ = is_word(parser, 0, "FIRST") && {
+        parser.next_token();
+        true
+    };
+    Ok((column, comment))
+}
+
 fn parse_statement_set(parser: &mut Parser) -> Result<Vec<Insert>, ParserError> {
     parser.expect_keyword(Keyword::SET)?;
     parser.expect_keyword(Keyword::BEGIN)?;
@@ -644,8 +896,22 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
         options: BTreeMap::new(),
         option_positions: BTreeMap::new(),
         if_not_exists,
+        comment: None,
+        column_comments: BTreeMap::new(),
+        like: None,
+        query: None,
     };
-    parser.expect_token(&Token::LParen)?;
+    // `CREATE TABLE t WITH (…) LIKE s` and `… AS SELECT` may leave the columns out.
+    if parser.consume_token(&Token::LParen) {
+        parse_table_elements(parser, &mut table)?;
+    }
+    parse_table_tail(parser, &mut table)?;
+    Ok(table)
+}
+
+/// The columns and constraints between the parentheses of `CREATE TABLE name (…)`, and the
+/// closing parenthesis.
+fn parse_table_elements(parser: &mut Parser, table: &mut CreateTable) -> Result<(), ParserError> {
     loop {
         if is_word(parser, 0, "WATERMARK") {
             parser.next_token();
@@ -655,9 +921,9 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
             table.watermark = Some((column, parser.parse_expr()?));
         } else if parser.parse_keyword(Keyword::CONSTRAINT) {
             parser.parse_identifier()?;
-            parse_primary_key(parser, &mut table)?;
+            parse_primary_key(parser, table)?;
         } else if matches!(parser.peek_token().token, Token::Word(ref w) if w.keyword == Keyword::PRIMARY) {
-            parse_primary_key(parser, &mut table)?;
+            parse_primary_key(parser, table)?;
         } else {
             let name = parser.parse_identifier()?.value;
             if parser.parse_keyword(Keyword::AS) {
@@ -678,7 +944,7 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
                         parser.next_token();
                     }
                     if parser.parse_keyword(Keyword::COMMENT) {
-                        parser.parse_literal_string()?;
+                        table.column_comments.insert(name.clone(), parser.parse_literal_string()?);
                     }
                     table.columns.push(ColumnDef::Metadata { name, data_type, key, is_virtual });
                     if !parser.consume_token(&Token::Comma) {
@@ -687,7 +953,7 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
                     continue;
                 }
                 if parser.parse_keyword(Keyword::COMMENT) {
-                    parser.parse_literal_string()?;
+                    table.column_comments.insert(name.clone(), parser.parse_literal_string()?);
                 }
                 table.columns.push(ColumnDef::Physical { name, data_type });
             }
@@ -697,8 +963,14 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
         }
     }
     parser.expect_token(&Token::RParen)?;
+    Ok(())
+}
+
+/// What follows the columns of `CREATE TABLE`: `COMMENT`, `PARTITIONED BY`, `WITH (…)`,
+/// `LIKE source [(…)]` and `AS query`.
+fn parse_table_tail(parser: &mut Parser, table: &mut CreateTable) -> Result<(), ParserError> {
     if parser.parse_keyword(Keyword::COMMENT) {
-        parser.parse_literal_string()?;
+        table.comment = Some(parser.parse_literal_string()?);
     }
     if is_word(parser, 0, "PARTITIONED") {
         parser.next_token();
@@ -726,7 +998,73 @@ fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
         }
         parser.expect_token(&Token::RParen)?;
     }
-    Ok(table)
+    if parser.parse_keyword(Keyword::LIKE) {
+        table.like = Some(parse_like(parser)?);
+    }
+    if parser.parse_keyword(Keyword::AS) {
+        table.query = Some(parser.parse_query()?);
+    }
+    Ok(())
+}
+
+/// `LIKE source [( {INCLUDING | EXCLUDING | OVERWRITING} {ALL | CONSTRAINTS | GENERATED |
+/// METADATA | OPTIONS | PARTITIONS | WATERMARKS}, … )]` after `LIKE`.
+fn parse_like(parser: &mut Parser) -> Result<Like, ParserError> {
+    let source = table_name(&parser.parse_object_name(false)?);
+    let mut like = Like {
+        source,
+        constraints: LikeMerge::Including,
+        generated: LikeMerge::Including,
+        metadata: LikeMerge::Including,
+        options: LikeMerge::Overwriting,
+        partitions: LikeMerge::Including,
+        watermarks: LikeMerge::Including,
+    };
+    if !parser.consume_token(&Token::LParen) {
+        return Ok(like);
+    }
+    loop {
+        let merge = if is_word(parser, 0, "INCLUDING") {
+            LikeMerge::Including
+        } else if is_word(parser, 0, "EXCLUDING") {
+            LikeMerge::Excluding
+        } else if is_word(parser, 0, "OVERWRITING") {
+            LikeMerge::Overwriting
+        } else {
+            return parser.expected("INCLUDING, EXCLUDING or OVERWRITING", parser.peek_token());
+        };
+        parser.next_token();
+        let Token::Word(w) = parser.next_token().token else {
+            return parser.expected(
+                "ALL, CONSTRAINTS, GENERATED, METADATA, OPTIONS, PARTITIONS or WATERMARKS",
+                parser.peek_token(),
+            );
+        };
+        match w.value.to_ascii_uppercase().as_str() {
+            "ALL" => {
+                like.constraints = merge;
+                like.generated = merge;
+                like.metadata = merge;
+                like.options = merge;
+                like.partitions = merge;
+                like.watermarks = merge;
+            }
+            "CONSTRAINTS" => like.constraints = merge,
+            "GENERATED" => like.generated = merge,
+            "METADATA" => like.metadata = merge,
+            "OPTIONS" => like.options = merge,
+            "PARTITIONS" => like.partitions = merge,
+            "WATERMARKS" => like.watermarks = merge,
+            other => return Err(ParserError::ParserError(format!("Unsupported LIKE option: {other}"))),
+        }
+        // Flink separates the options by spaces; a comma is taken too.
+        let _ = parser.consume_token(&Token::Comma);
+        if parser.peek_token().token == Token::RParen {
+            break;
+        }
+    }
+    parser.expect_token(&Token::RParen)?;
+    Ok(like)
 }
 
 fn parse_primary_key(parser: &mut Parser, table: &mut CreateTable) -> Result<(), ParserError> {

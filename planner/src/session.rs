@@ -21,6 +21,7 @@ use crate::physical::PhysicalKind;
 use crate::plan::Plan;
 use crate::tableau::TableauPrinter;
 
+mod catalogs;
 mod compat;
 mod ddl;
 mod describe;
@@ -483,6 +484,21 @@ impl Session {
             }
             Statement::DropFunction { name, if_exists } => self.drop_function(name, *if_exists, located.position),
             Statement::ShowTables => self.show_tables(),
+            Statement::ShowCatalogs => self.show_namespace("catalog name", "default_catalog"),
+            Statement::ShowDatabases => self.show_namespace("database name", "default_database"),
+            Statement::ShowCurrent { catalog: true } => self.show_namespace("current catalog name", "default_catalog"),
+            Statement::ShowCurrent { catalog: false } => {
+                self.show_namespace("current database name", "default_database")
+            }
+            Statement::ShowViews => self.show_views(),
+            Statement::ShowColumns { table, like } => self.show_columns(table, like.as_ref(), located.position),
+            Statement::ShowCreate { name, view } => self.show_create(name, *view, located.position),
+            Statement::ShowFunctions { user } => self.show_functions(*user),
+            Statement::Use { name, catalog } => self.use_namespace(name, *catalog, located.position),
+            Statement::CreateNamespace { kind, name, if_not_exists } => {
+                self.create_namespace(kind, name, *if_not_exists, located.position)
+            }
+            Statement::AlterTable { table, change } => self.alter_table(table, change, located.position),
             Statement::ShowJobs => self.show_jobs(),
             Statement::DescribeJob(id) => self.describe_job(id),
             Statement::StopJob { id, savepoint, drain } => self.stop_job(id, *savepoint, *drain),
@@ -547,7 +563,7 @@ impl Session {
     }
 
     /// Plans every INSERT into one job and runs it.
-    fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
+    pub(super) fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
         let planner = self.planner()?;
         let batch = planner.options().batch;
         let plans = planner.physical_inserts(inserts, at)?;

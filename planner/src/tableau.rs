@@ -97,9 +97,13 @@ pub fn key_value_table(pairs: &[(String, String)]) -> String {
 }
 
 /// Rows of text under `header`, each column as wide as its longest text and every cell
-/// right-aligned, then `N rows in set`: how Flink's SQL client prints `SET;`, `SHOW TABLES`
+/// right-aligned, then `N rows in set` (`Empty set` without rows): how Flink's SQL client prints `SET;`, `SHOW TABLES`
 /// and `DESCRIBE`.
 pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    if rows.is_empty() {
+        // As Flink's SQL client prints a listing without rows.
+        return "Empty set\n".to_string();
+    }
     let widths: Vec<usize> = (0..header.len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].len()]).max().unwrap_or(0))
         .collect();

@@ -296,6 +296,11 @@ pub fn slice_merge_refusal(call: &AggregateCall) -> Option<String> {
     ))
 }
 
+/// The names of the aggregate functions, upper case.
+pub fn names() -> &'static [&'static str] {
+    &NAMES
+}
+
 /// Whether `name` (any case) is an aggregate function.
 pub fn is_aggregate(name: &str) -> bool {
     NAMES.contains(&name.to_ascii_uppercase().as_str())

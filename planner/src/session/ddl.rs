@@ -63,7 +63,22 @@ impl Session {
         Ok(())
     }
 
+    /// `CREATE TABLE`, also `… LIKE source` (the source's definition merged in) and `… AS
+    /// query` (the query's columns, then its rows inserted).
     pub(super) fn create_table(&mut self, t: &CreateTable, at: Position) -> Result<()> {
+        if let Some(like) = &t.like {
+            if t.query.is_some() {
+                return Err(Error::validation(
+                    at,
+                    "CREATE TABLE AS SELECT syntax does not support to specify explicit LIKE clause yet.",
+                ));
+            }
+            let merged = self.with_like(t, like, at)?;
+            return self.create_table(&merged, at);
+        }
+        if let Some(query) = &t.query {
+            return self.create_table_as(t, query, at);
+        }
         let table = catalog_table(t, at)?;
         let exists = || {
             Error::validation(
@@ -113,6 +128,39 @@ impl Session {
                 Ok(())
             }
         }
+    }
+}
+
+impl Session {
+    /// `CREATE TABLE name WITH (…) AS query`: a table of the query's columns (names and types,
+    /// time attributes dropped), then the query's rows inserted into it, as Flink's CTAS does.
+    fn create_table_as(&mut self, t: &CreateTable, query: &sqlparser::ast::Query, at: Position) -> Result<()> {
+        if !t.columns.is_empty() || !t.primary_key.is_empty() || t.watermark.is_some() {
+            return Err(Error::UnsupportedAt {
+                position: at,
+                feature: "CREATE TABLE AS SELECT with its own columns, key or watermark".into(),
+            });
+        }
+        let plan = self.planner()?.bind_query(query)?;
+        let mut table = t.clone();
+        table.query = None;
+        table.columns = plan
+            .fields
+            .iter()
+            .map(|f| {
+                let mut data_type = f.data_type.clone();
+                data_type.time_attribute = None;
+                ColumnDef::Physical { name: f.name.clone(), data_type }
+            })
+            .collect();
+        self.create_table(&table, at)?;
+        let insert = crate::parser::Insert {
+            table: t.name.clone(),
+            columns: Vec::new(),
+            source: Box::new(query.clone()),
+            on_conflict: None,
+        };
+        self.insert(&[insert], at)
     }
 }
 
@@ -190,5 +238,7 @@ pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTabl
         columns: t.columns.clone(),
         watermark: t.watermark.clone().map(Box::new),
         option_positions: t.option_positions.clone(),
+        comment: t.comment.clone(),
+        column_comments: t.column_comments.clone(),
     })
 }

@@ -1,4 +1,5 @@
-//! `SHOW TABLES` and `DESCRIBE t`, printed as Flink's SQL client prints them.
+//! `SHOW TABLES`, `DESCRIBE t` and `SHOW COLUMNS FROM t [[NOT] LIKE …]`, printed as Flink's SQL
+//! client prints them.
 
 use weir_runtime::types::TimeAttribute;
 
@@ -18,6 +19,12 @@ impl Session {
     /// `DESCRIBE t`: per column its name, type (with `*ROWTIME*` or `*PROCTIME*`), nullability,
     /// primary key, computed expression and watermark.
     pub(super) fn describe(&mut self, name: &str, at: Position) -> Result<()> {
+        self.show_columns(name, None, at)
+    }
+
+    /// `SHOW COLUMNS FROM t [[NOT] LIKE 'pattern']`: DESCRIBE's rows of the columns whose name
+    /// matches (`%` any text, `_` one character), or does not with `NOT`.
+    pub(super) fn show_columns(&mut self, name: &str, like: Option<&(bool, String)>, at: Position) -> Result<()> {
         let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
             return Err(Error::validation(
                 at,
@@ -52,6 +59,14 @@ impl Session {
                 _ => String::new(),
             };
             let in_key = t.primary_key.contains(column_name);
+            if let Some((negated, pattern)) = like {
+                let matches = weir_operators::expr::like_regex(pattern)
+                    .map_err(|e| Error::validation(at, e.0))?
+                    .is_match(column_name);
+                if matches == *negated {
+                    continue;
+                }
+            }
             rows.push(vec![
                 column_name.clone(),
                 type_text,
@@ -67,7 +82,7 @@ impl Session {
 
 /// `expression` with its column names in backquotes, as Flink prints a column's expression
 /// (`` `id` + 1 ``, `` `ts` - INTERVAL '5' SECOND ``).
-fn quoted(expression: &sqlparser::ast::Expr) -> String {
+pub(super) fn quoted(expression: &sqlparser::ast::Expr) -> String {
     use sqlparser::ast::{visit_expressions_mut, Expr};
     let mut expression = expression.clone();
     let _ = visit_expressions_mut(&mut expression, |e| {

@@ -26,7 +26,7 @@ impl Session {
             });
         }
         let Some(function) = java_class(class, name) else {
-            return Err(Error::UnsupportedAt {
+            return Err(Error::NotByWeir {
                 position,
                 feature: format!(
                     "the {} class '{class}' of function '{name}' (weir runs no JVM; the classes it implements are {})",

@@ -24,7 +24,10 @@ pub mod prelude {
     pub use weir_connectors::{
         BatchCollectHandle, ChangelogBatch, CollectHandle, ConnectorRegistry, PrintTarget, TableDescriptor,
     };
+    pub use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction, ScalarRef};
+    pub use weir_operators::expr::ExprError;
     pub use weir_operators::{CountByKey, KeyedProcessFunction};
+    pub use weir_planner::Session;
     pub use weir_runtime::columnar::RecordBatch;
     pub use weir_runtime::{
         Chunk, DataType, Error, Field, JobHandle, JobStatus, OperatorContext, Result, Row, RowKind, RuntimeConfig,

@@ -117,10 +117,11 @@ impl Catalog {
     }
 }
 
-/// A function created with `CREATE FUNCTION name AS 'class'`.
+/// A function created with `CREATE FUNCTION name AS 'class'` or registered from Rust
+/// (`Session::register_function`).
 #[derive(Debug, Clone)]
 pub struct UserFunction {
-    /// The class the statement named.
+    /// The class the statement named; for a Rust function, its `Debug` form.
     pub class: String,
     /// weir's implementation of it, called by the function's name.
     pub function: ScalarRef,

@@ -4,6 +4,7 @@
 //! the statement, saying which classes weir has.
 
 use weir_operators::expr::functions::java_classes::{java_class, java_classes};
+use weir_operators::expr::functions::ScalarRef;
 
 use super::Session;
 use crate::catalog::UserFunction;
@@ -43,6 +44,22 @@ impl Session {
             ));
         }
         Ok(())
+    }
+
+    /// Registers a scalar function written in Rust as `name`, for this session's statements to
+    /// call, as `CREATE TEMPORARY SYSTEM FUNCTION` registers one in Flink: the name compares
+    /// without case and shadows a built-in of the same name. The function's
+    /// [`ScalarFunction::return_type`](weir_operators::expr::functions::ScalarFunction::return_type)
+    /// types each call at planning time, its `eval` runs on every row.
+    ///
+    /// # Errors
+    /// Flink's message when a function called `name` exists already.
+    pub fn register_function(&mut self, name: &str, function: ScalarRef) -> Result<()> {
+        let function = UserFunction { class: format!("{function:?}"), function };
+        if self.catalog.functions_mut().add(name, function) {
+            return Ok(());
+        }
+        Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
     }
 
     /// Drops the function `name`.

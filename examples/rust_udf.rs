@@ -1,0 +1,97 @@
+//! Scalar functions written in Rust, called from SQL: `cargo run --example rust_udf`.
+//!
+//! A function is a type implementing [`ScalarFunction`]: its name, how many arguments it takes,
+//! the result type for the argument types of a call (checked when the statement is planned, so a
+//! wrong call fails before the job starts, with Flink's "Cannot apply …" message), and the value
+//! for one row. [`Session::register_function`] makes it callable by the session's statements, like
+//! `CREATE TEMPORARY SYSTEM FUNCTION` in Flink.
+
+use std::io::Write;
+
+use weir::operators::expr::functions::wrong_types;
+use weir::operators::expr::types::{is_numeric, is_string};
+use weir::prelude::*;
+
+/// `MASK_EMAIL(address)`: the address with its local part hidden after the first character
+/// (`a****@example.com`); an address without `@` is returned unchanged. NULL gives NULL.
+#[derive(Debug)]
+struct MaskEmail;
+
+impl ScalarFunction for MaskEmail {
+    fn name(&self) -> &str {
+        "MASK_EMAIL"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(1)
+    }
+
+    fn return_type(&self, args: &[&DataType]) -> std::result::Result<DataType, ExprError> {
+        if !is_string(args[0]) {
+            return Err(wrong_types(self.name(), args, "<CHARACTER>"));
+        }
+        Ok(DataType::string())
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> std::result::Result<Value, ExprError> {
+        let address = args[0].as_str().unwrap_or_default();
+        let masked = match address.split_once('@') {
+            Some((local, domain)) => {
+                let first: String = local.chars().take(1).collect();
+                format!("{first}{}@{domain}", "*".repeat(local.chars().count().saturating_sub(1)))
+            }
+            None => address.to_string(),
+        };
+        Ok(Value::string(&masked))
+    }
+}
+
+/// `HAVERSINE_KM(lat1, lon1, lat2, lon2)`: the great-circle distance in kilometres between two
+/// points given in degrees. Any NULL argument gives NULL.
+#[derive(Debug)]
+struct HaversineKm;
+
+impl ScalarFunction for HaversineKm {
+    fn name(&self) -> &str {
+        "HAVERSINE_KM"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(4)
+    }
+
+    fn return_type(&self, args: &[&DataType]) -> std::result::Result<DataType, ExprError> {
+        if !args.iter().all(|t| is_numeric(t)) {
+            return Err(wrong_types(self.name(), args, "<NUMERIC>, <NUMERIC>, <NUMERIC>, <NUMERIC>"));
+        }
+        Ok(DataType::double())
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> std::result::Result<Value, ExprError> {
+        let degrees: Vec<f64> = args.iter().map(|v| v.as_f64().unwrap_or_default()).collect();
+        let [lat1, lon1, lat2, lon2] = [degrees[0], degrees[1], degrees[2], degrees[3]].map(f64::to_radians);
+        let a = ((lat2 - lat1) / 2.0).sin().powi(2) + lat1.cos() * lat2.cos() * ((lon2 - lon1) / 2.0).sin().powi(2);
+        Ok(Value::Double(2.0 * 6371.0 * a.sqrt().asin()))
+    }
+}
+
+const SCRIPT: &str = "
+SET 'sql-client.execution.result-mode' = 'tableau';
+SELECT MASK_EMAIL(email) AS who, ROUND(HAVERSINE_KM(lat, lon, 52.52, 13.405), 1) AS km_to_berlin
+FROM (VALUES
+    ('ada@example.com', 51.5074, -0.1278),
+    ('linus@example.org', 60.1699, 24.9384),
+    (CAST(NULL AS STRING), 48.8566, 2.3522)
+) AS visits(email, lat, lon);
+";
+
+fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut session = Session::new(RuntimeConfig::default(), ConnectorRegistry::default(), Box::new(std::io::stdout()));
+    session.register_function("mask_email", ScalarRef::new(MaskEmail))?;
+    session.register_function("haversine_km", ScalarRef::new(HaversineKm))?;
+    if let Err(e) = session.execute_script(SCRIPT) {
+        writeln!(std::io::stderr(), "{}", e.in_file("rust_udf.rs"))?;
+        std::process::exit(1);
+    }
+    Ok(())
+}

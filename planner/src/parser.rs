@@ -474,9 +474,59 @@ fn parse_error(e: ParserError) -> Error {
     Error::Parse { position, message }
 }
 
-/// The last part of a possibly qualified name (`default_catalog.default_database.t` is `t`).
-pub fn table_name(name: &ObjectName) -> String {
+/// The last part of a possibly qualified name (`t.c` is `c`).
+pub fn last_part(name: &ObjectName) -> String {
     name.0.last().and_then(|p| p.as_ident()).map_or_else(|| name.to_string(), |i| i.value.clone())
+}
+
+/// The qualifier of `name` when it is not weir's one namespace: nothing, `default_database` or
+/// `default_catalog.default_database` qualify a name of weir's tables; anything else
+/// (`other_db.t`, `other_catalog.default_database.t`) is returned as written.
+fn foreign_qualifier(name: &ObjectName) -> Option<String> {
+    let parts: Vec<String> =
+        name.0.iter().map(|p| p.as_ident().map_or_else(|| p.to_string(), |i| i.value.clone())).collect();
+    let qualifier = &parts[..parts.len().saturating_sub(1)];
+    let ours = match qualifier {
+        [] => true,
+        [database] => database == "default_database",
+        [catalog, database] => catalog == "default_catalog" && database == "default_database",
+        _ => false,
+    };
+    (!ours).then(|| qualifier.join("."))
+}
+
+/// The name a table, view or function is looked up by: the last part of `name` when it is
+/// qualified by weir's one namespace (`default_catalog.default_database.t` is `t`), otherwise the
+/// whole name as written (`other_db.t`), which names nothing weir holds, so that a lookup fails
+/// with "Object 'other_db.t' not found" rather than finding a `t` of weir's namespace.
+pub fn table_name(name: &ObjectName) -> String {
+    match foreign_qualifier(name) {
+        None => last_part(name),
+        Some(_) => name
+            .0
+            .iter()
+            .map(|p| p.as_ident().map_or_else(|| p.to_string(), |i| i.value.clone()))
+            .collect::<Vec<_>>()
+            .join("."),
+    }
+}
+
+/// The name of a table, view or function a statement creates, in weir's one namespace.
+///
+/// # Errors
+/// A name qualified by another catalog or database, which weir does not have, at the name.
+fn created_name(name: &ObjectName) -> Result<String, ParserError> {
+    match foreign_qualifier(name) {
+        None => Ok(last_part(name)),
+        Some(qualifier) => {
+            let at = name.span().start;
+            Err(ParserError::ParserError(format!(
+                "Catalog or database '{qualifier}' does not exist: weir keeps one catalog and one database, \
+                 `default_catalog`.`default_database` at Line: {}, Column: {}",
+                at.line, at.column
+            )))
+        }
+    }
 }
 
 /// The deepest nesting of parentheses a statement may have. Generated SQL nests deeply (Flink's
@@ -600,7 +650,7 @@ fn parse_function_statement(parser: &mut Parser) -> Result<Option<Statement>, Pa
     }
     if create {
         let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
-        let name = table_name(&parser.parse_object_name(false)?);
+        let name = created_name(&parser.parse_object_name(false)?)?;
         parser.expect_keyword(Keyword::AS)?;
         let class = parser.parse_literal_string()?;
         let language = if parser.parse_keyword(Keyword::LANGUAGE) {
@@ -788,7 +838,7 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
         let _if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
         let table = object(parser)?;
         let change = if take(parser, &["RENAME", "TO"]) {
-            AlterTable::Rename(object(parser)?)
+            AlterTable::Rename(created_name(&parser.parse_object_name(false)?)?)
         } else if take(parser, &["SET"]) {
             parser.expect_token(&Token::LParen)?;
             let pairs = parser.parse_comma_separated(|p| {
@@ -886,7 +936,7 @@ fn describe(statement: &Statement) -> &'static str {
 
 fn parse_create_table(parser: &mut Parser) -> Result<CreateTable, ParserError> {
     let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
-    let name = table_name(&parser.parse_object_name(false)?);
+    let name = created_name(&parser.parse_object_name(false)?)?;
     let mut table = CreateTable {
         name,
         columns: Vec::new(),
@@ -1104,7 +1154,7 @@ fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
             Ok(Statement::Insert(Insert { table, columns, source, on_conflict: None }))
         }
         ast::Statement::CreateView { name, query, if_not_exists, .. } => {
-            Ok(Statement::CreateView { name: table_name(&name), query, if_not_exists })
+            Ok(Statement::CreateView { name: created_name(&name)?, query, if_not_exists })
         }
         ast::Statement::Drop { object_type, if_exists, names, .. } => {
             let view = object_type == ast::ObjectType::View;
@@ -1135,7 +1185,7 @@ fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
             let assignments = assignments
                 .into_iter()
                 .map(|a| match a.target {
-                    ast::AssignmentTarget::ColumnName(column) => Ok((table_name(&column), a.value)),
+                    ast::AssignmentTarget::ColumnName(column) => Ok((last_part(&column), a.value)),
                     ast::AssignmentTarget::Tuple(_) => {
                         Err(ParserError::ParserError("Unsupported statement: UPDATE … SET (a, b) = …".into()))
                     }

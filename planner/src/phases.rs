@@ -117,7 +117,11 @@ impl<'a> Planner<'a> {
                 Ok(CatalogTable { descriptor: t.descriptor.for_writing(), ..(**t).clone() })
             }
             _ => {
-                let quoted: Vec<String> = Catalog::qualified(name).split('.').map(|part| format!("`{part}`")).collect();
+                // A name qualified by another database or catalog (`other_db.t`) keeps its parts.
+                let mut parts: Vec<&str> = name.split('.').collect();
+                let defaults = ["default_catalog", "default_database"];
+                parts.splice(0..0, defaults[..3usize.saturating_sub(parts.len()).min(2)].iter().copied());
+                let quoted: Vec<String> = parts.iter().map(|part| format!("`{part}`")).collect();
                 Err(Error::Catalog(format!(
                     "Cannot find table '{}' in any of the catalogs [default_catalog], nor as a temporary table.",
                     quoted.join(".")

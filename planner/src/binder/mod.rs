@@ -469,7 +469,7 @@ impl<'a> Binder<'a> {
                     }
                 }
                 ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(name), _) => {
-                    let qualifier = crate::parser::table_name(name);
+                    let qualifier = crate::parser::last_part(name);
                     for c in scope.columns.iter().filter(|c| c.qualifier.as_deref() == Some(&qualifier)) {
                         let parts = vec![ast::Ident::new(qualifier.clone()), ast::Ident::new(c.name.clone())];
                         items.push((ast::Expr::CompoundIdentifier(parts), None));

@@ -23,7 +23,7 @@ fn unnest_of(relation: &TableFactor) -> Option<(Option<&ast::TableAlias>, Vec<&a
             Some((alias.as_ref(), array_exprs.iter().collect(), *with_ordinality))
         }
         TableFactor::Table { name, alias, args: Some(args), with_ordinality, .. }
-            if crate::parser::table_name(name).eq_ignore_ascii_case("UNNEST") =>
+            if crate::parser::last_part(name).eq_ignore_ascii_case("UNNEST") =>
         {
             let exprs = args
                 .args

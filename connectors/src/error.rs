@@ -70,6 +70,15 @@ pub enum Error {
     #[error("{0}")]
     Validation(String),
 
+    /// A Parquet file could not be read or written.
+    #[error("Parquet file '{file}': {reason}")]
+    Parquet {
+        /// The file.
+        file: String,
+        /// What went wrong.
+        reason: String,
+    },
+
     /// A record of a file could not be read.
     #[error("Failed to parse file '{file}', line {line}{}: {reason}", column_text(*column, field))]
     Parse {

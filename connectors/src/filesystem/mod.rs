@@ -7,7 +7,7 @@
 //! | option | default | meaning |
 //! |---|---|---|
 //! | `path` | required | a file or directory to read; the directory to write |
-//! | `format` | required | `csv` or `json`, with that format's options |
+//! | `format` | required | a row format (`csv`, `json`, …) or `parquet`, with that format's options |
 //! | `sink.parallelism` | the input's | number of sink subtasks |
 //! | `partition.default-name` | `__DEFAULT_PARTITION__` | the directory of a NULL or empty partition value |
 //! | `sink.rolling-policy.file-size` | `128MB` | a part file holding more is closed |
@@ -38,11 +38,12 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-pub use sink::FileSink;
 use sink::PartitionSink;
+pub use sink::{FileSink, PartFormat};
 pub use source::FileSource;
 
 use crate::error::{Error, Result};
+use crate::format::parquet::{self, ParquetFormat};
 use crate::format::Format;
 use crate::options::TableOptions;
 use crate::print::sink_parallelism;
@@ -74,16 +75,40 @@ fn common_options(options: &mut TableOptions, table: &TableDescriptor) -> Result
     }
 }
 
+/// How a table's files hold its rows.
+#[derive(Debug, Clone)]
+pub enum FileFormat {
+    /// Records of a row format one after another (`csv`, `json`, …), read and written a record
+    /// at a time.
+    Records(Arc<dyn Format>),
+    /// Parquet: files written whole and read by columns.
+    Parquet(Arc<ParquetFormat>),
+}
+
+impl FileFormat {
+    /// Whether the files hold changes rather than rows (a CDC row format).
+    fn carries_changes(&self) -> bool {
+        match self {
+            FileFormat::Records(format) => format.carries_changes(),
+            FileFormat::Parquet(_) => false,
+        }
+    }
+}
+
 /// The table's partitioning (`None` without `PARTITIONED BY`) and its format, which reads and
 /// writes the columns other than the partition columns (the directories hold those).
 fn partitioned_format(
     table: &TableDescriptor,
     options: &mut TableOptions,
     ctx: &FactoryContext<'_>,
-) -> Result<(Option<Partitioning>, Arc<dyn Format>)> {
+) -> Result<(Option<Partitioning>, FileFormat)> {
     let partitioning = Partitioning::of(table, options)?;
     let data_schema = partitioning.as_ref().map_or_else(|| table.schema.clone(), |p| p.data_schema(&table.schema));
-    Ok((partitioning, ctx.format(&data_schema, options)?))
+    let format = match options.optional("format") {
+        Some(parquet::IDENTIFIER) => FileFormat::Parquet(Arc::new(ParquetFormat::create(&data_schema, options)?)),
+        _ => FileFormat::Records(ctx.format(&data_schema, options)?),
+    };
+    Ok((partitioning, format))
 }
 
 impl ConnectorFactory for FilesystemFactory {
@@ -154,7 +179,7 @@ impl ConnectorFactory for FilesystemFactory {
 struct FileTable {
     name: String,
     path: PathBuf,
-    format: Arc<dyn Format>,
+    format: FileFormat,
     types: Vec<DataType>,
     partitioning: Option<Partitioning>,
 }
@@ -170,13 +195,13 @@ impl ResolvedSource for FileTable {
 
     fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
         let (name, path, format, types) =
-            (self.name.clone(), self.path.clone(), Arc::clone(&self.format), self.types.clone());
+            (self.name.clone(), self.path.clone(), self.format.clone(), self.types.clone());
         let partitioning = self.partitioning.clone();
         Ok(SourceProvider {
             parallelism: None,
             bounded: true,
             factory: Arc::new(move |info| {
-                let source = FileSource::new(name.clone(), path.clone(), Arc::clone(&format), &types, info);
+                let source = FileSource::new(name.clone(), path.clone(), format.clone(), &types, info);
                 Box::new(match &partitioning {
                     Some(p) => source.with_partitions(p.clone(), &types),
                     None => source,
@@ -190,7 +215,7 @@ impl ResolvedSource for FileTable {
 struct FileSinkTable {
     name: String,
     path: PathBuf,
-    format: Arc<dyn Format>,
+    format: FileFormat,
     parallelism: Option<usize>,
     rolling: RollingPolicy,
     partitioning: Option<Partitioning>,
@@ -217,7 +242,7 @@ impl ResolvedSink for FileSinkTable {
     /// partition committer.
     fn create(&self, _sink: &SinkContext) -> Result<SinkProvider> {
         let id = format!("{:016x}", rand::random::<u64>());
-        let (name, path, format) = (self.name.clone(), self.path.clone(), Arc::clone(&self.format));
+        let (name, path, format) = (self.name.clone(), self.path.clone(), self.format.clone());
         let (rolling, partitioning, commit) = (self.rolling, self.partitioning.clone(), self.commit.clone());
         // Made by the first subtask built, which knows the sink's parallelism.
         let committer: Arc<OnceLock<Arc<Mutex<PartitionCommitter>>>> = Arc::default();
@@ -225,8 +250,11 @@ impl ResolvedSink for FileSinkTable {
             parallelism: self.parallelism,
             changelog_mode: self.changelog_mode(),
             factory: Arc::new(move |info| {
-                let sink =
-                    FileSink::new(name.clone(), path.clone(), format.encoder(), &id, info.index).with_rolling(rolling);
+                let writer = match &format {
+                    FileFormat::Records(format) => PartFormat::Records(format.encoder()),
+                    FileFormat::Parquet(format) => PartFormat::Parquet(Arc::clone(format)),
+                };
+                let sink = FileSink::new(name.clone(), path.clone(), writer, &id, info.index).with_rolling(rolling);
                 let Some(partitioning) = &partitioning else { return Box::new(sink) };
                 let committer = commit.as_ref().map(|policy| {
                     let make = || PartitionCommitter::new(policy.clone(), path.clone(), partitioning, info.parallelism);

@@ -35,7 +35,28 @@ use weir_runtime::{
 use super::commit::{PartitionCommitter, RollingPolicy};
 use super::partition::Partitioning;
 use crate::error::Error;
+use crate::format::parquet::{ParquetFormat, ParquetWriter};
 use crate::format::Encoder;
+
+/// How a sink turns rows into part files.
+pub enum PartFormat {
+    /// Records of a row format, appended to the file as text.
+    Records(Box<dyn Encoder>),
+    /// Parquet files, each written whole and readable once closed.
+    Parquet(Arc<ParquetFormat>),
+}
+
+impl From<Box<dyn Encoder>> for PartFormat {
+    fn from(encoder: Box<dyn Encoder>) -> Self {
+        PartFormat::Records(encoder)
+    }
+}
+
+/// What a part file being written is written through.
+enum PartWriter {
+    Records(BufWriter<File>),
+    Parquet(Box<ParquetWriter>),
+}
 
 /// A closed part file waiting for a checkpoint to complete: the next checkpoint's until one
 /// takes it (`checkpoint` `None`).
@@ -48,7 +69,7 @@ struct Pending {
 
 /// A part file being written.
 struct OpenFile {
-    writer: BufWriter<File>,
+    writer: PartWriter,
     /// Its number (`part-…-<n>`).
     number: u64,
     bytes: u64,
@@ -87,7 +108,7 @@ struct WrittenPartitions {
 pub struct FileSink {
     table: String,
     dir: PathBuf,
-    encoder: Box<dyn Encoder>,
+    format: PartFormat,
     /// `part-<id>-<subtask>-`: the start of every part file's name.
     prefix: String,
     /// The number of the next part file.
@@ -117,13 +138,13 @@ const WRITING: &str = "writing";
 const PARTITIONS: &str = "partitions";
 
 impl FileSink {
-    /// The sink of subtask `subtask` of the table `table`, writing into `dir` with Flink's
-    /// default rolling policy and no partitions.
-    pub fn new(table: String, dir: PathBuf, encoder: Box<dyn Encoder>, id: &str, subtask: usize) -> Self {
+    /// The sink of subtask `subtask` of the table `table`, writing into `dir` in `format` with
+    /// Flink's default rolling policy and no partitions.
+    pub fn new(table: String, dir: PathBuf, format: impl Into<PartFormat>, id: &str, subtask: usize) -> Self {
         FileSink {
             table,
             dir,
-            encoder,
+            format: format.into(),
             prefix: format!("part-{id}-{subtask}-"),
             counter: 0,
             open: BTreeMap::new(),
@@ -163,9 +184,9 @@ impl FileSink {
         Error::Io { path: path.display().to_string(), source }.into()
     }
 
-    /// Appends `text` to the file of `partition`, first closing it when it holds more than the
-    /// rolling policy's size.
-    fn write(&mut self, partition: &str, text: &str, ctx: &OperatorContext) -> RuntimeResult<()> {
+    /// The open file of `partition`, opened now if there is none, after closing the one there
+    /// was when it holds more than the rolling policy's size.
+    fn file(&mut self, partition: &str, ctx: &OperatorContext) -> RuntimeResult<&mut OpenFile> {
         let now = ctx.processing_time();
         if self.open.get(partition).is_some_and(|f| f.bytes > self.rolling.file_size) {
             self.roll(partition, ctx)?;
@@ -182,7 +203,10 @@ impl FileSink {
             let parent = path.parent().unwrap_or(&self.dir).to_path_buf();
             std::fs::create_dir_all(&parent).map_err(|e| Self::io(&parent, e))?;
             let file = File::create(&path).map_err(|e| Self::io(&path, e))?;
-            let writer = BufWriter::with_capacity(1 << 16, file);
+            let writer = match &self.format {
+                PartFormat::Records(_) => PartWriter::Records(BufWriter::with_capacity(1 << 16, file)),
+                PartFormat::Parquet(format) => PartWriter::Parquet(Box::new(format.writer(file, &path)?)),
+            };
             self.open.insert(
                 partition.to_string(),
                 OpenFile { writer, number: self.counter, bytes: 0, opened: now, written: now },
@@ -193,10 +217,32 @@ impl FileSink {
             }
         }
         let file = self.open.get_mut(partition).unwrap_or_else(|| unreachable!("the file was just opened"));
-        file.bytes += text.len() as u64;
         file.written = now;
-        let (result, number) = (file.writer.write_all(text.as_bytes()), file.number);
-        result.map_err(|e| Self::io(&self.file_name(partition, number, true), e))
+        Ok(file)
+    }
+
+    /// Writes the rows of `rows` (the columns the files hold) to the file of `partition`: as
+    /// records of the row format, or into the Parquet file's row group.
+    fn write(&mut self, partition: &str, rows: &Chunk, ctx: &OperatorContext) -> RuntimeResult<()> {
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        if let PartFormat::Records(encoder) = &mut self.format {
+            encoder.encode_chunk(rows, &mut text);
+        }
+        let file = self.file(partition, ctx)?;
+        let written = match &mut file.writer {
+            PartWriter::Records(writer) => {
+                file.bytes += text.len() as u64;
+                writer.write_all(text.as_bytes()).map_err(|e| (file.number, e))
+            }
+            PartWriter::Parquet(writer) => {
+                writer.write(rows)?;
+                file.bytes = writer.bytes();
+                Ok(())
+            }
+        };
+        self.text = text;
+        written.map_err(|(number, e)| Self::io(&self.file_name(partition, number, true), e))
     }
 
     /// Closes the file of `partition` (flushed and synced): pending for the next checkpoint,
@@ -212,7 +258,10 @@ impl FileSink {
     fn close(&mut self, partition: &str) -> RuntimeResult<()> {
         let Some(file) = self.open.remove(partition) else { return Ok(()) };
         let in_progress = self.file_name(partition, file.number, true);
-        let handle = file.writer.into_inner().map_err(|e| Self::io(&in_progress, e.into_error()))?;
+        let handle = match file.writer {
+            PartWriter::Records(writer) => writer.into_inner().map_err(|e| Self::io(&in_progress, e.into_error()))?,
+            PartWriter::Parquet(writer) => writer.finish()?,
+        };
         handle.sync_all().map_err(|e| Self::io(&in_progress, e))?;
         let finished = self.file_name(partition, file.number, false);
         self.pending.push(Pending { checkpoint: None, in_progress, finished });
@@ -316,29 +365,13 @@ impl Operator for FileSink {
                 self.table
             )));
         }
-        let mut text = std::mem::take(&mut self.text);
-        let result = match &self.partitions {
-            None => {
-                text.clear();
-                self.encoder.encode_chunk(&chunk, &mut text);
-                self.write("", &text, ctx)
-            }
-            Some(partitions) => {
-                let data = partitions.partitioning.data_columns().to_vec();
-                Self::split_by_partition(&partitions.partitioning, &chunk).into_iter().try_for_each(|(dir, rows)| {
-                    text.clear();
-                    let rows = if rows.len() == chunk.len() {
-                        chunk.project(&data)
-                    } else {
-                        chunk.selected(&rows).project(&data)
-                    };
-                    self.encoder.encode_chunk(&rows, &mut text);
-                    self.write(&dir, &text, ctx)
-                })
-            }
-        };
-        self.text = text;
-        result
+        let Some(partitions) = &self.partitions else { return self.write("", &chunk, ctx) };
+        let data = partitions.partitioning.data_columns().to_vec();
+        Self::split_by_partition(&partitions.partitioning, &chunk).into_iter().try_for_each(|(dir, rows)| {
+            let rows =
+                if rows.len() == chunk.len() { chunk.project(&data) } else { chunk.selected(&rows).project(&data) };
+            self.write(&dir, &rows, ctx)
+        })
     }
 
     fn process_watermark(

@@ -11,7 +11,6 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use weir_runtime::checkpoint::codec::DecodeError;
 use weir_runtime::checkpoint::{StateReader, StateWriter};
@@ -23,23 +22,58 @@ use weir_runtime::{
 };
 
 use crate::error::{Error, Result};
-use crate::format::{Decoder, Format, Lines};
+use crate::format::parquet::ParquetReader;
+use crate::format::{Decoder, Lines};
 
 use super::partition::Partitioning;
+use super::FileFormat;
 
 /// The file being read.
 struct OpenFile {
     path: PathBuf,
     display: String,
-    lines: Lines,
-    decoder: Box<dyn Decoder>,
-    /// The byte it started reading at.
+    reading: Reading,
+    /// Where it started reading: a byte of a file of records, a row of a Parquet file.
     start: u64,
+    /// Its size in bytes.
+    size: u64,
     /// The values of the table's partition columns its directories name.
     partition: Vec<Value>,
 }
 
-/// A file still to read: from byte `offset`, which follows line `line`.
+/// How a file is read.
+enum Reading {
+    /// Record by record, from its lines.
+    Records { lines: Lines, decoder: Box<dyn Decoder> },
+    /// A batch of rows at a time, by columns.
+    Parquet(ParquetReader),
+}
+
+impl OpenFile {
+    /// Where its next record starts: a byte offset and the line before it, for a file of
+    /// records; the number of rows read (and line 0), for a Parquet file.
+    fn resume_point(&self) -> (u64, usize) {
+        match &self.reading {
+            Reading::Records { lines, .. } => (lines.offset(), lines.number()),
+            Reading::Parquet(reader) => (reader.rows_read(), 0),
+        }
+    }
+
+    /// Bytes of it read since it was opened (for a Parquet file, its share of the rows read).
+    fn bytes_read(&self) -> u64 {
+        match &self.reading {
+            Reading::Records { lines, .. } => lines.offset().saturating_sub(self.start),
+            Reading::Parquet(reader) => {
+                let read = reader.rows_read().saturating_sub(self.start) as f64;
+                let total = reader.rows_total().max(1) as f64;
+                (self.size as f64 * read / total) as u64
+            }
+        }
+    }
+}
+
+/// A file still to read: from byte `offset`, which follows line `line` (for a Parquet file:
+/// from row `offset`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pending {
     path: PathBuf,
@@ -63,10 +97,9 @@ impl Reader {
 
     /// The files still to read, the one being read first from where its next record starts.
     fn pending(&self) -> impl Iterator<Item = Pending> + '_ {
-        let current = self.current.as_ref().map(|f| Pending {
-            path: f.path.clone(),
-            offset: f.lines.offset(),
-            line: f.lines.number(),
+        let current = self.current.as_ref().map(|f| {
+            let (offset, line) = f.resume_point();
+            Pending { path: f.path.clone(), offset, line }
         });
         current.into_iter().chain(self.files.iter().cloned())
     }
@@ -76,7 +109,7 @@ impl Reader {
 pub struct FileSource {
     name: String,
     path: PathBuf,
-    format: Arc<dyn Format>,
+    format: FileFormat,
     subtask: usize,
     parallelism: usize,
     /// One reader, or one per part a restore handed over (the splits, read in turn).
@@ -145,7 +178,7 @@ impl FileSource {
     pub fn new(
         name: String,
         path: PathBuf,
-        format: Arc<dyn Format>,
+        format: FileFormat,
         types: &[weir_runtime::DataType],
         info: &SubtaskInfo,
     ) -> Self {
@@ -188,22 +221,56 @@ impl FileSource {
     }
 
     /// Opens reader `k`'s next file; `false` when it has none.
-    fn open_next(&mut self, k: usize) -> Result<bool> {
+    fn open_next(&mut self, k: usize, batch: usize) -> Result<bool> {
         let Some(Pending { path, offset, line }) = self.readers[k].files.pop_front() else { return Ok(false) };
         let display = path.display().to_string();
         let io = |source| Error::Io { path: display.clone(), source };
-        let mut file = File::open(&path).map_err(io)?;
-        if offset > 0 {
-            file.seek(SeekFrom::Start(offset)).map_err(io)?;
-        }
-        let lines = Lines::resumed(Box::new(BufReader::with_capacity(1 << 16, file)), offset, line);
-        let decoder = self.format.decoder();
+        let reading = match &self.format {
+            FileFormat::Records(format) => {
+                let mut file = File::open(&path).map_err(io)?;
+                if offset > 0 {
+                    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+                }
+                let lines = Lines::resumed(Box::new(BufReader::with_capacity(1 << 16, file)), offset, line);
+                Reading::Records { lines, decoder: format.decoder() }
+            }
+            FileFormat::Parquet(format) => Reading::Parquet(format.reader(&path, offset, batch)?),
+        };
+        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
         let partition = match &self.partitions {
             Some(p) => p.partitioning.values_of(path.strip_prefix(&self.path).unwrap_or(&path))?,
             None => Vec::new(),
         };
-        self.readers[k].current = Some(OpenFile { path, display, lines, decoder, start: offset, partition });
+        self.readers[k].current = Some(OpenFile { path, display, reading, start: offset, size, partition });
         Ok(true)
+    }
+
+    /// Reads the next batch of rows of reader `k`'s Parquet files, whole, as one chunk; `None`
+    /// once every file of the reader is read.
+    fn next_batch(&mut self, k: usize, rows: usize) -> Result<Option<(usize, Vec<ArrayRef>)>> {
+        loop {
+            let Some(file) = self.readers[k].current.as_mut() else {
+                if self.open_next(k, rows)? {
+                    continue;
+                }
+                return Ok(None);
+            };
+            let Reading::Parquet(reader) = &mut file.reading else {
+                unreachable!("only a Parquet table's source reads batches")
+            };
+            match reader.next_batch()? {
+                Some((n, arrays)) => {
+                    if let Some(partitions) = &mut self.partitions {
+                        partitions.extend(n, &file.partition);
+                    }
+                    return Ok(Some((n, arrays)));
+                }
+                None => {
+                    self.bytes_done += file.bytes_read();
+                    self.readers[k].current = None;
+                }
+            }
+        }
     }
 
     /// Reads records of reader `k` into the columns until they hold `rows`; `false` once every
@@ -211,20 +278,23 @@ impl FileSource {
     fn fill(&mut self, k: usize, rows: usize) -> Result<bool> {
         while self.columns.rows() < rows {
             let Some(file) = self.readers[k].current.as_mut() else {
-                if self.open_next(k)? {
+                if self.open_next(k, rows)? {
                     continue;
                 }
                 return Ok(false);
             };
+            let Reading::Records { lines, decoder } = &mut file.reading else {
+                unreachable!("a Parquet table's source reads batches")
+            };
             let before = self.columns.rows();
-            let decoded = file.decoder.decode_changes(&mut file.lines, &mut self.columns, &mut self.kinds);
+            let decoded = decoder.decode_changes(lines, &mut self.columns, &mut self.kinds);
             if let Some(partitions) = &mut self.partitions {
                 partitions.extend(self.columns.rows() - before, &file.partition);
             }
             match decoded {
                 Ok(true) => {}
                 Ok(false) => {
-                    self.bytes_done += file.lines.offset().saturating_sub(file.start);
+                    self.bytes_done += file.bytes_read();
                     self.readers[k].current = None;
                 }
                 Err(e) => return Err(e.in_file(&file.display)),
@@ -284,12 +354,7 @@ impl Source for FileSource {
     }
 
     fn progress(&self) -> Option<weir_runtime::SourceProgress> {
-        let reading: u64 = self
-            .readers
-            .iter()
-            .filter_map(|r| r.current.as_ref())
-            .map(|f| f.lines.offset().saturating_sub(f.start))
-            .sum();
+        let reading: u64 = self.readers.iter().filter_map(|r| r.current.as_ref()).map(OpenFile::bytes_read).sum();
         Some(weir_runtime::SourceProgress { bytes_read: self.bytes_done + reading, bytes_total: self.bytes_total })
     }
 
@@ -353,8 +418,19 @@ impl Source for FileSource {
             return Ok(SourceStatus::Finished);
         };
         self.turn = k;
-        self.fill(k, ctx.chunk_size())?;
-        let mut arrays = self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
+        let mut arrays = match &self.format {
+            FileFormat::Records(_) => {
+                self.fill(k, ctx.chunk_size())?;
+                self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?
+            }
+            FileFormat::Parquet(_) => match self.next_batch(k, ctx.chunk_size())? {
+                Some((rows, arrays)) => {
+                    self.kinds.resize(rows, RowKind::Insert);
+                    arrays
+                }
+                None => self.columns.finish().map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?,
+            },
+        };
         if let Some(partitions) = &mut self.partitions {
             arrays = partitions.assemble(arrays).map_err(|e| RuntimeError::execution(format!("{}: {e}", self.name)))?;
         }

@@ -7,6 +7,7 @@ pub mod avro;
 pub mod cdc;
 pub mod csv;
 pub mod json;
+pub mod parquet;
 pub mod raw;
 pub mod text;
 

@@ -1,5 +1,5 @@
-//! Load test of the connectors: datagen → blackhole throughput, CSV parse throughput, and how
-//! closely datagen keeps its `rows-per-second` in real time.
+//! Load test of the connectors: datagen → blackhole throughput, CSV parse throughput, CSV and
+//! Parquet file scans, and how closely datagen keeps its `rows-per-second` in real time.
 //!
 //! ```text
 //! cargo bench --bench connectors                  # every scenario
@@ -125,6 +125,41 @@ fn csv_file_to_blackhole(rows: usize) {
     );
 }
 
+/// Reads the same rows from Parquet through the filesystem source into blackhole: the CSV file
+/// written as Parquet by weir first (untimed), then read back whole.
+fn parquet_file_to_blackhole(rows: usize) {
+    let dir = std::env::temp_dir().join(format!("weir-bench-parquet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("orders.csv");
+    std::fs::write(&csv, orders_csv(rows)).unwrap();
+    let parquet = dir.join("orders");
+    let (csv_path, parquet_path) = (csv.display().to_string(), parquet.display().to_string());
+    let table = |path: &str, format: &str| {
+        TableDescriptor::new(
+            "orders",
+            orders_schema(),
+            &[("connector", "filesystem"), ("path", path), ("format", format)],
+        )
+    };
+    let pipeline = Pipeline::new(RuntimeConfig::default().with_parallelism(1));
+    pipeline.from_table(&table(&csv_path, "csv")).unwrap().to_table(&table(&parquet_path, "parquet")).unwrap();
+    pipeline.run().unwrap();
+    let bytes: u64 = std::fs::read_dir(&parquet).unwrap().map(|f| f.unwrap().metadata().unwrap().len()).sum();
+    let pipeline = Pipeline::new(RuntimeConfig::default().with_parallelism(1));
+    let sink = TableDescriptor::new("snk", orders_schema(), &[("connector", "blackhole")]);
+    pipeline.from_table(&table(&parquet_path, "parquet")).unwrap().to_table(&sink).unwrap();
+    let started = Instant::now();
+    pipeline.run().unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "parquet_file_blackhole {rows:>7} rows  {wall:>7.3} s  {:>12.0} rows/s  {:>7.1} MB/s of Parquet ({:.1} MB)",
+        rows as f64 / wall,
+        bytes as f64 / wall / 1e6,
+        bytes as f64 / 1e6
+    );
+}
+
 /// Runs datagen at a fixed rate for about `seconds` and compares the achieved rate.
 fn datagen_rate(rows_per_second: u64, seconds: u64, parallelism: usize) {
     let rows = rows_per_second * seconds;
@@ -157,6 +192,9 @@ fn main() {
     }
     if run("csv_file_blackhole") {
         csv_file_to_blackhole(2_000_000);
+    }
+    if run("parquet_file_blackhole") {
+        parquet_file_to_blackhole(2_000_000);
     }
     if run("datagen_rate") {
         datagen_rate(10_000, 3, 1);

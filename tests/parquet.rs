@@ -213,3 +213,110 @@ fn weir_reads_back_what_it_wrote_at_every_parallelism() {
         assert_eq!(read, expected, "written at parallelism {writers}, read at {readers}");
     }
 }
+
+/// `weir run job.sql` in `dir` with `args`, its standard error piped.
+fn weir(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_weir"))
+        .arg("run")
+        .args(args)
+        .arg(dir.join("job.sql"))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The checkpointed job over the Parquet files of `dir/input`: the rows with `v < 10` into a
+/// Parquet table partitioned by `k % 7` whose files roll every 16 KB, and a count and sum per
+/// key into a managed table.
+fn crash_job(dir: &Path) -> String {
+    let d = dir.display();
+    format!(
+        "SET 'table.store.path' = '{d}/store';\n\
+         SET 'execution.checkpointing.interval' = '200 ms';\n\
+         SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+         CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3)) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/input', 'format' = 'parquet');\n\
+         CREATE TABLE kept (id BIGINT, v INT, bucket INT) PARTITIONED BY (bucket) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'parquet',\n\
+           'sink.rolling-policy.file-size' = '16kb');\n\
+         CREATE TABLE IF NOT EXISTS totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED);\n\
+         EXECUTE STATEMENT SET BEGIN\n\
+         INSERT INTO kept SELECT id, v, k % 7 FROM src WHERE v < 10;\n\
+         INSERT INTO totals SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n\
+         END;\n"
+    )
+}
+
+/// What the job of `dir` wrote: the Parquet table's rows and the managed table's, read back.
+fn crash_results(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let d = dir.display();
+    let read = |query: &str| {
+        run(
+            &format!(
+                "SET 'table.store.path' = '{d}/store';\nSET 'execution.runtime-mode' = 'batch';\n\
+                 CREATE TABLE kept (id BIGINT, v INT, bucket INT) PARTITIONED BY (bucket) WITH (\n\
+                   'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'parquet');\n{query}\n"
+            ),
+            2,
+        )
+    };
+    (read("SELECT id, v, bucket FROM kept;"), read("SELECT k, n, s FROM totals;"))
+}
+
+#[test]
+fn a_parquet_job_killed_at_random_moments_and_resumed_writes_every_row_once() {
+    const ROWS: u64 = 600_000;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut kept, mut totals) = (Vec::new(), std::collections::BTreeMap::<u64, (u64, u64)>::new());
+    let mut csv = String::new();
+    for event in common::events::events(ROWS, 1_000, 0x9e37_79b9_7f4a_7c15) {
+        csv.push_str(&event.line());
+        if event.v < 10 {
+            kept.push(format!("+I[{}, {}, {}]", event.id, event.v, event.k % 7));
+        }
+        let total = totals.entry(event.k).or_default();
+        *total = (total.0 + 1, total.1 + event.v);
+    }
+    kept.sort();
+    let mut totals: Vec<String> = totals.iter().map(|(k, (n, s))| format!("+I[{k}, {n}, {s}]")).collect();
+    totals.sort();
+    // The input as Parquet files of several row groups each, written by weir.
+    std::fs::write(dir.path().join("input.csv"), csv).unwrap();
+    let d = dir.path().display();
+    run(
+        &format!(
+            "CREATE TABLE csv (id BIGINT, k INT, v INT, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', \
+             'path' = '{d}/input.csv', 'format' = 'csv');\n\
+             CREATE TABLE input (id BIGINT, k INT, v INT, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', \
+             'path' = '{d}/input', 'format' = 'parquet', 'sink.rolling-policy.file-size' = '2mb', \
+             'parquet.block.size' = '256kb');\n\
+             INSERT INTO input SELECT * FROM csv;\n"
+        ),
+        3,
+    );
+    assert!(std::fs::read_dir(dir.path().join("input")).unwrap().count() >= 3);
+    // The same job, uninterrupted, over a copy of the input.
+    let whole = tempfile::tempdir().unwrap();
+    std::fs::create_dir(whole.path().join("input")).unwrap();
+    for file in std::fs::read_dir(dir.path().join("input")).unwrap() {
+        let file = file.unwrap();
+        std::fs::copy(file.path(), whole.path().join("input").join(file.file_name())).unwrap();
+    }
+    std::fs::write(dir.path().join("job.sql"), crash_job(dir.path())).unwrap();
+    std::fs::write(whole.path().join("job.sql"), crash_job(whole.path())).unwrap();
+    let uninterrupted = weir(whole.path(), &["-p", "2"]);
+    let resume = |parallelism: usize| weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
+    common::kill_until_done(10, 0x2545_f491_4f6c_dd1d, 100..900, |runs| resume([2, 1, 3][runs % 3]));
+    let output = uninterrupted.wait_with_output().unwrap();
+    assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
+
+    let (rows, sums) = crash_results(dir.path());
+    let (whole_rows, whole_sums) = crash_results(whole.path());
+    assert!(rows == whole_rows, "the Parquet sink's rows differ from an uninterrupted run's");
+    assert!(sums == whole_sums, "the totals differ from an uninterrupted run's");
+    assert_eq!(rows.len(), kept.len(), "rows lost or written twice");
+    assert!(rows == kept, "the Parquet sink's rows differ from the input's");
+    assert!(sums == totals, "the totals differ from the input's");
+}

@@ -175,10 +175,10 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     std::fs::copy(dir.path().join("input.csv"), whole.path().join("input.csv")).unwrap();
     write_names(&whole.path().join("names.csv"));
     std::fs::write(whole.path().join("job.sql"), script(whole.path())).unwrap();
-    let uninterrupted = weir(whole.path(), &["-p", "2"]);
+    let uninterrupted = common::weir_job(whole.path(), &["-p", "2"]);
     // Each restart at another parallelism than the run before: restored state finds its
     // operators however the new plan chains them.
-    let run = |parallelism: usize| weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
+    let run = |parallelism: usize| common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
     // Anywhere from before the first checkpoint to well after it.
     common::kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
     let output = uninterrupted.wait_with_output().unwrap();
@@ -263,19 +263,6 @@ fn multiset_difference(rows: &[String], expected: &[String], stderr: &str) -> St
     )
 }
 
-/// `weir run` with a script of `dir` and `args`, its standard error piped.
-fn weir(dir: &Path, args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_weir"))
-        .arg("run")
-        .args(args)
-        .arg(dir.join("job.sql"))
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 #[test]
 fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -286,7 +273,7 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
         format!("SET 'execution.checkpointing.savepoint-dir' = '{}';\n{}", savepoints.display(), script(dir.path()));
     std::fs::write(dir.path().join("job.sql"), script).unwrap();
     write_names(&dir.path().join("names.csv"));
-    let child = weir(dir.path(), &["-p", "2"]);
+    let child = common::weir_job(dir.path(), &["-p", "2"]);
     // Stopped once the job is under way: its first checkpoint is written.
     let checkpoints = dir.path().join("checkpoints");
     let started = Instant::now();
@@ -322,7 +309,7 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
     std::fs::write(damaged.join("_metadata"), bytes).unwrap();
     let before = common::sink_rows(&dir.path().join("kept"));
     let recovery = format!("execution.state-recovery.path={}", damaged.display());
-    let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
+    let output = common::weir_job(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(!output.status.success());
     assert!(stderr.contains("is damaged: its checksum does not match its contents"), "{stderr}");
@@ -330,7 +317,7 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
 
     // The savepoint itself restores, at another parallelism, to the whole result.
     let recovery = format!("execution.state-recovery.path={path}");
-    let output = weir(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
+    let output = common::weir_job(dir.path(), &["-p", "3", "--set", &recovery]).wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(output.status.success(), "{stderr}");
     let rows = common::sink_rows(&dir.path().join("kept"));
@@ -440,7 +427,7 @@ fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_ro
     std::fs::write(dir.path().join("job.sql"), script).unwrap();
     // 3, 2, 1, 3, 2, 1, …: every restore but one into fewer subtasks than the run before.
     common::kill_until_done(KILLS, 0x5851_f42d_4c95_7f2d, 150..750, |runs| {
-        weir(dir.path(), &["--resume", "-p", &(3 - (runs - 1) % 3).to_string()])
+        common::weir_job(dir.path(), &["--resume", "-p", &(3 - (runs - 1) % 3).to_string()])
     });
     let mut expected_kept: Vec<String> =
         (0..FILES * ROWS).filter(|id| id % 13 < 3).map(|id| format!("{id},{},{}", id % 97, id % 13)).collect();

@@ -214,19 +214,6 @@ fn weir_reads_back_what_it_wrote_at_every_parallelism() {
     }
 }
 
-/// `weir run job.sql` in `dir` with `args`, its standard error piped.
-fn weir(dir: &Path, args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_weir"))
-        .arg("run")
-        .args(args)
-        .arg(dir.join("job.sql"))
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// The checkpointed job over the Parquet files of `dir/input`: the rows with `v < 10` into a
 /// Parquet table partitioned by `k % 7` whose files roll every 16 KB, and a count and sum per
 /// key into a managed table.
@@ -306,8 +293,8 @@ fn a_parquet_job_killed_at_random_moments_and_resumed_writes_every_row_once() {
     }
     std::fs::write(dir.path().join("job.sql"), crash_job(dir.path())).unwrap();
     std::fs::write(whole.path().join("job.sql"), crash_job(whole.path())).unwrap();
-    let uninterrupted = weir(whole.path(), &["-p", "2"]);
-    let resume = |parallelism: usize| weir(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
+    let uninterrupted = common::weir_job(whole.path(), &["-p", "2"]);
+    let resume = |parallelism: usize| common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
     common::kill_until_done(10, 0x2545_f491_4f6c_dd1d, 100..900, |runs| resume([2, 1, 3][runs % 3]));
     let output = uninterrupted.wait_with_output().unwrap();
     assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));

@@ -211,3 +211,17 @@ pub fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receive
     });
     receive
 }
+
+/// `weir run job.sql` in `dir` with `args` (the crash tests' jobs): its output dropped, its
+/// standard error piped, for a failure's report.
+pub fn weir_job(dir: &std::path::Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .arg("run")
+        .args(args)
+        .arg(dir.join("job.sql"))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}

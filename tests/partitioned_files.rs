@@ -135,3 +135,43 @@ fn print_and_blackhole_take_a_partitioned_table_as_flink_does() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "+I[1, x]\n");
 }
+
+/// What `sql` prints as changes (`+I[…]`, sorted), or its error.
+fn changes(sql: &str) -> Result<Vec<String>, String> {
+    let out = common::Buffer::default();
+    let runtime = weir::runtime::RuntimeConfig::default().with_parallelism(2);
+    let registry = weir::connectors::ConnectorRegistry::default();
+    let mut session = weir::planner::Session::new(runtime, registry, Box::new(out.clone()));
+    session.set("sql-client.execution.result-mode", "changelog").unwrap();
+    session.execute_script(sql).map_err(|e| e.error.to_string())?;
+    let text = String::from_utf8_lossy(&out.0.lock()).into_owned();
+    let mut lines: Vec<String> = text.lines().filter(|l| l.starts_with("+I[")).map(str::to_string).collect();
+    lines.sort();
+    Ok(lines)
+}
+
+#[test]
+fn a_filter_on_partition_columns_reads_only_the_partitions_it_can_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    for (partition, text) in [("k=1/p=a", "1,x\n2,y\n"), ("k=1/p=b", "3,z\n"), ("k=2/p=a", "not a number,w\n")] {
+        std::fs::create_dir_all(dir.path().join(partition)).unwrap();
+        std::fs::write(dir.path().join(partition).join("data.csv"), text).unwrap();
+    }
+    let table = format!(
+        "CREATE TABLE t (id INT, s STRING, k INT, p STRING) PARTITIONED BY (k, p) WITH (\
+         'connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+        dir.path().display()
+    );
+    let query = |condition: &str| changes(&format!("{table}SELECT id, s, k, p FROM t WHERE {condition};\n"));
+    // The malformed file of k=2 is never opened when the filter rules its partition out.
+    assert_eq!(query("k = 1").unwrap(), ["+I[1, x, 1, a]", "+I[2, y, 1, a]", "+I[3, z, 1, b]"]);
+    assert_eq!(query("k < 2 AND p = 'b'").unwrap(), ["+I[3, z, 1, b]"]);
+    assert_eq!(query("k = 1 AND id > 1").unwrap(), ["+I[2, y, 1, a]", "+I[3, z, 1, b]"]);
+    assert_eq!(query("k + 1 = 2 AND p <> 'a'").unwrap(), ["+I[3, z, 1, b]"]);
+    assert_eq!(query("k = 3").unwrap(), Vec::<String>::new());
+    // A filter that can pass k=2's rows reads its file, and fails on it as an unpruned scan does.
+    for condition in ["k = 2", "k = 1 OR id > 0", "id > 0", "p = 'a'"] {
+        let error = query(condition).unwrap_err();
+        assert!(error.contains("not a number"), "{condition}: {error}");
+    }
+}

@@ -46,8 +46,8 @@ fn connector_and_format_lookups_fail_clearly() {
          blackhole\ndatagen\nfilesystem\nhologres\njdbc\nkafka\nnexmark\nprint\nupsert-kafka"
     );
     assert_eq!(
-        source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "parquet")]),
-        "Could not find any format factory for identifier 'parquet'.\n\nAvailable format identifiers are:\n\n\
+        source_error(&[("a", "INT")], &[("connector", "filesystem"), ("path", "x"), ("format", "orc")]),
+        "Could not find any format factory for identifier 'orc'.\n\nAvailable format identifiers are:\n\n\
          avro\ncanal-json\ncsv\ndebezium-json\njson\nmaxwell-json\nraw"
     );
     assert_eq!(

@@ -48,8 +48,9 @@ pub use memory_source::{MemorySource, SourceStep};
 pub use print::PrintTarget;
 pub use projecting_source::ProjectingSource;
 pub use registry::{
-    ConnectorRegistry, LookupAbilities, LookupSource, MetadataColumn, MetadataKey, ScanChanges, ScanContext,
-    SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
+    ConnectorRegistry, LookupAbilities, LookupSource, MetadataColumn, MetadataKey, PartitionFilter, ScanChanges,
+    ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, SourceAbilities, SourceProvider,
+    TableDescriptor,
 };
 pub use resolved::{LookupTable, ResolvedLookup, ResolvedSink, ResolvedSource, SinkTable, SourceTable};
 pub use row_sink::{RowConsumer, RowSink};

@@ -241,6 +241,18 @@ pub struct LookupAbilities {
     pub supports_async: bool,
 }
 
+/// Which partitions of a partitioned table a scan reads (Flink's partition pruning): given the
+/// values of a partition's columns, in `PARTITIONED BY` order, whether its rows can pass the
+/// query's filter. A partition it says no to is not read at all.
+#[derive(Clone)]
+pub struct PartitionFilter(pub Arc<dyn Fn(&[Value]) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for PartitionFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PartitionFilter")
+    }
+}
+
 /// What a scan is for, besides the table.
 #[derive(Debug, Clone, Default)]
 pub struct ScanContext {
@@ -253,6 +265,8 @@ pub struct ScanContext {
     /// The job's `table.exec.source.idle-timeout`, when set: a split of the source (a Kafka
     /// partition) without records this long holds no watermark back.
     pub idle_timeout: Option<std::time::Duration>,
+    /// The partitions to read, when the query's filter rules some out; `None`: all of them.
+    pub partitions: Option<PartitionFilter>,
 }
 
 /// What a sink is for, besides the table.

@@ -562,7 +562,8 @@ impl<'a> Physical<'a> {
         };
         match node {
             Node::Scan { table, projection, changelog, key, filter, projected } => {
-                let scan_context = ScanContext { batch: self.options.batch, key: key.clone(), idle_timeout: None };
+                let scan_context =
+                    ScanContext { batch: self.options.batch, key: key.clone(), idle_timeout: None, partitions: None };
                 let upserts = table.abilities(&scan_context).changes == ScanChanges::Upserts;
                 let primary_key: Vec<usize> =
                     table.primary_key.iter().filter_map(|k| projection.iter().position(|p| p == k)).collect();

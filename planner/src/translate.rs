@@ -10,11 +10,14 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{MemorySource, ProjectingSource, ScanContext, SinkContext, SourceStep};
+use weir_connectors::{
+    MemorySource, PartitionFilter, ProjectingSource, ScanContext, SinkContext, SourceStep, TableDescriptor,
+};
+use weir_operators::expr::Expr;
 use weir_operators::ranking::RankType;
 use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
-use weir_runtime::{Row, ShipStrategy};
+use weir_runtime::{Row, ShipStrategy, Value};
 
 use crate::error::{Error, Result};
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
@@ -161,8 +164,10 @@ impl<'p> Translator<'p> {
 
     fn translate_new(&mut self, node: &'p PhysicalNode) -> Result<Output> {
         match &node.kind {
-            PhysicalKind::TableSourceScan { table, projection, key, .. } => {
-                let scan = ScanContext { batch: self.batch, key: key.clone(), idle_timeout: self.idle_timeout };
+            PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
+                let partitions = partition_filter(table.descriptor(), filter);
+                let scan =
+                    ScanContext { batch: self.batch, key: key.clone(), idle_timeout: self.idle_timeout, partitions };
                 let provider = table.create(&scan)?;
                 let parallelism = node.parallelism;
                 let factory = provider.factory;
@@ -296,4 +301,36 @@ impl<'p> Translator<'p> {
             }
         }
     }
+}
+
+/// The partitions of `table` a scan under the filter conjuncts `filter` (over the table's
+/// columns) reads, as Flink prunes them: the conjuncts over partition columns alone, evaluated
+/// on each partition's values; a partition where one is FALSE or NULL holds no row the query
+/// keeps. `None` when no conjunct is over partition columns alone (or the table has none).
+fn partition_filter(table: &TableDescriptor, filter: &[Expr]) -> Option<PartitionFilter> {
+    let fields = &table.schema.fields;
+    let positions: Vec<usize> =
+        table.partition_keys.iter().filter_map(|k| fields.iter().position(|f| &f.name == k)).collect();
+    if positions.is_empty() || positions.len() != table.partition_keys.len() {
+        return None;
+    }
+    let arity = fields.len();
+    let on_partitions = |conjunct: &&Expr| {
+        let mut used = vec![false; arity];
+        conjunct.mark_columns(&mut used);
+        used.iter().enumerate().all(|(column, used)| !used || positions.contains(&column))
+    };
+    let conjuncts: Vec<Expr> = filter.iter().filter(on_partitions).cloned().collect();
+    if conjuncts.is_empty() {
+        return None;
+    }
+    Some(PartitionFilter(Arc::new(move |values: &[Value]| {
+        let mut row = vec![Value::Null; arity];
+        for (&column, value) in positions.iter().zip(values) {
+            row[column] = value.clone();
+        }
+        // A conjunct that fails to evaluate keeps the partition: the filter above the scan
+        // evaluates it on the rows and reports the failure.
+        conjuncts.iter().all(|c| !matches!(c.eval(&row), Ok(Value::Boolean(false) | Value::Null)))
+    })))
 }

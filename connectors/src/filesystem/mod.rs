@@ -23,8 +23,9 @@
 //! | `partition.time-extractor.timestamp-formatter` | `yyyy-MM-dd HH:mm:ss` | how that text reads |
 //!
 //! Reading a directory reads every file below it whose name does not start with `.` or `_`,
-//! in path order; each file is read whole by one subtask, with the values of its partition
-//! columns taken from its directories. The sink writes `part-<id>-<subtask>-<n>` files, hidden
+//! in path order (of a partitioned table, those of the partitions the query's filter can keep
+//! rows of); each file is read whole by one subtask, with the values of its partition columns
+//! taken from its directories. The sink writes `part-<id>-<subtask>-<n>` files, hidden
 //! (`.part-…inprogress`) until committed ([`sink`], [`commit`]).
 
 mod commit;
@@ -186,16 +187,20 @@ struct FileTable {
 
 impl ResolvedSource for FileTable {
     /// A scan takes the filter above it and keeps all of it as remaining, as Flink's
-    /// filesystem source does (it shows in EXPLAIN; every row is still read and filtered).
+    /// filesystem source does (it shows in EXPLAIN; every row read is still filtered); its
+    /// conjuncts over partition columns choose the partitions read ([`ScanContext::partitions`]).
     fn abilities(&self, _scan: &ScanContext) -> SourceAbilities {
         let changes =
             if self.format.carries_changes() { ScanChanges::UpdatesAndDeletes } else { ScanChanges::InsertOnly };
         SourceAbilities { accepts_filters: true, changes, ..SourceAbilities::plain(None, true) }
     }
 
-    fn create(&self, _scan: &ScanContext) -> Result<SourceProvider> {
+    /// A partitioned table's scan reads only the partitions the query's filter can keep rows of
+    /// (`scan.partitions`), as Flink prunes them.
+    fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
         let (name, path, format, types) =
             (self.name.clone(), self.path.clone(), self.format.clone(), self.types.clone());
+        let pruning = scan.partitions.clone();
         let partitioning = self.partitioning.clone();
         Ok(SourceProvider {
             parallelism: None,
@@ -203,7 +208,7 @@ impl ResolvedSource for FileTable {
             factory: Arc::new(move |info| {
                 let source = FileSource::new(name.clone(), path.clone(), format.clone(), &types, info);
                 Box::new(match &partitioning {
-                    Some(p) => source.with_partitions(p.clone(), &types),
+                    Some(p) => source.with_partitions(p.clone(), &types).pruned(pruning.clone()),
                     None => source,
                 })
             }),

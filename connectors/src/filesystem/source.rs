@@ -24,6 +24,7 @@ use weir_runtime::{
 use crate::error::{Error, Result};
 use crate::format::parquet::ParquetReader;
 use crate::format::{Decoder, Lines};
+use crate::registry::PartitionFilter;
 
 use super::partition::Partitioning;
 use super::FileFormat;
@@ -129,6 +130,8 @@ pub struct FileSource {
     bytes_done: u64,
     /// The table's partition columns, read from the directories rather than the files.
     partitions: Option<PartitionColumns>,
+    /// The partitions the query's filter can keep rows of; the others' files are not read.
+    pruning: Option<PartitionFilter>,
 }
 
 /// The partition columns of the chunk being read: which they are and, in runs, their values.
@@ -196,6 +199,7 @@ impl FileSource {
             bytes_total: 0,
             bytes_done: 0,
             partitions: None,
+            pruning: None,
         }
     }
 
@@ -209,11 +213,27 @@ impl FileSource {
         self
     }
 
-    /// This subtask's share of the path's files: every `parallelism`-th from its index.
+    /// The source reading only the partitions `pruning` keeps (of a partitioned table).
+    pub(crate) fn pruned(mut self, pruning: Option<PartitionFilter>) -> Self {
+        self.pruning = pruning;
+        self
+    }
+
+    /// Whether the file at `path` is in a partition the query's filter can keep rows of (a file
+    /// whose directories do not name its partition is read, and fails as it does unpruned).
+    fn in_kept_partition(&self, path: &Path) -> bool {
+        let (Some(partitions), Some(pruning)) = (&self.partitions, &self.pruning) else { return true };
+        let relative = path.strip_prefix(&self.path).unwrap_or(path);
+        partitions.partitioning.values_of(relative).map_or(true, |values| (pruning.0)(&values))
+    }
+
+    /// This subtask's share of the path's files (those of the partitions the query can keep
+    /// rows of): every `parallelism`-th from its index.
     fn assigned_files(&self) -> Result<VecDeque<Pending>> {
         let files = list_files(&self.path)?;
         Ok(files
             .into_iter()
+            .filter(|path| self.in_kept_partition(path))
             .skip(self.subtask)
             .step_by(self.parallelism)
             .map(|path| Pending { path, offset: 0, line: 0 })

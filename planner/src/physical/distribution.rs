@@ -57,7 +57,7 @@ impl Distribution {
         let input_parallelism = node.inputs.first().map_or(self.parallelism, |i| i.parallelism);
         node.parallelism = match &mut node.kind {
             PhysicalKind::TableSourceScan { table, key, .. } => {
-                let scan = ScanContext { batch: self.batch, key: key.clone(), idle_timeout: None };
+                let scan = ScanContext { batch: self.batch, key: key.clone(), idle_timeout: None, partitions: None };
                 let offered = table.abilities(&scan);
                 if self.batch && !offered.bounded {
                     return Err(Error::validation(

@@ -143,9 +143,14 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         return Some(nullable(a, b, LogicalType::Varchar(weir_runtime::types::MAX_LENGTH)));
     }
     match (&a.logical, &b.logical) {
+        // Times of different precisions: the finer one.
         (LogicalType::Timestamp(p), LogicalType::Timestamp(q)) => {
             Some(nullable(a, b, LogicalType::Timestamp(*p.max(q))))
         }
+        (LogicalType::TimestampLtz(p), LogicalType::TimestampLtz(q)) => {
+            Some(nullable(a, b, LogicalType::TimestampLtz(*p.max(q))))
+        }
+        (LogicalType::Time(p), LogicalType::Time(q)) => Some(nullable(a, b, LogicalType::Time(*p.max(q)))),
         // Byte strings of different lengths: a VARBINARY as long as the longer.
         (LogicalType::Binary(n) | LogicalType::Varbinary(n), LogicalType::Binary(m) | LogicalType::Varbinary(m)) => {
             Some(nullable(a, b, LogicalType::Varbinary(*n.max(m))))

@@ -333,9 +333,14 @@ impl ExprBinder<'_> {
                 let ty = data_type(&t.data_type, position_of(node))?;
                 let text = t.value.value.clone().into_string().unwrap_or_default();
                 let ty = match ty.logical {
+                    // A literal's precision is its fraction's digits, as Calcite types it.
                     LogicalType::Timestamp(_) => {
                         let digits = text.split_once('.').map_or(0, |(_, f)| f.len()) as u8;
                         DataType::timestamp(digits)
+                    }
+                    LogicalType::Time(_) => {
+                        let digits = text.trim().split_once('.').map_or(0, |(_, f)| f.len().min(9)) as u8;
+                        DataType::new(LogicalType::Time(digits))
                     }
                     _ => ty,
                 };

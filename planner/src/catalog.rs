@@ -63,6 +63,18 @@ impl Catalog {
         weir_connectors::registry::qualified_name(name)
     }
 
+    /// The full name Flink writes in messages and `SHOW CREATE TABLE`, each part quoted:
+    /// `` `default_catalog`.`default_database`.`t` ``. A name qualified by another database or
+    /// catalog (`other_db.t`) keeps its parts, the defaults filling in what it leaves out.
+    pub fn quoted_qualified(name: &str) -> String {
+        let parts: Vec<&str> = match name.split('.').collect::<Vec<_>>()[..] {
+            [table] => vec!["default_catalog", "default_database", table],
+            [database, table] => vec!["default_catalog", database, table],
+            ref qualified => qualified.to_vec(),
+        };
+        parts.iter().map(|part| format!("`{}`", part.replace('`', "``"))).collect::<Vec<_>>().join(".")
+    }
+
     /// The entry called `name`.
     pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
         let found = self.entries.get(name);
@@ -121,8 +133,6 @@ impl Catalog {
 /// (`Session::register_function`).
 #[derive(Debug, Clone)]
 pub struct UserFunction {
-    /// The class the statement named; for a Rust function, its `Debug` form.
-    pub class: String,
     /// weir's implementation of it, called by the function's name.
     pub function: ScalarRef,
 }

@@ -483,8 +483,7 @@ pub fn last_part(name: &ObjectName) -> String {
 /// `default_catalog.default_database` qualify a name of weir's tables; anything else
 /// (`other_db.t`, `other_catalog.default_database.t`) is returned as written.
 fn foreign_qualifier(name: &ObjectName) -> Option<String> {
-    let parts: Vec<String> =
-        name.0.iter().map(|p| p.as_ident().map_or_else(|| p.to_string(), |i| i.value.clone())).collect();
+    let parts = parts(name);
     let qualifier = &parts[..parts.len().saturating_sub(1)];
     let ours = match qualifier {
         [] => true,
@@ -495,6 +494,11 @@ fn foreign_qualifier(name: &ObjectName) -> Option<String> {
     (!ours).then(|| qualifier.join("."))
 }
 
+/// The parts of `name` as written, without quotes.
+fn parts(name: &ObjectName) -> Vec<String> {
+    name.0.iter().map(|p| p.as_ident().map_or_else(|| p.to_string(), |i| i.value.clone())).collect()
+}
+
 /// The name a table, view or function is looked up by: the last part of `name` when it is
 /// qualified by weir's one namespace (`default_catalog.default_database.t` is `t`), otherwise the
 /// whole name as written (`other_db.t`), which names nothing weir holds, so that a lookup fails
@@ -502,12 +506,7 @@ fn foreign_qualifier(name: &ObjectName) -> Option<String> {
 pub fn table_name(name: &ObjectName) -> String {
     match foreign_qualifier(name) {
         None => last_part(name),
-        Some(_) => name
-            .0
-            .iter()
-            .map(|p| p.as_ident().map_or_else(|| p.to_string(), |i| i.value.clone()))
-            .collect::<Vec<_>>()
-            .join("."),
+        Some(_) => parts(name).join("."),
     }
 }
 

@@ -116,17 +116,10 @@ impl<'a> Planner<'a> {
             Some(CatalogEntry::Table(t)) => {
                 Ok(CatalogTable { descriptor: t.descriptor.for_writing(), ..(**t).clone() })
             }
-            _ => {
-                // A name qualified by another database or catalog (`other_db.t`) keeps its parts.
-                let mut parts: Vec<&str> = name.split('.').collect();
-                let defaults = ["default_catalog", "default_database"];
-                parts.splice(0..0, defaults[..3usize.saturating_sub(parts.len()).min(2)].iter().copied());
-                let quoted: Vec<String> = parts.iter().map(|part| format!("`{part}`")).collect();
-                Err(Error::Catalog(format!(
-                    "Cannot find table '{}' in any of the catalogs [default_catalog], nor as a temporary table.",
-                    quoted.join(".")
-                )))
-            }
+            _ => Err(Error::Catalog(format!(
+                "Cannot find table '{}' in any of the catalogs [default_catalog], nor as a temporary table.",
+                Catalog::quoted_qualified(name)
+            ))),
         }
     }
 

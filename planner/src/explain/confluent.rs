@@ -96,7 +96,7 @@ fn key_list(names: &[String]) -> String {
 
 /// `` `default_catalog`.`default_database`.`t` ``
 pub(super) fn qualified_table(table: &TableDescriptor) -> String {
-    Catalog::qualified(&table.name).split('.').map(|p| format!("`{p}`")).collect::<Vec<_>>().join(".")
+    Catalog::quoted_qualified(&table.name)
 }
 
 /// `append` (inserts only), `upsert` (updates without their before-images) or `retract` (every

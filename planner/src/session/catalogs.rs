@@ -67,25 +67,25 @@ impl Session {
         let text = match (self.catalog.get(name), view) {
             (Some(CatalogEntry::Table(t)), false) => create_table_text(t),
             (Some(CatalogEntry::View(query)), true) => {
-                format!("CREATE VIEW {} AS\n{query}\n", qualified_quoted(name))
+                format!("CREATE VIEW {} AS\n{query}\n", Catalog::quoted_qualified(name))
             }
             (Some(CatalogEntry::View(_)), false) => {
                 return Err(Error::validation(
                     at,
-                    format!("SHOW CREATE TABLE is only supported for tables, but {} is a view. Please use SHOW CREATE VIEW instead.", qualified_quoted(name)),
+                    format!("SHOW CREATE TABLE is only supported for tables, but {} is a view. Please use SHOW CREATE VIEW instead.", Catalog::quoted_qualified(name)),
                 ))
             }
             (Some(CatalogEntry::Table(_)), true) => {
                 return Err(Error::validation(
                     at,
-                    format!("SHOW CREATE VIEW is only supported for views, but {} is a table. Please use SHOW CREATE TABLE instead.", qualified_quoted(name)),
+                    format!("SHOW CREATE VIEW is only supported for views, but {} is a table. Please use SHOW CREATE TABLE instead.", Catalog::quoted_qualified(name)),
                 ))
             }
             (None, _) => {
                 let kind = if view { "view" } else { "table" };
                 return Err(Error::validation(
                     at,
-                    format!("Could not execute SHOW CREATE {}. Table with identifier {} does not exist.", kind.to_uppercase(), qualified_quoted(name)),
+                    format!("Could not execute SHOW CREATE {}. Table with identifier {} does not exist.", kind.to_uppercase(), Catalog::quoted_qualified(name)),
                 ));
             }
         };
@@ -323,11 +323,6 @@ fn definition_of(t: &CatalogTable) -> CreateTable {
     }
 }
 
-/// `` `default_catalog`.`default_database`.`name` ``
-fn qualified_quoted(name: &str) -> String {
-    format!("`{CATALOG}`.`{DATABASE}`.`{}`", name.replace('`', "``"))
-}
-
 /// A column type as Flink's `SHOW CREATE TABLE` writes it: `STRING` as `VARCHAR(2147483647)`,
 /// `BYTES` as `VARBINARY(2147483647)`.
 fn type_text(ty: &weir_runtime::DataType) -> String {
@@ -350,28 +345,24 @@ fn create_table_text(t: &CatalogTable) -> String {
     let mut lines: Vec<String> = Vec::new();
     for column in &t.columns {
         let name = format!("`{}`", column.name());
-        let comment = t.column_comments.get(column.name()).map(|c| format!(" COMMENT '{}'", c.replace('\'', "''")));
-        lines.push(comment.into_iter().fold(
-            match column {
-                ColumnDef::Physical { data_type, name: n } => {
-                    let mut ty = data_type.clone();
-                    if t.primary_key.contains(n) {
-                        ty.nullable = false;
-                    }
-                    format!("  {name} {}", type_text(&ty))
+        let mut line = match column {
+            ColumnDef::Physical { data_type, name: n } => {
+                let mut ty = data_type.clone();
+                if t.primary_key.contains(n) {
+                    ty.nullable = false;
                 }
-                ColumnDef::Computed { expr, .. } => format!("  {name} AS {}", quoted(expr)),
-                ColumnDef::Metadata { data_type, key, is_virtual, .. } => {
-                    let from = key.as_ref().map(|k| format!(" FROM '{k}'")).unwrap_or_default();
-                    format!(
-                        "  {name} {} METADATA{from}{}",
-                        type_text(data_type),
-                        if *is_virtual { " VIRTUAL" } else { "" }
-                    )
-                }
-            },
-            |line, comment| line + &comment,
-        ));
+                format!("  {name} {}", type_text(&ty))
+            }
+            ColumnDef::Computed { expr, .. } => format!("  {name} AS {}", quoted(expr)),
+            ColumnDef::Metadata { data_type, key, is_virtual, .. } => {
+                let from = key.as_ref().map(|k| format!(" FROM '{k}'")).unwrap_or_default();
+                format!("  {name} {} METADATA{from}{}", type_text(data_type), if *is_virtual { " VIRTUAL" } else { "" })
+            }
+        };
+        if let Some(comment) = t.column_comments.get(column.name()) {
+            line.push_str(&format!(" COMMENT '{}'", comment.replace('\'', "''")));
+        }
+        lines.push(line);
     }
     if let Some(watermark) = &t.watermark {
         lines.push(format!("  WATERMARK FOR `{}` AS {}", watermark.0, quoted(&watermark.1)));
@@ -384,7 +375,8 @@ fn create_table_text(t: &CatalogTable) -> String {
             columns.join(", ")
         ));
     }
-    let mut text = format!("CREATE TABLE {} (\n{}\n)\n", qualified_quoted(&t.descriptor.name), lines.join(",\n"));
+    let mut text =
+        format!("CREATE TABLE {} (\n{}\n)\n", Catalog::quoted_qualified(&t.descriptor.name), lines.join(",\n"));
     if let Some(comment) = &t.comment {
         text.push_str(&format!("COMMENT '{}'\n", comment.replace('\'', "''")));
     }

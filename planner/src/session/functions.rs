@@ -36,7 +36,7 @@ impl Session {
                 ),
             });
         };
-        let added = self.catalog.functions_mut().add(name, UserFunction { class: class.to_string(), function });
+        let added = self.catalog.functions_mut().add(name, UserFunction { function });
         if !added && !if_not_exists {
             return Err(Error::validation(
                 position,
@@ -55,8 +55,7 @@ impl Session {
     /// # Errors
     /// Flink's message when a function called `name` exists already.
     pub fn register_function(&mut self, name: &str, function: ScalarRef) -> Result<()> {
-        let function = UserFunction { class: format!("{function:?}"), function };
-        if self.catalog.functions_mut().add(name, function) {
+        if self.catalog.functions_mut().add(name, UserFunction { function }) {
             return Ok(());
         }
         Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))

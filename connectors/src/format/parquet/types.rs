@@ -323,44 +323,18 @@ fn nanos_struct(array: &ArrayRef, ltz: bool) -> Converted {
     Ok(Arc::new(parts.map_err(|e| e.to_string())?))
 }
 
-/// Timestamps (of any unit, without a zone) moved between a wall-clock time of `zone` and the
-/// instant it is there: to the instant when `to_instant`, else back.
+/// Nanosecond timestamps (without a zone, as [`retime`] makes them) moved between a wall-clock
+/// time of `zone` and the instant it is there: to the instant when `to_instant`, else back.
 fn shift(array: &ArrayRef, zone: TimeZone, to_instant: bool) -> Converted {
-    let per_milli: i64 = match array.data_type() {
-        ArrowType::Timestamp(TimeUnit::Second, _) => {
-            return shift_by::<TimestampSecondType>(array, zone, to_instant, 0)
-        }
-        ArrowType::Timestamp(TimeUnit::Millisecond, _) => 1,
-        ArrowType::Timestamp(TimeUnit::Microsecond, _) => 1_000,
-        ArrowType::Timestamp(TimeUnit::Nanosecond, _) => 1_000_000,
-        other => return Err(format!("{other} is not a timestamp")),
+    let ArrowType::Timestamp(TimeUnit::Nanosecond, None) = array.data_type() else {
+        return Err(format!("{} is not a timestamp in nanoseconds", array.data_type()));
     };
-    match per_milli {
-        1 => shift_by::<TimestampMillisecondType>(array, zone, to_instant, 1),
-        1_000 => shift_by::<TimestampMicrosecondType>(array, zone, to_instant, 1_000),
-        _ => shift_by::<TimestampNanosecondType>(array, zone, to_instant, 1_000_000),
-    }
-}
-
-/// [`shift`] for one unit, `per_milli` of it to the millisecond (0 for seconds).
-fn shift_by<T: arrow_array::types::ArrowTimestampType>(
-    array: &ArrayRef,
-    zone: TimeZone,
-    to_instant: bool,
-    per_milli: i64,
-) -> Converted {
-    let (to_millis, from_millis): (i64, i64) = if per_milli == 0 { (1_000, 1_000) } else { (1, per_milli) };
-    let shifted = array.as_primitive::<T>().unary::<_, T>(|v| {
-        let millis = if per_milli == 0 { v * to_millis } else { v.div_euclid(from_millis) };
+    let shifted = array.as_primitive::<TimestampNanosecondType>().unary::<_, TimestampNanosecondType>(|v| {
+        let millis = v.div_euclid(1_000_000);
         let moved = if to_instant { zone.to_utc(millis) } else { zone.to_local(millis) };
-        let delta = moved - millis;
-        if per_milli == 0 {
-            v + delta / 1_000
-        } else {
-            v + delta * from_millis
-        }
+        v + (moved - millis) * 1_000_000
     });
-    Ok(Arc::new(shifted.with_timezone_opt(array.as_primitive::<T>().timezone().map(Arc::from))))
+    Ok(Arc::new(shifted))
 }
 
 /// The columns of `schema` from a batch of a file: each by name, NULL where the file lacks it.
@@ -444,4 +418,35 @@ fn map_from_file(array: &ArrayRef, key: &DataType, value: &DataType, zone: TimeZ
     let pairs = StructArray::try_new(fields.clone(), vec![keys, values], None).map_err(|e| e.to_string())?;
     let list = ListArray::try_new(entries, map.offsets().clone(), Arc::new(pairs), map.nulls().cloned());
     Ok(Arc::new(list.map_err(|e| e.to_string())?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_runtime::Field;
+
+    /// TIMESTAMP(3) micros of 2024-01-02 03:04:05.678 wall-clock time.
+    const LOCAL: i64 = 1_704_164_645_678_000;
+
+    #[test]
+    fn timestamps_are_stored_as_instants_of_the_zone_and_read_back_as_its_wall_clock() {
+        let schema = Schema::new(vec![Field::new("ts", DataType::timestamp(3))]);
+        let file_schema = file_schema(&schema).unwrap();
+        let column: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![Some(LOCAL), None]));
+        for (zone, offset_hours) in [("UTC", 0), ("America/New_York", 5), ("Asia/Shanghai", -8)] {
+            let zone = TimeZone::parse(zone).unwrap();
+            let stored = to_file(std::slice::from_ref(&column), &schema, &file_schema, zone).unwrap();
+            let instants = stored[0].as_primitive::<TimestampMicrosecondType>();
+            assert_eq!(instants.value(0), LOCAL + offset_hours * 3_600_000_000, "{zone:?}");
+            assert!(instants.is_null(1));
+            let batch = RecordBatch::try_new(Arc::new(file_schema.clone()), stored).unwrap();
+            let read = from_file(&batch, &schema, zone).unwrap();
+            assert_eq!(read[0].as_ref(), column.as_ref(), "{zone:?}");
+        }
+    }
+
+    #[test]
+    fn decimals_take_the_fewest_bytes_that_hold_their_digits_as_flink_writes_them() {
+        assert_eq!([1, 2, 9, 10, 18, 30, 38].map(decimal_bytes), [1, 1, 4, 5, 8, 13, 16]);
+    }
 }

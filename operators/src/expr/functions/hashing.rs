@@ -4,6 +4,7 @@
 
 use base64::Engine as _;
 use md5::Digest as _;
+use std::fmt::Write as _;
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::{nullable_if_any, string, text, Arity, Builtin, Entry, Nulls, ScalarRef};
@@ -198,7 +199,9 @@ pub const URL_ENCODE: Builtin = Builtin::new(
             match b {
                 b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'*' | b'_' => out.push(b as char),
                 b' ' => out.push('+'),
-                _ => out.push_str(&format!("%{b:02X}")),
+                _ => {
+                    let _ = write!(out, "%{b:02X}");
+                }
             }
         }
         Ok(string(out))

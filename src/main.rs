@@ -41,6 +41,8 @@ options:
   --set key=value              a session option, as SET 'key' = 'value' would set it (repeatable)
   --format tableau|changelog   how SELECT prints its rows (sql-client.execution.result-mode)
   --metrics                    print each job's metrics on standard error when it ends
+  -pyfs, --pyFiles FILES       python.files: the files Python functions import from (comma-separated)
+  -pyexec, --pyExecutable PY   python.executable: the interpreter whose packages they import
   --stats                      print what the run took (time, CPU, memory, rows) on standard error
   --stats-json FILE            write the same as JSON into FILE
   --resume                     start each job that checkpoints from its newest complete checkpoint
@@ -255,6 +257,15 @@ fn parse_run_arguments(args: &[String]) -> Result<RunArguments, String> {
                 settings.push(("sql-client.execution.result-mode".to_string(), format.clone()));
             }
             "--metrics" => settings.push(("weir.print-metrics".to_string(), "true".to_string())),
+            // The Flink SQL client's spellings of the two Python settings.
+            "-pyfs" | "--pyFiles" => {
+                let files = iter.next().ok_or("--pyFiles needs files")?;
+                settings.push(("python.files".to_string(), files.clone()));
+            }
+            "-pyexec" | "--pyExecutable" => {
+                let python = iter.next().ok_or("--pyExecutable needs an interpreter")?;
+                settings.push(("python.executable".to_string(), python.clone()));
+            }
             "--set" => {
                 let pair = iter.next().ok_or("--set needs key=value")?;
                 let (k, v) = pair.split_once('=').ok_or_else(|| format!("--set needs key=value, got '{pair}'"))?;

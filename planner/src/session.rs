@@ -28,6 +28,7 @@ mod describe;
 mod functions;
 mod jobs;
 mod modify;
+pub mod python;
 pub use compat::check_scripts;
 pub use jobs::{PROMETHEUS_FACTORY, PROMETHEUS_PORT, REST_ADDRESS, REST_BIND_ADDRESS, REST_PORT};
 pub mod recovery;

@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{compat, lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 40] = [
+static PLANNER_SETTINGS: [&Spec; 43] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -51,6 +51,9 @@ static PLANNER_SETTINGS: [&Spec; 40] = [
     &session::REST_ADDRESS.spec,
     &session::PROMETHEUS_PORT.spec,
     &session::PROMETHEUS_FACTORY.spec,
+    &session::python::FILES.spec,
+    &session::python::EXECUTABLE.spec,
+    &session::python::ARROW_BATCH_SIZE.spec,
 ];
 
 /// Every declared setting, in the order the documentation lists them: the runtime's
@@ -133,6 +136,7 @@ mod tests {
                 "rest.bind-address",
                 "rest.address",
                 "metrics.reporter.prom.factory.class",
+                "python.files",
             ];
             match spec.kind.parse(spec.key, spec.default_text) {
                 _ if described.contains(&spec.key) => assert_eq!(spec.default_text, described_default(spec.key)),

@@ -31,7 +31,11 @@ pub fn contains_aggregate(expr: &ast::Expr) -> bool {
 }
 
 /// Builds the aggregate call `f`, adding its argument and filter to the aggregate's input.
-pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<AggregateCall> {
+pub fn aggregate_call(
+    f: &ast::Function,
+    agg: &mut AggregateContext,
+    functions: &UserFunctions,
+) -> Result<AggregateCall> {
     let name = f.name.to_string().to_ascii_uppercase();
     let node = ast::Expr::Function(f.clone());
     let at = position_of(&node);
@@ -83,8 +87,7 @@ pub fn aggregate_call(f: &ast::Function, agg: &mut AggregateContext) -> Result<A
         });
     }
     let scope = agg.input_scope.clone();
-    let mut bind =
-        |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(e);
+    let mut bind = |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None, functions }.bind(e);
     let mut bound: Vec<Expr> = args.iter().map(&mut bind).collect::<Result<_>>()?;
     // A nullable condition is tested `IS TRUE`, as Calcite writes it into the aggregate's input.
     let filter = match &f.filter {

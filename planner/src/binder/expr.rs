@@ -288,7 +288,7 @@ impl ExprBinder<'_> {
                     let index = match agg.calls.iter().position(|(a, _)| a == node) {
                         Some(i) => i,
                         None => {
-                            let call = aggregate_call(f, agg)?;
+                            let call = aggregate_call(f, agg, self.functions)?;
                             agg.calls.push((node.clone(), call));
                             agg.calls.len() - 1
                         }

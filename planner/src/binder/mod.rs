@@ -343,13 +343,14 @@ impl<'a> Binder<'a> {
             || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
             || select.having.is_some();
         if !aggregating {
-            let (plan, scope) = over::bind_ranking(plan, &scope, &mut items, &select.named_window)?;
+            let (plan, scope) =
+                over::bind_ranking(plan, &scope, &mut items, &select.named_window, self.catalog.functions())?;
             let mut binder = ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() };
             let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
             let names = output_names(&items);
             let projected = fuse_calc(plan, projections, names);
             return match &select.qualify {
-                Some(qualify) => qualified(projected, qualify),
+                Some(qualify) => qualified(projected, qualify, self.catalog.functions()),
                 None => Ok(projected),
             };
         }
@@ -535,9 +536,9 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
 
 /// `QUALIFY condition` over the SELECT's rows: a filter on its output columns (a ranking
 /// function's alias, most often), which the rank rule turns into a Top-N or a deduplication.
-fn qualified(projected: Plan, condition: &ast::Expr) -> Result<Plan> {
+fn qualified(projected: Plan, condition: &ast::Expr, functions: &UserFunctions) -> Result<Plan> {
     let scope = Scope::new(&projected.fields, None);
-    let bound = ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(condition)?;
+    let bound = ExprBinder { scope: &scope, aggregates: None, functions }.bind(condition)?;
     expr::expect_condition(&bound, "QUALIFY", condition)?;
     let names = projected.fields.iter().map(|f| f.name.clone()).collect();
     Ok(calc(projected.clone(), identity(&projected.fields), names, Some(bound)))

@@ -31,9 +31,10 @@ pub(super) fn bind_ranking(
     scope: &Scope,
     items: &mut [(ast::Expr, Option<String>)],
     named: &[ast::NamedWindowDefinition],
+    functions: &UserFunctions,
 ) -> Result<(Plan, Scope)> {
     if items.iter().any(|(item, _)| contains_over_aggregate(item)) {
-        return super::over_aggregate::bind_over_aggregates(plan, scope, items, named);
+        return super::over_aggregate::bind_over_aggregates(plan, scope, items, named, functions);
     }
     let mut found = None;
     for (i, (item, _)) in items.iter().enumerate() {

@@ -42,6 +42,7 @@ pub(super) fn bind_over_aggregates(
     scope: &Scope,
     items: &mut [(ast::Expr, Option<String>)],
     named: &[ast::NamedWindowDefinition],
+    functions: &UserFunctions,
 ) -> Result<(Plan, Scope)> {
     // Every OVER call, with its window's specification.
     let mut calls: Vec<(ast::Function, ast::WindowSpec)> = Vec::new();
@@ -79,7 +80,7 @@ pub(super) fn bind_over_aggregates(
         if bound.iter().any(|(n, _)| *n == node) {
             continue;
         }
-        let call = aggregate_call(&plain, &mut context)?;
+        let call = aggregate_call(&plain, &mut context, functions)?;
         if call.distinct {
             return Err(unsupported_at(&node, "DISTINCT in an OVER aggregate"));
         }

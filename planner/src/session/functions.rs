@@ -1,7 +1,7 @@
 //! `CREATE FUNCTION name AS 'class'` and `DROP FUNCTION name`: functions a script registers by
-//! class name. weir runs no JVM and no Python yet: a Java class is accepted when weir implements
-//! it natively (`weir_operators::expr::functions::java_classes`), anything else is refused at
-//! the statement, saying which classes weir has.
+//! class name. weir runs no JVM: a Java class is accepted when weir implements it natively
+//! (`weir_operators::expr::functions::java_classes`), anything else is refused at the statement,
+//! saying which classes weir has. `LANGUAGE PYTHON` functions are `super::python`'s.
 
 use weir_operators::expr::functions::java_classes::{java_class, java_classes};
 use weir_operators::expr::functions::ScalarRef;
@@ -21,10 +21,7 @@ impl Session {
         position: Position,
     ) -> Result<()> {
         if language == "PYTHON" {
-            return Err(Error::UnsupportedAt {
-                position,
-                feature: format!("CREATE FUNCTION {name} AS '{class}' LANGUAGE PYTHON (weir runs no Python functions)"),
-            });
+            return self.create_python_function(name, class, if_not_exists, position);
         }
         let Some(function) = java_class(class, name) else {
             return Err(Error::NotByWeir {

@@ -1,0 +1,129 @@
+//! A pandas Python function (`func_type="pandas"`): one call per batch of rows (at most
+//! `python.fn-execution.arrow.batch.size`), each argument a `pandas.Series` made from the Arrow
+//! column weir holds, the result a Series of the same length turned back into an Arrow column.
+
+use std::sync::Arc;
+
+use arrow_array::{make_array, ArrayRef};
+use arrow_pyarrow::{FromPyArrow, ToPyArrow};
+use arrow_schema::ArrowError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction};
+use weir_operators::expr::ExprError;
+use weir_runtime::columnar::{array_from_values, arrow_type, conform, value_at};
+use weir_runtime::{DataType, Value};
+
+use crate::general::Call;
+
+/// A pandas Python scalar function as weir's expressions call it: the column kernel does the
+/// work; a single row goes through it as a batch of one.
+#[derive(Debug)]
+pub struct PandasScalar {
+    call: Arc<Call>,
+    batch_size: usize,
+}
+
+impl PandasScalar {
+    pub(crate) fn new(call: Arc<Call>, batch_size: usize) -> PandasScalar {
+        PandasScalar { call, batch_size }
+    }
+
+    /// The result column for argument columns of `rows` rows, in batches of at most the batch size.
+    fn evaluate(&self, args: &[ArrayRef], rows: usize, ty: &DataType) -> Result<ArrayRef, ExprError> {
+        let result_type = arrow_type(ty);
+        let mut parts = Vec::with_capacity(rows.div_ceil(self.batch_size).max(1));
+        let mut offset = 0;
+        while offset < rows || parts.is_empty() {
+            let length = self.batch_size.min(rows - offset);
+            let batch: Vec<ArrayRef> = args.iter().map(|a| a.slice(offset, length)).collect();
+            parts.push(self.call_batch(&batch, &result_type)?);
+            offset += length;
+            if rows == 0 {
+                break;
+            }
+        }
+        if parts.len() == 1 {
+            return Ok(parts.remove(0));
+        }
+        let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|p| p.as_ref()).collect();
+        arrow_select_concat(&refs).map_err(|e| ExprError(format!("Python function '{}': {e}", self.call.name)))
+    }
+
+    /// One call of the function on `batch`.
+    fn call_batch(&self, batch: &[ArrayRef], result_type: &arrow_schema::DataType) -> Result<ArrayRef, ExprError> {
+        let call = &self.call;
+        let returned = Python::attach(|py| {
+            let result = (|| -> PyResult<ArrayRef> {
+                let arrays = batch.iter().map(|a| a.to_data().to_pyarrow(py)).collect::<PyResult<Vec<_>>>()?;
+                let helper = crate::interpreter::pyflink(py)?.getattr("_weir_call_pandas")?;
+                let returned = helper.call1((
+                    call.callable.bind(py),
+                    call.name.as_str(),
+                    PyList::new(py, arrays)?,
+                    result_type.to_pyarrow(py)?,
+                ))?;
+                Ok(make_array(arrow_data::ArrayData::from_pyarrow_bound(&returned)?))
+            })();
+            result.map_err(|err| call.failure(py, &err))
+        })?;
+        conform(&returned, result_type).ok_or_else(|| {
+            ExprError(format!(
+                "Python function '{}' returned a {} column, not one of its declared type {}",
+                call.name,
+                returned.data_type(),
+                call.result
+            ))
+        })
+    }
+}
+
+fn arrow_select_concat(parts: &[&dyn arrow_array::Array]) -> Result<ArrayRef, ArrowError> {
+    arrow_select::concat::concat(parts)
+}
+
+impl ScalarFunction for PandasScalar {
+    fn name(&self) -> &str {
+        &self.call.name
+    }
+
+    fn arity(&self) -> Arity {
+        self.call.arity
+    }
+
+    fn return_type(&self, _args: &[&DataType]) -> Result<DataType, ExprError> {
+        Ok(self.call.result.clone())
+    }
+
+    fn nulls(&self) -> Nulls {
+        Nulls::Own
+    }
+
+    fn is_deterministic(&self) -> bool {
+        self.call.deterministic
+    }
+
+    /// One row as a batch of one (where an expression is evaluated row by row).
+    fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
+        let columns = args
+            .iter()
+            .map(|v| {
+                let ty = weir_runtime::columnar::infer_type(&[v]);
+                array_from_values(&ty, &[v]).map_err(|e| ExprError(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = self.evaluate(&columns, 1, ty)?;
+        Ok(value_at(result.as_ref(), 0))
+    }
+
+    fn has_kernel(&self, _args: &[&DataType]) -> bool {
+        true
+    }
+
+    /// The kernel never fails: on an error it answers `None`, and the row path, which runs the
+    /// function again row by row, reports the error with its row.
+    fn eval_columns(&self, args: &[ArrayRef], ty: &DataType) -> Option<ArrayRef> {
+        let rows = args.first().map_or(1, |a| a.len());
+        self.evaluate(args, rows, ty).ok()
+    }
+}

@@ -1,0 +1,315 @@
+//! Python functions written for PyFlink (`CREATE FUNCTION … LANGUAGE PYTHON`): a file of PyFlink
+//! functions runs unchanged and prints what Flink 2.3 printed for the same script
+//! (`tests/python_udf/udfs.flink.out`); general and pandas functions over random rows (NULLs,
+//! non-ASCII text, several Arrow batches per chunk) equal a recomputation in Rust at several
+//! parallelisms; and what goes wrong (an exception, a wrong result type, a missing module or
+//! file, a table function, another interpreter) is reported with the statement and the cause.
+//!
+//! The functions import pandas and pyarrow from the interpreter `python.executable` names:
+//! `WEIR_PYARROW`, which `scripts/test` sets (`scripts/ensure-pyarrow` installs both).
+
+mod common;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Buffer;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use weir::connectors::ConnectorRegistry;
+use weir::planner::Session;
+use weir::runtime::RuntimeConfig;
+
+/// The Python with pandas and pyarrow: `WEIR_PYARROW`, which `scripts/test` sets.
+fn python() -> String {
+    std::env::var("WEIR_PYARROW").expect(
+        "WEIR_PYARROW is not set: run scripts/test (or scripts/ensure-pyarrow), which installs pandas and pyarrow",
+    )
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python_udf")
+}
+
+/// Flink's printed row in weir's spelling: PyFlink printed lists and maps as Python does
+/// (`['a', 'b']`, `{'a': 1}`), the SQL client as Java does (`[a, b]`, `{a=1}`).
+fn java_spelling(line: &str) -> String {
+    line.replace("': ", "=").replace('\'', "")
+}
+
+/// `weir run udfs.sql -pyexec …` in the fixtures' directory at `parallelism`; its standard output.
+fn run_script(parallelism: usize) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", "udfs.sql", "--format", "changelog", "-p", &parallelism.to_string()])
+        .args(["-pyexec", &python()])
+        .current_dir(fixtures())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "weir failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_pyflink_file_runs_unchanged_and_prints_flinks_rows() {
+    let flink = std::fs::read_to_string(fixtures().join("udfs.flink.out")).unwrap();
+    let expected: Vec<String> = flink.lines().map(java_spelling).collect();
+    let weir = run_script(1);
+    assert_eq!(weir.lines().collect::<Vec<_>>(), expected);
+
+    // At parallelism 3 the rows of each query arrive in another order, and the grouped counts
+    // change in another order: the same rows, and the same final count per key.
+    let weir = run_script(3);
+    let (plain, changes): (Vec<&str>, Vec<&str>) =
+        weir.lines().partition(|l| !l.starts_with("+I[true") && !l.starts_with("+I[false") && !l.contains('U'));
+    let (flink_plain, flink_changes): (Vec<&String>, Vec<&String>) =
+        expected.iter().partition(|l| !l.starts_with("+I[true") && !l.starts_with("+I[false") && !l.contains('U'));
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(plain.iter().map(|s| s.to_string()).collect()),
+        sorted(flink_plain.iter().map(|s| s.to_string()).collect())
+    );
+    let last = |changes: &[String], key: &str| {
+        changes.iter().rev().find(|l| l[3..].starts_with(key) && !l.starts_with("-U")).cloned().unwrap()[3..]
+            .to_string()
+    };
+    let changes: Vec<String> = changes.iter().map(|s| s.to_string()).collect();
+    let flink_changes: Vec<String> = flink_changes.iter().map(|s| s.to_string()).collect();
+    for key in ["true", "false"] {
+        assert_eq!(last(&changes, key), last(&flink_changes, key), "final count of {key}");
+    }
+}
+
+/// Runs `sql` in a session at `parallelism`, printing changes; the `+I` lines sorted, or the
+/// error as a user reads it.
+fn run(sql: &str, parallelism: usize) -> Result<Vec<String>, String> {
+    let out = Buffer::default();
+    let runtime = RuntimeConfig::default().with_parallelism(parallelism);
+    let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(out.clone()));
+    session.set("sql-client.execution.result-mode", "changelog").unwrap();
+    session.set("python.executable", &python()).unwrap();
+    session.execute_script(sql).map_err(|e| e.in_file("script"))?;
+    let text = String::from_utf8_lossy(&out.0.lock()).into_owned();
+    let mut lines: Vec<String> = text.lines().filter(|l| l.starts_with("+I[")).map(str::to_string).collect();
+    lines.sort();
+    Ok(lines)
+}
+
+/// The functions the random test calls, a general and a pandas one for each kind of value.
+const RANDOM_UDFS: &str = r#"
+from decimal import Decimal
+from pyflink.table import DataTypes
+from pyflink.table.udf import udf
+
+@udf(result_type=DataTypes.BIGINT())
+def inc(x):
+    return None if x is None else x + 1
+
+@udf(result_type=DataTypes.STRING())
+def rev(s):
+    return None if s is None else s[::-1]
+
+@udf(result_type=DataTypes.DECIMAL(12, 2))
+def third(p):
+    return None if p is None else p / 3
+
+@udf(result_type=DataTypes.BIGINT(), func_type="pandas")
+def triple(x):
+    return x * 3
+
+@udf(result_type=DataTypes.STRING(), func_type="pandas")
+def upper(s):
+    return s.str.upper()
+"#;
+
+/// One random row: id, a BIGINT, a STRING, a DECIMAL(12, 3), each but id NULL now and then.
+struct RandomRow {
+    id: usize,
+    x: Option<i64>,
+    s: Option<String>,
+    p: Option<i64>,
+}
+
+fn random_rows(rng: &mut SmallRng, n: usize) -> Vec<RandomRow> {
+    let words = ["apple", "pear", "ßtraße", "café", "x", "", "Zoë"];
+    (0..n)
+        .map(|id| RandomRow {
+            id,
+            x: rng.random_bool(0.9).then(|| rng.random_range(-1_000_000_000_000..1_000_000_000_000)),
+            s: rng
+                .random_bool(0.9)
+                .then(|| {
+                    let count = rng.random_range(1..4);
+                    (0..count).map(|_| words[rng.random_range(0..words.len())]).collect::<Vec<_>>().join(" ")
+                })
+                // An empty field is NULL in the CSV the rows are written to.
+                .filter(|s| !s.is_empty()),
+            p: rng.random_bool(0.9).then(|| rng.random_range(-99_999_999..99_999_999)),
+        })
+        .collect()
+}
+
+/// A DECIMAL of `unscaled` at `scale`, as weir prints it.
+fn decimal(unscaled: i64, scale: u32) -> String {
+    let sign = if unscaled < 0 { "-" } else { "" };
+    let digits = format!("{:0>width$}", unscaled.unsigned_abs(), width = scale as usize + 1);
+    let (int, frac) = digits.split_at(digits.len() - scale as usize);
+    format!("{sign}{int}.{frac}")
+}
+
+/// What the functions give for `row`, computed in Rust, as weir prints the row.
+fn recomputed(row: &RandomRow) -> String {
+    let or_null = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+    // p / 3 at scale 2, rounded half up: unscaled (scale 3) / 30.
+    let third = row.p.map(|p| {
+        let (q, r) = (p / 30, p % 30);
+        let rounded = if r.abs() * 2 >= 30 { q + p.signum() } else { q };
+        decimal(rounded, 2)
+    });
+    format!(
+        "+I[{}, {}, {}, {}, {}, {}]",
+        row.id,
+        or_null(row.x.map(|x| (x + 1).to_string())),
+        or_null(row.s.as_ref().map(|s| s.chars().rev().collect())),
+        or_null(third),
+        or_null(row.x.map(|x| (x * 3).to_string())),
+        or_null(row.s.as_ref().map(|s| s.to_uppercase())),
+    )
+}
+
+#[test]
+fn general_and_pandas_functions_equal_a_recomputation_on_random_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("random_udfs.py"), RANDOM_UDFS).unwrap();
+    let mut rng = SmallRng::seed_from_u64(0x5eed_0040);
+    let rows = random_rows(&mut rng, 3_000);
+    let mut csv = String::new();
+    for r in &rows {
+        let p = r.p.map(|p| decimal(p, 3));
+        let cell = |v: Option<String>| v.unwrap_or_default();
+        writeln!(csv, "{},{},{},{}", r.id, cell(r.x.map(|x| x.to_string())), cell(r.s.clone()), cell(p)).unwrap();
+    }
+    let data = dir.path().join("rows.csv");
+    std::fs::write(&data, csv).unwrap();
+    let mut expected: Vec<String> = rows.iter().map(recomputed).collect();
+    expected.sort();
+    for (parallelism, batch) in [(1, 1000), (2, 7), (4, 1)] {
+        let sql = format!(
+            "SET 'python.files' = '{}';\n\
+             SET 'python.fn-execution.arrow.batch.size' = '{batch}';\n\
+             CREATE TEMPORARY FUNCTION inc AS 'random_udfs.inc' LANGUAGE PYTHON;\n\
+             CREATE TEMPORARY FUNCTION rev AS 'random_udfs.rev' LANGUAGE PYTHON;\n\
+             CREATE TEMPORARY FUNCTION third AS 'random_udfs.third' LANGUAGE PYTHON;\n\
+             CREATE TEMPORARY FUNCTION triple AS 'random_udfs.triple' LANGUAGE PYTHON;\n\
+             CREATE TEMPORARY FUNCTION upper_py AS 'random_udfs.upper' LANGUAGE PYTHON;\n\
+             CREATE TABLE t (id INT, x BIGINT, s STRING, p DECIMAL(12, 3)) WITH ('connector' = 'filesystem', \
+               'path' = '{}', 'format' = 'csv', 'csv.null-literal' = '');\n\
+             SELECT id, inc(x), rev(s), third(p), triple(x), upper_py(s) FROM t;",
+            dir.path().join("random_udfs.py").display(),
+            data.display()
+        );
+        let got = run(&sql, parallelism).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got.len(), rows.len(), "parallelism {parallelism}");
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(g, e, "parallelism {parallelism}, arrow batch size {batch}");
+        }
+    }
+}
+
+/// The error `sql` fails with, after the functions of `udfs.py` are on the path.
+fn error_of(statements: &str) -> String {
+    let sql = format!("SET 'python.files' = '{}';\n{statements}", fixtures().join("errors.py").display());
+    run(&sql, 1).expect_err("the script should fail")
+}
+
+#[test]
+fn what_goes_wrong_says_where_and_why() {
+    // An exception in the function fails the job with the traceback.
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION inverse AS 'errors.inverse' LANGUAGE PYTHON;\n\
+         SELECT inverse(n) FROM (VALUES (1), (0)) AS t (n);",
+    );
+    assert!(err.contains("Python function 'inverse' failed") && err.contains("ZeroDivisionError"), "{err}");
+    assert!(err.contains("errors.py\", line"), "the traceback names the line: {err}");
+
+    // A result of another type than declared.
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION wrong AS 'errors.wrong_type' LANGUAGE PYTHON;\n\
+         SELECT wrong(1);",
+    );
+    assert!(err.contains("the result 'one' is not a value of the declared type BIGINT"), "{err}");
+
+    // A module that is not there: at the statement, with Python's message.
+    let err = error_of("CREATE TEMPORARY FUNCTION f AS 'no_such_module.f' LANGUAGE PYTHON;");
+    assert!(err.starts_with("script:2:1:"), "{err}");
+    assert!(err.contains("Instantiating python function 'no_such_module.f' failed"), "{err}");
+    assert!(err.contains("ModuleNotFoundError: No module named 'no_such_module'"), "{err}");
+
+    // An object that is not a udf.
+    let err = error_of("CREATE TEMPORARY FUNCTION f AS 'errors.plain' LANGUAGE PYTHON;");
+    assert!(err.contains("is not a function made with pyflink.table.udf.udf (it is a function)"), "{err}");
+
+    // A table function: refused, not run as a scalar.
+    let err = error_of("CREATE TEMPORARY FUNCTION split AS 'errors.split' LANGUAGE PYTHON;");
+    assert!(err.contains("Not supported by weir: the Python table function 'errors.split'"), "{err}");
+
+    // PyFlink's program API is not there, and says so.
+    let err = error_of("CREATE TEMPORARY FUNCTION f AS 'errors_program.f' LANGUAGE PYTHON;");
+    assert!(err.contains("'TableEnvironment' is not available inside weir"), "{err}");
+
+    // A python.files entry that is not there.
+    let err =
+        run("SET 'python.files' = 'no/such/file.py';\nCREATE TEMPORARY FUNCTION f AS 'file.f' LANGUAGE PYTHON;", 1)
+            .unwrap_err();
+    assert!(err.contains("python.files: 'no/such/file.py' does not exist"), "{err}");
+
+    // Calls with the wrong number of arguments fail at planning.
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION inverse AS 'errors.inverse' LANGUAGE PYTHON;\n\
+         SELECT inverse(1, 2);",
+    );
+    assert!(err.contains("script:3:8:") && err.contains("inverse"), "{err}");
+}
+
+#[test]
+fn an_interpreter_of_another_python_version_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("python9");
+    std::fs::write(&fake, "#!/bin/sh\necho 9.1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = Buffer::default();
+    let mut session = Session::new(RuntimeConfig::default(), ConnectorRegistry::default(), Box::new(out));
+    session.set("python.executable", &fake.display().to_string()).unwrap();
+    let sql = format!(
+        "SET 'python.files' = '{}';\nCREATE TEMPORARY FUNCTION f AS 'errors.inverse' LANGUAGE PYTHON;",
+        fixtures().join("errors.py").display()
+    );
+    let err = session.execute_script(&sql).unwrap_err().in_file("script");
+    assert!(err.contains("it is Python 9.1, and weir embeds Python 3."), "{err}");
+}
+
+#[test]
+fn the_example_runs_with_the_interpreter_on_the_path() {
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", "examples/python_udf.sql", "--format", "changelog", "-p", "2"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    // The last count of each size class; together they count the 20 orders.
+    let mut last = std::collections::BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("+I[") || l.starts_with("+U[")) {
+        let fields: Vec<&str> = line[3..line.len() - 1].split(", ").collect();
+        last.insert(fields[0].to_string(), fields[1].parse::<i64>().unwrap());
+    }
+    assert!(last.keys().all(|k| k == "large" || k == "small"), "{last:?}");
+    assert_eq!(last.values().sum::<i64>(), 20, "{text}");
+}

@@ -24,10 +24,25 @@ use crate::print::{PrintFactory, PrintTarget};
 use crate::resolved::{LookupTable, ResolvedLookup, ResolvedSink, ResolvedSource, SinkTable, SourceTable};
 pub use weir_store::ScanChanges;
 
-/// The full name Flink prints for a table of the default catalog and database:
-/// `default_catalog.default_database.name`.
+/// The catalog every session starts in.
+pub const DEFAULT_CATALOG: &str = "default_catalog";
+/// The database of [`DEFAULT_CATALOG`] every session starts in.
+pub const DEFAULT_DATABASE: &str = "default_database";
+
+/// The catalog, database and table a table's name stands for. A table of the default catalog
+/// and database is named by its last part alone (`orders`); a table of another is named by all
+/// three (`mem.sales.orders`), as the planner's catalog keys them.
+pub fn name_parts(name: &str) -> [&str; 3] {
+    match name.splitn(3, '.').collect::<Vec<_>>()[..] {
+        [catalog, database, table] => [catalog, database, table],
+        _ => [DEFAULT_CATALOG, DEFAULT_DATABASE, name],
+    }
+}
+
+/// The full name Flink prints for a table: `default_catalog.default_database.name`, or the three
+/// parts of a table of another catalog or database ([`name_parts`]).
 pub fn qualified_name(name: &str) -> String {
-    format!("default_catalog.default_database.{name}")
+    name_parts(name).join(".")
 }
 
 /// A table as the user declared it: name, columns and `WITH` options.

@@ -127,13 +127,17 @@ fn table_path(name: &str, projected: Option<&[Field]>) -> String {
 /// `project=[…]` the physical columns only, as Flink prints a `SupportsReadingMetadata` scan.
 fn table_path_with_metadata(name: &str, projected: Option<&[Field]>, keys: &[String]) -> String {
     let metadata = keys.join(", ");
+    let path = table_path_prefix(name);
     match projected {
-        Some(fields) => {
-            format!("[default_catalog, default_database, {name}, project=[{}], metadata=[{metadata}]]", names(fields))
-        }
-        None if keys.is_empty() => format!("[default_catalog, default_database, {name}]"),
-        None => format!("[default_catalog, default_database, {name}, metadata=[{metadata}]]"),
+        Some(fields) => format!("{path}, project=[{}], metadata=[{metadata}]]", names(fields)),
+        None if keys.is_empty() => format!("{path}]"),
+        None => format!("{path}, metadata=[{metadata}]]"),
     }
+}
+
+/// `[catalog, database, table` of a table's path, as Flink prints it before the scan's details.
+fn table_path_prefix(name: &str) -> String {
+    format!("[{}", weir_connectors::registry::name_parts(name).join(", "))
 }
 
 /// The correlates in `node`'s tree.
@@ -206,7 +210,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 let table_column = |i: usize| table.schema.fields[i].name.clone();
                 let parts: Vec<String> = filter.iter().map(|c| expression(c, &table_column, false)).collect();
                 let text = parts.into_iter().reduce(|all, next| format!("and({all}, {next})")).unwrap_or_default();
-                let after_name = format!("[default_catalog, default_database, {}", table.name).len();
+                let after_name = table_path_prefix(&table.name).len();
                 path.insert_str(after_name.min(path.len()), &format!(", filter=[{text}]"));
             }
             if let Some(key) = key {

@@ -3,10 +3,12 @@
 
 use std::fmt;
 
+use arrow_array::ArrayRef;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction};
 use weir_operators::expr::ExprError;
+use weir_runtime::columnar::{array_from_values, arrow_type, value_at};
 use weir_runtime::{DataType, Value};
 
 use crate::convert::{from_python, to_python};
@@ -80,13 +82,37 @@ impl ScalarFunction for PythonScalar {
 
     fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
         let call = &self.0;
-        Python::attach(|py| {
-            let result = (|| {
-                let objects = args.iter().map(|a| to_python(py, a)).collect::<PyResult<Vec<_>>>()?;
-                let returned = call.callable.bind(py).call1(PyTuple::new(py, objects)?)?;
-                from_python(&returned, ty)
-            })();
-            result.map_err(|err| call.failure(py, &err))
-        })
+        Python::attach(|py| call_row(py, call, args, ty).map_err(|err| call.failure(py, &err)))
     }
+
+    fn has_kernel(&self, _args: &[&DataType]) -> bool {
+        true
+    }
+
+    /// Every row of a chunk under one hold of the interpreter. On an exception it answers
+    /// `None`, and the row path calls the function again row by row and reports the error with
+    /// its row.
+    fn eval_columns(&self, args: &[ArrayRef], ty: &DataType) -> Option<ArrayRef> {
+        let rows = args.first().map_or(1, |a| a.len());
+        let call = &self.0;
+        let values = Python::attach(|py| {
+            let mut row = vec![Value::Null; args.len()];
+            let mut values = Vec::with_capacity(rows);
+            for i in 0..rows {
+                for (slot, column) in row.iter_mut().zip(args) {
+                    *slot = value_at(column.as_ref(), i);
+                }
+                values.push(call_row(py, call, &row, ty).ok()?);
+            }
+            Some(values)
+        })?;
+        array_from_values(&arrow_type(ty), &values.iter().collect::<Vec<_>>()).ok()
+    }
+}
+
+/// One call of the function on one row's values.
+fn call_row(py: Python<'_>, call: &Call, args: &[Value], ty: &DataType) -> PyResult<Value> {
+    let objects = args.iter().map(|a| to_python(py, a)).collect::<PyResult<Vec<_>>>()?;
+    let returned = call.callable.bind(py).call1(PyTuple::new(py, objects)?)?;
+    from_python(&returned, ty)
 }

@@ -30,9 +30,9 @@ pub fn prints_to_terminal(sql: &str) -> bool {
         Statement::CreateTable(table) => table.options.get("connector").is_some_and(|c| c == "print"),
         Statement::Query(_)
         | Statement::Explain { .. }
-        | Statement::ShowTables
+        | Statement::ShowTables { .. }
         | Statement::ShowCatalogs
-        | Statement::ShowDatabases
+        | Statement::ShowDatabases { .. }
         | Statement::ShowCurrent { .. }
         | Statement::ShowViews
         | Statement::ShowColumns { .. }
@@ -48,6 +48,7 @@ pub fn prints_to_terminal(sql: &str) -> bool {
         | Statement::DropFunction { .. }
         | Statement::Drop { .. }
         | Statement::Use { .. }
+        | Statement::DropNamespace { .. }
         | Statement::CreateNamespace { .. }
         | Statement::AlterTable { .. }
         | Statement::Set { .. }

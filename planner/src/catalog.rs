@@ -1,6 +1,13 @@
-//! The in-memory catalog of `default_catalog.default_database`: tables and views by name.
+//! The in-memory catalog: tables and views by name, in catalogs and databases
+//! ([`Namespaces`]), names resolved against the current catalog and database as Flink resolves
+//! them.
 
 use std::collections::BTreeMap;
+
+use parking_lot::Mutex;
+use weir_connectors::registry::{name_parts, DEFAULT_CATALOG, DEFAULT_DATABASE};
+
+use crate::namespaces::Namespaces;
 
 use weir_operators::expr::functions::ScalarRef;
 
@@ -37,9 +44,17 @@ pub enum CatalogEntry {
 }
 
 /// Tables and views by name (names are case-sensitive, as in Flink).
-#[derive(Debug, Default)]
+///
+/// Each entry is kept under its key: the table's name alone in `default_catalog.default_database`
+/// (`orders`), `catalog.database.table` elsewhere (`mem.sales.orders`); a written name is
+/// resolved to its key against the current catalog and database ([`Catalog::key`]).
+#[derive(Debug)]
 pub struct Catalog {
     entries: BTreeMap<String, CatalogEntry>,
+    /// The catalogs and their databases.
+    namespaces: Namespaces,
+    /// The current catalog and database (`USE`); a view's body is bound in its own.
+    current: Mutex<(String, String)>,
     /// Functions created with `CREATE FUNCTION`.
     functions: UserFunctions,
     /// Set when a name was looked up that the catalog does not hold: a statement that failed
@@ -47,10 +62,24 @@ pub struct Catalog {
     missed: std::sync::atomic::AtomicBool,
 }
 
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            entries: BTreeMap::new(),
+            namespaces: Namespaces::default(),
+            current: Mutex::new((DEFAULT_CATALOG.to_string(), DEFAULT_DATABASE.to_string())),
+            functions: UserFunctions::default(),
+            missed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
 impl Clone for Catalog {
     fn clone(&self) -> Self {
         Catalog {
             entries: self.entries.clone(),
+            namespaces: self.namespaces.clone(),
+            current: Mutex::new(self.current.lock().clone()),
             functions: self.functions.clone(),
             missed: std::sync::atomic::AtomicBool::new(self.missed()),
         }
@@ -75,9 +104,75 @@ impl Catalog {
         parts.iter().map(|part| format!("`{}`", part.replace('`', "``"))).collect::<Vec<_>>().join(".")
     }
 
-    /// The entry called `name`.
+    /// The key of the entry a written name stands for: `t`, `db.t` and `catalog.db.t` complete
+    /// with the current catalog and database, then shortened to `t` in the default ones.
+    pub fn key(&self, written: &str) -> String {
+        let current = self.current.lock();
+        let (catalog, database, table) = match written.split('.').collect::<Vec<_>>()[..] {
+            [table] => (current.0.as_str(), current.1.as_str(), table),
+            [database, table] => (current.0.as_str(), database, table),
+            [catalog, database, table] => (catalog, database, table),
+            _ => return written.to_string(),
+        };
+        if catalog == DEFAULT_CATALOG && database == DEFAULT_DATABASE {
+            table.to_string()
+        } else {
+            format!("{catalog}.{database}.{table}")
+        }
+    }
+
+    /// The current catalog and database.
+    pub fn current(&self) -> (String, String) {
+        self.current.lock().clone()
+    }
+
+    /// Makes `catalog.database` current (`USE`).
+    pub fn set_current(&mut self, catalog: &str, database: &str) {
+        *self.current.lock() = (catalog.to_string(), database.to_string());
+    }
+
+    /// `f` run with the catalog and database of the entry keyed `key` current, as a view's body
+    /// is bound: its names mean what they meant where the view was created.
+    pub fn within_namespace_of<R>(&self, key: &str, f: impl FnOnce() -> R) -> R {
+        let [catalog, database, _] = name_parts(key);
+        let saved = std::mem::replace(&mut *self.current.lock(), (catalog.to_string(), database.to_string()));
+        let result = f();
+        *self.current.lock() = saved;
+        result
+    }
+
+    /// The catalogs and their databases.
+    pub fn namespaces(&self) -> &Namespaces {
+        &self.namespaces
+    }
+
+    /// The catalogs and their databases, to create or drop one.
+    pub fn namespaces_mut(&mut self) -> &mut Namespaces {
+        &mut self.namespaces
+    }
+
+    /// The names of the tables and views of `catalog.database`, sorted.
+    pub fn names_in(&self, catalog: &str, database: &str) -> Vec<String> {
+        self.entries
+            .keys()
+            .filter_map(|key| match name_parts(key) {
+                [c, d, table] if c == catalog && d == database => Some(table.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Removes every table and view of `catalog` (of its `database` only, when given).
+    pub fn remove_namespace(&mut self, catalog: &str, database: Option<&str>) {
+        self.entries.retain(|key, _| {
+            let [c, d, _] = name_parts(key);
+            !(c == catalog && database.is_none_or(|database| d == database))
+        });
+    }
+
+    /// The entry a written name stands for ([`Catalog::key`]).
     pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
-        let found = self.entries.get(name);
+        let found = self.entries.get(&self.key(name));
         if found.is_none() {
             self.note_miss();
         }
@@ -99,23 +194,27 @@ impl Catalog {
         self.missed.store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Adds an entry; returns `false` (and changes nothing) when the name is taken.
+    /// Adds an entry under the key of a written name; returns `false` (and changes nothing)
+    /// when the name is taken.
     pub fn add(&mut self, name: &str, entry: CatalogEntry) -> bool {
-        if self.entries.contains_key(name) {
+        let key = self.key(name);
+        if self.entries.contains_key(&key) {
             return false;
         }
-        self.entries.insert(name.to_string(), entry);
+        self.entries.insert(key, entry);
         true
     }
 
-    /// Removes an entry; returns it if there was one.
-    pub fn remove(&mut self, name: &str) -> Option<CatalogEntry> {
-        self.entries.remove(name)
+    /// Replaces the entry keyed `old_key` by `entry` keyed `new_key` (a table altered or renamed).
+    pub fn rekey(&mut self, old_key: &str, new_key: String, entry: CatalogEntry) {
+        self.entries.remove(old_key);
+        self.entries.insert(new_key, entry);
     }
 
-    /// The names of all tables and views, sorted.
-    pub fn names(&self) -> Vec<String> {
-        self.entries.keys().cloned().collect()
+    /// Removes the entry a written name stands for; returns it if there was one.
+    pub fn remove(&mut self, name: &str) -> Option<CatalogEntry> {
+        let key = self.key(name);
+        self.entries.remove(&key)
     }
 
     /// The functions created with `CREATE FUNCTION`.

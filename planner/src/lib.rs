@@ -19,6 +19,7 @@ pub mod hints;
 pub(crate) mod join_strategy;
 pub mod lookup_options;
 pub mod managed;
+pub mod namespaces;
 pub mod options;
 pub mod parser;
 pub mod phases;

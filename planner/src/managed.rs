@@ -46,7 +46,11 @@ pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) ->
         let table = read_definition(&definition).map_err(|e| {
             Error::Table(format!("The definition of managed table '{name}' in '{}' cannot be read: {e}", dir.display()))
         })?;
-        catalog.add(&name, CatalogEntry::Table(Box::new(crate::session::catalog_table(&table, Position::default())?)));
+        // A definition's name is the table's key ([`Catalog::key`]), read back unambiguously.
+        catalog.add(
+            &Catalog::qualified(&name),
+            CatalogEntry::Table(Box::new(crate::session::catalog_table(&table, Position::default())?)),
+        );
     }
     Ok(Some(store))
 }
@@ -57,6 +61,7 @@ pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) ->
 /// The storage failed.
 pub fn close_store(store: &TableStore, catalog: &mut Catalog) -> Result<()> {
     for (name, _) in store.definitions().map_err(store_error)? {
+        let name = Catalog::qualified(&name);
         if matches!(catalog.get(&name), Some(CatalogEntry::Table(t)) if is_managed(t)) {
             catalog.remove(&name);
         }
@@ -152,8 +157,9 @@ pub fn difference(existing: &CatalogTable, wanted: &CreateTable) -> Option<Strin
 /// definition.
 pub fn differs_message(name: &str, difference: &str) -> String {
     format!(
-        "Could not execute CreateTable in path `default_catalog`.`default_database`.`{name}`: Table already exists \
-         with a different definition ({difference}). Drop it first, or use the existing definition."
+        "Could not execute CreateTable in path {}: Table already exists with a different definition \
+         ({difference}). Drop it first, or use the existing definition.",
+        Catalog::quoted_qualified(name)
     )
 }
 

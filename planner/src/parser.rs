@@ -302,11 +302,17 @@ pub enum Statement {
         if_exists: bool,
     },
     /// `SHOW TABLES`
-    ShowTables,
+    ShowTables {
+        /// `FROM | IN [catalog.]database`: another database than the current one.
+        database: Option<String>,
+    },
     /// `SHOW CATALOGS`
     ShowCatalogs,
     /// `SHOW DATABASES`
-    ShowDatabases,
+    ShowDatabases {
+        /// `FROM | IN catalog`: another catalog than the current one.
+        catalog: Option<String>,
+    },
     /// `SHOW CURRENT CATALOG` (`catalog`) or `SHOW CURRENT DATABASE`.
     ShowCurrent {
         /// Whether the catalog is asked for.
@@ -340,14 +346,29 @@ pub enum Statement {
         /// `USE CATALOG`
         catalog: bool,
     },
-    /// `CREATE CATALOG name …` or `CREATE DATABASE [IF NOT EXISTS] name …`
+    /// `CREATE CATALOG [IF NOT EXISTS] name WITH (…)` or `CREATE DATABASE [IF NOT EXISTS]
+    /// [catalog.]name [COMMENT …] [WITH (…)]`
     CreateNamespace {
         /// `CATALOG` or `DATABASE`.
         kind: String,
-        /// Its name.
+        /// Its name as written.
         name: String,
         /// `IF NOT EXISTS`
         if_not_exists: bool,
+        /// The `WITH (…)` options.
+        options: Vec<(String, String)>,
+    },
+    /// `DROP CATALOG [IF EXISTS] name` or `DROP DATABASE [IF EXISTS] [catalog.]name [RESTRICT |
+    /// CASCADE]`
+    DropNamespace {
+        /// `CATALOG` or `DATABASE`.
+        kind: String,
+        /// Its name as written.
+        name: String,
+        /// `IF EXISTS`
+        if_exists: bool,
+        /// `CASCADE`: a database's tables and views go with it.
+        cascade: bool,
     },
     /// `ALTER TABLE table change`
     AlterTable {
@@ -479,53 +500,21 @@ pub fn last_part(name: &ObjectName) -> String {
     name.0.last().and_then(|p| p.as_ident()).map_or_else(|| name.to_string(), |i| i.value.clone())
 }
 
-/// The qualifier of `name` when it is not weir's one namespace: nothing, `default_database` or
-/// `default_catalog.default_database` qualify a name of weir's tables; anything else
-/// (`other_db.t`, `other_catalog.default_database.t`) is returned as written.
-fn foreign_qualifier(name: &ObjectName) -> Option<String> {
-    let parts = parts(name);
-    let qualifier = &parts[..parts.len().saturating_sub(1)];
-    let ours = match qualifier {
-        [] => true,
-        [database] => database == "default_database",
-        [catalog, database] => catalog == "default_catalog" && database == "default_database",
-        _ => false,
-    };
-    (!ours).then(|| qualifier.join("."))
-}
-
 /// The parts of `name` as written, without quotes.
 fn parts(name: &ObjectName) -> Vec<String> {
     name.0.iter().map(|p| p.as_ident().map_or_else(|| p.to_string(), |i| i.value.clone())).collect()
 }
 
-/// The name a table, view or function is looked up by: the last part of `name` when it is
-/// qualified by weir's one namespace (`default_catalog.default_database.t` is `t`), otherwise the
-/// whole name as written (`other_db.t`), which names nothing weir holds, so that a lookup fails
-/// with "Object 'other_db.t' not found" rather than finding a `t` of weir's namespace.
+/// The name of a table, view or function as written: its parts joined with `.` (`t`,
+/// `sales.t`, `mem.sales.t`). The catalog resolves it against the current catalog and database
+/// (`Catalog::key`).
 pub fn table_name(name: &ObjectName) -> String {
-    match foreign_qualifier(name) {
-        None => last_part(name),
-        Some(_) => parts(name).join("."),
-    }
+    parts(name).join(".")
 }
 
-/// The name of a table, view or function a statement creates, in weir's one namespace.
-///
-/// # Errors
-/// A name qualified by another catalog or database, which weir does not have, at the name.
+/// The name a statement creates a table, view or function under, as written ([`table_name`]).
 fn created_name(name: &ObjectName) -> Result<String, ParserError> {
-    match foreign_qualifier(name) {
-        None => Ok(last_part(name)),
-        Some(qualifier) => {
-            let at = name.span().start;
-            Err(ParserError::ParserError(format!(
-                "Catalog or database '{qualifier}' does not exist: weir keeps one catalog and one database, \
-                 `default_catalog`.`default_database` at Line: {}, Column: {}",
-                at.line, at.column
-            )))
-        }
-    }
+    Ok(table_name(name))
 }
 
 /// The deepest nesting of parentheses a statement may have. Generated SQL nests deeply (Flink's
@@ -780,8 +769,17 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
     if take(parser, &["SHOW", "CATALOGS"]) {
         return Ok(Some(Statement::ShowCatalogs));
     }
+    let from = |parser: &mut Parser| -> Result<Option<String>, ParserError> {
+        if take(parser, &["FROM"]) || take(parser, &["IN"]) {
+            return Ok(Some(table_name(&parser.parse_object_name(false)?)));
+        }
+        Ok(None)
+    };
     if take(parser, &["SHOW", "DATABASES"]) {
-        return Ok(Some(Statement::ShowDatabases));
+        return Ok(Some(Statement::ShowDatabases { catalog: from(parser)? }));
+    }
+    if take(parser, &["SHOW", "TABLES"]) {
+        return Ok(Some(Statement::ShowTables { database: from(parser)? }));
     }
     if take(parser, &["SHOW", "CURRENT", "CATALOG"]) {
         return Ok(Some(Statement::ShowCurrent { catalog: true }));
@@ -825,12 +823,30 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
     for kind in ["CATALOG", "DATABASE"] {
         if take(parser, &["CREATE", kind]) {
             let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
-            let name = parser.parse_object_name(false)?.to_string();
-            // The rest (COMMENT, WITH (…)) is read but weir keeps one catalog and database.
-            while !matches!(parser.peek_token().token, Token::SemiColon | Token::EOF) {
-                parser.next_token();
+            let name = table_name(&parser.parse_object_name(false)?);
+            if parser.parse_keyword(Keyword::COMMENT) {
+                parser.parse_literal_string()?;
             }
-            return Ok(Some(Statement::CreateNamespace { kind: kind.into(), name, if_not_exists }));
+            let mut options = Vec::new();
+            if parser.parse_keyword(Keyword::WITH) {
+                parser.expect_token(&Token::LParen)?;
+                options = parser.parse_comma_separated(|p| {
+                    let key = p.parse_literal_string()?;
+                    p.expect_token(&Token::Eq)?;
+                    Ok((key, p.parse_literal_string()?))
+                })?;
+                parser.expect_token(&Token::RParen)?;
+            }
+            return Ok(Some(Statement::CreateNamespace { kind: kind.into(), name, if_not_exists, options }));
+        }
+        if take(parser, &["DROP", kind]) {
+            let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+            let name = table_name(&parser.parse_object_name(false)?);
+            let cascade = take(parser, &["CASCADE"]);
+            if !cascade {
+                take(parser, &["RESTRICT"]);
+            }
+            return Ok(Some(Statement::DropNamespace { kind: kind.into(), name, if_exists, cascade }));
         }
     }
     if take(parser, &["ALTER", "TABLE"]) {
@@ -1163,7 +1179,7 @@ fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
             let name = names.first().map(table_name).unwrap_or_default();
             Ok(Statement::Drop { name, if_exists, view })
         }
-        ast::Statement::ShowTables { .. } => Ok(Statement::ShowTables),
+        ast::Statement::ShowTables { .. } => Ok(Statement::ShowTables { database: None }),
         ast::Statement::Delete(delete) => {
             let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) = &delete.from;
             let table = match from.as_slice() {

@@ -117,8 +117,9 @@ impl<'a> Planner<'a> {
                 Ok(CatalogTable { descriptor: t.descriptor.for_writing(), ..(**t).clone() })
             }
             _ => Err(Error::Catalog(format!(
-                "Cannot find table '{}' in any of the catalogs [default_catalog], nor as a temporary table.",
-                Catalog::quoted_qualified(name)
+                "Cannot find table '{}' in any of the catalogs [{}], nor as a temporary table.",
+                Catalog::quoted_qualified(&self.catalog.key(name)),
+                self.catalog.namespaces().catalogs().join(", ")
             ))),
         }
     }

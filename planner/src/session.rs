@@ -28,6 +28,7 @@ mod describe;
 mod functions;
 mod jobs;
 mod modify;
+mod namespaces;
 pub mod python;
 pub use compat::check_scripts;
 pub use jobs::{PROMETHEUS_FACTORY, PROMETHEUS_PORT, REST_ADDRESS, REST_BIND_ADDRESS, REST_PORT};
@@ -327,7 +328,7 @@ impl Session {
     fn script_error(&self, statement: Position, error: Error) -> ScriptError {
         let error = match error {
             Error::Connector(source) => {
-                let written = source.table().and_then(|table| match self.catalog.get(table) {
+                let written = source.table().and_then(|table| match self.catalog.get(&Catalog::qualified(table)) {
                     Some(CatalogEntry::Table(t)) => {
                         let positions = &t.option_positions;
                         source
@@ -415,7 +416,7 @@ impl Session {
             self.registry.table_store().is_some_and(|s| s.dir() != crate::managed::store_dir(&self.settings));
         let needs_store = switched && !setting
             || match &located.statement {
-                Statement::ShowTables => true,
+                Statement::ShowTables { .. } => true,
                 Statement::Describe(name) | Statement::Drop { name, .. } => names_unknown(name),
                 Statement::Delete { table, .. } | Statement::Update { table, .. } => names_unknown(table),
                 _ => false,
@@ -459,13 +460,15 @@ impl Session {
             Statement::CreateView { name, query, if_not_exists } => {
                 // A view is checked when it is created, as Flink checks it: its tables and
                 // columns exist (so it cannot refer to itself) and its types fit.
+                let key = self.catalog.key(name);
+                self.check_database_of(&key, "CreateView", located.position)?;
                 if self.catalog.get(name).is_none() {
                     self.planner()?.bind_query(query)?;
                 }
                 if !self.catalog.add(name, CatalogEntry::View(query.clone())) && !if_not_exists {
                     return Err(Error::validation(
                         located.position,
-                        format!("Could not execute CREATE VIEW: view '{}' already exists", Catalog::qualified(name)),
+                        format!("Could not execute CREATE VIEW: view '{}' already exists", Catalog::qualified(&key)),
                     ));
                 }
                 Ok(())
@@ -484,20 +487,29 @@ impl Session {
                 self.create_function(name, class, language, *if_not_exists, located.position)
             }
             Statement::DropFunction { name, if_exists } => self.drop_function(name, *if_exists, located.position),
-            Statement::ShowTables => self.show_tables(),
-            Statement::ShowCatalogs => self.show_namespace("catalog name", "default_catalog"),
-            Statement::ShowDatabases => self.show_namespace("database name", "default_database"),
-            Statement::ShowCurrent { catalog: true } => self.show_namespace("current catalog name", "default_catalog"),
-            Statement::ShowCurrent { catalog: false } => {
-                self.show_namespace("current database name", "default_database")
+            Statement::ShowTables { database } => self.show_tables(database.as_deref(), located.position),
+            Statement::ShowCatalogs => {
+                let catalogs = self.catalog.namespaces().catalogs();
+                self.show_list("catalog name", &catalogs)
+            }
+            Statement::ShowDatabases { catalog } => self.show_databases(catalog.as_deref(), located.position),
+            Statement::ShowCurrent { catalog } => {
+                let (current_catalog, database) = self.catalog.current();
+                match catalog {
+                    true => self.show_list("current catalog name", &[current_catalog]),
+                    false => self.show_list("current database name", &[database]),
+                }
             }
             Statement::ShowViews => self.show_views(),
             Statement::ShowColumns { table, like } => self.show_columns(table, like.as_ref(), located.position),
             Statement::ShowCreate { name, view } => self.show_create(name, *view, located.position),
             Statement::ShowFunctions { user } => self.show_functions(*user),
             Statement::Use { name, catalog } => self.use_namespace(name, *catalog, located.position),
-            Statement::CreateNamespace { kind, name, if_not_exists } => {
-                self.create_namespace(kind, name, *if_not_exists, located.position)
+            Statement::CreateNamespace { kind, name, if_not_exists, options } => {
+                self.create_namespace(kind, name, *if_not_exists, options, located.position)
+            }
+            Statement::DropNamespace { kind, name, if_exists, cascade } => {
+                self.drop_namespace(kind, name, *if_exists, *cascade, located.position)
             }
             Statement::AlterTable { table, change } => self.alter_table(table, change, located.position),
             Statement::ShowJobs => self.show_jobs(),

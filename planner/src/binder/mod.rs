@@ -228,7 +228,12 @@ impl<'a> Binder<'a> {
         let cte = self.ctes.iter().rev().find_map(|c| c.get(&table)).cloned();
         match (cte, self.catalog.get(&table)) {
             (Some(query), _) => self.bind_query(&query),
-            (None, Some(CatalogEntry::View(query))) => Binder::new(self.catalog, self.resolver).bind_query(query),
+            // A view's names mean what they meant in the catalog and database it was created in.
+            (None, Some(CatalogEntry::View(query))) => {
+                self.catalog.within_namespace_of(&self.catalog.key(&table), || {
+                    Binder::new(self.catalog, self.resolver).bind_query(query)
+                })
+            }
             (None, Some(CatalogEntry::Table(t))) => table_plan(t, Some(self.resolver.source(&t.descriptor)?)),
             (None, None) => Err(Error::validation(position_of(name), format!("Object '{table}' not found"))),
         }

@@ -1,11 +1,8 @@
-//! The catalog statements of Flink's SQL client: `SHOW CATALOGS | DATABASES | CURRENT … | VIEWS
-//! | FUNCTIONS | CREATE TABLE | CREATE VIEW`, `USE`, `CREATE CATALOG | DATABASE` and
-//! `ALTER TABLE`, and the parts of `CREATE TABLE` that start from another table (`LIKE`) or a
+//! The catalog statements of Flink's SQL client: `SHOW VIEWS | FUNCTIONS | CREATE TABLE |
+//! CREATE VIEW` and `ALTER TABLE`, and the parts of `CREATE TABLE` that start from another table (`LIKE`) or a
 //! query (`AS SELECT`).
 //!
-//! weir keeps one catalog and one database, Flink's defaults `default_catalog` and
-//! `default_database`: `USE` of them is accepted, another catalog or database is refused at its
-//! statement.
+//! `USE`, `CREATE` and `DROP` of catalogs and databases are `super::namespaces`'.
 
 use std::collections::BTreeMap;
 
@@ -18,9 +15,6 @@ use crate::error::{Error, Position, Result};
 use crate::parser::{AlterTable, ColumnDef, CreateTable, Like, LikeMerge};
 use crate::tableau::text_table;
 
-const CATALOG: &str = "default_catalog";
-const DATABASE: &str = "default_database";
-
 impl Session {
     /// A table of one column `header` with a row per value.
     pub(super) fn show_list(&mut self, header: &str, values: &[String]) -> Result<()> {
@@ -28,16 +22,12 @@ impl Session {
         self.write_text(&text_table(&[header], &rows))
     }
 
-    /// `SHOW CATALOGS`, `SHOW DATABASES`, `SHOW CURRENT CATALOG | DATABASE`.
-    pub(super) fn show_namespace(&mut self, header: &str, name: &str) -> Result<()> {
-        self.show_list(header, &[name.to_string()])
-    }
-
-    /// `SHOW VIEWS`: the views' names, sorted.
+    /// `SHOW VIEWS`: the names of the current database's views, sorted.
     pub(super) fn show_views(&mut self) -> Result<()> {
+        let (catalog, database) = self.catalog.current();
         let views: Vec<String> = self
             .catalog
-            .names()
+            .names_in(&catalog, &database)
             .into_iter()
             .filter(|n| matches!(self.catalog.get(n), Some(CatalogEntry::View(_))))
             .collect();
@@ -67,68 +57,40 @@ impl Session {
         let text = match (self.catalog.get(name), view) {
             (Some(CatalogEntry::Table(t)), false) => create_table_text(t),
             (Some(CatalogEntry::View(query)), true) => {
-                format!("CREATE VIEW {} AS\n{query}\n", Catalog::quoted_qualified(name))
+                format!("CREATE VIEW {} AS\n{query}\n", Catalog::quoted_qualified(&self.catalog.key(name)))
             }
             (Some(CatalogEntry::View(_)), false) => {
                 return Err(Error::validation(
                     at,
-                    format!("SHOW CREATE TABLE is only supported for tables, but {} is a view. Please use SHOW CREATE VIEW instead.", Catalog::quoted_qualified(name)),
+                    format!("SHOW CREATE TABLE is only supported for tables, but {} is a view. Please use SHOW CREATE VIEW instead.", Catalog::quoted_qualified(&self.catalog.key(name))),
                 ))
             }
             (Some(CatalogEntry::Table(_)), true) => {
                 return Err(Error::validation(
                     at,
-                    format!("SHOW CREATE VIEW is only supported for views, but {} is a table. Please use SHOW CREATE TABLE instead.", Catalog::quoted_qualified(name)),
+                    format!("SHOW CREATE VIEW is only supported for views, but {} is a table. Please use SHOW CREATE TABLE instead.", Catalog::quoted_qualified(&self.catalog.key(name))),
                 ))
             }
             (None, _) => {
                 let kind = if view { "view" } else { "table" };
                 return Err(Error::validation(
                     at,
-                    format!("Could not execute SHOW CREATE {}. Table with identifier {} does not exist.", kind.to_uppercase(), Catalog::quoted_qualified(name)),
+                    format!("Could not execute SHOW CREATE {}. Table with identifier {} does not exist.", kind.to_uppercase(), Catalog::quoted_qualified(&self.catalog.key(name))),
                 ));
             }
         };
         self.write_text(&text_table(&["result"], &[vec![text]]))
     }
 
-    /// `USE [CATALOG] name`: the default catalog and database are accepted; others are refused.
-    pub(super) fn use_namespace(&mut self, name: &str, catalog: bool, at: Position) -> Result<()> {
-        let accepted =
-            if catalog { name == CATALOG } else { name == DATABASE || name == format!("{CATALOG}.{DATABASE}") };
-        if accepted {
-            return Ok(());
-        }
-        let kind = if catalog { "catalog" } else { "database" };
-        Err(Error::UnsupportedAt {
-            position: at,
-            feature: format!("the {kind} '{name}' (weir keeps one catalog and one database, `{CATALOG}`.`{DATABASE}`)"),
-        })
-    }
-
-    /// `CREATE CATALOG` / `CREATE DATABASE`: `CREATE DATABASE IF NOT EXISTS default_database`
-    /// changes nothing; anything else is refused.
-    pub(super) fn create_namespace(&mut self, kind: &str, name: &str, if_not_exists: bool, at: Position) -> Result<()> {
-        if kind == "DATABASE" && if_not_exists && (name == DATABASE || name == format!("{CATALOG}.{DATABASE}")) {
-            return Ok(());
-        }
-        Err(Error::UnsupportedAt {
-            position: at,
-            feature: format!(
-                "CREATE {kind} {name} (weir keeps one catalog and one database, `{CATALOG}`.`{DATABASE}`; its tables \
-                 are created there)"
-            ),
-        })
-    }
-
     /// `ALTER TABLE`: a renamed table, new or reset options, columns added, changed or dropped.
     /// The table is defined anew, with the checks of `CREATE TABLE`; a managed table (whose
     /// rows the table store keeps by its definition) is refused.
     pub(super) fn alter_table(&mut self, name: &str, change: &AlterTable, at: Position) -> Result<()> {
+        let key = self.catalog.key(name);
         let Some(CatalogEntry::Table(table)) = self.catalog.get(name) else {
             return Err(Error::validation(
                 at,
-                format!("Table `{CATALOG}`.`{DATABASE}`.`{name}` doesn't exist or is a temporary table."),
+                format!("Table {} doesn't exist or is a temporary table.", Catalog::quoted_qualified(&key)),
             ));
         };
         if crate::managed::is_managed(table) {
@@ -142,13 +104,21 @@ impl Session {
         let mut definition = definition_of(table);
         match change {
             AlterTable::Rename(new_name) => {
-                if self.catalog.get(new_name).is_some() {
+                // A bare new name stays in the table's catalog and database.
+                let new_key = match weir_connectors::registry::name_parts(&key) {
+                    [catalog, database, _] if !new_name.contains('.') => {
+                        self.catalog.key(&format!("{catalog}.{database}.{new_name}"))
+                    }
+                    _ => self.catalog.key(new_name),
+                };
+                self.check_database_of(&new_key, "AlterTable", at)?;
+                if self.catalog.get(&Catalog::qualified(&new_key)).is_some() {
                     return Err(Error::validation(
                         at,
                         format!("Could not execute ALTER TABLE {name} RENAME TO {new_name}: the table {new_name} already exists"),
                     ));
                 }
-                definition.name = new_name.clone();
+                definition.name = new_key;
             }
             AlterTable::Set(options) => definition.options.extend(options.clone()),
             AlterTable::Reset(keys) => keys.iter().for_each(|k| {
@@ -208,8 +178,7 @@ impl Session {
             }
         }
         let altered = super::ddl::catalog_table(&definition, at)?;
-        self.catalog.remove(name);
-        self.catalog.add(&definition.name, CatalogEntry::Table(Box::new(altered)));
+        self.catalog.rekey(&key, definition.name, CatalogEntry::Table(Box::new(altered)));
         Ok(())
     }
 

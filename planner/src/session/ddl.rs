@@ -51,7 +51,7 @@ impl Session {
             let kind = if view { "View" } else { "Table" };
             return Err(Error::validation(
                 at,
-                format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(name)),
+                format!("{kind} with identifier '{}' does not exist.", Catalog::qualified(&self.catalog.key(name))),
             ));
         }
         if let Some(CatalogEntry::Table(table)) = self.catalog.get(name) {
@@ -79,11 +79,18 @@ impl Session {
         if let Some(query) = &t.query {
             return self.create_table_as(t, query, at);
         }
-        let table = catalog_table(t, at)?;
+        // The table's descriptor carries its key: the catalog and database it is created in
+        // are part of its name wherever it prints (EXPLAIN, job names, errors).
+        let key = self.catalog.key(&t.name);
+        self.check_database_of(&key, "CreateTable", at)?;
+        let table = catalog_table(&CreateTable { name: key.clone(), ..t.clone() }, at)?;
         let exists = || {
             Error::validation(
                 at,
-                format!("Could not execute CreateTable in path `default_catalog`.`default_database`.`{}`: Table already exists", t.name),
+                format!(
+                    "Could not execute CreateTable in path {}: Table already exists",
+                    Catalog::quoted_qualified(&key)
+                ),
             )
         };
         if !crate::managed::is_managed(&table) {
@@ -108,9 +115,7 @@ impl Session {
         match self.catalog.get(&t.name) {
             Some(CatalogEntry::Table(existing)) if t.if_not_exists && crate::managed::is_managed(existing) => {
                 match crate::managed::difference(existing, t) {
-                    Some(difference) => {
-                        Err(Error::validation(at, crate::managed::differs_message(&t.name, &difference)))
-                    }
+                    Some(difference) => Err(Error::validation(at, crate::managed::differs_message(&key, &difference))),
                     None => Ok(()),
                 }
             }

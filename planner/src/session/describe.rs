@@ -10,9 +10,11 @@ use crate::parser::ColumnDef;
 use crate::tableau::text_table;
 
 impl Session {
-    /// `SHOW TABLES`: a `table name` column.
-    pub(super) fn show_tables(&mut self) -> Result<()> {
-        let rows: Vec<Vec<String>> = self.catalog.names().into_iter().map(|n| vec![n]).collect();
+    /// `SHOW TABLES [FROM | IN [catalog.]database]`: a `table name` column of the tables and
+    /// views of the current database, or of the one named.
+    pub(super) fn show_tables(&mut self, database: Option<&str>, at: Position) -> Result<()> {
+        let (catalog, database) = self.database_named(database, at)?;
+        let rows: Vec<Vec<String>> = self.catalog.names_in(&catalog, &database).into_iter().map(|n| vec![n]).collect();
         self.write_text(&text_table(&["table name"], &rows))
     }
 
@@ -28,7 +30,10 @@ impl Session {
         let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
             return Err(Error::validation(
                 at,
-                format!("Tables or views with the identifier '{}' doesn't exist.", Catalog::qualified(name)),
+                format!(
+                    "Tables or views with the identifier '{}' doesn't exist.",
+                    Catalog::qualified(&self.catalog.key(name))
+                ),
             ));
         };
         let plan = crate::binder::table_plan(t, None)?;

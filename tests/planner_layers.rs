@@ -20,6 +20,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("dialect_json", 0),
     ("parser", 0),
     ("catalog", 0),
+    ("namespaces", 0),
     ("column_type", 0),
     ("conditions", 0),
     ("join_strategy", 0),

@@ -313,3 +313,30 @@ fn the_example_runs_with_the_interpreter_on_the_path() {
     assert!(last.keys().all(|k| k == "large" || k == "small"), "{last:?}");
     assert_eq!(last.values().sum::<i64>(), 20, "{text}");
 }
+
+#[test]
+fn a_pandas_function_without_pandas_is_refused_at_its_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("bare");
+    let created = Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
+    assert!(created.success());
+    let script = dir.path().join("pandas.sql");
+    std::fs::write(
+        &script,
+        format!(
+            "SET 'python.files' = '{}';\nCREATE TEMPORARY FUNCTION total AS 'udfs.total' LANGUAGE PYTHON;\n",
+            fixtures().join("udfs.py").display()
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .arg("run")
+        .arg(&script)
+        .arg("-pyexec")
+        .arg(venv.join("bin/python"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(err.contains("pandas.sql:2:1:") && err.contains("No module named 'pandas'"), "{err}");
+}

@@ -95,6 +95,11 @@ pub(crate) fn load(py: Python<'_>, name: &str, module: &str, object: &str, env: 
     for (key, value) in &env.job_parameters {
         parameters.set_item(key, value).map_err(failed)?;
     }
+    if func_type == "pandas" {
+        // A pandas function needs both in the interpreter's packages: said at the statement,
+        // not at the first batch.
+        py.import("pandas").and_then(|_| py.import("pyarrow")).map_err(failed)?;
+    }
     wrapper.call_method1("_open", (parameters,)).map_err(failed)?;
     let callable = wrapper.call_method0("_callable").map_err(failed)?;
     tracing::debug!(function = name, target, result_type, func_type, "python function loaded");

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use arrow_array::{make_array, ArrayRef};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
-use arrow_schema::ArrowError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction};
@@ -29,25 +28,27 @@ impl PandasScalar {
         PandasScalar { call, batch_size }
     }
 
-    /// The result column for argument columns of `rows` rows, in batches of at most the batch size.
+    /// The result column for argument columns of `rows` rows, in batches of at most the batch
+    /// size (none for no rows).
     fn evaluate(&self, args: &[ArrayRef], rows: usize, ty: &DataType) -> Result<ArrayRef, ExprError> {
         let result_type = arrow_type(ty);
-        let mut parts = Vec::with_capacity(rows.div_ceil(self.batch_size).max(1));
-        let mut offset = 0;
-        while offset < rows || parts.is_empty() {
-            let length = self.batch_size.min(rows - offset);
-            let batch: Vec<ArrayRef> = args.iter().map(|a| a.slice(offset, length)).collect();
-            parts.push(self.call_batch(&batch, &result_type)?);
-            offset += length;
-            if rows == 0 {
-                break;
+        let parts = (0..rows)
+            .step_by(self.batch_size)
+            .map(|offset| {
+                let length = self.batch_size.min(rows - offset);
+                let batch: Vec<ArrayRef> = args.iter().map(|a| a.slice(offset, length)).collect();
+                self.call_batch(&batch, &result_type)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        match &parts[..] {
+            [] => Ok(arrow_array::new_empty_array(&result_type)),
+            [one] => Ok(Arc::clone(one)),
+            _ => {
+                let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|p| p.as_ref()).collect();
+                arrow_select::concat::concat(&refs)
+                    .map_err(|e| ExprError(format!("Python function '{}': {e}", self.call.name)))
             }
         }
-        if parts.len() == 1 {
-            return Ok(parts.remove(0));
-        }
-        let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|p| p.as_ref()).collect();
-        arrow_select_concat(&refs).map_err(|e| ExprError(format!("Python function '{}': {e}", self.call.name)))
     }
 
     /// One call of the function on `batch`.
@@ -76,10 +77,6 @@ impl PandasScalar {
             ))
         })
     }
-}
-
-fn arrow_select_concat(parts: &[&dyn arrow_array::Array]) -> Result<ArrayRef, ArrowError> {
-    arrow_select::concat::concat(parts)
 }
 
 impl ScalarFunction for PandasScalar {

@@ -4,6 +4,9 @@
 //! non-ASCII text, several Arrow batches per chunk) equal a recomputation in Rust at several
 //! parallelisms; and what goes wrong (an exception, a wrong result type, a missing module or
 //! file, a table function, another interpreter) is reported with the statement and the cause.
+//! A checkpointed job with a general and a pandas function, writing into a table of an in-memory
+//! catalog and a managed table from one scan, killed at random moments and resumed at changing
+//! parallelism, writes what an uninterrupted run and a recomputation write.
 //!
 //! The functions import pandas and pyarrow from the interpreter `python.executable` names:
 //! `WEIR_PYARROW`, which `scripts/test` sets (`scripts/ensure-pyarrow` installs both).
@@ -339,4 +342,101 @@ fn a_pandas_function_without_pandas_is_refused_at_its_statement() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
     assert!(err.contains("pandas.sql:2:1:") && err.contains("No module named 'pandas'"), "{err}");
+}
+
+/// The functions of the crash test: a general function picks the rows, a pandas one buckets them.
+const CRASH_UDFS: &str = r#"
+from pyflink.table import DataTypes
+from pyflink.table.udf import udf
+
+@udf(result_type=DataTypes.BOOLEAN())
+def small(v):
+    return v < 10
+
+@udf(result_type=DataTypes.INT(), func_type="pandas")
+def bucket(k):
+    return k % 7
+"#;
+
+/// The checkpointed job over `dir/input.csv`, sharing one scan: the rows a general Python
+/// function keeps into a CSV table of an in-memory catalog, and a count and sum per bucket a
+/// pandas function computes into a managed table.
+fn crash_job(dir: &Path) -> String {
+    let d = dir.display();
+    format!(
+        "SET 'table.store.path' = '{d}/store';\n\
+         SET 'execution.checkpointing.interval' = '200 ms';\n\
+         SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+         SET 'python.files' = '{d}/crash_udfs.py';\n\
+         CREATE TEMPORARY FUNCTION small AS 'crash_udfs.small' LANGUAGE PYTHON;\n\
+         CREATE TEMPORARY FUNCTION bucket AS 'crash_udfs.bucket' LANGUAGE PYTHON;\n\
+         CREATE CATALOG mem WITH ('type' = 'generic_in_memory');\n\
+         CREATE DATABASE mem.sales;\n\
+         CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3)) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/input.csv', 'format' = 'csv');\n\
+         CREATE TABLE mem.sales.kept (id BIGINT, v INT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
+         CREATE TABLE IF NOT EXISTS totals (b INT, n BIGINT, s BIGINT, PRIMARY KEY (b) NOT ENFORCED);\n\
+         EXECUTE STATEMENT SET BEGIN\n\
+         INSERT INTO mem.sales.kept SELECT id, v FROM src WHERE small(v);\n\
+         INSERT INTO totals SELECT bucket(k), COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY bucket(k);\n\
+         END;\n"
+    )
+}
+
+/// What the job of `dir` wrote: the kept rows and the totals, read back sorted.
+fn crash_results(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let d = dir.display();
+    let read = |query: &str| {
+        run(
+            &format!(
+                "SET 'table.store.path' = '{d}/store';\nSET 'execution.runtime-mode' = 'batch';\n\
+                 CREATE TABLE kept (id BIGINT, v INT) WITH ('connector' = 'filesystem', 'path' = '{d}/kept', \
+                 'format' = 'csv');\n{query}\n"
+            ),
+            2,
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    (read("SELECT id, v FROM kept;"), read("SELECT b, n, s FROM totals;"))
+}
+
+#[test]
+fn a_job_with_python_functions_killed_at_random_moments_and_resumed_writes_every_row_once() {
+    const ROWS: u64 = 300_000;
+    let (dir, whole) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut kept, mut totals) = (Vec::new(), std::collections::BTreeMap::<u64, (u64, u64)>::new());
+    let mut csv = String::new();
+    for event in common::events::events(ROWS, 1_000, 0x5eed_7e57_0040_0001) {
+        csv.push_str(&event.line());
+        if event.v < 10 {
+            kept.push(format!("+I[{}, {}]", event.id, event.v));
+        }
+        let total = totals.entry(event.k % 7).or_default();
+        *total = (total.0 + 1, total.1 + event.v);
+    }
+    kept.sort();
+    let mut totals: Vec<String> = totals.iter().map(|(b, (n, s))| format!("+I[{b}, {n}, {s}]")).collect();
+    totals.sort();
+    for d in [dir.path(), whole.path()] {
+        std::fs::write(d.join("input.csv"), &csv).unwrap();
+        std::fs::write(d.join("crash_udfs.py"), CRASH_UDFS).unwrap();
+        std::fs::write(d.join("job.sql"), crash_job(d)).unwrap();
+    }
+    let python = python();
+    let uninterrupted = common::weir_job(whole.path(), &["-p", "2", "-pyexec", &python]);
+    let resume = |parallelism: usize| {
+        common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string(), "-pyexec", &python])
+    };
+    common::kill_until_done(10, 0x2545_f491_4f6c_0040, 150..900, |runs| resume([2, 1, 3][runs % 3]));
+    let output = uninterrupted.wait_with_output().unwrap();
+    assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
+
+    let (rows, sums) = crash_results(dir.path());
+    let (whole_rows, whole_sums) = crash_results(whole.path());
+    assert!(rows == whole_rows, "the kept rows differ from an uninterrupted run's");
+    assert_eq!(sums, whole_sums, "the totals differ from an uninterrupted run's");
+    assert_eq!(rows.len(), kept.len(), "rows lost or written twice");
+    assert!(rows == kept, "the kept rows differ from the input's");
+    assert_eq!(sums, totals, "the totals differ from the input's");
 }

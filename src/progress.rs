@@ -31,10 +31,10 @@ pub fn prints_to_terminal(sql: &str) -> bool {
         Statement::Query(_)
         | Statement::Explain { .. }
         | Statement::ShowTables { .. }
-        | Statement::ShowCatalogs
+        | Statement::ShowCatalogs { .. }
         | Statement::ShowDatabases { .. }
         | Statement::ShowCurrent { .. }
-        | Statement::ShowViews
+        | Statement::ShowViews { .. }
         | Statement::ShowColumns { .. }
         | Statement::ShowCreate { .. }
         | Statement::ShowFunctions { .. }

@@ -301,25 +301,37 @@ pub enum Statement {
         /// `IF EXISTS`
         if_exists: bool,
     },
-    /// `SHOW TABLES`
+    /// `SHOW TABLES [FROM | IN [catalog.]database] [[NOT] LIKE 'pattern']`
     ShowTables {
         /// `FROM | IN [catalog.]database`: another database than the current one.
         database: Option<String>,
+        /// The pattern, and whether it is negated.
+        like: Option<(bool, String)>,
     },
-    /// `SHOW CATALOGS`
-    ShowCatalogs,
-    /// `SHOW DATABASES`
+    /// `SHOW CATALOGS [[NOT] LIKE 'pattern']`
+    ShowCatalogs {
+        /// The pattern, and whether it is negated.
+        like: Option<(bool, String)>,
+    },
+    /// `SHOW DATABASES [FROM | IN catalog] [[NOT] LIKE 'pattern']`
     ShowDatabases {
         /// `FROM | IN catalog`: another catalog than the current one.
         catalog: Option<String>,
+        /// The pattern, and whether it is negated.
+        like: Option<(bool, String)>,
     },
     /// `SHOW CURRENT CATALOG` (`catalog`) or `SHOW CURRENT DATABASE`.
     ShowCurrent {
         /// Whether the catalog is asked for.
         catalog: bool,
     },
-    /// `SHOW VIEWS`
-    ShowViews,
+    /// `SHOW VIEWS [FROM | IN [catalog.]database] [[NOT] LIKE 'pattern']`
+    ShowViews {
+        /// `FROM | IN [catalog.]database`: another database than the current one.
+        database: Option<String>,
+        /// The pattern, and whether it is negated.
+        like: Option<(bool, String)>,
+    },
     /// `SHOW COLUMNS FROM | IN table [[NOT] LIKE 'pattern']`
     ShowColumns {
         /// The table.
@@ -766,20 +778,32 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
         }
     };
     let object = |parser: &mut Parser| parser.parse_object_name(false).map(|n| table_name(&n));
-    if take(parser, &["SHOW", "CATALOGS"]) {
-        return Ok(Some(Statement::ShowCatalogs));
-    }
     let from = |parser: &mut Parser| -> Result<Option<String>, ParserError> {
         if take(parser, &["FROM"]) || take(parser, &["IN"]) {
             return Ok(Some(table_name(&parser.parse_object_name(false)?)));
         }
         Ok(None)
     };
+    let like = |parser: &mut Parser| -> Result<Option<(bool, String)>, ParserError> {
+        let negated = take(parser, &["NOT"]);
+        if take(parser, &["LIKE"]) {
+            return Ok(Some((negated, parser.parse_literal_string()?)));
+        }
+        if negated {
+            return parser.expected("LIKE after NOT", parser.peek_token());
+        }
+        Ok(None)
+    };
+    if take(parser, &["SHOW", "CATALOGS"]) {
+        return Ok(Some(Statement::ShowCatalogs { like: like(parser)? }));
+    }
     if take(parser, &["SHOW", "DATABASES"]) {
-        return Ok(Some(Statement::ShowDatabases { catalog: from(parser)? }));
+        let catalog = from(parser)?;
+        return Ok(Some(Statement::ShowDatabases { catalog, like: like(parser)? }));
     }
     if take(parser, &["SHOW", "TABLES"]) {
-        return Ok(Some(Statement::ShowTables { database: from(parser)? }));
+        let database = from(parser)?;
+        return Ok(Some(Statement::ShowTables { database, like: like(parser)? }));
     }
     if take(parser, &["SHOW", "CURRENT", "CATALOG"]) {
         return Ok(Some(Statement::ShowCurrent { catalog: true }));
@@ -788,7 +812,8 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
         return Ok(Some(Statement::ShowCurrent { catalog: false }));
     }
     if take(parser, &["SHOW", "VIEWS"]) {
-        return Ok(Some(Statement::ShowViews));
+        let database = from(parser)?;
+        return Ok(Some(Statement::ShowViews { database, like: like(parser)? }));
     }
     if take(parser, &["SHOW", "USER", "FUNCTIONS"]) {
         return Ok(Some(Statement::ShowFunctions { user: true }));
@@ -1179,7 +1204,7 @@ fn convert(statement: ast::Statement) -> Result<Statement, ParserError> {
             let name = names.first().map(table_name).unwrap_or_default();
             Ok(Statement::Drop { name, if_exists, view })
         }
-        ast::Statement::ShowTables { .. } => Ok(Statement::ShowTables { database: None }),
+        ast::Statement::ShowTables { .. } => Ok(Statement::ShowTables { database: None, like: None }),
         ast::Statement::Delete(delete) => {
             let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) = &delete.from;
             let table = match from.as_slice() {

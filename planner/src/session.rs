@@ -487,12 +487,17 @@ impl Session {
                 self.create_function(name, class, language, *if_not_exists, located.position)
             }
             Statement::DropFunction { name, if_exists } => self.drop_function(name, *if_exists, located.position),
-            Statement::ShowTables { database } => self.show_tables(database.as_deref(), located.position),
-            Statement::ShowCatalogs => {
-                let catalogs = self.catalog.namespaces().catalogs();
+            Statement::ShowTables { database, like } => {
+                self.show_tables(database.as_deref(), like.as_ref(), false, located.position)
+            }
+            Statement::ShowCatalogs { like } => {
+                let catalogs =
+                    describe::matching(self.catalog.namespaces().catalogs(), like.as_ref(), located.position)?;
                 self.show_list("catalog name", &catalogs)
             }
-            Statement::ShowDatabases { catalog } => self.show_databases(catalog.as_deref(), located.position),
+            Statement::ShowDatabases { catalog, like } => {
+                self.show_databases(catalog.as_deref(), like.as_ref(), located.position)
+            }
             Statement::ShowCurrent { catalog } => {
                 let (current_catalog, database) = self.catalog.current();
                 match catalog {
@@ -500,7 +505,9 @@ impl Session {
                     false => self.show_list("current database name", &[database]),
                 }
             }
-            Statement::ShowViews => self.show_views(),
+            Statement::ShowViews { database, like } => {
+                self.show_tables(database.as_deref(), like.as_ref(), true, located.position)
+            }
             Statement::ShowColumns { table, like } => self.show_columns(table, like.as_ref(), located.position),
             Statement::ShowCreate { name, view } => self.show_create(name, *view, located.position),
             Statement::ShowFunctions { user } => self.show_functions(*user),

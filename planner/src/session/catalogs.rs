@@ -1,5 +1,5 @@
-//! The catalog statements of Flink's SQL client: `SHOW VIEWS | FUNCTIONS | CREATE TABLE |
-//! CREATE VIEW` and `ALTER TABLE`, and the parts of `CREATE TABLE` that start from another table (`LIKE`) or a
+//! The catalog statements of Flink's SQL client: `SHOW FUNCTIONS | CREATE TABLE | CREATE VIEW`
+//! and `ALTER TABLE`, and the parts of `CREATE TABLE` that start from another table (`LIKE`) or a
 //! query (`AS SELECT`).
 //!
 //! `USE`, `CREATE` and `DROP` of catalogs and databases are `super::namespaces`'.
@@ -20,18 +20,6 @@ impl Session {
     pub(super) fn show_list(&mut self, header: &str, values: &[String]) -> Result<()> {
         let rows: Vec<Vec<String>> = values.iter().map(|v| vec![v.clone()]).collect();
         self.write_text(&text_table(&[header], &rows))
-    }
-
-    /// `SHOW VIEWS`: the names of the current database's views, sorted.
-    pub(super) fn show_views(&mut self) -> Result<()> {
-        let (catalog, database) = self.catalog.current();
-        let views: Vec<String> = self
-            .catalog
-            .names_in(&catalog, &database)
-            .into_iter()
-            .filter(|n| matches!(self.catalog.get(n), Some(CatalogEntry::View(_))))
-            .collect();
-        self.show_list("view name", &views)
     }
 
     /// `SHOW [USER] FUNCTIONS`: the built-in functions weir has (scalar and aggregate) and those

@@ -9,13 +9,39 @@ use crate::error::{Error, Position, Result};
 use crate::parser::ColumnDef;
 use crate::tableau::text_table;
 
+/// The names of `names` that match `like` (`%` any text, `_` one character), or do not when it
+/// is negated; all of them without a pattern.
+///
+/// # Errors
+/// A pattern that does not translate (an escape at its end).
+pub(super) fn matching(names: Vec<String>, like: Option<&(bool, String)>, at: Position) -> Result<Vec<String>> {
+    let Some((negated, pattern)) = like else { return Ok(names) };
+    let regex = weir_operators::expr::like_regex(pattern).map_err(|e| Error::validation(at, e.0))?;
+    Ok(names.into_iter().filter(|n| regex.is_match(n) != *negated).collect())
+}
+
 impl Session {
-    /// `SHOW TABLES [FROM | IN [catalog.]database]`: a `table name` column of the tables and
-    /// views of the current database, or of the one named.
-    pub(super) fn show_tables(&mut self, database: Option<&str>, at: Position) -> Result<()> {
+    /// `SHOW TABLES | VIEWS [FROM | IN [catalog.]database] [[NOT] LIKE 'pattern']`: a `table
+    /// name` column of the tables and views (`view name` of the views alone, with `views`) of
+    /// the current database or of the one named, sorted, those whose name matches the pattern.
+    pub(super) fn show_tables(
+        &mut self,
+        database: Option<&str>,
+        like: Option<&(bool, String)>,
+        views: bool,
+        at: Position,
+    ) -> Result<()> {
         let (catalog, database) = self.database_named(database, at)?;
-        let rows: Vec<Vec<String>> = self.catalog.names_in(&catalog, &database).into_iter().map(|n| vec![n]).collect();
-        self.write_text(&text_table(&["table name"], &rows))
+        let names: Vec<String> = self
+            .catalog
+            .names_in(&catalog, &database)
+            .into_iter()
+            .filter(|n| {
+                !views || matches!(self.catalog.get(&format!("{catalog}.{database}.{n}")), Some(CatalogEntry::View(_)))
+            })
+            .collect();
+        let names = matching(names, like, at)?;
+        self.show_list(if views { "view name" } else { "table name" }, &names)
     }
 
     /// `DESCRIBE t`: per column its name, type (with `*ROWTIME*` or `*PROCTIME*`), nullability,

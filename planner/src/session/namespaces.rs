@@ -60,12 +60,18 @@ impl Session {
         Ok(())
     }
 
-    /// `SHOW DATABASES [FROM | IN catalog]`.
-    pub(super) fn show_databases(&mut self, catalog: Option<&str>, at: Position) -> Result<()> {
+    /// `SHOW DATABASES [FROM | IN catalog] [[NOT] LIKE 'pattern']`.
+    pub(super) fn show_databases(
+        &mut self,
+        catalog: Option<&str>,
+        like: Option<&(bool, String)>,
+        at: Position,
+    ) -> Result<()> {
         let catalog = catalog.map_or_else(|| self.catalog.current().0, str::to_string);
         let Some(databases) = self.catalog.namespaces().databases(&catalog) else {
             return Err(Error::validation(at, format!("Catalog {catalog} does not exist.")));
         };
+        let databases = super::describe::matching(databases, like, at)?;
         self.show_list("database name", &databases)
     }
 

@@ -1,0 +1,15 @@
+CREATE TABLE orders (a INT) WITH ('connector' = 'datagen');
+CREATE TABLE order_items (a INT) WITH ('connector' = 'blackhole');
+CREATE TABLE users (a INT) WITH ('connector' = 'blackhole');
+CREATE VIEW order_view AS SELECT a FROM orders;
+SHOW TABLES LIKE 'order%';
+SHOW TABLES NOT LIKE 'order%';
+SHOW TABLES FROM default_database LIKE '%s';
+SHOW TABLES IN default_catalog.default_database NOT LIKE '%s';
+SHOW VIEWS LIKE 'order%';
+SHOW VIEWS FROM default_database;
+SHOW DATABASES LIKE 'default%';
+SHOW DATABASES NOT LIKE 'x%';
+SHOW CATALOGS LIKE 'default%';
+SHOW CATALOGS NOT LIKE 'default%';
+SHOW TABLES ILIKE 'ORDER%';

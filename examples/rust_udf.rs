@@ -1,10 +1,12 @@
-//! Scalar functions written in Rust, called from SQL: `cargo run --example rust_udf`.
+//! Scalar and aggregate functions written in Rust, called from SQL: `cargo run --example rust_udf`.
 //!
-//! A function is a type implementing [`ScalarFunction`]: its name, how many arguments it takes,
-//! the result type for the argument types of a call (checked when the statement is planned, so a
-//! wrong call fails before the job starts, with Flink's "Cannot apply …" message), and the value
-//! for one row. [`Session::register_function`] makes it callable by the session's statements, like
-//! `CREATE TEMPORARY SYSTEM FUNCTION` in Flink.
+//! A scalar function is a type implementing [`ScalarFunction`]: its name, how many arguments it
+//! takes, the result type for the argument types of a call (checked when the statement is
+//! planned, so a wrong call fails before the job starts, with Flink's "Cannot apply …" message),
+//! and the value for one row. [`Session::register_function`] makes it callable by the session's
+//! statements, like `CREATE TEMPORARY SYSTEM FUNCTION` in Flink. An aggregate function implements
+//! [`AggregateUdf`]: an accumulator (a value), how a row goes in and comes back out, and the
+//! result; [`Session::register_aggregate_function`] registers it.
 
 use std::io::Write;
 
@@ -75,6 +77,78 @@ impl ScalarFunction for HaversineKm {
     }
 }
 
+/// `RANGE_OF(x)`: the largest value of a group minus its smallest (NULLs skipped); its
+/// accumulator counts each value present, so that updating input can take rows back.
+#[derive(Debug)]
+struct RangeOf;
+
+impl RangeOf {
+    fn counts(accumulator: &Value) -> Vec<(Value, Value)> {
+        match accumulator {
+            Value::Map(entries) => entries.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn add(accumulator: &mut Value, x: &Value, sign: i64) {
+        if x.is_null() {
+            return;
+        }
+        let mut counts = Self::counts(accumulator);
+        match counts.iter().position(|(v, _)| v == x) {
+            Some(i) => {
+                let n = counts[i].1.as_i64().unwrap_or(0) + sign;
+                if n == 0 {
+                    counts.remove(i);
+                } else {
+                    counts[i].1 = Value::BigInt(n);
+                }
+            }
+            None => counts.push((x.clone(), Value::BigInt(sign))),
+        }
+        *accumulator = Value::Map(counts.into());
+    }
+}
+
+impl AggregateUdf for RangeOf {
+    fn name(&self) -> &str {
+        "RANGE_OF"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(1)
+    }
+
+    fn return_type(&self, args: &[&DataType]) -> std::result::Result<DataType, ExprError> {
+        if !is_numeric(args[0]) {
+            return Err(wrong_types(self.name(), args, "<NUMERIC>"));
+        }
+        Ok(DataType::double())
+    }
+
+    fn create_accumulator(&self) -> Value {
+        Value::Map(Vec::new().into())
+    }
+
+    fn accumulate(&self, accumulator: &mut Value, args: &[Value]) -> std::result::Result<(), ExprError> {
+        Self::add(accumulator, &args[0], 1);
+        Ok(())
+    }
+
+    fn retract(&self, accumulator: &mut Value, args: &[Value]) -> std::result::Result<(), ExprError> {
+        Self::add(accumulator, &args[0], -1);
+        Ok(())
+    }
+
+    fn get_value(&self, accumulator: &Value) -> Value {
+        let values: Vec<f64> = Self::counts(accumulator).iter().filter_map(|(v, _)| v.as_f64()).collect();
+        match (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max)) {
+            (Some(least), Some(most)) => Value::Double(most - least),
+            _ => Value::Null,
+        }
+    }
+}
+
 const SCRIPT: &str = "
 SET 'sql-client.execution.result-mode' = 'tableau';
 SELECT MASK_EMAIL(email) AS who, ROUND(HAVERSINE_KM(lat, lon, 52.52, 13.405), 1) AS km_to_berlin
@@ -83,12 +157,18 @@ FROM (VALUES
     ('linus@example.org', 60.1699, 24.9384),
     (CAST(NULL AS STRING), 48.8566, 2.3522)
 ) AS visits(email, lat, lon);
+SET 'execution.runtime-mode' = 'batch';
+SELECT city, RANGE_OF(temperature) AS spread
+FROM (VALUES ('Oslo', -3.5), ('Oslo', 4.0), ('Lima', 18.25), ('Lima', 22.0), ('Lima', CAST(NULL AS DOUBLE)))
+    AS readings(city, temperature)
+GROUP BY city;
 ";
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut session = Session::new(RuntimeConfig::default(), ConnectorRegistry::default(), Box::new(std::io::stdout()));
     session.register_function("mask_email", ScalarRef::new(MaskEmail))?;
     session.register_function("haversine_km", ScalarRef::new(HaversineKm))?;
+    session.register_aggregate_function("range_of", std::sync::Arc::new(RangeOf))?;
     if let Err(e) = session.execute_script(SCRIPT) {
         writeln!(std::io::stderr(), "{}", e.in_file("rust_udf.rs"))?;
         std::process::exit(1);

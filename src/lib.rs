@@ -24,6 +24,7 @@ pub mod prelude {
     pub use weir_connectors::{
         BatchCollectHandle, ChangelogBatch, CollectHandle, ConnectorRegistry, PrintTarget, TableDescriptor,
     };
+    pub use weir_operators::aggregate::AggregateUdf;
     pub use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction, ScalarRef};
     pub use weir_operators::expr::ExprError;
     pub use weir_operators::{CountByKey, KeyedProcessFunction};

@@ -9,6 +9,9 @@ use weir_connectors::registry::{name_parts, DEFAULT_CATALOG, DEFAULT_DATABASE};
 
 use crate::namespaces::Namespaces;
 
+use std::sync::Arc;
+
+use weir_operators::aggregate::AggregateUdf;
 use weir_operators::expr::functions::ScalarRef;
 
 use sqlparser::ast::Query;
@@ -237,42 +240,67 @@ pub struct UserFunction {
 }
 
 /// The functions a session created, by name (compared without case, as Flink compares function
-/// names); they shadow built-ins of the same name, as Flink's catalog functions do.
+/// names); they shadow built-ins of the same name, as Flink's catalog functions do. Scalar and
+/// aggregate functions share the names.
 #[derive(Debug, Clone, Default)]
 pub struct UserFunctions {
     by_name: BTreeMap<String, UserFunction>,
+    aggregates: BTreeMap<String, Arc<dyn AggregateUdf>>,
 }
 
 impl UserFunctions {
     /// No functions (where an expression cannot call one: window sizes, partition columns).
     pub fn none() -> &'static UserFunctions {
-        static NONE: UserFunctions = UserFunctions { by_name: BTreeMap::new() };
+        static NONE: UserFunctions = UserFunctions { by_name: BTreeMap::new(), aggregates: BTreeMap::new() };
         &NONE
     }
 
-    /// The functions' names, sorted.
+    /// The functions' names (lower case), sorted.
     pub fn names(&self) -> Vec<String> {
-        self.by_name.keys().cloned().collect()
+        let mut names: Vec<String> = self.by_name.keys().chain(self.aggregates.keys()).cloned().collect();
+        names.sort();
+        names
     }
 
-    /// The function called `name`.
+    /// The scalar function called `name`.
     pub fn get(&self, name: &str) -> Option<&UserFunction> {
         self.by_name.get(&name.to_ascii_lowercase())
+    }
+
+    /// The aggregate function called `name`.
+    pub fn aggregate(&self, name: &str) -> Option<&Arc<dyn AggregateUdf>> {
+        self.aggregates.get(&name.to_ascii_lowercase())
+    }
+
+    fn taken(&self, key: &str) -> bool {
+        self.by_name.contains_key(key) || self.aggregates.contains_key(key)
     }
 
     /// Adds `function` as `name`; `false` (and nothing changes) when the name is taken.
     pub fn add(&mut self, name: &str, function: UserFunction) -> bool {
         let key = name.to_ascii_lowercase();
-        if self.by_name.contains_key(&key) {
+        if self.taken(&key) {
             return false;
         }
         self.by_name.insert(key, function);
         true
     }
 
+    /// Adds the aggregate `function` as `name`; `false` (and nothing changes) when the name is
+    /// taken.
+    pub fn add_aggregate(&mut self, name: &str, function: Arc<dyn AggregateUdf>) -> bool {
+        let key = name.to_ascii_lowercase();
+        if self.taken(&key) {
+            return false;
+        }
+        self.aggregates.insert(key, function);
+        true
+    }
+
     /// Drops the function called `name`; whether there was one.
     pub fn remove(&mut self, name: &str) -> bool {
-        self.by_name.remove(&name.to_ascii_lowercase()).is_some()
+        let key = name.to_ascii_lowercase();
+        self.by_name.remove(&key).is_some() | self.aggregates.remove(&key).is_some()
     }
 }
 

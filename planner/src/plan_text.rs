@@ -51,7 +51,7 @@ pub(crate) fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: b
 /// A call as a local or global phase prints it: a DISTINCT call names the set of distinct values
 /// it takes them from (`COUNT(distinct$0 b)`, Flink's `slot`) instead of `DISTINCT`.
 pub(crate) fn phase_text(call: &AggregateCall, slot: Option<usize>, column: &dyn Fn(usize) -> String) -> String {
-    let name = call.kind.function().name;
+    let name = call.kind.name();
     let distinct = match slot {
         Some(slot) => format!("distinct${slot} "),
         None if call.distinct => "DISTINCT ".to_string(),

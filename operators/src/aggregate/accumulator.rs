@@ -61,6 +61,8 @@ enum State {
     Moments(Moments),
     /// JSON_OBJECTAGG: the entries present, by key.
     Entries(BTreeMap<Arc<str>, Value>),
+    /// A function written in Rust: the accumulator it made.
+    User(Value),
 }
 
 impl Accumulator {
@@ -92,6 +94,7 @@ impl Accumulator {
             AggregateKind::StddevPop | AggregateKind::StddevSamp | AggregateKind::VarPop | AggregateKind::VarSamp => {
                 State::Moments(Moments { count: 0, sum: 0.0, sum_of_squares: 0.0 })
             }
+            AggregateKind::User(user) => State::User(user.function.create_accumulator()),
         })
     }
 
@@ -154,6 +157,16 @@ impl Accumulator {
                 m.sum_of_squares += sign as f64 * v * v;
             }
             State::Entries(entries) => return update_entries(entries, x, sign),
+            State::User(accumulator) => {
+                let AggregateKind::User(user) = &call.kind else { return Err(mismatched(call)) };
+                let args = user.arguments(x);
+                let done = if sign > 0 {
+                    user.function.accumulate(accumulator, args)
+                } else {
+                    user.function.retract(accumulator, args)
+                };
+                return done.map_err(|e| AccumulateError(e.0.into()));
+            }
         }
         Ok(())
     }
@@ -211,6 +224,10 @@ impl Accumulator {
                     out.value(v);
                 }
             }
+            State::User(accumulator) => {
+                tag(out, 9);
+                out.value(accumulator);
+            }
         }
     }
 
@@ -262,6 +279,7 @@ impl Accumulator {
                 }
                 State::Entries(entries)
             }
+            9 => State::User(input.value()?),
             other => return Err(unknown(&format!("an accumulator, not kind {other}"))),
         }))
     }
@@ -407,7 +425,8 @@ impl Accumulator {
                 | State::Ordered(_)
                 | State::List(_)
                 | State::Moments(_)
-                | State::Entries(_),
+                | State::Entries(_)
+                | State::User(_),
                 _,
             ) => return Err(mismatched(call)),
         }
@@ -457,6 +476,8 @@ impl Accumulator {
             }
             (State::List(_), _) => Value::Null,
             (State::Moments(m), kind) => variance(m, kind),
+            (State::User(accumulator), AggregateKind::User(user)) => user.function.get_value(accumulator),
+            (State::User(_), _) => Value::Null,
             (State::Entries(entries), kind) => {
                 let null_on_null = *kind != AggregateKind::JsonObjectAgg { null_on_null: false };
                 let mut text = String::from("{");
@@ -496,7 +517,7 @@ fn update_entries(entries: &mut BTreeMap<Arc<str>, Value>, x: &Value, sign: i64)
 
 /// Two accumulators of `call` that cannot merge: they were made for other calls.
 fn mismatched(call: &AggregateCall) -> AccumulateError {
-    AccumulateError(format!("the accumulators of {} over two slices differ in kind", call.kind.function().name).into())
+    AccumulateError(format!("the accumulators of {} over two slices differ in kind", call.kind.name()).into())
 }
 
 /// Flink's error for a JSON_OBJECTAGG key that is already present.

@@ -60,6 +60,63 @@ fn object_entries_read_back_from_their_encoding() {
     assert_eq!(read.result(&call), Value::string(r#"{"a":null,"b":2}"#));
 }
 
+/// A function written in Rust that sums its arguments' lengths into a ROW accumulator.
+#[derive(Debug)]
+struct Lengths;
+
+impl crate::aggregate::AggregateUdf for Lengths {
+    fn name(&self) -> &str {
+        "LENGTHS"
+    }
+
+    fn arity(&self) -> crate::expr::functions::Arity {
+        crate::expr::functions::Arity::at_least(0)
+    }
+
+    fn return_type(&self, _: &[&DataType]) -> Result<DataType, crate::expr::ExprError> {
+        Ok(DataType::bigint())
+    }
+
+    fn create_accumulator(&self) -> Value {
+        Value::Row(vec![Value::BigInt(0), Value::string("")].into())
+    }
+
+    fn accumulate(&self, acc: &mut Value, args: &[Value]) -> Result<(), crate::expr::ExprError> {
+        let Value::Row(fields) = acc else { return Ok(()) };
+        let n = fields[0].as_i64().unwrap_or(0)
+            + args.iter().filter_map(|a| a.as_str()).map(str::len).sum::<usize>() as i64;
+        *acc = Value::Row(vec![Value::BigInt(n), Value::string("seen")].into());
+        Ok(())
+    }
+
+    fn get_value(&self, acc: &Value) -> Value {
+        match acc {
+            Value::Row(fields) => fields[0].clone(),
+            _ => Value::Null,
+        }
+    }
+}
+
+/// A function written in Rust: its accumulator reads back from a checkpoint as itself, its
+/// packed arguments arrive as the ROW's fields, and a retraction it does not implement is an
+/// error, not a wrong result.
+#[test]
+fn a_user_aggregate_reads_back_from_its_encoding_and_refuses_what_it_lacks() {
+    let user = crate::aggregate::UserAggregate { function: std::sync::Arc::new(Lengths), packed: true };
+    let call = AggregateCall::new(AggregateKind::User(user), Some(0), DataType::bigint());
+    let mut acc = Accumulator::new(&call, None, true);
+    acc.update(&call, &Value::Row(vec![Value::string("ab"), Value::string("cde")].into()), 1).unwrap();
+    acc.update(&call, &Value::Row(vec![Value::Null, Value::string("f")].into()), 1).unwrap();
+    let mut e = Encoder::new();
+    acc.encode(&mut e);
+    let bytes = e.into_bytes();
+    let read = Accumulator::decode(&mut Decoder::new(&bytes)).unwrap();
+    assert_eq!(read, acc);
+    assert_eq!(read.result(&call), Value::BigInt(6));
+    let error = acc.update(&call, &Value::Row(vec![Value::string("ab")].into()), -1).unwrap_err();
+    assert!(format!("{error:?}").contains("does not implement a method named 'retract'"), "{error:?}");
+}
+
 /// The collection and JSON aggregates over random accumulations and retractions (a
 /// retraction removes one present value) equal a recomputation from the values present, in
 /// arrival order with the earliest equal value retracted, as Flink's list views keep them.

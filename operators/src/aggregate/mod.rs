@@ -13,9 +13,11 @@ pub(crate) mod json;
 pub(crate) mod numeric;
 pub mod registry;
 mod typed;
+pub mod user;
 
 pub use accumulator::{AccumulateError, Accumulator};
 pub use registry::{AggregateFunction, Merge};
+pub use user::{AggregateUdf, UserAggregate};
 
 /// The state section a restore adds to an aggregate's state when the new aggregate computes
 /// other calls than the one that wrote it: for each new call, the old call it continues
@@ -139,6 +141,8 @@ pub enum AggregateKind {
     /// `APPROX_COUNT_DISTINCT(x)`: the number of distinct non-NULL values (batch mode only, as
     /// in Flink; weir counts them exactly).
     ApproxCountDistinct,
+    /// An aggregate function written in Rust and registered by name ([`user`]).
+    User(UserAggregate),
 }
 
 /// One aggregate of a GROUP BY.

@@ -197,6 +197,12 @@ static JSON_ARRAYAGG: AggregateFunction = AggregateFunction {
 };
 static JSON_OBJECTAGG: AggregateFunction =
     function("JSON_OBJECTAGG", json_type, &["entries MAP<STRING, VALUE> (by key)"]);
+/// An aggregate function written in Rust ([`super::user`]): its name and result type are the
+/// registration's and the call's ([`AggregateKind::name`]), and it runs in one phase.
+static USER: AggregateFunction = AggregateFunction {
+    unmergeable_class: Some("UserDefinedFunction"),
+    ..function("USER", nullable_arg, &["accumulator (the function's value)"])
+};
 static APPROX_COUNT_DISTINCT: AggregateFunction = AggregateFunction {
     batch_only: true,
     ..function("APPROX_COUNT_DISTINCT", count_type, &["counts MAP<ARG, BIGINT>"])
@@ -247,6 +253,16 @@ impl AggregateKind {
             AggregateKind::JsonArrayAgg { .. } => &JSON_ARRAYAGG,
             AggregateKind::JsonObjectAgg { .. } => &JSON_OBJECTAGG,
             AggregateKind::ApproxCountDistinct => &APPROX_COUNT_DISTINCT,
+            AggregateKind::User(_) => &USER,
+        }
+    }
+
+    /// The name EXPLAIN and messages print: [`AggregateFunction::name`], or the name a function
+    /// written in Rust was registered with.
+    pub fn name(&self) -> &str {
+        match self {
+            AggregateKind::User(user) => user.function.name(),
+            other => other.function().name,
         }
     }
 
@@ -272,7 +288,8 @@ impl AggregateKind {
     /// `IGNORE NULLS`, `JSON_ARRAYAGG … NULL ON NULL`); every other one skips them.
     pub fn counts_nulls(&self) -> bool {
         match self {
-            AggregateKind::CountStar => true,
+            // A function written in Rust sees NULL arguments, as Flink's user functions do.
+            AggregateKind::CountStar | AggregateKind::User(_) => true,
             AggregateKind::ArrayAgg { ignore_nulls } => !ignore_nulls,
             AggregateKind::JsonArrayAgg { null_on_null } => *null_on_null,
             _ => false,
@@ -287,6 +304,13 @@ pub fn slice_merge_refusal(call: &AggregateCall) -> Option<String> {
     let name = match call.kind {
         AggregateKind::JsonArrayAgg { null_on_null: true } => "JSON_ARRAYAGG_NULL_ON_NULL",
         AggregateKind::JsonArrayAgg { null_on_null: false } => "JSON_ARRAYAGG_ABSENT_ON_NULL",
+        AggregateKind::User(ref user) => {
+            return Some(format!(
+                "Could not find an implementation method 'merge' in function '{}' (a function written in \
+                 Rust runs in one phase; HOP and CUMULATE windows merge their slices)",
+                user.function.name()
+            ))
+        }
         ref other => other.function().name,
     };
     Some(format!(
@@ -429,7 +453,8 @@ pub(crate) fn typed_supports(call: &AggregateCall, arg_type: Option<&DataType>, 
         | AggregateKind::ArrayAgg { .. }
         | AggregateKind::JsonArrayAgg { .. }
         | AggregateKind::JsonObjectAgg { .. }
-        | AggregateKind::ApproxCountDistinct => false,
+        | AggregateKind::ApproxCountDistinct
+        | AggregateKind::User(_) => false,
     };
     supported && !call.distinct && typed_form(call).is_some()
 }
@@ -457,7 +482,8 @@ pub(crate) fn typed_form(call: &AggregateCall) -> Option<TypedKind> {
         | AggregateKind::ArrayAgg { .. }
         | AggregateKind::JsonArrayAgg { .. }
         | AggregateKind::JsonObjectAgg { .. }
-        | AggregateKind::ApproxCountDistinct => None,
+        | AggregateKind::ApproxCountDistinct
+        | AggregateKind::User(_) => None,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::catalog::UserFunctions;
 use sqlparser::ast;
-use weir_operators::aggregate::{registry, AggregateCall};
+use weir_operators::aggregate::{registry, AggregateCall, AggregateKind};
 use weir_operators::expr::types::is_numeric;
 use weir_operators::expr::{Expr, Function};
 
@@ -10,17 +10,17 @@ use super::expr::{AggregateContext, ExprBinder};
 use super::scope::position_of;
 use crate::error::{Error, Position, Result};
 
-/// Whether `name` (any case) is an aggregate function.
-pub fn is_aggregate(name: &str) -> bool {
-    registry::is_aggregate(name)
+/// Whether `name` (any case) is an aggregate function: a built-in one or one of `functions`.
+pub fn is_aggregate(name: &str, functions: &UserFunctions) -> bool {
+    registry::is_aggregate(name) || functions.aggregate(name).is_some()
 }
 
 /// Whether the expression contains an aggregate call (outside subqueries).
-pub fn contains_aggregate(expr: &ast::Expr) -> bool {
+pub fn contains_aggregate(expr: &ast::Expr, functions: &UserFunctions) -> bool {
     let mut found = false;
     let _ = ast::visit_expressions(expr, |e| {
         if let ast::Expr::Function(f) = e {
-            if f.over.is_none() && is_aggregate(&f.name.to_string()) {
+            if f.over.is_none() && is_aggregate(&f.name.to_string(), functions) {
                 found = true;
                 return std::ops::ControlFlow::Break(());
             }
@@ -104,6 +104,9 @@ pub fn aggregate_call(
         }
         None => None,
     };
+    if let Some(function) = functions.aggregate(&name) {
+        return user_aggregate_call(function, &name, bound, distinct, filter, agg, at);
+    }
     let kind = match registry::bind(&name, &mut bound, clauses) {
         Ok(Some(kind)) => kind,
         Ok(None) | Err(registry::BindError::Arity) => {
@@ -141,6 +144,35 @@ pub fn aggregate_call(
     let result_type = (function.result_type)(arg_type.as_ref());
     let arg = bound.into_iter().next().map(|a| agg.input_column(a));
     let mut call = AggregateCall::new(kind, arg, result_type);
+    call.distinct = distinct;
+    call.filter = filter.map(|f| agg.input_column(f));
+    Ok(call)
+}
+
+/// A call of the aggregate `function` written in Rust over the bound arguments `args`: typed by
+/// the function, its arguments (any count but one) packed into one ROW.
+fn user_aggregate_call(
+    function: &std::sync::Arc<dyn weir_operators::aggregate::AggregateUdf>,
+    name: &str,
+    mut args: Vec<Expr>,
+    distinct: bool,
+    filter: Option<Expr>,
+    agg: &mut AggregateContext,
+    at: Position,
+) -> Result<AggregateCall> {
+    if !function.arity().admits(args.len()) {
+        return Err(Error::validation(at, format!("Invalid number of arguments to function '{name}'")));
+    }
+    let types: Vec<&weir_runtime::DataType> = args.iter().map(Expr::ty).collect();
+    let result_type = function.return_type(&types).map_err(|e| Error::validation(at, e.0))?;
+    let packed = args.len() != 1;
+    let arg = match args.len() {
+        0 => None,
+        1 => args.pop(),
+        _ => Some(weir_operators::expr::functions::collection::row_of(args)),
+    };
+    let user = weir_operators::aggregate::UserAggregate { function: std::sync::Arc::clone(function), packed };
+    let mut call = AggregateCall::new(AggregateKind::User(user), arg.map(|a| agg.input_column(a)), result_type);
     call.distinct = distinct;
     call.filter = filter.map(|f| agg.input_column(f));
     Ok(call)

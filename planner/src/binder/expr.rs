@@ -284,7 +284,7 @@ impl ExprBinder<'_> {
                 return Ok(Expr::column(i, agg.input_exprs[i].ty().clone()));
             }
             if let ast::Expr::Function(f) = node {
-                if is_aggregate(&f.name.to_string()) {
+                if is_aggregate(&f.name.to_string(), self.functions) {
                     let index = match agg.calls.iter().position(|(a, _)| a == node) {
                         Some(i) => i,
                         None => {
@@ -791,7 +791,7 @@ impl ExprBinder<'_> {
 
     fn function(&mut self, f: &ast::Function, node: &ast::Expr) -> Result<Expr> {
         let name = f.name.to_string().to_ascii_uppercase();
-        if is_aggregate(&name) {
+        if is_aggregate(&name, self.functions) {
             return Err(validation(node, format!("Aggregate function '{name}' is not allowed here")));
         }
         if f.over.is_some() {

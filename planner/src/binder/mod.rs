@@ -337,7 +337,7 @@ impl<'a> Binder<'a> {
             Some(ast::Distinct::Distinct)
                 if group_by.exprs.is_empty()
                     && group_by.sets.is_none()
-                    && !items.iter().any(|(e, _)| aggregate::contains_aggregate(e)) =>
+                    && !items.iter().any(|(e, _)| aggregate::contains_aggregate(e, self.catalog.functions())) =>
             {
                 group_by = GroupBy { exprs: items.iter().map(|(e, _)| e.clone()).collect(), sets: None };
             }
@@ -345,7 +345,7 @@ impl<'a> Binder<'a> {
         }
         let aggregating = !group_by.exprs.is_empty()
             || group_by.sets.is_some()
-            || items.iter().any(|(e, _)| aggregate::contains_aggregate(e))
+            || items.iter().any(|(e, _)| aggregate::contains_aggregate(e, self.catalog.functions()))
             || select.having.is_some();
         if !aggregating {
             let (plan, scope) =

@@ -58,6 +58,26 @@ impl Session {
         Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
     }
 
+    /// Registers an aggregate function written in Rust as `name`, for this session's statements
+    /// to call like a built-in aggregate (GROUP BY, window and OVER aggregates), as `CREATE
+    /// TEMPORARY SYSTEM FUNCTION` registers one in Flink: its
+    /// [`return_type`](weir_operators::aggregate::AggregateUdf::return_type) types each call at
+    /// planning time; it runs in one phase (no local/global split, refused in HOP and CUMULATE
+    /// windows), and its accumulator is checkpointed as a value.
+    ///
+    /// # Errors
+    /// Flink's message when a function called `name` exists already.
+    pub fn register_aggregate_function(
+        &mut self,
+        name: &str,
+        function: std::sync::Arc<dyn weir_operators::aggregate::AggregateUdf>,
+    ) -> Result<()> {
+        if self.catalog.functions_mut().add_aggregate(name, function) {
+            return Ok(());
+        }
+        Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
+    }
+
     /// Drops the function `name`.
     pub(super) fn drop_function(&mut self, name: &str, if_exists: bool, position: Position) -> Result<()> {
         if !self.catalog.functions_mut().remove(name) && !if_exists {

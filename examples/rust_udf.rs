@@ -1,4 +1,5 @@
-//! Scalar and aggregate functions written in Rust, called from SQL: `cargo run --example rust_udf`.
+//! Scalar, aggregate and table functions written in Rust, called from SQL: `cargo run --example
+//! rust_udf`.
 //!
 //! A scalar function is a type implementing [`ScalarFunction`]: its name, how many arguments it
 //! takes, the result type for the argument types of a call (checked when the statement is
@@ -6,7 +7,10 @@
 //! and the value for one row. [`Session::register_function`] makes it callable by the session's
 //! statements, like `CREATE TEMPORARY SYSTEM FUNCTION` in Flink. An aggregate function implements
 //! [`AggregateUdf`]: an accumulator (a value), how a row goes in and comes back out, and the
-//! result; [`Session::register_aggregate_function`] registers it.
+//! result; [`Session::register_aggregate_function`] registers it. A table function implements
+//! [`TableUdf`]: the columns of its rows for the argument types of a call, and the rows for one
+//! row's arguments; [`Session::register_table_function`] registers it, and `LATERAL TABLE(…)`
+//! joins each row with the rows it gives.
 
 use std::io::Write;
 
@@ -149,6 +153,35 @@ impl AggregateUdf for RangeOf {
     }
 }
 
+/// `TAGS(text)`: a row (tag, position) per `#word` in `text`, positions from 1; none for NULL.
+#[derive(Debug)]
+struct Tags;
+
+impl TableUdf for Tags {
+    fn name(&self) -> &str {
+        "TAGS"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(1)
+    }
+
+    fn result_fields(&self, args: &[&DataType]) -> std::result::Result<Vec<Field>, ExprError> {
+        if !is_string(args[0]) {
+            return Err(wrong_types(self.name(), args, "<CHARACTER>"));
+        }
+        Ok(vec![Field::new("tag", DataType::string().not_null()), Field::new("position", DataType::int().not_null())])
+    }
+
+    fn eval(&self, args: &[Value], emit: &mut dyn FnMut(&[Value])) -> std::result::Result<(), ExprError> {
+        let tags = args[0].as_str().unwrap_or_default().split_whitespace().filter_map(|w| w.strip_prefix('#'));
+        for (position, tag) in tags.filter(|t| !t.is_empty()).enumerate() {
+            emit(&[Value::string(tag), Value::Int(position as i32 + 1)]);
+        }
+        Ok(())
+    }
+}
+
 const SCRIPT: &str = "
 SET 'sql-client.execution.result-mode' = 'tableau';
 SELECT MASK_EMAIL(email) AS who, ROUND(HAVERSINE_KM(lat, lon, 52.52, 13.405), 1) AS km_to_berlin
@@ -162,6 +195,10 @@ SELECT city, RANGE_OF(temperature) AS spread
 FROM (VALUES ('Oslo', -3.5), ('Oslo', 4.0), ('Lima', 18.25), ('Lima', 22.0), ('Lima', CAST(NULL AS DOUBLE)))
     AS readings(city, temperature)
 GROUP BY city;
+SELECT id, tag, position
+FROM (VALUES (1, 'new #rust #sql release'), (2, 'no tags'), (3, '#streaming'))
+    AS posts(id, body)
+    LEFT JOIN LATERAL TABLE(TAGS(body)) AS t(tag, position) ON TRUE;
 ";
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
@@ -169,6 +206,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     session.register_function("mask_email", ScalarRef::new(MaskEmail))?;
     session.register_function("haversine_km", ScalarRef::new(HaversineKm))?;
     session.register_aggregate_function("range_of", std::sync::Arc::new(RangeOf))?;
+    session.register_table_function("tags", std::sync::Arc::new(Tags))?;
     if let Err(e) = session.execute_script(SCRIPT) {
         writeln!(std::io::stderr(), "{}", e.in_file("rust_udf.rs"))?;
         std::process::exit(1);

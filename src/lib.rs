@@ -27,7 +27,7 @@ pub mod prelude {
     pub use weir_operators::aggregate::AggregateUdf;
     pub use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction, ScalarRef};
     pub use weir_operators::expr::ExprError;
-    pub use weir_operators::{CountByKey, KeyedProcessFunction};
+    pub use weir_operators::{CountByKey, KeyedProcessFunction, TableUdf};
     pub use weir_planner::Session;
     pub use weir_runtime::columnar::RecordBatch;
     pub use weir_runtime::{

@@ -3,10 +3,11 @@
 //! (`tests/python_udf/udfs.flink.out`); general and pandas functions over random rows (NULLs,
 //! non-ASCII text, several Arrow batches per chunk) equal a recomputation in Rust at several
 //! parallelisms; and what goes wrong (an exception, a wrong result type, a missing module or
-//! file, a table function, another interpreter) is reported with the statement and the cause.
-//! A checkpointed job with a general and a pandas function, writing into a table of an in-memory
-//! catalog and a managed table from one scan, killed at random moments and resumed at changing
-//! parallelism, writes what an uninterrupted run and a recomputation write.
+//! file, a failing table function, an aggregate function, another interpreter) is reported with
+//! the statement and the cause.
+//! A checkpointed job with a general, a pandas and a table function, writing into a table of an
+//! in-memory catalog and two managed tables from one scan, killed at random moments and resumed
+//! at changing parallelism, writes what an uninterrupted run and a recomputation write.
 //!
 //! The functions import pandas and pyarrow from the interpreter `python.executable` names:
 //! `WEIR_PYARROW`, which `scripts/test` sets (`scripts/ensure-pyarrow` installs both).
@@ -255,9 +256,25 @@ fn what_goes_wrong_says_where_and_why() {
     let err = error_of("CREATE TEMPORARY FUNCTION f AS 'errors.plain' LANGUAGE PYTHON;");
     assert!(err.contains("is not a function made with pyflink.table.udf.udf (it is a function)"), "{err}");
 
-    // A table function: refused, not run as a scalar.
-    let err = error_of("CREATE TEMPORARY FUNCTION split AS 'errors.split' LANGUAGE PYTHON;");
-    assert!(err.contains("Not supported by weir: the Python table function 'errors.split'"), "{err}");
+    // A table function that raises on a row, and one that yields rows of another shape than
+    // its result types: the job fails naming the function.
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION split AS 'errors.split' LANGUAGE PYTHON;\n\
+         SELECT s, w FROM (VALUES ('a b'), (CAST(NULL AS STRING))) AS t(s), LATERAL TABLE(split(s)) AS x(w);",
+    );
+    assert!(err.contains("Python function 'split' failed") && err.contains("AttributeError"), "{err}");
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION one_column AS 'errors.one_column' LANGUAGE PYTHON;\n\
+         SELECT * FROM LATERAL TABLE(one_column('a'));",
+    );
+    assert!(
+        err.contains("Python function 'one_column' failed") && err.contains("not a value of the declared type ROW<"),
+        "{err}"
+    );
+
+    // An aggregate function: refused, not run as a scalar.
+    let err = error_of("CREATE TEMPORARY FUNCTION count_py AS 'errors.count' LANGUAGE PYTHON;");
+    assert!(err.contains("Not supported by weir: the Python aggregate function 'errors.count'"), "{err}");
 
     // PyFlink's program API is not there, and says so.
     let err = error_of("CREATE TEMPORARY FUNCTION f AS 'errors_program.f' LANGUAGE PYTHON;");
@@ -344,10 +361,16 @@ fn a_pandas_function_without_pandas_is_refused_at_its_statement() {
     assert!(err.contains("pandas.sql:2:1:") && err.contains("No module named 'pandas'"), "{err}");
 }
 
-/// The functions of the crash test: a general function picks the rows, a pandas one buckets them.
+/// The functions of the crash test: a general function picks the rows, a pandas one buckets
+/// them, a table function gives each digit of a value.
 const CRASH_UDFS: &str = r#"
 from pyflink.table import DataTypes
-from pyflink.table.udf import udf
+from pyflink.table.udf import udf, udtf
+
+@udtf(result_types=DataTypes.INT())
+def digits(v):
+    for c in str(v):
+        yield int(c)
 
 @udf(result_type=DataTypes.BOOLEAN())
 def small(v):
@@ -359,8 +382,9 @@ def bucket(k):
 "#;
 
 /// The checkpointed job over `dir/input.csv`, sharing one scan: the rows a general Python
-/// function keeps into a CSV table of an in-memory catalog, and a count and sum per bucket a
-/// pandas function computes into a managed table.
+/// function keeps into a CSV table of an in-memory catalog, a count and sum per bucket a pandas
+/// function computes into a managed table, and a count per digit of the values a table function
+/// splits into another.
 fn crash_job(dir: &Path) -> String {
     let d = dir.display();
     format!(
@@ -370,6 +394,7 @@ fn crash_job(dir: &Path) -> String {
          SET 'python.files' = '{d}/crash_udfs.py';\n\
          CREATE TEMPORARY FUNCTION small AS 'crash_udfs.small' LANGUAGE PYTHON;\n\
          CREATE TEMPORARY FUNCTION bucket AS 'crash_udfs.bucket' LANGUAGE PYTHON;\n\
+         CREATE TEMPORARY FUNCTION digits AS 'crash_udfs.digits' LANGUAGE PYTHON;\n\
          CREATE CATALOG mem WITH ('type' = 'generic_in_memory');\n\
          CREATE DATABASE mem.sales;\n\
          CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3)) WITH (\n\
@@ -377,15 +402,18 @@ fn crash_job(dir: &Path) -> String {
          CREATE TABLE mem.sales.kept (id BIGINT, v INT) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
          CREATE TABLE IF NOT EXISTS totals (b INT, n BIGINT, s BIGINT, PRIMARY KEY (b) NOT ENFORCED);\n\
+         CREATE TABLE IF NOT EXISTS per_digit (d INT, n BIGINT, PRIMARY KEY (d) NOT ENFORCED);\n\
          EXECUTE STATEMENT SET BEGIN\n\
          INSERT INTO mem.sales.kept SELECT id, v FROM src WHERE small(v);\n\
          INSERT INTO totals SELECT bucket(k), COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY bucket(k);\n\
+         INSERT INTO per_digit SELECT d, COUNT(*) FROM src, LATERAL TABLE(digits(v)) AS t(d) GROUP BY d;\n\
          END;\n"
     )
 }
 
-/// What the job of `dir` wrote: the kept rows and the totals, read back sorted.
-fn crash_results(dir: &Path) -> (Vec<String>, Vec<String>) {
+/// What the job of `dir` wrote: the kept rows, the totals and the counts per digit, read back
+/// sorted.
+fn crash_results(dir: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
     let d = dir.display();
     let read = |query: &str| {
         run(
@@ -398,7 +426,7 @@ fn crash_results(dir: &Path) -> (Vec<String>, Vec<String>) {
         )
         .unwrap_or_else(|e| panic!("{e}"))
     };
-    (read("SELECT id, v FROM kept;"), read("SELECT b, n, s FROM totals;"))
+    (read("SELECT id, v FROM kept;"), read("SELECT b, n, s FROM totals;"), read("SELECT d, n FROM per_digit;"))
 }
 
 #[test]
@@ -406,6 +434,7 @@ fn a_job_with_python_functions_killed_at_random_moments_and_resumed_writes_every
     const ROWS: u64 = 300_000;
     let (dir, whole) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (mut kept, mut totals) = (Vec::new(), std::collections::BTreeMap::<u64, (u64, u64)>::new());
+    let mut per_digit = std::collections::BTreeMap::<char, u64>::new();
     let mut csv = String::new();
     for event in common::events::events(ROWS, 1_000, 0x5eed_7e57_0040_0001) {
         csv.push_str(&event.line());
@@ -414,7 +443,11 @@ fn a_job_with_python_functions_killed_at_random_moments_and_resumed_writes_every
         }
         let total = totals.entry(event.k % 7).or_default();
         *total = (total.0 + 1, total.1 + event.v);
+        for digit in event.v.to_string().chars() {
+            *per_digit.entry(digit).or_default() += 1;
+        }
     }
+    let per_digit: Vec<String> = per_digit.iter().map(|(d, n)| format!("+I[{d}, {n}]")).collect();
     kept.sort();
     let mut totals: Vec<String> = totals.iter().map(|(b, (n, s))| format!("+I[{b}, {n}, {s}]")).collect();
     totals.sort();
@@ -432,10 +465,12 @@ fn a_job_with_python_functions_killed_at_random_moments_and_resumed_writes_every
     let output = uninterrupted.wait_with_output().unwrap();
     assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
 
-    let (rows, sums) = crash_results(dir.path());
-    let (whole_rows, whole_sums) = crash_results(whole.path());
+    let (rows, sums, digits) = crash_results(dir.path());
+    let (whole_rows, whole_sums, whole_digits) = crash_results(whole.path());
     assert!(rows == whole_rows, "the kept rows differ from an uninterrupted run's");
     assert_eq!(sums, whole_sums, "the totals differ from an uninterrupted run's");
+    assert_eq!(digits, whole_digits, "the counts per digit differ from an uninterrupted run's");
+    assert_eq!(digits, per_digit, "the counts per digit differ from the input's");
     assert_eq!(rows.len(), kept.len(), "rows lost or written twice");
     assert!(rows == kept, "the kept rows differ from the input's");
     assert_eq!(sums, totals, "the totals differ from the input's");

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use weir_operators::aggregate::AggregateUdf;
 use weir_operators::expr::functions::ScalarRef;
+use weir_operators::TableUdf;
 
 use sqlparser::ast::Query;
 use weir_connectors::TableDescriptor;
@@ -240,24 +241,27 @@ pub struct UserFunction {
 }
 
 /// The functions a session created, by name (compared without case, as Flink compares function
-/// names); they shadow built-ins of the same name, as Flink's catalog functions do. Scalar and
+/// names); they shadow built-ins of the same name, as Flink's catalog functions do. Scalar, table and
 /// aggregate functions share the names.
 #[derive(Debug, Clone, Default)]
 pub struct UserFunctions {
     by_name: BTreeMap<String, UserFunction>,
     aggregates: BTreeMap<String, Arc<dyn AggregateUdf>>,
+    tables: BTreeMap<String, Arc<dyn TableUdf>>,
 }
 
 impl UserFunctions {
     /// No functions (where an expression cannot call one: window sizes, partition columns).
     pub fn none() -> &'static UserFunctions {
-        static NONE: UserFunctions = UserFunctions { by_name: BTreeMap::new(), aggregates: BTreeMap::new() };
+        static NONE: UserFunctions =
+            UserFunctions { by_name: BTreeMap::new(), aggregates: BTreeMap::new(), tables: BTreeMap::new() };
         &NONE
     }
 
     /// The functions' names (lower case), sorted.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.by_name.keys().chain(self.aggregates.keys()).cloned().collect();
+        let mut names: Vec<String> =
+            self.by_name.keys().chain(self.aggregates.keys()).chain(self.tables.keys()).cloned().collect();
         names.sort();
         names
     }
@@ -272,8 +276,18 @@ impl UserFunctions {
         self.aggregates.get(&name.to_ascii_lowercase())
     }
 
+    /// The table function called `name`.
+    pub fn table(&self, name: &str) -> Option<&Arc<dyn TableUdf>> {
+        self.tables.get(&name.to_ascii_lowercase())
+    }
+
+    /// Whether a function of any kind is called `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.taken(&name.to_ascii_lowercase())
+    }
+
     fn taken(&self, key: &str) -> bool {
-        self.by_name.contains_key(key) || self.aggregates.contains_key(key)
+        self.by_name.contains_key(key) || self.aggregates.contains_key(key) || self.tables.contains_key(key)
     }
 
     /// Adds `function` as `name`; `false` (and nothing changes) when the name is taken.
@@ -297,10 +311,23 @@ impl UserFunctions {
         true
     }
 
+    /// Adds the table function `function` as `name`; `false` (and nothing changes) when the
+    /// name is taken.
+    pub fn add_table(&mut self, name: &str, function: Arc<dyn TableUdf>) -> bool {
+        let key = name.to_ascii_lowercase();
+        if self.taken(&key) {
+            return false;
+        }
+        self.tables.insert(key, function);
+        true
+    }
+
     /// Drops the function called `name`; whether there was one.
     pub fn remove(&mut self, name: &str) -> bool {
         let key = name.to_ascii_lowercase();
-        self.by_name.remove(&key).is_some() | self.aggregates.remove(&key).is_some()
+        self.by_name.remove(&key).is_some()
+            | self.aggregates.remove(&key).is_some()
+            | self.tables.remove(&key).is_some()
     }
 }
 

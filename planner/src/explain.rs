@@ -14,8 +14,8 @@ use std::fmt::Write;
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::{
-    CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec, MiniBatchAssignerSpec,
-    WatermarkAssignerSpec,
+    CalcSpec, CorrelatedTable, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
+    MiniBatchAssignerSpec, WatermarkAssignerSpec,
 };
 use weir_runtime::{Field, ShipStrategy};
 
@@ -260,8 +260,16 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             // Flink numbers the correlation variables from the innermost correlate out.
             let variable = correlates_in(&node.inputs[0]);
             let correlated = |i: usize| format!("$cor{variable}.{}", column(i));
-            let function = if spec.ordinality { "$UNNEST_ROWS_WITH_ORDINALITY$1" } else { "$UNNEST_ROWS$1" };
-            let invocation = format!("{function}({})", expression(&spec.collection, &correlated, false));
+            let invocation = match &spec.table {
+                CorrelatedTable::Unnest { collection, ordinality } => {
+                    let function = if *ordinality { "$UNNEST_ROWS_WITH_ORDINALITY$1" } else { "$UNNEST_ROWS$1" };
+                    format!("{function}({})", expression(collection, &correlated, false))
+                }
+                CorrelatedTable::Function(call) => {
+                    let args: Vec<String> = call.args.iter().map(|a| expression(a, &correlated, false)).collect();
+                    format!("{}({})", call.function.name(), args.join(", "))
+                }
+            };
             let select: Vec<&str> = node.fields.iter().map(|f| f.name.as_str()).collect();
             let row: Vec<String> =
                 node.fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();
@@ -499,10 +507,10 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             let spec = weir_operators::ExpandSpec { projects: projects.clone() };
             format!("LogicalExpand(projects=[{}])", expand_projects(&spec, input.fields.len(), &names))
         }
-        Node::Unnest { input, collection, left, .. } => {
+        Node::Correlate { input, table, left } => {
             let kind = if *left { "left" } else { "inner" };
             let mut reads = vec![false; input.fields.len()];
-            collection.mark_columns(&mut reads);
+            table.mark_columns(&mut reads);
             let used: Vec<String> = (0..reads.len()).filter(|&c| reads[c]).map(|c| c.to_string()).collect();
             format!(
                 "LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{{}}}])",

@@ -159,7 +159,7 @@ pub enum PhysicalKind {
         execution: LookupExecution,
     },
     /// `CROSS JOIN UNNEST(…)`: each row joined with the elements of its collection.
-    Correlate(weir_operators::UnnestSpec),
+    Correlate(weir_operators::CorrelateSpec),
     /// Each row once per grouping set, with the set's id (`$e`) last.
     Expand(weir_operators::ExpandSpec),
     /// Writes into a table.
@@ -480,7 +480,7 @@ fn has_aggregate(plan: &Plan) -> bool {
         | Node::WatermarkAssigner { input, .. }
         | Node::LookupJoin { input, .. }
         | Node::WindowTableFunction { input, .. }
-        | Node::Unnest { input, .. }
+        | Node::Correlate { input, .. }
         | Node::Expand { input, .. }
         | Node::Rank { input, .. }
         | Node::Sort { input, .. }
@@ -733,10 +733,10 @@ impl<'a> Physical<'a> {
                 };
                 self.lookup_join(parts, fields, update_before)
             }
-            Node::Unnest { input, collection, left, ordinality } => {
+            Node::Correlate { input, table, left } => {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
-                let spec = weir_operators::UnnestSpec { collection, left, ordinality };
+                let spec = weir_operators::CorrelateSpec { table, left };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
                     kind: PhysicalKind::Correlate(spec),

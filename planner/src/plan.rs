@@ -253,19 +253,18 @@ pub enum Node {
         /// The inputs.
         inputs: Vec<Plan>,
     },
-    /// `CROSS JOIN UNNEST(expr)` (or `LEFT JOIN UNNEST(expr) ON TRUE`): each input row joined
-    /// with the elements of the ARRAY (or the entries of the MAP) `expr` gives for it. Output:
-    /// the input's columns, then the element's (an ARRAY of ROWs gives the ROW's fields; a MAP
-    /// its key and value), named `f0`, `f1`, … as Flink's `$UNNEST_ROWS$1` names them.
-    Unnest {
+    /// `CROSS JOIN UNNEST(expr)` or `LATERAL TABLE(f(args))` (or their `LEFT JOIN … ON TRUE`):
+    /// each input row joined with the rows its table gives for it. Output: the input's
+    /// columns, then the table's: an UNNEST's element (an ARRAY of ROWs gives the ROW's fields;
+    /// a MAP its key and value), named `f0`, `f1`, … as Flink's `$UNNEST_ROWS$1` names them; a
+    /// table function's result fields.
+    Correlate {
         /// The input.
         input: Box<Plan>,
-        /// The collection, over the input row.
-        collection: Expr,
-        /// Whether an input row without elements is kept, with NULLs (`LEFT JOIN … ON TRUE`).
+        /// What each input row is joined with.
+        table: weir_operators::CorrelatedTable,
+        /// Whether an input row without rows is kept, with NULLs (`LEFT JOIN … ON TRUE`).
         left: bool,
-        /// `WITH ORDINALITY`: a last column numbers the elements from 1.
-        ordinality: bool,
     },
     /// Each input row once per grouping set (`GROUP BY GROUPING SETS | ROLLUP | CUBE`, as
     /// Flink's `Expand`): the input's columns, those a set leaves out NULL, then the set's id
@@ -312,7 +311,7 @@ impl Node {
             | Node::OverAggregate { input, .. }
             | Node::WindowRank { input, .. }
             | Node::WindowDeduplicate { input, .. }
-            | Node::Unnest { input, .. }
+            | Node::Correlate { input, .. }
             | Node::Expand { input, .. }
             | Node::LookupJoin { input, .. } => vec![input],
             Node::Join { left, right, .. } => vec![left, right],
@@ -374,9 +373,7 @@ impl Node {
                 names,
             },
             Node::Union { inputs } => Node::Union { inputs: inputs.into_iter().map(f).collect::<Result<_, E>>()? },
-            Node::Unnest { input, collection, left, ordinality } => {
-                Node::Unnest { input: Box::new(f(*input)?), collection, left, ordinality }
-            }
+            Node::Correlate { input, table, left } => Node::Correlate { input: Box::new(f(*input)?), table, left },
             Node::Expand { input, projects } => Node::Expand { input: Box::new(f(*input)?), projects },
             Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => Node::LookupJoin {
                 input: Box::new(f(*input)?),
@@ -437,7 +434,7 @@ impl Plan {
             | Node::WatermarkAssigner { input, .. }
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
-            | Node::Unnest { input, .. }
+            | Node::Correlate { input, .. }
             | Node::Expand { input, .. }
             | Node::OverAggregate { input, .. }
             | Node::Sort { input, fetch: None, .. } => input.is_insert_only(),
@@ -468,7 +465,7 @@ impl Plan {
             | Node::WatermarkAssigner { input, .. }
             | Node::LookupJoin { input, .. }
             | Node::WindowTableFunction { input, .. }
-            | Node::Unnest { input, .. }
+            | Node::Correlate { input, .. }
             | Node::Expand { input, .. }
             | Node::Deduplicate { input, .. }
             | Node::OverAggregate { input, .. }

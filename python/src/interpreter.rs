@@ -79,18 +79,24 @@ pub(crate) fn load(py: Python<'_>, name: &str, module: &str, object: &str, env: 
         let found = wrapper.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "another object".into());
         return Err(Error::NotAFunction { target, found: format!("a {found}") });
     }
+    let kind: String = wrapper.getattr("_kind").and_then(|k| k.extract()).map_err(failed)?;
+    if kind == "aggregate" {
+        return Err(Error::Kind { target, kind });
+    }
     let read = || -> PyResult<_> {
-        let kind: String = wrapper.getattr("_kind")?.extract()?;
         let result_type: String = wrapper.getattr("_result_type")?.call_method0("sql")?.extract()?;
         let func_type: String = wrapper.getattr("_func_type")?.extract()?;
         let deterministic: bool = wrapper.getattr("_deterministic")?.is_truthy()?;
         let (min, max): (usize, Option<usize>) = wrapper.call_method0("_arity")?.extract()?;
-        Ok((kind, result_type, func_type, deterministic, Arity { min, max }))
+        Ok((result_type, func_type, deterministic, Arity { min, max }))
     };
-    let (kind, result_type, func_type, deterministic, arity) = read().map_err(failed)?;
-    if kind != "scalar" {
-        return Err(Error::Kind { target, kind });
-    }
+    let (result_type, func_type, deterministic, arity) = read().map_err(failed)?;
+    let function_type = match (kind.as_str(), func_type.as_str()) {
+        ("scalar", "pandas") => FunctionType::Pandas,
+        ("scalar", _) => FunctionType::General,
+        ("table", _) => FunctionType::Table,
+        _ => return Err(Error::Kind { target, kind }),
+    };
     let parameters = PyDict::new(py);
     for (key, value) in &env.job_parameters {
         parameters.set_item(key, value).map_err(failed)?;
@@ -108,7 +114,7 @@ pub(crate) fn load(py: Python<'_>, name: &str, module: &str, object: &str, env: 
         wrapper: wrapper.unbind(),
         callable: callable.unbind(),
         result_type,
-        kind: if func_type == "pandas" { FunctionType::Pandas } else { FunctionType::General },
+        kind: function_type,
         deterministic,
         arity,
         arrow_batch_size: env.arrow_batch_size.max(1),

@@ -17,13 +17,18 @@
 //!   a whole chunk of rows, handed over as Arrow arrays without copying through Python objects, and
 //!   return a Series of the same length.
 //!
-//! A Python exception fails the job with its traceback, as in Flink. Python table and aggregate
-//! functions (`udtf`, `udaf`) are refused at `CREATE FUNCTION`.
+//! - **Table functions** ([`table`], `udtf(result_types=...)` or a `TableFunction` class) get one
+//!   row's arguments like general functions; each item they yield is a row (a tuple, list or
+//!   `Row`, or the one value of a one-column row) of the columns `f0`, `f1`, … of `result_types`.
+//!
+//! A Python exception fails the job with its traceback, as in Flink. Python aggregate functions
+//! (`udaf`) are refused at `CREATE FUNCTION`.
 
 mod convert;
 pub mod general;
 mod interpreter;
 pub mod pandas;
+pub mod table;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -31,6 +36,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use weir_operators::expr::functions::{Arity, ScalarRef};
+use weir_operators::TableUdf;
 use weir_runtime::DataType;
 
 pub use interpreter::embedded_version;
@@ -62,12 +68,12 @@ pub enum Error {
         /// What it is instead.
         found: String,
     },
-    /// A table or aggregate function.
-    #[error("the Python {kind} function '{target}' (weir runs Python scalar functions)")]
+    /// An aggregate function.
+    #[error("the Python {kind} function '{target}' (weir runs Python scalar and table functions)")]
     Kind {
         /// `module.object`.
         target: String,
-        /// `table` or `aggregate`.
+        /// `aggregate`.
         kind: String,
     },
     /// A `python.files` entry that does not exist.
@@ -112,6 +118,17 @@ pub enum FunctionType {
     General,
     /// A batch of rows per call, as `pandas.Series` (`func_type="pandas"`).
     Pandas,
+    /// One row per call, any number of rows out (`udtf`).
+    Table,
+}
+
+/// A loaded Python function, ready for SQL to call.
+#[derive(Debug)]
+pub enum PythonFunction {
+    /// A scalar function (general or pandas).
+    Scalar(ScalarRef),
+    /// A table function.
+    Table(Arc<dyn TableUdf>),
 }
 
 /// A Python function imported and opened, before its result type is read.
@@ -148,8 +165,8 @@ impl Loaded {
     }
 
     /// The function for SQL to call, returning values of `result` (the parsed
-    /// [`result_type`](Self::result_type)).
-    pub fn into_function(self, result: DataType) -> ScalarRef {
+    /// [`result_type`](Self::result_type); a ROW of the columns for a table function).
+    pub fn into_function(self, result: DataType) -> PythonFunction {
         let call = Arc::new(general::Call {
             name: self.name,
             wrapper: self.wrapper,
@@ -159,8 +176,11 @@ impl Loaded {
             arity: self.arity,
         });
         match self.kind {
-            FunctionType::General => ScalarRef(Arc::new(general::PythonScalar(call))),
-            FunctionType::Pandas => ScalarRef(Arc::new(pandas::PandasScalar::new(call, self.arrow_batch_size))),
+            FunctionType::General => PythonFunction::Scalar(ScalarRef(Arc::new(general::PythonScalar(call)))),
+            FunctionType::Pandas => {
+                PythonFunction::Scalar(ScalarRef(Arc::new(pandas::PandasScalar::new(call, self.arrow_batch_size))))
+            }
+            FunctionType::Table => PythonFunction::Table(Arc::new(table::PythonTable(call))),
         }
     }
 }
@@ -170,7 +190,7 @@ impl Loaded {
 ///
 /// # Errors
 /// A target without a module, an import that raises (with its traceback), an object not made by
-/// `udf`, a table or aggregate function, an unusable `python.executable`.
+/// `udf` or `udtf`, an aggregate function, an unusable `python.executable`.
 pub fn load(name: &str, target: &str, environment: &Environment) -> Result<Loaded> {
     let Some((module, object)) = target.rsplit_once('.').filter(|(m, o)| !m.is_empty() && !o.is_empty()) else {
         return Err(Error::Target { name: name.to_string(), target: target.to_string() });

@@ -184,7 +184,8 @@ class ScalarFunction(UserDefinedFunction):
 
 
 class TableFunction(UserDefinedFunction):
-    """A table function written as a class (weir does not run Python table functions yet)."""
+    """A table function written as a class: weir calls its `eval` for each row and joins the row
+    with each row `eval` yields."""
 
 
 class AggregateFunction(UserDefinedFunction):
@@ -259,8 +260,23 @@ def udf(f=None, input_types=None, result_type=None, deterministic=None, name=Non
 
 
 def udtf(f=None, input_types=None, result_types=None, deterministic=None, name=None):
-    """PyFlink's `udtf` (weir refuses table functions at CREATE FUNCTION)."""
-    return _decorate("table", f, input_types, "NULL", "general", deterministic, name)
+    """PyFlink's `udtf`: a table function, whose rows have the columns `f0`, `f1`, … of
+    `result_types` (one type or a list of them)."""
+    if result_types is None:
+        raise TypeError("Invalid result_types: result_types should be DataType or a list of them but is None")
+    if not isinstance(result_types, (list, tuple)):
+        result_types = [result_types]
+    types = [DataType(t) if isinstance(t, str) else t for t in result_types]
+    row = DataTypes.ROW([DataTypes.FIELD("f%d" % i, t) for i, t in enumerate(types)])
+    return _decorate("table", f, input_types, row, "general", deterministic, name)
+
+
+def _weir_table_rows(result):
+    """The rows of what a table function returned, as PyFlink reads them: each item a row when
+    it is a tuple, a list or a Row, else the one column of a row; nothing for None."""
+    if result is None:
+        return []
+    return [item if isinstance(item, (tuple, list)) else (item,) for item in result]
 
 
 def udaf(f=None, input_types=None, result_type=None, accumulator_type=None, deterministic=None,

@@ -1,6 +1,6 @@
 """Python functions that go wrong in the ways tests/python_udf.rs checks weir reports."""
 from pyflink.table import DataTypes
-from pyflink.table.udf import udf, udtf
+from pyflink.table.udf import AggregateFunction, udaf, udf, udtf
 
 
 @udf(result_type=DataTypes.DOUBLE())
@@ -21,3 +21,22 @@ def plain(n):
 def split(s):
     for word in s.split(' '):
         yield word
+
+
+@udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+def one_column(s):
+    yield s
+
+
+class Count(AggregateFunction):
+    def create_accumulator(self):
+        return [0]
+
+    def accumulate(self, accumulator, x):
+        accumulator[0] += 1
+
+    def get_value(self, accumulator):
+        return accumulator[0]
+
+
+count = udaf(Count(), result_type=DataTypes.BIGINT(), accumulator_type=DataTypes.ARRAY(DataTypes.BIGINT()))

@@ -4,7 +4,7 @@ import datetime
 from decimal import Decimal
 
 from pyflink.table import DataTypes
-from pyflink.table.udf import FunctionContext, ScalarFunction, udf
+from pyflink.table.udf import FunctionContext, ScalarFunction, TableFunction, udf, udtf
 
 
 @udf(result_type=DataTypes.BIGINT())
@@ -75,3 +75,20 @@ def tag(name, qty):
 @udf(result_type=DataTypes.BIGINT(), func_type="pandas")
 def double_it(x):
     return x * 2
+
+
+@udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+def words(s):
+    if s is None:
+        return
+    for w in s.split(' '):
+        yield w, len(w)
+
+
+class Repeat(TableFunction):
+    def eval(self, s, n):
+        for i in range(n):
+            yield s
+
+
+repeat = udtf(Repeat(), result_types=DataTypes.STRING())

@@ -14,6 +14,8 @@ CREATE TEMPORARY SYSTEM FUNCTION is_even AS 'udfs.is_even' LANGUAGE PYTHON;
 CREATE TEMPORARY FUNCTION total AS 'udfs.total' LANGUAGE PYTHON;
 CREATE TEMPORARY FUNCTION tag AS 'udfs.tag' LANGUAGE PYTHON;
 CREATE TEMPORARY FUNCTION double_it AS 'udfs.double_it' LANGUAGE PYTHON;
+CREATE TEMPORARY FUNCTION words AS 'udfs.words' LANGUAGE PYTHON;
+CREATE TEMPORARY FUNCTION repeat_it AS 'udfs.repeat' LANGUAGE PYTHON;
 
 CREATE TABLE orders (id INT, name STRING, price DECIMAL(10, 2), amount DOUBLE, qty INT, d DATE, ts TIMESTAMP(3))
 WITH ('connector' = 'filesystem', 'path' = 'orders.csv', 'format' = 'csv', 'csv.null-literal' = '');
@@ -29,3 +31,7 @@ SELECT is_even(id) AS even, COUNT(*) AS n, SUM(add_one(qty)) AS s FROM orders GR
 
 SELECT id, total(amount, qty) AS total, tag(name, qty) AS tagged, double_it(CAST(qty AS BIGINT)) AS twice
 FROM orders WHERE name IS NOT NULL;
+
+SELECT id, word, len FROM orders, LATERAL TABLE(words(name)) AS t(word, len) WHERE id > 1;
+
+SELECT id, r FROM orders LEFT JOIN LATERAL TABLE(repeat_it(name, qty)) AS t(r) ON TRUE;

@@ -1,6 +1,7 @@
 //! The binder: SQL queries to typed logical plans, resolving names against the catalog.
 
 mod aggregate;
+mod correlate;
 mod expr;
 mod group_window;
 mod grouping_sets;
@@ -14,7 +15,6 @@ pub(crate) mod sink_rows;
 mod sort;
 mod subquery;
 mod temporal_join;
-mod unnest;
 mod window;
 
 use std::collections::HashMap;
@@ -246,12 +246,18 @@ impl<'a> Binder<'a> {
                 Ok((plan, Scope::default()))
             }
             [single] => {
-                let (mut plan, qualifier) = self.bind_table_factor(&single.relation)?;
-                let mut scope = Scope::new(&plan.fields, qualifier.as_deref());
+                let (mut plan, mut scope) = match self.bind_table_function_alone(&single.relation) {
+                    Some(bound) => bound?,
+                    None => {
+                        let (plan, qualifier) = self.bind_table_factor(&single.relation)?;
+                        let scope = Scope::new(&plan.fields, qualifier.as_deref());
+                        (plan, scope)
+                    }
+                };
                 for join in &single.joins {
                     let lookup = matches!(join.relation, TableFactor::Table { version: Some(_), .. });
-                    (plan, scope) = if unnest::is_unnest(join) {
-                        self.bind_unnest(plan, scope, join)?
+                    (plan, scope) = if correlate::is_correlated(join) {
+                        self.bind_correlate(plan, scope, join)?
                     } else if lookup {
                         self.bind_lookup_join(plan, scope, join)?
                     } else {
@@ -286,19 +292,31 @@ impl<'a> Binder<'a> {
             })
         };
         let truth = || ast::Expr::Value(ast::Value::Boolean(true).into());
+        // An UNNEST or LATERAL TABLE after a comma is a cross join of each row with its own rows;
+        // the conditions go to the last join when it is a plain one, else they stay a WHERE,
+        // above the correlated columns they may read.
+        let correlated = |item: &ast::TableWithJoins| correlate::is_correlated_factor(&item.relation);
+        let last_is_plain = rest.last().is_some_and(|item| !correlated(item));
         let mut joined = first.clone();
         for (i, item) in rest.iter().enumerate() {
-            let on = if i + 1 == rest.len() { and(plain.clone()).unwrap_or_else(truth) } else { truth() };
-            joined.joins.push(ast::Join {
-                relation: item.relation.clone(),
-                global: false,
-                join_operator: ast::JoinOperator::Inner(ast::JoinConstraint::On(on)),
-            });
+            let join_operator = if correlated(item) {
+                ast::JoinOperator::CrossJoin(ast::JoinConstraint::None)
+            } else {
+                let on = match i + 1 == rest.len() {
+                    true => and(plain.clone()).unwrap_or_else(truth),
+                    false => truth(),
+                };
+                ast::JoinOperator::Inner(ast::JoinConstraint::On(on))
+            };
+            joined.joins.push(ast::Join { relation: item.relation.clone(), global: false, join_operator });
             joined.joins.extend(item.joins.iter().cloned());
         }
         let mut rewritten = select.clone();
         rewritten.from = vec![joined];
-        rewritten.selection = and(subqueries);
+        rewritten.selection = match last_is_plain {
+            true => and(subqueries),
+            false => select.selection.clone(),
+        };
         Some(rewritten)
     }
 

@@ -349,8 +349,14 @@ fn lineage(node: &PhysicalNode) -> Lineage {
         PhysicalKind::Correlate(spec) => {
             let l = first();
             let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
-            let collection = l.expr(&spec.collection);
-            texts.extend(node.fields[l.columns.len()..].iter().map(|f| format!("UNNEST({collection}).{}", f.name)));
+            let table = match &spec.table {
+                weir_operators::CorrelatedTable::Unnest { collection, .. } => format!("UNNEST({})", l.expr(collection)),
+                weir_operators::CorrelatedTable::Function(call) => {
+                    let args: Vec<String> = call.args.iter().map(|a| l.expr(a)).collect();
+                    format!("{}({})", call.function.name(), args.join(", "))
+                }
+            };
+            texts.extend(node.fields[l.columns.len()..].iter().map(|f| format!("{table}.{}", f.name)));
             Lineage { columns: columns_of(node, texts, "Correlate"), ..l }
         }
         PhysicalKind::Expand(spec) => {

@@ -1,22 +1,22 @@
-//! Filters moved below an UNNEST join, as Calcite's `FilterCorrelateRule` moves them: the
-//! conjuncts of a `WHERE` above `CROSS JOIN UNNEST(…)` that read only the joined row's input
-//! columns filter that input instead, before its rows are multiplied (and from there reach
-//! the scan's filter push-down). A `LEFT JOIN UNNEST` keeps its filter above, where it also
-//! sees the NULL element columns.
+//! Filters moved below a correlate, as Calcite's `FilterCorrelateRule` moves them: the
+//! conjuncts of a `WHERE` above `CROSS JOIN UNNEST(…)` or `LATERAL TABLE(…)` that read only the
+//! joined row's input columns filter that input instead, before its rows are multiplied (and
+//! from there reach the scan's filter push-down). A `LEFT JOIN` keeps its filter above, where
+//! it also sees the NULL generated columns.
 
 use weir_operators::expr::{Expr, Function};
 
 use super::push_filter_into_scan::split_and;
 use crate::plan::{Node, Plan};
 
-/// Moves filters below the UNNEST joins of `plan`.
+/// Moves filters below the correlates of `plan`.
 pub fn filter_correlate(plan: Plan) -> Plan {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Calc { input, projections, condition: Some(condition) } => {
             let input = filter_correlate(*input);
             match input.node {
-                Node::Unnest { input: below, collection, left: false, ordinality } => {
+                Node::Correlate { input: below, table, left: false } => {
                     let width = below.fields.len();
                     let mut conjuncts = Vec::new();
                     split_and(&condition, &mut conjuncts);
@@ -24,7 +24,7 @@ pub fn filter_correlate(plan: Plan) -> Plan {
                         conjuncts.into_iter().cloned().partition(|c| reads_only_below(c, width));
                     let below = if pushed.is_empty() { *below } else { filtered(*below, and(pushed)) };
                     let unnest = Plan {
-                        node: Node::Unnest { input: Box::new(below), collection, left: false, ordinality },
+                        node: Node::Correlate { input: Box::new(below), table, left: false },
                         fields: input.fields,
                     };
                     let condition = (!kept.is_empty()).then(|| and(kept));

@@ -147,12 +147,12 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
         }
         // Flink's Correlate keeps every input column (`select=[id,meta,tags,attrs,f0]`), and so
         // does its input: only the columns above are pruned.
-        Node::Unnest { input, collection, left, ordinality } => {
+        Node::Correlate { input, table, left } => {
             let all = vec![true; input.fields.len()];
             let (input, map) = prune(*input, &all);
-            let collection = collection.remap(&map);
+            let table = table.remap(&map);
             let n = fields.len();
-            let node = Node::Unnest { input: Box::new(input), collection, left, ordinality };
+            let node = Node::Correlate { input: Box::new(input), table, left };
             (Plan { node, fields }, identity(n))
         }
         // Every column of an Expand is a key or an argument of the aggregate above it.

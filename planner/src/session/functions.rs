@@ -78,6 +78,25 @@ impl Session {
         Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
     }
 
+    /// Registers a table function written in Rust as `name`, for this session's statements to
+    /// call in `LATERAL TABLE(name(args))` (after a comma, `CROSS JOIN`, `JOIN … ON TRUE` or `LEFT
+    /// JOIN … ON TRUE`) or `TABLE(name(args))`, as `CREATE TEMPORARY SYSTEM FUNCTION` registers
+    /// one in Flink: its [`result_fields`](weir_operators::TableUdf::result_fields) type each
+    /// call at planning time, its `eval` runs on every input row.
+    ///
+    /// # Errors
+    /// Flink's message when a function called `name` exists already.
+    pub fn register_table_function(
+        &mut self,
+        name: &str,
+        function: std::sync::Arc<dyn weir_operators::TableUdf>,
+    ) -> Result<()> {
+        if self.catalog.functions_mut().add_table(name, function) {
+            return Ok(());
+        }
+        Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
+    }
+
     /// Drops the function `name`.
     pub(super) fn drop_function(&mut self, name: &str, if_exists: bool, position: Position) -> Result<()> {
         if !self.catalog.functions_mut().remove(name) && !if_exists {

@@ -6,6 +6,7 @@
 use weir_runtime::settings::Setting;
 
 use super::Session;
+#[cfg(feature = "python")]
 use crate::catalog::UserFunction;
 use crate::error::{Error, Position, Result};
 
@@ -42,12 +43,10 @@ impl Session {
         if_not_exists: bool,
         position: Position,
     ) -> Result<()> {
-        if if_not_exists && self.catalog.functions_mut().get(name).is_some() {
+        if if_not_exists && self.catalog.functions().contains(name) {
             return Ok(());
         }
-        let function = self.load_python_function(name, target, position)?;
-        let added = self.catalog.functions_mut().add(name, function);
-        if !added {
+        if !self.add_python_function(name, target, position)? {
             return Err(Error::validation(
                 position,
                 format!("Could not execute CREATE FUNCTION: function '{name}' already exists"),
@@ -56,8 +55,9 @@ impl Session {
         Ok(())
     }
 
+    /// Loads `target` and adds it as the function `name`; `false` when the name is taken.
     #[cfg(feature = "python")]
-    fn load_python_function(&self, name: &str, target: &str, position: Position) -> Result<UserFunction> {
+    fn add_python_function(&mut self, name: &str, target: &str, position: Position) -> Result<bool> {
         let files = self.settings.get(&FILES);
         let parameters = self.settings.text("pipeline.global-job-parameters").unwrap_or_default();
         let environment = weir_python::Environment {
@@ -84,11 +84,15 @@ impl Session {
                 ),
             ));
         };
-        Ok(UserFunction { function: loaded.into_function(result) })
+        let functions = self.catalog.functions_mut();
+        Ok(match loaded.into_function(result) {
+            weir_python::PythonFunction::Scalar(function) => functions.add(name, UserFunction { function }),
+            weir_python::PythonFunction::Table(function) => functions.add_table(name, function),
+        })
     }
 
     #[cfg(not(feature = "python"))]
-    fn load_python_function(&self, name: &str, target: &str, position: Position) -> Result<UserFunction> {
+    fn add_python_function(&mut self, name: &str, target: &str, position: Position) -> Result<bool> {
         Err(Error::NotByWeir {
             position,
             feature: format!(

@@ -1,0 +1,192 @@
+//! Table functions written in Rust: a [`TableUdf`] registered with the library API is called in
+//! `LATERAL TABLE(name(args))`, and each input row is joined with the rows it emits for that
+//! row's arguments, as Flink joins the rows of a `TableFunction`'s `collect` calls.
+
+use std::fmt;
+use std::sync::Arc;
+
+use weir_runtime::{DataType, Error, Field, Result, Value};
+
+use crate::expr::functions::Arity;
+use crate::expr::{Expr, ExprError};
+
+/// A table function written in Rust.
+///
+/// weir types each call once, at planning, with [`result_fields`](Self::result_fields), and
+/// calls [`eval`](Self::eval) for every input row with that row's arguments (NULLs included:
+/// the function decides what a NULL gives).
+pub trait TableUdf: fmt::Debug + Send + Sync {
+    /// The SQL name, as EXPLAIN and error messages print it.
+    fn name(&self) -> &str;
+
+    /// How many arguments it takes.
+    fn arity(&self) -> Arity;
+
+    /// The columns of the rows it emits for arguments of `args`: their names (which
+    /// `AS t(a, b)` may rename) and types.
+    ///
+    /// # Errors
+    /// Argument types the function does not take, in Flink's words
+    /// ([`wrong_types`](crate::expr::functions::wrong_types)).
+    fn result_fields(&self, args: &[&DataType]) -> Result<Vec<Field>, ExprError>;
+
+    /// Calls `emit` once per row the arguments `args` give, with that row's values, as many
+    /// and of the types [`result_fields`](Self::result_fields) said. No call of `emit` is an
+    /// empty table.
+    ///
+    /// # Errors
+    /// A failure that fails the job, in the function's words.
+    fn eval(&self, args: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<(), ExprError>;
+}
+
+/// A call of a [`TableUdf`] on expressions over the input row.
+#[derive(Debug, Clone)]
+pub struct TableFunctionCall {
+    /// The function.
+    pub function: Arc<dyn TableUdf>,
+    /// Its arguments, over the input row.
+    pub args: Vec<Expr>,
+    /// The columns of each row it emits, as its `result_fields` typed them for `args`.
+    pub fields: Vec<Field>,
+}
+
+impl TableFunctionCall {
+    /// The call over an input whose columns moved as `map` says.
+    pub fn remap(self, map: &[Option<usize>]) -> TableFunctionCall {
+        let args = self.args.into_iter().map(|a| a.remap(map)).collect();
+        TableFunctionCall { args, ..self }
+    }
+
+    /// Calls `emit` with each row the function emits for the input row `row`.
+    ///
+    /// # Errors
+    /// An argument that fails to evaluate, the function's own failure, or a row of another
+    /// width than its type's, named with the function.
+    pub fn rows(&self, row: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<()> {
+        let args: Vec<Value> =
+            self.args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>().map_err(|e| Error::execution(e.0))?;
+        let width = self.fields.len();
+        let mut wrong_width = None;
+        self.function
+            .eval(&args, &mut |emitted| {
+                if emitted.len() == width {
+                    emit(emitted);
+                } else {
+                    wrong_width.get_or_insert(emitted.len());
+                }
+            })
+            .map_err(|e| Error::execution(format!("Table function '{}' failed: {}", self.function.name(), e.0)))?;
+        match wrong_width {
+            None => Ok(()),
+            Some(emitted) => Err(Error::execution(format!(
+                "Table function '{}' emitted a row of {emitted} values; its result type has {width} columns",
+                self.function.name()
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::correlate::{CorrelateOperator, CorrelateSpec, CorrelatedTable};
+    use crate::spec::OperatorSpec;
+    use weir_runtime::harness::OperatorHarness;
+    use weir_runtime::{Chunk, RowKind};
+
+    /// `SPLIT(s, sep)`: a row (word, length) per part of `s`; nothing for NULL.
+    #[derive(Debug)]
+    struct Split;
+
+    impl TableUdf for Split {
+        fn name(&self) -> &str {
+            "SPLIT"
+        }
+        fn arity(&self) -> Arity {
+            Arity::exactly(2)
+        }
+        fn result_fields(&self, _args: &[&DataType]) -> Result<Vec<Field>, ExprError> {
+            Ok(vec![Field::new("word", DataType::string()), Field::new("length", DataType::int())])
+        }
+        fn eval(&self, args: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<(), ExprError> {
+            let (Some(s), Some(sep)) = (args[0].as_str(), args[1].as_str()) else { return Ok(()) };
+            if sep.is_empty() {
+                return Err(ExprError("the separator is empty".into()));
+            }
+            for word in s.split(sep) {
+                emit(&[Value::string(word), Value::Int(word.chars().count() as i32)]);
+            }
+            Ok(())
+        }
+    }
+
+    /// Emits one value where its type says two.
+    #[derive(Debug)]
+    struct Narrow;
+
+    impl TableUdf for Narrow {
+        fn name(&self) -> &str {
+            "NARROW"
+        }
+        fn arity(&self) -> Arity {
+            Arity::exactly(0)
+        }
+        fn result_fields(&self, _args: &[&DataType]) -> Result<Vec<Field>, ExprError> {
+            Ok(vec![Field::new("a", DataType::int()), Field::new("b", DataType::int())])
+        }
+        fn eval(&self, _args: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<(), ExprError> {
+            emit(&[Value::Int(1)]);
+            Ok(())
+        }
+    }
+
+    fn operator(function: Arc<dyn TableUdf>, args: Vec<Expr>, left: bool) -> CorrelateOperator {
+        let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
+        let fields = function.result_fields(&types).unwrap();
+        let table = CorrelatedTable::Function(TableFunctionCall { function, args, fields });
+        CorrelateSpec { table, left }.build(&weir_runtime::SubtaskInfo::new("Correlate", 0, 1))
+    }
+
+    fn split(left: bool, separator: &str) -> CorrelateOperator {
+        let args =
+            vec![Expr::column(1, DataType::string()), Expr::literal(Value::string(separator), DataType::string())];
+        operator(Arc::new(Split), args, left)
+    }
+
+    fn run(op: CorrelateOperator, input: &[(RowKind, Vec<Value>)]) -> weir_runtime::Result<Vec<String>> {
+        let mut harness = OperatorHarness::new(op);
+        let mut chunk = Chunk::new(2);
+        input.iter().for_each(|(k, r)| chunk.push(*k, r));
+        harness.push_chunk(0, chunk)?;
+        Ok(harness.take_lines())
+    }
+
+    #[test]
+    fn every_emitted_row_joins_its_input_row_with_its_kind() {
+        let input = [
+            (RowKind::Insert, vec![Value::Int(1), Value::string("a bb")]),
+            (RowKind::Delete, vec![Value::Int(2), Value::string("ccc")]),
+            (RowKind::Insert, vec![Value::Int(3), Value::Null]),
+        ];
+        assert_eq!(
+            run(split(false, " "), &input).unwrap(),
+            ["+I[1, a bb, a, 1]", "+I[1, a bb, bb, 2]", "-D[2, ccc, ccc, 3]"]
+        );
+        assert_eq!(
+            run(split(true, " "), &input).unwrap(),
+            ["+I[1, a bb, a, 1]", "+I[1, a bb, bb, 2]", "-D[2, ccc, ccc, 3]", "+I[3, null, null, null]"]
+        );
+    }
+
+    #[test]
+    fn a_failing_function_and_a_row_of_the_wrong_width_fail_the_job_naming_the_function() {
+        let input = [(RowKind::Insert, vec![Value::Int(1), Value::string("a")])];
+        let err = run(split(false, ""), &input).unwrap_err().to_string();
+        assert!(err.contains("Table function 'SPLIT' failed: the separator is empty"), "{err}");
+        let err = run(operator(Arc::new(Narrow), Vec::new(), false), &input).unwrap_err().to_string();
+        assert!(
+            err.contains("Table function 'NARROW' emitted a row of 1 values; its result type has 2 columns"),
+            "{err}"
+        );
+    }
+}

@@ -86,27 +86,6 @@ fn new_session(out: &Buffer, parallelism: usize, retracts: bool) -> Session {
     session
 }
 
-/// The last value printed for each key (first column) of a changelog, deleted keys gone.
-fn final_rows(out: &Buffer) -> BTreeMap<String, String> {
-    let text = String::from_utf8_lossy(&out.0.lock()).into_owned();
-    let mut rows = BTreeMap::new();
-    for line in text.lines() {
-        let Some((op, body)) = line.split_once('[') else { continue };
-        let body = body.trim_end_matches(']');
-        let (key, rest) = body.split_once(", ").unwrap_or((body, ""));
-        match op {
-            "+I" | "+U" => {
-                rows.insert(key.to_string(), rest.to_string());
-            }
-            "-D" => {
-                rows.remove(key);
-            }
-            _ => {}
-        }
-    }
-    rows
-}
-
 /// Random rows `k, v, w, ts` (v and w NULL now and then) as CSV, and the rows.
 fn random_rows(seed: u64, n: usize) -> (String, Vec<(i64, Option<i64>, Option<i64>, i64)>) {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -178,7 +157,7 @@ fn a_rust_aggregate_equals_a_recomputation_in_group_by() {
             };
             let script = format!("{settings}{}SELECT k, wavg(v, w) FROM t GROUP BY k;", table(dir.path()));
             session.execute_script(&script).unwrap_or_else(|e| panic!("{}", e.in_file("script")));
-            assert_eq!(final_rows(&out), expected, "parallelism {parallelism}, mini-batch {mini_batch}");
+            assert_eq!(out.final_rows(), expected, "parallelism {parallelism}, mini-batch {mini_batch}");
         }
     }
 }
@@ -198,7 +177,7 @@ fn a_rust_aggregate_over_updating_input_retracts_and_one_that_cannot_is_refused(
     let out = Buffer::default();
     let mut session = new_session(&out, 2, true);
     session.execute_script(&format!("{}{query}", table(dir.path()))).unwrap_or_else(|e| panic!("{}", e.in_file("s")));
-    assert_eq!(final_rows(&out).get("all"), Some(&printed(mean)));
+    assert_eq!(out.final_rows().get("all"), Some(&printed(mean)));
 
     let out = Buffer::default();
     let mut session = new_session(&out, 2, false);
@@ -236,7 +215,7 @@ fn a_rust_aggregate_in_a_tumble_window_and_refused_in_a_hop_window() {
     );
     session.execute_script(&script).unwrap_or_else(|e| panic!("{}", e.in_file("script")));
     let got: BTreeMap<String, String> =
-        final_rows(&out).into_iter().map(|(k, v)| (k.trim_end_matches(".000").to_string(), v)).collect();
+        out.final_rows().into_iter().map(|(k, v)| (k.trim_end_matches(".000").to_string(), v)).collect();
     assert_eq!(got, expected);
 
     let hop = "SELECT window_start, wavg(v, w) FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND, \

@@ -91,27 +91,6 @@ fn inserted(out: &Buffer) -> Vec<String> {
     rows
 }
 
-/// The last value printed for each key (first column) of a changelog, deleted keys gone.
-fn final_rows(out: &Buffer) -> BTreeMap<String, String> {
-    let text = String::from_utf8_lossy(&out.0.lock()).into_owned();
-    let mut rows = BTreeMap::new();
-    for line in text.lines() {
-        let Some((op, body)) = line.split_once('[') else { continue };
-        let body = body.trim_end_matches(']');
-        let (key, rest) = body.split_once(", ").unwrap_or((body, ""));
-        match op {
-            "+I" | "+U" => {
-                rows.insert(key.to_string(), rest.to_string());
-            }
-            "-D" => {
-                rows.remove(key);
-            }
-            _ => {}
-        }
-    }
-    rows
-}
-
 /// The joined rows `+I[id, word, length]` a recomputation gives, with `left` a NULL row for
 /// each id without words (a NULL `s`; an empty `s` is one empty word).
 fn expected_joined(rows: &[(i64, Option<String>)], left: bool) -> Vec<String> {
@@ -189,7 +168,7 @@ fn a_word_count_over_a_rust_table_function_equals_a_recomputation() {
                 table(dir.path())
             );
             session.execute_script(&script).unwrap_or_else(|e| panic!("{}", e.in_file("script")));
-            assert_eq!(final_rows(&out), expected, "parallelism {parallelism}, mini-batch {mini_batch}");
+            assert_eq!(out.final_rows(), expected, "parallelism {parallelism}, mini-batch {mini_batch}");
         }
     }
 }
@@ -218,7 +197,7 @@ fn a_rust_table_function_over_updating_input_takes_back_the_rows_of_retracted_ro
         table(dir.path())
     );
     session.execute_script(&script).unwrap_or_else(|e| panic!("{}", e.in_file("script")));
-    assert_eq!(final_rows(&out), expected);
+    assert_eq!(out.final_rows(), expected);
 }
 
 #[test]

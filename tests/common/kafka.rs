@@ -134,7 +134,11 @@ impl Broker {
                 }
             }
         }
-        producer.flush(Duration::from_secs(30)).unwrap();
+        // A loaded machine may take long to deliver them all: wait while deliveries go on.
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while let Err(e) = producer.flush(Duration::from_secs(10)) {
+            assert!(Instant::now() < deadline, "writing {} records to {topic} did not finish: {e}", lines.len());
+        }
     }
 
     /// Every record of `topic` (key, value), partition by partition in offset order, as a

@@ -66,6 +66,30 @@ pub fn row(v: i64) -> Row {
 #[derive(Clone, Default)]
 pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);
 
+impl Buffer {
+    /// The last row printed for each key (the first column) of the changelog printed so far,
+    /// as the rest of its columns; deleted keys gone.
+    pub fn final_rows(&self) -> std::collections::BTreeMap<String, String> {
+        let text = String::from_utf8_lossy(&self.0.lock()).into_owned();
+        let mut rows = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let Some((op, body)) = line.split_once('[') else { continue };
+            let body = body.trim_end_matches(']');
+            let (key, rest) = body.split_once(", ").unwrap_or((body, ""));
+            match op {
+                "+I" | "+U" => {
+                    rows.insert(key.to_string(), rest.to_string());
+                }
+                "-D" => {
+                    rows.remove(key);
+                }
+                _ => {}
+            }
+        }
+        rows
+    }
+}
+
 impl Write for Buffer {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         self.0.lock().extend_from_slice(data);

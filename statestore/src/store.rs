@@ -1,0 +1,344 @@
+//! The store: a write buffer over runs on disk (see the crate docs).
+
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::bloom::hash64;
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::manifest::{Manifest, RunRef};
+use crate::merge::{Merge, Source};
+use crate::run::{Entry, Run, RunScan, RunWriter};
+
+/// How much memory a store may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Bytes of keys and values written since the last flush held in memory before they are
+    /// written out as a run.
+    pub write_buffer_bytes: usize,
+    /// Bytes of blocks the cache keeps.
+    pub block_cache_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { write_buffer_bytes: 16 << 20, block_cache_bytes: 32 << 20 }
+    }
+}
+
+/// What a store holds and did, for metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes of its runs on disk.
+    pub disk_bytes: u64,
+    /// Runs on disk.
+    pub runs: usize,
+    /// Bytes in the write buffer.
+    pub buffer_bytes: usize,
+    /// Bytes of cached blocks.
+    pub cache_bytes: usize,
+    /// Lookups whose block was cached.
+    pub cache_hits: u64,
+    /// Lookups that read their block.
+    pub cache_misses: u64,
+    /// Bytes written into runs (flushes and compactions), since the store opened.
+    pub bytes_written: u64,
+}
+
+/// The key group of a key: its first two bytes, big-endian (every key of a store begins with
+/// it; a key shorter than that is in group 0).
+pub fn key_group_of(key: &[u8]) -> u16 {
+    match key {
+        [a, b, ..] => u16::from_be_bytes([*a, *b]),
+        _ => 0,
+    }
+}
+
+/// Sorted keys and their values, written to runs on disk as the write buffer fills.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    options: Options,
+    buffer: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    buffer_bytes: usize,
+    /// Newest first.
+    runs: Vec<Arc<Run>>,
+    next_id: u64,
+    cache: BlockCache,
+    bytes_written: u64,
+}
+
+impl Store {
+    /// An empty store keeping its runs in `dir` (created; files already there are removed).
+    ///
+    /// # Errors
+    /// `dir` cannot be created or cleared.
+    pub fn create(dir: &Path, options: Options) -> Result<Store> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(Error::io(dir))?;
+        }
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            options,
+            buffer: BTreeMap::new(),
+            buffer_bytes: 0,
+            runs: Vec::new(),
+            next_id: 0,
+            cache: BlockCache::new(options.block_cache_bytes),
+            bytes_written: 0,
+        })
+    }
+
+    /// The value of `key`.
+    ///
+    /// # Errors
+    /// A run that cannot be read or is damaged.
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(value) = self.buffer.get(key) {
+            return Ok(value.clone());
+        }
+        let hash = hash64(key);
+        for run in &self.runs {
+            if let Some(value) = run.get(key, hash, &mut self.cache)? {
+                return Ok(value);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Sets the value of `key`.
+    ///
+    /// # Errors
+    /// A full write buffer that cannot be written out.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.write(key, Some(value.to_vec()))
+    }
+
+    /// Removes the value of `key`.
+    ///
+    /// # Errors
+    /// A full write buffer that cannot be written out.
+    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.write(key, None)
+    }
+
+    fn write(&mut self, key: &[u8], value: Option<Vec<u8>>) -> Result<()> {
+        let added = key.len() + value.as_ref().map_or(0, Vec::len) + 32;
+        match self.buffer.get_mut(key) {
+            Some(old) => {
+                self.buffer_bytes = self.buffer_bytes - old.as_ref().map_or(0, Vec::len) + added - key.len() - 32;
+                *old = value;
+            }
+            None => {
+                self.buffer_bytes += added;
+                self.buffer.insert(key.to_vec(), value);
+            }
+        }
+        if self.buffer_bytes >= self.options.write_buffer_bytes {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The live entries with keys at or after `from`, in key order (the caller stops where its
+    /// range ends).
+    ///
+    /// # Errors
+    /// A run that cannot be read.
+    pub fn scan(&self, from: &[u8]) -> impl Iterator<Item = Result<Entry>> {
+        let buffered: Vec<Result<Entry>> =
+            self.buffer.range(from.to_vec()..).map(|(k, v)| Ok((k.clone(), v.clone()))).collect();
+        let mut sources: Vec<Source> = vec![Box::new(buffered.into_iter())];
+        for run in &self.runs {
+            sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
+        }
+        Merge::new(sources, true)
+    }
+
+    fn new_run_path(&self) -> PathBuf {
+        self.dir.join(format!("{:032x}.run", rand::random::<u128>()))
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Writes the write buffer out as a run (and merges runs as [`compact`](Self::compact) says).
+    ///
+    /// # Errors
+    /// The run cannot be written.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let mut writer = RunWriter::create(&self.new_run_path())?;
+        let keep_tombstones = !self.runs.is_empty();
+        for (key, value) in std::mem::take(&mut self.buffer) {
+            if value.is_some() || keep_tombstones {
+                writer.add(&key, value.as_deref())?;
+            }
+        }
+        self.buffer_bytes = 0;
+        let id = self.next_id();
+        if let Some(run) = writer.finish(id)? {
+            self.bytes_written += run.bytes();
+            tracing::debug!(dir = %self.dir.display(), bytes = run.bytes(), entries = run.entries(), "state run written");
+            self.runs.insert(0, Arc::new(run));
+        }
+        self.compact()
+    }
+
+    /// Merges the two newest runs while the newer is at least half the older's size: each
+    /// byte is rewritten about log₂(state / buffer) times, and a lookup reads at most as many
+    /// runs.
+    fn compact(&mut self) -> Result<()> {
+        while self.runs.len() >= 2 && self.runs[0].bytes() * 2 >= self.runs[1].bytes() {
+            let newer = self.runs.remove(0);
+            let older = self.runs.remove(0);
+            let oldest = self.runs.is_empty();
+            let merged = self.merge_runs(&[Arc::clone(&newer), Arc::clone(&older)], oldest)?;
+            for gone in [newer, older] {
+                self.cache.forget_run(gone.id());
+                std::fs::remove_file(gone.path()).map_err(Error::io(gone.path()))?;
+            }
+            if let Some(run) = merged {
+                self.runs.insert(0, Arc::new(run));
+            }
+        }
+        Ok(())
+    }
+
+    /// One run of `runs` (newest first), without tombstones when nothing older remains.
+    fn merge_runs(&mut self, runs: &[Arc<Run>], drop_tombstones: bool) -> Result<Option<Run>> {
+        let sources: Vec<Source> = runs.iter().map(|r| Box::new(RunScan::new(Arc::clone(r), &[])) as Source).collect();
+        let mut writer = RunWriter::create(&self.new_run_path())?;
+        for entry in Merge::new(sources, drop_tombstones) {
+            let (key, value) = entry?;
+            writer.add(&key, value.as_deref())?;
+        }
+        let id = self.next_id();
+        let run = writer.finish(id)?;
+        self.bytes_written += run.as_ref().map_or(0, Run::bytes);
+        Ok(run)
+    }
+
+    /// Makes the store's content a checkpoint: flushes the write buffer and links each run
+    /// into `shared` (a directory every checkpoint of the job shares; a run already there from
+    /// an earlier checkpoint is not written again). The manifest names the runs.
+    ///
+    /// # Errors
+    /// A run that cannot be written or linked.
+    pub fn checkpoint(&mut self, shared: &Path) -> Result<Manifest> {
+        self.flush()?;
+        std::fs::create_dir_all(shared).map_err(Error::io(shared))?;
+        let mut runs = Vec::with_capacity(self.runs.len());
+        for run in &self.runs {
+            let name = run.file_name();
+            let target = shared.join(&name);
+            if !target.exists() {
+                link_or_copy(run.path(), &target)?;
+            }
+            runs.push(RunRef {
+                name,
+                first_key: run.first_key().to_vec(),
+                last_key: run.last_key().to_vec(),
+                entries: run.entries(),
+                bytes: run.bytes(),
+            });
+        }
+        Ok(Manifest { runs })
+    }
+
+    /// A store in `dir` holding the entries of the checkpoints `manifests` (of stores whose key
+    /// groups do not overlap) whose key groups are in `key_groups`: a run entirely inside is
+    /// linked from `shared`, one partly inside is rewritten with the entries inside.
+    ///
+    /// # Errors
+    /// A run missing from `shared`, damaged, or that cannot be linked or written.
+    pub fn restore(
+        dir: &Path,
+        options: Options,
+        shared: &Path,
+        manifests: &[Manifest],
+        key_groups: RangeInclusive<u16>,
+    ) -> Result<Store> {
+        let mut store = Store::create(dir, options)?;
+        for run in manifests.iter().flat_map(|m| &m.runs) {
+            let (first, last) = (key_group_of(&run.first_key), key_group_of(&run.last_key));
+            if last < *key_groups.start() || first > *key_groups.end() {
+                continue;
+            }
+            let source = shared.join(&run.name);
+            let id = store.next_id();
+            let restored = if key_groups.contains(&first) && key_groups.contains(&last) {
+                let local = dir.join(&run.name);
+                link_or_copy(&source, &local)?;
+                Some(Run::open(&local, id)?)
+            } else {
+                let whole = Arc::new(Run::open(&source, id)?);
+                let mut writer = RunWriter::create(&store.new_run_path())?;
+                let from = key_groups.start().to_be_bytes();
+                for entry in RunScan::new(whole, &from) {
+                    let (key, value) = entry?;
+                    if key_group_of(&key) > *key_groups.end() {
+                        break;
+                    }
+                    writer.add(&key, value.as_deref())?;
+                }
+                let id = store.next_id();
+                writer.finish(id)?
+            };
+            if let Some(run) = restored {
+                store.runs.push(Arc::new(run));
+            }
+        }
+        Ok(store)
+    }
+
+    /// What the store holds and did.
+    pub fn stats(&self) -> Stats {
+        let (cache_hits, cache_misses) = self.cache.hits_and_misses();
+        Stats {
+            disk_bytes: self.runs.iter().map(|r| r.bytes()).sum(),
+            runs: self.runs.len(),
+            buffer_bytes: self.buffer_bytes,
+            cache_bytes: self.cache.bytes(),
+            cache_hits,
+            cache_misses,
+            bytes_written: self.bytes_written,
+        }
+    }
+}
+
+/// Hard-links `from` to `to`, or copies it where links cannot be made (another file system).
+fn link_or_copy(from: &Path, to: &Path) -> Result<()> {
+    if std::fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(from, to).map_err(Error::io(to))?;
+    std::fs::File::open(to).and_then(|f| f.sync_all()).map_err(Error::io(to))
+}
+
+/// Removes the files of `shared` that no manifest of `kept` names: the runs only checkpoints
+/// that are gone used. Returns how many were removed.
+///
+/// # Errors
+/// The directory cannot be listed or a file removed.
+pub fn remove_unreferenced(shared: &Path, kept: &[Manifest]) -> Result<usize> {
+    let names: std::collections::HashSet<&str> = kept.iter().flat_map(|m| &m.runs).map(|r| r.name.as_str()).collect();
+    let mut removed = 0;
+    let Ok(entries) = std::fs::read_dir(shared) else { return Ok(0) };
+    for entry in entries {
+        let entry = entry.map_err(Error::io(shared))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".run") && !names.contains(name.as_str()) {
+            std::fs::remove_file(entry.path()).map_err(Error::io(entry.path()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}

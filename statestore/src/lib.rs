@@ -3,7 +3,8 @@
 //!
 //! - **Writes** go into a write buffer (a sorted map); when it holds
 //!   [`Options::write_buffer_bytes`] it is written out as a run: an immutable file of sorted
-//!   entries ([`run`] has the layout) with a Bloom filter and a block index kept in memory.
+//!   entries in LZ4-compressed blocks (`run.rs` has the layout) with a Bloom filter and a block
+//!   index kept in memory.
 //! - **Reads** look in the buffer, then in the runs newest first; a run whose key range or
 //!   filter excludes the key reads nothing, else one block, through a cache bounded by
 //!   [`Options::block_cache_bytes`].

@@ -1,7 +1,8 @@
 //! A run: an immutable file of entries sorted by key, each a value or a tombstone. A run is
 //! written once, by [`RunWriter`], and then only read; a checkpoint shares it by linking it.
 //!
-//! Layout: data blocks of about [`BLOCK_BYTES`] (entries, then a CRC-32 of them), the index
+//! Layout: data blocks of about [`BLOCK_BYTES`] of entries, each stored LZ4-compressed (or as
+//! it is, when that is not smaller: a first byte says which), then a CRC-32 of it; the index
 //! (each block's first key, offset and length; the run's last key), the Bloom filter of its
 //! keys, and a fixed footer (where index and filter are, the entry count, a CRC-32 of index and
 //! filter, a magic number). An entry is its key's length (LEB128), the key, a kind byte
@@ -23,6 +24,10 @@ const FOOTER_BYTES: usize = 8 * 5 + 4 + 4;
 const MAGIC: u32 = 0x5745_5231; // "WER1"
 const VALUE: u8 = 0;
 const TOMBSTONE: u8 = 1;
+/// A block's first byte: its entries as they are.
+const RAW: u8 = 0;
+/// A block's first byte: its entries LZ4-compressed, their length first.
+const LZ4: u8 = 1;
 
 /// An entry as runs and merges carry it: the key and its value, `None` for a tombstone.
 pub(crate) type Entry = (Vec<u8>, Option<Vec<u8>>);
@@ -111,14 +116,23 @@ impl RunWriter {
 
     fn end_block(&mut self) -> Result<()> {
         let Some(first) = self.block_first.take() else { return Ok(()) };
-        let crc = crc32fast::hash(&self.block);
-        self.block.extend_from_slice(&crc.to_le_bytes());
-        self.file.write_all(&self.block).map_err(Error::io(&self.path))?;
+        let compressed = lz4_flex::block::compress_prepend_size(&self.block);
+        let mut stored = Vec::with_capacity(compressed.len().min(self.block.len()) + 5);
+        if compressed.len() < self.block.len() {
+            stored.push(LZ4);
+            stored.extend_from_slice(&compressed);
+        } else {
+            stored.push(RAW);
+            stored.extend_from_slice(&self.block);
+        }
+        let crc = crc32fast::hash(&stored);
+        stored.extend_from_slice(&crc.to_le_bytes());
+        self.file.write_all(&stored).map_err(Error::io(&self.path))?;
         put_varint(&mut self.index, first.len() as u64);
         self.index.extend_from_slice(&first);
         self.index.extend_from_slice(&self.offset.to_le_bytes());
-        self.index.extend_from_slice(&(self.block.len() as u32).to_le_bytes());
-        self.offset += self.block.len() as u64;
+        self.index.extend_from_slice(&(stored.len() as u32).to_le_bytes());
+        self.offset += stored.len() as u64;
         self.blocks += 1;
         self.block.clear();
         Ok(())
@@ -276,7 +290,15 @@ impl Run {
         if crc32fast::hash(&block) != crc {
             return Err(Error::damaged(&self.path, format!("block {n} fails its checksum")));
         }
-        Ok(block)
+        match block.first() {
+            Some(&RAW) => {
+                block.remove(0);
+                Ok(block)
+            }
+            Some(&LZ4) => lz4_flex::block::decompress_size_prepended(&block[1..])
+                .map_err(|e| Error::damaged(&self.path, format!("block {n} does not decompress: {e}"))),
+            _ => Err(Error::damaged(&self.path, format!("block {n} has no known encoding"))),
+        }
     }
 
     /// What the run says of `key`: `None` when it holds no entry for it, `Some(None)` for a

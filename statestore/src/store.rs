@@ -167,7 +167,7 @@ impl Store {
         self.next_id
     }
 
-    /// Writes the write buffer out as a run (and merges runs as [`compact`](Self::compact) says).
+    /// Writes the write buffer out as a run (and merges runs, two newest first, while the newer is at least half the older).
     ///
     /// # Errors
     /// The run cannot be written.

@@ -149,12 +149,7 @@ fn a_rust_aggregate_equals_a_recomputation_in_group_by() {
         for mini_batch in [false, true] {
             let out = Buffer::default();
             let mut session = new_session(&out, parallelism, true);
-            let settings = if mini_batch {
-                "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'table.exec.mini-batch.allow-latency' = '1 s';\n\
-                 SET 'table.exec.mini-batch.size' = '100';\n"
-            } else {
-                ""
-            };
+            let settings = if mini_batch { common::MINI_BATCH } else { "" };
             let script = format!("{settings}{}SELECT k, wavg(v, w) FROM t GROUP BY k;", table(dir.path()));
             session.execute_script(&script).unwrap_or_else(|e| panic!("{}", e.in_file("script")));
             assert_eq!(out.final_rows(), expected, "parallelism {parallelism}, mini-batch {mini_batch}");

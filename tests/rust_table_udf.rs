@@ -57,7 +57,7 @@ fn new_session(out: &Buffer, parallelism: usize) -> Session {
     session
 }
 
-/// Random rows `id, s` (`s` words of a small alphabet joined by spaces, now and then empty or
+/// Random rows `id, s` (`s` one to four words of a small alphabet joined by spaces, now and then
 /// NULL) as CSV, and the rows.
 fn random_rows(seed: u64, n: usize) -> (String, Vec<(i64, Option<String>)>) {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -92,7 +92,7 @@ fn inserted(out: &Buffer) -> Vec<String> {
 }
 
 /// The joined rows `+I[id, word, length]` a recomputation gives, with `left` a NULL row for
-/// each id without words (a NULL `s`; an empty `s` is one empty word).
+/// each id without words (a NULL `s`).
 fn expected_joined(rows: &[(i64, Option<String>)], left: bool) -> Vec<String> {
     let mut expected = Vec::new();
     for (id, s) in rows {
@@ -155,12 +155,7 @@ fn a_word_count_over_a_rust_table_function_equals_a_recomputation() {
         for mini_batch in [false, true] {
             let out = Buffer::default();
             let mut session = new_session(&out, parallelism);
-            let settings = if mini_batch {
-                "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'table.exec.mini-batch.allow-latency' = '1 s';\n\
-                 SET 'table.exec.mini-batch.size' = '100';\n"
-            } else {
-                ""
-            };
+            let settings = if mini_batch { common::MINI_BATCH } else { "" };
             // The filter reads only `t`'s columns: it runs below the Correlate.
             let script = format!(
                 "{settings}{}SELECT word, COUNT(*) FROM t, LATERAL TABLE(split(s, ' ')) AS w(word, length) \

@@ -233,101 +233,84 @@ impl Catalog {
 }
 
 /// A function created with `CREATE FUNCTION name AS 'class'` or registered from Rust
-/// (`Session::register_function`).
+/// (`Session::register_function` and its kin): weir's implementation of it, by kind.
 #[derive(Debug, Clone)]
-pub struct UserFunction {
-    /// weir's implementation of it, called by the function's name.
-    pub function: ScalarRef,
+pub enum UserFunction {
+    /// A scalar function, called in expressions.
+    Scalar(ScalarRef),
+    /// An aggregate function, called like a built-in aggregate.
+    Aggregate(Arc<dyn AggregateUdf>),
+    /// A table function, called in `LATERAL TABLE(…)`.
+    Table(Arc<dyn TableUdf>),
 }
 
 /// The functions a session created, by name (compared without case, as Flink compares function
-/// names); they shadow built-ins of the same name, as Flink's catalog functions do. Scalar, table and
-/// aggregate functions share the names.
+/// names); they shadow built-ins of the same name, as Flink's catalog functions do. Functions of
+/// every kind share the names.
 #[derive(Debug, Clone, Default)]
 pub struct UserFunctions {
     by_name: BTreeMap<String, UserFunction>,
-    aggregates: BTreeMap<String, Arc<dyn AggregateUdf>>,
-    tables: BTreeMap<String, Arc<dyn TableUdf>>,
 }
 
 impl UserFunctions {
     /// No functions (where an expression cannot call one: window sizes, partition columns).
     pub fn none() -> &'static UserFunctions {
-        static NONE: UserFunctions =
-            UserFunctions { by_name: BTreeMap::new(), aggregates: BTreeMap::new(), tables: BTreeMap::new() };
+        static NONE: UserFunctions = UserFunctions { by_name: BTreeMap::new() };
         &NONE
     }
 
     /// The functions' names (lower case), sorted.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            self.by_name.keys().chain(self.aggregates.keys()).chain(self.tables.keys()).cloned().collect();
-        names.sort();
-        names
+        self.by_name.keys().cloned().collect()
+    }
+
+    fn lookup(&self, name: &str) -> Option<&UserFunction> {
+        self.by_name.get(&name.to_ascii_lowercase())
     }
 
     /// The scalar function called `name`.
-    pub fn get(&self, name: &str) -> Option<&UserFunction> {
-        self.by_name.get(&name.to_ascii_lowercase())
+    pub fn get(&self, name: &str) -> Option<&ScalarRef> {
+        match self.lookup(name)? {
+            UserFunction::Scalar(function) => Some(function),
+            UserFunction::Aggregate(_) | UserFunction::Table(_) => None,
+        }
     }
 
     /// The aggregate function called `name`.
     pub fn aggregate(&self, name: &str) -> Option<&Arc<dyn AggregateUdf>> {
-        self.aggregates.get(&name.to_ascii_lowercase())
+        match self.lookup(name)? {
+            UserFunction::Aggregate(function) => Some(function),
+            UserFunction::Scalar(_) | UserFunction::Table(_) => None,
+        }
     }
 
     /// The table function called `name`.
     pub fn table(&self, name: &str) -> Option<&Arc<dyn TableUdf>> {
-        self.tables.get(&name.to_ascii_lowercase())
+        match self.lookup(name)? {
+            UserFunction::Table(function) => Some(function),
+            UserFunction::Scalar(_) | UserFunction::Aggregate(_) => None,
+        }
     }
 
     /// Whether a function of any kind is called `name`.
     pub fn contains(&self, name: &str) -> bool {
-        self.taken(&name.to_ascii_lowercase())
-    }
-
-    fn taken(&self, key: &str) -> bool {
-        self.by_name.contains_key(key) || self.aggregates.contains_key(key) || self.tables.contains_key(key)
+        self.lookup(name).is_some()
     }
 
     /// Adds `function` as `name`; `false` (and nothing changes) when the name is taken.
     pub fn add(&mut self, name: &str, function: UserFunction) -> bool {
-        let key = name.to_ascii_lowercase();
-        if self.taken(&key) {
-            return false;
+        match self.by_name.entry(name.to_ascii_lowercase()) {
+            std::collections::btree_map::Entry::Occupied(_) => false,
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(function);
+                true
+            }
         }
-        self.by_name.insert(key, function);
-        true
-    }
-
-    /// Adds the aggregate `function` as `name`; `false` (and nothing changes) when the name is
-    /// taken.
-    pub fn add_aggregate(&mut self, name: &str, function: Arc<dyn AggregateUdf>) -> bool {
-        let key = name.to_ascii_lowercase();
-        if self.taken(&key) {
-            return false;
-        }
-        self.aggregates.insert(key, function);
-        true
-    }
-
-    /// Adds the table function `function` as `name`; `false` (and nothing changes) when the
-    /// name is taken.
-    pub fn add_table(&mut self, name: &str, function: Arc<dyn TableUdf>) -> bool {
-        let key = name.to_ascii_lowercase();
-        if self.taken(&key) {
-            return false;
-        }
-        self.tables.insert(key, function);
-        true
     }
 
     /// Drops the function called `name`; whether there was one.
     pub fn remove(&mut self, name: &str) -> bool {
-        let key = name.to_ascii_lowercase();
-        self.by_name.remove(&key).is_some()
-            | self.aggregates.remove(&key).is_some()
-            | self.tables.remove(&key).is_some()
+        self.by_name.remove(&name.to_ascii_lowercase()).is_some()
     }
 }
 

@@ -12,6 +12,9 @@ use crate::manifest::{Manifest, RunRef};
 use crate::merge::{Merge, Source};
 use crate::run::{Entry, Run, RunScan, RunWriter};
 
+/// What the write buffer counts per entry besides its key and value (the map's node, the vectors).
+const ENTRY_OVERHEAD: usize = 32;
+
 /// How much memory a store may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
@@ -126,14 +129,14 @@ impl Store {
     }
 
     fn write(&mut self, key: &[u8], value: Option<Vec<u8>>) -> Result<()> {
-        let added = key.len() + value.as_ref().map_or(0, Vec::len) + 32;
+        let value_len = value.as_ref().map_or(0, Vec::len);
         match self.buffer.get_mut(key) {
             Some(old) => {
-                self.buffer_bytes = self.buffer_bytes - old.as_ref().map_or(0, Vec::len) + added - key.len() - 32;
+                self.buffer_bytes = self.buffer_bytes + value_len - old.as_ref().map_or(0, Vec::len);
                 *old = value;
             }
             None => {
-                self.buffer_bytes += added;
+                self.buffer_bytes += key.len() + value_len + ENTRY_OVERHEAD;
                 self.buffer.insert(key.to_vec(), value);
             }
         }
@@ -167,7 +170,8 @@ impl Store {
         self.next_id
     }
 
-    /// Writes the write buffer out as a run (and merges runs, two newest first, while the newer is at least half the older).
+    /// Writes the write buffer out as a run (and merges the two newest runs while the newer is at
+    /// least half the older).
     ///
     /// # Errors
     /// The run cannot be written.

@@ -62,6 +62,10 @@ pub fn row(v: i64) -> Row {
     Row::insert(vec![Value::BigInt(v)])
 }
 
+/// Settings that turn mini-batch on, its batches small enough that a test's rows make many.
+pub const MINI_BATCH: &str = "SET 'table.exec.mini-batch.enabled' = 'true';\n\
+    SET 'table.exec.mini-batch.allow-latency' = '1 s';\nSET 'table.exec.mini-batch.size' = '100';\n";
+
 /// A writer into a shared buffer: what a session printed, for tests to read.
 #[derive(Clone, Default)]
 pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);

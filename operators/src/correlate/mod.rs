@@ -91,23 +91,26 @@ impl OperatorSpec for CorrelateSpec {
 pub struct CorrelateOperator {
     spec: CorrelateSpec,
     width: usize,
+    /// Reused for every row: a function's arguments, an element's columns.
+    scratch: Vec<Value>,
 }
 
 impl CorrelateOperator {
     /// The operator of `spec`.
     pub fn new(spec: CorrelateSpec) -> Self {
-        CorrelateOperator { width: spec.table.width(), spec }
+        CorrelateOperator { width: spec.table.width(), spec, scratch: Vec::new() }
     }
 
     /// Calls `emit` with the generated columns of each row the table gives for `row`.
-    fn generate(&self, row: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<()> {
+    fn generate(&mut self, row: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<()> {
+        let scratch = &mut self.scratch;
         match &self.spec.table {
             CorrelatedTable::Unnest { collection, ordinality } => {
                 let elements = Elements::of(collection.ty());
                 let value = collection.eval(row).map_err(|e| Error::execution(e.0))?;
-                unnest::elements(&value, elements, *ordinality, emit)
+                unnest::elements(&value, elements, *ordinality, scratch, emit)
             }
-            CorrelatedTable::Function(call) => call.rows(row, emit),
+            CorrelatedTable::Function(call) => call.rows(row, scratch, emit),
         }
     }
 }

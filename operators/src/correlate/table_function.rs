@@ -57,18 +57,21 @@ impl TableFunctionCall {
         TableFunctionCall { args, ..self }
     }
 
-    /// Calls `emit` with each row the function emits for the input row `row`.
+    /// Calls `emit` with each row the function emits for the input row `row`; `args` holds the
+    /// evaluated arguments (reused between rows).
     ///
     /// # Errors
     /// An argument that fails to evaluate, the function's own failure, or a row of another
     /// width than its type's, named with the function.
-    pub fn rows(&self, row: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<()> {
-        let args: Vec<Value> =
-            self.args.iter().map(|a| a.eval(row)).collect::<Result<_, _>>().map_err(|e| Error::execution(e.0))?;
+    pub fn rows(&self, row: &[Value], args: &mut Vec<Value>, emit: &mut dyn FnMut(&[Value])) -> Result<()> {
+        args.clear();
+        for arg in &self.args {
+            args.push(arg.eval(row).map_err(|e| Error::execution(e.0))?);
+        }
         let width = self.fields.len();
         let mut wrong_width = None;
         self.function
-            .eval(&args, &mut |emitted| {
+            .eval(args, &mut |emitted| {
                 if emitted.len() == width {
                     emit(emitted);
                 } else {

@@ -38,7 +38,7 @@ impl Elements {
 }
 
 /// Calls `emit` with the columns of each element of `collection` (none for NULL), and with
-/// `ordinality` its position from 1 after them.
+/// `ordinality` its position from 1 after them; `columns` holds them (reused between calls).
 ///
 /// # Errors
 /// A value that is not a collection.
@@ -46,9 +46,9 @@ pub(super) fn elements(
     collection: &Value,
     elements: Elements,
     ordinality: bool,
+    columns: &mut Vec<Value>,
     emit: &mut dyn FnMut(&[Value]),
 ) -> Result<()> {
-    let mut columns = Vec::with_capacity(elements.width() + usize::from(ordinality));
     match collection {
         Value::Null => {}
         Value::Array(items) => {
@@ -62,14 +62,14 @@ pub(super) fn elements(
                 if ordinality {
                     columns.push(Value::Int(n as i32 + 1));
                 }
-                emit(&columns);
+                emit(columns);
             }
         }
         Value::Map(entries) => {
             for (key, value) in entries.iter() {
                 columns.clear();
                 columns.extend([key.clone(), value.clone()]);
-                emit(&columns);
+                emit(columns);
             }
         }
         other => return Err(Error::execution(format!("UNNEST of a value that is not a collection: {other:?}"))),

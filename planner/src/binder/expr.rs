@@ -819,7 +819,7 @@ impl ExprBinder<'_> {
             }
             _ => {}
         }
-        let user = self.functions.get(&name).map(|f| Function::Scalar(f.function.clone()));
+        let user = self.functions.get(&name).map(|f| Function::Scalar(f.clone()));
         let Some(function) = user.or_else(|| Function::by_name(&name)) else {
             let types = self.argument_types(&raw)?;
             // Named as written, as Calcite names an unknown function.

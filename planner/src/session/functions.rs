@@ -33,7 +33,7 @@ impl Session {
                 ),
             });
         };
-        let added = self.catalog.functions_mut().add(name, UserFunction { function });
+        let added = self.catalog.functions_mut().add(name, UserFunction::Scalar(function));
         if !added && !if_not_exists {
             return Err(Error::validation(
                 position,
@@ -52,10 +52,7 @@ impl Session {
     /// # Errors
     /// Flink's message when a function called `name` exists already.
     pub fn register_function(&mut self, name: &str, function: ScalarRef) -> Result<()> {
-        if self.catalog.functions_mut().add(name, UserFunction { function }) {
-            return Ok(());
-        }
-        Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
+        self.register(name, UserFunction::Scalar(function))
     }
 
     /// Registers an aggregate function written in Rust as `name`, for this session's statements
@@ -72,10 +69,7 @@ impl Session {
         name: &str,
         function: std::sync::Arc<dyn weir_operators::aggregate::AggregateUdf>,
     ) -> Result<()> {
-        if self.catalog.functions_mut().add_aggregate(name, function) {
-            return Ok(());
-        }
-        Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))
+        self.register(name, UserFunction::Aggregate(function))
     }
 
     /// Registers a table function written in Rust as `name`, for this session's statements to
@@ -91,7 +85,12 @@ impl Session {
         name: &str,
         function: std::sync::Arc<dyn weir_operators::TableUdf>,
     ) -> Result<()> {
-        if self.catalog.functions_mut().add_table(name, function) {
+        self.register(name, UserFunction::Table(function))
+    }
+
+    /// Adds `function` as `name` for the library API, with Flink's message for a taken name.
+    fn register(&mut self, name: &str, function: UserFunction) -> Result<()> {
+        if self.catalog.functions_mut().add(name, function) {
             return Ok(());
         }
         Err(Error::Catalog(format!("Could not register function: function '{name}' already exists")))

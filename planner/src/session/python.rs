@@ -86,8 +86,8 @@ impl Session {
         };
         let functions = self.catalog.functions_mut();
         Ok(match loaded.into_function(result) {
-            weir_python::PythonFunction::Scalar(function) => functions.add(name, UserFunction { function }),
-            weir_python::PythonFunction::Table(function) => functions.add_table(name, function),
+            weir_python::PythonFunction::Scalar(function) => functions.add(name, UserFunction::Scalar(function)),
+            weir_python::PythonFunction::Table(function) => functions.add(name, UserFunction::Table(function)),
         })
     }
 

@@ -58,9 +58,14 @@ fn write_input(path: &Path, rows: u64) -> Expected {
 }
 
 fn script(dir: &Path) -> String {
+    script_with(dir, "")
+}
+
+/// The job of [`script`] with the `SET` statements `settings` first.
+fn script_with(dir: &Path, settings: &str) -> String {
     let d = dir.display();
     format!(
-        "SET 'table.store.path' = '{d}/store';\n\
+        "{settings}SET 'table.store.path' = '{d}/store';\n\
          SET 'execution.checkpointing.interval' = '200 ms';\n\
          SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
          CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (\n\
@@ -164,17 +169,49 @@ fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
 
 #[test]
 fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
+    killed_and_resumed("");
+}
+
+/// The same with the keyed state on disk, a budget of two megabytes (the GROUP BY's and the
+/// join's entries leave the heap all the time) and incremental checkpoints: each resume
+/// restores the runs of the newest checkpoint at another parallelism, and the runs no retained
+/// checkpoint names are deleted.
+#[test]
+fn a_job_with_state_on_disk_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
+    let dir = killed_and_resumed(
+        "SET 'state.backend.type' = 'rocksdb';\n\
+         SET 'state.backend.incremental' = 'true';\n\
+         SET 'taskmanager.memory.managed.size' = '2 mb';\n",
+    );
+    let jobs = std::fs::read_dir(dir.path().join("checkpoints")).unwrap().map(|e| e.unwrap().path());
+    let mut runs = 0;
+    for job in jobs {
+        let kept = weir::runtime::checkpoint::storage::read_all(&job);
+        let named = weir::runtime::state::runs::run_files(&kept);
+        let Ok(files) = std::fs::read_dir(job.join("shared")) else { continue };
+        for file in files {
+            let file = file.unwrap().path();
+            assert!(named.contains(&file), "{} is named by no retained checkpoint", file.display());
+            runs += 1;
+        }
+    }
+    assert!(runs > 0, "the incremental checkpoints wrote no runs");
+}
+
+/// Kills and resumes the job of [`script_with`] `settings` until it finishes; returns its
+/// directory.
+fn killed_and_resumed(settings: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let expected = write_input(&dir.path().join("input.csv"), ROWS);
     let (expected_rows, expected_totals) = (expected.kept, expected.totals);
     let expected_joined = joined_of(&expected_rows);
-    std::fs::write(dir.path().join("job.sql"), script(dir.path())).unwrap();
+    std::fs::write(dir.path().join("job.sql"), script_with(dir.path(), settings)).unwrap();
     write_names(&dir.path().join("names.csv"));
     // The same job, uninterrupted, beside it.
     let whole = tempfile::tempdir().unwrap();
     std::fs::copy(dir.path().join("input.csv"), whole.path().join("input.csv")).unwrap();
     write_names(&whole.path().join("names.csv"));
-    std::fs::write(whole.path().join("job.sql"), script(whole.path())).unwrap();
+    std::fs::write(whole.path().join("job.sql"), script_with(whole.path(), settings)).unwrap();
     let uninterrupted = common::weir_job(whole.path(), &["-p", "2"]);
     // Each restart at another parallelism than the run before: restored state finds its
     // operators however the new plan chains them.
@@ -226,6 +263,7 @@ fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once()
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
+    dir
 }
 
 /// How sorted `rows` differ from sorted `expected`: how many are missing and how many extra,

@@ -156,7 +156,10 @@ impl GlobalGroupAggregateOperator {
         let key_types: Vec<arrow_schema::DataType> =
             chunk.columns().arrays().iter().take(self.key_count).map(|a| a.data_type().clone()).collect();
         let layout = GlobalGroupAggregateSpec::group_layout_of(&self.calls, &self.arg_types, self.ttl_millis);
-        if self.typed_allowed && layout == GroupLayout::Typed && key_types.len() == self.key_count {
+        // Typed groups live on the heap: with the on-disk backend they are keyed state, unless a
+        // checkpoint of typed groups is restored (those stay on the heap).
+        let heap = self.restored_typed.is_some() || !weir_runtime::state::backend::on_disk();
+        if self.typed_allowed && layout == GroupLayout::Typed && key_types.len() == self.key_count && heap {
             self.typed = TypedGlobalGroups::new(
                 key_types,
                 &self.calls,

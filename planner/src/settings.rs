@@ -128,6 +128,7 @@ mod tests {
             let described = [
                 "execution.worker-threads",
                 "taskmanager.memory.process.size",
+                "state.backend.rocksdb.memory.fixed-per-slot",
                 "execution.checkpointing.interval",
                 "pipeline.name",
                 "execution.state-recovery.path",

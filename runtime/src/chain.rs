@@ -71,8 +71,11 @@ impl ChainedSource {
 }
 
 /// Runs `f`, turning an error or a panic into an error naming `operator` and the subtask.
+/// The operator's keyed state binds to the subtask's state backend meanwhile, and an error its
+/// store met fails the call ([`crate::state::backend::scoped`]).
 fn guarded<T>(info: &SubtaskInfo, operator: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let scoped = || crate::state::backend::scoped(&info.state_backend, info.max_parallelism, f);
+    match catch_unwind(AssertUnwindSafe(scoped)) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(Error::OperatorFailed {
             operator: operator.to_string(),

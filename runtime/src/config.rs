@@ -9,6 +9,7 @@ use crate::checkpoint::CheckpointConfig;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::settings::{Setting, Settings, Spec};
+use crate::state::backend::{self, BackendConfig};
 
 /// How a job runs. Build it with [`RuntimeConfig::default`] and the setters, or [`RuntimeConfig::set`].
 #[derive(Clone)]
@@ -35,6 +36,8 @@ pub struct RuntimeConfig {
     /// `execution.checkpointing.*`: when and how the job takes checkpoints, and the
     /// checkpoint it starts from ([`RuntimeConfig::with_checkpointing`]).
     pub checkpointing: CheckpointConfig,
+    /// `state.backend.*`: where keyed state lives and the memory the on-disk backend may use.
+    pub state_backend: BackendConfig,
 }
 
 impl std::fmt::Debug for RuntimeConfig {
@@ -48,6 +51,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("idle_timeout", &self.idle_timeout)
             .field("memory_limit", &self.memory_limit)
             .field("checkpointing", &self.checkpointing)
+            .field("state_backend", &self.state_backend)
             .finish_non_exhaustive()
     }
 }
@@ -64,6 +68,7 @@ impl Default for RuntimeConfig {
             memory_limit: None,
             clock: Arc::new(SystemClock),
             checkpointing: CheckpointConfig::default(),
+            state_backend: BackendConfig::default(),
         }
     }
 }
@@ -142,7 +147,7 @@ const MAX_QUEUE: i64 = 1 << 20;
 impl RuntimeConfig {
     /// The settings the runtime reads, declared once each (the checkpointing keys in
     /// [`CheckpointConfig::SETTINGS`]).
-    pub const SETTINGS: [&'static Spec; 16] = [
+    pub const SETTINGS: [&'static Spec; 21] = [
         &PARALLELISM.spec,
         &MAX_PARALLELISM_SETTING.spec,
         &WORKER_THREADS.spec,
@@ -158,7 +163,12 @@ impl RuntimeConfig {
         CheckpointConfig::SETTINGS[5],
         CheckpointConfig::SETTINGS[6],
         CheckpointConfig::SETTINGS[7],
-        CheckpointConfig::SETTINGS[8],
+        backend::SETTINGS[0],
+        backend::SETTINGS[1],
+        backend::SETTINGS[2],
+        backend::SETTINGS[3],
+        backend::SETTINGS[4],
+        backend::SETTINGS[5],
     ];
 
     /// This configuration with the runtime keys `settings` set (the others keep their values).
@@ -175,6 +185,7 @@ impl RuntimeConfig {
         config.idle_timeout = settings.get_set(&IDLE_TIMEOUT).unwrap_or(self.idle_timeout);
         config.memory_limit = settings.get_set(&PROCESS_MEMORY).or(self.memory_limit);
         config.checkpointing = self.checkpointing.configured(settings);
+        config.state_backend = self.state_backend.configured(settings);
         config
     }
 
@@ -191,7 +202,7 @@ impl RuntimeConfig {
                 Some(bytes) => crate::memory::Bytes(bytes).to_string(),
                 None => "none".to_string(),
             },
-            _ => return self.checkpointing.value_text(key),
+            _ => return self.checkpointing.value_text(key).or_else(|| self.state_backend.value_text(key)),
         })
     }
 
@@ -201,7 +212,7 @@ impl RuntimeConfig {
     /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        static TABLE: [&Spec; 16] = RuntimeConfig::SETTINGS;
+        static TABLE: [&Spec; 21] = RuntimeConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         if settings.spec(key).is_none() {
             return Err(Error::UnknownOption(key.to_string()));

@@ -15,6 +15,28 @@ use crate::error::Result;
 use crate::fixture::chunk;
 use crate::metrics::{OperatorCounts, OperatorMetrics};
 use crate::operator::{Operator, OperatorContext, SubtaskInfo};
+use crate::state::StateBackend;
+
+/// The environment variable that puts the keyed state of every harness on the on-disk backend
+/// (`rocksdb`) with a budget of four kilobytes, so that entries leave the heap after the first
+/// few dozen keys: the same tests then check both backends.
+pub const STATE_BACKEND_VARIABLE: &str = "WEIR_TEST_STATE_BACKEND";
+
+/// Whether [`STATE_BACKEND_VARIABLE`] puts the harnesses' keyed state on disk.
+pub fn state_on_disk() -> bool {
+    std::env::var(STATE_BACKEND_VARIABLE).is_ok_and(|v| v == "rocksdb")
+}
+
+/// The backend [`STATE_BACKEND_VARIABLE`] asks for: the heap unless it says `rocksdb`.
+///
+/// # Panics
+/// The on-disk backend's directory cannot be made (a test cannot run then).
+fn backend_for_tests() -> StateBackend {
+    match state_on_disk() {
+        true => StateBackend::disk(4 << 10, None).expect("a directory for the on-disk state backend"),
+        false => StateBackend::heap(),
+    }
+}
 
 /// Drives one operator instance by hand.
 pub struct OperatorHarness {
@@ -45,9 +67,29 @@ impl OperatorHarness {
         Self::build(operator, index, parallelism, true)
     }
 
+    /// A harness for subtask `index` of `parallelism` keeping its keyed state in `backend`.
+    pub fn with_state_backend(
+        operator: Box<dyn Operator>,
+        index: usize,
+        parallelism: usize,
+        backend: StateBackend,
+    ) -> Self {
+        Self::build_on(operator, index, parallelism, false, backend)
+    }
+
     fn build(operator: Box<dyn Operator>, index: usize, parallelism: usize, checkpointing: bool) -> Self {
+        Self::build_on(operator, index, parallelism, checkpointing, backend_for_tests())
+    }
+
+    fn build_on(
+        operator: Box<dyn Operator>,
+        index: usize,
+        parallelism: usize,
+        checkpointing: bool,
+        backend: StateBackend,
+    ) -> Self {
         let clock = Arc::new(ManualClock::new(0));
-        let info = SubtaskInfo::new(operator.name(), index, parallelism);
+        let info = SubtaskInfo::new(operator.name(), index, parallelism).with_state_backend(backend);
         let bundles = Arc::new(OperatorMetrics::default());
         let ctx = OperatorContext::new(info.clone(), Arc::clone(&clock) as _, 1024)
             .with_bundle_metrics(Arc::clone(&bundles))

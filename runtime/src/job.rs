@@ -521,13 +521,20 @@ async fn deploy_and_wait(
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
     // Every subtask's chain, built and restored before any starts: a receiver must know which
     // of its senders will emit nothing.
+    let slots = plan.chains.iter().map(|c| graph.vertex(c[0]).parallelism).max().unwrap_or(1);
+    let state_files = match &config.checkpointing.dir {
+        Some(dir) => Some(std::path::absolute(dir.join(crate::checkpoint::SHARED_DIR))?),
+        None => None,
+    };
+    let state_backend = config.state_backend.open(slots, state_files)?;
     let mut built: Vec<Vec<Option<(SubtaskInfo, Chain, Vec<String>)>>> = Vec::with_capacity(plan.chains.len());
     for (c, chain) in plan.chains.iter().enumerate() {
         let parallelism = graph.vertex(chain[0]).parallelism;
         let mut subtasks = Vec::with_capacity(parallelism);
         for (index, subtask_metrics) in metrics[c].iter().enumerate() {
             let info = SubtaskInfo::new(chain_name(graph, chain), index, parallelism)
-                .with_max_parallelism(config.max_parallelism);
+                .with_max_parallelism(config.max_parallelism)
+                .with_state_backend(state_backend.clone());
             let mut chain_built = build_chain(graph, chain, &info, config, subtask_metrics);
             let ids: Vec<String> = chain.iter().map(|v| operator_ids[v.0].clone()).collect();
             let states: Vec<Vec<StateReader>> = match &restore {

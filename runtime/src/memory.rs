@@ -40,6 +40,8 @@ const NAME_CAPACITY: usize = 192;
 thread_local! {
     /// This thread's bytes not yet added to [`HEAP`].
     static UNFLUSHED: Cell<isize> = const { Cell::new(0) };
+    /// The bytes this thread added to [`HEAP`] (allocated less freed, at each flush).
+    static FLUSHED_HERE: Cell<isize> = const { Cell::new(0) };
     /// The operator running on this thread, for the message on a refused allocation: a copy,
     /// so that reading it allocates nothing and borrows nothing.
     static RUNNING: Cell<[u8; NAME_CAPACITY]> = const { Cell::new([0; NAME_CAPACITY]) };
@@ -68,6 +70,7 @@ fn count(delta: isize) {
         let pending = unflushed.get() + delta;
         if pending.abs() >= FLUSH_BYTES {
             HEAP.fetch_add(pending, Ordering::Relaxed);
+            let _ = FLUSHED_HERE.try_with(|here| here.set(here.get() + pending));
             unflushed.set(0);
         } else {
             unflushed.set(pending);
@@ -139,6 +142,18 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
 /// [`TrackingAllocator`] is installed.
 pub fn heap_bytes() -> Option<u64> {
     TRACKING.load(Ordering::Relaxed).then(|| HEAP.load(Ordering::Relaxed).max(0) as u64)
+}
+
+/// The bytes this thread allocated less those it freed, exactly, since it started (`None`
+/// when no [`TrackingAllocator`] is installed): what a piece of work allocated is the
+/// difference of two readings around it.
+pub fn thread_heap_bytes() -> Option<i64> {
+    if !TRACKING.load(Ordering::Relaxed) {
+        return None;
+    }
+    let here = FLUSHED_HERE.try_with(Cell::get).ok()?;
+    let unflushed = UNFLUSHED.try_with(Cell::get).ok()?;
+    Some((here + unflushed) as i64)
 }
 
 /// Records `name` as the operator running on this thread until [`clear_running`]. Cheap: a

@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::element::{StreamElement, NO_WATERMARK};
 use crate::error::Result;
 use crate::metrics::{OperatorCounts, OperatorMetrics};
+use crate::state::StateBackend;
 use crate::timers::{TimeDomain, Timer, TimerService};
 use crate::value::Value;
 
@@ -80,6 +81,8 @@ pub struct SubtaskInfo {
     /// Key groups of the vertex's keyed state (`pipeline.max-parallelism`): a key belongs to
     /// the subtask its key group is assigned to, as the HASH exchange into the vertex routes it.
     pub max_parallelism: usize,
+    /// Where the subtask's keyed state lives (`state.backend.type`).
+    pub state_backend: StateBackend,
 }
 
 impl SubtaskInfo {
@@ -87,7 +90,13 @@ impl SubtaskInfo {
     /// for that parallelism.
     pub fn new(vertex: impl Into<String>, index: usize, parallelism: usize) -> Self {
         let max_parallelism = crate::partition::default_max_parallelism(parallelism);
-        SubtaskInfo { vertex: vertex.into(), index, parallelism, max_parallelism }
+        SubtaskInfo { vertex: vertex.into(), index, parallelism, max_parallelism, state_backend: StateBackend::heap() }
+    }
+
+    /// The same subtask keeping its keyed state in `backend`.
+    pub fn with_state_backend(mut self, backend: StateBackend) -> Self {
+        self.state_backend = backend;
+        self
     }
 
     /// The same subtask with `max_parallelism` key groups (`None`: the default).

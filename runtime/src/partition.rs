@@ -61,6 +61,13 @@ pub fn default_max_parallelism(parallelism: usize) -> usize {
     (parallelism + parallelism / 2).next_power_of_two().clamp(128, 32_768)
 }
 
+/// The stable hash of a key's values: [`hash_key`] of a row holding just the key.
+pub fn hash_values(key: &[Value]) -> u64 {
+    let mut hasher = FxHasher::default();
+    key.iter().for_each(|v| v.hash(&mut hasher));
+    hasher.finish()
+}
+
 /// The stable hash of the key columns `keys` of `row`.
 pub fn hash_key(row: &[Value], keys: &[usize]) -> u64 {
     let mut hasher = FxHasher::default();

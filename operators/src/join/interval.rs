@@ -252,7 +252,7 @@ impl Operator for IntervalJoinOperator {
 
     /// The rows still waiting for a partner, and the watermark.
     fn snapshot_state(&mut self, _: u64, _ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
-        self.records.iter().for_each(|side| side.snapshot(state, 0));
+        self.records.iter_mut().for_each(|side| side.snapshot(state, 0));
         state.section(WATERMARK).i64(self.watermark);
         Ok(())
     }

@@ -270,7 +270,7 @@ impl Operator for RegularJoinOperator {
     /// Both sides' rows with their counts and associations.
     fn snapshot_state(&mut self, _: u64, ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
         let now = ctx.processing_time();
-        self.records.iter().for_each(|side| side.snapshot(state, now));
+        self.records.iter_mut().for_each(|side| side.snapshot(state, now));
         Ok(())
     }
 

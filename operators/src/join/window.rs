@@ -186,7 +186,7 @@ impl Operator for WindowJoinOperator {
 
     /// Both sides' rows of the windows still open, and their timers.
     fn snapshot_state(&mut self, _: u64, _ctx: &mut OperatorContext, state: &mut StateWriter) -> Result<()> {
-        self.records.iter().for_each(|side| side.snapshot(state, 0));
+        self.records.iter_mut().for_each(|side| side.snapshot(state, 0));
         self.timers.snapshot(state);
         Ok(())
     }

@@ -234,7 +234,7 @@ impl Windows for SlicedWindows {
     }
 
     /// Every key's slices and window timers.
-    fn snapshot(&self, state: &mut StateWriter) {
+    fn snapshot(&mut self, state: &mut StateWriter) {
         self.slices.snapshot(state, 0);
         self.timers.snapshot(state);
     }

@@ -115,7 +115,7 @@ impl<B: AttachedBuffer> Windows for AttachedWindows<B> {
     }
 
     /// Every key's buffers and window timers.
-    fn snapshot(&self, state: &mut StateWriter) {
+    fn snapshot(&mut self, state: &mut StateWriter) {
         self.buffers.snapshot(state, 0);
         self.timers.snapshot(state);
     }

@@ -48,7 +48,7 @@ pub trait Windows: std::fmt::Debug + Send {
     fn arity(&self) -> usize;
 
     /// Writes the windows' state.
-    fn snapshot(&self, state: &mut StateWriter);
+    fn snapshot(&mut self, state: &mut StateWriter);
 
     /// Takes back the windows' state of the keys subtask `info` owns.
     ///

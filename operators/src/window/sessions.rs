@@ -182,7 +182,7 @@ impl<C: SessionContent> Windows for SessionWindows<C> {
     }
 
     /// Every key's open sessions and their timers.
-    fn snapshot(&self, state: &mut StateWriter) {
+    fn snapshot(&mut self, state: &mut StateWriter) {
         self.sessions.snapshot(state, 0);
         self.timers.snapshot(state);
     }

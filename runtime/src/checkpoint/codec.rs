@@ -68,6 +68,14 @@ impl Encoder {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// Overwrites the u32 written at byte `at` (a count written before what it counts is known).
+    ///
+    /// # Panics
+    /// `at` is not followed by four bytes written earlier.
+    pub fn patch_u32(&mut self, at: usize, v: u32) {
+        self.bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
     /// Appends a u64.
     pub fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());

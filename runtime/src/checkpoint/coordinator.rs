@@ -277,6 +277,7 @@ impl CheckpointCoordinator {
         let state_size = subtasks.iter().flat_map(|s| &s.operators).map(|o| o.state.byte_len()).sum();
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks, plan };
         let writing = std::time::Instant::now();
+        let names_runs = crate::state::runs::names_runs(&completed);
         let Some(size) = self.store(&completed) else {
             self.failed(checkpoint, done.timestamp, now, "the checkpoint could not be written");
             return None;
@@ -316,6 +317,12 @@ impl CheckpointCoordinator {
         }
         let excess = kept.retained.len().saturating_sub(self.config.num_retained.max(1));
         kept.retained.drain(..excess);
+        // The runs only retired checkpoints named go, unless a checkpoint in progress may
+        // have linked runs no completed one names yet.
+        drop(kept);
+        if let Some(dir) = self.config.dir.as_ref().filter(|_| names_runs && self.pending.is_empty()) {
+            retire_state_runs(dir);
+        }
         Some(checkpoint)
     }
 
@@ -388,6 +395,26 @@ impl CheckpointCoordinator {
             _ => usize::MAX,
         };
         retain_newest(dir, keep);
+        let shared = dir.join(super::storage::SHARED_DIR);
+        if !shared.exists() {
+            return;
+        }
+        if keep == 0 {
+            if let Err(error) = std::fs::remove_dir_all(&shared) {
+                tracing::warn!(dir = %shared.display(), %error, "cannot delete the state runs of a job");
+            }
+        } else {
+            retire_state_runs(dir);
+        }
+    }
+}
+
+/// Deletes the files of the on-disk state backend's incremental checkpoints under `dir` that
+/// none of the checkpoints kept there names.
+fn retire_state_runs(dir: &std::path::Path) {
+    let shared = dir.join(super::storage::SHARED_DIR);
+    if let Ok(shared) = std::path::absolute(shared) {
+        crate::state::runs::retire_runs(&shared, &super::storage::read_all(dir));
     }
 }
 

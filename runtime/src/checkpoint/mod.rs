@@ -24,3 +24,4 @@ pub use aligner::{Alignment, BarrierAligner};
 pub use coordinator::{CompletedCheckpoint, CompletedCheckpoints, OperatorState, SubtaskState};
 pub use options::{CheckpointConfig, Restore, Retention};
 pub use state::{StateReader, StateWriter};
+pub use storage::SHARED_DIR;

@@ -70,14 +70,6 @@ pub static RETENTION: Setting<&'static str> = Setting::choice(
     "whether a cancelled or failed job keeps its checkpoints (weir's default keeps them, for --resume); a finished job keeps its final one",
 );
 
-/// `state.backend.type`: weir keeps state in memory (Flink's `hashmap`), the only backend it has.
-pub static STATE_BACKEND: Setting<&'static str> = Setting::choice(
-    "state.backend.type",
-    &["hashmap"],
-    "hashmap",
-    "where operators keep their state: in memory, checkpointed to execution.checkpointing.dir",
-);
-
 /// What happens to a job's checkpoints when it ends
 /// (`execution.checkpointing.externalized-checkpoint-retention`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +139,7 @@ impl Default for CheckpointConfig {
 
 impl CheckpointConfig {
     /// The settings read here.
-    pub const SETTINGS: [&'static Spec; 9] = [
+    pub const SETTINGS: [&'static Spec; 8] = [
         &INTERVAL.spec,
         &MODE.spec,
         &TIMEOUT.spec,
@@ -156,7 +148,6 @@ impl CheckpointConfig {
         &NUM_RETAINED.spec,
         &DIR.spec,
         &RETENTION.spec,
-        &STATE_BACKEND.spec,
     ];
 
     /// This configuration with the checkpointing keys of `settings` that were set.
@@ -208,7 +199,6 @@ impl CheckpointConfig {
                 Retention::NoExternalizedCheckpoints => "NO_EXTERNALIZED_CHECKPOINTS",
             }
             .to_string(),
-            "state.backend.type" => "hashmap".to_string(),
             _ => return None,
         })
     }
@@ -220,7 +210,7 @@ mod tests {
 
     #[test]
     fn options_read_as_flink_writes_them() {
-        static TABLE: [&Spec; 9] = CheckpointConfig::SETTINGS;
+        static TABLE: [&Spec; 8] = CheckpointConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         settings.set("execution.checkpointing.interval", "200 ms").unwrap();
         settings.set("execution.checkpointing.mode", "AT_LEAST_ONCE").unwrap();

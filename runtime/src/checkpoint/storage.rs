@@ -24,6 +24,9 @@ use super::state::StateReader;
 
 /// The file that makes a `chk-N` directory a checkpoint.
 pub const METADATA: &str = "_metadata";
+/// The directory beside the `chk-N` directories (and inside a savepoint) that holds the files
+/// of incremental checkpoints of the on-disk state backend, shared between checkpoints.
+pub const SHARED_DIR: &str = "shared";
 
 /// Why a checkpoint cannot be restored.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +120,15 @@ pub fn directory_name(job: &str) -> String {
 /// What the file system reports.
 pub fn write_savepoint(dir: &Path, name: &str, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
     let savepoint = dir.join(format!("savepoint-{}-{name}", checkpoint.id));
+    if crate::state::runs::names_runs(checkpoint) {
+        let shared = std::path::absolute(savepoint.join(SHARED_DIR))?;
+        let mut owned = checkpoint.clone();
+        for operator in owned.subtasks.iter_mut().flat_map(|s| &mut s.operators) {
+            operator.state = crate::state::runs::relocate_runs(&operator.state, &shared)?;
+        }
+        write_into(&savepoint, &owned)?;
+        return Ok(savepoint);
+    }
     write_into(&savepoint, checkpoint)?;
     Ok(savepoint)
 }

@@ -1,18 +1,14 @@
-//! Value, list and map state, each scoped to a key (see the module docs of [`super`]).
+//! Value, list and map state, each scoped to a key (see the module docs of [`super`]), kept
+//! in a [`Tier`]: on the heap, or with the on-disk backend a bounded part of it.
 
 use std::hash::Hash;
 
-use hashbrown::hash_map::EntryRef;
-
-/// The maps of keyed state (hashbrown's default hasher: keys of values hash faster with it
-/// than with Fx in the operators measured).
-type FxHashMap<K, V> = hashbrown::HashMap<K, V>;
-
+use super::tier::{Codec, Tier};
 use super::user_map::UserMap;
-use super::{owns_key, Key, StateValue, Ttl};
+use super::{Key, StateValue, Ttl};
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use crate::checkpoint::{StateReader, StateWriter};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::operator::SubtaskInfo;
 use crate::value::Value;
 
@@ -23,7 +19,7 @@ struct Stamped<V> {
     written: i64,
 }
 
-impl<V: StateValue> Stamped<V> {
+impl<V: StateValue> Codec for Stamped<V> {
     fn encode(&self, out: &mut Encoder) {
         out.i64(self.written);
         self.value.encode(out);
@@ -35,44 +31,61 @@ impl<V: StateValue> Stamped<V> {
     }
 }
 
-/// The sections of `states` named `name`, each decoded by `read`; a damaged one is an error
-/// naming the state.
-fn restore_sections(
-    name: &str,
-    states: &[StateReader],
-    mut read: impl FnMut(&mut Decoder<'_>) -> std::result::Result<(), DecodeError>,
-) -> Result<()> {
-    for state in states {
-        if let Some(mut input) = state.section(name) {
-            read(&mut input).map_err(|e| Error::Restore(format!("the keyed state '{name}' is malformed: {e}")))?;
-        }
+/// A list, as its count and elements.
+impl<V: StateValue> Codec for Vec<Stamped<V>> {
+    fn encode(&self, out: &mut Encoder) {
+        out.u32(self.len() as u32);
+        self.iter().for_each(|e| e.encode(out));
     }
-    Ok(())
+
+    fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, DecodeError> {
+        (0..input.u32()?).map(|_| Stamped::decode(input)).collect()
+    }
 }
 
-/// Makes room for one more key when `entries` is full, or says that the memory limit leaves none
-/// ([`crate::memory::fallible`]): called before an insert, it grows the map exactly when the
-/// insert would.
-fn room_for_one<K: Eq + Hash, V>(entries: &mut FxHashMap<K, V>) -> Result<()> {
-    if entries.len() < entries.capacity() {
-        return Ok(());
+/// A map, as its count and entries.
+impl<K: StateValue + Eq + Hash, V: StateValue> Codec for UserMap<K, Stamped<V>> {
+    fn encode(&self, out: &mut Encoder) {
+        let at = out.len();
+        out.u32(0);
+        let mut count = 0;
+        for (user_key, e) in self.iter() {
+            user_key.encode(out);
+            e.encode(out);
+            count += 1;
+        }
+        out.patch_u32(at, count);
     }
-    crate::memory::fallible(|| entries.try_reserve(1))
+
+    fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, DecodeError> {
+        let mut map = UserMap::default();
+        for _ in 0..input.u32()? {
+            let user_key = K::decode(input)?;
+            map.insert(user_key, Stamped::decode(input)?);
+        }
+        Ok(map)
+    }
+}
+
+/// One entry of a state's section: the key, then the entry.
+fn read_entry<T: Codec>(input: &mut Decoder<'_>) -> std::result::Result<(Key, T), DecodeError> {
+    let key: Key = input.values()?;
+    Ok((key, T::decode(input)?))
 }
 
 /// One value per key.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ValueState<V> {
     name: String,
     ttl: Ttl,
-    entries: FxHashMap<Key, Stamped<V>>,
+    entries: Tier<Stamped<V>>,
 }
 
 impl<V: StateValue> ValueState<V> {
     /// An empty state named `name` (its section in checkpoints), whose entries live `ttl`
     /// after their last write (`None`: forever).
     pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
-        ValueState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::new() }
+        ValueState { name: name.to_string(), ttl: Ttl::new(ttl), entries: Tier::new() }
     }
 
     /// The value of `key` at processing time `now`; an expired one is dropped and not returned.
@@ -85,12 +98,12 @@ impl<V: StateValue> ValueState<V> {
 
     /// Sets the value of `key`, written at `now`.
     pub fn put(&mut self, key: &[Value], value: V, now: i64) {
-        self.entries.insert(Key::from(key), Stamped { value, written: now });
+        self.entries.insert(key, Stamped { value, written: now });
     }
 
     /// The value of `key` to change, counted as written at `now`. A key without a live value
     /// (none, or an expired one) takes the value `make` returns, or stays without one when it
-    /// returns `None` (and `None` is returned). One hash lookup either way.
+    /// returns `None` (and `None` is returned). One hash lookup either way on the heap.
     ///
     /// # Errors
     /// The memory limit refuses the state room for one more key (nothing is changed then).
@@ -100,25 +113,11 @@ impl<V: StateValue> ValueState<V> {
         now: i64,
         make: impl FnOnce() -> Option<V>,
     ) -> Result<Option<&mut V>> {
-        room_for_one(&mut self.entries)?;
+        self.entries.reserve_one()?;
         let ttl = self.ttl;
-        let entry = match self.entries.entry_ref(key) {
-            EntryRef::Occupied(entry) if !ttl.expired(entry.get().written, now) => entry.into_mut(),
-            EntryRef::Occupied(mut entry) => match make() {
-                Some(value) => {
-                    *entry.get_mut() = Stamped { value, written: now };
-                    entry.into_mut()
-                }
-                None => {
-                    entry.remove();
-                    return Ok(None);
-                }
-            },
-            EntryRef::Vacant(entry) => match make() {
-                Some(value) => entry.insert(Stamped { value, written: now }),
-                None => return Ok(None),
-            },
-        };
+        let live = |e: &Stamped<V>| !ttl.expired(e.written, now);
+        let made = || make().map(|value| Stamped { value, written: now });
+        let Some(entry) = self.entries.upsert(key, live, made) else { return Ok(None) };
         entry.written = now;
         Ok(Some(&mut entry.value))
     }
@@ -146,14 +145,15 @@ impl<V: StateValue> ValueState<V> {
         self.entries.remove(key).map(|e| e.value)
     }
 
-    /// How many keys hold a value (expired ones included until they are dropped).
+    /// How many keys hold a value (expired ones included until they are dropped; with the
+    /// on-disk backend, a scan of the store).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether no key holds a value.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Drops every entry expired at `now`.
@@ -162,16 +162,18 @@ impl<V: StateValue> ValueState<V> {
         self.entries.retain(|_, e| !ttl.expired(e.written, now));
     }
 
-    /// Writes the live entries at `now` as the section of this state.
-    pub fn snapshot(&self, state: &mut StateWriter, now: i64) {
-        let live: Vec<(&Key, &Stamped<V>)> =
-            self.entries.iter().filter(|(_, e)| !self.ttl.expired(e.written, now)).collect();
-        let out = state.section(&self.name);
-        out.u32(live.len() as u32);
-        for (key, entry) in live {
+    /// Writes the live entries at `now` as the section of this state (with incremental
+    /// checkpoints of the on-disk backend, its store's manifest).
+    pub fn snapshot(&mut self, state: &mut StateWriter, now: i64) {
+        let ttl = self.ttl;
+        self.entries.snapshot(&self.name, state, |key, entry, out| {
+            if ttl.expired(entry.written, now) {
+                return false;
+            }
             out.values(key);
             entry.encode(out);
-        }
+            true
+        });
     }
 
     /// Takes back the entries of every old subtask's state whose keys subtask `info` owns.
@@ -179,43 +181,53 @@ impl<V: StateValue> ValueState<V> {
     /// # Errors
     /// A damaged section, naming the state.
     pub fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
-        let entries = &mut self.entries;
-        restore_sections(&self.name, states, |input| {
-            for _ in 0..input.u32()? {
-                let key: Key = input.values()?;
-                let entry = Stamped::decode(input)?;
-                if owns_key(&key, info) {
-                    entries.insert(key, entry);
-                }
-            }
-            Ok(())
-        })
+        self.entries.restore(&self.name, states, info, read_entry)
+    }
+}
+
+impl<V: StateValue + Clone> Clone for ValueState<V> {
+    fn clone(&self) -> Self {
+        ValueState { name: self.name.clone(), ttl: self.ttl, entries: self.entries.clone() }
     }
 }
 
 /// A list of values per key; each element expires on its own.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ListState<V> {
     name: String,
     ttl: Ttl,
-    entries: FxHashMap<Key, Vec<Stamped<V>>>,
+    entries: Tier<Vec<Stamped<V>>>,
 }
 
 impl<V: StateValue> ListState<V> {
     /// An empty state named `name`, whose elements live `ttl` after they were added.
     pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
-        ListState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::new() }
+        ListState { name: name.to_string(), ttl: Ttl::new(ttl), entries: Tier::new() }
     }
 
-    /// The live elements of `key` at `now`, in the order they were added.
-    pub fn get(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = &V> {
+    /// Drops the expired elements of the list of `key` at `now`, and the list if none is left
+    /// (nothing to do without a TTL).
+    fn drop_expired(&mut self, key: &[Value], now: i64) {
         let ttl = self.ttl;
+        if !ttl.is_on() {
+            return;
+        }
+        if let Some(list) = self.entries.get(key) {
+            if !list.iter().any(|e| ttl.expired(e.written, now)) {
+                return;
+            }
+        }
         if let Some(list) = self.entries.get_mut(key) {
             list.retain(|e| !ttl.expired(e.written, now));
             if list.is_empty() {
                 self.entries.remove(key);
             }
         }
+    }
+
+    /// The live elements of `key` at `now`, in the order they were added.
+    pub fn get(&mut self, key: &[Value], now: i64) -> impl Iterator<Item = &V> {
+        self.drop_expired(key, now);
         self.entries.get(key).into_iter().flatten().map(|e| &e.value)
     }
 
@@ -232,7 +244,7 @@ impl<V: StateValue> ListState<V> {
 
     /// Appends `value` to the list of `key`, added at `now`.
     pub fn add(&mut self, key: &[Value], value: V, now: i64) {
-        self.entries.entry_ref(key).or_default().push(Stamped { value, written: now });
+        self.entries.get_or_insert_with(key, Vec::new).push(Stamped { value, written: now });
     }
 
     /// Replaces the list of `key` (an empty one removes it), written at `now`.
@@ -240,8 +252,7 @@ impl<V: StateValue> ListState<V> {
         if values.is_empty() {
             self.entries.remove(key);
         } else {
-            self.entries
-                .insert(Key::from(key), values.into_iter().map(|value| Stamped { value, written: now }).collect());
+            self.entries.insert(key, values.into_iter().map(|value| Stamped { value, written: now }).collect());
         }
     }
 
@@ -257,9 +268,7 @@ impl<V: StateValue> ListState<V> {
 
     /// Visits every element of every key (expired ones included until they are dropped).
     pub fn for_each(&self, mut visit: impl FnMut(&[Value], &V)) {
-        for (key, list) in &self.entries {
-            list.iter().for_each(|e| visit(key, &e.value));
-        }
+        self.entries.for_each(|key, list| list.iter().for_each(|e| visit(key, &e.value)));
     }
 
     /// Drops every element expired at `now`.
@@ -272,21 +281,19 @@ impl<V: StateValue> ListState<V> {
     }
 
     /// Writes the live elements at `now` as the section of this state.
-    pub fn snapshot(&self, state: &mut StateWriter, now: i64) {
+    pub fn snapshot(&mut self, state: &mut StateWriter, now: i64) {
         let ttl = self.ttl;
-        let live: Vec<(&Key, Vec<&Stamped<V>>)> = self
-            .entries
-            .iter()
-            .map(|(k, list)| (k, list.iter().filter(|e| !ttl.expired(e.written, now)).collect::<Vec<_>>()))
-            .filter(|(_, list)| !list.is_empty())
-            .collect();
-        let out = state.section(&self.name);
-        out.u32(live.len() as u32);
-        for (key, list) in live {
+        self.entries.snapshot(&self.name, state, |key, list, out| {
+            let live = list.iter().filter(|e| !ttl.expired(e.written, now));
+            let count = live.clone().count();
+            if count == 0 {
+                return false;
+            }
             out.values(key);
-            out.u32(list.len() as u32);
-            list.into_iter().for_each(|e| e.encode(out));
-        }
+            out.u32(count as u32);
+            live.for_each(|e| e.encode(out));
+            true
+        });
     }
 
     /// Takes back the lists of every old subtask's state whose keys subtask `info` owns.
@@ -294,18 +301,13 @@ impl<V: StateValue> ListState<V> {
     /// # Errors
     /// A damaged section, naming the state.
     pub fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
-        let entries = &mut self.entries;
-        restore_sections(&self.name, states, |input| {
-            for _ in 0..input.u32()? {
-                let key: Key = input.values()?;
-                let list =
-                    (0..input.u32()?).map(|_| Stamped::decode(input)).collect::<std::result::Result<Vec<_>, _>>()?;
-                if owns_key(&key, info) {
-                    entries.entry(key).or_default().extend(list);
-                }
-            }
-            Ok(())
-        })
+        self.entries.restore(&self.name, states, info, read_entry)
+    }
+}
+
+impl<V: StateValue + Clone> Clone for ListState<V> {
+    fn clone(&self) -> Self {
+        ListState { name: self.name.clone(), ttl: self.ttl, entries: self.entries.clone() }
     }
 }
 
@@ -364,32 +366,32 @@ impl<V> ListMut<'_, V> {
 }
 
 /// A map per key (user key to value); each entry expires on its own.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MapState<K, V> {
     name: String,
     ttl: Ttl,
-    entries: FxHashMap<Key, UserMap<K, Stamped<V>>>,
+    entries: Tier<UserMap<K, Stamped<V>>>,
 }
 
 impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     /// An empty state named `name`, whose entries live `ttl` after their last write.
     pub fn new(name: &str, ttl: Option<std::time::Duration>) -> Self {
-        MapState { name: name.to_string(), ttl: Ttl::new(ttl), entries: FxHashMap::new() }
+        MapState { name: name.to_string(), ttl: Ttl::new(ttl), entries: Tier::new() }
     }
 
     /// The value of `user_key` in the map of `key` at `now`; an expired one is dropped.
     pub fn get(&mut self, key: &[Value], user_key: &K, now: i64) -> Option<&V> {
         let ttl = self.ttl;
-        let map = self.entries.get_mut(key)?;
-        if map.get(user_key).is_some_and(|e| ttl.expired(e.written, now)) {
-            map.remove(user_key);
+        let expired = self.entries.get(key)?.get(user_key).is_some_and(|e| ttl.expired(e.written, now));
+        if expired {
+            self.entries.get_mut(key)?.remove(user_key);
         }
         self.entries.get(key)?.get(user_key).map(|e| &e.value)
     }
 
     /// Sets `user_key` to `value` in the map of `key`, written at `now`.
     pub fn put(&mut self, key: &[Value], user_key: K, value: V, now: i64) {
-        self.entries.entry_ref(key).or_default().insert(user_key, Stamped { value, written: now });
+        self.entries.get_or_insert_with(key, UserMap::default).insert(user_key, Stamped { value, written: now });
     }
 
     /// The value of `user_key` in the map of `key` to change, counted as written at `now`; a
@@ -406,9 +408,9 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
         now: i64,
         make: impl FnOnce() -> Option<V>,
     ) -> Result<Option<&mut V>> {
-        room_for_one(&mut self.entries)?;
+        self.entries.reserve_one()?;
         let ttl = self.ttl;
-        let map = self.entries.entry_ref(key).or_default();
+        let map = self.entries.get_or_insert_with(key, UserMap::default);
         let live = |e: &Stamped<V>| !ttl.expired(e.written, now);
         let made = || make().map(|value| Stamped { value, written: now });
         let Some(entry) = map.upsert(user_key, live, made) else { return Ok(None) };
@@ -418,16 +420,15 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
 
     /// Visits every entry of every key (expired ones included until they are dropped).
     pub fn for_each(&self, mut visit: impl FnMut(&[Value], &K, &V)) {
-        for (key, map) in &self.entries {
-            map.iter().for_each(|(user_key, e)| visit(key, user_key, &e.value));
-        }
+        self.entries.for_each(|key, map| map.iter().for_each(|(user_key, e)| visit(key, user_key, &e.value)));
     }
 
     /// Changes every entry of every key in place (its last write stays as it was).
     pub fn for_each_mut(&mut self, mut change: impl FnMut(&[Value], &K, &mut V)) {
-        for (key, map) in &mut self.entries {
+        self.entries.retain(|key, map| {
             map.iter_mut().for_each(|(user_key, e)| change(key, user_key, &mut e.value));
-        }
+            true
+        });
     }
 
     /// Removes `user_key` from the map of `key`, returning its value.
@@ -475,24 +476,22 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     }
 
     /// Writes the live entries at `now` as the section of this state.
-    pub fn snapshot(&self, state: &mut StateWriter, now: i64) {
+    pub fn snapshot(&mut self, state: &mut StateWriter, now: i64) {
         let ttl = self.ttl;
-        let live: Vec<(&Key, Vec<(&K, &Stamped<V>)>)> = self
-            .entries
-            .iter()
-            .map(|(k, map)| (k, map.iter().filter(|(_, e)| !ttl.expired(e.written, now)).collect::<Vec<_>>()))
-            .filter(|(_, map)| !map.is_empty())
-            .collect();
-        let out = state.section(&self.name);
-        out.u32(live.len() as u32);
-        for (key, map) in live {
+        self.entries.snapshot(&self.name, state, |key, map, out| {
+            let live = || map.iter().filter(|(_, e)| !ttl.expired(e.written, now));
+            let count = live().count();
+            if count == 0 {
+                return false;
+            }
             out.values(key);
-            out.u32(map.len() as u32);
-            for (user_key, e) in map {
+            out.u32(count as u32);
+            for (user_key, e) in live() {
                 user_key.encode(out);
                 e.encode(out);
             }
-        }
+            true
+        });
     }
 
     /// Takes back the maps of every old subtask's state whose keys subtask `info` owns.
@@ -500,21 +499,12 @@ impl<K: StateValue + Eq + Hash + Clone, V: StateValue> MapState<K, V> {
     /// # Errors
     /// A damaged section, naming the state.
     pub fn restore(&mut self, states: &[StateReader], info: &SubtaskInfo) -> Result<()> {
-        let entries = &mut self.entries;
-        restore_sections(&self.name, states, |input| {
-            for _ in 0..input.u32()? {
-                let key: Key = input.values()?;
-                let mut map = Vec::new();
-                for _ in 0..input.u32()? {
-                    let user_key = K::decode(input)?;
-                    map.push((user_key, Stamped::decode(input)?));
-                }
-                if owns_key(&key, info) {
-                    let restored = entries.entry(key).or_default();
-                    map.into_iter().for_each(|(user_key, e)| restored.insert(user_key, e));
-                }
-            }
-            Ok(())
-        })
+        self.entries.restore(&self.name, states, info, read_entry)
+    }
+}
+
+impl<K: StateValue + Eq + Hash + Clone, V: StateValue + Clone> Clone for MapState<K, V> {
+    fn clone(&self) -> Self {
+        MapState { name: self.name.clone(), ttl: self.ttl, entries: self.entries.clone() }
     }
 }

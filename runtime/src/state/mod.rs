@@ -20,17 +20,22 @@
 //! assert_eq!(counts.get(&key, 0), Some(&1));
 //! ```
 
+pub mod backend;
+mod disk_tier;
 mod keyed;
+pub mod runs;
+mod tier;
 mod timers;
 mod user_map;
 mod value;
 
+pub use backend::{BackendConfig, BackendKind, StateBackend};
 pub use keyed::{ListMut, ListState, MapState, ValueState};
 pub use timers::KeyedTimers;
 pub use value::StateValue;
 
 use crate::operator::SubtaskInfo;
-use crate::partition::{hash_key, subtask_for_hash_in};
+use crate::partition::{hash_values, subtask_for_hash_in};
 use crate::value::Value;
 
 /// A key of keyed state: the values of the operator's key columns, held inline up to two
@@ -40,8 +45,7 @@ pub type Key = smallvec::SmallVec<[Value; 2]>;
 /// Whether subtask `info` owns `key`: the HASH exchange on all of the key's columns sends it
 /// there (its key group, of `info.max_parallelism`, is assigned to the subtask).
 pub fn owns_key(key: &[Value], info: &SubtaskInfo) -> bool {
-    let columns: Vec<usize> = (0..key.len()).collect();
-    subtask_for_hash_in(hash_key(key, &columns), info.max_parallelism, info.parallelism) == info.index
+    subtask_for_hash_in(hash_values(key), info.max_parallelism, info.parallelism) == info.index
 }
 
 /// When entries expire: `ttl` milliseconds after their last write (none: never).

@@ -7,10 +7,34 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::{owns_key, Key, ListState, MapState, ValueState};
+use super::backend::scoped;
+use super::{owns_key, Key, ListState, MapState, StateBackend, ValueState};
 use crate::checkpoint::{StateReader, StateWriter};
 use crate::operator::SubtaskInfo;
 use crate::value::Value;
+
+/// Runs `test` with its states on the heap, then on disk with full and with incremental
+/// checkpoints, with a budget of a few kilobytes (entries leave the heap all the time, for a
+/// test of more than a few keys: `spills`).
+fn on_each_backend(spills: bool, test: impl Fn(&str)) {
+    let shared = tempfile::tempdir().unwrap();
+    let backends = [
+        ("hashmap", StateBackend::heap()),
+        ("rocksdb", StateBackend::disk(16 << 10, None).unwrap()),
+        ("rocksdb incremental", StateBackend::disk(16 << 10, Some(shared.path().to_path_buf())).unwrap()),
+    ];
+    for (name, backend) in backends {
+        let max_parallelism = info(0, 1).max_parallelism;
+        scoped(&backend, max_parallelism, || {
+            test(name);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if spills {
+            assert_eq!(backend.entries_written() > 0, name != "hashmap", "{name}: entries left the heap");
+        }
+    }
+}
 
 fn info(index: usize, parallelism: usize) -> SubtaskInfo {
     SubtaskInfo::new("op", index, parallelism)
@@ -43,6 +67,10 @@ fn owner(key: &Key, parallelism: usize) -> usize {
 
 #[test]
 fn value_list_and_map_state_follow_a_model_through_rescaling_restores() {
+    on_each_backend(true, follow_a_model);
+}
+
+fn follow_a_model(backend: &str) {
     let mut rng = SmallRng::seed_from_u64(7);
     let mut parallelism = 2;
     let new_values = || ValueState::<i64>::new("values", None);
@@ -87,34 +115,46 @@ fn value_list_and_map_state_follow_a_model_through_rescaling_restores() {
         }
         for k in 0..200 {
             let s = owner(&key(k), parallelism);
-            assert_eq!(values[s].get(&key(k), 0).copied(), value_model.get(&k).copied(), "round {round}, key {k}");
+            assert_eq!(
+                values[s].get(&key(k), 0).copied(),
+                value_model.get(&k).copied(),
+                "{backend}: round {round}, key {k}"
+            );
             let list: Vec<Value> = lists[s].get(&key(k), 0).cloned().collect();
-            assert_eq!(list, list_model.get(&k).cloned().unwrap_or_default(), "round {round}, key {k}");
+            assert_eq!(list, list_model.get(&k).cloned().unwrap_or_default(), "{backend}: round {round}, key {k}");
             let mut map: Vec<(i64, i64)> =
                 maps[s].entries(&key(k), 0).map(|(u, v)| (u.as_i64().unwrap(), *v)).collect();
             map.sort_unstable();
             let model: Vec<(i64, i64)> = map_model.get(&k).map(|m| m.clone().into_iter().collect()).unwrap_or_default();
-            assert_eq!(map, model, "round {round}, key {k}");
+            assert_eq!(map, model, "{backend}: round {round}, key {k}");
         }
         // A checkpoint of every subtask, restored at another parallelism.
-        let snapshot = |write: &dyn Fn(&mut StateWriter)| {
+        let snapshot = |write: &mut dyn FnMut(&mut StateWriter)| {
             let mut w = StateWriter::new();
             write(&mut w);
             w.into_reader()
         };
-        let value_states: Vec<StateReader> = values.iter().map(|v| snapshot(&|w| v.snapshot(w, 0))).collect();
-        let list_states: Vec<StateReader> = lists.iter().map(|v| snapshot(&|w| v.snapshot(w, 0))).collect();
-        let map_states: Vec<StateReader> = maps.iter().map(|v| snapshot(&|w| v.snapshot(w, 0))).collect();
+        let value_states: Vec<StateReader> = values.iter_mut().map(|v| snapshot(&mut |w| v.snapshot(w, 0))).collect();
+        let list_states: Vec<StateReader> = lists.iter_mut().map(|v| snapshot(&mut |w| v.snapshot(w, 0))).collect();
+        let map_states: Vec<StateReader> = maps.iter_mut().map(|v| snapshot(&mut |w| v.snapshot(w, 0))).collect();
         parallelism = [3, 1, 4, 2, 5, 2][round];
         values = rescaled(&value_states, parallelism, new_values, |s, st, i| s.restore(st, i).unwrap());
         lists = rescaled(&list_states, parallelism, new_lists, |s, st, i| s.restore(st, i).unwrap());
         maps = rescaled(&map_states, parallelism, new_maps, |s, st, i| s.restore(st, i).unwrap());
-        assert_eq!(values.iter().map(ValueState::len).sum::<usize>(), value_model.len(), "no key lost or doubled");
+        assert_eq!(
+            values.iter().map(ValueState::len).sum::<usize>(),
+            value_model.len(),
+            "{backend}: no key lost or doubled"
+        );
     }
 }
 
 #[test]
 fn expired_entries_are_never_returned_nor_checkpointed() {
+    on_each_backend(false, |_| expired_entries());
+}
+
+fn expired_entries() {
     let ttl = Some(Duration::from_millis(100));
     let mut values = ValueState::<i64>::new("v", ttl);
     let mut lists = ListState::<i64>::new("l", ttl);
@@ -160,6 +200,10 @@ fn a_damaged_section_is_refused_naming_the_state() {
 
 #[test]
 fn changing_a_value_in_place_renews_it_and_an_expired_one_starts_over() {
+    on_each_backend(false, |_| changing_in_place());
+}
+
+fn changing_in_place() {
     let mut values = ValueState::<i64>::new("v", Some(Duration::from_millis(100)));
     let change = |values: &mut ValueState<i64>, now, make: Option<i64>| {
         values.get_mut_or_insert_with(&key(1), now, || make).unwrap().map(|v| {

@@ -47,7 +47,6 @@ pub(crate) struct DiskTier<T> {
     backend: Arc<DiskBackend>,
     max_parallelism: usize,
     /// Heap bytes a hot entry allocates besides its slot in the map (measured when entries
-    /// Heap bytes a hot entry allocates besides its slot in the map (measured when entries
     /// are evicted).
     entry_bytes: usize,
     /// Bytes charged to the budget.
@@ -538,8 +537,8 @@ impl<T> Drop for DiskTier<T> {
 }
 
 /// Every entry of checkpointed runs `manifests` in `shared`, by key and encoded entry, read
-/// through a scratch store in `scratch` (a restore into a heap state, or at another number of
-/// key groups).
+/// through a scratch store in `scratch`, which the caller removes (a restore into a heap state,
+/// or at another number of key groups).
 pub(crate) fn read_runs(
     scratch: &Path,
     shared: &Path,
@@ -554,7 +553,5 @@ pub(crate) fn read_runs(
             }
         }
     }
-    drop(store);
-    let _ = std::fs::remove_dir_all(scratch);
     Ok(())
 }

@@ -79,6 +79,25 @@ impl RunStats {
                         "max": job.latency.max,
                     },
                     "vertices": vertices,
+                    "state_backend": job.state_backend,
+                    "state": job.state.map(|s| serde_json::json!({
+                        "disk_bytes": s.disk_bytes,
+                        "peak_disk_bytes": s.peak_disk_bytes,
+                        "cache_hits": s.cache_hits,
+                        "cache_misses": s.cache_misses,
+                        "cache_hit_rate": s.cache_hit_rate(),
+                        "bytes_written": s.bytes_written,
+                        "entries_written": s.entries_written,
+                    })),
+                    "checkpoints": job.checkpoints.map(|c| serde_json::json!({
+                        "completed": c.completed,
+                        "failed": c.failed,
+                        "checkpointed_bytes": c.checkpointed_bytes,
+                        "mean_checkpointed_bytes": c.mean_checkpointed_bytes(),
+                        "last_checkpointed_bytes": c.last_checkpointed_bytes,
+                        "last_state_bytes": c.last_state_bytes,
+                        "max_state_bytes": c.max_state_bytes,
+                    })),
                 })
             })
             .collect();

@@ -169,38 +169,48 @@ fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
 
 #[test]
 fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
-    killed_and_resumed("");
+    killed_and_resumed("", &mut |_| {});
 }
 
-/// The same with the keyed state on disk, a budget of two megabytes (the GROUP BY's and the
-/// join's entries leave the heap all the time) and incremental checkpoints: each resume
-/// restores the runs of the newest checkpoint at another parallelism, and the runs no retained
-/// checkpoint names are deleted.
+/// The same with the keyed state on disk and incremental checkpoints: each checkpoint writes
+/// every changed entry into its state's store, each resume restores the runs of the newest
+/// checkpoint at another parallelism and reads its entries back from them as keys arrive, and
+/// the runs no retained checkpoint names are deleted. (The budget is one the job's state about
+/// fits in: a smaller one makes the join, whose state holds each key's rows as one entry,
+/// rewrite them all the time, which tests speed rather than recovery; eviction under a small
+/// budget is tested by the operator harnesses and the state model test.)
 #[test]
 fn a_job_with_state_on_disk_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
-    let dir = killed_and_resumed(
+    // Before each resume: every run a retained checkpoint names is there (the restore reads
+    // them), and every run there is named by one (the others were deleted).
+    let mut resumed_from_runs = 0;
+    let mut check_runs = |checkpoints: &Path| {
+        let Ok(jobs) = std::fs::read_dir(checkpoints) else { return };
+        for job in jobs.map(|e| e.unwrap().path()) {
+            let kept = weir::runtime::checkpoint::storage::read_all(&job);
+            let named = weir::runtime::state::runs::run_files(&kept);
+            for run in &named {
+                assert!(run.exists(), "{} is named by a retained checkpoint but gone", run.display());
+            }
+            for file in std::fs::read_dir(job.join("shared")).into_iter().flatten() {
+                let file = file.unwrap().path();
+                assert!(named.contains(&file), "{} is named by no retained checkpoint", file.display());
+            }
+            resumed_from_runs += usize::from(!named.is_empty());
+        }
+    };
+    killed_and_resumed(
         "SET 'state.backend.type' = 'rocksdb';\n\
          SET 'state.backend.incremental' = 'true';\n\
-         SET 'taskmanager.memory.managed.size' = '2 mb';\n",
+         SET 'taskmanager.memory.managed.size' = '32 mb';\n",
+        &mut check_runs,
     );
-    let jobs = std::fs::read_dir(dir.path().join("checkpoints")).unwrap().map(|e| e.unwrap().path());
-    let mut runs = 0;
-    for job in jobs {
-        let kept = weir::runtime::checkpoint::storage::read_all(&job);
-        let named = weir::runtime::state::runs::run_files(&kept);
-        let Ok(files) = std::fs::read_dir(job.join("shared")) else { continue };
-        for file in files {
-            let file = file.unwrap().path();
-            assert!(named.contains(&file), "{} is named by no retained checkpoint", file.display());
-            runs += 1;
-        }
-    }
-    assert!(runs > 0, "the incremental checkpoints wrote no runs");
+    assert!(resumed_from_runs > 0, "no resume restored runs of an incremental checkpoint");
 }
 
-/// Kills and resumes the job of [`script_with`] `settings` until it finishes; returns its
-/// directory.
-fn killed_and_resumed(settings: &str) -> tempfile::TempDir {
+/// Kills and resumes the job of [`script_with`] `settings` until it finishes, calling
+/// `before_resume` with its checkpoint directory before each resume.
+fn killed_and_resumed(settings: &str, before_resume: &mut dyn FnMut(&Path)) {
     let dir = tempfile::tempdir().unwrap();
     let expected = write_input(&dir.path().join("input.csv"), ROWS);
     let (expected_rows, expected_totals) = (expected.kept, expected.totals);
@@ -215,7 +225,10 @@ fn killed_and_resumed(settings: &str) -> tempfile::TempDir {
     let uninterrupted = common::weir_job(whole.path(), &["-p", "2"]);
     // Each restart at another parallelism than the run before: restored state finds its
     // operators however the new plan chains them.
-    let run = |parallelism: usize| common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
+    let mut run = |parallelism: usize| {
+        before_resume(&dir.path().join("checkpoints"));
+        common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string()])
+    };
     // Anywhere from before the first checkpoint to well after it.
     common::kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
     let output = uninterrupted.wait_with_output().unwrap();
@@ -263,7 +276,6 @@ fn killed_and_resumed(settings: &str) -> tempfile::TempDir {
     assert!(rows == expected_rows, "the filesystem sink's rows differ from the input's");
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
-    dir
 }
 
 /// How sorted `rows` differ from sorted `expected`: how many are missing and how many extra,

@@ -140,6 +140,63 @@ fn stats_report_the_run_as_text_and_as_json() {
     assert!(vertices.iter().all(|v| v["parallelism"].as_u64() == Some(2)));
 }
 
+/// With state on disk and incremental checkpoints, `--stats` reports what the state's stores did
+/// and what the checkpoints wrote: the state runs count in both, and a checkpoint after a few
+/// changes writes less than the whole state.
+#[test]
+fn stats_report_the_state_on_disk_and_what_each_checkpoint_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("count.sql");
+    std::fs::write(
+        &script,
+        format!(
+            "SET 'state.backend.type' = 'rocksdb';\n\
+             SET 'state.backend.incremental' = 'true';\n\
+             SET 'taskmanager.memory.managed.size' = '1 mb';\n\
+             SET 'execution.checkpointing.interval' = '100 ms';\n\
+             SET 'execution.checkpointing.dir' = '{}';\n\
+             CREATE TABLE src (a INT, b BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '400000', \
+             'rows-per-second' = '200000', 'fields.a.min' = '1', 'fields.a.max' = '100000');\n\
+             CREATE TABLE snk (a INT, n BIGINT, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO snk SELECT a, COUNT(*) FROM src GROUP BY a;\n",
+            dir.path().join("checkpoints").display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("stats.json");
+    let output = weir(&["run", script.to_str().unwrap(), "-p", "2", "--stats", "--stats-json", json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stderr).unwrap();
+    assert!(text.contains("state (EmbeddedRocksDBStateBackend): at most"), "{text}");
+    assert!(text.contains("checkpoints: "), "{text}");
+
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let job = &report["jobs"][0];
+    assert_eq!(job["state_backend"], "EmbeddedRocksDBStateBackend");
+    let state = &job["state"];
+    assert!(state["peak_disk_bytes"].as_u64().unwrap() > 0, "{state}");
+    assert!(state["bytes_written"].as_u64().unwrap() > 0, "{state}");
+    assert!(state["entries_written"].as_u64().unwrap() > 0, "{state}");
+    assert!(state["cache_hits"].as_u64().unwrap() + state["cache_misses"].as_u64().unwrap() > 0, "{state}");
+    let checkpoints = &job["checkpoints"];
+    let completed = checkpoints["completed"].as_u64().unwrap();
+    assert!(completed >= 3, "{checkpoints}");
+    let (mean, largest) = (checkpoints["mean_checkpointed_bytes"].as_u64(), checkpoints["max_state_bytes"].as_u64());
+    // The state's runs count in its size: 100 000 groups take hundreds of kilobytes.
+    assert!(largest.unwrap() > 300_000, "{checkpoints}");
+    // A checkpoint writes the runs written since the one before, not the whole state.
+    assert!(mean.unwrap() > 0 && mean.unwrap() < largest.unwrap(), "{checkpoints}");
+
+    // The same job on the heap reports no state figures.
+    let heap = std::fs::read_to_string(&script).unwrap().replace("'rocksdb'", "'hashmap'");
+    std::fs::write(&script, heap).unwrap();
+    let output = weir(&["run", script.to_str().unwrap(), "-p", "2", "--stats-json", json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["jobs"][0]["state_backend"], "HashMapStateBackend");
+    assert!(report["jobs"][0]["state"].is_null());
+}
+
 /// Planning reads no table data and opens no connection: a script over a PostgreSQL table whose
 /// server is not there and a managed table whose data directory does not exist explains, and
 /// the directory is still not there afterwards.

@@ -624,9 +624,10 @@ impl Session {
     /// and its mini-batch bundles, to standard error.
     fn finished(&mut self, name: String, job: JobHandle) -> Result<()> {
         let metrics = job.metrics().clone();
+        let checkpoints = job.checkpoint_history();
         let started = job.started();
         let status = job.wait()?;
-        let report = JobReport::new(name, started.elapsed(), &metrics);
+        let report = JobReport::new(name, started.elapsed(), &metrics).with_checkpoints(&checkpoints.lock().stats);
         if self.print_metrics() {
             print_metrics(&report);
         }

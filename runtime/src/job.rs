@@ -34,6 +34,7 @@ use crate::memory::MemoryGuard;
 use crate::metrics::{JobMetrics, SubtaskMetrics};
 use crate::operator::{OperatorContext, SubtaskInfo};
 use crate::partition::Partitioner;
+use crate::state::StateBackend;
 
 /// How a job ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -317,7 +318,15 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     check_max_parallelism(&graph, config.max_parallelism)?;
     let plan = DeploymentPlan::new(&graph)?;
     let token = CancellationToken::new();
-    let mut metrics = JobMetrics::default();
+    // Every subtask's states share the job's backend, opened before the job starts: a
+    // directory it cannot make fails the start.
+    let slots = plan.chains.iter().map(|c| graph.vertex(c[0]).parallelism).max().unwrap_or(1);
+    let state_files = match &config.checkpointing.dir {
+        Some(dir) => Some(std::path::absolute(dir.join(crate::checkpoint::SHARED_DIR))?),
+        None => None,
+    };
+    let state_backend = config.state_backend.open(slots, state_files)?;
+    let mut metrics = JobMetrics::default().with_state(&state_backend);
     let mut subtask_metrics = Vec::new();
     for chain in &plan.chains {
         let name = chain_name(&graph, chain);
@@ -335,7 +344,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let checkpoints = Arc::new(Mutex::new(CompletedCheckpoints::default()));
     let checkpoint_dir = config.checkpointing.dir.clone();
     let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
-    let control = Control { commands: commands_rx, coordinator };
+    let control = Control { commands: commands_rx, coordinator, state_backend };
     let topology = JobTopology::new(&graph, &plan.chains, &plan.operator_ids, &subtask_metrics);
     let lifecycle = Arc::new(JobLifecycle::running());
     let ends = Arc::clone(&lifecycle);
@@ -521,12 +530,6 @@ async fn deploy_and_wait(
     let mut addrs: Vec<Vec<Addr<SubtaskActor>>> = vec![Vec::new(); plan.chains.len()];
     // Every subtask's chain, built and restored before any starts: a receiver must know which
     // of its senders will emit nothing.
-    let slots = plan.chains.iter().map(|c| graph.vertex(c[0]).parallelism).max().unwrap_or(1);
-    let state_files = match &config.checkpointing.dir {
-        Some(dir) => Some(std::path::absolute(dir.join(crate::checkpoint::SHARED_DIR))?),
-        None => None,
-    };
-    let state_backend = config.state_backend.open(slots, state_files)?;
     let mut built: Vec<Vec<Option<(SubtaskInfo, Chain, Vec<String>)>>> = Vec::with_capacity(plan.chains.len());
     for (c, chain) in plan.chains.iter().enumerate() {
         let parallelism = graph.vertex(chain[0]).parallelism;
@@ -534,7 +537,7 @@ async fn deploy_and_wait(
         for (index, subtask_metrics) in metrics[c].iter().enumerate() {
             let info = SubtaskInfo::new(chain_name(graph, chain), index, parallelism)
                 .with_max_parallelism(config.max_parallelism)
-                .with_state_backend(state_backend.clone());
+                .with_state_backend(control.state_backend.clone());
             let mut chain_built = build_chain(graph, chain, &info, config, subtask_metrics);
             let ids: Vec<String> = chain.iter().map(|v| operator_ids[v.0].clone()).collect();
             let states: Vec<Vec<StateReader>> = match &restore {
@@ -702,10 +705,12 @@ fn notify_complete(addrs: &[Vec<Addr<SubtaskActor>>], coordinator: &CheckpointCo
     }
 }
 
-/// What the job's thread takes from its handle: commands, and the checkpoints it tracks.
+/// What the job's thread takes from its handle: commands, the checkpoints it tracks, and the
+/// state backend its subtasks share.
 struct Control {
     commands: UnboundedReceiver<JobCommand>,
     coordinator: CheckpointCoordinator,
+    state_backend: StateBackend,
 }
 
 /// The output edges of subtask `index` of `chain` and the receivers they reach.

@@ -21,7 +21,7 @@ use crate::checkpoint::{CheckpointConfig, CompletedCheckpoints};
 use crate::error::{Error, Result};
 use crate::graph::{Fnv, JobGraph, VertexId};
 use crate::job::{JobCanceller, JobHandle, JobStatus};
-use crate::metrics::SubtaskMetrics;
+use crate::metrics::{JobMetrics, SubtaskMetrics};
 use crate::partition::ShipStrategy;
 
 /// Milliseconds since the epoch, by the wall clock ([`SystemClock`]).
@@ -287,6 +287,8 @@ pub struct JobInfo {
     pub savepoint_dir: Option<PathBuf>,
     lifecycle: Arc<JobLifecycle>,
     checkpoints: Arc<Mutex<CompletedCheckpoints>>,
+    /// Its metrics (the state backend's figures among them).
+    metrics: JobMetrics,
     canceller: JobCanceller,
 }
 
@@ -299,6 +301,11 @@ impl JobInfo {
     /// A copy of its checkpoint statistics now.
     pub fn checkpoint_stats(&self) -> CheckpointStats {
         self.checkpoints.lock().stats.clone()
+    }
+
+    /// Its metrics, live while it runs and final after it ends.
+    pub fn metrics(&self) -> &JobMetrics {
+        &self.metrics
     }
 
     /// Asks the job to stop; returns at once.
@@ -401,6 +408,7 @@ impl JobRegistry {
             savepoint_dir: registration.savepoint_dir,
             lifecycle: Arc::clone(handle.lifecycle()),
             checkpoints: handle.checkpoint_history(),
+            metrics: handle.metrics().clone(),
             canceller: handle.canceller(),
         });
         let mut jobs = self.jobs.write();

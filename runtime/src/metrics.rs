@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 
 use crate::element::NO_WATERMARK;
+use crate::state::{StateBackend, StateStats, StateSummary};
 
 /// What one operator of a subtask counts: the mini-batch bundles it flushed (how many, and the
 /// rows and distinct keys they held), recorded through [`crate::OperatorContext::record_bundle`],
@@ -314,9 +315,28 @@ impl SubtaskMetrics {
 #[derive(Debug, Clone, Default)]
 pub struct JobMetrics {
     subtasks: Vec<Arc<SubtaskMetrics>>,
+    /// What the job's on-disk states hold and did (none with state on the heap).
+    state: Option<Arc<StateStats>>,
 }
 
 impl JobMetrics {
+    /// The metrics of a job whose states live in `backend`.
+    pub(crate) fn with_state(mut self, backend: &StateBackend) -> Self {
+        self.state = backend.stats();
+        self
+    }
+
+    /// Flink's name of the job's state backend (`HashMapStateBackend` or
+    /// `EmbeddedRocksDBStateBackend`).
+    pub fn state_backend(&self) -> &'static str {
+        crate::state::backend::flink_name(self.state.is_some())
+    }
+
+    /// What the job's on-disk states hold and did so far (`None` with state on the heap).
+    pub fn state(&self) -> Option<StateSummary> {
+        self.state.as_ref().map(|s| s.summary())
+    }
+
     pub(crate) fn push(&mut self, m: Arc<SubtaskMetrics>) {
         self.subtasks.push(m);
     }

@@ -6,7 +6,9 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use crate::checkpoint::stats::CheckpointStats;
 use crate::metrics::{JobMetrics, OperatorCounts};
+use crate::state::StateSummary;
 
 /// Latency percentiles in microseconds, over every row that reached a sink.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -61,6 +63,48 @@ pub struct JobReport {
     pub latency: LatencySummary,
     /// Per vertex, in deployment order.
     pub vertices: Vec<VertexReport>,
+    /// Flink's name of the job's state backend.
+    pub state_backend: &'static str,
+    /// What its on-disk states held at the end and did (none with state on the heap).
+    pub state: Option<StateSummary>,
+    /// Its checkpoints (none when it took none).
+    pub checkpoints: Option<CheckpointSummary>,
+}
+
+/// What a job's checkpoints wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckpointSummary {
+    /// Checkpoints completed.
+    pub completed: u64,
+    /// Checkpoints failed.
+    pub failed: u64,
+    /// Bytes written for the completed ones, summed.
+    pub checkpointed_bytes: u64,
+    /// Bytes written for the newest completed one.
+    pub last_checkpointed_bytes: u64,
+    /// Bytes of state the newest completed one holds.
+    pub last_state_bytes: u64,
+    /// The most bytes of state a completed one held.
+    pub max_state_bytes: u64,
+}
+
+impl CheckpointSummary {
+    /// The summary of `stats`, when any checkpoint ended.
+    pub fn of(stats: &CheckpointStats) -> Option<Self> {
+        (stats.completed + stats.failed > 0).then(|| CheckpointSummary {
+            completed: stats.completed,
+            failed: stats.failed,
+            checkpointed_bytes: stats.checkpointed_bytes,
+            last_checkpointed_bytes: stats.latest_completed.as_ref().map_or(0, |c| c.checkpointed_size),
+            last_state_bytes: stats.latest_completed.as_ref().map_or(0, |c| c.state_size),
+            max_state_bytes: stats.max_state_bytes,
+        })
+    }
+
+    /// Bytes written per completed checkpoint, on average.
+    pub fn mean_checkpointed_bytes(&self) -> u64 {
+        self.checkpointed_bytes.checked_div(self.completed).unwrap_or(0)
+    }
 }
 
 impl JobReport {
@@ -119,7 +163,23 @@ impl JobReport {
                 max: histogram.max(),
             }
         };
-        JobReport { name: name.into(), wall, rows_in, rows_out, latency, vertices }
+        JobReport {
+            name: name.into(),
+            wall,
+            rows_in,
+            rows_out,
+            latency,
+            vertices,
+            state_backend: metrics.state_backend(),
+            state: metrics.state(),
+            checkpoints: None,
+        }
+    }
+
+    /// The report with what the job's checkpoints wrote (`stats` of its checkpoints).
+    pub fn with_checkpoints(mut self, stats: &CheckpointStats) -> Self {
+        self.checkpoints = CheckpointSummary::of(stats);
+        self
     }
 
     /// Rows in per second of wall time.
@@ -134,7 +194,8 @@ impl JobReport {
 
     /// Appends the report as text for people, each line indented by two spaces: wall time and
     /// rows, latency, then a line per vertex (parallelism, rows read / in / out, seconds busy and
-    /// backpressured) followed by its operators' mini-batch bundles and late rows dropped.
+    /// backpressured) followed by its operators' mini-batch bundles and late rows dropped;
+    /// then the on-disk state and the checkpoints, when there are any.
     pub fn write_text(&self, out: &mut String) {
         let _ = writeln!(
             out,
@@ -190,6 +251,43 @@ impl JobReport {
                 }
             }
         }
+        if let Some(s) = &self.state {
+            let hit_rate = s.cache_hit_rate().map_or("no block read".to_string(), |r| format!("{:.1} %", r * 100.0));
+            let _ = writeln!(
+                out,
+                "  state ({}): at most {} on disk, block cache hit rate {hit_rate} ({} of {} reads), \
+                 {} written into runs, {} entries moved from memory",
+                self.state_backend,
+                bytes(s.peak_disk_bytes),
+                s.cache_hits,
+                s.cache_hits + s.cache_misses,
+                bytes(s.bytes_written),
+                s.entries_written
+            );
+        }
+        if let Some(c) = &self.checkpoints {
+            let _ = writeln!(
+                out,
+                "  checkpoints: {} completed, {} failed; {} written per checkpoint on average, for state of up to {}; \
+                 the last wrote {} of {} state",
+                c.completed,
+                c.failed,
+                bytes(c.mean_checkpointed_bytes()),
+                bytes(c.max_state_bytes),
+                bytes(c.last_checkpointed_bytes),
+                bytes(c.last_state_bytes)
+            );
+        }
+    }
+}
+
+/// A size for people: `512 B`, `3.4 KB`, `12.0 MB`, `1.25 GB`.
+fn bytes(n: u64) -> String {
+    match n as f64 {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.1} KB", b / 1e3),
+        _ => format!("{n} B"),
     }
 }
 

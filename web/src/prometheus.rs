@@ -56,7 +56,9 @@ impl Families {
     fn write(self) -> String {
         let mut text = String::new();
         for family in self.families {
-            let name = format!("flink_{}_{}", family.scope, family.metric);
+            // Prometheus names allow letters, digits and `_` (Flink's reporter maps the rest so).
+            let metric = family.metric.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+            let name = format!("flink_{}_{metric}", family.scope);
             let _ = writeln!(text, "# HELP {name} {}", family.help);
             let _ = writeln!(text, "# TYPE {name} gauge");
             for (labels, value) in family.samples {

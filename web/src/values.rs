@@ -83,7 +83,7 @@ pub(crate) fn job_metric_values(job: &JobInfo) -> Vec<(&'static str, &'static st
     let end = if lifecycle.end_time() < 0 { weir_runtime::jobs::epoch_millis() } else { lifecycle.end_time() };
     let running = if lifecycle.state() == JobState::Running { (end - lifecycle.start_time()) as f64 } else { 0.0 };
     let restored = stats.restored.as_ref().map_or(-1.0, |r| r.restore_timestamp as f64);
-    vec![
+    let mut values = vec![
         (
             "lastCheckpointCompletedTimestamp",
             "When the newest completed checkpoint completed (epoch ms).",
@@ -116,5 +116,18 @@ pub(crate) fn job_metric_values(job: &JobInfo) -> Vec<(&'static str, &'static st
         ("totalNumberOfCheckpoints", "Checkpoints triggered.", stats.total() as f64),
         ("runningTime", "Milliseconds the job has been running (0 once it ended).", running),
         ("numRestarts", "Restarts of the job (weir restarts none: a failed job ends).", 0.0),
-    ]
+    ];
+    // The on-disk backend's figures, under the names of Flink's RocksDB native metrics (which
+    // Flink reports per operator when enabled; weir reports them for the job, always).
+    if let Some(state) = job.metrics().state() {
+        values.extend([
+            ("rocksdb.total-sst-files-size", "Bytes of the state's files on disk.", state.disk_bytes as f64),
+            ("rocksdb.block-cache-usage", "Bytes of the state's cached blocks.", state.cache_bytes as f64),
+            ("rocksdb.cur-size-all-mem-tables", "Bytes in the state's write buffers.", state.write_buffer_bytes as f64),
+            ("rocksdb.block-cache-hit", "State block reads the cache answered.", state.cache_hits as f64),
+            ("rocksdb.block-cache-miss", "State block reads from disk.", state.cache_misses as f64),
+            ("rocksdb.bytes-written", "Bytes written into the state's files.", state.bytes_written as f64),
+        ]);
+    }
+    values
 }

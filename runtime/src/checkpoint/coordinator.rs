@@ -19,6 +19,7 @@ use super::stats::{CheckpointOutcome, CheckpointRecord, CheckpointStats, Restore
 use super::storage::{highest_checkpoint_number, retain_newest, write_checkpoint};
 use crate::element::{CheckpointBarrier, CheckpointingMode};
 use crate::error::{Error, Result};
+use crate::state::runs::run_sizes;
 
 /// One subtask's part of a checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +103,9 @@ pub(crate) struct CheckpointCoordinator {
     finished: BTreeMap<SubtaskKey, SubtaskState>,
     /// Set when the savepoint that stops the job begins: no checkpoint starts after it.
     stopping: bool,
+    /// The state runs the newest completed (or the restored) checkpoint names: a checkpoint
+    /// writes only the runs not among them.
+    last_runs: std::collections::HashSet<std::path::PathBuf>,
 }
 
 impl CheckpointCoordinator {
@@ -116,6 +120,7 @@ impl CheckpointCoordinator {
             completed.lock().stats.restored = Some(RestoredCheckpoint { id: restored, restore_timestamp });
         }
         let on_disk = config.dir.as_deref().map_or(0, highest_checkpoint_number);
+        let last_runs = config.restore.as_ref().map(|r| run_sizes(&r.checkpoint).into_keys().collect());
         CheckpointCoordinator {
             last_id: restored.max(on_disk),
             config,
@@ -125,6 +130,7 @@ impl CheckpointCoordinator {
             completed,
             finished: BTreeMap::new(),
             stopping: false,
+            last_runs: last_runs.unwrap_or_default(),
         }
     }
 
@@ -274,8 +280,14 @@ impl CheckpointCoordinator {
         self.last_completion = Some(now);
         let plan = self.config.plan.clone();
         let subtasks: Vec<SubtaskState> = done.parts.into_values().collect();
-        let state_size = subtasks.iter().flat_map(|s| &s.operators).map(|o| o.state.byte_len()).sum();
+        let sections: u64 = subtasks.iter().flat_map(|s| &s.operators).map(|o| o.state.byte_len() as u64).sum();
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks, plan };
+        // The state runs of incremental checkpoints are part of the state; those an earlier
+        // checkpoint named were not written for this one.
+        let runs = run_sizes(&completed);
+        let new_run_bytes: u64 = runs.iter().filter(|(run, _)| !self.last_runs.contains(*run)).map(|(_, b)| b).sum();
+        let state_size = sections + runs.values().sum::<u64>();
+        self.last_runs = runs.into_keys().collect();
         let writing = std::time::Instant::now();
         let names_runs = crate::state::runs::names_runs(&completed);
         let Some(size) = self.store(&completed) else {
@@ -289,7 +301,7 @@ impl CheckpointCoordinator {
             trigger_timestamp: done.timestamp,
             end_timestamp: now,
             state_size,
-            checkpointed_size: size,
+            checkpointed_size: size + new_run_bytes,
             num_subtasks: done.expected,
             num_acknowledged_subtasks: acknowledged,
             external_path: self

@@ -36,9 +36,11 @@ pub struct CheckpointRecord {
     pub trigger_timestamp: i64,
     /// When it ended: the last part arrived, or it failed.
     pub end_timestamp: i64,
-    /// Bytes of operator state it holds.
+    /// Bytes of operator state it holds (with the state runs of an incremental checkpoint,
+    /// Flink's full checkpoint size).
     pub state_size: u64,
-    /// Bytes written for it (its file; 0 when checkpoints stay in memory).
+    /// Bytes written for it: its file and the state runs no earlier checkpoint named (0 when
+    /// checkpoints stay in memory).
     pub checkpointed_size: u64,
     /// Subtasks that were to take a part.
     pub num_subtasks: usize,
@@ -72,6 +74,10 @@ pub struct RestoredCheckpoint {
 pub struct CheckpointStats {
     /// Checkpoints completed.
     pub completed: u64,
+    /// Bytes written for the completed checkpoints, summed.
+    pub checkpointed_bytes: u64,
+    /// The most state bytes a completed checkpoint held.
+    pub max_state_bytes: u64,
     /// Checkpoints that failed.
     pub failed: u64,
     /// Checkpoints triggered and not yet ended.
@@ -97,6 +103,8 @@ impl CheckpointStats {
         match record.outcome {
             CheckpointOutcome::Completed => {
                 self.completed += 1;
+                self.checkpointed_bytes += record.checkpointed_size;
+                self.max_state_bytes = self.max_state_bytes.max(record.state_size);
                 self.latest_completed = Some(record.clone());
             }
             CheckpointOutcome::Failed => {

@@ -20,8 +20,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use weir_statestore::{Options, Stats};
+
+use super::stats::{StateStats, StateSummary};
 
 use crate::error::{Error, Result};
 use crate::settings::{Setting, Settings, Spec};
@@ -199,8 +200,7 @@ impl BackendConfig {
                 incremental,
                 budget: Budget::new(budget),
                 next_store: AtomicU64::new(0),
-                entries_written: AtomicU64::new(0),
-                stats: Mutex::default(),
+                stats: Arc::default(),
             })),
         })
     }
@@ -255,23 +255,31 @@ impl StateBackend {
     /// Entries the job's states wrote from the heap into their stores (zero for the heap
     /// backend).
     pub fn entries_written(&self) -> u64 {
-        self.disk.as_ref().map_or(0, |d| d.entries_written.load(Ordering::Relaxed))
+        self.summary().map_or(0, |s| s.entries_written)
     }
 
-    /// What the on-disk stores of the job hold and did, summed (zero for the heap backend).
-    pub fn stats(&self) -> Stats {
-        let Some(disk) = &self.disk else { return Stats::default() };
-        let stats = disk.stats.lock();
-        stats.values().fold(Stats::default(), |mut sum, s| {
-            sum.disk_bytes += s.disk_bytes;
-            sum.runs += s.runs;
-            sum.buffer_bytes += s.buffer_bytes;
-            sum.cache_bytes += s.cache_bytes;
-            sum.cache_hits += s.cache_hits;
-            sum.cache_misses += s.cache_misses;
-            sum.bytes_written += s.bytes_written;
-            sum
-        })
+    /// What the job's on-disk states hold and did (`None` for the heap backend).
+    pub fn summary(&self) -> Option<StateSummary> {
+        self.disk.as_ref().map(|d| d.stats.summary())
+    }
+
+    /// The figures of the job's on-disk states, to read after the job ended too (`None` for
+    /// the heap backend).
+    pub fn stats(&self) -> Option<Arc<StateStats>> {
+        self.disk.as_ref().map(|d| Arc::clone(&d.stats))
+    }
+
+    /// Flink's name of the backend (the web UI's and the REST API's `state_backend`).
+    pub fn flink_name(&self) -> &'static str {
+        flink_name(self.disk.is_some())
+    }
+}
+
+/// Flink's name of the on-disk backend, or of the heap backend.
+pub fn flink_name(on_disk: bool) -> &'static str {
+    match on_disk {
+        true => "EmbeddedRocksDBStateBackend",
+        false => "HashMapStateBackend",
     }
 }
 
@@ -287,10 +295,8 @@ pub(crate) struct DiskBackend {
     /// The memory the hot tiers share.
     pub(crate) budget: Budget,
     next_store: AtomicU64,
-    /// Entries the hot tiers wrote into their stores (evicted, or written for a checkpoint).
-    pub(crate) entries_written: AtomicU64,
-    /// The last stats each store reported, by store number.
-    stats: Mutex<std::collections::HashMap<u64, Stats>>,
+    /// What the stores hold and did.
+    pub(crate) stats: Arc<StateStats>,
 }
 
 impl DiskBackend {
@@ -314,12 +320,12 @@ impl DiskBackend {
 
     /// Records what store `n` holds and did.
     pub(crate) fn report(&self, n: u64, stats: Stats) {
-        self.stats.lock().insert(n, stats);
+        self.stats.report(n, stats);
     }
 
     /// Store `n` is gone.
     pub(crate) fn forget(&self, n: u64) {
-        self.stats.lock().remove(&n);
+        self.stats.close(n);
         self.budget.stores.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -26,10 +26,15 @@ use crate::value::Value;
 /// Entries scanned between the writes of a [`DiskTier::retain`].
 const RETAIN_BATCH: usize = 4096;
 
-/// A hot entry and what the tier knows of it.
+/// Entries an eviction decodes again to measure what a hot entry allocates.
+const ENTRY_SAMPLE: usize = 64;
+
+/// A hot entry and what the tier knows of it. The entry is boxed: a table slot stays a key
+/// and a pointer wide whatever the entry's size (a group's accumulators take hundreds of
+/// bytes inline), so the table costs less memory and moves less when it grows or shrinks.
 #[derive(Debug)]
 struct Slot<T> {
-    item: T,
+    item: Box<T>,
     /// Changed since the store last had it.
     dirty: bool,
     /// Used since the last eviction passed it.
@@ -84,6 +89,24 @@ fn encode<T: Codec>(item: &T) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The heap bytes one hot entry allocates besides its table slot: its box and what it holds,
+/// measured by decoding `sample` (store keys and values just written) with the allocator's
+/// count; with no counting allocator, `encoded`, the entries' average encoded size.
+fn measure_entry_bytes<T: Codec>(sample: &[(Vec<u8>, Vec<u8>)], encoded: usize) -> usize {
+    let Some(before) = crate::memory::thread_heap_bytes() else { return encoded };
+    let decoded: Vec<(Option<Key>, Option<Box<T>>)> = sample
+        .iter()
+        .map(|(key, value)| (decode_key(key), T::decode(&mut Decoder::new(value)).ok().map(Box::new)))
+        .collect();
+    let after = crate::memory::thread_heap_bytes().unwrap_or(before);
+    // The sample's own vector is not part of an entry.
+    let own = (decoded.capacity() * std::mem::size_of::<(Option<Key>, Option<Box<T>>)>()) as i64;
+    let allocated = ((after - before - own).max(0) as usize) / decoded.len().max(1);
+    drop(decoded);
+    // Each allocation also costs the system allocator a header and rounding, about a quarter.
+    allocated * 5 / 4
+}
+
 /// The key groups subtask `index` of `parallelism` owns of `max_parallelism`: the contiguous
 /// range [`crate::partition::subtask_for_key_group`] assigns it.
 pub(crate) fn key_groups_of(index: usize, parallelism: usize, max_parallelism: usize) -> RangeInclusive<u16> {
@@ -101,7 +124,8 @@ impl<T: Codec> DiskTier<T> {
             store: None,
             backend,
             max_parallelism,
-            entry_bytes: 64,
+            // Until an eviction measures it: the box, as large as the entry's inline size.
+            entry_bytes: std::mem::size_of::<T>().max(16),
             charged: 0,
             key_buf: Vec::new(),
         }
@@ -138,6 +162,7 @@ impl<T: Codec> DiskTier<T> {
         match store.get(&self.key_buf) {
             Ok(Some(bytes)) => match T::decode(&mut Decoder::new(&bytes)) {
                 Ok(item) => {
+                    let item = Box::new(item);
                     self.hot.insert(Key::from(key), Slot { item, dirty: false, recent: true, stored: true });
                 }
                 Err(error) => fail(format!("a stored entry does not decode: {error}")),
@@ -178,6 +203,7 @@ impl<T: Codec> DiskTier<T> {
         let Some((n, _, store)) = &mut self.store else { return };
         let (max_parallelism, key_buf) = (self.max_parallelism, &mut self.key_buf);
         let (mut evicted, mut encoded_bytes, mut encoded) = (0usize, 0usize, 0usize);
+        let mut sample: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for _pass in 0..2 {
             self.hot.retain(|key, slot| {
                 if evicted >= target {
@@ -189,11 +215,14 @@ impl<T: Codec> DiskTier<T> {
                 }
                 if slot.dirty {
                     store_key(key, max_parallelism, key_buf);
-                    let value = encode(&slot.item);
+                    let value = encode(&*slot.item);
                     encoded_bytes += key_buf.len() + value.len();
                     encoded += 1;
                     if let Err(error) = store.put(key_buf, &value) {
                         fail(error);
+                    }
+                    if sample.len() < ENTRY_SAMPLE {
+                        sample.push((key_buf.clone(), value));
                     }
                 }
                 evicted += 1;
@@ -203,10 +232,10 @@ impl<T: Codec> DiskTier<T> {
                 break;
             }
         }
-        self.backend.entries_written.fetch_add(encoded as u64, std::sync::atomic::Ordering::Relaxed);
+        self.backend.stats.entries_written(encoded as u64);
         self.backend.report(*n, store.stats());
         if let Some(average) = encoded_bytes.checked_div(encoded) {
-            self.entry_bytes = self.measure_entry_bytes(average);
+            self.entry_bytes = measure_entry_bytes::<T>(&sample, average);
         }
         self.charge();
         tracing::debug!(
@@ -219,7 +248,7 @@ impl<T: Codec> DiskTier<T> {
         );
     }
 
-    /// Bytes of a slot of the hot map's table (an entry and its control byte).
+    /// Bytes of a slot of the hot map's table (a key, a slot and its control byte).
     const SLOT_BYTES: usize = std::mem::size_of::<(Key, Slot<T>)>() + 1;
 
     /// Charges the budget for what the hot map holds: its table (every slot, used or not) and
@@ -232,38 +261,12 @@ impl<T: Codec> DiskTier<T> {
         self.charged = want;
     }
 
-    /// The heap bytes one hot entry allocates besides its slot, measured by decoding a sample
-    /// of stored entries with the allocator's count (with no counting allocator, the `encoded`
-    /// average of the entries).
-    fn measure_entry_bytes(&self, encoded: usize) -> usize {
-        const SAMPLE: usize = 64;
-        let Some((_, _, store)) = &self.store else { return encoded };
-        let entries: Vec<(Vec<u8>, Vec<u8>)> = store
-            .scan(&[])
-            .filter_map(|e| match e {
-                Ok((key, Some(value))) => Some((key, value)),
-                _ => None,
-            })
-            .take(SAMPLE)
-            .collect();
-        let Some(before) = crate::memory::thread_heap_bytes() else { return encoded };
-        let decoded: Vec<(Option<Key>, Option<T>)> =
-            entries.iter().map(|(key, value)| (decode_key(key), T::decode(&mut Decoder::new(value)).ok())).collect();
-        let after = crate::memory::thread_heap_bytes().unwrap_or(before);
-        // The sample's own vector is not part of an entry.
-        let own = (decoded.capacity() * std::mem::size_of::<(Option<Key>, Option<T>)>()) as i64;
-        let allocated = ((after - before - own).max(0) as usize) / decoded.len().max(1);
-        drop(decoded);
-        // Each allocation also costs the system allocator a header and rounding, about a quarter.
-        allocated * 5 / 4
-    }
-
     /// The entry of `key`.
     pub(crate) fn get(&mut self, key: &[Value]) -> Option<&T> {
         self.ensure(key);
         let slot = self.hot.get_mut(key)?;
         slot.recent = true;
-        Some(&slot.item)
+        Some(&*slot.item)
     }
 
     /// The entry of `key`, to change.
@@ -272,25 +275,30 @@ impl<T: Codec> DiskTier<T> {
         let slot = self.hot.get_mut(key)?;
         slot.recent = true;
         slot.dirty = true;
-        Some(&mut slot.item)
+        Some(&mut *slot.item)
     }
 
     /// Sets the entry of `key`.
     pub(crate) fn insert(&mut self, key: Key, item: T) {
         if let Some(slot) = self.hot.get_mut(&key) {
-            *slot = Slot { item, dirty: true, recent: true, stored: slot.stored };
+            *slot.item = item;
+            (slot.dirty, slot.recent) = (true, true);
             return;
         }
         self.make_room();
         let stored = self.store.is_some();
-        self.hot.insert(key, Slot { item, dirty: true, recent: true, stored });
+        self.hot.insert(key, Slot { item: Box::new(item), dirty: true, recent: true, stored });
     }
 
     /// The entry of `key`, made by `make` when there is none.
     pub(crate) fn get_or_insert_with(&mut self, key: &[Value], make: impl FnOnce() -> T) -> &mut T {
         self.ensure(key);
-        let slot =
-            self.hot.entry_ref(key).or_insert_with(|| Slot { item: make(), dirty: true, recent: true, stored: false });
+        let slot = self.hot.entry_ref(key).or_insert_with(|| Slot {
+            item: Box::new(make()),
+            dirty: true,
+            recent: true,
+            stored: false,
+        });
         slot.dirty = true;
         slot.recent = true;
         &mut slot.item
@@ -309,7 +317,7 @@ impl<T: Codec> DiskTier<T> {
             EntryRef::Occupied(entry) if keep(&entry.get().item) => entry.into_mut(),
             EntryRef::Occupied(mut entry) => match make() {
                 Some(item) => {
-                    entry.get_mut().item = item;
+                    *entry.get_mut().item = item;
                     entry.into_mut()
                 }
                 None => {
@@ -320,7 +328,9 @@ impl<T: Codec> DiskTier<T> {
                     return None;
                 }
             },
-            EntryRef::Vacant(entry) => entry.insert(Slot { item: make()?, dirty: true, recent: true, stored: false }),
+            EntryRef::Vacant(entry) => {
+                entry.insert(Slot { item: Box::new(make()?), dirty: true, recent: true, stored: false })
+            }
         };
         slot.dirty = true;
         slot.recent = true;
@@ -334,7 +344,7 @@ impl<T: Codec> DiskTier<T> {
         if slot.stored {
             self.delete_stored(key);
         }
-        Some(slot.item)
+        Some(*slot.item)
     }
 
     fn delete_stored(&mut self, key: &[Value]) {
@@ -451,12 +461,12 @@ impl<T: Codec> DiskTier<T> {
         let Some((_, _, store)) = &mut self.store else { return };
         for (key, slot) in self.hot.iter_mut().filter(|(_, slot)| slot.dirty) {
             store_key(key, self.max_parallelism, &mut self.key_buf);
-            if let Err(error) = store.put(&self.key_buf, &encode(&slot.item)) {
+            if let Err(error) = store.put(&self.key_buf, &encode(&*slot.item)) {
                 return fail(error);
             }
             slot.dirty = false;
             slot.stored = true;
-            self.backend.entries_written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.backend.stats.entries_written(1);
         }
     }
 

@@ -24,6 +24,7 @@ pub mod backend;
 mod disk_tier;
 mod keyed;
 pub mod runs;
+mod stats;
 mod tier;
 mod timers;
 mod user_map;
@@ -31,6 +32,7 @@ mod value;
 
 pub use backend::{BackendConfig, BackendKind, StateBackend};
 pub use keyed::{ListMut, ListState, MapState, ValueState};
+pub use stats::{StateStats, StateSummary};
 pub use timers::KeyedTimers;
 pub use value::StateValue;
 

@@ -88,6 +88,16 @@ pub fn run_files(checkpoints: &[CompletedCheckpoint]) -> HashSet<PathBuf> {
         .collect()
 }
 
+/// The runs `checkpoint` names, by file, with their sizes in bytes.
+pub fn run_sizes(checkpoint: &CompletedCheckpoint) -> HashMap<PathBuf, u64> {
+    manifests_by_dir(std::slice::from_ref(checkpoint))
+        .into_iter()
+        .flat_map(|(dir, manifests)| {
+            manifests.into_iter().flat_map(|m| m.runs).map(move |run| (dir.join(run.name), run.bytes))
+        })
+        .collect()
+}
+
 /// Deletes the runs in `shared` that no checkpoint of `kept` names: the files only retired
 /// checkpoints used. Returns how many were deleted.
 pub fn retire_runs(shared: &Path, kept: &[CompletedCheckpoint]) -> usize {

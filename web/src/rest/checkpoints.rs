@@ -115,7 +115,7 @@ pub(crate) async fn checkpoints_config(State(web): State<Shared>, Path(jid): Pat
         "min_pause": config.min_pause.as_millis() as u64,
         "max_concurrent": config.max_concurrent,
         "externalization": {"enabled": enabled, "delete_on_cancellation": delete_on_cancellation},
-        "state_backend": "HashMapStateBackend",
+        "state_backend": job.metrics().state_backend(),
         "checkpoint_storage": if config.dir.is_some() { "FileSystemCheckpointStorage" } else { "JobManagerCheckpointStorage" },
         "unaligned_checkpoints": false,
         // A checkpoint that fails never fails a weir job (the next one may succeed).

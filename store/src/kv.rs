@@ -210,9 +210,13 @@ impl RedbStore {
     /// The directory cannot be created, another process has the store open, or the file is
     /// damaged or not a table store.
     pub fn open(dir: &Path) -> Result<Self> {
-        let existed = Self::exists(dir)?;
+        let mut existed = Self::exists(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| storage(dir, e))?;
         let path = Self::file(dir);
+        if !existed {
+            Self::create(dir, &path)?;
+            existed = true;
+        }
         let db = guarded(&path, || {
             // Every page of the file is checked against its checksum when it opens, so a file
             // changed since weir wrote it (a damaged index page too, which no record's checksum
@@ -229,6 +233,24 @@ impl RedbStore {
         let mut store = RedbStore { db: GuardedDatabase(Some(db)), path, checksummed: false };
         store.checksummed = store.format(existed)?;
         Ok(store)
+    }
+
+    /// Makes a new, empty store file at `path` in `dir`, whole or not at all: it is made and
+    /// marked under another name, then renamed, so a process killed meanwhile leaves no file
+    /// that a later start would take for a damaged store (only the other name, removed then).
+    fn create(dir: &Path, path: &Path) -> Result<()> {
+        let new = dir.join("tables.redb.new");
+        match std::fs::remove_file(&new) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(storage(&new, e)),
+            _ => {}
+        }
+        let db = guarded(&new, || Database::create(&new).map_err(|e| storage(dir, e)))?;
+        let store = RedbStore { db: GuardedDatabase(Some(db)), path: new.clone(), checksummed: true };
+        store.format(false)?;
+        drop(store);
+        std::fs::rename(&new, path).map_err(|e| storage(path, e))?;
+        // The rename itself reaches the disk with the directory.
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| storage(dir, e))
     }
 
     /// Whether the store's values carry checksums; a new store is marked format 2.

@@ -77,3 +77,19 @@ fn an_empty_or_mistyped_store_path_is_an_error() {
     let error = RedbStore::open(dir.path()).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("tables.redb"), "{error}");
 }
+
+/// A new store's file appears whole or not at all: a process killed while making it leaves
+/// only the file it was making under another name, which the next open replaces, and no
+/// damaged `tables.redb`.
+#[test]
+fn a_store_file_left_half_made_by_a_killed_process_is_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tables.redb.new"), b"the first bytes of a file being made").unwrap();
+    assert!(!RedbStore::exists(dir.path()).unwrap());
+    let store = RedbStore::open(dir.path()).unwrap();
+    store.write(TABLE, &mut |batch| batch.put(b"k", b"v")).unwrap();
+    drop(store);
+    assert!(!dir.path().join("tables.redb.new").exists());
+    let store = RedbStore::open(dir.path()).unwrap();
+    assert_eq!(store.get(TABLE, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}

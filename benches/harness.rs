@@ -42,6 +42,8 @@ const FLINK: &[(&str, usize, f64, f64, f64)] = &[
     ("topn", 2, 20.4, 32.2, 1835.0),
     ("over_agg", 1, 79.1, 129.0, 4966.0),
     ("over_agg", 2, 124.6, 141.5, 4499.0),
+    ("group_agg_on_disk", 1, 36.8, 48.5, 886.0),
+    ("group_agg_on_disk", 2, 34.9, 50.8, 868.0),
 ];
 
 /// Scenario name and the parallelisms it runs at.
@@ -51,6 +53,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("group_agg_minibatch", &[1, 2, 4]),
     ("group_agg_checkpoints", &[1, 2]),
     ("group_agg_ttl", &[1, 2]),
+    ("group_agg_on_disk", &[1, 2]),
     ("tumble_window", &[1, 2, 4]),
     ("regular_join", &[1, 2]),
     ("interval_join", &[1, 2]),

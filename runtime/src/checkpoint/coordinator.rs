@@ -280,7 +280,7 @@ impl CheckpointCoordinator {
         self.last_completion = Some(now);
         let plan = self.config.plan.clone();
         let subtasks: Vec<SubtaskState> = done.parts.into_values().collect();
-        let sections: u64 = subtasks.iter().flat_map(|s| &s.operators).map(|o| o.state.byte_len() as u64).sum();
+        let sections: u64 = subtasks.iter().flat_map(|s| &s.operators).map(|o| o.state.byte_len()).sum();
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks, plan };
         // The state runs of incremental checkpoints are part of the state; those an earlier
         // checkpoint named were not written for this one.

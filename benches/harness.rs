@@ -44,6 +44,7 @@ const FLINK: &[(&str, usize, f64, f64, f64)] = &[
     ("over_agg", 2, 124.6, 141.5, 4499.0),
     ("group_agg_on_disk", 1, 36.8, 48.5, 886.0),
     ("group_agg_on_disk", 2, 34.9, 50.8, 868.0),
+    ("regular_join_on_disk", 2, 106.0, 203.6, 1734.0),
 ];
 
 /// Scenario name and the parallelisms it runs at.
@@ -54,6 +55,7 @@ const SCENARIOS: &[(&str, &[usize])] = &[
     ("group_agg_checkpoints", &[1, 2]),
     ("group_agg_ttl", &[1, 2]),
     ("group_agg_on_disk", &[1, 2]),
+    ("regular_join_on_disk", &[2]),
     ("tumble_window", &[1, 2, 4]),
     ("regular_join", &[1, 2]),
     ("interval_join", &[1, 2]),

@@ -120,7 +120,8 @@ impl CheckpointCoordinator {
             completed.lock().stats.restored = Some(RestoredCheckpoint { id: restored, restore_timestamp });
         }
         let on_disk = config.dir.as_deref().map_or(0, highest_checkpoint_number);
-        let last_runs = config.restore.as_ref().map(|r| run_sizes(&r.checkpoint).into_keys().collect());
+        let last_runs =
+            config.restore.as_ref().map(|r| run_sizes(std::slice::from_ref(&r.checkpoint)).into_keys().collect());
         CheckpointCoordinator {
             last_id: restored.max(on_disk),
             config,
@@ -284,12 +285,13 @@ impl CheckpointCoordinator {
         let completed = CompletedCheckpoint { id: checkpoint, timestamp: done.timestamp, subtasks, plan };
         // The state runs of incremental checkpoints are part of the state; those an earlier
         // checkpoint named were not written for this one.
-        let runs = run_sizes(&completed);
+        let runs = run_sizes(std::slice::from_ref(&completed));
         let new_run_bytes: u64 = runs.iter().filter(|(run, _)| !self.last_runs.contains(*run)).map(|(_, b)| b).sum();
         let state_size = sections + runs.values().sum::<u64>();
+        // Runs may have left the state since the last checkpoint, or joined it.
+        let runs_changed = !runs.is_empty() || !self.last_runs.is_empty();
         self.last_runs = runs.into_keys().collect();
         let writing = std::time::Instant::now();
-        let names_runs = crate::state::runs::names_runs(&completed);
         let Some(size) = self.store(&completed) else {
             self.failed(checkpoint, done.timestamp, now, "the checkpoint could not be written");
             return None;
@@ -332,7 +334,7 @@ impl CheckpointCoordinator {
         // The runs only retired checkpoints named go, unless a checkpoint in progress may
         // have linked runs no completed one names yet.
         drop(kept);
-        if let Some(dir) = self.config.dir.as_ref().filter(|_| names_runs && self.pending.is_empty()) {
+        if let Some(dir) = self.config.dir.as_ref().filter(|_| runs_changed && self.pending.is_empty()) {
             retire_state_runs(dir);
         }
         Some(checkpoint)

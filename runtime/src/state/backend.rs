@@ -268,14 +268,10 @@ impl StateBackend {
     pub fn stats(&self) -> Option<Arc<StateStats>> {
         self.disk.as_ref().map(|d| Arc::clone(&d.stats))
     }
-
-    /// Flink's name of the backend (the web UI's and the REST API's `state_backend`).
-    pub fn flink_name(&self) -> &'static str {
-        flink_name(self.disk.is_some())
-    }
 }
 
-/// Flink's name of the on-disk backend, or of the heap backend.
+/// Flink's name of the on-disk backend, or of the heap backend (the web UI's and the REST
+/// API's `state_backend`).
 pub fn flink_name(on_disk: bool) -> &'static str {
     match on_disk {
         true => "EmbeddedRocksDBStateBackend",

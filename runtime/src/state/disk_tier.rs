@@ -446,6 +446,25 @@ impl<T: Codec> DiskTier<T> {
         }
     }
 
+    /// Whether no key holds an entry (reads the store until it finds one).
+    pub(crate) fn holds_nothing(&self) -> bool {
+        if !self.hot.is_empty() {
+            return false;
+        }
+        let Some((_, _, store)) = &self.store else { return true };
+        for entry in store.scan(&[]) {
+            match entry {
+                Ok((_, Some(_))) => return false,
+                Ok((_, None)) => {}
+                Err(error) => {
+                    fail(error);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// How many keys hold an entry.
     pub(crate) fn len(&self) -> usize {
         let mut stored = 0;
@@ -459,15 +478,18 @@ impl<T: Codec> DiskTier<T> {
             return;
         }
         let Some((_, _, store)) = &mut self.store else { return };
+        let mut written = 0;
         for (key, slot) in self.hot.iter_mut().filter(|(_, slot)| slot.dirty) {
             store_key(key, self.max_parallelism, &mut self.key_buf);
             if let Err(error) = store.put(&self.key_buf, &encode(&*slot.item)) {
-                return fail(error);
+                fail(error);
+                break;
             }
             slot.dirty = false;
             slot.stored = true;
-            self.backend.stats.entries_written(1);
+            written += 1;
         }
+        self.backend.stats.entries_written(written);
     }
 
     /// Makes the store's content an incremental checkpoint in the backend's shared directory;

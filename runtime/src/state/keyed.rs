@@ -98,7 +98,7 @@ impl<V: StateValue> ValueState<V> {
 
     /// Sets the value of `key`, written at `now`.
     pub fn put(&mut self, key: &[Value], value: V, now: i64) {
-        self.entries.insert(key, Stamped { value, written: now });
+        self.entries.insert(Key::from(key), Stamped { value, written: now });
     }
 
     /// The value of `key` to change, counted as written at `now`. A key without a live value
@@ -153,7 +153,7 @@ impl<V: StateValue> ValueState<V> {
 
     /// Whether no key holds a value.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.entries.is_empty()
     }
 
     /// Drops every entry expired at `now`.
@@ -252,7 +252,8 @@ impl<V: StateValue> ListState<V> {
         if values.is_empty() {
             self.entries.remove(key);
         } else {
-            self.entries.insert(key, values.into_iter().map(|value| Stamped { value, written: now }).collect());
+            self.entries
+                .insert(Key::from(key), values.into_iter().map(|value| Stamped { value, written: now }).collect());
         }
     }
 

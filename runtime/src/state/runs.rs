@@ -80,17 +80,12 @@ fn manifests_by_dir(checkpoints: &[CompletedCheckpoint]) -> HashMap<PathBuf, Vec
 
 /// The files of the runs `checkpoints` name.
 pub fn run_files(checkpoints: &[CompletedCheckpoint]) -> HashSet<PathBuf> {
-    manifests_by_dir(checkpoints)
-        .into_iter()
-        .flat_map(|(dir, manifests)| {
-            manifests.into_iter().flat_map(|m| m.runs).map(move |run| dir.join(run.name)).collect::<Vec<_>>()
-        })
-        .collect()
+    run_sizes(checkpoints).into_keys().collect()
 }
 
-/// The runs `checkpoint` names, by file, with their sizes in bytes.
-pub fn run_sizes(checkpoint: &CompletedCheckpoint) -> HashMap<PathBuf, u64> {
-    manifests_by_dir(std::slice::from_ref(checkpoint))
+/// The runs `checkpoints` name, by file, with their sizes in bytes.
+pub fn run_sizes(checkpoints: &[CompletedCheckpoint]) -> HashMap<PathBuf, u64> {
+    manifests_by_dir(checkpoints)
         .into_iter()
         .flat_map(|(dir, manifests)| {
             manifests.into_iter().flat_map(|m| m.runs).map(move |run| (dir.join(run.name), run.bytes))

@@ -21,6 +21,8 @@ struct Book {
     live: HashMap<u64, Stats>,
     /// The counts of the stores that closed.
     closed: Counts,
+    /// The bytes the open stores hold on disk.
+    disk_bytes: u64,
     /// The most bytes the stores held on disk at once.
     peak_disk_bytes: u64,
 }
@@ -44,9 +46,9 @@ impl StateStats {
     /// Records what store `n` holds and did so far.
     pub(crate) fn report(&self, n: u64, stats: Stats) {
         let mut book = self.book.lock();
-        book.live.insert(n, stats);
-        let on_disk = book.live.values().map(|s| s.disk_bytes).sum();
-        book.peak_disk_bytes = book.peak_disk_bytes.max(on_disk);
+        let before = book.live.insert(n, stats).map_or(0, |s| s.disk_bytes);
+        book.disk_bytes = book.disk_bytes + stats.disk_bytes - before;
+        book.peak_disk_bytes = book.peak_disk_bytes.max(book.disk_bytes);
     }
 
     /// Store `n` closed: its counts stay, its bytes on disk are gone.
@@ -54,6 +56,7 @@ impl StateStats {
         let mut book = self.book.lock();
         if let Some(stats) = book.live.remove(&n) {
             book.closed.add(&stats);
+            book.disk_bytes -= stats.disk_bytes;
         }
     }
 
@@ -68,7 +71,7 @@ impl StateStats {
         let mut counts = book.closed;
         book.live.values().for_each(|s| counts.add(s));
         StateSummary {
-            disk_bytes: book.live.values().map(|s| s.disk_bytes).sum(),
+            disk_bytes: book.disk_bytes,
             peak_disk_bytes: book.peak_disk_bytes,
             cache_bytes: book.live.values().map(|s| s.cache_bytes as u64).sum(),
             write_buffer_bytes: book.live.values().map(|s| s.buffer_bytes as u64).sum(),

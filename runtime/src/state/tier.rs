@@ -108,13 +108,13 @@ impl<T: Codec> Tier<T> {
     }
 
     /// Sets the entry of `key`.
-    pub(crate) fn insert(&mut self, key: &[Value], item: T) {
+    pub(crate) fn insert(&mut self, key: Key, item: T) {
         self.bind();
         match self {
             Tier::Heap { map, .. } => {
-                map.insert(Key::from(key), item);
+                map.insert(key, item);
             }
-            Tier::Disk(disk) => disk.insert(Key::from(key), item),
+            Tier::Disk(disk) => disk.insert(key, item),
         }
     }
 
@@ -190,6 +190,14 @@ impl<T: Codec> Tier<T> {
         }
     }
 
+    /// Whether no key holds an entry.
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Tier::Heap { map, .. } => map.is_empty(),
+            Tier::Disk(disk) => disk.holds_nothing(),
+        }
+    }
+
     /// How many keys hold an entry (with the on-disk backend, a scan of the store).
     pub(crate) fn len(&self) -> usize {
         match self {
@@ -254,7 +262,7 @@ impl<T: Codec> Tier<T> {
             for _ in 0..input.u32().map_err(malformed)? {
                 let (key, item) = read(&mut input).map_err(malformed)?;
                 if owns_key(&key, info) {
-                    self.insert(&key, item);
+                    self.insert(key, item);
                 }
             }
         }
@@ -293,7 +301,7 @@ impl<T: Codec> Tier<T> {
                 return Err(malformed(e));
             }
             for (key, item) in restored.drain(..) {
-                self.insert(&key, item);
+                self.insert(key, item);
             }
         }
         Ok(())

@@ -22,6 +22,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::events::{events, OnTimeWindows, EPOCH};
+use weir::runtime::checkpoint::storage::{read_all, read_latest};
+use weir::runtime::checkpoint::CompletedCheckpoint;
+use weir::runtime::state::runs::run_files;
 
 const ROWS: u64 = 1_000_000;
 const KEYS: u64 = 1_000;
@@ -169,7 +172,7 @@ fn table_rows(dir: &Path, table: &str) -> BTreeMap<u64, (u64, u64)> {
 
 #[test]
 fn a_job_killed_at_random_moments_and_resumed_writes_every_result_exactly_once() {
-    killed_and_resumed("", &mut |_| {});
+    killed_and_resumed("", &|_| true, &mut |_| {});
 }
 
 /// The same with the keyed state on disk and incremental checkpoints: each checkpoint writes
@@ -188,24 +191,26 @@ fn a_job_with_state_on_disk_killed_at_random_moments_and_resumed_writes_every_re
     let mut check_runs = |dir: &Path| {
         let Ok(jobs) = std::fs::read_dir(dir) else { return };
         for job in jobs.map(|e| e.unwrap().path()) {
-            let named = weir::runtime::state::runs::run_files(&weir::runtime::checkpoint::storage::read_all(&job));
+            let named = run_files(&read_all(&job));
             for run in &named {
                 assert!(run.exists(), "{} is named by a retained checkpoint but gone", run.display());
             }
             resumed_from_runs += usize::from(!named.is_empty());
         }
     };
+    let names_runs = |checkpoint: &CompletedCheckpoint| !run_files(std::slice::from_ref(checkpoint)).is_empty();
     let dir = killed_and_resumed(
         "SET 'state.backend.type' = 'rocksdb';\n\
          SET 'state.backend.incremental' = 'true';\n\
          SET 'taskmanager.memory.managed.size' = '32 mb';\n",
+        &names_runs,
         &mut check_runs,
     );
     assert!(resumed_from_runs > 0, "no resume restored runs of an incremental checkpoint");
     // Once the job finished, only runs a retained checkpoint names are left.
     let jobs = std::fs::read_dir(dir.path().join("checkpoints")).unwrap().map(|e| e.unwrap().path());
     for job in jobs {
-        let named = weir::runtime::state::runs::run_files(&weir::runtime::checkpoint::storage::read_all(&job));
+        let named = run_files(&read_all(&job));
         for file in std::fs::read_dir(job.join("shared")).into_iter().flatten() {
             let file = file.unwrap().path();
             assert!(named.contains(&file), "{} is named by no retained checkpoint", file.display());
@@ -215,7 +220,14 @@ fn a_job_with_state_on_disk_killed_at_random_moments_and_resumed_writes_every_re
 
 /// Kills and resumes the job of [`script_with`] `settings` until it finishes, calling
 /// `before_resume` with its checkpoint directory before each resume; returns its directory.
-fn killed_and_resumed(settings: &str, before_resume: &mut dyn FnMut(&Path)) -> tempfile::TempDir {
+/// Every other run is killed only after it completed a checkpoint that `wanted` accepts, so
+/// resumes from checkpoints happen however slow the machine is; the others may die before
+/// their first checkpoint.
+fn killed_and_resumed(
+    settings: &str,
+    wanted: &dyn Fn(&CompletedCheckpoint) -> bool,
+    before_resume: &mut dyn FnMut(&Path),
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let expected = write_input(&dir.path().join("input.csv"), ROWS);
     let (expected_rows, expected_totals) = (expected.kept, expected.totals);
@@ -230,12 +242,19 @@ fn killed_and_resumed(settings: &str, before_resume: &mut dyn FnMut(&Path)) -> t
     let uninterrupted = common::weir_job(whole.path(), &["-p", "2"]);
     // Each restart at another parallelism than the run before: restored state finds its
     // operators however the new plan chains them.
-    let mut run = |parallelism: usize| {
-        before_resume(&dir.path().join("checkpoints"));
-        common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string()])
+    let checkpoints = dir.path().join("checkpoints");
+    let mut run = |runs: usize| {
+        before_resume(&checkpoints);
+        let newest = newest_checkpoint(&checkpoints);
+        let parallelism = [2, 1, 3][runs % 3];
+        let mut child = common::weir_job(dir.path(), &["--resume", "-p", &parallelism.to_string()]);
+        if runs % 2 == 0 {
+            await_checkpoint(&checkpoints, newest, wanted, &mut child);
+        }
+        child
     };
     // Anywhere from before the first checkpoint to well after it.
-    common::kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, |runs| run([2, 1, 3][runs % 3]));
+    common::kill_until_done(KILLS, 0x2545_f491_4f6c_dd1d, 100..1000, &mut run);
     let output = uninterrupted.wait_with_output().unwrap();
     assert!(output.status.success(), "uninterrupted: {}", String::from_utf8_lossy(&output.stderr));
     let rows = common::sink_rows(&dir.path().join("kept"));
@@ -282,6 +301,31 @@ fn killed_and_resumed(settings: &str, before_resume: &mut dyn FnMut(&Path)) -> t
     assert!(table_rows(dir.path(), "totals") == expected_totals, "the GROUP BY's results differ");
     assert!(table_rows(dir.path(), "sums") == expected_totals, "the merged sums differ");
     dir
+}
+
+/// The id of the newest checkpoint any job under `dir` completed (0 before the first).
+fn newest_checkpoint(dir: &Path) -> u64 {
+    let Ok(jobs) = std::fs::read_dir(dir) else { return 0 };
+    jobs.filter_map(|job| read_latest(&job.ok()?.path())).map(|c| c.id).max().unwrap_or(0)
+}
+
+/// Waits until a job under `dir` completed a checkpoint newer than `after` that `wanted`
+/// accepts, or `child` ended. Fails after ten minutes (a job that stopped checkpointing).
+fn await_checkpoint(
+    dir: &Path,
+    after: u64,
+    wanted: &dyn Fn(&CompletedCheckpoint) -> bool,
+    child: &mut std::process::Child,
+) {
+    let started = Instant::now();
+    loop {
+        let done = std::fs::read_dir(dir).into_iter().flatten().filter_map(|job| read_latest(&job.ok()?.path()));
+        if done.into_iter().any(|c| c.id > after && wanted(&c)) || child.try_wait().unwrap().is_some() {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "no checkpoint completed in ten minutes");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// How sorted `rows` differ from sorted `expected`: how many are missing and how many extra,

@@ -317,6 +317,8 @@ impl CheckpointCoordinator {
             checkpoint,
             subtasks = completed.subtasks.len(),
             bytes = size,
+            checkpointed_bytes = record.checkpointed_size,
+            state_bytes = record.state_size,
             duration_ms = now - completed.timestamp,
             write_us,
             "checkpoint completed"

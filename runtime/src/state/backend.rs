@@ -335,11 +335,25 @@ pub(crate) struct Budget {
     used: AtomicIsize,
     /// Stores open, each with a write buffer and a block cache taken from the budget.
     stores: AtomicUsize,
+    /// Hot tiers that share the budget.
+    tiers: AtomicUsize,
+}
+
+/// What the hot tiers may hold and hold, seen from one tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Room {
+    /// Bytes the hot tiers may hold once the stores have their share.
+    pub(crate) left: usize,
+    /// Bytes they hold.
+    pub(crate) used: usize,
+    /// A tier's even part of `left`: when the tiers hold too much, those holding more than
+    /// this give some up (one holding less cannot bring the total down by much).
+    pub(crate) share: usize,
 }
 
 impl Budget {
     fn new(total: Option<usize>) -> Self {
-        Budget { total, used: AtomicIsize::new(0), stores: AtomicUsize::new(0) }
+        Budget { total, used: AtomicIsize::new(0), stores: AtomicUsize::new(0), tiers: AtomicUsize::new(0) }
     }
 
     /// Adds `delta` bytes to what the tiers hold.
@@ -347,17 +361,27 @@ impl Budget {
         self.used.fetch_add(delta, Ordering::Relaxed);
     }
 
-    /// The bytes the hot tiers may hold once the stores have their share, and the bytes they
-    /// hold; without a budget, what one tier may hold and `own`, what it holds.
-    pub(crate) fn room(&self, own: usize, store_options: &Options) -> (usize, usize) {
+    /// A hot tier begins (`true`) or ends (`false`) sharing the budget.
+    pub(crate) fn count_tier(&self, begins: bool) {
+        if begins {
+            self.tiers.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.tiers.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The room of a tier holding `own` bytes: with a budget, the job's tiers together; without
+    /// one, the tier alone with [`UNMANAGED_STATE_BYTES`].
+    pub(crate) fn room(&self, own: usize, store_options: &Options) -> Room {
         match self.total {
             Some(total) => {
                 let per_store = store_options.write_buffer_bytes + store_options.block_cache_bytes;
                 let stores = self.stores.load(Ordering::Relaxed).saturating_mul(per_store);
                 let left = total.saturating_sub(stores).max(total / 4);
-                (left, self.used.load(Ordering::Relaxed).max(0) as usize)
+                let share = left / self.tiers.load(Ordering::Relaxed).max(1);
+                Room { left, used: self.used.load(Ordering::Relaxed).max(0) as usize, share }
             }
-            None => (UNMANAGED_STATE_BYTES, own),
+            None => Room { left: UNMANAGED_STATE_BYTES, used: own, share: 0 },
         }
     }
 }

@@ -51,9 +51,11 @@ pub(crate) struct DiskTier<T> {
     store: Option<(u64, PathBuf, Store)>,
     backend: Arc<DiskBackend>,
     max_parallelism: usize,
-    /// Heap bytes a hot entry allocates besides its slot in the map (measured when entries
-    /// are evicted).
+    /// Heap bytes a hot entry allocates besides its slot in the map (measured on a sample
+    /// each time the hot map doubled and when entries are evicted).
     entry_bytes: usize,
+    /// The hot map's size when `entry_bytes` was last measured.
+    measured_at: usize,
     /// Bytes charged to the budget.
     charged: usize,
     key_buf: Vec<u8>,
@@ -119,6 +121,7 @@ pub(crate) fn key_groups_of(index: usize, parallelism: usize, max_parallelism: u
 impl<T: Codec> DiskTier<T> {
     /// An empty tier of `backend`, for a subtask with `max_parallelism` key groups.
     pub(crate) fn new(backend: Arc<DiskBackend>, max_parallelism: usize) -> Self {
+        backend.budget.count_tier(true);
         DiskTier {
             hot: FxHashMap::new(),
             store: None,
@@ -126,6 +129,7 @@ impl<T: Codec> DiskTier<T> {
             max_parallelism,
             // Until an eviction measures it: the box, as large as the entry's inline size.
             entry_bytes: std::mem::size_of::<T>().max(16),
+            measured_at: ENTRY_SAMPLE / 2,
             charged: 0,
             key_buf: Vec::new(),
         }
@@ -172,17 +176,20 @@ impl<T: Codec> DiskTier<T> {
         }
     }
 
-    /// Charges the budget for the hot map's size and, when the job's tiers hold too much,
-    /// evicts a quarter of this one.
+    /// Charges the budget for the hot map's size and, when the job's tiers hold too much and
+    /// this one more than its share, evicts a quarter of it.
     fn make_room(&mut self) {
+        if self.hot.len() >= 2 * self.measured_at {
+            self.measure_hot();
+        }
         self.charge();
         if self.hot.is_empty() {
             return;
         }
-        let (left, used) = self.backend.budget.room(self.charged, &self.backend.store_options());
+        let room = self.backend.budget.room(self.charged, &self.backend.store_options());
         // The table may take half the room (its slots are allocated whether used or not, and it
         // doubles when full); the entries' own allocations and the other tiers, the rest.
-        let slots = (left / 2 / Self::SLOT_BYTES).max(16);
+        let slots = (room.left / 2 / Self::SLOT_BYTES).max(16);
         let max_entries = (1usize << slots.ilog2()) * 7 / 8;
         if self.hot.len() >= max_entries {
             // A quarter out, then a fresh table of the same size: the slots evicted entries
@@ -190,8 +197,15 @@ impl<T: Codec> DiskTier<T> {
             self.evict((self.hot.len() / 4).max(1));
             self.hot.shrink_to(max_entries);
             self.charge();
-        } else if used > left {
+        } else if room.used > room.left && self.charged > room.share {
+            // A tier under its share leaves the eviction to those over it: evicting from it
+            // would scan its table on every access while the total stays too high.
             self.evict((self.hot.len() / 4).max(1));
+            // Slots free the memory they charge only when the table shrinks.
+            if self.hot.capacity() >= 2 * self.hot.len() {
+                self.hot.shrink_to(self.hot.len());
+                self.charge();
+            }
         }
     }
 
@@ -236,6 +250,7 @@ impl<T: Codec> DiskTier<T> {
         self.backend.report(*n, store.stats());
         if let Some(average) = encoded_bytes.checked_div(encoded) {
             self.entry_bytes = measure_entry_bytes::<T>(&sample, average);
+            self.measured_at = self.hot.len();
         }
         self.charge();
         tracing::debug!(
@@ -244,8 +259,28 @@ impl<T: Codec> DiskTier<T> {
             hot = self.hot.len(),
             entry_bytes = self.entry_bytes,
             charged = self.charged,
+            job_charged = self.backend.budget.room(self.charged, &self.backend.store_options()).used,
+            process_heap = crate::memory::heap_bytes(),
             "keyed state entries left the heap"
         );
+    }
+
+    /// Measures what a hot entry allocates on a sample of the hot map's entries (the table's
+    /// order is the keys' hashes', so the sample is as good as a random one).
+    fn measure_hot(&mut self) {
+        let mut sample = Vec::with_capacity(ENTRY_SAMPLE);
+        let mut encoded_bytes = 0;
+        for (key, slot) in self.hot.iter().take(ENTRY_SAMPLE) {
+            let mut store_key_bytes = Vec::new();
+            store_key(key, self.max_parallelism, &mut store_key_bytes);
+            let value = encode(&*slot.item);
+            encoded_bytes += store_key_bytes.len() + value.len();
+            sample.push((store_key_bytes, value));
+        }
+        if let Some(average) = encoded_bytes.checked_div(sample.len()) {
+            self.entry_bytes = measure_entry_bytes::<T>(&sample, average);
+        }
+        self.measured_at = self.hot.len();
     }
 
     /// Bytes of a slot of the hot map's table (a key, a slot and its control byte).
@@ -560,6 +595,7 @@ impl<T: Codec> DiskTier<T> {
 impl<T> Drop for DiskTier<T> {
     fn drop(&mut self) {
         self.backend.budget.charge(-(self.charged as isize));
+        self.backend.budget.count_tier(false);
         if let Some((n, dir, store)) = self.store.take() {
             drop(store);
             self.backend.forget(n);

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use weir_statestore::{Options, Stats};
 
 use super::stats::{StateStats, StateSummary};
+use super::work_dir::WorkDir;
 
 use crate::error::{Error, Result};
 use crate::settings::{Setting, Settings, Spec};
@@ -183,8 +184,7 @@ impl BackendConfig {
             return Ok(StateBackend::heap());
         }
         let parent = self.local_dir.clone().unwrap_or_else(std::env::temp_dir);
-        std::fs::create_dir_all(&parent)?;
-        let work = tempfile::Builder::new().prefix("weir-state-").tempdir_in(&parent)?;
+        let work = WorkDir::create(&parent)?;
         let incremental = self.incremental && shared.is_some();
         let shared = shared.unwrap_or_else(|| work.path().join("shared"));
         let budget = match (self.fixed_per_slot, self.memory_managed) {
@@ -283,7 +283,7 @@ pub fn flink_name(on_disk: bool) -> &'static str {
 #[derive(Debug)]
 pub(crate) struct DiskBackend {
     /// The working directory (removed when the job's last state lets go of it).
-    work: tempfile::TempDir,
+    work: WorkDir,
     /// Where incremental checkpoints keep their files.
     pub(crate) shared: PathBuf,
     /// `state.backend.incremental`

@@ -29,6 +29,7 @@ mod tier;
 mod timers;
 mod user_map;
 mod value;
+mod work_dir;
 
 pub use backend::{BackendConfig, BackendKind, StateBackend};
 pub use keyed::{ListMut, ListState, MapState, ValueState};

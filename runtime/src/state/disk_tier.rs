@@ -127,7 +127,7 @@ impl<T: Codec> DiskTier<T> {
             store: None,
             backend,
             max_parallelism,
-            // Until an eviction measures it: the box, as large as the entry's inline size.
+            // Until the first measurement: the box, as large as the entry's inline size.
             entry_bytes: std::mem::size_of::<T>().max(16),
             measured_at: ENTRY_SAMPLE / 2,
             charged: 0,

@@ -98,7 +98,7 @@ fn checkpoints_after_one_percent_of_keys_changed_write_under_five_percent_of_the
     let options = Options { write_buffer_bytes: 1 << 20, block_cache_bytes: 1 << 20 };
     let mut store = Store::create(&dir.path().join("s"), options).unwrap();
     let mut rng = SmallRng::seed_from_u64(7);
-    let mut value = |rng: &mut SmallRng| -> Vec<u8> { (0..100).map(|_| rng.random::<u8>()).collect() };
+    let value = |rng: &mut SmallRng| -> Vec<u8> { (0..100).map(|_| rng.random::<u8>()).collect() };
     for n in 0..KEYS {
         let v = value(&mut rng);
         store.put(&key((n % 128) as u16, n), &v).unwrap();

@@ -69,7 +69,7 @@ pub static FIXED_PER_SLOT: Setting<u64> = Setting::memory_size(
 pub static LOCAL_DIR: Setting<String> = Setting::text(
     "state.backend.rocksdb.localdir",
     "",
-    "where the on-disk backend keeps its working files (a directory per job, removed when the job ends); \
+    "where the on-disk backend keeps its working files (a directory per job, removed when the job ends, or by the next job when its process was killed); \
      unset, the system's temporary directory",
 );
 

@@ -305,8 +305,12 @@ fn killed_and_resumed(
 
 /// The id of the newest checkpoint any job under `dir` completed (0 before the first).
 fn newest_checkpoint(dir: &Path) -> u64 {
-    let Ok(jobs) = std::fs::read_dir(dir) else { return 0 };
-    jobs.filter_map(|job| read_latest(&job.ok()?.path())).map(|c| c.id).max().unwrap_or(0)
+    latest_checkpoints(dir).map(|c| c.id).max().unwrap_or(0)
+}
+
+/// The newest checkpoint of each job under `dir`.
+fn latest_checkpoints(dir: &Path) -> impl Iterator<Item = CompletedCheckpoint> {
+    std::fs::read_dir(dir).into_iter().flatten().filter_map(|job| read_latest(&job.ok()?.path()))
 }
 
 /// Waits until a job under `dir` completed a checkpoint newer than `after` that `wanted`
@@ -319,8 +323,7 @@ fn await_checkpoint(
 ) {
     let started = Instant::now();
     loop {
-        let done = std::fs::read_dir(dir).into_iter().flatten().filter_map(|job| read_latest(&job.ok()?.path()));
-        if done.into_iter().any(|c| c.id > after && wanted(&c)) || child.try_wait().unwrap().is_some() {
+        if latest_checkpoints(dir).any(|c| c.id > after && wanted(&c)) || child.try_wait().unwrap().is_some() {
             return;
         }
         assert!(started.elapsed() < Duration::from_secs(600), "no checkpoint completed in ten minutes");

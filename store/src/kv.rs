@@ -210,13 +210,13 @@ impl RedbStore {
     /// The directory cannot be created, another process has the store open, or the file is
     /// damaged or not a table store.
     pub fn open(dir: &Path) -> Result<Self> {
-        let mut existed = Self::exists(dir)?;
+        let existed = Self::exists(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| storage(dir, e))?;
         let path = Self::file(dir);
         if !existed {
             Self::create(dir, &path)?;
-            existed = true;
         }
+        // From here the file exists and is marked: one that does not open is damaged.
         let db = guarded(&path, || {
             // Every page of the file is checked against its checksum when it opens, so a file
             // changed since weir wrote it (a damaged index page too, which no record's checksum
@@ -226,12 +226,11 @@ impl RedbStore {
                     "The table store at '{}' is in use by another process; weir opens a data directory from one process at a time.",
                     dir.display()
                 )),
-                other if existed => damaged(&path, &other.to_string()),
-                other => storage(dir, other),
+                other => damaged(&path, &other.to_string()),
             })
         })?;
         let mut store = RedbStore { db: GuardedDatabase(Some(db)), path, checksummed: false };
-        store.checksummed = store.format(existed)?;
+        store.checksummed = store.format(true)?;
         Ok(store)
     }
 

@@ -361,13 +361,14 @@ impl Budget {
         self.used.fetch_add(delta, Ordering::Relaxed);
     }
 
-    /// A hot tier begins (`true`) or ends (`false`) sharing the budget.
-    pub(crate) fn count_tier(&self, begins: bool) {
-        if begins {
-            self.tiers.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.tiers.fetch_sub(1, Ordering::Relaxed);
-        }
+    /// A hot tier begins sharing the budget.
+    pub(crate) fn tier_opened(&self) {
+        self.tiers.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A hot tier stops sharing the budget.
+    pub(crate) fn tier_closed(&self) {
+        self.tiers.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// The room of a tier holding `own` bytes: with a budget, the job's tiers together; without

@@ -121,7 +121,7 @@ pub(crate) fn key_groups_of(index: usize, parallelism: usize, max_parallelism: u
 impl<T: Codec> DiskTier<T> {
     /// An empty tier of `backend`, for a subtask with `max_parallelism` key groups.
     pub(crate) fn new(backend: Arc<DiskBackend>, max_parallelism: usize) -> Self {
-        backend.budget.count_tier(true);
+        backend.budget.tier_opened();
         DiskTier {
             hot: FxHashMap::new(),
             store: None,
@@ -595,7 +595,7 @@ impl<T: Codec> DiskTier<T> {
 impl<T> Drop for DiskTier<T> {
     fn drop(&mut self) {
         self.backend.budget.charge(-(self.charged as isize));
-        self.backend.budget.count_tier(false);
+        self.backend.budget.tier_closed();
         if let Some((n, dir, store)) = self.store.take() {
             drop(store);
             self.backend.forget(n);

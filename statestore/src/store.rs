@@ -1,7 +1,7 @@
 //! The store: a write buffer over runs on disk (see the crate docs).
 
 use std::collections::BTreeMap;
-use std::ops::RangeInclusive;
+use std::ops::{Bound, RangeInclusive};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -95,6 +95,11 @@ impl Store {
         })
     }
 
+    /// The directory holding the store's runs.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The value of `key`.
     ///
     /// # Errors
@@ -159,6 +164,25 @@ impl Store {
             sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
         }
         Merge::new(sources, true)
+    }
+
+    /// The live entries with keys in `from..until`, in key order: as [`Store::scan`], but only
+    /// that range of the write buffer is copied, so many short scans cost what they read.
+    ///
+    /// # Errors
+    /// A run that cannot be read.
+    pub fn scan_range(&self, from: &[u8], until: &[u8]) -> impl Iterator<Item = Result<Entry>> {
+        let buffered: Vec<Result<Entry>> = self
+            .buffer
+            .range::<[u8], _>((Bound::Included(from), Bound::Excluded(until)))
+            .map(|(k, v)| Ok((k.clone(), v.clone())))
+            .collect();
+        let mut sources: Vec<Source> = vec![Box::new(buffered.into_iter())];
+        for run in &self.runs {
+            sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
+        }
+        let until = until.to_vec();
+        Merge::new(sources, true).take_while(move |entry| entry.as_ref().map_or(true, |(key, _)| *key < until))
     }
 
     fn new_run_path(&self) -> PathBuf {

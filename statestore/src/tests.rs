@@ -56,6 +56,12 @@ fn random_writes_read_back_as_a_map_holds_them() {
     let from = key(7, 0);
     let tail: BTreeMap<_, _> = store.scan(&from).map(|e| e.unwrap()).map(|(k, v)| (k, v.unwrap())).collect();
     assert_eq!(tail, model.range(from..).map(|(k, v)| (k.clone(), v.clone())).collect());
+    for group in 0..16u16 {
+        let (from, until) = (key(group, 0), key(group + 1, 0));
+        let range: BTreeMap<_, _> =
+            store.scan_range(&from, &until).map(|e| e.unwrap()).map(|(k, v)| (k, v.unwrap())).collect();
+        assert_eq!(range, model.range(from..until).map(|(k, v)| (k.clone(), v.clone())).collect(), "group {group}");
+    }
 }
 
 #[test]

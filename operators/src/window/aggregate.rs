@@ -229,7 +229,7 @@ impl Windows for SlicedWindows {
         matches!(self.spec.input, WindowAggregateInput::Rows { processing_time: true, .. })
     }
 
-    fn next_fire_time(&self) -> Option<i64> {
+    fn next_fire_time(&mut self) -> Option<i64> {
         self.timers.next_time().map(|time| self.spec.window.zone.fire_time(time + 1))
     }
 

@@ -33,7 +33,7 @@ pub trait Windows: std::fmt::Debug + Send {
     }
 
     /// The earliest time a window fires at (its end - 1), when one is waiting.
-    fn next_fire_time(&self) -> Option<i64> {
+    fn next_fire_time(&mut self) -> Option<i64> {
         None
     }
 
@@ -120,7 +120,7 @@ impl<W: Windows> WindowOperator<W> {
     }
 
     /// Over processing time: a timer at the next window's end (one timer per time).
-    fn schedule(&self, ctx: &mut OperatorContext) {
+    fn schedule(&mut self, ctx: &mut OperatorContext) {
         if let Some(time) = self.windows.next_fire_time() {
             ctx.register_processing_time_timer(time + 1, Vec::new());
         }

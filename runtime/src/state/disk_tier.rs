@@ -10,13 +10,14 @@
 //! parallelism reads only its ranges) followed by its values in the checkpoint encoding.
 
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 use weir_statestore::{Manifest, Store};
 
 use super::backend::{fail, DiskBackend};
+use super::local_store::LocalStore;
 use super::tier::{Codec, FxHashMap};
 use super::Key;
 use crate::checkpoint::codec::{Decoder, Encoder};
@@ -47,8 +48,8 @@ struct Slot<T> {
 #[derive(Debug)]
 pub(crate) struct DiskTier<T> {
     hot: FxHashMap<Key, Slot<T>>,
-    /// The store, its number and directory, opened when the first entry leaves the heap.
-    store: Option<(u64, PathBuf, Store)>,
+    /// The store, opened when the first entry leaves the heap.
+    store: Option<LocalStore>,
     backend: Arc<DiskBackend>,
     max_parallelism: usize,
     /// Heap bytes a hot entry allocates besides its slot in the map (measured on a sample
@@ -71,8 +72,8 @@ fn store_key(key: &[Value], max_parallelism: usize, buf: &mut Vec<u8>) {
 }
 
 /// Deletes `key` from `store`, if the tier has one.
-fn delete_stored(store: &mut Option<(u64, PathBuf, Store)>, key: &[Value], max_parallelism: usize, buf: &mut Vec<u8>) {
-    if let Some((_, _, store)) = store {
+fn delete_stored(store: &mut Option<LocalStore>, key: &[Value], max_parallelism: usize, buf: &mut Vec<u8>) {
+    if let Some(store) = store {
         store_key(key, max_parallelism, buf);
         if let Err(error) = store.delete(buf) {
             fail(error);
@@ -135,24 +136,12 @@ impl<T: Codec> DiskTier<T> {
         }
     }
 
-    fn store_mut(&mut self) -> Option<&mut Store> {
-        self.store.as_mut().map(|(_, _, store)| store)
-    }
-
     /// The store, opened first if need be (`None` when it cannot be: the failure is recorded).
-    fn open_store(&mut self) -> Option<&mut Store> {
+    fn open_store(&mut self) -> Option<&mut LocalStore> {
         if self.store.is_none() {
-            let (n, dir) = self.backend.new_store_dir();
-            match Store::create(&dir, self.backend.store_options()) {
-                Ok(store) => self.store = Some((n, dir, store)),
-                Err(error) => {
-                    self.backend.forget(n);
-                    fail(error);
-                    return None;
-                }
-            }
+            self.store = LocalStore::create(&self.backend);
         }
-        self.store_mut()
+        self.store.as_mut()
     }
 
     /// Brings `key` into the hot map if the store has it.
@@ -161,7 +150,7 @@ impl<T: Codec> DiskTier<T> {
             return;
         }
         self.make_room();
-        let Some((_, _, store)) = &mut self.store else { return };
+        let Some(store) = &mut self.store else { return };
         store_key(key, self.max_parallelism, &mut self.key_buf);
         match store.get(&self.key_buf) {
             Ok(Some(bytes)) => match T::decode(&mut Decoder::new(&bytes)) {
@@ -214,7 +203,7 @@ impl<T: Codec> DiskTier<T> {
         if self.open_store().is_none() {
             return;
         }
-        let Some((n, _, store)) = &mut self.store else { return };
+        let Some(store) = &mut self.store else { return };
         let (max_parallelism, key_buf) = (self.max_parallelism, &mut self.key_buf);
         let (mut evicted, mut encoded_bytes, mut encoded) = (0usize, 0usize, 0usize);
         let mut sample: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -247,7 +236,7 @@ impl<T: Codec> DiskTier<T> {
             }
         }
         self.backend.stats.entries_written(encoded as u64);
-        self.backend.report(*n, store.stats());
+        store.report();
         if let Some(average) = encoded_bytes.checked_div(encoded) {
             self.entry_bytes = measure_entry_bytes::<T>(&sample, average);
             self.measured_at = self.hot.len();
@@ -400,7 +389,7 @@ impl<T: Codec> DiskTier<T> {
             kept
         });
         removed.iter().for_each(|key| self.delete_stored(key));
-        let Some((_, _, store)) = &mut self.store else { return };
+        let Some(store) = &mut self.store else { return };
         let mut from: Vec<u8> = Vec::new();
         loop {
             let mut changes: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
@@ -467,7 +456,7 @@ impl<T: Codec> DiskTier<T> {
 
     /// Visits the key and encoded entry of every stored key that is not hot.
     fn for_each_stored(&self, mut visit: impl FnMut(&[Value], &[u8])) {
-        let Some((_, _, store)) = &self.store else { return };
+        let Some(store) = &self.store else { return };
         for entry in store.scan(&[]) {
             match entry {
                 Ok((stored_key, Some(value))) => {
@@ -486,7 +475,7 @@ impl<T: Codec> DiskTier<T> {
         if !self.hot.is_empty() {
             return false;
         }
-        let Some((_, _, store)) = &self.store else { return true };
+        let Some(store) = &self.store else { return true };
         for entry in store.scan(&[]) {
             match entry {
                 Ok((_, Some(_))) => return false,
@@ -512,7 +501,7 @@ impl<T: Codec> DiskTier<T> {
         if !self.hot.values().any(|slot| slot.dirty) || self.open_store().is_none() {
             return;
         }
-        let Some((_, _, store)) = &mut self.store else { return };
+        let Some(store) = &mut self.store else { return };
         let mut written = 0;
         for (key, slot) in self.hot.iter_mut().filter(|(_, slot)| slot.dirty) {
             store_key(key, self.max_parallelism, &mut self.key_buf);
@@ -532,9 +521,9 @@ impl<T: Codec> DiskTier<T> {
     pub(crate) fn checkpoint(&mut self) -> Option<Manifest> {
         self.write_dirty();
         let shared = self.backend.shared.clone();
-        let (n, _, store) = self.store.as_mut()?;
+        let store = self.store.as_mut()?;
         let manifest = store.checkpoint(&shared).map_err(fail).ok()?;
-        self.backend.report(*n, store.stats());
+        store.report();
         Some(manifest)
     }
 
@@ -558,17 +547,7 @@ impl<T: Codec> DiskTier<T> {
     /// Takes the entries of checkpointed runs `manifests` in the key groups `key_groups`, from
     /// `shared`, as this tier's store (the tier must be empty).
     pub(crate) fn restore_runs(&mut self, shared: &Path, manifests: &[Manifest], key_groups: RangeInclusive<u16>) {
-        let (n, dir) = self.backend.new_store_dir();
-        match Store::restore(&dir, self.backend.store_options(), shared, manifests, key_groups) {
-            Ok(store) => {
-                self.backend.report(n, store.stats());
-                self.store = Some((n, dir, store));
-            }
-            Err(error) => {
-                self.backend.forget(n);
-                fail(error);
-            }
-        }
+        self.store = LocalStore::restore(&self.backend, shared, manifests, key_groups);
     }
 
     /// Whether checkpoints are incremental (`state.backend.incremental`).
@@ -596,11 +575,6 @@ impl<T> Drop for DiskTier<T> {
     fn drop(&mut self) {
         self.backend.budget.charge(-(self.charged as isize));
         self.backend.budget.tier_closed();
-        if let Some((n, dir, store)) = self.store.take() {
-            drop(store);
-            self.backend.forget(n);
-            let _ = std::fs::remove_dir_all(dir);
-        }
     }
 }
 
@@ -613,12 +587,25 @@ pub(crate) fn read_runs(
     manifests: &[Manifest],
     mut visit: impl FnMut(Key, &[u8]),
 ) -> weir_statestore::Result<()> {
+    read_run_entries(scratch, shared, manifests, |key, value| {
+        if let Some(key) = decode_key(key) {
+            visit(key, value);
+        }
+    })
+}
+
+/// Every entry of checkpointed runs `manifests` in `shared`, by store key and value, read
+/// through a scratch store in `scratch`, which the caller removes.
+pub(crate) fn read_run_entries(
+    scratch: &Path,
+    shared: &Path,
+    manifests: &[Manifest],
+    mut visit: impl FnMut(&[u8], &[u8]),
+) -> weir_statestore::Result<()> {
     let store = Store::restore(scratch, weir_statestore::Options::default(), shared, manifests, 0..=u16::MAX)?;
     for entry in store.scan(&[]) {
         if let (key, Some(value)) = entry? {
-            if let Some(key) = decode_key(&key) {
-                visit(key, &value);
-            }
+            visit(&key, &value);
         }
     }
     Ok(())

@@ -23,9 +23,11 @@
 pub mod backend;
 mod disk_tier;
 mod keyed;
+mod local_store;
 pub mod runs;
 mod stats;
 mod tier;
+mod timer_store;
 mod timers;
 mod user_map;
 mod value;

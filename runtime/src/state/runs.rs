@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use weir_statestore::Manifest;
 
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
-use crate::checkpoint::{CompletedCheckpoint, StateReader};
+use crate::checkpoint::{CompletedCheckpoint, StateReader, StateWriter};
 
 /// The suffix of the section holding an incremental checkpoint's manifest.
 pub(crate) const RUNS_SECTION: &str = "@runs";
@@ -40,6 +40,29 @@ impl RunsSection {
         let bytes = input.bytes()?;
         let manifest = Manifest::decode(bytes).or_else(|e| input.fail(&format!("a manifest ({e})")))?;
         Ok(RunsSection { max_parallelism, shared, manifest })
+    }
+}
+
+impl RunsSection {
+    /// Writes this section as the runs of state `name` in `state`.
+    pub(crate) fn write(&self, name: &str, state: &mut StateWriter) {
+        self.encode(state.section(&format!("{name}{RUNS_SECTION}")));
+    }
+
+    /// The runs sections of state `name` in every old subtask's state.
+    pub(crate) fn read_all(name: &str, states: &[StateReader]) -> Result<Vec<RunsSection>, DecodeError> {
+        let section = format!("{name}{RUNS_SECTION}");
+        states
+            .iter()
+            .filter_map(|state| state.section(&section))
+            .map(|mut input| RunsSection::decode(&mut input))
+            .collect()
+    }
+
+    /// Whether `runs` can become a store as they are at `max_parallelism` key groups: their keys
+    /// are laid out by as many key groups and they share one directory.
+    pub(crate) fn same_layout(runs: &[RunsSection], max_parallelism: usize) -> bool {
+        runs.iter().all(|r| r.max_parallelism == max_parallelism && runs.first().is_some_and(|f| r.shared == f.shared))
     }
 }
 

@@ -1,14 +1,14 @@
 //! Keyed state against a from-scratch model on random operations, through checkpoints and
 //! restores at other parallelisms, with and without a TTL.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::backend::scoped;
-use super::{owns_key, Key, ListState, MapState, StateBackend, ValueState};
+use super::{owns_key, Key, KeyedTimers, ListState, MapState, StateBackend, ValueState};
 use crate::checkpoint::{StateReader, StateWriter};
 use crate::operator::SubtaskInfo;
 use crate::value::Value;
@@ -229,4 +229,75 @@ fn changing_in_place() {
     });
     assert_eq!(visited.len(), 2, "the expired key is not visited");
     assert_eq!((values.len(), values.get(&key(2), 120)), (1, Some(&2)));
+}
+
+#[test]
+fn timers_fire_in_time_order_as_a_model_through_rescaling_restores() {
+    on_each_backend(true, timers_follow_a_model);
+}
+
+/// Random registrations, removals and watermarks over timers of 300 keys, each pop checked
+/// against a set of (time, key): what fires is due, in time order, and once.
+fn timers_follow_a_model(backend: &str) {
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut parallelism = 2;
+    let new_timers = || KeyedTimers::new("timers");
+    let mut timers: Vec<KeyedTimers> = (0..parallelism).map(|_| new_timers()).collect();
+    let mut model: BTreeSet<(i64, i64)> = BTreeSet::new();
+    let mut watermark = 0;
+    for round in 0..6 {
+        for step in 0..3_000 {
+            let k = rng.random_range(0..300);
+            let s = owner(&key(k), parallelism);
+            let time = watermark + rng.random_range(1..2_000);
+            match rng.random_range(0..10) {
+                0..=5 => assert_eq!(timers[s].register(&key(k), time), model.insert((time, k)), "{backend}: {step}"),
+                6 | 7 => {
+                    // A timer that may exist: one of the model's, or a random one.
+                    let (time, k) =
+                        model.iter().nth(rng.random_range(0..model.len().max(1))).copied().unwrap_or((time, k));
+                    let s = owner(&key(k), parallelism);
+                    assert_eq!(timers[s].remove(&key(k), time), model.remove(&(time, k)), "{backend}: {step}");
+                }
+                _ => {
+                    // Slowly: hundreds of timers wait at once, more than the heap may hold.
+                    watermark += rng.random_range(0..5);
+                    for (s, subtask) in timers.iter_mut().enumerate() {
+                        let mut fired: Vec<(i64, i64)> = Vec::new();
+                        while let Some((time, keys)) = subtask.pop_due(watermark) {
+                            fired.extend(keys.iter().map(|key| (time, key[0].as_i64().unwrap())));
+                        }
+                        assert!(fired.windows(2).all(|w| w[0].0 <= w[1].0), "{backend}: fired in time order");
+                        let mut due: Vec<(i64, i64)> = model
+                            .iter()
+                            .filter(|(t, k)| *t <= watermark && owner(&key(*k), parallelism) == s)
+                            .copied()
+                            .collect();
+                        model.retain(|t| !due.contains(t));
+                        due.sort_unstable();
+                        fired.sort_unstable();
+                        assert_eq!(fired, due, "{backend}: round {round}, step {step}, subtask {s}");
+                        let next = model.iter().find(|(_, k)| owner(&key(*k), parallelism) == s).map(|(t, _)| *t);
+                        assert_eq!(subtask.next_time(), next, "{backend}: round {round}, step {step}");
+                    }
+                }
+            }
+        }
+        assert_eq!(timers.iter().map(KeyedTimers::len).sum::<usize>(), model.len(), "{backend}: round {round}");
+        let states: Vec<StateReader> = timers
+            .iter_mut()
+            .map(|t| {
+                let mut w = StateWriter::new();
+                t.snapshot(&mut w);
+                w.into_reader()
+            })
+            .collect();
+        parallelism = [3, 1, 4, 2, 5, 2][round];
+        timers = rescaled(&states, parallelism, new_timers, |t, st, i| t.restore(st, i).unwrap());
+        assert_eq!(
+            timers.iter().map(KeyedTimers::len).sum::<usize>(),
+            model.len(),
+            "{backend}: no timer lost or doubled"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use weir_statestore::Manifest;
 
 use super::backend;
 use super::disk_tier::{key_groups_of, read_runs, DiskTier};
-use super::runs::{RunsSection, RUNS_SECTION};
+use super::runs::RunsSection;
 use super::{owns_key, Key};
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use crate::checkpoint::{StateReader, StateWriter};
@@ -230,7 +230,7 @@ impl<T: Codec> Tier<T> {
                         shared: disk.shared().to_path_buf(),
                         manifest,
                     };
-                    section.encode(state.section(&format!("{name}{RUNS_SECTION}")));
+                    section.write(name, state);
                 }
             }
             Tier::Disk(disk) => {
@@ -266,14 +266,9 @@ impl<T: Codec> Tier<T> {
                 }
             }
         }
-        let runs_name = format!("{name}{RUNS_SECTION}");
-        let mut runs: Vec<RunsSection> = Vec::new();
-        for state in states {
-            let Some(mut input) = state.section(&runs_name) else { continue };
-            runs.push(RunsSection::decode(&mut input).map_err(malformed)?);
-        }
+        let runs = RunsSection::read_all(name, states).map_err(malformed)?;
         let Some(first) = runs.first() else { return Ok(()) };
-        let same_layout = runs.iter().all(|r| r.max_parallelism == info.max_parallelism && r.shared == first.shared);
+        let same_layout = RunsSection::same_layout(&runs, info.max_parallelism);
         if let Tier::Disk(disk) = self {
             if same_layout && disk.is_empty() {
                 let manifests: Vec<Manifest> = runs.iter().map(|r| r.manifest.clone()).collect();

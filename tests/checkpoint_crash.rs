@@ -75,6 +75,8 @@ fn script_with(dir: &Path, settings: &str) -> String {
            'connector' = 'filesystem', 'path' = '{d}/input.csv', 'format' = 'csv');\n\
          CREATE TABLE wins (window_end TIMESTAMP(3), n BIGINT, s BIGINT) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/wins', 'format' = 'csv');\n\
+         CREATE TABLE keyed_wins (k INT, window_end TIMESTAMP(3), n BIGINT, s BIGINT) WITH (\n\
+           'connector' = 'filesystem', 'path' = '{d}/keyed_wins', 'format' = 'csv');\n\
          CREATE TABLE kept (id BIGINT, k INT, v INT) WITH (\n\
            'connector' = 'filesystem', 'path' = '{d}/kept', 'format' = 'csv');\n\
          CREATE TABLE names (k INT, name STRING) WITH (\n\
@@ -95,6 +97,8 @@ fn script_with(dir: &Path, settings: &str) -> String {
          INSERT INTO joined SELECT s.id, n.name FROM src AS s JOIN names AS n ON s.k = n.k WHERE s.v < 10;\n\
          INSERT INTO wins SELECT window_end, COUNT(*), SUM(CAST(v AS BIGINT))\n\
            FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;\n\
+         INSERT INTO keyed_wins SELECT k, window_end, COUNT(*), SUM(CAST(v AS BIGINT))\n\
+           FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end;\n\
          END;\n"
     )
 }
@@ -280,6 +284,24 @@ fn killed_and_resumed(
     assert_eq!(counts.len(), expected.windows.len(), "windows lost or written twice");
     let total = |all: &mut dyn Iterator<Item = (u64, u64)>| all.fold((0, 0), |(n, s), (a, b)| (n + a, s + b));
     assert_eq!(total(&mut counts.into_iter()), total(&mut expected.windows.values().copied()), "late rows miscounted");
+    // A window and a timer per key and second.
+    let keyed = common::sink_rows(&dir.path().join("keyed_wins"));
+    assert!(
+        keyed == common::sink_rows(&whole.path().join("keyed_wins")),
+        "the keyed windows differ from an uninterrupted run's"
+    );
+    let keyed_counts: Vec<(u64, u64)> = keyed
+        .iter()
+        .map(|line| {
+            let fields: Vec<&str> = line.rsplitn(3, ',').collect();
+            (fields[1].parse().unwrap(), fields[0].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        total(&mut keyed_counts.into_iter()),
+        total(&mut expected.windows.values().copied()),
+        "the keyed windows lost or doubled rows"
+    );
     let joined = common::sink_rows(&dir.path().join("joined"));
     assert!(
         joined == common::sink_rows(&whole.path().join("joined")),

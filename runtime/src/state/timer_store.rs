@@ -54,6 +54,12 @@ pub(crate) fn decode(store_key: &[u8]) -> Option<(i64, Key)> {
     Some((time, Decoder::new(key).values().ok()?))
 }
 
+/// `groups` widened to hold the key group of `store_key`.
+fn widened(groups: Option<RangeInclusive<u16>>, store_key: &[u8]) -> Option<RangeInclusive<u16>> {
+    let group = weir_statestore::key_group_of(store_key);
+    Some(groups.map_or(group..=group, |g| *g.start().min(&group)..=*g.end().max(&group)))
+}
+
 fn key_bytes(key: &[Value]) -> Vec<u8> {
     let mut out = Encoder::new();
     out.values(key);
@@ -126,8 +132,7 @@ impl TimerStore {
             return false;
         }
         self.stored = self.stored.map(|n| n + 1);
-        let group = weir_statestore::key_group_of(&self.buf);
-        self.groups = Some(self.groups.take().map_or(group..=group, |g| *g.start().min(&group)..=*g.end().max(&group)));
+        self.groups = widened(self.groups.take(), &self.buf);
         true
     }
 
@@ -176,9 +181,7 @@ impl TimerStore {
                     fail(error);
                 }
                 key_bytes += self.buf.len() - 10;
-                let group = weir_statestore::key_group_of(&self.buf);
-                self.groups =
-                    Some(self.groups.take().map_or(group..=group, |g| *g.start().min(&group)..=*g.end().max(&group)));
+                self.groups = widened(self.groups.take(), &self.buf);
                 moved += 1;
             }
             lowest = Some(time);

@@ -129,6 +129,16 @@ fn parts_of(kept: &[String]) -> Vec<String> {
     rows
 }
 
+/// The count and sum ending each window sink row (`…,n,s`).
+fn window_counts(rows: &[String]) -> Vec<(u64, u64)> {
+    rows.iter()
+        .map(|line| {
+            let fields: Vec<&str> = line.rsplitn(3, ',').collect();
+            (fields[1].parse().unwrap(), fields[0].parse().unwrap())
+        })
+        .collect()
+}
+
 /// A name for each even key: `k,name-k`.
 fn write_names(path: &Path) {
     let text: String = (0..KEYS).step_by(2).map(|k| format!("{k},name-{k}\n")).collect();
@@ -274,13 +284,7 @@ fn killed_and_resumed(
     }
     let windows = common::sink_rows(&dir.path().join("wins"));
     assert!(windows == common::sink_rows(&whole.path().join("wins")), "the windows differ from an uninterrupted run's");
-    let counts: Vec<(u64, u64)> = windows
-        .iter()
-        .map(|line| {
-            let fields: Vec<&str> = line.rsplitn(3, ',').collect();
-            (fields[1].parse().unwrap(), fields[0].parse().unwrap())
-        })
-        .collect();
+    let counts = window_counts(&windows);
     assert_eq!(counts.len(), expected.windows.len(), "windows lost or written twice");
     let total = |all: &mut dyn Iterator<Item = (u64, u64)>| all.fold((0, 0), |(n, s), (a, b)| (n + a, s + b));
     assert_eq!(total(&mut counts.into_iter()), total(&mut expected.windows.values().copied()), "late rows miscounted");
@@ -290,13 +294,7 @@ fn killed_and_resumed(
         keyed == common::sink_rows(&whole.path().join("keyed_wins")),
         "the keyed windows differ from an uninterrupted run's"
     );
-    let keyed_counts: Vec<(u64, u64)> = keyed
-        .iter()
-        .map(|line| {
-            let fields: Vec<&str> = line.rsplitn(3, ',').collect();
-            (fields[1].parse().unwrap(), fields[0].parse().unwrap())
-        })
-        .collect();
+    let keyed_counts = window_counts(&keyed);
     assert_eq!(
         total(&mut keyed_counts.into_iter()),
         total(&mut expected.windows.values().copied()),

@@ -109,7 +109,9 @@ impl TimerStore {
         match &self.bound {
             None => false,
             Some((bound, _)) if time != *bound => time > *bound,
-            Some((_, bound_key)) => key_bytes(key) >= *bound_key,
+            // A bound at the start of its time (where a spill leaves it) holds every key there,
+            // without encoding the key on each registration.
+            Some((_, bound_key)) => bound_key.is_empty() || key_bytes(key) >= *bound_key,
         }
     }
 
@@ -235,11 +237,13 @@ impl TimerStore {
         }
         let mut moved = 0;
         for stored_key in loaded {
-            let Some((time, key)) = decode(&stored_key) else { return fail("a stored timer does not decode") };
-            let (_, key_bytes) = position(&stored_key).unwrap_or_default();
+            let Some((time, key_bytes)) = position(&stored_key) else { return fail("a stored timer does not decode") };
             if next.as_ref().is_some_and(|(t, k)| (time, key_bytes) >= (*t, k.as_slice())) {
                 continue;
             }
+            let Ok(key) = Decoder::new(key_bytes).values::<Key>() else {
+                return fail("a stored timer does not decode");
+            };
             if let Err(error) = store.delete(&stored_key) {
                 return fail(error);
             }

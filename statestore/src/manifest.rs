@@ -1,9 +1,22 @@
-//! What a checkpoint of a store holds: the runs it consists of, newest first, by the names of
-//! their files in the checkpoint's shared directory.
+//! What a checkpoint of a store holds: its layers, newest first, then its base, in key order,
+//! by the names of their files in the checkpoint's shared directory.
 
 use crate::error::{Error, Result};
+use crate::key_groups::KeyGroupSet;
 
-const MAGIC: &[u8; 4] = b"WSM1";
+/// Checkpoints written before layers and base: every run a layer, nothing merged.
+const MAGIC_V1: &[u8; 4] = b"WSM1";
+const MAGIC: &[u8; 4] = b"WSM2";
+
+/// Where a run sits in its store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// A layer: entries of a key range's whole history since the base took its last merge;
+    /// newer layers shadow older ones, and every layer shadows the base.
+    Layer,
+    /// A file of the base: the store's oldest entries, one file per key range, no two overlapping.
+    Base,
+}
 
 /// One run of a checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,12 +31,16 @@ pub struct RunRef {
     pub entries: u64,
     /// Its size in bytes.
     pub bytes: u64,
+    /// A layer or a file of the base.
+    pub kind: RunKind,
+    /// For a layer, the key groups already merged into the base: its entries there are dead.
+    pub merged: KeyGroupSet,
 }
 
-/// The runs of one store at a checkpoint, newest first.
+/// The runs of one store at a checkpoint: its layers newest first, then its base files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Manifest {
-    /// The runs, newest first.
+    /// The runs.
     pub runs: Vec<RunRef>,
 }
 
@@ -39,11 +56,17 @@ impl Manifest {
             }
             out.extend_from_slice(&run.entries.to_le_bytes());
             out.extend_from_slice(&run.bytes.to_le_bytes());
+            out.push(match run.kind {
+                RunKind::Layer => 0,
+                RunKind::Base => 1,
+            });
+            run.merged.encode(&mut out);
         }
         out
     }
 
-    /// Reads what [`encode`](Self::encode) wrote.
+    /// Reads what [`encode`](Self::encode) wrote, or a manifest of a version before layers
+    /// (whose runs are all layers).
     ///
     /// # Errors
     /// Bytes that are not a manifest.
@@ -58,9 +81,11 @@ impl Manifest {
             at += n;
             Some(s)
         };
-        if take(4)? != MAGIC {
-            return None;
-        }
+        let layered = match take(4)? {
+            m if m == MAGIC => true,
+            m if m == MAGIC_V1 => false,
+            _ => return None,
+        };
         let count = u32::from_le_bytes(take(4)?.try_into().ok()?);
         let mut runs = Vec::new();
         for _ in 0..count {
@@ -72,7 +97,24 @@ impl Manifest {
             let (first_key, last_key) = (part()?, part()?);
             let entries = u64::from_le_bytes(take(8)?.try_into().ok()?);
             let bytes = u64::from_le_bytes(take(8)?.try_into().ok()?);
-            runs.push(RunRef { name, first_key, last_key, entries, bytes });
+            let (kind, merged) = if layered {
+                let kind = match take(1)?[0] {
+                    0 => RunKind::Layer,
+                    1 => RunKind::Base,
+                    _ => return None,
+                };
+                let ranges = u32::from_le_bytes(take(4)?.try_into().ok()?);
+                let mut pairs = Vec::new();
+                for _ in 0..ranges {
+                    let a = u16::from_le_bytes(take(2)?.try_into().ok()?);
+                    let b = u16::from_le_bytes(take(2)?.try_into().ok()?);
+                    pairs.push((a, b));
+                }
+                (kind, KeyGroupSet::from_sorted(pairs)?)
+            } else {
+                (RunKind::Layer, KeyGroupSet::default())
+            };
+            runs.push(RunRef { name, first_key, last_key, entries, bytes, kind, merged });
         }
         (at == bytes.len()).then_some(Manifest { runs })
     }

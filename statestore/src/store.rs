@@ -1,4 +1,5 @@
-//! The store: a write buffer over runs on disk (see the crate docs).
+//! The store: a write buffer over runs on disk (see the crate docs): the runs written since the
+//! last checkpoint, the layers checkpoints hold, and the base.
 
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeInclusive};
@@ -8,9 +9,15 @@ use std::sync::Arc;
 use crate::bloom::hash64;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
-use crate::manifest::{Manifest, RunRef};
+use crate::key_groups::KeyGroupSet;
+use crate::manifest::{Manifest, RunKind, RunRef};
 use crate::merge::{Merge, Source};
 use crate::run::{Entry, Run, RunScan, RunWriter};
+
+mod compact;
+mod layer;
+
+use layer::{BaseScan, Layer, LayerScan};
 
 /// What the write buffer counts per entry besides its key and value (the map's node, the vectors).
 const ENTRY_OVERHEAD: usize = 32;
@@ -23,11 +30,14 @@ pub struct Options {
     pub write_buffer_bytes: usize,
     /// Bytes of blocks the cache keeps.
     pub block_cache_bytes: usize,
+    /// How many files the base is cut into (by key-group ranges of one width): the share of
+    /// the state one merge into the base rewrites is about one of them.
+    pub base_files: u16,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { write_buffer_bytes: 16 << 20, block_cache_bytes: 32 << 20 }
+        Options { write_buffer_bytes: 16 << 20, block_cache_bytes: 32 << 20, base_files: 64 }
     }
 }
 
@@ -36,8 +46,10 @@ impl Default for Options {
 pub struct Stats {
     /// Bytes of its runs on disk.
     pub disk_bytes: u64,
-    /// Runs on disk.
+    /// Runs on disk (fresh runs, layers and base files).
     pub runs: usize,
+    /// Layers above the base.
+    pub layers: usize,
     /// Bytes in the write buffer.
     pub buffer_bytes: usize,
     /// Bytes of cached blocks.
@@ -66,8 +78,18 @@ pub struct Store {
     options: Options,
     buffer: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     buffer_bytes: usize,
-    /// Newest first.
-    runs: Vec<Arc<Run>>,
+    /// Runs written since the last checkpoint, newest first: no checkpoint holds them, so
+    /// merging them costs no checkpoint anything.
+    fresh: Vec<Arc<Run>>,
+    /// Runs checkpoints hold above the base, newest first.
+    layers: Vec<Layer>,
+    /// The base's files in key order, no two sharing a key group: entries older than every
+    /// layer's.
+    base: Vec<Arc<Run>>,
+    /// The key group the next merge into the base starts at.
+    cursor: u16,
+    /// Bytes the merges into the base may still write (see `compact.rs`).
+    credit: i64,
     next_id: u64,
     cache: BlockCache,
     bytes_written: u64,
@@ -88,7 +110,11 @@ impl Store {
             options,
             buffer: BTreeMap::new(),
             buffer_bytes: 0,
-            runs: Vec::new(),
+            fresh: Vec::new(),
+            layers: Vec::new(),
+            base: Vec::new(),
+            cursor: 0,
+            credit: 0,
             next_id: 0,
             cache: BlockCache::new(options.block_cache_bytes),
             bytes_written: 0,
@@ -100,6 +126,12 @@ impl Store {
         &self.dir
     }
 
+    /// Whether the store holds nothing older than its fresh runs (a merge of those may drop
+    /// tombstones).
+    fn nothing_older(&self) -> bool {
+        self.layers.is_empty() && self.base.is_empty()
+    }
+
     /// The value of `key`.
     ///
     /// # Errors
@@ -109,7 +141,22 @@ impl Store {
             return Ok(value.clone());
         }
         let hash = hash64(key);
-        for run in &self.runs {
+        for run in &self.fresh {
+            if let Some(value) = run.get(key, hash, &mut self.cache)? {
+                return Ok(value);
+            }
+        }
+        let group = key_group_of(key);
+        for layer in &self.layers {
+            if layer.merged.contains(group) {
+                continue;
+            }
+            if let Some(value) = layer.run.get(key, hash, &mut self.cache)? {
+                return Ok(value);
+            }
+        }
+        let file = self.base.partition_point(|run| run.first_key() <= key);
+        if let Some(run) = file.checked_sub(1).map(|i| &self.base[i]) {
             if let Some(value) = run.get(key, hash, &mut self.cache)? {
                 return Ok(value);
             }
@@ -151,6 +198,19 @@ impl Store {
         Ok(())
     }
 
+    /// The runs' entries at or after `from`, newest source first, after `buffered`.
+    fn sources(&self, buffered: Vec<Result<Entry>>, from: &[u8]) -> Vec<Source> {
+        let mut sources: Vec<Source> = vec![Box::new(buffered.into_iter())];
+        for run in &self.fresh {
+            sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
+        }
+        for layer in &self.layers {
+            sources.push(Box::new(LayerScan::new(layer, from)));
+        }
+        sources.push(Box::new(BaseScan::new(&self.base, from)));
+        sources
+    }
+
     /// The live entries with keys at or after `from`, in key order (the caller stops where its
     /// range ends).
     ///
@@ -159,11 +219,7 @@ impl Store {
     pub fn scan(&self, from: &[u8]) -> impl Iterator<Item = Result<Entry>> {
         let buffered: Vec<Result<Entry>> =
             self.buffer.range(from.to_vec()..).map(|(k, v)| Ok((k.clone(), v.clone()))).collect();
-        let mut sources: Vec<Source> = vec![Box::new(buffered.into_iter())];
-        for run in &self.runs {
-            sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
-        }
-        Merge::new(sources, true)
+        Merge::new(self.sources(buffered, from), true)
     }
 
     /// The live entries with keys in `from..until`, in key order: as [`Store::scan`], but only
@@ -177,12 +233,9 @@ impl Store {
             .range::<[u8], _>((Bound::Included(from), Bound::Excluded(until)))
             .map(|(k, v)| Ok((k.clone(), v.clone())))
             .collect();
-        let mut sources: Vec<Source> = vec![Box::new(buffered.into_iter())];
-        for run in &self.runs {
-            sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
-        }
         let until = until.to_vec();
-        Merge::new(sources, true).take_while(move |entry| entry.as_ref().map_or(true, |(key, _)| *key < until))
+        Merge::new(self.sources(buffered, from), true)
+            .take_while(move |entry| entry.as_ref().map_or(true, |(key, _)| *key < until))
     }
 
     fn new_run_path(&self) -> PathBuf {
@@ -194,8 +247,8 @@ impl Store {
         self.next_id
     }
 
-    /// Writes the write buffer out as a run (and merges the two newest runs while the newer is at
-    /// least half the older).
+    /// Writes the write buffer out as a fresh run (and merges the fresh runs as `compact.rs`
+    /// says).
     ///
     /// # Errors
     /// The run cannot be written.
@@ -204,7 +257,7 @@ impl Store {
             return Ok(());
         }
         let mut writer = RunWriter::create(&self.new_run_path())?;
-        let keep_tombstones = !self.runs.is_empty();
+        let keep_tombstones = !(self.fresh.is_empty() && self.nothing_older());
         for (key, value) in std::mem::take(&mut self.buffer) {
             if value.is_some() || keep_tombstones {
                 writer.add(&key, value.as_deref())?;
@@ -215,56 +268,27 @@ impl Store {
         if let Some(run) = writer.finish(id)? {
             self.bytes_written += run.bytes();
             tracing::debug!(dir = %self.dir.display(), bytes = run.bytes(), entries = run.entries(), "state run written");
-            self.runs.insert(0, Arc::new(run));
+            self.fresh.insert(0, Arc::new(run));
         }
-        self.compact()
+        self.compact_fresh()
     }
 
-    /// Merges the two newest runs while the newer is at least half the older's size: each
-    /// byte is rewritten about log₂(state / buffer) times, and a lookup reads at most as many
+    /// Makes the store's content a checkpoint: flushes the write buffer, makes the fresh runs
+    /// one layer, merges layers into the base as far as the pace allows (`compact.rs`), and
+    /// links each run into `shared` (a directory every checkpoint of the job shares; a run
+    /// already there from an earlier checkpoint is not written again). The manifest names the
     /// runs.
-    fn compact(&mut self) -> Result<()> {
-        while self.runs.len() >= 2 && self.runs[0].bytes() * 2 >= self.runs[1].bytes() {
-            let newer = self.runs.remove(0);
-            let older = self.runs.remove(0);
-            let oldest = self.runs.is_empty();
-            let merged = self.merge_runs(&[Arc::clone(&newer), Arc::clone(&older)], oldest)?;
-            for gone in [newer, older] {
-                self.cache.forget_run(gone.id());
-                std::fs::remove_file(gone.path()).map_err(Error::io(gone.path()))?;
-            }
-            if let Some(run) = merged {
-                self.runs.insert(0, Arc::new(run));
-            }
-        }
-        Ok(())
-    }
-
-    /// One run of `runs` (newest first), without tombstones when nothing older remains.
-    fn merge_runs(&mut self, runs: &[Arc<Run>], drop_tombstones: bool) -> Result<Option<Run>> {
-        let sources: Vec<Source> = runs.iter().map(|r| Box::new(RunScan::new(Arc::clone(r), &[])) as Source).collect();
-        let mut writer = RunWriter::create(&self.new_run_path())?;
-        for entry in Merge::new(sources, drop_tombstones) {
-            let (key, value) = entry?;
-            writer.add(&key, value.as_deref())?;
-        }
-        let id = self.next_id();
-        let run = writer.finish(id)?;
-        self.bytes_written += run.as_ref().map_or(0, Run::bytes);
-        Ok(run)
-    }
-
-    /// Makes the store's content a checkpoint: flushes the write buffer and links each run
-    /// into `shared` (a directory every checkpoint of the job shares; a run already there from
-    /// an earlier checkpoint is not written again). The manifest names the runs.
     ///
     /// # Errors
     /// A run that cannot be written or linked.
     pub fn checkpoint(&mut self, shared: &Path) -> Result<Manifest> {
         self.flush()?;
+        self.settle()?;
         std::fs::create_dir_all(shared).map_err(Error::io(shared))?;
-        let mut runs = Vec::with_capacity(self.runs.len());
-        for run in &self.runs {
+        let layers = self.layers.iter().map(|layer| (&layer.run, RunKind::Layer, layer.merged.clone()));
+        let base = self.base.iter().map(|run| (run, RunKind::Base, KeyGroupSet::default()));
+        let mut runs = Vec::with_capacity(self.layers.len() + self.base.len());
+        for (run, kind, merged) in layers.chain(base) {
             let name = run.file_name();
             let target = shared.join(&name);
             if !target.exists() {
@@ -276,6 +300,8 @@ impl Store {
                 last_key: run.last_key().to_vec(),
                 entries: run.entries(),
                 bytes: run.bytes(),
+                kind,
+                merged,
             });
         }
         Ok(Manifest { runs })
@@ -283,7 +309,7 @@ impl Store {
 
     /// A store in `dir` holding the entries of the checkpoints `manifests` (of stores whose key
     /// groups do not overlap) whose key groups are in `key_groups`: a run entirely inside is
-    /// linked from `shared`, one partly inside is rewritten with the entries inside.
+    /// linked from `shared`, one partly inside is rewritten with the live entries inside.
     ///
     /// # Errors
     /// A run missing from `shared`, damaged, or that cannot be linked or written.
@@ -307,10 +333,9 @@ impl Store {
                 link_or_copy(&source, &local)?;
                 Some(Run::open(&local, id)?)
             } else {
-                let whole = Arc::new(Run::open(&source, id)?);
+                let whole = Layer { run: Arc::new(Run::open(&source, id)?), merged: run.merged.clone() };
                 let mut writer = RunWriter::create(&store.new_run_path())?;
-                let from = key_groups.start().to_be_bytes();
-                for entry in RunScan::new(whole, &from) {
+                for entry in LayerScan::new(&whole, &key_groups.start().to_be_bytes()) {
                     let (key, value) = entry?;
                     if key_group_of(&key) > *key_groups.end() {
                         break;
@@ -320,10 +345,13 @@ impl Store {
                 let id = store.next_id();
                 writer.finish(id)?
             };
-            if let Some(run) = restored {
-                store.runs.push(Arc::new(run));
+            let Some(restored) = restored.map(Arc::new) else { continue };
+            match run.kind {
+                RunKind::Layer => store.layers.push(Layer { run: restored, merged: run.merged.clone() }),
+                RunKind::Base => store.base.push(restored),
             }
         }
+        store.base.sort_by(|a, b| a.first_key().cmp(b.first_key()));
         Ok(store)
     }
 
@@ -331,14 +359,20 @@ impl Store {
     pub fn stats(&self) -> Stats {
         let (cache_hits, cache_misses) = self.cache.hits_and_misses();
         Stats {
-            disk_bytes: self.runs.iter().map(|r| r.bytes()).sum(),
-            runs: self.runs.len(),
+            disk_bytes: self.runs().map(|r| r.bytes()).sum(),
+            runs: self.fresh.len() + self.layers.len() + self.base.len(),
+            layers: self.layers.len(),
             buffer_bytes: self.buffer_bytes,
             cache_bytes: self.cache.bytes(),
             cache_hits,
             cache_misses,
             bytes_written: self.bytes_written,
         }
+    }
+
+    /// Every run: fresh, layers, base.
+    fn runs(&self) -> impl Iterator<Item = &Arc<Run>> {
+        self.fresh.iter().chain(self.layers.iter().map(|layer| &layer.run)).chain(&self.base)
     }
 }
 

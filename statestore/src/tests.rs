@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use super::*;
 
 /// Small enough that a few thousand writes flush and compact many times.
-const SMALL: Options = Options { write_buffer_bytes: 4 << 10, block_cache_bytes: 16 << 10 };
+const SMALL: Options = Options { write_buffer_bytes: 4 << 10, block_cache_bytes: 16 << 10, base_files: 8 };
 
 fn key(group: u16, n: u32) -> Vec<u8> {
     let mut k = group.to_be_bytes().to_vec();
@@ -64,6 +64,86 @@ fn random_writes_read_back_as_a_map_holds_them() {
     }
 }
 
+/// Random puts and deletes, over all key groups or a few, with a checkpoint every few hundred
+/// steps (so fresh runs become
+/// layers and layers merge into the base, tombstones and all), checked against a map: every
+/// read, a scan of each key group after each checkpoint, and the store restored from each
+/// checkpoint whole and split three ways; every other checkpoint the store goes on as its
+/// restored copy, as a job does after a failure.
+#[test]
+fn layers_and_base_read_back_as_a_map_holds_them_through_checkpoints_and_restores() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    let mut rng = SmallRng::seed_from_u64(44);
+    let mut store = Store::create(&dir.path().join("s"), SMALL).unwrap();
+    let mut model = BTreeMap::new();
+    let (mut merged_layers, mut base_files) = (0, 0);
+    for round in 0..40 {
+        // Some rounds write a key group or two only: their layers are merged and gone while
+        // older, wider layers still hold dead entries of those groups.
+        let groups = if rng.random_bool(0.5) {
+            0..16
+        } else {
+            let g = rng.random_range(0..15);
+            g..g + rng.random_range(1..3)
+        };
+        for _ in 0..rng.random_range(50..600) {
+            let k = key(rng.random_range(groups.clone()), rng.random_range(0..200));
+            if rng.random_bool(0.3) {
+                store.delete(&k).unwrap();
+                model.remove(&k);
+            } else {
+                let v: Vec<u8> = (0..rng.random_range(0..60)).map(|_| rng.random()).collect();
+                store.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+            let probe = key(rng.random_range(0..16), rng.random_range(0..200));
+            assert_eq!(store.get(&probe).unwrap(), model.get(&probe).cloned(), "round {round}");
+        }
+        let manifest = Manifest::decode(&store.checkpoint(&shared).unwrap().encode()).unwrap();
+        merged_layers += manifest.runs.iter().filter(|r| !r.merged.is_empty()).count();
+        base_files = base_files.max(manifest.runs.iter().filter(|r| r.kind == RunKind::Base).count());
+        assert_eq!(scan_all(&store), model, "round {round}");
+        for group in 0..16u16 {
+            let (from, until) = (key(group, 0), key(group + 1, 0));
+            let range: BTreeMap<_, _> =
+                store.scan_range(&from, &until).map(|e| e.unwrap()).map(|(k, v)| (k, v.unwrap())).collect();
+            assert_eq!(range, model.range(from..until).map(|(k, v)| (k.clone(), v.clone())).collect());
+        }
+        let mut union = BTreeMap::new();
+        for (i, range) in [0..=3, 4..=12, 13..=15].into_iter().enumerate() {
+            let part = dir.path().join(format!("r{round}-{i}"));
+            let part = Store::restore(&part, SMALL, &shared, std::slice::from_ref(&manifest), range).unwrap();
+            union.extend(scan_all(&part));
+        }
+        assert_eq!(union, model, "round {round}, split");
+        if round % 2 == 1 {
+            let restored = dir.path().join(format!("w{round}"));
+            store = Store::restore(&restored, SMALL, &shared, &[manifest], 0..=u16::MAX).unwrap();
+            for (k, v) in model.iter().step_by(7) {
+                assert_eq!(store.get(k).unwrap().as_ref(), Some(v));
+            }
+        }
+    }
+    assert!(merged_layers > 0 && base_files > 1, "merged layers {merged_layers}, base files {base_files}");
+}
+
+#[test]
+fn a_manifest_from_before_layers_reads_as_layers() {
+    let mut old = b"WSM1".to_vec();
+    old.extend_from_slice(&1u32.to_le_bytes());
+    for part in [&b"a.run"[..], &[0, 1, 7], &[0, 9, 1]] {
+        old.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        old.extend_from_slice(part);
+    }
+    old.extend_from_slice(&5u64.to_le_bytes());
+    old.extend_from_slice(&100u64.to_le_bytes());
+    let manifest = Manifest::decode(&old).unwrap();
+    assert_eq!(manifest.runs[0].kind, RunKind::Layer);
+    assert!(manifest.runs[0].merged.is_empty() && manifest.runs[0].bytes == 100);
+    assert_eq!(Manifest::decode(&manifest.encode()).unwrap(), manifest);
+}
+
 #[test]
 fn a_checkpoint_restores_whole_or_split_by_key_groups() {
     let dir = tempfile::tempdir().unwrap();
@@ -91,17 +171,16 @@ fn a_checkpoint_restores_whole_or_split_by_key_groups() {
     assert_eq!(union, model);
 }
 
-/// State of 100 000 keys with 100-byte values (lz4 cannot shrink them), then 60 checkpoints
-/// each after 1 % of the keys changed (a write buffer larger than a checkpoint's changes, so
-/// each checkpoint flushes once, as a job's does): what the checkpoints write on average,
-/// the runs compactions made included, stays under 5 % of the state, and half of them write
-/// less than 3 % (the flush and a merge of small runs).
+/// State of 100 000 keys with 100-byte values (lz4 cannot shrink them), then 150 checkpoints
+/// each after 1 % of the keys changed (the first passes of merges into the base and the
+/// steady state after them): every checkpoint writes less than 5 % of the state (its layer
+/// and the base files its merges rewrote), under 4 % on average.
 #[test]
 fn checkpoints_after_one_percent_of_keys_changed_write_under_five_percent_of_the_state() {
     const KEYS: u32 = 100_000;
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().join("shared");
-    let options = Options { write_buffer_bytes: 1 << 20, block_cache_bytes: 1 << 20 };
+    let options = Options { write_buffer_bytes: 1 << 20, block_cache_bytes: 1 << 20, ..Options::default() };
     let mut store = Store::create(&dir.path().join("s"), options).unwrap();
     let mut rng = SmallRng::seed_from_u64(7);
     let value = |rng: &mut SmallRng| -> Vec<u8> { (0..100).map(|_| rng.random::<u8>()).collect() };
@@ -112,7 +191,7 @@ fn checkpoints_after_one_percent_of_keys_changed_write_under_five_percent_of_the
     let mut known: std::collections::HashSet<String> =
         store.checkpoint(&shared).unwrap().runs.into_iter().map(|r| r.name).collect();
     let mut written = Vec::new();
-    for _ in 0..60 {
+    for _ in 0..150 {
         for _ in 0..KEYS / 100 {
             let n = rng.random_range(0..KEYS);
             let v = value(&mut rng);
@@ -124,17 +203,15 @@ fn checkpoints_after_one_percent_of_keys_changed_write_under_five_percent_of_the
         known = manifest.runs.into_iter().map(|r| r.name).collect();
     }
     let mean = written.iter().sum::<f64>() / written.len() as f64;
-    assert!(mean < 0.05, "the checkpoints wrote {:.1} % of the state on average: {written:.3?}", mean * 100.0);
-    let mut sorted = written.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert!(sorted[sorted.len() / 2] < 0.03, "the median checkpoint wrote more than 3 %: {written:.3?}");
+    assert!(mean < 0.04, "the checkpoints wrote {:.1} % of the state on average: {written:.3?}", mean * 100.0);
+    assert!(written.iter().all(|&w| w < 0.05), "a checkpoint wrote 5 % of the state or more: {written:.3?}");
 }
 
 #[test]
 fn a_checkpoint_after_a_few_changes_writes_only_the_new_runs() {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().join("shared");
-    let options = Options { write_buffer_bytes: 64 << 10, block_cache_bytes: 64 << 10 };
+    let options = Options { write_buffer_bytes: 64 << 10, block_cache_bytes: 64 << 10, ..Options::default() };
     let mut store = Store::create(&dir.path().join("s"), options).unwrap();
     for n in 0..200_000u32 {
         store.put(&key((n % 64) as u16, n), &n.to_le_bytes()).unwrap();

@@ -309,6 +309,7 @@ impl DiskBackend {
             Some(total) => Options {
                 write_buffer_bytes: (total / 64).clamp(256 << 10, 16 << 20),
                 block_cache_bytes: (total / 32).clamp(256 << 10, 32 << 20),
+                ..Options::default()
             },
             None => Options::default(),
         }

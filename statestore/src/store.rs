@@ -198,13 +198,18 @@ impl Store {
         Ok(())
     }
 
-    /// The runs' entries at or after `from`, newest source first, after `buffered`.
-    fn sources(&self, buffered: Vec<Result<Entry>>, from: &[u8]) -> Vec<Source> {
+    /// The runs' entries at or after `from` (and before `until`, if given; the caller stops
+    /// there), newest source first, after `buffered`. A run without keys in the range, or a
+    /// layer whose key groups there are all merged, is left out (a scan reads a block of each
+    /// source it has).
+    fn sources(&self, buffered: Vec<Result<Entry>>, from: &[u8], until: Option<&[u8]>) -> Vec<Source> {
+        let in_range = |run: &Run| run.last_key() >= from && until.is_none_or(|until| run.first_key() < until);
+        let groups = key_group_of(from)..=until.map_or(u16::MAX, last_group_before);
         let mut sources: Vec<Source> = vec![Box::new(buffered.into_iter())];
-        for run in &self.fresh {
+        for run in self.fresh.iter().filter(|run| in_range(run)) {
             sources.push(Box::new(RunScan::new(Arc::clone(run), from)));
         }
-        for layer in &self.layers {
+        for layer in self.layers.iter().filter(|layer| in_range(&layer.run) && !layer.merged.covers(groups.clone())) {
             sources.push(Box::new(LayerScan::new(layer, from)));
         }
         sources.push(Box::new(BaseScan::new(&self.base, from)));
@@ -219,7 +224,7 @@ impl Store {
     pub fn scan(&self, from: &[u8]) -> impl Iterator<Item = Result<Entry>> {
         let buffered: Vec<Result<Entry>> =
             self.buffer.range(from.to_vec()..).map(|(k, v)| Ok((k.clone(), v.clone()))).collect();
-        Merge::new(self.sources(buffered, from), true)
+        Merge::new(self.sources(buffered, from, None), true)
     }
 
     /// The live entries with keys in `from..until`, in key order: as [`Store::scan`], but only
@@ -233,9 +238,9 @@ impl Store {
             .range::<[u8], _>((Bound::Included(from), Bound::Excluded(until)))
             .map(|(k, v)| Ok((k.clone(), v.clone())))
             .collect();
+        let sources = self.sources(buffered, from, Some(until));
         let until = until.to_vec();
-        Merge::new(self.sources(buffered, from), true)
-            .take_while(move |entry| entry.as_ref().map_or(true, |(key, _)| *key < until))
+        Merge::new(sources, true).take_while(move |entry| entry.as_ref().map_or(true, |(key, _)| *key < until))
     }
 
     fn new_run_path(&self) -> PathBuf {
@@ -373,6 +378,17 @@ impl Store {
     /// Every run: fresh, layers, base.
     fn runs(&self) -> impl Iterator<Item = &Arc<Run>> {
         self.fresh.iter().chain(self.layers.iter().map(|layer| &layer.run)).chain(&self.base)
+    }
+}
+
+/// The last key group holding a key before `until`: its own, unless `until` is where its group
+/// begins.
+fn last_group_before(until: &[u8]) -> u16 {
+    let group = key_group_of(until);
+    if until.len() >= 2 && until[2..].iter().all(|&b| b == 0) {
+        group.saturating_sub(1)
+    } else {
+        group
     }
 }
 

@@ -12,6 +12,9 @@ use std::path::Path;
 
 use rustix::fs::{flock, FlockOperation};
 
+/// The most open files a process may ask for on Linux unless `fs.nr_open` says more.
+const NR_OPEN: u64 = 1 << 20;
+
 /// The prefix of every working directory's name.
 const PREFIX: &str = "weir-state-";
 
@@ -32,6 +35,7 @@ impl WorkDir {
     /// # Errors
     /// `parent` or the directory cannot be made, or its lock file cannot be locked.
     pub(crate) fn create(parent: &Path) -> io::Result<WorkDir> {
+        raise_open_files_limit();
         std::fs::create_dir_all(parent)?;
         let removed = remove_abandoned(parent);
         if removed > 0 {
@@ -74,6 +78,24 @@ fn remove_abandoned(parent: &Path) -> usize {
         }
     }
     removed
+}
+
+/// Raises the process's open-file limit to its hard limit. A store keeps each of its runs open
+/// (at a 10 GB state, about 64 base files and 60 layers), and a job has a store per state and
+/// subtask: more than the 1 024 files many systems allow a process by default, where the hard
+/// limit is far higher (Flink's documentation asks RocksDB users to raise it by hand). A limit
+/// that cannot be raised stays, and a store that cannot open a file says so.
+fn raise_open_files_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let wanted = limit.maximum.unwrap_or(NR_OPEN);
+    if limit.current.is_some_and(|current| current < wanted) {
+        let raised = Rlimit { current: Some(wanted), maximum: limit.maximum };
+        match setrlimit(Resource::Nofile, raised) {
+            Ok(()) => tracing::debug!(from = limit.current, to = wanted, "raised the open-file limit"),
+            Err(error) => tracing::debug!(current = limit.current, wanted, %error, "cannot raise the open-file limit"),
+        }
+    }
 }
 
 #[cfg(test)]

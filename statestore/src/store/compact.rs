@@ -54,23 +54,22 @@ impl Store {
             let merged = self.merge_runs(&pair, drop_tombstones)?;
             self.remove_runs(pair)?;
             if let Some(run) = merged {
-                self.fresh.insert(0, Arc::new(run));
+                self.fresh.insert(0, run);
             }
         }
         Ok(())
     }
 
     /// One run of `runs` (newest first), without tombstones when nothing older remains.
-    fn merge_runs(&mut self, runs: &[Arc<Run>], drop_tombstones: bool) -> Result<Option<Run>> {
+    fn merge_runs(&mut self, runs: &[Arc<Run>], drop_tombstones: bool) -> Result<Option<Arc<Run>>> {
         let sources: Vec<Source> = runs.iter().map(|r| Box::new(RunScan::new(Arc::clone(r), &[])) as Source).collect();
         let mut writer = RunWriter::create(&self.new_run_path())?;
         for entry in Merge::new(sources, drop_tombstones) {
             let (key, value) = entry?;
             writer.add(&key, value.as_deref())?;
         }
-        let id = self.next_id();
-        let run = writer.finish(id)?;
-        self.bytes_written += run.as_ref().map_or(0, Run::bytes);
+        let run = self.finish(writer)?;
+        self.bytes_written += run.as_ref().map_or(0, |run| run.bytes());
         Ok(run)
     }
 
@@ -93,7 +92,7 @@ impl Store {
             } else {
                 let merged = self.merge_runs(&runs, self.nothing_older())?;
                 self.remove_runs(runs)?;
-                merged.map(Arc::new)
+                merged
             };
             if let Some(run) = layer {
                 let store_bytes: u64 = self.runs().map(|r| r.bytes()).sum::<u64>() + run.bytes();
@@ -205,7 +204,7 @@ impl Store {
         Ok(bytes)
     }
 
-    /// Ends a run the merge wrote.
+    /// Ends a run a merge wrote, numbered for the cache.
     fn finish(&mut self, writer: RunWriter) -> Result<Option<Arc<Run>>> {
         let id = self.next_id();
         Ok(writer.finish(id)?.map(Arc::new))

@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::events::{events, OnTimeWindows, EPOCH};
-use weir::runtime::checkpoint::storage::{read_all, read_latest};
+use weir::runtime::checkpoint::storage::{read_all, read_latest, run_directories};
 use weir::runtime::checkpoint::CompletedCheckpoint;
 use weir::runtime::state::runs::run_files;
 
@@ -203,8 +203,7 @@ fn a_job_with_state_on_disk_killed_at_random_moments_and_resumed_writes_every_re
     // until the next completed checkpoint deletes them.
     let mut resumed_from_runs = 0;
     let mut check_runs = |dir: &Path| {
-        let Ok(jobs) = std::fs::read_dir(dir) else { return };
-        for job in jobs.map(|e| e.unwrap().path()) {
+        for job in runs_under(dir) {
             let named = run_files(&read_all(&job));
             for run in &named {
                 assert!(run.exists(), "{} is named by a retained checkpoint but gone", run.display());
@@ -222,8 +221,7 @@ fn a_job_with_state_on_disk_killed_at_random_moments_and_resumed_writes_every_re
     );
     assert!(resumed_from_runs > 0, "no resume restored runs of an incremental checkpoint");
     // Once the job finished, only runs a retained checkpoint names are left.
-    let jobs = std::fs::read_dir(dir.path().join("checkpoints")).unwrap().map(|e| e.unwrap().path());
-    for job in jobs {
+    for job in runs_under(&dir.path().join("checkpoints")) {
         let named = run_files(&read_all(&job));
         for file in std::fs::read_dir(job.join("shared")).into_iter().flatten() {
             let file = file.unwrap().path();
@@ -328,9 +326,15 @@ fn newest_checkpoint(dir: &Path) -> u64 {
     latest_checkpoints(dir).map(|c| c.id).max().unwrap_or(0)
 }
 
-/// The newest checkpoint of each job under `dir`.
+/// The newest checkpoint of each run of each job under `dir`.
 fn latest_checkpoints(dir: &Path) -> impl Iterator<Item = CompletedCheckpoint> {
-    std::fs::read_dir(dir).into_iter().flatten().filter_map(|job| read_latest(&job.ok()?.path()))
+    runs_under(dir).into_iter().filter_map(|run| read_latest(&run))
+}
+
+/// The directories of the runs of every job under `dir` (a job's directory holds one per run).
+fn runs_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let jobs = std::fs::read_dir(dir).into_iter().flatten().filter_map(|job| Some(job.ok()?.path()));
+    jobs.flat_map(|job| run_directories(&job)).collect()
 }
 
 /// Waits until a job under `dir` completed a checkpoint newer than `after` that `wanted`

@@ -378,3 +378,18 @@ fn grouping_sets_plan_as_flinks_expand() {
         section(&flink("grouping_sets"), "Optimized Execution Plan")
     );
 }
+
+/// Each MiniBatchAssigner has Flink's mode: RowTime below an operator that needs watermarks (a
+/// window aggregate under a group aggregate, an interval join, a deduplication on event time),
+/// ProcTime elsewhere (a TemporalSort does not ask for watermarks in Flink).
+#[test]
+fn mini_batch_assigners_take_flinks_mode() {
+    for case in [
+        "minibatch_rowtime_window",
+        "minibatch_rowtime_interval_join",
+        "minibatch_temporal_sort",
+        "minibatch_dedup_rowtime",
+    ] {
+        assert_plans_as_flinks(case);
+    }
+}

@@ -46,7 +46,7 @@ fn a_checkpointed_statement_set_over_one_scan_ends() {
     run_ending(dir.path(), &script);
     let jobs: Vec<_> = std::fs::read_dir(dir.path().join("checkpoints")).unwrap().flatten().collect();
     assert_eq!(jobs.len(), 1);
-    let latest = weir::runtime::checkpoint::storage::latest_checkpoint(&jobs[0].path()).unwrap();
+    let latest = weir::runtime::checkpoint::storage::latest_checkpoint_of_runs(&jobs[0].path()).unwrap();
     assert!(latest.is_some(), "the final checkpoint is kept");
 }
 
@@ -80,17 +80,20 @@ fn a_resume_from_a_damaged_newest_checkpoint_is_refused() {
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_weir")).arg("run").args(args).arg(dir.path().join("job.sql")).output().unwrap()
     };
-    // Two finished runs: the second numbers its final checkpoint after the first's.
+    // Two finished runs, each in a directory of its own: the second resumes from the first's
+    // final checkpoint and numbers its own after it.
     let job = dir.path().join("checkpoints/job");
     assert!(run(&[]).status.success());
-    let first = job.join("chk-1");
-    let kept = dir.path().join("chk-1-metadata");
-    std::fs::copy(first.join("_metadata"), &kept).unwrap();
+    let runs = weir::runtime::checkpoint::storage::run_directories(&job);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let kept = runs[0].join("chk-1/_metadata");
+    assert!(run(&["--resume"]).status.success());
+    let second = weir::runtime::checkpoint::storage::run_directories(&job).into_iter().find(|r| *r != runs[0]).unwrap();
     // The second run keeps only its own final checkpoint; the first's is put back beside it.
-    assert!(run(&[]).status.success());
+    let first = second.join("chk-1");
     std::fs::create_dir(&first).unwrap();
     std::fs::copy(&kept, first.join("_metadata")).unwrap();
-    let newest = job.join("chk-2/_metadata");
+    let newest = second.join("chk-2/_metadata");
     let mut bytes = std::fs::read(&newest).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x01;
@@ -154,7 +157,7 @@ fn a_restore_to_fewer_subtasks_drops_no_row_as_late() {
     let has_checkpoint = || {
         std::fs::read_dir(&checkpoints).is_ok_and(|jobs| {
             jobs.flatten().any(|job| {
-                weir::runtime::checkpoint::storage::latest_checkpoint(&job.path()).is_ok_and(|c| c.is_some())
+                weir::runtime::checkpoint::storage::latest_checkpoint_of_runs(&job.path()).is_ok_and(|c| c.is_some())
             })
         })
     };
@@ -179,4 +182,76 @@ fn a_restore_to_fewer_subtasks_drops_no_row_as_late() {
     assert_eq!(windows.len() as u64, 4 * ROWS / 1000, "windows lost");
     let short: Vec<_> = windows.iter().filter(|(_, &n)| n != 1000).take(3).collect();
     assert!(short.is_empty(), "rows dropped as late, first in {short:?}");
+}
+
+/// Two jobs of one name running at once (two `weir run` of scripts that set the same
+/// `pipeline.name`) each write their checkpoints into a directory of their own, named after
+/// their job id: no checkpoint of either fails, each run numbers its checkpoints from 1, and
+/// each filesystem sink commits every row.
+#[test]
+fn two_jobs_of_one_name_at_once_keep_their_checkpoints_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let script = |out: &str| {
+        format!(
+            "SET 'execution.checkpointing.interval' = '100 ms';\n\
+             SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+             SET 'pipeline.name' = 'job';\n\
+             CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'rows-per-second' = '400', \
+               'number-of-rows' = '600', 'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '600');\n\
+             CREATE TABLE out_t (k INT) WITH ('connector' = 'filesystem', 'path' = '{d}/{out}', 'format' = 'csv');\n\
+             INSERT INTO out_t SELECT k FROM gen;\n"
+        )
+    };
+    let start = |name: &str| {
+        std::fs::write(dir.path().join(format!("{name}.sql")), script(name)).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", "--stats-json"])
+            .arg(dir.path().join(format!("{name}.json")))
+            .arg(dir.path().join(format!("{name}.sql")))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start("a"), start("b"));
+    for (name, child) in [("a", a), ("b", b)] {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+        let stats: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap()).unwrap();
+        let checkpoints = &stats["jobs"][0]["checkpoints"];
+        assert_eq!(checkpoints["failed"], 0, "{name}: {stats}");
+        let mut rows: Vec<i64> = Vec::new();
+        for file in std::fs::read_dir(dir.path().join(name)).unwrap().flatten() {
+            let file_name = file.file_name().to_string_lossy().to_string();
+            assert!(!file_name.starts_with('.'), "{name}: an uncommitted file is left: {file_name}");
+            rows.extend(std::fs::read_to_string(file.path()).unwrap().lines().map(|l| l.parse::<i64>().unwrap()));
+        }
+        rows.sort_unstable();
+        assert_eq!(rows, (1..=600).collect::<Vec<_>>(), "{name}: every row once");
+    }
+    let runs = weir::runtime::checkpoint::storage::run_directories(&dir.path().join("checkpoints/job"));
+    assert_eq!(runs.len(), 2, "one directory per run: {runs:?}");
+    let completed: Vec<u64> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let stats: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap())
+                    .unwrap();
+            stats["jobs"][0]["checkpoints"]["completed"].as_u64().unwrap()
+        })
+        .collect();
+    for run in runs {
+        let checkpoints = weir::runtime::checkpoint::storage::read_all(&run);
+        let newest = checkpoints.last().expect("a final checkpoint");
+        // Numbered from 1: the newest's id is the count of the run's checkpoints.
+        assert!(completed.contains(&newest.id), "{}: chk-{} of {completed:?}", run.display(), newest.id);
+        let chk: Vec<String> = std::fs::read_dir(&run)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n.starts_with("chk-"))
+            .collect();
+        assert_eq!(chk, [format!("chk-{}", newest.id)], "{}", run.display());
+    }
 }

@@ -42,7 +42,8 @@ pub struct MiniBatchAssignerOperator {
     mode: MiniBatchMode,
     /// The last marker or watermark emitted.
     current: i64,
-    /// Row time: the watermark held back until it reaches this boundary.
+    /// Row time: the end of the interval of the last watermark sent on; a watermark at or
+    /// past it goes on, one before it is held back.
     pending: Option<i64>,
 }
 
@@ -64,19 +65,13 @@ impl MiniBatchAssignerOperator {
         ctx.register_processing_time_timer(batch + interval, Vec::new());
     }
 
-    /// The last millisecond of the interval that contains `watermark`, or of the next one when
-    /// the watermark is already there (Flink's `RowTimeMiniBatchAssginerOperator`).
-    fn boundary_after(&self, watermark: i64) -> i64 {
+    /// The last millisecond of the interval that contains `watermark`: the next watermark at or
+    /// past it goes on (Flink's `RowTimeMiniBatchAssginerOperator`).
+    fn interval_end(&self, watermark: i64) -> i64 {
         if self.interval <= 0 {
             return watermark;
         }
-        let start = watermark - (watermark + self.interval).rem_euclid(self.interval);
-        let end = start + self.interval - 1;
-        if end > watermark {
-            end
-        } else {
-            end + self.interval
-        }
+        watermark - (watermark + self.interval).rem_euclid(self.interval) + self.interval - 1
     }
 }
 
@@ -131,13 +126,13 @@ impl Operator for MiniBatchAssignerOperator {
                     out.emit_watermark(watermark);
                     return Ok(());
                 }
-                let target = self.pending.unwrap_or_else(|| self.boundary_after(watermark));
-                if watermark >= target {
+                // As Flink's: before any watermark went on, the interval that ends the first
+                // one at or past is the one starting at 0, so the first watermark goes on.
+                let target = self.pending.unwrap_or_else(|| self.interval_end(0));
+                if watermark >= target && watermark > self.current {
                     self.current = watermark;
-                    self.pending = Some(self.boundary_after(watermark));
+                    self.pending = Some(self.interval_end(watermark));
                     out.emit_watermark(watermark);
-                } else {
-                    self.pending = Some(target);
                 }
             }
         }
@@ -176,7 +171,16 @@ mod tests {
         for w in 0..=21 {
             h.watermark(w).unwrap();
         }
-        assert_eq!(h.take_lines(), ["watermark 4", "watermark 9", "watermark 14", "watermark 19"]);
+        // As Flink's: the watermark at an interval's end goes on, and so does the next one.
+        let expected = ["watermark 4", "watermark 5", "watermark 9", "watermark 10", "watermark 14", "watermark 15"];
+        assert_eq!(h.take_lines()[..6], expected);
+        // The first watermark goes on at once, as Flink's does; then one per interval.
+        let mut h = OperatorHarness::new(MiniBatchAssignerOperator::new(50, MiniBatchMode::RowTime));
+        for w in [8_000, 8_030, 8_049, 8_050, 8_120, 8_100, 8_170] {
+            h.watermark(w).unwrap();
+        }
+        let expected = ["watermark 8000", "watermark 8049", "watermark 8050", "watermark 8120", "watermark 8170"];
+        assert_eq!(h.take_lines(), expected);
         h.watermark(i64::MAX).unwrap();
         assert_eq!(h.take_lines(), [format!("watermark {}", i64::MAX)]);
     }

@@ -15,7 +15,7 @@ use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::{
     CalcSpec, CorrelatedTable, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
-    MiniBatchAssignerSpec, WatermarkAssignerSpec,
+    MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
 };
 use weir_runtime::{Field, ShipStrategy};
 
@@ -306,8 +306,12 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             }
             format!("GroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
         }
-        PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { interval_millis, .. }) => {
-            format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[ProcTime])")
+        PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { interval_millis, mode }) => {
+            let mode = match mode {
+                MiniBatchMode::ProcTime => "ProcTime",
+                MiniBatchMode::RowTime => "RowTime",
+            };
+            format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[{mode}])")
         }
         PhysicalKind::LocalGroupAggregate(LocalGroupAggregateSpec { keys, calls, .. }) => {
             let select = local_select(keys, calls, &node.fields, &column);

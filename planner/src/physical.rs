@@ -25,6 +25,7 @@ pub mod aggregate;
 pub mod distribution;
 mod join;
 mod lookup;
+mod mini_batch;
 mod over;
 mod rank;
 pub mod sink;
@@ -370,7 +371,7 @@ pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
 /// Builds the physical plan of a query whose result is collected with every row kind.
 pub fn physical_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
     let planner = Physical::new(&plan, options);
-    final_rows(planner.physical(plan, true, false), options)
+    final_rows(mini_batch::infer_modes(planner.physical(plan, true, false)), options)
 }
 
 /// The physical plan of a query as EXPLAIN shows it: as Flink plans a query's root, without
@@ -381,7 +382,7 @@ pub fn physical_explained_query(plan: Plan, options: &PlannerOptions) -> Physica
     let planner = Physical::new(&plan, options);
     let node = planner.physical(plan.clone(), true, false);
     let node = if upsert_key(&node).is_some() { planner.physical(plan, false, false) } else { node };
-    final_rows(node, options)
+    final_rows(mini_batch::infer_modes(node), options)
 }
 
 /// In batch mode, an updating `node` behind a FinalRows that leaves only its final rows, as
@@ -498,19 +499,24 @@ fn has_aggregate(plan: &Plan) -> bool {
 /// Physical planning with the session's options.
 struct Physical<'a> {
     options: &'a PlannerOptions,
-    /// Mini-batch applies: it is on and the plan is not stateless (Flink skips stateless plans).
+    /// Mini-batch applies to aggregates and deduplications: it is on and the plan has one.
     mini_batch: Option<MiniBatch>,
+    /// Mini-batch assigners go above sources: it is on and the job streams (in batch mode only
+    /// when the plan aggregates).
+    assigners: Option<MiniBatch>,
 }
 
 impl<'a> Physical<'a> {
     fn new(plan: &Plan, options: &'a PlannerOptions) -> Self {
         let mini_batch = options.mini_batch.filter(|_| has_aggregate(plan));
-        Physical { options, mini_batch }
+        let assigners = if options.batch { mini_batch } else { options.mini_batch };
+        Physical { options, mini_batch, assigners }
     }
 
-    /// A MiniBatchAssigner above `node` when mini-batch applies.
+    /// A MiniBatchAssigner above `node` when mini-batch is on (its mode is decided for the
+    /// whole plan afterwards, by [`mini_batch::infer_modes`]).
     fn with_assigner(&self, node: PhysicalNode) -> PhysicalNode {
-        match self.mini_batch {
+        match self.assigners {
             Some(m) => PhysicalNode {
                 parallelism: UNASSIGNED,
                 kind: PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec {

@@ -38,6 +38,9 @@ pub struct RuntimeConfig {
     pub checkpointing: CheckpointConfig,
     /// `state.backend.*`: where keyed state lives and the memory the on-disk backend may use.
     pub state_backend: BackendConfig,
+    /// The job's id, when the caller chose it (the SQL session names the job's checkpoint
+    /// directory after it); `None`: a new one when the job starts.
+    pub job_id: Option<crate::jobs::JobId>,
 }
 
 impl std::fmt::Debug for RuntimeConfig {
@@ -52,6 +55,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("memory_limit", &self.memory_limit)
             .field("checkpointing", &self.checkpointing)
             .field("state_backend", &self.state_backend)
+            .field("job_id", &self.job_id)
             .finish_non_exhaustive()
     }
 }
@@ -69,6 +73,7 @@ impl Default for RuntimeConfig {
             clock: Arc::new(SystemClock),
             checkpointing: CheckpointConfig::default(),
             state_backend: BackendConfig::default(),
+            job_id: None,
         }
     }
 }

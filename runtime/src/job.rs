@@ -343,6 +343,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let (commands, commands_rx) = unbounded_channel();
     let checkpoints = Arc::new(Mutex::new(CompletedCheckpoints::default()));
     let checkpoint_dir = config.checkpointing.dir.clone();
+    let id = config.job_id.clone().unwrap_or_else(JobId::random);
     let coordinator = CheckpointCoordinator::new(config.checkpointing.clone(), Arc::clone(&checkpoints));
     let control = Control { commands: commands_rx, coordinator, state_backend };
     let topology = JobTopology::new(&graph, &plan.chains, &plan.operator_ids, &subtask_metrics);
@@ -361,7 +362,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
         commands,
         checkpoints,
         checkpoint_dir,
-        id: JobId::random(),
+        id,
         lifecycle,
         topology,
     })

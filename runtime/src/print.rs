@@ -145,34 +145,42 @@ pub(crate) fn write_java_float(out: &mut String, value: f64, scientific: String)
 }
 
 /// Java's `BigDecimal.toString`: plain with the scale's digits, scientific when the adjusted
-/// exponent is below -6.
+/// exponent is below -6 (how Flink's print connector writes a DECIMAL).
 pub(crate) fn write_decimal(out: &mut String, d: Decimal) {
+    let digits = d.unscaled.unsigned_abs().to_string();
+    let adjusted = digits.len() as i64 - 1 - i64::from(d.scale);
+    if d.scale == 0 || adjusted >= -6 {
+        return write_plain_decimal(out, d);
+    }
+    if d.unscaled < 0 {
+        out.push('-');
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    let _ = write!(out, "E{adjusted}");
+}
+
+/// Java's `BigDecimal.toPlainString`: every digit of the scale, never an exponent (how Flink
+/// casts a DECIMAL to STRING: `0.00000000` where the print connector writes `0E-8`).
+pub fn write_plain_decimal(out: &mut String, d: Decimal) {
     let digits = d.unscaled.unsigned_abs().to_string();
     if d.unscaled < 0 {
         out.push('-');
     }
-    let scale = i64::from(d.scale);
-    let adjusted = -scale + (digits.len() as i64 - 1);
+    let scale = usize::from(d.scale);
     if scale == 0 {
         out.push_str(&digits);
-    } else if adjusted >= -6 {
-        let scale = scale as usize;
-        if digits.len() > scale {
-            out.push_str(&digits[..digits.len() - scale]);
-            out.push('.');
-            out.push_str(&digits[digits.len() - scale..]);
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', scale - digits.len()));
-            out.push_str(&digits);
-        }
+    } else if digits.len() > scale {
+        out.push_str(&digits[..digits.len() - scale]);
+        out.push('.');
+        out.push_str(&digits[digits.len() - scale..]);
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let _ = write!(out, "E{adjusted}");
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', scale - digits.len()));
+        out.push_str(&digits);
     }
 }
 

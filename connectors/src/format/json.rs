@@ -132,10 +132,7 @@ impl JsonFormat {
         for (field, cell) in self.fields.iter().zip(cells) {
             let json = match (cell, &field.data_type.logical) {
                 (Cell::Str(s), _) => Json::String(s.to_string()),
-                (Cell::Other(Value::Row(values)), LogicalType::Row(nested)) => Json::Object(
-                    nested.iter().zip(values.iter()).map(|(f, v)| (f.name.clone(), encoder.to_json(v))).collect(),
-                ),
-                (other, _) => encoder.to_json(&other.clone().into_value()),
+                (other, _) => encoder.to_json(&other.clone().into_value(), &field.data_type),
             };
             object.insert(field.name.clone(), json);
         }
@@ -234,7 +231,40 @@ struct JsonEncoder {
 }
 
 impl JsonEncoder {
-    fn to_json(&self, value: &Value) -> Json {
+    /// `value` of type `ty` as JSON, as Flink's JSON format writes it: a ROW at any depth (in
+    /// an ARRAY, a MAP or another ROW too) as an object of its fields by name.
+    fn to_json(&self, value: &Value, ty: &DataType) -> Json {
+        match (value, &ty.logical) {
+            (Value::Array(items), LogicalType::Array(element)) => {
+                Json::Array(items.iter().map(|v| self.to_json(v, element)).collect())
+            }
+            (Value::Map(entries), LogicalType::Map(_, value_type)) => self.object(entries, value_type),
+            (Value::Map(entries), LogicalType::Multiset(_)) => self.object(entries, &DataType::int()),
+            (Value::Row(values), LogicalType::Row(fields)) if values.len() == fields.len() => Json::Object(
+                fields
+                    .iter()
+                    .zip(values.iter())
+                    .map(|(f, v)| (f.name.clone(), self.to_json(v, &f.data_type)))
+                    .collect(),
+            ),
+            (value, _) => self.untyped(value),
+        }
+    }
+
+    /// A MAP (or MULTISET, with its counts) as an object keyed by the keys' text.
+    fn object(&self, entries: &[(Value, Value)], value_type: &DataType) -> Json {
+        let standard = self.format.options.timestamp_standard;
+        let mut object = Map::new();
+        for (k, v) in entries.iter() {
+            let mut key = String::new();
+            write_field(&mut key, k, standard);
+            object.insert(key, self.to_json(v, value_type));
+        }
+        Json::Object(object)
+    }
+
+    /// A value whose type is not at hand (or does not match it) as JSON.
+    fn untyped(&self, value: &Value) -> Json {
         let standard = self.format.options.timestamp_standard;
         match value {
             Value::Null => Json::Null,
@@ -251,17 +281,17 @@ impl JsonEncoder {
                 // NaN and infinities are not JSON numbers: they travel as strings, as in Flink.
                 text.parse::<Number>().map_or(Json::String(text), Json::Number)
             }
-            Value::Array(items) => Json::Array(items.iter().map(|v| self.to_json(v)).collect()),
+            Value::Array(items) => Json::Array(items.iter().map(|v| self.untyped(v)).collect()),
             Value::Map(entries) => {
                 let mut object = Map::new();
                 for (k, v) in entries.iter() {
                     let mut key = String::new();
                     write_field(&mut key, k, standard);
-                    object.insert(key, self.to_json(v));
+                    object.insert(key, self.untyped(v));
                 }
                 Json::Object(object)
             }
-            Value::Row(fields) => Json::Array(fields.iter().map(|v| self.to_json(v)).collect()),
+            Value::Row(fields) => Json::Array(fields.iter().map(|v| self.untyped(v)).collect()),
             other => {
                 let mut text = String::new();
                 write_field(&mut text, other, standard);
@@ -366,5 +396,43 @@ mod tests {
             f.encoder().encode_chunk(&chunk, &mut from_arrays);
             assert_eq!(from_arrays, text, "from arrays");
         }
+    }
+
+    /// A ROW inside an ARRAY, a MAP or another ROW is written as an object of its fields, as
+    /// Flink writes it, and reads back.
+    #[test]
+    fn nested_rows_are_written_as_objects_and_read_back() {
+        use weir_runtime::Field;
+        let row = |fields: Vec<(&str, DataType)>| {
+            DataType::new(LogicalType::Row(fields.into_iter().map(|(n, t)| Field::new(n, t)).collect()))
+        };
+        let xy = row(vec![("x", DataType::int()), ("y", DataType::string())]);
+        let nested = Schema::new(vec![
+            Field::new("id", DataType::int()),
+            Field::new("items", DataType::new(LogicalType::Array(Box::new(xy)))),
+            Field::new(
+                "by_name",
+                DataType::new(LogicalType::Map(
+                    Box::new(DataType::string()),
+                    Box::new(row(vec![("x", DataType::int())])),
+                )),
+            ),
+            Field::new("outer", row(vec![("inner", row(vec![("z", DataType::boolean())])), ("n", DataType::int())])),
+        ]);
+        let f = JsonFormat::new(&nested, options(&[]));
+        let text = concat!(
+            r#"{"id":1,"items":[{"x":1,"y":"a"},{"x":2,"y":null}],"by_name":{"k":{"x":3}},"#,
+            r#""outer":{"inner":{"z":true},"n":4}}"#,
+            "\n"
+        );
+        let rows =
+            super::super::decode_rows(&mut *f.decoder(), &mut Lines::from_text(text.to_string()), &nested).unwrap();
+        assert_eq!(
+            weir_runtime::Row::insert(rows[0].clone()).to_string(),
+            "+I[1, [+I[1, a], +I[2, null]], {k=+I[3]}, +I[+I[true], 4]]"
+        );
+        let mut written = String::new();
+        f.encoder().encode(&rows[0], &mut written);
+        assert_eq!(written, text);
     }
 }

@@ -12,7 +12,8 @@ use weir_runtime::{DataType, LogicalType, Value};
 use super::cast::{cast, round_decimal};
 use super::functions::{self, Arity, Nulls, ScalarRef};
 use super::types::{is_numeric, is_string, Arithmetic};
-use super::{arithmetic_result, comparable, compare, string, time, Expr, ExprError};
+use super::vector::Cmp;
+use super::{arithmetic_result, comparable, compare, compare_op, string, time, Expr, ExprError};
 use crate::aggregate::numeric::{integer, unscaled_at};
 
 /// A unit of time for EXTRACT, TIMESTAMPADD and TIMESTAMPDIFF.
@@ -493,10 +494,10 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
         }
         let mut saw_null = false;
         for v in &values[1..] {
-            match compare(&values[0], v) {
-                Some(Ordering::Equal) => return Ok(Value::Boolean(true)),
+            match compare_op(Cmp::Eq, &values[0], v) {
+                Some(true) => return Ok(Value::Boolean(true)),
                 None => saw_null = true,
-                _ => {}
+                Some(false) => {}
             }
         }
         return Ok(if saw_null { Value::Null } else { Value::Boolean(false) });
@@ -527,18 +528,16 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
         Function::Divide => arithmetic(Arithmetic::Divide, v(0), v(1), ty)?,
         Function::Modulo => arithmetic(Arithmetic::Modulo, v(0), v(1), ty)?,
         Function::Negate => arithmetic(Arithmetic::Minus, &crate::aggregate::numeric::zero(ty), v(0), ty)?,
-        Function::Equals => boolean(compare(v(0), v(1)).map(|o| o == Ordering::Equal)),
-        Function::NotEquals => boolean(compare(v(0), v(1)).map(|o| o != Ordering::Equal)),
-        Function::Less => boolean(compare(v(0), v(1)).map(|o| o == Ordering::Less)),
-        Function::LessOrEqual => boolean(compare(v(0), v(1)).map(|o| o != Ordering::Greater)),
-        Function::Greater => boolean(compare(v(0), v(1)).map(|o| o == Ordering::Greater)),
-        Function::GreaterOrEqual => boolean(compare(v(0), v(1)).map(|o| o != Ordering::Less)),
+        Function::Equals => boolean(compare_op(Cmp::Eq, v(0), v(1))),
+        Function::NotEquals => boolean(compare_op(Cmp::NotEq, v(0), v(1))),
+        Function::Less => boolean(compare_op(Cmp::Lt, v(0), v(1))),
+        Function::LessOrEqual => boolean(compare_op(Cmp::LtEq, v(0), v(1))),
+        Function::Greater => boolean(compare_op(Cmp::Gt, v(0), v(1))),
+        Function::GreaterOrEqual => boolean(compare_op(Cmp::GtEq, v(0), v(1))),
         Function::Not => boolean(truth(v(0)).map(|b| !b)),
-        Function::Between => boolean(
-            compare(v(0), v(1))
-                .zip(compare(v(0), v(2)))
-                .map(|(lo, hi)| lo != Ordering::Less && hi != Ordering::Greater),
-        ),
+        Function::Between => {
+            boolean(compare_op(Cmp::GtEq, v(0), v(1)).zip(compare_op(Cmp::LtEq, v(0), v(2))).map(|(lo, hi)| lo && hi))
+        }
         Function::Like(cached) => {
             let regex = match cached {
                 Some(r) => r.clone(),

@@ -259,6 +259,17 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// The truth of `a op b`: `None` when they cannot be compared (a NULL among them); a NaN
+/// makes every comparison false but `<>` (Flink compares doubles as Java's operators do).
+pub(crate) fn compare_op(op: Cmp, a: &Value, b: &Value) -> Option<bool> {
+    let is_nan = |v: &Value| matches!(v, Value::Float(_) | Value::Double(_)) && v.as_f64().is_some_and(f64::is_nan);
+    match compare(a, b) {
+        Some(ordering) => Some(op.holds(ordering)),
+        None if !a.is_null() && !b.is_null() && (is_nan(a) || is_nan(b)) => Some(op.holds_partial(None)),
+        None => None,
+    }
+}
+
 /// The type of `a op b` for arithmetic, or Flink's error for operands that are not numbers.
 pub(crate) fn arithmetic_result(
     op: Arithmetic,

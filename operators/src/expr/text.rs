@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use weir_runtime::print::{timestamp_to_sql_string, value_to_string, write_date, write_list};
+use weir_runtime::print::{timestamp_to_sql_string, value_to_string, write_date, write_list, write_plain_decimal};
 use weir_runtime::{DataType, LogicalType, Value};
 
 /// Where the text goes: the two differ only in how bytes are written.
@@ -43,6 +43,13 @@ pub fn to_text(value: &Value) -> String {
 fn untyped_text(value: &Value) -> String {
     match value {
         Value::Boolean(b) => (if *b { "TRUE" } else { "FALSE" }).to_string(),
+        Value::Decimal { .. } => {
+            let mut out = String::new();
+            if let Some(d) = value.as_decimal() {
+                write_plain_decimal(&mut out, d);
+            }
+            out
+        }
         other => value_to_string(other),
     }
 }
@@ -56,6 +63,11 @@ fn write_sql_text(out: &mut String, value: &Value, ty: &DataType, style: TextSty
         }
         (Value::Time(nanos), LogicalType::Time(p)) => write_time(out, *nanos, *p),
         (Value::Date(days), _) => write_date(out, *days),
+        (Value::Decimal { .. }, _) => {
+            if let Some(d) = value.as_decimal() {
+                write_plain_decimal(out, d);
+            }
+        }
         (Value::Binary(bytes), _) => match style {
             TextStyle::Cast => out.push_str(&String::from_utf8_lossy(bytes)),
             TextStyle::Printing => {

@@ -3,7 +3,7 @@
 
 use weir_runtime::{Error, LogicalType, Value};
 
-use crate::expr::{compare, Cmp, Expr, Function};
+use crate::expr::{compare_op, Cmp, Expr, Function};
 
 /// The condition a join checks on each pair. The conjuncts that compare a column with a column
 /// or a constant are checked on the two rows in place; the rest is evaluated on the joined row
@@ -20,7 +20,7 @@ pub(crate) struct PairCondition {
 /// One conjunct checked in place.
 #[derive(Debug, Clone)]
 enum Check {
-    /// `a op b`, TRUE when `compare` orders them as `op` asks (never for a NULL operand).
+    /// `a op b`, TRUE when [`compare_op`] says so (never for a NULL operand).
     Compare { op: Cmp, a: Operand, b: Operand },
     /// The left row's join-key column at this position is not NULL.
     KeyNotNull(usize),
@@ -74,9 +74,7 @@ impl PairCondition {
         for check in &self.checks {
             let holds = match check {
                 Check::KeyNotNull(i) => !left[*i].is_null(),
-                Check::Compare { op, a, b } => {
-                    compare(a.of(left, right), b.of(left, right)).is_some_and(|o| op.holds(o))
-                }
+                Check::Compare { op, a, b } => compare_op(*op, a.of(left, right), b.of(left, right)) == Some(true),
             };
             if !holds {
                 return Ok(false);

@@ -397,15 +397,17 @@ impl ExprBinder<'_> {
                 }
             }
             ast::Expr::Between { expr, negated, low, high } => {
-                // As Calcite expands it: `x >= low AND x <= high`.
+                // As Calcite expands it: `x >= low AND x <= high`, and NOT BETWEEN
+                // `x < low OR x > high` (which a NaN makes false, not true).
                 let (value, low, high) = (self.bind_node(expr)?, self.bind_node(low)?, self.bind_node(high)?);
-                let above = self.call(Function::GreaterOrEqual, vec![value.clone(), low], node)?;
-                let below = self.call(Function::LessOrEqual, vec![value, high], node)?;
-                let between = self.call(Function::And, vec![above, below], node)?;
                 if *negated {
-                    self.call(Function::Not, vec![between], node)
+                    let below = self.call(Function::Less, vec![value.clone(), low], node)?;
+                    let above = self.call(Function::Greater, vec![value, high], node)?;
+                    self.call(Function::Or, vec![below, above], node)
                 } else {
-                    Ok(between)
+                    let above = self.call(Function::GreaterOrEqual, vec![value.clone(), low], node)?;
+                    let below = self.call(Function::LessOrEqual, vec![value, high], node)?;
+                    self.call(Function::And, vec![above, below], node)
                 }
             }
             ast::Expr::SimilarTo { negated, expr, pattern, escape_char: None } => {

@@ -114,7 +114,8 @@ pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions,
     let SinkTarget { table, mode, primary_key, on_conflict, targets } = sink;
     let planner = Physical::new(&plan, options);
     // Only a retracting sink wants `-U` rows; an upsert sink (blackhole) does without them.
-    let input = final_rows(planner.physical(plan, mode == SinkChangelogMode::Retract, false), options);
+    let input = planner.physical(plan, mode == SinkChangelogMode::Retract, false);
+    let input = final_rows(super::mini_batch::infer_modes(input), options);
     let materializer = upsert_materializer(&input, table, mode, &primary_key, on_conflict, options, at)?;
     Ok(PhysicalNode {
         parallelism: UNASSIGNED,

@@ -2,19 +2,23 @@
 //!
 //! A job that checkpoints (`execution.checkpointing.interval` set) writes them under
 //! `execution.checkpointing.dir` (weir's default: `weir-checkpoints` in the working directory),
-//! in a directory of its own named after the job: `pipeline.name` when set, else Flink's default
-//! job name (`insert-into_default_catalog.default_database.t`, the sinks joined by `,`). A job
+//! in a directory named after the job — `pipeline.name` when set, else Flink's default job name
+//! (`insert-into_default_catalog.default_database.t`, the sinks joined by `,`) — and in it a
+//! directory of the run's own, named after its job id (as Flink writes `<dir>/<job id>/chk-N`):
+//! two runs of one name never share checkpoints, and a fresh run numbers its checkpoints from 1
+//! (a restored one from the restored checkpoint's id on). A job
 //! starts from `execution.state-recovery.path` (Flink 2's key; `execution.savepoint.path`, the
 //! older one, is read too) when set; in a session that resumes (`weir run --resume`), from the
-//! newest checkpoint in its directory, if there is one. A newest checkpoint that does not read
+//! newest checkpoint of the run of its name that checkpointed last, if there is one. A newest checkpoint that does not read
 //! stops the job from starting, naming the file: an older one is taken only when named.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use weir_runtime::checkpoint::options::DIR;
-use weir_runtime::checkpoint::storage::{directory_name, latest_checkpoint, read_checkpoint};
+use weir_runtime::checkpoint::storage::{directory_name, latest_checkpoint_of_runs, read_checkpoint};
 use weir_runtime::checkpoint::Restore;
+use weir_runtime::jobs::JobId;
 use weir_runtime::settings::Setting;
 use weir_runtime::RuntimeConfig;
 
@@ -117,18 +121,23 @@ impl Session {
         if batch {
             runtime.checkpointing.interval = None;
         }
+        let id = JobId::random();
         let checkpointing = &mut runtime.checkpointing;
-        let dir = checkpointing.interval.is_some().then(|| {
+        let runs = checkpointing.interval.is_some().then(|| {
             let base = checkpointing.dir.clone().unwrap_or_else(|| PathBuf::from(DIR.spec.default_text));
             base.join(directory_name(name))
         });
         let named = [&RECOVERY_PATH, &SAVEPOINT_PATH].into_iter().map(|s| self.settings.get(s)).find(|p| !p.is_empty());
-        let from = match (&named, &dir) {
+        let from = match (&named, &runs) {
             (Some(path), _) => Some(checkpoint_path(Path::new(path))?),
-            (None, Some(dir)) if self.resume => latest_checkpoint(dir)
+            (None, Some(runs)) if self.resume => latest_checkpoint_of_runs(runs)
                 .map_err(|e| weir_runtime::Error::Restore(format!("job '{name}' does not resume: {e}")))?,
             _ => None,
         };
+        // This run's checkpoints go into a directory of its own, named after its id.
+        let dir = runs.map(|runs| runs.join(id.as_str()));
+        runtime.job_id = Some(id);
+        let checkpointing = &mut runtime.checkpointing;
         if let Some(path) = from {
             let checkpoint = read_checkpoint(&path).map_err(|e| {
                 weir_runtime::Error::Restore(format!("job '{name}' does not start from '{}': {e}", path.display()))
@@ -142,14 +151,15 @@ impl Session {
     }
 }
 
-/// The checkpoint `path` names: a `chk-N` directory or its `_metadata` as they are, a
-/// directory of checkpoints its newest complete one.
+/// The checkpoint `path` names: a `chk-N` directory or its `_metadata` as they are, a run's
+/// directory of checkpoints its newest complete one, a job's directory (of runs) the newest of
+/// the run that wrote last.
 fn checkpoint_path(path: &Path) -> Result<PathBuf> {
     let is_checkpoint = path.is_file() || path.join(weir_runtime::checkpoint::storage::METADATA).exists();
     if is_checkpoint || !path.is_dir() {
         return Ok(path.to_path_buf());
     }
-    let latest = latest_checkpoint(path).map_err(|e| weir_runtime::Error::Restore(e.to_string()))?;
+    let latest = latest_checkpoint_of_runs(path).map_err(|e| weir_runtime::Error::Restore(e.to_string()))?;
     latest.ok_or_else(|| {
         weir_runtime::Error::Restore(format!(
             "'{}' holds no complete checkpoint (a chk-N directory with a _metadata file)",

@@ -192,6 +192,47 @@ pub fn read_latest(dir: &Path) -> Option<CompletedCheckpoint> {
     latest_checkpoint(dir).ok().flatten().and_then(|chk| read_checkpoint(&chk).ok())
 }
 
+/// The directories of the runs of one job under `dir` (`<execution.checkpointing.dir>/<job
+/// name>`): each run writes its checkpoints into a directory named after its job id, as Flink
+/// writes them under `<dir>/<job id>`. `dir` itself counts too: weir wrote a job's checkpoints
+/// straight into it before runs had directories of their own.
+pub fn run_directories(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut runs: Vec<PathBuf> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name();
+            let is_run =
+                e.file_type().ok()?.is_dir() && !name.to_str()?.starts_with("chk-") && !numbered(&e.path()).is_empty();
+            is_run.then(|| e.path())
+        })
+        .collect();
+    if !numbered(dir).is_empty() {
+        runs.push(dir.to_path_buf());
+    }
+    runs.sort();
+    runs
+}
+
+/// The newest checkpoint of the runs of one job under `dir` (see [`run_directories`]): the
+/// newest of the run whose newest checkpoint was written last. A run killed before its first
+/// checkpoint has none and is passed over.
+///
+/// # Errors
+/// As [`latest_checkpoint`], for the run that wrote last: an older run's checkpoint is never
+/// taken in place of a newer one that does not read.
+pub fn latest_checkpoint_of_runs(dir: &Path) -> Result<Option<PathBuf>, DamagedCheckpoint> {
+    let written = |run: &PathBuf| {
+        let (_, newest) = numbered(run).pop()?;
+        fs::metadata(newest.join(METADATA)).or_else(|_| fs::metadata(&newest)).and_then(|m| m.modified()).ok()
+    };
+    let last = run_directories(dir).into_iter().filter_map(|run| Some((written(&run)?, run))).max();
+    match last {
+        Some((_, run)) => latest_checkpoint(&run),
+        None => Ok(None),
+    }
+}
+
 /// The newest checkpoint under `dir` (its highest `chk-N`); `None` when there is none.
 ///
 /// # Errors

@@ -171,13 +171,18 @@ fn round(x: &Value, digits: i64, ty: &DataType) -> Value {
         }
         (_, LogicalType::Decimal { scale, .. }) => {
             let d = decimal(x);
-            let kept = digits.clamp(0, i64::from(d.scale)) as u8;
-            let mut rounded = round_decimal(d.unscaled, d.scale, kept);
             if digits < 0 {
-                // Places before the point: half up on the whole number, then back to it.
-                let factor = 10i128.pow((-digits).min(37) as u32);
-                rounded = (rounded.abs() + factor / 2) / factor * factor * rounded.signum();
+                // Places before the point: half up, once, on every digit dropped (rounding to
+                // the whole number first would round twice: -46349.76 to -46350, then -46400).
+                let dropped = u32::from(d.scale) + (-digits).min(40) as u32;
+                let whole = match (10i128.checked_pow(dropped), 10i128.checked_pow((-digits).min(40) as u32)) {
+                    (Some(f), Some(unit)) => (d.unscaled.abs() + f / 2) / f * unit * d.unscaled.signum(),
+                    _ => 0,
+                };
+                return Value::decimal(round_decimal(whole, 0, *scale), *scale);
             }
+            let kept = digits.clamp(0, i64::from(d.scale)) as u8;
+            let rounded = round_decimal(d.unscaled, d.scale, kept);
             Value::decimal(round_decimal(rounded, kept, *scale), *scale)
         }
         _ => {

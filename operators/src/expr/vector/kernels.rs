@@ -252,15 +252,12 @@ pub(super) fn float_arithmetic(op: Arith, single: bool, a: &Datum, b: &Datum, ro
     }
 }
 
-/// A float comparison as the row path makes it: NULL where either side is NaN.
+/// A float comparison as Flink's generated code makes it: a NaN on either side makes every
+/// comparison false but `<>`, never NULL.
 fn float_compare(op: Cmp, a: &Datum, b: &Datum, rows: usize) -> BooleanArray {
-    let f = |x: f64, y: f64| -> Option<bool> { Some(op.holds(x.partial_cmp(&y)?)) };
+    let f = |x: f64, y: f64| op.holds_partial(x.partial_cmp(&y));
     match float_zip(&floats(a), &floats(b), rows, f) {
         None => BooleanArray::new_null(rows),
-        Some((results, nulls)) => {
-            let ordered = NullBuffer::from_iter(results.iter().map(Option::is_some));
-            let nulls = NullBuffer::union(nulls.as_ref(), Some(&ordered));
-            BooleanArray::new(results.iter().map(|r| r.unwrap_or(false)).collect(), nulls)
-        }
+        Some((results, nulls)) => BooleanArray::new(results.into_iter().collect(), nulls),
     }
 }

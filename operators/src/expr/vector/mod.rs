@@ -83,6 +83,16 @@ impl Cmp {
             Cmp::GtEq => ordering != Ordering::Less,
         }
     }
+
+    /// Whether operands `ordering` relates (`None`: unordered, a NaN on either side) satisfy
+    /// the comparison, as Flink's generated code compares doubles: a NaN makes every
+    /// comparison false but `<>`, which it makes true.
+    pub(crate) fn holds_partial(self, ordering: Option<Ordering>) -> bool {
+        match ordering {
+            Some(ordering) => self.holds(ordering),
+            None => self == Cmp::NotEq,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -1,0 +1,111 @@
+//! The mode of each MiniBatchAssigner, inferred as Flink's `MiniBatchIntervalInferRule` infers
+//! it: from the sink down, a node that needs watermarks (an event-time window, interval or
+//! window join, OVER, deduplication, temporal join) makes every assigner below it
+//! [`MiniBatchMode::RowTime`] — it then passes watermarks on at interval boundaries instead of
+//! dropping them, so the rows late there are the rows late without mini-batch (to the
+//! interval). Elsewhere an assigner stays [`MiniBatchMode::ProcTime`]. Below a group window of
+//! the older syntax (`GROUP BY TUMBLE(…)`, Flink's `GroupWindowAggregate`) there is no
+//! mini-batch: its assigners are removed.
+
+use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode, WindowAggregateInput};
+use weir_runtime::types::TimeAttribute;
+
+use super::{PhysicalKind, PhysicalNode};
+
+/// What the operators above a node ask of the mini-batch below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Above {
+    /// Only operators that flush on markers: processing-time batches.
+    ProcTime,
+    /// Something that needs watermarks.
+    RowTime,
+    /// A group window of the older syntax: no mini-batch.
+    None,
+}
+
+/// `node` with the mode of each of its MiniBatchAssigners decided (and those below a group
+/// window of the older syntax removed).
+pub(super) fn infer_modes(node: PhysicalNode) -> PhysicalNode {
+    infer(node, Above::ProcTime)
+}
+
+fn infer(mut node: PhysicalNode, above: Above) -> PhysicalNode {
+    if let PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { mode, .. }) = &mut node.kind {
+        match above {
+            Above::None => return node.inputs.remove(0),
+            Above::ProcTime => *mode = MiniBatchMode::ProcTime,
+            Above::RowTime => *mode = MiniBatchMode::RowTime,
+        }
+        return node;
+    }
+    let below = match (above, needs(&node)) {
+        (Above::None, _) | (_, Need::NoMiniBatch) => Above::None,
+        (_, Need::Watermarks) => Above::RowTime,
+        (above, Need::Nothing) => above,
+    };
+    node.inputs = std::mem::take(&mut node.inputs).into_iter().map(|input| infer(input, below)).collect();
+    node
+}
+
+/// What a node asks of the mini-batch below it.
+enum Need {
+    Nothing,
+    /// Watermarks (Flink's `requireWatermark`): an assigner below passes them on.
+    Watermarks,
+    /// No mini-batch below (Flink's `GroupWindowAggregate`).
+    NoMiniBatch,
+}
+
+fn needs(node: &PhysicalNode) -> Need {
+    let rowtime = |time_col: usize| {
+        node.inputs.first().and_then(|input| input.fields.get(time_col)).and_then(|f| f.data_type.time_attribute)
+            == Some(TimeAttribute::Rowtime)
+    };
+    let watermarks = |yes: bool| if yes { Need::Watermarks } else { Need::Nothing };
+    match &node.kind {
+        PhysicalKind::WindowAggregate(spec) | PhysicalKind::GlobalWindowAggregate { spec, .. } => {
+            if spec.group_window {
+                return Need::NoMiniBatch;
+            }
+            match spec.input {
+                WindowAggregateInput::Rows { processing_time, .. } => watermarks(!processing_time),
+                WindowAggregateInput::Partials => Need::Watermarks,
+            }
+        }
+        PhysicalKind::SessionWindowAggregate(spec) if spec.group_window => Need::NoMiniBatch,
+        PhysicalKind::SessionWindowAggregate(spec) => watermarks(rowtime(spec.time_col)),
+        PhysicalKind::LocalWindowAggregate(spec) => watermarks(rowtime(spec.time_col)),
+        PhysicalKind::WindowTableFunction(spec) => watermarks(rowtime(spec.time_col)),
+        PhysicalKind::SessionWindowTableFunction(spec) => watermarks(rowtime(spec.time_col)),
+        PhysicalKind::Deduplicate { spec, .. } => watermarks(spec.rowtime.is_some()),
+        PhysicalKind::OverAggregate(spec) => watermarks(spec.rowtime),
+        PhysicalKind::IntervalJoin(spec) => watermarks(spec.rowtime),
+        // Window Top-N, window deduplication and window joins run on event time only; the
+        // temporal join joins versions by event time.
+        PhysicalKind::WindowRank { .. }
+        | PhysicalKind::WindowDeduplicate(_)
+        | PhysicalKind::WindowJoin(_)
+        | PhysicalKind::TemporalJoin(_) => Need::Watermarks,
+        // Flink's TemporalSort does not ask for watermarks: under mini-batch its rows wait for
+        // the end of input (or a processing-time assigner's final watermark), as Flink's do.
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::Calc(_)
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::GroupAggregate(_)
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::LocalGroupAggregate(_)
+        | PhysicalKind::GlobalGroupAggregate { .. }
+        | PhysicalKind::Rank { .. }
+        | PhysicalKind::ChangelogNormalize(_)
+        | PhysicalKind::TemporalSort { .. }
+        | PhysicalKind::Join(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::LookupJoin { .. }
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
+        | PhysicalKind::Sink { .. } => Need::Nothing,
+    }
+}

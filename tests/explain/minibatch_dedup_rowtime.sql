@@ -1,0 +1,7 @@
+CREATE TABLE orders (id BIGINT, user_id INT, product STRING, amount DECIMAL(10, 2), qty INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '3' SECOND) WITH ('connector' = 'filesystem', 'path' = 'data/orders.csv', 'format' = 'csv');
+CREATE TABLE payments (order_id BIGINT, pay_method STRING, paid DECIMAL(10, 2), ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector' = 'filesystem', 'path' = 'data/payments.csv', 'format' = 'csv');
+SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1 s';
+SET 'table.exec.mini-batch.size' = '100';
+CREATE TABLE s (id BIGINT, product STRING) WITH ('connector' = 'blackhole');
+EXPLAIN INSERT INTO s SELECT id, product FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY product ORDER BY ts) AS rn FROM orders) WHERE rn = 1;

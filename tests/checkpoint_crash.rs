@@ -404,9 +404,7 @@ fn sigterm_stops_with_a_savepoint_the_job_restores_from_and_a_damaged_one_is_ref
     // Stopped once the job is under way: its first checkpoint is written.
     let checkpoints = dir.path().join("checkpoints");
     let started = Instant::now();
-    while !std::fs::read_dir(&checkpoints)
-        .is_ok_and(|jobs| jobs.flatten().any(|job| std::fs::read_dir(job.path()).is_ok_and(|mut c| c.next().is_some())))
-    {
+    while runs_under(&checkpoints).is_empty() {
         assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint after a minute");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -490,7 +488,13 @@ fn insert_jobs_checkpoint_into_their_own_directories_and_queries_and_batch_jobs_
     let jobs: Vec<String> =
         std::fs::read_dir(&checkpoints).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert_eq!(jobs, ["streaming"]);
-    let kept: Vec<_> = std::fs::read_dir(checkpoints.join("streaming")).unwrap().collect();
+    let runs = run_directories(&checkpoints.join("streaming"));
+    assert_eq!(runs.len(), 1, "one run: {runs:?}");
+    let kept: Vec<_> = std::fs::read_dir(&runs[0])
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("chk-"))
+        .collect();
     assert_eq!(kept.len(), 1, "a finished job keeps its final checkpoint");
 }
 

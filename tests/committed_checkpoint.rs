@@ -127,7 +127,7 @@ fn write_fixture() {
     std::fs::write(dir.path().join("job.sql"), &script).unwrap();
     let child = weir(dir.path(), &[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let checkpoints = dir.path().join("checkpoints").join("fixture");
-    while !std::fs::read_dir(&checkpoints).is_ok_and(|mut c| c.any(|e| e.unwrap().path().join("_metadata").exists())) {
+    while !weir::runtime::checkpoint::storage::latest_checkpoint_of_runs(&checkpoints).is_ok_and(|c| c.is_some()) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());

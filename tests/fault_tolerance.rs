@@ -187,15 +187,17 @@ fn a_restore_to_fewer_subtasks_drops_no_row_as_late() {
 /// Two jobs of one name running at once (two `weir run` of scripts that set the same
 /// `pipeline.name`) each write their checkpoints into a directory of their own, named after
 /// their job id: no checkpoint of either fails, each run numbers its checkpoints from 1, and
-/// each filesystem sink commits every row.
+/// each filesystem sink commits every row. A `file://` URI names the same directory as its path.
 #[test]
 fn two_jobs_of_one_name_at_once_keep_their_checkpoints_apart() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
+    // One names the directory as a file:// URI: the same directory.
     let script = |out: &str| {
+        let scheme = if out == "a" { "file://" } else { "" };
         format!(
             "SET 'execution.checkpointing.interval' = '100 ms';\n\
-             SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
+             SET 'execution.checkpointing.dir' = '{scheme}{d}/checkpoints';\n\
              SET 'pipeline.name' = 'job';\n\
              CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'rows-per-second' = '400', \
                'number-of-rows' = '600', 'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '600');\n\

@@ -34,6 +34,9 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// Any text.
     Text,
+    /// A directory or file on the local file system: a path, or a `file:` URI read as the path
+    /// it names; another scheme (`s3://`, `hdfs://`) is refused, naming it.
+    LocalPath,
 }
 
 /// A parsed setting value.
@@ -174,6 +177,11 @@ impl Setting<String> {
     pub const fn text(key: &'static str, default: &'static str, description: &'static str) -> Self {
         Setting::new(spec(key, Kind::Text, Value::Text(Cow::Borrowed(default)), default, description))
     }
+
+    /// A setting naming a local path ([`Kind::LocalPath`]): [`Settings::get`] returns the path.
+    pub const fn local_path(key: &'static str, default: &'static str, description: &'static str) -> Self {
+        Setting::new(spec(key, Kind::LocalPath, Value::Text(Cow::Borrowed(default)), default, description))
+    }
 }
 
 /// Reads a [`Value`] as the type its setting declares.
@@ -266,6 +274,7 @@ impl Kind {
                 })
             }
             Kind::Text => Ok(Value::Text(Cow::Owned(text.to_string()))),
+            Kind::LocalPath => local_path(text).map(|p| Value::Text(Cow::Owned(p))).map_err(|e| invalid(&e)),
         }
     }
 
@@ -278,7 +287,43 @@ impl Kind {
             Kind::Int { expected, .. } => expected.to_string(),
             Kind::Choice(names) => names.join(", "),
             Kind::Text => "text".to_string(),
+            Kind::LocalPath => "local path or file:// URI".to_string(),
         }
+    }
+}
+
+/// The local path `text` names: `text` itself when it has no scheme, the path of a `file:` URI
+/// (`file:///tmp/x` and `file:/tmp/x` are `/tmp/x`, as in Flink).
+///
+/// # Errors
+/// A URI of another scheme (weir reads and writes local file systems only), or a `file:` URI
+/// with an authority (`file://tmp/x`, a slash short), saying so.
+pub fn local_path(text: &str) -> std::result::Result<String, String> {
+    let trimmed = text.trim();
+    let scheme_end = trimmed.find(':').filter(|&end| {
+        let scheme = &trimmed[..end];
+        // A scheme of one letter is a Windows drive, not a scheme.
+        scheme.len() > 1
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && trimmed[end + 1..].starts_with('/')
+    });
+    let Some(end) = scheme_end else { return Ok(trimmed.to_string()) };
+    let (scheme, rest) = (&trimmed[..end], &trimmed[end + 1..]);
+    if !scheme.eq_ignore_ascii_case("file") {
+        return Err(format!(
+            "weir has no file system for scheme '{scheme}': it reads and writes local paths only (a path, or a \
+             file:// URI)"
+        ));
+    }
+    match rest.strip_prefix("//") {
+        Some(after) if after.starts_with('/') => Ok(after.to_string()),
+        Some(after) => Err(format!(
+            "Found local file path with authority '{}' in path '{trimmed}'. Hint: Did you forget a slash? (correct \
+             path would be 'file:///{after}')",
+            after.split('/').next().unwrap_or_default()
+        )),
+        None => Ok(rest.to_string()),
     }
 }
 
@@ -380,6 +425,27 @@ mod tests {
     static COUNT: Setting<i64> =
         Setting::int("test.count", -1, "-1", |n| n == -1 || n > 0, "a positive number, or -1", "rows");
     static TABLE: [&Spec; 4] = [&FLAG.spec, &SIZE.spec, &MODE.spec, &COUNT.spec];
+
+    /// A `file:` URI means the path it names; any other scheme is refused, naming it.
+    #[test]
+    fn local_paths_read_file_uris_and_refuse_other_schemes() {
+        assert_eq!(local_path("file:///tmp/ck").unwrap(), "/tmp/ck");
+        assert_eq!(local_path("file:/tmp/ck").unwrap(), "/tmp/ck");
+        assert_eq!(local_path("FILE:///tmp/ck").unwrap(), "/tmp/ck");
+        assert_eq!(local_path("ck/sub").unwrap(), "ck/sub");
+        assert_eq!(local_path("/tmp/a:b").unwrap(), "/tmp/a:b");
+        assert_eq!(local_path("C:/ck").unwrap(), "C:/ck");
+        let s3 = local_path("s3://bucket/ck").unwrap_err();
+        assert!(s3.contains("no file system for scheme 's3'"), "{s3}");
+        assert!(local_path("hdfs:///ck").unwrap_err().contains("'hdfs'"));
+        let authority = local_path("file://tmp/ck").unwrap_err();
+        assert!(authority.contains("Did you forget a slash? (correct path would be 'file:///tmp/ck')"), "{authority}");
+        let err = Kind::LocalPath.parse("execution.checkpointing.dir", "s3://b/x").unwrap_err().to_string();
+        assert!(
+            err.starts_with("Invalid value 's3://b/x' for option 'execution.checkpointing.dir': weir has no"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn values_are_checked_when_set_and_read_typed() {

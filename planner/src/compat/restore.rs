@@ -59,6 +59,21 @@ pub fn rewrite<'a>(
             None => dropped.push(old_id),
         }
     }
+    // As Flink's: state no operator of the new job claims (an operator gone, the source or sink
+    // of a table the job no longer reads or writes) refuses the restore unless it may go.
+    if !ignore_unclaimed {
+        let held =
+            |id: &str| checkpoint.subtasks.iter().flat_map(|p| &p.operators).any(|o| o.id == id && !o.state.is_empty());
+        if let Some(id) = dropped.iter().find(|id| held(id)) {
+            return Err(format!(
+                "Cannot map checkpoint {} state for operator {} to the new program, because the operator is not \
+                 available in the new program. Set 'execution.state-recovery.ignore-unclaimed-state' = 'true' to \
+                 drop it.",
+                checkpoint.id,
+                label_of(old, id)
+            ));
+        }
+    }
     let mut rewritten = checkpoint.clone();
     for part in &mut rewritten.subtasks {
         part.operators.retain(|o| !dropped.contains(&o.id.as_str()));
@@ -72,6 +87,17 @@ pub fn rewrite<'a>(
         }
     }
     Ok(rewritten)
+}
+
+/// How the old job's operator `id` is named in messages: its kind and key, or the table its
+/// source or sink reads or writes.
+fn label_of(old: &JobShape, id: &str) -> String {
+    if let Some(operator) = old.operators.iter().find(|o| o.id == id) {
+        return operator.label();
+    }
+    let source = old.sources.iter().find(|s| s.id == id).map(|s| format!("Source: {}", s.table));
+    let sink = old.sinks.iter().find(|s| s.id == id).map(|s| format!("Sink: {}", s.table));
+    source.or(sink).unwrap_or_else(|| format!("'{id}'"))
 }
 
 /// Pairs each old `(table, id)` with a new one of the same table: the one of the same id when

@@ -34,7 +34,7 @@ pub static PIPELINE_NAME: Setting<String> = Setting::text(
 )
 .shown_as("none");
 /// `execution.state-recovery.path`
-pub static RECOVERY_PATH: Setting<String> = Setting::text(
+pub static RECOVERY_PATH: Setting<String> = Setting::local_path(
     "execution.state-recovery.path",
     "",
     "the checkpoint (a chk-N directory, its _metadata, or a job's checkpoint directory for its newest) \
@@ -43,9 +43,10 @@ pub static RECOVERY_PATH: Setting<String> = Setting::text(
 .shown_as("none");
 /// `execution.savepoint.path`: the key before Flink 2, read when the newer one is unset.
 pub static SAVEPOINT_PATH: Setting<String> =
-    Setting::text("execution.savepoint.path", "", "Flink 1's name of execution.state-recovery.path").shown_as("none");
+    Setting::local_path("execution.savepoint.path", "", "Flink 1's name of execution.state-recovery.path")
+        .shown_as("none");
 /// `execution.checkpointing.savepoint-dir`
-pub static SAVEPOINT_DIR: Setting<String> = Setting::text(
+pub static SAVEPOINT_DIR: Setting<String> = Setting::local_path(
     "execution.checkpointing.savepoint-dir",
     "",
     "where a job that checkpoints takes its savepoint when weir run is stopped (Ctrl-C, SIGTERM)",

@@ -57,7 +57,7 @@ pub static NUM_RETAINED: Setting<i64> = Setting::int(
     "completed checkpoints kept on disk; older ones are deleted",
 );
 /// `execution.checkpointing.dir`
-pub static DIR: Setting<String> = Setting::text(
+pub static DIR: Setting<String> = Setting::local_path(
     "execution.checkpointing.dir",
     "weir-checkpoints",
     "where completed checkpoints are written (weir's default: weir-checkpoints in the working directory)",

@@ -24,6 +24,10 @@ pub(crate) enum Operation {
 /// Starts a savepoint of `job` into `dir` (stopping the job after it when `stop`) on a thread
 /// of its own; answers the trigger id to poll.
 fn start_savepoint(web: &Shared, job: Arc<JobInfo>, dir: Option<String>, stop: bool) -> Answer {
+    let dir = match dir.as_deref().map(weir_runtime::settings::local_path).transpose() {
+        Ok(dir) => dir,
+        Err(reason) => return Err(error(StatusCode::BAD_REQUEST, format!("Invalid target directory: {reason}"))),
+    };
     let Some(dir) = dir.map(PathBuf::from).or_else(|| job.savepoint_dir.clone()) else {
         return Err(error(
             StatusCode::BAD_REQUEST,

@@ -272,6 +272,25 @@ fn what_goes_wrong_says_where_and_why() {
         "{err}"
     );
 
+    // A pandas function whose result is not a Series of the batch's length fails the job with
+    // PyFlink's message: never run again row by row (where batches of one would pass).
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION batch_total AS 'errors.batch_total' LANGUAGE PYTHON;\n\
+         SELECT batch_total(n) FROM (VALUES (1), (2), (3), (4), (5)) AS t (n);",
+    );
+    assert!(
+        err.contains("The result length '1' of Pandas UDF 'batch_total' is not equal to the input length '5'"),
+        "{err}"
+    );
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION scalar_total AS 'errors.scalar_total' LANGUAGE PYTHON;\n\
+         SELECT scalar_total(n) FROM (VALUES (1), (2)) AS t (n);",
+    );
+    assert!(
+        err.contains("The result type of Pandas UDF 'scalar_total' must be pandas.Series or pandas.DataFrame"),
+        "{err}"
+    );
+
     // An aggregate function: refused, not run as a scalar.
     let err = error_of("CREATE TEMPORARY FUNCTION count_py AS 'errors.count' LANGUAGE PYTHON;");
     assert!(err.contains("Not supported by weir: the Python aggregate function 'errors.count'"), "{err}");

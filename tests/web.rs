@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::http::{get_json, request};
+use common::http::{get_json, request, request_with};
 use serde_json::Value;
 use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
@@ -276,7 +276,7 @@ fn the_rest_api_serves_flinks_endpoints_for_a_running_job_and_cancels_it() {
     assert_eq!(get_json(at, &format!("/jobs/{jid}/exceptions"))["exceptionHistory"]["entries"], serde_json::json!([]));
 
     // A savepoint that lets the job run on.
-    let target = dir.path().join("api-savepoints");
+    let target = dir.path().join("savepoints").join("api");
     let body = format!(r#"{{"target-directory": "{}", "cancel-job": false}}"#, target.display());
     let triggered = request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some(&body));
     assert_eq!(triggered.status, 202, "{}", triggered.body);
@@ -308,7 +308,7 @@ fn stop_with_a_savepoint_through_the_api_writes_it_and_stops_the_job() {
         let stats = get_json(at, &format!("/jobs/{jid}/checkpoints"));
         (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
     });
-    let target = dir.path().join("stopped");
+    let target = dir.path().join("savepoints").join("stopped");
     let drained = request(at, "POST", &format!("/jobs/{jid}/stop"), Some(r#"{"drain": true}"#));
     assert_eq!(drained.status, 400);
     assert!(drained.json()["errors"][0].as_str().unwrap().starts_with("Not supported by weir"));
@@ -738,4 +738,114 @@ fn web_servers_follow_set_and_reset() {
     assert_eq!(session.prometheus_address(), Some(prometheus), "a refused SET changes nothing");
     let out_of_range = session.set("rest.port", "70000").unwrap_err().to_string();
     assert!(out_of_range.contains("rest.port"), "{out_of_range}");
+}
+
+/// Whoever reaches the port may not write savepoints wherever the process may: a target outside
+/// `execution.checkpointing.savepoint-dir` (and `rest.savepoint.allowed-directories`) is
+/// refused and nothing is created there; a body field of the wrong type is Flink's 400 and the
+/// job runs on; a burst of savepoint requests is taken one at a time per job (one thread), each
+/// completing; a subtask range past the last subtask is cut to it at once.
+#[test]
+fn the_rest_api_refuses_what_a_stranger_could_abuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, at, jid) = running_job(dir.path());
+    eventually("a checkpoint completed", || {
+        let stats = get_json(at, &format!("/jobs/{jid}/checkpoints"));
+        (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
+    });
+    let outside = dir.path().join("elsewhere");
+    for (path, body) in [
+        (format!("/jobs/{jid}/savepoints"), format!(r#"{{"target-directory": "{}"}}"#, outside.display())),
+        (format!("/jobs/{jid}/stop"), format!(r#"{{"targetDirectory": "{}"}}"#, outside.display())),
+        (
+            format!("/jobs/{jid}/savepoints"),
+            format!(r#"{{"target-directory": "{}/savepoints/../elsewhere"}}"#, dir.path().display()),
+        ),
+    ] {
+        let refused = request(at, "POST", &path, Some(&body));
+        assert_eq!(refused.status, 403, "{}", refused.body);
+        assert!(
+            refused.json()["errors"][0].as_str().unwrap().contains("is outside the directories"),
+            "{}",
+            refused.body
+        );
+    }
+    assert!(!outside.exists(), "nothing is written outside the allowed directories");
+
+    for body in [r#"{"drain": "yes"}"#, r#"{"targetDirectory": 7}"#, r#"{"formatType": "ZIP"}"#] {
+        let refused = request(at, "POST", &format!("/jobs/{jid}/stop"), Some(body));
+        assert_eq!(refused.status, 400, "{body}: {}", refused.body);
+        assert_eq!(refused.json()["errors"][0], "Request did not match expected format StopWithSavepointRequestBody.");
+    }
+    let refused = request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some(r#"{"cancel-job": 1}"#));
+    assert_eq!(refused.json()["errors"][0], "Request did not match expected format SavepointTriggerRequestBody.");
+    assert_eq!(get_json(at, &format!("/jobs/{jid}"))["state"], "RUNNING");
+
+    let savepoint_threads = || {
+        std::fs::read_dir("/proc/self/task")
+            .map(|tasks| {
+                tasks
+                    .flatten()
+                    .filter(|t| {
+                        std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "weir-savepoint")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let triggers: Vec<common::http::Response> =
+        (0..40).map(|_| request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some("{}"))).collect();
+    // One thread per job takes them (a second only for the moment one ends as another starts).
+    assert!(savepoint_threads() <= 2, "one savepoint thread per job, not one per request");
+    for triggered in &triggers {
+        assert_eq!(triggered.status, 202, "{}", triggered.body);
+        assert!(std::path::Path::new(&savepoint_location(at, &jid, triggered)).exists());
+    }
+    // The same triggerId is the same request, answered again.
+    let body = r#"{"triggerId": "0123456789abcdef0123456789abcdef"}"#;
+    let (first, again) = (
+        request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some(body)),
+        request(at, "POST", &format!("/jobs/{jid}/savepoints"), Some(body)),
+    );
+    assert_eq!(first.json()["request-id"], again.json()["request-id"]);
+
+    let vertex = get_json(at, &format!("/jobs/{jid}"))["vertices"][0]["id"].as_str().unwrap().to_string();
+    // Walked one by one, this range held the server for minutes (the request's 30 s read
+    // timeout would fail it).
+    let range =
+        format!("/jobs/{jid}/vertices/{vertex}/subtasks/metrics?subtasks=0-18446744073709551615&get=numRecordsIn");
+    assert_eq!(request(at, "GET", &range, None).status, 200);
+    drop(session);
+}
+
+/// With `rest.authentication.token` set, a request without `Authorization: Bearer <token>` is
+/// answered 401; connections past `rest.server.max-connections` wait, and idle ones are closed
+/// after `rest.idleness-timeout`, so idle clients cannot hold the server.
+#[test]
+fn a_token_guards_the_rest_api_and_idle_connections_are_closed() {
+    let session = session(&[
+        ("rest.port", "0"),
+        ("rest.authentication.token", "s3cret"),
+        ("rest.server.max-connections", "2"),
+        ("rest.idleness-timeout", "500 ms"),
+    ]);
+    let at = session.rest_address().unwrap();
+    let denied = request(at, "GET", "/overview", None);
+    assert_eq!(denied.status, 401, "{}", denied.body);
+    assert_eq!(request_with(at, "GET", "/overview", None, &[("Authorization", "Bearer wrong")]).status, 401);
+    let allowed = request_with(at, "GET", "/overview", None, &[("Authorization", "Bearer s3cret")]);
+    assert_eq!(allowed.status, 200, "{}", allowed.body);
+    // Two idle connections fill the cap; the next request is served once they are closed.
+    let idle: Vec<std::net::TcpStream> = (0..2).map(|_| std::net::TcpStream::connect(at).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(100));
+    // Without the idle timeout this request would wait for ever (its 30 s read timeout fails it).
+    let served = request_with(at, "GET", "/overview", None, &[("Authorization", "Bearer s3cret")]);
+    assert_eq!(served.status, 200, "{}", served.body);
+    for mut stream in idle {
+        use std::io::Read;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buffer = [0u8; 16];
+        assert_eq!(stream.read(&mut buffer).unwrap_or(0), 0, "an idle connection is closed");
+    }
+    drop(session);
 }

@@ -346,10 +346,12 @@ pub enum Statement {
         /// Whether a view is asked for.
         view: bool,
     },
-    /// `SHOW [USER] FUNCTIONS`
+    /// `SHOW [USER] FUNCTIONS [[NOT] LIKE 'pattern']`
     ShowFunctions {
         /// Only the functions created with `CREATE FUNCTION`.
         user: bool,
+        /// The pattern, and whether it is negated.
+        like: Option<(bool, String)>,
     },
     /// `USE [CATALOG] name`
     Use {
@@ -816,10 +818,10 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
         return Ok(Some(Statement::ShowViews { database, like: like(parser)? }));
     }
     if take(parser, &["SHOW", "USER", "FUNCTIONS"]) {
-        return Ok(Some(Statement::ShowFunctions { user: true }));
+        return Ok(Some(Statement::ShowFunctions { user: true, like: like(parser)? }));
     }
     if take(parser, &["SHOW", "FUNCTIONS"]) {
-        return Ok(Some(Statement::ShowFunctions { user: false }));
+        return Ok(Some(Statement::ShowFunctions { user: false, like: like(parser)? }));
     }
     if take(parser, &["SHOW", "CREATE", "TABLE"]) {
         return Ok(Some(Statement::ShowCreate { name: object(parser)?, view: false }));

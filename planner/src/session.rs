@@ -31,7 +31,10 @@ mod modify;
 mod namespaces;
 pub mod python;
 pub use compat::check_scripts;
-pub use jobs::{PROMETHEUS_FACTORY, PROMETHEUS_PORT, REST_ADDRESS, REST_BIND_ADDRESS, REST_PORT};
+pub use jobs::{
+    PROMETHEUS_FACTORY, PROMETHEUS_PORT, REST_ADDRESS, REST_BIND_ADDRESS, REST_IDLENESS_TIMEOUT, REST_MAX_CONNECTIONS,
+    REST_PORT, REST_SAVEPOINT_DIRS, REST_TOKEN,
+};
 pub mod recovery;
 
 pub(crate) use ddl::catalog_table;
@@ -510,7 +513,7 @@ impl Session {
             }
             Statement::ShowColumns { table, like } => self.show_columns(table, like.as_ref(), located.position),
             Statement::ShowCreate { name, view } => self.show_create(name, *view, located.position),
-            Statement::ShowFunctions { user } => self.show_functions(*user),
+            Statement::ShowFunctions { user, like } => self.show_functions(*user, like.as_ref(), located.position),
             Statement::Use { name, catalog } => self.use_namespace(name, *catalog, located.position),
             Statement::CreateNamespace { kind, name, if_not_exists, options } => {
                 self.create_namespace(kind, name, *if_not_exists, options, located.position)

@@ -10,7 +10,7 @@ use weir_runtime::RuntimeConfig;
 use crate::{compat, lookup_options as lookup, managed, options, session};
 
 /// The planner's, the lookup joins', the SQL client's and the table store's settings.
-static PLANNER_SETTINGS: [&Spec; 43] = [
+static PLANNER_SETTINGS: [&Spec; 47] = [
     &options::RUNTIME_MODE.spec,
     &options::MINI_BATCH_ENABLED.spec,
     &options::MINI_BATCH_LATENCY.spec,
@@ -49,6 +49,10 @@ static PLANNER_SETTINGS: [&Spec; 43] = [
     &session::REST_PORT.spec,
     &session::REST_BIND_ADDRESS.spec,
     &session::REST_ADDRESS.spec,
+    &session::REST_IDLENESS_TIMEOUT.spec,
+    &session::REST_MAX_CONNECTIONS.spec,
+    &session::REST_TOKEN.spec,
+    &session::REST_SAVEPOINT_DIRS.spec,
     &session::PROMETHEUS_PORT.spec,
     &session::PROMETHEUS_FACTORY.spec,
     &session::python::FILES.spec,
@@ -136,6 +140,8 @@ mod tests {
                 "execution.checkpointing.savepoint-dir",
                 "rest.bind-address",
                 "rest.address",
+                "rest.authentication.token",
+                "rest.savepoint.allowed-directories",
                 "metrics.reporter.prom.factory.class",
                 "python.files",
             ];

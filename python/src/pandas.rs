@@ -21,11 +21,15 @@ use crate::general::Call;
 pub struct PandasScalar {
     call: Arc<Call>,
     batch_size: usize,
+    /// The error of the last batch call that failed, until the row path reports it: a pandas
+    /// function sees whole batches, so a batch that failed is never run again row by row (a
+    /// function whose result has the wrong length would pass on batches of one).
+    failed: std::sync::Mutex<Option<ExprError>>,
 }
 
 impl PandasScalar {
     pub(crate) fn new(call: Arc<Call>, batch_size: usize) -> PandasScalar {
-        PandasScalar { call, batch_size }
+        PandasScalar { call, batch_size, failed: std::sync::Mutex::new(None) }
     }
 
     /// The result column for argument columns of `rows` rows, in batches of at most the batch
@@ -100,8 +104,12 @@ impl ScalarFunction for PandasScalar {
         self.call.deterministic
     }
 
-    /// One row as a batch of one (where an expression is evaluated row by row).
+    /// One row as a batch of one (where an expression is evaluated row by row); after the
+    /// kernel failed on a batch, that batch's error.
     fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
+        if let Some(error) = self.failed.lock().map_or(None, |mut f| f.take()) {
+            return Err(error);
+        }
         let columns = args
             .iter()
             .map(|v| {
@@ -117,10 +125,18 @@ impl ScalarFunction for PandasScalar {
         true
     }
 
-    /// The kernel never fails: on an error it answers `None`, and the row path, which runs the
-    /// function again row by row, reports the error with its row.
+    /// On an error the kernel answers `None` and keeps the error: the row path, which comes
+    /// next, reports it (as Flink fails the job) instead of calling the function row by row.
     fn eval_columns(&self, args: &[ArrayRef], ty: &DataType) -> Option<ArrayRef> {
         let rows = args.first().map_or(1, |a| a.len());
-        self.evaluate(args, rows, ty).ok()
+        match self.evaluate(args, rows, ty) {
+            Ok(column) => Some(column),
+            Err(error) => {
+                if let Ok(mut failed) = self.failed.lock() {
+                    *failed = Some(error);
+                }
+                None
+            }
+        }
     }
 }

@@ -316,8 +316,10 @@ def _weir_call_pandas(func, name, arrays, result_type):
     length = len(arrays[0]) if arrays else 1
     series = [a.to_pandas(date_as_object=True) for a in arrays]
     result = func(*series)
-    if not isinstance(result, pd.Series):
-        result = pd.Series(result) if hasattr(result, "__len__") else pd.Series([result] * length)
+    if not isinstance(result, (pd.Series, pd.DataFrame)):
+        raise TypeError(
+            "The result type of Pandas UDF '%s' must be pandas.Series or pandas.DataFrame, got %s"
+            % (name, type(result)))
     if len(result) != length:
         raise RuntimeError(
             "The result length '%d' of Pandas UDF '%s' is not equal to the input length '%d'"

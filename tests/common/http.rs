@@ -24,13 +24,27 @@ impl Response {
 
 /// Sends `method path` with `body` (JSON when given) to `address` and reads the whole response.
 pub fn request(address: SocketAddr, method: &str, path: &str, body: Option<&str>) -> Response {
+    request_with(address, method, path, body, &[])
+}
+
+/// [`request`] with extra `headers`.
+pub fn request_with(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Response {
     let mut stream = TcpStream::connect(address).unwrap_or_else(|e| panic!("connect {address}: {e}"));
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let body = body.unwrap_or("");
-    let content = if body.is_empty() { String::new() } else { "Content-Type: application/json\r\n".to_string() };
+    let mut extra = if body.is_empty() { String::new() } else { "Content-Type: application/json\r\n".to_string() };
+    for (name, value) in headers {
+        extra.push_str(&format!("{name}: {value}\r\n"));
+    }
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n{content}Content-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

@@ -28,6 +28,17 @@ def one_column(s):
     yield s
 
 
+@udf(result_type=DataTypes.BIGINT(), func_type="pandas")
+def batch_total(x):
+    import pandas as pd
+    return pd.Series([x.sum()])
+
+
+@udf(result_type=DataTypes.BIGINT(), func_type="pandas")
+def scalar_total(x):
+    return x.sum()
+
+
 class Count(AggregateFunction):
     def create_accumulator(self):
         return [0]

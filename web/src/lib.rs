@@ -8,6 +8,7 @@
 //! with a single-threaded tokio runtime; handlers only read atomics and take short locks the
 //! subtasks never hold while processing rows, so a slow or stalled HTTP client cannot slow a job.
 
+pub mod access;
 mod dashboard;
 pub mod error;
 pub mod prometheus;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use weir_runtime::jobs::JobRegistry;
 
+pub use access::Access;
 pub use error::{Error, Result};
 use std::future::IntoFuture;
 
@@ -44,23 +46,30 @@ pub struct WebServer {
 
 impl WebServer {
     /// Binds `address` (`host:port`; port 0 picks a free one) and serves `registry` on a thread
-    /// of its own. `option` names the setting the address came from, for the error.
+    /// of its own, to the clients `access` lets in. `option` names the setting the address came
+    /// from, for the error.
     ///
     /// # Errors
     /// [`Error::Bind`] when the address cannot be bound (a port in use names the option);
     /// [`Error::Startup`] when the thread or runtime cannot start.
-    pub fn start(registry: JobRegistry, address: &str, serves: Serves, option: &'static str) -> Result<WebServer> {
+    pub fn start(
+        registry: JobRegistry,
+        address: &str,
+        serves: Serves,
+        option: &'static str,
+        access: Access,
+    ) -> Result<WebServer> {
         let bind_error = |source| Error::Bind { address: address.to_string(), option, source };
         let listener = TcpListener::bind(address).map_err(bind_error)?;
         listener.set_nonblocking(true).map_err(bind_error)?;
         let bound = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let state = Arc::new(rest::Web::new(registry));
+        let state = Arc::new(rest::Web::new(registry, access.clone()));
         let thread = std::thread::Builder::new().name("weir-web".into()).spawn(move || {
             runtime.block_on(async move {
                 let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(listener) => listener,
+                    Ok(listener) => access::GuardedListener::new(listener, &access),
                     Err(error) => return tracing::warn!(%error, "the web server cannot listen"),
                 };
                 let sampler = tokio::spawn(sample_rates(Arc::clone(&state)));
@@ -68,6 +77,8 @@ impl WebServer {
                     Serves::RestAndDashboard => rest::router(state),
                     Serves::PrometheusOnly => rest::prometheus_router(state),
                 };
+                let app = app
+                    .layer(axum::middleware::from_fn_with_state(Arc::new(access.token.clone()), access::require_token));
                 // Stopping drops every connection at once: a client that stalls holds up nothing.
                 tokio::select! {
                     served = axum::serve(listener, app).into_future() => {

@@ -529,7 +529,21 @@ impl ExprBinder<'_> {
                 self.call(Function::Scalar(calendar::TimeFloor::of(unit, ceil)), vec![arg], node)
             }
             ast::Expr::IsNotDistinctFrom(a, b) | ast::Expr::IsDistinctFrom(a, b) => {
-                let args = vec![self.bind_node(a)?, self.bind_node(b)?];
+                // A bare NULL takes the other side's type, as Flink's NULL literal does.
+                let (a, b) = (self.bind_node(a)?, self.bind_node(b)?);
+                let typed_null = |other: &Expr| {
+                    let mut ty = other.ty().clone();
+                    (ty.nullable, ty.time_attribute) = (true, None);
+                    Expr::literal(Value::Null, ty)
+                };
+                let args = match (a.is_null_literal(), b.is_null_literal()) {
+                    (false, true) => {
+                        let null = typed_null(&a);
+                        vec![a, null]
+                    }
+                    (true, false) => vec![typed_null(&b), b],
+                    _ => vec![a, b],
+                };
                 let same = self.call(Function::named(choice::NOT_DISTINCT), args, node)?;
                 if matches!(node, ast::Expr::IsDistinctFrom(..)) {
                     self.call(Function::Not, vec![same], node)
@@ -828,6 +842,13 @@ impl ExprBinder<'_> {
             let written = f.name.to_string();
             return Err(validation(node, functions::no_match(&written, &types.iter().collect::<Vec<_>>()).0));
         };
+        // Calcite types IF's branches from each other and refuses a bare NULL among them.
+        if matches!(function, Function::If) {
+            let bare_null = |e: &&ast::Expr| matches!(e, ast::Expr::Value(v) if v.value == ast::Value::Null);
+            if let Some(null) = raw.iter().skip(1).find(bare_null) {
+                return Err(validation(null, "Illegal use of 'NULL'"));
+            }
+        }
         let mut args = raw.iter().map(|a| self.bind_node(a)).collect::<Result<Vec<_>>>()?;
         // Flink reads and writes bags but its code generator takes neither CARDINALITY nor
         // UNNEST of one; weir refuses them with its words.

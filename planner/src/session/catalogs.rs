@@ -24,7 +24,7 @@ impl Session {
 
     /// `SHOW [USER] FUNCTIONS`: the built-in functions weir has (scalar and aggregate) and those
     /// created with `CREATE FUNCTION`, sorted; `USER` only the latter.
-    pub(super) fn show_functions(&mut self, user: bool) -> Result<()> {
+    pub(super) fn show_functions(&mut self, user: bool, like: Option<&(bool, String)>, at: Position) -> Result<()> {
         let mut names: Vec<String> = self.catalog.functions().names();
         if !user {
             names.extend(
@@ -37,6 +37,7 @@ impl Session {
         }
         names.sort();
         names.dedup();
+        let names = super::describe::matching(names, like, at)?;
         self.show_list("function name", &names)
     }
 

@@ -4,10 +4,11 @@
 //! `SHOW JOBS`, `DESCRIBE JOB '<id>'` and `STOP JOB '<id>' [WITH SAVEPOINT]`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use weir_runtime::jobs::{JobInfo, JobRegistry, Registration};
 use weir_runtime::settings::Setting;
-use weir_web::{Serves, WebServer};
+use weir_web::{Access, Serves, WebServer};
 
 use super::recovery::SAVEPOINT_DIR;
 use super::Session;
@@ -37,6 +38,37 @@ pub static REST_ADDRESS: Setting<String> = Setting::text(
     "the address clients reach the REST server at; bound when rest.bind-address is unset",
 )
 .shown_as("none");
+/// `rest.idleness-timeout`: a REST connection idle this long is closed (Flink's key and default).
+pub static REST_IDLENESS_TIMEOUT: Setting<Duration> = Setting::duration(
+    "rest.idleness-timeout",
+    Duration::from_secs(300),
+    "5 min",
+    "a REST or /metrics connection that sends and receives nothing for this long is closed",
+);
+/// `rest.server.max-connections`: weir's cap on open REST connections.
+pub static REST_MAX_CONNECTIONS: Setting<i64> = Setting::int(
+    "rest.server.max-connections",
+    128,
+    "128",
+    |n| (1..=65_536).contains(&n),
+    "an integer from 1 to 65536",
+    "connections the REST server holds open at once (weir's); more wait until one closes",
+);
+/// `rest.authentication.token`: weir's bearer token for the REST API.
+pub static REST_TOKEN: Setting<String> = Setting::text(
+    "rest.authentication.token",
+    "",
+    "when set, every REST request must carry 'Authorization: Bearer <token>' (weir's; others are answered 401)",
+)
+.shown_as("none");
+/// `rest.savepoint.allowed-directories`: where REST requests may write savepoints.
+pub static REST_SAVEPOINT_DIRS: Setting<String> = Setting::text(
+    "rest.savepoint.allowed-directories",
+    "",
+    "directories (comma-separated) a REST request may name as a savepoint's target besides \
+     execution.checkpointing.savepoint-dir (weir's; nothing else is written to)",
+)
+.shown_as("none");
 /// `metrics.reporter.prom.port`: serve `/metrics` for Prometheus on this port (or the first
 /// free one of a range `9250-9260`), as Flink's Prometheus reporter does.
 pub static PROMETHEUS_PORT: Setting<String> = Setting::text(
@@ -58,6 +90,8 @@ const PROMETHEUS_FACTORY_CLASS: &str = "org.apache.flink.metrics.prometheus.Prom
 #[derive(Debug, Default)]
 pub(crate) struct Servers {
     rest: Option<(String, WebServer)>,
+    /// What the REST server lets clients do: a change restarts it.
+    rest_access: Option<Access>,
     prometheus: Option<(String, WebServer)>,
 }
 
@@ -98,11 +132,20 @@ impl Session {
                 .unwrap_or_else(|| "127.0.0.1".to_string());
             format!("{host}:{}", self.settings.get(&REST_PORT))
         });
+        let access = self.rest_access()?;
+        if self.servers.rest_access.as_ref() != Some(&access) {
+            self.servers.rest = None;
+        }
+        if let Some(address) = &rest {
+            warn_if_reachable_from_elsewhere(address, &access);
+        }
         let jobs = self.jobs.clone();
+        let given = access.clone();
         replace_server(&mut self.servers.rest, rest, |address| {
-            WebServer::start(jobs.clone(), address, Serves::RestAndDashboard, "rest.port")
+            WebServer::start(jobs.clone(), address, Serves::RestAndDashboard, "rest.port", given.clone())
                 .map_err(|e| Error::Configuration(e.to_string()))
         })?;
+        self.servers.rest_access = Some(access);
         let factory = self.settings.get(&PROMETHEUS_FACTORY);
         if !factory.is_empty() && factory != PROMETHEUS_FACTORY_CLASS {
             return Err(Error::Configuration(format!(
@@ -254,6 +297,51 @@ fn job_row(job: &JobInfo) -> Vec<String> {
     vec![job.id.to_string(), job.name.clone(), job.lifecycle().state().as_str().to_string(), start]
 }
 
+impl Session {
+    /// What the REST server lets its clients do, from the `rest.*` settings.
+    fn rest_access(&self) -> Result<Access> {
+        let directories = self.settings.get(&REST_SAVEPOINT_DIRS);
+        let savepoint_directories = directories
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                weir_runtime::settings::local_path(d).map(PathBuf::from).map_err(|reason| {
+                    Error::Configuration(format!(
+                        "Invalid value '{directories}' for option '{}': {reason}",
+                        REST_SAVEPOINT_DIRS.spec.key
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let token = self.settings.get(&REST_TOKEN);
+        Ok(Access {
+            max_connections: self.settings.get(&REST_MAX_CONNECTIONS) as usize,
+            idle_timeout: self.settings.get(&REST_IDLENESS_TIMEOUT),
+            token: (!token.is_empty()).then_some(token),
+            savepoint_directories,
+        })
+    }
+}
+
+/// A REST server bound to an address other machines may reach can stop and savepoint jobs for
+/// anyone there: say so on standard error, and how to require a token.
+fn warn_if_reachable_from_elsewhere(address: &str, access: &Access) {
+    let host = address.rsplit_once(':').map_or(address, |(host, _)| host).trim_matches(['[', ']']);
+    let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        return;
+    }
+    let protection = if access.token.is_some() {
+        "requests must carry the rest.authentication.token".to_string()
+    } else {
+        "anyone who reaches it can stop jobs and take savepoints; set 'rest.authentication.token' to require a token"
+            .to_string()
+    };
+    eprintln!("Warning: the REST API listens on {address}, which other machines may reach: {protection}.");
+    tracing::warn!(address, token = access.token.is_some(), "the REST API listens beyond loopback");
+}
+
 /// Starts the Prometheus endpoint on `ports` (`9249`, or the first free port of `9250-9260`).
 fn start_prometheus(jobs: &JobRegistry, ports: &str) -> Result<WebServer> {
     let option = "metrics.reporter.prom.port";
@@ -270,7 +358,8 @@ fn start_prometheus(jobs: &JobRegistry, ports: &str) -> Result<WebServer> {
     };
     let mut last = None;
     for port in low..=high.max(low) {
-        match WebServer::start(jobs.clone(), &format!("127.0.0.1:{port}"), Serves::PrometheusOnly, option) {
+        let address = format!("127.0.0.1:{port}");
+        match WebServer::start(jobs.clone(), &address, Serves::PrometheusOnly, option, Access::default()) {
             Ok(server) => return Ok(server),
             Err(e) => last = Some(e),
         }

@@ -58,14 +58,16 @@ fn subtasks(spec: Option<&String>, parallelism: usize) -> Result<Vec<usize>, Api
     let Some(spec) = spec else { return Ok((0..parallelism).collect()) };
     let invalid =
         || error(StatusCode::BAD_REQUEST, format!("Invalid subtasks '{spec}': expected ranges such as 0-3,5."));
-    let mut chosen = Vec::new();
+    // Each range is cut to the vertex's subtasks before it is walked: `0-18446744073709551615`
+    // costs what `0-3` does on four subtasks.
+    let mut chosen = std::collections::BTreeSet::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (low, high) = part.split_once('-').unwrap_or((part, part));
         let (low, high): (usize, usize) =
             (low.trim().parse().map_err(|_| invalid())?, high.trim().parse().map_err(|_| invalid())?);
-        chosen.extend((low..=high).filter(|&i| i < parallelism));
+        chosen.extend(low..=high.min(parallelism.saturating_sub(1)));
     }
-    Ok(chosen)
+    Ok(chosen.into_iter().filter(|&i| i < parallelism).collect())
 }
 
 /// The aggregates `agg` asks for (all five without it).
@@ -147,6 +149,10 @@ mod tests {
         assert_eq!(subtasks(Some(&"0-2,4,9".to_string()), 5).unwrap(), vec![0, 1, 2, 4]);
         assert_eq!(subtasks(None, 3).unwrap(), vec![0, 1, 2]);
         assert!(subtasks(Some(&"a-b".to_string()), 3).is_err());
+        // Ranges past the last subtask are cut to it at once (this one took minutes walked).
+        let huge = format!("0-{},3-{}", u64::MAX, usize::MAX);
+        assert_eq!(subtasks(Some(&huge), 4).unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(subtasks(Some(&"7-9,2-1".to_string()), 4).unwrap(), Vec::<usize>::new());
         assert_eq!(aggregations(Some(&"MIN,sum".to_string())).unwrap(), vec!["min", "sum"]);
         assert!(aggregations(Some(&"median".to_string())).is_err());
     }

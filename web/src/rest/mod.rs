@@ -26,20 +26,24 @@ use crate::rates::Rates;
 use checkpoints::{checkpoints, checkpoints_config};
 use jobs::{cancel_job, config, exceptions, job, jobs, jobs_overview, overview, plan};
 use metrics::{job_metrics, subtasks_metrics};
-use savepoints::{savepoint_status, stop_job, trigger_savepoint, Operation};
+use savepoints::{savepoint_status, stop_job, trigger_savepoint, Operation, SavepointQueue};
 use vertices::{backpressure, vertex, vertex_metrics, watermarks};
 
-/// What the handlers share: the jobs, their rates, and the savepoint operations in progress.
+/// What the handlers share: the jobs, their rates, the savepoint operations asked for and
+/// what clients may do.
 #[derive(Debug)]
 pub(crate) struct Web {
     pub(crate) registry: JobRegistry,
     pub(crate) rates: Rates,
     pub(crate) operations: Mutex<HashMap<String, Operation>>,
+    /// Per job id, the savepoints waiting for the one in progress (one at a time per job).
+    pub(crate) savepoints: Mutex<HashMap<String, SavepointQueue>>,
+    pub(crate) access: crate::Access,
 }
 
 impl Web {
-    pub(crate) fn new(registry: JobRegistry) -> Self {
-        Web { registry, rates: Rates::default(), operations: Mutex::default() }
+    pub(crate) fn new(registry: JobRegistry, access: crate::Access) -> Self {
+        Web { registry, rates: Rates::default(), operations: Mutex::default(), savepoints: Mutex::default(), access }
     }
 }
 

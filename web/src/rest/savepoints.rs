@@ -11,7 +11,7 @@ use axum::Json;
 use serde_json::{json, Value};
 use weir_runtime::jobs::{JobId, JobInfo};
 
-use super::{error, find_job, Answer, Shared};
+use super::{error, find_job, Answer, ApiError, Shared};
 
 /// A savepoint asked for through the API: in progress, or its path, or why it failed.
 #[derive(Debug, Clone)]
@@ -21,52 +21,161 @@ pub(crate) enum Operation {
     Failed(String),
 }
 
-/// Starts a savepoint of `job` into `dir` (stopping the job after it when `stop`) on a thread
-/// of its own; answers the trigger id to poll.
-fn start_savepoint(web: &Shared, job: Arc<JobInfo>, dir: Option<String>, stop: bool) -> Answer {
-    let dir = match dir.as_deref().map(weir_runtime::settings::local_path).transpose() {
+/// How many savepoint requests of one job may wait for the one in progress (Flink's coordinator
+/// queues as many, then fails the next with its message).
+const MAX_QUEUED: usize = 1000;
+
+/// The savepoints of one job: the one in progress runs on a thread of its own, the others wait
+/// their turn, so a burst of requests holds one thread, not one each.
+#[derive(Debug, Default)]
+pub(crate) struct SavepointQueue {
+    running: bool,
+    waiting: std::collections::VecDeque<Wanted>,
+}
+
+/// One savepoint asked for: its trigger id, where it goes, whether the job stops after it.
+#[derive(Debug)]
+struct Wanted {
+    trigger: String,
+    dir: PathBuf,
+    stop: bool,
+}
+
+/// What a savepoint or stop request's body asks, its fields checked as Flink's request bodies
+/// type them.
+#[derive(Debug, Default)]
+struct Asked {
+    dir: Option<String>,
+    flag: bool,
+    trigger: Option<String>,
+}
+
+/// Reads `body` as Flink's `kind` (`SavepointTriggerRequestBody`, `StopWithSavepointRequestBody`):
+/// `dir_key` a string, `flag_key` a boolean (`"true"`/`"false"` too, as Jackson reads them),
+/// `formatType` one of Flink's, `triggerId` a string; a field of another type is Flink's 400.
+fn asked(body: &Option<Json<Value>>, kind: &str, dir_key: &str, flag_key: &str) -> Result<Asked, ApiError> {
+    let mismatch = || error(StatusCode::BAD_REQUEST, format!("Request did not match expected format {kind}."));
+    let Some(Json(body)) = body else { return Ok(Asked::default()) };
+    let Some(fields) = body.as_object() else { return Err(mismatch()) };
+    let text = |key: &str| match fields.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(mismatch()),
+    };
+    let flag = match fields.get(flag_key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => true,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => false,
+        Some(_) => return Err(mismatch()),
+    };
+    if let Some(format) = text("formatType")? {
+        if !["CANONICAL", "NATIVE"].contains(&format.as_str()) {
+            return Err(mismatch());
+        }
+    }
+    Ok(Asked { dir: text(dir_key)?, flag, trigger: text("triggerId")? })
+}
+
+/// Queues a savepoint of `job` into `dir` (stopping the job after it when `stop`); answers the
+/// trigger id to poll. A request that repeats a `triggerId` answers it again without a second
+/// savepoint, as Flink's does.
+fn start_savepoint(web: &Shared, job: Arc<JobInfo>, asked: Asked, stop: bool) -> Answer {
+    let accepted = |trigger: &str| Ok((StatusCode::ACCEPTED, Json(json!({ "request-id": trigger }))).into_response());
+    if let Some(trigger) = &asked.trigger {
+        if web.operations.lock().contains_key(trigger) {
+            return accepted(trigger);
+        }
+    }
+    let dir = match asked.dir.as_deref().map(weir_runtime::settings::local_path).transpose() {
         Ok(dir) => dir,
         Err(reason) => return Err(error(StatusCode::BAD_REQUEST, format!("Invalid target directory: {reason}"))),
     };
     let Some(dir) = dir.map(PathBuf::from).or_else(|| job.savepoint_dir.clone()) else {
         return Err(error(
             StatusCode::BAD_REQUEST,
-            "No savepoint directory: give one in the request or set execution.checkpointing.savepoint-dir.",
+            "Config key [execution.checkpointing.savepoint-dir] is not set. Property [targetDirectory] must be provided.",
         ));
     };
-    let trigger = JobId::random().to_string();
+    // A request may write only where the job's savepoints go or a directory allowed for them:
+    // whoever reaches the port must not write wherever the process may.
+    let allowed: Vec<PathBuf> =
+        job.savepoint_dir.iter().cloned().chain(web.access.savepoint_directories.iter().cloned()).collect();
+    if !crate::access::is_within(&dir, &allowed) {
+        let listed: Vec<String> = allowed.iter().map(|d| format!("'{}'", d.display())).collect();
+        return Err(error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "Savepoint target directory '{}' is outside the directories REST requests may write to ({}): set \
+                 execution.checkpointing.savepoint-dir or rest.savepoint.allowed-directories to allow it.",
+                dir.display(),
+                if listed.is_empty() { "none is set".to_string() } else { listed.join(", ") }
+            ),
+        ));
+    }
+    let trigger = asked.trigger.unwrap_or_else(|| JobId::random().to_string());
+    let mut queues = web.savepoints.lock();
+    let queue = queues.entry(job.id.to_string()).or_default();
+    if queue.waiting.len() >= MAX_QUEUED {
+        let failed = Operation::Failed("The maximum number of queued checkpoint requests exceeded".into());
+        web.operations.lock().insert(trigger.clone(), failed);
+        return accepted(&trigger);
+    }
     web.operations.lock().insert(trigger.clone(), Operation::InProgress);
-    let (web, id) = (Arc::clone(web), trigger.clone());
+    queue.waiting.push_back(Wanted { trigger: trigger.clone(), dir, stop });
+    if !queue.running {
+        queue.running = true;
+        let (shared, job) = (Arc::clone(web), Arc::clone(&job));
+        let spawned =
+            std::thread::Builder::new().name("weir-savepoint".into()).spawn(move || take_savepoints(&shared, &job));
+        if let Err(e) = spawned {
+            queue.running = false;
+            let failed = Operation::Failed(format!("Cannot start the savepoint: {e}"));
+            for wanted in queue.waiting.drain(..) {
+                web.operations.lock().insert(wanted.trigger, failed.clone());
+            }
+            return Err(error(StatusCode::INTERNAL_SERVER_ERROR, format!("Cannot start the savepoint: {e}")));
+        }
+    }
+    accepted(&trigger)
+}
+
+/// Takes the savepoints waiting for `job`, one after the other, until none is left.
+fn take_savepoints(web: &Shared, job: &Arc<JobInfo>) {
     let timeout = job.checkpointing.timeout.max(Duration::from_secs(1));
-    let spawned = std::thread::Builder::new().name("weir-savepoint".into()).spawn(move || {
-        let result = if stop { job.stop_with_savepoint(&dir, timeout) } else { job.savepoint(&dir, timeout) };
+    loop {
+        let next = {
+            let mut queues = web.savepoints.lock();
+            let Some(queue) = queues.get_mut(job.id.as_str()) else { return };
+            match queue.waiting.pop_front() {
+                Some(wanted) => wanted,
+                None => {
+                    queue.running = false;
+                    return;
+                }
+            }
+        };
+        let result =
+            if next.stop { job.stop_with_savepoint(&next.dir, timeout) } else { job.savepoint(&next.dir, timeout) };
         let outcome = match result {
             Ok(path) => Operation::Completed(path),
             Err(e) => Operation::Failed(e.to_string()),
         };
-        web.operations.lock().insert(id, outcome);
-    });
-    if let Err(e) = spawned {
-        return Err(error(StatusCode::INTERNAL_SERVER_ERROR, format!("Cannot start the savepoint: {e}")));
+        web.operations.lock().insert(next.trigger, outcome);
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({ "request-id": trigger }))).into_response())
-}
-
-fn body_field(body: &Option<Json<Value>>, key: &str) -> Option<Value> {
-    body.as_ref().and_then(|Json(b)| b.get(key)).cloned()
 }
 
 /// `POST /jobs/:jid/stop`: a savepoint, then the job stops; answers the trigger id.
 pub(crate) async fn stop_job(State(web): State<Shared>, Path(jid): Path<String>, body: Option<Json<Value>>) -> Answer {
     let job = find_job(&web, &jid)?;
-    if body_field(&body, "drain").and_then(|v| v.as_bool()) == Some(true) {
+    let asked = asked(&body, "StopWithSavepointRequestBody", "targetDirectory", "drain")?;
+    if asked.flag {
         return Err(error(
             StatusCode::BAD_REQUEST,
             "Not supported by weir: stopping with \"drain\": true (weir does not end a job's event time before it stops).",
         ));
     }
-    let dir = body_field(&body, "targetDirectory").and_then(|v| v.as_str().map(str::to_string));
-    start_savepoint(&web, job, dir, true)
+    start_savepoint(&web, job, asked, true)
 }
 
 /// `POST /jobs/:jid/savepoints`: a savepoint (the job stopping after it with `cancel-job`); answers the trigger id.
@@ -76,9 +185,9 @@ pub(crate) async fn trigger_savepoint(
     body: Option<Json<Value>>,
 ) -> Answer {
     let job = find_job(&web, &jid)?;
-    let dir = body_field(&body, "target-directory").and_then(|v| v.as_str().map(str::to_string));
-    let cancel = body_field(&body, "cancel-job").and_then(|v| v.as_bool()).unwrap_or(false);
-    start_savepoint(&web, job, dir, cancel)
+    let asked = asked(&body, "SavepointTriggerRequestBody", "target-directory", "cancel-job")?;
+    let cancel = asked.flag;
+    start_savepoint(&web, job, asked, cancel)
 }
 
 /// `GET /jobs/:jid/savepoints/:trigger`: whether the savepoint completed, and where it went.

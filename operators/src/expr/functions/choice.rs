@@ -72,9 +72,21 @@ impl ScalarFunction for Extreme {
 
     fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
         let wanted = if self.greatest { Ordering::Greater } else { Ordering::Less };
+        // Doubles compare as Java's `compareTo` orders them: a NaN above every number, so
+        // GREATEST of a NaN is NaN and LEAST passes it over, in any order of the arguments.
+        let ordered = |a: &Value, b: &Value| {
+            let nan =
+                |v: &Value| matches!(v, Value::Float(_) | Value::Double(_)) && v.as_f64().is_some_and(f64::is_nan);
+            match (nan(a), nan(b)) {
+                (true, true) => Some(Ordering::Equal),
+                (true, false) if !b.is_null() => Some(Ordering::Greater),
+                (false, true) if !a.is_null() => Some(Ordering::Less),
+                _ => compare(a, b),
+            }
+        };
         let mut best = 0;
         for i in 1..args.len() {
-            if compare(&args[i], &args[best]) == Some(wanted) {
+            if ordered(&args[i], &args[best]) == Some(wanted) {
                 best = i;
             }
         }

@@ -95,6 +95,19 @@ impl Path {
         Ok(Path { strict, steps })
     }
 
+    /// Whether the path can select several items (it has a wildcard): what it selects is then
+    /// one JSON array of them, as Flink's JsonPath gives it.
+    fn is_definite(&self) -> bool {
+        !self.steps.iter().any(|s| matches!(s, Step::AnyKey | Step::AnyIndex))
+    }
+
+    /// What the path selects in `root` as the functions take it: the items of a definite path,
+    /// one array of the items of an indefinite one (when it selects any).
+    fn value_of(&self, root: &Json) -> Result<Vec<Json>, ExprError> {
+        let items: Vec<Json> = self.select(root)?.into_iter().cloned().collect();
+        Ok(if self.is_definite() || items.is_empty() { items } else { vec![Json::Array(items)] })
+    }
+
     /// The items the path selects in `root`; in strict mode a missing key or index, or a step
     /// of the wrong kind, is an error.
     fn select<'a>(&self, root: &'a Json) -> Result<Vec<&'a Json>, ExprError> {
@@ -130,6 +143,8 @@ impl Path {
                 None => {}
             },
             (Step::AnyIndex, Json::Array(elements)) => out.extend(elements),
+            // `[*]` on an object lists its values, as `.*` does.
+            (Step::AnyIndex, Json::Object(map)) => out.extend(map.values()),
             // Lax mode takes a value that is no array as an array of it.
             (Step::Index(0) | Step::AnyIndex, other) if !self.strict => out.push(other),
             (Step::Index(_), _) if !self.strict => {}
@@ -140,9 +155,103 @@ impl Path {
     }
 }
 
-/// The JSON text of a document, compact.
+/// The JSON text of a document as Flink's JSON functions write it: compact, the keys of every
+/// object sorted, numbers as Java's `BigDecimal` writes them (`-0.0` is `0.0`, `1e2` is `1E+2`,
+/// `1.50` stays `1.50`).
 fn json_text(v: &Json) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+    let mut out = String::new();
+    write_json_text(&mut out, v);
+    out
+}
+
+fn write_json_text(out: &mut String, v: &Json) {
+    match v {
+        Json::Object(map) => {
+            let mut entries: Vec<(&String, &Json)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, value)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(key).unwrap_or_default());
+                out.push(':');
+                write_json_text(out, value);
+            }
+            out.push('}');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_text(out, item);
+            }
+            out.push(']');
+        }
+        Json::Number(n) => {
+            let text = n.to_string();
+            out.push_str(&java_number_text(&text).unwrap_or(text));
+        }
+        other => out.push_str(&serde_json::to_string(other).unwrap_or_default()),
+    }
+}
+
+/// A JSON number with a fraction or an exponent as Java's `BigDecimal.toString` writes it (an
+/// integer stays as written, without a sign on zero); `None` when `text` is no number.
+fn java_number_text(text: &str) -> Option<String> {
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(at) => (&body[..at], body[at + 1..].parse::<i64>().ok()?),
+        None => (body, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if !(whole.chars().chain(fraction.chars()).all(|c| c.is_ascii_digit())) || whole.is_empty() {
+        return None;
+    }
+    let digits = format!("{whole}{fraction}");
+    let coefficient = digits.trim_start_matches('0');
+    let coefficient = if coefficient.is_empty() { "0" } else { coefficient };
+    let scale = fraction.len() as i64 - exponent;
+    let mut out = String::new();
+    if negative && coefficient != "0" {
+        out.push('-');
+    }
+    if fraction.is_empty() && exponent == 0 {
+        out.push_str(coefficient);
+        return Some(out);
+    }
+    let adjusted = -scale + (coefficient.len() as i64 - 1);
+    if scale >= 0 && adjusted >= -6 {
+        let scale = scale as usize;
+        if scale == 0 {
+            out.push_str(coefficient);
+        } else if coefficient.len() > scale {
+            out.push_str(&coefficient[..coefficient.len() - scale]);
+            out.push('.');
+            out.push_str(&coefficient[coefficient.len() - scale..]);
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', scale - coefficient.len()));
+            out.push_str(coefficient);
+        }
+    } else {
+        out.push_str(&coefficient[..1]);
+        if coefficient.len() > 1 {
+            out.push('.');
+            out.push_str(&coefficient[1..]);
+        }
+        out.push('E');
+        if adjusted >= 0 {
+            out.push('+');
+        }
+        out.push_str(&adjusted.to_string());
+    }
+    Some(out)
 }
 
 /// What a function does when its path selects nothing, or fails.
@@ -213,7 +322,7 @@ impl ScalarFunction for JsonValue {
         let path = Path::parse(path)?;
         let selected = serde_json::from_str::<Json>(document)
             .map_err(|e| ExprError(format!("Invalid JSON text: {e}")))
-            .and_then(|root| Ok(path.select(&root)?.into_iter().cloned().collect::<Vec<_>>()));
+            .and_then(|root| path.value_of(&root));
         let selected = match selected {
             Ok(selected) => selected,
             Err(e) => return fall_back(self.on_empty, e, &args[2]),
@@ -307,7 +416,7 @@ impl ScalarFunction for JsonQuery {
         let path = Path::parse(text(&args[1]))?;
         let selected = serde_json::from_str::<Json>(text(&args[0]))
             .map_err(|e| ExprError(format!("Invalid JSON text: {e}")))
-            .and_then(|root| Ok(path.select(&root)?.into_iter().cloned().collect::<Vec<_>>()));
+            .and_then(|root| path.value_of(&root));
         let selected = match selected {
             Ok(s) => s,
             Err(e) => return self.fallback(self.on_empty, e),
@@ -395,7 +504,8 @@ impl ScalarFunction for JsonExists {
         let path = Path::parse(text(&args[1]))?;
         let found = serde_json::from_str::<Json>(text(&args[0]))
             .map_err(|e| ExprError(format!("Invalid JSON text: {e}")))
-            .and_then(|root| Ok(!path.select(&root)?.is_empty()));
+            // A member whose value is JSON null does not exist, as in Flink.
+            .and_then(|root| Ok(path.select(&root)?.iter().any(|v| !v.is_null())));
         match (found, self.on_error) {
             (Ok(found), _) => Ok(Value::Boolean(found)),
             (Err(_), ExistsOnError::True) => Ok(Value::Boolean(true)),
@@ -687,6 +797,18 @@ mod tests {
     fn select(path: &str, document: &str) -> Result<Vec<String>, ExprError> {
         let root: Json = serde_json::from_str(document).unwrap();
         Ok(Path::parse(path)?.select(&root)?.into_iter().map(json_text).collect())
+    }
+
+    /// Numbers as Flink 2.3's JSON functions write them (`JSON_QUERY('[-0.0, 1.0, 1e2, 1.50]',
+    /// '$')` is `[0.0,1.0,1E+2,1.50]`), keys sorted (`JSON_QUERY('{"b":1,"a":2}', '$')`).
+    #[test]
+    fn json_text_sorts_keys_and_writes_numbers_as_java_big_decimals() {
+        let text = |doc: &str| json_text(&serde_json::from_str::<Json>(doc).unwrap());
+        assert_eq!(text("[-0.0, 1.0, 1e2, 1.50]"), "[0.0,1.0,1E+2,1.50]");
+        assert_eq!(text(r#"{"b": 1, "a": {"d": 2, "c": -0}}"#), r#"{"a":{"c":0,"d":2},"b":1}"#);
+        for (number, java) in [("1.0E20", "1.0E+20"), ("1e-7", "1E-7"), ("0.00001", "0.00001"), ("-2.5e1", "-25")] {
+            assert_eq!(java_number_text(number).unwrap(), java, "{number}");
+        }
     }
 
     #[test]

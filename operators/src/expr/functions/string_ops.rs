@@ -347,7 +347,8 @@ pub const PARSE_URL: Builtin = Builtin::new(
     |args, _| {
         let Some(url) = Url::parse(text(&args[0])) else { return Ok(Value::Null) };
         let part = match text(&args[1]) {
-            "HOST" => url.host,
+            // `java.net.URL.getHost` is empty, not NULL, for a URL without a host (`mailto:`).
+            "HOST" => Some(url.host.unwrap_or("")),
             "PATH" => Some(url.path),
             "QUERY" => match args.get(2) {
                 Some(key) => url.query.and_then(|q| query_value(q, text(key))),
@@ -378,7 +379,9 @@ pub const OVERLAY: Builtin = Builtin::new(
         let s = chars(text(&args[0]));
         let placing = text(&args[1]);
         let start = (args[2].as_i64().unwrap_or(1).max(1) - 1) as usize;
-        if start > s.len() {
+        // A start past the last character leaves the text as it is (Flink: `OVERLAY('abc'
+        // PLACING 'XY' FROM 4)` is `abc`).
+        if start >= s.len() {
             return Ok(args[0].clone());
         }
         let length = args.get(3).map_or(placing.chars().count() as i64, |l| l.as_i64().unwrap_or(0)).max(0) as usize;

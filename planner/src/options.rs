@@ -255,7 +255,7 @@ pub static SINK_TYPE_LENGTH_ENFORCER: Setting<&'static str> = Setting::choice(
 pub static LOCAL_TIME_ZONE: Setting<String> = Setting::text(
     "table.local-time-zone",
     "default",
-    "the session time zone: windows over a TIMESTAMP_LTZ follow its wall clock ('default': the machine's zone)",
+    "the session time zone: windows over a TIMESTAMP_LTZ, and the functions and casts that read or write wall-clock time, follow its wall clock ('default': the machine's zone)",
 );
 /// `table.optimizer.window-join-enabled`
 pub static WINDOW_JOIN_ENABLED: Setting<bool> = Setting::boolean(

@@ -91,7 +91,10 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// Unknown tables or columns, type mismatches, unsupported SQL.
     pub fn bind_query(&self, query: &Query) -> Result<Plan> {
-        Binder::new(self.catalog, &self.resolver).with_join_operators(self.join_operators).bind_query(query)
+        Binder::new(self.catalog, &self.resolver)
+            .with_join_operators(self.join_operators)
+            .with_zone(self.options.local_time_zone)
+            .bind_query(query)
     }
 
     /// Phase 1: an INSERT's sink and logical plan, its rows cast to the sink's types.

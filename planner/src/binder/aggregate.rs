@@ -5,6 +5,7 @@ use sqlparser::ast;
 use weir_operators::aggregate::{registry, AggregateCall, AggregateKind};
 use weir_operators::expr::types::is_numeric;
 use weir_operators::expr::{Expr, Function};
+use weir_runtime::time_zone::TimeZone;
 
 use super::expr::{AggregateContext, ExprBinder};
 use super::scope::position_of;
@@ -35,6 +36,7 @@ pub fn aggregate_call(
     f: &ast::Function,
     agg: &mut AggregateContext,
     functions: &UserFunctions,
+    zone: TimeZone,
 ) -> Result<AggregateCall> {
     let name = f.name.to_string().to_ascii_uppercase();
     let node = ast::Expr::Function(f.clone());
@@ -87,7 +89,7 @@ pub fn aggregate_call(
         });
     }
     let scope = agg.input_scope.clone();
-    let mut bind = |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None, functions }.bind(e);
+    let mut bind = |e: &ast::Expr| ExprBinder { scope: &scope, aggregates: None, functions, zone }.bind(e);
     let mut bound: Vec<Expr> = args.iter().map(&mut bind).collect::<Result<_>>()?;
     // A nullable condition is tested `IS TRUE`, as Calcite writes it into the aggregate's input.
     let filter = match &f.filter {

@@ -174,8 +174,8 @@ impl Binder<'_> {
         collection: &ast::Expr,
         ordinality: bool,
     ) -> Result<Generated> {
-        let bound: Expr =
-            ExprBinder { scope, aggregates: None, functions: self.catalog.functions() }.bind(collection)?;
+        let bound: Expr = ExprBinder { scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+            .bind(collection)?;
         if matches!(bound.ty().logical, weir_runtime::LogicalType::Multiset(_)) {
             // Flink's code generator takes no UNNEST of a bag.
             return Err(Error::Table("Expect an array or a map.".into()));
@@ -210,7 +210,7 @@ impl Binder<'_> {
         if arg_exprs.len() != list.args.len() {
             return Err(unsupported_at(call, "Named or wildcard arguments of a table function"));
         }
-        let mut binder = ExprBinder { scope, aggregates: None, functions: self.catalog.functions() };
+        let mut binder = ExprBinder { scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone };
         let args: Vec<Expr> = arg_exprs.iter().map(|a| binder.bind(a)).collect::<Result<_>>()?;
         let types: Vec<&weir_runtime::DataType> = args.iter().map(Expr::ty).collect();
         let Some(udf) = self.catalog.functions().table(&name) else {

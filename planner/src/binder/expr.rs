@@ -3,9 +3,11 @@
 use crate::catalog::UserFunctions;
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
+use weir_operators::expr::functions::zoned::InSessionZone;
 use weir_operators::expr::functions::{self, calendar, choice, collection, datetime, string, truth};
 use weir_operators::expr::{like_regex_escaped, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_value, read_type, TypeError};
+use weir_runtime::time_zone::TimeZone;
 use weir_runtime::{DataType, LogicalType, Value};
 
 use super::aggregate::{aggregate_call, is_aggregate};
@@ -59,6 +61,9 @@ pub struct ExprBinder<'a> {
     pub aggregates: Option<&'a mut AggregateContext>,
     /// The functions created with `CREATE FUNCTION`, called before built-ins of the same name.
     pub functions: &'a UserFunctions,
+    /// The session time zone (`table.local-time-zone`): calls that read or write its wall clock
+    /// take it ([`InSessionZone`]).
+    pub zone: TimeZone,
 }
 
 /// The deepest expression weir plans: operators evaluate expressions recursively, a level per
@@ -104,9 +109,11 @@ pub fn expect_condition(condition: &Expr, clause: &str, node: &impl Spanned) -> 
 
 /// A SQL type written in a CAST or literal.
 pub fn data_type(ty: &ast::DataType, at: Position) -> Result<DataType> {
-    if let ast::DataType::Custom(name, _) = ty {
-        // A nested type the dialect read itself, named as weir writes it.
-        if let Some(nested) = crate::column_type::read_written_type(&name.to_string()) {
+    // A nested type the dialect read itself, named as weir writes it (a type with parameters,
+    // `TIMESTAMP_LTZ(3)`, is read whole below).
+    if let ast::DataType::Custom(name, modifiers) = ty {
+        if let Some(nested) = crate::column_type::read_written_type(&name.to_string()).filter(|_| modifiers.is_empty())
+        {
             return Ok(nested);
         }
     }
@@ -198,7 +205,15 @@ fn to_common_type(exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr
 
 impl ExprBinder<'_> {
     pub(super) fn call(&self, function: Function, args: Vec<Expr>, node: &impl Spanned) -> Result<Expr> {
-        Expr::call(function, args).map_err(|e| validation(node, e.0))
+        let call = Expr::call(function, args).map_err(|e| validation(node, e.0))?;
+        Ok(match call {
+            Expr::Call { function: Function::Scalar(f), args, ty } => {
+                let types: Vec<&DataType> = args.iter().map(Expr::ty).collect();
+                let function = Function::Scalar(InSessionZone::wrap(&f, &types, self.zone).unwrap_or(f));
+                Expr::Call { function, args, ty }
+            }
+            other => other,
+        })
     }
 
     /// Binds a chain of binary operators (`a + b - c`, `x = 1 OR x = 2 OR …`) along its left
@@ -288,7 +303,7 @@ impl ExprBinder<'_> {
                     let index = match agg.calls.iter().position(|(a, _)| a == node) {
                         Some(i) => i,
                         None => {
-                            let call = aggregate_call(f, agg, self.functions)?;
+                            let call = aggregate_call(f, agg, self.functions, self.zone)?;
                             agg.calls.push((node.clone(), call));
                             agg.calls.len() - 1
                         }
@@ -498,6 +513,11 @@ impl ExprBinder<'_> {
                         LogicalType::TinyInt | LogicalType::SmallInt | LogicalType::Int | LogicalType::BigInt
                     )
                 };
+                if matches!(function, Function::Cast) {
+                    if let Some(zoned) = InSessionZone::cast(arg.ty(), &target, self.zone) {
+                        return Ok(Expr::Call { function: Function::Scalar(zoned), args: vec![arg], ty: target });
+                    }
+                }
                 let cast = Expr::Call { function, args: vec![arg], ty: target };
                 if let Expr::Call { args, ty, .. } = &cast {
                     if matches!(args[0], Expr::Literal { .. }) && integral(args[0].ty()) && integral(ty) {
@@ -755,8 +775,12 @@ impl ExprBinder<'_> {
             let key = match agg.group_asts.iter().position(|g| g == arg) {
                 Some(k) => Some(k),
                 None => {
-                    let mut over_input =
-                        ExprBinder { scope: &agg.input_scope, aggregates: None, functions: self.functions };
+                    let mut over_input = ExprBinder {
+                        scope: &agg.input_scope,
+                        aggregates: None,
+                        functions: self.functions,
+                        zone: self.zone,
+                    };
                     let bound = over_input.bind_node(arg).ok().map(|e| format!("{e:?}"));
                     agg.input_exprs[..agg.key_count()].iter().position(|k| Some(format!("{k:?}")) == bound)
                 }
@@ -795,8 +819,12 @@ impl ExprBinder<'_> {
                 Ok(bound) => bound.ty().clone(),
                 Err(error) => {
                     let Some(agg) = self.aggregates.as_deref() else { return Err(error) };
-                    let mut over_input =
-                        ExprBinder { scope: &agg.input_scope, aggregates: None, functions: self.functions };
+                    let mut over_input = ExprBinder {
+                        scope: &agg.input_scope,
+                        aggregates: None,
+                        functions: self.functions,
+                        zone: self.zone,
+                    };
                     over_input.bind_node(arg).map_err(|_| error)?.ty().clone()
                 }
             };

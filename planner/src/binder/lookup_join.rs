@@ -50,7 +50,8 @@ impl Binder<'_> {
             ));
         };
         let time_expr =
-            ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() }.bind(time)?;
+            ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                .bind(time)?;
         match &time_expr {
             Expr::Column { index, .. } => match probe.fields[*index].data_type.time_attribute {
                 Some(TimeAttribute::Proctime) => {}
@@ -108,7 +109,8 @@ impl Binder<'_> {
             return Err(unsupported("Lookup joins without an ON condition"));
         };
         let condition =
-            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(on)?;
+            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                .bind(on)?;
         super::expr::expect_condition(&condition, "ON", on)?;
         let probe_width = probe.fields.len();
         let width = probe_width + dim_fields.len();

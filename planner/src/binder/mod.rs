@@ -18,6 +18,7 @@ mod temporal_join;
 mod window;
 
 use std::collections::HashMap;
+use weir_runtime::time_zone::TimeZone;
 
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier, TableFactor};
 use weir_operators::expr::types::common_type;
@@ -46,6 +47,8 @@ pub struct Binder<'a> {
     ctes: Vec<HashMap<String, ast::Query>>,
     /// Where the statement's join operators start, in order.
     join_operators: &'a [Position],
+    /// The session time zone (`table.local-time-zone`), for calls of its wall clock.
+    zone: TimeZone,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -82,7 +85,13 @@ fn identity(fields: &[Field]) -> Vec<Expr> {
 impl<'a> Binder<'a> {
     /// A binder over `catalog`.
     pub fn new(catalog: &'a Catalog, resolver: &'a Resolver<'a>) -> Self {
-        Binder { catalog, resolver, ctes: Vec::new(), join_operators: &[] }
+        Binder { catalog, resolver, ctes: Vec::new(), join_operators: &[], zone: TimeZone::Utc }
+    }
+
+    /// The binder with the session time zone `zone` (UTC by default).
+    pub fn with_zone(mut self, zone: TimeZone) -> Self {
+        self.zone = zone;
+        self
     }
 
     /// The binder reports a refused join at its operator, the last of `join_operators` (in
@@ -153,7 +162,8 @@ impl<'a> Binder<'a> {
         let empty = Scope::default();
         let mut rows: Vec<Vec<Expr>> = Vec::new();
         for row in &values.rows {
-            let mut binder = ExprBinder { scope: &empty, aggregates: None, functions: self.catalog.functions() };
+            let mut binder =
+                ExprBinder { scope: &empty, aggregates: None, functions: self.catalog.functions(), zone: self.zone };
             rows.push(row.iter().map(|e| binder.bind(e)).collect::<Result<_>>()?);
         }
         let arity = rows.first().map_or(0, Vec::len);
@@ -231,7 +241,7 @@ impl<'a> Binder<'a> {
             // A view's names mean what they meant in the catalog and database it was created in.
             (None, Some(CatalogEntry::View(query))) => {
                 self.catalog.within_namespace_of(&self.catalog.key(&table), || {
-                    Binder::new(self.catalog, self.resolver).bind_query(query)
+                    Binder::new(self.catalog, self.resolver).with_zone(self.zone).bind_query(query)
                 })
             }
             (None, Some(CatalogEntry::Table(t))) => table_plan(t, Some(self.resolver.source(&t.descriptor)?)),
@@ -366,14 +376,21 @@ impl<'a> Binder<'a> {
             || items.iter().any(|(e, _)| aggregate::contains_aggregate(e, self.catalog.functions()))
             || select.having.is_some();
         if !aggregating {
-            let (plan, scope) =
-                over::bind_ranking(plan, &scope, &mut items, &select.named_window, self.catalog.functions())?;
-            let mut binder = ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() };
+            let (plan, scope) = over::bind_ranking(
+                plan,
+                &scope,
+                &mut items,
+                &select.named_window,
+                self.catalog.functions(),
+                self.zone,
+            )?;
+            let mut binder =
+                ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone };
             let projections = items.iter().map(|(e, _)| binder.bind(e)).collect::<Result<Vec<_>>>()?;
             let names = output_names(&items);
             let projected = fuse_calc(plan, projections, names);
             return match &select.qualify {
-                Some(qualify) => qualified(projected, qualify, self.catalog.functions()),
+                Some(qualify) => qualified(projected, qualify, self.catalog.functions(), self.zone),
                 None => Ok(projected),
             };
         }
@@ -384,7 +401,9 @@ impl<'a> Binder<'a> {
         let mut context = AggregateContext { input_scope: scope.clone(), ..Default::default() };
         let mut key_of = Vec::with_capacity(group_by.exprs.len());
         for g in &group_by.exprs {
-            let key = ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions() }.bind(g)?;
+            let key =
+                ExprBinder { scope: &scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                    .bind(g)?;
             let keys_before = context.input_exprs.len();
             let column = context.input_column(key);
             key_of.push(column);
@@ -407,8 +426,12 @@ impl<'a> Binder<'a> {
         let having;
         {
             let empty = Scope::default();
-            let mut binder =
-                ExprBinder { scope: &empty, aggregates: Some(&mut context), functions: self.catalog.functions() };
+            let mut binder = ExprBinder {
+                scope: &empty,
+                aggregates: Some(&mut context),
+                functions: self.catalog.functions(),
+                zone: self.zone,
+            };
             for (e, _) in &items {
                 projections.push(binder.bind(e)?);
             }
@@ -528,7 +551,8 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
     let mut plan = Plan { fields: physical.clone(), node };
     if t.columns.iter().any(|c| matches!(c, ColumnDef::Computed { .. })) {
         let scope = Scope::new(&physical, Some(&t.descriptor.name));
-        let mut binder = ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() };
+        let mut binder =
+            ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none(), zone: TimeZone::Utc };
         let mut projections = Vec::new();
         let mut names = Vec::new();
         for column in &t.columns {
@@ -549,7 +573,9 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
     if let Some((column, expr)) = t.watermark.as_deref() {
         let scope = Scope::new(&plan.fields, Some(&t.descriptor.name));
         let (rowtime, _) = scope.resolve(&[ast::Ident::new(column.clone())])?;
-        let watermark = ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none() }.bind(expr)?;
+        let watermark =
+            ExprBinder { scope: &scope, aggregates: None, functions: UserFunctions::none(), zone: TimeZone::Utc }
+                .bind(expr)?;
         let mut fields = plan.fields.clone();
         fields[rowtime].data_type.time_attribute = Some(weir_runtime::types::TimeAttribute::Rowtime);
         plan = Plan { node: Node::WatermarkAssigner { input: Box::new(plan), rowtime, watermark }, fields };
@@ -559,9 +585,9 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
 
 /// `QUALIFY condition` over the SELECT's rows: a filter on its output columns (a ranking
 /// function's alias, most often), which the rank rule turns into a Top-N or a deduplication.
-fn qualified(projected: Plan, condition: &ast::Expr, functions: &UserFunctions) -> Result<Plan> {
+fn qualified(projected: Plan, condition: &ast::Expr, functions: &UserFunctions, zone: TimeZone) -> Result<Plan> {
     let scope = Scope::new(&projected.fields, None);
-    let bound = ExprBinder { scope: &scope, aggregates: None, functions }.bind(condition)?;
+    let bound = ExprBinder { scope: &scope, aggregates: None, functions, zone }.bind(condition)?;
     expr::expect_condition(&bound, "QUALIFY", condition)?;
     let names = projected.fields.iter().map(|f| f.name.clone()).collect();
     Ok(calc(projected.clone(), identity(&projected.fields), names, Some(bound)))

@@ -5,6 +5,7 @@
 
 use crate::catalog::UserFunctions;
 use std::ops::ControlFlow;
+use weir_runtime::time_zone::TimeZone;
 
 use sqlparser::ast::{self, Visit, Visitor};
 use weir_operators::expr::Expr;
@@ -32,9 +33,10 @@ pub(super) fn bind_ranking(
     items: &mut [(ast::Expr, Option<String>)],
     named: &[ast::NamedWindowDefinition],
     functions: &UserFunctions,
+    zone: TimeZone,
 ) -> Result<(Plan, Scope)> {
     if items.iter().any(|(item, _)| contains_over_aggregate(item)) {
-        return super::over_aggregate::bind_over_aggregates(plan, scope, items, named, functions);
+        return super::over_aggregate::bind_over_aggregates(plan, scope, items, named, functions, zone);
     }
     let mut found = None;
     for (i, (item, _)) in items.iter().enumerate() {
@@ -97,7 +99,7 @@ fn contains_over(expr: &ast::Expr) -> bool {
 
 /// The column an expression of the OVER clause names.
 fn column(scope: &Scope, expr: &ast::Expr, clause: &str) -> Result<usize> {
-    match (ExprBinder { scope, aggregates: None, functions: UserFunctions::none() }).bind(expr)? {
+    match (ExprBinder { scope, aggregates: None, functions: UserFunctions::none(), zone: TimeZone::Utc }).bind(expr)? {
         Expr::Column { index, .. } => Ok(index),
         _ => Err(unsupported_at(expr, format!("{clause} expressions other than columns"))),
     }

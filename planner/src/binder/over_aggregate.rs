@@ -10,6 +10,7 @@
 
 use crate::catalog::UserFunctions;
 use std::ops::ControlFlow;
+use weir_runtime::time_zone::TimeZone;
 
 use sqlparser::ast::{self, VisitMut, VisitorMut};
 use weir_operators::aggregate::AggregateCall;
@@ -43,6 +44,7 @@ pub(super) fn bind_over_aggregates(
     items: &mut [(ast::Expr, Option<String>)],
     named: &[ast::NamedWindowDefinition],
     functions: &UserFunctions,
+    zone: TimeZone,
 ) -> Result<(Plan, Scope)> {
     // Every OVER call, with its window's specification.
     let mut calls: Vec<(ast::Function, ast::WindowSpec)> = Vec::new();
@@ -80,7 +82,7 @@ pub(super) fn bind_over_aggregates(
         if bound.iter().any(|(n, _)| *n == node) {
             continue;
         }
-        let call = aggregate_call(&plain, &mut context, functions)?;
+        let call = aggregate_call(&plain, &mut context, functions, zone)?;
         if call.distinct {
             return Err(unsupported_at(&node, "DISTINCT in an OVER aggregate"));
         }
@@ -154,13 +156,17 @@ fn bind_window(plan: &Plan, scope: &Scope, spec: &ast::WindowSpec, at: &ast::Exp
     if let Some(name) = &spec.window_name {
         return Err(Error::validation(position_of(at), format!("Window '{name}' not found")));
     }
-    let column =
-        |e: &ast::Expr, clause: &str| match (ExprBinder { scope, aggregates: None, functions: UserFunctions::none() })
-            .bind(e)?
-        {
-            Expr::Column { index, .. } => Ok(index),
-            _ => Err(unsupported_at(e, format!("{clause} expressions other than columns"))),
-        };
+    let column = |e: &ast::Expr, clause: &str| match (ExprBinder {
+        scope,
+        aggregates: None,
+        functions: UserFunctions::none(),
+        zone: TimeZone::Utc,
+    })
+    .bind(e)?
+    {
+        Expr::Column { index, .. } => Ok(index),
+        _ => Err(unsupported_at(e, format!("{clause} expressions other than columns"))),
+    };
     let partition = spec.partition_by.iter().map(|e| column(e, "PARTITION BY")).collect::<Result<_>>()?;
     // Flink 2 also orders OVER windows by other columns (an updating result); weir not yet.
     let not_on_time = || unsupported_at(at, "OVER windows ordered by other than one time attribute");

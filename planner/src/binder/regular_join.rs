@@ -56,7 +56,8 @@ impl Binder<'_> {
         let mut joined = scope;
         joined.columns.extend(Scope::new(&right.fields, qualifier.as_deref()).columns);
         let condition =
-            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(on)?;
+            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                .bind(on)?;
         expect_condition(&condition, "ON", on)?;
         let strategy = crate::join_strategy::interval(&left, &right, &condition).unwrap_or(JoinStrategy::Regular);
         // An interval join's rowtimes stay time attributes where no NULLs pad them.

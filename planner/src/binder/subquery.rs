@@ -47,7 +47,8 @@ impl Binder<'_> {
         let plain = if subqueries.is_empty() { vec![condition] } else { plain };
         let mut bound = Vec::new();
         for part in &plain {
-            let expr = ExprBinder { scope, aggregates: None, functions: self.catalog.functions() }.bind(part)?;
+            let expr = ExprBinder { scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                .bind(part)?;
             expect_condition(&expr, "WHERE", *part)?;
             bound.push(expr);
         }
@@ -105,7 +106,8 @@ impl Binder<'_> {
     /// column` (both cast to their common type), or for NOT IN also when either is NULL, since
     /// `x NOT IN S` holds only when no `x = c` of S is TRUE or UNKNOWN.
     fn in_condition(&mut self, scope: &Scope, expr: &ast::Expr, column: Expr, negated: bool) -> Result<Expr> {
-        let value = ExprBinder { scope, aggregates: None, functions: self.catalog.functions() }.bind(expr)?;
+        let value =
+            ExprBinder { scope, aggregates: None, functions: self.catalog.functions(), zone: self.zone }.bind(expr)?;
         let ty = common_type(value.ty(), column.ty()).ok_or_else(|| {
             Error::validation(
                 position_of(expr),
@@ -153,14 +155,16 @@ impl Binder<'_> {
         for part in select.selection.as_ref().map(conjuncts).unwrap_or_default() {
             // The subquery's own columns first: they hide the outer query's of the same name.
             if let Ok(expr) =
-                (ExprBinder { scope: &inner, aggregates: None, functions: self.catalog.functions() }).bind(part)
+                (ExprBinder { scope: &inner, aggregates: None, functions: self.catalog.functions(), zone: self.zone })
+                    .bind(part)
             {
                 expect_condition(&expr, "WHERE", part)?;
                 own.push(expr);
                 continue;
             }
             let expr =
-                ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(part)?;
+                ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                    .bind(part)?;
             expect_condition(&expr, "WHERE", part)?;
             let mut reads = vec![false; joined.columns.len()];
             expr.mark_columns(&mut reads);
@@ -205,7 +209,9 @@ impl Binder<'_> {
             return Ok(None);
         }
         let width = scope.columns.len();
-        let column = ExprBinder { scope: &inner, aggregates: None, functions: self.catalog.functions() }.bind(item)?;
+        let column =
+            ExprBinder { scope: &inner, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                .bind(item)?;
         let shift: Vec<Option<usize>> = (0..inner.columns.len()).map(|i| Some(i + width)).collect();
         let condition = self.in_condition(scope, expr, column.remap(&shift), negated)?;
         let condition = conjunction([vec![condition], correlated].concat()).unwrap_or_else(condition_true);

@@ -62,7 +62,8 @@ impl Binder<'_> {
             return Err(unsupported("Temporal joins without an ON condition"));
         };
         let condition =
-            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions() }.bind(on)?;
+            ExprBinder { scope: &joined, aggregates: None, functions: self.catalog.functions(), zone: self.zone }
+                .bind(on)?;
         expect_condition(&condition, "ON", on)?;
         let width = left.fields.len();
         let keyed = |pk: &String| {

@@ -7,6 +7,7 @@ use crate::catalog::UserFunctions;
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 use weir_operators::expr::Expr;
 use weir_operators::{WindowKind, WindowSpec};
+use weir_runtime::time_zone::TimeZone;
 use weir_runtime::types::{LogicalType, TimeAttribute};
 use weir_runtime::{DataType, Field, Value};
 
@@ -224,7 +225,8 @@ pub(super) fn window_time_type(time: &DataType) -> DataType {
 /// is an offset.
 pub(super) fn interval_millis(e: &ast::Expr, positive: bool) -> Result<i64> {
     let empty = Scope::default();
-    let bound = ExprBinder { scope: &empty, aggregates: None, functions: UserFunctions::none() }.bind(e)?;
+    let bound = ExprBinder { scope: &empty, aggregates: None, functions: UserFunctions::none(), zone: TimeZone::Utc }
+        .bind(e)?;
     let value = match &bound {
         Expr::Literal { value, .. } => Some(value.clone()),
         other => other.eval(&[]).ok(),

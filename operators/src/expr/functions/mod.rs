@@ -34,6 +34,7 @@ pub mod string;
 mod string_ops;
 mod trig;
 pub mod truth;
+pub mod zoned;
 
 /// How a function treats NULL arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

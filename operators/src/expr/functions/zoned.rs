@@ -1,0 +1,220 @@
+//! Functions that read or write the wall clock of the session time zone
+//! (`table.local-time-zone`), as Flink's do: a TIMESTAMP_LTZ is an instant, and DATE_FORMAT,
+//! EXTRACT, HOUR, FLOOR … of one read it as the session zone's wall clock; UNIX_TIMESTAMP and
+//! TO_TIMESTAMP_LTZ read a text as that wall clock; FROM_UNIXTIME writes epoch seconds as it;
+//! LOCALTIMESTAMP is now on it; a CAST between TIMESTAMP_LTZ and TIMESTAMP, DATE, TIME or text
+//! goes through it.
+//!
+//! The binder wraps such a call in [`InSessionZone`] when the session's zone is not UTC (in UTC
+//! a wall clock is its instant, and the functions compute that themselves). Where the clocks
+//! change, a wall-clock time read back as an instant is taken as `LocalDateTime.atZone` takes
+//! it (a skipped time with the offset before the gap, a repeated one as its earlier instant).
+
+use weir_runtime::time_zone::TimeZone;
+use weir_runtime::{DataType, LogicalType, Timestamp, Value};
+
+use super::{Arity, Nulls, ScalarFunction, ScalarRef};
+use crate::expr::ExprError;
+
+/// How a function uses the session's wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Its TIMESTAMP_LTZ arguments are read as wall-clock times; a TIMESTAMP_LTZ result is the
+    /// instant of the wall-clock time it computed.
+    WallClock,
+    /// `UNIX_TIMESTAMP(text[, pattern])`: the text is a wall-clock time.
+    ParsedWallClock,
+    /// `FLOOR` / `CEIL` of a TIMESTAMP_LTZ: as [`Reading::WallClock`], the result taken back
+    /// with the offset of the argument's instant (Flink's: on the day the clocks change,
+    /// `FLOOR(… TO DAY)` is an hour off midnight, and so is weir's).
+    SameOffset,
+    /// `FROM_UNIXTIME(seconds[, pattern])`: the instant is written as a wall-clock time.
+    EpochSeconds,
+    /// `LOCALTIMESTAMP`: now, on the wall clock.
+    Now,
+    /// A CAST from `from` to `to` through the wall clock.
+    Cast,
+}
+
+/// A call of `inner` that reads or writes the session zone's wall clock.
+#[derive(Debug)]
+pub struct InSessionZone {
+    inner: ScalarRef,
+    zone: TimeZone,
+    reading: Reading,
+    /// The argument types, for [`Reading::Cast`].
+    from: Option<DataType>,
+}
+
+impl InSessionZone {
+    /// `function` called on arguments of `types`, in `zone`: the wrapped call when the function
+    /// uses the wall clock of a zone other than UTC, else `None` (the call stays as it is).
+    pub fn wrap(function: &ScalarRef, types: &[&DataType], zone: TimeZone) -> Option<ScalarRef> {
+        if zone.is_utc() {
+            return None;
+        }
+        let has_ltz = types.iter().any(|t| matches!(t.logical, LogicalType::TimestampLtz(_)));
+        let text_first =
+            types.first().is_some_and(|t| matches!(t.logical, LogicalType::Char(_) | LogicalType::Varchar(_)));
+        let reading = match function.0.name() {
+            "DATE_FORMAT" | "EXTRACT" | "YEAR" | "QUARTER" | "MONTH" | "WEEK" | "DAYOFMONTH" | "DAYOFWEEK"
+            | "DAYOFYEAR" | "HOUR" | "MINUTE" | "SECOND"
+                if has_ltz =>
+            {
+                Reading::WallClock
+            }
+            "FLOOR" | "CEIL" if has_ltz => Reading::SameOffset,
+            "TO_TIMESTAMP_LTZ" if text_first => Reading::WallClock,
+            "UNIX_TIMESTAMP" if !types.is_empty() => Reading::ParsedWallClock,
+            "FROM_UNIXTIME" => Reading::EpochSeconds,
+            "LOCALTIMESTAMP" => Reading::Now,
+            _ => return None,
+        };
+        Some(ScalarRef::new(InSessionZone { inner: function.clone(), zone, reading, from: None }))
+    }
+
+    /// `CAST(x AS to)` of `x` of type `from` through `zone`'s wall clock, when the cast is
+    /// between TIMESTAMP_LTZ and a type of wall-clock time or text; else `None`.
+    pub fn cast(from: &DataType, to: &DataType, zone: TimeZone) -> Option<ScalarRef> {
+        use LogicalType::{Char, Date, Time, Timestamp, TimestampLtz, Varchar};
+        let wall = |t: &LogicalType| matches!(t, Char(_) | Varchar(_) | Date | Time(_) | Timestamp(_));
+        let zoned = match (&from.logical, &to.logical) {
+            (TimestampLtz(_), other) | (other, TimestampLtz(_)) => wall(other),
+            _ => false,
+        };
+        if zone.is_utc() || !zoned {
+            return None;
+        }
+        let inner = ScalarRef::new(CastTo(to.clone()));
+        Some(ScalarRef::new(InSessionZone { inner, zone, reading: Reading::Cast, from: Some(from.clone()) }))
+    }
+
+    /// A TIMESTAMP_LTZ value as the TIMESTAMP of its wall-clock time; others as they are.
+    fn to_wall_clock(&self, v: &Value) -> Value {
+        match v {
+            Value::TimestampLtz(t) => Value::Timestamp(self.shift(*t, self.zone.to_local(t.millis))),
+            other => other.clone(),
+        }
+    }
+
+    /// The instant of a wall-clock time computed for a TIMESTAMP_LTZ result.
+    fn to_instant(&self, v: Value) -> Value {
+        match v {
+            Value::Timestamp(t) | Value::TimestampLtz(t) => {
+                Value::TimestampLtz(self.shift(t, self.zone.to_utc(t.millis)))
+            }
+            other => other,
+        }
+    }
+
+    fn shift(&self, t: Timestamp, millis: i64) -> Timestamp {
+        Timestamp { millis, nanos_of_milli: t.nanos_of_milli }
+    }
+}
+
+impl ScalarFunction for InSessionZone {
+    fn name(&self) -> &str {
+        self.inner.0.name()
+    }
+
+    fn arity(&self) -> Arity {
+        self.inner.0.arity()
+    }
+
+    fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
+        self.inner.0.return_type(types)
+    }
+
+    fn nulls(&self) -> Nulls {
+        self.inner.0.nulls()
+    }
+
+    fn is_deterministic(&self) -> bool {
+        self.inner.0.is_deterministic()
+    }
+
+    fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
+        let ltz_result = matches!(ty.logical, LogicalType::TimestampLtz(_));
+        match self.reading {
+            Reading::WallClock => {
+                let args: Vec<Value> = args.iter().map(|a| self.to_wall_clock(a)).collect();
+                let result = self.inner.0.eval(&args, ty)?;
+                Ok(if ltz_result { self.to_instant(result) } else { result })
+            }
+            Reading::SameOffset => {
+                let Some(Value::TimestampLtz(at)) = args.first() else { return self.inner.0.eval(args, ty) };
+                let offset = self.zone.offset_at(at.millis);
+                let mut args = args.to_vec();
+                args[0] = Value::Timestamp(self.shift(*at, at.millis + offset));
+                Ok(match self.inner.0.eval(&args, ty)? {
+                    Value::Timestamp(t) | Value::TimestampLtz(t) => {
+                        Value::TimestampLtz(self.shift(t, t.millis - offset))
+                    }
+                    other => other,
+                })
+            }
+            Reading::ParsedWallClock => Ok(match self.inner.0.eval(args, ty)? {
+                Value::BigInt(seconds) if seconds != i64::MIN => {
+                    Value::BigInt(self.zone.to_utc(seconds.saturating_mul(1000)).div_euclid(1000))
+                }
+                other => other,
+            }),
+            Reading::EpochSeconds => {
+                let mut args = args.to_vec();
+                if let Some(seconds) = args.first().and_then(Value::as_i64) {
+                    let local = self.zone.to_local(seconds.saturating_mul(1000)).div_euclid(1000);
+                    args[0] = Value::BigInt(local);
+                }
+                self.inner.0.eval(&args, ty)
+            }
+            Reading::Now => Ok(match self.inner.0.eval(args, ty)? {
+                Value::Timestamp(t) => Value::Timestamp(self.shift(t, self.zone.to_local(t.millis))),
+                other => other,
+            }),
+            Reading::Cast => {
+                let from = self.from.clone().unwrap_or_else(DataType::string);
+                let value = args.first().cloned().unwrap_or(Value::Null);
+                match (&from.logical, &ty.logical) {
+                    // From an instant: its wall-clock time, cast as a TIMESTAMP of its precision.
+                    (LogicalType::TimestampLtz(p), _) => {
+                        let wall = DataType::new(LogicalType::Timestamp(*p));
+                        crate::expr::cast::cast(&self.to_wall_clock(&value), &wall, ty).map_err(ExprError)
+                    }
+                    // To an instant: the value as a wall-clock TIMESTAMP, then its instant.
+                    (_, LogicalType::TimestampLtz(p)) => {
+                        let wall = DataType::new(LogicalType::Timestamp(*p));
+                        let local = crate::expr::cast::cast(&value, &from, &wall).map_err(ExprError)?;
+                        Ok(self.to_instant(local))
+                    }
+                    _ => crate::expr::cast::cast(&value, &from, ty).map_err(ExprError),
+                }
+            }
+        }
+    }
+}
+
+/// The plain CAST to a type, as the function [`InSessionZone`] wraps for a zoned cast.
+#[derive(Debug)]
+struct CastTo(DataType);
+
+impl ScalarFunction for CastTo {
+    fn name(&self) -> &str {
+        "CAST"
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::exactly(1)
+    }
+
+    fn return_type(&self, _: &[&DataType]) -> Result<DataType, ExprError> {
+        Ok(self.0.clone())
+    }
+
+    fn nulls(&self) -> Nulls {
+        Nulls::Strict
+    }
+
+    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
+        Ok(args.first().cloned().unwrap_or(Value::Null))
+    }
+}

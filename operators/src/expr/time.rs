@@ -241,22 +241,40 @@ pub(super) fn timestamp_add(unit: TimeUnit, n: i64, v: &Value) -> Option<Value> 
     })
 }
 
+/// The months from `from` to `to` as Flink counts them (Calcite's `subtractMonths`): by days,
+/// the earlier day moved by whole months not past the later one; then one less when the days
+/// meet but `to`'s time of day is before `from`'s — so one second back across the first of a
+/// month is -1 month, as in Flink.
+fn subtract_months(to: i64, from: i64) -> i64 {
+    let (day_to, day_from) = (to.div_euclid(DAY), from.div_euclid(DAY));
+    let mut months = subtract_month_days(day_to, day_from);
+    if add_months(day_from * DAY, months) == Some(day_to * DAY) && to.rem_euclid(DAY) < from.rem_euclid(DAY) {
+        months -= 1;
+    }
+    months
+}
+
+/// Whole months from day `from` to day `to` (days since the epoch): the most `m` with `from`
+/// moved by `m` months not after `to` (negated when `to` is before `from`).
+fn subtract_month_days(to: i64, from: i64) -> i64 {
+    if to < from {
+        return -subtract_month_days(from, to);
+    }
+    let day = |months: i64| add_months(from * DAY, months).map_or(i64::MAX, |ms| ms.div_euclid(DAY));
+    // No month has more than 31 days: the estimate is at most the answer.
+    let mut months = (to - from) / 31;
+    loop {
+        if day(months) >= to || day(months + 1) > to {
+            return months;
+        }
+        months += 1;
+    }
+}
+
 /// TIMESTAMPDIFF(unit, a, b): whole units from a to b, as an INT.
 pub(super) fn timestamp_diff(unit: TimeUnit, a: &Value, b: &Value) -> Value {
     let (Some((x, _)), Some((y, _))) = (millis(a), millis(b)) else { return Value::Null };
-    let months = |ms: i64| {
-        let (yy, mm, _) = civil_from_days(ms.div_euclid(DAY));
-        yy * 12 + i64::from(mm)
-    };
-    let whole_months = || {
-        let mut n = months(y) - months(x);
-        if n > 0 && add_months(x, n).is_some_and(|t| t > y) {
-            n -= 1;
-        } else if n < 0 && add_months(x, n).is_some_and(|t| t < y) {
-            n += 1;
-        }
-        n
-    };
+    let whole_months = || subtract_months(y, x);
     let diff = y - x;
     Value::Int(match unit {
         TimeUnit::Year => whole_months() / 12,

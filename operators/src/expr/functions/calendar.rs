@@ -286,8 +286,14 @@ impl ScalarFunction for TimeFloor {
             TimeUnit::Second => ms - ms.rem_euclid(1000),
             TimeUnit::Millisecond => ms,
         };
-        let exact =
-            floor == ms && !matches!(&args[0], Value::Timestamp(t) | Value::TimestampLtz(t) if t.nanos_of_milli > 0);
+        // To a month, quarter or year Flink looks at the date alone (Calcite's `julianDateFloor`):
+        // on the first day of one, CEIL is that day's midnight whatever the time of day.
+        let by_date = matches!(self.unit, TimeUnit::Year | TimeUnit::Quarter | TimeUnit::Month);
+        let exact = if by_date {
+            floor == days * DAY
+        } else {
+            floor == ms && !matches!(&args[0], Value::Timestamp(t) | Value::TimestampLtz(t) if t.nanos_of_milli > 0)
+        };
         let rounded = if self.ceil && !exact {
             match self.unit {
                 TimeUnit::Year => days_from_civil(y + 1, 1, 1) * DAY,

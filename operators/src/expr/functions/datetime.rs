@@ -161,8 +161,12 @@ pub const DATE_FORMAT: Builtin = Builtin::new(
         Ok(nullable_if_any(DataType::string(), types))
     },
     |args, _| match &args[0] {
-        // A string is read as `yyyy-MM-dd HH:mm:ss` first; NULL when it is none.
-        Value::String(s) => match time::parse_with_pattern(s, time::DEFAULT_PATTERN) {
+        // A string is read as `yyyy-MM-dd HH:mm:ss` first, what follows the seconds left
+        // unread (`SimpleDateFormat.parse` reads a prefix: `… 12:00:00.123` is read); NULL when
+        // it is none.
+        Value::String(s) => match time::parse_with_pattern(s, time::DEFAULT_PATTERN)
+            .or_else(|| s.get(..19).and_then(|prefix| time::parse_with_pattern(prefix, time::DEFAULT_PATTERN)))
+        {
             Some(t) => time::date_format(&Value::Timestamp(t), text(&args[1])),
             None => Ok(Value::Null),
         },

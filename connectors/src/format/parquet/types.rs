@@ -402,7 +402,78 @@ fn from_file_array(array: &ArrayRef, ty: &DataType, zone: TimeZone) -> Converted
             };
             retime(&instants, unit, zone)
         }
-        _ => cast(array, &arrow_type(ty)),
+        (logical, file) if readable_as(file, logical) => cast(array, &arrow_type(ty)),
+        (_, file) => Err(format!(
+            "the file holds {}, which Flink's Parquet format does not read as {ty} (Flink: Unexpected type)",
+            file_type_name(file)
+        )),
+    }
+}
+
+/// Whether a file column of Arrow type `file` holds values of `ty` as Flink's Parquet reader
+/// takes them: of the physical type Flink reads for it (INT32 for TINYINT to INT, INT64 for
+/// BIGINT, the same floating type, BINARY for text and bytes, INT32 dates, INT32/INT64 times),
+/// a DECIMAL of the same scale and no more digits; never a conversion that loses or invents
+/// (a DOUBLE read as INT, a BOOLEAN as INT, an INT64 as a TIMESTAMP, a DECIMAL of another scale).
+fn readable_as(file: &ArrowType, ty: &LogicalType) -> bool {
+    use ArrowType as A;
+    match ty {
+        LogicalType::Boolean => matches!(file, A::Boolean),
+        LogicalType::TinyInt => matches!(file, A::Int8 | A::Int32),
+        LogicalType::SmallInt => matches!(file, A::Int8 | A::Int16 | A::Int32),
+        LogicalType::Int => matches!(file, A::Int8 | A::Int16 | A::Int32),
+        LogicalType::BigInt => matches!(file, A::Int64),
+        LogicalType::Float => matches!(file, A::Float32),
+        LogicalType::Double => matches!(file, A::Float64),
+        LogicalType::Decimal { precision, scale } => match file {
+            A::Decimal128(p, s) | A::Decimal256(p, s) => i16::from(*scale) == i16::from(*s) && *p <= *precision,
+            _ => false,
+        },
+        LogicalType::Char(_) | LogicalType::Varchar(_) | LogicalType::Binary(_) | LogicalType::Varbinary(_) => {
+            matches!(
+                file,
+                A::Utf8
+                    | A::LargeUtf8
+                    | A::Utf8View
+                    | A::Binary
+                    | A::LargeBinary
+                    | A::BinaryView
+                    | A::FixedSizeBinary(_)
+            )
+        }
+        LogicalType::Date => matches!(file, A::Date32 | A::Date64),
+        LogicalType::Time(_) => matches!(file, A::Time32(_) | A::Time64(_)),
+        // TIMESTAMPs, collections and ROWs are read by their own arms when the file's column is
+        // of their kind; of another kind they are not read.
+        LogicalType::Timestamp(_)
+        | LogicalType::TimestampLtz(_)
+        | LogicalType::Array(_)
+        | LogicalType::Map(..)
+        | LogicalType::Multiset(_)
+        | LogicalType::Row(_)
+        | LogicalType::IntervalYearMonth
+        | LogicalType::IntervalDayTime => false,
+    }
+}
+
+/// A file column's type as Parquet readers name it.
+fn file_type_name(file: &ArrowType) -> String {
+    use ArrowType as A;
+    match file {
+        A::Boolean => "BOOLEAN values".into(),
+        A::Int8 | A::Int16 | A::Int32 => "INT32 values".into(),
+        A::Int64 => "INT64 values without a timestamp annotation".into(),
+        A::Float32 => "FLOAT values".into(),
+        A::Float64 => "DOUBLE values".into(),
+        A::Decimal128(p, s) | A::Decimal256(p, s) => format!("DECIMAL({p}, {s}) values"),
+        A::Utf8 | A::LargeUtf8 | A::Utf8View => "UTF-8 text (BINARY)".into(),
+        A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => "BINARY values".into(),
+        A::Date32 | A::Date64 => "DATE values".into(),
+        A::Timestamp(..) => "timestamps".into(),
+        A::List(_) | A::LargeList(_) => "lists".into(),
+        A::Map(..) => "maps".into(),
+        A::Struct(_) => "groups (ROWs)".into(),
+        other => format!("{other} values"),
     }
 }
 

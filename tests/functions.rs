@@ -68,7 +68,12 @@ fn unescape(text: &str) -> String {
 }
 
 fn calls() -> Vec<Call> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/functions/calls.txt");
+    calls_in("calls.txt")
+}
+
+/// The calls of `tests/functions/<file>`.
+fn calls_in(file: &str) -> Vec<Call> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/functions").join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let mut family = String::new();
     let mut calls = Vec::new();
@@ -232,4 +237,100 @@ fn the_docs_list_every_flink_builtin_with_weirs_status() {
         supported += usize::from(status.starts_with("yes"));
     }
     println!("{supported} of {} Flink built-ins", flink.lines().count());
+}
+
+/// The differential fuzzer: the random and edge calls of `tests/functions/fuzz_calls.txt`
+/// (written on Apache Flink 2.3 by `tests/functions/fuzz.py`) evaluated by weir, each compared
+/// with Flink's value or refusal. A call that differs fails the test unless
+/// `tests/functions/fuzz_differences.txt` lists it under a reason; a listed call that now
+/// agrees fails it too, so the list only shrinks. `WEIR_FUZZ_PRINT=1` prints every differing
+/// call that is not listed, in the list's format.
+#[test]
+fn fuzzed_calls_give_flinks_results() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/functions");
+    let listed_text = std::fs::read_to_string(root.join("fuzz_differences.txt")).unwrap_or_default();
+    let listed: BTreeMap<String, String> = {
+        let mut reason = String::new();
+        let mut listed = BTreeMap::new();
+        for line in listed_text.lines() {
+            if let Some(r) = line.strip_prefix("# ") {
+                reason = r.to_string();
+            } else if !line.trim().is_empty() {
+                listed.insert(line.to_string(), reason.clone());
+            }
+        }
+        listed
+    };
+    let out = Buffer::default();
+    let runtime = RuntimeConfig::default().with_parallelism(1);
+    let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(out.clone()));
+    session.set("sql-client.execution.result-mode", "changelog").unwrap();
+    let (mut compared, mut equal) = (0usize, 0usize);
+    let mut unlisted = Vec::new();
+    let mut unlisted_calls: Vec<(String, String)> = Vec::new();
+    let mut agreeing_listed = Vec::new();
+    let mut per_family: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for call in calls_in("fuzz_calls.txt") {
+        let got = evaluate(&mut session, &out, &call.sql);
+        let same = match (&call.expected, &got) {
+            (Expected::Value(want), Ok(value)) => want == value || same_map(want, value),
+            (Expected::Refused(_), Err(_)) => true,
+            _ => false,
+        };
+        compared += 1;
+        let counts = per_family.entry(call.family.clone()).or_default();
+        counts.1 += 1;
+        if same {
+            equal += 1;
+            counts.0 += 1;
+            if listed.contains_key(&call.sql) {
+                agreeing_listed.push(call.sql.clone());
+            }
+        } else if !listed.contains_key(&call.sql) {
+            let theirs = match &call.expected {
+                Expected::Value(v) => v.clone(),
+                Expected::Refused(m) => format!("refused: {m}"),
+            };
+            let ours = got.unwrap_or_else(|e| format!("refused: {e}"));
+            unlisted_calls.push((function_of(&call.sql), call.sql.clone()));
+            unlisted.push(format!("{}\n    weir: {ours}\n    Flink: {theirs}", call.sql));
+        }
+    }
+    for (family, (same, total)) in &per_family {
+        println!("{family}: {same} of {total} calls as Flink's");
+    }
+    println!("{compared} calls compared, {equal} equal to Flink's, {} listed differences", listed.len());
+    if std::env::var("WEIR_FUZZ_PRINT").is_ok() {
+        for u in &unlisted {
+            println!("{u}");
+        }
+    }
+    // `WEIR_FUZZ_LIST=FILE` writes the differing calls not listed, grouped by function, in the
+    // list's format (a `# FUNCTION: reason` line to fill in before each group).
+    if let Ok(file) = std::env::var("WEIR_FUZZ_LIST") {
+        unlisted_calls.sort();
+        let mut text = String::new();
+        let mut last = String::new();
+        for (function, sql) in &unlisted_calls {
+            if *function != last {
+                text.push_str(&format!("\n# {function}: \n"));
+                last = function.clone();
+            }
+            text.push_str(sql);
+            text.push('\n');
+        }
+        std::fs::write(file, text).unwrap();
+    }
+    assert!(compared >= 20_000, "the fuzzer's file holds {compared} calls");
+    assert!(
+        unlisted.is_empty(),
+        "{} calls differ from Flink's and are not listed:\n{}",
+        unlisted.len(),
+        unlisted.join("\n")
+    );
+    assert!(
+        agreeing_listed.is_empty(),
+        "listed differences that now agree (remove them):\n{}",
+        agreeing_listed.join("\n")
+    );
 }

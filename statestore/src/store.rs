@@ -336,9 +336,12 @@ impl Store {
             let restored = if key_groups.contains(&first) && key_groups.contains(&last) {
                 let local = dir.join(&run.name);
                 link_or_copy(&source, &local)?;
-                Some(Run::open(&local, id)?)
+                Some(verified(Run::open(&local, id)?, run, &source)?)
             } else {
-                let whole = Layer { run: Arc::new(Run::open(&source, id)?), merged: run.merged.clone() };
+                let whole = Layer {
+                    run: Arc::new(verified(Run::open(&source, id)?, run, &source)?),
+                    merged: run.merged.clone(),
+                };
                 let mut writer = RunWriter::create(&store.new_run_path())?;
                 for entry in LayerScan::new(&whole, &key_groups.start().to_be_bytes()) {
                     let (key, value) = entry?;
@@ -390,6 +393,25 @@ fn last_group_before(until: &[u8]) -> u16 {
     } else {
         group
     }
+}
+
+/// `opened`, when it is the run the checkpoint's manifest describes (`described`): the same
+/// entries, first and last key and size. A run file replaced by another valid one, or the
+/// manifest of another checkpoint, is refused rather than restored.
+fn verified(opened: Run, described: &RunRef, path: &Path) -> Result<Run> {
+    let held = (opened.entries(), opened.bytes(), opened.first_key(), opened.last_key());
+    let expected = (described.entries, described.bytes, &described.first_key[..], &described.last_key[..]);
+    if held == expected {
+        return Ok(opened);
+    }
+    Err(Error::Damaged {
+        path: path.to_path_buf(),
+        reason: format!(
+            "it is not the run the checkpoint names: the checkpoint's manifest says {} entries in {} bytes from key \
+             {:02x?} to {:02x?}, the file holds {} entries in {} bytes from {:02x?} to {:02x?}",
+            expected.0, expected.1, expected.2, expected.3, held.0, held.1, held.2, held.3
+        ),
+    })
 }
 
 /// Hard-links `from` to `to`, or copies it where links cannot be made (another file system).

@@ -249,6 +249,28 @@ fn a_damaged_run_is_an_error_naming_its_file() {
     assert!(Manifest::decode(b"nonsense").is_err());
 }
 
+/// A run file replaced by another valid run (of another store, another checkpoint) is refused
+/// on restore, naming the file and what does not match; restored as it was, the store would
+/// read the other run's entries.
+#[test]
+fn a_run_replaced_by_another_valid_run_is_refused_on_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, other_shared) = (dir.path().join("shared"), dir.path().join("other"));
+    let (mut store, _) = random_store(&dir.path().join("s"), 44, 3_000);
+    let (mut other, _) = random_store(&dir.path().join("o"), 45, 3_000);
+    let manifest = store.checkpoint(&shared).unwrap();
+    let foreign = other.checkpoint(&other_shared).unwrap();
+    let victim = shared.join(&manifest.runs[0].name);
+    std::fs::remove_file(&victim).unwrap();
+    std::fs::copy(other_shared.join(&foreign.runs[0].name), &victim).unwrap();
+    let err = Store::restore(&dir.path().join("r"), SMALL, &shared, &[manifest], 0..=u16::MAX).unwrap_err();
+    assert!(
+        err.to_string().contains(&manifest_name(&victim))
+            && err.to_string().contains("is not the run the checkpoint names"),
+        "{err}"
+    );
+}
+
 fn manifest_name(path: &std::path::Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }

@@ -20,7 +20,7 @@ pub(crate) fn zero(ty: &DataType) -> Value {
 pub(crate) fn unscaled_at(v: &Value, scale: u8) -> i128 {
     match v.as_decimal() {
         Some(d) => rescale(d.unscaled, d.scale, scale),
-        None => i128::from(v.as_i64().unwrap_or(0)) * 10i128.pow(u32::from(scale)),
+        None => i128::from(v.as_i64().unwrap_or(0)).saturating_mul(10i128.pow(u32::from(scale))),
     }
 }
 

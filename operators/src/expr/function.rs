@@ -549,6 +549,34 @@ pub(super) fn apply(function: &Function, values: &[Value], ty: &DataType) -> Res
     })
 }
 
+/// `a % b` of two DECIMALs given as (unscaled, scale), exact as Java's `BigDecimal.remainder`
+/// (the sign of `a`), at the larger scale — without overflowing where a side scaled to it would
+/// not fit 128 bits (`MOD(-7, 0.123…)` at scale 38): the scaling is done modulo `b`.
+fn decimal_remainder((ua, sa): (i128, u8), (ub, sb): (i128, u8)) -> i128 {
+    let m = ub.unsigned_abs();
+    let mut r = ua.unsigned_abs();
+    if sa >= sb {
+        // `b` at `a`'s scale; when it does not fit, it is larger than `a`, which is the remainder.
+        if let Some(b) = m.checked_mul(10u128.pow(u32::from(sa - sb))) {
+            r %= b;
+        }
+    } else {
+        // `a` at `b`'s scale, reduced modulo `b` digit by digit (doubling keeps below 2·b).
+        r %= m;
+        for _ in 0..(sb - sa) {
+            let double = |x: u128| (x * 2) % m;
+            let (two, eight) = (double(r), double(double(double(r))));
+            r = (two + eight) % m;
+        }
+    }
+    let r = r as i128;
+    if ua < 0 {
+        -r
+    } else {
+        r
+    }
+}
+
 /// The values of `args` for `row`, on the stack for up to four arguments.
 fn eval_args(args: &[Expr], row: &[Value]) -> Result<SmallVec<[Value; 4]>, ExprError> {
     let mut values = SmallVec::with_capacity(args.len());
@@ -611,7 +639,7 @@ fn arithmetic(op: Arithmetic, a: &Value, b: &Value, ty: &DataType) -> Result<Val
                     numerator.map(|n| round_decimal(n / ub, scale + 1, scale))
                 }
                 Arithmetic::Modulo if ub == 0 => return Err(ExprError("Division by zero".into())),
-                Arithmetic::Modulo => Some(unscaled_at(a, scale) % unscaled_at(b, scale)),
+                Arithmetic::Modulo => Some(decimal_remainder((ua, sa), (ub, sb))),
             };
             Ok(match result.filter(|r| r.unsigned_abs() < 10u128.pow(u32::from(precision))) {
                 Some(r) => Value::decimal(r, scale),

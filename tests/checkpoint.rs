@@ -211,8 +211,11 @@ fn periodic_checkpoints_are_written_and_the_newest_kept() {
     handle.cancel();
     let _ = handle.wait();
     // Cancelled: the checkpoints stay (RETAIN_ON_CANCELLATION), the newest two of them.
-    let mut kept: Vec<String> =
-        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let mut kept: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("chk-"))
+        .collect();
     kept.sort();
     assert_eq!(kept.len(), 2, "{kept:?}");
     let latest = storage::latest_checkpoint(dir.path()).unwrap().unwrap();
@@ -271,8 +274,11 @@ fn a_finished_job_keeps_only_its_final_checkpoint() {
     let config = RuntimeConfig::default().with_worker_threads(1).with_checkpointing(checkpointing.clone());
     assert_eq!(job::run(g, config).unwrap(), weir::runtime::JobStatus::Finished);
     assert_eq!(rows.rows().len(), 1_000);
-    let kept: Vec<String> =
-        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let kept: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("chk-"))
+        .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
     let final_checkpoint = storage::read_checkpoint(&storage::latest_checkpoint(dir.path()).unwrap().unwrap()).unwrap();
     assert!(final_checkpoint.id > 7, "numbered after chk-7: {}", final_checkpoint.id);

@@ -147,6 +147,15 @@ pub enum AlterTable {
     Modify(Vec<(ColumnDef, Option<String>)>),
     /// `DROP (name, …)` or `DROP name`
     Drop(Vec<String>),
+    /// `ADD WATERMARK FOR column AS expression` (`MODIFY` when `replace`).
+    Watermark {
+        /// The rowtime column and the watermark expression.
+        watermark: Box<(String, ast::Expr)>,
+        /// `MODIFY WATERMARK`: the table has one to replace.
+        replace: bool,
+    },
+    /// `DROP WATERMARK`
+    DropWatermark,
 }
 
 /// `INSERT INTO table [(columns)] query [ON CONFLICT DO …]`.
@@ -895,6 +904,18 @@ fn parse_catalog_statement(parser: &mut Parser) -> Result<Option<Statement>, Par
             let keys = parser.parse_comma_separated(Parser::parse_literal_string)?;
             parser.expect_token(&Token::RParen)?;
             AlterTable::Reset(keys)
+        } else if (is_word(parser, 0, "ADD") || is_word(parser, 0, "MODIFY")) && is_word(parser, 1, "WATERMARK") {
+            let replace = take(parser, &["MODIFY"]);
+            if !replace {
+                take(parser, &["ADD"]);
+            }
+            take(parser, &["WATERMARK"]);
+            parser.expect_keyword(Keyword::FOR)?;
+            let column = parser.parse_identifier()?.value;
+            parser.expect_keyword(Keyword::AS)?;
+            AlterTable::Watermark { watermark: Box::new((column, parser.parse_expr()?)), replace }
+        } else if take(parser, &["DROP", "WATERMARK"]) {
+            AlterTable::DropWatermark
         } else if take(parser, &["ADD"]) || is_word(parser, 0, "MODIFY") {
             let modify = take(parser, &["MODIFY"]);
             let parenthesized = parser.consume_token(&Token::LParen);

@@ -402,7 +402,7 @@ pub fn unnested_fields(collection: &weir_runtime::DataType, ordinality: bool) ->
             _ if ordinality => vec![Field::new("EXPR$0", element.as_ref().clone())],
             _ => vec![Field::new("f0", element.as_ref().clone())],
         },
-        LogicalType::Map(key, value) if !ordinality => {
+        LogicalType::Map(key, value) => {
             vec![Field::new("f0", key.as_ref().clone()), Field::new("f1", value.as_ref().clone())]
         }
         _ => return None,

@@ -326,6 +326,12 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
         None => None,
     };
     let state_backend = config.state_backend.open(slots, state_files)?;
+    // The job's checkpoint directory is locked while the job runs: a later run of the same
+    // name tidies the directories of runs whose lock is free (killed or ended), never a live one's.
+    let checkpoint_lock = match &config.checkpointing.dir {
+        Some(dir) => Some(crate::checkpoint::storage::lock_run_directory(dir)?),
+        None => None,
+    };
     let mut metrics = JobMetrics::default().with_state(&state_backend);
     let mut subtask_metrics = Vec::new();
     for chain in &plan.chains {
@@ -351,6 +357,7 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
     let ends = Arc::clone(&lifecycle);
     let thread = std::thread::Builder::new().name("weir-job".into()).stack_size(operator_stack()).spawn(move || {
         let result = run_on_workers(graph, plan, config, job_token, subtask_metrics, control);
+        drop(checkpoint_lock);
         ends.ended(&result);
         result
     })?;

@@ -38,7 +38,8 @@ impl Elements {
 }
 
 /// Calls `emit` with the columns of each element of `collection` (none for NULL), and with
-/// `ordinality` its position from 1 after them; `columns` holds them (reused between calls).
+/// `ordinality` its position from 1 after them (an entry's, in the map's order, for a MAP);
+/// `columns` holds them (reused between calls).
 ///
 /// # Errors
 /// A value that is not a collection.
@@ -66,9 +67,12 @@ pub(super) fn elements(
             }
         }
         Value::Map(entries) => {
-            for (key, value) in entries.iter() {
+            for (n, (key, value)) in entries.iter().enumerate() {
                 columns.clear();
                 columns.extend([key.clone(), value.clone()]);
+                if ordinality {
+                    columns.push(Value::Int(n as i32 + 1));
+                }
                 emit(columns);
             }
         }

@@ -180,9 +180,6 @@ impl Binder<'_> {
             // Flink's code generator takes no UNNEST of a bag.
             return Err(Error::Table("Expect an array or a map.".into()));
         }
-        if ordinality && matches!(bound.ty().logical, weir_runtime::LogicalType::Map(..)) {
-            return Err(unsupported_at(relation, "UNNEST of a MAP WITH ORDINALITY"));
-        }
         let Some(fields) = unnested_fields(bound.ty(), ordinality) else {
             let message = weir_operators::expr::functions::wrong_types(
                 "UNNEST",

@@ -141,6 +141,48 @@ impl Session {
                     *old = column.clone();
                 }
             }
+            AlterTable::Watermark { watermark, replace } => {
+                match (&definition.watermark, replace) {
+                    (Some((column, expr)), false) => {
+                        let expr = match expr {
+                            sqlparser::ast::Expr::Identifier(i) => format!("`{}`", i.value),
+                            other => other.to_string(),
+                        };
+                        return Err(Error::validation(
+                            at,
+                            format!(
+                                "The current table has already defined the watermark strategy `{column}` AS {expr}. \
+                                 You might want to drop it before adding a new one."
+                            ),
+                        ));
+                    }
+                    (None, true) => {
+                        return Err(Error::validation(
+                            at,
+                            "The current table does not define any watermark. You might want to add a new one.",
+                        ))
+                    }
+                    _ => {}
+                }
+                if !definition.columns.iter().any(|c| c.name() == watermark.0) {
+                    let available: Vec<&str> = definition.columns.iter().map(|c| c.name()).collect();
+                    return Err(Error::validation(
+                        at,
+                        format!(
+                            "Invalid column name '{}' for rowtime attribute in watermark declaration. Available columns \
+                             are: [{}]",
+                            watermark.0,
+                            available.join(", ")
+                        ),
+                    ));
+                }
+                definition.watermark = Some((**watermark).clone());
+            }
+            AlterTable::DropWatermark => {
+                if definition.watermark.take().is_none() {
+                    return Err(Error::validation(at, "The current table does not define any watermark strategy."));
+                }
+            }
             AlterTable::Drop(names) => {
                 for dropped in names {
                     if !definition.columns.iter().any(|c| c.name() == dropped) {

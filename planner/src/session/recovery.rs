@@ -135,6 +135,13 @@ impl Session {
                 .map_err(|e| weir_runtime::Error::Restore(format!("job '{name}' does not resume: {e}")))?,
             _ => None,
         };
+        // A resumed job tidies the runs of its name no live job holds: the state files of
+        // checkpoints a killed run never completed, the directories of runs killed before their
+        // first checkpoint.
+        if let (true, Some(runs)) = (self.resume, &runs) {
+            let removed = weir_runtime::checkpoint::storage::tidy_runs(runs);
+            tracing::debug!(job = name, removed, "tidied the runs of the job's earlier runs");
+        }
         // This run's checkpoints go into a directory of its own, named after its id.
         let dir = runs.map(|runs| runs.join(id.as_str()));
         runtime.job_id = Some(id);

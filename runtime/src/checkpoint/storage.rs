@@ -192,6 +192,49 @@ pub fn read_latest(dir: &Path) -> Option<CompletedCheckpoint> {
     latest_checkpoint(dir).ok().flatten().and_then(|chk| read_checkpoint(&chk).ok())
 }
 
+/// The lock file of a run's checkpoint directory, held while the run's job runs.
+const RUN_LOCK: &str = ".lock";
+
+/// Makes the run directory `dir` and locks its lock file for as long as the returned file is
+/// open (the job's life).
+///
+/// # Errors
+/// The directory or its lock file cannot be made or locked.
+pub fn lock_run_directory(dir: &Path) -> std::io::Result<fs::File> {
+    fs::create_dir_all(dir)?;
+    let lock = fs::File::create(dir.join(RUN_LOCK))?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)?;
+    Ok(lock)
+}
+
+/// Tidies the runs of one job under `dir` (`<execution.checkpointing.dir>/<job name>`) before a
+/// run resumes from one of them: in each run directory whose lock no live job holds, deletes
+/// the state runs in `shared/` that no retained checkpoint names (written for checkpoints a
+/// killed run never completed), and deletes a run directory that holds no checkpoint at all.
+/// A directory a live job holds is left alone. Returns how many files and directories went.
+pub fn tidy_runs(dir: &Path) -> usize {
+    let Ok(dir) = std::path::absolute(dir) else { return 0 };
+    let Ok(entries) = fs::read_dir(&dir) else { return 0 };
+    let runs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    // Every retained checkpoint of every run: a file any of them names stays, wherever it is.
+    let kept: Vec<CompletedCheckpoint> = runs.iter().flat_map(|run| read_all(run)).collect();
+    let mut removed = 0;
+    for run in runs {
+        let Ok(lock) = fs::File::open(run.join(RUN_LOCK)) else { continue };
+        if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            continue;
+        }
+        if numbered(&run).is_empty() {
+            if fs::remove_dir_all(&run).is_ok() {
+                removed += 1;
+            }
+            continue;
+        }
+        removed += crate::state::runs::retire_runs(&run.join(SHARED_DIR), &kept);
+    }
+    removed
+}
+
 /// The directories of the runs of one job under `dir` (`<execution.checkpointing.dir>/<job
 /// name>`): each run writes its checkpoints into a directory named after its job id, as Flink
 /// writes them under `<dir>/<job id>`. `dir` itself counts too: weir wrote a job's checkpoints

@@ -326,11 +326,12 @@ pub fn start(graph: JobGraph, config: RuntimeConfig) -> Result<JobHandle> {
         None => None,
     };
     let state_backend = config.state_backend.open(slots, state_files)?;
-    // The job's checkpoint directory is locked while the job runs: a later run of the same
-    // name tidies the directories of runs whose lock is free (killed or ended), never a live one's.
-    let checkpoint_lock = match &config.checkpointing.dir {
-        Some(dir) => Some(crate::checkpoint::storage::lock_run_directory(dir)?),
-        None => None,
+    // The checkpoint directory of a job that checkpoints is locked while the job runs: a later
+    // run of the same name tidies the directories of runs whose lock is free (killed or ended),
+    // never a live one's.
+    let checkpoint_lock = match (&config.checkpointing.dir, config.checkpointing.interval) {
+        (Some(dir), Some(_)) => Some(crate::checkpoint::storage::lock_run_directory(dir)?),
+        _ => None,
     };
     let mut metrics = JobMetrics::default().with_state(&state_backend);
     let mut subtask_metrics = Vec::new();

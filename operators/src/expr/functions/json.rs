@@ -54,12 +54,13 @@ impl Path {
     fn parse(text: &str) -> Result<Path, ExprError> {
         let invalid = || ExprError(format!("Invalid path spec '{text}'"));
         let trimmed = text.trim_start();
+        // Without a mode the path is strict, as Flink 2.3 reads it.
         let (strict, rest) = if let Some(r) = trimmed.strip_prefix("strict ") {
             (true, r)
         } else if let Some(r) = trimmed.strip_prefix("lax ") {
             (false, r)
         } else {
-            (false, trimmed)
+            (true, trimmed)
         };
         let mut rest = rest.trim().strip_prefix('$').ok_or_else(invalid)?;
         let mut steps = Vec::new();
@@ -105,18 +106,26 @@ impl Path {
     /// one array of the items of an indefinite one (when it selects any).
     fn value_of(&self, root: &Json) -> Result<Vec<Json>, ExprError> {
         let items: Vec<Json> = self.select(root)?.into_iter().cloned().collect();
-        Ok(if self.is_definite() || items.is_empty() { items } else { vec![Json::Array(items)] })
+        Ok(if self.is_definite() { items } else { vec![Json::Array(items)] })
     }
 
     /// The items the path selects in `root`; in strict mode a missing key or index, or a step
     /// of the wrong kind, is an error.
     fn select<'a>(&self, root: &'a Json) -> Result<Vec<&'a Json>, ExprError> {
         let mut items = vec![root];
+        // After a wildcard, an item a step does not fit is passed over, in either mode (an
+        // indefinite path gathers what it finds).
+        let mut after_wildcard = false;
         for step in &self.steps {
             let mut next = Vec::new();
             for item in items {
-                self.apply(step, item, &mut next)?;
+                if after_wildcard {
+                    apply_lenient(step, item, &mut next);
+                } else {
+                    self.apply(step, item, &mut next)?;
+                }
             }
+            after_wildcard |= matches!(step, Step::AnyKey | Step::AnyIndex);
             items = next;
         }
         Ok(items)
@@ -152,6 +161,17 @@ impl Path {
             (_, _) => return Err(structural("a step of the wrong kind")),
         }
         Ok(())
+    }
+}
+
+/// One step of a path after a wildcard: what fits, nothing for what does not.
+fn apply_lenient<'a>(step: &Step, item: &'a Json, out: &mut Vec<&'a Json>) {
+    match (step, item) {
+        (Step::Key(key), Json::Object(map)) => out.extend(map.get(key)),
+        (Step::AnyKey | Step::AnyIndex, Json::Object(map)) => out.extend(map.values()),
+        (Step::Index(i), Json::Array(elements)) => out.extend(elements.get(*i)),
+        (Step::AnyIndex, Json::Array(elements)) => out.extend(elements),
+        _ => {}
     }
 }
 
@@ -312,30 +332,36 @@ impl ScalarFunction for JsonValue {
         Nulls::Own
     }
 
-    /// As Flink 2.3 runs it (Calcite's algorithm with the two clauses the other way round):
-    /// what the path selects when it is missing, NULL, not a scalar (lax) or several values
-    /// takes the `ON ERROR` clause; JSON text that does not parse, or a strict path that fails,
-    /// takes the `ON EMPTY` clause. A scalar that is not of the `RETURNING` type (a string for
-    /// INT, an integer for DOUBLE) fails the job, whatever the clauses say.
+    /// As Flink 2.3 runs it (a path without a mode is strict): a strict path that does not fit,
+    /// or finds no single scalar, and text that is no JSON under a strict path take `ON ERROR`;
+    /// a lax path that finds nothing or no scalar, and text that is no JSON under a lax path,
+    /// take `ON EMPTY`. A scalar that is not of the `RETURNING` type (a string for INT, an
+    /// integer for DOUBLE) fails the job, whatever the clauses say.
     fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
         let (Some(document), Some(path)) = (args[0].as_str(), args[1].as_str()) else { return Ok(Value::Null) };
         let path = Path::parse(path)?;
-        let selected = serde_json::from_str::<Json>(document)
-            .map_err(|e| ExprError(format!("Invalid JSON text: {e}")))
-            .and_then(|root| path.value_of(&root));
-        let selected = match selected {
+        // A strict path that does not fit takes ON ERROR, and so does text that is no JSON
+        // under a strict path (under a lax one it is empty).
+        let root = match serde_json::from_str::<Json>(document) {
+            Ok(root) => root,
+            Err(e) if path.strict => {
+                return fall_back(self.on_error, ExprError(format!("Invalid JSON text: {e}")), &args[3])
+            }
+            Err(e) => return fall_back(self.on_empty, ExprError(format!("Invalid JSON text: {e}")), &args[2]),
+        };
+        let selected = match path.value_of(&root) {
             Ok(selected) => selected,
-            Err(e) => return fall_back(self.on_empty, e, &args[2]),
+            Err(e) => return fall_back(self.on_error, e, &args[3]),
         };
         let no_scalar = || ExprError("JSON_VALUE's path selects no single scalar value".into());
-        let scalar = match selected.as_slice() {
-            [one @ (Json::String(_) | Json::Bool(_) | Json::Number(_))] => one.clone(),
-            [Json::Array(_) | Json::Object(_)] if path.strict => {
-                return fall_back(self.on_empty, no_scalar(), &args[2])
-            }
-            _ => return fall_back(self.on_error, no_scalar(), &args[3]),
-        };
-        returning(&scalar, ty)
+        match selected.as_slice() {
+            [one @ (Json::String(_) | Json::Bool(_) | Json::Number(_))] => returning(one, ty),
+            // A lax path that finds nothing, or finds no scalar, is empty; a strict one that
+            // finds no scalar is an error.
+            [] => fall_back(self.on_empty, no_scalar(), &args[2]),
+            _ if !path.strict => fall_back(self.on_empty, no_scalar(), &args[2]),
+            _ => fall_back(self.on_error, no_scalar(), &args[3]),
+        }
     }
 }
 
@@ -409,29 +435,34 @@ impl ScalarFunction for JsonQuery {
         Ok(ty)
     }
 
-    /// As JSON_VALUE, with the two clauses the other way round: nothing selected, or a scalar
-    /// without a wrapper, takes the `ON ERROR` clause; JSON text that does not parse takes
-    /// `ON EMPTY`.
+    /// As Flink 2.3 runs it: text that is no JSON and a strict path that does not fit take ON
+    /// ERROR; a lax path that finds nothing takes ON EMPTY; without a wrapper, a scalar is an
+    /// error in strict mode and empty in lax mode.
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
         let path = Path::parse(text(&args[1]))?;
-        let selected = serde_json::from_str::<Json>(text(&args[0]))
-            .map_err(|e| ExprError(format!("Invalid JSON text: {e}")))
-            .and_then(|root| path.value_of(&root));
-        let selected = match selected {
+        let root = match serde_json::from_str::<Json>(text(&args[0])) {
+            Ok(root) => root,
+            Err(e) if path.strict => return self.fallback(self.on_error, ExprError(format!("Invalid JSON text: {e}"))),
+            Err(e) => return self.fallback(self.on_empty, ExprError(format!("Invalid JSON text: {e}"))),
+        };
+        let selected = match path.value_of(&root) {
             Ok(s) => s,
-            Err(e) => return self.fallback(self.on_empty, e),
+            Err(e) => return self.fallback(self.on_error, e),
         };
         let structured = |v: &Json| matches!(v, Json::Array(_) | Json::Object(_));
+        let empty = || ExprError("Empty result of JSON_QUERY function is not allowed".into());
         let result = match (self.wrapper, selected.as_slice()) {
-            (_, []) => {
-                return self
-                    .fallback(self.on_error, ExprError("Empty result of JSON_QUERY function is not allowed".into()))
-            }
+            (_, []) => return self.fallback(self.on_empty, empty()),
             (Wrapper::Without | Wrapper::Conditional, [one]) if structured(one) => one.clone(),
-            (Wrapper::Without, _) => {
-                return self
-                    .fallback(self.on_error, ExprError("Strict jsonpath mode requires array or object value".into()))
+            (Wrapper::Without, [one]) => {
+                let error = ExprError(format!(
+                    "Strict jsonpath mode requires array or object value, and the actual value is: '{}'",
+                    json_text(one)
+                ));
+                let fallback = if path.strict { self.on_error } else { self.on_empty };
+                return self.fallback(fallback, error);
             }
+            (Wrapper::Without, _) => return self.fallback(self.on_error, empty()),
             (Wrapper::Conditional | Wrapper::Unconditional, all) => Json::Array(all.to_vec()),
         };
         Ok(self.output(&result))
@@ -815,10 +846,12 @@ mod tests {
     fn lax_paths_look_into_arrays_and_strict_paths_fail_on_what_is_missing() {
         let doc = r#"{"a": 1, "b": [1, 2, {"c": "x"}], "d": null}"#;
         assert_eq!(select("$.b[2].c", doc).unwrap(), ["\"x\""]);
-        assert_eq!(select("$.b.c", doc).unwrap(), ["\"x\""]);
+        assert_eq!(select("lax $.b.c", doc).unwrap(), ["\"x\""]);
         assert_eq!(select("$.b[*]", doc).unwrap(), ["1", "2", "{\"c\":\"x\"}"]);
-        assert!(select("$.missing", doc).unwrap().is_empty());
+        assert!(select("lax $.missing", doc).unwrap().is_empty());
         assert!(select("strict $.missing", doc).is_err());
+        // Without a mode a path is strict, as Flink reads it.
+        assert!(select("$.missing", doc).is_err());
         assert_eq!(select("lax $.a[0]", doc).unwrap(), ["1"]);
         assert!(Path::parse("a.b").is_err());
     }

@@ -3,7 +3,7 @@
 use crate::catalog::UserFunctions;
 use sqlparser::ast::{self, BinaryOperator, CastKind, DateTimeField, Spanned, TrimWhereField, UnaryOperator};
 use weir_operators::aggregate::AggregateCall;
-use weir_operators::expr::functions::zoned::InSessionZone;
+use weir_operators::expr::functions::zoned::{InSessionZone, ZonedCast};
 use weir_operators::expr::functions::{self, calendar, choice, collection, datetime, string, truth};
 use weir_operators::expr::{like_regex_escaped, types::common_type, Expr, Function, TimeUnit, TrimSide};
 use weir_runtime::parse::{parse_value, read_type, TypeError};
@@ -514,7 +514,7 @@ impl ExprBinder<'_> {
                     )
                 };
                 if matches!(function, Function::Cast) {
-                    if let Some(zoned) = InSessionZone::cast(arg.ty(), &target, self.zone) {
+                    if let Some(zoned) = ZonedCast::cast(arg.ty(), &target, self.zone) {
                         return Ok(Expr::Call { function: Function::Scalar(zoned), args: vec![arg], ty: target });
                     }
                 }

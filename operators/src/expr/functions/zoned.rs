@@ -5,11 +5,13 @@
 //! LOCALTIMESTAMP is now on it; a CAST between TIMESTAMP_LTZ and TIMESTAMP, DATE, TIME or text
 //! goes through it.
 //!
-//! The binder wraps such a call in [`InSessionZone`] when the session's zone is not UTC (in UTC
-//! a wall clock is its instant, and the functions compute that themselves). Where the clocks
+//! The binder wraps such a call in [`InSessionZone`] (a CAST in [`ZonedCast`]) when the
+//! session's zone is not UTC (in UTC a wall clock is its instant, and the functions compute
+//! that themselves). Where the clocks
 //! change, a wall-clock time read back as an instant is taken as `LocalDateTime.atZone` takes
 //! it (a skipped time with the offset before the gap, a repeated one as its earlier instant).
 
+use smallvec::SmallVec;
 use weir_runtime::time_zone::TimeZone;
 use weir_runtime::{DataType, LogicalType, Timestamp, Value};
 
@@ -32,8 +34,6 @@ enum Reading {
     EpochSeconds,
     /// `LOCALTIMESTAMP`: now, on the wall clock.
     Now,
-    /// A CAST from `from` to `to` through the wall clock.
-    Cast,
 }
 
 /// A call of `inner` that reads or writes the session zone's wall clock.
@@ -42,8 +42,6 @@ pub struct InSessionZone {
     inner: ScalarRef,
     zone: TimeZone,
     reading: Reading,
-    /// The argument types, for [`Reading::Cast`].
-    from: Option<DataType>,
 }
 
 impl InSessionZone {
@@ -70,46 +68,29 @@ impl InSessionZone {
             "LOCALTIMESTAMP" => Reading::Now,
             _ => return None,
         };
-        Some(ScalarRef::new(InSessionZone { inner: function.clone(), zone, reading, from: None }))
+        Some(ScalarRef::new(InSessionZone { inner: function.clone(), zone, reading }))
     }
+}
 
-    /// `CAST(x AS to)` of `x` of type `from` through `zone`'s wall clock, when the cast is
-    /// between TIMESTAMP_LTZ and a type of wall-clock time or text; else `None`.
-    pub fn cast(from: &DataType, to: &DataType, zone: TimeZone) -> Option<ScalarRef> {
-        use LogicalType::{Char, Date, Time, Timestamp, TimestampLtz, Varchar};
-        let wall = |t: &LogicalType| matches!(t, Char(_) | Varchar(_) | Date | Time(_) | Timestamp(_));
-        let zoned = match (&from.logical, &to.logical) {
-            (TimestampLtz(_), other) | (other, TimestampLtz(_)) => wall(other),
-            _ => false,
-        };
-        if zone.is_utc() || !zoned {
-            return None;
-        }
-        let inner = ScalarRef::new(CastTo(to.clone()));
-        Some(ScalarRef::new(InSessionZone { inner, zone, reading: Reading::Cast, from: Some(from.clone()) }))
+/// A TIMESTAMP_LTZ value as the TIMESTAMP of its wall-clock time in `zone`; others as they are.
+fn to_wall_clock(zone: TimeZone, v: &Value) -> Value {
+    match v {
+        Value::TimestampLtz(t) => Value::Timestamp(shift(*t, zone.to_local(t.millis))),
+        other => other.clone(),
     }
+}
 
-    /// A TIMESTAMP_LTZ value as the TIMESTAMP of its wall-clock time; others as they are.
-    fn to_wall_clock(&self, v: &Value) -> Value {
-        match v {
-            Value::TimestampLtz(t) => Value::Timestamp(self.shift(*t, self.zone.to_local(t.millis))),
-            other => other.clone(),
-        }
+/// The instant of a wall-clock time in `zone`, computed for a TIMESTAMP_LTZ result.
+fn to_instant(zone: TimeZone, v: Value) -> Value {
+    match v {
+        Value::Timestamp(t) | Value::TimestampLtz(t) => Value::TimestampLtz(shift(t, zone.to_utc(t.millis))),
+        other => other,
     }
+}
 
-    /// The instant of a wall-clock time computed for a TIMESTAMP_LTZ result.
-    fn to_instant(&self, v: Value) -> Value {
-        match v {
-            Value::Timestamp(t) | Value::TimestampLtz(t) => {
-                Value::TimestampLtz(self.shift(t, self.zone.to_utc(t.millis)))
-            }
-            other => other,
-        }
-    }
-
-    fn shift(&self, t: Timestamp, millis: i64) -> Timestamp {
-        Timestamp { millis, nanos_of_milli: t.nanos_of_milli }
-    }
+/// `t` at `millis`, its nanoseconds kept.
+fn shift(t: Timestamp, millis: i64) -> Timestamp {
+    Timestamp { millis, nanos_of_milli: t.nanos_of_milli }
 }
 
 impl ScalarFunction for InSessionZone {
@@ -137,19 +118,17 @@ impl ScalarFunction for InSessionZone {
         let ltz_result = matches!(ty.logical, LogicalType::TimestampLtz(_));
         match self.reading {
             Reading::WallClock => {
-                let args: Vec<Value> = args.iter().map(|a| self.to_wall_clock(a)).collect();
+                let args: SmallVec<[Value; 4]> = args.iter().map(|a| to_wall_clock(self.zone, a)).collect();
                 let result = self.inner.0.eval(&args, ty)?;
-                Ok(if ltz_result { self.to_instant(result) } else { result })
+                Ok(if ltz_result { to_instant(self.zone, result) } else { result })
             }
             Reading::SameOffset => {
                 let Some(Value::TimestampLtz(at)) = args.first() else { return self.inner.0.eval(args, ty) };
                 let offset = self.zone.offset_at(at.millis);
                 let mut args = args.to_vec();
-                args[0] = Value::Timestamp(self.shift(*at, at.millis + offset));
+                args[0] = Value::Timestamp(shift(*at, at.millis + offset));
                 Ok(match self.inner.0.eval(&args, ty)? {
-                    Value::Timestamp(t) | Value::TimestampLtz(t) => {
-                        Value::TimestampLtz(self.shift(t, t.millis - offset))
-                    }
+                    Value::Timestamp(t) | Value::TimestampLtz(t) => Value::TimestampLtz(shift(t, t.millis - offset)),
                     other => other,
                 })
             }
@@ -168,36 +147,41 @@ impl ScalarFunction for InSessionZone {
                 self.inner.0.eval(&args, ty)
             }
             Reading::Now => Ok(match self.inner.0.eval(args, ty)? {
-                Value::Timestamp(t) => Value::Timestamp(self.shift(t, self.zone.to_local(t.millis))),
+                Value::Timestamp(t) => Value::Timestamp(shift(t, self.zone.to_local(t.millis))),
                 other => other,
             }),
-            Reading::Cast => {
-                let from = self.from.clone().unwrap_or_else(DataType::string);
-                let value = args.first().cloned().unwrap_or(Value::Null);
-                match (&from.logical, &ty.logical) {
-                    // From an instant: its wall-clock time, cast as a TIMESTAMP of its precision.
-                    (LogicalType::TimestampLtz(p), _) => {
-                        let wall = DataType::new(LogicalType::Timestamp(*p));
-                        crate::expr::cast::cast(&self.to_wall_clock(&value), &wall, ty).map_err(ExprError)
-                    }
-                    // To an instant: the value as a wall-clock TIMESTAMP, then its instant.
-                    (_, LogicalType::TimestampLtz(p)) => {
-                        let wall = DataType::new(LogicalType::Timestamp(*p));
-                        let local = crate::expr::cast::cast(&value, &from, &wall).map_err(ExprError)?;
-                        Ok(self.to_instant(local))
-                    }
-                    _ => crate::expr::cast::cast(&value, &from, ty).map_err(ExprError),
-                }
-            }
         }
     }
 }
 
-/// The plain CAST to a type, as the function [`InSessionZone`] wraps for a zoned cast.
+/// `CAST(x AS to)` of `x` of type `from` through the session zone's wall clock: from a
+/// TIMESTAMP_LTZ, its instant's wall-clock time cast as a TIMESTAMP of its precision; to one, the
+/// value cast as a wall-clock TIMESTAMP, then its instant.
 #[derive(Debug)]
-struct CastTo(DataType);
+pub struct ZonedCast {
+    zone: TimeZone,
+    from: DataType,
+    to: DataType,
+}
 
-impl ScalarFunction for CastTo {
+impl ZonedCast {
+    /// `CAST(x AS to)` of `x` of type `from` through `zone`'s wall clock, when the cast is
+    /// between TIMESTAMP_LTZ and a type of wall-clock time or text; else `None`.
+    pub fn cast(from: &DataType, to: &DataType, zone: TimeZone) -> Option<ScalarRef> {
+        use LogicalType::{Char, Date, Time, Timestamp, TimestampLtz, Varchar};
+        let wall = |t: &LogicalType| matches!(t, Char(_) | Varchar(_) | Date | Time(_) | Timestamp(_));
+        let zoned = match (&from.logical, &to.logical) {
+            (TimestampLtz(_), other) | (other, TimestampLtz(_)) => wall(other),
+            _ => false,
+        };
+        if zone.is_utc() || !zoned {
+            return None;
+        }
+        Some(ScalarRef::new(ZonedCast { zone, from: from.clone(), to: to.clone() }))
+    }
+}
+
+impl ScalarFunction for ZonedCast {
     fn name(&self) -> &str {
         "CAST"
     }
@@ -207,14 +191,25 @@ impl ScalarFunction for CastTo {
     }
 
     fn return_type(&self, _: &[&DataType]) -> Result<DataType, ExprError> {
-        Ok(self.0.clone())
+        Ok(self.to.clone())
     }
 
     fn nulls(&self) -> Nulls {
         Nulls::Strict
     }
 
-    fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {
-        Ok(args.first().cloned().unwrap_or(Value::Null))
+    fn eval(&self, args: &[Value], ty: &DataType) -> Result<Value, ExprError> {
+        let value = args.first().cloned().unwrap_or(Value::Null);
+        let cast = |v: &Value, from: &DataType, to: &DataType| crate::expr::cast::cast(v, from, to).map_err(ExprError);
+        match (&self.from.logical, &ty.logical) {
+            (LogicalType::TimestampLtz(p), _) => {
+                cast(&to_wall_clock(self.zone, &value), &DataType::new(LogicalType::Timestamp(*p)), ty)
+            }
+            (_, LogicalType::TimestampLtz(p)) => {
+                let local = cast(&value, &self.from, &DataType::new(LogicalType::Timestamp(*p)))?;
+                Ok(to_instant(self.zone, local))
+            }
+            _ => cast(&value, &self.from, ty),
+        }
     }
 }

@@ -12,7 +12,6 @@ use weir_runtime::{DataType, LogicalType, Value};
 use super::cast::{cast, round_decimal};
 use super::functions::{self, Arity, Nulls, ScalarRef};
 use super::types::{is_numeric, is_string, Arithmetic};
-use super::vector::Cmp;
 use super::{arithmetic_result, comparable, compare, compare_op, string, time, Expr, ExprError};
 use crate::aggregate::numeric::{integer, unscaled_at};
 
@@ -657,6 +656,54 @@ fn arithmetic(op: Arithmetic, a: &Value, b: &Value, ty: &DataType) -> Result<Val
                 Arithmetic::Modulo => x.wrapping_rem(y),
             };
             Ok(integer(r, ty))
+        }
+    }
+}
+
+/// A comparison function, decided on the order of its two operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl Cmp {
+    /// The comparison `function` is, or `None` for any other function.
+    pub(crate) fn of(function: &Function) -> Option<Cmp> {
+        Some(match function {
+            Function::Equals => Cmp::Eq,
+            Function::NotEquals => Cmp::NotEq,
+            Function::Less => Cmp::Lt,
+            Function::LessOrEqual => Cmp::LtEq,
+            Function::Greater => Cmp::Gt,
+            Function::GreaterOrEqual => Cmp::GtEq,
+            _ => return None,
+        })
+    }
+
+    /// Whether `ordering` of the operands satisfies the comparison.
+    pub(crate) fn holds(self, ordering: Ordering) -> bool {
+        match self {
+            Cmp::Eq => ordering == Ordering::Equal,
+            Cmp::NotEq => ordering != Ordering::Equal,
+            Cmp::Lt => ordering == Ordering::Less,
+            Cmp::LtEq => ordering != Ordering::Greater,
+            Cmp::Gt => ordering == Ordering::Greater,
+            Cmp::GtEq => ordering != Ordering::Less,
+        }
+    }
+
+    /// Whether operands `ordering` relates (`None`: unordered, a NaN on either side) satisfy
+    /// the comparison, as Flink's generated code compares doubles: a NaN makes every
+    /// comparison false but `<>`, which it makes true.
+    pub(crate) fn holds_partial(self, ordering: Option<Ordering>) -> bool {
+        match ordering {
+            Some(ordering) => self.holds(ordering),
+            None => self == Cmp::NotEq,
         }
     }
 }

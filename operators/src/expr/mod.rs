@@ -43,11 +43,11 @@ use std::cmp::Ordering;
 
 use weir_runtime::{DataType, LogicalType, Value};
 
+pub(crate) use function::Cmp;
 pub use function::{Function, TimeUnit, TrimSide};
 pub use functions::{ScalarFunction, ScalarRef};
 pub use string::{like_regex, like_regex_escaped};
 use types::{arithmetic_type, common_type, is_numeric, Arithmetic};
-pub(crate) use vector::Cmp;
 pub use vector::{SharedValues, Sharing, VectorExpr};
 
 /// Why an expression could not be built (wrong argument types) or evaluated.

@@ -11,7 +11,8 @@ use arrow_schema::DataType as ArrowType;
 use weir_runtime::columnar::IntColumn;
 use weir_runtime::Value;
 
-use super::{Arith, Cmp, Datum};
+use super::{Arith, Datum};
+use crate::expr::function::Cmp;
 use crate::expr::ExprError;
 
 /// An integer operand widened to 64 bits: a column, or a constant.

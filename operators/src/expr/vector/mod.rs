@@ -10,7 +10,6 @@
 //! every row is evaluated anyway, never under the short-circuit of `AND` / `OR`, so an error
 //! is reported for exactly the rows the row path reports it for.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
@@ -27,7 +26,7 @@ pub use shared::{SharedValues, Sharing};
 
 use kernels::{arithmetic, compare, decimal_compare, decimal_times, float_arithmetic};
 
-use super::function::Function;
+use super::function::{Cmp, Function};
 use super::functions::ScalarRef;
 use super::types::{is_integer, is_string};
 use super::{Expr, ExprError};
@@ -45,54 +44,6 @@ pub(super) enum Arith {
     Times,
     Divide,
     Modulo,
-}
-
-/// A comparison function, decided on the order of its two operands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cmp {
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-}
-
-impl Cmp {
-    /// The comparison `function` is, or `None` for any other function.
-    pub(crate) fn of(function: &Function) -> Option<Cmp> {
-        Some(match function {
-            Function::Equals => Cmp::Eq,
-            Function::NotEquals => Cmp::NotEq,
-            Function::Less => Cmp::Lt,
-            Function::LessOrEqual => Cmp::LtEq,
-            Function::Greater => Cmp::Gt,
-            Function::GreaterOrEqual => Cmp::GtEq,
-            _ => return None,
-        })
-    }
-
-    /// Whether `ordering` of the operands satisfies the comparison.
-    pub(crate) fn holds(self, ordering: Ordering) -> bool {
-        match self {
-            Cmp::Eq => ordering == Ordering::Equal,
-            Cmp::NotEq => ordering != Ordering::Equal,
-            Cmp::Lt => ordering == Ordering::Less,
-            Cmp::LtEq => ordering != Ordering::Greater,
-            Cmp::Gt => ordering == Ordering::Greater,
-            Cmp::GtEq => ordering != Ordering::Less,
-        }
-    }
-
-    /// Whether operands `ordering` relates (`None`: unordered, a NaN on either side) satisfy
-    /// the comparison, as Flink's generated code compares doubles: a NaN makes every
-    /// comparison false but `<>`, which it makes true.
-    pub(crate) fn holds_partial(self, ordering: Option<Ordering>) -> bool {
-        match ordering {
-            Some(ordering) => self.holds(ordering),
-            None => self == Cmp::NotEq,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]

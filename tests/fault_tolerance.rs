@@ -257,3 +257,49 @@ fn two_jobs_of_one_name_at_once_keep_their_checkpoints_apart() {
         assert_eq!(chk, [format!("chk-{}", newest.id)], "{}", run.display());
     }
 }
+
+/// A checkpoint of state on disk names its runs relative to itself: the directory of a killed
+/// run moved elsewhere (the original gone) restores from the moved files.
+#[test]
+fn a_moved_checkpoint_restores_from_its_own_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let script = "SET 'state.backend.type' = 'rocksdb';\n\
+         SET 'state.backend.incremental' = 'true';\n\
+         SET 'taskmanager.memory.managed.size' = '1 mb';\n\
+         SET 'execution.checkpointing.interval' = '100 ms';\n\
+         SET 'pipeline.name' = 'job';\n\
+         CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '400000', \
+           'rows-per-second' = '100000', 'fields.k.min' = '1', 'fields.k.max' = '50000');\n\
+         CREATE TABLE out_t (k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO out_t SELECT k, COUNT(*) FROM gen GROUP BY k;\n";
+    std::fs::write(dir.path().join("job.sql"), script).unwrap();
+    let run = |set: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+        let checkpoints = format!("execution.checkpointing.dir={d}/checkpoints");
+        command.args(["run", "--set", &checkpoints, "--set", set]).arg(dir.path().join("job.sql"));
+        command
+    };
+    // Killed once a checkpoint names runs on disk.
+    let mut first = run("pipeline.name=job").spawn().unwrap();
+    let job = dir.path().join("checkpoints/job");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let chk = loop {
+        assert!(std::time::Instant::now() < deadline, "no checkpoint with state runs");
+        let latest = weir::runtime::checkpoint::storage::latest_checkpoint_of_runs(&job).ok().flatten();
+        let runs = latest.as_ref().map(|chk| weir::runtime::checkpoint::storage::read_checkpoint(chk).unwrap());
+        if runs.is_some_and(|c| !weir::runtime::state::runs::run_files(&[c]).is_empty()) {
+            break latest.unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let run_dir = chk.parent().unwrap().to_path_buf();
+    let moved = dir.path().join("moved");
+    std::fs::rename(&run_dir, &moved).unwrap();
+    std::fs::remove_dir_all(dir.path().join("checkpoints")).unwrap();
+    let chk = moved.join(chk.file_name().unwrap());
+    let second = run(&format!("execution.state-recovery.path={}", chk.display())).output().unwrap();
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+}

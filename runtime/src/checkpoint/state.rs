@@ -123,13 +123,24 @@ impl StateReader {
     /// Writes the state as [`StateWriter::encode`] does, into `out` and, for the sections'
     /// bytes, as slices of its own into `pieces` (so a large state is written to a file without
     /// being copied): `out` is cut into `pieces` before each section's bytes.
-    pub fn encode_into<'a>(&'a self, out: &mut Encoder, pieces: &mut Vec<std::borrow::Cow<'a, [u8]>>) {
+    /// `rewrite` may give a section other bytes to be stored in its place (its name and its
+    /// bytes in, `None` to store it as it is).
+    pub fn encode_into<'a>(
+        &'a self,
+        out: &mut Encoder,
+        pieces: &mut Vec<std::borrow::Cow<'a, [u8]>>,
+        rewrite: &dyn Fn(&str, &[u8]) -> Option<Vec<u8>>,
+    ) {
         out.u32(self.sections.0.len() as u32);
         for (name, bytes) in self.sections.0.iter() {
+            let stored: std::borrow::Cow<'a, [u8]> = match rewrite(name, bytes) {
+                Some(other) => other.into(),
+                None => bytes.as_slice().into(),
+            };
             out.str(name);
-            out.u32(bytes.len() as u32);
+            out.u32(stored.len() as u32);
             pieces.push(std::mem::take(out).into_bytes().into());
-            pieces.push(bytes.as_slice().into());
+            pieces.push(stored);
         }
     }
 

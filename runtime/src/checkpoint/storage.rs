@@ -61,8 +61,10 @@ pub fn write_checkpoint(dir: &Path, checkpoint: &CompletedCheckpoint) -> std::io
     Ok(chk)
 }
 
-/// Writes `checkpoint` as `target/_metadata`.
+/// Writes `checkpoint` as `target/_metadata`, its state runs named relative to `target`.
 fn write_into(target: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Result<()> {
+    let base = std::path::absolute(target)?;
+    let relative = |name: &str, bytes: &[u8]| crate::state::runs::stored_relative(name, bytes, &base);
     // The operators' state is written from where it is, not copied into one payload first.
     let mut pieces = Vec::new();
     let mut e = Encoder::new();
@@ -76,7 +78,7 @@ fn write_into(target: &Path, checkpoint: &CompletedCheckpoint) -> std::io::Resul
         e.u32(part.operators.len() as u32);
         for operator in &part.operators {
             e.str(&operator.id);
-            operator.state.encode_into(&mut e, &mut pieces);
+            operator.state.encode_into(&mut e, &mut pieces, &relative);
         }
     }
     match &checkpoint.plan {
@@ -140,7 +142,15 @@ pub fn write_savepoint(dir: &Path, name: &str, checkpoint: &CompletedCheckpoint)
 pub fn read_checkpoint(chk: &Path) -> Result<CompletedCheckpoint, RestoreError> {
     let path = if chk.is_dir() { chk.join(METADATA) } else { chk.to_path_buf() };
     let payload = read_snapshot(&path)?;
-    decode(&payload).map_err(|source| RestoreError::Malformed { path, source })
+    let mut checkpoint = decode(&payload).map_err(|source| RestoreError::Malformed { path: path.clone(), source })?;
+    // Its state runs are named relative to its directory.
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if let Ok(dir) = std::path::absolute(dir) {
+        for operator in checkpoint.subtasks.iter_mut().flat_map(|s| &mut s.operators) {
+            operator.state = crate::state::runs::resolve_runs(std::mem::take(&mut operator.state), &dir);
+        }
+    }
+    Ok(checkpoint)
 }
 
 fn decode(payload: &[u8]) -> Result<CompletedCheckpoint, DecodeError> {

@@ -2,9 +2,13 @@
 //! section holds the number of key groups its keys are laid out by, the directory the runs
 //! are shared in, and the manifest ([`weir_statestore::Manifest`]). The checkpoint storage reads
 //! them to delete runs no kept checkpoint names and to copy them into a savepoint.
+//!
+//! On disk a section names its directory relative to the checkpoint's own (`../shared` beside
+//! a `chk-N`, `shared` inside a savepoint), as Flink's relative paths do, so that a checkpoint
+//! copied or moved with its runs reads its own files; in memory the path is absolute again.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use weir_statestore::Manifest;
 
@@ -155,4 +159,156 @@ pub fn relocate_runs(state: &StateReader, shared: &Path) -> std::io::Result<Stat
         relocated = relocated.with_section(&name, out.into_bytes());
     }
     Ok(relocated)
+}
+
+/// The bytes section `name` of a state is stored as in a checkpoint written into directory
+/// `dir` (absolute): a runs section names its directory relative to `dir`. `None` for any
+/// other section, and for a runs section no relative path reaches (it stays as it is).
+pub(crate) fn stored_relative(name: &str, bytes: &[u8], dir: &Path) -> Option<Vec<u8>> {
+    if !name.ends_with(RUNS_SECTION) {
+        return None;
+    }
+    let mut section = RunsSection::decode(&mut Decoder::new(bytes)).ok()?;
+    section.shared = relative_path(&section.shared, dir)?;
+    let mut out = Encoder::new();
+    section.encode(&mut out);
+    Some(out.into_bytes())
+}
+
+/// `state` as read from a checkpoint in directory `dir` (absolute): each runs section names its
+/// directory as an absolute path again. A section that names an absolute path (as checkpoints
+/// written before relative paths did) keeps it.
+pub(crate) fn resolve_runs(state: StateReader, dir: &Path) -> StateReader {
+    let mut resolved = state.clone();
+    for (name, mut section) in runs_sections(&state) {
+        if section.shared.is_absolute() {
+            continue;
+        }
+        section.shared = resolve(dir, &section.shared);
+        let mut out = Encoder::new();
+        section.encode(&mut out);
+        resolved = resolved.with_section(&name, out.into_bytes());
+    }
+    resolved
+}
+
+/// `path` relative to `base` (both absolute): `..` for each component of `base` past their
+/// common start, then the rest of `path`. `None` when they share no more than the root, or when
+/// a component of `base` past it is not a plain name (`..` could not be undone by name).
+fn relative_path(path: &Path, base: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() || !base.is_absolute() {
+        return None;
+    }
+    let (path, base): (Vec<Component>, Vec<Component>) = (path.components().collect(), base.components().collect());
+    let common = path.iter().zip(&base).take_while(|(a, b)| a == b).count();
+    let only_root = path[..common].iter().all(|c| matches!(c, Component::RootDir | Component::Prefix(_)));
+    if only_root || !base[common..].iter().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let mut relative: PathBuf = base[common..].iter().map(|_| Component::ParentDir).collect();
+    relative.extend(&path[common..]);
+    Some(relative)
+}
+
+/// `relative` taken from directory `base`: each `..` leaves the last component, each name is
+/// added, so that a directory reached by two relative paths has one name.
+fn resolve(base: &Path, relative: &Path) -> PathBuf {
+    let mut resolved = base.to_path_buf();
+    for component in relative.components() {
+        match component {
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir => {}
+            Component::Normal(name) => resolved.push(name),
+            Component::RootDir | Component::Prefix(_) => resolved = PathBuf::from(component.as_os_str()),
+        }
+    }
+    resolved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::storage::{read_checkpoint, write_checkpoint, write_savepoint};
+    use crate::checkpoint::{OperatorState, SubtaskState};
+
+    /// A checkpoint of one state whose runs section names `shared` and holds one run file.
+    fn checkpoint_with_runs(shared: &Path) -> CompletedCheckpoint {
+        std::fs::create_dir_all(shared).unwrap();
+        std::fs::write(shared.join("run-1"), b"run").unwrap();
+        let run = weir_statestore::RunRef {
+            name: "run-1".into(),
+            first_key: vec![1],
+            last_key: vec![2],
+            entries: 1,
+            bytes: 3,
+            kind: weir_statestore::RunKind::Base,
+            merged: Default::default(),
+        };
+        let mut state = StateWriter::new();
+        let section =
+            RunsSection { max_parallelism: 128, shared: shared.to_path_buf(), manifest: Manifest { runs: vec![run] } };
+        section.write("counts", &mut state);
+        CompletedCheckpoint {
+            id: 3,
+            timestamp: 0,
+            subtasks: vec![SubtaskState {
+                vertex: "v".into(),
+                subtask: 0,
+                parallelism: 1,
+                operators: vec![OperatorState { id: "op".into(), state: state.into_reader() }],
+            }],
+            plan: None,
+        }
+    }
+
+    fn shared_of(checkpoint: &CompletedCheckpoint) -> PathBuf {
+        RunsSection::read_all("counts", &[checkpoint.subtasks[0].operators[0].state.clone()]).unwrap()[0].shared.clone()
+    }
+
+    /// A checkpoint names its runs relative to itself: moved with its runs, it reads the moved
+    /// files, and its metadata holds no absolute path. The path in memory is absolute and has
+    /// one spelling, so that retiring runs compares it with the job's directory.
+    #[test]
+    fn a_moved_checkpoint_names_its_own_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("job/run-a");
+        let checkpoint = checkpoint_with_runs(&run.join("shared"));
+        let chk = write_checkpoint(&run, &checkpoint).unwrap();
+        let metadata = std::fs::read(chk.join("_metadata")).unwrap();
+        let absolute = dir.path().display().to_string();
+        assert!(!metadata.windows(absolute.len()).any(|w| w == absolute.as_bytes()), "an absolute path is stored");
+        assert_eq!(shared_of(&read_checkpoint(&chk).unwrap()), run.join("shared"));
+
+        let moved = dir.path().join("elsewhere");
+        std::fs::rename(&run, &moved).unwrap();
+        let read = read_checkpoint(&moved.join("chk-3")).unwrap();
+        assert_eq!(shared_of(&read), moved.join("shared"));
+        assert_eq!(run_files(&[read]), HashSet::from([moved.join("shared/run-1")]));
+    }
+
+    /// A savepoint names the runs it owns (`shared` inside it) relative to itself too.
+    #[test]
+    fn a_copied_savepoint_names_its_own_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoint = checkpoint_with_runs(&dir.path().join("run/shared"));
+        let savepoint = write_savepoint(&dir.path().join("savepoints"), "job", &checkpoint).unwrap();
+        let copy = dir.path().join("copy");
+        std::fs::create_dir_all(copy.join("shared")).unwrap();
+        std::fs::copy(savepoint.join("_metadata"), copy.join("_metadata")).unwrap();
+        std::fs::copy(savepoint.join("shared/run-1"), copy.join("shared/run-1")).unwrap();
+        assert_eq!(shared_of(&read_checkpoint(&copy).unwrap()), copy.join("shared"));
+        assert_eq!(shared_of(&read_checkpoint(&savepoint.join("_metadata")).unwrap()), savepoint.join("shared"));
+    }
+
+    #[test]
+    fn relative_paths_go_up_by_name_only() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(relative_path(&p("/a/b/shared"), &p("/a/b/chk-1")), Some(p("../shared")));
+        assert_eq!(relative_path(&p("/a/b/sp/shared"), &p("/a/b/sp")), Some(p("shared")));
+        assert_eq!(relative_path(&p("/x/shared"), &p("/y/chk-1")), None, "only the root in common");
+        assert_eq!(relative_path(&p("/a/shared"), &p("/a/../b/chk")), None);
+        assert_eq!(resolve(&p("/a/b/chk-1"), &p("../shared")), p("/a/b/shared"));
+    }
 }

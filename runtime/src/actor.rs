@@ -452,6 +452,10 @@ impl SubtaskActor {
     /// Polls the head source once.
     fn poll_source(&mut self, ctx: &mut Context<Self>) {
         self.poll_scheduled = false;
+        // A drained source is not polled again.
+        if self.ending || self.finished {
+            return;
+        }
         self.run_step(ctx, |act| {
             let polled_at = act.shared.clock.now_millis();
             let status = act.chain.poll_source(&mut act.produced)?;
@@ -690,6 +694,29 @@ impl Handler<TriggerCheckpoint> for SubtaskActor {
             return;
         }
         self.run_step(ctx, |act| act.take_checkpoint(msg.0));
+    }
+}
+
+/// Ends a source subtask's input now, as if its source had run out: the final watermark, then
+/// the end of its input (how a job is drained).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct EndInput;
+
+impl Handler<EndInput> for SubtaskActor {
+    type Result = ();
+
+    fn handle(&mut self, _: EndInput, ctx: &mut Self::Context) {
+        let Some(source) = self.source.as_mut() else { return };
+        if self.ending || self.finished {
+            return;
+        }
+        source.status = SourceStatus::Finished;
+        tracing::debug!(subtask = %self.chain_name(), index = self.info.index, "source drained");
+        self.run_step(ctx, |act| {
+            act.chain.push(0, StreamElement::Watermark(MAX_WATERMARK), &mut act.produced)?;
+            act.end_input()
+        });
     }
 }
 

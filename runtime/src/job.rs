@@ -71,6 +71,10 @@ enum JobCommand {
     /// Take the savepoint that stops the job, telling its id to the sender: no checkpoint
     /// starts after it, so no sink commits what the savepoint does not hold.
     Savepoint(std::sync::mpsc::Sender<u64>),
+    /// End every source now, as if it had run out (a final watermark, then the end of its
+    /// input), telling the sender the id of the last checkpoint begun: none begins after it,
+    /// so the next to complete is the job's final checkpoint, taken once every subtask finished.
+    Drain(std::sync::mpsc::Sender<u64>),
 }
 
 impl JobHandle {
@@ -298,6 +302,33 @@ impl JobCanceller {
             ))),
             None => Ok(None),
         }
+    }
+}
+
+impl JobCanceller {
+    /// Stops the job as Flink's stop with savepoint and `--drain` does: every source ends now,
+    /// as if it had run out, so event time ends (every window and event-time timer fires) and
+    /// every operator ends its input; the job's final checkpoint, taken once every subtask has
+    /// finished, is written into `dir` as `savepoint-<id>-<name>`, and the job ends finished.
+    /// Returns the savepoint's path; `None` when the job ended before the request reached it.
+    ///
+    /// # Errors
+    /// The job did not finish within `timeout` (it is cancelled then), or the savepoint cannot
+    /// be written.
+    pub fn drain_with_savepoint(&self, dir: &Path, name: &str, timeout: Duration) -> Result<Option<PathBuf>> {
+        let (reply, drained) = std::sync::mpsc::channel();
+        self.lifecycle.stopping_with_savepoint();
+        if self.commands.send(JobCommand::Drain(reply)).is_err() {
+            return Ok(None);
+        }
+        let deadline = Instant::now() + timeout;
+        let Ok(last_begun) = drained.recv_timeout(timeout) else { return Ok(None) };
+        let Some(checkpoint) = self.await_checkpoint(last_begun + 1, deadline, name, timeout, true)? else {
+            return Ok(None);
+        };
+        crate::checkpoint::storage::write_savepoint(dir, name, &checkpoint).map(Some).map_err(|e| {
+            Error::execution(format!("Cannot write the savepoint of job '{name}' into '{}': {e}", dir.display()))
+        })
     }
 }
 
@@ -674,6 +705,12 @@ async fn deploy_and_wait(
                 JobCommand::Savepoint(reply) => {
                     coordinator.stop_after_next();
                     (CheckpointingMode::ExactlyOnce, Some(reply))
+                }
+                JobCommand::Drain(reply) => {
+                    coordinator.stop_after_next();
+                    sources.iter().for_each(|s| s.do_send(crate::actor::EndInput));
+                    let _ = reply.send(coordinator.last_begun());
+                    continue;
                 }
             },
             () = tick => {

@@ -326,12 +326,16 @@ impl JobInfo {
         true
     }
 
-    /// Stops the job with a savepoint into `dir` (see [`JobCanceller::stop_with_savepoint`]).
+    /// Stops the job with a savepoint into `dir`, its sources ended first when `drain` (see
+    /// [`JobCanceller::stop_with_savepoint`] and [`JobCanceller::drain_with_savepoint`]).
     ///
     /// # Errors
-    /// As [`JobCanceller::stop_with_savepoint`]; also when the job takes no checkpoints.
-    pub fn stop_with_savepoint(&self, dir: &Path, timeout: Duration) -> Result<Option<PathBuf>> {
+    /// As those; also when the job takes no checkpoints.
+    pub fn stop_with_savepoint(&self, dir: &Path, timeout: Duration, drain: bool) -> Result<Option<PathBuf>> {
         self.require_checkpoints()?;
+        if drain {
+            return self.canceller.drain_with_savepoint(dir, &self.directory_name(), timeout);
+        }
         self.canceller.stop_with_savepoint(dir, &self.directory_name(), timeout)
     }
 

@@ -196,15 +196,12 @@ impl Session {
         self.write_text(&text_table(&JOB_COLUMNS, &[job_row(&job)]))
     }
 
-    /// `STOP JOB '<id>' [WITH SAVEPOINT]`: cancels the job, first taking a savepoint into
-    /// `execution.checkpointing.savepoint-dir` when asked; prints the savepoint's path.
+    /// `STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]`: cancels the job, first taking a
+    /// savepoint into `execution.checkpointing.savepoint-dir` when asked; prints the savepoint's
+    /// path. `WITH DRAIN` ends the job's sources before the savepoint, so that event time ends
+    /// and every window fires; as in Flink's SQL client it only counts with `WITH SAVEPOINT`
+    /// (without, the job is cancelled).
     pub(super) fn stop_job(&mut self, id: &str, savepoint: bool, drain: bool) -> Result<()> {
-        if drain {
-            return Err(Error::Unsupported(
-                "STOP JOB ... WITH DRAIN (weir stops a job with or without a savepoint, without ending its event time)"
-                    .into(),
-            ));
-        }
         let job = self.job(id)?;
         if job.lifecycle().state().is_terminal() {
             return Err(Error::Table(format!(
@@ -226,7 +223,7 @@ impl Session {
                     .into(),
             ));
         };
-        let path = job.stop_with_savepoint(&dir, job.checkpointing.timeout)?;
+        let path = job.stop_with_savepoint(&dir, job.checkpointing.timeout, drain)?;
         job.await_end(ended);
         let path = path.map_or_else(|| "(the job ended before its savepoint)".to_string(), |p| p.display().to_string());
         self.write_text(&text_table(&["savepoint path"], &[vec![path]]))

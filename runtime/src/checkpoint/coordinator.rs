@@ -141,6 +141,11 @@ impl CheckpointCoordinator {
         self.stopping = true;
     }
 
+    /// The id of the newest checkpoint begun (0 before the first).
+    pub(crate) fn last_begun(&self) -> u64 {
+        self.last_id
+    }
+
     /// Whether the savepoint that stops the job has begun.
     pub(crate) fn is_stopping(&self) -> bool {
         self.stopping

@@ -33,12 +33,14 @@ pub(crate) struct SavepointQueue {
     waiting: std::collections::VecDeque<Wanted>,
 }
 
-/// One savepoint asked for: its trigger id, where it goes, whether the job stops after it.
+/// One savepoint asked for: its trigger id, where it goes, whether the job stops after it and
+/// whether its event time ends first (`drain`).
 #[derive(Debug)]
 struct Wanted {
     trigger: String,
     dir: PathBuf,
     stop: bool,
+    drain: bool,
 }
 
 /// What a savepoint or stop request's body asks, its fields checked as Flink's request bodies
@@ -77,10 +79,10 @@ fn asked(body: &Option<Json<Value>>, kind: &str, dir_key: &str, flag_key: &str) 
     Ok(Asked { dir: text(dir_key)?, flag, trigger: text("triggerId")? })
 }
 
-/// Queues a savepoint of `job` into `dir` (stopping the job after it when `stop`); answers the
-/// trigger id to poll. A request that repeats a `triggerId` answers it again without a second
+/// Queues a savepoint of `job` into `dir` (stopping the job after it when `stop`, its event
+/// time ended first when `drain`); answers the trigger id to poll. A request that repeats a `triggerId` answers it again without a second
 /// savepoint, as Flink's does.
-fn start_savepoint(web: &Shared, job: Arc<JobInfo>, asked: Asked, stop: bool) -> Answer {
+fn start_savepoint(web: &Shared, job: Arc<JobInfo>, asked: Asked, stop: bool, drain: bool) -> Answer {
     let accepted = |trigger: &str| Ok((StatusCode::ACCEPTED, Json(json!({ "request-id": trigger }))).into_response());
     if let Some(trigger) = &asked.trigger {
         if web.operations.lock().contains_key(trigger) {
@@ -122,7 +124,7 @@ fn start_savepoint(web: &Shared, job: Arc<JobInfo>, asked: Asked, stop: bool) ->
         return accepted(&trigger);
     }
     web.operations.lock().insert(trigger.clone(), Operation::InProgress);
-    queue.waiting.push_back(Wanted { trigger: trigger.clone(), dir, stop });
+    queue.waiting.push_back(Wanted { trigger: trigger.clone(), dir, stop, drain });
     if !queue.running {
         queue.running = true;
         let (shared, job) = (Arc::clone(web), Arc::clone(&job));
@@ -155,8 +157,11 @@ fn take_savepoints(web: &Shared, job: &Arc<JobInfo>) {
                 }
             }
         };
-        let result =
-            if next.stop { job.stop_with_savepoint(&next.dir, timeout) } else { job.savepoint(&next.dir, timeout) };
+        let result = if next.stop {
+            job.stop_with_savepoint(&next.dir, timeout, next.drain)
+        } else {
+            job.savepoint(&next.dir, timeout)
+        };
         let outcome = match result {
             Ok(path) => Operation::Completed(path),
             Err(e) => Operation::Failed(e.to_string()),
@@ -165,17 +170,13 @@ fn take_savepoints(web: &Shared, job: &Arc<JobInfo>) {
     }
 }
 
-/// `POST /jobs/:jid/stop`: a savepoint, then the job stops; answers the trigger id.
+/// `POST /jobs/:jid/stop`: a savepoint, then the job stops (with `"drain": true` its sources
+/// end first, so that event time ends and every timer fires); answers the trigger id.
 pub(crate) async fn stop_job(State(web): State<Shared>, Path(jid): Path<String>, body: Option<Json<Value>>) -> Answer {
     let job = find_job(&web, &jid)?;
     let asked = asked(&body, "StopWithSavepointRequestBody", "targetDirectory", "drain")?;
-    if asked.flag {
-        return Err(error(
-            StatusCode::BAD_REQUEST,
-            "Not supported by weir: stopping with \"drain\": true (weir does not end a job's event time before it stops).",
-        ));
-    }
-    start_savepoint(&web, job, asked, true)
+    let drain = asked.flag;
+    start_savepoint(&web, job, asked, true, drain)
 }
 
 /// `POST /jobs/:jid/savepoints`: a savepoint (the job stopping after it with `cancel-job`); answers the trigger id.
@@ -187,7 +188,7 @@ pub(crate) async fn trigger_savepoint(
     let job = find_job(&web, &jid)?;
     let asked = asked(&body, "SavepointTriggerRequestBody", "target-directory", "cancel-job")?;
     let cancel = asked.flag;
-    start_savepoint(&web, job, asked, cancel)
+    start_savepoint(&web, job, asked, cancel, false)
 }
 
 /// `GET /jobs/:jid/savepoints/:trigger`: whether the savepoint completed, and where it went.

@@ -125,7 +125,7 @@ fn an_unbounded_insert_returns_the_prompt_and_stop_job_takes_a_savepoint() {
     shell.send_line(&format!("STOP JOB '{id}';")).unwrap();
     shell.exp_string("the job is FINISHED").unwrap();
     shell.send_line("STOP JOB 'nope' WITH DRAIN;").unwrap();
-    shell.exp_string("Not supported yet: STOP JOB ... WITH DRAIN").unwrap();
+    shell.exp_string("Could not find job 'nope' in this session.").unwrap();
     shell.send_line("QUIT;").unwrap();
     shell.exp_eof().unwrap();
 }

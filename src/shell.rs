@@ -3,6 +3,8 @@
 
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use weir::planner::{Error, Session};
 
 const HELP: &str = "\
@@ -15,7 +17,7 @@ Statements end with ';' and may span several lines:
   INSERT INTO t SELECT …;      run a job into a table (an unbounded one runs on in the background)
   SHOW JOBS;                   the session's jobs, their ids and states
   DESCRIBE JOB '<id>';         one of them
-  STOP JOB '<id>' [WITH SAVEPOINT];  stop one, taking a savepoint first
+  STOP JOB '<id>' [WITH SAVEPOINT [WITH DRAIN]];  stop one, taking a savepoint first
   EXPLAIN …;                   print the plans of a statement
   HELP;                        this text
   QUIT;                        leave (Ctrl-D too)";
@@ -38,9 +40,18 @@ impl From<std::io::Error> for Stopped {
 /// while a statement runs (the terminal then sends it as a signal) it cancels the statement's
 /// jobs and the prompt comes back. A reader of standard output that goes away (`| head`) ends
 /// the shell quietly; standard output that cannot be written otherwise (`> /dev/full`) ends it
-/// with that error. The session's jobs are cancelled either way.
+/// with that error. The session's jobs are cancelled either way; the shell waits until they have
+/// ended, unless Ctrl-C asks it to leave at once.
 pub fn run(mut session: Session, init: Option<&str>) -> Result<(), String> {
     session.detach_unbounded_jobs(true);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let interrupt = session.interrupter();
+    let pressed = Arc::clone(&interrupted);
+    ctrlc::set_handler(move || {
+        pressed.store(true, Ordering::SeqCst);
+        interrupt();
+    })
+    .map_err(|e| format!("cannot start the shell: {e}"))?;
     if let Some(file) = init {
         let sql = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
         session.execute_script(&sql).map_err(|e| e.in_file(file))?;
@@ -48,6 +59,19 @@ pub fn run(mut session: Session, init: Option<&str>) -> Result<(), String> {
     }
     let result = shell(&mut session);
     session.cancel_all();
+    if !session.all_ended() {
+        interrupted.store(false, Ordering::SeqCst);
+        say("Cancelling the session's jobs... (Ctrl-C to leave without waiting)").or_else(output_failed)?;
+        while !session.all_ended() {
+            if interrupted.load(Ordering::SeqCst) {
+                // A job stuck in a function call may never end: leave it to the process's end,
+                // as a crash would (sinks that commit on checkpoints commit nothing more).
+                std::mem::forget(session);
+                return say("Left without waiting for the jobs to end.").or_else(output_failed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
     match result {
         Ok(()) => say("Shutting down the session...\ndone.").or_else(output_failed),
         Err(Stopped::Output(e)) => output_failed(e),
@@ -115,8 +139,6 @@ fn say(text: &str) -> std::io::Result<()> {
 
 fn shell(session: &mut Session) -> Result<(), Stopped> {
     let mut editor = DefaultEditor::new().map_err(|e| Stopped::Shell(format!("cannot start the shell: {e}")))?;
-    let interrupt = session.interrupter();
-    ctrlc::set_handler(interrupt).map_err(|e| Stopped::Shell(format!("cannot start the shell: {e}")))?;
     say("weir SQL shell. Statements end with ';'. Type HELP; for help, QUIT; to leave.")?;
     let mut statement = String::new();
     loop {

@@ -178,3 +178,52 @@ fn weir_run_shows_progress_on_a_terminal_only() {
     assert!(piped.status.success());
     assert_eq!(String::from_utf8_lossy(&piped.stderr), "", "no progress or summary when not on a terminal");
 }
+
+/// A job whose Python function takes minutes per row: `STOP JOB … WITH SAVEPOINT` waits for a
+/// savepoint the job cannot take until the call returns, and Ctrl-C ends the wait at once with
+/// a message (the job is cancelled in the background); `QUIT` then says it is cancelling the
+/// jobs, and Ctrl-C leaves without waiting for the stuck call.
+#[test]
+fn ctrl_c_interrupts_a_stop_and_a_quit_that_wait_on_a_stuck_job() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("slow.py"),
+        "import time\n\
+         from pyflink.table import DataTypes\n\
+         from pyflink.table.udf import udf\n\n\
+         @udf(result_type=DataTypes.INT())\n\
+         def slow(a):\n    time.sleep(600)\n    return a\n",
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command.current_dir(dir.path()).args(["sql", "--parallelism", "1"]);
+    command.args(["--set", "execution.checkpointing.interval=1h"]);
+    command.args(["--set", &format!("execution.checkpointing.savepoint-dir={}", dir.path().join("sp").display())]);
+    command.args(["--set", "python.files=slow.py"]);
+    let mut shell = spawn_command(command, Some(30_000)).unwrap();
+    shell.exp_string("weir> ").unwrap();
+    for statement in [
+        "CREATE TEMPORARY FUNCTION slow AS 'slow.slow' LANGUAGE PYTHON;",
+        "CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '1');",
+        "CREATE TABLE t (a INT) WITH ('connector' = 'blackhole');",
+    ] {
+        shell.send_line(statement).unwrap();
+        shell.exp_string("[INFO] Execute statement succeeded.").unwrap();
+    }
+    shell.send_line("INSERT INTO t SELECT slow(a) FROM s;").unwrap();
+    let (_, id) = shell.exp_regex("Job ID: [0-9a-f]{32}").unwrap();
+    let id = id.trim_start_matches("Job ID: ").to_string();
+    shell.exp_string("weir> ").unwrap();
+    // The first row is in the function by now, or will be while the stop waits.
+    shell.send_line(&format!("STOP JOB '{id}' WITH SAVEPOINT;")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    shell.send_control('c').unwrap();
+    shell.exp_string(&format!("Stopping job {id} was interrupted")).unwrap();
+    shell.exp_string("[INFO] The statement was cancelled.").unwrap();
+    shell.exp_string("weir> ").unwrap();
+    shell.send_line("QUIT;").unwrap();
+    shell.exp_string("Cancelling the session's jobs... (Ctrl-C to leave without waiting)").unwrap();
+    shell.send_control('c').unwrap();
+    shell.exp_string("Left without waiting for the jobs to end.").unwrap();
+    shell.exp_eof().unwrap();
+}

@@ -88,6 +88,9 @@ pub struct Session {
     /// Every job started, and where it takes its savepoint when stopped (see
     /// [`recovery::SavepointTarget`]).
     cancellers: Arc<Mutex<Vec<StartedJob>>>,
+    /// Set by the interrupter (Ctrl-C): a statement that waits on a background job (`STOP
+    /// JOB`) stops waiting.
+    interrupted: Arc<std::sync::atomic::AtomicBool>,
     /// Where results print; shared with the sink of a running query, which prints as rows come.
     out: Arc<Mutex<Box<dyn Write + Send>>>,
     /// Set while a script is only explained: DDL changes the catalog but not the data directory.
@@ -164,6 +167,7 @@ impl Session {
             running: Vec::new(),
             reports: Vec::new(),
             cancellers: Arc::default(),
+            interrupted: Arc::default(),
             out: Arc::new(Mutex::new(out)),
             dry_run: false,
             resume: false,
@@ -198,10 +202,20 @@ impl Session {
     }
 
     /// Cancels every job this session started, from any thread (for Ctrl-C), but those running
-    /// on in the background of a detached session ([`Session::detach_unbounded_jobs`]).
+    /// on in the background of a detached session ([`Session::detach_unbounded_jobs`]); a
+    /// statement waiting on one of those (`STOP JOB`) stops waiting and cancels it.
     pub fn interrupter(&self) -> impl Fn() + Send + Sync + 'static {
         let cancellers = Arc::clone(&self.cancellers);
-        move || cancellers.lock().iter().filter(|job| !job.detached).for_each(|job| job.canceller.cancel())
+        let interrupted = Arc::clone(&self.interrupted);
+        move || {
+            interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+            cancellers.lock().iter().filter(|job| !job.detached).for_each(|job| job.canceller.cancel())
+        }
+    }
+
+    /// Whether every job the session started has ended.
+    pub fn all_ended(&self) -> bool {
+        self.jobs.jobs().iter().all(|job| job.lifecycle().state().is_terminal())
     }
 
     /// Stops every running job, as the interrupter does, but first takes a savepoint of each job

@@ -4,6 +4,7 @@
 //! `SHOW JOBS`, `DESCRIBE JOB '<id>'` and `STOP JOB '<id>' [WITH SAVEPOINT]`.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use weir_runtime::jobs::{JobInfo, JobRegistry, Registration};
@@ -180,6 +181,29 @@ impl Session {
         );
     }
 
+    /// Waits until `job` has ended, at most `timeout`; Ctrl-C stops the wait (the job was
+    /// asked to stop already and goes on stopping in the background).
+    fn await_end(&mut self, job: &JobInfo, timeout: std::time::Duration) -> Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        while !job.await_end(INTERRUPT_POLL) && std::time::Instant::now() < deadline {
+            if self.interrupted.load(Ordering::SeqCst) {
+                return self.abandon_stop(job);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ctrl-C while `STOP JOB` waited: the job is cancelled (no savepoint is written once it is)
+    /// and the statement ends at once, saying so; the job ends in the background.
+    fn abandon_stop(&mut self, job: &JobInfo) -> Result<()> {
+        job.cancel();
+        self.write_text(&format!(
+            "Stopping job {} was interrupted: the job is being cancelled in the background; no savepoint path is reported.\n",
+            job.id
+        ))?;
+        Err(Error::Runtime(weir_runtime::Error::Cancelled))
+    }
+
     fn job(&self, id: &str) -> Result<std::sync::Arc<JobInfo>> {
         self.jobs.get(id).ok_or_else(|| Error::Table(format!("Could not find job '{id}' in this session.")))
     }
@@ -209,12 +233,13 @@ impl Session {
                 job.lifecycle().state().as_str()
             )));
         }
-        // As Flink's client, the statement returns once the job has stopped.
+        // As Flink's client, the statement returns once the job has stopped; Ctrl-C stops the
+        // wait and cancels the job.
+        self.interrupted.store(false, Ordering::SeqCst);
         let ended = job.checkpointing.timeout.max(std::time::Duration::from_secs(60));
         if !savepoint {
             job.cancel();
-            job.await_end(ended);
-            return Ok(());
+            return self.await_end(&job, ended);
         }
         let Some(dir) = job.savepoint_dir.clone() else {
             return Err(Error::Configuration(
@@ -223,8 +248,25 @@ impl Session {
                     .into(),
             ));
         };
-        let path = job.stop_with_savepoint(&dir, job.checkpointing.timeout, drain)?;
-        job.await_end(ended);
+        let (done, stopped) = std::sync::mpsc::channel();
+        let stopping = std::sync::Arc::clone(&job);
+        std::thread::Builder::new()
+            .name("weir-stop".into())
+            .spawn(move || {
+                let _ = done.send(stopping.stop_with_savepoint(&dir, stopping.checkpointing.timeout, drain));
+            })
+            .map_err(|e| Error::Runtime(weir_runtime::Error::execution(format!("cannot stop job {id}: {e}"))))?;
+        let path = loop {
+            match stopped.recv_timeout(INTERRUPT_POLL) {
+                Ok(result) => break result?,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if self.interrupted.load(Ordering::SeqCst) => {
+                    return self.abandon_stop(&job);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        self.await_end(&job, ended)?;
         let path = path.map_or_else(|| "(the job ended before its savepoint)".to_string(), |p| p.display().to_string());
         self.write_text(&text_table(&["savepoint path"], &[vec![path]]))
     }
@@ -284,6 +326,9 @@ fn ports_of(wanted: &str) -> Option<std::ops::RangeInclusive<u16>> {
     let (low, high) = spec.split_once('-').unwrap_or((spec, spec));
     Some(low.trim().parse::<u16>().ok()?..=high.trim().parse::<u16>().ok()?)
 }
+
+/// How often a wait of `STOP JOB` looks for Ctrl-C.
+const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The columns of `SHOW JOBS`, as Flink's SQL client prints them.
 const JOB_COLUMNS: [&str; 4] = ["job id", "job name", "status", "start time"];

@@ -494,3 +494,43 @@ fn a_job_with_python_functions_killed_at_random_moments_and_resumed_writes_every
     assert!(rows == kept, "the kept rows differ from the input's");
     assert_eq!(sums, totals, "the totals differ from the input's");
 }
+
+/// A table function's generator is run only as far as its rows are taken, a chunk at a time:
+/// three calls of 300 000 rows each (more than any mailbox holds) give every row once and in
+/// each call's order, and a generator that fails after its first rows fails the job naming it.
+#[test]
+fn a_generator_is_pulled_a_chunk_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gen.py"),
+        "from pyflink.table import DataTypes\n\
+         from pyflink.table.udf import udtf\n\n\
+         @udtf(result_types=[DataTypes.BIGINT()])\n\
+         def count_to(n):\n    for i in range(n):\n        yield i\n\n\
+         @udtf(result_types=[DataTypes.BIGINT()])\n\
+         def fails_after(n):\n    for i in range(n):\n        yield i\n    raise ValueError('no more')\n",
+    )
+    .unwrap();
+    let header = format!(
+        "SET 'python.files' = '{}';\n\
+         SET 'execution.runtime-mode' = 'batch';\n\
+         CREATE TEMPORARY FUNCTION count_to AS 'gen.count_to' LANGUAGE PYTHON;\n\
+         CREATE TEMPORARY FUNCTION fails_after AS 'gen.fails_after' LANGUAGE PYTHON;\n\
+         CREATE TABLE s (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3', \
+           'fields.n.kind' = 'sequence', 'fields.n.start' = '300000', 'fields.n.end' = '300002');\n",
+        dir.path().join("gen.py").display()
+    );
+    let counted = run(
+        &format!(
+            "{header}SELECT n, COUNT(*), SUM(i), MIN(i), MAX(i) FROM s, LATERAL TABLE(count_to(n)) AS t(i) GROUP BY n;"
+        ),
+        1,
+    )
+    .unwrap();
+    let sum = |n: i64| n * (n - 1) / 2;
+    let expected: Vec<String> =
+        (300_000..=300_002).map(|n| format!("+I[{n}, {n}, {}, 0, {}]", sum(n), n - 1)).collect();
+    assert_eq!(counted, expected);
+    let err = run(&format!("{header}SELECT i FROM s, LATERAL TABLE(fails_after(n)) AS t(i);"), 1).unwrap_err();
+    assert!(err.contains("fails_after") && err.contains("no more"), "{err}");
+}

@@ -273,10 +273,11 @@ def udtf(f=None, input_types=None, result_types=None, deterministic=None, name=N
 
 def _weir_table_rows(result):
     """The rows of what a table function returned, as PyFlink reads them: each item a row when
-    it is a tuple, a list or a Row, else the one column of a row; nothing for None."""
+    it is a tuple, a list or a Row, else the one column of a row; nothing for None. Lazy: a
+    generator is run only as far as its rows are asked for."""
     if result is None:
-        return []
-    return [item if isinstance(item, (tuple, list)) else (item,) for item in result]
+        return iter(())
+    return (item if isinstance(item, (tuple, list)) else (item,) for item in result)
 
 
 def udaf(f=None, input_types=None, result_type=None, accumulator_type=None, deterministic=None,

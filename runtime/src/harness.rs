@@ -199,6 +199,16 @@ impl OperatorHarness {
         self.chain.async_state()
     }
 
+    /// Polls the operator's async work once, as the runtime does once its waker fired and what
+    /// it emitted before was sent on.
+    ///
+    /// # Errors
+    /// What the operator reports while polling.
+    pub fn poll_async(&mut self) -> Result<()> {
+        self.ensure_open()?;
+        self.chain.poll_async(&mut self.output)
+    }
+
     /// Waits until the operator's async work is done (inside a tokio runtime), emitting what
     /// completes and, after [`OperatorHarness::end_input`], finishing the end of input.
     ///

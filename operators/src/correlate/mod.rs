@@ -6,17 +6,24 @@
 //! Each input row is followed by its generated rows: one output row per generated row, the
 //! input's columns first, with the input row's kind. A row that generates nothing gives no row,
 //! or with `left` one row whose generated columns are NULL.
+//!
+//! A function that produces its rows lazily ([`TableUdf::streams`], a Python generator) is
+//! pulled a chunk at a time: once a chunk is full the operator sends it and takes no input
+//! until the runtime has sent it on and asks for more ([`AsyncState::Saturated`]), keeping what
+//! arrived meanwhile (rows, watermarks, flush markers) in order behind the rows still to come.
+//! So an endless generator holds no more than a chunk, and ends when the job does.
 
 pub mod table_function;
 pub mod unnest;
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-use weir_runtime::{Chunk, Error, Operator, OperatorContext, Output, Result, Value};
+use weir_runtime::{AsyncState, Chunk, Error, Operator, OperatorContext, Output, Result, RowKind, Value};
 
 use crate::expr::Expr;
 use crate::spec::OperatorSpec;
-pub use table_function::{TableFunctionCall, TableUdf};
+pub use table_function::{RowStream, TableFunctionCall, TableRows, TableUdf};
 use unnest::Elements;
 
 /// What a correlate joins each input row with.
@@ -81,24 +88,66 @@ impl OperatorSpec for CorrelateSpec {
     }
 
     fn factory(&self) -> weir_runtime::graph::OperatorFactory {
-        let operator = CorrelateOperator::new(self.clone());
-        Arc::new(move |_| Box::new(operator.clone()))
+        let spec = self.clone();
+        Arc::new(move |_| Box::new(CorrelateOperator::new(spec.clone())))
     }
 }
 
 /// Joins each row with the rows its table gives (see the module).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CorrelateOperator {
     spec: CorrelateSpec,
     width: usize,
+    /// Whether the table is a function pulled a chunk at a time.
+    streams: bool,
     /// Reused for every row: a function's arguments, an element's columns.
     scratch: Vec<Value>,
+    /// The input row whose generated rows are being pulled.
+    current: Option<Pulling>,
+    /// What arrived while rows were still to come, in order.
+    backlog: VecDeque<Held>,
+}
+
+impl Clone for CorrelateOperator {
+    /// A fresh operator of the same spec (nothing in progress is cloned).
+    fn clone(&self) -> Self {
+        CorrelateOperator::new(self.spec.clone())
+    }
+}
+
+/// An input row whose function is being pulled.
+#[derive(Debug)]
+struct Pulling {
+    kind: RowKind,
+    row: Vec<Value>,
+    rows: RowStream,
+    generated: usize,
+}
+
+/// An element that waits for the generated rows before it.
+#[derive(Debug)]
+enum Held {
+    /// Input rows, from `next` on.
+    Rows {
+        chunk: Chunk,
+        next: usize,
+    },
+    Watermark(i64),
+    FlushMarker(i64),
 }
 
 impl CorrelateOperator {
     /// The operator of `spec`.
     pub fn new(spec: CorrelateSpec) -> Self {
-        CorrelateOperator { width: spec.table.width(), spec, scratch: Vec::new() }
+        let streams = matches!(&spec.table, CorrelatedTable::Function(call) if call.function.streams());
+        CorrelateOperator {
+            width: spec.table.width(),
+            streams,
+            spec,
+            scratch: Vec::new(),
+            current: None,
+            backlog: VecDeque::new(),
+        }
     }
 
     /// Calls `emit` with the generated columns of each row the table gives for `row`.
@@ -113,20 +162,9 @@ impl CorrelateOperator {
             CorrelatedTable::Function(call) => call.rows(row, scratch, emit),
         }
     }
-}
 
-impl Operator for CorrelateOperator {
-    fn name(&self) -> &str {
-        "Correlate"
-    }
-
-    fn process_chunk(
-        &mut self,
-        _input: usize,
-        chunk: Chunk,
-        _ctx: &mut OperatorContext,
-        out: &mut Output,
-    ) -> Result<()> {
+    /// Joins every row of `chunk` with all its generated rows, at once.
+    fn join_all(&mut self, chunk: &Chunk, out: &mut Output) -> Result<()> {
         let mut joined = Chunk::with_capacity(chunk.arity() + self.width, chunk.len());
         for (kind, row) in chunk.rows() {
             let mut count = 0;
@@ -138,10 +176,7 @@ impl Operator for CorrelateOperator {
                 });
             })?;
             if count == 0 && self.spec.left {
-                joined.push_with(kind, |values| {
-                    values.extend_from_slice(row);
-                    values.extend(std::iter::repeat_n(Value::Null, self.width));
-                });
+                push_unmatched(&mut joined, kind, row, self.width);
             }
         }
         if !joined.is_empty() {
@@ -149,5 +184,137 @@ impl Operator for CorrelateOperator {
             out.collect(joined);
         }
         Ok(())
+    }
+
+    /// Pulls generated rows into chunks of at most the chunk size, taking the backlog in order,
+    /// until a chunk is full while rows are still to come (the rest waits for the next poll)
+    /// or nothing is left.
+    fn pull(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        let CorrelatedTable::Function(call) = &self.spec.table else {
+            return Err(Error::execution("only a table function is pulled".to_string()));
+        };
+        let limit = ctx.chunk_size().max(1);
+        let arity = |chunk: &Chunk| chunk.arity() + self.width;
+        let mut joined: Option<Chunk> = None;
+        loop {
+            if let Some(pulling) = &mut self.current {
+                let chunk = joined.get_or_insert_with(|| Chunk::with_capacity(pulling.row.len() + self.width, limit));
+                while chunk.len() < limit {
+                    let Some(generated) = pulling.rows.next_row()? else { break };
+                    pulling.generated += 1;
+                    chunk.push_with(pulling.kind, |values| {
+                        values.extend_from_slice(&pulling.row);
+                        values.extend(generated);
+                    });
+                }
+                if chunk.len() >= limit {
+                    out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    ctx.waker().wake();
+                    return Ok(());
+                }
+                if pulling.generated == 0 && self.spec.left {
+                    push_unmatched(chunk, pulling.kind, &pulling.row, self.width);
+                }
+                self.current = None;
+                continue;
+            }
+            let Some(held) = self.backlog.front_mut() else { break };
+            match held {
+                Held::Rows { chunk, next } if *next < chunk.len() => {
+                    let (kind, row) = (chunk.kind(*next), chunk.row(*next).to_vec());
+                    *next += 1;
+                    if joined.as_ref().is_some_and(|j| j.arity() != arity(chunk)) {
+                        out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    }
+                    let rows = call.stream(&row, &mut self.scratch)?;
+                    self.current = Some(Pulling { kind, row, rows, generated: 0 });
+                }
+                Held::Rows { .. } => {
+                    self.backlog.pop_front();
+                }
+                Held::Watermark(watermark) => {
+                    let watermark = *watermark;
+                    self.backlog.pop_front();
+                    out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    out.emit_watermark(watermark);
+                }
+                Held::FlushMarker(marker) => {
+                    let marker = *marker;
+                    self.backlog.pop_front();
+                    out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    out.emit_flush_marker(marker);
+                }
+            }
+        }
+        if let Some(joined) = joined {
+            out.collect(joined);
+        }
+        Ok(())
+    }
+
+    /// Whether generated rows are still to come, or input waits behind them.
+    fn pending(&self) -> bool {
+        self.current.is_some() || !self.backlog.is_empty()
+    }
+}
+
+/// A row of `row`'s columns and NULL generated columns: `left` keeps a row that generated none.
+fn push_unmatched(joined: &mut Chunk, kind: RowKind, row: &[Value], width: usize) {
+    joined.push_with(kind, |values| {
+        values.extend_from_slice(row);
+        values.extend(std::iter::repeat_n(Value::Null, width));
+    });
+}
+
+impl Operator for CorrelateOperator {
+    fn name(&self) -> &str {
+        "Correlate"
+    }
+
+    fn process_chunk(
+        &mut self,
+        _input: usize,
+        chunk: Chunk,
+        ctx: &mut OperatorContext,
+        out: &mut Output,
+    ) -> Result<()> {
+        if !self.streams {
+            return self.join_all(&chunk, out);
+        }
+        self.backlog.push_back(Held::Rows { chunk, next: 0 });
+        if self.current.is_some() || self.backlog.len() > 1 {
+            return Ok(());
+        }
+        self.pull(ctx, out)
+    }
+
+    fn process_watermark(&mut self, watermark: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if self.pending() {
+            self.backlog.push_back(Held::Watermark(watermark));
+        } else {
+            out.emit_watermark(watermark);
+        }
+        Ok(())
+    }
+
+    fn process_flush_marker(&mut self, marker: i64, _ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        if self.pending() {
+            self.backlog.push_back(Held::FlushMarker(marker));
+        } else {
+            out.emit_flush_marker(marker);
+        }
+        Ok(())
+    }
+
+    fn async_state(&self) -> AsyncState {
+        if self.pending() {
+            AsyncState::Saturated
+        } else {
+            AsyncState::Idle
+        }
+    }
+
+    fn poll_async(&mut self, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+        self.pull(ctx, out)
     }
 }

@@ -18,12 +18,69 @@ enum AvgSum {
     Decimal { unscaled: i128, scale: u8 },
 }
 
-/// Sums of a variance: count, Σx and Σx² in DOUBLE, as Flink's rewrite of STDDEV and VAR does.
+/// The running variance of STDDEV and VAR as Flink 2.3's `WelfordM2AggFunction` keeps it: the
+/// count of values, their mean and the sum of squared differences from it (`m2`), in DOUBLE,
+/// updated one value at a time by Welford's method (retraction and merging by their formulas),
+/// so that the results equal Flink's to the last bit.
 #[derive(Debug, Clone, PartialEq)]
-struct Moments {
-    count: i64,
-    sum: f64,
-    sum_of_squares: f64,
+struct Welford {
+    n: i64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Welford {
+    const EMPTY: Welford = Welford { n: 0, mean: 0.0, m2: 0.0 };
+
+    /// The state that old checkpoints kept (count, Σx, Σx²), as Welford's.
+    fn from_sums(count: i64, sum: f64, sum_of_squares: f64) -> Welford {
+        if count <= 0 {
+            return Welford { n: count, ..Welford::EMPTY };
+        }
+        let mean = sum / count as f64;
+        Welford { n: count, mean, m2: sum_of_squares - sum * mean }
+    }
+
+    fn accumulate(&mut self, value: f64) {
+        self.n += 1;
+        if self.n <= 0 {
+            return;
+        }
+        let delta = value - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (value - self.mean);
+    }
+
+    fn retract(&mut self, value: f64) {
+        self.n -= 1;
+        if self.n <= 0 {
+            if self.n == 0 {
+                (self.mean, self.m2) = (0.0, 0.0);
+            }
+            return;
+        }
+        let delta2 = value - self.mean;
+        self.mean -= delta2 / self.n as f64;
+        self.m2 -= (value - self.mean) * delta2;
+    }
+
+    fn merge(&mut self, other: &Welford) {
+        if other.n <= 0 {
+            self.n += other.n;
+        } else if self.n == 0 {
+            *self = other.clone();
+            return;
+        } else {
+            let n = self.n + other.n;
+            let delta = other.mean - self.mean;
+            let mean = self.mean + other.n as f64 / n as f64 * delta;
+            self.m2 = self.m2 + other.m2 + self.n as f64 * other.n as f64 / n as f64 * delta * delta;
+            (self.n, self.mean) = (n, mean);
+        }
+        if self.n <= 0 {
+            (self.mean, self.m2) = (0.0, 0.0);
+        }
+    }
 }
 
 /// The state of one aggregate call for one group.
@@ -58,7 +115,7 @@ enum State {
     /// LISTAGG: non-NULL values present, in arrival order.
     List(Vec<Value>),
     /// STDDEV_* and VAR_*.
-    Moments(Moments),
+    Moments(Welford),
     /// JSON_OBJECTAGG: the entries present, by key.
     Entries(BTreeMap<Arc<str>, Value>),
     /// A function written in Rust: the accumulator it made.
@@ -92,7 +149,7 @@ impl Accumulator {
             AggregateKind::JsonObjectAgg { .. } => State::Entries(BTreeMap::new()),
             AggregateKind::ListAgg { .. } => State::List(Vec::new()),
             AggregateKind::StddevPop | AggregateKind::StddevSamp | AggregateKind::VarPop | AggregateKind::VarSamp => {
-                State::Moments(Moments { count: 0, sum: 0.0, sum_of_squares: 0.0 })
+                State::Moments(Welford::EMPTY)
             }
             AggregateKind::User(user) => State::User(user.function.create_accumulator()),
         })
@@ -152,9 +209,11 @@ impl Accumulator {
             }
             State::Moments(m) => {
                 let v = x.as_f64().unwrap_or(0.0);
-                m.count += sign;
-                m.sum += sign as f64 * v;
-                m.sum_of_squares += sign as f64 * v * v;
+                if sign > 0 {
+                    m.accumulate(v);
+                } else {
+                    m.retract(v);
+                }
             }
             State::Entries(entries) => return update_entries(entries, x, sign),
             State::User(accumulator) => {
@@ -211,10 +270,10 @@ impl Accumulator {
                 out.value(&Value::Array(values.clone().into()));
             }
             State::Moments(m) => {
-                tag(out, 7);
-                out.i64(m.count);
-                out.value(&Value::Double(m.sum));
-                out.value(&Value::Double(m.sum_of_squares));
+                tag(out, 10);
+                out.i64(m.n);
+                out.value(&Value::Double(m.mean));
+                out.value(&Value::Double(m.m2));
             }
             State::Entries(entries) => {
                 tag(out, 8);
@@ -270,7 +329,9 @@ impl Accumulator {
                     State::List(values.to_vec())
                 }
             }
-            7 => State::Moments(Moments { count: input.i64()?, sum: double(input)?, sum_of_squares: double(input)? }),
+            // Written before weir kept Welford's state: count, Σx, Σx².
+            7 => State::Moments(Welford::from_sums(input.i64()?, double(input)?, double(input)?)),
+            10 => State::Moments(Welford { n: input.i64()?, mean: double(input)?, m2: double(input)? }),
             8 => {
                 let mut entries = BTreeMap::new();
                 for _ in 0..input.u32()? {
@@ -403,11 +464,7 @@ impl Accumulator {
             (State::Ordered(values), State::Ordered(more)) | (State::List(values), State::List(more)) => {
                 values.extend(more.iter().cloned());
             }
-            (State::Moments(m), State::Moments(more)) => {
-                m.count += more.count;
-                m.sum += more.sum;
-                m.sum_of_squares += more.sum_of_squares;
-            }
+            (State::Moments(m), State::Moments(more)) => m.merge(more),
             (State::Entries(entries), State::Entries(more)) => {
                 for (key, value) in more {
                     if entries.contains_key(key) {
@@ -475,7 +532,7 @@ impl Accumulator {
                 Value::String(Arc::from(text))
             }
             (State::List(_), _) => Value::Null,
-            (State::Moments(m), kind) => variance(m, kind),
+            (State::Moments(m), kind) => variance(m, kind, &call.result_type),
             (State::User(accumulator), AggregateKind::User(user)) => user.function.get_value(accumulator),
             (State::User(_), _) => Value::Null,
             (State::Entries(entries), kind) => {
@@ -548,23 +605,25 @@ fn average(sum: &AvgSum, count: i64, ty: &DataType) -> Value {
     }
 }
 
-/// Flink rewrites VAR_POP(x) as `(Σx² - Σx·Σx / n) / n` (VAR_SAMP divides by n - 1 and is NULL
-/// for one value) and STDDEV as its square root, all in DOUBLE.
-fn variance(m: &Moments, kind: &AggregateKind) -> Value {
-    if m.count <= 0 {
+/// Flink 2.3 plans VAR_POP(x) as `CAST(m2 / n AS R)` over Welford's `m2` (NULL for no value or
+/// an `m2` below zero), VAR_SAMP as `m2 / (n - 1)` (NULL for one value) and STDDEV as their
+/// `POWER(…, 0.5)`, in DOUBLE, cast to the result type `R` (the argument's; DECIMAL(38, max(6,
+/// s)) for DECIMAL(p, s)) as CAST casts.
+fn variance(m: &Welford, kind: &AggregateKind, result_type: &DataType) -> Value {
+    if m.n <= 0 || m.m2 < 0.0 {
         return Value::Null;
     }
-    let n = m.count as f64;
-    let spread = m.sum_of_squares - m.sum * m.sum / n;
+    let n = m.n as f64;
     let var = match kind {
-        AggregateKind::VarPop | AggregateKind::StddevPop => spread / n,
-        _ if m.count == 1 => return Value::Null,
-        _ => spread / (n - 1.0),
+        AggregateKind::VarPop | AggregateKind::StddevPop => m.m2 / n,
+        _ if m.n == 1 => return Value::Null,
+        _ => m.m2 / (n - 1.0),
     };
-    match kind {
-        AggregateKind::StddevPop | AggregateKind::StddevSamp => Value::Double(var.powf(0.5)),
-        _ => Value::Double(var),
-    }
+    let value = match kind {
+        AggregateKind::StddevPop | AggregateKind::StddevSamp => var.powf(0.5),
+        _ => var,
+    };
+    crate::expr::cast::cast(&Value::Double(value), &DataType::double(), result_type).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

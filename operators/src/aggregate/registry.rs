@@ -123,10 +123,6 @@ fn string_type(_: Option<&DataType>) -> DataType {
     DataType::string()
 }
 
-fn double_type(_: Option<&DataType>) -> DataType {
-    DataType::double()
-}
-
 static COUNT: AggregateFunction = AggregateFunction {
     merge: Merge::Always,
     partials: &["count"],
@@ -166,7 +162,7 @@ static LAST_VALUE: AggregateFunction =
 static LISTAGG: AggregateFunction = function("LISTAGG", string_type, &["values ARRAY<ARG> (arrival order)"]);
 static STDDEV_POP: AggregateFunction = AggregateFunction {
     numeric_only: true,
-    ..function("STDDEV_POP", double_type, &["count BIGINT", "sum DOUBLE", "sum_of_squares DOUBLE"])
+    ..function("STDDEV_POP", avg_type, &["count BIGINT", "mean DOUBLE", "m2 DOUBLE"])
 };
 static STDDEV_SAMP: AggregateFunction = AggregateFunction { name: "STDDEV_SAMP", ..STDDEV_POP };
 static VAR_POP: AggregateFunction = AggregateFunction { name: "VAR_POP", ..STDDEV_POP };

@@ -55,11 +55,12 @@ pub fn cast(v: &Value, from: &DataType, ty: &DataType) -> Result<Value, String> 
         (LogicalType::Decimal { precision, scale }, _) => {
             let unscaled = match v {
                 Value::Float(_) | Value::Double(_) => {
-                    let f = v.as_f64().ok_or_else(fail)? * 10f64.powi(i32::from(*scale));
+                    let f = v.as_f64().ok_or_else(fail)?;
                     if !f.is_finite() {
                         return Ok(Value::Null);
                     }
-                    f.round() as i128
+                    let Some(unscaled) = unscaled_of_double(f, *scale) else { return Ok(Value::Null) };
+                    unscaled
                 }
                 _ if v.as_i64().is_some() || v.as_decimal().is_some() => unscaled_at(v, *scale),
                 _ => return Err(fail()),
@@ -240,6 +241,23 @@ mod tests {
         cast(&v, &parse_type(from).unwrap(), &parse_type(to).unwrap()).map(|v| value_to_string(&v))
     }
 
+    /// A DOUBLE becomes a DECIMAL through its shortest decimal (Java's `BigDecimal.valueOf`), not
+    /// its binary value: `0.7071067811865476` at scale 18 is `0.707106781186547600`.
+    #[test]
+    fn a_double_casts_to_decimal_from_its_shortest_digits() {
+        let d = |f: f64, to: &str| c(Value::Double(f), "DOUBLE", to).unwrap();
+        assert_eq!(d(0.7071067811865476, "DECIMAL(38, 18)"), "0.707106781186547600");
+        assert_eq!(d(1.0416666666666667, "DECIMAL(38, 18)"), "1.041666666666666700");
+        assert_eq!(d(2.5, "DECIMAL(3, 0)"), "3");
+        assert_eq!(d(-2.5, "DECIMAL(3, 0)"), "-3");
+        assert_eq!(d(0.125, "DECIMAL(5, 2)"), "0.13");
+        assert_eq!(d(5e-19, "DECIMAL(38, 18)"), "1E-18");
+        assert_eq!(d(4e-20, "DECIMAL(38, 18)"), "0E-18");
+        assert_eq!(d(1.2345678901234567e19, "DECIMAL(38, 18)"), "12345678901234567000.000000000000000000");
+        assert_eq!(d(1e30, "DECIMAL(38, 18)"), "null");
+        assert_eq!(c(Value::Float(0.1), "FLOAT", "DECIMAL(20, 18)").unwrap(), "0.100000001490116120");
+    }
+
     #[test]
     fn casts_follow_flink() {
         assert_eq!(c(Value::Int(7), "INT", "STRING"), Ok("7".into()));
@@ -284,4 +302,26 @@ mod tests {
         assert_eq!(bytes("abcdef", "VARBINARY(4)"), b"abcd");
         assert_eq!(bytes("ab", "VARBINARY(4)"), b"ab");
     }
+}
+
+/// `f` as an unscaled DECIMAL at `scale`, as Flink casts a DOUBLE (and a FLOAT, widened) to a
+/// DECIMAL: from the shortest decimal that reads back as `f` (Java's `BigDecimal.valueOf`, which
+/// reads `Double.toString`), rounded half up to `scale`. `None` when it does not fit in 128 bits.
+pub(crate) fn unscaled_of_double(f: f64, scale: u8) -> Option<i128> {
+    let text = format!("{:e}", f.abs());
+    let (mantissa, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
+    // The value is 0.d1d2… × 10^(exponent + 1); keep the digits down to 10^-scale.
+    let kept = exponent + 1 + i32::from(scale);
+    let mut unscaled: i128 = 0;
+    for i in 0..kept.max(0) {
+        let digit = digits.get(i as usize).copied().unwrap_or(0);
+        unscaled = unscaled.checked_mul(10)?.checked_add(i128::from(digit))?;
+    }
+    let next = usize::try_from(kept).ok().and_then(|i| digits.get(i).copied()).unwrap_or(0);
+    if kept >= 0 && next >= 5 {
+        unscaled = unscaled.checked_add(1)?;
+    }
+    Some(if f < 0.0 { -unscaled } else { unscaled })
 }

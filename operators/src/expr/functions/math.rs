@@ -190,9 +190,12 @@ fn round(x: &Value, digits: i64, ty: &DataType) -> Value {
             if digits >= 0 {
                 integer(n, ty)
             } else {
-                let factor = 10i64.pow((-digits).min(18) as u32);
+                // In 128 bits, as Flink rounds through a BigDecimal, then its low 64 bits
+                // (`longValue`): no overflow near the ends of BIGINT.
+                let factor = 10i128.pow((-digits).min(19) as u32);
+                let n = i128::from(n);
                 let r = (n.abs() + factor / 2) / factor * factor;
-                integer(r * n.signum(), ty)
+                integer((r * n.signum()) as i64, ty)
             }
         }
     }

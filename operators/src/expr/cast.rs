@@ -232,6 +232,28 @@ pub fn refused_cast(from: &DataType, to: &DataType) -> Option<String> {
     })
 }
 
+/// `f` as an unscaled DECIMAL at `scale`, as Flink casts a DOUBLE (and a FLOAT, widened) to a
+/// DECIMAL: from the shortest decimal that reads back as `f` (Java's `BigDecimal.valueOf`, which
+/// reads `Double.toString`), rounded half up to `scale`. `None` when it does not fit in 128 bits.
+pub(crate) fn unscaled_of_double(f: f64, scale: u8) -> Option<i128> {
+    let text = format!("{:e}", f.abs());
+    let (mantissa, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
+    // The value is 0.d1d2… × 10^(exponent + 1); keep the digits down to 10^-scale.
+    let kept = exponent + 1 + i32::from(scale);
+    let mut unscaled: i128 = 0;
+    for i in 0..kept.max(0) {
+        let digit = digits.get(i as usize).copied().unwrap_or(0);
+        unscaled = unscaled.checked_mul(10)?.checked_add(i128::from(digit))?;
+    }
+    let next = usize::try_from(kept).ok().and_then(|i| digits.get(i).copied()).unwrap_or(0);
+    if kept >= 0 && next >= 5 {
+        unscaled = unscaled.checked_add(1)?;
+    }
+    Some(if f < 0.0 { -unscaled } else { unscaled })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +268,7 @@ mod tests {
     #[test]
     fn a_double_casts_to_decimal_from_its_shortest_digits() {
         let d = |f: f64, to: &str| c(Value::Double(f), "DOUBLE", to).unwrap();
-        assert_eq!(d(0.7071067811865476, "DECIMAL(38, 18)"), "0.707106781186547600");
+        assert_eq!(d(std::f64::consts::FRAC_1_SQRT_2, "DECIMAL(38, 18)"), "0.707106781186547600");
         assert_eq!(d(1.0416666666666667, "DECIMAL(38, 18)"), "1.041666666666666700");
         assert_eq!(d(2.5, "DECIMAL(3, 0)"), "3");
         assert_eq!(d(-2.5, "DECIMAL(3, 0)"), "-3");
@@ -302,26 +324,4 @@ mod tests {
         assert_eq!(bytes("abcdef", "VARBINARY(4)"), b"abcd");
         assert_eq!(bytes("ab", "VARBINARY(4)"), b"ab");
     }
-}
-
-/// `f` as an unscaled DECIMAL at `scale`, as Flink casts a DOUBLE (and a FLOAT, widened) to a
-/// DECIMAL: from the shortest decimal that reads back as `f` (Java's `BigDecimal.valueOf`, which
-/// reads `Double.toString`), rounded half up to `scale`. `None` when it does not fit in 128 bits.
-pub(crate) fn unscaled_of_double(f: f64, scale: u8) -> Option<i128> {
-    let text = format!("{:e}", f.abs());
-    let (mantissa, exponent) = text.split_once('e')?;
-    let exponent: i32 = exponent.parse().ok()?;
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
-    // The value is 0.d1d2… × 10^(exponent + 1); keep the digits down to 10^-scale.
-    let kept = exponent + 1 + i32::from(scale);
-    let mut unscaled: i128 = 0;
-    for i in 0..kept.max(0) {
-        let digit = digits.get(i as usize).copied().unwrap_or(0);
-        unscaled = unscaled.checked_mul(10)?.checked_add(i128::from(digit))?;
-    }
-    let next = usize::try_from(kept).ok().and_then(|i| digits.get(i).copied()).unwrap_or(0);
-    if kept >= 0 && next >= 5 {
-        unscaled = unscaled.checked_add(1)?;
-    }
-    Some(if f < 0.0 { -unscaled } else { unscaled })
 }

@@ -239,6 +239,13 @@ fn what_goes_wrong_says_where_and_why() {
     assert!(err.contains("Python function 'inverse' failed") && err.contains("ZeroDivisionError"), "{err}");
     assert!(err.contains("errors.py\", line"), "the traceback names the line: {err}");
 
+    // `os._exit` would end weir with every job: it fails the job instead.
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION hard_exit AS 'errors.hard_exit' LANGUAGE PYTHON;\n\
+         SELECT hard_exit(n) FROM (VALUES (1), (0)) AS t (n);",
+    );
+    assert!(err.contains("Python function 'hard_exit' failed") && err.contains("os._exit(3) was called"), "{err}");
+
     // A result of another type than declared.
     let err = error_of(
         "CREATE TEMPORARY FUNCTION wrong AS 'errors.wrong_type' LANGUAGE PYTHON;\n\

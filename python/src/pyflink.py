@@ -326,3 +326,24 @@ def _weir_call_pandas(func, name, arrays, result_type):
             "The result length '%d' of Pandas UDF '%s' is not equal to the input length '%d'"
             % (len(result), name, length))
     return pa.Array.from_pandas(result, mask=result.isnull(), type=result_type)
+
+
+def _weir_guard_exit():
+    """Python functions run inside weir's own process, where `os._exit` would end weir with every
+    job and the shell, without a word. In weir's process it raises instead, failing the job that
+    called it with a message; a child process forked by a function exits as it asked."""
+    import os
+    real_exit = os._exit
+    weir_pid = os.getpid()
+
+    def _exit(status):
+        if os.getpid() != weir_pid:
+            real_exit(status)
+        raise SystemExit(
+            "os._exit(%r) was called inside a Python function: weir runs Python functions in its own "
+            "process, which that would end with every job; the job fails instead" % (status,))
+
+    os._exit = _exit
+
+
+_weir_guard_exit()

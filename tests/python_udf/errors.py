@@ -51,3 +51,9 @@ class Count(AggregateFunction):
 
 
 count = udaf(Count(), result_type=DataTypes.BIGINT(), accumulator_type=DataTypes.ARRAY(DataTypes.BIGINT()))
+
+
+@udf(result_type=DataTypes.INT())
+def hard_exit(n):
+    import os
+    os._exit(3)

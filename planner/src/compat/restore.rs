@@ -65,6 +65,9 @@ pub fn rewrite<'a>(
         let held =
             |id: &str| checkpoint.subtasks.iter().flat_map(|p| &p.operators).any(|o| o.id == id && !o.state.is_empty());
         if let Some(id) = dropped.iter().find(|id| held(id)) {
+            if let Some(message) = sinks_merged(checkpoint.id, old, new, id) {
+                return Err(message);
+            }
             return Err(format!(
                 "Cannot map checkpoint {} state for operator {} to the new program, because the operator is not \
                  available in the new program. Set 'execution.state-recovery.ignore-unclaimed-state' = 'true' to \
@@ -87,6 +90,25 @@ pub fn rewrite<'a>(
         }
     }
     Ok(rewritten)
+}
+
+/// Why the state of the old job's sink `id` finds no sink in the new job although the new job
+/// writes its table: the old job wrote that table through more sinks (a statement set's INSERTs
+/// into one table, each its own sink) than the new one does, and one sink's state (its pending
+/// files or transactions) cannot be split or shared. `None` when `id` is no such sink.
+fn sinks_merged(checkpoint: u64, old: &JobShape, new: &JobShape, id: &str) -> Option<String> {
+    let table = &old.sinks.iter().find(|s| s.id == id)?.table;
+    let count = |shape: &JobShape| shape.sinks.iter().filter(|s| &s.table == table).count();
+    let (before, now) = (count(old), count(new));
+    (now > 0).then(|| {
+        format!(
+            "Cannot map checkpoint {checkpoint} state for operator Sink: {table} to the new program: the checkpoint \
+             wrote '{table}' through {before} sinks, the new program through {now}, and the state of a sink (what \
+             it has not committed yet) cannot be merged into another's. Restore into a program that writes \
+             '{table}' as the old one did, or set 'execution.state-recovery.ignore-unclaimed-state' = 'true' to \
+             drop the state of the sinks left over."
+        )
+    })
 }
 
 /// How the old job's operator `id` is named in messages: its kind and key, or the table its

@@ -474,6 +474,31 @@ fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::
     }
 }
 
+/// Whether a streaming plan gets MiniBatchAssigners when mini-batch is on: as Flink 2.3 plans
+/// them, one with a stateful operator or an event-time attribute (a watermark assigner) does; a
+/// plan of projections, filters, unions and lookups over sources without watermarks does not.
+fn batches_apply(plan: &Plan) -> bool {
+    match &plan.node {
+        Node::Calc { input, .. }
+        | Node::LookupJoin { input, .. }
+        | Node::Correlate { input, .. }
+        | Node::Expand { input, .. } => batches_apply(input),
+        Node::Union { inputs } => inputs.iter().any(batches_apply),
+        Node::Scan { .. } | Node::Values { .. } => false,
+        Node::WatermarkAssigner { .. }
+        | Node::Aggregate { .. }
+        | Node::Deduplicate { .. }
+        | Node::WindowTableFunction { .. }
+        | Node::Rank { .. }
+        | Node::Sort { .. }
+        | Node::OverAggregate { .. }
+        | Node::WindowAggregate { .. }
+        | Node::WindowRank { .. }
+        | Node::WindowDeduplicate { .. }
+        | Node::Join { .. } => true,
+    }
+}
+
 fn has_aggregate(plan: &Plan) -> bool {
     match &plan.node {
         Node::Aggregate { .. } | Node::Deduplicate { .. } => true,
@@ -509,7 +534,7 @@ struct Physical<'a> {
 impl<'a> Physical<'a> {
     fn new(plan: &Plan, options: &'a PlannerOptions) -> Self {
         let mini_batch = options.mini_batch.filter(|_| has_aggregate(plan));
-        let assigners = if options.batch { mini_batch } else { options.mini_batch };
+        let assigners = if options.batch { mini_batch } else { options.mini_batch.filter(|_| batches_apply(plan)) };
         Physical { options, mini_batch, assigners }
     }
 

@@ -220,6 +220,16 @@ impl Expr {
         }
     }
 
+    /// Adds the columns the expression reads to `order`, each once, in the order they are first
+    /// read (left to right), as Flink's `InputRefVisitor` lists them.
+    pub fn columns_in_order(&self, order: &mut Vec<usize>) {
+        match self {
+            Expr::Column { index, .. } if !order.contains(index) => order.push(*index),
+            Expr::Column { .. } | Expr::Literal { .. } => {}
+            Expr::Call { args, .. } => args.iter().for_each(|a| a.columns_in_order(order)),
+        }
+    }
+
     /// Whether this is the literal NULL.
     pub fn is_null_literal(&self) -> bool {
         matches!(self, Expr::Literal { value: Value::Null, .. })

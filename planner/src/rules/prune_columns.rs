@@ -39,19 +39,122 @@ fn identity(n: usize) -> Vec<Option<usize>> {
     (0..n).map(Some).collect()
 }
 
+/// A watermark assigner over `input` pruned to its `required` outputs (it keeps its rowtime and
+/// what its watermark reads); a scan below reads the columns in `order` when given (the order a
+/// projection above first reads them, then the rowtime), as Flink moves a projection past the
+/// assigner into the scan.
+fn prune_assigner(
+    input: Plan,
+    rowtime: usize,
+    watermark: Expr,
+    fields: Vec<weir_runtime::Field>,
+    required: &[bool],
+    order: Option<Vec<usize>>,
+) -> (Plan, Vec<Option<usize>>) {
+    let mut used = required.to_vec();
+    used[rowtime] = true;
+    watermark.mark_columns(&mut used);
+    let (input, map) = match order {
+        Some(mut order) => {
+            order.push(rowtime);
+            watermark.columns_in_order(&mut order);
+            prune_in_order(input, &used, order)
+        }
+        None => prune(input, &used),
+    };
+    let new_fields = (0..fields.len())
+        .filter_map(|i| map[i].map(|n| (n, fields[i].clone())))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_values()
+        .collect();
+    let node = Node::WatermarkAssigner {
+        rowtime: map[rowtime].unwrap_or(rowtime),
+        watermark: watermark.remap(&map),
+        input: Box::new(input),
+    };
+    let assigned = Plan { node, fields: new_fields };
+    // Columns only the watermark needed are dropped right above it, as Flink does.
+    let narrowed: Vec<usize> = (0..fields.len()).filter(|&i| required[i]).filter_map(|i| map[i]).collect();
+    if narrowed.len() == assigned.fields.len() {
+        return (assigned, map);
+    }
+    let projections: Vec<Expr> =
+        narrowed.iter().map(|&i| Expr::column(i, assigned.fields[i].data_type.clone())).collect();
+    let narrowed_fields = narrowed.iter().map(|&i| assigned.fields[i].clone()).collect();
+    let mut mapping = vec![None; fields.len()];
+    for (old, target) in map.iter().enumerate() {
+        if let Some(t) = target {
+            mapping[old] = narrowed.iter().position(|n| n == t);
+        }
+    }
+    let node = Node::Calc { input: Box::new(assigned), projections, condition: None };
+    (Plan { node, fields: narrowed_fields }, mapping)
+}
+
+/// `plan` pruned to its `required` outputs; a scan (or a scan below a watermark assigner) reads
+/// the columns in `order` (each required column once: those `order` names first, in its
+/// order), as Flink pushes a projection into a scan in the order it first reads them.
+fn prune_in_order(plan: Plan, required: &[bool], mut order: Vec<usize>) -> (Plan, Vec<Option<usize>>) {
+    order.retain(|&i| required[i]);
+    let mut seen = Vec::new();
+    order.retain(|i| {
+        let first = !seen.contains(i);
+        seen.push(*i);
+        first
+    });
+    order.extend((0..required.len()).filter(|&i| required[i] && !seen.contains(&i)));
+    prune_ordered(plan, required, Some(&order))
+}
+
+/// Projection push-down: the scan `plan` reading only its columns `kept`, in that order (at
+/// least one); where each old output column went.
+fn prune_scan(plan: Plan, mut kept: Vec<usize>) -> (Plan, Vec<Option<usize>>) {
+    let Plan { node: Node::Scan { table, projection, changelog, key, filter, projected }, fields } = plan else {
+        return (plan.clone(), identity(plan.fields.len()));
+    };
+    if kept.is_empty() {
+        kept.push(0);
+    }
+    let mut mapping = vec![None; fields.len()];
+    kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
+    let projection: Vec<usize> = kept.iter().map(|&i| projection[i]).collect();
+    let projected = projected || !projection.iter().copied().eq(0..table.schema.fields.len());
+    let node = Node::Scan { table, projection, changelog, key, filter, projected };
+    (Plan { node, fields: kept.iter().map(|&i| fields[i].clone()).collect() }, mapping)
+}
+
 /// Prunes `plan` to the `required` outputs (it may keep more); returns the new plan and where
 /// each old output column went.
 fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
+    prune_ordered(plan, required, None)
+}
+
+/// [`prune`], a scan below reading the columns in the order `order` of this plan's outputs
+/// leads to (see [`prune_in_order`]).
+fn prune_ordered(plan: Plan, required: &[bool], order: Option<&[usize]>) -> (Plan, Vec<Option<usize>>) {
     let Plan { node, fields } = plan;
     match node {
         Node::Calc { input, projections, condition } => {
             let kept: Vec<usize> = (0..projections.len()).filter(|i| required[*i]).collect();
+            // The projections in the order the plan above reads them.
+            let mut read: Vec<usize> = order.unwrap_or_default().iter().copied().filter(|&i| required[i]).collect();
+            let rest: Vec<usize> = kept.iter().copied().filter(|i| !read.contains(i)).collect();
+            read.extend(rest);
             let mut used = vec![false; input.fields.len()];
             kept.iter().for_each(|&i| projections[i].mark_columns(&mut used));
             if let Some(c) = &condition {
                 c.mark_columns(&mut used);
             }
-            let (input, map) = prune(*input, &used);
+            // Below a projection, a scan reads the columns in the order the projection first
+            // reads them, as Flink pushes a projection into a scan; below a filter, in the
+            // table's order (Flink moves the projection past the filter by a set of columns).
+            let (input, map) = if condition.is_none() {
+                let mut order = Vec::new();
+                read.iter().for_each(|&i| projections[i].columns_in_order(&mut order));
+                prune_in_order(*input, &used, order)
+            } else {
+                prune(*input, &used)
+            };
             let projections: Vec<Expr> = kept.iter().map(|&i| projections[i].clone().remap(&map)).collect();
             let condition = condition.map(|c| c.remap(&map));
             let (input, projections, condition) = merge_calcs(input, projections, condition);
@@ -67,37 +170,7 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             (Plan { node: Node::Calc { input: Box::new(input), projections, condition }, fields: new_fields }, mapping)
         }
         Node::WatermarkAssigner { input, rowtime, watermark } => {
-            let mut used = required.to_vec();
-            used[rowtime] = true;
-            watermark.mark_columns(&mut used);
-            let (input, map) = prune(*input, &used);
-            let new_fields = (0..fields.len())
-                .filter_map(|i| map[i].map(|n| (n, fields[i].clone())))
-                .collect::<std::collections::BTreeMap<_, _>>()
-                .into_values()
-                .collect();
-            let node = Node::WatermarkAssigner {
-                rowtime: map[rowtime].unwrap_or(rowtime),
-                watermark: watermark.remap(&map),
-                input: Box::new(input),
-            };
-            let assigned = Plan { node, fields: new_fields };
-            // Columns only the watermark needed are dropped right above it, as Flink does.
-            let narrowed: Vec<usize> = (0..fields.len()).filter(|&i| required[i]).filter_map(|i| map[i]).collect();
-            if narrowed.len() == assigned.fields.len() {
-                return (assigned, map);
-            }
-            let projections: Vec<Expr> =
-                narrowed.iter().map(|&i| Expr::column(i, assigned.fields[i].data_type.clone())).collect();
-            let narrowed_fields = narrowed.iter().map(|&i| assigned.fields[i].clone()).collect();
-            let mut mapping = vec![None; fields.len()];
-            for (old, target) in map.iter().enumerate() {
-                if let Some(t) = target {
-                    mapping[old] = narrowed.iter().position(|n| n == t);
-                }
-            }
-            let node = Node::Calc { input: Box::new(assigned), projections, condition: None };
-            (Plan { node, fields: narrowed_fields }, mapping)
+            prune_assigner(*input, rowtime, watermark, fields, required, order.map(<[usize]>::to_vec))
         }
         Node::Aggregate { input, keys, calls } => {
             let (input, keys, calls, _) = prune_aggregate(*input, keys, calls, None);
@@ -110,18 +183,11 @@ fn prune(plan: Plan, required: &[bool]) -> (Plan, Vec<Option<usize>>) {
             let n = fields.len();
             (Plan { node: Node::Union { inputs }, fields }, identity(n))
         }
-        Node::Scan { table, projection, changelog, key, filter, projected } => {
-            // Projection push-down: read only the required columns (at least one).
-            let mut kept: Vec<usize> = (0..fields.len()).filter(|i| required[*i]).collect();
-            if kept.is_empty() {
-                kept.push(0);
-            }
-            let mut mapping = vec![None; fields.len()];
-            kept.iter().enumerate().for_each(|(new, &old)| mapping[old] = Some(new));
-            let projection: Vec<usize> = kept.iter().map(|&i| projection[i]).collect();
-            let projected = projected || !projection.iter().copied().eq(0..table.schema.fields.len());
-            let node = Node::Scan { table, projection, changelog, key, filter, projected };
-            (Plan { node, fields: kept.iter().map(|&i| fields[i].clone()).collect() }, mapping)
+        node @ Node::Scan { .. } => {
+            let mut kept: Vec<usize> = order.unwrap_or_default().iter().copied().filter(|&i| required[i]).collect();
+            let rest: Vec<usize> = (0..fields.len()).filter(|i| required[*i] && !kept.contains(i)).collect();
+            kept.extend(rest);
+            prune_scan(Plan { node, fields }, kept)
         }
         Node::LookupJoin { input, table, alias, join_type, keys, dim_filter, join_condition } => {
             let probe_width = input.fields.len();
@@ -421,7 +487,14 @@ fn prune_aggregate(
     for c in &calls {
         c.arg.iter().chain(&c.filter).for_each(|&i| used[i] = true);
     }
-    let (input, map) = prune(input, &used);
+    // The aggregate reads its keys, then its calls' arguments: a scan below reads them in that
+    // order, as Flink pushes the aggregate's input projection into it.
+    let mut order: Vec<usize> = keys.clone();
+    for c in &calls {
+        order.extend(c.arg.iter().chain(&c.filter));
+    }
+    order.extend(&time_col);
+    let (input, map) = prune_in_order(input, &used, order);
     let at = |i: usize| map[i].unwrap_or(i);
     let keys = keys.into_iter().map(at).collect();
     let calls = calls

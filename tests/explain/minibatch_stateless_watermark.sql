@@ -1,0 +1,7 @@
+CREATE TABLE t (a INT, b BIGINT, c STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen');
+CREATE TABLE u (a INT, d STRING) WITH ('connector' = 'datagen');
+CREATE TABLE s2 (a INT, c STRING) WITH ('connector' = 'blackhole');
+SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1s';
+SET 'table.exec.mini-batch.size' = '100';
+EXPLAIN INSERT INTO s2 SELECT a, c FROM t UNION ALL SELECT a, d FROM u;

@@ -298,9 +298,15 @@ fn what_goes_wrong_says_where_and_why() {
         "{err}"
     );
 
-    // An aggregate function: refused, not run as a scalar.
-    let err = error_of("CREATE TEMPORARY FUNCTION count_py AS 'errors.count' LANGUAGE PYTHON;");
-    assert!(err.contains("Not supported by weir: the Python aggregate function 'errors.count'"), "{err}");
+    // An aggregate function without `retract` over updating input fails the job naming it, as
+    // Flink's does at run time; a pandas aggregate function is refused.
+    let err = error_of(
+        "CREATE TEMPORARY FUNCTION count_py AS 'errors.count' LANGUAGE PYTHON;\n\
+         SELECT count_py(n) FROM (SELECT k, COUNT(*) AS n FROM (VALUES (1), (1), (2)) AS t (k) GROUP BY k);",
+    );
+    assert!(err.contains("'count_py' has no method 'retract', which its updating input needs"), "{err}");
+    let err = error_of("CREATE TEMPORARY FUNCTION mean_py AS 'errors.mean_udaf' LANGUAGE PYTHON;");
+    assert!(err.contains("Not supported by weir: the Python pandas aggregate function 'errors.mean_udaf'"), "{err}");
 
     // PyFlink's program API is not there, and says so.
     let err = error_of("CREATE TEMPORARY FUNCTION f AS 'errors_program.f' LANGUAGE PYTHON;");
@@ -540,4 +546,38 @@ fn a_generator_is_pulled_a_chunk_at_a_time() {
     assert_eq!(counted, expected);
     let err = run(&format!("{header}SELECT i FROM s, LATERAL TABLE(fails_after(n)) AS t(i);"), 1).unwrap_err();
     assert!(err.contains("fails_after") && err.contains("no more"), "{err}");
+}
+
+/// The final rows of a changelog printed by print sinks: per `ident> ` (the subtask suffix
+/// `:N` dropped), `+I`/`+U` add a row and `-U`/`-D` take one away.
+fn final_rows(printed: &str) -> Vec<String> {
+    let mut rows: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for line in printed.lines() {
+        let Some((ident, change)) = line.split_once("> ") else { continue };
+        let ident = ident.split(':').next().unwrap_or(ident);
+        let (sign, row) = match change.get(..2) {
+            Some("+I" | "+U") => (1, &change[2..]),
+            Some("-U" | "-D") => (-1, &change[2..]),
+            _ => continue,
+        };
+        *rows.entry(format!("{ident}> {row}")).or_default() += sign;
+    }
+    rows.into_iter().flat_map(|(row, n)| std::iter::repeat_n(row, n.max(0) as usize)).collect()
+}
+
+/// PyFlink aggregate functions (`udafs.py`: an `AggregateFunction` typed by its own methods, one
+/// typed by `udaf(...)`, list accumulators updated in place, `retract` over updating input) end
+/// with the rows Flink 2.3 printed (`udafs.flink.out`), at parallelism 1, 2 and 3.
+#[test]
+fn pyflink_aggregate_functions_end_with_flinks_rows() {
+    let expected = final_rows(&std::fs::read_to_string(fixtures().join("udafs.flink.out")).unwrap());
+    for parallelism in [1, 2, 3] {
+        let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+            .args(["run", "udafs.sql", "-p", &parallelism.to_string(), "-pyexec", &python()])
+            .current_dir(fixtures())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "weir failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(final_rows(&String::from_utf8_lossy(&output.stdout)), expected, "parallelism {parallelism}");
+    }
 }

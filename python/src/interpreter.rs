@@ -80,9 +80,6 @@ pub(crate) fn load(py: Python<'_>, name: &str, module: &str, object: &str, env: 
         return Err(Error::NotAFunction { target, found: format!("a {found}") });
     }
     let kind: String = wrapper.getattr("_kind").and_then(|k| k.extract()).map_err(failed)?;
-    if kind == "aggregate" {
-        return Err(Error::Kind { target, kind });
-    }
     let read = || -> PyResult<_> {
         let result_type: String = wrapper.getattr("_result_type")?.call_method0("sql")?.extract()?;
         let func_type: String = wrapper.getattr("_func_type")?.extract()?;
@@ -95,7 +92,19 @@ pub(crate) fn load(py: Python<'_>, name: &str, module: &str, object: &str, env: 
         ("scalar", "pandas") => FunctionType::Pandas,
         ("scalar", _) => FunctionType::General,
         ("table", _) => FunctionType::Table,
+        ("aggregate", "general") => FunctionType::Aggregate,
+        ("aggregate", _) => return Err(Error::Kind { target, kind: "pandas aggregate".into() }),
         _ => return Err(Error::Kind { target, kind }),
+    };
+    let accumulator_type = match function_type {
+        FunctionType::Aggregate => Some(
+            wrapper
+                .getattr("_accumulator_type")
+                .and_then(|t| t.call_method0("sql"))
+                .and_then(|t| t.extract::<String>())
+                .map_err(failed)?,
+        ),
+        FunctionType::General | FunctionType::Pandas | FunctionType::Table => None,
     };
     let parameters = PyDict::new(py);
     for (key, value) in &env.job_parameters {
@@ -114,6 +123,7 @@ pub(crate) fn load(py: Python<'_>, name: &str, module: &str, object: &str, env: 
         wrapper: wrapper.unbind(),
         callable: callable.unbind(),
         result_type,
+        accumulator_type,
         kind: function_type,
         deterministic,
         arity,

@@ -21,9 +21,14 @@
 //!   row's arguments like general functions; each item they yield is a row (a tuple, list or
 //!   `Row`, or the one value of a one-column row) of the columns `f0`, `f1`, … of `result_types`.
 //!
-//! A Python exception fails the job with its traceback, as in Flink. Python aggregate functions
-//! (`udaf`) are refused at `CREATE FUNCTION`.
+//! - **Aggregate functions** ([`aggregate`], `udaf(...)` of an `AggregateFunction`) keep one
+//!   accumulator per group, of their declared `accumulator_type`, which `accumulate` (and
+//!   `retract`) update in place and `get_value` reads.
+//!
+//! A Python exception fails the job with its traceback, as in Flink. Pandas aggregate functions
+//! (`udaf(..., func_type="pandas")`) are refused at `CREATE FUNCTION`.
 
+pub mod aggregate;
 mod convert;
 pub mod general;
 mod interpreter;
@@ -35,6 +40,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+use weir_operators::aggregate::AggregateUdf;
 use weir_operators::expr::functions::{Arity, ScalarRef};
 use weir_operators::TableUdf;
 use weir_runtime::DataType;
@@ -68,8 +74,8 @@ pub enum Error {
         /// What it is instead.
         found: String,
     },
-    /// An aggregate function.
-    #[error("the Python {kind} function '{target}' (weir runs Python scalar and table functions)")]
+    /// A kind of function weir does not run (a pandas aggregate function).
+    #[error("the Python {kind} function '{target}' (weir runs Python scalar, table and general aggregate functions)")]
     Kind {
         /// `module.object`.
         target: String,
@@ -120,6 +126,8 @@ pub enum FunctionType {
     Pandas,
     /// One row per call, any number of rows out (`udtf`).
     Table,
+    /// One accumulator per group, updated per row (`udaf` of an `AggregateFunction`).
+    Aggregate,
 }
 
 /// A loaded Python function, ready for SQL to call.
@@ -129,6 +137,8 @@ pub enum PythonFunction {
     Scalar(ScalarRef),
     /// A table function.
     Table(Arc<dyn TableUdf>),
+    /// An aggregate function.
+    Aggregate(Arc<dyn AggregateUdf>),
 }
 
 /// A Python function imported and opened, before its result type is read.
@@ -141,6 +151,8 @@ pub struct Loaded {
     callable: Py<PyAny>,
     /// Its declared result type, in Flink's SQL spelling (`DECIMAL(10, 2)`).
     result_type: String,
+    /// An aggregate function's declared accumulator type, in the same spelling.
+    accumulator_type: Option<String>,
     kind: FunctionType,
     deterministic: bool,
     arity: Arity,
@@ -164,9 +176,16 @@ impl Loaded {
         self.kind
     }
 
+    /// An aggregate function's declared accumulator type as SQL text.
+    pub fn accumulator_type(&self) -> Option<&str> {
+        self.accumulator_type.as_deref()
+    }
+
     /// The function for SQL to call, returning values of `result` (the parsed
-    /// [`result_type`](Self::result_type); a ROW of the columns for a table function).
-    pub fn into_function(self, result: DataType) -> PythonFunction {
+    /// [`result_type`](Self::result_type); a ROW of the columns for a table function); an
+    /// aggregate function keeps its accumulators as values of `accumulator` (the parsed
+    /// [`accumulator_type`](Self::accumulator_type)).
+    pub fn into_function(self, result: DataType, accumulator: Option<DataType>) -> PythonFunction {
         let call = Arc::new(general::Call {
             name: self.name,
             wrapper: self.wrapper,
@@ -181,6 +200,11 @@ impl Loaded {
                 PythonFunction::Scalar(ScalarRef(Arc::new(pandas::PandasScalar::new(call, self.arrow_batch_size))))
             }
             FunctionType::Table => PythonFunction::Table(Arc::new(table::PythonTable(call))),
+            FunctionType::Aggregate => {
+                let accumulator =
+                    accumulator.unwrap_or_else(|| DataType::new(weir_runtime::LogicalType::Row(Vec::new())));
+                PythonFunction::Aggregate(Arc::new(aggregate::PythonAggregate::new(call, accumulator)))
+            }
         }
     }
 }

@@ -120,19 +120,22 @@ class DataTypes:
         return DataType("ROW<%s>" % fields, nullable)
 
 
-class Row(tuple):
-    """PyFlink's `Row`: a tuple whose fields may have names (`Row(a=1)`, `Row(1, 2)`)."""
+class Row(list):
+    """PyFlink's `Row`: fields that may have names (`Row(a=1)`, `Row(1, 2)`), read and set by
+    position (`row[0] += 1`, as an aggregate function's accumulator is updated)."""
 
-    def __new__(cls, *args, **kwargs):
+    def __init__(self, *args, **kwargs):
         if args and kwargs:
             raise ValueError("Can not use both args and kwargs to create Row")
         if kwargs:
-            row = tuple.__new__(cls, list(kwargs.values()))
-            row._fields = list(kwargs.keys())
-            return row
-        row = tuple.__new__(cls, args)
-        row._fields = None
-        return row
+            super().__init__(kwargs.values())
+            self._fields = list(kwargs.keys())
+        else:
+            super().__init__(args)
+            self._fields = None
+
+    def __hash__(self):
+        return hash(tuple(self))
 
     def as_dict(self, recursive=False):
         if self._fields is None:
@@ -189,7 +192,24 @@ class TableFunction(UserDefinedFunction):
 
 
 class AggregateFunction(UserDefinedFunction):
-    """An aggregate function written as a class (weir does not run Python aggregates yet)."""
+    """An aggregate function written as a class: `create_accumulator`, `accumulate` (and
+    `retract` for updating input), `get_value`; its types from `get_result_type` and
+    `get_accumulator_type` unless `udaf` names them."""
+
+    def create_accumulator(self):
+        raise NotImplementedError("create_accumulator")
+
+    def accumulate(self, accumulator, *args):
+        raise NotImplementedError("accumulate")
+
+    def get_value(self, accumulator):
+        raise NotImplementedError("get_value")
+
+    def get_result_type(self):
+        return None
+
+    def get_accumulator_type(self):
+        return None
 
 
 class UserDefinedFunctionWrapper:
@@ -217,7 +237,10 @@ class UserDefinedFunctionWrapper:
         self._name = name or getattr(func, "__name__", type(func).__name__)
 
     def _callable(self):
-        """The callable weir calls: `eval` of a function class, else the function itself."""
+        """The callable weir calls: `accumulate` of an aggregate function, `eval` of another
+        function class, else the function itself."""
+        if isinstance(self._func, AggregateFunction):
+            return self._func.accumulate
         return self._func.eval if isinstance(self._func, UserDefinedFunction) else self._func
 
     def _arity(self):
@@ -229,6 +252,9 @@ class UserDefinedFunctionWrapper:
         except (TypeError, ValueError):
             return 0, None
         positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if self._kind == "aggregate":
+            # `accumulate` takes the accumulator first.
+            positional = positional[1:]
         required = sum(1 for p in positional if p.default is p.empty)
         if any(p.kind == p.VAR_POSITIONAL for p in parameters):
             return required, None
@@ -282,8 +308,25 @@ def _weir_table_rows(result):
 
 def udaf(f=None, input_types=None, result_type=None, accumulator_type=None, deterministic=None,
          name=None, func_type="general"):
-    """PyFlink's `udaf` (weir refuses aggregate functions at CREATE FUNCTION)."""
-    return _decorate("aggregate", f, input_types, "NULL", func_type, deterministic, name)
+    """PyFlink's `udaf`: an aggregate function (an `AggregateFunction`), its result and
+    accumulator types given here or by its `get_result_type` and `get_accumulator_type`."""
+    def wrap(func):
+        if func_type == "general" and not isinstance(func, AggregateFunction):
+            raise TypeError(
+                "Invalid function: not a function or callable (__call__ is not defined): %s" % type(func))
+        result = result_type
+        accumulator = accumulator_type
+        if isinstance(func, AggregateFunction):
+            result = result if result is not None else func.get_result_type()
+            accumulator = accumulator if accumulator is not None else func.get_accumulator_type()
+        if result is None:
+            raise TypeError("Invalid returnType: returnType should be DataType but is None")
+        if func_type == "general" and accumulator is None:
+            raise TypeError("Invalid accumulator_type: accumulator_type should be DataType but is None")
+        wrapper = UserDefinedFunctionWrapper(func, "aggregate", input_types, result, func_type, deterministic, name)
+        wrapper._accumulator_type = DataType(accumulator) if isinstance(accumulator, str) else accumulator
+        return wrapper
+    return wrap if f is None else wrap(f)
 
 
 def __getattr__(name):

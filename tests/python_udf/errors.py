@@ -57,3 +57,8 @@ count = udaf(Count(), result_type=DataTypes.BIGINT(), accumulator_type=DataTypes
 def hard_exit(n):
     import os
     os._exit(3)
+
+
+@udaf(result_type=DataTypes.FLOAT(), func_type="pandas")
+def mean_udaf(v):
+    return v.mean()

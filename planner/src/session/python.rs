@@ -84,10 +84,20 @@ impl Session {
                 ),
             ));
         };
+        let accumulator = match loaded.accumulator_type() {
+            None => None,
+            Some(text) => Some(crate::column_type::read_written_type(text).ok_or_else(|| {
+                Error::validation(
+                    position,
+                    format!("Python function '{name}' declares the accumulator type '{text}', which weir cannot read"),
+                )
+            })?),
+        };
         let functions = self.catalog.functions_mut();
-        Ok(match loaded.into_function(result) {
+        Ok(match loaded.into_function(result, accumulator) {
             weir_python::PythonFunction::Scalar(function) => functions.add(name, UserFunction::Scalar(function)),
             weir_python::PythonFunction::Table(function) => functions.add(name, UserFunction::Table(function)),
+            weir_python::PythonFunction::Aggregate(function) => functions.add(name, UserFunction::Aggregate(function)),
         })
     }
 

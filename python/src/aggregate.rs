@@ -1,0 +1,116 @@
+//! A Python aggregate function (`udaf(...)` of a PyFlink `AggregateFunction`): weir's group
+//! aggregates keep its accumulator per group as a value of its declared accumulator type (so it
+//! is checkpointed as every accumulator is), and hand it to Python as PyFlink does — a `Row` or
+//! list the function updates in place — for each row it accumulates or retracts.
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use weir_operators::aggregate::AggregateUdf;
+use weir_operators::expr::functions::Arity;
+use weir_operators::expr::ExprError;
+use weir_runtime::{DataType, Value};
+
+use crate::convert::{from_python, to_python};
+use crate::general::Call;
+
+/// A Python aggregate function as weir's aggregates call it.
+#[derive(Debug)]
+pub struct PythonAggregate {
+    call: std::sync::Arc<Call>,
+    /// The declared accumulator type: what an accumulator is kept as between calls.
+    accumulator: DataType,
+    /// Whether the function has `retract` (updating input needs it).
+    retracts: bool,
+}
+
+impl PythonAggregate {
+    /// The aggregate of `call` (whose callable is its `accumulate`), keeping accumulators as
+    /// values of `accumulator`.
+    pub(crate) fn new(call: std::sync::Arc<Call>, accumulator: DataType) -> Self {
+        let retracts = Python::attach(|py| {
+            call.wrapper.bind(py).getattr("_func").and_then(|f| f.hasattr("retract")).unwrap_or(false)
+        });
+        PythonAggregate { call, accumulator, retracts }
+    }
+
+    /// Calls `method` (`accumulate` or `retract`) of the function with the accumulator and the
+    /// row's arguments, and keeps the accumulator it updated.
+    fn update(&self, method: &str, accumulator: &mut Value, args: &[Value]) -> Result<(), ExprError> {
+        let call = &self.call;
+        Python::attach(|py| -> PyResult<Value> {
+            let function = call.wrapper.bind(py).getattr("_func")?;
+            let held = to_python(py, accumulator)?;
+            let mut objects = vec![held.clone()];
+            for arg in args {
+                objects.push(to_python(py, arg)?);
+            }
+            function.call_method1(method, PyTuple::new(py, objects)?)?;
+            from_python(&held, &self.accumulator)
+        })
+        .map(|updated| *accumulator = updated)
+        .map_err(|err| Python::attach(|py| call.failure(py, &err)))
+    }
+}
+
+impl AggregateUdf for PythonAggregate {
+    fn name(&self) -> &str {
+        &self.call.name
+    }
+
+    fn arity(&self) -> Arity {
+        self.call.arity
+    }
+
+    /// The declared result type, whatever the arguments: Python converts them itself.
+    fn return_type(&self, _args: &[&DataType]) -> Result<DataType, ExprError> {
+        Ok(self.call.result.clone())
+    }
+
+    /// `create_accumulator()`; a function that fails there gets a NULL accumulator, and its
+    /// first `accumulate` reports the failure's consequence with the function's traceback.
+    fn create_accumulator(&self) -> Value {
+        let call = &self.call;
+        Python::attach(|py| {
+            let created = call
+                .wrapper
+                .bind(py)
+                .getattr("_func")
+                .and_then(|f| f.call_method0("create_accumulator"))
+                .and_then(|acc| from_python(&acc, &self.accumulator));
+            created.unwrap_or_else(|err| {
+                tracing::error!(function = %call.name, error = %call.failure(py, &err).0, "create_accumulator failed");
+                Value::Null
+            })
+        })
+    }
+
+    fn accumulate(&self, accumulator: &mut Value, args: &[Value]) -> Result<(), ExprError> {
+        self.update("accumulate", accumulator, args)
+    }
+
+    fn retract(&self, accumulator: &mut Value, args: &[Value]) -> Result<(), ExprError> {
+        if !self.retracts {
+            return Err(ExprError(format!(
+                "Python aggregate function '{}' has no method 'retract', which its updating input needs",
+                self.call.name
+            )));
+        }
+        self.update("retract", accumulator, args)
+    }
+
+    /// `get_value(accumulator)` as a value of the result type; NULL (and an error in the log)
+    /// when the function fails there or returns what the type cannot hold.
+    fn get_value(&self, accumulator: &Value) -> Value {
+        let call = &self.call;
+        Python::attach(|py| {
+            let value = call.wrapper.bind(py).getattr("_func").and_then(|f| {
+                let result = f.call_method1("get_value", (to_python(py, accumulator)?,))?;
+                from_python(&result, &call.result)
+            });
+            value.unwrap_or_else(|err| {
+                tracing::error!(function = %call.name, error = %call.failure(py, &err).0, "get_value failed");
+                Value::Null
+            })
+        })
+    }
+}

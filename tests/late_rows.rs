@@ -2,7 +2,9 @@
 //! window over a disordered file, planned as LocalWindowAggregate / GlobalWindowAggregate, with
 //! mini-batch on and off. A row counts in every window of it that has not fired when it arrives
 //! (the watermark before it: the largest time so far less the delay); a row all of whose windows
-//! have fired is dropped.
+//! have fired is dropped. The watermark goes out after every row that moves it on
+//! (`pipeline.auto-watermark-interval` = 0), so that which rows are late does not depend on when
+//! processing-time ticks come.
 
 mod common;
 
@@ -50,6 +52,7 @@ fn a_two_phase_hop_window_drops_late_rows_as_a_recomputation_says() {
         for mini_batch in [false, true] {
             let script = format!(
                 "SET 'sql-client.execution.result-mode' = 'changelog';\n\
+                 SET 'pipeline.auto-watermark-interval' = '0';\n\
                  SET 'table.exec.mini-batch.enabled' = '{mini_batch}';\n\
                  SET 'table.exec.mini-batch.allow-latency' = '50 ms';\n\
                  SET 'table.exec.mini-batch.size' = '7';\n\

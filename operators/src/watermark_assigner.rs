@@ -15,45 +15,50 @@ pub struct WatermarkAssignerSpec {
     pub rowtime: usize,
     /// The watermark of a row.
     pub watermark: Expr,
+    /// `pipeline.auto-watermark-interval` in milliseconds (0: every advance goes out at once).
+    pub interval_millis: i64,
 }
 
 impl crate::spec::OperatorSpec for WatermarkAssignerSpec {
     type Operator = WatermarkAssignerOperator;
 
     fn build(&self, _subtask: &weir_runtime::SubtaskInfo) -> WatermarkAssignerOperator {
-        WatermarkAssignerOperator::new(self.watermark.clone()).with_rowtime(self.rowtime)
+        WatermarkAssignerOperator::new(self.watermark.clone()).with_interval(self.interval_millis)
     }
 }
 
-/// Forwards rows and, after each chunk, the largest watermark its rows produced, when that
-/// is larger than the last one emitted. Watermarks never go back; rows with a NULL watermark
-/// are passed on without producing one.
-///
-/// A row whose time is at or behind the watermark of the rows before it (a late row) is
-/// preceded by that watermark, even in the middle of a chunk: downstream sees it late exactly
-/// as if a watermark followed every row, as Flink's per-record watermarks make it. On-time rows
-/// are never split apart, so a chunk without late rows goes on whole.
+/// Forwards rows and sends watermarks on as Flink's `WatermarkAssignerOperator` does: the
+/// watermark is the largest its rows produced (starting at 0; it never goes back; a row with a
+/// NULL watermark produces none), sent right after a row that moved it on by more than the
+/// interval (`pipeline.auto-watermark-interval`, 200 ms by default) since the last one sent, and
+/// otherwise every interval of processing time. So on disordered input the rows late downstream
+/// are those late in Flink: a row is late only for a watermark that went out before it. With an
+/// interval of 0 every advance goes out after its row. On-time rows are never split apart.
 #[derive(Debug, Clone)]
 pub struct WatermarkAssignerOperator {
     watermark: Expr,
-    /// The rowtime column, whose late values make the watermark go out before them.
-    rowtime: Option<usize>,
     /// `column - INTERVAL 'd'` (or the column itself): the watermark read from the column
     /// directly, without evaluating the expression per row.
     bounded_delay: Option<(usize, i64)>,
+    /// The watermark sent last (Flink's `lastWatermark`, 0 before the first).
     current: i64,
+    /// The largest watermark of the rows so far (Flink's `currentWatermark`, from 0).
+    max: i64,
+    /// How far the watermark moves on before it goes out after a row, and how often (in
+    /// processing time) it goes out otherwise; 0 sends every advance at once.
+    interval: i64,
     /// Per split of the source before it, when it reads several side by side
     /// ([`OperatorContext::splits`]): the largest watermark of the split's rows so far (`None`
     /// before its first). The watermark emitted is the least over the open splits.
     split_max: Vec<Option<i64>>,
-    /// Whether a processing-time tick is due: with splits, the watermark is looked at again
-    /// every [`SPLIT_WATERMARK_INTERVAL`] ms, so that a split going idle (no longer open) lets
-    /// it advance without new rows, as Flink's periodic watermarks do.
+    /// Whether a processing-time tick is due: the watermark is looked at again every interval
+    /// (with splits, at least every [`SPLIT_WATERMARK_INTERVAL`] ms, so that a split going idle
+    /// lets it advance without new rows), as Flink's periodic watermarks are.
     ticking: bool,
 }
 
 /// How often, in milliseconds, the watermark of several splits is looked at again without new
-/// rows (Flink's `pipeline.auto-watermark-interval` default).
+/// rows when the interval is 0 (Flink's `pipeline.auto-watermark-interval` default).
 pub const SPLIT_WATERMARK_INTERVAL: i64 = 200;
 
 /// `(column, d)` when `watermark` is `column - INTERVAL 'd'` (a day-time interval) or `column`.
@@ -74,17 +79,44 @@ impl WatermarkAssignerOperator {
         WatermarkAssignerOperator {
             bounded_delay: bounded_delay(&watermark),
             watermark,
-            rowtime: None,
-            current: i64::MIN,
+            current: 0,
+            max: 0,
+            interval: 0,
             split_max: Vec::new(),
             ticking: false,
         }
     }
 
-    /// The assigner emitting the watermark before each row of column `rowtime` behind it.
-    pub fn with_rowtime(mut self, rowtime: usize) -> Self {
-        self.rowtime = Some(rowtime);
+    /// The assigner sending watermarks at `interval` milliseconds (see the type).
+    pub fn with_interval(mut self, interval: i64) -> Self {
+        self.interval = interval.max(0);
         self
+    }
+
+    /// The watermark now: the rows' largest, or with splits the least of the open splits'.
+    fn watermark_now(&self, ctx: &OperatorContext) -> i64 {
+        let Some(splits) = ctx.splits() else { return self.max };
+        (0..splits.open.len().min(self.split_max.len()))
+            .filter(|&k| splits.open[k])
+            .map(|k| self.split_max[k].unwrap_or(i64::MIN))
+            .min()
+            .unwrap_or(self.max)
+    }
+
+    /// Asks for the next periodic look at the watermark, unless one is due.
+    fn tick(&mut self, ctx: &mut OperatorContext) {
+        let every = if self.interval > 0 {
+            self.interval
+        } else if ctx.splits().is_some() {
+            SPLIT_WATERMARK_INTERVAL
+        } else {
+            return;
+        };
+        if !self.ticking {
+            self.ticking = true;
+            let at = ctx.processing_time() + every;
+            ctx.register_processing_time_timer(at, Vec::new());
+        }
     }
 }
 
@@ -106,7 +138,7 @@ impl Operator for WatermarkAssignerOperator {
         // Without splits, the watermark is the largest of the rows'; with them, the largest of
         // this split's, held at the least of the other open splits'.
         let (mut max, held) = match ctx.splits() {
-            None => (self.current, i64::MAX),
+            None => (self.max, i64::MAX),
             Some(splits) => {
                 if self.split_max.len() < splits.open.len() {
                     self.split_max.resize(splits.open.len(), None);
@@ -116,23 +148,14 @@ impl Operator for WatermarkAssignerOperator {
                     .map(|k| self.split_max[k].unwrap_or(i64::MIN))
                     .min()
                     .unwrap_or(i64::MAX);
-                (self.split_max[splits.current].unwrap_or(i64::MIN), held)
+                (self.split_max[splits.current].unwrap_or(0), held)
             }
         };
-        // Each row's time and watermark, read from the columns they need (the whole row only
-        // for a watermark expression other than `column - delay`).
-        let times = match self.rowtime {
-            Some(c) => column_millis(&chunk, c),
-            None => vec![None; chunk.len()],
-        };
-        let marks = match self.bounded_delay {
+        // Each row's watermark, read from the column it needs (the whole row only for a
+        // watermark expression other than `column - delay`).
+        let marks: Vec<Option<i64>> = match self.bounded_delay {
             Some((column, delay)) => {
-                let of_column: std::borrow::Cow<[Option<i64>]> = if self.rowtime == Some(column) {
-                    std::borrow::Cow::Borrowed(&times)
-                } else {
-                    std::borrow::Cow::Owned(column_millis(&chunk, column))
-                };
-                of_column.iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
+                column_millis(&chunk, column).into_iter().map(|t| t.map(|t| t.saturating_sub(delay))).collect()
             }
             None => chunk
                 .rows()
@@ -141,30 +164,24 @@ impl Operator for WatermarkAssignerOperator {
         };
         // The first row not sent on yet.
         let mut from = 0;
-        for (i, (time, watermark)) in times.into_iter().zip(marks).enumerate() {
-            let effective = max.min(held);
-            let late = time.is_some_and(|time| time <= effective);
-            if late && effective > self.current {
-                if i > from {
-                    out.collect(chunk.selected(&(from as u32..i as u32).collect::<Vec<_>>()));
-                }
-                from = i;
-                self.current = effective;
-                out.emit_watermark(effective);
-            }
+        for (i, watermark) in marks.into_iter().enumerate() {
             if let Some(watermark) = watermark {
                 max = max.max(watermark);
             }
-        }
-        if let Some(splits) = ctx.splits() {
-            self.split_max[splits.current] = Some(max);
-            if !self.ticking {
-                self.ticking = true;
-                let at = ctx.processing_time() + SPLIT_WATERMARK_INTERVAL;
-                ctx.register_processing_time_timer(at, Vec::new());
+            // Flink's eager watermark: after a row that moved it on by more than the interval.
+            let effective = max.min(held);
+            if effective > self.current && i128::from(effective) - i128::from(self.current) > i128::from(self.interval)
+            {
+                out.collect(chunk.selected(&(from as u32..i as u32 + 1).collect::<Vec<_>>()));
+                from = i + 1;
+                self.current = effective;
+                out.emit_watermark(effective);
             }
         }
-        let max = max.min(held);
+        match ctx.splits() {
+            Some(splits) => self.split_max[splits.current] = Some(max),
+            None => self.max = max,
+        }
         match from {
             0 => out.collect(chunk),
             from if from < chunk.len() => {
@@ -172,29 +189,20 @@ impl Operator for WatermarkAssignerOperator {
             }
             _ => {}
         }
-        if max > self.current {
-            self.current = max;
-            out.emit_watermark(max);
-        }
+        self.tick(ctx);
         Ok(())
     }
 
-    /// The periodic look at the open splits' watermarks: the least of them goes out when it
-    /// is ahead (a split that went idle no longer holds it back).
+    /// The periodic look at the watermark: it goes out when it is ahead of the last one sent
+    /// (with splits, the least of the open splits': one that went idle no longer holds it back).
     fn on_timer(&mut self, _timer: Timer, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
         self.ticking = false;
-        let Some(splits) = ctx.splits() else { return Ok(()) };
-        let least = (0..splits.open.len().min(self.split_max.len()))
-            .filter(|&k| splits.open[k])
-            .map(|k| self.split_max[k].unwrap_or(i64::MIN))
-            .min();
-        if let Some(least) = least.filter(|&w| w > self.current) {
-            self.current = least;
-            out.emit_watermark(least);
+        let now = self.watermark_now(ctx);
+        if now > self.current {
+            self.current = now;
+            out.emit_watermark(now);
         }
-        self.ticking = true;
-        let at = ctx.processing_time() + SPLIT_WATERMARK_INTERVAL;
-        ctx.register_processing_time_timer(at, Vec::new());
+        self.tick(ctx);
         Ok(())
     }
 
@@ -241,8 +249,8 @@ mod tests {
             h.take_lines(),
             [
                 "+I[2024-01-01T10:00:10]".to_string(),
-                "+I[2024-01-01T10:00:08]".to_string(),
                 format!("watermark {expected}"),
+                "+I[2024-01-01T10:00:08]".to_string(),
                 "+I[2024-01-01T10:00:09]".to_string(),
                 format!("watermark {}", i64::MAX),
             ]
@@ -255,7 +263,7 @@ mod tests {
     fn the_watermark_of_several_splits_is_the_least_of_theirs() {
         use weir_runtime::Splits;
         let ts = Expr::column(0, DataType::timestamp(3));
-        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts).with_rowtime(0));
+        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts));
         let rows = |times: &[&str]| {
             let lines: Vec<String> = times.iter().map(|t| format!("+I | 1970-01-01 00:00:00.{t}")).collect();
             format!("op | ts TIMESTAMP(3)\n{}", lines.join("\n"))
@@ -277,6 +285,7 @@ mod tests {
                 "+I[1970-01-01T00:00:00.500]",
                 "+I[1970-01-01T00:00:00.600]",
                 "+I[1970-01-01T00:00:00.100]",
+                "watermark 100",
                 "+I[1970-01-01T00:00:00.200]",
                 "watermark 200",
                 "+I[1970-01-01T00:00:00.700]",
@@ -291,7 +300,7 @@ mod tests {
     #[test]
     fn a_late_row_follows_the_watermark_it_is_late_for() {
         let ts = Expr::column(0, DataType::timestamp(3));
-        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts).with_rowtime(0));
+        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts));
         h.push(
             "op | ts TIMESTAMP(3)\n+I | 1970-01-01 00:00:00.010\n+I | 1970-01-01 00:00:00.020\n\
              +I | 1970-01-01 00:00:00.015\n+I | 1970-01-01 00:00:00.030",
@@ -302,6 +311,7 @@ mod tests {
             h.take_lines(),
             [
                 "+I[1970-01-01T00:00:00.010]",
+                "watermark 10",
                 "+I[1970-01-01T00:00:00.020]",
                 "watermark 20",
                 "+I[1970-01-01T00:00:00.015]",
@@ -310,5 +320,40 @@ mod tests {
                 "+I[1970-01-01T00:00:00.025]",
             ]
         );
+    }
+
+    /// At Flink's default interval (200 ms) a watermark goes out after a row that moved it on by
+    /// more than 200 ms since the last one sent; smaller steps wait for the next processing-time
+    /// tick, so a row behind them is not late (as in Flink, conformance case
+    /// `watermark_interval`).
+    #[test]
+    fn small_steps_wait_for_the_interval() {
+        let ts = Expr::column(0, DataType::timestamp(3));
+        let mut h = OperatorHarness::new(WatermarkAssignerOperator::new(ts).with_interval(200));
+        let rows = |times: &[&str]| {
+            let lines: Vec<String> = times.iter().map(|t| format!("+I | 1970-01-01 00:00:{t}")).collect();
+            format!("op | ts TIMESTAMP(3)\n{}", lines.join("\n"))
+        };
+        h.push(&rows(&["01.100", "01.900", "02.050", "01.950", "02.500"])).unwrap();
+        h.push(&rows(&["02.600"])).unwrap();
+        assert_eq!(
+            h.take_lines(),
+            [
+                "+I[1970-01-01T00:00:01.100]",
+                "watermark 1100",
+                "+I[1970-01-01T00:00:01.900]",
+                "watermark 1900",
+                "+I[1970-01-01T00:00:02.050]",
+                "+I[1970-01-01T00:00:01.950]",
+                "+I[1970-01-01T00:00:02.500]",
+                "watermark 2500",
+                "+I[1970-01-01T00:00:02.600]",
+            ]
+        );
+        // The next tick sends what waited.
+        h.advance_processing_time(200).unwrap();
+        assert_eq!(h.take_lines(), ["watermark 2600"]);
+        h.advance_processing_time(200).unwrap();
+        assert!(h.take_lines().is_empty(), "nothing new to send");
     }
 }

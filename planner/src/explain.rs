@@ -283,7 +283,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::Expand(spec) => {
             format!("Expand(projects=[{}])", expand_projects(spec, input_fields.len(), &column))
         }
-        PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark }) => format!(
+        PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark, .. }) => format!(
             "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
             column(*rowtime),
             expression(watermark, &column, infix)

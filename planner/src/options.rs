@@ -100,6 +100,9 @@ pub struct PlannerOptions {
     /// `table.exec.source.idle-timeout`, when not zero: a source split (a Kafka partition)
     /// without records this long holds no watermark back.
     pub source_idle_timeout: Option<Duration>,
+    /// `pipeline.auto-watermark-interval` in milliseconds: how a WatermarkAssigner sends its
+    /// watermarks on (see [`weir_operators::WatermarkAssignerOperator`]).
+    pub watermark_interval_millis: i64,
     /// `weir.explain.format` is `CONFLUENT`.
     pub confluent_explain: bool,
     /// The settings `EXPLAIN PLAN_ADVICE` names.
@@ -340,6 +343,7 @@ impl PlannerOptions {
             agg_phase_strategy,
             state_ttl_millis: settings.get(&STATE_TTL).as_millis() as i64,
             source_idle_timeout: Some(settings.get(&weir_runtime::config::IDLE_TIMEOUT)).filter(|d| !d.is_zero()),
+            watermark_interval_millis: settings.get(&weir_runtime::config::AUTO_WATERMARK_INTERVAL).as_millis() as i64,
             confluent_explain: settings.get(&EXPLAIN_FORMAT) == "CONFLUENT",
             advice: AdviceSettings {
                 one_phase: agg_phase_strategy == AggPhaseStrategy::OnePhase,
@@ -373,6 +377,7 @@ impl Default for PlannerOptions {
             agg_phase_strategy: AggPhaseStrategy::Auto,
             state_ttl_millis: 0,
             source_idle_timeout: None,
+            watermark_interval_millis: 200,
             confluent_explain: false,
             advice: AdviceSettings {
                 one_phase: false,

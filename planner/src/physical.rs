@@ -628,7 +628,11 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 let assigner = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark }),
+                    kind: PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec {
+                        rowtime,
+                        watermark,
+                        interval_millis: self.options.watermark_interval_millis,
+                    }),
                     inputs: vec![input],
                     fields,
                     changelog,

@@ -135,6 +135,15 @@ pub static IDLE_TIMEOUT: Setting<Duration> = Setting::duration(
     "a source with no data for this long is idle; 0 turns idleness off",
 );
 
+/// `pipeline.auto-watermark-interval`
+pub static AUTO_WATERMARK_INTERVAL: Setting<Duration> = Setting::duration(
+    "pipeline.auto-watermark-interval",
+    Duration::from_millis(200),
+    "200 ms",
+    "a WatermarkAssigner sends its watermark on after a row that moved it on by more than this \
+     (in event time), and every this long (in processing time) otherwise; 0 sends every advance at once",
+);
+
 /// `taskmanager.memory.process.size`
 pub static PROCESS_MEMORY: Setting<u64> = Setting::memory_size(
     "taskmanager.memory.process.size",
@@ -152,13 +161,14 @@ const MAX_QUEUE: i64 = 1 << 20;
 impl RuntimeConfig {
     /// The settings the runtime reads, declared once each (the checkpointing keys in
     /// [`CheckpointConfig::SETTINGS`]).
-    pub const SETTINGS: [&'static Spec; 21] = [
+    pub const SETTINGS: [&'static Spec; 22] = [
         &PARALLELISM.spec,
         &MAX_PARALLELISM_SETTING.spec,
         &WORKER_THREADS.spec,
         &MAILBOX_CAPACITY.spec,
         &CHUNK_SIZE.spec,
         &IDLE_TIMEOUT.spec,
+        &AUTO_WATERMARK_INTERVAL.spec,
         &PROCESS_MEMORY.spec,
         CheckpointConfig::SETTINGS[0],
         CheckpointConfig::SETTINGS[1],
@@ -217,7 +227,7 @@ impl RuntimeConfig {
     /// [`Error::UnknownOption`] for a key not in [`RuntimeConfig::SETTINGS`];
     /// [`Error::InvalidOption`] naming the key and the accepted values for a malformed value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        static TABLE: [&Spec; 21] = RuntimeConfig::SETTINGS;
+        static TABLE: [&Spec; 22] = RuntimeConfig::SETTINGS;
         let mut settings = Settings::new(&TABLE);
         if settings.spec(key).is_none() {
             return Err(Error::UnknownOption(key.to_string()));

@@ -665,7 +665,16 @@ impl Session {
         let changelog = self.settings.get(&RESULT_MODE) == "CHANGELOG";
         let printer = Arc::new(Mutex::new(TableauPrinter::new(&plan.fields, planner.options().batch)));
         let (out, rows_printer) = (Arc::clone(&self.out), Arc::clone(&printer));
+        let zone = planner.options().local_time_zone;
         let consumer: RowConsumer = Arc::new(move |rows: &[weir_runtime::Row]| {
+            // A TIMESTAMP_LTZ prints as the session zone's wall clock, as Flink's client prints it.
+            let zoned: Vec<weir_runtime::Row>;
+            let rows = if zone.is_utc() {
+                rows
+            } else {
+                zoned = rows.iter().map(|r| in_zone(r, zone)).collect();
+                &zoned
+            };
             // One text, one write and one flush per chunk.
             let mut text = String::new();
             if changelog {
@@ -707,6 +716,25 @@ impl Session {
         self.cancellers.lock().push(StartedJob { canceller: job.canceller(), target: None, detached: false });
         self.finished("SELECT".to_string(), job)
     }
+}
+
+/// `row` with each TIMESTAMP_LTZ (nested ones too) as its wall-clock time in `zone`, for
+/// printing.
+fn in_zone(row: &weir_runtime::Row, zone: weir_runtime::time_zone::TimeZone) -> weir_runtime::Row {
+    fn value(v: &weir_runtime::Value, zone: weir_runtime::time_zone::TimeZone) -> weir_runtime::Value {
+        use weir_runtime::Value;
+        match v {
+            Value::TimestampLtz(t) => Value::Timestamp(weir_runtime::Timestamp {
+                millis: zone.to_local(t.millis),
+                nanos_of_milli: t.nanos_of_milli,
+            }),
+            Value::Array(items) => Value::Array(items.iter().map(|i| value(i, zone)).collect()),
+            Value::Row(fields) => Value::Row(fields.iter().map(|f| value(f, zone)).collect()),
+            Value::Map(entries) => Value::Map(entries.iter().map(|(k, v)| (value(k, zone), value(v, zone))).collect()),
+            other => other.clone(),
+        }
+    }
+    weir_runtime::Row { kind: row.kind, values: row.values.iter().map(|v| value(v, zone)).collect() }
 }
 
 /// The job graph of query `plan` (bound by `planner`), its rows going in one stream into the

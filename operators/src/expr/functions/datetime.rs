@@ -30,6 +30,7 @@ pub(super) fn entries() -> Vec<Entry> {
         Entry { names: &["CURRENT_TIMESTAMP", "NOW"], make: || ScalarRef::new(CURRENT_TIMESTAMP) },
         Entry { names: &["LOCALTIMESTAMP"], make: || ScalarRef::new(LOCALTIMESTAMP) },
         Entry { names: &["CURRENT_DATE"], make: || ScalarRef::new(CURRENT_DATE) },
+        Entry { names: &["CURRENT_TIME", "LOCALTIME"], make: || ScalarRef::new(CURRENT_TIME) },
         Entry { names: &["TO_TIMESTAMP"], make: || ScalarRef::new(TO_TIMESTAMP) },
         Entry { names: &["TO_TIMESTAMP_LTZ"], make: || ScalarRef::new(ToTimestampLtz { precision: None }) },
         Entry { names: &["UNIX_TIMESTAMP"], make: || ScalarRef::new(UNIX_TIMESTAMP) },
@@ -204,12 +205,21 @@ pub const LOCALTIMESTAMP: Builtin = Builtin::new(
 )
 .nondeterministic();
 
-/// `CURRENT_DATE`
+/// `CURRENT_DATE`: today in UTC.
 pub const CURRENT_DATE: Builtin = Builtin::new(
     "CURRENT_DATE",
     Arity::exactly(0),
     |_, _| Ok(DataType::new(LogicalType::Date).not_null()),
     |_, _| Ok(Value::Date(now().div_euclid(86_400_000) as i32)),
+)
+.nondeterministic();
+
+/// `CURRENT_TIME`, `LOCALTIME`: the current time of day in UTC, a TIME(0) (whole seconds).
+pub const CURRENT_TIME: Builtin = Builtin::new(
+    "CURRENT_TIME",
+    Arity::exactly(0),
+    |_, _| Ok(DataType::new(LogicalType::Time(0)).not_null()),
+    |_, _| Ok(Value::Time(now().rem_euclid(86_400_000) / 1000 * 1_000_000_000)),
 )
 .nondeterministic();
 

@@ -13,7 +13,7 @@
 
 use smallvec::SmallVec;
 use weir_runtime::time_zone::TimeZone;
-use weir_runtime::{DataType, LogicalType, Timestamp, Value};
+use weir_runtime::{Clock, DataType, LogicalType, Timestamp, Value};
 
 use super::{Arity, Nulls, ScalarFunction, ScalarRef};
 use crate::expr::ExprError;
@@ -32,7 +32,7 @@ enum Reading {
     SameOffset,
     /// `FROM_UNIXTIME(seconds[, pattern])`: the instant is written as a wall-clock time.
     EpochSeconds,
-    /// `LOCALTIMESTAMP`: now, on the wall clock.
+    /// `LOCALTIMESTAMP`, `CURRENT_DATE`, `CURRENT_TIME`: now, on the wall clock.
     Now,
 }
 
@@ -65,12 +65,15 @@ impl InSessionZone {
             "TO_TIMESTAMP_LTZ" if text_first => Reading::WallClock,
             "UNIX_TIMESTAMP" if !types.is_empty() => Reading::ParsedWallClock,
             "FROM_UNIXTIME" => Reading::EpochSeconds,
-            "LOCALTIMESTAMP" => Reading::Now,
+            "LOCALTIMESTAMP" | "CURRENT_DATE" | "CURRENT_TIME" => Reading::Now,
             _ => return None,
         };
         Some(ScalarRef::new(InSessionZone { inner: function.clone(), zone, reading }))
     }
 }
+
+/// Milliseconds in a day.
+const DAY: i64 = 86_400_000;
 
 /// A TIMESTAMP_LTZ value as the TIMESTAMP of its wall-clock time in `zone`; others as they are.
 fn to_wall_clock(zone: TimeZone, v: &Value) -> Value {
@@ -148,6 +151,15 @@ impl ScalarFunction for InSessionZone {
             }
             Reading::Now => Ok(match self.inner.0.eval(args, ty)? {
                 Value::Timestamp(t) => Value::Timestamp(shift(t, self.zone.to_local(t.millis))),
+                // A date or time of day does not hold the instant: it is taken again on the
+                // zone's wall clock.
+                Value::Date(_) => {
+                    Value::Date(self.zone.to_local(weir_runtime::SystemClock.now_millis()).div_euclid(DAY) as i32)
+                }
+                Value::Time(_) => {
+                    let local = self.zone.to_local(weir_runtime::SystemClock.now_millis()).rem_euclid(DAY);
+                    Value::Time(local / 1000 * 1_000_000_000)
+                }
                 other => other,
             }),
         }

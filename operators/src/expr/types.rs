@@ -150,6 +150,12 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (LogicalType::TimestampLtz(p), LogicalType::TimestampLtz(q)) => {
             Some(nullable(a, b, LogicalType::TimestampLtz(*p.max(q))))
         }
+        // A TIMESTAMP_LTZ meets a TIMESTAMP as the TIMESTAMP of its wall-clock time (the binder
+        // casts it there in the session zone), as in Flink.
+        (LogicalType::Timestamp(p), LogicalType::TimestampLtz(q))
+        | (LogicalType::TimestampLtz(q), LogicalType::Timestamp(p)) => {
+            Some(nullable(a, b, LogicalType::Timestamp(*p.max(q))))
+        }
         (LogicalType::Time(p), LogicalType::Time(q)) => Some(nullable(a, b, LogicalType::Time(*p.max(q)))),
         // Byte strings of different lengths: a VARBINARY as long as the longer.
         (LogicalType::Binary(n) | LogicalType::Varbinary(n), LogicalType::Binary(m) | LogicalType::Varbinary(m)) => {

@@ -205,6 +205,7 @@ fn to_common_type(exprs: Vec<Expr>, what: &str, at: Position) -> Result<Vec<Expr
 
 impl ExprBinder<'_> {
     pub(super) fn call(&self, function: Function, args: Vec<Expr>, node: &impl Spanned) -> Result<Expr> {
+        let args = self.wall_clock_meets(args);
         let call = Expr::call(function, args).map_err(|e| validation(node, e.0))?;
         Ok(match call {
             Expr::Call { function: Function::Scalar(f), args, ty } => {
@@ -214,6 +215,34 @@ impl ExprBinder<'_> {
             }
             other => other,
         })
+    }
+
+    /// `args` where a TIMESTAMP_LTZ meets a TIMESTAMP (a comparison, the branches of a CASE, a
+    /// COALESCE): each TIMESTAMP_LTZ cast to the TIMESTAMP of its wall-clock time in the session
+    /// zone, as Flink's implicit cast takes them to their common type, TIMESTAMP. Other
+    /// arguments as they are.
+    fn wall_clock_meets(&self, args: Vec<Expr>) -> Vec<Expr> {
+        let has = |ltz: bool| {
+            args.iter().any(|a| match a.ty().logical {
+                LogicalType::TimestampLtz(_) => ltz,
+                LogicalType::Timestamp(_) => !ltz,
+                _ => false,
+            })
+        };
+        if !(has(true) && has(false)) {
+            return args;
+        }
+        args.into_iter()
+            .map(|arg| {
+                let LogicalType::TimestampLtz(precision) = arg.ty().logical else { return arg };
+                let mut target = DataType::new(LogicalType::Timestamp(precision));
+                target.nullable = arg.ty().nullable;
+                match ZonedCast::cast(arg.ty(), &target, self.zone) {
+                    Some(zoned) => Expr::Call { function: Function::Scalar(zoned), args: vec![arg], ty: target },
+                    None => arg.cast_to(&target),
+                }
+            })
+            .collect()
     }
 
     /// Binds a chain of binary operators (`a + b - c`, `x = 1 OR x = 2 OR …`) along its left

@@ -581,3 +581,42 @@ fn pyflink_aggregate_functions_end_with_flinks_rows() {
         assert_eq!(final_rows(&String::from_utf8_lossy(&output.stdout)), expected, "parallelism {parallelism}");
     }
 }
+
+/// The optimized plans of `text`, one per EXPLAIN: the physical and the execution plan's lines.
+fn optimized_plans(text: &str) -> Vec<Vec<String>> {
+    let mut plans = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if line.starts_with("== ") {
+            if let Some(plan) = current.take() {
+                plans.push(plan);
+            }
+            if line.starts_with("== Optimized") {
+                current = Some(vec![line.to_string()]);
+            }
+            continue;
+        }
+        if let Some(plan) = current.as_mut().filter(|_| !line.trim().is_empty()) {
+            plan.push(line.to_string());
+        }
+    }
+    plans.extend(current);
+    plans
+}
+
+/// EXPLAIN prints Python functions as Flink 2.3 does: a `PythonCalc` of general or pandas
+/// calls over a `Calc` of the columns and the condition, a `PythonCorrelate` for a table
+/// function (`explain.flink.out`).
+#[test]
+fn explain_prints_python_calls_as_flinks_python_nodes() {
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", "explain.sql", "-pyexec", &python()])
+        .current_dir(fixtures())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "weir failed: {}", String::from_utf8_lossy(&output.stderr));
+    let flink = std::fs::read_to_string(fixtures().join("explain.flink.out")).unwrap();
+    let (ours, theirs) = (optimized_plans(&String::from_utf8_lossy(&output.stdout)), optimized_plans(&flink));
+    assert_eq!(ours.len(), 14, "{ours:?}");
+    assert_eq!(ours, theirs);
+}

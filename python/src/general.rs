@@ -76,6 +76,10 @@ impl ScalarFunction for PythonScalar {
         Nulls::Own
     }
 
+    fn is_python(&self) -> bool {
+        true
+    }
+
     fn is_deterministic(&self) -> bool {
         self.0.deterministic
     }

@@ -100,6 +100,10 @@ impl ScalarFunction for PandasScalar {
         Nulls::Own
     }
 
+    fn is_python(&self) -> bool {
+        true
+    }
+
     fn is_deterministic(&self) -> bool {
         self.call.deterministic
     }

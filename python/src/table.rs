@@ -48,6 +48,10 @@ impl TableUdf for PythonTable {
         Ok(())
     }
 
+    fn is_python(&self) -> bool {
+        true
+    }
+
     /// A generator is run only as far as its rows are asked for.
     fn streams(&self) -> bool {
         true

@@ -38,6 +38,12 @@ pub trait TableUdf: fmt::Debug + Send + Sync {
     /// A failure that fails the job, in the function's words.
     fn eval(&self, args: &[Value], emit: &mut dyn FnMut(&[Value])) -> Result<(), ExprError>;
 
+    /// Whether it is a Python function (EXPLAIN prints its correlate as a `PythonCorrelate`,
+    /// as Flink's).
+    fn is_python(&self) -> bool {
+        false
+    }
+
     /// Whether the function produces its rows lazily (a Python generator), so that the
     /// correlate pulls them with [`stream`](Self::stream) instead of calling
     /// [`eval`](Self::eval): it takes at most a chunk of them per step and sends it on before

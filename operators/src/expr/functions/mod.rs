@@ -105,6 +105,11 @@ pub trait ScalarFunction: fmt::Debug + Send + Sync {
         true
     }
 
+    /// Whether it is a Python function (EXPLAIN prints its calls in a `PythonCalc`, as Flink's).
+    fn is_python(&self) -> bool {
+        false
+    }
+
     /// The function specialised for these argument expressions, once, when the call is built:
     /// a constant regular expression compiled, a constant argument checked. `None` keeps `self`.
     ///

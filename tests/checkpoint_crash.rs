@@ -69,6 +69,7 @@ fn script_with(dir: &Path, settings: &str) -> String {
     let d = dir.display();
     format!(
         "{settings}SET 'table.store.path' = '{d}/store';\n\
+         SET 'pipeline.auto-watermark-interval' = '0';\n\
          SET 'execution.checkpointing.interval' = '200 ms';\n\
          SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
          CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (\n\
@@ -539,6 +540,7 @@ fn a_multi_file_job_killed_and_resumed_at_falling_parallelism_loses_no_window_ro
     let d = dir.path().display();
     let script = format!(
         "SET 'table.store.path' = '{d}/store';\n\
+         SET 'pipeline.auto-watermark-interval' = '0';\n\
          SET 'execution.checkpointing.interval' = '100 ms';\n\
          SET 'execution.checkpointing.dir' = '{d}/checkpoints';\n\
          CREATE TABLE src (id BIGINT, k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (\n\

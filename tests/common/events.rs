@@ -42,7 +42,10 @@ pub fn events(rows: u64, keys: u64, seed: u64) -> impl Iterator<Item = Event> {
 }
 
 /// Per one-second window of event time (by its end), the count and sum of `v` of the events
-/// not late for the watermark (the largest time so far less 1 s), fed in input order.
+/// not late for the watermark (the largest time so far less 1 s), fed in input order: the
+/// windows of a job whose watermark goes out after every advance
+/// (`pipeline.auto-watermark-interval` = 0; at the default 200 ms, processing-time ticks decide
+/// some late rows, so a killed and resumed run may differ).
 #[derive(Default)]
 pub struct OnTimeWindows {
     watermark: u64,

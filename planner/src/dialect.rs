@@ -19,6 +19,55 @@ pub struct FlinkDialect;
 /// The name under which a `TABLE name` argument is represented: a call of this function.
 pub const TABLE_ARGUMENT: &str = "$TABLE";
 
+impl FlinkDialect {
+    /// `x [NOT] BETWEEN ASYMMETRIC a AND b` (plain BETWEEN) and `x [NOT] BETWEEN SYMMETRIC a AND b`,
+    /// which Calcite expands to `(x BETWEEN a AND b) OR (x BETWEEN b AND a)` (negated whole with
+    /// NOT); `None` when the tokens ahead are not such a BETWEEN.
+    fn parse_symmetric_between(&self, parser: &mut Parser, expr: &Expr) -> Option<Result<Expr, ParserError>> {
+        let word = |n: usize, keyword: Keyword| matches!(&parser.peek_nth_token(n).token, Token::Word(w) if w.keyword == keyword);
+        let negated = word(0, Keyword::NOT);
+        let at = usize::from(negated);
+        let symmetric = match &parser.peek_nth_token(at + 1).token {
+            Token::Word(w) if w.value.eq_ignore_ascii_case("SYMMETRIC") => true,
+            Token::Word(w) if w.value.eq_ignore_ascii_case("ASYMMETRIC") => false,
+            _ => return None,
+        };
+        if !word(at, Keyword::BETWEEN) {
+            return None;
+        }
+        for _ in 0..at + 2 {
+            parser.next_token();
+        }
+        let precedence = self.prec_value(sqlparser::dialect::Precedence::Between);
+        let bounds = parser.parse_subexpr(precedence).and_then(|low| {
+            parser.expect_keyword(Keyword::AND)?;
+            Ok((low, parser.parse_subexpr(precedence)?))
+        });
+        Some(bounds.map(|(low, high)| {
+            let between = |low: &Expr, high: &Expr, negated: bool| Expr::Between {
+                expr: Box::new(expr.clone()),
+                negated,
+                low: Box::new(low.clone()),
+                high: Box::new(high.clone()),
+            };
+            if !symmetric {
+                return between(&low, &high, negated);
+            }
+            let either = Expr::BinaryOp {
+                left: Box::new(between(&low, &high, false)),
+                op: sqlparser::ast::BinaryOperator::Or,
+                right: Box::new(between(&high, &low, false)),
+            };
+            let either = Expr::Nested(Box::new(either));
+            if negated {
+                Expr::UnaryOp { op: sqlparser::ast::UnaryOperator::Not, expr: Box::new(either) }
+            } else {
+                either
+            }
+        }))
+    }
+}
+
 impl Dialect for FlinkDialect {
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
         GenericDialect.is_delimited_identifier_start(ch)
@@ -51,8 +100,11 @@ impl Dialect for FlinkDialect {
         true
     }
 
-    /// `x IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`
+    /// `x IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`, `x [NOT] BETWEEN [A]SYMMETRIC a AND b`
     fn parse_infix(&self, parser: &mut Parser, expr: &Expr, _precedence: u8) -> Option<Result<Expr, ParserError>> {
+        if let Some(between) = self.parse_symmetric_between(parser, expr) {
+            return Some(between);
+        }
         crate::dialect_json::parse_is_json(parser, expr)
     }
 

@@ -17,6 +17,8 @@ use crate::general::Call;
 #[derive(Debug)]
 pub struct PythonAggregate {
     call: std::sync::Arc<Call>,
+    /// The `AggregateFunction` object whose methods are called, looked up once.
+    function: Py<PyAny>,
     /// The declared accumulator type: what an accumulator is kept as between calls.
     accumulator: DataType,
     /// Whether the function has `retract` (updating input needs it).
@@ -27,10 +29,12 @@ impl PythonAggregate {
     /// The aggregate of `call` (whose callable is its `accumulate`), keeping accumulators as
     /// values of `accumulator`.
     pub(crate) fn new(call: std::sync::Arc<Call>, accumulator: DataType) -> Self {
-        let retracts = Python::attach(|py| {
-            call.wrapper.bind(py).getattr("_func").and_then(|f| f.hasattr("retract")).unwrap_or(false)
+        let (function, retracts) = Python::attach(|py| {
+            let function = call.wrapper.bind(py).getattr("_func").unwrap_or_else(|_| py.None().into_bound(py));
+            let retracts = function.hasattr("retract").unwrap_or(false);
+            (function.unbind(), retracts)
         });
-        PythonAggregate { call, accumulator, retracts }
+        PythonAggregate { call, function, accumulator, retracts }
     }
 
     /// Calls `method` (`accumulate` or `retract`) of the function with the accumulator and the
@@ -38,7 +42,7 @@ impl PythonAggregate {
     fn update(&self, method: &str, accumulator: &mut Value, args: &[Value]) -> Result<(), ExprError> {
         let call = &self.call;
         Python::attach(|py| -> PyResult<Value> {
-            let function = call.wrapper.bind(py).getattr("_func")?;
+            let function = self.function.bind(py);
             let held = to_python(py, accumulator)?;
             let mut objects = vec![held.clone()];
             for arg in args {
@@ -71,11 +75,10 @@ impl AggregateUdf for PythonAggregate {
     fn create_accumulator(&self) -> Value {
         let call = &self.call;
         Python::attach(|py| {
-            let created = call
-                .wrapper
+            let created = self
+                .function
                 .bind(py)
-                .getattr("_func")
-                .and_then(|f| f.call_method0("create_accumulator"))
+                .call_method0("create_accumulator")
                 .and_then(|acc| from_python(&acc, &self.accumulator));
             created.unwrap_or_else(|err| {
                 tracing::error!(function = %call.name, error = %call.failure(py, &err).0, "create_accumulator failed");
@@ -103,10 +106,9 @@ impl AggregateUdf for PythonAggregate {
     fn get_value(&self, accumulator: &Value) -> Value {
         let call = &self.call;
         Python::attach(|py| {
-            let value = call.wrapper.bind(py).getattr("_func").and_then(|f| {
-                let result = f.call_method1("get_value", (to_python(py, accumulator)?,))?;
-                from_python(&result, &call.result)
-            });
+            let value = to_python(py, accumulator)
+                .and_then(|acc| self.function.bind(py).call_method1("get_value", (acc,)))
+                .and_then(|result| from_python(&result, &call.result));
             value.unwrap_or_else(|err| {
                 tracing::error!(function = %call.name, error = %call.failure(py, &err).0, "get_value failed");
                 Value::Null

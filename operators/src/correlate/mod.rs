@@ -194,7 +194,6 @@ impl CorrelateOperator {
             return Err(Error::execution("only a table function is pulled".to_string()));
         };
         let limit = ctx.chunk_size().max(1);
-        let arity = |chunk: &Chunk| chunk.arity() + self.width;
         let mut joined: Option<Chunk> = None;
         loop {
             if let Some(pulling) = &mut self.current {
@@ -208,7 +207,7 @@ impl CorrelateOperator {
                     });
                 }
                 if chunk.len() >= limit {
-                    out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    joined.take().into_iter().for_each(|j| out.collect(j));
                     ctx.waker().wake();
                     return Ok(());
                 }
@@ -223,9 +222,6 @@ impl CorrelateOperator {
                 Held::Rows { chunk, next } if *next < chunk.len() => {
                     let (kind, row) = (chunk.kind(*next), chunk.row(*next).to_vec());
                     *next += 1;
-                    if joined.as_ref().is_some_and(|j| j.arity() != arity(chunk)) {
-                        out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
-                    }
                     let rows = call.stream(&row, &mut self.scratch)?;
                     self.current = Some(Pulling { kind, row, rows, generated: 0 });
                 }
@@ -235,20 +231,18 @@ impl CorrelateOperator {
                 Held::Watermark(watermark) => {
                     let watermark = *watermark;
                     self.backlog.pop_front();
-                    out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    joined.take().into_iter().for_each(|j| out.collect(j));
                     out.emit_watermark(watermark);
                 }
                 Held::FlushMarker(marker) => {
                     let marker = *marker;
                     self.backlog.pop_front();
-                    out.collect(joined.take().unwrap_or_else(|| Chunk::new(0)));
+                    joined.take().into_iter().for_each(|j| out.collect(j));
                     out.emit_flush_marker(marker);
                 }
             }
         }
-        if let Some(joined) = joined {
-            out.collect(joined);
-        }
+        joined.into_iter().for_each(|j| out.collect(j));
         Ok(())
     }
 

@@ -63,9 +63,9 @@ fn assert_has(value: &Value, fields: &[&str], what: &str) {
     }
 }
 
-/// Starts the windowed job in a detached session serving the REST API; returns the session,
-/// the server's address and the job's id.
-fn running_job(dir: &std::path::Path) -> (Session, SocketAddr, String) {
+/// A detached session serving the REST API, checkpointing every 200 ms into `dir/checkpoints`
+/// and taking savepoints into `dir/savepoints`.
+fn checkpointing_session(dir: &std::path::Path) -> Session {
     let checkpoints = dir.join("checkpoints").display().to_string();
     let savepoints = dir.join("savepoints").display().to_string();
     let mut session = session(&[
@@ -75,6 +75,13 @@ fn running_job(dir: &std::path::Path) -> (Session, SocketAddr, String) {
         ("execution.checkpointing.savepoint-dir", &savepoints),
     ]);
     session.detach_unbounded_jobs(true);
+    session
+}
+
+/// Starts the windowed job in a detached session serving the REST API; returns the session,
+/// the server's address and the job's id.
+fn running_job(dir: &std::path::Path) -> (Session, SocketAddr, String) {
+    let mut session = checkpointing_session(dir);
     session.execute_script(WINDOWED).unwrap();
     let id = session.take_submitted().pop().expect("the INSERT was submitted").to_string();
     let address = session.rest_address().expect("rest.port serves the REST API");
@@ -333,15 +340,7 @@ fn stop_with_drain_fires_the_open_windows_before_the_savepoint() {
             dir.path().join(out).display()
         )
     };
-    let checkpoints = dir.path().join("checkpoints").display().to_string();
-    let savepoints = dir.path().join("savepoints").display().to_string();
-    let mut session = session(&[
-        ("rest.port", "0"),
-        ("execution.checkpointing.interval", "200ms"),
-        ("execution.checkpointing.dir", &checkpoints),
-        ("execution.checkpointing.savepoint-dir", &savepoints),
-    ]);
-    session.detach_unbounded_jobs(true);
+    let mut session = checkpointing_session(dir.path());
     let at = session.rest_address().unwrap();
     let rows = |out: &str| -> Vec<(i64, i64)> {
         let Ok(files) = std::fs::read_dir(dir.path().join(out)) else { return Vec::new() };

@@ -357,15 +357,19 @@ impl Function {
                 let values =
                     types.iter().enumerate().filter(|(i, _)| i % 2 == 1 || *i == types.len() - 1 && i % 2 == 0);
                 let mut result: Option<DataType> = None;
+                let mut values_nullable = false;
                 for (_, t) in values {
+                    values_nullable |= t.nullable;
                     result = Some(match result {
                         None => (*t).clone(),
                         Some(r) => super::types::common_type(&r, t)
                             .ok_or_else(|| ExprError(format!("Illegal mixing of types in CASE: {r} and {t}")))?,
                     });
                 }
+                // NULL when a value is, or when no condition holds and there is no ELSE.
+                let has_else = types.len() % 2 == 1;
                 let mut r = result.unwrap_or_else(DataType::int);
-                r.nullable = true;
+                r.nullable = !has_else || values_nullable;
                 r
             }
             Function::Cast | Function::TryCast => arg(0),

@@ -34,6 +34,14 @@ pub fn is_string(ty: &DataType) -> bool {
     matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_))
 }
 
+/// The length of a character string type (`CHAR(n)`, `VARCHAR(n)`; STRING is the longest).
+pub fn string_length(ty: &LogicalType) -> Option<u32> {
+    match ty {
+        LogicalType::Char(n) | LogicalType::Varchar(n) => Some(*n),
+        _ => None,
+    }
+}
+
 /// Precision and scale of an exact number as a DECIMAL (INT is DECIMAL(10, 0), …).
 pub fn decimal_parts(ty: &DataType) -> Option<(u8, u8)> {
     match ty.logical {
@@ -139,8 +147,10 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         }
         return arithmetic_type(Arithmetic::Plus, a, b);
     }
-    if is_string(a) && is_string(b) {
-        return Some(nullable(a, b, LogicalType::Varchar(weir_runtime::types::MAX_LENGTH)));
+    if let (Some(n), Some(m)) = (string_length(&a.logical), string_length(&b.logical)) {
+        // Strings of different types or lengths meet in a VARCHAR as long as the longer (never
+        // a padded CHAR), as in Flink.
+        return Some(nullable(a, b, LogicalType::Varchar(n.max(m))));
     }
     match (&a.logical, &b.logical) {
         // Times of different precisions: the finer one.

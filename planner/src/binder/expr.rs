@@ -159,6 +159,12 @@ fn number(text: &str, at: Position) -> Result<Expr> {
     Ok(Expr::literal(value, ty))
 }
 
+/// A character literal: `CHAR(n) NOT NULL` of its `n` characters, as Flink types `'abc'`.
+pub(super) fn string_literal(text: &str) -> Expr {
+    let length = u32::try_from(text.chars().count()).unwrap_or(weir_runtime::types::MAX_LENGTH);
+    Expr::literal(Value::string(text), DataType::new(LogicalType::Char(length)).not_null())
+}
+
 fn null_literal() -> Expr {
     Expr::literal(Value::Null, DataType::string())
 }
@@ -279,7 +285,7 @@ impl ExprBinder<'_> {
             BinaryOperator::NotEq => Function::NotEquals,
             BinaryOperator::And => Function::And,
             BinaryOperator::Or => Function::Or,
-            BinaryOperator::StringConcat => Function::named("CONCAT"),
+            BinaryOperator::StringConcat => Function::named("||"),
             _ => return Err(unsupported(node)),
         };
         // AND and OR are n-ary, as Calcite flattens them: a chain of a thousand ORs is one call
@@ -762,7 +768,7 @@ impl ExprBinder<'_> {
     fn value(&self, v: &ast::Value, at: Position) -> Result<Expr> {
         match v {
             ast::Value::Number(text, _) => number(text, at),
-            ast::Value::SingleQuotedString(s) => Ok(Expr::literal(Value::string(s), DataType::string().not_null())),
+            ast::Value::SingleQuotedString(s) => Ok(string_literal(s)),
             ast::Value::Boolean(b) => Ok(Expr::literal(Value::Boolean(*b), DataType::boolean().not_null())),
             ast::Value::Null => Ok(null_literal()),
             ast::Value::HexStringLiteral(hex) => {

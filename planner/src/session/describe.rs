@@ -53,14 +53,21 @@ impl Session {
     /// `SHOW COLUMNS FROM t [[NOT] LIKE 'pattern']`: DESCRIBE's rows of the columns whose name
     /// matches (`%` any text, `_` one character), or does not with `NOT`.
     pub(super) fn show_columns(&mut self, name: &str, like: Option<&(bool, String)>, at: Position) -> Result<()> {
-        let Some(CatalogEntry::Table(t)) = self.catalog.get(name) else {
-            return Err(Error::validation(
-                at,
-                format!(
-                    "Tables or views with the identifier '{}' doesn't exist.",
-                    Catalog::qualified(&self.catalog.key(name))
-                ),
-            ));
+        let t = match self.catalog.get(name) {
+            Some(CatalogEntry::Table(t)) => t,
+            Some(CatalogEntry::View(query)) => {
+                let query = query.clone();
+                return self.describe_view(name, &query, like, at);
+            }
+            None => {
+                return Err(Error::validation(
+                    at,
+                    format!(
+                        "Tables or views with the identifier '{}' doesn't exist.",
+                        Catalog::qualified(&self.catalog.key(name))
+                    ),
+                ))
+            }
         };
         let plan = crate::binder::table_plan(t, None)?;
         let key = (!t.primary_key.is_empty()).then(|| format!("PRI({})", t.primary_key.join(", ")));
@@ -76,15 +83,7 @@ impl Session {
             };
             let Some(field) = plan.fields.iter().find(|f| &f.name == column_name) else { continue };
             let ty = &field.data_type;
-            let mut type_text = ty.clone();
-            type_text.nullable = true;
-            type_text.time_attribute = None;
-            let mut type_text = type_text.to_string();
-            match ty.time_attribute {
-                Some(TimeAttribute::Rowtime) => type_text.push_str(" *ROWTIME*"),
-                Some(TimeAttribute::Proctime) => type_text.push_str(" *PROCTIME*"),
-                None => {}
-            }
+            let type_text = described_type(ty);
             let watermark = match &t.watermark {
                 Some(w) if &w.0 == column_name => quoted(&w.1),
                 _ => String::new(),
@@ -108,6 +107,56 @@ impl Session {
             ]);
         }
         self.write_text(&text_table(&["name", "type", "null", "key", "extras", "watermark"], &rows))
+    }
+
+    /// DESCRIBE's rows of a view: its query's columns with their types (a view has no key,
+    /// computed columns or watermark of its own), those matching `like` as in
+    /// [`Session::show_columns`].
+    fn describe_view(
+        &mut self,
+        name: &str,
+        query: &sqlparser::ast::Query,
+        like: Option<&(bool, String)>,
+        at: Position,
+    ) -> Result<()> {
+        let key = self.catalog.key(name);
+        let plan = {
+            let planner = self.planner()?;
+            self.catalog.within_namespace_of(&key, || planner.bind_query(query))?
+        };
+        let names = plan.fields.iter().map(|f| f.name.clone()).collect();
+        let shown = matching(names, like, at)?;
+        let rows = plan
+            .fields
+            .iter()
+            .filter(|f| shown.contains(&f.name))
+            .map(|f| {
+                let null = if f.data_type.nullable { "TRUE" } else { "FALSE" };
+                vec![
+                    f.name.clone(),
+                    described_type(&f.data_type),
+                    null.to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]
+            })
+            .collect::<Vec<_>>();
+        self.write_text(&text_table(&["name", "type", "null", "key", "extras", "watermark"], &rows))
+    }
+}
+
+/// A column's type as DESCRIBE prints it: without its nullability (a column of its own), with
+/// `*ROWTIME*` or `*PROCTIME*` on a time attribute.
+fn described_type(ty: &weir_runtime::types::DataType) -> String {
+    let mut plain = ty.clone();
+    plain.nullable = true;
+    plain.time_attribute = None;
+    let text = plain.to_string();
+    match ty.time_attribute {
+        Some(TimeAttribute::Rowtime) => format!("{text} *ROWTIME*"),
+        Some(TimeAttribute::Proctime) => format!("{text} *PROCTIME*"),
+        None => text,
     }
 }
 

@@ -159,7 +159,8 @@ pub const DATE_FORMAT: Builtin = Builtin::new(
     |f, types| {
         let ok = (is_datetime(types[0]) || is_string(types[0])) && is_string(types[1]);
         f.expect(ok, types, "<TIMESTAMP>, <CHARACTER>")?;
-        Ok(nullable_if_any(DataType::string(), types))
+        // NULL for a string that is no time, whatever the arguments, as Flink types it.
+        Ok(DataType::string())
     },
     |args, _| match &args[0] {
         // A string is read as `yyyy-MM-dd HH:mm:ss` first, what follows the seconds left

@@ -49,37 +49,44 @@ fn hex_lower(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The type rule of a digest of one string: STRING, nullable as the argument.
-fn digest_type(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
+/// The type rule of a digest of one string: `CHAR(hex_digits)` of the digest's hex text,
+/// nullable as the argument, as Flink types it.
+fn digest_type(f: &Builtin, types: &[&DataType], hex_digits: u32) -> Result<DataType, ExprError> {
     f.expect(is_string(types[0]) || is_binary(types[0]), types, "<CHARACTER>")?;
-    Ok(nullable_if_any(DataType::string(), types))
+    Ok(nullable_if_any(DataType::new(LogicalType::Char(hex_digits)), types))
 }
 
 /// `MD5(s)`
-pub const MD5: Builtin = Builtin::new("MD5", Arity::exactly(1), digest_type, |args, _| {
-    Ok(string(hex_lower(&md5::Md5::digest(bytes(&args[0])))))
-});
+pub const MD5: Builtin = Builtin::new(
+    "MD5",
+    Arity::exactly(1),
+    |f, t| digest_type(f, t, 32),
+    |args, _| Ok(string(hex_lower(&md5::Md5::digest(bytes(&args[0]))))),
+);
 
 /// `SHA1(s)`
-pub const SHA1: Builtin = Builtin::new("SHA1", Arity::exactly(1), digest_type, |args, _| {
-    Ok(string(hex_lower(&sha1::Sha1::digest(bytes(&args[0])))))
-});
+pub const SHA1: Builtin = Builtin::new(
+    "SHA1",
+    Arity::exactly(1),
+    |f, t| digest_type(f, t, 40),
+    |args, _| Ok(string(hex_lower(&sha1::Sha1::digest(bytes(&args[0]))))),
+);
 
 /// `SHA224(s)`
 pub const SHA224: Builtin =
-    Builtin::new("SHA224", Arity::exactly(1), digest_type, |args, _| Ok(sha2_of(&args[0], 224)));
+    Builtin::new("SHA224", Arity::exactly(1), |f, t| digest_type(f, t, 56), |args, _| Ok(sha2_of(&args[0], 224)));
 
 /// `SHA256(s)`
 pub const SHA256: Builtin =
-    Builtin::new("SHA256", Arity::exactly(1), digest_type, |args, _| Ok(sha2_of(&args[0], 256)));
+    Builtin::new("SHA256", Arity::exactly(1), |f, t| digest_type(f, t, 64), |args, _| Ok(sha2_of(&args[0], 256)));
 
 /// `SHA384(s)`
 pub const SHA384: Builtin =
-    Builtin::new("SHA384", Arity::exactly(1), digest_type, |args, _| Ok(sha2_of(&args[0], 384)));
+    Builtin::new("SHA384", Arity::exactly(1), |f, t| digest_type(f, t, 96), |args, _| Ok(sha2_of(&args[0], 384)));
 
 /// `SHA512(s)`
 pub const SHA512: Builtin =
-    Builtin::new("SHA512", Arity::exactly(1), digest_type, |args, _| Ok(sha2_of(&args[0], 512)));
+    Builtin::new("SHA512", Arity::exactly(1), |f, t| digest_type(f, t, 128), |args, _| Ok(sha2_of(&args[0], 512)));
 
 /// The SHA-2 digest of `v` with `bits` bits, NULL for a length SHA-2 does not have.
 fn sha2_of(v: &Value, bits: i64) -> Value {
@@ -104,7 +111,8 @@ pub const SHA2: Builtin = Builtin::new(
             types,
             "<CHARACTER>, <INTEGER>",
         )?;
-        Ok(DataType::string())
+        // The longest digest's hex text (SHA-512), as Flink types it.
+        Ok(nullable_if_any(DataType::new(LogicalType::Varchar(128)), types))
     },
     |args, _| match sha2_of(&args[0], args[1].as_i64().unwrap_or(0)) {
         Value::Null => Err(ExprError(format!(
@@ -115,8 +123,14 @@ pub const SHA2: Builtin = Builtin::new(
     },
 );
 
+/// The type rule of TO_BASE64: STRING, nullable as the argument.
+fn base64_type(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
+    f.expect(is_string(types[0]) || is_binary(types[0]), types, "<CHARACTER>")?;
+    Ok(nullable_if_any(DataType::string(), types))
+}
+
 /// `TO_BASE64(s)`: the base-64 text of the UTF-8 bytes of a string, or of bytes.
-pub const TO_BASE64: Builtin = Builtin::new("TO_BASE64", Arity::exactly(1), digest_type, |args, _| {
+pub const TO_BASE64: Builtin = Builtin::new("TO_BASE64", Arity::exactly(1), base64_type, |args, _| {
     Ok(string(base64::engine::general_purpose::STANDARD.encode(bytes(&args[0]))))
 });
 

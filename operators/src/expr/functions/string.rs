@@ -8,7 +8,7 @@ use arrow_array::{Array, ArrayRef, StringArray};
 use weir_runtime::{DataType, Value};
 
 use super::{nullable_if_any, string, text, Arity, Builtin, Entry, Kernel, Nulls, ScalarFunction, ScalarRef};
-use crate::expr::types::{is_integer, is_string};
+use crate::expr::types::{is_integer, is_string, string_length};
 use crate::expr::{text::to_text, ExprError, TrimSide};
 
 pub(super) fn entries() -> Vec<Entry> {
@@ -18,6 +18,7 @@ pub(super) fn entries() -> Vec<Entry> {
         Entry { names: &["INITCAP"], make: || ScalarRef::new(INITCAP) },
         Entry { names: &["SUBSTRING", "SUBSTR"], make: || ScalarRef::new(SUBSTRING) },
         Entry { names: &["CONCAT"], make: || ScalarRef::new(CONCAT) },
+        Entry { names: &["||"], make: || ScalarRef::new(CONCAT_OPERATOR) },
         Entry { names: &["CONCAT_WS"], make: || ScalarRef::new(CONCAT_WS) },
         Entry { names: &["CHAR_LENGTH", "CHARACTER_LENGTH"], make: || ScalarRef::new(CHAR_LENGTH) },
         Entry { names: &["POSITION"], make: || ScalarRef::new(POSITION) },
@@ -28,10 +29,17 @@ pub(super) fn entries() -> Vec<Entry> {
     ]
 }
 
-/// The type rule of a function of one string: `STRING`, nullable as the argument.
+/// The type rule of a function of one string that keeps its length (UPPER, LOWER, INITCAP):
+/// the argument's type, as Flink types it.
 fn string_of_string(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
     f.expect(is_string(types[0]), types, "<CHARACTER>")?;
-    Ok(nullable_if_any(DataType::string(), types))
+    Ok(nullable_if_any(DataType::new(types[0].logical.clone()), types))
+}
+
+/// A `VARCHAR` as long as the string type `ty` (a part of a string is at most as long).
+pub(super) fn varchar_as_long_as(ty: &DataType) -> DataType {
+    let length = string_length(&ty.logical).unwrap_or(weir_runtime::types::MAX_LENGTH);
+    DataType::new(weir_runtime::LogicalType::Varchar(length))
 }
 
 /// `UPPER(s)`
@@ -61,7 +69,8 @@ pub const SUBSTRING: Builtin = Builtin::new(
     |f, types| {
         let ok = is_string(types[0]) && types[1..].iter().all(|t| is_integer(t));
         f.expect(ok, types, "<CHARACTER>, <INTEGER>[, <INTEGER>]")?;
-        Ok(nullable_if_any(DataType::string(), types))
+        // NULL for a start or length out of range, whatever the arguments.
+        Ok(varchar_as_long_as(types[0]))
     },
     |args, _| {
         let length = args.get(2).and_then(Value::as_i64);
@@ -76,6 +85,37 @@ pub const CONCAT: Builtin = Builtin::new(
     |_, types| Ok(nullable_if_any(DataType::string(), types)),
     |args, _| Ok(string(args.iter().map(|v| v.as_str().map_or_else(|| to_text(v), str::to_string)).collect())),
 );
+
+/// `a || b`: two character strings (or two byte strings) joined, NULL if either is NULL. Its
+/// type is as long as both together, as in Flink: `CHAR(n + m)` of two CHARs, otherwise
+/// `VARCHAR(n + m)` (`VARBINARY` for bytes) up to STRING.
+pub const CONCAT_OPERATOR: Builtin = Builtin::new("||", Arity::exactly(2), concat_operator_type, |args, _| {
+    Ok(match (&args[0], &args[1]) {
+        (Value::Binary(a), Value::Binary(b)) => Value::Binary(a.iter().chain(b.iter()).copied().collect()),
+        (a, b) => string(format!("{}{}", text(a), text(b))),
+    })
+});
+
+fn concat_operator_type(_: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
+    use weir_runtime::types::MAX_LENGTH;
+    use weir_runtime::LogicalType::{Binary, Char, Varbinary, Varchar};
+    let sum = |n: &u32, m: &u32| n.saturating_add(*m).min(MAX_LENGTH);
+    let logical = match (&types[0].logical, &types[1].logical) {
+        (Char(n), Char(m)) => Char(sum(n, m)),
+        (Char(n) | Varchar(n), Char(m) | Varchar(m)) => Varchar(sum(n, m)),
+        (Binary(n), Binary(m)) => Binary(sum(n, m)),
+        (Binary(n) | Varbinary(n), Binary(m) | Varbinary(m)) => Varbinary(sum(n, m)),
+        _ => {
+            let name = |t: &DataType| crate::expr::types::calcite_name(&t.logical);
+            return Err(ExprError(format!(
+                "Cannot apply '||' to arguments of type '<{}> || <{}>'. Supported form(s): '<STRING> || <STRING>'\n'<EQUIVALENT_TYPE> || <EQUIVALENT_TYPE>'",
+                name(types[0]),
+                name(types[1])
+            )));
+        }
+    };
+    Ok(nullable_if_any(DataType::new(logical), types))
+}
 
 /// `CONCAT_WS(separator, a, b, …)`: NULL arguments after the separator are skipped.
 pub const CONCAT_WS: Builtin = Builtin::new(
@@ -164,7 +204,8 @@ pub const SPLIT_INDEX: Builtin = Builtin::new(
     |f, types| {
         let ok = is_string(types[0]) && is_string(types[1]) && is_integer(types[2]);
         f.expect(ok, types, "<CHARACTER>, <CHARACTER>, <INTEGER>")?;
-        Ok(nullable_if_any(DataType::string(), types))
+        // NULL for an index past the parts, whatever the arguments.
+        Ok(DataType::string())
     },
     |args, _| {
         let index = usize::try_from(args[2].as_i64().unwrap_or(-1)).ok().filter(|_| !text(&args[1]).is_empty());
@@ -241,7 +282,7 @@ impl ScalarFunction for Trim {
 
     fn return_type(&self, types: &[&DataType]) -> Result<DataType, ExprError> {
         super::expect(types.iter().all(|t| is_string(t)), self, types, "<CHARACTER>, <CHARACTER>")?;
-        Ok(nullable_if_any(DataType::string(), types))
+        Ok(nullable_if_any(varchar_as_long_as(types[0]), types))
     }
 
     fn eval(&self, args: &[Value], _: &DataType) -> Result<Value, ExprError> {

@@ -46,6 +46,13 @@ fn string_int(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
     Ok(nullable_if_any(DataType::string(), types))
 }
 
+/// `LEFT(s, n)` and `RIGHT(s, n)`: a VARCHAR as long as `s`, nullable whatever the arguments,
+/// as Flink types them.
+fn part_type(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
+    string_int(f, types)?;
+    Ok(super::string::varchar_as_long_as(types[0]))
+}
+
 /// `f(a, b, …)` of strings only, giving `result`, nullable as the arguments.
 fn strings_to(f: &Builtin, types: &[&DataType], result: DataType) -> Result<DataType, ExprError> {
     let forms = vec!["<CHARACTER>"; types.len()].join(", ");
@@ -58,13 +65,13 @@ fn chars(s: &str) -> Vec<char> {
 }
 
 /// `LEFT(s, n)`: the first `n` characters (none for a negative `n`).
-pub const LEFT: Builtin = Builtin::new("LEFT", Arity::exactly(2), string_int, |args, _| {
+pub const LEFT: Builtin = Builtin::new("LEFT", Arity::exactly(2), part_type, |args, _| {
     let n = usize::try_from(args[1].as_i64().unwrap_or(0)).unwrap_or(0);
     Ok(string(text(&args[0]).chars().take(n).collect()))
 });
 
 /// `RIGHT(s, n)`: the last `n` characters (none for a negative `n`).
-pub const RIGHT: Builtin = Builtin::new("RIGHT", Arity::exactly(2), string_int, |args, _| {
+pub const RIGHT: Builtin = Builtin::new("RIGHT", Arity::exactly(2), part_type, |args, _| {
     let n = usize::try_from(args[1].as_i64().unwrap_or(0)).unwrap_or(0);
     let all = chars(text(&args[0]));
     Ok(string(all[all.len().saturating_sub(n)..].iter().collect()))
@@ -74,7 +81,8 @@ pub const RIGHT: Builtin = Builtin::new("RIGHT", Arity::exactly(2), string_int, 
 pub const REVERSE: Builtin = Builtin::new(
     "REVERSE",
     Arity::exactly(1),
-    |f, types| strings_to(f, types, DataType::string()),
+    // Nullable whatever the argument, as Flink types it.
+    |f, types| strings_to(f, types, DataType::string()).map(|_| DataType::string()),
     |args, _| Ok(string(text(&args[0]).chars().rev().collect())),
 );
 
@@ -109,7 +117,7 @@ fn trim_value(args: &[Value], start: bool, end: bool) -> Value {
 }
 
 fn trim_type(f: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
-    strings_to(f, types, DataType::string())
+    strings_to(f, types, super::string::varchar_as_long_as(types[0]))
 }
 
 /// `LTRIM(s[, characters])`
@@ -121,8 +129,12 @@ pub const RTRIM: Builtin =
     Builtin::new("RTRIM", Arity::between(1, 2), trim_type, |args, _| Ok(trim_value(args, false, true)));
 
 /// `BTRIM(s[, characters])`
-pub const BTRIM: Builtin =
-    Builtin::new("BTRIM", Arity::between(1, 2), trim_type, |args, _| Ok(trim_value(args, true, true)));
+pub const BTRIM: Builtin = Builtin::new(
+    "BTRIM",
+    Arity::between(1, 2),
+    |f, types| strings_to(f, types, DataType::string()),
+    |args, _| Ok(trim_value(args, true, true)),
+);
 
 /// `ASCII(s)`: the first byte of the UTF-8 text as a signed byte (Java's `byte`), 0 for an
 /// empty string.
@@ -139,7 +151,8 @@ pub const CHR: Builtin = Builtin::new(
     Arity::exactly(1),
     |f, types| {
         f.expect(is_integer(types[0]), types, "<INTEGER>")?;
-        Ok(nullable_if_any(DataType::string(), types))
+        // Nullable whatever the argument, as Flink types it.
+        Ok(DataType::string())
     },
     |args, _| {
         let n = args[0].as_i64().unwrap_or(0);
@@ -228,9 +241,9 @@ pub const ELT: Builtin = Builtin::new(
     |f, types| {
         let ok = is_integer(types[0]) && types[1..].iter().all(|t| is_string(t));
         f.expect(ok, types, "<INTEGER>, <CHARACTER>, …")?;
-        let mut ty = DataType::string();
-        ty.nullable = true;
-        Ok(ty)
+        // A VARCHAR as long as the longest value, NULL out of range, as Flink types it.
+        let longest = types[1..].iter().filter_map(|t| crate::expr::types::string_length(&t.logical)).max();
+        Ok(DataType::new(LogicalType::Varchar(longest.unwrap_or(weir_runtime::types::MAX_LENGTH))))
     },
     |args, _| {
         let Some(n) = args[0].as_i64() else { return Ok(Value::Null) };
@@ -373,7 +386,10 @@ pub const OVERLAY: Builtin = Builtin::new(
     |f, types| {
         let ok = is_string(types[0]) && is_string(types[1]) && types[2..].iter().all(|t| is_integer(t));
         f.expect(ok, types, "<CHARACTER> PLACING <CHARACTER> FROM <INTEGER> [FOR <INTEGER>]")?;
-        Ok(nullable_if_any(DataType::string(), types))
+        // As long as both strings together, as Flink types it.
+        let length = |t: &DataType| crate::expr::types::string_length(&t.logical).unwrap_or(0);
+        let sum = length(types[0]).saturating_add(length(types[1])).min(weir_runtime::types::MAX_LENGTH);
+        Ok(nullable_if_any(DataType::new(LogicalType::Varchar(sum)), types))
     },
     |args, _| {
         let s = chars(text(&args[0]));

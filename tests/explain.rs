@@ -397,3 +397,25 @@ fn mini_batch_assigners_take_flinks_mode() {
         assert_plans_as_flinks(case);
     }
 }
+
+/// Every section called `name` in `text`, in order (a script of several EXPLAINs).
+fn sections(text: &str, name: &str) -> Vec<Vec<String>> {
+    let header = format!("== {name} ==");
+    text.split(&header).skip(1).map(|rest| section(&format!("{header}\n{rest}"), name)).collect()
+}
+
+/// Partition push-down as Flink's: a filter over the partition column alone names the
+/// partitions read (`partitions=[{dt=…}]`, listed when the query is planned) and leaves the
+/// Calc, the scan reads no partition column nobody uses, and no partition left is an empty
+/// VALUES. A disjunction with another column chooses none (Flink types its literal there,
+/// which weir does not print: the shape is compared).
+#[test]
+fn partition_filters_choose_the_partitions_read_as_flinks() {
+    let (ours, theirs) = (explain("filesystem_partitions"), flink("filesystem_partitions"));
+    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
+        let (a, b) = (sections(&ours, name), sections(&theirs, name));
+        assert_eq!(a.len(), 4, "{name}: four statements in\n{ours}");
+        assert_eq!(a[..3], b[..3], "{name}");
+        assert_eq!(shape(&a[3]), shape(&b[3]), "{name}");
+    }
+}

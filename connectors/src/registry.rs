@@ -256,6 +256,25 @@ pub struct LookupAbilities {
     pub supports_async: bool,
 }
 
+/// One partition of a partitioned table, as listed when a query is planned (Flink's
+/// `SupportsPartitionPushDown#listPartitions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TablePartition {
+    /// Its `key=value` pairs, in `PARTITIONED BY` order, as its directories name them
+    /// (unescaped): `dt=2024-01-02`.
+    pub spec: Vec<(String, String)>,
+    /// The values of its partition columns, in `PARTITIONED BY` order, typed as the columns.
+    pub values: Vec<Value>,
+}
+
+impl std::fmt::Display for TablePartition {
+    /// As Flink prints a partition in EXPLAIN: `{dt=2024-01-02, hr=10}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.spec.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        write!(f, "{{{}}}", parts.join(", "))
+    }
+}
+
 /// Which partitions of a partitioned table a scan reads (Flink's partition pruning): given the
 /// values of a partition's columns, in `PARTITIONED BY` order, whether its rows can pass the
 /// query's filter. A partition it says no to is not read at all.

@@ -14,7 +14,7 @@ use weir_runtime::Clock;
 use crate::error::{Error, Result};
 use crate::registry::{
     LookupAbilities, LookupSource, ScanContext, SinkAbilities, SinkContext, SinkProvider, SourceAbilities,
-    SourceProvider, TableDescriptor,
+    SourceProvider, TableDescriptor, TablePartition,
 };
 
 /// A table's connector resolved as a scan's source.
@@ -28,6 +28,16 @@ pub trait ResolvedSource: Send + Sync {
     /// # Errors
     /// What only building can find (a table store that cannot keep the table).
     fn create(&self, scan: &ScanContext) -> Result<SourceProvider>;
+
+    /// The partitions of a partitioned table, listed now, in a stable order; `None` for a table
+    /// that is not partitioned, or whose connector does not list them (the default).
+    ///
+    /// # Errors
+    /// A table whose files cannot be listed, or a partition directory whose value is not of
+    /// its column's type.
+    fn partitions(&self) -> Result<Option<Vec<TablePartition>>> {
+        Ok(None)
+    }
 }
 
 /// A table's connector resolved as a sink.
@@ -123,6 +133,14 @@ impl SourceTable {
     /// What [`ResolvedSource::create`] reports, naming the table.
     pub fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
         self.in_table(self.resolved.create(scan))
+    }
+
+    /// The table's partitions, listed now ([`ResolvedSource::partitions`]).
+    ///
+    /// # Errors
+    /// What listing reports, naming the table.
+    pub fn partitions(&self) -> Result<Option<Vec<TablePartition>>> {
+        self.in_table(self.resolved.partitions())
     }
 }
 

@@ -205,15 +205,20 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 .map(|(_, f)| f.clone())
                 .collect();
             let mut path = table_path_with_metadata(&table.name, pushed.then_some(&physical[..]), &keys);
-            if !filter.is_empty() {
-                // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and`
-                // two at a time, left to right: `and(and(a, b), c)`.
-                let table_column = |i: usize| table.schema.fields[i].name.clone();
-                let parts: Vec<String> = filter.iter().map(|c| expression(c, &table_column, false)).collect();
-                let text = parts.into_iter().reduce(|all, next| format!("and({all}, {next})")).unwrap_or_default();
-                let after_name = table_path_prefix(&table.name).len();
-                path.insert_str(after_name.min(path.len()), &format!(", filter=[{text}]"));
+            let mut pushed_down = String::new();
+            if let Some(pruning) = &filter.partitions {
+                let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
+                let _ = write!(pushed_down, ", partitions=[{}]", kept.join(", "));
             }
+            let table_column = |i: usize| table.schema.fields[i].name.clone();
+            let parts: Vec<String> = filter.remaining().map(|c| expression(c, &table_column, false)).collect();
+            // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and` two
+            // at a time, left to right: `and(and(a, b), c)`.
+            if let Some(text) = parts.into_iter().reduce(|all, next| format!("and({all}, {next})")) {
+                let _ = write!(pushed_down, ", filter=[{text}]");
+            }
+            let after_name = table_path_prefix(&table.name).len();
+            path.insert_str(after_name.min(path.len()), &pushed_down);
             if let Some(key) = key {
                 // A point query on the primary key: the filter pushed into the scan.
                 let conditions: Vec<String> = table
@@ -229,6 +234,20 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 path.insert_str(path.len() - 1, &format!(", filter=[{filter}]"));
             }
             format!("TableSourceScan(table=[{path}], fields=[{}])", names(&node.fields))
+        }
+        // An empty VALUES names its row type instead, in the physical plan.
+        PhysicalKind::Values { rows } if rows.is_empty() && infix => "Values(tuples=[[]])".to_string(),
+        PhysicalKind::Values { rows } if rows.is_empty() => {
+            let row_type: Vec<String> = node
+                .fields
+                .iter()
+                .map(|f| {
+                    let mut ty = f.data_type.clone();
+                    ty.nullable = true;
+                    format!("{} {}", calcite_type(&ty), f.name)
+                })
+                .collect();
+            format!("Values(type=[RecordType({})], tuples=[[]])", row_type.join(", "))
         }
         PhysicalKind::Values { rows } => {
             let tuples: Vec<String> = rows
@@ -416,8 +435,12 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             let mut text = format!("LogicalTableScan(table=[{}]", table_path(&table.name, None));
             let _ =
                 write!(text, ", project=[{}]", projection.iter().map(|&c| column(c)).collect::<Vec<_>>().join(", "));
-            if !filter.is_empty() {
-                let parts: Vec<String> = filter.iter().map(|c| expression(c, &column, false)).collect();
+            if let Some(pruning) = &filter.partitions {
+                let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
+                let _ = write!(text, ", partitions=[{}]", kept.join(", "));
+            }
+            let parts: Vec<String> = filter.remaining().map(|c| expression(c, &column, false)).collect();
+            if !parts.is_empty() {
                 let _ = write!(text, ", filter=[{}]", parts.join(", "));
             }
             if let Some(key) = key {

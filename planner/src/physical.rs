@@ -51,8 +51,8 @@ pub enum PhysicalKind {
         projection: Vec<usize>,
         /// The primary key values of a point query.
         key: Option<Vec<Value>>,
-        /// The filter conjuncts the connector took, over the table's columns.
-        filter: Vec<Expr>,
+        /// What the connector took of the filter above.
+        filter: crate::plan::ScanFilter,
         /// Whether a projection was pushed into the scan (see `Node::Scan`).
         projected: bool,
     },

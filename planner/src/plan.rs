@@ -1,5 +1,6 @@
 //! Logical plans: trees of relational nodes with typed outputs, built by the binder.
 
+use weir_connectors::registry::TablePartition;
 use weir_connectors::{LookupTable, SourceTable};
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
@@ -65,9 +66,8 @@ pub enum Node {
         /// The values of the whole primary key when the query pins it (a point query: one
         /// row read once).
         key: Option<Vec<Value>>,
-        /// Conjuncts of the filter above, over the table's columns, that the connector took
-        /// (filter push-down, as Flink's `SupportsFilterPushDown`; the filter stays above).
-        filter: Vec<Expr>,
+        /// What the connector took of the filter above (filter and partition push-down).
+        filter: ScanFilter,
         /// Whether a projection was pushed into the scan: it reads fewer columns than the table
         /// has, or shares a scan with one that does. Flink prints `project=[…]` then only.
         projected: bool,
@@ -527,5 +527,40 @@ impl std::fmt::Display for ChangelogMode {
         } else {
             f.write_str(&kinds.join(","))
         }
+    }
+}
+
+/// What a scan took of the filter above it, over the table's columns.
+#[derive(Debug, Clone, Default)]
+pub struct ScanFilter {
+    /// Conjuncts the connector took, in the filter's order (filter push-down, as Flink's
+    /// `SupportsFilterPushDown`); those that did not choose partitions stay above the scan.
+    pub conjuncts: Vec<Expr>,
+    /// The partitions read, when conjuncts over partition columns alone chose them at planning
+    /// (partition push-down, as Flink's `SupportsPartitionPushDown`); `None` reads them all.
+    pub partitions: Option<PartitionPruning>,
+}
+
+/// The partitions a scan reads, and the conjuncts that chose them.
+#[derive(Debug, Clone)]
+pub struct PartitionPruning {
+    /// The partitions kept, in their listing's order.
+    pub kept: Vec<TablePartition>,
+    /// Which of [`ScanFilter::conjuncts`] chose them (by position): gone from the filter
+    /// above, as every row of a kept partition passes them.
+    pub chosen_by: Vec<usize>,
+}
+
+impl ScanFilter {
+    /// Whether the scan took nothing.
+    pub fn is_empty(&self) -> bool {
+        self.conjuncts.is_empty() && self.partitions.is_none()
+    }
+
+    /// The conjuncts that did not choose partitions: those the filter above keeps, and that
+    /// EXPLAIN prints as `filter=[…]`.
+    pub fn remaining(&self) -> impl Iterator<Item = &Expr> {
+        let chosen = self.partitions.as_ref().map(|p| &p.chosen_by[..]).unwrap_or_default();
+        self.conjuncts.iter().enumerate().filter(move |(i, _)| !chosen.contains(i)).map(|(_, c)| c)
     }
 }

@@ -10,10 +10,7 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{
-    MemorySource, PartitionFilter, ProjectingSource, ScanContext, SinkContext, SourceStep, TableDescriptor,
-};
-use weir_operators::expr::Expr;
+use weir_connectors::{MemorySource, PartitionFilter, ProjectingSource, ScanContext, SinkContext, SourceStep};
 use weir_operators::ranking::RankType;
 use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
@@ -21,6 +18,7 @@ use weir_runtime::{Row, ShipStrategy, Value};
 
 use crate::error::{Error, Result};
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
+use crate::plan::ScanFilter;
 
 /// Where the translator placed a node of the plan: what the state compatibility check
 /// describes (`crate::compat::shape`), reading the plan; translation knows nothing of it.
@@ -165,7 +163,7 @@ impl<'p> Translator<'p> {
     fn translate_new(&mut self, node: &'p PhysicalNode) -> Result<Output> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
-                let partitions = partition_filter(table.descriptor(), filter);
+                let partitions = partition_filter(filter);
                 let scan =
                     ScanContext { batch: self.batch, key: key.clone(), idle_timeout: self.idle_timeout, partitions };
                 let provider = table.create(&scan)?;
@@ -303,34 +301,9 @@ impl<'p> Translator<'p> {
     }
 }
 
-/// The partitions of `table` a scan under the filter conjuncts `filter` (over the table's
-/// columns) reads, as Flink prunes them: the conjuncts over partition columns alone, evaluated
-/// on each partition's values; a partition where one is FALSE or NULL holds no row the query
-/// keeps. `None` when no conjunct is over partition columns alone (or the table has none).
-fn partition_filter(table: &TableDescriptor, filter: &[Expr]) -> Option<PartitionFilter> {
-    let fields = &table.schema.fields;
-    let positions: Vec<usize> =
-        table.partition_keys.iter().filter_map(|k| fields.iter().position(|f| &f.name == k)).collect();
-    if positions.is_empty() || positions.len() != table.partition_keys.len() {
-        return None;
-    }
-    let arity = fields.len();
-    let on_partitions = |conjunct: &&Expr| {
-        let mut used = vec![false; arity];
-        conjunct.mark_columns(&mut used);
-        used.iter().enumerate().all(|(column, used)| !used || positions.contains(&column))
-    };
-    let conjuncts: Vec<Expr> = filter.iter().filter(on_partitions).cloned().collect();
-    if conjuncts.is_empty() {
-        return None;
-    }
-    Some(PartitionFilter(Arc::new(move |values: &[Value]| {
-        let mut row = vec![Value::Null; arity];
-        for (&column, value) in positions.iter().zip(values) {
-            row[column] = value.clone();
-        }
-        // A conjunct that fails to evaluate keeps the partition: the filter above the scan
-        // evaluates it on the rows and reports the failure.
-        conjuncts.iter().all(|c| !matches!(c.eval(&row), Ok(Value::Boolean(false) | Value::Null)))
-    })))
+/// The partitions a scan reads, as planning listed and kept them ([`ScanFilter::partitions`]):
+/// a partition is read when its values are those of a kept one; `None` reads them all.
+fn partition_filter(filter: &ScanFilter) -> Option<PartitionFilter> {
+    let kept: Vec<Vec<Value>> = filter.partitions.as_ref()?.kept.iter().map(|p| p.values.clone()).collect();
+    Some(PartitionFilter(Arc::new(move |values: &[Value]| kept.iter().any(|k| k.as_slice() == values))))
 }

@@ -50,7 +50,7 @@ use crate::options::TableOptions;
 use crate::print::sink_parallelism;
 use crate::registry::{
     ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
-    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
+    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor, TablePartition,
 };
 use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
 use commit::{CommitPolicy, PartitionCommitter, RollingPolicy};
@@ -213,6 +213,36 @@ impl ResolvedSource for FileTable {
                 })
             }),
         })
+    }
+
+    /// The `key=value` directories holding files, sorted by their path (Flink lists them in the
+    /// file system's order, which differs from one file system to another).
+    ///
+    /// A path that does not exist (yet) lists none: every partition is read.
+    ///
+    /// # Errors
+    /// A path that cannot be listed.
+    fn partitions(&self) -> Result<Option<Vec<TablePartition>>> {
+        let Some(partitioning) = &self.partitioning else { return Ok(None) };
+        // A path not written yet lists nothing now: the scan reads what is there when it runs.
+        if !self.path.exists() {
+            return Ok(None);
+        }
+        let mut listed: Vec<TablePartition> = Vec::new();
+        for file in source::list_files(&self.path)? {
+            let relative = file.strip_prefix(&self.path).unwrap_or(&file);
+            let Some(directory) = relative.parent() else { continue };
+            let spec = partition::partition_spec(directory);
+            // The files are sorted: a partition's files follow one another.
+            if listed.last().is_some_and(|p| p.spec == spec) {
+                continue;
+            }
+            // A file outside a partition directory (or with a value not of its column's type)
+            // is no partition: the scan reads it and fails, pruned or not.
+            let Ok(values) = partitioning.values_of(relative) else { continue };
+            listed.push(TablePartition { spec, values });
+        }
+        Ok(Some(listed))
     }
 }
 

@@ -543,7 +543,7 @@ pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<Source
             projection,
             changelog: crate::plan::ChangelogMode::INSERT_ONLY,
             key: None,
-            filter: Vec::new(),
+            filter: crate::plan::ScanFilter::default(),
             projected: false,
         },
         None => Node::Values { rows: Vec::new() },

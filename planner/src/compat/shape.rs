@@ -305,7 +305,7 @@ fn lineage(node: &PhysicalNode) -> Lineage {
     match &node.kind {
         PhysicalKind::TableSourceScan { table, projection, filter, key, .. } => {
             let name = |i: usize| format!("{}.{}", table.name, table.schema.fields[i].name);
-            let mut filters: Vec<String> = filter.iter().map(|e| expression(e, &name, true)).collect();
+            let mut filters: Vec<String> = filter.conjuncts.iter().map(|e| expression(e, &name, true)).collect();
             if let Some(key) = key {
                 filters.push(format!("{:?} = {key:?}", table.primary_key.iter().map(|&k| name(k)).collect::<Vec<_>>()));
             }

@@ -58,6 +58,8 @@ pub fn rewrite(plan: Plan, options: &PlannerOptions) -> Result<Plan> {
     let plan = window_rank::window_rank(plan)?;
     let plan = time_join::time_join(plan, options.window_join_enabled)?;
     let plan = push_filter_into_scan::push_filter_into_scan(plan)?;
+    // Conjuncts that chose partitions left their filters: the columns they read may go too.
+    let plan = if push_filter_into_scan::chose_partitions(&plan) { prune_columns::prune_plan(plan) } else { plan };
     let plan = scan_changelog::scan_changelog(plan, options.batch)?;
     aggregate_checks::check_aggregates(&plan, options.batch)?;
     Ok(match options.split_distinct_buckets {

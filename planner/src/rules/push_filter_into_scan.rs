@@ -10,22 +10,25 @@
 //!
 //! [`SourceAbilities`]: weir_connectors::SourceAbilities
 
-use weir_connectors::ScanContext;
+use weir_connectors::{ScanContext, SourceTable};
 use weir_operators::expr::{Expr, Function};
 use weir_runtime::Value;
 
 use crate::error::Result;
-use crate::plan::{Node, Plan};
+use crate::plan::{Node, PartitionPruning, Plan, ScanFilter};
 
-/// Pushes filters into the scans of `plan` that take them.
+/// Pushes filters into the scans of `plan` that take them; a partitioned table's scan under
+/// conjuncts over its partition columns alone reads only the partitions they keep (listed now,
+/// as Flink lists them when it plans), and those conjuncts leave the filter above: every row of
+/// a kept partition passes them. A scan left with no partition is an empty `Values`.
 ///
 /// # Errors
-/// A table whose connector refuses its options.
+/// A table whose connector refuses its options, or whose partitions cannot be listed.
 pub fn push_filter_into_scan(plan: Plan) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Calc { input, projections, condition: Some(condition) } => {
-            let input = match input.node {
+            let (input, condition) = match input.node {
                 Node::Scan { table, projection, changelog, key: None, filter, projected } if filter.is_empty() => {
                     let offered = table.abilities(&ScanContext::default());
                     let key = if offered.point_reads {
@@ -33,30 +36,111 @@ pub fn push_filter_into_scan(plan: Plan) -> Result<Plan> {
                     } else {
                         None
                     };
-                    let filter = if offered.accepts_filters && key.is_none() {
+                    let taken = if offered.accepts_filters && key.is_none() {
                         table_conjuncts(&condition, &projection)
                     } else {
                         Vec::new()
                     };
+                    let conjuncts: Vec<Expr> = taken.iter().map(|(_, c)| c.clone()).collect();
+                    let partitions = partition_pruning(&table, &conjuncts)?;
+                    // The conjuncts that chose partitions leave the filter above.
+                    let chosen: Vec<usize> = match &partitions {
+                        Some(p) => p.chosen_by.iter().map(|&k| taken[k].0).collect(),
+                        None => Vec::new(),
+                    };
+                    // No partition left: no row either, whatever the Calc computes.
+                    if partitions.as_ref().is_some_and(|p| p.kept.is_empty()) {
+                        return Ok(Plan { node: Node::Values { rows: Vec::new() }, fields });
+                    }
+                    let condition = remaining_condition(&condition, &chosen);
+                    let filter = ScanFilter { conjuncts, partitions };
                     let node = Node::Scan { table, projection, changelog, key, filter, projected };
-                    Plan { node, fields: input.fields }
+                    (Plan { node, fields: input.fields }, condition)
                 }
-                node => push_filter_into_scan(Plan { node, fields: input.fields })?,
+                node => (push_filter_into_scan(Plan { node, fields: input.fields })?, Some(condition)),
             };
-            Node::Calc { input: Box::new(input), projections, condition: Some(condition) }
+            Node::Calc { input: Box::new(input), projections, condition }
         }
         other => other.try_map_inputs(push_filter_into_scan)?,
     };
     Ok(Plan { node, fields })
 }
 
+/// Whether conjuncts chose the partitions of a scan in `plan`.
+pub fn chose_partitions(plan: &Plan) -> bool {
+    match &plan.node {
+        Node::Scan { filter, .. } => filter.partitions.is_some(),
+        other => other.inputs().into_iter().any(chose_partitions),
+    }
+}
+
 /// The deterministic conjuncts of `condition` (over the scan's columns) that Flink can hand to a
-/// connector, over the table's columns (`projection` maps the one to the other).
-fn table_conjuncts(condition: &Expr, projection: &[usize]) -> Vec<Expr> {
+/// connector, over the table's columns (`projection` maps the one to the other), each with its
+/// position among the condition's conjuncts.
+fn table_conjuncts(condition: &Expr, projection: &[usize]) -> Vec<(usize, Expr)> {
     let mut conjuncts = Vec::new();
     split_and(condition, &mut conjuncts);
     let map: Vec<Option<usize>> = projection.iter().map(|&c| Some(c)).collect();
-    conjuncts.into_iter().filter(|c| c.is_deterministic() && is_expressible(c)).map(|c| c.clone().remap(&map)).collect()
+    conjuncts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_deterministic() && is_expressible(c))
+        .map(|(i, c)| (i, c.clone().remap(&map)))
+        .collect()
+}
+
+/// `condition` without its conjuncts at the positions `gone`; `None` when none is left.
+fn remaining_condition(condition: &Expr, gone: &[usize]) -> Option<Expr> {
+    if gone.is_empty() {
+        return Some(condition.clone());
+    }
+    let mut conjuncts = Vec::new();
+    split_and(condition, &mut conjuncts);
+    let left: Vec<Expr> =
+        conjuncts.into_iter().enumerate().filter(|(i, _)| !gone.contains(i)).map(|(_, c)| c.clone()).collect();
+    match left.len() {
+        0 => None,
+        1 => left.into_iter().next(),
+        _ => Some(Expr::Call { function: Function::And, args: left, ty: condition.ty().clone() }),
+    }
+}
+
+/// The partitions of a partitioned `table` the `conjuncts` (over the table's columns) keep, as
+/// Flink prunes them: those over partition columns alone, evaluated on each listed partition's
+/// values; a partition where one is FALSE or NULL holds no row the query keeps (one that fails
+/// to evaluate is kept: the rows report the failure). `None` when no conjunct is over partition
+/// columns alone, or the table lists no partitions.
+///
+/// # Errors
+/// Partitions that cannot be listed.
+fn partition_pruning(table: &SourceTable, conjuncts: &[Expr]) -> Result<Option<PartitionPruning>> {
+    let fields = &table.schema.fields;
+    let positions: Vec<usize> =
+        table.partition_keys.iter().filter_map(|k| fields.iter().position(|f| &f.name == k)).collect();
+    if positions.is_empty() || positions.len() != table.partition_keys.len() {
+        return Ok(None);
+    }
+    let on_partitions = |conjunct: &Expr| {
+        let mut used = vec![false; fields.len()];
+        conjunct.mark_columns(&mut used);
+        used.iter().enumerate().all(|(column, used)| !used || positions.contains(&column))
+    };
+    let chosen_by: Vec<usize> = (0..conjuncts.len()).filter(|&k| on_partitions(&conjuncts[k])).collect();
+    if chosen_by.is_empty() {
+        return Ok(None);
+    }
+    let Some(listed) = table.partitions()? else { return Ok(None) };
+    let kept = listed
+        .into_iter()
+        .filter(|partition| {
+            let mut row = vec![Value::Null; fields.len()];
+            for (&column, value) in positions.iter().zip(&partition.values) {
+                row[column] = value.clone();
+            }
+            chosen_by.iter().all(|&k| !matches!(conjuncts[k].eval(&row), Ok(Value::Boolean(false) | Value::Null)))
+        })
+        .collect();
+    Ok(Some(PartitionPruning { kept, chosen_by }))
 }
 
 /// Whether Flink turns `expr` into a connector's filter expression: its converter has no form

@@ -10,7 +10,7 @@ use weir_operators::expr::Expr;
 use crate::plan::{Node, Plan};
 
 /// Scans of the same table with the same pushed filter read the same rows.
-fn reuse_key(table: &str, filter: &[Expr]) -> String {
+fn reuse_key(table: &str, filter: &crate::plan::ScanFilter) -> String {
     format!("{table}{filter:?}")
 }
 

@@ -419,3 +419,19 @@ fn partition_filters_choose_the_partitions_read_as_flinks() {
         assert_eq!(shape(&a[3]), shape(&b[3]), "{name}");
     }
 }
+
+/// Literals read as Flink's: plain quotes in the execution plan, `_UTF-16LE'…'` with doubled
+/// quotes in the physical plan, times as Calcite writes them, a DECIMAL or TIMESTAMP with a
+/// fraction typed in the physical plan. (Flink's physical plan also types a string literal that
+/// its simplifier widened to the other side of `=` or to a CASE's type, which weir does not
+/// print: the first statement's physical plan is compared by shape.)
+#[test]
+fn literals_print_as_flinks() {
+    let (ours, theirs) = (explain("literals"), flink("literals"));
+    let (a, b) = (sections(&ours, "Optimized Execution Plan"), sections(&theirs, "Optimized Execution Plan"));
+    assert_eq!(a, b);
+    let (a, b) = (sections(&ours, "Optimized Physical Plan"), sections(&theirs, "Optimized Physical Plan"));
+    assert_eq!(a.len(), 2, "two statements in\n{ours}");
+    assert_eq!(shape(&a[0]), shape(&b[0]));
+    assert_eq!(a[1], b[1]);
+}

@@ -14,7 +14,7 @@ use weir_runtime::graph::VertexId;
 
 use super::StateOptions;
 use crate::physical::{PhysicalKind, PhysicalNode, RankShape, SinkMaterializer};
-use crate::plan_text::{expression, phase_text};
+use crate::plan_text::{lineage_expression, phase_text};
 use crate::translate::Placed;
 
 /// A job as the check sees it.
@@ -254,7 +254,7 @@ impl Lineage {
     }
 
     fn expr(&self, e: &Expr) -> String {
-        expression(e, &|i| self.text(i), true)
+        lineage_expression(e, &|i| self.text(i))
     }
 
     fn call(&self, call: &AggregateCall) -> Aggregate {
@@ -305,7 +305,7 @@ fn lineage(node: &PhysicalNode) -> Lineage {
     match &node.kind {
         PhysicalKind::TableSourceScan { table, projection, filter, key, .. } => {
             let name = |i: usize| format!("{}.{}", table.name, table.schema.fields[i].name);
-            let mut filters: Vec<String> = filter.conjuncts.iter().map(|e| expression(e, &name, true)).collect();
+            let mut filters: Vec<String> = filter.conjuncts.iter().map(|e| lineage_expression(e, &name)).collect();
             if let Some(key) = key {
                 filters.push(format!("{:?} = {key:?}", table.primary_key.iter().map(|&k| name(k)).collect::<Vec<_>>()));
             }

@@ -130,8 +130,8 @@ impl AggregateUdf for RangeOf {
         Ok(DataType::double())
     }
 
-    fn create_accumulator(&self) -> Value {
-        Value::Map(Vec::new().into())
+    fn create_accumulator(&self) -> std::result::Result<Value, ExprError> {
+        Ok(Value::Map(Vec::new().into()))
     }
 
     fn accumulate(&self, accumulator: &mut Value, args: &[Value]) -> std::result::Result<(), ExprError> {
@@ -144,12 +144,12 @@ impl AggregateUdf for RangeOf {
         Ok(())
     }
 
-    fn get_value(&self, accumulator: &Value) -> Value {
+    fn get_value(&self, accumulator: &Value) -> std::result::Result<Value, ExprError> {
         let values: Vec<f64> = Self::counts(accumulator).iter().filter_map(|(v, _)| v.as_f64()).collect();
-        match (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max)) {
+        Ok(match (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max)) {
             (Some(least), Some(most)) => Value::Double(most - least),
             _ => Value::Null,
-        }
+        })
     }
 }
 

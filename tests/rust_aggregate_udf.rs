@@ -53,8 +53,8 @@ impl AggregateUdf for WeightedAverage {
         Ok(DataType::double())
     }
 
-    fn create_accumulator(&self) -> Value {
-        Value::Row(Arc::from(vec![Value::BigInt(0), Value::BigInt(0)]))
+    fn create_accumulator(&self) -> Result<Value, ExprError> {
+        Ok(Value::Row(Arc::from(vec![Value::BigInt(0), Value::BigInt(0)])))
     }
 
     fn accumulate(&self, accumulator: &mut Value, args: &[Value]) -> Result<(), ExprError> {
@@ -70,11 +70,11 @@ impl AggregateUdf for WeightedAverage {
         Ok(())
     }
 
-    fn get_value(&self, accumulator: &Value) -> Value {
-        match Self::sums(accumulator) {
+    fn get_value(&self, accumulator: &Value) -> Result<Value, ExprError> {
+        Ok(match Self::sums(accumulator) {
             (_, 0) => Value::Null,
             (sum, weights) => Value::Double(sum as f64 / weights as f64),
-        }
+        })
     }
 }
 

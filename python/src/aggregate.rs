@@ -70,20 +70,15 @@ impl AggregateUdf for PythonAggregate {
         Ok(self.call.result.clone())
     }
 
-    /// `create_accumulator()`; a function that fails there gets a NULL accumulator, and its
-    /// first `accumulate` reports the failure's consequence with the function's traceback.
-    fn create_accumulator(&self) -> Value {
+    /// `create_accumulator()` as a value of the accumulator type.
+    fn create_accumulator(&self) -> Result<Value, ExprError> {
         let call = &self.call;
         Python::attach(|py| {
-            let created = self
-                .function
+            self.function
                 .bind(py)
                 .call_method0("create_accumulator")
-                .and_then(|acc| from_python(&acc, &self.accumulator));
-            created.unwrap_or_else(|err| {
-                tracing::error!(function = %call.name, error = %call.failure(py, &err).0, "create_accumulator failed");
-                Value::Null
-            })
+                .and_then(|acc| from_python(&acc, &self.accumulator))
+                .map_err(|err| call.failure(py, &err))
         })
     }
 
@@ -101,18 +96,15 @@ impl AggregateUdf for PythonAggregate {
         self.update("retract", accumulator, args)
     }
 
-    /// `get_value(accumulator)` as a value of the result type; NULL (and an error in the log)
-    /// when the function fails there or returns what the type cannot hold.
-    fn get_value(&self, accumulator: &Value) -> Value {
+    /// `get_value(accumulator)` as a value of the result type; a failure there, or a result the
+    /// type cannot hold, fails the job.
+    fn get_value(&self, accumulator: &Value) -> Result<Value, ExprError> {
         let call = &self.call;
         Python::attach(|py| {
-            let value = to_python(py, accumulator)
+            to_python(py, accumulator)
                 .and_then(|acc| self.function.bind(py).call_method1("get_value", (acc,)))
-                .and_then(|result| from_python(&result, &call.result));
-            value.unwrap_or_else(|err| {
-                tracing::error!(function = %call.name, error = %call.failure(py, &err).0, "get_value failed");
-                Value::Null
-            })
+                .and_then(|result| from_python(&result, &call.result))
+                .map_err(|err| call.failure(py, &err))
         })
     }
 }

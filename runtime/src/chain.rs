@@ -75,7 +75,15 @@ impl ChainedSource {
 /// store met fails the call ([`crate::state::backend::scoped`]).
 fn guarded<T>(info: &SubtaskInfo, operator: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     let scoped = || crate::state::backend::scoped(&info.state_backend, info.max_parallelism, f);
-    match catch_unwind(AssertUnwindSafe(scoped)) {
+    // A failure an earlier call recorded and no call took (none should be left) is not this one's.
+    let _ = crate::call_failure::take();
+    let outcome = catch_unwind(AssertUnwindSafe(scoped));
+    // A failure recorded where the operator could not return it fails the call all the same.
+    let outcome = match (outcome, crate::call_failure::take()) {
+        (Ok(Ok(_)), Some(message)) => Ok(Err(Error::Execution(message))),
+        (outcome, _) => outcome,
+    };
+    match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(Error::OperatorFailed {
             operator: operator.to_string(),

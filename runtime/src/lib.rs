@@ -11,6 +11,7 @@
 //!
 //! `runtime` knows nothing of SQL.
 
+pub mod call_failure;
 pub mod checkpoint;
 pub mod chunk;
 pub mod clock;

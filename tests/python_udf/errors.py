@@ -62,3 +62,37 @@ def hard_exit(n):
 @udaf(result_type=DataTypes.FLOAT(), func_type="pandas")
 def mean_udaf(v):
     return v.mean()
+
+
+class RatioOfLast(AggregateFunction):
+    """1 / the last value: get_value raises ZeroDivisionError once a 0 arrives."""
+
+    def create_accumulator(self):
+        return [1]
+
+    def accumulate(self, accumulator, x):
+        accumulator[0] = x
+
+    def get_value(self, accumulator):
+        return 1.0 / accumulator[0]
+
+
+ratio_of_last = udaf(RatioOfLast(), result_type=DataTypes.DOUBLE(),
+                     accumulator_type=DataTypes.ARRAY(DataTypes.BIGINT()))
+
+
+class NoAccumulator(AggregateFunction):
+    """create_accumulator raises."""
+
+    def create_accumulator(self):
+        raise RuntimeError("no accumulator today")
+
+    def accumulate(self, accumulator, x):
+        accumulator[0] += 1
+
+    def get_value(self, accumulator):
+        return accumulator[0]
+
+
+no_accumulator = udaf(NoAccumulator(), result_type=DataTypes.BIGINT(),
+                      accumulator_type=DataTypes.ARRAY(DataTypes.BIGINT()))

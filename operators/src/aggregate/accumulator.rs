@@ -151,7 +151,10 @@ impl Accumulator {
             AggregateKind::StddevPop | AggregateKind::StddevSamp | AggregateKind::VarPop | AggregateKind::VarSamp => {
                 State::Moments(Welford::EMPTY)
             }
-            AggregateKind::User(user) => State::User(user.function.create_accumulator()),
+            AggregateKind::User(user) => State::User(user.function.create_accumulator().unwrap_or_else(|e| {
+                weir_runtime::call_failure::fail_current_call(e.0);
+                Value::Null
+            })),
         })
     }
 
@@ -533,7 +536,14 @@ impl Accumulator {
             }
             (State::List(_), _) => Value::Null,
             (State::Moments(m), kind) => variance(m, kind, &call.result_type),
-            (State::User(accumulator), AggregateKind::User(user)) => user.function.get_value(accumulator),
+            // A failure fails the operator's call ([`weir_runtime::call_failure`]): the NULL in
+            // its place never leaves it.
+            (State::User(accumulator), AggregateKind::User(user)) => {
+                user.function.get_value(accumulator).unwrap_or_else(|e| {
+                    weir_runtime::call_failure::fail_current_call(e.0);
+                    Value::Null
+                })
+            }
             (State::User(_), _) => Value::Null,
             (State::Entries(entries), kind) => {
                 let null_on_null = *kind != AggregateKind::JsonObjectAgg { null_on_null: false };

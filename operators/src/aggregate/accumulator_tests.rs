@@ -77,8 +77,8 @@ impl crate::aggregate::AggregateUdf for Lengths {
         Ok(DataType::bigint())
     }
 
-    fn create_accumulator(&self) -> Value {
-        Value::Row(vec![Value::BigInt(0), Value::string("")].into())
+    fn create_accumulator(&self) -> Result<Value, crate::expr::ExprError> {
+        Ok(Value::Row(vec![Value::BigInt(0), Value::string("")].into()))
     }
 
     fn accumulate(&self, acc: &mut Value, args: &[Value]) -> Result<(), crate::expr::ExprError> {
@@ -89,11 +89,11 @@ impl crate::aggregate::AggregateUdf for Lengths {
         Ok(())
     }
 
-    fn get_value(&self, acc: &Value) -> Value {
-        match acc {
+    fn get_value(&self, acc: &Value) -> Result<Value, crate::expr::ExprError> {
+        Ok(match acc {
             Value::Row(fields) => fields[0].clone(),
             _ => Value::Null,
-        }
+        })
     }
 }
 

@@ -34,7 +34,10 @@ pub trait AggregateUdf: fmt::Debug + Send + Sync {
     fn return_type(&self, args: &[&DataType]) -> Result<DataType, ExprError>;
 
     /// The accumulator of a group without rows.
-    fn create_accumulator(&self) -> Value;
+    ///
+    /// # Errors
+    /// A failure that fails the job, in the function's words.
+    fn create_accumulator(&self) -> Result<Value, ExprError>;
 
     /// Adds one row's arguments to `accumulator`.
     ///
@@ -55,7 +58,10 @@ pub trait AggregateUdf: fmt::Debug + Send + Sync {
     }
 
     /// The group's result for `accumulator`.
-    fn get_value(&self, accumulator: &Value) -> Value;
+    ///
+    /// # Errors
+    /// A failure that fails the job (no result is emitted), in the function's words.
+    fn get_value(&self, accumulator: &Value) -> Result<Value, ExprError>;
 }
 
 /// A registered aggregate function, as an [`AggregateKind::User`](super::AggregateKind::User)

@@ -180,8 +180,8 @@ fn weir_run_shows_progress_on_a_terminal_only() {
 }
 
 /// A job whose Python function takes minutes per row: `STOP JOB … WITH SAVEPOINT` waits for a
-/// savepoint the job cannot take until the call returns, and Ctrl-C ends the wait at once with
-/// a message (the job is cancelled in the background); `QUIT` then says it is cancelling the
+/// savepoint the job cannot take until the call returns (saying so after a second), and Ctrl-C
+/// ends the wait at once with a message (the job is cancelled in the background); `QUIT` then says it is cancelling the
 /// jobs, and Ctrl-C leaves without waiting for the stuck call.
 #[test]
 fn ctrl_c_interrupts_a_stop_and_a_quit_that_wait_on_a_stuck_job() {
@@ -214,9 +214,10 @@ fn ctrl_c_interrupts_a_stop_and_a_quit_that_wait_on_a_stuck_job() {
     let (_, id) = shell.exp_regex("Job ID: [0-9a-f]{32}").unwrap();
     let id = id.trim_start_matches("Job ID: ").to_string();
     shell.exp_string("weir> ").unwrap();
-    // The first row is in the function by now, or will be while the stop waits.
+    // The first row is in the function by now, or will be while the stop waits; the wait says
+    // so after a second, and Ctrl-C then ends it.
     shell.send_line(&format!("STOP JOB '{id}' WITH SAVEPOINT;")).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    shell.exp_string(&format!("Waiting for the savepoint of job {id}... (Ctrl-C to stop waiting")).unwrap();
     shell.send_control('c').unwrap();
     shell.exp_string(&format!("Stopping job {id} was interrupted")).unwrap();
     shell.exp_string("[INFO] The statement was cancelled.").unwrap();

@@ -6,6 +6,7 @@ pub mod advice;
 pub mod confluent;
 mod join;
 mod lookup;
+mod python;
 mod rank;
 mod window;
 
@@ -13,7 +14,6 @@ use std::fmt::Write;
 
 use weir_operators::aggregate::distinct::DistinctArgs;
 use weir_operators::aggregate::{Accumulator, AggregateCall};
-use weir_operators::expr::{Expr, Function};
 use weir_operators::{
     CalcSpec, CorrelatedTable, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
     MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
@@ -270,7 +270,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 })
                 .collect();
             // A Calc that calls a Python function is Flink's PythonCalc.
-            let name = if projections.iter().any(calls_python) { "PythonCalc" } else { "Calc" };
+            let name = if projections.iter().any(python::calls_python) { "PythonCalc" } else { "Calc" };
             let mut t = format!("{name}(select=[{}]", select.join(", "));
             if let Some(c) = condition {
                 let _ = write!(t, ", where=[{}]", expression(c, &column, infix));
@@ -597,56 +597,9 @@ pub fn logical_plan_text(plan: &Plan) -> String {
 /// A statement's logical plan and the sink it writes into (name and query columns), if any.
 pub type LogicalStatement = (Option<(String, Vec<Field>)>, Plan);
 
-/// Whether `e` calls a Python function.
-fn calls_python(e: &Expr) -> bool {
-    match e {
-        Expr::Call { function: Function::Scalar(f), args, .. } => f.0.is_python() || args.iter().any(calls_python),
-        Expr::Call { args, .. } => args.iter().any(calls_python),
-        Expr::Column { .. } | Expr::Literal { .. } => false,
-    }
-}
-
-/// `node` with each Calc of Python calls on columns printed as Flink splits it: a `PythonCalc`
-/// of the calls over a `Calc` of the columns they read (in the order they read them) and the
-/// condition. (Python calls nested in other expressions, or in the condition, stay one Calc.)
-fn split_python_calcs(mut node: PhysicalNode) -> PhysicalNode {
-    node.inputs = std::mem::take(&mut node.inputs).into_iter().map(split_python_calcs).collect();
-    let PhysicalKind::Calc(CalcSpec { projections, condition }) = &node.kind else { return node };
-    let on_columns = |p: &Expr| match p {
-        Expr::Column { .. } => true,
-        Expr::Call { function: Function::Scalar(f), args, .. } => {
-            f.0.is_python() && args.iter().all(|a| matches!(a, Expr::Column { .. }))
-        }
-        Expr::Call { .. } | Expr::Literal { .. } => false,
-    };
-    let python = projections.iter().any(calls_python);
-    if !python || !projections.iter().all(on_columns) || condition.as_ref().is_some_and(calls_python) {
-        return node;
-    }
-    let mut read = Vec::new();
-    projections.iter().for_each(|p| p.columns_in_order(&mut read));
-    let input = &node.inputs[0];
-    if condition.is_none() && read.iter().copied().eq(0..input.fields.len()) {
-        return node;
-    }
-    let lower = PhysicalNode {
-        kind: PhysicalKind::Calc(CalcSpec {
-            projections: read.iter().map(|&c| Expr::column(c, input.fields[c].data_type.clone())).collect(),
-            condition: condition.clone(),
-        }),
-        fields: read.iter().map(|&c| input.fields[c].clone()).collect(),
-        changelog: node.changelog,
-        parallelism: node.parallelism,
-        inputs: vec![input.clone()],
-    };
-    let map: Vec<Option<usize>> = (0..input.fields.len()).map(|c| read.iter().position(|&r| r == c)).collect();
-    let projections = projections.iter().map(|p| p.clone().remap(&map)).collect();
-    PhysicalNode { kind: PhysicalKind::Calc(CalcSpec { projections, condition: None }), inputs: vec![lower], ..node }
-}
-
 /// The EXPLAIN text of statements planned as `logical` and `physical`.
 pub fn explain(logical: &[LogicalStatement], physical: &[PhysicalNode], details: ExplainDetails) -> String {
-    let split: Vec<PhysicalNode> = physical.iter().cloned().map(split_python_calcs).collect();
+    let split: Vec<PhysicalNode> = physical.iter().cloned().map(python::split_python_calcs).collect();
     let physical = &split[..];
     let mut out = String::from("== Abstract Syntax Tree ==\n");
     for (i, (sink, plan)) in logical.iter().enumerate() {

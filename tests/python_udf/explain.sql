@@ -18,3 +18,8 @@ EXPLAIN SELECT id, w FROM orders LEFT JOIN LATERAL TABLE(split_words(name)) AS t
 EXPLAIN SELECT id, word, len FROM orders, LATERAL TABLE(words(name)) AS t(word, len) WHERE id > 1 AND len > 3;
 EXPLAIN CHANGELOG_MODE SELECT id, add_one(qty) FROM orders WHERE qty > 1;
 EXPLAIN CHANGELOG_MODE SELECT id, w FROM orders, LATERAL TABLE(split_words(name)) AS t(w);
+-- Python calls inside other expressions: a PythonCalc of the columns those read and the calls
+-- (each call as written, f0, f1, …) under a Calc of the expressions.
+EXPLAIN SELECT id, add_one(qty) + 1, add_one(id) FROM orders;
+EXPLAIN SELECT add_one(qty) * add_one(qty), name, id + qty FROM orders;
+EXPLAIN SELECT id, add_one(add_one(qty)) + id FROM orders;

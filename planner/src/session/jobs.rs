@@ -256,11 +256,19 @@ impl Session {
                 let _ = done.send(stopping.stop_with_savepoint(&dir, stopping.checkpointing.timeout, drain));
             })
             .map_err(|e| Error::Runtime(weir_runtime::Error::execution(format!("cannot stop job {id}: {e}"))))?;
+        let started = std::time::Instant::now();
+        let mut told = false;
         let path = loop {
             match stopped.recv_timeout(INTERRUPT_POLL) {
                 Ok(result) => break result?,
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) if self.interrupted.load(Ordering::SeqCst) => {
                     return self.abandon_stop(&job);
+                }
+                // A savepoint that takes a while: the wait says so (on stderr, so that the
+                // statement's output stays Flink's) and how to end it.
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !told && started.elapsed() >= SLOW_STOP => {
+                    told = true;
+                    eprintln!("Waiting for the savepoint of job {id}... (Ctrl-C to stop waiting and cancel the job)");
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
@@ -329,6 +337,9 @@ fn ports_of(wanted: &str) -> Option<std::ops::RangeInclusive<u16>> {
 
 /// How often a wait of `STOP JOB` looks for Ctrl-C.
 const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long `STOP JOB … WITH SAVEPOINT` waits before it says it is waiting.
+const SLOW_STOP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The columns of `SHOW JOBS`, as Flink's SQL client prints them.
 const JOB_COLUMNS: [&str; 4] = ["job id", "job name", "status", "start time"];

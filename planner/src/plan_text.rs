@@ -141,3 +141,27 @@ pub(crate) fn calcite_type(ty: &weir_runtime::DataType) -> String {
         format!("{text} NOT NULL")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use weir_operators::expr::Expr;
+    use weir_runtime::{DataType, LogicalType, Value};
+
+    use super::{expression, lineage_expression};
+
+    #[test]
+    fn a_lineage_writes_literals_as_before_and_explain_as_flink() {
+        let column = |_: usize| "name".to_string();
+        let quoted = Expr::literal(Value::string("it's"), DataType::new(LogicalType::Char(4)).not_null());
+        assert_eq!(lineage_expression(&quoted, &column), "_UTF-16LE'it's'");
+        assert_eq!(expression(&quoted, &column, false), "_UTF-16LE'it''s'");
+        assert_eq!(expression(&quoted, &column, true), "'it's'");
+        let at = Expr::literal(
+            Value::Timestamp(weir_runtime::value::Timestamp::from_millis(1_704_067_200_100)),
+            DataType::new(LogicalType::Timestamp(1)).not_null(),
+        );
+        assert_eq!(lineage_expression(&at, &column), "2024-01-01T00:00:00.100");
+        assert_eq!(expression(&at, &column, false), "2024-01-01 00:00:00.1:TIMESTAMP(1)");
+        assert_eq!(expression(&at, &column, true), "2024-01-01 00:00:00.1");
+    }
+}

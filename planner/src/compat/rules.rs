@@ -118,10 +118,44 @@ fn rows_changed(old: &StateShape, new: &StateShape) -> Option<String> {
     };
     let fits = match new.row_rule {
         RowRule::Any => true,
-        RowRule::Types => before.len() == after.len() && before.iter().zip(after).all(|(a, b)| a.ty == b.ty),
-        RowRule::Lineage => before == after,
+        RowRule::Types => {
+            before.len() == after.len() && before.iter().zip(after).all(|(a, b)| same_values(&a.ty, &b.ty))
+        }
+        RowRule::Lineage => {
+            before.len() == after.len()
+                && before.iter().zip(after).all(|(a, b)| a.lineage == b.lineage && same_values(&a.ty, &b.ty))
+        }
     };
     (!fits).then(|| format!("the rows it keeps change from {} to {}", columns(before), columns(after)))
+}
+
+/// Whether columns of the types written `a` and `b` hold their values alike in state: the
+/// same type, or character strings of any length (`CHAR(3)`, `VARCHAR(5)` and `STRING` hold the
+/// same text; a literal was typed `STRING` before weir typed it `CHAR(n)`, as Flink does).
+fn same_values(a: &str, b: &str) -> bool {
+    a == b || any_length_string(a) == any_length_string(b)
+}
+
+/// `ty` with each `CHAR(n)` and `VARCHAR(n)` written `STRING`.
+fn any_length_string(ty: &str) -> String {
+    let mut out = String::with_capacity(ty.len());
+    let mut rest = ty;
+    while !rest.is_empty() {
+        let at_word = out.chars().last().is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+        let prefix = ["VARCHAR(", "CHAR("].into_iter().find(|p| at_word && rest.starts_with(p));
+        if let Some(prefix) = prefix {
+            let digits = rest[prefix.len()..].chars().take_while(char::is_ascii_digit).count();
+            if digits > 0 && rest[prefix.len() + digits..].starts_with(')') {
+                out.push_str("STRING");
+                rest = &rest[prefix.len() + digits + 1..];
+                continue;
+            }
+        }
+        let c = rest.chars().next().expect("rest is not empty");
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// The verdict on a change of aggregate calls (see the module docs).
@@ -292,5 +326,17 @@ pub(super) fn judge_job(old: &JobShape, new: &JobShape, options: CompatOptions, 
                 old.parallelism, new.parallelism
             ),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn strings_of_any_length_hold_their_values_alike() {
+        assert!(super::same_values("STRING NOT NULL", "CHAR(1) NOT NULL"));
+        assert!(super::same_values("ARRAY<VARCHAR(3) NOT NULL>", "ARRAY<STRING NOT NULL>"));
+        assert!(!super::same_values("STRING NOT NULL", "STRING"));
+        assert!(!super::same_values("STRING", "BINARY(3)"));
+        assert!(!super::same_values("STRING", "INT"));
     }
 }

@@ -407,31 +407,27 @@ fn sections(text: &str, name: &str) -> Vec<Vec<String>> {
 /// Partition push-down as Flink's: a filter over the partition column alone names the
 /// partitions read (`partitions=[{dt=…}]`, listed when the query is planned) and leaves the
 /// Calc, the scan reads no partition column nobody uses, and no partition left is an empty
-/// VALUES. A disjunction with another column chooses none (Flink types its literal there,
-/// which weir does not print: the shape is compared).
+/// VALUES; a disjunction with another column chooses none.
 #[test]
 fn partition_filters_choose_the_partitions_read_as_flinks() {
-    let (ours, theirs) = (explain("filesystem_partitions"), flink("filesystem_partitions"));
-    for name in ["Optimized Physical Plan", "Optimized Execution Plan"] {
-        let (a, b) = (sections(&ours, name), sections(&theirs, name));
-        assert_eq!(a.len(), 4, "{name}: four statements in\n{ours}");
-        assert_eq!(a[..3], b[..3], "{name}");
-        assert_eq!(shape(&a[3]), shape(&b[3]), "{name}");
-    }
+    assert_every_plan_as_flinks("filesystem_partitions", 4);
 }
 
 /// Literals read as Flink's: plain quotes in the execution plan, `_UTF-16LE'…'` with doubled
-/// quotes in the physical plan, times as Calcite writes them, a DECIMAL or TIMESTAMP with a
-/// fraction typed in the physical plan. (Flink's physical plan also types a string literal that
-/// its simplifier widened to the other side of `=` or to a CASE's type, which weir does not
-/// print: the first statement's physical plan is compared by shape.)
+/// quotes in the others, times as Calcite writes them, a DECIMAL or TIMESTAMP with a fraction
+/// typed, a CASE's string literals typed as the CASE, and a string literal compared by `=` typed
+/// as the other side in the physical plan (as Flink's optimizer leaves it).
 #[test]
 fn literals_print_as_flinks() {
-    let (ours, theirs) = (explain("literals"), flink("literals"));
-    let (a, b) = (sections(&ours, "Optimized Execution Plan"), sections(&theirs, "Optimized Execution Plan"));
-    assert_eq!(a, b);
-    let (a, b) = (sections(&ours, "Optimized Physical Plan"), sections(&theirs, "Optimized Physical Plan"));
-    assert_eq!(a.len(), 2, "two statements in\n{ours}");
-    assert_eq!(shape(&a[0]), shape(&b[0]));
-    assert_eq!(a[1], b[1]);
+    assert_every_plan_as_flinks("literals", 4);
+}
+
+/// Asserts that every section of the `count` statements of `case` is Flink's, line for line.
+fn assert_every_plan_as_flinks(case: &str, count: usize) {
+    let (ours, theirs) = (explain(case), flink(case));
+    for name in ["Abstract Syntax Tree", "Optimized Physical Plan", "Optimized Execution Plan"] {
+        let (a, b) = (sections(&ours, name), sections(&theirs, name));
+        assert_eq!(a.len(), count, "{case}: {name} of {count} statements in\n{ours}");
+        assert_eq!(a, b, "{case}: {name}");
+    }
 }

@@ -23,7 +23,7 @@ use weir_runtime::{Field, ShipStrategy};
 use crate::catalog::Catalog;
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 use crate::plan::{Node, Plan};
-pub(crate) use crate::plan_text::{calcite_type, expression, literal, phase_text};
+pub(crate) use crate::plan_text::{calcite_type, expression, literal, logical_expression, phase_text};
 
 /// What EXPLAIN prints besides the plans.
 #[derive(Debug, Clone, Copy, Default)]
@@ -439,7 +439,7 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
                 let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
                 let _ = write!(text, ", partitions=[{}]", kept.join(", "));
             }
-            let parts: Vec<String> = filter.remaining().map(|c| expression(c, &column, false)).collect();
+            let parts: Vec<String> = filter.remaining().map(|c| logical_expression(c, &column)).collect();
             if !parts.is_empty() {
                 let _ = write!(text, ", filter=[{}]", parts.join(", "));
             }
@@ -461,14 +461,14 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             let items: Vec<String> = projections
                 .iter()
                 .zip(&plan.fields)
-                .map(|(p, f)| format!("{}=[{}]", f.name, expression(p, &dollar, false)))
+                .map(|(p, f)| format!("{}=[{}]", f.name, logical_expression(p, &dollar)))
                 .collect();
             format!("LogicalProject({})", items.join(", "))
         }
         Node::WatermarkAssigner { input, rowtime, watermark } => format!(
             "LogicalWatermarkAssigner(rowtime=[{}], watermark=[{}])",
             input.fields.get(*rowtime).map_or(String::new(), |f| f.name.clone()),
-            expression(watermark, &dollar, false)
+            logical_expression(watermark, &dollar)
         ),
         Node::Aggregate { keys, calls, .. } => {
             let mut items =
@@ -494,7 +494,7 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
                 weir_operators::join::JoinType::LeftSemi => "semi",
                 weir_operators::join::JoinType::LeftAnti => "anti",
             };
-            format!("LogicalJoin(condition=[{}], joinType=[{kind}])", expression(condition, &dollar, false))
+            format!("LogicalJoin(condition=[{}], joinType=[{kind}])", logical_expression(condition, &dollar))
         }
         Node::Rank { rank_type, range, partition, order, .. } => {
             rank::logical_rank_label("LogicalRank", *rank_type, *range, partition, order)
@@ -570,7 +570,7 @@ fn draw_logical(out: &mut String, plan: &Plan, prefix: &str, detailed: bool) {
     let children = plan.node.inputs();
     if let Node::Calc { condition: Some(c), input, .. } = &plan.node {
         let dollar = |i: usize| format!("${i}");
-        let _ = writeln!(out, "{prefix}+- LogicalFilter(condition=[{}])", expression(c, &dollar, false));
+        let _ = writeln!(out, "{prefix}+- LogicalFilter(condition=[{}])", logical_expression(c, &dollar));
         let deeper = format!("{prefix}   ");
         let _ = write!(out, "{deeper}+- ");
         return draw_logical(out, input, &format!("{deeper}   "), detailed);

@@ -8,34 +8,95 @@ use weir_operators::expr::{Expr, Function};
 use weir_runtime::print::value_to_string;
 use weir_runtime::{DataType, LogicalType, Value};
 
-/// How an expression is written: Flink's physical plan (prefix), its execution plan (infix), or
-/// the lineage a checkpoint records (infix, with literals as weir first wrote them there: a
-/// recorded lineage must read the same in later versions).
+/// How an expression is written: Flink's logical plan (prefix), its physical plan (prefix, with
+/// what its optimizer adds), its execution plan (infix), or the lineage a checkpoint records
+/// (infix, with literals as weir first wrote them there: a recorded lineage must read the same
+/// in later versions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Notation {
-    Prefix,
+    Logical,
+    Physical,
     Infix,
     Lineage,
+}
+
+impl Notation {
+    fn is_prefix(self) -> bool {
+        matches!(self, Notation::Logical | Notation::Physical)
+    }
 }
 
 /// A literal as Flink prints it in a physical plan: strings as `_UTF-16LE'…'` (quotes doubled),
 /// times as Calcite writes them (`2024-01-01 00:00:00.1`), intervals with their unit.
 pub(crate) fn literal(value: &Value) -> String {
-    literal_in(value, Notation::Prefix)
+    literal_in(value, Notation::Physical)
 }
 
 fn literal_in(value: &Value, notation: Notation) -> String {
     match (value, notation) {
-        (Value::String(s), Notation::Prefix) => format!("_UTF-16LE'{}'", s.replace('\'', "''")),
+        (Value::String(s), Notation::Logical | Notation::Physical) => format!("_UTF-16LE'{}'", s.replace('\'', "''")),
         (Value::String(s), Notation::Infix) => format!("'{s}'"),
         (Value::String(s), Notation::Lineage) => format!("_UTF-16LE'{s}'"),
-        (Value::Time(_) | Value::Timestamp(_), Notation::Prefix | Notation::Infix) => {
+        (Value::Time(_) | Value::Timestamp(_), Notation::Logical | Notation::Physical | Notation::Infix) => {
             calcite_time(&value_to_string(value))
         }
         (Value::IntervalDayTime(ms), _) => format!("{ms}:INTERVAL SECOND"),
         (Value::IntervalYearMonth(m), _) => format!("{m}:INTERVAL MONTH"),
         (other, _) => value_to_string(other),
     }
+}
+
+/// A CASE's string literals as Calcite writes them once coerced to the CASE's type (weir's
+/// values keep theirs): `_UTF-16LE'a':VARCHAR(2) CHARACTER SET "UTF-16LE"` among `'a'` and
+/// `'bc'`. The values are the odd arguments and a trailing ELSE.
+fn coerce_case_literals(args: &[Expr], ty: &DataType, parts: &mut [String]) {
+    if !matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_)) {
+        return;
+    }
+    let mut plain = ty.clone();
+    plain.nullable = true;
+    for (i, arg) in args.iter().enumerate() {
+        let is_value = i % 2 == 1 || i + 1 == args.len();
+        if let (true, Expr::Literal { value: Value::String(_), ty: own }) = (is_value, arg) {
+            if own.logical != ty.logical {
+                parts[i] = format!("{}:{} CHARACTER SET \"UTF-16LE\"", parts[i], calcite_type(&plain));
+            }
+        }
+    }
+}
+
+/// `=` and `<>` between a character string and a CHAR literal as Flink's optimizer leaves them
+/// in the physical plan: the literal as a VARCHAR of the other side's length
+/// (`=(name, _UTF-16LE'a':VARCHAR(2147483647) CHARACTER SET "UTF-16LE")`); of a CHAR column of
+/// another length, both as a VARCHAR of the longer.
+fn widen_compared_literals(args: &[Expr], parts: &mut [String]) {
+    let [a, b] = args else { return };
+    for (literal, other, at) in [(b, a, 1), (a, b, 0)] {
+        let Expr::Literal { value: Value::String(text), ty } = literal else { continue };
+        if !is_natural_char(text, ty) {
+            continue;
+        }
+        let length = match other.ty().logical {
+            LogicalType::Varchar(n) => n,
+            LogicalType::Char(n) if Some(n) != string_length_of(ty) => {
+                let longer = n.max(string_length_of(ty).unwrap_or(0));
+                parts[1 - at] = format!("CAST({} AS VARCHAR({longer}) CHARACTER SET \"UTF-16LE\")", parts[1 - at]);
+                longer
+            }
+            _ => continue,
+        };
+        parts[at] = format!("{}:VARCHAR({length}) CHARACTER SET \"UTF-16LE\"", parts[at]);
+        return;
+    }
+}
+
+fn string_length_of(ty: &DataType) -> Option<u32> {
+    weir_operators::expr::types::string_length(&ty.logical)
+}
+
+/// Whether `ty` is the type of a literal `text` as written: `CHAR(n)` of its `n` characters.
+fn is_natural_char(text: &str, ty: &DataType) -> bool {
+    matches!(ty.logical, LogicalType::Char(n) if n as usize == text.chars().count())
 }
 
 /// Whether Calcite's physical plan names a literal's type after it: a DECIMAL with a fraction
@@ -65,7 +126,12 @@ fn calcite_time(printed: &str) -> String {
 /// An expression as Flink prints it: `>(amount, 400)` (prefix) or `(amount > 400)` (infix),
 /// columns by `column(i)`.
 pub(crate) fn expression(expr: &Expr, column: &dyn Fn(usize) -> String, infix: bool) -> String {
-    render(expr, column, if infix { Notation::Infix } else { Notation::Prefix })
+    render(expr, column, if infix { Notation::Infix } else { Notation::Physical })
+}
+
+/// An expression as Flink's logical plan (its abstract syntax tree) prints it.
+pub(crate) fn logical_expression(expr: &Expr, column: &dyn Fn(usize) -> String) -> String {
+    render(expr, column, Notation::Logical)
 }
 
 /// An expression as a checkpoint's lineage records it (see [`Notation`]).
@@ -74,7 +140,7 @@ pub(crate) fn lineage_expression(expr: &Expr, column: &dyn Fn(usize) -> String) 
 }
 
 fn render(expr: &Expr, column: &dyn Fn(usize) -> String, notation: Notation) -> String {
-    let infix = notation != Notation::Prefix;
+    let infix = !notation.is_prefix();
     match expr {
         Expr::Column { index, .. } => column(*index),
         // Calcite types the literals of other than their default types: `1:BIGINT` (in the
@@ -84,9 +150,22 @@ fn render(expr: &Expr, column: &dyn Fn(usize) -> String, notation: Notation) -> 
         Expr::Literal { value, ty } if !infix && typed_in_physical_plan(ty) => {
             format!("{}:{}", literal_in(value, notation), calcite_type(&DataType { nullable: true, ..ty.clone() }))
         }
+        // A string literal of another type than the CHAR of its length (coerced to a CASE's
+        // VARCHAR, say), as Calcite writes it.
+        Expr::Literal { value: value @ Value::String(s), ty } if notation.is_prefix() && !is_natural_char(s, ty) => {
+            let mut plain = ty.clone();
+            plain.nullable = true;
+            format!("{}:{} CHARACTER SET \"UTF-16LE\"", literal_in(value, notation), calcite_type(&plain))
+        }
         Expr::Literal { value, .. } => literal_in(value, notation),
         Expr::Call { function, args, ty } => {
-            let parts: Vec<String> = args.iter().map(|a| render(a, column, notation)).collect();
+            let mut parts: Vec<String> = args.iter().map(|a| render(a, column, notation)).collect();
+            if matches!(function, Function::Case) && notation.is_prefix() {
+                coerce_case_literals(args, ty, &mut parts);
+            }
+            if matches!(function, Function::Equals | Function::NotEquals) && notation == Notation::Physical {
+                widen_compared_literals(args, &mut parts);
+            }
             match (function, function.operator_symbol()) {
                 (_, Some(symbol)) if infix && parts.len() >= 2 => format!("({})", parts.join(&format!(" {symbol} "))),
                 (_, Some(symbol)) => format!("{symbol}({})", parts.join(", ")),

@@ -78,9 +78,11 @@ fn guarded<T>(info: &SubtaskInfo, operator: &str, f: impl FnOnce() -> Result<T>)
     // A failure an earlier call recorded and no call took (none should be left) is not this one's.
     let _ = crate::call_failure::take();
     let outcome = catch_unwind(AssertUnwindSafe(scoped));
-    // A failure recorded where the operator could not return it fails the call all the same.
+    // A failure recorded where the operator could not return it fails the call all the same,
+    // and is the cause of an error the call returned after it (a NULL accumulator in place of
+    // one that could not be made fails the next update).
     let outcome = match (outcome, crate::call_failure::take()) {
-        (Ok(Ok(_)), Some(message)) => Ok(Err(Error::Execution(message))),
+        (Ok(_), Some(message)) => Ok(Err(Error::Execution(message))),
         (outcome, _) => outcome,
     };
     match outcome {

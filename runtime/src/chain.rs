@@ -46,6 +46,10 @@ pub(crate) struct Chain {
     /// The source split of the element being processed ([`crate::operator::Source::splits`]):
     /// the operators' contexts tell it, and the chunks the chain emits carry it on.
     splits: Option<Arc<crate::operator::Splits>>,
+    /// Whether the rows being emitted are rows of that split: those an operator emits for a
+    /// chunk it was handed. Rows an operator emits from a timer, a watermark, the end of its
+    /// input, a barrier or async work come from no one split, and leave the chain untagged.
+    of_split: bool,
     /// Rows handed to the last operator of the chain (a sink's rows, at a sink subtask).
     rows_into_last: u64,
     /// Woken when async work of any operator makes progress.
@@ -121,6 +125,7 @@ impl Chain {
             ops,
             origin: 0,
             splits: None,
+            of_split: false,
             rows_into_last: 0,
             notifier,
             ended: 0,
@@ -148,6 +153,7 @@ impl Chain {
     /// Polls every operator with async work, head first, running what each emits through the
     /// rest of the chain.
     pub(crate) fn poll_async(&mut self, sink: &mut Vec<StreamElement>) -> Result<()> {
+        self.of_split = false;
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             if o.op.async_state() == AsyncState::Idle {
@@ -215,6 +221,7 @@ impl Chain {
         // Which split the rows came from, for the operators chained after the source.
         let splits = s.source.splits().map(Arc::new);
         self.set_splits(splits);
+        self.of_split = true;
         let Some(s) = &mut self.source else { return Ok(status) };
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
@@ -241,6 +248,7 @@ impl Chain {
             self.origin = c.origin_nanos();
             self.set_splits(c.splits().cloned());
         }
+        self.of_split = true;
         self.deliver(0, input, element, sink)
     }
 
@@ -249,6 +257,7 @@ impl Chain {
     /// and has no async work left. Returns whether the whole chain has ended and is idle;
     /// when not, call again after [`Chain::poll_async`].
     pub(crate) fn advance_end(&mut self, sink: &mut Vec<StreamElement>) -> Result<bool> {
+        self.of_split = false;
         while self.ended < self.ops.len() {
             if self.ended > 0 && self.ops[self.ended - 1].op.async_state() != AsyncState::Idle {
                 return Ok(false);
@@ -264,6 +273,7 @@ impl Chain {
 
     /// Fires the processing-time timers due at `now`, head first.
     pub(crate) fn fire_processing_timers(&mut self, now: i64, sink: &mut Vec<StreamElement>) -> Result<()> {
+        self.of_split = false;
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             while let Some(timer) = o.ctx.timers_mut().pop_due(TimeDomain::ProcessingTime, now) {
@@ -287,6 +297,7 @@ impl Chain {
     /// barrier (into `sink` past the chain) and start what must be done before it (a sink's
     /// flush, which the runtime then waits for).
     pub(crate) fn prepare_barrier(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
+        self.of_split = false;
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             guarded(&self.info, &o.name, || o.op.prepare_snapshot_pre_barrier(checkpoint, &mut o.ctx, &mut o.out))?;
@@ -329,6 +340,7 @@ impl Chain {
 
     /// Tells the head source and every operator, head first, that checkpoint `checkpoint` is complete.
     pub(crate) fn notify_checkpoint_complete(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
+        self.of_split = false;
         if let Some(s) = &mut self.source {
             guarded(&self.info, &s.name, || s.source.notify_checkpoint_complete(checkpoint, &mut s.ctx))?;
         }
@@ -398,7 +410,7 @@ impl Chain {
             let element = match element {
                 StreamElement::Chunk(mut c) => {
                     c.set_origin_nanos(self.origin);
-                    c.set_splits(self.splits.clone());
+                    c.set_splits(self.splits.clone().filter(|_| self.of_split));
                     StreamElement::Chunk(c)
                 }
                 other => other,
@@ -416,9 +428,12 @@ impl Chain {
                 }
             }
         }
+        // What an operator emits for anything but a chunk (a watermark's timers) is of no split.
+        let of_split = self.of_split;
+        self.of_split &= matches!(element, StreamElement::Chunk(_));
         let info = &self.info;
         let o = &mut self.ops[index];
-        guarded(info, &o.name, || match element {
+        let handled = guarded(info, &o.name, || match element {
             StreamElement::Chunk(chunk) => o.op.process_chunk(input, chunk, &mut o.ctx, &mut o.out),
             StreamElement::Watermark(watermark) => {
                 o.ctx.set_watermark(watermark);
@@ -432,8 +447,10 @@ impl Chain {
                 o.out.emit(other);
                 Ok(())
             }
-        })?;
-        self.forward(index, sink)
+        });
+        let forwarded = handled.and_then(|()| self.forward(index, sink));
+        self.of_split = of_split;
+        forwarded
     }
 
     /// Passes what operator `index` emitted to the next operator.
@@ -445,5 +462,80 @@ impl Chain {
         let result = out.drain().try_for_each(|element| self.deliver(index + 1, 0, element, sink));
         self.ops[index].out = out;
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::chunk::Chunk;
+    use crate::element::StreamElement;
+    use crate::error::Result;
+    use crate::fixture::chunk;
+    use crate::harness::OperatorHarness;
+    use crate::operator::{Operator, OperatorContext, Output, Splits};
+    use crate::timers::Timer;
+
+    /// Passes its chunks on, asks for a processing-time timer, and emits a row of its own from
+    /// that timer, from each watermark and from the end of its input.
+    struct Echo;
+
+    fn own_row() -> Chunk {
+        chunk("op | n INT\n+I | 0")
+    }
+
+    impl Operator for Echo {
+        fn name(&self) -> &str {
+            "Echo"
+        }
+
+        fn process_chunk(&mut self, _: usize, chunk: Chunk, ctx: &mut OperatorContext, out: &mut Output) -> Result<()> {
+            ctx.register_processing_time_timer(10, Vec::new());
+            out.collect(chunk);
+            Ok(())
+        }
+
+        fn process_watermark(&mut self, watermark: i64, _: &mut OperatorContext, out: &mut Output) -> Result<()> {
+            out.collect(own_row());
+            out.emit_watermark(watermark);
+            Ok(())
+        }
+
+        fn on_timer(&mut self, _: Timer, _: &mut OperatorContext, out: &mut Output) -> Result<()> {
+            out.collect(own_row());
+            Ok(())
+        }
+
+        fn end_of_input(&mut self, _: &mut OperatorContext, out: &mut Output) -> Result<()> {
+            out.collect(own_row());
+            Ok(())
+        }
+    }
+
+    fn tags(h: &mut OperatorHarness) -> Vec<Option<usize>> {
+        h.take_output()
+            .into_iter()
+            .filter_map(|e| match e {
+                StreamElement::Chunk(c) => Some(c.splits().map(|s| s.current)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Rows an operator emits for a split's chunk leave the chain tagged with that split; rows
+    /// it emits from a timer, a watermark or the end of its input come from no one split and
+    /// leave untagged (a split-aware watermark assigner after a forward edge counts them for no
+    /// split).
+    #[test]
+    fn only_rows_emitted_for_a_splits_chunk_carry_its_split() {
+        let mut h = OperatorHarness::new(Echo);
+        h.set_splits(Some(Splits { current: 1, open: vec![true, true] }));
+        h.push("op | n INT\n+I | 1").unwrap();
+        assert_eq!(tags(&mut h), [Some(1)]);
+        h.advance_processing_time(10).unwrap();
+        h.watermark(5).unwrap();
+        h.end_input().unwrap();
+        assert_eq!(tags(&mut h), [None, None, None]);
+        h.push("op | n INT\n+I | 2").unwrap();
+        assert_eq!(tags(&mut h), [Some(1)]);
     }
 }

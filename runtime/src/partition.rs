@@ -307,6 +307,33 @@ mod tests {
         assert_eq!(by_columns, by_rows);
     }
 
+    /// A chunk keeps its source split across a forward edge only: a receiver of another edge
+    /// hears from several senders (after a restore into fewer subtasks, each reading several
+    /// splits), where one sender's split means nothing.
+    #[test]
+    fn the_source_split_crosses_forward_edges_only() {
+        let mut chunk = Chunk::with_types(&[crate::DataType::int()]);
+        for i in 0..8 {
+            chunk.push(crate::RowKind::Insert, &[Value::Int(i)]);
+        }
+        chunk.set_splits(Some(std::sync::Arc::new(crate::operator::Splits { current: 1, open: vec![true, true] })));
+        let strategies = [
+            (ShipStrategy::Forward, true),
+            (ShipStrategy::Rebalance, false),
+            (ShipStrategy::Hash(vec![0]), false),
+            (ShipStrategy::Broadcast, false),
+            (ShipStrategy::Single, false),
+        ];
+        for (strategy, kept) in strategies {
+            let mut partitioner = Partitioner::new(strategy.clone(), 0, 2);
+            partitioner.route(StreamElement::Chunk(chunk.clone()), |_, e| {
+                if let StreamElement::Chunk(c) = e {
+                    assert_eq!(c.splits().is_some(), kept, "{strategy:?}");
+                }
+            });
+        }
+    }
+
     #[test]
     fn a_columnar_chunk_splits_into_parts_that_share_its_arrays() {
         let mut chunk = Chunk::with_types(&[crate::DataType::int()]);

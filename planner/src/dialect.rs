@@ -89,6 +89,11 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    /// `U&'\0041'`: a string of Unicode escapes, as Calcite reads it.
+    fn supports_unicode_string_literal(&self) -> bool {
+        true
+    }
+
     /// `GROUPING SETS`, `ROLLUP` and `CUBE` are read by [`parse_grouping`], as Calcite reads
     /// them (`GROUPING SETS (a, (b, c), ())`: an element need not be parenthesized).
     fn supports_group_by_expr(&self) -> bool {

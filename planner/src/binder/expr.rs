@@ -768,7 +768,7 @@ impl ExprBinder<'_> {
     fn value(&self, v: &ast::Value, at: Position) -> Result<Expr> {
         match v {
             ast::Value::Number(text, _) => number(text, at),
-            ast::Value::SingleQuotedString(s) => Ok(string_literal(s)),
+            ast::Value::SingleQuotedString(s) | ast::Value::UnicodeStringLiteral(s) => Ok(string_literal(s)),
             ast::Value::Boolean(b) => Ok(Expr::literal(Value::Boolean(*b), DataType::boolean().not_null())),
             ast::Value::Null => Ok(null_literal()),
             ast::Value::HexStringLiteral(hex) => {

@@ -18,7 +18,7 @@ use weir_operators::{
     CalcSpec, CorrelatedTable, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
     MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
 };
-use weir_runtime::{Field, ShipStrategy};
+use weir_runtime::{DataType, Field, ShipStrategy};
 
 use crate::catalog::Catalog;
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
@@ -136,6 +136,14 @@ fn table_path_with_metadata(name: &str, projected: Option<&[Field]>, keys: &[Str
     }
 }
 
+/// `, partitions=[{dt=…}, …]` of a scan whose partitions were chosen (`""` otherwise), as Flink
+/// prints it in every plan.
+fn partitions_attribute(filter: &crate::plan::ScanFilter) -> String {
+    let Some(pruning) = &filter.partitions else { return String::new() };
+    let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
+    format!(", partitions=[{}]", kept.join(", "))
+}
+
 /// `[catalog, database, table` of a table's path, as Flink prints it before the scan's details.
 fn table_path_prefix(name: &str) -> String {
     format!("[{}", weir_connectors::registry::name_parts(name).join(", "))
@@ -206,10 +214,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 .collect();
             let mut path = table_path_with_metadata(&table.name, pushed.then_some(&physical[..]), &keys);
             let mut pushed_down = String::new();
-            if let Some(pruning) = &filter.partitions {
-                let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
-                let _ = write!(pushed_down, ", partitions=[{}]", kept.join(", "));
-            }
+            pushed_down.push_str(&partitions_attribute(filter));
             let table_column = |i: usize| table.schema.fields[i].name.clone();
             let parts: Vec<String> = filter.remaining().map(|c| expression(c, &table_column, false)).collect();
             // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and` two
@@ -241,11 +246,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             let row_type: Vec<String> = node
                 .fields
                 .iter()
-                .map(|f| {
-                    let mut ty = f.data_type.clone();
-                    ty.nullable = true;
-                    format!("{} {}", calcite_type(&ty), f.name)
-                })
+                .map(|f| format!("{} {}", calcite_type(&DataType::new(f.data_type.logical.clone())), f.name))
                 .collect();
             format!("Values(type=[RecordType({})], tuples=[[]])", row_type.join(", "))
         }
@@ -435,10 +436,7 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
             let mut text = format!("LogicalTableScan(table=[{}]", table_path(&table.name, None));
             let _ =
                 write!(text, ", project=[{}]", projection.iter().map(|&c| column(c)).collect::<Vec<_>>().join(", "));
-            if let Some(pruning) = &filter.partitions {
-                let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
-                let _ = write!(text, ", partitions=[{}]", kept.join(", "));
-            }
+            text.push_str(&partitions_attribute(filter));
             let parts: Vec<String> = filter.remaining().map(|c| logical_expression(c, &column)).collect();
             if !parts.is_empty() {
                 let _ = write!(text, ", filter=[{}]", parts.join(", "));

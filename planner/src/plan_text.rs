@@ -53,16 +53,20 @@ fn coerce_case_literals(args: &[Expr], ty: &DataType, parts: &mut [String]) {
     if !matches!(ty.logical, LogicalType::Char(_) | LogicalType::Varchar(_)) {
         return;
     }
-    let mut plain = ty.clone();
-    plain.nullable = true;
     for (i, arg) in args.iter().enumerate() {
         let is_value = i % 2 == 1 || i + 1 == args.len();
         if let (true, Expr::Literal { value: Value::String(_), ty: own }) = (is_value, arg) {
             if own.logical != ty.logical {
-                parts[i] = format!("{}:{} CHARACTER SET \"UTF-16LE\"", parts[i], calcite_type(&plain));
+                parts[i] = typed_string(&parts[i], &ty.logical);
             }
         }
     }
+}
+
+/// A string literal's text with the type Calcite gives it: `_UTF-16LE'a':VARCHAR(2) CHARACTER
+/// SET "UTF-16LE"`.
+fn typed_string(text: &str, ty: &LogicalType) -> String {
+    format!("{text}:{} CHARACTER SET \"UTF-16LE\"", calcite_type(&DataType::new(ty.clone())))
 }
 
 /// `=` and `<>` between a character string and a CHAR literal as Flink's optimizer leaves them
@@ -76,22 +80,19 @@ fn widen_compared_literals(args: &[Expr], parts: &mut [String]) {
         if !is_natural_char(text, ty) {
             continue;
         }
+        let own = text.chars().count() as u32;
         let length = match other.ty().logical {
             LogicalType::Varchar(n) => n,
-            LogicalType::Char(n) if Some(n) != string_length_of(ty) => {
-                let longer = n.max(string_length_of(ty).unwrap_or(0));
+            LogicalType::Char(n) if n != own => {
+                let longer = n.max(own);
                 parts[1 - at] = format!("CAST({} AS VARCHAR({longer}) CHARACTER SET \"UTF-16LE\")", parts[1 - at]);
                 longer
             }
             _ => continue,
         };
-        parts[at] = format!("{}:VARCHAR({length}) CHARACTER SET \"UTF-16LE\"", parts[at]);
+        parts[at] = typed_string(&parts[at], &LogicalType::Varchar(length));
         return;
     }
-}
-
-fn string_length_of(ty: &DataType) -> Option<u32> {
-    weir_operators::expr::types::string_length(&ty.logical)
 }
 
 /// Whether `ty` is the type of a literal `text` as written: `CHAR(n)` of its `n` characters.
@@ -148,14 +149,12 @@ fn render(expr: &Expr, column: &dyn Fn(usize) -> String, notation: Notation) -> 
         Expr::Literal { value: Value::Null, ty } => format!("null:{}", calcite_type(ty)),
         Expr::Literal { value: Value::BigInt(v), .. } if !infix => format!("{v}:BIGINT"),
         Expr::Literal { value, ty } if !infix && typed_in_physical_plan(ty) => {
-            format!("{}:{}", literal_in(value, notation), calcite_type(&DataType { nullable: true, ..ty.clone() }))
+            format!("{}:{}", literal_in(value, notation), calcite_type(&DataType::new(ty.logical.clone())))
         }
         // A string literal of another type than the CHAR of its length (coerced to a CASE's
         // VARCHAR, say), as Calcite writes it.
         Expr::Literal { value: value @ Value::String(s), ty } if notation.is_prefix() && !is_natural_char(s, ty) => {
-            let mut plain = ty.clone();
-            plain.nullable = true;
-            format!("{}:{} CHARACTER SET \"UTF-16LE\"", literal_in(value, notation), calcite_type(&plain))
+            typed_string(&literal_in(value, notation), &ty.logical)
         }
         Expr::Literal { value, .. } => literal_in(value, notation),
         Expr::Call { function, args, ty } => {

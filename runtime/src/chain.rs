@@ -46,9 +46,10 @@ pub(crate) struct Chain {
     /// The source split of the element being processed ([`crate::operator::Source::splits`]):
     /// the operators' contexts tell it, and the chunks the chain emits carry it on.
     splits: Option<Arc<crate::operator::Splits>>,
-    /// Whether the rows being emitted are rows of that split: those an operator emits for a
-    /// chunk it was handed. Rows an operator emits from a timer, a watermark, the end of its
-    /// input, a barrier or async work come from no one split, and leave the chain untagged.
+    /// Whether the rows being emitted are rows of that split: true only while a pushed or polled
+    /// chunk goes through the operators, for what they emit for it. Rows an operator emits from
+    /// a timer, a watermark, the end of its input, a barrier or async work come from no one
+    /// split, and leave the chain untagged.
     of_split: bool,
     /// Rows handed to the last operator of the chain (a sink's rows, at a sink subtask).
     rows_into_last: u64,
@@ -153,7 +154,6 @@ impl Chain {
     /// Polls every operator with async work, head first, running what each emits through the
     /// rest of the chain.
     pub(crate) fn poll_async(&mut self, sink: &mut Vec<StreamElement>) -> Result<()> {
-        self.of_split = false;
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             if o.op.async_state() == AsyncState::Idle {
@@ -221,7 +221,6 @@ impl Chain {
         // Which split the rows came from, for the operators chained after the source.
         let splits = s.source.splits().map(Arc::new);
         self.set_splits(splits);
-        self.of_split = true;
         let Some(s) = &mut self.source else { return Ok(status) };
         let mut out = std::mem::take(&mut s.out);
         let now = monotonic_nanos();
@@ -234,7 +233,7 @@ impl Chain {
                 }
                 other => other,
             };
-            self.deliver(0, 0, element, sink)
+            self.deliver_from_split(0, element, sink)
         });
         if let Some(s) = &mut self.source {
             s.out = out;
@@ -248,8 +247,21 @@ impl Chain {
             self.origin = c.origin_nanos();
             self.set_splits(c.splits().cloned());
         }
+        self.deliver_from_split(input, element, sink)
+    }
+
+    /// [`Chain::deliver`]s an element of the current split to the head operator: what the
+    /// operators emit for it carries the split ([`Chain::of_split`] holds only meanwhile).
+    fn deliver_from_split(
+        &mut self,
+        input: usize,
+        element: StreamElement,
+        sink: &mut Vec<StreamElement>,
+    ) -> Result<()> {
         self.of_split = true;
-        self.deliver(0, input, element, sink)
+        let delivered = self.deliver(0, input, element, sink);
+        self.of_split = false;
+        delivered
     }
 
     /// Ends the input of the operators in turn, head first, running what each emits through
@@ -257,7 +269,6 @@ impl Chain {
     /// and has no async work left. Returns whether the whole chain has ended and is idle;
     /// when not, call again after [`Chain::poll_async`].
     pub(crate) fn advance_end(&mut self, sink: &mut Vec<StreamElement>) -> Result<bool> {
-        self.of_split = false;
         while self.ended < self.ops.len() {
             if self.ended > 0 && self.ops[self.ended - 1].op.async_state() != AsyncState::Idle {
                 return Ok(false);
@@ -273,7 +284,6 @@ impl Chain {
 
     /// Fires the processing-time timers due at `now`, head first.
     pub(crate) fn fire_processing_timers(&mut self, now: i64, sink: &mut Vec<StreamElement>) -> Result<()> {
-        self.of_split = false;
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             while let Some(timer) = o.ctx.timers_mut().pop_due(TimeDomain::ProcessingTime, now) {
@@ -297,7 +307,6 @@ impl Chain {
     /// barrier (into `sink` past the chain) and start what must be done before it (a sink's
     /// flush, which the runtime then waits for).
     pub(crate) fn prepare_barrier(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
-        self.of_split = false;
         for i in 0..self.ops.len() {
             let o = &mut self.ops[i];
             guarded(&self.info, &o.name, || o.op.prepare_snapshot_pre_barrier(checkpoint, &mut o.ctx, &mut o.out))?;
@@ -340,7 +349,6 @@ impl Chain {
 
     /// Tells the head source and every operator, head first, that checkpoint `checkpoint` is complete.
     pub(crate) fn notify_checkpoint_complete(&mut self, checkpoint: u64, sink: &mut Vec<StreamElement>) -> Result<()> {
-        self.of_split = false;
         if let Some(s) = &mut self.source {
             guarded(&self.info, &s.name, || s.source.notify_checkpoint_complete(checkpoint, &mut s.ctx))?;
         }

@@ -83,6 +83,15 @@ impl Welford {
     }
 }
 
+/// A user function's value, or NULL in place of one that failed: the failure fails the
+/// operator's call ([`weir_runtime::call_failure`]), so the NULL never leaves it.
+fn or_fail_call(value: Result<Value, crate::expr::ExprError>) -> Value {
+    value.unwrap_or_else(|e| {
+        weir_runtime::call_failure::fail_current_call(e.0);
+        Value::Null
+    })
+}
+
 /// The state of one aggregate call for one group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accumulator(State);
@@ -151,10 +160,7 @@ impl Accumulator {
             AggregateKind::StddevPop | AggregateKind::StddevSamp | AggregateKind::VarPop | AggregateKind::VarSamp => {
                 State::Moments(Welford::EMPTY)
             }
-            AggregateKind::User(user) => State::User(user.function.create_accumulator().unwrap_or_else(|e| {
-                weir_runtime::call_failure::fail_current_call(e.0);
-                Value::Null
-            })),
+            AggregateKind::User(user) => State::User(or_fail_call(user.function.create_accumulator())),
         })
     }
 
@@ -536,14 +542,7 @@ impl Accumulator {
             }
             (State::List(_), _) => Value::Null,
             (State::Moments(m), kind) => variance(m, kind, &call.result_type),
-            // A failure fails the operator's call ([`weir_runtime::call_failure`]): the NULL in
-            // its place never leaves it.
-            (State::User(accumulator), AggregateKind::User(user)) => {
-                user.function.get_value(accumulator).unwrap_or_else(|e| {
-                    weir_runtime::call_failure::fail_current_call(e.0);
-                    Value::Null
-                })
-            }
+            (State::User(accumulator), AggregateKind::User(user)) => or_fail_call(user.function.get_value(accumulator)),
             (State::User(_), _) => Value::Null,
             (State::Entries(entries), kind) => {
                 let null_on_null = *kind != AggregateKind::JsonObjectAgg { null_on_null: false };

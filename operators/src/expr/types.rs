@@ -42,6 +42,11 @@ pub fn string_length(ty: &LogicalType) -> Option<u32> {
     }
 }
 
+/// The length of two strings of lengths `n` and `m` joined (`'ab' || 'c'`), at most STRING's.
+pub fn joined_length(n: u32, m: u32) -> u32 {
+    n.saturating_add(m).min(weir_runtime::types::MAX_LENGTH)
+}
+
 /// Precision and scale of an exact number as a DECIMAL (INT is DECIMAL(10, 0), …).
 pub fn decimal_parts(ty: &DataType) -> Option<(u8, u8)> {
     match ty.logical {

@@ -97,9 +97,8 @@ pub const CONCAT_OPERATOR: Builtin = Builtin::new("||", Arity::exactly(2), conca
 });
 
 fn concat_operator_type(_: &Builtin, types: &[&DataType]) -> Result<DataType, ExprError> {
-    use weir_runtime::types::MAX_LENGTH;
     use weir_runtime::LogicalType::{Binary, Char, Varbinary, Varchar};
-    let sum = |n: &u32, m: &u32| n.saturating_add(*m).min(MAX_LENGTH);
+    let sum = |n: &u32, m: &u32| crate::expr::types::joined_length(*n, *m);
     let logical = match (&types[0].logical, &types[1].logical) {
         (Char(n), Char(m)) => Char(sum(n, m)),
         (Char(n) | Varchar(n), Char(m) | Varchar(m)) => Varchar(sum(n, m)),

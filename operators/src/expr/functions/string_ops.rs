@@ -82,7 +82,10 @@ pub const REVERSE: Builtin = Builtin::new(
     "REVERSE",
     Arity::exactly(1),
     // Nullable whatever the argument, as Flink types it.
-    |f, types| strings_to(f, types, DataType::string()).map(|_| DataType::string()),
+    |f, types| {
+        strings_to(f, types, DataType::string())?;
+        Ok(DataType::string())
+    },
     |args, _| Ok(string(text(&args[0]).chars().rev().collect())),
 );
 
@@ -388,8 +391,8 @@ pub const OVERLAY: Builtin = Builtin::new(
         f.expect(ok, types, "<CHARACTER> PLACING <CHARACTER> FROM <INTEGER> [FOR <INTEGER>]")?;
         // As long as both strings together, as Flink types it.
         let length = |t: &DataType| crate::expr::types::string_length(&t.logical).unwrap_or(0);
-        let sum = length(types[0]).saturating_add(length(types[1])).min(weir_runtime::types::MAX_LENGTH);
-        Ok(nullable_if_any(DataType::new(LogicalType::Varchar(sum)), types))
+        let joined = crate::expr::types::joined_length(length(types[0]), length(types[1]));
+        Ok(nullable_if_any(DataType::new(LogicalType::Varchar(joined)), types))
     },
     |args, _| {
         let s = chars(text(&args[0]));

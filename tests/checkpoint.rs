@@ -713,3 +713,87 @@ fn a_library_pipeline_keeps_its_keyed_state_across_restores() {
     assert_eq!(last.wait().unwrap(), weir::runtime::JobStatus::Finished);
     assert_eq!(written(out.path()), expected(ROWS));
 }
+
+/// A job without periodic checkpoints stops with a savepoint all the same, as in Flink: every
+/// subtask takes its part at one cut.
+#[test]
+fn a_job_without_periodic_checkpoints_stops_with_a_savepoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
+    let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
+    let (sink, _rows) = collect(&mut g, 1);
+    g.connect(source, tally, ShipStrategy::Hash(vec![0]));
+    g.connect(tally, sink, ShipStrategy::Rebalance);
+    let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
+    let path = handle
+        .stop_with_savepoint(dir.path(), "counting", Duration::from_secs(30))
+        .unwrap()
+        .expect("the endless job was running");
+    assert_eq!(handle.wait().unwrap(), weir::runtime::JobStatus::Cancelled);
+    let savepoint = storage::read_checkpoint(&path).unwrap();
+    assert_eq!(savepoint.subtasks.len(), 5, "{savepoint:?}");
+    let (sent, seen) = totals(&savepoint);
+    assert_eq!(sent, seen);
+}
+
+/// Drained into a savepoint without periodic checkpoints: the sources end, every subtask
+/// reports its final state, and the savepoint holds where each source ended.
+#[test]
+fn a_job_without_periodic_checkpoints_drains_into_a_savepoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = JobGraph::new();
+    let source = g.add_source("Counting", 2, |_| Counting::endless());
+    let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
+    let (sink, rows) = collect(&mut g, 1);
+    g.connect(source, tally, ShipStrategy::Hash(vec![0]));
+    g.connect(tally, sink, ShipStrategy::Rebalance);
+    let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
+    let path = handle
+        .canceller()
+        .drain_with_savepoint(dir.path(), "counting", Duration::from_secs(30))
+        .unwrap()
+        .expect("the endless job was running");
+    assert_eq!(handle.wait().unwrap(), weir::runtime::JobStatus::Finished);
+    let savepoint = storage::read_checkpoint(&path).unwrap();
+    // Each source's final state says how far it read; the sink received all of it.
+    let sent: u64 = savepoint
+        .subtasks
+        .iter()
+        .filter(|p| p.vertex.starts_with("Counting"))
+        .map(|p| counter(&p.operators[0].state, "sent"))
+        .sum();
+    assert!(sent > 0);
+    assert_eq!(sent, rows.rows().len() as u64, "the savepoint holds where every source ended");
+}
+
+/// Without periodic checkpoints a subtask that finishes keeps no state: once one has, the job
+/// refuses a savepoint with Flink's words (one without the finished subtask would start it
+/// from its beginning when restored) and runs on.
+#[test]
+fn a_job_without_periodic_checkpoints_refuses_a_savepoint_once_a_subtask_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = JobGraph::new();
+    let endless = g.add_source("Counting", 1, |_| Counting::endless());
+    let bounded = g.add_source("Counting", 1, |_| Box::new(Counting { sent: 0, limit: Some(100) }));
+    let tally = g.add_operator("Tally", 1, |_| Box::new(Tally { seen: 0 }));
+    let (sink, _rows) = collect(&mut g, 1);
+    g.connect(endless, tally, ShipStrategy::Forward);
+    g.connect(bounded, tally, ShipStrategy::Forward);
+    g.connect(tally, sink, ShipStrategy::Forward);
+    let handle = job::start(g, RuntimeConfig::default().with_worker_threads(1)).unwrap();
+    // Until the bounded source has finished, a savepoint holds it; from then on it is refused.
+    let mut refused = None;
+    wait_until("a savepoint is refused", || {
+        refused = handle.canceller().savepoint(dir.path(), "counting", Duration::from_secs(30)).err();
+        refused.is_some()
+    });
+    let refused = refused.unwrap();
+    assert!(refused.to_string().contains("Some tasks of the job have already finished"), "{refused}");
+    assert!(refused.to_string().contains("execution.checkpointing.interval"), "{refused}");
+    let stopped = handle.stop_with_savepoint(dir.path(), "counting", Duration::from_secs(30)).unwrap_err();
+    assert!(stopped.to_string().contains("already finished"), "{stopped}");
+    assert_eq!(handle.lifecycle().state().as_str(), "RUNNING", "a refused stop leaves the job running");
+    handle.cancel();
+    assert_eq!(handle.wait().unwrap(), weir::runtime::JobStatus::Cancelled);
+}

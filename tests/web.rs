@@ -6,6 +6,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -762,6 +763,50 @@ fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
     assert_eq!(get_json(at, &format!("/jobs/{second}"))["state"], "RUNNING");
     let jobs = get_json(at, "/jobs/overview");
     assert_eq!(jobs["jobs"].as_array().unwrap().len(), 2);
+    drop(session);
+}
+
+/// As in Flink, a job started without periodic checkpoints, and before any savepoint
+/// directory was set, stops with a savepoint into the directory the session sets by the time of
+/// the stop; the path printed is absolute, and a job started from it is restored from it.
+#[test]
+fn stop_job_with_savepoint_needs_no_checkpoint_interval_and_takes_the_directory_set_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = Printed::default();
+    let mut session = Session::new(
+        RuntimeConfig::default().with_parallelism(2),
+        ConnectorRegistry::default(),
+        Box::new(printed.clone()),
+    );
+    session.set("rest.port", "0").unwrap();
+    session.detach_unbounded_jobs(true);
+    session.execute_script(WINDOWED).unwrap();
+    let first = session.take_submitted().pop().unwrap().to_string();
+    let at = session.rest_address().unwrap();
+    let refused = session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap_err().error.to_string();
+    assert!(refused.contains("SET 'execution.checkpointing.savepoint-dir'"), "{refused}");
+    assert_eq!(get_json(at, &format!("/jobs/{first}"))["state"], "RUNNING");
+
+    let savepoints = dir.path().join("savepoints");
+    session.set("execution.checkpointing.savepoint-dir", &savepoints.display().to_string()).unwrap();
+    session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap();
+    let text = String::from_utf8(printed.0.lock().clone()).unwrap();
+    let path = text
+        .lines()
+        .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').split_whitespace().next())
+        .find(|cell| cell.contains("savepoint-"))
+        .unwrap_or_else(|| panic!("no savepoint path in:\n{text}"))
+        .to_string();
+    assert!(Path::new(&path).is_absolute() && path.starts_with(&savepoints.display().to_string()), "{path}");
+    assert!(Path::new(&path).join("_metadata").exists(), "{path}");
+    assert_eq!(get_json(at, &format!("/jobs/{first}"))["state"], "FINISHED");
+
+    let insert = &WINDOWED[WINDOWED.find("INSERT INTO").unwrap()..];
+    session.execute_script(&format!("SET 'execution.state-recovery.path' = '{path}';\n{insert}")).unwrap();
+    let second = session.take_submitted().pop().unwrap().to_string();
+    let stats = get_json(at, &format!("/jobs/{second}/checkpoints"));
+    assert_eq!(stats["counts"]["restored"], 1, "{stats}");
+    assert_eq!(get_json(at, &format!("/jobs/{second}"))["state"], "RUNNING");
     drop(session);
 }
 

@@ -8,6 +8,7 @@
 //! meanwhile) and backpressure travels upstream to the sources. Nothing is ever dropped.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,9 +75,10 @@ pub(crate) struct JobShared {
     pub idle_timeout: Duration,
     /// Watches the job's memory limit, when it has one and the heap is counted.
     pub memory: Option<MemoryGuard>,
-    /// Whether the job checkpoints periodically: a subtask that finishes then reports its
-    /// final state, which later checkpoints hold for it.
-    pub final_snapshots: bool,
+    /// Whether a subtask that finishes reports its final state, which later checkpoints hold
+    /// for it: from the start in a job that checkpoints periodically, and from the moment a
+    /// job without periodic checkpoints is drained into a savepoint.
+    pub final_snapshots: AtomicBool,
 }
 
 /// A receiving subtask's address, mailbox permits and the channel number it knows us by.
@@ -498,7 +500,8 @@ impl SubtaskActor {
     /// Ends what can be ended of the chain and, when all of it has, sends the end downstream.
     fn finish_ending(&mut self) -> Result<()> {
         if !self.finished && self.chain.advance_end(&mut self.produced)? {
-            if self.shared.final_snapshots {
+            let final_snapshots = self.shared.final_snapshots.load(Ordering::SeqCst);
+            if final_snapshots {
                 let took = Instant::now();
                 let states = self.chain.final_snapshot()?;
                 let states = self.with_ids(states);
@@ -513,7 +516,7 @@ impl SubtaskActor {
             tracing::debug!(subtask = %self.chain_name(), index = self.info.index, "subtask ended");
             self.produced.push(StreamElement::EndOfInput);
             self.finished = true;
-            self.awaiting_final = self.shared.final_snapshots;
+            self.awaiting_final = final_snapshots;
         }
         Ok(())
     }

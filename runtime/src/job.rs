@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -67,14 +68,38 @@ pub struct JobHandle {
 #[derive(Debug)]
 enum JobCommand {
     /// Take a checkpoint now, telling its id to the sender, if any.
-    Checkpoint(CheckpointingMode, Option<std::sync::mpsc::Sender<u64>>),
+    Checkpoint(CheckpointingMode, Option<Reply>),
     /// Take the savepoint that stops the job, telling its id to the sender: no checkpoint
     /// starts after it, so no sink commits what the savepoint does not hold.
-    Savepoint(std::sync::mpsc::Sender<u64>),
+    Savepoint(Reply),
     /// End every source now, as if it had run out (a final watermark, then the end of its
     /// input), telling the sender the id of the last checkpoint begun: none begins after it,
     /// so the next to complete is the job's final checkpoint, taken once every subtask finished.
-    Drain(std::sync::mpsc::Sender<u64>),
+    Drain(Reply),
+}
+
+/// Where the job tells a checkpoint's id, or why it takes none.
+type Reply = std::sync::mpsc::Sender<Result<u64>>;
+
+impl JobCommand {
+    /// Where the command's answer goes, if anywhere.
+    fn into_reply(self) -> Option<Reply> {
+        match self {
+            JobCommand::Checkpoint(_, reply) => reply,
+            JobCommand::Savepoint(reply) | JobCommand::Drain(reply) => Some(reply),
+        }
+    }
+}
+
+/// Why a job without periodic checkpoints takes no checkpoint once a subtask has finished: it
+/// kept no state of the subtasks that finished, and a checkpoint without them would restore
+/// them from their beginning.
+fn finished_tasks_refusal() -> Error {
+    Error::execution(
+        "Some tasks of the job have already finished and checkpointing with finished tasks is not enabled: \
+         a job without execution.checkpointing.interval keeps no state of its finished tasks. Set \
+         execution.checkpointing.interval before starting the job to take savepoints after some of its sources ended.",
+    )
 }
 
 impl JobHandle {
@@ -228,7 +253,7 @@ impl JobCanceller {
             return Ok(None);
         }
         let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
-        let Some(checkpoint) = self.await_checkpoint(id, Instant::now() + timeout, name, timeout, false)? else {
+        let Some(checkpoint) = self.await_checkpoint(id?, Instant::now() + timeout, name, timeout, false)? else {
             return Ok(None);
         };
         crate::checkpoint::storage::write_savepoint(dir, name, &checkpoint).map(Some).map_err(|e| {
@@ -291,6 +316,7 @@ impl JobCanceller {
         let deadline = Instant::now() + timeout;
         // The savepoint is the checkpoint triggered now (or the final one, should the job end).
         let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
+        let id = id.inspect_err(|_| self.lifecycle.running_again())?;
         let checkpoint = self.await_checkpoint(id, deadline, name, timeout, true)?;
         let written = checkpoint.map(|c| crate::checkpoint::storage::write_savepoint(dir, name, &c));
         self.cancel();
@@ -323,6 +349,7 @@ impl JobCanceller {
         }
         let deadline = Instant::now() + timeout;
         let Ok(last_begun) = drained.recv_timeout(timeout) else { return Ok(None) };
+        let last_begun = last_begun.inspect_err(|_| self.lifecycle.running_again())?;
         let Some(checkpoint) = self.await_checkpoint(last_begun + 1, deadline, name, timeout, true)? else {
             return Ok(None);
         };
@@ -552,7 +579,7 @@ async fn deploy_and_wait(
         clock: Arc::clone(&config.clock),
         idle_timeout: config.idle_timeout,
         memory: config.effective_memory_limit().and_then(MemoryGuard::new),
-        final_snapshots: config.checkpointing.interval.is_some(),
+        final_snapshots: AtomicBool::new(config.checkpointing.interval.is_some()),
     });
     let mailboxes: Vec<Vec<Arc<Semaphore>>> = plan
         .chains
@@ -698,21 +725,36 @@ async fn deploy_and_wait(
                 }
                 continue;
             }
-            Some(command) = control.commands.recv() => match command {
+            Some(command) = control.commands.recv() => {
                 // Once the savepoint that stops the job has begun, nothing follows it.
-                _ if coordinator.is_stopping() => continue,
-                JobCommand::Checkpoint(mode, reply) => (mode, reply),
-                JobCommand::Savepoint(reply) => {
-                    coordinator.stop_after_next();
-                    (CheckpointingMode::ExactlyOnce, Some(reply))
-                }
-                JobCommand::Drain(reply) => {
-                    coordinator.stop_after_next();
-                    sources.iter().for_each(|s| s.do_send(crate::actor::EndInput));
-                    let _ = reply.send(coordinator.last_begun());
+                if coordinator.is_stopping() {
                     continue;
                 }
-            },
+                // Without final snapshots, a subtask that finished left no state behind.
+                if stopped > 0 && !shared.final_snapshots.load(Ordering::SeqCst) {
+                    tracing::warn!(stopped, "checkpoint refused: subtasks finished without final snapshots");
+                    if let Some(reply) = command.into_reply() {
+                        let _ = reply.send(Err(finished_tasks_refusal()));
+                    }
+                    continue;
+                }
+                match command {
+                    JobCommand::Checkpoint(mode, reply) => (mode, reply),
+                    JobCommand::Savepoint(reply) => {
+                        coordinator.stop_after_next();
+                        (CheckpointingMode::ExactlyOnce, Some(reply))
+                    }
+                    JobCommand::Drain(reply) => {
+                        coordinator.stop_after_next();
+                        // Every subtask finishes from now on: each reports its final state,
+                        // which the final checkpoint (the savepoint) holds.
+                        shared.final_snapshots.store(true, Ordering::SeqCst);
+                        sources.iter().for_each(|s| s.do_send(crate::actor::EndInput));
+                        let _ = reply.send(Ok(coordinator.last_begun()));
+                        continue;
+                    }
+                }
+            }
             () = tick => {
                 coordinator.expire(clock.now_millis());
                 if !coordinator.may_trigger() {
@@ -728,7 +770,7 @@ async fn deploy_and_wait(
         let barrier = coordinator.begin(now, running, mode);
         sources.iter().for_each(|s| s.do_send(TriggerCheckpoint(barrier)));
         if let Some(reply) = reply {
-            let _ = reply.send(barrier.id);
+            let _ = reply.send(Ok(barrier.id));
         }
     }
     drop(addrs);

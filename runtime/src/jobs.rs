@@ -156,6 +156,15 @@ impl JobLifecycle {
         self.cancelling();
     }
 
+    /// A stop with a savepoint was refused before it began: the job runs on, as in Flink.
+    pub(crate) fn running_again(&self) {
+        self.stopped_with_savepoint.store(false, Ordering::Release);
+        let mut state = self.state.lock();
+        if *state == JobState::Cancelling {
+            *state = JobState::Running;
+        }
+    }
+
     /// The job's thread ended with `result`.
     pub(crate) fn ended(&self, result: &Result<JobStatus>) {
         let now = epoch_millis();
@@ -330,9 +339,9 @@ impl JobInfo {
     /// [`JobCanceller::stop_with_savepoint`] and [`JobCanceller::drain_with_savepoint`]).
     ///
     /// # Errors
-    /// As those; also when the job takes no checkpoints.
+    /// As those; also when the job runs in batch mode.
     pub fn stop_with_savepoint(&self, dir: &Path, timeout: Duration, drain: bool) -> Result<Option<PathBuf>> {
-        self.require_checkpoints()?;
+        self.require_streaming()?;
         if drain {
             return self.canceller.drain_with_savepoint(dir, &self.directory_name(), timeout);
         }
@@ -342,20 +351,21 @@ impl JobInfo {
     /// Takes a savepoint into `dir` and lets the job run on (see [`JobCanceller::savepoint`]).
     ///
     /// # Errors
-    /// As [`JobCanceller::savepoint`]; also when the job takes no checkpoints.
+    /// As [`JobCanceller::savepoint`]; also when the job runs in batch mode.
     pub fn savepoint(&self, dir: &Path, timeout: Duration) -> Result<Option<PathBuf>> {
-        self.require_checkpoints()?;
+        self.require_streaming()?;
         self.canceller.savepoint(dir, &self.directory_name(), timeout)
     }
 
-    fn require_checkpoints(&self) -> Result<()> {
-        if self.checkpointing.interval.is_none() {
-            return Err(Error::execution(format!(
-                "Job {} takes no checkpoints: set execution.checkpointing.interval to take savepoints.",
-                self.id
-            )));
+    /// A job in batch mode takes no checkpoints, hence no savepoints (as in Flink).
+    fn require_streaming(&self) -> Result<()> {
+        if self.streaming {
+            return Ok(());
         }
-        Ok(())
+        Err(Error::execution(format!(
+            "Job {} runs in BATCH mode (execution.runtime-mode), which takes no checkpoints and no savepoints.",
+            self.id
+        )))
     }
 
     /// The job's name as a directory name.

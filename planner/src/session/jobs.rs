@@ -221,7 +221,8 @@ impl Session {
     }
 
     /// `STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]`: cancels the job, first taking a
-    /// savepoint into `execution.checkpointing.savepoint-dir` when asked; prints the savepoint's
+    /// savepoint into `execution.checkpointing.savepoint-dir` (the session's now, else the
+    /// job's) when asked, with or without periodic checkpoints; prints the savepoint's absolute
     /// path. `WITH DRAIN` ends the job's sources before the savepoint, so that event time ends
     /// and every window fires; as in Flink's SQL client it only counts with `WITH SAVEPOINT`
     /// (without, the job is cancelled).
@@ -241,12 +242,16 @@ impl Session {
             job.cancel();
             return self.await_end(&job, ended);
         }
-        let Some(dir) = job.savepoint_dir.clone() else {
-            return Err(Error::Configuration(
-                "Could not stop job with a savepoint: set execution.checkpointing.savepoint-dir, the directory it is \
-                 written into."
-                    .into(),
-            ));
+        // As Flink's client: the session's directory at the time of the stop, else the one the
+        // job was started with.
+        let session_dir = self.settings.get(&SAVEPOINT_DIR);
+        let Some(dir) =
+            (!session_dir.is_empty()).then(|| PathBuf::from(session_dir)).or_else(|| job.savepoint_dir.clone())
+        else {
+            return Err(Error::Configuration(format!(
+                "Could not stop job {id} with a savepoint: no savepoint directory is set. Set one with SET \
+                 'execution.checkpointing.savepoint-dir' = '/path/to/savepoints'; and stop the job again."
+            )));
         };
         let (done, stopped) = std::sync::mpsc::channel();
         let stopping = std::sync::Arc::clone(&job);

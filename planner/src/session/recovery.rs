@@ -49,7 +49,7 @@ pub static SAVEPOINT_PATH: Setting<String> =
 pub static SAVEPOINT_DIR: Setting<String> = Setting::local_path(
     "execution.checkpointing.savepoint-dir",
     "",
-    "where a job that checkpoints takes its savepoint when weir run is stopped (Ctrl-C, SIGTERM)",
+    "where STOP JOB … WITH SAVEPOINT writes a job's savepoint, and where weir run's jobs take one when it is stopped (Ctrl-C, SIGTERM)",
 )
 .shown_as("none");
 /// `execution.state-recovery.ignore-unclaimed-state`
@@ -100,11 +100,12 @@ impl Session {
         format!("insert-into_{}", sinks.join(","))
     }
 
-    /// Where job `name`, started with `runtime`, takes its savepoint when stopped: only a job
-    /// that checkpoints, whose sinks commit on checkpoints, has one.
+    /// Where job `name`, started with `runtime`, takes its savepoint when stopped: any job in
+    /// streaming mode, with or without periodic checkpoints, once
+    /// `execution.checkpointing.savepoint-dir` is set.
     pub(super) fn savepoint_target(&self, name: &str, runtime: &RuntimeConfig) -> Option<SavepointTarget> {
         let dir = self.settings.get(&SAVEPOINT_DIR);
-        if dir.is_empty() || runtime.checkpointing.interval.is_none() {
+        if dir.is_empty() {
             return None;
         }
         let timeout = runtime.checkpointing.timeout;

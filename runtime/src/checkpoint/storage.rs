@@ -121,9 +121,9 @@ pub fn directory_name(job: &str) -> String {
 /// # Errors
 /// What the file system reports.
 pub fn write_savepoint(dir: &Path, name: &str, checkpoint: &CompletedCheckpoint) -> std::io::Result<PathBuf> {
-    let savepoint = dir.join(format!("savepoint-{}-{name}", checkpoint.id));
+    let savepoint = std::path::absolute(dir)?.join(format!("savepoint-{}-{name}", checkpoint.id));
     if crate::state::runs::names_runs(checkpoint) {
-        let shared = std::path::absolute(savepoint.join(SHARED_DIR))?;
+        let shared = savepoint.join(SHARED_DIR);
         let mut owned = checkpoint.clone();
         for operator in owned.subtasks.iter_mut().flat_map(|s| &mut s.operators) {
             operator.state = crate::state::runs::relocate_runs(&operator.state, &shared)?;

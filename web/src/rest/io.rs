@@ -1,7 +1,9 @@
 //! Flink's I/O metrics of subtasks and vertices, as `/jobs/:jid` and the vertex details write
-//! them: records received from and sent to other vertices, bytes (0: weir's exchanges hand
-//! chunks over in memory, never serialized), and the milliseconds spent busy, back-pressured
-//! and idle so far.
+//! them: records in and out as the task's `numRecordsIn`/`numRecordsOut` count them (as in Flink
+//! since 1.19, a source's records in are the rows it read and a sink's records out the rows it
+//! wrote, besides records received from and sent to other vertices), bytes (0: weir's exchanges
+//! hand chunks over in memory, never serialized), and the milliseconds spent busy,
+//! back-pressured and idle so far.
 
 use std::sync::Arc;
 
@@ -28,8 +30,8 @@ impl Io {
         let busy_ms = c.busy.as_secs_f64() * 1000.0;
         let backpressured_ms = c.backpressured.as_secs_f64() * 1000.0;
         Io {
-            read_records: c.records_in,
-            write_records: c.records_out,
+            read_records: c.task_records_in(),
+            write_records: c.task_records_out(),
             busy_ms,
             backpressured_ms,
             idle_ms: (duration(job) as f64 - busy_ms - backpressured_ms).max(0.0),

@@ -124,20 +124,25 @@ pub(crate) async fn subtasks_metrics(
                 "max" => max,
                 "avg" => avg,
                 "sum" => sum,
-                // How far the largest subtask is above the average, in percent of it.
-                _ => {
-                    if max > 0.0 {
-                        ((max - avg) / max * 100.0).round()
-                    } else {
-                        0.0
-                    }
-                }
+                "skew" => data_skew(&values, avg),
+                // Every aggregation was checked against `ALL` above.
+                _ => continue,
             };
             entry.insert((*aggregation).into(), json!(value));
         }
         answer.push(Value::Object(entry));
     }
     Ok(Json(json!(answer)).into_response())
+}
+
+/// Flink's `skew` of `values` (whose average is `avg`): their mean absolute deviation in percent
+/// of their mean, at most 100; 0 for a mean of 0.
+fn data_skew(values: &[f64], avg: f64) -> f64 {
+    if avg == 0.0 {
+        return 0.0;
+    }
+    let deviation = values.iter().map(|v| (avg - v).abs()).sum::<f64>() / values.len() as f64;
+    (deviation / avg * 100.0).min(100.0)
 }
 
 #[cfg(test)]
@@ -155,5 +160,14 @@ mod tests {
         assert_eq!(subtasks(Some(&"7-9,2-1".to_string()), 4).unwrap(), Vec::<usize>::new());
         assert_eq!(aggregations(Some(&"MIN,sum".to_string())).unwrap(), vec!["min", "sum"]);
         assert!(aggregations(Some(&"median".to_string())).is_err());
+    }
+
+    /// Flink's skew: mean absolute deviation over the mean, in percent, capped at 100.
+    #[test]
+    fn skew_is_flinks_mean_absolute_deviation() {
+        assert_eq!(data_skew(&[287.0, 190.0], 238.5), 48.5 / 238.5 * 100.0);
+        assert_eq!(data_skew(&[5.0, 5.0, 5.0], 5.0), 0.0);
+        assert_eq!(data_skew(&[0.0, 0.0], 0.0), 0.0);
+        assert_eq!(data_skew(&[0.0, 0.0, 0.0, 100.0], 25.0), 100.0);
     }
 }

@@ -307,18 +307,26 @@ fn run_script(args: &[String]) -> Result<(), String> {
         complain("Stopping the running jobs...");
         stop().iter().for_each(|line| complain(line));
     });
-    // A progress line while the jobs run, on a terminal only.
+    // A progress line while the jobs run (on a terminal only), and a summary line at the end.
     let progress = progress::Progress::start(session.jobs().clone(), &sql);
-    let result = match session.execute_script(&sql) {
-        // Ctrl-C, or the reader of standard output has gone (`| head`): the command ends quietly.
-        Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
-        Err(e) if e.error.is_output_closed() => Ok(()),
-        other => other.map_err(|e| e.in_file(&file)),
+    let (result, outcome) = match session.execute_script(&sql) {
+        // Ctrl-C: the jobs were stopped; the command ends without an error.
+        Err(e) if matches!(e.error, weir::planner::Error::Runtime(weir::runtime::Error::Cancelled)) => {
+            (Ok(()), Some(progress::Outcome::Stopped))
+        }
+        // The reader of standard output has gone (`| head`): the command ends quietly.
+        Err(e) if e.error.is_output_closed() => (Ok(()), None),
+        // A statement refused before any job ran needs no summary.
+        Err(e) => {
+            let ran = !session.jobs().jobs().is_empty();
+            (Err(e.in_file(&file)), ran.then_some(progress::Outcome::Failed))
+        }
+        Ok(()) => (Ok(()), Some(progress::Outcome::Done)),
     };
     // A stop in progress (savepoints being written) finishes, and says so, before the command ends.
     drop(stopping.lock());
-    if let Some(progress) = progress {
-        progress.finish(session.job_reports(), started.elapsed());
+    if let Some(outcome) = outcome {
+        progress.finish(session.job_reports(), started.elapsed(), outcome);
     }
     if stats.text || stats.json.is_some() {
         let report = weir::stats::RunStats {

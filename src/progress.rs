@@ -1,7 +1,8 @@
 //! `weir run`'s progress line on a terminal: rows read and their rate, and for files the bytes
 //! read of their total with the time left, redrawn a few times a second while the script's
-//! jobs run; then a summary line (rows written per sink, wall time). Nothing when standard
-//! error is not a terminal, nor when the script prints rows on the same terminal.
+//! jobs run (not when standard error is not a terminal, nor when the script prints rows on the
+//! same terminal); then a summary line, on a terminal or off one: rows written per sink and
+//! wall time (on a terminal also how long a run took before it failed or was stopped).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,10 +16,23 @@ use weir::runtime::report::JobReport;
 /// How often the line is redrawn.
 const TICK: Duration = Duration::from_millis(200);
 
-/// The progress line of a run, drawn by a thread of its own until dropped.
+/// The progress of a run: its line, drawn by a thread of its own until dropped, and its summary.
 pub struct Progress {
     done: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Whether the line is drawn: a summary then follows even when nothing was written.
+    drawn: bool,
+}
+
+/// How a run ended, as its summary line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every statement ran.
+    Done,
+    /// A statement failed (its error follows the summary).
+    Failed,
+    /// Ctrl-C or SIGTERM stopped the jobs.
+    Stopped,
 }
 
 /// Whether running `sql` prints anything on standard output: query results, listings, plans,
@@ -63,23 +77,27 @@ pub fn prints_to_terminal(sql: &str) -> bool {
 impl Progress {
     /// Starts drawing the progress of the jobs of `jobs` on standard error, when it is a
     /// terminal and `sql` prints nothing on the same terminal.
-    pub fn start(jobs: JobRegistry, sql: &str) -> Option<Progress> {
-        let shared_terminal = std::io::stdout().is_terminal() && prints_to_terminal(sql);
-        if !std::io::stderr().is_terminal() || shared_terminal {
-            return None;
-        }
+    pub fn start(jobs: JobRegistry, sql: &str) -> Progress {
         let done = Arc::new(AtomicBool::new(false));
-        let stop = Arc::clone(&done);
-        let thread = std::thread::Builder::new().name("weir-progress".into()).spawn(move || draw(&jobs, &stop)).ok()?;
-        Some(Progress { done, thread: Some(thread) })
+        let shared_terminal = std::io::stdout().is_terminal() && prints_to_terminal(sql);
+        let thread = (std::io::stderr().is_terminal() && !shared_terminal)
+            .then(|| {
+                let stop = Arc::clone(&done);
+                std::thread::Builder::new().name("weir-progress".into()).spawn(move || draw(&jobs, &stop)).ok()
+            })
+            .flatten();
+        let drawn = thread.is_some();
+        Progress { done, thread, drawn }
     }
 
-    /// Stops drawing and clears the line; then prints the run's summary (rows written per sink
-    /// and wall time).
-    pub fn finish(mut self, reports: &[JobReport], wall: Duration) {
+    /// Stops drawing and clears the line; then prints the run's summary on standard error:
+    /// rows written per sink and wall time (`Done in 1.20 s: wrote 6,000 rows to out.`), or,
+    /// on a terminal, how long it ran before it failed or was stopped. Off a terminal, a run
+    /// that wrote into no table (queries, EXPLAIN, DDL) or did not end well prints nothing.
+    pub fn finish(mut self, reports: &[JobReport], wall: Duration, outcome: Outcome) {
         self.stop();
         let mut sinks: Vec<(String, u64)> = Vec::new();
-        for vertex in reports.iter().flat_map(|r| &r.vertices) {
+        for vertex in reports.iter().filter(|r| !r.name.starts_with("SELECT")).flat_map(|r| &r.vertices) {
             if let Some((_, sink)) = vertex.name.rsplit_once("Sink: ") {
                 match sinks.iter_mut().find(|(name, _)| name == sink) {
                     Some((_, rows)) => *rows += vertex.records_into_last,
@@ -87,14 +105,28 @@ impl Progress {
                 }
             }
         }
+        // Off a terminal, a failure or a stop is said by what follows (the error, the savepoints),
+        // and a run that wrote into no table (queries, EXPLAIN, DDL) needs no summary.
+        let wanted = match outcome {
+            Outcome::Done => self.drawn || !sinks.is_empty(),
+            Outcome::Failed | Outcome::Stopped => self.drawn,
+        };
+        if !wanted {
+            return;
+        }
         let written: Vec<String> =
             sinks.iter().map(|(sink, rows)| format!("{} rows to {sink}", HumanCount(*rows))).collect();
         let written =
             if written.is_empty() { "nothing written".to_string() } else { format!("wrote {}", written.join(", ")) };
         let seconds = wall.as_secs_f64();
         let precision = if seconds < 10.0 { 2 } else { 1 };
+        let line = match outcome {
+            Outcome::Done => format!("Done in {seconds:.precision$} s: {written}."),
+            Outcome::Failed => format!("Failed after {seconds:.precision$} s ({written} by the jobs that ended):"),
+            Outcome::Stopped => format!("Stopped after {seconds:.precision$} s ({written} by the jobs that ended)."),
+        };
         // A standard error that has gone is no reason to fail the run.
-        let _ = writeln!(std::io::stderr(), "Done in {seconds:.precision$} s: {written}.");
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 
     fn stop(&mut self) {

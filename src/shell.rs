@@ -101,9 +101,11 @@ pub fn run_file(mut session: Session, file: &str, init: Option<&str>) -> Result<
             other => other.map_err(|e| e.in_file(file))?,
         }
     }
+    // A job's failure is reported at its INSERT, in the file that started it: the last one
+    // (an init file's jobs are counted against the file that follows it).
     match session.wait_all() {
-        Err(Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
-        other => other.map_err(|e| e.to_string()),
+        Err(e) if matches!(e.error, Error::Runtime(weir::runtime::Error::Cancelled)) => Ok(()),
+        other => other.map_err(|e| e.in_file(file)),
     }
 }
 

@@ -391,6 +391,43 @@ INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;
 
 /// State that outgrows `taskmanager.memory.process.size` ends the command with an error naming
 /// the operator and the statement, not with the system's out-of-memory killer.
+/// A mistyped file path is reported at the table's `'path'` option, before any job starts (it
+/// was at the INSERT, once the job had failed); a job that runs in the background and fails is
+/// reported at the INSERT that started it (it was at `0:0`).
+#[test]
+fn a_missing_path_is_reported_at_its_option_and_a_background_failure_at_its_insert() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo.sql");
+    std::fs::write(
+        &typo,
+        "CREATE TABLE bids (\n  a INT\n) WITH (\n  'connector' = 'filesystem',\n  'path' = 'bidz.csv',\n  \
+         'format' = 'csv'\n);\nCREATE TABLE out (a INT) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO out SELECT a FROM bids;\n",
+    )
+    .unwrap();
+    let path = typo.display().to_string();
+    let output = weir(&["run", &path]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("{path}:5:3: Cannot access 'bidz.csv': ")), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+
+    let background = dir.path().join("background.sql");
+    std::fs::write(
+        &background,
+        "CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');\n\
+         CREATE TABLE out (a INT) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO out SELECT a / (a - a) FROM s;\n",
+    )
+    .unwrap();
+    let path = background.display().to_string();
+    let output = weir(&["run", &path]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("{path}:3:1: Operator 'Calc'")), "{stderr}");
+    assert!(stderr.contains("/ by zero"), "{stderr}");
+}
+
 #[test]
 fn a_job_past_its_memory_limit_ends_with_an_error_naming_the_operator() {
     let dir = tempfile::tempdir().unwrap();

@@ -147,6 +147,8 @@ impl Error {
             Error::UnsupportedOptions { unsupported, .. } => unsupported.first().map(String::as_str),
             Error::UnknownConnector { .. } => Some("connector"),
             Error::UnknownFormat { .. } => Some("format"),
+            // Only the filesystem connector reads a path before its job starts.
+            Error::Io { .. } => Some("path"),
             _ => None,
         }
     }

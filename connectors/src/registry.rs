@@ -301,6 +301,10 @@ pub struct ScanContext {
     pub idle_timeout: Option<std::time::Duration>,
     /// The partitions to read, when the query's filter rules some out; `None`: all of them.
     pub partitions: Option<PartitionFilter>,
+    /// The job is built to start now (not only planned, as for `weir compat`): a scan may
+    /// check what it will read is there, so that a mistake is reported at the table's option
+    /// before the job starts.
+    pub job_starts: bool,
 }
 
 /// What a sink is for, besides the table.

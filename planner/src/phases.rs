@@ -220,7 +220,24 @@ impl<'a> Planner<'a> {
     /// # Errors
     /// A connector that cannot build what it offered.
     pub fn job_graph<'p>(&self, plans: &'p [PhysicalNode]) -> Result<(Translator<'p>, Vec<Output>)> {
-        let mut translator = Translator::new()
+        self.translate(Translator::new(), plans)
+    }
+
+    /// The job graph of `plans`, built to start now: its scans check that what they read is
+    /// there (a file path, say), so that a mistake is reported at the table's option.
+    ///
+    /// # Errors
+    /// As [`Planner::job_graph`]; also what a scan finds missing.
+    pub fn job_graph_to_start<'p>(&self, plans: &'p [PhysicalNode]) -> Result<(Translator<'p>, Vec<Output>)> {
+        self.translate(Translator::new().starting_job(), plans)
+    }
+
+    fn translate<'p>(
+        &self,
+        translator: Translator<'p>,
+        plans: &'p [PhysicalNode],
+    ) -> Result<(Translator<'p>, Vec<Output>)> {
+        let mut translator = translator
             .with_clock(Arc::clone(&self.clock))
             .with_batch(self.options.batch)
             .with_idle_timeout(self.options.source_idle_timeout);

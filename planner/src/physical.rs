@@ -593,8 +593,13 @@ impl<'a> Physical<'a> {
         };
         match node {
             Node::Scan { table, projection, changelog, key, filter, projected } => {
-                let scan_context =
-                    ScanContext { batch: self.options.batch, key: key.clone(), idle_timeout: None, partitions: None };
+                let scan_context = ScanContext {
+                    batch: self.options.batch,
+                    key: key.clone(),
+                    idle_timeout: None,
+                    partitions: None,
+                    job_starts: false,
+                };
                 let upserts = table.abilities(&scan_context).changes == ScanChanges::Upserts;
                 let primary_key: Vec<usize> =
                     table.primary_key.iter().filter_map(|k| projection.iter().position(|p| p == k)).collect();

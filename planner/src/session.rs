@@ -82,7 +82,8 @@ pub struct Session {
     query_hints: crate::hints::QueryHints,
     /// Where the join operators of the statement being planned start.
     join_operators: Vec<Position>,
-    running: Vec<(String, JobHandle)>,
+    /// Jobs started in the background, not waited for yet.
+    running: Vec<BackgroundJob>,
     /// Reports of the jobs that finished, in the order they ended.
     reports: Vec<JobReport>,
     /// Every job started, and where it takes its savepoint when stopped (see
@@ -118,6 +119,15 @@ struct StartedJob {
     /// Runs on in the background of a detached session (the shell): Ctrl-C, which cancels the
     /// statement running, leaves it be.
     detached: bool,
+}
+
+/// A job running in the background: what it runs, and where its statement starts (a failure
+/// of the job is reported there).
+#[derive(Debug)]
+struct BackgroundJob {
+    name: String,
+    at: Position,
+    handle: JobHandle,
 }
 
 /// An error and the position of the statement it belongs to.
@@ -288,17 +298,17 @@ impl Session {
             self.reap();
             return Ok(());
         }
-        self.wait_all().map_err(|error| ScriptError { statement: Position::default(), error })
+        self.wait_all()
     }
 
     /// Keeps the reports of the background jobs that have ended (a detached session lets them
     /// run past the script that started them); a failure is in the job's exceptions.
     fn reap(&mut self) {
         let (ended, running): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.running).into_iter().partition(|(_, job)| job.is_finished());
+            std::mem::take(&mut self.running).into_iter().partition(|job| job.handle.is_finished());
         self.running = running;
-        for (name, job) in ended {
-            if let Err(error) = self.finished(name, job) {
+        for job in ended {
+            if let Err(error) = self.finished(job.name, job.handle) {
                 tracing::info!(%error, "a background job ended");
             }
         }
@@ -386,10 +396,11 @@ impl Session {
     /// Waits for every job started without waiting (jobs with unbounded sources).
     ///
     /// # Errors
-    /// The first job that failed.
-    pub fn wait_all(&mut self) -> Result<()> {
-        for (name, job) in std::mem::take(&mut self.running) {
-            self.finished(name, job)?;
+    /// The first job that failed, at the statement that started it (at the option of a table
+    /// when a connector refused one).
+    pub fn wait_all(&mut self) -> Result<(), ScriptError> {
+        for job in std::mem::take(&mut self.running) {
+            self.finished(job.name, job.handle).map_err(|error| self.script_error(job.at, error))?;
         }
         Ok(())
     }
@@ -405,8 +416,8 @@ impl Session {
 
     /// Cancels every running job.
     pub fn cancel_all(&mut self) {
-        for (_, job) in &self.running {
-            job.cancel();
+        for job in &self.running {
+            job.handle.cancel();
         }
     }
 
@@ -604,7 +615,7 @@ impl Session {
         let planner = self.planner()?;
         let batch = planner.options().batch;
         let plans = planner.physical_inserts(inserts, at)?;
-        let (mut translator, _) = planner.job_graph(&plans)?;
+        let (mut translator, _) = planner.job_graph_to_start(&plans)?;
         // A job that never ends runs in the background unless `table.dml-sync` is set.
         let sync = self.settings.get(&DML_SYNC);
         // The distribution marked each sink with whether its sources all end.
@@ -629,7 +640,7 @@ impl Session {
         };
         if background {
             self.submitted.push(handle.id().clone());
-            self.running.push((name, handle));
+            self.running.push(BackgroundJob { name, at, handle });
             Ok(())
         } else {
             self.finished(name, handle)
@@ -745,7 +756,7 @@ fn query_graph(
     sink: weir_runtime::graph::OperatorFactory,
 ) -> Result<weir_runtime::graph::JobGraph> {
     let physical = planner.physical_query(plan)?;
-    let (mut translator, outputs) = planner.job_graph(std::slice::from_ref(&physical))?;
+    let (mut translator, outputs) = planner.job_graph_to_start(std::slice::from_ref(&physical))?;
     let sink = translator.graph.add_vertex(weir_runtime::graph::Vertex {
         name: "Sink: Collect".to_string(),
         parallelism: 1,

@@ -40,6 +40,8 @@ pub struct Translator<'p> {
     batch: bool,
     /// `table.exec.source.idle-timeout`, for sources with splits.
     idle_timeout: Option<std::time::Duration>,
+    /// The graph is built to start now (see [`ScanContext::job_starts`]).
+    job_starts: bool,
     /// Scans already added, by reuse digest: a shared scan runs once.
     scans: std::collections::HashMap<String, Output>,
     /// The clock lookup caches expire entries by.
@@ -77,6 +79,7 @@ impl<'p> Translator<'p> {
             graph: JobGraph::new(),
             batch: false,
             idle_timeout: None,
+            job_starts: false,
             scans: Default::default(),
             clock: Arc::new(weir_runtime::SystemClock),
             placed: Vec::new(),
@@ -86,6 +89,13 @@ impl<'p> Translator<'p> {
     /// The translator, with lookup caches reading time from `clock` (the job's clock).
     pub fn with_clock(mut self, clock: Arc<dyn weir_runtime::Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The translator of a graph built to start now: scans may check that what they read is
+    /// there (see [`ScanContext::job_starts`]).
+    pub fn starting_job(mut self) -> Self {
+        self.job_starts = true;
         self
     }
 
@@ -164,8 +174,13 @@ impl<'p> Translator<'p> {
         match &node.kind {
             PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
                 let partitions = partition_filter(filter);
-                let scan =
-                    ScanContext { batch: self.batch, key: key.clone(), idle_timeout: self.idle_timeout, partitions };
+                let scan = ScanContext {
+                    batch: self.batch,
+                    key: key.clone(),
+                    idle_timeout: self.idle_timeout,
+                    partitions,
+                    job_starts: self.job_starts,
+                };
                 let provider = table.create(&scan)?;
                 let parallelism = node.parallelism;
                 let factory = provider.factory;

@@ -197,7 +197,15 @@ impl ResolvedSource for FileTable {
 
     /// A partitioned table's scan reads only the partitions the query's filter can keep rows of
     /// (`scan.partitions`), as Flink prunes them.
+    ///
+    /// # Errors
+    /// For a job about to start, a `path` of an unpartitioned table that does not exist (a
+    /// partitioned table's path may come later: it reads what is there when it runs).
     fn create(&self, scan: &ScanContext) -> Result<SourceProvider> {
+        if scan.job_starts && self.partitioning.is_none() {
+            std::fs::metadata(&self.path)
+                .map_err(|source| Error::Io { path: self.path.display().to_string(), source })?;
+        }
         let (name, path, format, types) =
             (self.name.clone(), self.path.clone(), self.format.clone(), self.types.clone());
         let pruning = scan.partitions.clone();

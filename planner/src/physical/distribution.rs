@@ -57,7 +57,13 @@ impl Distribution {
         let input_parallelism = node.inputs.first().map_or(self.parallelism, |i| i.parallelism);
         node.parallelism = match &mut node.kind {
             PhysicalKind::TableSourceScan { table, key, .. } => {
-                let scan = ScanContext { batch: self.batch, key: key.clone(), idle_timeout: None, partitions: None };
+                let scan = ScanContext {
+                    batch: self.batch,
+                    key: key.clone(),
+                    idle_timeout: None,
+                    partitions: None,
+                    job_starts: false,
+                };
                 let offered = table.abilities(&scan);
                 if self.batch && !offered.bounded {
                     return Err(Error::validation(

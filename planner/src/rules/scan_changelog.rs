@@ -20,8 +20,13 @@ pub fn scan_changelog(plan: Plan, batch: bool) -> Result<Plan> {
     let Plan { node, fields } = plan;
     let node = match node {
         Node::Scan { table, projection, key, filter, projected, .. } => {
-            let offered =
-                table.abilities(&ScanContext { batch, key: key.clone(), idle_timeout: None, partitions: None });
+            let offered = table.abilities(&ScanContext {
+                batch,
+                key: key.clone(),
+                idle_timeout: None,
+                partitions: None,
+                job_starts: false,
+            });
             let changelog = match offered.changes {
                 ScanChanges::InsertOnly => ChangelogMode::INSERT_ONLY,
                 ScanChanges::Updates => {

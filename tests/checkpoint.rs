@@ -1,7 +1,7 @@
 //! Checkpoints in a running job: barriers from the sources, alignment at every input, and each
 //! subtask's state taken at the same cut of the streams.
 
-mod common;
+use crate::common;
 
 use common::{collect, wait_until};
 use std::sync::Arc;

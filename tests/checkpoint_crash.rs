@@ -14,7 +14,7 @@
 //! Also: SIGTERM stops the job with a savepoint, from which the job restores; a damaged
 //! savepoint is refused, naming what is wrong, and nothing is written.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -607,7 +607,14 @@ fn a_library_pipeline_killed_and_resumed_keeps_its_keyed_state() {
     let dir = tempfile::tempdir().unwrap();
     common::kill_until_done(6, 0x9e37_79b9_7f4a_7c15, 300..1500, |runs| {
         Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "library_job_process", "--ignored", "--nocapture", "--test-threads", "1"])
+            .args([
+                "--exact",
+                "checkpoint_crash::library_job_process",
+                "--ignored",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
             .env("WEIR_LIBRARY_JOB_DIR", dir.path())
             .env("WEIR_LIBRARY_JOB_PARALLELISM", (1 + runs % 3).to_string())
             .stdout(Stdio::null())

@@ -5,7 +5,7 @@
 //!
 //! The fixture is the savepoint of its `job.sql` (a statement set over a CSV file) stopped mid-stream (`SIGTERM` after its first
 //! checkpoint) and what its filesystem sinks had committed by then; the input is generated, the
-//! same on every run. `cargo test --test committed_checkpoint -- --ignored write_fixture`
+//! same on every run. `cargo test --test integration -- --ignored committed_checkpoint::write_fixture`
 //! writes a new fixture (only for a new format version: the old one must stay).
 
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use common::events::{events, OnTimeWindows};
 
-mod common;
+use crate::common;
 
 const ROWS: u64 = 400_000;
 const KEYS: u64 = 20;

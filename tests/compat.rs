@@ -6,7 +6,7 @@ use common::compat_scripts::{script, session, TABLES};
 use weir::planner::compat::Verdict;
 use weir::planner::session::check_scripts;
 
-mod common;
+use crate::common;
 
 /// The check of the script of `new` against the script of `old`, with the session options `set`
 /// in both.

@@ -11,7 +11,7 @@ use weir::connectors::ConnectorRegistry;
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
 
-mod common;
+use crate::common;
 
 /// `MyTable` of the rules' examples, its values computed from a sequence (so that every run reads
 /// the same rows), at `rate` rows per second.

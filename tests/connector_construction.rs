@@ -18,7 +18,7 @@ use weir::connectors::{
 use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
 
-mod common;
+use crate::common;
 
 /// How often each step ran.
 #[derive(Default)]

@@ -3,7 +3,7 @@
 //! against the REST API, and the page it draws shows the job's graph: every vertex, its
 //! parallelism, and records counted. A screenshot is kept in `target/tmp/dashboard.png`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

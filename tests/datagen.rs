@@ -1,7 +1,7 @@
 //! The `datagen` connector: every option, every type, sequences, and the rate limit on an
 //! injected clock.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

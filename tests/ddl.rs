@@ -6,7 +6,7 @@
 //! `tests/ddl/catalogs.sql` does the same for catalogs and databases (`catalogs.flink.out`,
 //! printed by PyFlink statement by statement), weir's refusals carrying Flink's messages.
 
-mod common;
+use crate::common;
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;

@@ -1,6 +1,6 @@
 //! Ship strategies end to end: HASH, REBALANCE, BROADCAST, SINGLE and FORWARD.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,7 +2,7 @@
 //! scan (so that two chains of the job have the same name), and a resume whose newest
 //! checkpoint is damaged.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The `filesystem` connector with the `csv` and `json` formats: reading Flink's test data,
 //! round trips through the sink and the source, errors that name the file, line and column.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,7 +8,7 @@
 //! shrinks. `WEIR_FUNCTIONS=NAME,…` runs only the calls of those functions; `WEIR_FUNCTIONS_VERBOSE=1`
 //! prints every failing call.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,7 +6,7 @@
 //! result or an error: no panic, no stack overflow, and no case slower than a few seconds.
 //!
 //! CI runs `WEIR_FUZZ_CASES` cases (300 by default) from seed `WEIR_FUZZ_SEED` (1); a longer run:
-//! `WEIR_FUZZ_CASES=100000 cargo test --release --test fuzz -- --nocapture`.
+//! `WEIR_FUZZ_CASES=100000 cargo test --release --test integration fuzz:: -- --nocapture`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

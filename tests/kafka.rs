@@ -2,7 +2,7 @@
 //! scripts read topics and write them through the `weir` binary as users run them; options,
 //! missing topics, unreachable brokers and records that do not decode fail with clear messages.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! files at parallelism 1, 2 and 4. A tumbling window over a topic of four partitions, one of
 //! them idle, fires as a from-scratch count of the rows says while the job runs on.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

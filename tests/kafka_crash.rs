@@ -4,7 +4,7 @@
 //! `at-least-once`, none is lost. (The exactly-once loop needs a broker with transactions:
 //! see its doc comment.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -109,7 +109,7 @@ fn crash_loop(delivery: &str, seed: u64) -> (tempfile::TempDir, &'static Broker,
 
 /// Needs a broker with transactions: tansu 0.6, the broker the tests start, answers no
 /// `EndTxn`. Run it against a Kafka cluster with `WEIR_KAFKA_BOOTSTRAP=host:port cargo test
-/// --test kafka_crash -- --ignored`.
+/// --test integration -- --ignored kafka_crash::`.
 #[test]
 #[ignore = "the tests' broker (tansu 0.6) has no transactions; see the doc comment"]
 fn exactly_once_writes_every_record_once_across_kill_9_and_resume() {

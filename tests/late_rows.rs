@@ -6,7 +6,7 @@
 //! (`pipeline.auto-watermark-interval` = 0), so that which rows are late does not depend on when
 //! processing-time ticks come.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Jobs from start to end: end of input through a DAG, backpressure, failure, cancellation,
 //! worker threads and metrics.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};

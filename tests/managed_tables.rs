@@ -2,7 +2,7 @@
 //! examples, Fluss's Flink SQL cases with their exact changelogs, persistence across sessions,
 //! point queries, batch mode, lookups, EXPLAIN and errors.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! by size; and a job reading and writing Parquet, killed at random moments and resumed at
 //! another parallelism, writes exactly the rows of an uninterrupted run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! 2.3's runs of the same scripts: the rows read back from the files (`.flink.out`, by the
 //! conformance rules) and the directories and success files written (`.flink.layout`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

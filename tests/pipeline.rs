@@ -1,6 +1,6 @@
 //! The pipeline API end to end, checked against a from-scratch recomputation.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 /// Each top-level module of `planner/src` and its layer.
 const LAYERS: &[(&str, usize)] = &[

@@ -1,7 +1,7 @@
 //! The jdbc and hologres connectors against a real PostgreSQL server (a throwaway one this
 //! test binary starts): lookup joins, caches, timeouts, connection failures, scan and sink.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

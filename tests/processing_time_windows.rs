@@ -1,7 +1,7 @@
 //! Windows of processing time through SQL: rows join the window of the clock when they arrive,
 //! windows fire as the clock passes their end while the job runs, and every row is counted once.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

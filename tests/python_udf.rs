@@ -12,7 +12,7 @@
 //! The functions import pandas and pyarrow from the interpreter `python.executable` names:
 //! `WEIR_PYARROW`, which `scripts/test` sets (`scripts/ensure-pyarrow` installs both).
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,5 @@
 //! The connector registry: option validation and its messages, print and blackhole.
 
-mod common;
-
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -166,7 +164,7 @@ fn print_to_console_child() {
 fn print_writes_to_standard_output_or_standard_error() {
     for standard_error in [false, true] {
         let output = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "print_to_console_child", "--nocapture", "--test-threads=1"])
+            .args(["--exact", "registry::print_to_console_child", "--nocapture", "--test-threads=1"])
             .env("WEIR_PRINT_CHILD", standard_error.to_string())
             .output()
             .unwrap();

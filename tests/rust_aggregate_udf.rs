@@ -4,7 +4,7 @@
 //! input and in a TUMBLE window; a function without `retract` over updating input and one in a
 //! HOP window are refused with a message, and its accumulator survives a checkpoint's encoding.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

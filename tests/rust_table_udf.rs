@@ -5,7 +5,7 @@
 //! named in EXPLAIN's Correlate; wrong calls refused when planned and a failing call failing
 //! the job with the function's message.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

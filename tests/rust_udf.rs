@@ -3,7 +3,7 @@
 //! with wrong argument types fails before a job starts), NULLs handled as the function declares,
 //! shadowing a built-in of the same name, and a second registration of a name refused.
 
-mod common;
+use crate::common;
 
 use common::Buffer;
 use weir::operators::expr::functions::wrong_types;

@@ -1,6 +1,6 @@
 //! SQL logic tests: every `tests/slt/*.slt` file runs in one session, record by record, and each
 //! record's output must equal the expected text below its `----` line. `WEIR_BLESS=1 cargo test
-//! --test slt` rewrites the expected texts with what weir prints (review the diff before you keep
+//! --test integration slt::` rewrites the expected texts with what weir prints (review the diff before you keep
 //! it). The format, close to sqllogictest's:
 //!
 //! ```text
@@ -30,7 +30,7 @@
 //! session of its own at parallelism 1 with `'sql-client.execution.result-mode' = 'changelog'`
 //! (a bare `RESET` would return it to tableau: reset single keys instead).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -145,8 +145,11 @@ fn check_file(path: &Path, bless: bool) -> Vec<String> {
     session.set("sql-client.execution.result-mode", "changelog").unwrap();
     let mut failures = Vec::new();
     let at = |r: &Record| format!("{}:{}", path.display(), r.line);
+    // Paths in the scripts are relative to their file's directory (the tests of other modules
+    // share this process, hence its working directory).
+    let data = format!("'path' = '{}/data/", path.parent().unwrap().display());
     for record in &mut records {
-        let sql = record.sql.join("\n");
+        let sql = record.sql.join("\n").replace("'path' = 'data/", &data);
         let result = run(&mut session, &printed, &out, &sql);
         let actual: Option<Vec<String>> = match (record.kind, result) {
             (Kind::Ok, Ok(_)) => None,
@@ -218,8 +221,6 @@ fn sql_logic_tests() {
     files.sort();
     assert!(!files.is_empty(), "no .slt files in {}", dir.display());
     let bless = std::env::var_os("WEIR_BLESS").is_some();
-    // Paths in the scripts are relative to tests/slt.
-    std::env::set_current_dir(&dir).unwrap();
     let failures: Vec<String> = files.iter().flat_map(|f| check_file(f, bless)).collect();
     assert!(failures.is_empty(), "{} failing records:\n\n{}", failures.len(), failures.join("\n\n"));
 }

@@ -2,7 +2,7 @@
 //! gets without the `weir` command's setup. Scripts whose results are checked (queries, errors)
 //! are SQL logic tests in `tests/slt/` (run by `tests/slt.rs`).
 
-mod common;
+use crate::common;
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;

@@ -6,7 +6,7 @@
 //! or a Rust name that shapes read shows up here, in review; checkpoints written before such a
 //! change are then matched against the new shape on restore (docs/compat.md).
 //!
-//! `WEIR_BLESS=1 cargo test --test state_signatures` rewrites the files; review the diff, and
+//! `WEIR_BLESS=1 cargo test --test integration state_signatures::` rewrites the files; review the diff, and
 //! bump the operator's `STATE_VERSION` when the bytes it writes changed.
 
 use std::collections::BTreeSet;
@@ -14,7 +14,7 @@ use std::path::Path;
 
 use common::compat_scripts::{script, session};
 
-mod common;
+use crate::common;
 
 /// The stateful operators (their signature's name), each with a query that plans it and the
 /// session options it needs.

@@ -1,6 +1,6 @@
 //! Event time and processing time end to end: watermark alignment, idle inputs, timers.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

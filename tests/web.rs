@@ -2,7 +2,7 @@
 //! Flink's field names, a savepoint and a cancel through the API), `/metrics` in the Prometheus
 //! text format agreeing with `--stats`, a port in use, and a client that hangs.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

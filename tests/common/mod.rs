@@ -20,6 +20,24 @@ use weir::connectors::{CollectHandle, GeneratorSource, MemorySource, SourceStep}
 use weir::runtime::graph::JobGraph;
 use weir::runtime::{Row, Value, VertexId};
 
+/// `f` of every item, in the items' order, computed by as many threads as the machine has
+/// cores (each takes the next item not taken yet): for cases that each run a process of their own.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, items.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                *slots[i].lock() = Some(f(item));
+            });
+        }
+    });
+    slots.into_iter().map(|slot| slot.into_inner().expect("every item was mapped")).collect()
+}
+
 /// Waits until `condition` holds, failing the test after 20 s (a hang, not a slow machine).
 pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -1,0 +1,55 @@
+//! weir's integration tests in one binary (one link of the whole engine instead of one per
+//! file, which kept `target/` many gigabytes larger): each module is the tests of one part or
+//! one concern, run as `cargo test --test integration MODULE::` (`slt::`, `conformance::`, …).
+//! `tests/memory.rs` is a binary of its own: it counts this process's allocations.
+
+mod common;
+
+mod aggregate_planning;
+mod checkpoint;
+mod checkpoint_crash;
+mod cli;
+mod committed_checkpoint;
+mod compat;
+mod compat_restore;
+mod conformance;
+mod connector_construction;
+mod dashboard;
+mod datagen;
+mod ddl;
+mod exchange;
+mod exhaustive_matches;
+mod explain;
+mod explain_confluent;
+mod fault_tolerance;
+mod filesystem;
+mod functions;
+mod fuzz;
+mod kafka;
+mod kafka_conformance;
+mod kafka_crash;
+mod late_rows;
+mod lifecycle;
+mod lookup_join;
+mod lookup_planning;
+mod managed_crash;
+mod managed_tables;
+mod nexmark;
+mod parquet;
+mod partitioned_files;
+mod pipeline;
+mod planner_layers;
+mod postgres;
+mod processing_time_windows;
+mod python_udf;
+mod registry;
+mod rust_aggregate_udf;
+mod rust_table_udf;
+mod rust_udf;
+mod shell;
+mod sink;
+mod slt;
+mod sql;
+mod state_signatures;
+mod time;
+mod web;

@@ -1,19 +1,17 @@
 -- The key-ordered async lookup example of Flink's documentation, as it is written there: bids
 -- from a Kafka topic, enriched with user data looked up in Hologres (or any PostgreSQL server:
--- Hologres speaks its protocol). Only the connection values differ, and the comma the
+-- Hologres speaks its protocol). Only the connection values differ (they name the local
+-- services below; put your Hologres instance's in their place), and the comma the
 -- documentation leaves after the users table's last option, which Flink refuses as weir does
 -- (`SQL parse failed. Encountered ")"`).
 --
--- A broker on localhost:9092 (tansu, built once into ~/.cache/weir-tools by the script) and
--- the bids in its topic:
---   $(scripts/ensure-kafka-broker) broker --storage-engine memory://tansu/ \
---       --listener-url tcp://127.0.0.1:9092 --advertised-listener-url tcp://localhost:9092 &
+-- A Kafka broker on localhost:9092 with the topic, and a PostgreSQL server on localhost:5432
+-- with the users table, started by the project's script (the broker is built once, ~25
+-- minutes on two cores); then the bids into the topic, then this job:
+--   scripts/example-services start
 --   cargo run --bin weir -- run examples/load_bids_into_kafka.sql
--- A PostgreSQL server with the users table (any server; Debian's postgresql package):
---   CREATE TABLE users (user_id TEXT PRIMARY KEY, user_name VARCHAR(255) NOT NULL, age INT NOT NULL);
---   INSERT INTO users VALUES ('web', 'Ann', 31), ('app', 'Bob', 42), ('mail', 'Cy', 27);
--- Fill in the endpoint, database, table and credentials below, then:
 --   cargo run --bin weir -- run examples/lookup_join_kafka.sql
+--   scripts/example-services stop      (when done)
 -- The job reads the topic until it is stopped (Ctrl-C); the blackhole sink prints nothing:
 -- change its connector to 'print' to see the rows.
 
@@ -46,11 +44,11 @@ CREATE TEMPORARY TABLE users (
 ) WITH (
     'connector' = 'hologres', -- The connector that supports the asynchronous lookup feature.
     'async' = 'true',
-    'dbname' = 'holo db name', -- The name of the Hologres database.
-    'tablename' = 'schema_name.table_name', -- The name of the Hologres table that is used to receive data.
-    'username' = 'access id', -- The AccessKey ID of your Alibaba Cloud account.
-    'password' = 'access key', -- The AccessKey secret of your Alibaba Cloud account.
-    'endpoint' = 'holo vpc endpoint' -- The virtual private cloud (VPC) endpoint of your Hologres instance.
+    'dbname' = 'weir_examples', -- The name of the Hologres database.
+    'tablename' = 'public.users', -- The name of the Hologres table that is used to receive data.
+    'username' = 'postgres', -- The AccessKey ID of your Alibaba Cloud account.
+    'password' = 'postgres', -- The AccessKey secret of your Alibaba Cloud account.
+    'endpoint' = 'localhost:5432' -- The virtual private cloud (VPC) endpoint of your Hologres instance.
 );
 
 CREATE TEMPORARY TABLE bh ( 

@@ -1,7 +1,7 @@
 -- Python functions from a PyFlink file (examples/python_udfs.py), called from SQL.
 -- Run it with: cargo run --bin weir -- run examples/python_udf.sql
 -- (A pandas function, `@udf(..., func_type="pandas")`, also needs pandas and pyarrow in the
--- interpreter `python.executable` names: SET 'python.executable' = 'venv/bin/python'.)
+-- interpreter `python.executable` names: examples/pandas_udf.sql calls one.)
 SET 'python.files' = 'examples/python_udfs.py';
 SET 'pipeline.global-job-parameters' = 'tax-rate:0.1';
 

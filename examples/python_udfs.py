@@ -21,3 +21,9 @@ class WithTax(ScalarFunction):
 
 
 with_tax = udf(WithTax(), result_type=DataTypes.DOUBLE())
+
+
+@udf(result_type=DataTypes.DOUBLE(), func_type="pandas")
+def order_total(quantity, unit_price):
+    """A pandas function: called once per batch of rows, each argument a pandas.Series."""
+    return quantity * unit_price

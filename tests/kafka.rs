@@ -406,11 +406,9 @@ fn the_kafka_lookup_example_runs_against_the_broker_and_postgres() {
         .unwrap();
     assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
     let script = on_broker(std::fs::read_to_string(examples.join("lookup_join_kafka.sql")).unwrap())
-        .replace("'holo vpc endpoint'", &format!("'127.0.0.1:{}'", pg.port))
-        .replace("'holo db name'", "'postgres'")
-        .replace("'schema_name.table_name'", "'public.kafka_users'")
-        .replace("'access id'", "'postgres'")
-        .replace("'access key'", "''");
+        .replace("'localhost:5432'", &format!("'127.0.0.1:{}'", pg.port))
+        .replace("'weir_examples'", "'postgres'")
+        .replace("'public.users'", "'public.kafka_users'");
     // As written (a blackhole sink), the job runs on over the topic without failing.
     let (printed, running) = run_until_rows(dir.path(), &script, 1, Duration::from_secs(3));
     assert!(printed.is_empty() && running, "{printed:?}");

@@ -378,6 +378,29 @@ fn the_example_runs_with_the_interpreter_on_the_path() {
     assert_eq!(last.values().sum::<i64>(), 20, "{text}");
 }
 
+/// The pandas example runs as its header says, with the interpreter `scripts/ensure-pyarrow`
+/// makes: every one of its 20 orders is counted once its products' last rows are in.
+#[test]
+fn the_pandas_example_runs_with_the_interpreter_ensure_pyarrow_makes() {
+    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", "examples/pandas_udf.sql", "--format", "changelog", "-p", "2", "-pyexec", &python()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let mut last = std::collections::BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("+I[") || l.starts_with("+U[")) {
+        let fields: Vec<&str> = line[3..line.len() - 1].split(", ").collect();
+        let revenue: f64 = fields[2].parse().unwrap();
+        last.insert(fields[0].to_string(), (fields[1].parse::<i64>().unwrap(), revenue));
+    }
+    assert!(last.keys().all(|k| ["1", "2", "3"].contains(&k.as_str())), "{last:?}");
+    assert_eq!(last.values().map(|(orders, _)| orders).sum::<i64>(), 20, "{text}");
+    // Each order is 1 to 5 items at 1 to 10 each.
+    assert!(last.values().all(|&(orders, revenue)| revenue >= orders as f64 && revenue <= 50.0 * orders as f64));
+}
+
 #[test]
 fn a_pandas_function_without_pandas_is_refused_at_its_statement() {
     let dir = tempfile::tempdir().unwrap();

@@ -183,15 +183,21 @@ fn a_job_without_state_completes_checkpoints_with_empty_parts() {
     let _ = handle.wait();
 }
 
-/// Two endless sources hashed into two tallies, into a sink, checkpointing as `checkpointing`
-/// says; returned once three checkpoints have completed.
-fn counting_job(checkpointing: CheckpointConfig) -> job::JobHandle {
+/// Two endless sources hashed into two tallies, into a sink; what the sink received.
+fn counting_graph() -> (JobGraph, weir::connectors::CollectHandle) {
     let mut g = JobGraph::new();
     let source = g.add_source("Counting", 2, |_| Counting::endless());
     let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
-    let (sink, _rows) = collect(&mut g, 1);
+    let (sink, rows) = collect(&mut g, 1);
     g.connect(source, tally, ShipStrategy::Hash(vec![0]));
     g.connect(tally, sink, ShipStrategy::Rebalance);
+    (g, rows)
+}
+
+/// [`counting_graph`], checkpointing as `checkpointing` says; returned once three checkpoints
+/// have completed.
+fn counting_job(checkpointing: CheckpointConfig) -> job::JobHandle {
+    let (g, _rows) = counting_graph();
     let config = RuntimeConfig::default().with_worker_threads(2).with_checkpointing(checkpointing);
     let handle = job::start(g, config).unwrap();
     wait_until("three checkpoints complete", || handle.completed_count() >= 3);
@@ -719,13 +725,7 @@ fn a_library_pipeline_keeps_its_keyed_state_across_restores() {
 #[test]
 fn a_job_without_periodic_checkpoints_stops_with_a_savepoint() {
     let dir = tempfile::tempdir().unwrap();
-    let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Counting::endless());
-    let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
-    let (sink, _rows) = collect(&mut g, 1);
-    g.connect(source, tally, ShipStrategy::Hash(vec![0]));
-    g.connect(tally, sink, ShipStrategy::Rebalance);
-    let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
+    let handle = job::start(counting_graph().0, RuntimeConfig::default().with_worker_threads(2)).unwrap();
     let path = handle
         .stop_with_savepoint(dir.path(), "counting", Duration::from_secs(30))
         .unwrap()
@@ -742,12 +742,7 @@ fn a_job_without_periodic_checkpoints_stops_with_a_savepoint() {
 #[test]
 fn a_job_without_periodic_checkpoints_drains_into_a_savepoint() {
     let dir = tempfile::tempdir().unwrap();
-    let mut g = JobGraph::new();
-    let source = g.add_source("Counting", 2, |_| Counting::endless());
-    let tally = g.add_operator("Tally", 2, |_| Box::new(Tally { seen: 0 }));
-    let (sink, rows) = collect(&mut g, 1);
-    g.connect(source, tally, ShipStrategy::Hash(vec![0]));
-    g.connect(tally, sink, ShipStrategy::Rebalance);
+    let (g, rows) = counting_graph();
     let handle = job::start(g, RuntimeConfig::default().with_worker_threads(2)).unwrap();
     let path = handle
         .canceller()

@@ -369,13 +369,19 @@ fn the_example_runs_with_the_interpreter_on_the_path() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
     // The last count of each size class; together they count the 20 orders.
+    let last = last_rows(&text);
+    assert!(last.keys().all(|k| k == "large" || k == "small"), "{last:?}");
+    assert_eq!(last.values().map(|fields| fields[0].parse::<i64>().unwrap()).sum::<i64>(), 20, "{text}");
+}
+
+/// The last row of each key (the first field) of a printed changelog: its other fields.
+fn last_rows(text: &str) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut last = std::collections::BTreeMap::new();
     for line in text.lines().filter(|l| l.starts_with("+I[") || l.starts_with("+U[")) {
-        let fields: Vec<&str> = line[3..line.len() - 1].split(", ").collect();
-        last.insert(fields[0].to_string(), fields[1].parse::<i64>().unwrap());
+        let fields: Vec<String> = line[3..line.len() - 1].split(", ").map(str::to_string).collect();
+        last.insert(fields[0].clone(), fields[1..].to_vec());
     }
-    assert!(last.keys().all(|k| k == "large" || k == "small"), "{last:?}");
-    assert_eq!(last.values().sum::<i64>(), 20, "{text}");
+    last
 }
 
 /// The pandas example runs as its header says, with the interpreter `scripts/ensure-pyarrow`
@@ -389,12 +395,10 @@ fn the_pandas_example_runs_with_the_interpreter_ensure_pyarrow_makes() {
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
-    let mut last = std::collections::BTreeMap::new();
-    for line in text.lines().filter(|l| l.starts_with("+I[") || l.starts_with("+U[")) {
-        let fields: Vec<&str> = line[3..line.len() - 1].split(", ").collect();
-        let revenue: f64 = fields[2].parse().unwrap();
-        last.insert(fields[0].to_string(), (fields[1].parse::<i64>().unwrap(), revenue));
-    }
+    let last: std::collections::BTreeMap<String, (i64, f64)> = last_rows(&text)
+        .into_iter()
+        .map(|(product, fields)| (product, (fields[0].parse().unwrap(), fields[1].parse().unwrap())))
+        .collect();
     assert!(last.keys().all(|k| ["1", "2", "3"].contains(&k.as_str())), "{last:?}");
     assert_eq!(last.values().map(|(orders, _)| orders).sum::<i64>(), 20, "{text}");
     // Each order is 1 to 5 items at 1 to 10 each.

@@ -710,6 +710,29 @@ fn prometheus_families_and_labels_are_flinks() {
 #[derive(Clone, Default)]
 struct Printed(Arc<parking_lot::Mutex<Vec<u8>>>);
 
+impl Printed {
+    /// The savepoint path `STOP JOB … WITH SAVEPOINT` printed in its table.
+    fn savepoint_path(&self) -> String {
+        let text = String::from_utf8(self.0.lock().clone()).unwrap();
+        text.lines()
+            .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').split_whitespace().next())
+            .find(|cell| cell.contains("savepoint-"))
+            .unwrap_or_else(|| panic!("no savepoint path in:\n{text}"))
+            .to_string()
+    }
+}
+
+/// A session at parallelism 2 whose output the test reads.
+fn printing_session() -> (Session, Printed) {
+    let printed = Printed::default();
+    let session = Session::new(
+        RuntimeConfig::default().with_parallelism(2),
+        ConnectorRegistry::default(),
+        Box::new(printed.clone()),
+    );
+    (session, printed)
+}
+
 impl std::io::Write for Printed {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.0.lock().extend_from_slice(bytes);
@@ -727,12 +750,7 @@ impl std::io::Write for Printed {
 #[test]
 fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
     let dir = tempfile::tempdir().unwrap();
-    let printed = Printed::default();
-    let mut session = Session::new(
-        RuntimeConfig::default().with_parallelism(2),
-        ConnectorRegistry::default(),
-        Box::new(printed.clone()),
-    );
+    let (mut session, printed) = printing_session();
     for (key, value) in [
         ("rest.port", "0".to_string()),
         ("execution.checkpointing.interval", "200ms".to_string()),
@@ -750,13 +768,7 @@ fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
         (stats["counts"]["completed"].as_u64().unwrap_or(0) >= 1).then_some(())
     });
     session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap();
-    let text = String::from_utf8(printed.0.lock().clone()).unwrap();
-    let path = text
-        .lines()
-        .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').split_whitespace().next())
-        .find(|cell| cell.contains("savepoint-"))
-        .unwrap_or_else(|| panic!("no savepoint path in:\n{text}"))
-        .to_string();
+    let path = printed.savepoint_path();
     assert_eq!(get_json(at, &format!("/jobs/{first}"))["state"], "FINISHED");
     let savepoint_id: u64 = path.rsplit("savepoint-").next().unwrap().split('-').next().unwrap().parse().unwrap();
 
@@ -778,12 +790,7 @@ fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
 #[test]
 fn stop_job_with_savepoint_needs_no_checkpoint_interval_and_takes_the_directory_set_since() {
     let dir = tempfile::tempdir().unwrap();
-    let printed = Printed::default();
-    let mut session = Session::new(
-        RuntimeConfig::default().with_parallelism(2),
-        ConnectorRegistry::default(),
-        Box::new(printed.clone()),
-    );
+    let (mut session, printed) = printing_session();
     session.set("rest.port", "0").unwrap();
     session.detach_unbounded_jobs(true);
     session.execute_script(WINDOWED).unwrap();
@@ -796,13 +803,7 @@ fn stop_job_with_savepoint_needs_no_checkpoint_interval_and_takes_the_directory_
     let savepoints = dir.path().join("savepoints");
     session.set("execution.checkpointing.savepoint-dir", &savepoints.display().to_string()).unwrap();
     session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap();
-    let text = String::from_utf8(printed.0.lock().clone()).unwrap();
-    let path = text
-        .lines()
-        .filter_map(|l| l.trim_matches(|c| c == '|' || c == ' ').split_whitespace().next())
-        .find(|cell| cell.contains("savepoint-"))
-        .unwrap_or_else(|| panic!("no savepoint path in:\n{text}"))
-        .to_string();
+    let path = printed.savepoint_path();
     assert!(Path::new(&path).is_absolute() && path.starts_with(&savepoints.display().to_string()), "{path}");
     assert!(Path::new(&path).join("_metadata").exists(), "{path}");
     assert_eq!(get_json(at, &format!("/jobs/{first}"))["state"], "FINISHED");

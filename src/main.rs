@@ -54,7 +54,7 @@ http://127.0.0.1:8081/ (rest.bind-address to bind another address); --set
 metrics.reporter.prom.port=9249 serves Prometheus metrics at http://127.0.0.1:9249/metrics.
 
 Ctrl-C or SIGTERM stops the running jobs; with execution.checkpointing.savepoint-dir set, each
-streaming job first takes a savepoint there and its path is printed. WEIR_LOG=info (any
+job that checkpoints first takes a savepoint there and its path is printed. WEIR_LOG=info (any
 tracing filter) logs what the jobs do, checkpoints included, to standard error.";
 
 const EXPLAIN_USAGE: &str = "\

@@ -97,7 +97,8 @@ impl Progress {
     pub fn finish(mut self, reports: &[JobReport], wall: Duration, outcome: Outcome) {
         self.stop();
         let mut sinks: Vec<(String, u64)> = Vec::new();
-        for vertex in reports.iter().filter(|r| !r.name.starts_with("SELECT")).flat_map(|r| &r.vertices) {
+        // A query's job (named `SELECT`) prints its rows; it writes into no table.
+        for vertex in reports.iter().filter(|r| r.name != "SELECT").flat_map(|r| &r.vertices) {
             if let Some((_, sink)) = vertex.name.rsplit_once("Sink: ") {
                 match sinks.iter_mut().find(|(name, _)| name == sink) {
                     Some((_, rows)) => *rows += vertex.records_into_last,
@@ -122,7 +123,7 @@ impl Progress {
         let precision = if seconds < 10.0 { 2 } else { 1 };
         let line = match outcome {
             Outcome::Done => format!("Done in {seconds:.precision$} s: {written}."),
-            Outcome::Failed => format!("Failed after {seconds:.precision$} s ({written} by the jobs that ended):"),
+            Outcome::Failed => format!("Failed after {seconds:.precision$} s ({written} by the jobs that ended)."),
             Outcome::Stopped => format!("Stopped after {seconds:.precision$} s ({written} by the jobs that ended)."),
         };
         // A standard error that has gone is no reason to fail the run.

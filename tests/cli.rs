@@ -389,8 +389,6 @@ INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;
     path.display().to_string()
 }
 
-/// State that outgrows `taskmanager.memory.process.size` ends the command with an error naming
-/// the operator and the statement, not with the system's out-of-memory killer.
 /// A mistyped file path is reported at the table's `'path'` option, before any job starts (it
 /// was at the INSERT, once the job had failed); a job that runs in the background and fails is
 /// reported at the INSERT that started it (it was at `0:0`).
@@ -428,6 +426,8 @@ fn a_missing_path_is_reported_at_its_option_and_a_background_failure_at_its_inse
     assert!(stderr.contains("/ by zero"), "{stderr}");
 }
 
+/// State that outgrows `taskmanager.memory.process.size` ends the command with an error naming
+/// the operator and the statement, not with the system's out-of-memory killer.
 #[test]
 fn a_job_past_its_memory_limit_ends_with_an_error_naming_the_operator() {
     let dir = tempfile::tempdir().unwrap();

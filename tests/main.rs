@@ -53,3 +53,17 @@ mod sql;
 mod state_signatures;
 mod time;
 mod web;
+
+/// Every file of `tests/` is a module above (but `memory.rs`, a binary of its own): a file left
+/// out would never run, and nothing else would say so.
+#[test]
+fn every_test_file_is_a_module_of_this_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    let missing: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(str::to_string))
+        .filter(|name| name != "main" && name != "memory" && !main.contains(&format!("\nmod {name};\n")))
+        .collect();
+    assert!(missing.is_empty(), "tests/main.rs lacks `mod` lines for {missing:?}");
+}

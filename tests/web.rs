@@ -784,16 +784,21 @@ fn a_job_stopped_with_a_savepoint_starts_again_from_it() {
     drop(session);
 }
 
-/// As in Flink, a job started without periodic checkpoints, and before any savepoint
-/// directory was set, stops with a savepoint into the directory the session sets by the time of
-/// the stop; the path printed is absolute, and a job started from it is restored from it.
+/// `STOP JOB … WITH SAVEPOINT` writes into the savepoint directory the session sets by the time
+/// of the stop, as Flink's client does (not only one set before the job started); the path
+/// printed is absolute, and a job started from it is restored from it. A job started without
+/// periodic checkpoints is refused, saying which option to set, and runs on.
 #[test]
-fn stop_job_with_savepoint_needs_no_checkpoint_interval_and_takes_the_directory_set_since() {
+fn stop_job_with_savepoint_takes_the_directory_set_since_and_needs_periodic_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
     let (mut session, printed) = printing_session();
     session.set("rest.port", "0").unwrap();
     session.detach_unbounded_jobs(true);
     session.execute_script(WINDOWED).unwrap();
+    let unchecked = session.take_submitted().pop().unwrap().to_string();
+    session.set("execution.checkpointing.interval", "200ms").unwrap();
+    let insert = &WINDOWED[WINDOWED.find("INSERT INTO").unwrap()..];
+    session.execute_script(insert).unwrap();
     let first = session.take_submitted().pop().unwrap().to_string();
     let at = session.rest_address().unwrap();
     let refused = session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap_err().error.to_string();
@@ -802,13 +807,17 @@ fn stop_job_with_savepoint_needs_no_checkpoint_interval_and_takes_the_directory_
 
     let savepoints = dir.path().join("savepoints");
     session.set("execution.checkpointing.savepoint-dir", &savepoints.display().to_string()).unwrap();
+    let refused =
+        session.execute_script(&format!("STOP JOB '{unchecked}' WITH SAVEPOINT;")).unwrap_err().error.to_string();
+    assert!(refused.contains("was started without execution.checkpointing.interval"), "{refused}");
+    assert_eq!(get_json(at, &format!("/jobs/{unchecked}"))["state"], "RUNNING");
+
     session.execute_script(&format!("STOP JOB '{first}' WITH SAVEPOINT;")).unwrap();
     let path = printed.savepoint_path();
     assert!(Path::new(&path).is_absolute() && path.starts_with(&savepoints.display().to_string()), "{path}");
     assert!(Path::new(&path).join("_metadata").exists(), "{path}");
     assert_eq!(get_json(at, &format!("/jobs/{first}"))["state"], "FINISHED");
 
-    let insert = &WINDOWED[WINDOWED.find("INSERT INTO").unwrap()..];
     session.execute_script(&format!("SET 'execution.state-recovery.path' = '{path}';\n{insert}")).unwrap();
     let second = session.take_submitted().pop().unwrap().to_string();
     let stats = get_json(at, &format!("/jobs/{second}/checkpoints"));

@@ -627,7 +627,7 @@ impl Session {
         let mut runtime = self.job_runtime(&job_name, batch)?;
         let shape = self.job_shape(&translator, &graph)?;
         self.follow_compatibility(&job_name, &shape, &mut runtime)?;
-        let target = (!batch).then(|| self.savepoint_target(&job_name, &runtime)).flatten();
+        let target = self.savepoint_target(&job_name, &runtime);
         let checkpointing = runtime.checkpointing.clone();
         let handle = job::start(graph, runtime)?;
         self.register_job(&handle, &job_name, !batch, checkpointing);

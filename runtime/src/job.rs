@@ -316,7 +316,7 @@ impl JobCanceller {
         let deadline = Instant::now() + timeout;
         // The savepoint is the checkpoint triggered now (or the final one, should the job end).
         let Ok(id) = triggered.recv_timeout(timeout) else { return Ok(None) };
-        let id = id.inspect_err(|_| self.lifecycle.running_again())?;
+        let id = id.inspect_err(|_| self.lifecycle.running_again(self.token.is_cancelled()))?;
         let checkpoint = self.await_checkpoint(id, deadline, name, timeout, true)?;
         let written = checkpoint.map(|c| crate::checkpoint::storage::write_savepoint(dir, name, &c));
         self.cancel();
@@ -349,7 +349,7 @@ impl JobCanceller {
         }
         let deadline = Instant::now() + timeout;
         let Ok(last_begun) = drained.recv_timeout(timeout) else { return Ok(None) };
-        let last_begun = last_begun.inspect_err(|_| self.lifecycle.running_again())?;
+        let last_begun = last_begun.inspect_err(|_| self.lifecycle.running_again(self.token.is_cancelled()))?;
         let Some(checkpoint) = self.await_checkpoint(last_begun + 1, deadline, name, timeout, true)? else {
             return Ok(None);
         };
@@ -691,6 +691,8 @@ async fn deploy_and_wait(
             }
         };
         let (mode, reply) = tokio::select! {
+            // Events first: a command sees every subtask that had stopped when it came.
+            biased;
             event = events_rx.recv() => {
                 let now = clock.now_millis();
                 match event {

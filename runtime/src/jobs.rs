@@ -156,11 +156,12 @@ impl JobLifecycle {
         self.cancelling();
     }
 
-    /// A stop with a savepoint was refused before it began: the job runs on, as in Flink.
-    pub(crate) fn running_again(&self) {
+    /// A stop with a savepoint was refused before it began: the job runs on, as in Flink,
+    /// unless it was cancelled meanwhile (`cancelled`).
+    pub(crate) fn running_again(&self, cancelled: bool) {
         self.stopped_with_savepoint.store(false, Ordering::Release);
         let mut state = self.state.lock();
-        if *state == JobState::Cancelling {
+        if *state == JobState::Cancelling && !cancelled {
             *state = JobState::Running;
         }
     }
@@ -339,9 +340,9 @@ impl JobInfo {
     /// [`JobCanceller::stop_with_savepoint`] and [`JobCanceller::drain_with_savepoint`]).
     ///
     /// # Errors
-    /// As those; also when the job runs in batch mode.
+    /// As those; also when the job runs in batch mode or takes no periodic checkpoints.
     pub fn stop_with_savepoint(&self, dir: &Path, timeout: Duration, drain: bool) -> Result<Option<PathBuf>> {
-        self.require_streaming()?;
+        self.require_checkpoints()?;
         if drain {
             return self.canceller.drain_with_savepoint(dir, &self.directory_name(), timeout);
         }
@@ -351,21 +352,35 @@ impl JobInfo {
     /// Takes a savepoint into `dir` and lets the job run on (see [`JobCanceller::savepoint`]).
     ///
     /// # Errors
-    /// As [`JobCanceller::savepoint`]; also when the job runs in batch mode.
+    /// As [`JobCanceller::savepoint`]; also when the job runs in batch mode or takes no
+    /// periodic checkpoints.
     pub fn savepoint(&self, dir: &Path, timeout: Duration) -> Result<Option<PathBuf>> {
-        self.require_streaming()?;
+        self.require_checkpoints()?;
         self.canceller.savepoint(dir, &self.directory_name(), timeout)
     }
 
-    /// A job in batch mode takes no checkpoints, hence no savepoints (as in Flink).
-    fn require_streaming(&self) -> Result<()> {
-        if self.streaming {
-            return Ok(());
+    /// A job takes savepoints when it takes periodic checkpoints: a job in batch mode takes
+    /// none (as in Flink), and a streaming job without `execution.checkpointing.interval` has
+    /// sinks that commit what they write at once (files, Kafka records, managed tables), so
+    /// that what its subtasks write between a savepoint's barrier and the job's end would be
+    /// written again by a job restored from it.
+    fn require_checkpoints(&self) -> Result<()> {
+        if !self.streaming {
+            return Err(Error::execution(format!(
+                "Job {} runs in BATCH mode (execution.runtime-mode), which takes no checkpoints and no savepoints.",
+                self.id
+            )));
         }
-        Err(Error::execution(format!(
-            "Job {} runs in BATCH mode (execution.runtime-mode), which takes no checkpoints and no savepoints.",
-            self.id
-        )))
+        if self.checkpointing.interval.is_none() {
+            return Err(Error::execution(format!(
+                "Job {} was started without execution.checkpointing.interval: its sinks commit what they write at \
+                 once, so a savepoint could not hold what they committed after it. Set \
+                 'execution.checkpointing.interval' (for example to '10 s') before starting a job you want to stop \
+                 with a savepoint.",
+                self.id
+            )));
+        }
+        Ok(())
     }
 
     /// The job's name as a directory name.

@@ -222,8 +222,8 @@ impl Session {
 
     /// `STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]`: cancels the job, first taking a
     /// savepoint into `execution.checkpointing.savepoint-dir` (the session's now, else the
-    /// job's) when asked, with or without periodic checkpoints; prints the savepoint's absolute
-    /// path. `WITH DRAIN` ends the job's sources before the savepoint, so that event time ends
+    /// job's) when asked, of a job that checkpoints periodically; prints the savepoint's
+    /// absolute path. `WITH DRAIN` ends the job's sources before the savepoint, so that event time ends
     /// and every window fires; as in Flink's SQL client it only counts with `WITH SAVEPOINT`
     /// (without, the job is cancelled).
     pub(super) fn stop_job(&mut self, id: &str, savepoint: bool, drain: bool) -> Result<()> {

@@ -49,7 +49,7 @@ pub static SAVEPOINT_PATH: Setting<String> =
 pub static SAVEPOINT_DIR: Setting<String> = Setting::local_path(
     "execution.checkpointing.savepoint-dir",
     "",
-    "where STOP JOB … WITH SAVEPOINT writes a job's savepoint, and where weir run's jobs take one when it is stopped (Ctrl-C, SIGTERM)",
+    "where STOP JOB … WITH SAVEPOINT writes a job's savepoint, and where weir run's jobs that checkpoint take one when it is stopped (Ctrl-C, SIGTERM)",
 )
 .shown_as("none");
 /// `execution.state-recovery.ignore-unclaimed-state`
@@ -79,7 +79,11 @@ pub(super) fn stop(job: &weir_runtime::job::JobCanceller, target: Option<&Savepo
     match job.stop_with_savepoint(&target.dir, &target.name, target.timeout) {
         Ok(Some(path)) => Some(format!("Savepoint completed. Path: {}", path.display())),
         Ok(None) => None,
-        Err(e) => Some(e.to_string()),
+        // Stopped all the same: a refused savepoint leaves nothing running.
+        Err(e) => {
+            job.cancel();
+            Some(e.to_string())
+        }
     }
 }
 
@@ -100,12 +104,12 @@ impl Session {
         format!("insert-into_{}", sinks.join(","))
     }
 
-    /// Where job `name`, started with `runtime`, takes its savepoint when stopped: any job in
-    /// streaming mode, with or without periodic checkpoints, once
-    /// `execution.checkpointing.savepoint-dir` is set.
+    /// Where job `name`, started with `runtime`, takes its savepoint when stopped: only a job
+    /// that checkpoints periodically (never one in batch mode), whose sinks commit on
+    /// checkpoints, has one.
     pub(super) fn savepoint_target(&self, name: &str, runtime: &RuntimeConfig) -> Option<SavepointTarget> {
         let dir = self.settings.get(&SAVEPOINT_DIR);
-        if dir.is_empty() {
+        if dir.is_empty() || runtime.checkpointing.interval.is_none() {
             return None;
         }
         let timeout = runtime.checkpointing.timeout;

@@ -70,13 +70,38 @@ fn subtasks(spec: Option<&String>, parallelism: usize) -> Result<Vec<usize>, Api
     Ok(chosen.into_iter().filter(|&i| i < parallelism).collect())
 }
 
+/// An aggregation over subtasks, as Flink's `agg` parameter names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Aggregation {
+    Min,
+    Max,
+    Avg,
+    Sum,
+    Skew,
+}
+
+impl Aggregation {
+    const ALL: [Aggregation; 5] =
+        [Aggregation::Min, Aggregation::Max, Aggregation::Avg, Aggregation::Sum, Aggregation::Skew];
+
+    /// Flink's name of it: its key in the answer.
+    fn name(self) -> &'static str {
+        match self {
+            Aggregation::Min => "min",
+            Aggregation::Max => "max",
+            Aggregation::Avg => "avg",
+            Aggregation::Sum => "sum",
+            Aggregation::Skew => "skew",
+        }
+    }
+}
+
 /// The aggregates `agg` asks for (all five without it).
-fn aggregations(agg: Option<&String>) -> Result<Vec<&'static str>, ApiError> {
-    const ALL: [&str; 5] = ["min", "max", "avg", "sum", "skew"];
-    let Some(agg) = agg else { return Ok(ALL.to_vec()) };
+fn aggregations(agg: Option<&String>) -> Result<Vec<Aggregation>, ApiError> {
+    let Some(agg) = agg else { return Ok(Aggregation::ALL.to_vec()) };
     agg.split(',')
         .map(|a| {
-            ALL.iter().find(|known| known.eq_ignore_ascii_case(a.trim())).copied().ok_or_else(|| {
+            Aggregation::ALL.into_iter().find(|known| known.name().eq_ignore_ascii_case(a.trim())).ok_or_else(|| {
                 error(StatusCode::BAD_REQUEST, format!("Invalid aggregation '{a}': one of min, max, avg, sum, skew."))
             })
         })
@@ -118,17 +143,15 @@ pub(crate) async fn subtasks_metrics(
         let avg = sum / values.len() as f64;
         let mut entry = Map::new();
         entry.insert("id".into(), json!(id));
-        for aggregation in &aggregations {
-            let value = match *aggregation {
-                "min" => min,
-                "max" => max,
-                "avg" => avg,
-                "sum" => sum,
-                "skew" => data_skew(&values, avg),
-                // Every aggregation was checked against `ALL` above.
-                _ => continue,
+        for &aggregation in &aggregations {
+            let value = match aggregation {
+                Aggregation::Min => min,
+                Aggregation::Max => max,
+                Aggregation::Avg => avg,
+                Aggregation::Sum => sum,
+                Aggregation::Skew => data_skew(&values, avg),
             };
-            entry.insert((*aggregation).into(), json!(value));
+            entry.insert(aggregation.name().into(), json!(value));
         }
         answer.push(Value::Object(entry));
     }
@@ -158,7 +181,7 @@ mod tests {
         let huge = format!("0-{},3-{}", u64::MAX, usize::MAX);
         assert_eq!(subtasks(Some(&huge), 4).unwrap(), vec![0, 1, 2, 3]);
         assert_eq!(subtasks(Some(&"7-9,2-1".to_string()), 4).unwrap(), Vec::<usize>::new());
-        assert_eq!(aggregations(Some(&"MIN,sum".to_string())).unwrap(), vec!["min", "sum"]);
+        assert_eq!(aggregations(Some(&"MIN,sum".to_string())).unwrap(), vec![Aggregation::Min, Aggregation::Sum]);
         assert!(aggregations(Some(&"median".to_string())).is_err());
     }
 

@@ -797,6 +797,7 @@ fn stop_job_with_savepoint_takes_the_directory_set_since_and_needs_periodic_chec
     session.execute_script(WINDOWED).unwrap();
     let unchecked = session.take_submitted().pop().unwrap().to_string();
     session.set("execution.checkpointing.interval", "200ms").unwrap();
+    session.set("execution.checkpointing.dir", &dir.path().join("checkpoints").display().to_string()).unwrap();
     let insert = &WINDOWED[WINDOWED.find("INSERT INTO").unwrap()..];
     session.execute_script(insert).unwrap();
     let first = session.take_submitted().pop().unwrap().to_string();

@@ -15,8 +15,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use weir::connectors::api::{ConnectorFactory, FactoryContext};
 use weir::connectors::options::TableOptions;
-use weir::connectors::registry::{ConnectorFactory, FactoryContext};
 use weir::connectors::{
     ConnectorRegistry, LookupAbilities, LookupSource, MemoryLookupTable, ResolvedLookup, TableDescriptor,
 };

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::Buffer;
+use weir::connectors::api::{ConnectorFactory, FactoryContext};
 use weir::connectors::blackhole::BlackholeFactory;
 use weir::connectors::datagen::DatagenFactory;
 use weir::connectors::options::TableOptions;
-use weir::connectors::registry::{ConnectorFactory, FactoryContext};
 use weir::connectors::{
     ConnectorRegistry, ResolvedSink, ResolvedSource, ScanContext, SinkAbilities, SinkContext, SinkProvider,
     SourceAbilities, SourceProvider, TableDescriptor,

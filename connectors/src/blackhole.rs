@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeResult};
 
-use crate::error::Result;
-use crate::options::TableOptions;
-use crate::registry::{
+use crate::api::ResolvedSink;
+use crate::api::{
     ConnectorFactory, FactoryContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, TableDescriptor,
 };
-use crate::resolved::ResolvedSink;
+use crate::error::Result;
+use crate::options::TableOptions;
 
 /// Discards rows; optionally counts them (one atomic add per chunk).
 #[derive(Debug, Clone, Default)]

@@ -14,6 +14,7 @@
 //!   (rows computed from their number), [`CollectSink`] (rows kept in memory) and
 //!   [`MemoryLookupTable`] (rows to look up, with a latency per key).
 
+pub mod api;
 pub mod batch_source;
 pub mod blackhole;
 pub mod collect_sink;
@@ -38,6 +39,11 @@ pub mod resolved;
 pub mod row_sink;
 pub mod write_in_flight;
 
+pub use api::{
+    LookupAbilities, LookupSource, MetadataColumn, MetadataKey, PartitionFilter, ResolvedLookup, ResolvedSink,
+    ResolvedSource, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider,
+    SourceAbilities, SourceProvider, TableDescriptor,
+};
 pub use batch_source::BatchSource;
 pub use blackhole::BlackholeSink;
 pub use collect_sink::{BatchCollectHandle, BatchCollectSink, ChangelogBatch, CollectHandle, CollectSink};
@@ -47,10 +53,6 @@ pub use memory_lookup::{LookupStats, MemoryLookupTable};
 pub use memory_source::{MemorySource, SourceStep};
 pub use print::PrintTarget;
 pub use projecting_source::ProjectingSource;
-pub use registry::{
-    ConnectorRegistry, LookupAbilities, LookupSource, MetadataColumn, MetadataKey, PartitionFilter, ScanChanges,
-    ScanContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, SourceAbilities, SourceProvider,
-    TableDescriptor,
-};
-pub use resolved::{LookupTable, ResolvedLookup, ResolvedSink, ResolvedSource, SinkTable, SourceTable};
+pub use registry::ConnectorRegistry;
+pub use resolved::{LookupTable, SinkTable, SourceTable};
 pub use row_sink::{RowConsumer, RowSink};

@@ -17,12 +17,13 @@ use parking_lot::Mutex;
 use weir_runtime::row::write_row;
 use weir_runtime::{Chunk, Operator, OperatorContext, Output, Result as RuntimeResult};
 
-use crate::error::{Error, Result};
-use crate::options::TableOptions;
-use crate::registry::{
-    ConnectorFactory, FactoryContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider, TableDescriptor,
+use crate::api::ResolvedSink;
+use crate::api::{
+    sink_parallelism, ConnectorFactory, FactoryContext, SinkAbilities, SinkChangelogMode, SinkContext, SinkProvider,
+    TableDescriptor,
 };
-use crate::resolved::ResolvedSink;
+use crate::error::Result;
+use crate::options::TableOptions;
 
 /// Where `print` writes.
 #[derive(Debug, Clone, Default)]
@@ -113,18 +114,6 @@ impl Operator for PrintSink {
 pub struct PrintFactory {
     /// Where the sinks write.
     pub target: PrintTarget,
-}
-
-/// Reads `sink.parallelism`: an integer, which must be positive (Flink's
-/// `Invalid configured parallelism 0 for table '…'.` otherwise).
-pub(crate) fn sink_parallelism(options: &mut TableOptions, table: &TableDescriptor) -> Result<Option<usize>> {
-    match options.parse::<i64>("sink.parallelism", "an integer")? {
-        Some(n) if n <= 0 => Err(Error::Validation(format!(
-            "Invalid configured parallelism {n} for table '{}'.",
-            table.qualified_name()
-        ))),
-        other => Ok(other.map(|n| n as usize)),
-    }
 }
 
 impl ConnectorFactory for PrintFactory {

@@ -11,61 +11,12 @@ use std::sync::Arc;
 
 use weir_runtime::Clock;
 
-use crate::error::{Error, Result};
-use crate::registry::{
+use crate::api::{
     LookupAbilities, LookupSource, ScanContext, SinkAbilities, SinkContext, SinkProvider, SourceAbilities,
     SourceProvider, TableDescriptor, TablePartition,
 };
-
-/// A table's connector resolved as a scan's source.
-pub trait ResolvedSource: Send + Sync {
-    /// What a scan for `scan` offers, from the resolved options alone.
-    fn abilities(&self, scan: &ScanContext) -> SourceAbilities;
-
-    /// Builds the source for `scan`: prepares its subtasks' constructor; opens, connects to and
-    /// reads nothing until the job runs.
-    ///
-    /// # Errors
-    /// What only building can find (a table store that cannot keep the table).
-    fn create(&self, scan: &ScanContext) -> Result<SourceProvider>;
-
-    /// The partitions of a partitioned table, listed now, in a stable order; `None` for a table
-    /// that is not partitioned, or whose connector does not list them (the default).
-    ///
-    /// # Errors
-    /// A table whose files cannot be listed, or a partition directory whose value is not of
-    /// its column's type.
-    fn partitions(&self) -> Result<Option<Vec<TablePartition>>> {
-        Ok(None)
-    }
-}
-
-/// A table's connector resolved as a sink.
-pub trait ResolvedSink: Send + Sync {
-    /// What the sink offers for the writes `sink` describes.
-    ///
-    /// # Errors
-    /// Target columns (`INSERT INTO t (columns)`) the table refuses.
-    fn abilities(&self, sink: &SinkContext) -> Result<SinkAbilities>;
-
-    /// Builds the sink for the writes `sink` describes (see [`ResolvedSource::create`]).
-    ///
-    /// # Errors
-    /// What only building can find, and the target columns [`Self::abilities`] refuses.
-    fn create(&self, sink: &SinkContext) -> Result<SinkProvider>;
-}
-
-/// A table's connector resolved for lookup joins.
-pub trait ResolvedLookup: Send + Sync {
-    /// What the table offers for lookups.
-    fn abilities(&self) -> LookupAbilities;
-
-    /// Offers the table for lookups (before any cache: see [`LookupTable::create`]).
-    ///
-    /// # Errors
-    /// What only building can find.
-    fn create(&self) -> Result<LookupSource>;
-}
+pub use crate::api::{ResolvedLookup, ResolvedSink, ResolvedSource};
+use crate::error::{Error, Result};
 
 /// Implements the parts a table resolved for `$role` shares: its descriptor as `Deref` target
 /// (`table.name`, `table.schema`), `Debug` and equality as the descriptor's.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use parking_lot::Mutex;
-use weir_connectors::registry::{name_parts, DEFAULT_CATALOG, DEFAULT_DATABASE};
+use weir_connectors::api::{name_parts, DEFAULT_CATALOG, DEFAULT_DATABASE};
 
 use crate::namespaces::Namespaces;
 
@@ -93,7 +93,7 @@ impl Clone for Catalog {
 impl Catalog {
     /// The full name Flink prints for a table.
     pub fn qualified(name: &str) -> String {
-        weir_connectors::registry::qualified_name(name)
+        weir_connectors::api::qualified_name(name)
     }
 
     /// The full name Flink writes in messages and `SHOW CREATE TABLE`, each part quoted:

@@ -146,7 +146,7 @@ fn partitions_attribute(filter: &crate::plan::ScanFilter) -> String {
 
 /// `[catalog, database, table` of a table's path, as Flink prints it before the scan's details.
 fn table_path_prefix(name: &str) -> String {
-    format!("[{}", weir_connectors::registry::name_parts(name).join(", "))
+    format!("[{}", weir_connectors::api::name_parts(name).join(", "))
 }
 
 /// The correlates in `node`'s tree.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use weir_connectors::registry::{DEFAULT_CATALOG, DEFAULT_DATABASE};
+use weir_connectors::api::{DEFAULT_CATALOG, DEFAULT_DATABASE};
 
 /// The one catalog type weir has: Flink's in-memory catalog.
 pub const IN_MEMORY: &str = "generic_in_memory";

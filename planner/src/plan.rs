@@ -1,6 +1,6 @@
 //! Logical plans: trees of relational nodes with typed outputs, built by the binder.
 
-use weir_connectors::registry::TablePartition;
+use weir_connectors::api::TablePartition;
 use weir_connectors::{LookupTable, SourceTable};
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;

@@ -98,7 +98,7 @@ pub struct Chunk {
     origin_nanos: u64,
     /// The split of a source reading several side by side that the rows came from
     /// ([`crate::operator::Source::splits`]); kept across FORWARD edges only.
-    splits: Option<Arc<crate::operator::Splits>>,
+    splits: Option<Arc<crate::subtask::Splits>>,
 }
 
 impl Chunk {
@@ -458,12 +458,12 @@ impl Chunk {
     }
 
     /// The split of the source its rows came from, when the source reads several side by side.
-    pub fn splits(&self) -> Option<&Arc<crate::operator::Splits>> {
+    pub fn splits(&self) -> Option<&Arc<crate::subtask::Splits>> {
         self.splits.as_ref()
     }
 
     /// Marks the rows as coming from the split `splits` says (`None`: from one stream).
-    pub fn set_splits(&mut self, splits: Option<Arc<crate::operator::Splits>>) {
+    pub fn set_splits(&mut self, splits: Option<Arc<crate::subtask::Splits>>) {
         self.splits = splits;
     }
 

@@ -79,3 +79,8 @@ pub fn monotonic_nanos() -> u64 {
     let start = *START.get_or_init(Instant::now);
     start.elapsed().as_nanos() as u64 + 1
 }
+
+/// Milliseconds since the epoch, by the wall clock ([`SystemClock`]).
+pub fn epoch_millis() -> i64 {
+    SystemClock.now_millis()
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::checkpoint::CheckpointConfig;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
+pub use crate::settings::parse_duration;
 use crate::settings::{Setting, Settings, Spec};
 use crate::state::backend::{self, BackendConfig};
 
@@ -40,7 +41,7 @@ pub struct RuntimeConfig {
     pub state_backend: BackendConfig,
     /// The job's id, when the caller chose it (the SQL session names the job's checkpoint
     /// directory after it); `None`: a new one when the job starts.
-    pub job_id: Option<crate::jobs::JobId>,
+    pub job_id: Option<crate::ids::JobId>,
 }
 
 impl std::fmt::Debug for RuntimeConfig {
@@ -292,32 +293,6 @@ impl RuntimeConfig {
         self.clock = clock;
         self
     }
-}
-
-/// Parses a duration as Flink writes one: a number with an optional unit
-/// (`ms`, `s`, `min`, `h`, `d` and their long forms); a bare number is milliseconds.
-///
-/// # Errors
-/// [`Error::InvalidOption`] naming `key` when the text is not a duration.
-pub fn parse_duration(key: &str, value: &str) -> Result<Duration> {
-    let invalid = || Error::InvalidOption {
-        key: key.to_string(),
-        value: value.to_string(),
-        expected: "a duration such as '500 ms', '10 s', '1 min', '2 h' or '1 d'".to_string(),
-    };
-    let text = value.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| invalid())?;
-    let millis_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1,
-        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
-        "min" | "m" | "minute" | "minutes" => 60_000,
-        "h" | "hour" | "hours" => 3_600_000,
-        "d" | "day" | "days" => 86_400_000,
-        _ => return Err(invalid()),
-    };
-    number.checked_mul(millis_per_unit).map(Duration::from_millis).ok_or_else(invalid)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::ids::Fnv;
 use crate::operator::{Operator, Source, SubtaskInfo};
 use crate::partition::ShipStrategy;
 
@@ -275,31 +276,5 @@ impl JobGraph {
             chains.push(chain);
         }
         Ok(chains)
-    }
-}
-
-/// FNV-1a, 64 bits: a hash that stays the same across builds and platforms.
-pub(crate) struct Fnv(pub(crate) u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    /// The hash of `parts`, one after another.
-    pub(crate) fn of(parts: &[&[u8]]) -> u64 {
-        let mut hash = Fnv::default();
-        parts.iter().for_each(|part| hash.write(part));
-        hash.0
-    }
-
-    /// Adds `bytes` to the hash.
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
     }
 }

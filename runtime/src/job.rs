@@ -30,21 +30,14 @@ use crate::checkpoint::{CheckpointingMode, CompletedCheckpoint, CompletedCheckpo
 use crate::config::RuntimeConfig;
 use crate::error::{Error, Result};
 use crate::graph::{JobGraph, VertexId, VertexKind};
-use crate::jobs::{JobId, JobLifecycle, JobTopology};
+use crate::ids::JobId;
+pub use crate::lifecycle::JobStatus;
+use crate::lifecycle::{JobLifecycle, JobTopology};
 use crate::memory::MemoryGuard;
 use crate::metrics::{JobMetrics, SubtaskMetrics};
 use crate::operator::{OperatorContext, SubtaskInfo};
 use crate::partition::Partitioner;
 use crate::state::StateBackend;
-
-/// How a job ended without an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobStatus {
-    /// Every source finished and every subtask processed all its input.
-    Finished,
-    /// [`JobHandle::cancel`] stopped the job first.
-    Cancelled,
-}
 
 /// A running job: cancel it, read its metrics, wait for its end.
 ///

@@ -22,10 +22,12 @@ pub mod error;
 pub mod fixture;
 pub mod graph;
 pub mod harness;
+pub mod ids;
 pub mod java_hash;
 pub mod java_random;
 pub mod job;
 pub mod jobs;
+pub mod lifecycle;
 pub mod lookup;
 pub mod memory;
 pub mod metrics;
@@ -37,6 +39,7 @@ pub mod report;
 pub mod row;
 pub mod settings;
 pub mod state;
+pub mod subtask;
 pub mod time_zone;
 pub mod timers;
 pub mod types;
@@ -54,12 +57,10 @@ pub use error::{Error, Result};
 pub use graph::{JobGraph, VertexId};
 pub use job::{JobHandle, JobStatus};
 pub use lookup::{LookupFunction, LookupFuture, LookupProvider, LookupRows};
-pub use operator::{
-    AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceProgress, SourceStatus, Splits,
-    SubtaskInfo,
-};
+pub use operator::{AsyncNotifier, AsyncState, Operator, OperatorContext, Output, Source, SourceStatus};
 pub use partition::ShipStrategy;
 pub use row::{Row, RowKind};
+pub use subtask::{SourceProgress, Splits, SubtaskInfo};
 pub use timers::{TimeDomain, Timer};
 pub use types::{DataType, Field, LogicalType, Schema};
 pub use value::{Decimal, Timestamp, Value};

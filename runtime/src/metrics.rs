@@ -238,7 +238,7 @@ impl SubtaskMetrics {
         m
     }
 
-    pub(crate) fn set_source_progress(&self, progress: crate::operator::SourceProgress) {
+    pub(crate) fn set_source_progress(&self, progress: crate::subtask::SourceProgress) {
         self.bytes_read.store(progress.bytes_read, Ordering::Relaxed);
         self.bytes_total.store(progress.bytes_total, Ordering::Relaxed);
     }

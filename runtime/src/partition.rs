@@ -55,11 +55,7 @@ impl ShipStrategy {
     }
 }
 
-/// Flink's default number of key groups for a parallelism:
-/// `min(max(next_power_of_two(p * 1.5), 128), 32768)`.
-pub fn default_max_parallelism(parallelism: usize) -> usize {
-    (parallelism + parallelism / 2).next_power_of_two().clamp(128, 32_768)
-}
+pub use crate::subtask::default_max_parallelism;
 
 /// The stable hash of a key's values: [`hash_key`] of a row holding just the key.
 pub fn hash_values(key: &[Value]) -> u64 {
@@ -316,7 +312,7 @@ mod tests {
         for i in 0..8 {
             chunk.push(crate::RowKind::Insert, &[Value::Int(i)]);
         }
-        chunk.set_splits(Some(std::sync::Arc::new(crate::operator::Splits { current: 1, open: vec![true, true] })));
+        chunk.set_splits(Some(std::sync::Arc::new(crate::subtask::Splits { current: 1, open: vec![true, true] })));
         let strategies = [
             (ShipStrategy::Forward, true),
             (ShipStrategy::Rebalance, false),

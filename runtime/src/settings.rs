@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use crate::config::parse_duration;
 use crate::error::{Error, Result};
 
 /// What a setting's values are, and so how its text is parsed and what a wrong value is told.
@@ -413,6 +412,32 @@ impl Settings {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.values.iter().map(|(k, e)| (k.as_str(), e.text.as_str()))
     }
+}
+
+/// Parses a duration as Flink writes one: a number with an optional unit
+/// (`ms`, `s`, `min`, `h`, `d` and their long forms); a bare number is milliseconds.
+///
+/// # Errors
+/// [`Error::InvalidOption`] naming `key` when the text is not a duration.
+pub fn parse_duration(key: &str, value: &str) -> Result<Duration> {
+    let invalid = || Error::InvalidOption {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: "a duration such as '500 ms', '10 s', '1 min', '2 h' or '1 d'".to_string(),
+    };
+    let text = value.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().map_err(|_| invalid())?;
+    let millis_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
+        "min" | "m" | "minute" | "minutes" => 60_000,
+        "h" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
+        _ => return Err(invalid()),
+    };
+    number.checked_mul(millis_per_unit).map(Duration::from_millis).ok_or_else(invalid)
 }
 
 #[cfg(test)]

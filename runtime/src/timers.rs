@@ -95,7 +95,7 @@ impl TimerService {
     pub fn restore(
         &mut self,
         states: &[crate::checkpoint::StateReader],
-        info: &crate::operator::SubtaskInfo,
+        info: &crate::subtask::SubtaskInfo,
     ) -> crate::error::Result<()> {
         let malformed = |e| crate::error::Error::Restore(format!("an operator's timers are malformed: {e}"));
         for state in states {

@@ -25,12 +25,10 @@ use std::sync::Arc;
 
 pub use source::DatagenSource;
 
+use crate::api::ResolvedSource;
+use crate::api::{ConnectorFactory, FactoryContext, ScanContext, SourceAbilities, SourceProvider, TableDescriptor};
 use crate::error::{Error, Result};
 use crate::options::{invalid, TableOptions};
-use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanContext, SourceAbilities, SourceProvider, TableDescriptor,
-};
-use crate::resolved::ResolvedSource;
 
 /// Creates `datagen` sources.
 #[derive(Debug, Clone, Copy, Default)]

@@ -395,7 +395,7 @@ impl PartitionCommitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::TableDescriptor;
+    use crate::api::TableDescriptor;
     use weir_runtime::Value;
 
     fn options(pairs: &[(&str, &str)]) -> TableOptions {

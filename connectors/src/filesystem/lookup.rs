@@ -8,10 +8,10 @@ use std::sync::Arc;
 use weir_runtime::{LookupFunction, LookupProvider, Result, Schema};
 
 use super::source::list_files;
+use crate::api::ResolvedLookup;
+use crate::api::{LookupAbilities, LookupSource};
 use crate::format::{decode_rows, Format, Lines};
 use crate::memory_lookup::MemoryLookupTable;
-use crate::registry::{LookupAbilities, LookupSource};
-use crate::resolved::ResolvedLookup;
 
 /// A file (or the files of a directory) read whole for lookups.
 pub(super) struct FileLookupTable {

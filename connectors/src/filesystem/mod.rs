@@ -43,16 +43,16 @@ use sink::PartitionSink;
 pub use sink::{FileSink, PartFormat};
 pub use source::FileSource;
 
+use crate::api::sink_parallelism;
+use crate::api::{
+    ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
+    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor, TablePartition,
+};
+use crate::api::{ResolvedLookup, ResolvedSink, ResolvedSource};
 use crate::error::{Error, Result};
 use crate::format::parquet::{self, ParquetFormat};
 use crate::format::Format;
 use crate::options::TableOptions;
-use crate::print::sink_parallelism;
-use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode, SinkContext,
-    SinkProvider, SourceAbilities, SourceProvider, TableDescriptor, TablePartition,
-};
-use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
 use commit::{CommitPolicy, PartitionCommitter, RollingPolicy};
 use partition::Partitioning;
 use weir_runtime::DataType;
@@ -167,7 +167,7 @@ impl ConnectorFactory for FilesystemFactory {
         ctx: &FactoryContext<'_>,
     ) -> Result<Arc<dyn ResolvedLookup>> {
         if !crate::legacy::is_legacy(&table.options) {
-            return Err(crate::registry::no_lookup(self.identifier(), table));
+            return Err(crate::api::no_lookup(self.identifier(), table));
         }
         let (path, _) = common_options(options, table)?;
         let format = ctx.format(&table.schema, options)?;

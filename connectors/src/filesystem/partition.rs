@@ -14,9 +14,9 @@ use std::path::Path;
 use weir_runtime::print::value_to_string;
 use weir_runtime::{DataType, LogicalType, Schema, Value};
 
+use crate::api::TableDescriptor;
 use crate::error::{Error, Result};
 use crate::options::TableOptions;
-use crate::registry::TableDescriptor;
 
 /// `partition.default-name`'s default: the directory of NULL and empty values.
 const DEFAULT_PARTITION_NAME: &str = "__DEFAULT_PARTITION__";

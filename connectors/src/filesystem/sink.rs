@@ -639,9 +639,9 @@ mod tests {
     /// partition directory, and reports the partitions again (their success files appear).
     #[test]
     fn a_restored_partitioned_sink_commits_its_checkpoint_in_every_partition() {
+        use crate::api::TableDescriptor;
         use crate::filesystem::commit::{CommitPolicy, PartitionCommitter};
         use crate::options::TableOptions;
-        use crate::registry::TableDescriptor;
         let dir = tempfile::tempdir().unwrap();
         let schema = weir_runtime::parse::parse_schema(&[("id", "BIGINT"), ("p", "STRING")]).unwrap();
         let mut table = TableDescriptor::new("t", schema.clone(), &[]);

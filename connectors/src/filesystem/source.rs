@@ -21,10 +21,10 @@ use weir_runtime::{
     Splits, SubtaskInfo, Value,
 };
 
+use crate::api::PartitionFilter;
 use crate::error::{Error, Result};
 use crate::format::parquet::ParquetReader;
 use crate::format::{Decoder, Lines};
-use crate::registry::PartitionFilter;
 
 use super::partition::Partitioning;
 use super::FileFormat;

@@ -31,14 +31,14 @@ use lookup::PgLookupProvider;
 use scan::PgScanSource;
 use sink::{PgSink, PgSinkSpec};
 
-use crate::error::Result;
-use crate::lookup_cache::LookupCacheOptions;
-use crate::options::TableOptions;
-use crate::registry::{
+use crate::api::{
     ConnectorFactory, FactoryContext, LookupAbilities, LookupSource, ScanContext, SinkAbilities, SinkChangelogMode,
     SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
-use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
+use crate::api::{ResolvedLookup, ResolvedSink, ResolvedSource};
+use crate::error::Result;
+use crate::lookup_cache::LookupCacheOptions;
+use crate::options::TableOptions;
 
 /// Where a table lives: its server and its name there.
 struct PgTable {

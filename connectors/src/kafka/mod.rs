@@ -47,13 +47,13 @@ pub use options::{BoundedMode, Connector, DeliveryGuarantee, KafkaOptions, Parti
 pub use sink::KafkaSink;
 pub use source::{owner, KafkaSource};
 
-use crate::error::Result;
-use crate::options::TableOptions;
-use crate::registry::{
+use crate::api::{
     ConnectorFactory, FactoryContext, MetadataKey, ScanChanges, ScanContext, SinkAbilities, SinkChangelogMode,
     SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
-use crate::resolved::{ResolvedSink, ResolvedSource};
+use crate::api::{ResolvedSink, ResolvedSource};
+use crate::error::Result;
+use crate::options::TableOptions;
 
 /// Creates `kafka` and `upsert-kafka` sources and sinks.
 #[derive(Debug, Clone, Copy)]

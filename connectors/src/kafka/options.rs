@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use weir_runtime::{DataType, Field, Schema};
 
+use crate::api::{FactoryContext, MetadataKey, TableDescriptor};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::{invalid, TableOptions};
-use crate::registry::{FactoryContext, MetadataKey, TableDescriptor};
 
 /// Which topics a table reads or writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,7 +287,7 @@ pub fn read(
             "sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE.".into(),
         ));
     }
-    let sink_parallelism = crate::print::sink_parallelism(options, table)?;
+    let sink_parallelism = crate::api::sink_parallelism(options, table)?;
     Ok(KafkaOptions {
         connector,
         table: table.name.clone(),

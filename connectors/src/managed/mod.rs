@@ -24,14 +24,14 @@ use std::sync::Arc;
 
 use weir_store::MergeEngine;
 
-use crate::error::{Error, Result};
-use crate::lookup_cache::LookupCacheOptions;
-use crate::options::TableOptions;
-use crate::registry::{
+use crate::api::{
     qualified_name, ConnectorFactory, FactoryContext, LookupAbilities, LookupSource, ScanContext, SinkAbilities,
     SinkChangelogMode, SinkContext, SinkProvider, SourceAbilities, SourceProvider, TableDescriptor,
 };
-use crate::resolved::{ResolvedLookup, ResolvedSink, ResolvedSource};
+use crate::api::{ResolvedLookup, ResolvedSink, ResolvedSource};
+use crate::error::{Error, Result};
+use crate::lookup_cache::LookupCacheOptions;
+use crate::options::TableOptions;
 
 pub use store::{merger_of, ManagedTable, TableStore};
 

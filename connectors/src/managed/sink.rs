@@ -240,7 +240,7 @@ impl Operator for ManagedSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::TableDescriptor;
+    use crate::api::TableDescriptor;
     use weir_runtime::harness::OperatorHarness;
     use weir_runtime::parse::parse_schema;
     use weir_runtime::Value;

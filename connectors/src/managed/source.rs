@@ -236,8 +236,8 @@ impl Source for ManagedScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::TableDescriptor;
     use crate::managed::store::TableStore;
-    use crate::registry::TableDescriptor;
     use weir_runtime::operator::SubtaskInfo;
     use weir_runtime::parse::parse_schema;
     use weir_store::codec::EncodedRows;

@@ -11,8 +11,8 @@ use weir_runtime::{DataType, RowKind, Value};
 use weir_store::codec::EncodedRows;
 use weir_store::{KvStore, PkTable, RedbStore, RowMerger};
 
+use crate::api::TableDescriptor;
 use crate::error::{Error, Result};
-use crate::registry::TableDescriptor;
 
 /// The changes of one committed write, in order.
 pub type Changes = Arc<Vec<(RowKind, Vec<Value>)>>;

@@ -32,12 +32,10 @@ use weir_runtime::{DataType, Field, LogicalType};
 
 pub use source::NexmarkSource;
 
+use crate::api::ResolvedSource;
+use crate::api::{ConnectorFactory, FactoryContext, ScanContext, SourceAbilities, SourceProvider, TableDescriptor};
 use crate::error::{Error, Result};
 use crate::options::{invalid, TableOptions};
-use crate::registry::{
-    ConnectorFactory, FactoryContext, ScanContext, SourceAbilities, SourceProvider, TableDescriptor,
-};
-use crate::resolved::ResolvedSource;
 use generator::GeneratorConfig;
 
 /// A column of the Nexmark schema: BIGINT, STRING or TIMESTAMP(3).

@@ -94,7 +94,7 @@ impl Session {
         match change {
             AlterTable::Rename(new_name) => {
                 // A bare new name stays in the table's catalog and database.
-                let new_key = match weir_connectors::registry::name_parts(&key) {
+                let new_key = match weir_connectors::api::name_parts(&key) {
                     [catalog, database, _] if !new_name.contains('.') => {
                         self.catalog.key(&format!("{catalog}.{database}.{new_name}"))
                     }

@@ -32,7 +32,7 @@ impl Session {
     /// # Errors
     /// Flink's messages: no such catalog, no such database in it.
     pub(super) fn check_database_of(&self, key: &str, statement: &str, at: Position) -> Result<()> {
-        let [catalog, database, _] = weir_connectors::registry::name_parts(key);
+        let [catalog, database, _] = weir_connectors::api::name_parts(key);
         if self.catalog.namespaces().has_database(catalog, database) {
             return Ok(());
         }

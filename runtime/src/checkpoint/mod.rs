@@ -11,6 +11,7 @@
 
 pub mod aligner;
 pub mod codec;
+pub mod completed;
 pub(crate) mod coordinator;
 pub mod file;
 pub mod options;
@@ -21,7 +22,7 @@ pub mod storage;
 
 pub use crate::element::{CheckpointBarrier, CheckpointingMode};
 pub use aligner::{Alignment, BarrierAligner};
-pub use coordinator::{CompletedCheckpoint, CompletedCheckpoints, OperatorState, SubtaskState};
+pub use completed::{CompletedCheckpoint, CompletedCheckpoints, OperatorState, SubtaskState};
 pub use options::{CheckpointConfig, Restore, Retention};
 pub use state::{StateReader, StateWriter};
 pub use storage::SHARED_DIR;

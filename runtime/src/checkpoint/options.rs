@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::coordinator::CompletedCheckpoint;
+use super::completed::CompletedCheckpoint;
 use std::time::Duration;
 
 use crate::element::CheckpointingMode;

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::coordinator::CompletedCheckpoint;
+use super::completed::CompletedCheckpoint;
 use super::state::StateReader;
 use crate::error::{Error, Result};
 
@@ -69,7 +69,7 @@ fn operator_name(id: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::coordinator::{OperatorState, SubtaskState};
+    use crate::checkpoint::completed::{OperatorState, SubtaskState};
     use crate::checkpoint::StateWriter;
 
     fn part(id: &str, subtask: usize, parallelism: usize, value: u64) -> SubtaskState {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::codec::{DecodeError, Decoder, Encoder};
-use super::coordinator::{CompletedCheckpoint, OperatorState, SubtaskState};
+use super::completed::{CompletedCheckpoint, OperatorState, SubtaskState};
 use super::file::{read_snapshot, write_snapshot_parts, SnapshotError};
 use super::state::StateReader;
 
@@ -106,7 +106,7 @@ pub fn directory_name(job: &str) -> String {
     if name.len() <= MAX_DIRECTORY_NAME {
         return name;
     }
-    let hash = crate::graph::Fnv::of(&[job.as_bytes()]);
+    let hash = crate::ids::Fnv::of(&[job.as_bytes()]);
     let mut end = 160;
     while !name.is_char_boundary(end) {
         end -= 1;

@@ -9,7 +9,7 @@ use super::{Key, StateValue, Ttl};
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use crate::checkpoint::{StateReader, StateWriter};
 use crate::error::Result;
-use crate::operator::SubtaskInfo;
+use crate::subtask::SubtaskInfo;
 use crate::value::Value;
 
 /// An entry and when it was last written (processing time, epoch milliseconds).

@@ -39,8 +39,8 @@ pub use stats::{StateStats, StateSummary};
 pub use timers::KeyedTimers;
 pub use value::StateValue;
 
-use crate::operator::SubtaskInfo;
 use crate::partition::{hash_values, subtask_for_hash_in};
+use crate::subtask::SubtaskInfo;
 use crate::value::Value;
 
 /// A key of keyed state: the values of the operator's key columns, held inline up to two

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use super::backend::scoped;
 use super::{owns_key, Key, KeyedTimers, ListState, MapState, StateBackend, ValueState};
 use crate::checkpoint::{StateReader, StateWriter};
-use crate::operator::SubtaskInfo;
+use crate::subtask::SubtaskInfo;
 use crate::value::Value;
 
 /// Runs `test` with its states on the heap, then on disk with full and with incremental

@@ -18,7 +18,7 @@ use super::{owns_key, Key};
 use crate::checkpoint::codec::{DecodeError, Decoder, Encoder};
 use crate::checkpoint::{StateReader, StateWriter};
 use crate::error::{Error, Result};
-use crate::operator::SubtaskInfo;
+use crate::subtask::SubtaskInfo;
 use crate::value::Value;
 
 /// The maps of keyed state (hashbrown's default hasher: keys of values hash faster with it

@@ -20,7 +20,7 @@ use super::{owns_key, Key};
 use crate::checkpoint::codec::Encoder;
 use crate::checkpoint::{StateReader, StateWriter};
 use crate::error::{Error, Result};
-use crate::operator::SubtaskInfo;
+use crate::subtask::SubtaskInfo;
 use crate::value::Value;
 
 /// Timers on the heap, by time; a key has at most one timer per time.

@@ -395,7 +395,12 @@ impl Accumulator {
                 out.push(Value::BigInt(*count));
             }
             // Not mergeable: never asked for (see `is_mergeable`).
-            _ => {}
+            State::Extremum(_)
+            | State::Ordered(_)
+            | State::List(_)
+            | State::Moments(_)
+            | State::Entries(_)
+            | State::User(_) => {}
         }
     }
 
@@ -425,7 +430,13 @@ impl Accumulator {
                 }
                 *c += count(1);
             }
-            _ => {}
+            // Not mergeable: never asked for (see `is_mergeable`).
+            State::Extremum(_)
+            | State::Ordered(_)
+            | State::List(_)
+            | State::Moments(_)
+            | State::Entries(_)
+            | State::User(_) => {}
         }
     }
 

@@ -39,3 +39,23 @@ pub fn check_aggregates(plan: &Plan, batch: bool) -> Result<()> {
     }
     plan.node.inputs().into_iter().try_for_each(|input| check_aggregates(input, batch))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Fixture;
+
+    /// A batch-only aggregate is refused in a streaming plan with Flink's message, and planned
+    /// in a batch one.
+    #[test]
+    fn a_batch_only_aggregate_is_refused_in_a_stream() {
+        let f = Fixture::new("CREATE TABLE t (a INT, b STRING) WITH ('connector' = 'datagen');");
+        let plan = f.bind("SELECT a, APPROX_COUNT_DISTINCT(b) FROM t GROUP BY a");
+        let refused = super::check_aggregates(&plan, false).unwrap_err().to_string();
+        assert!(
+            refused.contains("APPROX_COUNT_DISTINCT aggregate function does not support yet for streaming."),
+            "{refused}"
+        );
+        assert!(super::check_aggregates(&plan, true).is_ok());
+        assert!(super::check_aggregates(&f.bind("SELECT a, COUNT(b) FROM t GROUP BY a"), false).is_ok());
+    }
+}

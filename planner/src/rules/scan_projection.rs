@@ -97,3 +97,39 @@ fn full_scan(plan: Plan) -> Plan {
         fields,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::prune_columns::prune_plan;
+    use crate::rules::testing::{before_after, Fixture};
+
+    /// A datagen scan takes no projection: it reads every column and a Calc above it keeps
+    /// the ones the query uses; a filesystem scan keeps its projection.
+    #[test]
+    fn scans_without_projection_push_down_read_every_column() {
+        let f = Fixture::new(
+            "CREATE TABLE gen (a INT, b STRING, c BIGINT) WITH ('connector' = 'datagen');\n\
+             CREATE TABLE files (a INT, b STRING, c BIGINT) \
+             WITH ('connector' = 'filesystem', 'path' = 'files.csv', 'format' = 'csv');",
+        );
+        let plan = prune_plan(f.bind("SELECT c FROM gen"));
+        expect![[r#"
+            before:
+            LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[c], changelogMode=[I])
+            after:
+            LogicalProject(c=[$2])
+            +- LogicalTableScan(table=[[default_catalog, default_database, gen]], project=[a, b, c], changelogMode=[I])
+        "#]]
+        .assert_eq(&before_after(&plan, &super::unproject_scans(plan.clone()).unwrap()));
+        let plan = prune_plan(f.bind("SELECT c FROM files"));
+        expect![[r#"
+            before:
+            LogicalTableScan(table=[[default_catalog, default_database, files]], project=[c], changelogMode=[I])
+            after:
+            LogicalTableScan(table=[[default_catalog, default_database, files]], project=[c], changelogMode=[I])
+        "#]]
+        .assert_eq(&before_after(&plan, &super::unproject_scans(plan.clone()).unwrap()));
+    }
+}

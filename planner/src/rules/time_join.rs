@@ -72,3 +72,45 @@ fn windows_joined(left: &Plan, right: &Plan, condition: &Expr) -> Option<[Attach
     let same = l.spec == r.spec;
     (same && equates(condition, l.start, r.start + width) && equates(condition, l.end, r.end + width)).then_some([l, r])
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::{JoinStrategy, Node, Plan};
+    use crate::rules::testing::Fixture;
+
+    const WINDOW_JOIN: &str = "SELECT l.item, r.price FROM \
+        (SELECT * FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) l JOIN \
+        (SELECT * FROM TABLE(TUMBLE(TABLE asks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) r \
+        ON l.item = r.item AND l.window_start = r.window_start AND l.window_end = r.window_end";
+
+    fn fixture() -> Fixture {
+        Fixture::new(
+            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
+             WITH ('connector' = 'datagen');\n\
+             CREATE TABLE asks (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
+             WITH ('connector' = 'datagen');",
+        )
+    }
+
+    /// The strategy of the plan's first join, top first, as `Debug` writes it.
+    fn join_strategy(plan: &Plan) -> Option<String> {
+        match &plan.node {
+            Node::Join { strategy, .. } => Some(match strategy {
+                JoinStrategy::Regular => "Regular".to_string(),
+                other => format!("{other:?}"),
+            }),
+            node => node.inputs().into_iter().find_map(join_strategy),
+        }
+    }
+
+    /// With window joins on, a join equating both window columns of both sides is a window
+    /// join; with them off it stays a regular join.
+    #[test]
+    fn a_join_of_equal_windows_is_a_window_join_when_enabled() {
+        let plan = fixture().bind(WINDOW_JOIN);
+        assert_eq!(join_strategy(&plan).as_deref(), Some("Regular"));
+        let joined = join_strategy(&super::time_join(plan.clone(), true).unwrap()).unwrap();
+        assert!(joined.starts_with("Window("), "{joined}");
+        assert_eq!(join_strategy(&super::time_join(plan, false).unwrap()).as_deref(), Some("Regular"));
+    }
+}

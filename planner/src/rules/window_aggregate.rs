@@ -220,3 +220,67 @@ fn check_slicing(window: &WindowSpec) -> Result<()> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{before_after, Fixture};
+
+    fn fixture() -> Fixture {
+        Fixture::new(
+            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
+             WITH ('connector' = 'datagen');",
+        )
+    }
+
+    /// Grouping by both window columns makes one window aggregate over the function's input.
+    #[test]
+    fn grouping_by_window_start_and_end_is_a_window_aggregate() {
+        let plan = fixture().bind(
+            "SELECT item, window_start, SUM(price) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
+             GROUP BY item, window_start, window_end",
+        );
+        let after = super::window_aggregate(plan.clone()).unwrap();
+        expect![[r#"
+            before:
+            LogicalProject(item=[$0], window_start=[$1], EXPR$2=[$3])
+            +- LogicalAggregate(group=[{0, 1, 2}], EXPR$2=[SUM($3)])
+               +- LogicalProject(item=[$0], window_start=[$3], window_end=[$4], price=[$1])
+                  +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                     +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                        +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+            after:
+            LogicalProject(item=[$0], window_start=[$1], EXPR$2=[$3])
+            +- LogicalProject(item=[$0], window_start=[$2], window_end=[$3], EXPR$2=[$1])
+               +- LogicalWindowAggregate(group=[{0}], window=[TUMBLE(time_col=[ts], size=[1 min])], EXPR$2=[SUM($1)])
+                  +- LogicalProject(item=[$0], price=[$1], ts=[$2])
+                     +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                        +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+        "#]].assert_eq(&before_after(&plan, &after));
+    }
+
+    /// Grouping by `window_start` alone stays a regular aggregate over the window function.
+    #[test]
+    fn grouping_by_one_window_column_stays_a_regular_aggregate() {
+        let plan = fixture().bind(
+            "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
+             GROUP BY window_start",
+        );
+        let after = super::window_aggregate(plan.clone()).unwrap();
+        expect![[r#"
+            before:
+            LogicalAggregate(group=[{0}], EXPR$1=[COUNT()])
+            +- LogicalProject(window_start=[$3])
+               +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                  +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                     +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+            after:
+            LogicalAggregate(group=[{0}], EXPR$1=[COUNT()])
+            +- LogicalProject(window_start=[$3])
+               +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                  +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                     +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+        "#]].assert_eq(&before_after(&plan, &after));
+    }
+}

@@ -122,3 +122,71 @@ pub(crate) fn attached_window(plan: &Plan) -> Option<AttachedWindow> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{before_after, Fixture};
+
+    fn fixture() -> Fixture {
+        Fixture::new(
+            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
+             WITH ('connector' = 'datagen');",
+        )
+    }
+
+    /// The plan the rules before this one leave for `sql`.
+    fn ranked(sql: &str) -> crate::plan::Plan {
+        crate::rules::rank::rank(fixture().bind(sql)).unwrap()
+    }
+
+    /// A Top-N partitioned by both window columns is a window Top-N.
+    #[test]
+    fn a_top_n_per_window_is_a_window_rank() {
+        let plan = ranked(
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS rn \
+             FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn <= 3",
+        );
+        let after = super::window_rank(plan.clone()).unwrap();
+        expect![[r#"
+            before:
+            LogicalProject(item=[$0], price=[$1], ts=[$2], window_start=[$3], window_end=[$4], window_time=[$5], rn=[$6])
+            +- LogicalRank(rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=3], partitionBy=[$3, $4], orderBy=[$1 DESC])
+               +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                  +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                     +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+            after:
+            LogicalProject(item=[$0], price=[$1], ts=[$2], window_start=[$3], window_end=[$4], window_time=[$5], rn=[$6])
+            +- LogicalWindowRank(rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=3], partitionBy=[], orderBy=[$1 DESC])
+               +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                  +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                     +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+        "#]].assert_eq(&before_after(&plan, &after));
+    }
+
+    /// Rank 1 alone, ordered by the rowtime and not selected, is a window deduplication.
+    #[test]
+    fn the_first_row_per_window_is_a_window_deduplication() {
+        let plan = ranked(
+            "SELECT item, price, window_start FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY item, window_start, \
+             window_end ORDER BY ts) AS rn FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) \
+             WHERE rn = 1",
+        );
+        let after = super::window_rank(plan.clone()).unwrap();
+        expect![[r#"
+            before:
+            LogicalProject(item=[$0], price=[$1], window_start=[$3])
+            +- LogicalRank(rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=1], partitionBy=[$0, $3, $4], orderBy=[$2 ASC])
+               +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                  +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                     +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+            after:
+            LogicalProject(item=[$0], price=[$1], window_start=[$3])
+            +- LogicalWindowDeduplicate(keep=[FirstRow], partitionKeys=[$0], orderKey=[$2])
+               +- LogicalTableFunctionScan(invocation=[TUMBLE(TABLE(#0), DESCRIPTOR(_UTF-16LE'ts'), 60000:INTERVAL MINUTE)], rowType=[RecordType(VARCHAR(2147483647) item, INTEGER price, TIMESTAMP(3) *ROWTIME* ts, TIMESTAMP(3) window_start, TIMESTAMP(3) window_end, TIMESTAMP(3) *ROWTIME* window_time)])
+                  +- LogicalWatermarkAssigner(rowtime=[ts], watermark=[$2])
+                     +- LogicalTableScan(table=[[default_catalog, default_database, bids]], project=[item, price, ts], changelogMode=[I])
+        "#]].assert_eq(&before_after(&plan, &after));
+    }
+}

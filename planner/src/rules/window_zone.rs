@@ -25,3 +25,42 @@ pub fn window_zone(plan: Plan, zone: TimeZone) -> Plan {
     };
     Plan { node, fields }
 }
+
+#[cfg(test)]
+mod tests {
+    use weir_operators::WindowZone;
+    use weir_runtime::time_zone::TimeZone;
+
+    use crate::plan::{Node, Plan};
+    use crate::rules::testing::Fixture;
+
+    /// The zones of the plan's window table functions, top first.
+    fn zones(plan: &Plan) -> Vec<WindowZone> {
+        let own = match &plan.node {
+            Node::WindowTableFunction { window, .. } => vec![window.zone],
+            _ => Vec::new(),
+        };
+        own.into_iter().chain(plan.node.inputs().into_iter().flat_map(zones)).collect()
+    }
+
+    /// A window over a TIMESTAMP_LTZ column takes the session's zone; one over a TIMESTAMP
+    /// column keeps none.
+    #[test]
+    fn windows_over_ltz_columns_take_the_session_zone() {
+        let f = Fixture::new(
+            "CREATE TABLE ltz (ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen');\n\
+             CREATE TABLE local (ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen');",
+        );
+        let zone = TimeZone::parse("Asia/Shanghai").expect("a zone");
+        let window = |table: &str| {
+            f.bind(&format!(
+                "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE {table}, DESCRIPTOR(ts), INTERVAL '1' HOUR)) \
+                 GROUP BY window_start, window_end"
+            ))
+        };
+        let ltz = window("ltz");
+        assert_eq!(zones(&ltz), vec![WindowZone(None)]);
+        assert_eq!(zones(&super::window_zone(ltz, zone)), vec![WindowZone(Some(zone))]);
+        assert_eq!(zones(&super::window_zone(window("local"), zone)), vec![WindowZone(None)]);
+    }
+}

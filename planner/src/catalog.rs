@@ -16,7 +16,11 @@ use weir_operators::expr::functions::ScalarRef;
 use weir_operators::TableUdf;
 
 use sqlparser::ast::Query;
-use weir_connectors::TableDescriptor;
+use weir_connectors::{MetadataColumn, TableDescriptor};
+use weir_runtime::{Field, Schema};
+
+use crate::error::{Error, Position, Result};
+use crate::parser::{ColumnDef, CreateTable};
 
 /// A table declared with `CREATE TABLE`.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +40,88 @@ pub struct CatalogTable {
     pub comment: Option<String>,
     /// `COMMENT '…'` of its columns, by column name.
     pub column_comments: BTreeMap<String, String>,
+}
+
+impl CatalogTable {
+    /// The catalog entry of a `CREATE TABLE` at `at`.
+    ///
+    /// # Errors
+    /// A primary key column that is not a column (or is a metadata column), a partition column
+    /// that is not a physical column.
+    pub fn from_create(t: &CreateTable, at: Position) -> Result<CatalogTable> {
+        let fields: Vec<Field> = t
+            .columns
+            .iter()
+            .filter_map(|c| match c {
+                // Primary key columns are NOT NULL, as in Flink.
+                ColumnDef::Physical { name, data_type } if t.primary_key.contains(name) => {
+                    Some(Field::new(name.clone(), data_type.clone().not_null()))
+                }
+                ColumnDef::Physical { name, data_type } | ColumnDef::Metadata { name, data_type, .. } => {
+                    Some(Field::new(name.clone(), data_type.clone()))
+                }
+                ColumnDef::Computed { .. } => None,
+            })
+            .collect();
+        // The metadata columns, by their place among the columns a scan produces.
+        let metadata: Vec<MetadataColumn> = t
+            .columns
+            .iter()
+            .filter(|c| !matches!(c, ColumnDef::Computed { .. }))
+            .enumerate()
+            .filter_map(|(position, c)| match c {
+                ColumnDef::Metadata { name, key, is_virtual, .. } => Some(MetadataColumn {
+                    position,
+                    key: key.clone().unwrap_or_else(|| name.clone()),
+                    is_virtual: *is_virtual,
+                }),
+                ColumnDef::Physical { .. } | ColumnDef::Computed { .. } => None,
+            })
+            .collect();
+        for key in &t.primary_key {
+            if metadata.iter().any(|m| &fields[m.position].name == key) {
+                return Err(Error::validation(
+                    at,
+                    format!("Could not create a PRIMARY KEY with column '{key}'. A PRIMARY KEY constraint must be declared on physical columns."),
+                ));
+            }
+        }
+        for key in &t.primary_key {
+            if !fields.iter().any(|f| &f.name == key) {
+                return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
+            }
+        }
+        for key in &t.partition_keys {
+            let physical = |f: &&Field| !metadata.iter().any(|m| fields[m.position].name == f.name);
+            if !fields.iter().filter(physical).any(|f| &f.name == key) {
+                let available: Vec<String> = fields.iter().filter(physical).map(|f| format!("'{}'", f.name)).collect();
+                return Err(Error::validation(
+                    at,
+                    format!(
+                        "Partition column '{key}' not defined in the table schema. Available columns: [{}]",
+                        available.join(", ")
+                    ),
+                ));
+            }
+        }
+        let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
+        let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
+        let descriptor = TableDescriptor {
+            options: t.options.clone(),
+            metadata,
+            partition_keys: t.partition_keys.clone(),
+            ..descriptor
+        };
+        Ok(CatalogTable {
+            descriptor,
+            primary_key: t.primary_key.clone(),
+            columns: t.columns.clone(),
+            watermark: t.watermark.clone().map(Box::new),
+            option_positions: t.option_positions.clone(),
+            comment: t.comment.clone(),
+            column_comments: t.column_comments.clone(),
+        })
+    }
 }
 
 /// What a name in the catalog stands for.

@@ -49,7 +49,7 @@ pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) ->
         // A definition's name is the table's key ([`Catalog::key`]), read back unambiguously.
         catalog.add(
             &Catalog::qualified(&name),
-            CatalogEntry::Table(Box::new(crate::session::catalog_table(&table, Position::default())?)),
+            CatalogEntry::Table(Box::new(crate::catalog::CatalogTable::from_create(&table, Position::default())?)),
         );
     }
     Ok(Some(store))

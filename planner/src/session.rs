@@ -37,8 +37,6 @@ pub use jobs::{
 };
 pub mod recovery;
 
-pub(crate) use ddl::catalog_table;
-
 /// `sql-client.execution.result-mode`: how query results print. weir has no interactive table
 /// view, so `TABLE` prints as `TABLEAU` does.
 pub static RESULT_MODE: Setting<&'static str> = Setting::choice(

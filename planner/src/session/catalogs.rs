@@ -208,7 +208,7 @@ impl Session {
                 }
             }
         }
-        let altered = super::ddl::catalog_table(&definition, at)?;
+        let altered = CatalogTable::from_create(&definition, at)?;
         self.catalog.rekey(&key, definition.name, CatalogEntry::Table(Box::new(altered)));
         Ok(())
     }

@@ -4,8 +4,6 @@
 use std::sync::Arc;
 
 use weir_connectors::managed::TableStore;
-use weir_connectors::{MetadataColumn, TableDescriptor};
-use weir_runtime::{Field, Schema};
 
 use super::Session;
 use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
@@ -83,7 +81,7 @@ impl Session {
         // are part of its name wherever it prints (EXPLAIN, job names, errors).
         let key = self.catalog.key(&t.name);
         self.check_database_of(&key, "CreateTable", at)?;
-        let table = catalog_table(&CreateTable { name: key.clone(), ..t.clone() }, at)?;
+        let table = CatalogTable::from_create(&CreateTable { name: key.clone(), ..t.clone() }, at)?;
         let exists = || {
             Error::validation(
                 at,
@@ -167,83 +165,4 @@ impl Session {
         };
         self.insert(&[insert], at)
     }
-}
-
-/// The catalog entry of a `CREATE TABLE`.
-///
-/// # Errors
-/// A primary key column that is not a column.
-pub(crate) fn catalog_table(t: &CreateTable, at: Position) -> Result<CatalogTable> {
-    let fields: Vec<Field> = t
-        .columns
-        .iter()
-        .filter_map(|c| match c {
-            // Primary key columns are NOT NULL, as in Flink.
-            ColumnDef::Physical { name, data_type } if t.primary_key.contains(name) => {
-                Some(Field::new(name.clone(), data_type.clone().not_null()))
-            }
-            ColumnDef::Physical { name, data_type } | ColumnDef::Metadata { name, data_type, .. } => {
-                Some(Field::new(name.clone(), data_type.clone()))
-            }
-            ColumnDef::Computed { .. } => None,
-        })
-        .collect();
-    // The metadata columns, by their place among the columns a scan produces.
-    let metadata: Vec<MetadataColumn> = t
-        .columns
-        .iter()
-        .filter(|c| !matches!(c, ColumnDef::Computed { .. }))
-        .enumerate()
-        .filter_map(|(position, c)| match c {
-            ColumnDef::Metadata { name, key, is_virtual, .. } => Some(MetadataColumn {
-                position,
-                key: key.clone().unwrap_or_else(|| name.clone()),
-                is_virtual: *is_virtual,
-            }),
-            ColumnDef::Physical { .. } | ColumnDef::Computed { .. } => None,
-        })
-        .collect();
-    for key in &t.primary_key {
-        if metadata.iter().any(|m| &fields[m.position].name == key) {
-            return Err(Error::validation(
-                at,
-                format!("Could not create a PRIMARY KEY with column '{key}'. A PRIMARY KEY constraint must be declared on physical columns."),
-            ));
-        }
-    }
-    for key in &t.primary_key {
-        if !fields.iter().any(|f| &f.name == key) {
-            return Err(Error::validation(at, format!("Primary key column '{key}' is not defined in the schema.")));
-        }
-    }
-    for key in &t.partition_keys {
-        let physical = |f: &&Field| !metadata.iter().any(|m| fields[m.position].name == f.name);
-        if !fields.iter().filter(physical).any(|f| &f.name == key) {
-            let available: Vec<String> = fields.iter().filter(physical).map(|f| format!("'{}'", f.name)).collect();
-            return Err(Error::validation(
-                at,
-                format!(
-                    "Partition column '{key}' not defined in the table schema. Available columns: [{}]",
-                    available.join(", ")
-                ),
-            ));
-        }
-    }
-    let keys: Vec<&str> = t.primary_key.iter().map(String::as_str).collect();
-    let descriptor = TableDescriptor::new(t.name.clone(), Schema::new(fields), &[]).with_primary_key(&keys);
-    let descriptor = TableDescriptor {
-        options: t.options.clone(),
-        metadata,
-        partition_keys: t.partition_keys.clone(),
-        ..descriptor
-    };
-    Ok(CatalogTable {
-        descriptor,
-        primary_key: t.primary_key.clone(),
-        columns: t.columns.clone(),
-        watermark: t.watermark.clone().map(Box::new),
-        option_positions: t.option_positions.clone(),
-        comment: t.comment.clone(),
-        column_comments: t.column_comments.clone(),
-    })
 }

@@ -19,9 +19,9 @@ const TICK: Duration = Duration::from_millis(200);
 /// The progress of a run: its line, drawn by a thread of its own until dropped, and its summary.
 pub struct Progress {
     done: Arc<AtomicBool>,
+    /// The thread drawing the line, when it is drawn: a summary then follows even when
+    /// nothing was written.
     thread: Option<std::thread::JoinHandle<()>>,
-    /// Whether the line is drawn: a summary then follows even when nothing was written.
-    drawn: bool,
 }
 
 /// How a run ended, as its summary line says.
@@ -86,8 +86,7 @@ impl Progress {
                 std::thread::Builder::new().name("weir-progress".into()).spawn(move || draw(&jobs, &stop)).ok()
             })
             .flatten();
-        let drawn = thread.is_some();
-        Progress { done, thread, drawn }
+        Progress { done, thread }
     }
 
     /// Stops drawing and clears the line; then prints the run's summary on standard error:
@@ -95,6 +94,7 @@ impl Progress {
     /// on a terminal, how long it ran before it failed or was stopped. Off a terminal, a run
     /// that wrote into no table (queries, EXPLAIN, DDL) or did not end well prints nothing.
     pub fn finish(mut self, reports: &[JobReport], wall: Duration, outcome: Outcome) {
+        let drawn = self.thread.is_some();
         self.stop();
         let mut sinks: Vec<(String, u64)> = Vec::new();
         // A query's job (named `SELECT`) prints its rows; it writes into no table.
@@ -109,8 +109,8 @@ impl Progress {
         // Off a terminal, a failure or a stop is said by what follows (the error, the savepoints),
         // and a run that wrote into no table (queries, EXPLAIN, DDL) needs no summary.
         let wanted = match outcome {
-            Outcome::Done => self.drawn || !sinks.is_empty(),
-            Outcome::Failed | Outcome::Stopped => self.drawn,
+            Outcome::Done => drawn || !sinks.is_empty(),
+            Outcome::Failed | Outcome::Stopped => drawn,
         };
         if !wanted {
             return;

@@ -188,16 +188,9 @@ mod tests {
 
     use crate::rules::testing::{before_after, Fixture};
 
-    fn fixture() -> Fixture {
-        Fixture::new(
-            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
-             WITH ('connector' = 'datagen');",
-        )
-    }
-
     #[test]
     fn comparisons_on_the_rank_become_its_range_and_leave_the_filter() {
-        let f = fixture();
+        let f = Fixture::bids();
         let before = f.bind(
             "SELECT * FROM (SELECT item, price, ROW_NUMBER() OVER (PARTITION BY item ORDER BY price DESC) AS rn \
              FROM bids) WHERE 5 >= rn AND rn > 1 AND price > 10;",
@@ -223,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_rank_ordered_by_rowtime_keeping_the_first_row_in_each_window_deduplicates() {
-        let f = fixture();
+        let f = Fixture::bids();
         let plan = f.bind(
             "SELECT window_start, item, price FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, \
              window_end, item ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), \

@@ -25,6 +25,15 @@ impl Fixture {
         Fixture { session, _store: store }
     }
 
+    /// A session holding `bids (item STRING, price INT, ts TIMESTAMP(3))`, a datagen table
+    /// whose `ts` is its rowtime: the table of the window and rank rules' tests.
+    pub fn bids() -> Self {
+        Fixture::new(
+            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
+             WITH ('connector' = 'datagen');",
+        )
+    }
+
     /// The bound logical plan of query `sql`.
     pub fn bind(&self, sql: &str) -> Plan {
         let statements = parse_script(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));

@@ -227,17 +227,10 @@ mod tests {
 
     use crate::rules::testing::{before_after, Fixture};
 
-    fn fixture() -> Fixture {
-        Fixture::new(
-            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
-             WITH ('connector' = 'datagen');",
-        )
-    }
-
     /// Grouping by both window columns makes one window aggregate over the function's input.
     #[test]
     fn grouping_by_window_start_and_end_is_a_window_aggregate() {
-        let plan = fixture().bind(
+        let plan = Fixture::bids().bind(
             "SELECT item, window_start, SUM(price) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
              GROUP BY item, window_start, window_end",
         );
@@ -263,7 +256,7 @@ mod tests {
     /// Grouping by `window_start` alone stays a regular aggregate over the window function.
     #[test]
     fn grouping_by_one_window_column_stays_a_regular_aggregate() {
-        let plan = fixture().bind(
+        let plan = Fixture::bids().bind(
             "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
              GROUP BY window_start",
         );

@@ -129,16 +129,9 @@ mod tests {
 
     use crate::rules::testing::{before_after, Fixture};
 
-    fn fixture() -> Fixture {
-        Fixture::new(
-            "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) \
-             WITH ('connector' = 'datagen');",
-        )
-    }
-
     /// The plan the rules before this one leave for `sql`.
     fn ranked(sql: &str) -> crate::plan::Plan {
-        crate::rules::rank::rank(fixture().bind(sql)).unwrap()
+        crate::rules::rank::rank(Fixture::bids().bind(sql)).unwrap()
     }
 
     /// A Top-N partitioned by both window columns is a window Top-N.

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("error", 0),
     ("plan", 0),
     ("plan_text", 0),
+    ("attributes", 0),
     ("options", 0),
     ("lookup_options", 0),
     ("hints", 0),

@@ -4,26 +4,21 @@
 
 pub mod advice;
 pub mod confluent;
-mod join;
-mod lookup;
-mod python;
-mod rank;
-mod window;
+pub(crate) mod python;
+pub(crate) mod rank;
+pub(crate) mod window;
 
 use std::fmt::Write;
 
-use weir_operators::aggregate::distinct::DistinctArgs;
-use weir_operators::aggregate::{Accumulator, AggregateCall};
-use weir_operators::{
-    CalcSpec, CorrelatedTable, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec,
-    MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
-};
+use weir_operators::{CalcSpec, CorrelatedTable, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec};
 use weir_runtime::{DataType, Field, ShipStrategy};
 
+pub(crate) use crate::attributes::{aggregate_text, names};
 use crate::catalog::Catalog;
+use crate::physical::op::lookup_join::LookupJoin;
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 use crate::plan::{Node, Plan};
-pub(crate) use crate::plan_text::{calcite_type, expression, literal, logical_expression, phase_text};
+pub(crate) use crate::plan_text::{calcite_type, expression, literal, logical_expression};
 
 /// What EXPLAIN prints besides the plans.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,78 +40,6 @@ fn draw<T>(out: &mut String, node: &T, prefix: &str, label: &dyn Fn(&T) -> Strin
         let _ = write!(out, "{prefix}{}", if last { "+- " } else { ":- " });
         let deeper = format!("{prefix}{}", if last { "   " } else { ":  " });
         draw(out, *child, &deeper, label, children);
-    }
-}
-
-fn names(fields: &[Field]) -> String {
-    fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
-}
-
-/// A call as EXPLAIN prints it (`COUNT(DISTINCT b)`, `SUM(a) FILTER c`).
-fn aggregate_text(call: &AggregateCall, column: &dyn Fn(usize) -> String) -> String {
-    phase_text(call, None, column)
-}
-
-/// What a local phase selects: the keys, each call's partial as `COUNT(*) AS count1$0`, each
-/// DISTINCT argument's values as `DISTINCT(b) AS distinct$0` (`fields`: the local phase's).
-fn local_select(
-    keys: &[usize],
-    calls: &[AggregateCall],
-    fields: &[Field],
-    column: &dyn Fn(usize) -> String,
-) -> Vec<String> {
-    let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
-    let mut at = keys.len();
-    let distinct = DistinctArgs::of(calls);
-    for (i, c) in calls.iter().enumerate() {
-        let names = shown_partials(c, &fields[at..]);
-        select.push(format!("{} AS {names}", phase_text(c, distinct.slot(i).map(|s| s.set), column)));
-        at += Accumulator::partial_width(c);
-    }
-    for (set, &arg) in distinct.columns().iter().enumerate() {
-        select.push(format!("DISTINCT({}) AS {}", column(arg), fields[at + set].name));
-    }
-    select
-}
-
-/// The names of the partials of `call` Flink's plans show, from `fields` (which start at the
-/// call's first partial): `sum$1`, or `(sum$0, count$1)` for several.
-fn shown_partials(call: &AggregateCall, fields: &[Field]) -> String {
-    match &fields[..Accumulator::shown_partial_width(call)] {
-        [one] => one.name.clone(),
-        many => format!("({})", many.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")),
-    }
-}
-
-/// What a global phase selects: the keys, then each call over the local phase's partial
-/// (`COUNT(count1$0) AS EXPR$1`), named as `fields` (the global phase's) name them.
-fn global_select(
-    key_count: usize,
-    calls: &[AggregateCall],
-    fields: &[Field],
-    local_fields: &[Field],
-    column: &dyn Fn(usize) -> String,
-) -> Vec<String> {
-    let mut select: Vec<String> = (0..key_count).map(column).collect();
-    let mut at = key_count;
-    let distinct = DistinctArgs::of(calls);
-    for (i, (c, f)) in calls.iter().zip(&fields[key_count..]).enumerate() {
-        let partial = AggregateCall { arg: Some(at), filter: None, distinct: false, ..c.clone() };
-        let partial = AggregateCall { kind: c.kind.merged_as(), ..partial };
-        let text = phase_text(&partial, distinct.slot(i).map(|s| s.set), &|i| shown_partials(c, &local_fields[i..]));
-        select.push(format!("{text} AS {}", f.name));
-        at += Accumulator::partial_width(c);
-    }
-    select
-}
-
-/// `[default_catalog, default_database, t]`, with `project=[…], metadata=[]` for a projection.
-/// `groupBy=[a, b], ` (nothing for a global aggregate).
-fn group_by(keys: &[usize], column: &dyn Fn(usize) -> String) -> String {
-    if keys.is_empty() {
-        String::new()
-    } else {
-        format!("groupBy=[{}], ", keys.iter().map(|k| column(*k)).collect::<Vec<_>>().join(", "))
     }
 }
 
@@ -159,45 +82,29 @@ fn correlates_in(node: &PhysicalNode) -> usize {
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     // A join's expressions read its joined row: both inputs' columns, named unique.
     let input_fields: Vec<Field> = match node.kind {
-        PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_) => {
+        PhysicalKind::Op(_) if node.inputs.len() > 1 => {
             let mut joined: Vec<Field> = node.inputs.iter().flat_map(|i| i.fields.clone()).collect();
             crate::binder::uniquify(&mut joined);
             joined
         }
+        PhysicalKind::Op(_) => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
         | PhysicalKind::Calc(_)
         | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::GroupAggregate(_)
         | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::Deduplicate { .. }
-        | PhysicalKind::ChangelogNormalize(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::OverAggregate(_)
         | PhysicalKind::Union
         | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
     let mut text = match &node.kind {
+        PhysicalKind::Op(op) => {
+            op.explain(node, &crate::physical::op::ExplainInput { column: &column, input_fields: &input_fields, infix })
+        }
         PhysicalKind::TableSourceScan { table, projection, key, filter, projected } => {
             // Sources that take projection push-down print it when one was pushed, as Flink's
             // filesystem source does (a scan of every column in order has none).
@@ -335,13 +242,6 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             ShipStrategy::Broadcast => "Exchange(distribution=[broadcast])".to_string(),
             _ => "Exchange(distribution=[any])".to_string(),
         },
-        PhysicalKind::GroupAggregate(GroupAggregateSpec { keys, calls, .. }) => {
-            let mut select: Vec<String> = keys.iter().map(|k| column(*k)).collect();
-            for (c, f) in calls.iter().zip(&node.fields[keys.len()..]) {
-                select.push(format!("{} AS {}", aggregate_text(c, &column), f.name));
-            }
-            format!("GroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
-        }
         PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { interval_millis, mode }) => {
             let mode = match mode {
                 MiniBatchMode::ProcTime => "ProcTime",
@@ -349,50 +249,8 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             };
             format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[{mode}])")
         }
-        PhysicalKind::LocalGroupAggregate(LocalGroupAggregateSpec { keys, calls, .. }) => {
-            let select = local_select(keys, calls, &node.fields, &column);
-            format!("LocalGroupAggregate({}select=[{}])", group_by(keys, &column), select.join(", "))
-        }
-        PhysicalKind::GlobalGroupAggregate {
-            spec: GlobalGroupAggregateSpec { key_count, calls, .. },
-            local_fields,
-        } => {
-            let keys: Vec<usize> = (0..*key_count).collect();
-            let select = global_select(*key_count, calls, &node.fields, local_fields, &column);
-            format!("GlobalGroupAggregate({}select=[{}])", group_by(&keys, &column), select.join(", "))
-        }
-        PhysicalKind::WindowTableFunction(spec) => window::table_function_label(spec, &column),
-        PhysicalKind::SessionWindowTableFunction(spec) => window::session_function_label(spec, &column),
-        PhysicalKind::LocalWindowAggregate(spec) => window::local_label(spec, &node.fields, &column),
-        PhysicalKind::GlobalWindowAggregate { spec, local_fields } => {
-            window::global_label(spec, &node.fields, local_fields, &column)
-        }
-        PhysicalKind::WindowAggregate(spec) => window::one_phase_label(spec, &node.fields, &column),
-        PhysicalKind::SessionWindowAggregate(spec) => window::session_label(spec, &node.fields, &column),
-        PhysicalKind::WindowRank { spec, rank_type } => rank::window_rank_label(spec, *rank_type, &column),
-        PhysicalKind::WindowDeduplicate(spec) => rank::window_deduplicate_label(spec, &column),
-        PhysicalKind::Rank { spec, shape } => rank::rank_label(spec, *shape, &column),
-        PhysicalKind::ChangelogNormalize(spec) => {
-            format!("ChangelogNormalize(key=[{}])", rank::columns(&spec.key, &column))
-        }
-        PhysicalKind::Deduplicate { spec, time_col } => {
-            let append_only = node.inputs[0].changelog.is_insert_only();
-            rank::deduplicate_label(spec, *time_col, (append_only, infix), &column)
-        }
-        PhysicalKind::TemporalSort { order, .. } => rank::temporal_sort_label(order, &column),
-        PhysicalKind::OverAggregate(spec) => over_label(spec, &node.fields, &column),
-        PhysicalKind::Join(spec) => join::regular_label(spec, &node.fields, &column, infix),
-        PhysicalKind::IntervalJoin(spec) => join::interval_label(spec, &node.fields, &column, infix),
-        PhysicalKind::TemporalJoin(spec) => join::temporal_label(spec, &node.fields, &column, infix),
-        PhysicalKind::WindowJoin(spec) => {
-            let inputs = [node.inputs[0].fields.as_slice(), node.inputs[1].fields.as_slice()];
-            join::window_label(spec, inputs, &node.fields, &column, infix)
-        }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
         PhysicalKind::FinalRows(spec) => rank::final_rows_label(spec, node, &column),
-        PhysicalKind::LookupJoin { table, dim_keys, spec, execution } => {
-            lookup::lookup_join_label(table, dim_keys, spec, execution, &input_fields, &node.fields, infix)
-        }
         PhysicalKind::Sink { table, materializer, on_conflict, .. } => {
             let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };
             let conflict = on_conflict.map_or(String::new(), |c| format!(", conflictStrategy=[{}]", c.name()));
@@ -405,26 +263,6 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         let _ = write!(text, ", changelogMode=[{}])", node.changelog);
     }
     text
-}
-
-/// `OverAggregate(partitionBy=[user_id], orderBy=[ts ASC], window=[ ROWS BETWEEN 2 PRECEDING AND
-/// CURRENT ROW], select=[id, …, COUNT(amount) AS w0$o0])` (no `partitionBy` without partition).
-fn over_label(spec: &weir_operators::OverAggregateSpec, fields: &[Field], column: &dyn Fn(usize) -> String) -> String {
-    let mut select: Vec<String> = (0..spec.input_arity).map(column).collect();
-    for (call, field) in spec.calls.iter().zip(&fields[spec.input_arity..]) {
-        select.push(format!("{} AS {}", aggregate_text(call, column), field.name));
-    }
-    let partition = if spec.partition.is_empty() {
-        String::new()
-    } else {
-        format!("partitionBy=[{}], ", spec.partition.iter().map(|&p| column(p)).collect::<Vec<_>>().join(", "))
-    };
-    format!(
-        "OverAggregate({partition}orderBy=[{} ASC], window=[{}], select=[{}])",
-        column(spec.time_col),
-        spec.frame.explain(),
-        select.join(", ")
-    )
 }
 
 /// One logical node's line, in Flink's AST notation with `$i` column references.
@@ -772,8 +610,8 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         }
         let mut predecessors: Vec<(usize, &'static str)> =
             inputs.iter().map(|(pid, pp, exchange)| (*pid, ship(exchange.as_ref(), *pp, parallelism))).collect();
-        if let PhysicalKind::LookupJoin { execution, .. } = &node.kind {
-            if execution.order_key().is_some() {
+        if let Some(lookup) = node.op::<LookupJoin>() {
+            if lookup.execution.order_key().is_some() {
                 // Key-ordered lookups are hashed on the update key by a "Partitioner" of their own.
                 predecessors.iter_mut().for_each(|p| p.1 = "HASH");
                 *skipped += 1;
@@ -784,33 +622,13 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         let (kind, pact) = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
             PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
-            PhysicalKind::Calc(_)
+            PhysicalKind::Op(_)
+            | PhysicalKind::Calc(_)
             | PhysicalKind::WatermarkAssigner(_)
             | PhysicalKind::Exchange { .. }
-            | PhysicalKind::GroupAggregate(_)
             | PhysicalKind::MiniBatchAssigner(_)
-            | PhysicalKind::LocalGroupAggregate(_)
-            | PhysicalKind::GlobalGroupAggregate { .. }
-            | PhysicalKind::WindowTableFunction(_)
-            | PhysicalKind::SessionWindowTableFunction(_)
-            | PhysicalKind::LocalWindowAggregate(_)
-            | PhysicalKind::GlobalWindowAggregate { .. }
-            | PhysicalKind::WindowAggregate(_)
-            | PhysicalKind::SessionWindowAggregate(_)
-            | PhysicalKind::WindowRank { .. }
-            | PhysicalKind::WindowDeduplicate(_)
-            | PhysicalKind::Rank { .. }
-            | PhysicalKind::Deduplicate { .. }
-            | PhysicalKind::ChangelogNormalize(_)
-            | PhysicalKind::TemporalSort { .. }
-            | PhysicalKind::OverAggregate(_)
-            | PhysicalKind::Join(_)
-            | PhysicalKind::IntervalJoin(_)
-            | PhysicalKind::WindowJoin(_)
-            | PhysicalKind::TemporalJoin(_)
             | PhysicalKind::Union
             | PhysicalKind::FinalRows(_)
-            | PhysicalKind::LookupJoin { .. }
             | PhysicalKind::Correlate(_)
             | PhysicalKind::Expand(_)
             | PhysicalKind::Sink { .. } => (format!("{}[{id}]", node.name()), "Operator"),

@@ -6,6 +6,7 @@
 //! the [`catalog`], [`rules`] rewrite them, [`physical`] plans the operators and where they run,
 //! and [`translate`] wires the job graph; a [`session`] runs statements and jobs.
 
+pub(crate) mod attributes;
 pub mod binder;
 pub mod catalog;
 pub mod column_type;

@@ -11,30 +11,31 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{LookupTable, ScanChanges, ScanContext, SinkTable, SourceTable, TableDescriptor};
+use weir_connectors::{ScanChanges, ScanContext, SinkTable, SourceTable, TableDescriptor};
 use weir_operators::expr::Expr;
 use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
-    CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, GlobalGroupAggregateSpec, GroupAggregateSpec,
-    LocalGroupAggregateSpec, LocalWindowAggregateSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
-    WindowAggregateSpec, WindowTableFunctionSpec,
+    CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
+    WindowTableFunctionSpec,
 };
 use weir_runtime::{Field, ShipStrategy, Value};
 
 pub mod aggregate;
 pub mod distribution;
 mod join;
+pub mod lineage;
 mod lookup;
 mod mini_batch;
+pub mod op;
 mod over;
 mod rank;
 pub mod sink;
+pub mod state;
 mod window;
 
 pub use rank::RankShape;
 pub use sink::{physical_sink, sink_ship_strategy, sink_steps, SinkMaterializer, SinkStep, SinkTarget};
 
-use crate::lookup_options::LookupExecution;
 use crate::options::{MiniBatch, PlannerOptions, SinkKeyedShuffle};
 use crate::parser::ConflictStrategy;
 pub use crate::plan::ChangelogMode;
@@ -70,99 +71,19 @@ pub enum PhysicalKind {
         /// How.
         strategy: ShipStrategy,
     },
-    /// A streaming group aggregate (in mini-batches when its spec has a trigger).
-    GroupAggregate(GroupAggregateSpec),
     /// Injects flush markers every interval.
     MiniBatchAssigner(MiniBatchAssignerSpec),
-    /// First phase of a two-phase aggregate: partial accumulators per mini-batch.
-    LocalGroupAggregate(LocalGroupAggregateSpec),
-    /// Second phase: merges partial accumulators into keyed state.
-    GlobalGroupAggregate {
-        /// The operator.
-        spec: GlobalGroupAggregateSpec,
-        /// The names of the local aggregate's columns, for EXPLAIN.
-        local_fields: Vec<Field>,
-    },
-    /// Appends the window columns to each row, once per window.
-    WindowTableFunction(WindowTableFunctionSpec),
-    /// The SESSION window function on its own: each row with its session's window columns,
-    /// once the session has closed.
-    SessionWindowTableFunction(weir_operators::SessionTableFunctionSpec),
-    /// First phase of a two-phase window aggregate: partial accumulators per key and slice.
-    LocalWindowAggregate(LocalWindowAggregateSpec),
-    /// Second phase: merges partial accumulators into slices and fires windows.
-    GlobalWindowAggregate {
-        /// The operator.
-        spec: WindowAggregateSpec,
-        /// The local aggregate's columns, for EXPLAIN.
-        local_fields: Vec<Field>,
-    },
-    /// A one-phase window aggregate.
-    WindowAggregate(WindowAggregateSpec),
-    /// A window aggregate over SESSION windows (one phase).
-    SessionWindowAggregate(weir_operators::SessionWindowAggregateSpec),
-    /// Window Top-N over rows that carry their window.
-    WindowRank {
-        /// The operator.
-        spec: weir_operators::WindowRankSpec,
-        /// The ranking function (only ROW_NUMBER runs; EXPLAIN shows the others, as Flink's).
-        rank_type: weir_operators::ranking::RankType,
-    },
-    /// Window deduplication over rows that carry their window.
-    WindowDeduplicate(weir_operators::WindowDeduplicateSpec),
-    /// Top-N: `Rank`, `SortLimit` or `Limit`, as `shape` says.
-    Rank {
-        /// The operator.
-        spec: weir_operators::RankSpec,
-        /// How EXPLAIN names it.
-        shape: RankShape,
-    },
-    /// The full changelog of an upsert scan (`upsert-kafka`): the last row per primary key.
-    ChangelogNormalize(weir_operators::ChangelogNormalizeSpec),
-    /// The first or last row per key.
-    Deduplicate {
-        /// The operator.
-        spec: weir_operators::DeduplicateSpec,
-        /// The time attribute ordered by (a processing time too), for EXPLAIN.
-        time_col: usize,
-    },
-    /// `ORDER BY` a time attribute, on one subtask.
-    TemporalSort {
-        /// The operator.
-        spec: weir_operators::TemporalSortSpec,
-        /// All the ORDER BY keys, the time attribute first, for EXPLAIN.
-        order: Vec<weir_operators::ranking::SortKey>,
-    },
-    /// Aggregates over a frame of preceding rows.
-    OverAggregate(weir_operators::OverAggregateSpec),
-    /// A regular join of its two inputs (left, then right).
-    Join(weir_operators::join::RegularJoinSpec),
-    /// An interval join of its two inputs.
-    IntervalJoin(weir_operators::join::IntervalJoinSpec),
-    /// A window join of its two inputs.
-    WindowJoin(weir_operators::join::WindowJoinSpec),
-    /// An event-time temporal join of its input (left) and a versioned table (right).
-    TemporalJoin(weir_operators::join::TemporalJoinSpec),
     /// UNION ALL.
     Union,
     /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
     /// the input ends.
     FinalRows(FinalRowsSpec),
-    /// Joins each row with the rows a lookup in `table` finds.
-    LookupJoin {
-        /// The dimension table.
-        table: Box<LookupTable>,
-        /// The table's key columns looked up, in the order of `spec.keys`.
-        dim_keys: Vec<usize>,
-        /// The operator: join type, key expressions over the input row, conditions.
-        spec: Arc<weir_operators::LookupJoinSpec>,
-        /// Sync or async, ordering, timeout, capacity and retries.
-        execution: LookupExecution,
-    },
     /// `CROSS JOIN UNNEST(…)`: each row joined with the elements of its collection.
     Correlate(weir_operators::CorrelateSpec),
     /// Each row once per grouping set, with the set's id (`$e`) last.
     Expand(weir_operators::ExpandSpec),
+    /// An operator: everything about it is in its [`op::PhysicalOp`] implementation.
+    Op(Arc<dyn op::PhysicalOp>),
     /// Writes into a table.
     Sink {
         /// The table.
@@ -211,6 +132,7 @@ impl PhysicalNode {
     /// the deepest common part of the plans of a statement set).
     pub fn reuse_digest(&self) -> Option<String> {
         match &self.kind {
+            PhysicalKind::Op(op) => op.reuse_digest(self),
             PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
                 Some(format!("{}{projection:?}{key:?}{filter:?}", table.name))
             }
@@ -221,30 +143,9 @@ impl PhysicalNode {
             PhysicalKind::Values { .. }
             | PhysicalKind::Calc(_)
             | PhysicalKind::Exchange { .. }
-            | PhysicalKind::GroupAggregate(_)
             | PhysicalKind::MiniBatchAssigner(_)
-            | PhysicalKind::LocalGroupAggregate(_)
-            | PhysicalKind::GlobalGroupAggregate { .. }
-            | PhysicalKind::WindowTableFunction(_)
-            | PhysicalKind::SessionWindowTableFunction(_)
-            | PhysicalKind::LocalWindowAggregate(_)
-            | PhysicalKind::GlobalWindowAggregate { .. }
-            | PhysicalKind::WindowAggregate(_)
-            | PhysicalKind::SessionWindowAggregate(_)
-            | PhysicalKind::WindowRank { .. }
-            | PhysicalKind::WindowDeduplicate(_)
-            | PhysicalKind::Rank { .. }
-            | PhysicalKind::Deduplicate { .. }
-            | PhysicalKind::ChangelogNormalize(_)
-            | PhysicalKind::TemporalSort { .. }
-            | PhysicalKind::OverAggregate(_)
-            | PhysicalKind::Join(_)
-            | PhysicalKind::IntervalJoin(_)
-            | PhysicalKind::WindowJoin(_)
-            | PhysicalKind::TemporalJoin(_)
             | PhysicalKind::Union
             | PhysicalKind::FinalRows(_)
-            | PhysicalKind::LookupJoin { .. }
             | PhysicalKind::Correlate(_)
             | PhysicalKind::Expand(_)
             | PhysicalKind::Sink { .. } => None,
@@ -265,36 +166,15 @@ impl PhysicalNode {
     /// Flink's name for the node.
     pub fn name(&self) -> &'static str {
         match &self.kind {
+            PhysicalKind::Op(op) => op.name(),
             PhysicalKind::TableSourceScan { .. } => "TableSourceScan",
             PhysicalKind::Values { .. } => "Values",
             PhysicalKind::Calc(_) => "Calc",
             PhysicalKind::WatermarkAssigner(_) => "WatermarkAssigner",
             PhysicalKind::Exchange { .. } => "Exchange",
-            PhysicalKind::GroupAggregate(_) => "GroupAggregate",
             PhysicalKind::MiniBatchAssigner(_) => "MiniBatchAssigner",
-            PhysicalKind::LocalGroupAggregate(_) => "LocalGroupAggregate",
-            PhysicalKind::GlobalGroupAggregate { .. } => "GlobalGroupAggregate",
-            PhysicalKind::WindowTableFunction(_) | PhysicalKind::SessionWindowTableFunction(_) => "WindowTableFunction",
-            PhysicalKind::LocalWindowAggregate(_) => "LocalWindowAggregate",
-            PhysicalKind::GlobalWindowAggregate { .. } => "GlobalWindowAggregate",
-            PhysicalKind::WindowAggregate(spec) => spec.name(),
-            PhysicalKind::SessionWindowAggregate(spec) => spec.name(),
-            PhysicalKind::WindowRank { .. } => "WindowRank",
-            PhysicalKind::WindowDeduplicate(_) => "WindowDeduplicate",
-            PhysicalKind::Rank { shape: RankShape::Rank, .. } => "Rank",
-            PhysicalKind::Rank { shape: RankShape::SortLimit { .. }, .. } => "SortLimit",
-            PhysicalKind::Rank { shape: RankShape::Limit { .. }, .. } => "Limit",
-            PhysicalKind::ChangelogNormalize(_) => "ChangelogNormalize",
-            PhysicalKind::Deduplicate { .. } => "Deduplicate",
-            PhysicalKind::TemporalSort { .. } => "TemporalSort",
-            PhysicalKind::OverAggregate(_) => "OverAggregate",
-            PhysicalKind::Join(_) => "Join",
-            PhysicalKind::IntervalJoin(_) => "IntervalJoin",
-            PhysicalKind::WindowJoin(_) => "WindowJoin",
-            PhysicalKind::TemporalJoin(_) => "TemporalJoin",
             PhysicalKind::Union => "Union",
             PhysicalKind::FinalRows(_) => "FinalRows",
-            PhysicalKind::LookupJoin { .. } => "LookupJoin",
             PhysicalKind::Correlate(_) => "Correlate",
             PhysicalKind::Expand(_) => "Expand",
             PhysicalKind::Sink { .. } => "Sink",
@@ -319,48 +199,22 @@ fn keyed_exchange(input: PhysicalNode, keys: &[usize]) -> PhysicalNode {
 /// Calcs that keep them.
 pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     match &node.kind {
+        PhysicalKind::Op(op) => op.upsert_key(node),
         PhysicalKind::TableSourceScan { table, projection, .. }
             if !table.primary_key.is_empty() && !node.changelog.is_insert_only() =>
         {
             table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
         }
-        PhysicalKind::GroupAggregate(spec) if !spec.keys.is_empty() => Some((0..spec.keys.len()).collect()),
-        PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count > 0 => Some((0..spec.key_count).collect()),
         PhysicalKind::FinalRows(spec) => spec.key.clone(),
-        PhysicalKind::Rank { spec, .. } if spec.output_rank => {
-            Some(spec.partition.iter().copied().chain([spec.input_arity]).collect())
+        PhysicalKind::Exchange { .. } | PhysicalKind::WatermarkAssigner(_) | PhysicalKind::MiniBatchAssigner(_) => {
+            upsert_key(&node.inputs[0])
         }
-        PhysicalKind::Deduplicate { spec, .. } if !spec.key.is_empty() => Some(spec.key.clone()),
-        PhysicalKind::ChangelogNormalize(spec) => Some(spec.key.clone()),
-        PhysicalKind::Exchange { .. }
-        | PhysicalKind::WatermarkAssigner(_)
-        | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LookupJoin { .. } => upsert_key(&node.inputs[0]),
         PhysicalKind::Calc(CalcSpec { projections, .. }) => upsert_key(&node.inputs[0])?
             .into_iter()
             .map(|k| projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == k)))
             .collect(),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
-        | PhysicalKind::GroupAggregate(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::Deduplicate { .. }
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::OverAggregate(_)
-        | PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_)
         | PhysicalKind::Union
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
@@ -423,10 +277,11 @@ fn final_rows_of(node: PhysicalNode, order: Vec<weir_operators::ranking::SortKey
 /// The order of the `ORDER BY … LIMIT` whose rows `node` emits (through Calcs that only pick
 /// columns), in `node`'s columns.
 fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::SortKey>> {
+    if let Some(rank) = node.op::<op::rank::Rank>() {
+        let sort_limit = matches!(rank.shape, RankShape::SortLimit { .. }) && rank.spec.partition.is_empty();
+        return sort_limit.then(|| rank.spec.order.clone());
+    }
     match &node.kind {
-        PhysicalKind::Rank { spec, shape: RankShape::SortLimit { .. } } if spec.partition.is_empty() => {
-            Some(spec.order.clone())
-        }
         PhysicalKind::Calc(CalcSpec { projections, condition: None }) => {
             let below = sort_limit_order(&node.inputs[0])?;
             below
@@ -439,35 +294,15 @@ fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::
                 })
                 .collect()
         }
-        PhysicalKind::TableSourceScan { .. }
+        PhysicalKind::Op(_)
+        | PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
         | PhysicalKind::Calc(_)
         | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::GroupAggregate(_)
         | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::Deduplicate { .. }
-        | PhysicalKind::ChangelogNormalize(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::OverAggregate(_)
-        | PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_)
         | PhysicalKind::Union
         | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => None,
@@ -572,7 +407,7 @@ impl<'a> Physical<'a> {
         let exchanged = keyed_exchange(scan, &key);
         PhysicalNode {
             parallelism: UNASSIGNED,
-            kind: PhysicalKind::ChangelogNormalize(spec),
+            kind: op::changelog_normalize::ChangelogNormalize(spec).into(),
             inputs: vec![exchanged],
             fields,
             changelog: ChangelogMode { insert: true, update_before, update_after: true, delete: true },
@@ -658,7 +493,9 @@ impl<'a> Physical<'a> {
                     zone: window.zone,
                     input_arity,
                 };
-                self.keyed_by_partition(input, PhysicalKind::SessionWindowTableFunction(spec), fields)
+                let partition = spec.partition.clone();
+                let op = op::session_window_table_function::SessionWindowTableFunction(spec);
+                self.keyed_by_partition(input, &partition, op.into(), fields)
             }
             Node::WindowTableFunction { input, time_col, window, .. } => {
                 let input = self.physical(*input, update_before, false);
@@ -669,7 +506,12 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::WindowTableFunction(WindowTableFunctionSpec { time_col, window, ltz }),
+                    kind: op::window_table_function::WindowTableFunction(WindowTableFunctionSpec {
+                        time_col,
+                        window,
+                        ltz,
+                    })
+                    .into(),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -697,14 +539,18 @@ impl<'a> Physical<'a> {
                     output_rank,
                     window,
                 };
-                self.keyed_by_partition(input, PhysicalKind::WindowRank { spec, rank_type }, fields)
+                let partition = spec.partition.clone();
+                let op = op::window_rank::WindowRank { spec, rank_type };
+                self.keyed_by_partition(input, &partition, op.into(), fields)
             }
             Node::WindowDeduplicate { input, partition, time_col, keep_last, window } => {
                 let input = self.physical(*input, true, false);
                 let input_arity = input.fields.len();
                 let spec =
                     weir_operators::WindowDeduplicateSpec { partition, time_col, keep_last, window, input_arity };
-                self.keyed_by_partition(input, PhysicalKind::WindowDeduplicate(spec), fields)
+                let partition = spec.partition.clone();
+                let op = op::window_deduplicate::WindowDeduplicate(spec);
+                self.keyed_by_partition(input, &partition, op.into(), fields)
             }
             Node::Rank { input, partition, order, rank_type, range: Some(range), output_rank } => {
                 let parts = rank::RankParts {

@@ -11,12 +11,11 @@
 use std::sync::Arc;
 
 use weir_connectors::{MemorySource, PartitionFilter, ProjectingSource, ScanContext, SinkContext, SourceStep};
-use weir_operators::ranking::RankType;
-use weir_operators::{lookup_join_factory, OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
+use weir_operators::{OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
 use weir_runtime::{Row, ShipStrategy, Value};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
 use crate::plan::ScanFilter;
 
@@ -86,6 +85,11 @@ impl<'p> Translator<'p> {
         }
     }
 
+    /// The clock lookup caches expire entries by.
+    pub(crate) fn clock(&self) -> Arc<dyn weir_runtime::Clock> {
+        Arc::clone(&self.clock)
+    }
+
     /// The translator, with lookup caches reading time from `clock` (the job's clock).
     pub fn with_clock(mut self, clock: Arc<dyn weir_runtime::Clock>) -> Self {
         self.clock = clock;
@@ -113,7 +117,7 @@ impl<'p> Translator<'p> {
         self
     }
 
-    fn operator(
+    pub(crate) fn operator(
         &mut self,
         name: &str,
         input: &Output,
@@ -131,7 +135,7 @@ impl<'p> Translator<'p> {
     ///
     /// # Errors
     /// What translating the input reports.
-    fn unary(
+    pub(crate) fn unary(
         &mut self,
         node: &'p PhysicalNode,
         name: &str,
@@ -143,7 +147,11 @@ impl<'p> Translator<'p> {
 
     /// A two-input operator (a join) in a vertex of its own, its left input on input 0 and its
     /// right input on input 1.
-    fn binary(&mut self, node: &'p PhysicalNode, factory: weir_runtime::graph::OperatorFactory) -> Result<Output> {
+    pub(crate) fn binary(
+        &mut self,
+        node: &'p PhysicalNode,
+        factory: weir_runtime::graph::OperatorFactory,
+    ) -> Result<Output> {
         let (left, right) = (self.translate(&node.inputs[0])?, self.translate(&node.inputs[1])?);
         let parallelism = node.parallelism;
         let name = node.name().to_string();
@@ -172,6 +180,7 @@ impl<'p> Translator<'p> {
 
     fn translate_new(&mut self, node: &'p PhysicalNode) -> Result<Output> {
         match &node.kind {
+            PhysicalKind::Op(op) => op.translate(node, self),
             PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
                 let partitions = partition_filter(filter);
                 let scan = ScanContext {
@@ -214,48 +223,8 @@ impl<'p> Translator<'p> {
                 input.exchange = Some(strategy.clone());
                 Ok(input)
             }
-            PhysicalKind::GroupAggregate(spec) => self.unary(node, spec.name(), spec.factory()),
             PhysicalKind::MiniBatchAssigner(spec) => self.unary(node, "MiniBatchAssigner", spec.factory()),
-            PhysicalKind::LocalGroupAggregate(spec) => self.unary(node, "LocalGroupAggregate", spec.factory()),
-            PhysicalKind::GlobalGroupAggregate { spec, .. } => self.unary(node, "GlobalGroupAggregate", spec.factory()),
             PhysicalKind::FinalRows(spec) => self.unary(node, "FinalRows", spec.factory()),
-            PhysicalKind::WindowTableFunction(spec) => self.unary(node, "WindowTableFunction", spec.factory()),
-            PhysicalKind::SessionWindowTableFunction(spec) => self.unary(node, "WindowTableFunction", spec.factory()),
-            PhysicalKind::LocalWindowAggregate(spec) => self.unary(node, "LocalWindowAggregate", spec.factory()),
-            PhysicalKind::SessionWindowAggregate(spec) => self.unary(node, spec.name(), spec.factory()),
-            PhysicalKind::GlobalWindowAggregate { spec, .. } | PhysicalKind::WindowAggregate(spec) => {
-                self.unary(node, spec.name(), spec.factory())
-            }
-            PhysicalKind::WindowRank { spec, rank_type } => {
-                if *rank_type != RankType::RowNumber {
-                    // Flink's words, when it translates the plan.
-                    return Err(Error::Table(format!(
-                        "{}() function is not supported on Window TopN currently, only ROW_NUMBER() is supported.",
-                        rank_type.name()
-                    )));
-                }
-                self.unary(node, "WindowRank", spec.factory())
-            }
-            PhysicalKind::WindowDeduplicate(spec) => self.unary(node, "WindowDeduplicate", spec.factory()),
-            PhysicalKind::Rank { spec, .. } => {
-                if spec.rank_type != RankType::RowNumber {
-                    // Flink's words, when it translates the plan: its streaming Top-N ranks by
-                    // ROW_NUMBER only.
-                    return Err(Error::Table(format!(
-                        "{}() on streaming table is not supported currently",
-                        spec.rank_type.name()
-                    )));
-                }
-                self.unary(node, node.name(), spec.factory())
-            }
-            PhysicalKind::Deduplicate { spec, .. } => self.unary(node, "Deduplicate", spec.factory()),
-            PhysicalKind::ChangelogNormalize(spec) => self.unary(node, "ChangelogNormalize", spec.factory()),
-            PhysicalKind::TemporalSort { spec, .. } => self.unary(node, "TemporalSort", spec.factory()),
-            PhysicalKind::OverAggregate(spec) => self.unary(node, "OverAggregate", spec.factory()),
-            PhysicalKind::Join(spec) => self.binary(node, spec.factory()),
-            PhysicalKind::IntervalJoin(spec) => self.binary(node, spec.factory()),
-            PhysicalKind::WindowJoin(spec) => self.binary(node, spec.factory()),
-            PhysicalKind::TemporalJoin(spec) => self.binary(node, spec.factory()),
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;
@@ -264,21 +233,6 @@ impl<'p> Translator<'p> {
                     self.graph.connect(o.vertex, vertex, edge(o, parallelism));
                 }
                 Ok(Output { vertex, parallelism, exchange: None })
-            }
-            PhysicalKind::LookupJoin { table, dim_keys, spec, execution } => {
-                let mut input = self.translate(&node.inputs[0])?;
-                // One lookup function (and cache) for all subtasks.
-                let lookup = table.create(Arc::clone(&self.clock))?;
-                let function = lookup.provider.lookup_function(dim_keys)?;
-                let order_key = execution.order_key();
-                if let Some(key) = &order_key {
-                    // Each update key is looked up by one subtask.
-                    input.exchange = Some(ShipStrategy::Hash(key.clone()));
-                }
-                let input_arity = node.inputs[0].fields.len();
-                let factory =
-                    lookup_join_factory(Arc::clone(spec), function, execution.options(), input_arity, order_key);
-                Ok(self.operator("LookupJoin", &input, node.parallelism, factory))
             }
             PhysicalKind::Sink { table, targets, bounded_input, .. } => {
                 let mut input = self.translate(&node.inputs[0])?;

@@ -16,7 +16,6 @@ mod matching;
 pub mod restore;
 mod rules;
 pub mod shape;
-pub mod signature;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -3,14 +3,18 @@
 //! GROUP BY with only one of `window_start` and `window_end`, a SESSION window without
 //! PARTITION BY, and (for the whole query) highly state-intensive operators without a state TTL.
 
-use crate::compat::shape::lineage_texts;
 use crate::options::AdviceSettings;
+use crate::physical::lineage::lineage_texts;
+use crate::physical::op::global_group_aggregate::GlobalGroupAggregate;
+use crate::physical::op::group_aggregate::GroupAggregate;
+use crate::physical::op::session_window_aggregate::SessionWindowAggregate;
+use crate::physical::op::session_window_table_function::SessionWindowTableFunction;
 use crate::physical::{PhysicalKind, PhysicalNode};
 
 /// Flink's `PLAN_ADVICE` for `node` (its GroupAggregationAnalyzer): a one-phase group aggregate
 /// whose calls could run in a local and a global phase, with the settings that would make it so.
 pub(super) fn flink_advice(node: &PhysicalNode, settings: &AdviceSettings) -> Option<String> {
-    let PhysicalKind::GroupAggregate(spec) = &node.kind else { return None };
+    let GroupAggregate(spec) = node.op::<GroupAggregate>()?;
     // Rows already hashed on the keys take no local phase.
     let exchanged = matches!(node.inputs.first().map(|i| &i.kind), Some(PhysicalKind::Exchange { .. }));
     let mergeable = spec.calls.iter().all(|c| crate::physical::aggregate::two_phase_call(c, spec.retracting));
@@ -67,10 +71,10 @@ fn primary_key_mismatch(node: &PhysicalNode) -> Option<String> {
 /// A regular aggregate grouping on `window_start` or `window_end` of a window table function,
 /// but not on both.
 fn window_bound_missing(node: &PhysicalNode) -> Option<String> {
-    let keys = if let PhysicalKind::GroupAggregate(spec) = &node.kind {
+    let keys = if let Some(GroupAggregate(spec)) = node.op::<GroupAggregate>() {
         spec.keys.len()
-    } else if let PhysicalKind::GlobalGroupAggregate { spec, .. } = &node.kind {
-        spec.key_count
+    } else if let Some(global) = node.op::<GlobalGroupAggregate>() {
+        global.spec.key_count
     } else {
         return None;
     };
@@ -93,9 +97,9 @@ fn window_bound_missing(node: &PhysicalNode) -> Option<String> {
 
 /// A SESSION window whose rows are not partitioned: one task takes them all.
 fn session_without_partition(node: &PhysicalNode) -> Option<String> {
-    let unpartitioned = if let PhysicalKind::SessionWindowTableFunction(spec) = &node.kind {
-        spec.partition.is_empty()
-    } else if let PhysicalKind::SessionWindowAggregate(spec) = &node.kind {
+    let unpartitioned = if let Some(function) = node.op::<SessionWindowTableFunction>() {
+        function.0.partition.is_empty()
+    } else if let Some(SessionWindowAggregate(spec)) = node.op::<SessionWindowAggregate>() {
         spec.keys.is_empty()
     } else {
         false

@@ -10,15 +10,8 @@ use std::fmt::Write;
 use weir_connectors::TableDescriptor;
 
 use crate::catalog::Catalog;
+use crate::physical::op::StateSize;
 use crate::physical::{upsert_key, PhysicalKind, PhysicalNode};
-
-/// How much state an operator keeps (Confluent's classes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum StateSize {
-    Low,
-    Medium,
-    High,
-}
 
 /// A node of the printed tree: a plan node with its id, or a reference to one printed before.
 enum Item<'a> {
@@ -139,31 +132,11 @@ fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
         PhysicalKind::Exchange { .. } | PhysicalKind::WatermarkAssigner(_) | PhysicalKind::MiniBatchAssigner(_) => {
             unique_columns(&node.inputs[0])
         }
-        PhysicalKind::TableSourceScan { .. }
+        PhysicalKind::Op(_)
+        | PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
-        | PhysicalKind::GroupAggregate(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::Deduplicate { .. }
-        | PhysicalKind::ChangelogNormalize(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::OverAggregate(_)
-        | PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_)
         | PhysicalKind::Union
         | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => upsert_key(node),
@@ -179,22 +152,13 @@ pub(super) fn sink_upsert_key(sink: &PhysicalNode) -> Option<Vec<String>> {
 fn state_size(node: &PhysicalNode) -> Option<StateSize> {
     use PhysicalKind as K;
     Some(match &node.kind {
+        K::Op(op) => return op.state_size(node),
         K::Calc(_) | K::Correlate(_) | K::Expand(_) | K::Exchange { .. } | K::Union | K::WatermarkAssigner(_) => {
             return None
         }
         K::MiniBatchAssigner(_) => return None,
-        K::TableSourceScan { .. } | K::Values { .. } | K::LookupJoin { .. } => StateSize::Low,
-        K::IntervalJoin(_) | K::TemporalSort { .. } | K::WindowJoin(_) => StateSize::Low,
-        K::WindowAggregate(_) | K::SessionWindowAggregate(_) | K::WindowDeduplicate(_) => StateSize::Low,
-        K::WindowTableFunction(_) | K::SessionWindowTableFunction(_) | K::WindowRank { .. } => StateSize::Low,
-        K::GroupAggregate(_) | K::LocalGroupAggregate(_) | K::GlobalGroupAggregate { .. } => StateSize::Medium,
-        K::LocalWindowAggregate(_) | K::GlobalWindowAggregate { .. } => StateSize::Medium,
-        K::Rank { .. } | K::Deduplicate { .. } | K::OverAggregate(_) | K::TemporalJoin(_) => StateSize::Medium,
-        K::ChangelogNormalize(_) => StateSize::Medium,
+        K::TableSourceScan { .. } | K::Values { .. } => StateSize::Low,
         K::FinalRows(_) => StateSize::Medium,
-        // High when every input is append-only (Confluent's outputs; its docs say "at least one").
-        K::Join(_) if node.inputs.iter().all(|i| i.changelog.is_insert_only()) => StateSize::High,
-        K::Join(_) => StateSize::Medium,
         K::Sink { materializer: Some(_), .. } => StateSize::High,
         K::Sink { .. } => StateSize::Low,
     })

@@ -9,6 +9,9 @@ use weir_operators::expr::Expr;
 use weir_operators::{BundleTrigger, CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
 use weir_runtime::{Field, ShipStrategy};
 
+use super::op::global_group_aggregate::GlobalGroupAggregate;
+use super::op::group_aggregate::GroupAggregate;
+use super::op::local_group_aggregate::LocalGroupAggregate;
 use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 use crate::options::{AggPhaseStrategy, MiniBatch};
 use crate::plan::Plan;
@@ -108,7 +111,7 @@ impl Physical<'_> {
                 let spec = LocalGroupAggregateSpec { keys, calls: calls.clone(), input_types, retracting, trigger };
                 let local = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::LocalGroupAggregate(spec),
+                    kind: LocalGroupAggregate(spec).into(),
                     fields: local_fields.clone(),
                     changelog: ChangelogMode::INSERT_ONLY,
                     inputs: vec![input],
@@ -119,7 +122,7 @@ impl Physical<'_> {
                 };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::GlobalGroupAggregate {
+                    kind: GlobalGroupAggregate {
                         spec: GlobalGroupAggregateSpec {
                             group_layout: GlobalGroupAggregateSpec::group_layout_of(&calls, &arg_types, ttl_millis),
                             key_count,
@@ -131,7 +134,8 @@ impl Physical<'_> {
                             emit_unchanged,
                         },
                         local_fields,
-                    },
+                    }
+                    .into(),
                     inputs: vec![exchange(local, strategy)],
                     fields,
                     changelog,
@@ -150,7 +154,7 @@ impl Physical<'_> {
                 );
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::GroupAggregate(GroupAggregateSpec {
+                    kind: GroupAggregate(GroupAggregateSpec {
                         group_layout,
                         keys,
                         calls,
@@ -160,7 +164,8 @@ impl Physical<'_> {
                         mini_batch: mini_batch.map(trigger),
                         ttl_millis,
                         emit_unchanged,
-                    }),
+                    })
+                    .into(),
                     inputs: vec![exchange(input, strategy)],
                     fields,
                     changelog,
@@ -186,36 +191,14 @@ pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
             below.is_some_and(|below| hashed_on(&node.inputs[0], &below))
         }
         PhysicalKind::Exchange { strategy: ShipStrategy::Hash(hash) } => hash == keys,
-        PhysicalKind::GroupAggregate(spec) => keys.iter().copied().eq(0..spec.keys.len()) && !spec.keys.is_empty(),
-        PhysicalKind::GlobalGroupAggregate { spec, .. } => {
-            spec.key_count > 0 && keys.iter().copied().eq(0..spec.key_count)
-        }
+        PhysicalKind::Op(op) => op.hashed_on(node, keys),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
         | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
         | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::Deduplicate { .. }
-        | PhysicalKind::ChangelogNormalize(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::OverAggregate(_)
-        | PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_)
         | PhysicalKind::Union
         | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => false,

@@ -20,6 +20,7 @@ use weir_connectors::{ScanContext, SinkContext};
 use weir_connectors::{SinkTable, SourceTable};
 use weir_runtime::ShipStrategy;
 
+use super::op::Runs;
 use super::{sink_ship_strategy, PhysicalKind, PhysicalNode};
 use crate::error::{Error, Position, Result};
 
@@ -77,43 +78,13 @@ impl Distribution {
                 bounded = offered.bounded;
                 offered.parallelism.unwrap_or(self.parallelism)
             }
+            PhysicalKind::Op(op) => match op.runs() {
+                Runs::ChainedToInput => input_parallelism,
+                Runs::Keyed { keys: 0 } | Runs::OnOneSubtask => 1,
+                Runs::Keyed { .. } => self.parallelism,
+            },
             PhysicalKind::Values { .. } => 1,
-            PhysicalKind::GroupAggregate(spec) if spec.keys.is_empty() => 1,
-            PhysicalKind::GlobalGroupAggregate { spec, .. } if spec.key_count == 0 => 1,
-            PhysicalKind::WindowAggregate(spec) | PhysicalKind::GlobalWindowAggregate { spec, .. }
-                if spec.keys.is_empty() =>
-            {
-                1
-            }
-            PhysicalKind::SessionWindowAggregate(spec) if spec.keys.is_empty() => 1,
-            PhysicalKind::Join(spec) if spec.keys[0].is_empty() => 1,
-            PhysicalKind::IntervalJoin(spec) if spec.keys[0].is_empty() => 1,
-            PhysicalKind::WindowJoin(spec) if spec.keys[0].is_empty() => 1,
-            PhysicalKind::TemporalJoin(spec) if spec.keys[0].is_empty() => 1,
-            PhysicalKind::Join(_)
-            | PhysicalKind::IntervalJoin(_)
-            | PhysicalKind::WindowJoin(_)
-            | PhysicalKind::TemporalJoin(_) => self.parallelism,
-            PhysicalKind::TemporalSort { .. } => 1,
-            kind @ (PhysicalKind::WindowRank { .. }
-            | PhysicalKind::Rank { .. }
-            | PhysicalKind::Deduplicate { .. }
-            | PhysicalKind::ChangelogNormalize(_)
-            | PhysicalKind::OverAggregate(_)
-            | PhysicalKind::WindowDeduplicate(_)
-            | PhysicalKind::SessionWindowTableFunction(_)) => {
-                if super::rank::partition_of(kind).is_some_and(<[usize]>::is_empty) {
-                    1
-                } else {
-                    self.parallelism
-                }
-            }
-            PhysicalKind::GroupAggregate(_)
-            | PhysicalKind::GlobalGroupAggregate { .. }
-            | PhysicalKind::WindowAggregate(_)
-            | PhysicalKind::GlobalWindowAggregate { .. }
-            | PhysicalKind::SessionWindowAggregate(_)
-            | PhysicalKind::Union => self.parallelism,
+            PhysicalKind::Union => self.parallelism,
             PhysicalKind::Sink { table, targets, bounded_input, .. } => {
                 *bounded_input = bounded;
                 let context = SinkContext { bounded_input: bounded, targets: targets.clone() };
@@ -123,11 +94,7 @@ impl Distribution {
             | PhysicalKind::WatermarkAssigner(_)
             | PhysicalKind::Exchange { .. }
             | PhysicalKind::MiniBatchAssigner(_)
-            | PhysicalKind::LocalGroupAggregate(_)
-            | PhysicalKind::WindowTableFunction(_)
-            | PhysicalKind::LocalWindowAggregate(_)
             | PhysicalKind::FinalRows(_)
-            | PhysicalKind::LookupJoin { .. }
             | PhysicalKind::Correlate(_)
             | PhysicalKind::Expand(_) => input_parallelism,
         };

@@ -15,6 +15,10 @@ use weir_operators::join::{
 };
 use weir_runtime::Field;
 
+use super::op::interval_join::IntervalJoin;
+use super::op::join::Join;
+use super::op::temporal_join::TemporalJoin;
+use super::op::window_join::WindowJoin;
 use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 use crate::conditions::is_equality;
 use crate::conditions::{conjunction, conjuncts};
@@ -72,7 +76,7 @@ impl Physical<'_> {
             JoinStrategy::Interval { times, lower, upper, rowtime } => {
                 let keys = [left_keys.clone(), right_keys.clone()];
                 let condition = Some(condition.clone());
-                Some(PhysicalKind::IntervalJoin(IntervalJoinSpec {
+                Some(PhysicalKind::from(IntervalJoin(IntervalJoinSpec {
                     join_type,
                     keys,
                     arities,
@@ -81,12 +85,12 @@ impl Physical<'_> {
                     upper,
                     condition,
                     rowtime,
-                }))
+                })))
             }
             JoinStrategy::Temporal { times } => {
                 let keys = [left_keys.clone(), right_keys.clone()];
                 let condition = Some(condition.clone());
-                Some(PhysicalKind::TemporalJoin(TemporalJoinSpec { join_type, keys, arities, times, condition }))
+                Some(TemporalJoin(TemporalJoinSpec { join_type, keys, arities, times, condition }).into())
             }
             JoinStrategy::Window(windows) => {
                 // The windows' bounds are paired by the operator, not hashed on.
@@ -106,13 +110,13 @@ impl Physical<'_> {
                     .cloned()
                     .collect();
                 let keys = [left_keys.clone(), right_keys.clone()];
-                Some(PhysicalKind::WindowJoin(WindowJoinSpec {
+                Some(PhysicalKind::from(WindowJoin(WindowJoinSpec {
                     join_type,
                     keys,
                     arities,
                     windows,
                     condition: conjunction(rest),
-                }))
+                })))
             }
         };
         if let Some(kind) = kind {
@@ -137,7 +141,7 @@ impl Physical<'_> {
             state_ttl: names.map(|name| self.options.join_state_ttl(name.as_deref())),
         };
         let inputs = vec![keyed_exchange(left, &spec.keys[0]), keyed_exchange(right, &spec.keys[1])];
-        PhysicalNode { parallelism: UNASSIGNED, kind: PhysicalKind::Join(spec), inputs, fields, changelog }
+        PhysicalNode { parallelism: UNASSIGNED, kind: Join(spec).into(), inputs, fields, changelog }
     }
 }
 
@@ -145,12 +149,13 @@ impl Physical<'_> {
 mod tests {
     use std::time::Duration;
 
-    use crate::physical::{PhysicalKind, PhysicalNode};
+    use crate::physical::op::join::Join;
+    use crate::physical::PhysicalNode;
     use crate::rules::testing::Fixture;
 
     /// Each side's state TTL of the regular join in `plan`.
     fn join_ttls(plan: &PhysicalNode) -> Option<[Option<Duration>; 2]> {
-        if let PhysicalKind::Join(spec) = &plan.kind {
+        if let Some(Join(spec)) = plan.op::<Join>() {
             Some(spec.state_ttl)
         } else {
             plan.inputs.iter().find_map(join_ttls)

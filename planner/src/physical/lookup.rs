@@ -6,7 +6,8 @@ use weir_operators::expr::Expr;
 use weir_operators::{LookupJoinSpec, LookupJoinType};
 use weir_runtime::Field;
 
-use super::{upsert_key, Physical, PhysicalKind, PhysicalNode};
+use super::op::lookup_join::LookupJoin;
+use super::{upsert_key, Physical, PhysicalNode};
 use crate::lookup_options::lookup_execution;
 use crate::plan::Plan;
 
@@ -51,7 +52,7 @@ impl Physical<'_> {
         };
         PhysicalNode {
             parallelism: super::UNASSIGNED,
-            kind: PhysicalKind::LookupJoin { table, dim_keys, spec: std::sync::Arc::new(spec), execution },
+            kind: LookupJoin { table, dim_keys, spec: std::sync::Arc::new(spec), execution }.into(),
             inputs: vec![input],
             fields,
             changelog,

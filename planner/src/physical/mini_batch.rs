@@ -7,9 +7,10 @@
 //! the older syntax (`GROUP BY TUMBLE(…)`, Flink's `GroupWindowAggregate`) there is no
 //! mini-batch: its assigners are removed.
 
-use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode, WindowAggregateInput};
+use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode};
 use weir_runtime::types::TimeAttribute;
 
+use super::op::MiniBatchNeed;
 use super::{PhysicalKind, PhysicalNode};
 
 /// What the operators above a node ask of the mini-batch below it.
@@ -57,53 +58,25 @@ enum Need {
 }
 
 fn needs(node: &PhysicalNode) -> Need {
-    let rowtime = |time_col: usize| {
+    let _rowtime = |time_col: usize| {
         node.inputs.first().and_then(|input| input.fields.get(time_col)).and_then(|f| f.data_type.time_attribute)
             == Some(TimeAttribute::Rowtime)
     };
-    let watermarks = |yes: bool| if yes { Need::Watermarks } else { Need::Nothing };
+    let _watermarks = |yes: bool| if yes { Need::Watermarks } else { Need::Nothing };
     match &node.kind {
-        PhysicalKind::WindowAggregate(spec) | PhysicalKind::GlobalWindowAggregate { spec, .. } => {
-            if spec.group_window {
-                return Need::NoMiniBatch;
-            }
-            match spec.input {
-                WindowAggregateInput::Rows { processing_time, .. } => watermarks(!processing_time),
-                WindowAggregateInput::Partials => Need::Watermarks,
-            }
-        }
-        PhysicalKind::SessionWindowAggregate(spec) if spec.group_window => Need::NoMiniBatch,
-        PhysicalKind::SessionWindowAggregate(spec) => watermarks(rowtime(spec.time_col)),
-        PhysicalKind::LocalWindowAggregate(spec) => watermarks(rowtime(spec.time_col)),
-        PhysicalKind::WindowTableFunction(spec) => watermarks(rowtime(spec.time_col)),
-        PhysicalKind::SessionWindowTableFunction(spec) => watermarks(rowtime(spec.time_col)),
-        PhysicalKind::Deduplicate { spec, .. } => watermarks(spec.rowtime.is_some()),
-        PhysicalKind::OverAggregate(spec) => watermarks(spec.rowtime),
-        PhysicalKind::IntervalJoin(spec) => watermarks(spec.rowtime),
-        // Window Top-N, window deduplication and window joins run on event time only; the
-        // temporal join joins versions by event time.
-        PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_) => Need::Watermarks,
-        // Flink's TemporalSort does not ask for watermarks: under mini-batch its rows wait for
-        // the end of input (or a processing-time assigner's final watermark), as Flink's do.
+        PhysicalKind::Op(op) => match op.mini_batch(node) {
+            MiniBatchNeed::Nothing => Need::Nothing,
+            MiniBatchNeed::Watermarks => Need::Watermarks,
+            MiniBatchNeed::NoMiniBatch => Need::NoMiniBatch,
+        },
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
         | PhysicalKind::Calc(_)
         | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::GroupAggregate(_)
         | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::ChangelogNormalize(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::Join(_)
         | PhysicalKind::Union
         | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => Need::Nothing,

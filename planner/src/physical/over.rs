@@ -6,7 +6,8 @@ use weir_operators::{OverAggregateSpec, OverFrame};
 use weir_runtime::types::TimeAttribute;
 use weir_runtime::Field;
 
-use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode};
+use super::op::over_aggregate::OverAggregate;
+use super::{ChangelogMode, Physical, PhysicalNode};
 use crate::plan::Plan;
 
 impl Physical<'_> {
@@ -32,7 +33,8 @@ impl Physical<'_> {
             input_arity: input.fields.len(),
             state_ttl: self.options.state_ttl(),
         };
-        let node = self.keyed_by_partition(input, PhysicalKind::OverAggregate(spec), fields);
+        let partition = spec.partition.clone();
+        let node = self.keyed_by_partition(input, &partition, OverAggregate(spec).into(), fields);
         PhysicalNode { changelog: ChangelogMode::INSERT_ONLY, ..node }
     }
 }

@@ -11,59 +11,24 @@ use weir_runtime::Field;
 use super::aggregate::hashed_on;
 use crate::plan::Plan;
 
+use super::op::deduplicate::Deduplicate;
+use super::op::rank::Rank;
+use super::op::temporal_sort::TemporalSort;
 use super::{keyed_exchange, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 
-/// The partition columns of an operator keyed by a partition.
-pub(super) fn partition_of(kind: &PhysicalKind) -> Option<&[usize]> {
-    match kind {
-        PhysicalKind::WindowRank { spec, .. } => Some(&spec.partition),
-        PhysicalKind::WindowDeduplicate(spec) => Some(&spec.partition),
-        PhysicalKind::SessionWindowTableFunction(spec) => Some(&spec.partition),
-        PhysicalKind::Rank { spec, .. } => Some(&spec.partition),
-        PhysicalKind::Deduplicate { spec, .. } => Some(&spec.key),
-        PhysicalKind::ChangelogNormalize(spec) => Some(&spec.key),
-        PhysicalKind::OverAggregate(spec) => Some(&spec.partition),
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Calc(_)
-        | PhysicalKind::WatermarkAssigner(_)
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::GroupAggregate(_)
-        | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_)
-        | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
-        | PhysicalKind::Sink { .. } => None,
-    }
-}
-
 impl Physical<'_> {
-    /// `kind` (keyed by a partition) over `input`, its rows exchanged by partition.
+    /// `kind` (keyed by `partition`) over `input`, its rows exchanged by partition.
     pub(super) fn keyed_by_partition(
         &self,
         input: PhysicalNode,
+        partition: &[usize],
         kind: PhysicalKind,
         fields: Vec<Field>,
     ) -> PhysicalNode {
-        let partition = partition_of(&kind).map(<[usize]>::to_vec).unwrap_or_default();
-        let exchanged = if !partition.is_empty() && hashed_on(&input, &partition) {
+        let exchanged = if !partition.is_empty() && hashed_on(&input, partition) {
             input
         } else {
-            keyed_exchange(input, &partition)
+            keyed_exchange(input, partition)
         };
         PhysicalNode {
             parallelism: UNASSIGNED,
@@ -125,7 +90,8 @@ impl Physical<'_> {
             state_ttl: self.options.state_ttl(),
         };
         let changelog = ChangelogMode { insert: true, update_before, update_after: true, delete: true };
-        PhysicalNode { changelog, ..self.keyed_by_partition(input, PhysicalKind::Rank { spec, shape }, fields) }
+        let partition = spec.partition.clone();
+        PhysicalNode { changelog, ..self.keyed_by_partition(input, &partition, Rank { spec, shape }.into(), fields) }
     }
 
     /// The first or last row per key by a time attribute. Keeping the first row of insert-only
@@ -160,7 +126,7 @@ impl Physical<'_> {
         };
         PhysicalNode {
             changelog,
-            ..self.keyed_by_partition(input, PhysicalKind::Deduplicate { spec, time_col }, fields)
+            ..self.keyed_by_partition(input, &spec.key.clone(), Deduplicate { spec, time_col }.into(), fields)
         }
     }
 
@@ -174,7 +140,7 @@ impl Physical<'_> {
         let exchanged = keyed_exchange(input, &[]);
         PhysicalNode {
             parallelism: UNASSIGNED,
-            kind: PhysicalKind::TemporalSort { spec, order },
+            kind: TemporalSort { spec, order }.into(),
             inputs: vec![exchanged],
             fields,
             changelog: ChangelogMode::INSERT_ONLY,

@@ -245,32 +245,12 @@ fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
         PhysicalKind::WatermarkAssigner(_) => None,
         PhysicalKind::TableSourceScan { table, .. } => Some(Catalog::qualified(&table.name)),
         PhysicalKind::Values { .. } => Some("Values".to_string()),
-        PhysicalKind::Calc(_)
+        PhysicalKind::Op(_)
+        | PhysicalKind::Calc(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::GroupAggregate(_)
         | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::LocalGroupAggregate(_)
-        | PhysicalKind::GlobalGroupAggregate { .. }
-        | PhysicalKind::WindowTableFunction(_)
-        | PhysicalKind::SessionWindowTableFunction(_)
-        | PhysicalKind::LocalWindowAggregate(_)
-        | PhysicalKind::GlobalWindowAggregate { .. }
-        | PhysicalKind::WindowAggregate(_)
-        | PhysicalKind::SessionWindowAggregate(_)
-        | PhysicalKind::WindowRank { .. }
-        | PhysicalKind::WindowDeduplicate(_)
-        | PhysicalKind::Rank { .. }
-        | PhysicalKind::Deduplicate { .. }
-        | PhysicalKind::ChangelogNormalize(_)
-        | PhysicalKind::TemporalSort { .. }
-        | PhysicalKind::OverAggregate(_)
-        | PhysicalKind::Join(_)
-        | PhysicalKind::IntervalJoin(_)
-        | PhysicalKind::WindowJoin(_)
-        | PhysicalKind::TemporalJoin(_)
         | PhysicalKind::Union
         | PhysicalKind::FinalRows(_)
-        | PhysicalKind::LookupJoin { .. }
         | PhysicalKind::Correlate(_)
         | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => node.inputs.iter().find_map(source_without_watermark),

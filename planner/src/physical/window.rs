@@ -11,6 +11,9 @@ use weir_runtime::types::TimeAttribute;
 use weir_runtime::{DataType, Field, ShipStrategy};
 
 use super::aggregate::{hashed_on, partial_fields, two_phase_call};
+use super::op::local_window_aggregate::LocalWindowAggregate;
+use super::op::session_window_aggregate::SessionWindowAggregate;
+use super::op::window_aggregate::WindowAggregate;
 use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 use crate::options::AggPhaseStrategy;
 use crate::plan::Plan;
@@ -80,7 +83,7 @@ impl Physical<'_> {
                 group_window,
                 zone: window.zone,
             };
-            return node(PhysicalKind::SessionWindowAggregate(spec), vec![exchange(input, keys)], fields);
+            return node(SessionWindowAggregate(spec).into(), vec![exchange(input, keys)], fields);
         }
         // Flink plans group windows of the older syntax in one phase.
         let two_phase = !hashed
@@ -99,7 +102,7 @@ impl Physical<'_> {
                 window_time,
                 group_window,
             };
-            return node(PhysicalKind::WindowAggregate(spec), vec![exchange(input, keys)], fields);
+            return node(WindowAggregate { spec, local_fields: None }.into(), vec![exchange(input, keys)], fields);
         }
         let key_count = keys.len();
         let local_fields = local_fields(&input, &keys, &calls);
@@ -111,7 +114,7 @@ impl Physical<'_> {
             time_col,
             retracting,
         };
-        let local = node(PhysicalKind::LocalWindowAggregate(local), vec![input], local_fields.clone());
+        let local = node(LocalWindowAggregate(local).into(), vec![input], local_fields.clone());
         let spec = WindowAggregateSpec {
             keys: (0..key_count).collect(),
             calls,
@@ -123,6 +126,6 @@ impl Physical<'_> {
             group_window: false,
         };
         let exchanged = exchange(local, (0..key_count).collect());
-        node(PhysicalKind::GlobalWindowAggregate { spec, local_fields }, vec![exchanged], fields)
+        node(WindowAggregate { spec, local_fields: Some(local_fields) }.into(), vec![exchanged], fields)
     }
 }

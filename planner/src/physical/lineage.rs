@@ -1,0 +1,202 @@
+//! The lineage of a node's output: each column named by the expression over source columns it
+//! is computed from (`MyTable.b`, `SUBSTRING(MyTable.c, 1, 5)`, `SUM(MyTable.b)`), so that
+//! renaming an alias or moving a projection changes nothing, and changing what a key or an
+//! aggregate reads changes its text. Operators tell theirs ([`super::op::PhysicalOp::trace`]);
+//! this walk follows the plan's structure between them.
+
+use std::collections::BTreeSet;
+
+use weir_operators::aggregate::AggregateCall;
+use weir_operators::expr::Expr;
+use weir_operators::ranking::SortKey;
+
+use super::state::{Aggregate, Column, StateShape};
+use super::{PhysicalKind, PhysicalNode};
+use crate::plan_text::{lineage_expression, phase_text};
+
+/// What an operator tells of its output's lineage ([`crate::physical::op::PhysicalOp::trace`]).
+pub enum Traced {
+    /// A stateless operator: its output's lineage.
+    Output(Lineage),
+    /// An operator that keeps state: its shape and the lineage texts of its output columns
+    /// (`None` when the plan around it is not the one it was planned in).
+    State(Option<Box<(StateShape, Vec<String>)>>),
+}
+
+/// The columns of a node's output by lineage, the conditions its rows passed since the last
+/// stateful operator, its source tables and how many stateful operators are above it.
+#[derive(Debug, Clone, Default)]
+pub struct Lineage {
+    /// Each column's lineage and type.
+    pub(crate) columns: Vec<Column>,
+    /// The conditions rows passed since the last stateful operator.
+    pub(crate) filters: Vec<String>,
+    /// The source tables.
+    pub(crate) sources: BTreeSet<String>,
+    /// How many stateful operators are below.
+    pub(crate) depth: usize,
+}
+
+impl Lineage {
+    /// The lineage of column `i`.
+    pub(crate) fn text(&self, i: usize) -> String {
+        self.columns.get(i).map_or(format!("${i}"), |c| c.lineage.clone())
+    }
+
+    /// The lineage of each of `columns`.
+    pub(crate) fn texts(&self, columns: &[usize]) -> Vec<String> {
+        columns.iter().map(|&c| self.text(c)).collect()
+    }
+
+    /// An expression over the columns, by lineage.
+    pub(crate) fn expr(&self, e: &Expr) -> String {
+        lineage_expression(e, &|i| self.text(i))
+    }
+
+    /// An aggregate call over the columns, by lineage.
+    pub(crate) fn call(&self, call: &AggregateCall) -> Aggregate {
+        Aggregate { text: phase_text(call, None, &|i| self.text(i)), distinct: call.distinct }
+    }
+
+    /// Sort keys over the columns, by lineage (`t.a ASC, t.b DESC`).
+    pub(crate) fn order(&self, keys: &[SortKey]) -> String {
+        let keys: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{} {}", self.text(k.column), if k.descending { "DESC" } else { "ASC" }))
+            .collect();
+        keys.join(", ")
+    }
+
+    /// The lineage of an aggregate's output: its `keys`, then each of `calls`.
+    pub(crate) fn calls_out(&self, keys: &[usize], calls: &[AggregateCall]) -> Vec<String> {
+        let mut texts = self.texts(keys);
+        texts.extend(calls.iter().map(|c| self.call(c).text));
+        texts
+    }
+
+    /// The output of a stateful operator over `inputs`: `columns`, no filters yet.
+    pub(crate) fn after(inputs: &[&Lineage], columns: Vec<Column>) -> Lineage {
+        Lineage {
+            columns,
+            filters: Vec::new(),
+            sources: inputs.iter().flat_map(|i| i.sources.iter().cloned()).collect(),
+            depth: inputs.iter().map(|i| i.depth).max().unwrap_or(0) + 1,
+        }
+    }
+}
+
+pub(crate) fn column(lineage: String, field: &weir_runtime::Field) -> Column {
+    Column { lineage, ty: field.data_type.to_string() }
+}
+
+/// `columns` of `node`'s fields by the texts given, the fields past them as `what.name`.
+pub(crate) fn columns_of(node: &PhysicalNode, texts: Vec<String>, what: &str) -> Vec<Column> {
+    node.fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| column(texts.get(i).cloned().unwrap_or_else(|| format!("{what}.{}", f.name)), f))
+        .collect()
+}
+
+/// What each output column of `node` is computed from, as text over source columns.
+pub(crate) fn lineage_texts(node: &PhysicalNode) -> Vec<String> {
+    lineage(node).columns.into_iter().map(|c| c.lineage).collect()
+}
+
+/// The lineage of `node`'s output.
+pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
+    let inputs: Vec<Lineage> = node.inputs.iter().map(lineage).collect();
+    let first = || inputs.first().cloned().unwrap_or_default();
+    match &node.kind {
+        PhysicalKind::Op(op) => match op.trace(node, &inputs) {
+            Traced::Output(lineage) => lineage,
+            Traced::State(described) => {
+                let refs: Vec<&Lineage> = inputs.iter().collect();
+                let texts = described.map(|d| d.1).unwrap_or_default();
+                Lineage::after(&refs, columns_of(node, texts, node.name()))
+            }
+        },
+        PhysicalKind::TableSourceScan { table, projection, filter, key, .. } => {
+            let name = |i: usize| format!("{}.{}", table.name, table.schema.fields[i].name);
+            let mut filters: Vec<String> = filter.conjuncts.iter().map(|e| lineage_expression(e, &name)).collect();
+            if let Some(key) = key {
+                filters.push(format!("{:?} = {key:?}", table.primary_key.iter().map(|&k| name(k)).collect::<Vec<_>>()));
+            }
+            Lineage {
+                columns: projection.iter().zip(&node.fields).map(|(&p, f)| column(name(p), f)).collect(),
+                filters,
+                sources: BTreeSet::from([table.name.clone()]),
+                depth: 0,
+            }
+        }
+        PhysicalKind::Values { rows } => Lineage {
+            columns: columns_of(node, Vec::new(), &format!("VALUES{rows:?}")),
+            sources: BTreeSet::from(["VALUES".to_string()]),
+            ..Default::default()
+        },
+        PhysicalKind::Calc(spec) => {
+            let mut l = first();
+            if let Some(c) = &spec.condition {
+                l.filters.push(l.expr(c));
+            }
+            let texts = spec.projections.iter().map(|p| l.expr(p)).collect();
+            l.columns = columns_of(node, texts, "Calc");
+            l
+        }
+        PhysicalKind::Union => {
+            let mut columns = Vec::new();
+            for (i, f) in node.fields.iter().enumerate() {
+                let mut texts: Vec<String> = inputs.iter().map(|l| l.text(i)).collect();
+                texts.sort();
+                columns.push(column(texts.join(" UNION ALL "), f));
+            }
+            let mut filters: Vec<String> = inputs.iter().flat_map(|l| l.filters.iter().cloned()).collect();
+            filters.sort();
+            Lineage {
+                columns,
+                filters,
+                sources: inputs.iter().flat_map(|l| l.sources.iter().cloned()).collect(),
+                depth: inputs.iter().map(|l| l.depth).max().unwrap_or(0),
+            }
+        }
+        PhysicalKind::Correlate(spec) => {
+            let l = first();
+            let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
+            let table = match &spec.table {
+                weir_operators::CorrelatedTable::Unnest { collection, .. } => format!("UNNEST({})", l.expr(collection)),
+                weir_operators::CorrelatedTable::Function(call) => {
+                    let args: Vec<String> = call.args.iter().map(|a| l.expr(a)).collect();
+                    format!("{}({})", call.function.name(), args.join(", "))
+                }
+            };
+            texts.extend(node.fields[l.columns.len()..].iter().map(|f| format!("{table}.{}", f.name)));
+            Lineage { columns: columns_of(node, texts, "Correlate"), ..l }
+        }
+        PhysicalKind::Expand(spec) => {
+            let l = first();
+            let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
+            let sets: Vec<String> = spec.projects.iter().map(|p| format!("{}{:?}", p.id, p.nulled)).collect();
+            texts.push(format!("EXPAND[{}]", sets.join(", ")));
+            Lineage { columns: columns_of(node, texts, "Expand"), ..l }
+        }
+        PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::Sink { .. } => {
+            let l = first();
+            let texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
+            Lineage { columns: columns_of(node, texts, node.name()), ..l }
+        }
+    }
+}
+
+/// The node below `node` that computes the partial aggregates of a global phase (through
+/// exchanges and mini-batch assigners).
+pub(crate) fn local_phase(node: &PhysicalNode) -> &PhysicalNode {
+    let mut local = &node.inputs[0];
+    while matches!(local.kind, PhysicalKind::Exchange { .. } | PhysicalKind::MiniBatchAssigner(_)) {
+        local = &local.inputs[0];
+    }
+    local
+}

@@ -1,0 +1,250 @@
+//! What a node keeps in state, as the state compatibility check compares it across versions
+//! of a job: its [`StateShape`] (key, definition, rows and aggregates, each by lineage) and its
+//! versioned signature, as its operator declares them ([`super::op::PhysicalOp::trace`],
+//! [`super::op::PhysicalOp::state`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use weir_operators::aggregate::AggregateCall;
+use weir_operators::expr::Expr;
+use weir_operators::signature::{StateSignature, StatefulSpec};
+use weir_runtime::DataType;
+
+use super::lineage::{lineage, Lineage, Traced};
+use super::{PhysicalKind, PhysicalNode, SinkMaterializer};
+
+/// How the rows a stateful operator keeps are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RowRule {
+    /// The same columns, computed the same way (Top-N, OVER, joins, temporal sort).
+    Lineage,
+    /// The same column types: a column computed another way fits (deduplication).
+    Types,
+    /// The rows are only marks that a key was seen: any row fits (first row on processing time).
+    Any,
+}
+
+/// A column of kept rows: its lineage and type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    /// What it is computed from.
+    pub lineage: String,
+    /// Its SQL type.
+    pub ty: String,
+}
+
+/// An aggregate call, by lineage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// `SUM(MyTable.b)`, `COUNT(DISTINCT MyTable.c) FILTER …`.
+    pub text: String,
+    /// Whether it is DISTINCT.
+    pub distinct: bool,
+}
+
+/// A stateful operator: what its state is keyed by and what it keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateShape {
+    /// Its stable operator id in the job graph.
+    pub id: String,
+    /// Its name in EXPLAIN (`GroupAggregate`, `GlobalGroupAggregate`, `Rank`, …).
+    pub operator: String,
+    /// The operators whose state can go to one another (`group aggregate` for one or two
+    /// phases: the rules then tell one phase from two).
+    pub class: String,
+    /// The source tables it reads from, sorted.
+    pub sources: Vec<String>,
+    /// How many stateful operators are above it, at most, on a path from a source.
+    pub depth: usize,
+    /// The key of its state, by lineage.
+    pub key: Vec<String>,
+    /// Whether the key's order matters (group keys) or only its columns (partition keys).
+    pub key_ordered: bool,
+    /// What must stay as it is: the window, the ORDER BY, N, the join type and condition, …
+    pub definition: BTreeMap<String, String>,
+    /// The rows it keeps, when it keeps rows.
+    pub rows: Option<Vec<Column>>,
+    /// How its rows are compared.
+    pub row_rule: RowRule,
+    /// Its aggregate calls, for the operators that aggregate.
+    pub aggregates: Option<Vec<Aggregate>>,
+    /// The conditions rows pass on their way from the stateful operators or sources before it.
+    pub filters: Vec<String>,
+    /// What it writes into checkpoints, as its spec declares it (absent in checkpoints of weir
+    /// before signatures: layout version 1 of every operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<StateSignature>,
+}
+
+impl StateShape {
+    /// How the report names it: `GroupAggregate(groupBy=[MyTable.a])`.
+    pub fn label(&self) -> String {
+        match self.definition.get("order") {
+            _ if !self.key.is_empty() => format!("{}(key=[{}])", self.operator, self.key.join(", ")),
+            Some(order) => format!("{}(orderBy=[{order}])", self.operator),
+            None => self.operator.clone(),
+        }
+    }
+}
+
+/// The shape of `node` when it keeps state.
+pub fn describe(node: &PhysicalNode) -> Option<StateShape> {
+    let inputs: Vec<Lineage> = node.inputs.iter().map(lineage).collect();
+    describe_with(node, &inputs).map(|(shape, _)| shape)
+}
+
+/// A shape under construction.
+pub(crate) struct Builder<'a> {
+    inputs: &'a [Lineage],
+    /// The shape so far.
+    pub(crate) shape: StateShape,
+}
+
+impl<'a> Builder<'a> {
+    pub(crate) fn new(node: &'a PhysicalNode, inputs: &'a [Lineage], class: &str) -> Self {
+        let shape = StateShape {
+            id: String::new(),
+            operator: node.name().to_string(),
+            class: class.to_string(),
+            sources: inputs
+                .iter()
+                .flat_map(|i| i.sources.iter().cloned())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            depth: inputs.iter().map(|i| i.depth).max().unwrap_or(0),
+            key: Vec::new(),
+            key_ordered: false,
+            definition: BTreeMap::new(),
+            rows: None,
+            row_rule: RowRule::Lineage,
+            aggregates: None,
+            filters: inputs.iter().flat_map(|i| i.filters.iter().cloned()).collect(),
+            signature: state_signature(node),
+        };
+        Builder { inputs, shape }
+    }
+
+    pub(crate) fn input(&self) -> &'a Lineage {
+        &self.inputs[0]
+    }
+
+    pub(crate) fn key(mut self, columns: &[usize], ordered: bool) -> Self {
+        self.shape.key = self.input().texts(columns);
+        self.shape.key_ordered = ordered;
+        self
+    }
+
+    pub(crate) fn define(mut self, what: &str, value: String) -> Self {
+        self.shape.definition.insert(what.to_string(), value);
+        self
+    }
+
+    pub(crate) fn rows(mut self, rule: RowRule) -> Self {
+        self.shape.rows = Some(self.inputs.iter().flat_map(|i| i.columns.iter().cloned()).collect());
+        self.shape.row_rule = rule;
+        self
+    }
+
+    pub(crate) fn aggregates(mut self, input: &Lineage, calls: &[AggregateCall]) -> Self {
+        self.shape.aggregates = Some(calls.iter().map(|c| input.call(c)).collect());
+        self
+    }
+
+    /// What the operator tells: the shape, and the lineage of its output — `texts`, after the
+    /// input's columns when `pass_through`.
+    pub(crate) fn finish(self, mut texts: Vec<String>, pass_through: bool) -> Traced {
+        if pass_through {
+            let mut all: Vec<String> =
+                self.inputs.iter().flat_map(|i| i.columns.iter().map(|c| c.lineage.clone())).collect();
+            all.append(&mut texts);
+            texts = all;
+        }
+        Traced::State(Some(Box::new((self.shape, texts))))
+    }
+}
+
+/// The shape of `node` and the lineage of its output, when it keeps state.
+pub(crate) fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape, Vec<String>)> {
+    let PhysicalKind::Op(op) = &node.kind else { return None };
+    match op.trace(node, inputs) {
+        Traced::State(described) => described.map(|d| *d),
+        Traced::Output(_) => None,
+    }
+}
+
+/// The shape of a join of two inputs (`class`: `regular join`, …), its keys and condition and
+/// the definitions in `more`; the lineage of its output is its inputs' columns.
+pub(crate) fn join(
+    node: &PhysicalNode,
+    inputs: &[Lineage],
+    class: &str,
+    join_type: &impl std::fmt::Debug,
+    keys: &[Vec<usize>; 2],
+    condition: Option<&Expr>,
+    more: Vec<(&str, String)>,
+) -> Traced {
+    let left = &inputs[0];
+    let right = &inputs[1];
+    let joined =
+        Lineage { columns: left.columns.iter().chain(&right.columns).cloned().collect(), ..Default::default() };
+    let pairs: Vec<String> =
+        keys[0].iter().zip(&keys[1]).map(|(&l, &r)| format!("{} = {}", left.text(l), right.text(r))).collect();
+    let mut builder = Builder::new(node, inputs, class)
+        .define("join type", format!("{join_type:?}"))
+        .define("keys", pairs.join(" AND "))
+        .define("condition", condition.map(|c| joined.expr(c)).unwrap_or_default())
+        .rows(RowRule::Lineage);
+    builder.shape.key = keys[0].iter().map(|&k| left.text(k)).collect();
+    // A condition pushed into one input is that input's filter: tell the sides apart.
+    builder.shape.filters = inputs
+        .iter()
+        .zip(["left", "right"])
+        .flat_map(|(i, side)| i.filters.iter().map(move |f| format!("{side}: {f}")))
+        .collect();
+    for (what, value) in more {
+        builder = builder.define(what, value);
+    }
+    builder.finish(Vec::new(), true)
+}
+
+/// The column types of each input of `node`.
+fn input_types(node: &PhysicalNode) -> Vec<Vec<DataType>> {
+    node.inputs.iter().map(|i| i.fields.iter().map(|f| f.data_type.clone()).collect()).collect()
+}
+
+/// What `node` writes into checkpoints; `None` for a node that keeps no state there (a sink's
+/// materializer is described by [`materializer_signature`]).
+pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
+    let spec: &dyn StatefulSpec = match &node.kind {
+        PhysicalKind::Op(op) => op.state()?,
+        // Stateless, or flushed before every checkpoint barrier (the local phases), or in
+        // batch jobs, which take no checkpoints (FinalRows); scans and sinks keep their
+        // connector's state, the sink's materializer its own.
+        PhysicalKind::TableSourceScan { .. }
+        | PhysicalKind::Values { .. }
+        | PhysicalKind::Calc(_)
+        | PhysicalKind::WatermarkAssigner(_)
+        | PhysicalKind::Exchange { .. }
+        | PhysicalKind::MiniBatchAssigner(_)
+        | PhysicalKind::Union
+        | PhysicalKind::FinalRows(_)
+        | PhysicalKind::Correlate(_)
+        | PhysicalKind::Expand(_)
+        | PhysicalKind::Sink { .. } => return None,
+    };
+    let types = input_types(node);
+    let inputs: Vec<&[DataType]> = types.iter().map(Vec::as_slice).collect();
+    Some(spec.state_signature(&inputs))
+}
+
+/// What the materializer of `sink` (a `Sink` node) writes into checkpoints.
+pub fn materializer_signature(sink: &PhysicalNode, materializer: &SinkMaterializer) -> StateSignature {
+    let types = input_types(sink);
+    let inputs: Vec<&[DataType]> = types.iter().map(Vec::as_slice).collect();
+    match materializer {
+        SinkMaterializer::Deduplicate(operator) => operator.state_signature(&inputs),
+        SinkMaterializer::Compacting(operator) => operator.state_signature(&inputs),
+    }
+}

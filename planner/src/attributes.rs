@@ -159,3 +159,20 @@ pub(crate) fn group_window_label(
 pub(crate) fn condition_text(condition: Option<&Expr>, column: &dyn Fn(usize) -> String, infix: bool) -> String {
     condition.map_or("true".to_string(), |c| expression(c, column, infix))
 }
+
+/// The sets of an Expand as Flink prints them, `{a, null AS b, 1 AS $e}, …`, over `arity` input
+/// columns that `column` names.
+pub(crate) fn expand_projects(
+    projects: &[weir_operators::ExpandProject],
+    arity: usize,
+    column: &dyn Fn(usize) -> String,
+) -> String {
+    let project = |p: &weir_operators::ExpandProject| {
+        let mut items: Vec<String> = (0..arity)
+            .map(|c| if p.nulled.contains(&c) { format!("null AS {}", column(c)) } else { column(c) })
+            .collect();
+        items.push(format!("{} AS $e", p.id));
+        format!("{{{}}}", items.join(", "))
+    };
+    projects.iter().map(project).collect::<Vec<_>>().join(", ")
+}

@@ -10,10 +10,9 @@ pub(crate) mod window;
 
 use std::fmt::Write;
 
-use weir_operators::{CalcSpec, CorrelatedTable, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec};
 use weir_runtime::{DataType, Field, ShipStrategy};
 
-pub(crate) use crate::attributes::{aggregate_text, names};
+pub(crate) use crate::attributes::{aggregate_text, expand_projects, names};
 use crate::catalog::Catalog;
 use crate::physical::op::lookup_join::LookupJoin;
 use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
@@ -72,12 +71,6 @@ fn table_path_prefix(name: &str) -> String {
     format!("[{}", weir_connectors::api::name_parts(name).join(", "))
 }
 
-/// The correlates in `node`'s tree.
-fn correlates_in(node: &PhysicalNode) -> usize {
-    let own = usize::from(matches!(node.kind, PhysicalKind::Correlate(_)));
-    own + node.inputs.iter().map(correlates_in).sum::<usize>()
-}
-
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     // A join's expressions read its joined row: both inputs' columns, named unique.
@@ -90,14 +83,8 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
         PhysicalKind::Op(_) => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
-        | PhysicalKind::Calc(_)
-        | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
         | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
@@ -164,73 +151,6 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
                 .collect();
             format!("Values(tuples=[[{}]], values=[{}])", tuples.join(", "), names(&node.fields))
         }
-        PhysicalKind::Calc(CalcSpec { projections, condition }) => {
-            let select: Vec<String> = projections
-                .iter()
-                .zip(&node.fields)
-                .map(|(p, f)| {
-                    let e = expression(p, &column, infix);
-                    if e == f.name {
-                        e
-                    } else {
-                        format!("{e} AS {}", f.name)
-                    }
-                })
-                .collect();
-            // A Calc that calls a Python function is Flink's PythonCalc.
-            let name = if projections.iter().any(python::calls_python) { "PythonCalc" } else { "Calc" };
-            let mut t = format!("{name}(select=[{}]", select.join(", "));
-            if let Some(c) = condition {
-                let _ = write!(t, ", where=[{}]", expression(c, &column, infix));
-            }
-            t.push(')');
-            t
-        }
-        PhysicalKind::Correlate(spec) => {
-            // Flink numbers the correlation variables from the innermost correlate out.
-            let variable = correlates_in(&node.inputs[0]);
-            let correlated = |i: usize| format!("$cor{variable}.{}", column(i));
-            let invocation = match &spec.table {
-                CorrelatedTable::Unnest { collection, ordinality } => {
-                    let function = if *ordinality { "$UNNEST_ROWS_WITH_ORDINALITY$1" } else { "$UNNEST_ROWS$1" };
-                    format!("{function}({})", expression(collection, &correlated, false))
-                }
-                CorrelatedTable::Function(call) if call.function.is_python() => {
-                    // Flink's PythonCorrelate reads its arguments by position.
-                    let args: Vec<String> =
-                        call.args.iter().map(|a| expression(a, &|i| format!("${i}"), false)).collect();
-                    format!("{}({})", call.function.name(), args.join(", "))
-                }
-                CorrelatedTable::Function(call) => {
-                    let args: Vec<String> = call.args.iter().map(|a| expression(a, &correlated, false)).collect();
-                    format!("{}({})", call.function.name(), args.join(", "))
-                }
-            };
-            let (name, correlate) = match &spec.table {
-                CorrelatedTable::Function(call) if call.function.is_python() => {
-                    let args: Vec<String> = call.args.iter().map(|a| expression(a, &column, false)).collect();
-                    ("PythonCorrelate", format!("{}({})", call.function.name(), args.join(", ")))
-                }
-                CorrelatedTable::Function(_) | CorrelatedTable::Unnest { .. } => ("Correlate", invocation.clone()),
-            };
-            let select: Vec<&str> = node.fields.iter().map(|f| f.name.as_str()).collect();
-            let row: Vec<String> =
-                node.fields.iter().map(|f| format!("{} {}", calcite_type(&f.data_type), f.name)).collect();
-            format!(
-                "{name}(invocation=[{invocation}], correlate=[table({correlate})], select=[{}], rowType=[RecordType({})], joinType=[{}])",
-                select.join(","),
-                row.join(", "),
-                if spec.left { "LEFT" } else { "INNER" }
-            )
-        }
-        PhysicalKind::Expand(spec) => {
-            format!("Expand(projects=[{}])", expand_projects(spec, input_fields.len(), &column))
-        }
-        PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec { rowtime, watermark, .. }) => format!(
-            "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
-            column(*rowtime),
-            expression(watermark, &column, infix)
-        ),
         PhysicalKind::Exchange { strategy } => match strategy {
             ShipStrategy::Hash(keys) => {
                 format!(
@@ -242,15 +162,7 @@ fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
             ShipStrategy::Broadcast => "Exchange(distribution=[broadcast])".to_string(),
             _ => "Exchange(distribution=[any])".to_string(),
         },
-        PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { interval_millis, mode }) => {
-            let mode = match mode {
-                MiniBatchMode::ProcTime => "ProcTime",
-                MiniBatchMode::RowTime => "RowTime",
-            };
-            format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[{mode}])")
-        }
         PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
-        PhysicalKind::FinalRows(spec) => rank::final_rows_label(spec, node, &column),
         PhysicalKind::Sink { table, materializer, on_conflict, .. } => {
             let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };
             let conflict = on_conflict.map_or(String::new(), |c| format!(", conflictStrategy=[{}]", c.name()));
@@ -383,8 +295,7 @@ fn logical_label(plan: &Plan, detailed: bool) -> String {
         }
         Node::Expand { input, projects } => {
             let names = |i: usize| input.fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
-            let spec = weir_operators::ExpandSpec { projects: projects.clone() };
-            format!("LogicalExpand(projects=[{}])", expand_projects(&spec, input.fields.len(), &names))
+            format!("LogicalExpand(projects=[{}])", expand_projects(projects, input.fields.len(), &names))
         }
         Node::Correlate { input, table, left } => {
             let kind = if *left { "left" } else { "inner" };
@@ -622,16 +533,9 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         let (kind, pact) = match &node.kind {
             PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
             PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
-            PhysicalKind::Op(_)
-            | PhysicalKind::Calc(_)
-            | PhysicalKind::WatermarkAssigner(_)
-            | PhysicalKind::Exchange { .. }
-            | PhysicalKind::MiniBatchAssigner(_)
-            | PhysicalKind::Union
-            | PhysicalKind::FinalRows(_)
-            | PhysicalKind::Correlate(_)
-            | PhysicalKind::Expand(_)
-            | PhysicalKind::Sink { .. } => (format!("{}[{id}]", node.name()), "Operator"),
+            PhysicalKind::Op(_) | PhysicalKind::Exchange { .. } | PhysicalKind::Union | PhysicalKind::Sink { .. } => {
+                (format!("{}[{id}]", node.name()), "Operator")
+            }
         };
         let contents = format!("[{exec_id}]:{label}");
         entries.push(Entry { id, kind, pact, contents, parallelism, predecessors });
@@ -671,17 +575,4 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
     }
     out.push_str(" ]\n}\n");
     out
-}
-
-/// An Expand's sets as Flink prints them, `{a, null AS b, 1 AS $e}, …`, over `arity` input
-/// columns that `column` names.
-fn expand_projects(spec: &weir_operators::ExpandSpec, arity: usize, column: &dyn Fn(usize) -> String) -> String {
-    let project = |p: &weir_operators::ExpandProject| {
-        let mut items: Vec<String> = (0..arity)
-            .map(|c| if p.nulled.contains(&c) { format!("null AS {}", column(c)) } else { column(c) })
-            .collect();
-        items.push(format!("{} AS $e", p.id));
-        format!("{{{}}}", items.join(", "))
-    };
-    spec.projects.iter().map(project).collect::<Vec<_>>().join(", ")
 }

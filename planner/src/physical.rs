@@ -12,7 +12,6 @@
 use std::sync::Arc;
 
 use weir_connectors::{ScanChanges, ScanContext, SinkTable, SourceTable, TableDescriptor};
-use weir_operators::expr::Expr;
 use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
     CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
@@ -62,26 +61,13 @@ pub enum PhysicalKind {
         /// The rows.
         rows: Vec<Vec<Value>>,
     },
-    /// Filter and projection.
-    Calc(CalcSpec),
-    /// Watermarks from an expression.
-    WatermarkAssigner(WatermarkAssignerSpec),
     /// Redistributes rows among subtasks.
     Exchange {
         /// How.
         strategy: ShipStrategy,
     },
-    /// Injects flush markers every interval.
-    MiniBatchAssigner(MiniBatchAssignerSpec),
     /// UNION ALL.
     Union,
-    /// Batch mode: the input's changelog folded into its final rows, emitted as inserts when
-    /// the input ends.
-    FinalRows(FinalRowsSpec),
-    /// `CROSS JOIN UNNEST(…)`: each row joined with the elements of its collection.
-    Correlate(weir_operators::CorrelateSpec),
-    /// Each row once per grouping set, with the set's id (`$e`) last.
-    Expand(weir_operators::ExpandSpec),
     /// An operator: everything about it is in its [`op::PhysicalOp`] implementation.
     Op(Arc<dyn op::PhysicalOp>),
     /// Writes into a table.
@@ -136,18 +122,9 @@ impl PhysicalNode {
             PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
                 Some(format!("{}{projection:?}{key:?}{filter:?}", table.name))
             }
-            PhysicalKind::WatermarkAssigner(spec) => {
-                let input = self.inputs.first()?.reuse_digest()?;
-                Some(format!("WatermarkAssigner({}, {:?})@{}<{input}", spec.rowtime, spec.watermark, self.parallelism))
-            }
             PhysicalKind::Values { .. }
-            | PhysicalKind::Calc(_)
             | PhysicalKind::Exchange { .. }
-            | PhysicalKind::MiniBatchAssigner(_)
             | PhysicalKind::Union
-            | PhysicalKind::FinalRows(_)
-            | PhysicalKind::Correlate(_)
-            | PhysicalKind::Expand(_)
             | PhysicalKind::Sink { .. } => None,
         }
     }
@@ -169,14 +146,8 @@ impl PhysicalNode {
             PhysicalKind::Op(op) => op.name(),
             PhysicalKind::TableSourceScan { .. } => "TableSourceScan",
             PhysicalKind::Values { .. } => "Values",
-            PhysicalKind::Calc(_) => "Calc",
-            PhysicalKind::WatermarkAssigner(_) => "WatermarkAssigner",
             PhysicalKind::Exchange { .. } => "Exchange",
-            PhysicalKind::MiniBatchAssigner(_) => "MiniBatchAssigner",
             PhysicalKind::Union => "Union",
-            PhysicalKind::FinalRows(_) => "FinalRows",
-            PhysicalKind::Correlate(_) => "Correlate",
-            PhysicalKind::Expand(_) => "Expand",
             PhysicalKind::Sink { .. } => "Sink",
         }
     }
@@ -205,19 +176,10 @@ pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
         {
             table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
         }
-        PhysicalKind::FinalRows(spec) => spec.key.clone(),
-        PhysicalKind::Exchange { .. } | PhysicalKind::WatermarkAssigner(_) | PhysicalKind::MiniBatchAssigner(_) => {
-            upsert_key(&node.inputs[0])
-        }
-        PhysicalKind::Calc(CalcSpec { projections, .. }) => upsert_key(&node.inputs[0])?
-            .into_iter()
-            .map(|k| projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == k)))
-            .collect(),
+        PhysicalKind::Exchange { .. } => upsert_key(&node.inputs[0]),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
         | PhysicalKind::Union
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => None,
     }
 }
@@ -250,7 +212,7 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
     // the Calc, which keeps their order.
     let order = match sort_limit_order(&node) {
         Some(order) => order,
-        None if matches!(node.kind, PhysicalKind::Calc(CalcSpec { condition: None, .. })) => {
+        None if node.op::<op::calc::Calc>().is_some_and(|calc| calc.0.condition.is_none()) => {
             let Some(order) = sort_limit_order(&node.inputs[0]) else { return final_rows_of(node, Vec::new()) };
             let mut calc = node;
             let below = calc.inputs.remove(0);
@@ -267,7 +229,8 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
 fn final_rows_of(node: PhysicalNode, order: Vec<weir_operators::ranking::SortKey>) -> PhysicalNode {
     PhysicalNode {
         parallelism: UNASSIGNED,
-        kind: PhysicalKind::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node), order }),
+        kind: op::final_rows::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node), order })
+            .into(),
         fields: node.fields.clone(),
         changelog: ChangelogMode::INSERT_ONLY,
         inputs: vec![node],
@@ -281,32 +244,13 @@ fn sort_limit_order(node: &PhysicalNode) -> Option<Vec<weir_operators::ranking::
         let sort_limit = matches!(rank.shape, RankShape::SortLimit { .. }) && rank.spec.partition.is_empty();
         return sort_limit.then(|| rank.spec.order.clone());
     }
-    match &node.kind {
-        PhysicalKind::Calc(CalcSpec { projections, condition: None }) => {
-            let below = sort_limit_order(&node.inputs[0])?;
-            below
-                .into_iter()
-                .map(|key| {
-                    let column = projections
-                        .iter()
-                        .position(|p| matches!(p, Expr::Column { index, .. } if *index == key.column))?;
-                    Some(weir_operators::ranking::SortKey { column, ..key })
-                })
-                .collect()
-        }
-        PhysicalKind::Op(_)
-        | PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Calc(_)
-        | PhysicalKind::WatermarkAssigner(_)
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
-        | PhysicalKind::Sink { .. } => None,
-    }
+    // Through Calcs that only pick columns.
+    let calc = node.op::<op::calc::Calc>().filter(|calc| calc.0.condition.is_none())?;
+    let below = sort_limit_order(&node.inputs[0])?;
+    below
+        .into_iter()
+        .map(|key| Some(weir_operators::ranking::SortKey { column: calc.output_of(key.column)?, ..key }))
+        .collect()
 }
 
 /// Whether a streaming plan gets MiniBatchAssigners when mini-batch is on: as Flink 2.3 plans
@@ -379,10 +323,11 @@ impl<'a> Physical<'a> {
         match self.assigners {
             Some(m) => PhysicalNode {
                 parallelism: UNASSIGNED,
-                kind: PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec {
+                kind: op::mini_batch_assigner::MiniBatchAssigner(MiniBatchAssignerSpec {
                     interval_millis: m.interval_millis,
                     mode: MiniBatchMode::ProcTime,
-                }),
+                })
+                .into(),
                 fields: node.fields.clone(),
                 changelog: node.changelog,
                 inputs: vec![node],
@@ -457,7 +402,7 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::Calc(CalcSpec { projections, condition }),
+                    kind: op::calc::Calc(CalcSpec { projections, condition }).into(),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -468,11 +413,12 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 let assigner = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::WatermarkAssigner(WatermarkAssignerSpec {
+                    kind: op::watermark_assigner::WatermarkAssigner(WatermarkAssignerSpec {
                         rowtime,
                         watermark,
                         interval_millis: self.options.watermark_interval_millis,
-                    }),
+                    })
+                    .into(),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -572,7 +518,7 @@ impl<'a> Physical<'a> {
                 let spec = FinalRowsSpec { arity: fields.len(), key, order };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::FinalRows(spec),
+                    kind: op::final_rows::FinalRows(spec).into(),
                     inputs: vec![keyed_exchange(input, &[])],
                     fields,
                     changelog: ChangelogMode::INSERT_ONLY,
@@ -625,7 +571,7 @@ impl<'a> Physical<'a> {
                 let spec = weir_operators::CorrelateSpec { table, left };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: PhysicalKind::Correlate(spec),
+                    kind: op::correlate::Correlate(spec).into(),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -634,7 +580,7 @@ impl<'a> Physical<'a> {
             Node::Expand { input, projects } => {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
-                let kind = PhysicalKind::Expand(weir_operators::ExpandSpec { projects });
+                let kind = op::expand::Expand(weir_operators::ExpandSpec { projects }).into();
                 PhysicalNode { parallelism: UNASSIGNED, kind, inputs: vec![input], fields, changelog }
             }
             Node::Union { inputs } => {

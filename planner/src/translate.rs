@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use weir_connectors::{MemorySource, PartitionFilter, ProjectingSource, ScanContext, SinkContext, SourceStep};
-use weir_operators::{OperatorSpec, UnionOperator, WatermarkTimestampAssignerOperator};
+use weir_operators::{UnionOperator, WatermarkTimestampAssignerOperator};
 use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
 use weir_runtime::{Row, ShipStrategy, Value};
 
@@ -214,17 +214,11 @@ impl<'p> Translator<'p> {
                 let vertex = self.graph.add_source("Values", 1, move |info| Box::new(source.for_subtask(info)));
                 Ok(Output { vertex, parallelism: 1, exchange: None })
             }
-            PhysicalKind::Calc(spec) => self.unary(node, "Calc", spec.factory()),
-            PhysicalKind::Correlate(spec) => self.unary(node, "Correlate", spec.factory()),
-            PhysicalKind::Expand(spec) => self.unary(node, "Expand", spec.factory()),
-            PhysicalKind::WatermarkAssigner(spec) => self.unary(node, "WatermarkAssigner", spec.factory()),
             PhysicalKind::Exchange { strategy } => {
                 let mut input = self.translate(&node.inputs[0])?;
                 input.exchange = Some(strategy.clone());
                 Ok(input)
             }
-            PhysicalKind::MiniBatchAssigner(spec) => self.unary(node, "MiniBatchAssigner", spec.factory()),
-            PhysicalKind::FinalRows(spec) => self.unary(node, "FinalRows", spec.factory()),
             PhysicalKind::Union => {
                 let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
                 let parallelism = node.parallelism;

@@ -10,6 +10,9 @@ use std::fmt::Write;
 use weir_connectors::TableDescriptor;
 
 use crate::catalog::Catalog;
+use crate::physical::op::calc::Calc;
+use crate::physical::op::mini_batch_assigner::MiniBatchAssigner;
+use crate::physical::op::watermark_assigner::WatermarkAssigner;
 use crate::physical::op::StateSize;
 use crate::physical::{upsert_key, PhysicalKind, PhysicalNode};
 
@@ -121,24 +124,17 @@ fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
         PhysicalKind::TableSourceScan { table, projection, .. } if !table.primary_key.is_empty() => {
             table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
         }
-        PhysicalKind::Calc(spec) => unique_columns(&node.inputs[0])?
-            .into_iter()
-            .map(|k| {
-                spec.projections
-                    .iter()
-                    .position(|p| matches!(p, weir_operators::expr::Expr::Column { index, .. } if *index == k))
-            })
-            .collect(),
-        PhysicalKind::Exchange { .. } | PhysicalKind::WatermarkAssigner(_) | PhysicalKind::MiniBatchAssigner(_) => {
+        PhysicalKind::Exchange { .. } => unique_columns(&node.inputs[0]),
+        PhysicalKind::Op(_) if node.is::<WatermarkAssigner>() || node.is::<MiniBatchAssigner>() => {
             unique_columns(&node.inputs[0])
         }
-        PhysicalKind::Op(_)
-        | PhysicalKind::TableSourceScan { .. }
+        PhysicalKind::Op(_) => match node.op::<Calc>() {
+            Some(calc) => unique_columns(&node.inputs[0])?.into_iter().map(|k| calc.output_of(k)).collect(),
+            None => upsert_key(node),
+        },
+        PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
         | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => upsert_key(node),
     }
 }
@@ -153,12 +149,8 @@ fn state_size(node: &PhysicalNode) -> Option<StateSize> {
     use PhysicalKind as K;
     Some(match &node.kind {
         K::Op(op) => return op.state_size(node),
-        K::Calc(_) | K::Correlate(_) | K::Expand(_) | K::Exchange { .. } | K::Union | K::WatermarkAssigner(_) => {
-            return None
-        }
-        K::MiniBatchAssigner(_) => return None,
+        K::Exchange { .. } | K::Union => return None,
         K::TableSourceScan { .. } | K::Values { .. } => StateSize::Low,
-        K::FinalRows(_) => StateSize::Medium,
         K::Sink { materializer: Some(_), .. } => StateSize::High,
         K::Sink { .. } => StateSize::Low,
     })

@@ -6,16 +6,8 @@ use weir_operators::expr::{Expr, Function};
 use weir_operators::CalcSpec;
 use weir_runtime::Field;
 
-use crate::physical::{PhysicalKind, PhysicalNode};
-
-/// Whether `e` calls a Python function.
-pub(super) fn calls_python(e: &Expr) -> bool {
-    match e {
-        Expr::Call { function: Function::Scalar(f), args, .. } => f.0.is_python() || args.iter().any(calls_python),
-        Expr::Call { args, .. } => args.iter().any(calls_python),
-        Expr::Column { .. } | Expr::Literal { .. } => false,
-    }
-}
+use crate::physical::op::calc::{calls_python, Calc};
+use crate::physical::PhysicalNode;
 
 /// Whether `e` is a Python call whose arguments are columns or such calls
 /// (`add_one(add_one(x))`): Flink evaluates it in one PythonCalc.
@@ -40,7 +32,7 @@ fn is_python_tree(e: &Expr) -> bool {
 /// expression) stay one Calc.
 pub(super) fn split_python_calcs(mut node: PhysicalNode) -> PhysicalNode {
     node.inputs = std::mem::take(&mut node.inputs).into_iter().map(split_python_calcs).collect();
-    let PhysicalKind::Calc(CalcSpec { projections, condition }) = &node.kind else { return node };
+    let Some(Calc(CalcSpec { projections, condition })) = node.op::<Calc>() else { return node };
     if !projections.iter().any(calls_python) || condition.as_ref().is_some_and(calls_python) {
         return node;
     }
@@ -64,7 +56,7 @@ pub(super) fn split_python_calcs(mut node: PhysicalNode) -> PhysicalNode {
 /// A Calc of columns and Python calls on columns: the calls over a Calc of the columns they read
 /// and the condition (the Calc as it is when it reads every column, in order, unfiltered).
 fn columns_under_calls(node: PhysicalNode) -> PhysicalNode {
-    let PhysicalKind::Calc(CalcSpec { projections, condition }) = &node.kind else { return node };
+    let Some(Calc(CalcSpec { projections, condition })) = node.op::<Calc>() else { return node };
     let mut read = Vec::new();
     projections.iter().for_each(|p| p.columns_in_order(&mut read));
     let input = &node.inputs[0];
@@ -72,10 +64,11 @@ fn columns_under_calls(node: PhysicalNode) -> PhysicalNode {
         return node;
     }
     let lower = PhysicalNode {
-        kind: PhysicalKind::Calc(CalcSpec {
+        kind: Calc(CalcSpec {
             projections: read.iter().map(|&c| Expr::column(c, input.fields[c].data_type.clone())).collect(),
             condition: condition.clone(),
-        }),
+        })
+        .into(),
         fields: read.iter().map(|&c| input.fields[c].clone()).collect(),
         changelog: node.changelog,
         parallelism: node.parallelism,
@@ -83,14 +76,14 @@ fn columns_under_calls(node: PhysicalNode) -> PhysicalNode {
     };
     let map: Vec<Option<usize>> = (0..input.fields.len()).map(|c| read.iter().position(|&r| r == c)).collect();
     let projections = projections.iter().map(|p| p.clone().remap(&map)).collect();
-    PhysicalNode { kind: PhysicalKind::Calc(CalcSpec { projections, condition: None }), inputs: vec![lower], ..node }
+    PhysicalNode { kind: Calc(CalcSpec { projections, condition: None }).into(), inputs: vec![lower], ..node }
 }
 
 /// A Calc with Python calls inside other expressions (and no condition): a PythonCalc of the
 /// columns those expressions read (in the order first read) and of every Python call (`f0`, `f1`,
 /// … in the order they are written, a call written twice computed twice, as in Flink), under a Calc of the projections over them.
 fn calls_under_expressions(node: PhysicalNode) -> PhysicalNode {
-    let PhysicalKind::Calc(CalcSpec { projections, .. }) = &node.kind else { return node };
+    let Some(Calc(CalcSpec { projections, .. })) = node.op::<Calc>() else { return node };
     let mut calls: Vec<Expr> = Vec::new();
     let mut columns: Vec<usize> = Vec::new();
     for p in projections {
@@ -107,7 +100,7 @@ fn calls_under_expressions(node: PhysicalNode) -> PhysicalNode {
         .chain(calls.iter().cloned())
         .collect();
     let lower = PhysicalNode {
-        kind: PhysicalKind::Calc(CalcSpec { projections: lower_projections, condition: None }),
+        kind: Calc(CalcSpec { projections: lower_projections, condition: None }).into(),
         fields,
         changelog: node.changelog,
         parallelism: node.parallelism,
@@ -116,7 +109,7 @@ fn calls_under_expressions(node: PhysicalNode) -> PhysicalNode {
     let at = |c: usize| columns.iter().position(|&k| k == c).expect("a column the projections read");
     let mut next = 0;
     let projections = projections.iter().map(|p| over_calls(p, &mut next, columns.len(), &at)).collect();
-    PhysicalNode { kind: PhysicalKind::Calc(CalcSpec { projections, condition: None }), inputs: vec![lower], ..node }
+    PhysicalNode { kind: Calc(CalcSpec { projections, condition: None }).into(), inputs: vec![lower], ..node }
 }
 
 /// Collects the Python calls of `e` into `calls` (each time one is written, as Flink computes

@@ -5,8 +5,7 @@
 
 use weir_operators::aggregate::distinct::{DistinctArgs, DistinctValues};
 use weir_operators::aggregate::{Accumulator, AggregateCall};
-use weir_operators::expr::Expr;
-use weir_operators::{BundleTrigger, CalcSpec, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
+use weir_operators::{BundleTrigger, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
 use weir_runtime::{Field, ShipStrategy};
 
 use super::op::global_group_aggregate::GlobalGroupAggregate;
@@ -180,27 +179,12 @@ impl Physical<'_> {
 /// that pass the columns on unchanged.
 pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
     match &node.kind {
-        PhysicalKind::Calc(CalcSpec { projections, .. }) => {
-            let below: Option<Vec<usize>> = keys
-                .iter()
-                .map(|&k| match projections.get(k) {
-                    Some(Expr::Column { index, .. }) => Some(*index),
-                    _ => None,
-                })
-                .collect();
-            below.is_some_and(|below| hashed_on(&node.inputs[0], &below))
-        }
         PhysicalKind::Exchange { strategy: ShipStrategy::Hash(hash) } => hash == keys,
         PhysicalKind::Op(op) => op.hashed_on(node, keys),
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
-        | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
         | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => false,
     }
 }

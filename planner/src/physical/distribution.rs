@@ -90,13 +90,7 @@ impl Distribution {
                 let context = SinkContext { bounded_input: bounded, targets: targets.clone() };
                 table.abilities(&context)?.parallelism.unwrap_or(input_parallelism)
             }
-            PhysicalKind::Calc(_)
-            | PhysicalKind::WatermarkAssigner(_)
-            | PhysicalKind::Exchange { .. }
-            | PhysicalKind::MiniBatchAssigner(_)
-            | PhysicalKind::FinalRows(_)
-            | PhysicalKind::Correlate(_)
-            | PhysicalKind::Expand(_) => input_parallelism,
+            PhysicalKind::Exchange { .. } => input_parallelism,
         };
         let strategy = sink_ship_strategy(node, node.parallelism, input_parallelism)?;
         if let PhysicalKind::Sink { input_strategy, .. } = &mut node.kind {

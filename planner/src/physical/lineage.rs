@@ -10,6 +10,7 @@ use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
 use weir_operators::ranking::SortKey;
 
+use super::op::mini_batch_assigner::MiniBatchAssigner;
 use super::state::{Aggregate, Column, StateShape};
 use super::{PhysicalKind, PhysicalNode};
 use crate::plan_text::{lineage_expression, phase_text};
@@ -134,15 +135,6 @@ pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
             sources: BTreeSet::from(["VALUES".to_string()]),
             ..Default::default()
         },
-        PhysicalKind::Calc(spec) => {
-            let mut l = first();
-            if let Some(c) = &spec.condition {
-                l.filters.push(l.expr(c));
-            }
-            let texts = spec.projections.iter().map(|p| l.expr(p)).collect();
-            l.columns = columns_of(node, texts, "Calc");
-            l
-        }
         PhysicalKind::Union => {
             let mut columns = Vec::new();
             for (i, f) in node.fields.iter().enumerate() {
@@ -159,31 +151,7 @@ pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
                 depth: inputs.iter().map(|l| l.depth).max().unwrap_or(0),
             }
         }
-        PhysicalKind::Correlate(spec) => {
-            let l = first();
-            let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
-            let table = match &spec.table {
-                weir_operators::CorrelatedTable::Unnest { collection, .. } => format!("UNNEST({})", l.expr(collection)),
-                weir_operators::CorrelatedTable::Function(call) => {
-                    let args: Vec<String> = call.args.iter().map(|a| l.expr(a)).collect();
-                    format!("{}({})", call.function.name(), args.join(", "))
-                }
-            };
-            texts.extend(node.fields[l.columns.len()..].iter().map(|f| format!("{table}.{}", f.name)));
-            Lineage { columns: columns_of(node, texts, "Correlate"), ..l }
-        }
-        PhysicalKind::Expand(spec) => {
-            let l = first();
-            let mut texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
-            let sets: Vec<String> = spec.projects.iter().map(|p| format!("{}{:?}", p.id, p.nulled)).collect();
-            texts.push(format!("EXPAND[{}]", sets.join(", ")));
-            Lineage { columns: columns_of(node, texts, "Expand"), ..l }
-        }
-        PhysicalKind::WatermarkAssigner(_)
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Sink { .. } => {
+        PhysicalKind::Exchange { .. } | PhysicalKind::Sink { .. } => {
             let l = first();
             let texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
             Lineage { columns: columns_of(node, texts, node.name()), ..l }
@@ -195,7 +163,7 @@ pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
 /// exchanges and mini-batch assigners).
 pub(crate) fn local_phase(node: &PhysicalNode) -> &PhysicalNode {
     let mut local = &node.inputs[0];
-    while matches!(local.kind, PhysicalKind::Exchange { .. } | PhysicalKind::MiniBatchAssigner(_)) {
+    while matches!(local.kind, PhysicalKind::Exchange { .. }) || local.is::<MiniBatchAssigner>() {
         local = &local.inputs[0];
     }
     local

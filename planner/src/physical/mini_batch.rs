@@ -10,6 +10,7 @@
 use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode};
 use weir_runtime::types::TimeAttribute;
 
+use super::op::mini_batch_assigner::MiniBatchAssigner;
 use super::op::MiniBatchNeed;
 use super::{PhysicalKind, PhysicalNode};
 
@@ -31,12 +32,13 @@ pub(super) fn infer_modes(node: PhysicalNode) -> PhysicalNode {
 }
 
 fn infer(mut node: PhysicalNode, above: Above) -> PhysicalNode {
-    if let PhysicalKind::MiniBatchAssigner(MiniBatchAssignerSpec { mode, .. }) = &mut node.kind {
-        match above {
+    if let Some(MiniBatchAssigner(spec)) = node.op::<MiniBatchAssigner>() {
+        let mode = match above {
             Above::None => return node.inputs.remove(0),
-            Above::ProcTime => *mode = MiniBatchMode::ProcTime,
-            Above::RowTime => *mode = MiniBatchMode::RowTime,
-        }
+            Above::ProcTime => MiniBatchMode::ProcTime,
+            Above::RowTime => MiniBatchMode::RowTime,
+        };
+        node.kind = MiniBatchAssigner(MiniBatchAssignerSpec { mode, ..*spec }).into();
         return node;
     }
     let below = match (above, needs(&node)) {
@@ -71,14 +73,8 @@ fn needs(node: &PhysicalNode) -> Need {
         },
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
-        | PhysicalKind::Calc(_)
-        | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
         | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => Need::Nothing,
     }
 }

@@ -13,6 +13,7 @@ use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::Operator as _;
 use weir_runtime::{Field, ShipStrategy};
 
+use super::op::watermark_assigner::WatermarkAssigner;
 use super::{final_rows, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
 use crate::catalog::Catalog;
 use crate::error::{Error, Position, Result};
@@ -242,18 +243,12 @@ fn upsert_materializer(
 /// The first scan of `node` without a watermark assigner above it, if any.
 fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
     match &node.kind {
-        PhysicalKind::WatermarkAssigner(_) => None,
+        PhysicalKind::Op(_) if node.is::<WatermarkAssigner>() => None,
         PhysicalKind::TableSourceScan { table, .. } => Some(Catalog::qualified(&table.name)),
         PhysicalKind::Values { .. } => Some("Values".to_string()),
-        PhysicalKind::Op(_)
-        | PhysicalKind::Calc(_)
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
-        | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
-        | PhysicalKind::Sink { .. } => node.inputs.iter().find_map(source_without_watermark),
+        PhysicalKind::Op(_) | PhysicalKind::Exchange { .. } | PhysicalKind::Union | PhysicalKind::Sink { .. } => {
+            node.inputs.iter().find_map(source_without_watermark)
+        }
     }
 }
 

@@ -224,14 +224,8 @@ pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
         // connector's state, the sink's materializer its own.
         PhysicalKind::TableSourceScan { .. }
         | PhysicalKind::Values { .. }
-        | PhysicalKind::Calc(_)
-        | PhysicalKind::WatermarkAssigner(_)
         | PhysicalKind::Exchange { .. }
-        | PhysicalKind::MiniBatchAssigner(_)
         | PhysicalKind::Union
-        | PhysicalKind::FinalRows(_)
-        | PhysicalKind::Correlate(_)
-        | PhysicalKind::Expand(_)
         | PhysicalKind::Sink { .. } => return None,
     };
     let types = input_types(node);

@@ -1,0 +1,71 @@
+//! `WatermarkAssigner`: watermarks from an expression over each row's time attribute, chained
+//! to its scan.
+
+use weir_operators::WatermarkAssignerSpec;
+
+use super::prelude::*;
+use crate::physical::lineage::columns_of;
+use crate::physical::upsert_key;
+use crate::plan_text::expression;
+
+/// Watermarks from an expression.
+#[derive(Debug, Clone)]
+pub struct WatermarkAssigner(pub WatermarkAssignerSpec);
+
+impl PhysicalOp for WatermarkAssigner {
+    fn name(&self) -> &'static str {
+        "WatermarkAssigner"
+    }
+
+    fn explain(&self, _node: &PhysicalNode, input: &ExplainInput<'_>) -> String {
+        let WatermarkAssignerSpec { rowtime, watermark, .. } = &self.0;
+        format!(
+            "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
+            (input.column)(*rowtime),
+            expression(watermark, input.column, input.infix)
+        )
+    }
+
+    fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
+        upsert_key(&node.inputs[0])
+    }
+
+    fn runs(&self) -> Runs {
+        Runs::ChainedToInput
+    }
+
+    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
+        MiniBatchNeed::Nothing
+    }
+
+    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
+        None
+    }
+
+    fn state(&self) -> Option<&dyn StatefulSpec> {
+        None
+    }
+
+    fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
+        Traced::Output(passed_on(node, inputs))
+    }
+
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+        translator.unary(node, "WatermarkAssigner", self.0.factory())
+    }
+
+    /// The same watermark assigner over the same scan, at the same parallelism: a statement
+    /// set's plans share it, as Flink reuses the deepest common part of them.
+    fn reuse_digest(&self, node: &PhysicalNode) -> Option<String> {
+        let input = node.inputs.first()?.reuse_digest()?;
+        let WatermarkAssignerSpec { rowtime, watermark, .. } = &self.0;
+        Some(format!("WatermarkAssigner({rowtime}, {watermark:?})@{}<{input}", node.parallelism))
+    }
+}
+
+/// The lineage of a node that passes its input's rows on as they are.
+pub(crate) fn passed_on(node: &PhysicalNode, inputs: &[Lineage]) -> Lineage {
+    let input = inputs.first().cloned().unwrap_or_default();
+    let texts = input.texts(&(0..input.columns.len()).collect::<Vec<_>>());
+    Lineage { columns: columns_of(node, texts, node.name()), ..input }
+}

@@ -176,3 +176,32 @@ pub(crate) fn expand_projects(
     };
     projects.iter().map(project).collect::<Vec<_>>().join(", ")
 }
+
+pub(crate) fn table_path(name: &str, projected: Option<&[Field]>) -> String {
+    table_path_with_metadata(name, projected, &[])
+}
+
+/// [`table_path`] of a scan that reads the metadata `keys` too: `metadata=[…]` names them, and
+/// `project=[…]` the physical columns only, as Flink prints a `SupportsReadingMetadata` scan.
+pub(crate) fn table_path_with_metadata(name: &str, projected: Option<&[Field]>, keys: &[String]) -> String {
+    let metadata = keys.join(", ");
+    let path = table_path_prefix(name);
+    match projected {
+        Some(fields) => format!("{path}, project=[{}], metadata=[{metadata}]]", names(fields)),
+        None if keys.is_empty() => format!("{path}]"),
+        None => format!("{path}, metadata=[{metadata}]]"),
+    }
+}
+
+/// `, partitions=[{dt=…}, …]` of a scan whose partitions were chosen (`""` otherwise), as Flink
+/// prints it in every plan.
+pub(crate) fn partitions_attribute(filter: &crate::plan::ScanFilter) -> String {
+    let Some(pruning) = &filter.partitions else { return String::new() };
+    let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
+    format!(", partitions=[{}]", kept.join(", "))
+}
+
+/// `[catalog, database, table` of a table's path, as Flink prints it before the scan's details.
+pub(crate) fn table_path_prefix(name: &str) -> String {
+    format!("[{}", weir_connectors::api::name_parts(name).join(", "))
+}

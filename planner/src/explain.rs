@@ -10,14 +10,17 @@ pub(crate) mod window;
 
 use std::fmt::Write;
 
-use weir_runtime::{DataType, Field, ShipStrategy};
+use weir_runtime::{Field, ShipStrategy};
 
-pub(crate) use crate::attributes::{aggregate_text, expand_projects, names};
+pub(crate) use crate::attributes::{aggregate_text, expand_projects, names, partitions_attribute, table_path};
 use crate::catalog::Catalog;
+use crate::physical::op::exchange::Exchange;
 use crate::physical::op::lookup_join::LookupJoin;
-use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
+use crate::physical::op::sink::Sink;
+use crate::physical::op::ExplainInput;
+use crate::physical::{PhysicalNode, SinkStep};
 use crate::plan::{Node, Plan};
-pub(crate) use crate::plan_text::{calcite_type, expression, literal, logical_expression};
+pub(crate) use crate::plan_text::{calcite_type, literal, logical_expression};
 
 /// What EXPLAIN prints besides the plans.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,134 +45,19 @@ fn draw<T>(out: &mut String, node: &T, prefix: &str, label: &dyn Fn(&T) -> Strin
     }
 }
 
-fn table_path(name: &str, projected: Option<&[Field]>) -> String {
-    table_path_with_metadata(name, projected, &[])
-}
-
-/// [`table_path`] of a scan that reads the metadata `keys` too: `metadata=[…]` names them, and
-/// `project=[…]` the physical columns only, as Flink prints a `SupportsReadingMetadata` scan.
-fn table_path_with_metadata(name: &str, projected: Option<&[Field]>, keys: &[String]) -> String {
-    let metadata = keys.join(", ");
-    let path = table_path_prefix(name);
-    match projected {
-        Some(fields) => format!("{path}, project=[{}], metadata=[{metadata}]]", names(fields)),
-        None if keys.is_empty() => format!("{path}]"),
-        None => format!("{path}, metadata=[{metadata}]]"),
-    }
-}
-
-/// `, partitions=[{dt=…}, …]` of a scan whose partitions were chosen (`""` otherwise), as Flink
-/// prints it in every plan.
-fn partitions_attribute(filter: &crate::plan::ScanFilter) -> String {
-    let Some(pruning) = &filter.partitions else { return String::new() };
-    let kept: Vec<String> = pruning.kept.iter().map(ToString::to_string).collect();
-    format!(", partitions=[{}]", kept.join(", "))
-}
-
-/// `[catalog, database, table` of a table's path, as Flink prints it before the scan's details.
-fn table_path_prefix(name: &str) -> String {
-    format!("[{}", weir_connectors::api::name_parts(name).join(", "))
-}
-
 /// One physical node's line; `infix` for the execution plan, `changelog` to add its mode.
 fn physical_label(node: &PhysicalNode, infix: bool, changelog: bool) -> String {
     // A join's expressions read its joined row: both inputs' columns, named unique.
-    let input_fields: Vec<Field> = match node.kind {
-        PhysicalKind::Op(_) if node.inputs.len() > 1 => {
-            let mut joined: Vec<Field> = node.inputs.iter().flat_map(|i| i.fields.clone()).collect();
-            crate::binder::uniquify(&mut joined);
-            joined
-        }
-        PhysicalKind::Op(_) => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::Union
-        | PhysicalKind::Sink { .. } => node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default(),
+    let input_fields: Vec<Field> = if node.inputs.len() > 1 {
+        let mut joined: Vec<Field> = node.inputs.iter().flat_map(|i| i.fields.clone()).collect();
+        crate::binder::uniquify(&mut joined);
+        joined
+    } else {
+        node.inputs.first().map(|i| i.fields.clone()).unwrap_or_default()
     };
     let column = |i: usize| input_fields.get(i).map_or(format!("${i}"), |f| f.name.clone());
-    let mut text = match &node.kind {
-        PhysicalKind::Op(op) => {
-            op.explain(node, &crate::physical::op::ExplainInput { column: &column, input_fields: &input_fields, infix })
-        }
-        PhysicalKind::TableSourceScan { table, projection, key, filter, projected } => {
-            // Sources that take projection push-down print it when one was pushed, as Flink's
-            // filesystem source does (a scan of every column in order has none).
-            let pushed = *projected
-                && (projection.len() < table.schema.fields.len()
-                    || table.options.get("connector").map(String::as_str) == Some("filesystem"));
-            let metadata_of = |c: usize| table.metadata.iter().find(|m| m.position == c);
-            let keys: Vec<String> = projection.iter().filter_map(|&c| metadata_of(c)).map(|m| m.key.clone()).collect();
-            let physical: Vec<Field> = projection
-                .iter()
-                .zip(&node.fields)
-                .filter(|(c, _)| metadata_of(**c).is_none())
-                .map(|(_, f)| f.clone())
-                .collect();
-            let mut path = table_path_with_metadata(&table.name, pushed.then_some(&physical[..]), &keys);
-            let mut pushed_down = String::new();
-            pushed_down.push_str(&partitions_attribute(filter));
-            let table_column = |i: usize| table.schema.fields[i].name.clone();
-            let parts: Vec<String> = filter.remaining().map(|c| expression(c, &table_column, false)).collect();
-            // Flink prints the pushed conjuncts in prefix form, joined by a lower-case `and` two
-            // at a time, left to right: `and(and(a, b), c)`.
-            if let Some(text) = parts.into_iter().reduce(|all, next| format!("and({all}, {next})")) {
-                let _ = write!(pushed_down, ", filter=[{text}]");
-            }
-            let after_name = table_path_prefix(&table.name).len();
-            path.insert_str(after_name.min(path.len()), &pushed_down);
-            if let Some(key) = key {
-                // A point query on the primary key: the filter pushed into the scan.
-                let conditions: Vec<String> = table
-                    .primary_key
-                    .iter()
-                    .zip(key)
-                    .map(|(&c, v)| format!("=({}, {})", table.schema.fields[c].name, literal(v)))
-                    .collect();
-                let filter = match conditions.as_slice() {
-                    [one] => one.clone(),
-                    many => format!("AND({})", many.join(", ")),
-                };
-                path.insert_str(path.len() - 1, &format!(", filter=[{filter}]"));
-            }
-            format!("TableSourceScan(table=[{path}], fields=[{}])", names(&node.fields))
-        }
-        // An empty VALUES names its row type instead, in the physical plan.
-        PhysicalKind::Values { rows } if rows.is_empty() && infix => "Values(tuples=[[]])".to_string(),
-        PhysicalKind::Values { rows } if rows.is_empty() => {
-            let row_type: Vec<String> = node
-                .fields
-                .iter()
-                .map(|f| format!("{} {}", calcite_type(&DataType::new(f.data_type.logical.clone())), f.name))
-                .collect();
-            format!("Values(type=[RecordType({})], tuples=[[]])", row_type.join(", "))
-        }
-        PhysicalKind::Values { rows } => {
-            let tuples: Vec<String> = rows
-                .iter()
-                .map(|r| format!("{{ {} }}", r.iter().map(literal).collect::<Vec<_>>().join(", ")))
-                .collect();
-            format!("Values(tuples=[[{}]], values=[{}])", tuples.join(", "), names(&node.fields))
-        }
-        PhysicalKind::Exchange { strategy } => match strategy {
-            ShipStrategy::Hash(keys) => {
-                format!(
-                    "Exchange(distribution=[hash[{}]])",
-                    keys.iter().map(|k| column(*k)).collect::<Vec<_>>().join(", ")
-                )
-            }
-            ShipStrategy::Single => "Exchange(distribution=[single])".to_string(),
-            ShipStrategy::Broadcast => "Exchange(distribution=[broadcast])".to_string(),
-            _ => "Exchange(distribution=[any])".to_string(),
-        },
-        PhysicalKind::Union => format!("Union(all=[true], union=[{}])", names(&node.fields)),
-        PhysicalKind::Sink { table, materializer, on_conflict, .. } => {
-            let materialize = if materializer.is_some() { ", upsertMaterialize=[true]" } else { "" };
-            let conflict = on_conflict.map_or(String::new(), |c| format!(", conflictStrategy=[{}]", c.name()));
-            let (table, fields) = (Catalog::qualified(&table.name), names(&node.fields));
-            format!("Sink(table=[{table}], fields=[{fields}]{materialize}{conflict})")
-        }
-    };
+    let input = ExplainInput { column: &column, input_fields: &input_fields, infix };
+    let mut text = node.operator.explain(node, &input);
     if changelog {
         text.pop();
         let _ = write!(text, ", changelogMode=[{}])", node.changelog);
@@ -474,11 +362,11 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         entries: &mut Vec<Entry>,
         skipped: &mut usize,
     ) -> (usize, usize, Option<ShipStrategy>) {
-        if let PhysicalKind::Exchange { strategy } = &node.kind {
+        if let Some(exchange) = node.op::<Exchange>() {
             let (id, p, _) = visit(&node.inputs[0], entries, skipped);
             // An exchange is a transformation of its own in Flink: it takes an id.
             *skipped += 1;
-            return (id, p, Some(strategy.clone()));
+            return (id, p, Some(exchange.strategy.clone()));
         }
         let inputs: Vec<_> = node.inputs.iter().map(|i| visit(i, entries, skipped)).collect();
         let parallelism = node.parallelism;
@@ -488,9 +376,9 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         let ship = |exchange: Option<&ShipStrategy>, from: usize, to: usize| {
             crate::physical::distribution::edge_strategy(exchange, from, to).flink_name()
         };
-        if let PhysicalKind::Sink { table, .. } = &node.kind {
+        if let Some(sink) = node.op::<Sink>() {
             let (mut from, mut from_parallelism, mut exchange) = inputs[0].clone();
-            for step in sink_steps(node) {
+            for step in sink.steps() {
                 let (kind, contents, parallelism, pact) = match step {
                     SinkStep::KeyBy(strategy) => {
                         // The key-by partition is a transformation of its own.
@@ -507,9 +395,12 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
                         (name.clone(), name, from_parallelism, "Operator")
                     }
                     SinkStep::Materializer(m) => ("SinkMaterializer".to_string(), m.name(), parallelism, "Operator"),
-                    SinkStep::Writer => {
-                        (format!("Sink: {}", table.name), physical_label(node, true, false), parallelism, "Data Sink")
-                    }
+                    SinkStep::Writer => (
+                        format!("Sink: {}", sink.table.name),
+                        physical_label(node, true, false),
+                        parallelism,
+                        "Data Sink",
+                    ),
                 };
                 let id = entries.len() + *skipped + 1;
                 let predecessors = vec![(from, ship(exchange.as_ref(), from_parallelism, parallelism))];
@@ -530,12 +421,9 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         }
         let id = entries.len() + *skipped + 1;
         let label = physical_label(node, true, false);
-        let (kind, pact) = match &node.kind {
-            PhysicalKind::TableSourceScan { table, .. } => (format!("Source: {}[{id}]", table.name), "Data Source"),
-            PhysicalKind::Values { .. } => (format!("Source: Values[{id}]"), "Data Source"),
-            PhysicalKind::Op(_) | PhysicalKind::Exchange { .. } | PhysicalKind::Union | PhysicalKind::Sink { .. } => {
-                (format!("{}[{id}]", node.name()), "Operator")
-            }
+        let (kind, pact) = match node.operator.source_name() {
+            Some(source) => (format!("Source: {source}[{id}]"), "Data Source"),
+            None => (format!("{}[{id}]", node.name()), "Operator"),
         };
         let contents = format!("[{exec_id}]:{label}");
         entries.push(Entry { id, kind, pact, contents, parallelism, predecessors });

@@ -11,13 +11,12 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{ScanChanges, ScanContext, SinkTable, SourceTable, TableDescriptor};
+use weir_connectors::{ScanChanges, TableDescriptor};
 use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
-    CalcSpec, ConstraintEnforcerOperator, FinalRowsSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec,
-    WindowTableFunctionSpec,
+    CalcSpec, FinalRowsSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec, WindowTableFunctionSpec,
 };
-use weir_runtime::{Field, ShipStrategy, Value};
+use weir_runtime::{Field, ShipStrategy};
 
 pub mod aggregate;
 pub mod distribution;
@@ -33,71 +32,42 @@ pub mod state;
 mod window;
 
 pub use rank::RankShape;
-pub use sink::{physical_sink, sink_ship_strategy, sink_steps, SinkMaterializer, SinkStep, SinkTarget};
+pub use sink::{physical_sink, sink_ship_strategy, SinkMaterializer, SinkStep, SinkTarget};
 
-use crate::options::{MiniBatch, PlannerOptions, SinkKeyedShuffle};
-use crate::parser::ConflictStrategy;
+use op::exchange::Exchange;
+use op::sink::Sink;
+use op::table_source_scan::TableSourceScan;
+use op::PhysicalOp;
+
+use crate::options::{MiniBatch, PlannerOptions};
 pub use crate::plan::ChangelogMode;
 use crate::plan::{Node, Plan};
 
-/// What a physical node does.
+/// The operator of a physical node: every kind of node — scans, VALUES, exchanges, unions,
+/// sinks and the operators between them — is a [`PhysicalOp`] in a file of its own under
+/// `physical/op/`, and the planner asks it what it needs to know.
 #[derive(Debug, Clone)]
-pub enum PhysicalKind {
-    /// Reads a table.
-    TableSourceScan {
-        /// The table.
-        table: SourceTable,
-        /// The physical columns read.
-        projection: Vec<usize>,
-        /// The primary key values of a point query.
-        key: Option<Vec<Value>>,
-        /// What the connector took of the filter above.
-        filter: crate::plan::ScanFilter,
-        /// Whether a projection was pushed into the scan (see `Node::Scan`).
-        projected: bool,
-    },
-    /// Constant rows.
-    Values {
-        /// The rows.
-        rows: Vec<Vec<Value>>,
-    },
-    /// Redistributes rows among subtasks.
-    Exchange {
-        /// How.
-        strategy: ShipStrategy,
-    },
-    /// UNION ALL.
-    Union,
-    /// An operator: everything about it is in its [`op::PhysicalOp`] implementation.
-    Op(Arc<dyn op::PhysicalOp>),
-    /// Writes into a table.
-    Sink {
-        /// The table.
-        table: SinkTable,
-        /// Primary key columns of the table.
-        primary_key: Vec<usize>,
-        /// `table.exec.sink.keyed-shuffle`
-        keyed_shuffle: SinkKeyedShuffle,
-        /// The checks run on rows before the sink, when any column needs one.
-        enforcer: Option<Box<ConstraintEnforcerOperator>>,
-        /// The SinkMaterializer before the sink, when `table.exec.sink.upsert-materialize` asks for one.
-        materializer: Option<Box<SinkMaterializer>>,
-        /// The INSERT's `ON CONFLICT` clause.
-        on_conflict: Option<ConflictStrategy>,
-        /// The INSERT's target columns, when it names them.
-        targets: Option<Vec<usize>>,
-        /// Whether every source of its input ends by itself (set by the distribution).
-        bounded_input: bool,
-        /// How rows reach the sink's subtasks when not FORWARD (set by the distribution).
-        input_strategy: Option<ShipStrategy>,
-    },
+pub struct Operator(Arc<dyn PhysicalOp>);
+
+impl std::ops::Deref for Operator {
+    type Target = dyn PhysicalOp;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref()
+    }
+}
+
+impl<T: PhysicalOp> From<T> for Operator {
+    fn from(op: T) -> Self {
+        Operator(Arc::new(op))
+    }
 }
 
 /// A physical operator with its inputs.
 #[derive(Debug, Clone)]
 pub struct PhysicalNode {
     /// What it does.
-    pub kind: PhysicalKind,
+    pub operator: Operator,
     /// Its inputs.
     pub inputs: Vec<PhysicalNode>,
     /// Its output columns.
@@ -113,75 +83,60 @@ pub struct PhysicalNode {
 pub const UNASSIGNED: usize = 0;
 
 impl PhysicalNode {
+    /// A node running `operator` over `inputs`, its parallelism not yet decided.
+    pub fn new(
+        operator: impl Into<Operator>,
+        inputs: Vec<PhysicalNode>,
+        fields: Vec<Field>,
+        changelog: ChangelogMode,
+    ) -> Self {
+        PhysicalNode { operator: operator.into(), inputs, fields, changelog, parallelism: UNASSIGNED }
+    }
+
     /// A text that is equal for nodes that compute the same rows, so that they run once: scans
     /// of the same columns, and the same watermark assigner over such a scan (as Flink reuses
     /// the deepest common part of the plans of a statement set).
     pub fn reuse_digest(&self) -> Option<String> {
-        match &self.kind {
-            PhysicalKind::Op(op) => op.reuse_digest(self),
-            PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
-                Some(format!("{}{projection:?}{key:?}{filter:?}", table.name))
-            }
-            PhysicalKind::Values { .. }
-            | PhysicalKind::Exchange { .. }
-            | PhysicalKind::Union
-            | PhysicalKind::Sink { .. } => None,
-        }
+        self.operator.reuse_digest(self)
     }
 
     /// The table a scan reads or a sink writes; `None` for every other node.
     pub fn table(&self) -> Option<&TableDescriptor> {
-        if let PhysicalKind::TableSourceScan { table, .. } = &self.kind {
-            Some(table.descriptor())
-        } else if let PhysicalKind::Sink { table, .. } = &self.kind {
-            Some(table.descriptor())
+        if let Some(scan) = self.op::<TableSourceScan>() {
+            Some(scan.table.descriptor())
         } else {
-            None
+            self.op::<Sink>().map(|sink| sink.table.descriptor())
         }
     }
 
     /// Flink's name for the node.
     pub fn name(&self) -> &'static str {
-        match &self.kind {
-            PhysicalKind::Op(op) => op.name(),
-            PhysicalKind::TableSourceScan { .. } => "TableSourceScan",
-            PhysicalKind::Values { .. } => "Values",
-            PhysicalKind::Exchange { .. } => "Exchange",
-            PhysicalKind::Union => "Union",
-            PhysicalKind::Sink { .. } => "Sink",
-        }
+        self.operator.name()
+    }
+
+    /// The operator of this node when it is a `T`.
+    pub fn op<T: PhysicalOp>(&self) -> Option<&T> {
+        self.operator.as_any().downcast_ref()
+    }
+
+    /// Whether this node's operator is a `T`.
+    pub fn is<T: PhysicalOp>(&self) -> bool {
+        self.op::<T>().is_some()
     }
 }
 
 /// `input` sent on hashed on `keys`, or all to one subtask without keys.
 fn keyed_exchange(input: PhysicalNode, keys: &[usize]) -> PhysicalNode {
     let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.to_vec()) };
-    PhysicalNode {
-        parallelism: UNASSIGNED,
-        kind: PhysicalKind::Exchange { strategy },
-        fields: input.fields.clone(),
-        changelog: input.changelog,
-        inputs: vec![input],
-    }
+    let (fields, changelog) = (input.fields.clone(), input.changelog);
+    PhysicalNode::new(Exchange { strategy }, vec![input], fields, changelog)
 }
 
 /// The columns whose values identify the row each change of `node` updates, when there are:
 /// an aggregate's group keys, an updating scan's primary key (a CDC topic's), carried through
 /// Calcs that keep them.
 pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
-    match &node.kind {
-        PhysicalKind::Op(op) => op.upsert_key(node),
-        PhysicalKind::TableSourceScan { table, projection, .. }
-            if !table.primary_key.is_empty() && !node.changelog.is_insert_only() =>
-        {
-            table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
-        }
-        PhysicalKind::Exchange { .. } => upsert_key(&node.inputs[0]),
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Union
-        | PhysicalKind::Sink { .. } => None,
-    }
+    node.operator.upsert_key(node)
 }
 
 /// Builds the physical plan of a query whose result is collected with every row kind.
@@ -229,7 +184,7 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
 fn final_rows_of(node: PhysicalNode, order: Vec<weir_operators::ranking::SortKey>) -> PhysicalNode {
     PhysicalNode {
         parallelism: UNASSIGNED,
-        kind: op::final_rows::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node), order })
+        operator: op::final_rows::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node), order })
             .into(),
         fields: node.fields.clone(),
         changelog: ChangelogMode::INSERT_ONLY,
@@ -323,7 +278,7 @@ impl<'a> Physical<'a> {
         match self.assigners {
             Some(m) => PhysicalNode {
                 parallelism: UNASSIGNED,
-                kind: op::mini_batch_assigner::MiniBatchAssigner(MiniBatchAssignerSpec {
+                operator: op::mini_batch_assigner::MiniBatchAssigner(MiniBatchAssignerSpec {
                     interval_millis: m.interval_millis,
                     mode: MiniBatchMode::ProcTime,
                 })
@@ -352,7 +307,7 @@ impl<'a> Physical<'a> {
         let exchanged = keyed_exchange(scan, &key);
         PhysicalNode {
             parallelism: UNASSIGNED,
-            kind: op::changelog_normalize::ChangelogNormalize(spec).into(),
+            operator: op::changelog_normalize::ChangelogNormalize(spec).into(),
             inputs: vec![exchanged],
             fields,
             changelog: ChangelogMode { insert: true, update_before, update_after: true, delete: true },
@@ -364,26 +319,15 @@ impl<'a> Physical<'a> {
     /// mini-batch assigner above it instead).
     fn physical(&self, plan: Plan, update_before: bool, under_watermark: bool) -> PhysicalNode {
         let Plan { node, fields } = plan;
-        let leaf = |kind| PhysicalNode {
-            parallelism: UNASSIGNED,
-            kind,
-            inputs: Vec::new(),
-            fields: fields.clone(),
-            changelog: ChangelogMode::INSERT_ONLY,
-        };
+        let leaf =
+            |operator: Operator| PhysicalNode::new(operator, Vec::new(), fields.clone(), ChangelogMode::INSERT_ONLY);
         match node {
             Node::Scan { table, projection, changelog, key, filter, projected } => {
-                let scan_context = ScanContext {
-                    batch: self.options.batch,
-                    key: key.clone(),
-                    idle_timeout: None,
-                    partitions: None,
-                    job_starts: false,
-                };
+                let scan_context = op::table_source_scan::scan_context(self.options.batch, key.clone());
                 let upserts = table.abilities(&scan_context).changes == ScanChanges::Upserts;
                 let primary_key: Vec<usize> =
                     table.primary_key.iter().filter_map(|k| projection.iter().position(|p| p == k)).collect();
-                let kind = PhysicalKind::TableSourceScan { table, projection, key, filter, projected };
+                let kind = Operator::from(TableSourceScan { table, projection, key, filter, projected });
                 let scan = match upserts {
                     true => self.normalized(leaf(kind), primary_key, update_before),
                     false => PhysicalNode { changelog, ..leaf(kind) },
@@ -394,7 +338,7 @@ impl<'a> Physical<'a> {
                     self.with_assigner(scan)
                 }
             }
-            Node::Values { rows } => leaf(PhysicalKind::Values { rows }),
+            Node::Values { rows } => leaf(op::values::Values { rows }.into()),
             Node::Calc { input, projections, condition } => {
                 // A Calc between a watermark assigner and its scan (a statement's projection of a
                 // shared scan) leaves the mini-batch assigner above the watermark assigner.
@@ -402,7 +346,7 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: op::calc::Calc(CalcSpec { projections, condition }).into(),
+                    operator: op::calc::Calc(CalcSpec { projections, condition }).into(),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -413,7 +357,7 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 let assigner = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: op::watermark_assigner::WatermarkAssigner(WatermarkAssignerSpec {
+                    operator: op::watermark_assigner::WatermarkAssigner(WatermarkAssignerSpec {
                         rowtime,
                         watermark,
                         interval_millis: self.options.watermark_interval_millis,
@@ -452,7 +396,7 @@ impl<'a> Physical<'a> {
                 let changelog = input.changelog;
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: op::window_table_function::WindowTableFunction(WindowTableFunctionSpec {
+                    operator: op::window_table_function::WindowTableFunction(WindowTableFunctionSpec {
                         time_col,
                         window,
                         ltz,
@@ -518,7 +462,7 @@ impl<'a> Physical<'a> {
                 let spec = FinalRowsSpec { arity: fields.len(), key, order };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: op::final_rows::FinalRows(spec).into(),
+                    operator: op::final_rows::FinalRows(spec).into(),
                     inputs: vec![keyed_exchange(input, &[])],
                     fields,
                     changelog: ChangelogMode::INSERT_ONLY,
@@ -571,7 +515,7 @@ impl<'a> Physical<'a> {
                 let spec = weir_operators::CorrelateSpec { table, left };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: op::correlate::Correlate(spec).into(),
+                    operator: op::correlate::Correlate(spec).into(),
                     inputs: vec![input],
                     fields,
                     changelog,
@@ -580,14 +524,14 @@ impl<'a> Physical<'a> {
             Node::Expand { input, projects } => {
                 let input = self.physical(*input, update_before, false);
                 let changelog = input.changelog;
-                let kind = op::expand::Expand(weir_operators::ExpandSpec { projects }).into();
-                PhysicalNode { parallelism: UNASSIGNED, kind, inputs: vec![input], fields, changelog }
+                let expand = op::expand::Expand(weir_operators::ExpandSpec { projects });
+                PhysicalNode::new(expand, vec![input], fields, changelog)
             }
             Node::Union { inputs } => {
                 let inputs: Vec<PhysicalNode> =
                     inputs.into_iter().map(|i| self.physical(i, update_before, false)).collect();
                 let changelog = inputs.iter().fold(ChangelogMode::default(), |m, i| m.union(i.changelog));
-                PhysicalNode { kind: PhysicalKind::Union, inputs, fields, changelog, parallelism: UNASSIGNED }
+                PhysicalNode::new(op::union::Union, inputs, fields, changelog)
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Position, Result};
 use crate::parser::{parse_script, Insert, Located, Statement};
 use crate::phases::Planner;
-use crate::physical::PhysicalKind;
+use crate::physical::op::sink::Sink;
 use crate::plan::Plan;
 use crate::tableau::TableauPrinter;
 
@@ -617,7 +617,7 @@ impl Session {
         // A job that never ends runs in the background unless `table.dml-sync` is set.
         let sync = self.settings.get(&DML_SYNC);
         // The distribution marked each sink with whether its sources all end.
-        let unbounded = plans.iter().any(|p| matches!(p.kind, PhysicalKind::Sink { bounded_input: false, .. }));
+        let unbounded = plans.iter().any(|p| p.op::<Sink>().is_some_and(|sink| !sink.bounded_input));
         let graph = std::mem::take(&mut translator.graph);
         let background = unbounded && !sync;
         let sinks: Vec<&str> = inserts.iter().map(|i| i.table.as_str()).collect();

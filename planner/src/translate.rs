@@ -10,14 +10,12 @@
 
 use std::sync::Arc;
 
-use weir_connectors::{MemorySource, PartitionFilter, ProjectingSource, ScanContext, SinkContext, SourceStep};
-use weir_operators::{UnionOperator, WatermarkTimestampAssignerOperator};
-use weir_runtime::graph::{JobGraph, OperatorFactory, Vertex, VertexId, VertexKind};
-use weir_runtime::{Row, ShipStrategy, Value};
+use weir_connectors::{PartitionFilter, ScanContext};
+use weir_runtime::graph::{JobGraph, Vertex, VertexId, VertexKind};
+use weir_runtime::{ShipStrategy, Value};
 
 use crate::error::Result;
-use crate::physical::{sink_steps, PhysicalKind, PhysicalNode, SinkStep};
-use crate::plan::ScanFilter;
+use crate::physical::PhysicalNode;
 
 /// Where the translator placed a node of the plan: what the state compatibility check
 /// describes (`crate::compat::shape`), reading the plan; translation knows nothing of it.
@@ -179,94 +177,12 @@ impl<'p> Translator<'p> {
     }
 
     fn translate_new(&mut self, node: &'p PhysicalNode) -> Result<Output> {
-        match &node.kind {
-            PhysicalKind::Op(op) => op.translate(node, self),
-            PhysicalKind::TableSourceScan { table, projection, key, filter, .. } => {
-                let partitions = partition_filter(filter);
-                let scan = ScanContext {
-                    batch: self.batch,
-                    key: key.clone(),
-                    idle_timeout: self.idle_timeout,
-                    partitions,
-                    job_starts: self.job_starts,
-                };
-                let provider = table.create(&scan)?;
-                let parallelism = node.parallelism;
-                let factory = provider.factory;
-                let source: weir_runtime::graph::SourceFactory = if projection.len() == table.schema.fields.len()
-                    && projection.iter().enumerate().all(|(i, p)| i == *p)
-                {
-                    factory
-                } else {
-                    let projection = projection.clone();
-                    Arc::new(move |info| Box::new(ProjectingSource::new(factory(info), projection.clone())))
-                };
-                let vertex = self.graph.add_vertex(Vertex {
-                    name: table.name.clone(),
-                    parallelism,
-                    kind: VertexKind::Source(source),
-                });
-                Ok(Output { vertex, parallelism, exchange: None })
-            }
-            PhysicalKind::Values { rows } => {
-                let rows: Vec<Row> = rows.iter().map(|r| Row::insert(r.clone())).collect();
-                let source = MemorySource::new("Values", node.fields.len(), vec![SourceStep::Rows(rows)]);
-                let vertex = self.graph.add_source("Values", 1, move |info| Box::new(source.for_subtask(info)));
-                Ok(Output { vertex, parallelism: 1, exchange: None })
-            }
-            PhysicalKind::Exchange { strategy } => {
-                let mut input = self.translate(&node.inputs[0])?;
-                input.exchange = Some(strategy.clone());
-                Ok(input)
-            }
-            PhysicalKind::Union => {
-                let outputs = node.inputs.iter().map(|i| self.translate(i)).collect::<Result<Vec<_>>>()?;
-                let parallelism = node.parallelism;
-                let vertex = self.graph.add_operator("Union", parallelism, |_| Box::new(UnionOperator));
-                for o in &outputs {
-                    self.graph.connect(o.vertex, vertex, edge(o, parallelism));
-                }
-                Ok(Output { vertex, parallelism, exchange: None })
-            }
-            PhysicalKind::Sink { table, targets, bounded_input, .. } => {
-                let mut input = self.translate(&node.inputs[0])?;
-                for step in sink_steps(node) {
-                    input = match step {
-                        SinkStep::Enforcer(enforcer) => {
-                            let operator = enforcer.clone();
-                            let name = weir_runtime::Operator::name(&operator).to_string();
-                            let factory: OperatorFactory = Arc::new(move |_| Box::new(operator.clone()));
-                            self.operator(&name, &input, input.parallelism, factory)
-                        }
-                        SinkStep::TimestampAssigner => {
-                            let factory: OperatorFactory = Arc::new(|_| Box::new(WatermarkTimestampAssignerOperator));
-                            self.operator("WatermarkTimestampAssigner", &input, input.parallelism, factory)
-                        }
-                        SinkStep::KeyBy(strategy) => Output { exchange: Some(strategy.clone()), ..input },
-                        SinkStep::Materializer(m) => {
-                            let output = self.operator(&m.name(), &input, node.parallelism, m.factory());
-                            self.placed.push((Placed::Materializer(node), output.vertex));
-                            output
-                        }
-                        SinkStep::Writer => {
-                            let context = SinkContext { bounded_input: *bounded_input, targets: targets.clone() };
-                            let provider = table.create(&context)?;
-                            let name = format!("Sink: {}", table.name);
-                            let output = self.operator(&name, &input, node.parallelism, provider.factory);
-                            self.placed.push((Placed::Writer(node), output.vertex));
-                            output
-                        }
-                    };
-                }
-                Ok(input)
-            }
-        }
+        node.operator.translate(node, self)
     }
-}
 
-/// The partitions a scan reads, as planning listed and kept them ([`ScanFilter::partitions`]):
-/// a partition is read when its values are those of a kept one; `None` reads them all.
-fn partition_filter(filter: &ScanFilter) -> Option<PartitionFilter> {
-    let kept: Vec<Vec<Value>> = filter.partitions.as_ref()?.kept.iter().map(|p| p.values.clone()).collect();
-    Some(PartitionFilter(Arc::new(move |values: &[Value]| kept.iter().any(|k| k.as_slice() == values))))
+    /// What a scan of this job tells its connector: batch or streaming, the key of a point
+    /// query, the idle timeout, the partitions to read, whether the job starts now.
+    pub(crate) fn scan_context(&self, key: Option<Vec<Value>>, partitions: Option<PartitionFilter>) -> ScanContext {
+        ScanContext { batch: self.batch, key, idle_timeout: self.idle_timeout, partitions, job_starts: self.job_starts }
+    }
 }

@@ -11,8 +11,10 @@ use weir_runtime::graph::VertexId;
 
 use super::StateOptions;
 use crate::physical::lineage::lineage;
+use crate::physical::op::sink::Sink;
+use crate::physical::op::table_source_scan::TableSourceScan;
 pub use crate::physical::state::{describe, Aggregate, Column, RowRule, StateShape};
-use crate::physical::{PhysicalKind, PhysicalNode, SinkMaterializer};
+use crate::physical::{PhysicalNode, SinkMaterializer};
 use crate::translate::Placed;
 
 /// A job as the check sees it.
@@ -75,19 +77,19 @@ impl ShapeCollector {
     pub fn place(&mut self, placed: Placed<'_>, vertex: VertexId) {
         match placed {
             Placed::Node(node) => {
-                if let PhysicalKind::TableSourceScan { table, .. } = &node.kind {
-                    self.source(table, vertex);
+                if let Some(scan) = node.op::<TableSourceScan>() {
+                    self.source(&scan.table, vertex);
                 }
                 self.operator(node, vertex);
             }
             Placed::Materializer(sink) => {
-                if let PhysicalKind::Sink { materializer: Some(materializer), .. } = &sink.kind {
+                if let Some(Sink { materializer: Some(materializer), .. }) = sink.op::<Sink>() {
                     self.materializer(sink, materializer, vertex);
                 }
             }
             Placed::Writer(sink) => {
-                if let PhysicalKind::Sink { table, .. } = &sink.kind {
-                    self.sink(table, vertex);
+                if let Some(writer) = sink.op::<Sink>() {
+                    self.sink(&writer.table, vertex);
                 }
             }
         }
@@ -112,7 +114,7 @@ impl ShapeCollector {
 
     /// Records the vertex of the materializer of `sink` (a `Sink` node).
     fn materializer(&mut self, sink: &PhysicalNode, materializer: &SinkMaterializer, vertex: VertexId) {
-        let PhysicalKind::Sink { table, primary_key, .. } = &sink.kind else { return };
+        let Some(Sink { table, primary_key, .. }) = sink.op::<Sink>() else { return };
         let input = lineage(&sink.inputs[0]);
         let mut definition = BTreeMap::new();
         definition.insert("sink".to_string(), table.name.clone());

@@ -5,18 +5,20 @@
 
 use crate::options::AdviceSettings;
 use crate::physical::lineage::lineage_texts;
+use crate::physical::op::exchange::Exchange;
 use crate::physical::op::global_group_aggregate::GlobalGroupAggregate;
 use crate::physical::op::group_aggregate::GroupAggregate;
 use crate::physical::op::session_window_aggregate::SessionWindowAggregate;
 use crate::physical::op::session_window_table_function::SessionWindowTableFunction;
-use crate::physical::{PhysicalKind, PhysicalNode};
+use crate::physical::op::sink::Sink;
+use crate::physical::PhysicalNode;
 
 /// Flink's `PLAN_ADVICE` for `node` (its GroupAggregationAnalyzer): a one-phase group aggregate
 /// whose calls could run in a local and a global phase, with the settings that would make it so.
 pub(super) fn flink_advice(node: &PhysicalNode, settings: &AdviceSettings) -> Option<String> {
     let GroupAggregate(spec) = node.op::<GroupAggregate>()?;
     // Rows already hashed on the keys take no local phase.
-    let exchanged = matches!(node.inputs.first().map(|i| &i.kind), Some(PhysicalKind::Exchange { .. }));
+    let exchanged = node.inputs.first().is_some_and(PhysicalNode::is::<Exchange>);
     let mergeable = spec.calls.iter().all(|c| crate::physical::aggregate::two_phase_call(c, spec.retracting));
     if !exchanged || !mergeable {
         return None;
@@ -53,7 +55,7 @@ fn bracketed(key: Option<&[String]>) -> String {
 }
 
 fn primary_key_mismatch(node: &PhysicalNode) -> Option<String> {
-    let PhysicalKind::Sink { table, primary_key, materializer: Some(_), .. } = &node.kind else { return None };
+    let Sink { table, primary_key, materializer: Some(_), .. } = node.op::<Sink>()? else { return None };
     let pk: Vec<String> = primary_key.iter().map(|&k| table.schema.fields[k].name.clone()).collect();
     let upsert = super::confluent::sink_upsert_key(node);
     Some(format!(

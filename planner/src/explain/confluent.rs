@@ -11,10 +11,13 @@ use weir_connectors::TableDescriptor;
 
 use crate::catalog::Catalog;
 use crate::physical::op::calc::Calc;
+use crate::physical::op::exchange::Exchange;
 use crate::physical::op::mini_batch_assigner::MiniBatchAssigner;
+use crate::physical::op::sink::Sink;
+use crate::physical::op::table_source_scan::TableSourceScan;
 use crate::physical::op::watermark_assigner::WatermarkAssigner;
 use crate::physical::op::StateSize;
-use crate::physical::{upsert_key, PhysicalKind, PhysicalNode};
+use crate::physical::{upsert_key, PhysicalNode};
 
 /// A node of the printed tree: a plan node with its id, or a reference to one printed before.
 enum Item<'a> {
@@ -99,7 +102,7 @@ pub(super) fn qualified_table(table: &TableDescriptor) -> String {
 /// other changelog: a row's removal is sent as the row itself).
 fn changelog_text(node: &PhysicalNode) -> &'static str {
     // A sink writes what its input emits.
-    let mode = if matches!(node.kind, PhysicalKind::Sink { .. }) { node.inputs[0].changelog } else { node.changelog };
+    let mode = if node.is::<Sink>() { node.inputs[0].changelog } else { node.changelog };
     if mode.is_insert_only() {
         "append"
     } else if mode.update_after && !mode.update_before {
@@ -112,7 +115,7 @@ fn changelog_text(node: &PhysicalNode) -> &'static str {
 /// The columns that identify the row each change of `node` is about: a scan's primary key (when
 /// it reads all of it), else what the planner derives ([`upsert_key`]).
 fn unique_key(node: &PhysicalNode) -> Option<Vec<String>> {
-    if let PhysicalKind::Sink { .. } = node.kind {
+    if node.is::<Sink>() {
         return unique_key(&node.inputs[0]);
     }
     Some(unique_columns(node)?.iter().map(|&c| node.fields[c].name.clone()).collect())
@@ -120,22 +123,17 @@ fn unique_key(node: &PhysicalNode) -> Option<Vec<String>> {
 
 /// [`unique_key`] as column positions of `node`'s output.
 fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
-    match &node.kind {
-        PhysicalKind::TableSourceScan { table, projection, .. } if !table.primary_key.is_empty() => {
-            table.primary_key.iter().map(|k| projection.iter().position(|p| p == k)).collect()
+    if let Some(scan) = node.op::<TableSourceScan>() {
+        if !scan.table.primary_key.is_empty() {
+            return scan.primary_key();
         }
-        PhysicalKind::Exchange { .. } => unique_columns(&node.inputs[0]),
-        PhysicalKind::Op(_) if node.is::<WatermarkAssigner>() || node.is::<MiniBatchAssigner>() => {
-            unique_columns(&node.inputs[0])
-        }
-        PhysicalKind::Op(_) => match node.op::<Calc>() {
-            Some(calc) => unique_columns(&node.inputs[0])?.into_iter().map(|k| calc.output_of(k)).collect(),
-            None => upsert_key(node),
-        },
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Union
-        | PhysicalKind::Sink { .. } => upsert_key(node),
+    }
+    if node.is::<Exchange>() || node.is::<WatermarkAssigner>() || node.is::<MiniBatchAssigner>() {
+        return unique_columns(&node.inputs[0]);
+    }
+    match node.op::<Calc>() {
+        Some(calc) => unique_columns(&node.inputs[0])?.into_iter().map(|k| calc.output_of(k)).collect(),
+        None => upsert_key(node),
     }
 }
 
@@ -146,14 +144,7 @@ pub(super) fn sink_upsert_key(sink: &PhysicalNode) -> Option<Vec<String>> {
 
 /// The state class of `node` (Confluent's "expensive operators"), `None` for a stateless one.
 fn state_size(node: &PhysicalNode) -> Option<StateSize> {
-    use PhysicalKind as K;
-    Some(match &node.kind {
-        K::Op(op) => return op.state_size(node),
-        K::Exchange { .. } | K::Union => return None,
-        K::TableSourceScan { .. } | K::Values { .. } => StateSize::Low,
-        K::Sink { materializer: Some(_), .. } => StateSize::High,
-        K::Sink { .. } => StateSize::Low,
-    })
+    node.operator.state_size(node)
 }
 
 /// What [`render`] needs besides the plans.

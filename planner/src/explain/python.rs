@@ -64,7 +64,7 @@ fn columns_under_calls(node: PhysicalNode) -> PhysicalNode {
         return node;
     }
     let lower = PhysicalNode {
-        kind: Calc(CalcSpec {
+        operator: Calc(CalcSpec {
             projections: read.iter().map(|&c| Expr::column(c, input.fields[c].data_type.clone())).collect(),
             condition: condition.clone(),
         })
@@ -76,7 +76,7 @@ fn columns_under_calls(node: PhysicalNode) -> PhysicalNode {
     };
     let map: Vec<Option<usize>> = (0..input.fields.len()).map(|c| read.iter().position(|&r| r == c)).collect();
     let projections = projections.iter().map(|p| p.clone().remap(&map)).collect();
-    PhysicalNode { kind: Calc(CalcSpec { projections, condition: None }).into(), inputs: vec![lower], ..node }
+    PhysicalNode { operator: Calc(CalcSpec { projections, condition: None }).into(), inputs: vec![lower], ..node }
 }
 
 /// A Calc with Python calls inside other expressions (and no condition): a PythonCalc of the
@@ -100,7 +100,7 @@ fn calls_under_expressions(node: PhysicalNode) -> PhysicalNode {
         .chain(calls.iter().cloned())
         .collect();
     let lower = PhysicalNode {
-        kind: Calc(CalcSpec { projections: lower_projections, condition: None }).into(),
+        operator: Calc(CalcSpec { projections: lower_projections, condition: None }).into(),
         fields,
         changelog: node.changelog,
         parallelism: node.parallelism,
@@ -109,7 +109,7 @@ fn calls_under_expressions(node: PhysicalNode) -> PhysicalNode {
     let at = |c: usize| columns.iter().position(|&k| k == c).expect("a column the projections read");
     let mut next = 0;
     let projections = projections.iter().map(|p| over_calls(p, &mut next, columns.len(), &at)).collect();
-    PhysicalNode { kind: Calc(CalcSpec { projections, condition: None }).into(), inputs: vec![lower], ..node }
+    PhysicalNode { operator: Calc(CalcSpec { projections, condition: None }).into(), inputs: vec![lower], ..node }
 }
 
 /// Collects the Python calls of `e` into `calls` (each time one is written, as Flink computes

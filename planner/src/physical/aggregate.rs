@@ -8,10 +8,11 @@ use weir_operators::aggregate::{Accumulator, AggregateCall};
 use weir_operators::{BundleTrigger, GlobalGroupAggregateSpec, GroupAggregateSpec, LocalGroupAggregateSpec};
 use weir_runtime::{Field, ShipStrategy};
 
+use super::op::exchange::Exchange;
 use super::op::global_group_aggregate::GlobalGroupAggregate;
 use super::op::group_aggregate::GroupAggregate;
 use super::op::local_group_aggregate::LocalGroupAggregate;
-use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{ChangelogMode, Physical, PhysicalNode, UNASSIGNED};
 use crate::options::{AggPhaseStrategy, MiniBatch};
 use crate::plan::Plan;
 
@@ -71,7 +72,7 @@ impl Physical<'_> {
         let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.clone()) };
         let exchange = |input: PhysicalNode, strategy: ShipStrategy| PhysicalNode {
             parallelism: UNASSIGNED,
-            kind: PhysicalKind::Exchange { strategy },
+            operator: Exchange { strategy }.into(),
             fields: input.fields.clone(),
             changelog: input.changelog,
             inputs: vec![input],
@@ -110,7 +111,7 @@ impl Physical<'_> {
                 let spec = LocalGroupAggregateSpec { keys, calls: calls.clone(), input_types, retracting, trigger };
                 let local = PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: LocalGroupAggregate(spec).into(),
+                    operator: LocalGroupAggregate(spec).into(),
                     fields: local_fields.clone(),
                     changelog: ChangelogMode::INSERT_ONLY,
                     inputs: vec![input],
@@ -121,7 +122,7 @@ impl Physical<'_> {
                 };
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: GlobalGroupAggregate {
+                    operator: GlobalGroupAggregate {
                         spec: GlobalGroupAggregateSpec {
                             group_layout: GlobalGroupAggregateSpec::group_layout_of(&calls, &arg_types, ttl_millis),
                             key_count,
@@ -153,7 +154,7 @@ impl Physical<'_> {
                 );
                 PhysicalNode {
                     parallelism: UNASSIGNED,
-                    kind: GroupAggregate(GroupAggregateSpec {
+                    operator: GroupAggregate(GroupAggregateSpec {
                         group_layout,
                         keys,
                         calls,
@@ -178,13 +179,5 @@ impl Physical<'_> {
 /// order): true above an exchange or a group aggregate on exactly those columns, through Calcs
 /// that pass the columns on unchanged.
 pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
-    match &node.kind {
-        PhysicalKind::Exchange { strategy: ShipStrategy::Hash(hash) } => hash == keys,
-        PhysicalKind::Op(op) => op.hashed_on(node, keys),
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::Union
-        | PhysicalKind::Sink { .. } => false,
-    }
+    node.operator.hashed_on(node, keys)
 }

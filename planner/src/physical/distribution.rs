@@ -15,13 +15,15 @@
 //! | Sink | the connector's (`sink.parallelism`), else its input's |
 //! | every other node | its input's (it is chained to it) |
 
-use weir_connectors::{ScanContext, SinkContext};
+use weir_connectors::SinkContext;
 #[cfg(doc)]
 use weir_connectors::{SinkTable, SourceTable};
 use weir_runtime::ShipStrategy;
 
+use super::op::sink::Sink;
+use super::op::table_source_scan::{scan_context, TableSourceScan};
 use super::op::Runs;
-use super::{sink_ship_strategy, PhysicalKind, PhysicalNode};
+use super::{sink_ship_strategy, PhysicalNode};
 use crate::error::{Error, Position, Result};
 
 /// The strategy of the edge from a vertex of `from` subtasks into one of `to`: what an Exchange
@@ -56,47 +58,44 @@ impl Distribution {
             bounded &= self.assign(input)?;
         }
         let input_parallelism = node.inputs.first().map_or(self.parallelism, |i| i.parallelism);
-        node.parallelism = match &mut node.kind {
-            PhysicalKind::TableSourceScan { table, key, .. } => {
-                let scan = ScanContext {
-                    batch: self.batch,
-                    key: key.clone(),
-                    idle_timeout: None,
-                    partitions: None,
-                    job_starts: false,
-                };
-                let offered = table.abilities(&scan);
-                if self.batch && !offered.bounded {
-                    return Err(Error::validation(
-                        Position::default(),
-                        format!(
-                            "Querying an unbounded table '{}' in batch mode is not allowed. The table source is unbounded.",
-                            table.qualified_name()
-                        ),
-                    ));
-                }
-                bounded = offered.bounded;
-                offered.parallelism.unwrap_or(self.parallelism)
-            }
-            PhysicalKind::Op(op) => match op.runs() {
-                Runs::ChainedToInput => input_parallelism,
-                Runs::Keyed { keys: 0 } | Runs::OnOneSubtask => 1,
-                Runs::Keyed { .. } => self.parallelism,
-            },
-            PhysicalKind::Values { .. } => 1,
-            PhysicalKind::Union => self.parallelism,
-            PhysicalKind::Sink { table, targets, bounded_input, .. } => {
-                *bounded_input = bounded;
-                let context = SinkContext { bounded_input: bounded, targets: targets.clone() };
-                table.abilities(&context)?.parallelism.unwrap_or(input_parallelism)
-            }
-            PhysicalKind::Exchange { .. } => input_parallelism,
+        node.parallelism = match node.operator.runs() {
+            Runs::ChainedToInput => input_parallelism,
+            Runs::Keyed { keys: 0 } | Runs::OnOneSubtask => 1,
+            Runs::Keyed { .. } | Runs::AtDefaultParallelism => self.parallelism,
+            Runs::AsItsConnectorOffers => self.offered(node, input_parallelism, &mut bounded)?,
         };
-        let strategy = sink_ship_strategy(node, node.parallelism, input_parallelism)?;
-        if let PhysicalKind::Sink { input_strategy, .. } = &mut node.kind {
-            *input_strategy = strategy;
+        if let Some(sink) = node.op::<Sink>() {
+            let input_strategy = sink_ship_strategy(node, node.parallelism, input_parallelism)?;
+            node.operator = Sink { bounded_input: bounded, input_strategy, ..sink.clone() }.into();
         }
         Ok(bounded)
+    }
+
+    /// The parallelism the connector of a scan or sink offers, else the default (a scan) or its
+    /// input's (a sink); a scan says in `bounded` whether it ends by itself.
+    fn offered(&self, node: &PhysicalNode, input_parallelism: usize, bounded: &mut bool) -> Result<usize> {
+        if let Some(scan) = node.op::<TableSourceScan>() {
+            let offered = scan.table.abilities(&scan_context(self.batch, scan.key.clone()));
+            if self.batch && !offered.bounded {
+                return Err(Error::validation(
+                    Position::default(),
+                    format!(
+                        "Querying an unbounded table '{}' in batch mode is not allowed. The table source is unbounded.",
+                        scan.table.qualified_name()
+                    ),
+                ));
+            }
+            *bounded = offered.bounded;
+            return Ok(offered.parallelism.unwrap_or(self.parallelism));
+        }
+        let Some(sink) = node.op::<Sink>() else {
+            return Err(Error::Table(format!(
+                "{} runs as its connector offers, but reads or writes no table",
+                node.name()
+            )));
+        };
+        let context = SinkContext { bounded_input: *bounded, targets: sink.targets.clone() };
+        Ok(sink.table.abilities(&context)?.parallelism.unwrap_or(input_parallelism))
     }
 }
 
@@ -106,17 +105,19 @@ mod tests {
 
     use expect_test::expect;
 
-    use crate::physical::{PhysicalKind, PhysicalNode};
+    use crate::physical::op::exchange::Exchange;
+    use crate::physical::op::sink::Sink;
+    use crate::physical::PhysicalNode;
     use crate::rules::testing::Fixture;
 
     /// Each node's name and parallelism, and how rows reach a sink.
     fn distributed(plans: &[PhysicalNode]) -> String {
         fn walk(node: &PhysicalNode, depth: usize, out: &mut String) {
             let _ = write!(out, "{}{} p={}", "  ".repeat(depth), node.name(), node.parallelism);
-            if let PhysicalKind::Exchange { strategy } = &node.kind {
+            if let Some(Exchange { strategy }) = node.op::<Exchange>() {
                 let _ = write!(out, " {}", strategy.flink_name());
             }
-            if let PhysicalKind::Sink { input_strategy, bounded_input, .. } = &node.kind {
+            if let Some(Sink { input_strategy, bounded_input, .. }) = node.op::<Sink>() {
                 let strategy = input_strategy.as_ref().map_or("FORWARD or REBALANCE", |s| s.flink_name());
                 let _ = write!(out, " input={strategy} bounded_input={bounded_input}");
             }

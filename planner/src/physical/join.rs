@@ -19,7 +19,7 @@ use super::op::interval_join::IntervalJoin;
 use super::op::join::Join;
 use super::op::temporal_join::TemporalJoin;
 use super::op::window_join::WindowJoin;
-use super::{keyed_exchange, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{keyed_exchange, upsert_key, ChangelogMode, Operator, Physical, PhysicalNode, UNASSIGNED};
 use crate::conditions::is_equality;
 use crate::conditions::{conjunction, conjuncts};
 use crate::plan::{JoinStrategy, Plan};
@@ -76,7 +76,7 @@ impl Physical<'_> {
             JoinStrategy::Interval { times, lower, upper, rowtime } => {
                 let keys = [left_keys.clone(), right_keys.clone()];
                 let condition = Some(condition.clone());
-                Some(PhysicalKind::from(IntervalJoin(IntervalJoinSpec {
+                Some(Operator::from(IntervalJoin(IntervalJoinSpec {
                     join_type,
                     keys,
                     arities,
@@ -110,7 +110,7 @@ impl Physical<'_> {
                     .cloned()
                     .collect();
                 let keys = [left_keys.clone(), right_keys.clone()];
-                Some(PhysicalKind::from(WindowJoin(WindowJoinSpec {
+                Some(Operator::from(WindowJoin(WindowJoinSpec {
                     join_type,
                     keys,
                     arities,
@@ -122,7 +122,7 @@ impl Physical<'_> {
         if let Some(kind) = kind {
             let inputs = vec![keyed_exchange(left, &left_keys), keyed_exchange(right, &right_keys)];
             let changelog = ChangelogMode { insert: true, ..ChangelogMode::default() };
-            return PhysicalNode { parallelism: UNASSIGNED, kind, inputs, fields, changelog };
+            return PhysicalNode::new(kind, inputs, fields, changelog);
         }
         let changelog = if join_type == JoinType::Inner {
             left.changelog.union(right.changelog)
@@ -141,7 +141,7 @@ impl Physical<'_> {
             state_ttl: names.map(|name| self.options.join_state_ttl(name.as_deref())),
         };
         let inputs = vec![keyed_exchange(left, &spec.keys[0]), keyed_exchange(right, &spec.keys[1])];
-        PhysicalNode { parallelism: UNASSIGNED, kind: Join(spec).into(), inputs, fields, changelog }
+        PhysicalNode { parallelism: UNASSIGNED, operator: Join(spec).into(), inputs, fields, changelog }
     }
 }
 

@@ -10,9 +10,10 @@ use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
 use weir_operators::ranking::SortKey;
 
+use super::op::exchange::Exchange;
 use super::op::mini_batch_assigner::MiniBatchAssigner;
 use super::state::{Aggregate, Column, StateShape};
-use super::{PhysicalKind, PhysicalNode};
+use super::PhysicalNode;
 use crate::plan_text::{lineage_expression, phase_text};
 
 /// What an operator tells of its output's lineage ([`crate::physical::op::PhysicalOp::trace`]).
@@ -107,54 +108,12 @@ pub(crate) fn lineage_texts(node: &PhysicalNode) -> Vec<String> {
 /// The lineage of `node`'s output.
 pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
     let inputs: Vec<Lineage> = node.inputs.iter().map(lineage).collect();
-    let first = || inputs.first().cloned().unwrap_or_default();
-    match &node.kind {
-        PhysicalKind::Op(op) => match op.trace(node, &inputs) {
-            Traced::Output(lineage) => lineage,
-            Traced::State(described) => {
-                let refs: Vec<&Lineage> = inputs.iter().collect();
-                let texts = described.map(|d| d.1).unwrap_or_default();
-                Lineage::after(&refs, columns_of(node, texts, node.name()))
-            }
-        },
-        PhysicalKind::TableSourceScan { table, projection, filter, key, .. } => {
-            let name = |i: usize| format!("{}.{}", table.name, table.schema.fields[i].name);
-            let mut filters: Vec<String> = filter.conjuncts.iter().map(|e| lineage_expression(e, &name)).collect();
-            if let Some(key) = key {
-                filters.push(format!("{:?} = {key:?}", table.primary_key.iter().map(|&k| name(k)).collect::<Vec<_>>()));
-            }
-            Lineage {
-                columns: projection.iter().zip(&node.fields).map(|(&p, f)| column(name(p), f)).collect(),
-                filters,
-                sources: BTreeSet::from([table.name.clone()]),
-                depth: 0,
-            }
-        }
-        PhysicalKind::Values { rows } => Lineage {
-            columns: columns_of(node, Vec::new(), &format!("VALUES{rows:?}")),
-            sources: BTreeSet::from(["VALUES".to_string()]),
-            ..Default::default()
-        },
-        PhysicalKind::Union => {
-            let mut columns = Vec::new();
-            for (i, f) in node.fields.iter().enumerate() {
-                let mut texts: Vec<String> = inputs.iter().map(|l| l.text(i)).collect();
-                texts.sort();
-                columns.push(column(texts.join(" UNION ALL "), f));
-            }
-            let mut filters: Vec<String> = inputs.iter().flat_map(|l| l.filters.iter().cloned()).collect();
-            filters.sort();
-            Lineage {
-                columns,
-                filters,
-                sources: inputs.iter().flat_map(|l| l.sources.iter().cloned()).collect(),
-                depth: inputs.iter().map(|l| l.depth).max().unwrap_or(0),
-            }
-        }
-        PhysicalKind::Exchange { .. } | PhysicalKind::Sink { .. } => {
-            let l = first();
-            let texts = l.texts(&(0..l.columns.len()).collect::<Vec<_>>());
-            Lineage { columns: columns_of(node, texts, node.name()), ..l }
+    match node.operator.trace(node, &inputs) {
+        Traced::Output(lineage) => lineage,
+        Traced::State(described) => {
+            let refs: Vec<&Lineage> = inputs.iter().collect();
+            let texts = described.map(|d| d.1).unwrap_or_default();
+            Lineage::after(&refs, columns_of(node, texts, node.name()))
         }
     }
 }
@@ -163,7 +122,7 @@ pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
 /// exchanges and mini-batch assigners).
 pub(crate) fn local_phase(node: &PhysicalNode) -> &PhysicalNode {
     let mut local = &node.inputs[0];
-    while matches!(local.kind, PhysicalKind::Exchange { .. }) || local.is::<MiniBatchAssigner>() {
+    while local.is::<Exchange>() || local.is::<MiniBatchAssigner>() {
         local = &local.inputs[0];
     }
     local

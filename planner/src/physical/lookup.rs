@@ -52,7 +52,7 @@ impl Physical<'_> {
         };
         PhysicalNode {
             parallelism: super::UNASSIGNED,
-            kind: LookupJoin { table, dim_keys, spec: std::sync::Arc::new(spec), execution }.into(),
+            operator: LookupJoin { table, dim_keys, spec: std::sync::Arc::new(spec), execution }.into(),
             inputs: vec![input],
             fields,
             changelog,

@@ -8,11 +8,10 @@
 //! mini-batch: its assigners are removed.
 
 use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode};
-use weir_runtime::types::TimeAttribute;
 
 use super::op::mini_batch_assigner::MiniBatchAssigner;
 use super::op::MiniBatchNeed;
-use super::{PhysicalKind, PhysicalNode};
+use super::PhysicalNode;
 
 /// What the operators above a node ask of the mini-batch below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,43 +37,14 @@ fn infer(mut node: PhysicalNode, above: Above) -> PhysicalNode {
             Above::ProcTime => MiniBatchMode::ProcTime,
             Above::RowTime => MiniBatchMode::RowTime,
         };
-        node.kind = MiniBatchAssigner(MiniBatchAssignerSpec { mode, ..*spec }).into();
+        node.operator = MiniBatchAssigner(MiniBatchAssignerSpec { mode, ..*spec }).into();
         return node;
     }
-    let below = match (above, needs(&node)) {
-        (Above::None, _) | (_, Need::NoMiniBatch) => Above::None,
-        (_, Need::Watermarks) => Above::RowTime,
-        (above, Need::Nothing) => above,
+    let below = match (above, node.operator.mini_batch(&node)) {
+        (Above::None, _) | (_, MiniBatchNeed::NoMiniBatch) => Above::None,
+        (_, MiniBatchNeed::Watermarks) => Above::RowTime,
+        (above, MiniBatchNeed::Nothing) => above,
     };
     node.inputs = std::mem::take(&mut node.inputs).into_iter().map(|input| infer(input, below)).collect();
     node
-}
-
-/// What a node asks of the mini-batch below it.
-enum Need {
-    Nothing,
-    /// Watermarks (Flink's `requireWatermark`): an assigner below passes them on.
-    Watermarks,
-    /// No mini-batch below (Flink's `GroupWindowAggregate`).
-    NoMiniBatch,
-}
-
-fn needs(node: &PhysicalNode) -> Need {
-    let _rowtime = |time_col: usize| {
-        node.inputs.first().and_then(|input| input.fields.get(time_col)).and_then(|f| f.data_type.time_attribute)
-            == Some(TimeAttribute::Rowtime)
-    };
-    let _watermarks = |yes: bool| if yes { Need::Watermarks } else { Need::Nothing };
-    match &node.kind {
-        PhysicalKind::Op(op) => match op.mini_batch(node) {
-            MiniBatchNeed::Nothing => Need::Nothing,
-            MiniBatchNeed::Watermarks => Need::Watermarks,
-            MiniBatchNeed::NoMiniBatch => Need::NoMiniBatch,
-        },
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::Union
-        | PhysicalKind::Sink { .. } => Need::Nothing,
-    }
 }

@@ -5,17 +5,16 @@
 //! of mini-batch, its state (class, signature and shape) and the vertex it becomes; the provided
 //! ones have an answer that is right for almost every operator.
 //!
-//! The structure of a plan — scans, VALUES, exchanges, unions and sinks — is not an operator
-//! here: those are the other variants of [`PhysicalKind`].
+//! Every node of a physical plan is one: the scans, VALUES, exchanges, unions and sinks that
+//! give a plan its structure as much as the operators between them.
 
 use std::any::Any;
 use std::fmt::Debug;
-use std::sync::Arc;
 
 use weir_operators::signature::StatefulSpec;
 use weir_runtime::Field;
 
-use super::{PhysicalKind, PhysicalNode};
+use super::PhysicalNode;
 use crate::error::Result;
 use crate::physical::lineage::Traced;
 use crate::translate::{Output, Translator};
@@ -24,6 +23,7 @@ pub mod calc;
 pub mod changelog_normalize;
 pub mod correlate;
 pub mod deduplicate;
+pub mod exchange;
 pub mod expand;
 pub mod final_rows;
 pub mod global_group_aggregate;
@@ -38,8 +38,12 @@ pub mod over_aggregate;
 pub mod rank;
 pub mod session_window_aggregate;
 pub mod session_window_table_function;
+pub mod sink;
+pub mod table_source_scan;
 pub mod temporal_join;
 pub mod temporal_sort;
+pub mod union;
+pub mod values;
 pub mod watermark_assigner;
 pub mod window_aggregate;
 pub mod window_deduplicate;
@@ -80,6 +84,11 @@ pub enum Runs {
     },
     /// On one subtask.
     OnOneSubtask,
+    /// At the default parallelism (`parallelism.default`).
+    AtDefaultParallelism,
+    /// As its connector offers (`scan.parallelism`, `sink.parallelism`), else the default (a
+    /// scan) or its input's (a sink).
+    AsItsConnectorOffers,
 }
 
 /// What an operator asks of the mini-batch assigners below it (Flink's
@@ -153,6 +162,12 @@ pub trait PhysicalOp: Debug + Send + Sync + AsAny + 'static {
     fn hashed_on(&self, _node: &PhysicalNode, _keys: &[usize]) -> bool {
         false
     }
+
+    /// The name of the source it is (`Source: orders` in the execution plan), `None` for an
+    /// operator that has inputs.
+    fn source_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// An operator as [`Any`], to ask a node whether it is one operator in particular
@@ -185,26 +200,4 @@ pub(crate) mod prelude {
 pub(crate) fn rowtime_input(node: &PhysicalNode, time_col: usize) -> bool {
     node.inputs.first().and_then(|input| input.fields.get(time_col)).and_then(|f| f.data_type.time_attribute)
         == Some(weir_runtime::types::TimeAttribute::Rowtime)
-}
-
-impl<T: PhysicalOp> From<T> for PhysicalKind {
-    fn from(op: T) -> Self {
-        PhysicalKind::Op(Arc::new(op))
-    }
-}
-
-impl PhysicalNode {
-    /// The operator of this node when it is a `T`.
-    pub fn op<T: PhysicalOp>(&self) -> Option<&T> {
-        if let PhysicalKind::Op(op) = &self.kind {
-            op.as_ref().as_any().downcast_ref()
-        } else {
-            None
-        }
-    }
-
-    /// Whether this node's operator is a `T`.
-    pub fn is<T: PhysicalOp>(&self) -> bool {
-        self.op::<T>().is_some()
-    }
 }

@@ -14,15 +14,15 @@ use crate::plan::Plan;
 use super::op::deduplicate::Deduplicate;
 use super::op::rank::Rank;
 use super::op::temporal_sort::TemporalSort;
-use super::{keyed_exchange, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{keyed_exchange, ChangelogMode, Operator, Physical, PhysicalNode, UNASSIGNED};
 
 impl Physical<'_> {
-    /// `kind` (keyed by `partition`) over `input`, its rows exchanged by partition.
+    /// `operator` (keyed by `partition`) over `input`, its rows exchanged by partition.
     pub(super) fn keyed_by_partition(
         &self,
         input: PhysicalNode,
         partition: &[usize],
-        kind: PhysicalKind,
+        operator: Operator,
         fields: Vec<Field>,
     ) -> PhysicalNode {
         let exchanged = if !partition.is_empty() && hashed_on(&input, partition) {
@@ -32,7 +32,7 @@ impl Physical<'_> {
         };
         PhysicalNode {
             parallelism: UNASSIGNED,
-            kind,
+            operator,
             inputs: vec![exchanged],
             fields,
             changelog: ChangelogMode::INSERT_ONLY,
@@ -140,7 +140,7 @@ impl Physical<'_> {
         let exchanged = keyed_exchange(input, &[]);
         PhysicalNode {
             parallelism: UNASSIGNED,
-            kind: TemporalSort { spec, order }.into(),
+            operator: TemporalSort { spec, order }.into(),
             inputs: vec![exchanged],
             fields,
             changelog: ChangelogMode::INSERT_ONLY,

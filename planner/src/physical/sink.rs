@@ -13,8 +13,11 @@ use weir_runtime::types::{LogicalType, MAX_LENGTH};
 use weir_runtime::Operator as _;
 use weir_runtime::{Field, ShipStrategy};
 
+use super::op::sink::Sink;
+use super::op::table_source_scan::TableSourceScan;
+use super::op::values::Values;
 use super::op::watermark_assigner::WatermarkAssigner;
-use super::{final_rows, upsert_key, ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{final_rows, upsert_key, ChangelogMode, Physical, PhysicalNode, UNASSIGNED};
 use crate::catalog::Catalog;
 use crate::error::{Error, Position, Result};
 use crate::options::{PlannerOptions, UpsertMaterialize};
@@ -35,28 +38,6 @@ pub enum SinkStep<'a> {
     Materializer(&'a SinkMaterializer),
     /// The connector's writer, at the sink's parallelism.
     Writer,
-}
-
-/// The transformations of sink `node`, in order from its input (nothing for other nodes).
-pub fn sink_steps(node: &PhysicalNode) -> Vec<SinkStep<'_>> {
-    let PhysicalKind::Sink { enforcer, materializer, input_strategy, .. } = &node.kind else {
-        return Vec::new();
-    };
-    let mut steps = Vec::new();
-    if let Some(enforcer) = enforcer {
-        steps.push(SinkStep::Enforcer(enforcer));
-    }
-    if materializer.as_ref().is_some_and(|m| m.needs_timestamps()) {
-        steps.push(SinkStep::TimestampAssigner);
-    }
-    if let Some(strategy) = input_strategy {
-        steps.push(SinkStep::KeyBy(strategy));
-    }
-    if let Some(materializer) = materializer {
-        steps.push(SinkStep::Materializer(materializer));
-    }
-    steps.push(SinkStep::Writer);
-    steps
 }
 
 /// The materializer before an upsert sink.
@@ -121,7 +102,7 @@ pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions,
     Ok(PhysicalNode {
         parallelism: UNASSIGNED,
         fields: input.fields.clone(),
-        kind: PhysicalKind::Sink {
+        operator: Sink {
             table: table.clone(),
             primary_key,
             keyed_shuffle: options.sink_keyed_shuffle,
@@ -131,7 +112,8 @@ pub fn physical_sink(plan: Plan, sink: SinkTarget<'_>, options: &PlannerOptions,
             targets,
             bounded_input: false,
             input_strategy: None,
-        },
+        }
+        .into(),
         inputs: vec![input],
         changelog: ChangelogMode::default(),
     })
@@ -242,13 +224,14 @@ fn upsert_materializer(
 
 /// The first scan of `node` without a watermark assigner above it, if any.
 fn source_without_watermark(node: &PhysicalNode) -> Option<String> {
-    match &node.kind {
-        PhysicalKind::Op(_) if node.is::<WatermarkAssigner>() => None,
-        PhysicalKind::TableSourceScan { table, .. } => Some(Catalog::qualified(&table.name)),
-        PhysicalKind::Values { .. } => Some("Values".to_string()),
-        PhysicalKind::Op(_) | PhysicalKind::Exchange { .. } | PhysicalKind::Union | PhysicalKind::Sink { .. } => {
-            node.inputs.iter().find_map(source_without_watermark)
-        }
+    if node.is::<WatermarkAssigner>() {
+        None
+    } else if let Some(scan) = node.op::<TableSourceScan>() {
+        Some(Catalog::qualified(&scan.table.name))
+    } else if node.is::<Values>() {
+        Some("Values".to_string())
+    } else {
+        node.inputs.iter().find_map(source_without_watermark)
     }
 }
 
@@ -295,7 +278,7 @@ pub fn sink_ship_strategy(
     sink_parallelism: usize,
     input_parallelism: usize,
 ) -> Result<Option<ShipStrategy>> {
-    let PhysicalKind::Sink { table, primary_key, keyed_shuffle, materializer, .. } = &sink.kind else {
+    let Some(Sink { table, primary_key, keyed_shuffle, materializer, .. }) = sink.op::<Sink>() else {
         return Ok(None);
     };
     let insert_only = sink.inputs.first().is_none_or(|i| i.changelog.is_insert_only());

@@ -12,7 +12,7 @@ use weir_operators::signature::{StateSignature, StatefulSpec};
 use weir_runtime::DataType;
 
 use super::lineage::{lineage, Lineage, Traced};
-use super::{PhysicalKind, PhysicalNode, SinkMaterializer};
+use super::{PhysicalNode, SinkMaterializer};
 
 /// How the rows a stateful operator keeps are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,8 +167,7 @@ impl<'a> Builder<'a> {
 
 /// The shape of `node` and the lineage of its output, when it keeps state.
 pub(crate) fn describe_with(node: &PhysicalNode, inputs: &[Lineage]) -> Option<(StateShape, Vec<String>)> {
-    let PhysicalKind::Op(op) = &node.kind else { return None };
-    match op.trace(node, inputs) {
+    match node.operator.trace(node, inputs) {
         Traced::State(described) => described.map(|d| *d),
         Traced::Output(_) => None,
     }
@@ -217,17 +216,7 @@ fn input_types(node: &PhysicalNode) -> Vec<Vec<DataType>> {
 /// What `node` writes into checkpoints; `None` for a node that keeps no state there (a sink's
 /// materializer is described by [`materializer_signature`]).
 pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
-    let spec: &dyn StatefulSpec = match &node.kind {
-        PhysicalKind::Op(op) => op.state()?,
-        // Stateless, or flushed before every checkpoint barrier (the local phases), or in
-        // batch jobs, which take no checkpoints (FinalRows); scans and sinks keep their
-        // connector's state, the sink's materializer its own.
-        PhysicalKind::TableSourceScan { .. }
-        | PhysicalKind::Values { .. }
-        | PhysicalKind::Exchange { .. }
-        | PhysicalKind::Union
-        | PhysicalKind::Sink { .. } => return None,
-    };
+    let spec = node.operator.state()?;
     let types = input_types(node);
     let inputs: Vec<&[DataType]> = types.iter().map(Vec::as_slice).collect();
     Some(spec.state_signature(&inputs))

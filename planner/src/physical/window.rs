@@ -11,10 +11,11 @@ use weir_runtime::types::TimeAttribute;
 use weir_runtime::{DataType, Field, ShipStrategy};
 
 use super::aggregate::{hashed_on, partial_fields, two_phase_call};
+use super::op::exchange::Exchange;
 use super::op::local_window_aggregate::LocalWindowAggregate;
 use super::op::session_window_aggregate::SessionWindowAggregate;
 use super::op::window_aggregate::WindowAggregate;
-use super::{ChangelogMode, Physical, PhysicalKind, PhysicalNode, UNASSIGNED};
+use super::{ChangelogMode, Physical, PhysicalNode, UNASSIGNED};
 use crate::options::AggPhaseStrategy;
 use crate::plan::Plan;
 
@@ -56,9 +57,9 @@ impl Physical<'_> {
             calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
         let hashed = !keys.is_empty() && hashed_on(&input, &keys);
         let processing_time = input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Proctime);
-        let node = |kind, inputs, fields| PhysicalNode {
+        let node = |operator, inputs, fields| PhysicalNode {
             parallelism: UNASSIGNED,
-            kind,
+            operator,
             inputs,
             fields,
             changelog: ChangelogMode::INSERT_ONLY,
@@ -69,7 +70,7 @@ impl Physical<'_> {
             }
             let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys) };
             let (fields, changelog) = (input.fields.clone(), input.changelog);
-            PhysicalNode { changelog, ..node(PhysicalKind::Exchange { strategy }, vec![input], fields) }
+            PhysicalNode { changelog, ..node(Exchange { strategy }.into(), vec![input], fields) }
         };
         if let weir_operators::WindowKind::Session { gap } = window.kind {
             let spec = weir_operators::SessionWindowAggregateSpec {

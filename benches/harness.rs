@@ -20,8 +20,8 @@ use weir::connectors::options::TableOptions;
 use weir::connectors::{
     ConnectorRegistry, LookupAbilities, LookupSource, MemoryLookupTable, ResolvedLookup, TableDescriptor,
 };
-use weir::planner::Session;
 use weir::runtime::{RuntimeConfig, Value};
+use weir::session::Session;
 
 /// Apache Flink 2.3 on this kind of machine (benches/README.md): script, parallelism, wall s,
 /// CPU s, peak RSS MB.

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use weir::connectors::ConnectorRegistry;
 use weir::planner::parser::parse_script;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 const RUN: Duration = Duration::from_secs(5);
 

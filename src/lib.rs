@@ -3,8 +3,9 @@
 //! [`runtime`].
 //!
 //! The crates behind it: [`runtime`] (data model, execution), [`operators`] (stream
-//! operators), [`connectors`] (sources and sinks), [`planner`] (SQL) and [`web`] (Flink's REST
-//! API, the dashboard and Prometheus metrics over a [`runtime::jobs::JobRegistry`]).
+//! operators), [`connectors`] (sources and sinks), [`planner`] (SQL to plans and job graphs),
+//! [`session`] (statements, jobs and what outlives them), [`store`] (managed tables) and [`web`]
+//! (Flink's REST API, the dashboard and Prometheus metrics over a [`runtime::jobs::JobRegistry`]).
 
 pub mod lookup;
 pub mod pipeline;
@@ -14,6 +15,7 @@ pub use weir_connectors as connectors;
 pub use weir_operators as operators;
 pub use weir_planner as planner;
 pub use weir_runtime as runtime;
+pub use weir_session as session;
 pub use weir_store as store;
 pub use weir_web as web;
 
@@ -28,10 +30,10 @@ pub mod prelude {
     pub use weir_operators::expr::functions::{Arity, Nulls, ScalarFunction, ScalarRef};
     pub use weir_operators::expr::ExprError;
     pub use weir_operators::{CountByKey, KeyedProcessFunction, TableUdf};
-    pub use weir_planner::Session;
     pub use weir_runtime::columnar::RecordBatch;
     pub use weir_runtime::{
         Chunk, DataType, Error, Field, JobHandle, JobStatus, OperatorContext, Result, Row, RowKind, RuntimeConfig,
         Schema, Timer, Timestamp, Value,
     };
+    pub use weir_session::Session;
 }

@@ -17,9 +17,9 @@ static ALLOCATOR: TrackingAllocator<mimalloc::MiMalloc> = TrackingAllocator(mima
 use std::process::ExitCode;
 
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::memory::TrackingAllocator;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 const USAGE: &str = "\
 usage: weir run FILE.sql [OPTIONS]       run a script: its statements in order, its jobs to their end
@@ -353,7 +353,7 @@ fn compat(args: &[String]) -> Result<u8, String> {
     // Both sessions are made before planning, so a bad option is reported once.
     session(&settings)?;
     let make = || session(&settings).expect("the options were accepted above");
-    let report = weir::planner::session::check_scripts(&old, &new, make).map_err(|(which, e)| {
+    let report = weir::session::check_scripts(&old, &new, make).map_err(|(which, e)| {
         let file = if which == "old" { old_file.as_str() } else { new_file.as_str() };
         e.in_file(file)
     })?;

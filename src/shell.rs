@@ -5,7 +5,8 @@ use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use weir::planner::{Error, Session};
+use weir::planner::Error;
+use weir::session::Session;
 
 const HELP: &str = "\
 Statements end with ';' and may span several lines:

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
 use weir::connectors::{ConnectorRegistry, PrintTarget};
-use weir::planner::Session;
 use weir::runtime::fixture::materialize_changelog;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// Random orders `(user_id, product, qty)`, with product `a` much hotter than the others.
 fn random_orders(seed: u64, count: usize) -> Vec<(i64, String, i64)> {

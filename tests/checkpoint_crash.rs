@@ -484,7 +484,7 @@ fn insert_jobs_checkpoint_into_their_own_directories_and_queries_and_batch_jobs_
     );
     let registry = weir::connectors::ConnectorRegistry::default();
     let config = weir::runtime::RuntimeConfig::default().with_parallelism(2);
-    let mut session = weir::planner::Session::new(config, registry, Box::new(std::io::sink()));
+    let mut session = weir::session::Session::new(config, registry, Box::new(std::io::sink()));
     session.execute_script(&script).map_err(|e| e.error.to_string()).unwrap();
     let jobs: Vec<String> =
         std::fs::read_dir(&checkpoints).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();

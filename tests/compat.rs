@@ -4,7 +4,7 @@
 
 use common::compat_scripts::{script, session, TABLES};
 use weir::planner::compat::Verdict;
-use weir::planner::session::check_scripts;
+use weir::session::check_scripts;
 
 use crate::common;
 

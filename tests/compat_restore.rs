@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 use crate::common;
 

@@ -15,8 +15,8 @@ use weir::connectors::{
     ConnectorRegistry, ResolvedSink, ResolvedSource, ScanContext, SinkAbilities, SinkContext, SinkProvider,
     SourceAbilities, SourceProvider, TableDescriptor,
 };
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 use crate::common;
 

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::http::get_json;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// The browser: `WEIR_CHROMIUM`, else `chromium` on the path.
 fn chromium() -> PathBuf {

@@ -10,8 +10,8 @@ use crate::common;
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// The statements of Flink's output and what it printed for each.
 fn flink_blocks(text: &str) -> Vec<(String, String)> {

@@ -1,13 +1,14 @@
-//! A new operator kind cannot slip through a planning decision silently: no `match` over the
-//! physical node kinds (`PhysicalKind`) has a `_ =>` arm anywhere in `planner/src`, and none over
-//! the logical node kinds (`Node`) outside the binder and the logical rules (where a rule
-//! matches the one shape it rewrites, as Flink's rule operands do). Adding a kind fails to
-//! compile until physical planning, the distribution, column pruning, EXPLAIN and the
-//! state-compatibility check say what the new kind does. A question about one kind ("is this a
-//! sink?") is an `if let`, not a `match`.
+//! A new operator kind cannot slip through a planning decision silently. A physical operator is
+//! a `PhysicalOp` (`planner/src/physical/op.rs`), whose required methods the compiler asks of
+//! every new one, in a file of its own under `physical/op/` that `op.rs` declares (an undeclared
+//! file would not be compiled at all). No `match` over the logical node kinds (`Node`) or over
+//! what an operator answers (`Runs`, `MiniBatchNeed`) has a `_ =>` arm anywhere in
+//! `planner/src`, outside the binder and the logical rules (where a rule matches the one shape
+//! it rewrites, as Flink's rule operands do). A question about one kind ("is this a sink?") is
+//! an `if let`, not a `match`.
 //!
 //! The sources are parsed with `syn`: a `match` counts as one over a kind when one of its arms'
-//! patterns names the enum (`PhysicalKind::Calc(..)`, `Node::Scan { .. }`).
+//! patterns names the enum (`Runs::Keyed { .. }`, `Node::Scan { .. }`).
 
 use std::path::Path;
 
@@ -113,7 +114,7 @@ fn matches_in(dir: &str, enums: &[&str]) -> Vec<(String, String, bool)> {
 
 #[test]
 fn no_match_over_node_kinds_has_a_wildcard_arm() {
-    let found = matches_in("planner/src", &["PhysicalKind", "Node"]);
+    let found = matches_in("planner/src", &["Node", "Runs", "MiniBatchNeed"]);
     assert!(found.len() > 20, "the parse finds the planner's matches: {found:?}");
     let rule_of_one_shape = |at: &str, kind: &str| {
         kind == "Node" && (at.starts_with("planner/src/rules/") || at.starts_with("planner/src/binder/"))
@@ -128,6 +129,20 @@ fn no_match_over_node_kinds_has_a_wildcard_arm() {
         "these matches over node kinds have a `_ =>` arm; name every kind instead:\n{}",
         wildcards.join("\n")
     );
+}
+
+#[test]
+fn every_physical_operator_file_is_declared() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("planner/src/physical");
+    let declared = std::fs::read_to_string(root.join("op.rs")).unwrap();
+    let mut files = 0;
+    for entry in std::fs::read_dir(root.join("op")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        let module = name.strip_suffix(".rs").unwrap_or_else(|| panic!("physical/op/{name} is not a Rust file"));
+        assert!(declared.contains(&format!("pub mod {module};")), "physical/op/{name} is not declared in op.rs");
+        files += 1;
+    }
+    assert!(files > 25, "every operator has its file: {files}");
 }
 
 #[test]

@@ -11,8 +11,8 @@
 //! `ChangelogNormalize`, which weir's connectors do not produce; (6) is a CREATE TABLE AS.
 
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// The EXPLAIN text of the last statement of `script`, in Confluent's format.
 fn explain(script: &str) -> String {

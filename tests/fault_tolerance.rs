@@ -18,7 +18,7 @@ fn run_ending(dir: &Path, script: &str) -> String {
         let registry = weir::connectors::ConnectorRegistry::default();
         let config = weir::runtime::RuntimeConfig::default().with_parallelism(2);
         let out = common::Buffer::default();
-        let mut session = weir::planner::Session::new(config, registry, Box::new(out.clone()));
+        let mut session = weir::session::Session::new(config, registry, Box::new(out.clone()));
         let result = session.execute_script(&script).map_err(|e| e.error.to_string());
         let _ = done.send(result.map(|()| String::from_utf8_lossy(&out.0.lock()).to_string()));
     });

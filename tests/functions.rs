@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// Functions (as the calls name them first) whose calls are not expected to pass yet:
 /// `(a, b) OVERLAPS (c, d)`, and `+`/`-` of a TIME and an interval.

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// Pieces a mutation may insert.
 const PIECES: &[&str] = &[

@@ -245,8 +245,8 @@ fn options_are_checked_as_flink_checks_them() {
 #[test]
 fn an_exactly_once_sink_writes_each_row_once_in_transactions() {
     use weir::connectors::ConnectorRegistry;
-    use weir::planner::Session;
     use weir::runtime::RuntimeConfig;
+    use weir::session::Session;
 
     let cluster = rdkafka::mocking::MockCluster::new(1).unwrap();
     cluster.create_topic("in", 2, 1).unwrap();

@@ -66,7 +66,7 @@ fn a_two_phase_hop_window_drops_late_rows_as_a_recomputation_says() {
             let out = common::Buffer::default();
             let config = weir::runtime::RuntimeConfig::default().with_parallelism(1);
             let registry = weir::connectors::ConnectorRegistry::default();
-            let mut session = weir::planner::Session::new(config, registry, Box::new(out.clone()));
+            let mut session = weir::session::Session::new(config, registry, Box::new(out.clone()));
             session.execute_script(&script).map_err(|e| e.error.to_string()).unwrap();
             let printed = String::from_utf8_lossy(&out.0.lock()).to_string();
             let got: BTreeMap<(u64, u64), u64> = printed

@@ -3,8 +3,8 @@
 //! Nothing here connects to a database: planning only describes the lookups.
 
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 const TABLES: &str = "\
 CREATE TABLE MyTable (a INT, b STRING, proctime AS PROCTIME()) WITH ('connector' = 'datagen', 'number-of-rows' = '10');

@@ -11,8 +11,8 @@ use common::{wait_until, Buffer};
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget};
 use weir::planner::parser::parse_script;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// A session at `parallelism` keeping managed tables in `dir`, with what it prints (query
 /// results, then the print connector's lines) readable through [`Printed`].

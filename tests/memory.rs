@@ -5,9 +5,9 @@
 
 use parking_lot::Mutex;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::memory::{self, TrackingAllocator};
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 #[global_allocator]
 static ALLOCATOR: TrackingAllocator<std::alloc::System> = TrackingAllocator(std::alloc::System);

@@ -13,8 +13,8 @@ use std::process::Command;
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// The Python with pyarrow: `WEIR_PYARROW`, which `scripts/test` sets.
 fn pyarrow() -> PathBuf {

@@ -141,7 +141,7 @@ fn changes(sql: &str) -> Result<Vec<String>, String> {
     let out = common::Buffer::default();
     let runtime = weir::runtime::RuntimeConfig::default().with_parallelism(2);
     let registry = weir::connectors::ConnectorRegistry::default();
-    let mut session = weir::planner::Session::new(runtime, registry, Box::new(out.clone()));
+    let mut session = weir::session::Session::new(runtime, registry, Box::new(out.clone()));
     session.set("sql-client.execution.result-mode", "changelog").unwrap();
     session.execute_script(sql).map_err(|e| e.error.to_string())?;
     let text = String::from_utf8_lossy(&out.0.lock()).into_owned();

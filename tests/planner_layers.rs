@@ -1,8 +1,10 @@
 //! The planner's modules stand in layers, each using only its own layer and those below
 //! (docs/architecture.md): plans, options, errors, the parser and the catalog at the bottom;
 //! binding, rules, physical planning and translation above them; EXPLAIN and the state
-//! compatibility check above those, reading plans; the session and the planner's entry point on
-//! top. A `crate::…` path to a higher layer fails here (doc comments and test modules aside).
+//! compatibility check above those, reading plans; the planner's entry point and its settings on
+//! top (the session that runs statements is a crate of its own, `weir-session`, above the
+//! planner). A `crate::…` path to a higher layer fails here (doc comments and test modules
+//! aside).
 
 use std::path::Path;
 
@@ -33,10 +35,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("explain", 2),
     ("compat", 2),
     ("phases", 3),
-    ("session", 3),
     ("settings", 3),
-    ("managed", 3),
-    ("tableau", 3),
     ("lib", 3),
 ];
 

@@ -10,8 +10,8 @@ use common::postgres::server;
 use common::Buffer;
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget, TableDescriptor};
-use weir::planner::Session;
 use weir::runtime::{DataType, Field, LookupFunction, ManualClock, RuntimeConfig, Schema, Value};
+use weir::session::Session;
 
 /// Runs `script` at `parallelism`; returns the sorted changelog lines it printed, or the error.
 fn run(script: &str, parallelism: usize) -> Result<Vec<String>, String> {

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// Runs `script` at parallelism 2 and returns the changelog it prints.
 fn run(script: &str) -> Vec<String> {

@@ -22,8 +22,8 @@ use common::Buffer;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// The Python with pandas and pyarrow: `WEIR_PYARROW`, which `scripts/test` sets.
 fn python() -> String {

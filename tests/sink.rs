@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget};
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 const SOURCE: &str = "CREATE TABLE src (k INT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3000', \
     'fields.k.min' = '1', 'fields.k.max' = '40');\n";

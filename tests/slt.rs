@@ -38,8 +38,8 @@ use std::sync::Arc;
 use common::Buffer;
 use parking_lot::Mutex;
 use weir::connectors::{ConnectorRegistry, PrintTarget};
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// What a record expects.
 #[derive(Debug, Clone, Copy, PartialEq)]

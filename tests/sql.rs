@@ -6,8 +6,8 @@ use crate::common;
 
 use common::Buffer;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 #[test]
 fn reset_restores_runtime_keys_to_the_sessions_start() {

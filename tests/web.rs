@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use common::http::{get_json, request, request_with};
 use serde_json::Value;
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// A session writing its results nowhere, with `settings` set.
 fn session(settings: &[(&str, &str)]) -> Session {

@@ -429,3 +429,30 @@ pub fn apply_hints(catalog: &Catalog, hints: &[crate::hints::TableHint]) -> crat
     }
     Ok(hinted)
 }
+
+/// The text a managed table's definition is kept as: a `CREATE TABLE` statement.
+pub fn definition_text(table: &CreateTable) -> String {
+    let mut parts: Vec<String> = table.columns.iter().map(|c| format!("`{}` {}", c.name(), c.definition())).collect();
+    if let Some((column, expr)) = &table.watermark {
+        parts.push(format!("WATERMARK FOR `{column}` AS {expr}"));
+    }
+    if !table.primary_key.is_empty() {
+        let key: Vec<String> = table.primary_key.iter().map(|k| format!("`{k}`")).collect();
+        parts.push(format!("PRIMARY KEY ({}) NOT ENFORCED", key.join(", ")));
+    }
+    let options: Vec<String> = table.options.iter().map(|(k, v)| format!("{} = {}", quoted(k), quoted(v))).collect();
+    let mut sql = format!("CREATE TABLE `{}` (\n  {}\n)", table.name, parts.join(",\n  "));
+    if !table.partition_keys.is_empty() {
+        let keys: Vec<String> = table.partition_keys.iter().map(|k| format!("`{k}`")).collect();
+        sql.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
+    }
+    if !options.is_empty() {
+        sql.push_str(&format!(" WITH (\n  {}\n)", options.join(",\n  ")));
+    }
+    sql
+}
+
+/// `text` as a SQL string literal.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}

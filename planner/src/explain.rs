@@ -374,7 +374,7 @@ fn json_plan(roots: &[PhysicalNode]) -> String {
         // partition, materializer, writer) take their own ids but share it.
         let exec_id = entries.len() + *skipped + 1;
         let ship = |exchange: Option<&ShipStrategy>, from: usize, to: usize| {
-            crate::physical::distribution::edge_strategy(exchange, from, to).flink_name()
+            crate::physical::op::edge_strategy(exchange, from, to).flink_name()
         };
         if let Some(sink) = node.op::<Sink>() {
             let (mut from, mut from_parallelism, mut exchange) = inputs[0].clone();

@@ -4,7 +4,8 @@
 //! The planner is the only part of weir that knows both SQL and the runtime. [`phases`] is its
 //! entry point: [`parser`] reads scripts, [`binder`] turns queries into typed [`plan`]s against
 //! the [`catalog`], [`rules`] rewrite them, [`physical`] plans the operators and where they run,
-//! and [`translate`] wires the job graph; a [`session`] runs statements and jobs.
+//! and [`translate`] wires the job graph; [`explain`] and [`compat`] read plans. The session that
+//! runs statements and jobs is `weir_session`'s.
 
 pub(crate) mod attributes;
 pub mod binder;
@@ -19,7 +20,6 @@ pub mod explain;
 pub mod hints;
 pub(crate) mod join_strategy;
 pub mod lookup_options;
-pub mod managed;
 pub mod namespaces;
 pub mod options;
 pub mod parser;
@@ -29,10 +29,7 @@ pub mod plan;
 pub(crate) mod plan_text;
 pub mod resolve;
 pub mod rules;
-pub mod session;
 pub mod settings;
-pub mod tableau;
 pub mod translate;
 
 pub use error::{Error, Position, Result};
-pub use session::{ScriptError, Session};

@@ -9,14 +9,12 @@
 //! `lookup` lookup joins, [`sink`] sinks (enforcer,
 //! materializer, keyed shuffle), and [`distribution`] decides every node's parallelism.
 
-use std::sync::Arc;
-
-use weir_connectors::{ScanChanges, TableDescriptor};
+use weir_connectors::ScanChanges;
 use weir_operators::ranking::{RankRange, RankType};
 use weir_operators::{
     CalcSpec, FinalRowsSpec, MiniBatchAssignerSpec, MiniBatchMode, WatermarkAssignerSpec, WindowTableFunctionSpec,
 };
-use weir_runtime::{Field, ShipStrategy};
+use weir_runtime::ShipStrategy;
 
 pub mod aggregate;
 pub mod distribution;
@@ -31,112 +29,23 @@ pub mod sink;
 pub mod state;
 mod window;
 
-pub use rank::RankShape;
-pub use sink::{physical_sink, sink_ship_strategy, SinkMaterializer, SinkStep, SinkTarget};
+pub use op::rank::RankShape;
+pub use op::sink::{SinkMaterializer, SinkStep};
+pub use op::{Operator, PhysicalNode, UNASSIGNED};
+pub use sink::{physical_sink, sink_ship_strategy, SinkTarget};
 
 use op::exchange::Exchange;
-use op::sink::Sink;
 use op::table_source_scan::TableSourceScan;
-use op::PhysicalOp;
 
 use crate::options::{MiniBatch, PlannerOptions};
 pub use crate::plan::ChangelogMode;
 use crate::plan::{Node, Plan};
-
-/// The operator of a physical node: every kind of node — scans, VALUES, exchanges, unions,
-/// sinks and the operators between them — is a [`PhysicalOp`] in a file of its own under
-/// `physical/op/`, and the planner asks it what it needs to know.
-#[derive(Debug, Clone)]
-pub struct Operator(Arc<dyn PhysicalOp>);
-
-impl std::ops::Deref for Operator {
-    type Target = dyn PhysicalOp;
-
-    fn deref(&self) -> &Self::Target {
-        self.0.as_ref()
-    }
-}
-
-impl<T: PhysicalOp> From<T> for Operator {
-    fn from(op: T) -> Self {
-        Operator(Arc::new(op))
-    }
-}
-
-/// A physical operator with its inputs.
-#[derive(Debug, Clone)]
-pub struct PhysicalNode {
-    /// What it does.
-    pub operator: Operator,
-    /// Its inputs.
-    pub inputs: Vec<PhysicalNode>,
-    /// Its output columns.
-    pub fields: Vec<Field>,
-    /// The row kinds it emits.
-    pub changelog: ChangelogMode,
-    /// How many subtasks run it: decided for the whole plan by [`distribution::Distribution`]
-    /// ([`UNASSIGNED`] until then).
-    pub parallelism: usize,
-}
-
-/// The parallelism of a node [`distribution::Distribution`] has not seen yet.
-pub const UNASSIGNED: usize = 0;
-
-impl PhysicalNode {
-    /// A node running `operator` over `inputs`, its parallelism not yet decided.
-    pub fn new(
-        operator: impl Into<Operator>,
-        inputs: Vec<PhysicalNode>,
-        fields: Vec<Field>,
-        changelog: ChangelogMode,
-    ) -> Self {
-        PhysicalNode { operator: operator.into(), inputs, fields, changelog, parallelism: UNASSIGNED }
-    }
-
-    /// A text that is equal for nodes that compute the same rows, so that they run once: scans
-    /// of the same columns, and the same watermark assigner over such a scan (as Flink reuses
-    /// the deepest common part of the plans of a statement set).
-    pub fn reuse_digest(&self) -> Option<String> {
-        self.operator.reuse_digest(self)
-    }
-
-    /// The table a scan reads or a sink writes; `None` for every other node.
-    pub fn table(&self) -> Option<&TableDescriptor> {
-        if let Some(scan) = self.op::<TableSourceScan>() {
-            Some(scan.table.descriptor())
-        } else {
-            self.op::<Sink>().map(|sink| sink.table.descriptor())
-        }
-    }
-
-    /// Flink's name for the node.
-    pub fn name(&self) -> &'static str {
-        self.operator.name()
-    }
-
-    /// The operator of this node when it is a `T`.
-    pub fn op<T: PhysicalOp>(&self) -> Option<&T> {
-        self.operator.as_any().downcast_ref()
-    }
-
-    /// Whether this node's operator is a `T`.
-    pub fn is<T: PhysicalOp>(&self) -> bool {
-        self.op::<T>().is_some()
-    }
-}
 
 /// `input` sent on hashed on `keys`, or all to one subtask without keys.
 fn keyed_exchange(input: PhysicalNode, keys: &[usize]) -> PhysicalNode {
     let strategy = if keys.is_empty() { ShipStrategy::Single } else { ShipStrategy::Hash(keys.to_vec()) };
     let (fields, changelog) = (input.fields.clone(), input.changelog);
     PhysicalNode::new(Exchange { strategy }, vec![input], fields, changelog)
-}
-
-/// The columns whose values identify the row each change of `node` updates, when there are:
-/// an aggregate's group keys, an updating scan's primary key (a CDC topic's), carried through
-/// Calcs that keep them.
-pub(crate) fn upsert_key(node: &PhysicalNode) -> Option<Vec<usize>> {
-    node.operator.upsert_key(node)
 }
 
 /// Builds the physical plan of a query whose result is collected with every row kind.
@@ -152,7 +61,7 @@ pub fn physical_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
 pub fn physical_explained_query(plan: Plan, options: &PlannerOptions) -> PhysicalNode {
     let planner = Physical::new(&plan, options);
     let node = planner.physical(plan.clone(), true, false);
-    let node = if upsert_key(&node).is_some() { planner.physical(plan, false, false) } else { node };
+    let node = if node.upsert_key().is_some() { planner.physical(plan, false, false) } else { node };
     final_rows(mini_batch::infer_modes(node), options)
 }
 
@@ -184,7 +93,7 @@ fn final_rows(node: PhysicalNode, options: &PlannerOptions) -> PhysicalNode {
 fn final_rows_of(node: PhysicalNode, order: Vec<weir_operators::ranking::SortKey>) -> PhysicalNode {
     PhysicalNode {
         parallelism: UNASSIGNED,
-        operator: op::final_rows::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: upsert_key(&node), order })
+        operator: op::final_rows::FinalRows(FinalRowsSpec { arity: node.fields.len(), key: node.upsert_key(), order })
             .into(),
         fields: node.fields.clone(),
         changelog: ChangelogMode::INSERT_ONLY,
@@ -458,7 +367,7 @@ impl<'a> Physical<'a> {
             // In batch mode a sort is Flink's batch `Sort`: the whole input, sorted, at its end.
             Node::Sort { input, order, offset: _, fetch: None } if self.options.batch => {
                 let input = self.physical(*input, true, false);
-                let key = upsert_key(&input);
+                let key = input.upsert_key();
                 let spec = FinalRowsSpec { arity: fields.len(), key, order };
                 PhysicalNode {
                     parallelism: UNASSIGNED,

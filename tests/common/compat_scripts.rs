@@ -2,8 +2,8 @@
 //! query of them into a sink, as `weir compat` compares them.
 
 use weir::connectors::ConnectorRegistry;
-use weir::planner::Session;
 use weir::runtime::RuntimeConfig;
+use weir::session::Session;
 
 /// `MyTable` as the rules' examples declare it, and sinks of every shape the examples write.
 pub const TABLES: &str = "

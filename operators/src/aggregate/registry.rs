@@ -1,17 +1,18 @@
 //! The aggregate functions weir computes, each described in one place: its SQL name and how a
 //! call of it binds, Flink's result type, which arguments it takes, whether partial
 //! accumulators of it merge (two-phase aggregation) and under which names a local phase emits
-//! them, whether the distinct-split rule may split it, whether the typed group state computes
-//! it, and the layout of its accumulator (for state signatures).
+//! them, whether the distinct-split rule may split it, and the layout of its accumulator (for
+//! state signatures). Which calls the typed group state computes is said beside it
+//! (`typed/mod.rs`).
 //!
 //! [`AggregateKind::function`] is the one place that tells kinds apart for the planner; the
 //! accumulators themselves (`accumulator.rs`, `typed/`) are the rest of this module. Adding an
-//! aggregate: a variant of [`AggregateKind`], its entry here ([`AggregateKind::function`] and
-//! [`bind`]), its state in `accumulator.rs`, and a docs row (`docs/sql.md`).
+//! aggregate: a variant of [`AggregateKind`], its entries here ([`AggregateKind::function`], and
+//! its SQL name and binding in `BINDINGS`), its state in `accumulator.rs`, and a docs row
+//! (`docs/sql.md`).
 
 use weir_runtime::{DataType, LogicalType, Value};
 
-use super::typed::Kind as TypedKind;
 use super::{AggregateCall, AggregateKind};
 use crate::expr::types::MAX_PRECISION;
 use crate::expr::Expr;
@@ -204,28 +205,6 @@ static APPROX_COUNT_DISTINCT: AggregateFunction = AggregateFunction {
     ..function("APPROX_COUNT_DISTINCT", count_type, &["counts MAP<ARG, BIGINT>"])
 };
 
-/// The SQL names of the aggregate functions (`SUM0` is Calcite's `$SUM0`).
-const NAMES: [&str; 18] = [
-    "COLLECT",
-    "ARRAY_AGG",
-    "JSON_ARRAYAGG",
-    "JSON_OBJECTAGG",
-    "APPROX_COUNT_DISTINCT",
-    "COUNT",
-    "SUM",
-    "SUM0",
-    "MIN",
-    "MAX",
-    "AVG",
-    "LISTAGG",
-    "FIRST_VALUE",
-    "LAST_VALUE",
-    "STDDEV_POP",
-    "STDDEV_SAMP",
-    "VAR_POP",
-    "VAR_SAMP",
-];
-
 impl AggregateKind {
     /// What weir knows of the function.
     pub fn function(&self) -> &'static AggregateFunction {
@@ -288,7 +267,22 @@ impl AggregateKind {
             AggregateKind::CountStar | AggregateKind::User(_) => true,
             AggregateKind::ArrayAgg { ignore_nulls } => !ignore_nulls,
             AggregateKind::JsonArrayAgg { null_on_null } => *null_on_null,
-            _ => false,
+            AggregateKind::Count
+            | AggregateKind::Sum
+            | AggregateKind::Sum0
+            | AggregateKind::Min
+            | AggregateKind::Max
+            | AggregateKind::Avg
+            | AggregateKind::FirstValue
+            | AggregateKind::LastValue
+            | AggregateKind::ListAgg { .. }
+            | AggregateKind::StddevPop
+            | AggregateKind::StddevSamp
+            | AggregateKind::VarPop
+            | AggregateKind::VarSamp
+            | AggregateKind::Collect
+            | AggregateKind::JsonObjectAgg { .. }
+            | AggregateKind::ApproxCountDistinct => false,
         }
     }
 }
@@ -317,13 +311,107 @@ pub fn slice_merge_refusal(call: &AggregateCall) -> Option<String> {
 }
 
 /// The names of the aggregate functions, upper case.
-pub fn names() -> &'static [&'static str] {
-    &NAMES
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BINDINGS.iter().map(|(name, _)| *name)
 }
 
 /// Whether `name` (any case) is an aggregate function.
 pub fn is_aggregate(name: &str) -> bool {
-    NAMES.contains(&name.to_ascii_uppercase().as_str())
+    binding(name).is_some()
+}
+
+/// How a call of a function binds to its kind.
+enum Binding {
+    /// One argument, this kind.
+    One(AggregateKind),
+    /// One argument, the kind the clauses written in the call make.
+    OneWith(fn(CallClauses) -> AggregateKind),
+    /// Any number of arguments, the kind their number makes.
+    ByArity(fn(usize) -> AggregateKind),
+    /// Its own rule: arity, clauses and parameters taken out of the arguments.
+    Own(fn(&mut Vec<Expr>, CallClauses) -> Result<AggregateKind, BindError>),
+}
+
+/// Every aggregate function by its SQL name (`SUM0` is Calcite's `$SUM0`), and how a call of it
+/// binds: the one list of the functions a query can call.
+const BINDINGS: [(&str, Binding); 18] = [
+    ("COLLECT", Binding::One(AggregateKind::Collect)),
+    ("ARRAY_AGG", Binding::OneWith(array_agg)),
+    ("JSON_ARRAYAGG", Binding::OneWith(json_arrayagg)),
+    ("JSON_OBJECTAGG", Binding::Own(json_objectagg)),
+    ("APPROX_COUNT_DISTINCT", Binding::One(AggregateKind::ApproxCountDistinct)),
+    ("COUNT", Binding::ByArity(count)),
+    ("SUM", Binding::One(AggregateKind::Sum)),
+    ("SUM0", Binding::One(AggregateKind::Sum0)),
+    ("MIN", Binding::One(AggregateKind::Min)),
+    ("MAX", Binding::One(AggregateKind::Max)),
+    ("AVG", Binding::One(AggregateKind::Avg)),
+    ("LISTAGG", Binding::Own(listagg)),
+    ("FIRST_VALUE", Binding::One(AggregateKind::FirstValue)),
+    ("LAST_VALUE", Binding::One(AggregateKind::LastValue)),
+    ("STDDEV_POP", Binding::One(AggregateKind::StddevPop)),
+    ("STDDEV_SAMP", Binding::One(AggregateKind::StddevSamp)),
+    ("VAR_POP", Binding::One(AggregateKind::VarPop)),
+    ("VAR_SAMP", Binding::One(AggregateKind::VarSamp)),
+];
+
+/// The binding of function `name` (any case), if it is an aggregate.
+fn binding(name: &str) -> Option<&'static Binding> {
+    BINDINGS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, b)| b)
+}
+
+fn array_agg(clauses: CallClauses) -> AggregateKind {
+    AggregateKind::ArrayAgg { ignore_nulls: clauses.ignore_nulls.unwrap_or(false) }
+}
+
+fn json_arrayagg(clauses: CallClauses) -> AggregateKind {
+    AggregateKind::JsonArrayAgg { null_on_null: clauses.null_on_null.unwrap_or(false) }
+}
+
+/// JSON_OBJECTAGG's key and value become one `ROW(k, v)`; its key must be a character string.
+fn json_objectagg(args: &mut Vec<Expr>, clauses: CallClauses) -> Result<AggregateKind, BindError> {
+    if args.len() != 2 {
+        return Err(BindError::Arity);
+    }
+    let key = args[0].ty();
+    if !matches!(key.logical, LogicalType::Varchar(_) | LogicalType::Char(_)) {
+        let name = match clauses.null_on_null {
+            Some(false) => "JSON_OBJECTAGG_ABSENT_ON_NULL",
+            Some(true) | None => "JSON_OBJECTAGG_NULL_ON_NULL",
+        };
+        return Err(BindError::Key(name, key.clone(), args[1].ty().clone()));
+    }
+    let value = args.remove(1);
+    let key = args.remove(0);
+    args.push(crate::expr::functions::collection::row_of(vec![key, value]));
+    Ok(AggregateKind::JsonObjectAgg { null_on_null: clauses.null_on_null.unwrap_or(true) })
+}
+
+/// `COUNT(*)` (no argument) or `COUNT(x, …)`.
+fn count(arguments: usize) -> AggregateKind {
+    match arguments {
+        0 => AggregateKind::CountStar,
+        _ => AggregateKind::Count,
+    }
+}
+
+/// LISTAGG's separator, a string literal (`,` by default), is taken out of the arguments.
+fn listagg(args: &mut Vec<Expr>, _: CallClauses) -> Result<AggregateKind, BindError> {
+    let delimiter = match args.get(1..) {
+        Some([]) => ",".to_string(),
+        Some([Expr::Literal { value: Value::String(s), .. }]) => s.to_string(),
+        Some([_]) => return Err(BindError::Separator),
+        Some(_) | None => return Err(BindError::Arity),
+    };
+    args.truncate(1);
+    Ok(AggregateKind::ListAgg { delimiter })
+}
+
+fn exactly_one(args: &[Expr]) -> Result<(), BindError> {
+    match args.len() {
+        1 => Ok(()),
+        _ => Err(BindError::Arity),
+    }
 }
 
 /// Why a call of an aggregate does not bind.
@@ -366,49 +454,18 @@ pub fn bind(name: &str, args: &mut Vec<Expr>, clauses: CallClauses) -> Result<Op
         (_, _, Some(true)) => return clause("NULL ON NULL"),
         (_, _, _) => return clause("ABSENT ON NULL"),
     }
-    let kind = match (name, args.len()) {
-        ("COLLECT", 1) => AggregateKind::Collect,
-        ("ARRAY_AGG", 1) => AggregateKind::ArrayAgg { ignore_nulls: clauses.ignore_nulls.unwrap_or(false) },
-        ("JSON_ARRAYAGG", 1) => AggregateKind::JsonArrayAgg { null_on_null: clauses.null_on_null.unwrap_or(false) },
-        ("JSON_OBJECTAGG", 2) => {
-            let key = args[0].ty();
-            if !matches!(key.logical, LogicalType::Varchar(_) | LogicalType::Char(_)) {
-                let name = match clauses.null_on_null {
-                    Some(false) => "JSON_OBJECTAGG_ABSENT_ON_NULL",
-                    _ => "JSON_OBJECTAGG_NULL_ON_NULL",
-                };
-                return Err(BindError::Key(name, key.clone(), args[1].ty().clone()));
-            }
-            let value = args.remove(1);
-            let key = args.remove(0);
-            args.push(crate::expr::functions::collection::row_of(vec![key, value]));
-            AggregateKind::JsonObjectAgg { null_on_null: clauses.null_on_null.unwrap_or(true) }
+    let Some(binding) = binding(name) else { return Ok(None) };
+    let kind = match binding {
+        Binding::One(kind) => {
+            exactly_one(args)?;
+            kind.clone()
         }
-        ("APPROX_COUNT_DISTINCT", 1) => AggregateKind::ApproxCountDistinct,
-        ("COUNT", 0) => AggregateKind::CountStar,
-        ("COUNT", _) => AggregateKind::Count,
-        ("SUM", 1) => AggregateKind::Sum,
-        ("SUM0", 1) => AggregateKind::Sum0,
-        ("MIN", 1) => AggregateKind::Min,
-        ("MAX", 1) => AggregateKind::Max,
-        ("AVG", 1) => AggregateKind::Avg,
-        ("FIRST_VALUE", 1) => AggregateKind::FirstValue,
-        ("LAST_VALUE", 1) => AggregateKind::LastValue,
-        ("STDDEV_POP", 1) => AggregateKind::StddevPop,
-        ("STDDEV_SAMP", 1) => AggregateKind::StddevSamp,
-        ("VAR_POP", 1) => AggregateKind::VarPop,
-        ("VAR_SAMP", 1) => AggregateKind::VarSamp,
-        ("LISTAGG", 1 | 2) => {
-            let delimiter = match args.get(1) {
-                None => ",".to_string(),
-                Some(Expr::Literal { value: Value::String(s), .. }) => s.to_string(),
-                Some(_) => return Err(BindError::Separator),
-            };
-            args.truncate(1);
-            AggregateKind::ListAgg { delimiter }
+        Binding::OneWith(kind) => {
+            exactly_one(args)?;
+            kind(clauses)
         }
-        _ if is_aggregate(name) => return Err(BindError::Arity),
-        _ => return Ok(None),
+        Binding::ByArity(kind) => kind(args.len()),
+        Binding::Own(bind) => bind(args, clauses)?,
     };
     Ok(Some(kind))
 }
@@ -425,64 +482,6 @@ pub fn over_window_calls(call: AggregateCall) -> Vec<AggregateCall> {
     ]
 }
 
-/// Whether the typed group state computes `call` over an argument of `arg_type` exactly as its
-/// accumulator does: `COUNT(*)`, `COUNT(x)`, `SUM` / `$SUM0` / `AVG` of integers into integers
-/// or of DOUBLEs into DOUBLE, and `MIN` / `MAX` of integers over insert-only input; no DISTINCT.
-pub(crate) fn typed_supports(call: &AggregateCall, arg_type: Option<&DataType>, retracting: bool) -> bool {
-    let integer_arg = arg_type.is_some_and(|t| t.integer_bits().is_some());
-    let integer_result = call.result_type.integer_bits().is_some();
-    let double = |t: &DataType| t.logical == LogicalType::Double;
-    let double_sum = arg_type.is_some_and(double) && double(&call.result_type);
-    let supported = match call.kind {
-        AggregateKind::CountStar => true,
-        AggregateKind::Count => call.arg.is_some(),
-        AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => integer_arg && integer_result || double_sum,
-        AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
-        AggregateKind::FirstValue
-        | AggregateKind::LastValue
-        | AggregateKind::ListAgg { .. }
-        | AggregateKind::StddevPop
-        | AggregateKind::StddevSamp
-        | AggregateKind::VarPop
-        | AggregateKind::VarSamp
-        | AggregateKind::Collect
-        | AggregateKind::ArrayAgg { .. }
-        | AggregateKind::JsonArrayAgg { .. }
-        | AggregateKind::JsonObjectAgg { .. }
-        | AggregateKind::ApproxCountDistinct
-        | AggregateKind::User(_) => false,
-    };
-    supported && !call.distinct && typed_form(call).is_some()
-}
-
-/// How the typed group state computes `call` (one that [`typed_supports`]); `None` for a
-/// function it does not compute.
-pub(crate) fn typed_form(call: &AggregateCall) -> Option<TypedKind> {
-    let double = call.result_type.logical == LogicalType::Double;
-    match call.kind {
-        AggregateKind::CountStar => Some(TypedKind::CountStar),
-        AggregateKind::Count => Some(TypedKind::Count),
-        AggregateKind::Sum => Some(TypedKind::Sum { zero_when_empty: false, double }),
-        AggregateKind::Sum0 => Some(TypedKind::Sum { zero_when_empty: true, double }),
-        AggregateKind::Avg => Some(TypedKind::Avg { double }),
-        AggregateKind::Min => Some(TypedKind::Min),
-        AggregateKind::Max => Some(TypedKind::Max),
-        AggregateKind::FirstValue
-        | AggregateKind::LastValue
-        | AggregateKind::ListAgg { .. }
-        | AggregateKind::StddevPop
-        | AggregateKind::StddevSamp
-        | AggregateKind::VarPop
-        | AggregateKind::VarSamp
-        | AggregateKind::Collect
-        | AggregateKind::ArrayAgg { .. }
-        | AggregateKind::JsonArrayAgg { .. }
-        | AggregateKind::JsonObjectAgg { .. }
-        | AggregateKind::ApproxCountDistinct
-        | AggregateKind::User(_) => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,7 +491,7 @@ mod tests {
     #[test]
     fn every_aggregate_name_binds_and_no_other_does() {
         let arg = || Expr::literal(Value::string("a"), DataType::string());
-        for name in NAMES {
+        for name in names() {
             let binds = (1..=2).any(|n| matches!(bind(name, &mut vec![arg(); n], CallClauses::default()), Ok(Some(_))));
             assert!(binds, "{name} is an aggregate's name but binds no call");
         }

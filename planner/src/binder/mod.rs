@@ -11,7 +11,7 @@ mod over;
 mod over_aggregate;
 mod regular_join;
 mod scope;
-pub(crate) mod sink_rows;
+pub mod sink_rows;
 mod sort;
 mod subquery;
 mod temporal_join;
@@ -533,7 +533,7 @@ impl<'a> Binder<'a> {
 /// metadata columns), its computed columns (a Calc) and its watermark assigner: its columns in
 /// the order declared, with the rowtime column marked when it has a watermark. Without `source` (for `DESCRIBE`,
 /// which reads only the columns) the scan is an empty `Values`.
-pub(crate) fn table_plan(t: &crate::catalog::CatalogTable, source: Option<SourceTable>) -> Result<Plan> {
+pub fn table_plan(t: &crate::catalog::CatalogTable, source: Option<SourceTable>) -> Result<Plan> {
     use crate::parser::ColumnDef;
     let physical = t.descriptor.schema.fields.clone();
     let projection = (0..physical.len()).collect();

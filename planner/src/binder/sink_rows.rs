@@ -81,7 +81,7 @@ fn schema_text(fields: &[Field]) -> String {
 }
 
 /// The query's rows cast to the sink's column types, in the sink's column order.
-pub(crate) fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
+pub fn conform_to_sink(plan: Plan, sink: &CatalogTable, columns: &[String], at: Position) -> Result<Plan> {
     let sink_fields = &sink.descriptor.schema.fields;
     let targets: Vec<usize> = if columns.is_empty() {
         (0..sink_fields.len()).collect()

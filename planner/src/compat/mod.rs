@@ -187,4 +187,4 @@ pub fn check(old: &JobShape, new: &JobShape, options: CompatOptions) -> Report {
 
 /// The options of a session that change how a job holds its state, by key, as the shape keeps
 /// them (only those set differ from their defaults).
-pub(crate) type StateOptions = BTreeMap<String, String>;
+pub type StateOptions = BTreeMap<String, String>;

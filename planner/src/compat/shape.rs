@@ -10,10 +10,11 @@ use serde::{Deserialize, Serialize};
 use weir_runtime::graph::VertexId;
 
 use super::StateOptions;
-use crate::physical::lineage::lineage;
+pub use crate::physical::lineage::{Aggregate, Column, RowRule, StateShape};
 use crate::physical::op::sink::Sink;
 use crate::physical::op::table_source_scan::TableSourceScan;
-pub use crate::physical::state::{describe, Aggregate, Column, RowRule, StateShape};
+pub use crate::physical::state::describe;
+use crate::physical::state::lineage;
 use crate::physical::{PhysicalNode, SinkMaterializer};
 use crate::translate::Placed;
 
@@ -132,7 +133,7 @@ impl ShapeCollector {
             row_rule: RowRule::Lineage,
             aggregates: None,
             filters: input.filters,
-            signature: Some(crate::physical::state::materializer_signature(sink, materializer)),
+            signature: Some(materializer.state_signature(sink)),
         };
         self.operators.push((vertex, shape));
     }

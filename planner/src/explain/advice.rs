@@ -4,13 +4,13 @@
 //! PARTITION BY, and (for the whole query) highly state-intensive operators without a state TTL.
 
 use crate::options::AdviceSettings;
-use crate::physical::lineage::lineage_texts;
 use crate::physical::op::exchange::Exchange;
 use crate::physical::op::global_group_aggregate::GlobalGroupAggregate;
 use crate::physical::op::group_aggregate::GroupAggregate;
 use crate::physical::op::session_window_aggregate::SessionWindowAggregate;
 use crate::physical::op::session_window_table_function::SessionWindowTableFunction;
 use crate::physical::op::sink::Sink;
+use crate::physical::state::lineage_texts;
 use crate::physical::PhysicalNode;
 
 /// Flink's `PLAN_ADVICE` for `node` (its GroupAggregationAnalyzer): a one-phase group aggregate

@@ -11,13 +11,10 @@ use weir_connectors::TableDescriptor;
 
 use crate::catalog::Catalog;
 use crate::physical::op::calc::Calc;
-use crate::physical::op::exchange::Exchange;
-use crate::physical::op::mini_batch_assigner::MiniBatchAssigner;
 use crate::physical::op::sink::Sink;
 use crate::physical::op::table_source_scan::TableSourceScan;
-use crate::physical::op::watermark_assigner::WatermarkAssigner;
 use crate::physical::op::StateSize;
-use crate::physical::{upsert_key, PhysicalNode};
+use crate::physical::PhysicalNode;
 
 /// A node of the printed tree: a plan node with its id, or a reference to one printed before.
 enum Item<'a> {
@@ -113,7 +110,7 @@ fn changelog_text(node: &PhysicalNode) -> &'static str {
 }
 
 /// The columns that identify the row each change of `node` is about: a scan's primary key (when
-/// it reads all of it), else what the planner derives ([`upsert_key`]).
+/// it reads all of it), else what the planner derives ([`PhysicalNode::upsert_key`]).
 fn unique_key(node: &PhysicalNode) -> Option<Vec<String>> {
     if node.is::<Sink>() {
         return unique_key(&node.inputs[0]);
@@ -128,12 +125,12 @@ fn unique_columns(node: &PhysicalNode) -> Option<Vec<usize>> {
             return scan.primary_key();
         }
     }
-    if node.is::<Exchange>() || node.is::<WatermarkAssigner>() || node.is::<MiniBatchAssigner>() {
+    if node.operator.forwards_rows() {
         return unique_columns(&node.inputs[0]);
     }
     match node.op::<Calc>() {
         Some(calc) => unique_columns(&node.inputs[0])?.into_iter().map(|k| calc.output_of(k)).collect(),
-        None => upsert_key(node),
+        None => node.upsert_key(),
     }
 }
 
@@ -144,7 +141,7 @@ pub(super) fn sink_upsert_key(sink: &PhysicalNode) -> Option<Vec<String>> {
 
 /// The state class of `node` (Confluent's "expensive operators"), `None` for a stateless one.
 fn state_size(node: &PhysicalNode) -> Option<StateSize> {
-    node.operator.state_size(node)
+    node.operator.state(node).size
 }
 
 /// What [`render`] needs besides the plans.

@@ -79,7 +79,7 @@ impl Physical<'_> {
         };
         // Input already hashed on these keys (an aggregate on the same keys below) needs no
         // exchange and, as in Flink, no local phase.
-        let hashed = !keys.is_empty() && hashed_on(&input, &keys);
+        let hashed = !keys.is_empty() && input.hashed_on(&keys);
         let exchange = |input: PhysicalNode, strategy: ShipStrategy| {
             if hashed {
                 input
@@ -173,11 +173,4 @@ impl Physical<'_> {
             }
         }
     }
-}
-
-/// Whether the rows of `node` are already partitioned by a hash of its columns `keys` (in that
-/// order): true above an exchange or a group aggregate on exactly those columns, through Calcs
-/// that pass the columns on unchanged.
-pub(super) fn hashed_on(node: &PhysicalNode, keys: &[usize]) -> bool {
-    node.operator.hashed_on(node, keys)
 }

@@ -18,24 +18,12 @@
 use weir_connectors::SinkContext;
 #[cfg(doc)]
 use weir_connectors::{SinkTable, SourceTable};
-use weir_runtime::ShipStrategy;
 
 use super::op::sink::Sink;
 use super::op::table_source_scan::{scan_context, TableSourceScan};
 use super::op::Runs;
 use super::{sink_ship_strategy, PhysicalNode};
 use crate::error::{Error, Position, Result};
-
-/// The strategy of the edge from a vertex of `from` subtasks into one of `to`: what an Exchange
-/// (or a sink's key-by) asked for, else FORWARD between equal parallelisms (the two chain), else
-/// REBALANCE. The job graph and EXPLAIN's JSON plan both take their edges from here.
-pub fn edge_strategy(exchange: Option<&ShipStrategy>, from: usize, to: usize) -> ShipStrategy {
-    match exchange {
-        Some(strategy) => strategy.clone(),
-        None if from == to => ShipStrategy::Forward,
-        None => ShipStrategy::Rebalance,
-    }
-}
 
 /// Decides parallelism and sink exchanges for the plans of one job.
 pub struct Distribution {

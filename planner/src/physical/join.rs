@@ -19,7 +19,7 @@ use super::op::interval_join::IntervalJoin;
 use super::op::join::Join;
 use super::op::temporal_join::TemporalJoin;
 use super::op::window_join::WindowJoin;
-use super::{keyed_exchange, upsert_key, ChangelogMode, Operator, Physical, PhysicalNode, UNASSIGNED};
+use super::{keyed_exchange, ChangelogMode, Operator, Physical, PhysicalNode, UNASSIGNED};
 use crate::conditions::is_equality;
 use crate::conditions::{conjunction, conjuncts};
 use crate::plan::{JoinStrategy, Plan};
@@ -55,7 +55,7 @@ pub(super) fn equi_keys(condition: &Expr, left_width: usize) -> (Vec<usize>, Vec
 
 /// What the state of an input with `node`'s rows keeps, joined on `keys`.
 fn side_spec(node: &PhysicalNode, keys: &[usize]) -> JoinInputSideSpec {
-    match upsert_key(node) {
+    match node.upsert_key() {
         Some(unique) if !unique.is_empty() && unique.iter().all(|k| keys.contains(k)) => {
             JoinInputSideSpec::JoinKeyContainsUniqueKey
         }

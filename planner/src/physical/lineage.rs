@@ -1,20 +1,92 @@
 //! The lineage of a node's output: each column named by the expression over source columns it
 //! is computed from (`MyTable.b`, `SUBSTRING(MyTable.c, 1, 5)`, `SUM(MyTable.b)`), so that
 //! renaming an alias or moving a projection changes nothing, and changing what a key or an
-//! aggregate reads changes its text. Operators tell theirs ([`super::op::PhysicalOp::trace`]);
-//! this walk follows the plan's structure between them.
+//! aggregate reads changes its text. Operators tell theirs ([`super::op::PhysicalOp::trace`]) in
+//! these terms, and describe the state they keep as a [`StateShape`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
 use weir_operators::ranking::SortKey;
 
-use super::op::exchange::Exchange;
-use super::op::mini_batch_assigner::MiniBatchAssigner;
-use super::state::{Aggregate, Column, StateShape};
-use super::PhysicalNode;
+use serde::{Deserialize, Serialize};
+
 use crate::plan_text::{lineage_expression, phase_text};
+
+/// How the rows a stateful operator keeps are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RowRule {
+    /// The same columns, computed the same way (Top-N, OVER, joins, temporal sort).
+    Lineage,
+    /// The same column types: a column computed another way fits (deduplication).
+    Types,
+    /// The rows are only marks that a key was seen: any row fits (first row on processing time).
+    Any,
+}
+
+/// A column of kept rows: its lineage and type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    /// What it is computed from.
+    pub lineage: String,
+    /// Its SQL type.
+    pub ty: String,
+}
+
+/// An aggregate call, by lineage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// `SUM(MyTable.b)`, `COUNT(DISTINCT MyTable.c) FILTER …`.
+    pub text: String,
+    /// Whether it is DISTINCT.
+    pub distinct: bool,
+}
+
+/// A stateful operator: what its state is keyed by and what it keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateShape {
+    /// Its stable operator id in the job graph.
+    pub id: String,
+    /// Its name in EXPLAIN (`GroupAggregate`, `GlobalGroupAggregate`, `Rank`, …).
+    pub operator: String,
+    /// The operators whose state can go to one another (`group aggregate` for one or two
+    /// phases: the rules then tell one phase from two).
+    pub class: String,
+    /// The source tables it reads from, sorted.
+    pub sources: Vec<String>,
+    /// How many stateful operators are above it, at most, on a path from a source.
+    pub depth: usize,
+    /// The key of its state, by lineage.
+    pub key: Vec<String>,
+    /// Whether the key's order matters (group keys) or only its columns (partition keys).
+    pub key_ordered: bool,
+    /// What must stay as it is: the window, the ORDER BY, N, the join type and condition, …
+    pub definition: BTreeMap<String, String>,
+    /// The rows it keeps, when it keeps rows.
+    pub rows: Option<Vec<Column>>,
+    /// How its rows are compared.
+    pub row_rule: RowRule,
+    /// Its aggregate calls, for the operators that aggregate.
+    pub aggregates: Option<Vec<Aggregate>>,
+    /// The conditions rows pass on their way from the stateful operators or sources before it.
+    pub filters: Vec<String>,
+    /// What it writes into checkpoints, as its spec declares it (absent in checkpoints of weir
+    /// before signatures: layout version 1 of every operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<weir_operators::signature::StateSignature>,
+}
+
+impl StateShape {
+    /// How the report names it: `GroupAggregate(groupBy=[MyTable.a])`.
+    pub fn label(&self) -> String {
+        match self.definition.get("order") {
+            _ if !self.key.is_empty() => format!("{}(key=[{}])", self.operator, self.key.join(", ")),
+            Some(order) => format!("{}(orderBy=[{order}])", self.operator),
+            None => self.operator.clone(),
+        }
+    }
+}
 
 /// What an operator tells of its output's lineage ([`crate::physical::op::PhysicalOp::trace`]).
 pub enum Traced {
@@ -87,43 +159,7 @@ impl Lineage {
     }
 }
 
+/// A column of kept rows by its lineage, of `field`'s type.
 pub(crate) fn column(lineage: String, field: &weir_runtime::Field) -> Column {
     Column { lineage, ty: field.data_type.to_string() }
-}
-
-/// `columns` of `node`'s fields by the texts given, the fields past them as `what.name`.
-pub(crate) fn columns_of(node: &PhysicalNode, texts: Vec<String>, what: &str) -> Vec<Column> {
-    node.fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| column(texts.get(i).cloned().unwrap_or_else(|| format!("{what}.{}", f.name)), f))
-        .collect()
-}
-
-/// What each output column of `node` is computed from, as text over source columns.
-pub(crate) fn lineage_texts(node: &PhysicalNode) -> Vec<String> {
-    lineage(node).columns.into_iter().map(|c| c.lineage).collect()
-}
-
-/// The lineage of `node`'s output.
-pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
-    let inputs: Vec<Lineage> = node.inputs.iter().map(lineage).collect();
-    match node.operator.trace(node, &inputs) {
-        Traced::Output(lineage) => lineage,
-        Traced::State(described) => {
-            let refs: Vec<&Lineage> = inputs.iter().collect();
-            let texts = described.map(|d| d.1).unwrap_or_default();
-            Lineage::after(&refs, columns_of(node, texts, node.name()))
-        }
-    }
-}
-
-/// The node below `node` that computes the partial aggregates of a global phase (through
-/// exchanges and mini-batch assigners).
-pub(crate) fn local_phase(node: &PhysicalNode) -> &PhysicalNode {
-    let mut local = &node.inputs[0];
-    while local.is::<Exchange>() || local.is::<MiniBatchAssigner>() {
-        local = &local.inputs[0];
-    }
-    local
 }

@@ -7,7 +7,7 @@ use weir_operators::{LookupJoinSpec, LookupJoinType};
 use weir_runtime::Field;
 
 use super::op::lookup_join::LookupJoin;
-use super::{upsert_key, Physical, PhysicalNode};
+use super::{Physical, PhysicalNode};
 use crate::lookup_options::lookup_execution;
 use crate::plan::Plan;
 
@@ -35,7 +35,7 @@ impl Physical<'_> {
             hint,
             supports_async,
             input.changelog.is_insert_only(),
-            upsert_key(&input),
+            input.upsert_key(),
             input.fields.len(),
         );
         let changelog = input.changelog;

@@ -8,11 +8,10 @@ use weir_operators::{DeduplicateSpec, RankSpec, TemporalSortSpec};
 use weir_runtime::types::TimeAttribute;
 use weir_runtime::Field;
 
-use super::aggregate::hashed_on;
 use crate::plan::Plan;
 
 use super::op::deduplicate::Deduplicate;
-use super::op::rank::Rank;
+use super::op::rank::{Rank, RankShape};
 use super::op::temporal_sort::TemporalSort;
 use super::{keyed_exchange, ChangelogMode, Operator, Physical, PhysicalNode, UNASSIGNED};
 
@@ -25,11 +24,8 @@ impl Physical<'_> {
         operator: Operator,
         fields: Vec<Field>,
     ) -> PhysicalNode {
-        let exchanged = if !partition.is_empty() && hashed_on(&input, partition) {
-            input
-        } else {
-            keyed_exchange(input, partition)
-        };
+        let exchanged =
+            if !partition.is_empty() && input.hashed_on(partition) { input } else { keyed_exchange(input, partition) };
         PhysicalNode {
             parallelism: UNASSIGNED,
             operator,
@@ -38,27 +34,6 @@ impl Physical<'_> {
             changelog: ChangelogMode::INSERT_ONLY,
         }
     }
-}
-
-/// How EXPLAIN names a Top-N: a `Rank`, an `ORDER BY … LIMIT` (`SortLimit`) or a `LIMIT` alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RankShape {
-    /// `ROW_NUMBER() | RANK() | DENSE_RANK() OVER (…)` filtered on the rank.
-    Rank,
-    /// `ORDER BY … LIMIT fetch OFFSET offset`.
-    SortLimit {
-        /// `OFFSET`.
-        offset: u64,
-        /// `LIMIT`.
-        fetch: u64,
-    },
-    /// `LIMIT fetch OFFSET offset` without ORDER BY.
-    Limit {
-        /// `OFFSET`.
-        offset: u64,
-        /// `LIMIT`.
-        fetch: u64,
-    },
 }
 
 /// The parts of a Top-N to plan.
@@ -129,7 +104,9 @@ impl Physical<'_> {
             ..self.keyed_by_partition(input, &spec.key.clone(), Deduplicate { spec, time_col }.into(), fields)
         }
     }
+}
 
+impl Physical<'_> {
     /// `ORDER BY` without a limit: a temporal sort of all rows on one subtask (the rule in
     /// `crate::rules::sort` made sure the first key is an ascending time attribute).
     pub(super) fn temporal_sort(&self, input: Plan, order: Vec<SortKey>, fields: Vec<Field>) -> PhysicalNode {
@@ -138,12 +115,6 @@ impl Physical<'_> {
         let input = self.physical(input, true, false);
         let spec = TemporalSortSpec { time_col, rowtime, order: order[1..].to_vec(), arity: input.fields.len() };
         let exchanged = keyed_exchange(input, &[]);
-        PhysicalNode {
-            parallelism: UNASSIGNED,
-            operator: TemporalSort { spec, order }.into(),
-            inputs: vec![exchanged],
-            fields,
-            changelog: ChangelogMode::INSERT_ONLY,
-        }
+        PhysicalNode::new(TemporalSort { spec, order }, vec![exchanged], fields, ChangelogMode::INSERT_ONLY)
     }
 }

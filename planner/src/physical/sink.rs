@@ -2,77 +2,24 @@
 //! ConstraintEnforcer (NOT NULL and length checks), the SinkMaterializer before an upsert sink
 //! (and `ON CONFLICT`), and how rows reach the sink's subtasks (`table.exec.sink.keyed-shuffle`).
 
-use std::sync::Arc;
-
 use weir_connectors::{SinkChangelogMode, SinkTable, TableDescriptor};
 use weir_operators::{
     ConstraintEnforcerOperator, LengthCheck, LengthEnforcement, OnConflict, SinkUpsertMaterializerOperator,
     WatermarkCompactingMaterializerOperator,
 };
 use weir_runtime::types::{LogicalType, MAX_LENGTH};
-use weir_runtime::Operator as _;
 use weir_runtime::{Field, ShipStrategy};
 
-use super::op::sink::Sink;
+use super::op::sink::{Sink, SinkMaterializer};
 use super::op::table_source_scan::TableSourceScan;
 use super::op::values::Values;
 use super::op::watermark_assigner::WatermarkAssigner;
-use super::{final_rows, upsert_key, ChangelogMode, Physical, PhysicalNode, UNASSIGNED};
+use super::{final_rows, ChangelogMode, Physical, PhysicalNode, UNASSIGNED};
 use crate::catalog::Catalog;
 use crate::error::{Error, Position, Result};
 use crate::options::{PlannerOptions, UpsertMaterialize};
 use crate::parser::ConflictStrategy;
 use crate::plan::Plan;
-
-/// One transformation a sink runs as, in order from its input (Flink's sink translation): the
-/// job graph builds them, EXPLAIN's JSON plan lists them, both from [`sink_steps`].
-#[derive(Debug)]
-pub enum SinkStep<'a> {
-    /// The ConstraintEnforcer, at its input's parallelism (chained to it, as in Flink).
-    Enforcer(&'a ConstraintEnforcerOperator),
-    /// A WatermarkTimestampAssigner before a compacting materializer, at its input's parallelism.
-    TimestampAssigner,
-    /// Rows are hashed on the primary key into the sink's subtasks (Flink's key-by partition).
-    KeyBy(&'a ShipStrategy),
-    /// The SinkMaterializer, at the sink's parallelism.
-    Materializer(&'a SinkMaterializer),
-    /// The connector's writer, at the sink's parallelism.
-    Writer,
-}
-
-/// The materializer before an upsert sink.
-#[derive(Debug, Clone)]
-pub enum SinkMaterializer {
-    /// Without `ON CONFLICT` or with `DO DEDUPLICATE`: the newest row wins, rolling back when it
-    /// is retracted.
-    Deduplicate(SinkUpsertMaterializerOperator),
-    /// `ON CONFLICT DO ERROR | DO NOTHING`: changes compacted per watermark, after a
-    /// WatermarkTimestampAssigner before the key-by.
-    Compacting(WatermarkCompactingMaterializerOperator),
-}
-
-impl SinkMaterializer {
-    /// The operator's name.
-    pub fn name(&self) -> String {
-        match self {
-            SinkMaterializer::Deduplicate(op) => op.name().to_string(),
-            SinkMaterializer::Compacting(op) => op.name().to_string(),
-        }
-    }
-
-    /// Whether rows need the watermark they passed at (a WatermarkTimestampAssigner upstream).
-    pub fn needs_timestamps(&self) -> bool {
-        matches!(self, SinkMaterializer::Compacting(_))
-    }
-
-    /// A factory of the operator, one instance per subtask.
-    pub fn factory(&self) -> weir_runtime::graph::OperatorFactory {
-        match self.clone() {
-            SinkMaterializer::Deduplicate(op) => Arc::new(move |_| Box::new(op.clone())),
-            SinkMaterializer::Compacting(op) => Arc::new(move |_| Box::new(op.clone())),
-        }
-    }
-}
 
 /// The table an INSERT writes and how.
 pub struct SinkTarget<'a> {
@@ -168,7 +115,7 @@ fn upsert_materializer(
     if primary_key.is_empty() || append_only_sink || retract_sink {
         return Ok(None);
     }
-    let upsert_key = upsert_key(input);
+    let upsert_key = input.upsert_key();
     let wanted = match options.upsert_materialize {
         UpsertMaterialize::None => false,
         UpsertMaterialize::Force => true,

@@ -5,88 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::expr::Expr;
-use weir_operators::signature::{StateSignature, StatefulSpec};
+use weir_operators::signature::StateSignature;
 use weir_runtime::DataType;
 
-use super::lineage::{lineage, Lineage, Traced};
-use super::{PhysicalNode, SinkMaterializer};
-
-/// How the rows a stateful operator keeps are compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RowRule {
-    /// The same columns, computed the same way (Top-N, OVER, joins, temporal sort).
-    Lineage,
-    /// The same column types: a column computed another way fits (deduplication).
-    Types,
-    /// The rows are only marks that a key was seen: any row fits (first row on processing time).
-    Any,
-}
-
-/// A column of kept rows: its lineage and type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Column {
-    /// What it is computed from.
-    pub lineage: String,
-    /// Its SQL type.
-    pub ty: String,
-}
-
-/// An aggregate call, by lineage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Aggregate {
-    /// `SUM(MyTable.b)`, `COUNT(DISTINCT MyTable.c) FILTER …`.
-    pub text: String,
-    /// Whether it is DISTINCT.
-    pub distinct: bool,
-}
-
-/// A stateful operator: what its state is keyed by and what it keeps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StateShape {
-    /// Its stable operator id in the job graph.
-    pub id: String,
-    /// Its name in EXPLAIN (`GroupAggregate`, `GlobalGroupAggregate`, `Rank`, …).
-    pub operator: String,
-    /// The operators whose state can go to one another (`group aggregate` for one or two
-    /// phases: the rules then tell one phase from two).
-    pub class: String,
-    /// The source tables it reads from, sorted.
-    pub sources: Vec<String>,
-    /// How many stateful operators are above it, at most, on a path from a source.
-    pub depth: usize,
-    /// The key of its state, by lineage.
-    pub key: Vec<String>,
-    /// Whether the key's order matters (group keys) or only its columns (partition keys).
-    pub key_ordered: bool,
-    /// What must stay as it is: the window, the ORDER BY, N, the join type and condition, …
-    pub definition: BTreeMap<String, String>,
-    /// The rows it keeps, when it keeps rows.
-    pub rows: Option<Vec<Column>>,
-    /// How its rows are compared.
-    pub row_rule: RowRule,
-    /// Its aggregate calls, for the operators that aggregate.
-    pub aggregates: Option<Vec<Aggregate>>,
-    /// The conditions rows pass on their way from the stateful operators or sources before it.
-    pub filters: Vec<String>,
-    /// What it writes into checkpoints, as its spec declares it (absent in checkpoints of weir
-    /// before signatures: layout version 1 of every operator).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<StateSignature>,
-}
-
-impl StateShape {
-    /// How the report names it: `GroupAggregate(groupBy=[MyTable.a])`.
-    pub fn label(&self) -> String {
-        match self.definition.get("order") {
-            _ if !self.key.is_empty() => format!("{}(key=[{}])", self.operator, self.key.join(", ")),
-            Some(order) => format!("{}(orderBy=[{order}])", self.operator),
-            None => self.operator.clone(),
-        }
-    }
-}
+use super::lineage::{column, Column, Lineage, RowRule, StateShape, Traced};
+use super::op::PhysicalNode;
 
 /// The shape of `node` when it keeps state.
 pub fn describe(node: &PhysicalNode) -> Option<StateShape> {
@@ -209,25 +134,52 @@ pub(crate) fn join(
 }
 
 /// The column types of each input of `node`.
-fn input_types(node: &PhysicalNode) -> Vec<Vec<DataType>> {
+pub(crate) fn input_types(node: &PhysicalNode) -> Vec<Vec<DataType>> {
     node.inputs.iter().map(|i| i.fields.iter().map(|f| f.data_type.clone()).collect()).collect()
 }
 
 /// What `node` writes into checkpoints; `None` for a node that keeps no state there (a sink's
 /// materializer is described by [`materializer_signature`]).
 pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
-    let spec = node.operator.state()?;
+    let spec = node.operator.state(node).checkpointed?;
     let types = input_types(node);
     let inputs: Vec<&[DataType]> = types.iter().map(Vec::as_slice).collect();
     Some(spec.state_signature(&inputs))
 }
 
-/// What the materializer of `sink` (a `Sink` node) writes into checkpoints.
-pub fn materializer_signature(sink: &PhysicalNode, materializer: &SinkMaterializer) -> StateSignature {
-    let types = input_types(sink);
-    let inputs: Vec<&[DataType]> = types.iter().map(Vec::as_slice).collect();
-    match materializer {
-        SinkMaterializer::Deduplicate(operator) => operator.state_signature(&inputs),
-        SinkMaterializer::Compacting(operator) => operator.state_signature(&inputs),
+/// `columns` of `node`'s fields by the texts given, the fields past them as `what.name`.
+pub(crate) fn columns_of(node: &PhysicalNode, texts: Vec<String>, what: &str) -> Vec<Column> {
+    node.fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| column(texts.get(i).cloned().unwrap_or_else(|| format!("{what}.{}", f.name)), f))
+        .collect()
+}
+
+/// What each output column of `node` is computed from, as text over source columns.
+pub(crate) fn lineage_texts(node: &PhysicalNode) -> Vec<String> {
+    lineage(node).columns.into_iter().map(|c| c.lineage).collect()
+}
+
+/// The lineage of `node`'s output.
+pub(crate) fn lineage(node: &PhysicalNode) -> Lineage {
+    let inputs: Vec<Lineage> = node.inputs.iter().map(lineage).collect();
+    match node.operator.trace(node, &inputs) {
+        Traced::Output(lineage) => lineage,
+        Traced::State(described) => {
+            let refs: Vec<&Lineage> = inputs.iter().collect();
+            let texts = described.map(|d| d.1).unwrap_or_default();
+            Lineage::after(&refs, columns_of(node, texts, node.name()))
+        }
     }
+}
+
+/// The node below `node` that computes the partial aggregates of a global phase (through
+/// exchanges and mini-batch assigners, which forward rows).
+pub(crate) fn local_phase(node: &PhysicalNode) -> &PhysicalNode {
+    let mut local = &node.inputs[0];
+    while local.operator.forwards_rows() {
+        local = &local.inputs[0];
+    }
+    local
 }

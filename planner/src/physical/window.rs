@@ -10,7 +10,7 @@ use weir_operators::{LocalWindowAggregateSpec, WindowAggregateInput, WindowAggre
 use weir_runtime::types::TimeAttribute;
 use weir_runtime::{DataType, Field, ShipStrategy};
 
-use super::aggregate::{hashed_on, partial_fields, two_phase_call};
+use super::aggregate::{partial_fields, two_phase_call};
 use super::op::exchange::Exchange;
 use super::op::local_window_aggregate::LocalWindowAggregate;
 use super::op::session_window_aggregate::SessionWindowAggregate;
@@ -55,7 +55,7 @@ impl Physical<'_> {
         let retracting = !input.changelog.is_insert_only();
         let arg_types: Vec<Option<DataType>> =
             calls.iter().map(|c| c.arg.map(|a| input.fields[a].data_type.clone())).collect();
-        let hashed = !keys.is_empty() && hashed_on(&input, &keys);
+        let hashed = !keys.is_empty() && input.hashed_on(&keys);
         let processing_time = input.fields[time_col].data_type.time_attribute == Some(TimeAttribute::Proctime);
         let node = |operator, inputs, fields| PhysicalNode {
             parallelism: UNASSIGNED,

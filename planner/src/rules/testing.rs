@@ -1,31 +1,53 @@
-//! A fixture for the rules' snapshot tests: tables declared in SQL, queries bound against them,
-//! plans printed before and after a rule ([`crate::explain::logical_plan_text`]).
+//! A fixture for the planner's tests: tables declared in SQL, queries bound against them,
+//! plans printed before and after a rule ([`crate::explain::logical_plan_text`]), physical plans
+//! distributed. It holds what a session would hand the planner: a catalog, the connectors and
+//! the settings.
 
+use std::sync::Arc;
+
+use weir_connectors::managed::TableStore;
+use weir_connectors::ConnectorRegistry;
+use weir_runtime::settings::Settings;
 use weir_runtime::RuntimeConfig;
 
+use crate::catalog::{definition_text, Catalog, CatalogEntry, CatalogTable};
 use crate::explain::logical_plan_text;
-use crate::parser::{parse_script, Statement};
+use crate::hints::QueryHints;
+use crate::parser::{parse_script, CreateTable, Statement};
+use crate::phases::Planner;
 use crate::plan::Plan;
-use crate::session::Session;
 
-/// A session holding the tables of a test.
+/// The tables and settings of a test.
 pub(crate) struct Fixture {
-    session: Session,
-    _store: tempfile::TempDir,
+    catalog: Catalog,
+    registry: ConnectorRegistry,
+    settings: Settings,
+    runtime: RuntimeConfig,
 }
 
 impl Fixture {
-    /// A session that ran `ddl` (managed tables live in a directory of their own).
+    /// The tables `ddl` creates (`CREATE TABLE` statements; a managed table, one without a
+    /// connector, in a table store in memory).
     pub fn new(ddl: &str) -> Self {
-        let store = tempfile::tempdir().expect("a temporary directory");
-        let registry = weir_connectors::ConnectorRegistry::default();
-        let mut session = Session::new(RuntimeConfig::default(), registry, Box::new(std::io::sink()));
-        session.set("table.store.path", &store.path().display().to_string()).expect("a text setting");
-        session.execute_script(ddl).unwrap_or_else(|e| panic!("{ddl}: {}", e.error));
-        Fixture { session, _store: store }
+        let mut catalog = Catalog::default();
+        let mut registry = ConnectorRegistry::default();
+        let store = TableStore::in_memory(std::path::Path::new("managed")).expect("a table store in memory");
+        registry.set_table_store(Some(Arc::clone(&store)));
+        for located in parse_script(ddl).unwrap_or_else(|e| panic!("{ddl}: {e}")) {
+            let Statement::CreateTable(t) = located.statement else { panic!("{ddl}: the fixture creates tables only") };
+            let key = catalog.key(&t.name);
+            let created = CreateTable { name: key, ..*t.clone() };
+            let table = CatalogTable::from_create(&created, located.position).unwrap_or_else(|e| panic!("{ddl}: {e}"));
+            if weir_connectors::managed::is_managed(&table.descriptor) {
+                store.create(&table.descriptor, &definition_text(&created)).unwrap_or_else(|e| panic!("{ddl}: {e}"));
+            }
+            catalog.add(&t.name, CatalogEntry::Table(Box::new(table)));
+        }
+        let settings = crate::settings::planner_settings();
+        Fixture { catalog, registry, settings, runtime: RuntimeConfig::default() }
     }
 
-    /// A session holding `bids (item STRING, price INT, ts TIMESTAMP(3))`, a datagen table
+    /// A fixture holding `bids (item STRING, price INT, ts TIMESTAMP(3))`, a datagen table
     /// whose `ts` is its rowtime: the table of the window and rank rules' tests.
     pub fn bids() -> Self {
         Fixture::new(
@@ -34,18 +56,23 @@ impl Fixture {
         )
     }
 
+    /// A planner over the fixture's tables and settings, with the query hints `hints`.
+    fn planner(&self, hints: QueryHints) -> Planner<'_> {
+        let runtime = self.runtime.configured(&self.settings);
+        let (parallelism, clock) = (runtime.default_parallelism, Arc::clone(&runtime.clock));
+        Planner::new(&self.catalog, &self.registry, &self.settings, hints, &[], parallelism, clock)
+            .expect("planner settings")
+    }
+
     /// The bound logical plan of query `sql`.
     pub fn bind(&self, sql: &str) -> Plan {
         let statements = parse_script(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
         let Some(Statement::Query(query)) = statements.into_iter().next().map(|l| l.statement) else {
             panic!("{sql} is not a query");
         };
-        let planner = self.session.planner().expect("planner settings");
-        planner.bind_query(&query).unwrap_or_else(|e| panic!("{sql}: {e}"))
+        self.planner(QueryHints::default()).bind_query(&query).unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
-}
 
-impl Fixture {
     /// The physical plans (distributed) of the INSERT or statement set `sql`.
     pub fn physical(&self, sql: &str) -> Vec<crate::physical::PhysicalNode> {
         let located = parse_script(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).remove(0);
@@ -54,13 +81,13 @@ impl Fixture {
             Statement::StatementSet(inserts) => inserts,
             _ => panic!("{sql} is not an INSERT"),
         };
-        let planner = self.session.planner_with(located.query_hints.clone()).expect("planner settings");
+        let planner = self.planner(located.query_hints.clone());
         planner.physical_inserts(&inserts, located.position).unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
     /// Sets `key` for the plans that follow.
     pub fn set(&mut self, key: &str, value: &str) {
-        self.session.set(key, value).expect("a valid setting");
+        self.settings.set(key, value).expect("a valid setting");
     }
 }
 

@@ -36,8 +36,7 @@ pub use local::TypedLocalGroups;
 
 use keys::{GroupKeys, KeyTable};
 
-use super::registry::{typed_form, typed_supports};
-use super::AggregateCall;
+use super::{AggregateCall, AggregateKind};
 
 /// How one call accumulates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,6 +334,64 @@ impl Group<'_> {
 /// The calls the typed state's tests compare with the value accumulators': every function it
 /// covers over input columns `1` (INT), `2` (BIGINT) and `5` (DOUBLE), with and without
 /// `FILTER (WHERE column 4)`; extremes only over insert-only input.
+/// Whether the typed group state computes `call` over an argument of `arg_type` exactly as its
+/// accumulator does: `COUNT(*)`, `COUNT(x)`, `SUM` / `$SUM0` / `AVG` of integers into integers
+/// or of DOUBLEs into DOUBLE, and `MIN` / `MAX` of integers over insert-only input; no DISTINCT.
+fn typed_supports(call: &AggregateCall, arg_type: Option<&DataType>, retracting: bool) -> bool {
+    let integer_arg = arg_type.is_some_and(|t| t.integer_bits().is_some());
+    let integer_result = call.result_type.integer_bits().is_some();
+    let double = |t: &DataType| t.logical == LogicalType::Double;
+    let double_sum = arg_type.is_some_and(double) && double(&call.result_type);
+    let supported = match call.kind {
+        AggregateKind::CountStar => true,
+        AggregateKind::Count => call.arg.is_some(),
+        AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => integer_arg && integer_result || double_sum,
+        AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
+        AggregateKind::FirstValue
+        | AggregateKind::LastValue
+        | AggregateKind::ListAgg { .. }
+        | AggregateKind::StddevPop
+        | AggregateKind::StddevSamp
+        | AggregateKind::VarPop
+        | AggregateKind::VarSamp
+        | AggregateKind::Collect
+        | AggregateKind::ArrayAgg { .. }
+        | AggregateKind::JsonArrayAgg { .. }
+        | AggregateKind::JsonObjectAgg { .. }
+        | AggregateKind::ApproxCountDistinct
+        | AggregateKind::User(_) => false,
+    };
+    supported && !call.distinct && typed_form(call).is_some()
+}
+
+/// How the typed group state computes `call` (one that [`typed_supports`]); `None` for a
+/// function it does not compute.
+fn typed_form(call: &AggregateCall) -> Option<Kind> {
+    let double = call.result_type.logical == LogicalType::Double;
+    match call.kind {
+        AggregateKind::CountStar => Some(Kind::CountStar),
+        AggregateKind::Count => Some(Kind::Count),
+        AggregateKind::Sum => Some(Kind::Sum { zero_when_empty: false, double }),
+        AggregateKind::Sum0 => Some(Kind::Sum { zero_when_empty: true, double }),
+        AggregateKind::Avg => Some(Kind::Avg { double }),
+        AggregateKind::Min => Some(Kind::Min),
+        AggregateKind::Max => Some(Kind::Max),
+        AggregateKind::FirstValue
+        | AggregateKind::LastValue
+        | AggregateKind::ListAgg { .. }
+        | AggregateKind::StddevPop
+        | AggregateKind::StddevSamp
+        | AggregateKind::VarPop
+        | AggregateKind::VarSamp
+        | AggregateKind::Collect
+        | AggregateKind::ArrayAgg { .. }
+        | AggregateKind::JsonArrayAgg { .. }
+        | AggregateKind::JsonObjectAgg { .. }
+        | AggregateKind::ApproxCountDistinct
+        | AggregateKind::User(_) => None,
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn test_calls(retracting: bool) -> Vec<AggregateCall> {
     use super::AggregateKind;

@@ -5,8 +5,7 @@ use weir_operators::expr::{Expr, Function};
 use weir_operators::CalcSpec;
 
 use super::prelude::*;
-use crate::physical::lineage::columns_of;
-use crate::physical::{aggregate::hashed_on, upsert_key};
+use crate::physical::state::columns_of;
 use crate::plan_text::expression;
 
 /// Filter and projection.
@@ -60,23 +59,15 @@ impl PhysicalOp for Calc {
 
     /// The input's, when every column of it is passed on unchanged.
     fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        upsert_key(&node.inputs[0])?.into_iter().map(|k| self.output_of(k)).collect()
+        node.inputs[0].upsert_key()?.into_iter().map(|k| self.output_of(k)).collect()
     }
 
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -90,7 +81,7 @@ impl PhysicalOp for Calc {
         Traced::Output(lineage)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "Calc", self.0.factory())
     }
 
@@ -103,6 +94,6 @@ impl PhysicalOp for Calc {
                 _ => None,
             })
             .collect();
-        below.is_some_and(|below| hashed_on(&node.inputs[0], &below))
+        below.is_some_and(|below| node.inputs[0].hashed_on(&below))
     }
 }

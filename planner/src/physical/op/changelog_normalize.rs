@@ -4,6 +4,7 @@
 use weir_operators::ChangelogNormalizeSpec;
 
 use super::prelude::*;
+use crate::physical::state::Builder;
 
 /// The last row per key of an upsert scan.
 #[derive(Debug, Clone)]
@@ -26,16 +27,8 @@ impl PhysicalOp for ChangelogNormalize {
         Runs::Keyed { keys: self.0.key.len() }
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Medium), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -43,7 +36,7 @@ impl PhysicalOp for ChangelogNormalize {
         builder.finish(Vec::new(), true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "ChangelogNormalize", self.0.factory())
     }
 }

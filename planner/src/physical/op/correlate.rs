@@ -4,7 +4,7 @@
 use weir_operators::{CorrelateSpec, CorrelatedTable};
 
 use super::prelude::*;
-use crate::physical::lineage::columns_of;
+use crate::physical::state::columns_of;
 use crate::plan_text::{calcite_type, expression};
 
 /// A join with a table function of each row.
@@ -59,24 +59,12 @@ impl PhysicalOp for Correlate {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -93,7 +81,7 @@ impl PhysicalOp for Correlate {
         Traced::Output(Lineage { columns: columns_of(node, texts, "Correlate"), ..input })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "Correlate", self.0.factory())
     }
 }

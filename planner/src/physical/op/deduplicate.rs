@@ -5,6 +5,7 @@ use weir_operators::DeduplicateSpec;
 
 use super::prelude::*;
 use crate::attributes::{columns, order_text};
+use crate::physical::state::Builder;
 
 /// The first or last row per key.
 #[derive(Debug, Clone)]
@@ -58,12 +59,8 @@ impl PhysicalOp for Deduplicate {
         MiniBatchNeed::watermarks_if(self.spec.rowtime.is_some())
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.spec)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Medium), checkpointed: Some(&self.spec) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -85,7 +82,7 @@ impl PhysicalOp for Deduplicate {
         builder.finish(Vec::new(), true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "Deduplicate", self.spec.factory())
     }
 }

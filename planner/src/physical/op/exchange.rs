@@ -5,7 +5,6 @@ use weir_runtime::ShipStrategy;
 
 use super::prelude::*;
 use super::watermark_assigner::passed_on;
-use crate::physical::upsert_key;
 
 /// Redistributes rows among subtasks.
 #[derive(Debug, Clone)]
@@ -32,31 +31,27 @@ impl PhysicalOp for Exchange {
     }
 
     fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        upsert_key(&node.inputs[0])
+        node.inputs[0].upsert_key()
     }
 
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
         Traced::Output(passed_on(node, inputs))
     }
 
+    fn forwards_rows(&self) -> bool {
+        true
+    }
+
     /// The input's vertex, its consumer's edge taking this strategy.
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         let mut input = translator.translate(&node.inputs[0])?;
         input.exchange = Some(self.strategy.clone());
         Ok(input)

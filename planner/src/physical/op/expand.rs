@@ -5,7 +5,7 @@ use weir_operators::ExpandSpec;
 
 use super::prelude::*;
 use crate::attributes::expand_projects;
-use crate::physical::lineage::columns_of;
+use crate::physical::state::columns_of;
 
 /// Each row once per grouping set.
 #[derive(Debug, Clone)]
@@ -22,24 +22,12 @@ impl PhysicalOp for Expand {
         format!("Expand(projects=[{projects}])")
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -50,7 +38,7 @@ impl PhysicalOp for Expand {
         Traced::Output(Lineage { columns: columns_of(node, texts, "Expand"), ..input })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "Expand", self.0.factory())
     }
 }

@@ -45,24 +45,16 @@ impl PhysicalOp for FinalRows {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
         // Batch jobs take no checkpoints.
-        None
+        State { size: Some(StateSize::Medium), checkpointed: None }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
         Traced::Output(passed_on(node, inputs))
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "FinalRows", self.0.factory())
     }
 }

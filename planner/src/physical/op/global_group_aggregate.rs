@@ -7,7 +7,7 @@ use weir_runtime::Field;
 use super::local_group_aggregate::LocalGroupAggregate;
 use super::prelude::*;
 use crate::attributes::{global_select, group_by};
-use crate::physical::lineage::{lineage, local_phase};
+use crate::physical::state::{lineage, local_phase, Builder};
 
 /// The global phase of a group aggregate.
 #[derive(Debug, Clone)]
@@ -38,16 +38,8 @@ impl PhysicalOp for GlobalGroupAggregate {
         Runs::Keyed { keys: self.spec.key_count }
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.spec)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Medium), checkpointed: Some(&self.spec) }
     }
 
     /// Described by the rows its local phase aggregates.
@@ -66,7 +58,7 @@ impl PhysicalOp for GlobalGroupAggregate {
         builder.finish(out, false)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "GlobalGroupAggregate", self.spec.factory())
     }
 

@@ -5,6 +5,7 @@ use weir_operators::GroupAggregateSpec;
 
 use super::prelude::*;
 use crate::attributes::{aggregate_text, group_by};
+use crate::physical::state::Builder;
 
 /// A group aggregate in one phase.
 #[derive(Debug, Clone)]
@@ -32,16 +33,8 @@ impl PhysicalOp for GroupAggregate {
         Runs::Keyed { keys: self.0.keys.len() }
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Medium), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -52,7 +45,7 @@ impl PhysicalOp for GroupAggregate {
         builder.finish(out, false)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, self.0.name(), self.0.factory())
     }
 

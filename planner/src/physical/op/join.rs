@@ -28,28 +28,17 @@ impl PhysicalOp for Join {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.0.keys[0].len() }
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, node: &PhysicalNode) -> Option<StateSize> {
+    fn state(&self, node: &PhysicalNode) -> State<'_> {
         // High when every input is append-only (Confluent's outputs; its docs say "at least one").
-        match node.inputs.iter().all(|i| i.changelog.is_insert_only()) {
-            true => Some(StateSize::High),
-            false => Some(StateSize::Medium),
-        }
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+        let size = match node.inputs.iter().all(|i| i.changelog.is_insert_only()) {
+            true => StateSize::High,
+            false => StateSize::Medium,
+        };
+        State { size: Some(size), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -58,7 +47,7 @@ impl PhysicalOp for Join {
         crate::physical::state::join(node, inputs, "regular join", &spec.join_type, &spec.keys, condition, Vec::new())
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.binary(node, self.0.factory())
     }
 }

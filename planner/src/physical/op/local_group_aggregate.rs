@@ -21,25 +21,13 @@ impl PhysicalOp for LocalGroupAggregate {
         format!("LocalGroupAggregate({}select=[{}])", group_by(keys, column), select.join(", "))
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
         // Flushed before every checkpoint barrier.
-        None
+        State { size: Some(StateSize::Medium), checkpointed: None }
     }
 
     fn trace(&self, _node: &PhysicalNode, _inputs: &[Lineage]) -> Traced {
@@ -47,7 +35,7 @@ impl PhysicalOp for LocalGroupAggregate {
         Traced::State(None)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "LocalGroupAggregate", self.0.factory())
     }
 }

@@ -28,10 +28,6 @@ impl PhysicalOp for LocalWindowAggregate {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
@@ -40,13 +36,9 @@ impl PhysicalOp for LocalWindowAggregate {
         MiniBatchNeed::watermarks_if(super::rowtime_input(node, self.0.time_col))
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
         // Flushed before every checkpoint barrier.
-        None
+        State { size: Some(StateSize::Medium), checkpointed: None }
     }
 
     fn trace(&self, _node: &PhysicalNode, _inputs: &[Lineage]) -> Traced {
@@ -54,7 +46,7 @@ impl PhysicalOp for LocalWindowAggregate {
         Traced::State(None)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "LocalWindowAggregate", self.0.factory())
     }
 }

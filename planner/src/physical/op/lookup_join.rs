@@ -12,7 +12,7 @@ use weir_runtime::ShipStrategy;
 use super::prelude::*;
 use crate::catalog::Catalog;
 use crate::lookup_options::LookupExecution;
-use crate::physical::lineage::columns_of;
+use crate::physical::state::columns_of;
 use crate::plan_text::expression;
 
 /// A lookup join.
@@ -91,23 +91,15 @@ impl PhysicalOp for LookupJoin {
 
     /// The input's: each input row's change is joined as it comes.
     fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        crate::physical::upsert_key(&node.inputs[0])
+        node.inputs[0].upsert_key()
     }
 
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: None }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -121,7 +113,7 @@ impl PhysicalOp for LookupJoin {
         Traced::Output(Lineage { columns: columns_of(node, texts, "LookupJoin"), ..l })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         let mut input = translator.translate(&node.inputs[0])?;
         // One lookup function (and cache) for all subtasks.
         let lookup = self.table.create(translator.clock())?;

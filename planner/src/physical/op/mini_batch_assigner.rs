@@ -5,7 +5,6 @@ use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode};
 
 use super::prelude::*;
 use super::watermark_assigner::passed_on;
-use crate::physical::upsert_key;
 
 /// Injects flush markers every interval; its mode is decided for the whole plan
 /// (`physical::mini_batch`).
@@ -27,30 +26,26 @@ impl PhysicalOp for MiniBatchAssigner {
     }
 
     fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        upsert_key(&node.inputs[0])
+        node.inputs[0].upsert_key()
     }
 
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
         Traced::Output(passed_on(node, inputs))
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn forwards_rows(&self) -> bool {
+        true
+    }
+
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "MiniBatchAssigner", self.0.factory())
     }
 }

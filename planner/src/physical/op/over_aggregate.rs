@@ -4,6 +4,7 @@
 use weir_operators::OverAggregateSpec;
 
 use super::prelude::*;
+use crate::physical::state::Builder;
 use crate::plan_text::phase_text;
 
 /// Aggregates over a frame of preceding rows.
@@ -37,10 +38,6 @@ impl PhysicalOp for OverAggregate {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.0.partition.len() }
     }
@@ -49,12 +46,8 @@ impl PhysicalOp for OverAggregate {
         MiniBatchNeed::watermarks_if(self.0.rowtime)
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Medium), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -75,7 +68,7 @@ impl PhysicalOp for OverAggregate {
         builder.finish(out, true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "OverAggregate", self.0.factory())
     }
 }

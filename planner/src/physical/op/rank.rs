@@ -7,7 +7,28 @@ use weir_operators::RankSpec;
 use super::prelude::*;
 use crate::attributes::{columns, order_text, range_text};
 use crate::error::Error;
-use crate::physical::RankShape;
+use crate::physical::state::Builder;
+
+/// How EXPLAIN names a Top-N: a `Rank`, an `ORDER BY … LIMIT` (`SortLimit`) or a `LIMIT` alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankShape {
+    /// `ROW_NUMBER() | RANK() | DENSE_RANK() OVER (…)` filtered on the rank.
+    Rank,
+    /// `ORDER BY … LIMIT fetch OFFSET offset`.
+    SortLimit {
+        /// `OFFSET`.
+        offset: u64,
+        /// `LIMIT`.
+        fetch: u64,
+    },
+    /// `LIMIT fetch OFFSET offset` without ORDER BY.
+    Limit {
+        /// `OFFSET`.
+        offset: u64,
+        /// `LIMIT`.
+        fetch: u64,
+    },
+}
 
 /// Top-N: `Rank`, `SortLimit` or `Limit`, as `shape` says.
 #[derive(Debug, Clone)]
@@ -66,16 +87,8 @@ impl PhysicalOp for Rank {
         Runs::Keyed { keys: self.spec.partition.len() }
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Medium)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.spec)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Medium), checkpointed: Some(&self.spec) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -94,7 +107,7 @@ impl PhysicalOp for Rank {
         builder.finish(vec!["ROW_NUMBER".into()], true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         if self.spec.rank_type != RankType::RowNumber {
             // Flink's words, when it translates the plan: its streaming Top-N ranks by
             // ROW_NUMBER only.

@@ -6,6 +6,7 @@ use weir_operators::{SessionWindowAggregateSpec, WindowKind, WindowSpec};
 use super::prelude::*;
 use crate::attributes::{aggregate_text, group_by};
 use crate::attributes::{group_window_label, properties, time_col};
+use crate::physical::state::Builder;
 
 /// A SESSION window aggregate.
 #[derive(Debug, Clone)]
@@ -36,10 +37,6 @@ impl PhysicalOp for SessionWindowAggregate {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.0.keys.len() }
     }
@@ -51,12 +48,8 @@ impl PhysicalOp for SessionWindowAggregate {
         MiniBatchNeed::watermarks_if(super::rowtime_input(node, self.0.time_col))
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -70,7 +63,7 @@ impl PhysicalOp for SessionWindowAggregate {
         builder.finish(out, false)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, self.0.name(), self.0.factory())
     }
 }

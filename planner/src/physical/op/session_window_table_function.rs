@@ -4,6 +4,7 @@
 use weir_operators::{SessionTableFunctionSpec, WindowKind, WindowSpec};
 
 use super::prelude::*;
+use crate::physical::state::Builder;
 
 /// The SESSION window table function.
 #[derive(Debug, Clone)]
@@ -26,10 +27,6 @@ impl PhysicalOp for SessionWindowTableFunction {
         format!("WindowTableFunction(window=[{text})])")
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.0.partition.len() }
     }
@@ -38,12 +35,8 @@ impl PhysicalOp for SessionWindowTableFunction {
         MiniBatchNeed::watermarks_if(super::rowtime_input(node, self.0.time_col))
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -57,7 +50,7 @@ impl PhysicalOp for SessionWindowTableFunction {
         builder.finish(props, true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "WindowTableFunction", self.0.factory())
     }
 }

@@ -4,18 +4,23 @@
 use std::sync::Arc;
 
 use weir_connectors::{SinkContext, SinkTable};
-use weir_operators::{ConstraintEnforcerOperator, WatermarkTimestampAssignerOperator};
+use weir_operators::signature::{StateSignature, StatefulSpec};
+use weir_operators::{
+    ConstraintEnforcerOperator, SinkUpsertMaterializerOperator, WatermarkCompactingMaterializerOperator,
+    WatermarkTimestampAssignerOperator,
+};
 use weir_runtime::graph::OperatorFactory;
-use weir_runtime::ShipStrategy;
+use weir_runtime::Operator as _;
+use weir_runtime::{DataType, ShipStrategy};
 
 use super::prelude::*;
 use super::watermark_assigner::passed_on;
+use super::Placed;
 use crate::attributes::names;
 use crate::catalog::Catalog;
 use crate::options::SinkKeyedShuffle;
 use crate::parser::ConflictStrategy;
-use crate::physical::sink::{SinkMaterializer, SinkStep};
-use crate::translate::Placed;
+use crate::physical::state::input_types;
 
 /// Writes into a table.
 #[derive(Debug, Clone)]
@@ -74,35 +79,28 @@ impl PhysicalOp for Sink {
         format!("Sink(table=[{table}], fields=[{fields}]{materialize}{conflict})")
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::AsItsConnectorOffers
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        match self.materializer {
-            Some(_) => Some(StateSize::High),
-            None => Some(StateSize::Low),
-        }
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        let size = match self.materializer {
+            Some(_) => StateSize::High,
+            None => StateSize::Low,
+        };
         // The connector keeps its own; the materializer is described apart (its own vertex).
-        None
+        State { size: Some(size), checkpointed: None }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
         Traced::Output(passed_on(node, inputs))
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn table(&self) -> Option<&weir_connectors::TableDescriptor> {
+        Some(self.table.descriptor())
+    }
+
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         let mut input = translator.translate(&node.inputs[0])?;
         for step in self.steps() {
             input = match step {
@@ -119,7 +117,7 @@ impl PhysicalOp for Sink {
                 SinkStep::KeyBy(strategy) => Output { exchange: Some(strategy.clone()), ..input },
                 SinkStep::Materializer(m) => {
                     let output = translator.operator(&m.name(), &input, node.parallelism, m.factory());
-                    translator.placed.push((Placed::Materializer(node), output.vertex));
+                    translator.place(Placed::Materializer(node), output.vertex);
                     output
                 }
                 SinkStep::Writer => {
@@ -127,11 +125,73 @@ impl PhysicalOp for Sink {
                     let provider = self.table.create(&context)?;
                     let name = format!("Sink: {}", self.table.name);
                     let output = translator.operator(&name, &input, node.parallelism, provider.factory);
-                    translator.placed.push((Placed::Writer(node), output.vertex));
+                    translator.place(Placed::Writer(node), output.vertex);
                     output
                 }
             };
         }
         Ok(input)
+    }
+}
+
+/// One transformation a sink runs as, in order from its input (Flink's sink translation): the
+/// job graph builds them, EXPLAIN's JSON plan lists them, both from [`sink_steps`].
+#[derive(Debug)]
+pub enum SinkStep<'a> {
+    /// The ConstraintEnforcer, at its input's parallelism (chained to it, as in Flink).
+    Enforcer(&'a ConstraintEnforcerOperator),
+    /// A WatermarkTimestampAssigner before a compacting materializer, at its input's parallelism.
+    TimestampAssigner,
+    /// Rows are hashed on the primary key into the sink's subtasks (Flink's key-by partition).
+    KeyBy(&'a ShipStrategy),
+    /// The SinkMaterializer, at the sink's parallelism.
+    Materializer(&'a SinkMaterializer),
+    /// The connector's writer, at the sink's parallelism.
+    Writer,
+}
+
+/// The materializer before an upsert sink.
+#[derive(Debug, Clone)]
+pub enum SinkMaterializer {
+    /// Without `ON CONFLICT` or with `DO DEDUPLICATE`: the newest row wins, rolling back when it
+    /// is retracted.
+    Deduplicate(SinkUpsertMaterializerOperator),
+    /// `ON CONFLICT DO ERROR | DO NOTHING`: changes compacted per watermark, after a
+    /// WatermarkTimestampAssigner before the key-by.
+    Compacting(WatermarkCompactingMaterializerOperator),
+}
+
+impl SinkMaterializer {
+    /// The operator's name.
+    pub fn name(&self) -> String {
+        match self {
+            SinkMaterializer::Deduplicate(op) => op.name().to_string(),
+            SinkMaterializer::Compacting(op) => op.name().to_string(),
+        }
+    }
+
+    /// Whether rows need the watermark they passed at (a WatermarkTimestampAssigner upstream).
+    pub fn needs_timestamps(&self) -> bool {
+        matches!(self, SinkMaterializer::Compacting(_))
+    }
+
+    /// A factory of the operator, one instance per subtask.
+    pub fn factory(&self) -> weir_runtime::graph::OperatorFactory {
+        match self.clone() {
+            SinkMaterializer::Deduplicate(op) => Arc::new(move |_| Box::new(op.clone())),
+            SinkMaterializer::Compacting(op) => Arc::new(move |_| Box::new(op.clone())),
+        }
+    }
+}
+
+impl SinkMaterializer {
+    /// What the materializer of `sink` (a `Sink` node) writes into checkpoints.
+    pub fn state_signature(&self, sink: &PhysicalNode) -> StateSignature {
+        let types = input_types(sink);
+        let inputs: Vec<&[DataType]> = types.iter().map(Vec::as_slice).collect();
+        match self {
+            SinkMaterializer::Deduplicate(operator) => operator.state_signature(&inputs),
+            SinkMaterializer::Compacting(operator) => operator.state_signature(&inputs),
+        }
     }
 }

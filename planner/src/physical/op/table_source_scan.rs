@@ -103,17 +103,9 @@ impl PhysicalOp for TableSourceScan {
         Runs::AsItsConnectorOffers
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
         // The connector keeps its own (offsets, splits).
-        None
+        State { size: Some(StateSize::Low), checkpointed: None }
     }
 
     fn trace(&self, node: &PhysicalNode, _inputs: &[Lineage]) -> Traced {
@@ -131,7 +123,7 @@ impl PhysicalOp for TableSourceScan {
         })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         let (table, projection) = (&self.table, &self.projection);
         let scan = translator.scan_context(self.key.clone(), partition_filter(&self.filter));
         let provider = table.create(&scan)?;
@@ -144,7 +136,7 @@ impl PhysicalOp for TableSourceScan {
                 Arc::new(move |info| Box::new(ProjectingSource::new(factory(info), projection.clone())))
             };
         let parallelism = node.parallelism;
-        let vertex = translator.graph.add_vertex(Vertex {
+        let vertex = translator.graph().add_vertex(Vertex {
             name: table.name.clone(),
             parallelism,
             kind: VertexKind::Source(source),
@@ -160,6 +152,10 @@ impl PhysicalOp for TableSourceScan {
 
     fn source_name(&self) -> Option<&str> {
         Some(&self.table.name)
+    }
+
+    fn table(&self) -> Option<&weir_connectors::TableDescriptor> {
+        Some(self.table.descriptor())
     }
 }
 

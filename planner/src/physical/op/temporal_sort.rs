@@ -5,6 +5,7 @@ use weir_operators::ranking::SortKey;
 use weir_operators::TemporalSortSpec;
 
 use super::prelude::*;
+use crate::physical::state::Builder;
 
 /// `ORDER BY` a time attribute, on one subtask.
 #[derive(Debug, Clone)]
@@ -24,10 +25,6 @@ impl PhysicalOp for TemporalSort {
         format!("TemporalSort(orderBy=[{}])", crate::attributes::order_text(&self.order, input.column))
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::OnOneSubtask
     }
@@ -38,12 +35,8 @@ impl PhysicalOp for TemporalSort {
         MiniBatchNeed::Nothing
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.spec)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: Some(&self.spec) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -54,7 +47,7 @@ impl PhysicalOp for TemporalSort {
         builder.finish(Vec::new(), true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "TemporalSort", self.spec.factory())
     }
 }

@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 
 use weir_operators::UnionOperator;
 
+use super::edge_strategy;
 use super::prelude::*;
 use crate::attributes::names;
-use crate::physical::distribution::edge_strategy;
 use crate::physical::lineage::column;
 
 /// UNION ALL.
@@ -22,24 +22,12 @@ impl PhysicalOp for Union {
         format!("Union(all=[true], union=[{}])", names(&node.fields))
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::AtDefaultParallelism
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     /// Each column is the union of its inputs' columns, in a stable order.
@@ -60,13 +48,13 @@ impl PhysicalOp for Union {
         })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         let outputs = node.inputs.iter().map(|i| translator.translate(i)).collect::<Result<Vec<_>>>()?;
         let parallelism = node.parallelism;
-        let vertex = translator.graph.add_operator("Union", parallelism, |_| Box::new(UnionOperator));
+        let vertex = translator.graph().add_operator("Union", parallelism, |_| Box::new(UnionOperator));
         for o in &outputs {
             let strategy = edge_strategy(o.exchange.as_ref(), o.parallelism, parallelism);
-            translator.graph.connect(o.vertex, vertex, strategy);
+            translator.graph().connect(o.vertex, vertex, strategy);
         }
         Ok(Output { vertex, parallelism, exchange: None })
     }

@@ -7,7 +7,7 @@ use weir_runtime::{DataType, Row, Value};
 
 use super::prelude::*;
 use crate::attributes::names;
-use crate::physical::lineage::columns_of;
+use crate::physical::state::columns_of;
 use crate::plan_text::{calcite_type, literal};
 
 /// Constant rows.
@@ -43,24 +43,12 @@ impl PhysicalOp for Values {
         format!("Values(tuples=[[{}]], values=[{}])", tuples.join(", "), names(&node.fields))
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::OnOneSubtask
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: None }
     }
 
     fn trace(&self, node: &PhysicalNode, _inputs: &[Lineage]) -> Traced {
@@ -71,10 +59,10 @@ impl PhysicalOp for Values {
         })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         let rows: Vec<Row> = self.rows.iter().map(|r| Row::insert(r.clone())).collect();
         let source = MemorySource::new("Values", node.fields.len(), vec![SourceStep::Rows(rows)]);
-        let vertex = translator.graph.add_source("Values", 1, move |info| Box::new(source.for_subtask(info)));
+        let vertex = translator.graph().add_source("Values", 1, move |info| Box::new(source.for_subtask(info)));
         Ok(Output { vertex, parallelism: 1, exchange: None })
     }
 

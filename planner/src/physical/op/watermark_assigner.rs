@@ -4,8 +4,7 @@
 use weir_operators::WatermarkAssignerSpec;
 
 use super::prelude::*;
-use crate::physical::lineage::columns_of;
-use crate::physical::upsert_key;
+use crate::physical::state::columns_of;
 use crate::plan_text::expression;
 
 /// Watermarks from an expression.
@@ -27,30 +26,26 @@ impl PhysicalOp for WatermarkAssigner {
     }
 
     fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        upsert_key(&node.inputs[0])
+        node.inputs[0].upsert_key()
     }
 
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
 
-    fn mini_batch(&self, _node: &PhysicalNode) -> MiniBatchNeed {
-        MiniBatchNeed::Nothing
-    }
-
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        None
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State::NONE
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
         Traced::Output(passed_on(node, inputs))
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn forwards_rows(&self) -> bool {
+        true
+    }
+
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "WatermarkAssigner", self.0.factory())
     }
 

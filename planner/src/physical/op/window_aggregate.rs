@@ -10,7 +10,7 @@ use super::local_window_aggregate::LocalWindowAggregate;
 use super::prelude::*;
 use crate::attributes::{aggregate_text, global_select, group_by};
 use crate::attributes::{group_window_label, properties, time_col};
-use crate::physical::lineage::{lineage, local_phase};
+use crate::physical::state::{lineage, local_phase, Builder};
 
 /// A window aggregate; `local_fields` when it is the global phase of a two-phase one.
 #[derive(Debug, Clone)]
@@ -63,10 +63,6 @@ impl PhysicalOp for WindowAggregate {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.spec.keys.len() }
     }
@@ -81,15 +77,12 @@ impl PhysicalOp for WindowAggregate {
         }
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        match self.local_fields {
-            Some(_) => Some(StateSize::Medium),
-            None => Some(StateSize::Low),
-        }
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.spec)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        let size = match self.local_fields {
+            Some(_) => StateSize::Medium,
+            None => StateSize::Low,
+        };
+        State { size: Some(size), checkpointed: Some(&self.spec) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -123,7 +116,7 @@ impl PhysicalOp for WindowAggregate {
         builder.finish(out, false)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, self.spec.name(), self.spec.factory())
     }
 }

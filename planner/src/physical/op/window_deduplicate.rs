@@ -5,6 +5,7 @@ use weir_operators::WindowDeduplicateSpec;
 
 use super::prelude::*;
 use crate::attributes::{attached, columns};
+use crate::physical::state::Builder;
 
 /// Window deduplication.
 #[derive(Debug, Clone)]
@@ -26,10 +27,6 @@ impl PhysicalOp for WindowDeduplicate {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.0.partition.len() }
     }
@@ -39,12 +36,8 @@ impl PhysicalOp for WindowDeduplicate {
         MiniBatchNeed::Watermarks
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -58,7 +51,7 @@ impl PhysicalOp for WindowDeduplicate {
         builder.finish(Vec::new(), true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "WindowDeduplicate", self.0.factory())
     }
 }

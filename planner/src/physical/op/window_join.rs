@@ -37,10 +37,6 @@ impl PhysicalOp for WindowJoin {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.0.keys[0].len() }
     }
@@ -50,12 +46,8 @@ impl PhysicalOp for WindowJoin {
         MiniBatchNeed::Watermarks
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.0)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: Some(&self.0) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -66,7 +58,7 @@ impl PhysicalOp for WindowJoin {
         crate::physical::state::join(node, inputs, "window join", &spec.join_type, &spec.keys, condition, more)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.binary(node, self.0.factory())
     }
 }

@@ -7,6 +7,7 @@ use weir_operators::WindowRankSpec;
 use super::prelude::*;
 use crate::attributes::{attached, columns, order_text, range_text};
 use crate::error::Error;
+use crate::physical::state::Builder;
 
 /// Window Top-N.
 #[derive(Debug, Clone)]
@@ -40,10 +41,6 @@ impl PhysicalOp for WindowRank {
         )
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::Keyed { keys: self.spec.partition.len() }
     }
@@ -53,12 +50,8 @@ impl PhysicalOp for WindowRank {
         MiniBatchNeed::Watermarks
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        Some(&self.spec)
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: Some(&self.spec) }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -72,7 +65,7 @@ impl PhysicalOp for WindowRank {
         builder.finish(vec!["ROW_NUMBER".into()], true)
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         if self.rank_type != RankType::RowNumber {
             // Flink's words, when it translates the plan.
             return Err(Error::Table(format!(

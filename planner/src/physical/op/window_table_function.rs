@@ -4,7 +4,7 @@
 use weir_operators::WindowTableFunctionSpec;
 
 use super::prelude::*;
-use crate::physical::lineage::columns_of;
+use crate::physical::state::columns_of;
 
 /// Appends the window columns to each row, once per window.
 #[derive(Debug, Clone)]
@@ -20,10 +20,6 @@ impl PhysicalOp for WindowTableFunction {
         format!("WindowTableFunction(window=[{}])", self.0.window.explain(&time))
     }
 
-    fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
-        None
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }
@@ -32,12 +28,8 @@ impl PhysicalOp for WindowTableFunction {
         MiniBatchNeed::watermarks_if(super::rowtime_input(node, self.0.time_col))
     }
 
-    fn state_size(&self, _node: &PhysicalNode) -> Option<StateSize> {
-        Some(StateSize::Low)
-    }
-
-    fn state(&self) -> Option<&dyn StatefulSpec> {
-        None
+    fn state(&self, _node: &PhysicalNode) -> State<'_> {
+        State { size: Some(StateSize::Low), checkpointed: None }
     }
 
     fn trace(&self, node: &PhysicalNode, inputs: &[Lineage]) -> Traced {
@@ -47,7 +39,7 @@ impl PhysicalOp for WindowTableFunction {
         Traced::Output(Lineage { columns: columns_of(node, texts, &window), ..input })
     }
 
-    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut Translator<'p>) -> Result<Output> {
+    fn translate<'p>(&self, node: &'p PhysicalNode, translator: &mut dyn Wiring<'p>) -> Result<Output> {
         translator.unary(node, "WindowTableFunction", self.0.factory())
     }
 }

@@ -7,8 +7,8 @@ use weir_operators::expr::functions::java_classes::{java_class, java_classes};
 use weir_operators::expr::functions::ScalarRef;
 
 use super::Session;
-use crate::catalog::UserFunction;
-use crate::error::{Error, Position, Result};
+use weir_planner::catalog::UserFunction;
+use weir_planner::error::{Error, Position, Result};
 
 impl Session {
     /// Registers `name` as the function of `class` (in `language`).

@@ -7,8 +7,8 @@ use weir_runtime::settings::Setting;
 
 use super::Session;
 #[cfg(feature = "python")]
-use crate::catalog::UserFunction;
-use crate::error::{Error, Position, Result};
+use weir_planner::catalog::UserFunction;
+use weir_planner::error::{Error, Position, Result};
 
 /// `python.files`: the files, archives and directories Python functions import from.
 pub static FILES: Setting<String> = Setting::text(
@@ -75,7 +75,7 @@ impl Session {
             weir_python::Error::Kind { .. } => Error::NotByWeir { position, feature: err.to_string() },
             _ => Error::validation(position, err.to_string()),
         })?;
-        let Some(result) = crate::column_type::read_written_type(loaded.result_type()) else {
+        let Some(result) = weir_planner::column_type::read_written_type(loaded.result_type()) else {
             return Err(Error::validation(
                 position,
                 format!(
@@ -86,7 +86,7 @@ impl Session {
         };
         let accumulator = match loaded.accumulator_type() {
             None => None,
-            Some(text) => Some(crate::column_type::read_written_type(text).ok_or_else(|| {
+            Some(text) => Some(weir_planner::column_type::read_written_type(text).ok_or_else(|| {
                 Error::validation(
                     position,
                     format!("Python function '{name}' declares the accumulator type '{text}', which weir cannot read"),

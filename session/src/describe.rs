@@ -4,10 +4,10 @@
 use weir_runtime::types::TimeAttribute;
 
 use super::Session;
-use crate::catalog::{Catalog, CatalogEntry};
-use crate::error::{Error, Position, Result};
-use crate::parser::ColumnDef;
 use crate::tableau::text_table;
+use weir_planner::catalog::{Catalog, CatalogEntry};
+use weir_planner::error::{Error, Position, Result};
+use weir_planner::parser::ColumnDef;
 
 /// The names of `names` that match `like` (`%` any text, `_` one character), or do not when it
 /// is negated; all of them without a pattern.
@@ -69,7 +69,7 @@ impl Session {
                 ))
             }
         };
-        let plan = crate::binder::table_plan(t, None)?;
+        let plan = weir_planner::binder::table_plan(t, None)?;
         let key = (!t.primary_key.is_empty()).then(|| format!("PRI({})", t.primary_key.join(", ")));
         let mut rows = Vec::new();
         for column in &t.columns {

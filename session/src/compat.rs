@@ -1,5 +1,5 @@
 //! The state compatibility check in a session: the shape of a script's jobs, and a restore that
-//! follows the check's verdicts (see [`crate::compat`]).
+//! follows the check's verdicts (see [`weir_planner::compat`]).
 
 use std::sync::Arc;
 
@@ -7,12 +7,12 @@ use weir_runtime::checkpoint::Restore;
 use weir_runtime::graph::JobGraph;
 
 use super::{ScriptError, Session};
-use crate::compat::shape::ShapeCollector;
-use crate::compat::{self, CompatOptions, JobShape, Report, StateOptions};
-use crate::error::{Position, Result};
-use crate::options::STATE_TTL;
-use crate::parser::{Insert, Located, Statement};
-use crate::translate::Translator;
+use weir_planner::compat::shape::ShapeCollector;
+use weir_planner::compat::{self, CompatOptions, JobShape, Report, StateOptions};
+use weir_planner::error::{Position, Result};
+use weir_planner::options::STATE_TTL;
+use weir_planner::parser::{Insert, Located, Statement};
+use weir_planner::translate::Translator;
 
 impl Session {
     /// The check's options as this session sets them.
@@ -92,7 +92,7 @@ impl Session {
             }
         }
         Ok(shape.unwrap_or_else(|| {
-            crate::compat::shape::ShapeCollector::default().finish(
+            weir_planner::compat::shape::ShapeCollector::default().finish(
                 &[],
                 self.runtime.default_parallelism,
                 self.state_options(),

@@ -8,10 +8,10 @@ use weir_runtime::RowKind;
 use weir_store::{DeleteBehavior, MergeEngine};
 
 use super::Session;
-use crate::binder::sink_rows::conform_to_sink;
-use crate::catalog::Catalog;
-use crate::error::{Error, Position, Result};
-use crate::parser::{parse_script, Statement};
+use weir_planner::binder::sink_rows::conform_to_sink;
+use weir_planner::catalog::Catalog;
+use weir_planner::error::{Error, Position, Result};
+use weir_planner::parser::{parse_script, Statement};
 
 /// What a statement does to the rows it selects.
 pub(super) enum Modification<'a> {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use weir_connectors::managed::TableStore;
 
 use super::Session;
-use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
-use crate::error::{Error, Position, Result};
-use crate::parser::{ColumnDef, CreateTable};
+use weir_planner::catalog::{Catalog, CatalogEntry, CatalogTable};
+use weir_planner::error::{Error, Position, Result};
+use weir_planner::parser::{ColumnDef, CreateTable};
 
 impl Session {
     /// The table store of the data directory `table.store.path` names, opened (and its tables
@@ -120,7 +120,7 @@ impl Session {
             Some(_) if t.if_not_exists => Ok(()),
             Some(_) => Err(exists()),
             None => {
-                let definition = crate::managed::definition(t);
+                let definition = weir_planner::catalog::definition_text(t);
                 let created = if self.dry_run && store.is_on_disk() {
                     weir_connectors::managed::validate(&table.descriptor)
                 } else {
@@ -157,7 +157,7 @@ impl Session {
             })
             .collect();
         self.create_table(&table, at)?;
-        let insert = crate::parser::Insert {
+        let insert = weir_planner::parser::Insert {
             table: t.name.clone(),
             columns: Vec::new(),
             source: Box::new(query.clone()),

@@ -13,8 +13,8 @@ use weir_web::{Access, Serves, WebServer};
 
 use super::recovery::SAVEPOINT_DIR;
 use super::Session;
-use crate::error::{Error, Result};
 use crate::tableau::text_table;
+use weir_planner::error::{Error, Result};
 
 /// `rest.port`: serve Flink's REST API and the dashboard on this port (only when set).
 pub static REST_PORT: Setting<i64> = Setting::int(

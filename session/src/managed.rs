@@ -10,9 +10,9 @@ use std::sync::Arc;
 use weir_connectors::managed::TableStore;
 use weir_runtime::settings::{Setting, Settings};
 
-use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
-use crate::error::{Error, Position, Result};
-use crate::parser::{parse_script, ColumnDef, CreateTable, Statement};
+use weir_planner::catalog::{Catalog, CatalogEntry, CatalogTable};
+use weir_planner::error::{Error, Position, Result};
+use weir_planner::parser::{parse_script, ColumnDef, CreateTable, Statement};
 
 /// `table.store.path`: the data directory of managed tables.
 pub static STORE_PATH: Setting<String> = Setting::text(
@@ -49,7 +49,10 @@ pub fn open_store(dir: &std::path::Path, create: bool, catalog: &mut Catalog) ->
         // A definition's name is the table's key ([`Catalog::key`]), read back unambiguously.
         catalog.add(
             &Catalog::qualified(&name),
-            CatalogEntry::Table(Box::new(crate::catalog::CatalogTable::from_create(&table, Position::default())?)),
+            CatalogEntry::Table(Box::new(weir_planner::catalog::CatalogTable::from_create(
+                &table,
+                Position::default(),
+            )?)),
         );
     }
     Ok(Some(store))
@@ -83,28 +86,6 @@ fn read_definition(definition: &str) -> Result<CreateTable> {
 
 fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
-}
-
-/// The text a managed table's definition is kept as: a `CREATE TABLE` statement.
-pub fn definition(table: &CreateTable) -> String {
-    let mut parts: Vec<String> = table.columns.iter().map(|c| format!("`{}` {}", c.name(), c.definition())).collect();
-    if let Some((column, expr)) = &table.watermark {
-        parts.push(format!("WATERMARK FOR `{column}` AS {expr}"));
-    }
-    if !table.primary_key.is_empty() {
-        let key: Vec<String> = table.primary_key.iter().map(|k| format!("`{k}`")).collect();
-        parts.push(format!("PRIMARY KEY ({}) NOT ENFORCED", key.join(", ")));
-    }
-    let options: Vec<String> = table.options.iter().map(|(k, v)| format!("{} = {}", quote(k), quote(v))).collect();
-    let mut sql = format!("CREATE TABLE `{}` (\n  {}\n)", table.name, parts.join(",\n  "));
-    if !table.partition_keys.is_empty() {
-        let keys: Vec<String> = table.partition_keys.iter().map(|k| format!("`{k}`")).collect();
-        sql.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
-    }
-    if !options.is_empty() {
-        sql.push_str(&format!(" WITH (\n  {}\n)", options.join(",\n  ")));
-    }
-    sql
 }
 
 /// The first difference between the definition of `existing` and `wanted`, in words.

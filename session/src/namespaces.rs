@@ -1,8 +1,8 @@
 //! `USE [CATALOG]`, `CREATE | DROP CATALOG | DATABASE` and `SHOW DATABASES`: the session's
-//! catalogs and databases ([`crate::namespaces`]) and which of them is current.
+//! catalogs and databases ([`weir_planner::namespaces`]) and which of them is current.
 
 use super::Session;
-use crate::error::{Error, Position, Result};
+use weir_planner::error::{Error, Position, Result};
 
 impl Session {
     /// The catalog and database `written` names (`database` or `catalog.database`; the current
@@ -43,7 +43,7 @@ impl Session {
             at,
             format!(
                 "Could not execute {statement} in path {}: Database {database} does not exist in Catalog {catalog}.",
-                crate::catalog::Catalog::quoted_qualified(key)
+                weir_planner::catalog::Catalog::quoted_qualified(key)
             ),
         ))
     }

@@ -23,8 +23,8 @@ use weir_runtime::settings::Setting;
 use weir_runtime::RuntimeConfig;
 
 use super::Session;
-use crate::catalog::Catalog;
-use crate::error::Result;
+use weir_planner::catalog::Catalog;
+use weir_planner::error::Result;
 
 /// `pipeline.name`
 pub static PIPELINE_NAME: Setting<String> = Setting::text(

@@ -1,5 +1,8 @@
-//! A session: runs the statements of scripts in order against one catalog and one set of
-//! options, as Flink's SQL client does.
+//! weir's SQL session: runs the statements of scripts in order against one catalog and one set
+//! of options, as Flink's SQL client does — DDL, `SET`, queries, INSERTs and statement sets — and
+//! owns what outlives a statement: the running jobs, the REST and Prometheus servers, the table
+//! store of managed tables, Python functions and recovery. Planning is `weir_planner`'s: the
+//! session asks its [`Planner`] for plans and job graphs.
 
 use std::io::Write;
 
@@ -12,13 +15,14 @@ use weir_runtime::report::JobReport;
 use weir_runtime::settings::{Setting, Settings};
 use weir_runtime::RuntimeConfig;
 
-use crate::catalog::apply_hints;
-use crate::catalog::{Catalog, CatalogEntry};
-use crate::error::{Error, Position, Result};
-use crate::parser::{parse_script, Insert, Located, Statement};
-use crate::phases::Planner;
-use crate::physical::op::sink::Sink;
-use crate::plan::Plan;
+use weir_planner::catalog::apply_hints;
+use weir_planner::catalog::{Catalog, CatalogEntry};
+use weir_planner::error::{Error, Position, Result};
+use weir_planner::parser::{parse_script, Insert, Located, Statement};
+use weir_planner::phases::Planner;
+use weir_planner::physical::op::sink::Sink;
+use weir_planner::plan::Plan;
+
 use crate::tableau::TableauPrinter;
 
 mod catalogs;
@@ -35,7 +39,10 @@ pub use jobs::{
     PROMETHEUS_FACTORY, PROMETHEUS_PORT, REST_ADDRESS, REST_BIND_ADDRESS, REST_IDLENESS_TIMEOUT, REST_MAX_CONNECTIONS,
     REST_PORT, REST_SAVEPOINT_DIRS, REST_TOKEN,
 };
+pub mod managed;
 pub mod recovery;
+pub mod settings;
+pub mod tableau;
 
 /// `sql-client.execution.result-mode`: how query results print. weir has no interactive table
 /// view, so `TABLE` prints as `TABLEAU` does.
@@ -77,7 +84,7 @@ pub struct Session {
     /// The values `SET` gave; `runtime` is `initial_runtime` configured with them.
     settings: Settings,
     /// The `LOOKUP` hints of the statement being planned.
-    query_hints: crate::hints::QueryHints,
+    query_hints: weir_planner::hints::QueryHints,
     /// Where the join operators of the statement being planned start.
     join_operators: Vec<Position>,
     /// Jobs started in the background, not waited for yet.
@@ -331,7 +338,7 @@ impl Session {
     ///
     /// # Errors
     /// A script that does not parse, what `f` reports, a store that cannot be closed.
-    pub(super) fn dry_run<T>(
+    pub(crate) fn dry_run<T>(
         &mut self,
         sql: &str,
         f: impl FnOnce(&mut Self, &[Located]) -> Result<T, ScriptError>,
@@ -580,7 +587,7 @@ impl Session {
     ///
     /// # Errors
     /// Settings that do not fit together.
-    pub(crate) fn planner_with(&self, hints: crate::hints::QueryHints) -> Result<Planner<'_>> {
+    pub(crate) fn planner_with(&self, hints: weir_planner::hints::QueryHints) -> Result<Planner<'_>> {
         Planner::new(
             &self.catalog,
             &self.registry,
@@ -609,7 +616,7 @@ impl Session {
     }
 
     /// Plans every INSERT into one job and runs it.
-    pub(super) fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
+    pub(crate) fn insert(&mut self, inserts: &[Insert], at: Position) -> Result<()> {
         let planner = self.planner()?;
         let batch = planner.options().batch;
         let plans = planner.physical_inserts(inserts, at)?;

@@ -10,10 +10,10 @@ use weir_runtime::LogicalType;
 
 use super::describe::quoted;
 use super::Session;
-use crate::catalog::{Catalog, CatalogEntry, CatalogTable};
-use crate::error::{Error, Position, Result};
-use crate::parser::{AlterTable, ColumnDef, CreateTable, Like, LikeMerge};
 use crate::tableau::text_table;
+use weir_planner::catalog::{Catalog, CatalogEntry, CatalogTable};
+use weir_planner::error::{Error, Position, Result};
+use weir_planner::parser::{AlterTable, ColumnDef, CreateTable, Like, LikeMerge};
 
 impl Session {
     /// A table of one column `header` with a row per value.
@@ -33,7 +33,7 @@ impl Session {
                     .filter(|n| !n.starts_with('$'))
                     .map(str::to_string),
             );
-            names.extend(weir_operators::aggregate::registry::names().iter().map(|n| n.to_string()));
+            names.extend(weir_operators::aggregate::registry::names().map(str::to_string));
         }
         names.sort();
         names.dedup();

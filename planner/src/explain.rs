@@ -4,9 +4,9 @@
 
 pub mod advice;
 pub mod confluent;
-pub(crate) mod python;
-pub(crate) mod rank;
-pub(crate) mod window;
+mod python;
+mod rank;
+mod window;
 
 use std::fmt::Write;
 

@@ -1,7 +1,7 @@
 //! weir's SQL front end: Flink's dialect, the catalog and binder, plans, and the translation
 //! of plans into runtime job graphs.
 //!
-//! The planner is the only part of weir that knows both SQL and the runtime. [`phases`] is its
+//! The planner turns SQL into what the runtime runs. [`phases`] is its
 //! entry point: [`parser`] reads scripts, [`binder`] turns queries into typed [`plan`]s against
 //! the [`catalog`], [`rules`] rewrite them, [`physical`] plans the operators and where they run,
 //! and [`translate`] wires the job graph; [`explain`] and [`compat`] read plans. The session that

@@ -1,7 +1,7 @@
 //! The planner's options (`SET 'key' = 'value'`), with Flink's keys, defaults and checks: each
 //! is a [`Setting`] declared here, read typed by [`PlannerOptions::from_settings`]. The lookup
-//! join options are in [`crate::lookup_options`]; every setting weir reads is listed in
-//! [`crate::settings::all`].
+//! join options are in [`crate::lookup_options`]; the planner's settings are listed in
+//! [`crate::settings::PLANNER_SETTINGS`], every setting weir reads in `weir_session::settings`.
 
 use std::time::Duration;
 

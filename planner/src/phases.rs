@@ -14,8 +14,8 @@
 //!    runs.
 //!
 //! EXPLAIN ([`Planner::explain`]) prints phases 2 and 3 and stops there. The session
-//! ([`crate::session`]) owns the catalog, the settings and the running jobs; the planner only
-//! reads them.
+//! (`weir_session`) owns the catalog, the settings and the running jobs; the planner only reads
+//! them.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

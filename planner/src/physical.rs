@@ -1,7 +1,7 @@
 //! Physical plans: the operators that run, named as Flink names them, with the exchanges
 //! between them, their parallelism and their changelog modes. EXPLAIN prints these; the job
-//! graph is built from them. Each node that runs an operator holds the operator's spec
-//! (`weir_operators::*Spec`): its parameters, written once.
+//! graph is built from them. Each node holds its [`op::Operator`], one of the files of `op/`
+//! (the operator's spec, `weir_operators::*Spec`, its parameters written once, inside it).
 //!
 //! This file plans scans, Calcs, watermark and mini-batch assigners and unions; [`aggregate`]
 //! group aggregates (one or two phases), `window` window aggregates (one or two phases),

@@ -1,12 +1,13 @@
 //! Translation of physical plans into runtime job graphs: the last phase, which only wires.
 //!
-//! Each node becomes a vertex at the parallelism the distribution gave it
-//! ([`crate::physical::distribution`]): scans and VALUES are sources, Calc and WatermarkAssigner
-//! follow their input behind a FORWARD edge (and are chained to it), an Exchange becomes the
-//! strategy of the next edge, UNION ALL is a union vertex, and a sink takes its rows as the
-//! distribution decided. Sources, sinks and lookup functions are built here from their resolved
-//! tables, once per job (a scan shared by a statement set once), and read or connect to nothing
-//! before the job runs.
+//! Each node's operator adds its vertex ([`crate::physical::op::PhysicalOp::translate`]) at the
+//! parallelism the distribution gave it ([`crate::physical::distribution`]), through the
+//! [`Wiring`] this translator implements: scans and VALUES are sources, Calc and
+//! WatermarkAssigner follow their input behind a FORWARD edge (and are chained to it), an
+//! Exchange becomes the strategy of the next edge, UNION ALL is a union vertex, and a sink takes
+//! its rows as the distribution decided. Sources, sinks and lookup functions are built while
+//! translating, from their resolved tables, once per job (a scan shared by a statement set
+//! once), and read or connect to nothing before the job runs.
 
 use std::sync::Arc;
 

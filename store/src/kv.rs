@@ -146,8 +146,12 @@ thread_local! {
 }
 
 /// Installs, once, a panic hook that stays quiet for panics inside [`guarded`] and passes every
-/// other panic to the hook that was there before.
+/// other panic to the hook that was there before. Not while this thread panics (a store dropped
+/// as a panic unwinds): a hook cannot be set then, and the next guarded call installs it.
 fn quiet_guarded_panics() {
+    if std::thread::panicking() {
+        return;
+    }
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
@@ -429,5 +433,33 @@ impl KvStore for RedbStore {
             txn.delete_table(TableDefinition::<&[u8], &[u8]>::new(table)).map_err(|e| storage(&self.path, e))?;
             txn.commit().map_err(|e| storage(&self.path, e))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RedbStore;
+
+    /// Run alone in a child process by the test below: a store dropped, as the first guarded
+    /// call of the process, while its thread panics.
+    #[test]
+    #[ignore = "a child process of the test below"]
+    fn dropped_while_panicking_child() {
+        let _store = RedbStore::in_memory().expect("a store in memory");
+        panic!("an assertion failing with a store in scope");
+    }
+
+    /// A store dropped while its thread unwinds a panic closes without installing the quiet
+    /// panic hook (which cannot be set then): the panic fails its test instead of aborting the
+    /// process.
+    #[test]
+    fn a_store_dropped_while_its_thread_panics_does_not_abort_the_process() {
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "kv::tests::dropped_while_panicking_child", "--ignored", "--test-threads=1"])
+            .output()
+            .unwrap();
+        let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(output.status.code(), Some(101), "the child fails its test, not aborted: {printed}");
+        assert!(printed.contains("an assertion failing"), "{printed}");
     }
 }

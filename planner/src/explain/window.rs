@@ -1,8 +1,5 @@
-//! How EXPLAIN prints window table functions and window aggregates, as Flink does:
-//! `WindowTableFunction(window=[TUMBLE(time_col=[ts], size=[1 min])])`,
-//! `LocalWindowAggregate(… select=[…, slice_end('w$) AS $slice_end])`,
-//! `GlobalWindowAggregate(window=[TUMBLE(slice_end=[$slice_end], size=[1 min])], select=[…,
-//! start('w$) AS window_start, end('w$) AS window_end])`.
+//! How EXPLAIN prints window table functions and window aggregates in logical plans (the
+//! physical ones print themselves, in `physical/op/`).
 
 use weir_operators::aggregate::AggregateCall;
 use weir_operators::{WindowKind, WindowSpec};

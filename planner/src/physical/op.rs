@@ -4,8 +4,9 @@
 //! `impl PhysicalOp`) beside its runtime operator. The required methods are the questions every
 //! operator must answer — its name, its EXPLAIN line, where it runs, its state (class, signature
 //! and shape) and the vertex it becomes; the provided ones (its upsert key, what it asks of
-//! mini-batch, whether it can be shared, whether its rows are already hashed) have an answer
-//! that is right for most operators, and the others override them.
+//! mini-batch, whether it can be shared, whether its rows are already hashed, whether it forwards
+//! its rows, the source or table it is) have an answer that is right for most operators, and the
+//! others override them.
 //!
 //! Every node of a physical plan is one: the scans, VALUES, exchanges, unions and sinks that
 //! give a plan its structure as much as the operators between them. This file is the bottom of
@@ -245,9 +246,9 @@ pub trait Wiring<'p> {
 
 /// What EXPLAIN gives an operator to print its line with.
 pub struct ExplainInput<'a> {
-    /// The name of an input column (of the joined row, for an operator of two inputs).
+    /// The name of an input column (of the joined row, for an operator of several inputs).
     pub column: &'a dyn Fn(usize) -> String,
-    /// The input's columns (both inputs', named unique, for an operator of two inputs).
+    /// The input's columns (all inputs', named unique, for an operator of several inputs).
     pub input_fields: &'a [Field],
     /// Whether expressions are printed infix (`=(a, b)` otherwise), as Flink's execution plan does.
     pub infix: bool,
@@ -322,11 +323,13 @@ impl MiniBatchNeed {
     }
 }
 
-/// A physical operator: a node of the plan that runs an operator of `weir_operators` over its
-/// inputs. Implement it in a file of its own under `physical/op/`; the planner's phases ask
-/// every operator through it and name no operator.
+/// A physical operator: what a node of the plan does — read a table, run an operator of
+/// `weir_operators` over its inputs, redistribute rows, write a table. Implement it in a file of
+/// its own under `physical/op/`; the planner's phases ask every node through it, and match over
+/// no kinds (a question about one operator is a downcast, [`PhysicalNode::op`]).
 pub trait PhysicalOp: Debug + Send + Sync + AsAny + 'static {
-    /// Flink's name of the node, as EXPLAIN prints it.
+    /// Flink's name of the node (its vertex's, the JSON plan's; EXPLAIN's line may print another
+    /// form of it, as Flink does: `PythonCalc`, `Rank` for a deduplication, batch `Sort`).
     fn name(&self) -> &'static str;
 
     /// The node's EXPLAIN line, `Name(attribute=[…], …)`, with Flink's attributes.

@@ -139,7 +139,7 @@ pub(crate) fn input_types(node: &PhysicalNode) -> Vec<Vec<DataType>> {
 }
 
 /// What `node` writes into checkpoints; `None` for a node that keeps no state there (a sink's
-/// materializer is described by [`materializer_signature`]).
+/// materializer is described by [`super::op::sink::SinkMaterializer::state_signature`]).
 pub fn state_signature(node: &PhysicalNode) -> Option<StateSignature> {
     let spec = node.operator.state(node).checkpointed?;
     let types = input_types(node);

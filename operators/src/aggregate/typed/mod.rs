@@ -331,9 +331,6 @@ impl Group<'_> {
     }
 }
 
-/// The calls the typed state's tests compare with the value accumulators': every function it
-/// covers over input columns `1` (INT), `2` (BIGINT) and `5` (DOUBLE), with and without
-/// `FILTER (WHERE column 4)`; extremes only over insert-only input.
 /// Whether the typed group state computes `call` over an argument of `arg_type` exactly as its
 /// accumulator does: `COUNT(*)`, `COUNT(x)`, `SUM` / `$SUM0` / `AVG` of integers into integers
 /// or of DOUBLEs into DOUBLE, and `MIN` / `MAX` of integers over insert-only input; no DISTINCT.
@@ -392,6 +389,9 @@ fn typed_form(call: &AggregateCall) -> Option<Kind> {
     }
 }
 
+/// The calls the typed state's tests compare with the value accumulators': every function it
+/// covers over input columns `1` (INT), `2` (BIGINT) and `5` (DOUBLE), with and without
+/// `FILTER (WHERE column 4)`; extremes only over insert-only input.
 #[cfg(test)]
 pub(crate) fn test_calls(retracting: bool) -> Vec<AggregateCall> {
     use super::AggregateKind;

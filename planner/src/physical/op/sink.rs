@@ -135,7 +135,7 @@ impl PhysicalOp for Sink {
 }
 
 /// One transformation a sink runs as, in order from its input (Flink's sink translation): the
-/// job graph builds them, EXPLAIN's JSON plan lists them, both from [`sink_steps`].
+/// job graph builds them, EXPLAIN's JSON plan lists them, both from [`Sink::steps`].
 #[derive(Debug)]
 pub enum SinkStep<'a> {
     /// The ConstraintEnforcer, at its input's parallelism (chained to it, as in Flink).

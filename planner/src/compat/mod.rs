@@ -2,8 +2,8 @@
 //!
 //! Each job is described by a [`JobShape`]: its stateful operators
 //! ([`StateShape`](shape::StateShape): what each keeps in state, in terms of the source columns
-//! it derives from), its sources and sinks, the
-//! options that change how state is held, and its parallelism. The planner writes the shape of a
+//! it derives from), its sources and sinks, the options that change how state is held, and its
+//! parallelism. The planner writes the shape of a
 //! job that checkpoints into every checkpoint, so that a restore can judge the new plan against
 //! the one the state was written by; `weir compat OLD.sql NEW.sql` plans both scripts and judges
 //! the same way.

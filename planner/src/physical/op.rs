@@ -124,7 +124,10 @@ impl PhysicalNode {
     /// are: an aggregate's group keys, an updating scan's primary key (a CDC topic's), carried
     /// through Calcs that keep them ([`PhysicalOp::upsert_key`]).
     pub fn upsert_key(&self) -> Option<Vec<usize>> {
-        self.operator.upsert_key(self)
+        match self.operator.forwards_rows() {
+            true => self.inputs[0].upsert_key(),
+            false => self.operator.upsert_key(self),
+        }
     }
 
     /// Whether the rows of this node are already hashed on its columns `keys` (in that order):
@@ -354,7 +357,8 @@ pub trait PhysicalOp: Debug + Send + Sync + AsAny + 'static {
 
     /// The columns whose values identify the row each change of `node` updates, when there are
     /// (Flink's upsert keys); `None`, the safe answer, when they are unknown: a sink with a
-    /// primary key then materializes its rows.
+    /// primary key then materializes its rows. Not asked of an operator that forwards its rows,
+    /// whose key is its input's ([`PhysicalNode::upsert_key`]).
     fn upsert_key(&self, _node: &PhysicalNode) -> Option<Vec<usize>> {
         None
     }

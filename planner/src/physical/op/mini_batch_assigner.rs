@@ -25,10 +25,6 @@ impl PhysicalOp for MiniBatchAssigner {
         format!("MiniBatchAssigner(interval=[{interval_millis}ms], mode=[{mode}])")
     }
 
-    fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        node.inputs[0].upsert_key()
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }

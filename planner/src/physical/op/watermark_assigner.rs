@@ -25,10 +25,6 @@ impl PhysicalOp for WatermarkAssigner {
         )
     }
 
-    fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        node.inputs[0].upsert_key()
-    }
-
     fn runs(&self) -> Runs {
         Runs::ChainedToInput
     }

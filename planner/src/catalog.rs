@@ -440,7 +440,8 @@ pub fn definition_text(table: &CreateTable) -> String {
         let key: Vec<String> = table.primary_key.iter().map(|k| format!("`{k}`")).collect();
         parts.push(format!("PRIMARY KEY ({}) NOT ENFORCED", key.join(", ")));
     }
-    let options: Vec<String> = table.options.iter().map(|(k, v)| format!("{} = {}", quoted(k), quoted(v))).collect();
+    let options: Vec<String> =
+        table.options.iter().map(|(k, v)| format!("{} = {}", sql_string(k), sql_string(v))).collect();
     let mut sql = format!("CREATE TABLE `{}` (\n  {}\n)", table.name, parts.join(",\n  "));
     if !table.partition_keys.is_empty() {
         let keys: Vec<String> = table.partition_keys.iter().map(|k| format!("`{k}`")).collect();
@@ -452,7 +453,7 @@ pub fn definition_text(table: &CreateTable) -> String {
     sql
 }
 
-/// `text` as a SQL string literal.
-fn quoted(text: &str) -> String {
+/// `text` as a SQL string literal: in single quotes, each quote in it doubled.
+pub fn sql_string(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }

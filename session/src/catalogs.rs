@@ -11,7 +11,7 @@ use weir_runtime::LogicalType;
 use super::describe::quoted;
 use super::Session;
 use crate::tableau::text_table;
-use weir_planner::catalog::{Catalog, CatalogEntry, CatalogTable};
+use weir_planner::catalog::{sql_string, Catalog, CatalogEntry, CatalogTable};
 use weir_planner::error::{Error, Position, Result};
 use weir_planner::parser::{AlterTable, ColumnDef, CreateTable, Like, LikeMerge};
 
@@ -360,7 +360,7 @@ fn create_table_text(t: &CatalogTable) -> String {
             }
         };
         if let Some(comment) = t.column_comments.get(column.name()) {
-            line.push_str(&format!(" COMMENT '{}'", comment.replace('\'', "''")));
+            line.push_str(&format!(" COMMENT {}", sql_string(comment)));
         }
         lines.push(line);
     }
@@ -378,7 +378,7 @@ fn create_table_text(t: &CatalogTable) -> String {
     let mut text =
         format!("CREATE TABLE {} (\n{}\n)\n", Catalog::quoted_qualified(&t.descriptor.name), lines.join(",\n"));
     if let Some(comment) = &t.comment {
-        text.push_str(&format!("COMMENT '{}'\n", comment.replace('\'', "''")));
+        text.push_str(&format!("COMMENT {}\n", sql_string(comment)));
     }
     if !t.descriptor.partition_keys.is_empty() {
         let keys: Vec<String> = t.descriptor.partition_keys.iter().map(|k| format!("`{k}`")).collect();
@@ -386,7 +386,7 @@ fn create_table_text(t: &CatalogTable) -> String {
     }
     let options: BTreeMap<&String, &String> = t.descriptor.options.iter().collect();
     let options: Vec<String> =
-        options.iter().map(|(k, v)| format!("  '{}' = '{}'", k.replace('\'', "''"), v.replace('\'', "''"))).collect();
+        options.iter().map(|(k, v)| format!("  {} = {}", sql_string(k), sql_string(v))).collect();
     text.push_str(&format!("WITH (\n{}\n)\n", options.join(",\n")));
     text
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use weir_connectors::managed::TableStore;
 use weir_runtime::settings::{Setting, Settings};
 
-use weir_planner::catalog::{Catalog, CatalogEntry, CatalogTable};
+use weir_planner::catalog::{sql_string, Catalog, CatalogEntry, CatalogTable};
 use weir_planner::error::{Error, Position, Result};
 use weir_planner::parser::{parse_script, ColumnDef, CreateTable, Statement};
 
@@ -84,10 +84,6 @@ fn read_definition(definition: &str) -> Result<CreateTable> {
     }
 }
 
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
-}
-
 /// The first difference between the definition of `existing` and `wanted`, in words.
 pub fn difference(existing: &CatalogTable, wanted: &CreateTable) -> Option<String> {
     let column = |c: &ColumnDef| (c.name().to_string(), c.definition());
@@ -127,7 +123,7 @@ pub fn difference(existing: &CatalogTable, wanted: &CreateTable) -> Option<Strin
     for key in keys {
         let (o, n) = (existing.descriptor.options.get(key), wanted.options.get(key));
         if o != n {
-            let show = |v: Option<&String>| v.map_or("not set".to_string(), |v| quote(v));
+            let show = |v: Option<&String>| v.map_or("not set".to_string(), |v| sql_string(v));
             return Some(format!("option '{key}' is {} in the existing table, {} here", show(o), show(n)));
         }
     }

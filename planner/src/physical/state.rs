@@ -183,3 +183,10 @@ pub(crate) fn local_phase(node: &PhysicalNode) -> &PhysicalNode {
     }
     local
 }
+
+/// The lineage of a node that passes its input's rows on as they are.
+pub(crate) fn passed_on(node: &PhysicalNode, inputs: &[Lineage]) -> Lineage {
+    let input = inputs.first().cloned().unwrap_or_default();
+    let texts = input.texts(&(0..input.columns.len()).collect::<Vec<_>>());
+    Lineage { columns: columns_of(node, texts, node.name()), ..input }
+}

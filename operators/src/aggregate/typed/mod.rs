@@ -339,26 +339,14 @@ fn typed_supports(call: &AggregateCall, arg_type: Option<&DataType>, retracting:
     let integer_result = call.result_type.integer_bits().is_some();
     let double = |t: &DataType| t.logical == LogicalType::Double;
     let double_sum = arg_type.is_some_and(double) && double(&call.result_type);
-    let supported = match call.kind {
-        AggregateKind::CountStar => true,
-        AggregateKind::Count => call.arg.is_some(),
-        AggregateKind::Sum | AggregateKind::Sum0 | AggregateKind::Avg => integer_arg && integer_result || double_sum,
-        AggregateKind::Min | AggregateKind::Max => !retracting && integer_arg && integer_result,
-        AggregateKind::FirstValue
-        | AggregateKind::LastValue
-        | AggregateKind::ListAgg { .. }
-        | AggregateKind::StddevPop
-        | AggregateKind::StddevSamp
-        | AggregateKind::VarPop
-        | AggregateKind::VarSamp
-        | AggregateKind::Collect
-        | AggregateKind::ArrayAgg { .. }
-        | AggregateKind::JsonArrayAgg { .. }
-        | AggregateKind::JsonObjectAgg { .. }
-        | AggregateKind::ApproxCountDistinct
-        | AggregateKind::User(_) => false,
+    let supported = match typed_form(call) {
+        None => return false,
+        Some(Kind::CountStar) => true,
+        Some(Kind::Count) => call.arg.is_some(),
+        Some(Kind::Sum { .. } | Kind::Avg { .. }) => integer_arg && integer_result || double_sum,
+        Some(Kind::Min | Kind::Max) => !retracting && integer_arg && integer_result,
     };
-    supported && !call.distinct && typed_form(call).is_some()
+    supported && !call.distinct
 }
 
 /// How the typed group state computes `call` (one that [`typed_supports`]); `None` for a

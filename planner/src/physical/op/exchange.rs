@@ -4,7 +4,7 @@
 use weir_runtime::ShipStrategy;
 
 use super::prelude::*;
-use super::watermark_assigner::passed_on;
+use crate::physical::state::passed_on;
 
 /// Redistributes rows among subtasks.
 #[derive(Debug, Clone)]

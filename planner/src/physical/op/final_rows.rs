@@ -4,8 +4,8 @@
 use weir_operators::FinalRowsSpec;
 
 use super::prelude::*;
-use super::watermark_assigner::passed_on;
 use crate::attributes::order_text;
+use crate::physical::state::passed_on;
 
 /// The final rows of its input.
 #[derive(Debug, Clone)]

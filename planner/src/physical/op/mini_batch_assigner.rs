@@ -4,7 +4,7 @@
 use weir_operators::{MiniBatchAssignerSpec, MiniBatchMode};
 
 use super::prelude::*;
-use super::watermark_assigner::passed_on;
+use crate::physical::state::passed_on;
 
 /// Injects flush markers every interval; its mode is decided for the whole plan
 /// (`physical::mini_batch`).

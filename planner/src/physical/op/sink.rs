@@ -14,13 +14,13 @@ use weir_runtime::Operator as _;
 use weir_runtime::{DataType, ShipStrategy};
 
 use super::prelude::*;
-use super::watermark_assigner::passed_on;
 use super::Placed;
 use crate::attributes::names;
 use crate::catalog::Catalog;
 use crate::options::SinkKeyedShuffle;
 use crate::parser::ConflictStrategy;
 use crate::physical::state::input_types;
+use crate::physical::state::passed_on;
 
 /// Writes into a table.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 use weir_operators::WatermarkAssignerSpec;
 
 use super::prelude::*;
-use crate::physical::state::columns_of;
+use crate::physical::state::passed_on;
 use crate::plan_text::expression;
 
 /// Watermarks from an expression.
@@ -52,11 +52,4 @@ impl PhysicalOp for WatermarkAssigner {
         let WatermarkAssignerSpec { rowtime, watermark, .. } = &self.0;
         Some(format!("WatermarkAssigner({rowtime}, {watermark:?})@{}<{input}", node.parallelism))
     }
-}
-
-/// The lineage of a node that passes its input's rows on as they are.
-pub(crate) fn passed_on(node: &PhysicalNode, inputs: &[Lineage]) -> Lineage {
-    let input = inputs.first().cloned().unwrap_or_default();
-    let texts = input.texts(&(0..input.columns.len()).collect::<Vec<_>>());
-    Lineage { columns: columns_of(node, texts, node.name()), ..input }
 }

@@ -1,7 +1,7 @@
 //! Kafka → weir → Kafka beside librdkafka alone on the same broker.
 //!
-//! Starts a tansu broker on loopback (the program `scripts/ensure-kafka-broker` builds, or
-//! `WEIR_KAFKA_BROKER`; `WEIR_KAFKA_BOOTSTRAP=host:port` uses a running cluster instead), writes
+//! Starts an Apache Kafka broker on loopback (`scripts/kafka-broker`, single-node KRaft;
+//! `WEIR_KAFKA_BOOTSTRAP=host:port` uses a running cluster instead), writes
 //! `RECORDS` CSV records into a topic of four partitions with librdkafka (the produce
 //! ceiling), then at parallelism 1 and 2 reads them back with as many plain librdkafka consumers
 //! (the consume ceiling) and runs two `weir run` jobs over the topic: a filter into a topic
@@ -29,10 +29,12 @@ fn config(bootstrap: &str) -> ClientConfig {
     config
 }
 
-/// A tansu broker on a free loopback port, stopped when `Broker` is dropped.
+/// An Apache Kafka broker on a free loopback port, its data in a temporary directory, stopped
+/// when `Broker` is dropped.
 struct Broker {
     bootstrap: String,
     child: Option<std::process::Child>,
+    _data: Option<tempfile::TempDir>,
 }
 
 impl Drop for Broker {
@@ -46,26 +48,22 @@ impl Drop for Broker {
 
 fn start_broker() -> Broker {
     if let Ok(bootstrap) = std::env::var("WEIR_KAFKA_BOOTSTRAP") {
-        return Broker { bootstrap, child: None };
+        return Broker { bootstrap, child: None, _data: None };
     }
-    let program = std::env::var("WEIR_KAFKA_BROKER").unwrap_or_else(|_| {
-        let out = Command::new("scripts/ensure-kafka-broker").output().expect("scripts/ensure-kafka-broker");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    });
+    let data = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(program)
-        .args(["broker", "--storage-engine", "memory://tansu/"])
-        .args(["--listener-url", &format!("tcp://127.0.0.1:{port}")])
-        .args(["--advertised-listener-url", &format!("tcp://127.0.0.1:{port}")])
+    let child = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-broker"))
+        .arg(data.path())
+        .arg(port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("the broker starts");
-    let broker = Broker { bootstrap: format!("127.0.0.1:{port}"), child: Some(child) };
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let broker = Broker { bootstrap: format!("127.0.0.1:{port}"), child: Some(child), _data: Some(data) };
+    let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let consumer: BaseConsumer = config(&broker.bootstrap).create().unwrap();
-        if consumer.fetch_metadata(None, Duration::from_secs(1)).is_ok() {
+        if consumer.fetch_metadata(None, Duration::from_secs(1)).is_ok_and(|m| !m.brokers().is_empty()) {
             return broker;
         }
         assert!(Instant::now() < deadline, "the broker did not start");
@@ -167,8 +165,7 @@ fn main() {
     let input = format!("bench-in-{suffix}");
     create_topic(&b, &input);
     let (produce_s, counts) = produce(&b, &input, records);
-    // The end of each partition, as the scan's bound (tansu's latest offsets are not reliable
-    // for batches of many records).
+    // The end of each partition, as the scan's bound.
     let ends: Vec<String> = counts.iter().enumerate().map(|(p, n)| format!("partition:{p},offset:{n}")).collect();
     let source = format!(
         "CREATE TABLE src (id BIGINT, k INT, v INT, name STRING) WITH ('connector' = 'kafka', 'topic' = '{input}', \

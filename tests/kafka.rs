@@ -1,4 +1,4 @@
-//! The `kafka` connector against a real broker (tansu, started by the tests on loopback):
+//! The `kafka` connector against a real broker (Apache Kafka, started by the tests on loopback):
 //! scripts read topics and write them through the `weir` binary as users run them; options,
 //! missing topics, unreachable brokers and records that do not decode fail with clear messages.
 
@@ -92,13 +92,11 @@ fn a_sink_writes_every_row_and_a_source_reads_them_back() {
     let topic = topic("written");
     broker.create_topic(&topic, 2);
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/data/orders.csv");
-    // One record per batch, for the test broker's latest offsets (see `common::kafka::Broker::produce`).
     let write = format!(
         "CREATE TABLE orders ({ORDERS}) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
          CREATE TABLE sink (id BIGINT, product STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'kafka', \
          'topic' = '{topic}', 'properties.bootstrap.servers' = '{}', 'key.format' = 'csv', 'key.fields' = 'id', \
-         'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY', \
-         'properties.batch.num.messages' = '1');\n\
+         'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY');\n\
          INSERT INTO sink SELECT id, product, amount FROM orders;\n",
         data.display(),
         broker.bootstrap
@@ -149,7 +147,7 @@ fn a_record_that_does_not_decode_names_topic_partition_offset_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let topic = topic("bad");
     broker.create_topic(&topic, 1);
-    broker.produce(&topic, &["1,a".into(), "2,b".into(), "x,c".into()], |_| 0);
+    broker.produce(&topic, &["1,a", "2,b", "x,c"], |_| 0);
     let sql = format!(
         "{}CREATE TABLE out (id BIGINT, s STRING) WITH ('connector' = 'blackhole');\nINSERT INTO out SELECT * FROM t;\n",
         kafka_table("t", "id BIGINT, s STRING", &topic, &broker.bootstrap, "")
@@ -165,6 +163,62 @@ fn a_record_that_does_not_decode_names_topic_partition_offset_and_field() {
     let (ok, out, err) = run(dir.path(), &lenient, 1, &[]);
     assert!(ok, "{err}");
     assert_eq!(printed(&out.replace("+I", "> +I")), vec!["+I[1, a]", "+I[2, b]", "+I[null, c]"]);
+}
+
+/// Values of no bytes and Avro values cut short or followed by more bytes, as Flink's decoders
+/// see them: an error naming topic, partition and offset in json, csv and avro (a row with
+/// the rest of the value NULL would be a wrong result); an empty string in `raw`; passed over
+/// in `debezium-json` (Flink skips empty messages) and under `json.ignore-parse-errors`.
+#[test]
+fn empty_and_cut_values_fail_or_pass_over_as_flinks_decoders_do() {
+    let broker = broker();
+    let dir = tempfile::tempdir().unwrap();
+    let read = |topic: &str, columns: &str, format: &str| {
+        let sql = format!(
+            "{}CREATE TABLE out ({columns}) WITH ('connector' = 'print');\nINSERT INTO out SELECT * FROM t;\n",
+            kafka_table("t", columns, topic, &broker.bootstrap, &format!(", {format}"))
+                .replace("'format' = 'csv', ", "")
+        );
+        run(dir.path(), &sql, 1, &[])
+    };
+    let values = |name: &str, values: &[&[u8]]| {
+        let topic = topic(name);
+        broker.create_topic(&topic, 1);
+        broker.produce(&topic, values, |_| 0);
+        topic
+    };
+    let failed_at = |(ok, _, err): (bool, String, String), topic: &str, what: &str| {
+        assert!(!ok && err.contains(&format!("topic '{topic}', partition 0, offset 1")) && err.contains(what), "{err}");
+    };
+    let json = values("empty-json", &[br#"{"id":1}"#, b"", br#"{"id":2}"#]);
+    failed_at(read(&json, "id BIGINT", "'format' = 'json'"), &json, "value");
+    let (ok, out, err) = read(&json, "id BIGINT", "'format' = 'json', 'json.ignore-parse-errors' = 'true'");
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["+I[1]", "+I[2]"]);
+    let csv = values("empty-csv", &[b"1", b"", b"2"]);
+    failed_at(read(&csv, "id BIGINT", "'format' = 'csv'"), &csv, "No content to map due to end-of-input");
+    let raw = values("empty-raw", &[b"a", b"", b"b"]);
+    let (ok, out, err) = read(&raw, "s STRING", "'format' = 'raw'");
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["+I[a]", "+I[]", "+I[b]"]);
+    let insert = |id: u32| format!(r#"{{"before":null,"after":{{"id":{id}}},"op":"c"}}"#);
+    let cdc = values("empty-cdc", &[insert(1).as_bytes(), b"", insert(2).as_bytes()]);
+    let (ok, out, err) = read(&cdc, "id BIGINT", "'format' = 'debezium-json'");
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["+I[1]", "+I[2]"]);
+    // Avro: (id BIGINT NOT NULL, name STRING) is a long, then the union ["null", "string"].
+    let record: &[u8] = &[6, 2, 4, b'n', b'3'];
+    let avro = |name: &str, second: &[u8]| values(name, &[record, second]);
+    for (name, second) in [("cut-avro", &record[..4]), ("long-avro", &[6, 2, 4, b'n', b'3', 0][..])] {
+        let topic = avro(name, second);
+        failed_at(
+            read(&topic, "id BIGINT NOT NULL, name STRING", "'format' = 'avro'"),
+            &topic,
+            "malformed Avro record",
+        );
+    }
+    let topic = avro("empty-avro", b"");
+    failed_at(read(&topic, "id BIGINT NOT NULL, name STRING", "'format' = 'avro'"), &topic, "ends early");
 }
 
 #[test]
@@ -239,39 +293,38 @@ fn options_are_checked_as_flink_checks_them() {
     assert!(err.contains("Could not find required scan format 'value.format'."), "{err}");
 }
 
-/// The exactly-once sink's transactions on librdkafka's mock cluster (which has them; the
-/// tests' tansu broker has not): every checkpoint's rows are written once, in a transaction
-/// that also moves the writer's checkpoint marker.
+/// The exactly-once sink's transactions, in this process: every checkpoint's rows are written
+/// once, in a transaction that also moves the writer's checkpoint marker.
 #[test]
 fn an_exactly_once_sink_writes_each_row_once_in_transactions() {
     use weir::connectors::ConnectorRegistry;
     use weir::runtime::RuntimeConfig;
     use weir::session::Session;
 
-    let cluster = rdkafka::mocking::MockCluster::new(1).unwrap();
-    cluster.create_topic("in", 2, 1).unwrap();
-    cluster.create_topic("out", 2, 1).unwrap();
-    let mock = common::kafka::Broker::at(cluster.bootstrap_servers());
+    let broker = broker();
+    let (input, output) = (topic("eos-in"), topic("eos-out"));
+    broker.create_topic(&input, 2);
+    broker.create_topic(&output, 2);
     let lines: Vec<String> = (0..2000).map(|i| format!("{i},{}", i % 10)).collect();
-    mock.produce("in", &lines, |i| (i % 2) as i32);
+    broker.produce(&input, &lines, |i| (i % 2) as i32);
     let dir = tempfile::tempdir().unwrap();
     let script = format!(
         "SET 'execution.checkpointing.interval' = '100 ms';\n\
          SET 'execution.checkpointing.dir' = '{}';\n\
-         CREATE TABLE src (id BIGINT, v INT) WITH ('connector' = 'kafka', 'topic' = 'in',\n\
+         CREATE TABLE src (id BIGINT, v INT) WITH ('connector' = 'kafka', 'topic' = '{input}',\n\
            'properties.bootstrap.servers' = '{b}', 'scan.startup.mode' = 'earliest-offset',\n\
            'scan.bounded.mode' = 'latest-offset', 'format' = 'csv');\n\
-         CREATE TABLE out (id BIGINT, v INT) WITH ('connector' = 'kafka', 'topic' = 'out',\n\
+         CREATE TABLE out (id BIGINT, v INT) WITH ('connector' = 'kafka', 'topic' = '{output}',\n\
            'properties.bootstrap.servers' = '{b}', 'format' = 'csv',\n\
-           'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'eos');\n\
+           'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'eos-{output}');\n\
          INSERT INTO out SELECT id, v FROM src WHERE v < 5;\n",
         dir.path().display(),
-        b = mock.bootstrap
+        b = broker.bootstrap
     );
     let runtime = RuntimeConfig::default().with_parallelism(2);
     let mut session = Session::new(runtime, ConnectorRegistry::default(), Box::new(common::Buffer::default()));
     session.execute_script(&script).unwrap();
-    let mut written: Vec<String> = mock.read_all("out", true).into_iter().map(|(_, v)| v).collect();
+    let mut written: Vec<String> = broker.read_all(&output, true).into_iter().map(|(_, v)| v).collect();
     written.sort();
     let mut expected: Vec<String> = lines.into_iter().filter(|l| l.ends_with(|c: char| c < '5')).collect();
     expected.sort();
@@ -458,11 +511,7 @@ fn upsert_kafka_round_trips_a_changelog() {
                 broker.bootstrap
             )
         };
-        // One record per batch, for the test broker's latest offsets.
-        let write = format!(
-            "{cdc}{}INSERT INTO upserts SELECT * FROM cdc;\n",
-            upserts(", 'properties.batch.num.messages' = '1'")
-        );
+        let write = format!("{cdc}{}INSERT INTO upserts SELECT * FROM cdc;\n", upserts(""));
         let (ok, _, err) = run(dir.path(), &write, p, &[]);
         assert!(ok, "{err}");
         assert!(broker.read_all(&topic, false).iter().any(|(_, v)| v.is_empty()), "no tombstone written");
@@ -542,7 +591,7 @@ fn raw_messages_are_read_and_written_whole() {
     let (input, output) = (topic("raw-in"), topic("raw-out"));
     broker.create_topic(&input, 1);
     broker.create_topic(&output, 1);
-    broker.produce(&input, &["first line\nsecond line".into(), "{\"not\": \"parsed\"}".into()], |_| 0);
+    broker.produce(&input, &["first line\nsecond line", "{\"not\": \"parsed\"}"], |_| 0);
     let table = |name: &str, topic: &str| {
         format!(
             "CREATE TABLE {name} (line STRING) WITH ('connector' = 'kafka', 'topic' = '{topic}', \
@@ -590,7 +639,7 @@ fn metadata_columns_read_and_write_record_metadata() {
     let write = format!(
         "CREATE TABLE src (id BIGINT, s STRING) WITH ('connector' = 'kafka', 'topic' = '{input}', {bounded});\n\
          CREATE TABLE dst (id BIGINT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH (\
-           'connector' = 'kafka', 'topic' = '{output}', {bounded}, 'properties.batch.num.messages' = '1');\n\
+           'connector' = 'kafka', 'topic' = '{output}', {bounded});\n\
          INSERT INTO dst SELECT id, TO_TIMESTAMP_LTZ(1700000000000 + id, 3) FROM src;\n"
     );
     let (ok, _, err) = run(dir.path(), &write, 1, &[]);
@@ -650,7 +699,7 @@ fn avro_values_round_trip() {
         "CREATE TABLE orders ({ORDERS}) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n{}\
          INSERT INTO avro_orders SELECT * FROM orders;\n",
         data.display(),
-        table(", 'properties.batch.num.messages' = '1'")
+        table("")
     );
     let (ok, _, err) = run(dir.path(), &write, 2, &[]);
     assert!(ok, "{err}");
@@ -681,7 +730,7 @@ fn partition_discovery_reads_a_topic_created_while_the_job_runs() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = format!("disc{:08x}", rand::random::<u32>());
     broker.create_topic(&format!("{prefix}-a"), 1);
-    broker.produce(&format!("{prefix}-a"), &["1".into(), "2".into()], |_| 0);
+    broker.produce(&format!("{prefix}-a"), &["1", "2"], |_| 0);
     let sql = format!(
         "CREATE TABLE t (n BIGINT) WITH ('connector' = 'kafka', 'topic-pattern' = '{prefix}-.*', \
          'properties.bootstrap.servers' = '{}', 'scan.startup.mode' = 'earliest-offset', \
@@ -705,7 +754,7 @@ fn partition_discovery_reads_a_topic_created_while_the_job_runs() {
         got.extend(lines.recv_timeout(Duration::from_millis(100)).ok().map(strip));
     }
     broker.create_topic(&format!("{prefix}-b"), 2);
-    broker.produce(&format!("{prefix}-b"), &["3".into(), "4".into()], |i| i as i32);
+    broker.produce(&format!("{prefix}-b"), &["3", "4"], |i| i as i32);
     while got.len() < 4 && Instant::now() < deadline {
         got.extend(lines.recv_timeout(Duration::from_millis(100)).ok().map(strip));
     }

@@ -783,7 +783,10 @@ async fn deploy_and_wait(
 fn notify_complete(addrs: &[Vec<Addr<SubtaskActor>>], coordinator: &CheckpointCoordinator, id: u64) {
     for (chain, subtasks) in addrs.iter().enumerate() {
         for (index, addr) in subtasks.iter().enumerate() {
-            addr.do_send(CheckpointComplete { id, holds_final_state: coordinator.has_finished((chain, index)) });
+            addr.do_send(CheckpointComplete {
+                id,
+                holds_final_state: coordinator.holds_final_state((chain, index), id),
+            });
         }
     }
 }

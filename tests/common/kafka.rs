@@ -1,12 +1,12 @@
-//! Kafka brokers for the tests: a throwaway tansu broker of the test binary (a real
-//! Kafka-protocol server in another process, on a free loopback port, stopped when the test
-//! process exits; its program comes from `scripts/ensure-kafka-broker`), or librdkafka's
-//! in-process mock cluster for fault cases. Helpers create topics, write lines and read a
+//! Kafka brokers for the tests: a throwaway Apache Kafka broker (single-node KRaft, run by
+//! `scripts/kafka-broker` in another process, on a free loopback port, stopped when the test
+//! process exits), shared by the tests of one binary or owned by one test that kills and restarts
+//! it; or librdkafka's in-process mock cluster. Helpers create topics, write lines and read a
 //! topic back.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -17,88 +17,149 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Offset, TopicPartitionList};
 
-/// A broker's address.
+/// A broker's address, and the broker's process when this test process runs it.
 pub struct Broker {
     /// `host:port` for `properties.bootstrap.servers`.
     pub bootstrap: String,
-    _watchdog: Option<std::process::Child>,
+    process: Option<Mutex<Process>>,
+}
+
+/// A broker this test process runs: its data directory (kept across restarts), its client port,
+/// its extra configuration and the shell that watches it.
+struct Process {
+    dir: tempfile::TempDir,
+    port: u16,
+    settings: Vec<String>,
+    watchdog: Option<std::process::Child>,
 }
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap()
 }
 
-/// The broker program: `WEIR_KAFKA_BROKER`, else what `scripts/ensure-kafka-broker` built.
-fn program() -> PathBuf {
-    if let Ok(program) = std::env::var("WEIR_KAFKA_BROKER") {
-        return PathBuf::from(program);
-    }
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let cache = std::env::var("WEIR_TOOLS_CACHE").unwrap_or_else(|_| format!("{home}/.cache/weir-tools"));
-    let program = PathBuf::from(cache).join("tansu-0.6.0/bin/tansu");
-    assert!(
-        program.exists(),
-        "no Kafka broker at {}: run scripts/test (or scripts/ensure-kafka-broker)",
-        program.display()
-    );
-    program
-}
-
 /// The broker of this test binary: the one at `WEIR_KAFKA_BOOTSTRAP` when set (a Kafka cluster
-/// of one's own, for the tests tansu cannot serve), else a tansu broker started on first use.
+/// of one's own), else an Apache Kafka broker started on first use.
 pub fn broker() -> &'static Broker {
     static BROKER: OnceLock<Broker> = OnceLock::new();
     BROKER.get_or_init(|| match std::env::var("WEIR_KAFKA_BOOTSTRAP") {
         Ok(bootstrap) => Broker::at(bootstrap),
-        Err(_) => start(),
+        Err(_) => Broker::start(&[]),
     })
 }
 
-fn start() -> Broker {
-    let port = free_port();
-    let log = std::env::temp_dir().join(format!("weir-kafka-{}-{port}.log", std::process::id()));
-    // The broker runs under a shell that stops it once this test process is gone.
-    let script = format!(
-        "{program} broker --storage-engine memory://tansu/ --listener-url tcp://127.0.0.1:{port} \
-         --advertised-listener-url tcp://127.0.0.1:{port} >{log} 2>&1 & b=$!; \
-         while [ -d /proc/{pid} ]; do sleep 0.5; done; kill $b; wait $b; rm -f {log}",
-        program = program().display(),
-        log = log.display(),
-        pid = std::process::id(),
-    );
-    let watchdog = Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let broker = Broker { bootstrap: format!("127.0.0.1:{port}"), _watchdog: Some(watchdog) };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let consumer: BaseConsumer = broker.config().create().unwrap();
-        if consumer.fetch_metadata(None, Duration::from_secs(1)).is_ok() {
-            break;
-        }
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        assert!(Instant::now() < deadline, "the Kafka broker did not start: {text}");
-        std::thread::sleep(Duration::from_millis(200));
+impl Process {
+    fn pid_file(&self) -> PathBuf {
+        self.dir.path().join("broker.pid")
     }
-    broker
+
+    fn log_file(&self) -> PathBuf {
+        self.dir.path().join("broker.log")
+    }
+
+    /// Starts the broker (formatting its directory the first time) under a shell that stops it
+    /// once this test process is gone.
+    fn launch(&mut self) {
+        let program = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka-broker");
+        let settings: Vec<String> = self.settings.iter().map(|s| format!("'{s}'")).collect();
+        let script = format!(
+            "{program} {dir} {port} {settings} >>{log} 2>&1 & b=$!; echo $b >{pid}; \
+             while [ -d /proc/{me} ] && [ -d /proc/$b ]; do sleep 0.5; done; kill $b 2>/dev/null; wait $b",
+            program = program.display(),
+            dir = self.dir.path().join("broker").display(),
+            port = self.port,
+            settings = settings.join(" "),
+            log = self.log_file().display(),
+            pid = self.pid_file().display(),
+            me = std::process::id(),
+        );
+        let _ = std::fs::remove_file(self.pid_file());
+        let watchdog = Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.watchdog = Some(watchdog);
+    }
+
+    /// Waits until the broker answers metadata requests with itself in them.
+    fn wait_until_up(&self, bootstrap: &str) {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let consumer: BaseConsumer =
+                client_config(bootstrap).set("socket.connection.setup.timeout.ms", "1000").create().unwrap();
+            if let Ok(metadata) = consumer.fetch_metadata(None, Duration::from_secs(1)) {
+                if !metadata.brokers().is_empty() {
+                    return;
+                }
+            }
+            let log = std::fs::read_to_string(self.log_file()).unwrap_or_default();
+            let exited = self.pid_file().exists() && self.pid().is_none();
+            assert!(!exited, "the Kafka broker exited: {log}");
+            assert!(Instant::now() < deadline, "the Kafka broker did not start in 90 s: {log}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The broker's process id while it runs.
+    fn pid(&self) -> Option<u32> {
+        let pid: u32 = std::fs::read_to_string(self.pid_file()).ok()?.trim().parse().ok()?;
+        std::path::Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
+    }
+}
+
+fn client_config(bootstrap: &str) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", bootstrap);
+    config.set("log_level", "3");
+    config
 }
 
 impl Broker {
     /// A broker at `bootstrap` that this process does not run (a mock cluster's).
     pub fn at(bootstrap: String) -> Broker {
-        Broker { bootstrap, _watchdog: None }
+        Broker { bootstrap, process: None }
+    }
+
+    /// Starts an Apache Kafka broker of this test process on a free loopback port, with
+    /// `settings` (`name=value`) added to its configuration; it stops when dropped or when the
+    /// test process exits.
+    pub fn start(settings: &[&str]) -> Broker {
+        let mut process = Process {
+            dir: tempfile::Builder::new().prefix("weir-kafka-").tempdir().unwrap(),
+            port: free_port(),
+            settings: settings.iter().map(|s| s.to_string()).collect(),
+            watchdog: None,
+        };
+        let bootstrap = format!("127.0.0.1:{}", process.port);
+        process.launch();
+        process.wait_until_up(&bootstrap);
+        Broker { bootstrap, process: Some(Mutex::new(process)) }
+    }
+
+    /// Kills the broker with SIGKILL (as a crash would) and waits until it is gone.
+    pub fn kill(&self) {
+        let mut process = self.process.as_ref().expect("a broker this test process runs").lock().unwrap();
+        if let Some(pid) = process.pid() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        if let Some(mut watchdog) = process.watchdog.take() {
+            let _ = watchdog.wait();
+        }
+    }
+
+    /// Starts the killed broker again on the same port with the same data, and waits until it
+    /// serves.
+    pub fn restart(&self) {
+        let mut process = self.process.as_ref().expect("a broker this test process runs").lock().unwrap();
+        process.launch();
+        process.wait_until_up(&self.bootstrap);
     }
 
     /// A client configuration for this broker.
     pub fn config(&self) -> ClientConfig {
-        let mut config = ClientConfig::new();
-        config.set("bootstrap.servers", &self.bootstrap);
-        config.set("log_level", "3");
-        config
+        client_config(&self.bootstrap)
     }
 
     /// Creates `topic` with `partitions` partitions.
@@ -112,18 +173,12 @@ impl Broker {
         }
     }
 
-    /// Writes `lines` to `topic`: line i to partition `partition_of(i)`, with no key.
-    ///
-    /// Each record is a batch of its own: tansu 0.6 answers a partition's latest offset
-    /// (ListOffsets) with the base offset of its last batch plus one, which is the true end only
-    /// when that batch holds one record (its fetches report the true end); and a fetch from an
-    /// offset inside a batch returns nothing, where Kafka returns the batch (a restored source
-    /// starts at any offset).
-    pub fn produce(&self, topic: &str, lines: &[String], partition_of: impl Fn(usize) -> i32) {
-        let producer: BaseProducer = self.config().set("batch.num.messages", "1").create().unwrap();
+    /// Writes `lines` to `topic`: line i (its bytes) to partition `partition_of(i)`, with no key.
+    pub fn produce<L: AsRef<[u8]>>(&self, topic: &str, lines: &[L], partition_of: impl Fn(usize) -> i32) {
+        let producer: BaseProducer = self.config().set("linger.ms", "5").create().unwrap();
         for (i, line) in lines.iter().enumerate() {
-            let mut record: BaseRecord<'_, [u8], str> =
-                BaseRecord::to(topic).payload(line.as_str()).partition(partition_of(i));
+            let mut record: BaseRecord<'_, [u8], [u8]> =
+                BaseRecord::to(topic).payload(line.as_ref()).partition(partition_of(i));
             loop {
                 match producer.send(record) {
                     Ok(()) => break,
@@ -178,5 +233,13 @@ impl Broker {
             }
         }
         out
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        if self.process.is_some() {
+            self.kill();
+        }
     }
 }

@@ -270,7 +270,7 @@ impl Decoder for AvroDecoder {
             let json: Json = serde_json::from_str(&text).map_err(|e| fail(1, None, format!("malformed JSON: {e}")))?;
             Avro::from(json).resolve(&self.format.schema)
         } else {
-            apache_avro::from_avro_datum(&self.format.schema, &mut bytes.as_slice(), None)
+            decode_datum(&self.format.schema, &bytes).map_err(|reason| fail(1, None, reason))?
         };
         let Avro::Record(values) = decoded.map_err(|e| fail(1, None, format!("malformed Avro record: {e}")))? else {
             return Err(fail(1, None, "the Avro record is not a record".into()));
@@ -287,6 +287,41 @@ impl Decoder for AvroDecoder {
         out.end_record();
         Ok(true)
     }
+}
+
+/// Reads a datum's bytes and tells whether the decoder asked for more than there were.
+struct Exact<'a> {
+    bytes: &'a [u8],
+    short: bool,
+}
+
+impl std::io::Read for Exact<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.bytes.len());
+        self.short |= n < buf.len();
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// Decodes one Avro datum that must be exactly `bytes`: a datum cut short (which `apache-avro`
+/// would read as nulls inside a union or a string) or followed by more bytes is an error, as it
+/// is to Flink's decoder.
+fn decode_datum(schema: &AvroSchema, bytes: &[u8]) -> std::result::Result<apache_avro::AvroResult<Avro>, String> {
+    let mut reader = Exact { bytes, short: false };
+    let decoded = apache_avro::from_avro_datum(schema, &mut reader, None);
+    if reader.short {
+        return Err(format!("malformed Avro record: the record ends early ({} bytes)", bytes.len()));
+    }
+    if decoded.is_ok() && !reader.bytes.is_empty() {
+        return Err(format!(
+            "malformed Avro record: {} bytes follow the record's {}",
+            reader.bytes.len(),
+            bytes.len() - reader.bytes.len()
+        ));
+    }
+    Ok(decoded)
 }
 
 struct AvroEncoder {
@@ -366,5 +401,19 @@ mod tests {
         let err = super::super::decode_rows(format.decoder().as_mut(), &mut Lines::from_bytes(&[1, 2, 3]), &schema)
             .unwrap_err();
         assert!(err.reason.contains("malformed Avro record"), "{}", err.reason);
+        // Every cut of the record is an error, never a row with nulls; so are trailing bytes.
+        for cut in 0..bytes.len() {
+            let decoded =
+                super::super::decode_rows(format.decoder().as_mut(), &mut Lines::from_bytes(&bytes[..cut]), &schema);
+            match decoded {
+                Err(e) => assert!(e.reason.contains("malformed Avro record"), "{cut} bytes: {}", e.reason),
+                Ok(rows) => assert!(rows.is_empty() && cut == 0, "{cut} of {} bytes decoded as {rows:?}", bytes.len()),
+            }
+        }
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(&[0, 0]);
+        let err =
+            super::super::decode_rows(format.decoder().as_mut(), &mut Lines::from_bytes(&longer), &schema).unwrap_err();
+        assert!(err.reason.contains("2 bytes follow the record"), "{}", err.reason);
     }
 }

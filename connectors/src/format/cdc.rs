@@ -272,7 +272,10 @@ impl Decoder for CdcDecoder {
                     })
                 }
             };
-            if line.trim().is_empty() {
+            // Blank lines of a file and empty messages (tombstones) are passed over, as Flink's
+            // CDC decoders pass over a message of no bytes; a blank message of some bytes is not
+            // JSON.
+            if line.is_empty() || (line.trim().is_empty() && !lines.is_message()) {
                 continue;
             }
             let (rows, kinds_before) = (out.rows(), kinds.len());

@@ -283,6 +283,7 @@ impl Decoder for CsvDecoder {
         let ignore = self.format.options.ignore_parse_errors;
         // Find the next record: skip blank lines and, when allowed, comments (and, ignoring
         // parse errors, lines that are not UTF-8).
+        let message = lines.is_message();
         let start = loop {
             let next_number = lines.number() + 1;
             let line = match lines.next_line() {
@@ -291,6 +292,18 @@ impl Decoder for CsvDecoder {
                 Err(e) if ignore && super::is_not_utf8(&e) => continue,
                 Err(e) => return Err(io_error(next_number, e)),
             };
+            if line.is_empty() && message {
+                // An empty message (a Kafka value or key) holds no row: Flink's decoder fails.
+                if ignore {
+                    return Ok(true);
+                }
+                return Err(DecodeError {
+                    line: 1,
+                    column: None,
+                    field: None,
+                    reason: "No content to map due to end-of-input: the message is empty".into(),
+                });
+            }
             if line.is_empty() || (self.format.options.allow_comments && line.starts_with('#')) {
                 continue;
             }

@@ -202,7 +202,9 @@ impl Decoder for JsonDecoder {
                     })
                 }
             };
-            if line.trim().is_empty() {
+            // A blank line of a file is passed over; a blank message (a Kafka value or key)
+            // is not JSON, as Flink's decoder says.
+            if line.trim().is_empty() && !lines.is_message() {
                 continue;
             }
             let rows = out.rows();

@@ -143,13 +143,13 @@ impl Lines {
     }
 
     /// The bytes of the next record as they are (a line with its line break, or a whole
-    /// message), or `None` at the end; counted as a line.
+    /// message, empty ones too), or `None` at the end; counted as a line.
     ///
     /// # Errors
     /// The reader's error.
     pub fn next_bytes(&mut self) -> std::io::Result<Option<&[u8]>> {
         if self.message {
-            if !std::mem::take(&mut self.pending) || self.buf.is_empty() {
+            if !std::mem::take(&mut self.pending) {
                 return Ok(None);
             }
             self.offset = self.buf.len() as u64;

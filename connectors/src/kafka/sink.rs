@@ -9,7 +9,11 @@
 //!   writer, `<sink.transactional-id-prefix>-<subtask>`), so a restore knows which of its
 //!   checkpoints' transactions committed and writes the others again: every row exactly once in
 //!   a `read_committed` view. Transactions a crashed run left open are aborted when the writer
-//!   with the same transactional id starts (`init_transactions`).
+//!   with the same transactional id starts (`init_transactions`). The rows after the last
+//!   barrier, kept by the final state a writer reports when its input ends, are filed under the
+//!   id after the last checkpoint it took part in: every checkpoint that holds them has that id
+//!   or a later one, so they commit after the rows before them, and a restore that finds the
+//!   marker below that id writes them again.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -31,6 +35,8 @@ use super::record::{RecordEncoder, WrittenMeta};
 
 /// The state section of an exactly-once writer's checkpoints not yet known committed.
 const PENDING: &str = "pending";
+/// The state section holding the id the writer's rows were last filed under.
+const LATEST: &str = "latest";
 
 /// How long a flush or a transaction's commit may take.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -169,6 +175,11 @@ pub struct KafkaSink {
     inherited: Vec<(usize, BTreeMap<u64, Vec<Record>>)>,
     /// The parallelism of the restored job (its transactional ids may have transactions left open).
     restored_parallelism: usize,
+    /// Exactly-once: the highest checkpoint id the writer's rows were filed under (restored
+    /// ones included); the final state files the last rows under the next id.
+    latest: u64,
+    /// The input has ended: the next state taken is the final one.
+    ended: bool,
     subtask: usize,
     parallelism: usize,
     checkpointing: bool,
@@ -197,6 +208,8 @@ impl KafkaSink {
             pending: BTreeMap::new(),
             inherited: Vec::new(),
             restored_parallelism: 0,
+            latest: 0,
+            ended: false,
             subtask,
             parallelism,
             checkpointing: false,
@@ -268,6 +281,14 @@ impl KafkaSink {
             .send_offsets_to_transaction(&marker, &metadata, FLUSH_TIMEOUT)
             .map_err(|e| self.failed("add its checkpoint marker to a transaction on", e))?;
         producer.commit_transaction(FLUSH_TIMEOUT).map_err(|e| self.failed("commit a transaction on", e))?;
+        tracing::debug!(
+            table = %self.options.table,
+            subtask = self.subtask,
+            owner,
+            checkpoints = ?batches.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            records = batches.iter().map(|(_, r)| r.len()).sum::<usize>(),
+            "committed a transaction"
+        );
         self.check_deliveries(producer)
     }
 
@@ -416,7 +437,12 @@ impl Operator for KafkaSink {
                 DeliveryGuarantee::None | DeliveryGuarantee::ExactlyOnce => Ok(()),
             };
         }
-        self.pending.insert(checkpoint, std::mem::take(&mut self.batch));
+        // The final state's checkpoint id is not known yet (the runtime passes 0); every
+        // checkpoint that will hold it comes after the last one this writer took part in.
+        let id = if self.ended { self.latest + 1 } else { checkpoint };
+        self.latest = self.latest.max(id);
+        self.pending.insert(id, std::mem::take(&mut self.batch));
+        state.section(LATEST).u64(self.latest);
         let out = state.section(PENDING);
         out.u32(self.pending.len() as u32);
         for (id, records) in &self.pending {
@@ -450,6 +476,7 @@ impl Operator for KafkaSink {
     }
 
     fn end_of_input(&mut self, _ctx: &mut OperatorContext, _out: &mut Output) -> RuntimeResult<()> {
+        self.ended = true;
         match self.options.delivery {
             // The final checkpoint commits the last rows.
             DeliveryGuarantee::ExactlyOnce => Ok(()),
@@ -462,6 +489,11 @@ impl Operator for KafkaSink {
         let name = self.options.table.clone();
         let malformed =
             |e: StateDecodeError| RuntimeError::Restore(format!("the state of Kafka sink '{name}' is malformed: {e}"));
+        for state in states {
+            if let Some(mut latest) = state.section(LATEST) {
+                self.latest = self.latest.max(latest.u64().map_err(malformed)?);
+            }
+        }
         for (owner, state) in states.iter().enumerate().filter(|(k, _)| k % self.parallelism == self.subtask) {
             let Some(mut input) = state.section(PENDING) else { continue };
             let mut batches = BTreeMap::new();
@@ -471,6 +503,7 @@ impl Operator for KafkaSink {
                 for _ in 0..input.u32().map_err(malformed)? {
                     records.push(Record::read(&mut input).map_err(malformed)?);
                 }
+                self.latest = self.latest.max(id);
                 batches.insert(id, records);
             }
             self.inherited.push((owner, batches));

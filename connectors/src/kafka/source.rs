@@ -258,6 +258,7 @@ impl KafkaSource {
                     let positions = consumer.position().map_err(|e| RuntimeError::execution(e.to_string()))?;
                     for (tp, offset) in client::offsets_of(&positions) {
                         if let (Some(offset), Some(p)) = (offset, self.partitions.iter_mut().find(|p| p.tp == tp)) {
+                            tracing::debug!(table = %self.name, subtask = self.subtask, partition = tp.partition, eof = number, next = p.next, position = offset, "end of partition");
                             p.next = p.next.max(offset);
                             if p.rows.rows() == 0 {
                                 p.emitted = p.next;
@@ -455,7 +456,12 @@ impl Source for KafkaSource {
             self.partitions.iter().filter(|p| !p.finished()).map(|p| (&p.tp, Offset::Offset(p.next))),
         )?;
         consumer.assign(&reading).map_err(|e| client::cluster_error(&self.options, "assign its partitions", &e))?;
-        tracing::debug!(table = %self.name, subtask = self.subtask, partitions = self.partitions.len(), "Kafka source opened");
+        let ranges: Vec<String> = self
+            .partitions
+            .iter()
+            .map(|p| format!("{}-{}: {}..{:?}", p.tp.topic, p.tp.partition, p.next, p.stop))
+            .collect();
+        tracing::debug!(table = %self.name, subtask = self.subtask, partitions = ?ranges, "Kafka source opened");
         self.consumer = Some(consumer);
         if let (Some(interval), BoundedMode::Unbounded) = (self.options.discovery_interval, &self.options.bounded) {
             self.discovered = Some(discover(Arc::clone(&self.options), interval));

@@ -51,6 +51,9 @@ pub(crate) struct CheckpointCoordinator {
     completed: Arc<Mutex<CompletedCheckpoints>>,
     /// The final state of every subtask that has finished, by chain and index.
     finished: BTreeMap<SubtaskKey, SubtaskState>,
+    /// Per finished subtask, the first checkpoint that holds its final state: the ones it
+    /// had taken its part of before it finished hold that part instead.
+    final_from: BTreeMap<SubtaskKey, u64>,
     /// Set when the savepoint that stops the job begins: no checkpoint starts after it.
     stopping: bool,
     /// The state runs the newest completed (or the restored) checkpoint names: a checkpoint
@@ -80,6 +83,7 @@ impl CheckpointCoordinator {
             pending: BTreeMap::new(),
             completed,
             finished: BTreeMap::new(),
+            final_from: BTreeMap::new(),
             stopping: false,
             last_runs: last_runs.unwrap_or_default(),
         }
@@ -106,9 +110,11 @@ impl CheckpointCoordinator {
         self.finished.len()
     }
 
-    /// Whether subtask `key` has finished.
-    pub(crate) fn has_finished(&self, key: SubtaskKey) -> bool {
-        self.finished.contains_key(&key)
+    /// Whether checkpoint `id` holds the final state of subtask `key`: the subtask had
+    /// finished before it took its part of the checkpoint (a checkpoint whose part it took
+    /// while running holds that part, and what the subtask did after it is not in it).
+    pub(crate) fn holds_final_state(&self, key: SubtaskKey, id: u64) -> bool {
+        self.final_from.get(&key).is_some_and(|&first| id >= first)
     }
 
     /// Every subtask has finished: takes the job's final checkpoint, of their final states
@@ -146,6 +152,14 @@ impl CheckpointCoordinator {
         self.finished.insert(key, part.clone());
         let waiting: Vec<u64> =
             self.pending.iter().filter(|(_, p)| !p.parts.contains_key(&key)).map(|(&id, _)| id).collect();
+        // The checkpoints in progress whose part the subtask took while running come before
+        // the first that holds its final state: every later one does.
+        let taken = self.pending.iter().filter(|(_, p)| p.parts.contains_key(&key)).map(|(&id, _)| id).max();
+        let first = match taken {
+            Some(id) => id + 1,
+            None => waiting.first().copied().unwrap_or(self.last_id + 1),
+        };
+        self.final_from.insert(key, first);
         let mut done = Vec::new();
         for id in waiting {
             if let Some(pending) = self.pending.get_mut(&id) {
@@ -443,5 +457,23 @@ mod tests {
         let second = c.begin(700, 1, CheckpointingMode::ExactlyOnce);
         assert_eq!(c.add(710, second.id, (0, "a".into()), (0, 1), Vec::new()), Some(2));
         assert_eq!(c.completed.lock().retained.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2]);
+    }
+
+    /// A subtask that took its part of a checkpoint and then finished: that checkpoint holds
+    /// the part (what the subtask did after it is not in it), the next ones its final state.
+    #[test]
+    fn a_checkpoint_holds_a_subtasks_final_state_only_when_it_finished_before_its_part() {
+        let mut c = coordinator(CheckpointConfig::default());
+        let first = c.begin(0, 2, CheckpointingMode::ExactlyOnce);
+        assert_eq!(c.add(10, first.id, (0, "a".into()), (0, 2), Vec::new()), None);
+        assert!(c.finished(20, (0, "a".into()), (0, 2), Vec::new()).is_empty(), "subtask 1's part is missing");
+        assert_eq!(c.add(30, first.id, (0, "a".into()), (1, 2), Vec::new()), Some(first.id));
+        assert!(!c.holds_final_state((0, 0), first.id), "subtask 0 took its part of it running");
+        let second = c.begin(40, 1, CheckpointingMode::ExactlyOnce);
+        assert!(c.holds_final_state((0, 0), second.id));
+        assert!(!c.holds_final_state((0, 1), second.id), "subtask 1 runs");
+        // A subtask finishing while a checkpoint waits for its part gives that one its final state.
+        assert_eq!(c.finished(50, (0, "a".into()), (1, 2), Vec::new()), vec![second.id]);
+        assert!(c.holds_final_state((0, 1), second.id));
     }
 }

@@ -28,6 +28,7 @@ mod fuzz;
 mod kafka;
 mod kafka_conformance;
 mod kafka_crash;
+mod kafka_faults;
 mod late_rows;
 mod lifecycle;
 mod lookup_join;

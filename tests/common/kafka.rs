@@ -173,6 +173,16 @@ impl Broker {
         }
     }
 
+    /// Deletes `topic`.
+    pub fn delete_topic(&self, topic: &str) {
+        let admin: AdminClient<DefaultClientContext> = self.config().create().unwrap();
+        let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
+        let results = futures::executor::block_on(admin.delete_topics(&[topic], &options)).unwrap();
+        for result in results {
+            result.unwrap_or_else(|(t, e)| panic!("deleting topic {t}: {e}"));
+        }
+    }
+
     /// Writes `lines` to `topic`: line i (its bytes) to partition `partition_of(i)`, with no key.
     pub fn produce<L: AsRef<[u8]>>(&self, topic: &str, lines: &[L], partition_of: impl Fn(usize) -> i32) {
         let producer: BaseProducer = self.config().set("linger.ms", "5").create().unwrap();

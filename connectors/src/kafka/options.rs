@@ -22,6 +22,20 @@ pub enum Topics {
     Pattern(String),
 }
 
+impl std::fmt::Display for Topics {
+    /// `topic 'a'`, `topics 'a', 'b'` or `topics matching 'p.*'`, for messages.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Topics::Names(names) if names.len() == 1 => write!(f, "topic '{}'", names[0]),
+            Topics::Names(names) => {
+                let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+                write!(f, "topics {}", quoted.join(", "))
+            }
+            Topics::Pattern(pattern) => write!(f, "topics matching '{pattern}'"),
+        }
+    }
+}
+
 /// `scan.startup.mode`: where each partition is first read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartupMode {

@@ -268,7 +268,11 @@ impl KafkaSource {
                     continue;
                 }
                 Err(e) if is_fatal(&e) => {
-                    return Err(RuntimeError::execution(format!("Kafka source '{}' failed: {e}", self.name)));
+                    let topics = &self.options.topics;
+                    return Err(RuntimeError::execution(format!(
+                        "Kafka source '{}' failed reading {topics}: {e}",
+                        self.name
+                    )));
                 }
                 Err(e) => {
                     tracing::warn!(table = %self.name, error = %e, "Kafka consumer error; retrying");

@@ -1,4 +1,5 @@
-//! Kafka → weir → Kafka beside librdkafka alone on the same broker.
+//! Kafka → weir → Kafka beside librdkafka alone on the same broker, and beside Apache Flink
+//! 2.3 with its own Kafka connector on the same topics and queries.
 //!
 //! Starts an Apache Kafka broker on loopback (`scripts/kafka-broker`, single-node KRaft;
 //! `WEIR_KAFKA_BOOTSTRAP=host:port` uses a running cluster instead), writes
@@ -9,7 +10,15 @@
 //! records per second for each (weir's from process start to exit), and weir's over the
 //! slower ceiling of its path.
 //!
-//! `cargo bench --bench kafka [-- RECORDS]` (default 1 000 000).
+//! Each weir run is also measured in CPU seconds (its whole process, from `/proc`), less its
+//! start-up (the same job over an empty topic), as records per CPU second. `--flink PYTHON` (a
+//! Python with PyFlink 2.3 and a JDK) runs the same two jobs on Flink too, with Flink's Kafka
+//! connector (`scripts/ensure-flink-kafka-jars`), measured the same way (its JVM included).
+//!
+//! `cargo bench --bench kafka [-- RECORDS] [--flink PYTHON]` (default 1 000 000 records).
+
+#[path = "common/measure.rs"]
+mod measure;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -140,71 +149,131 @@ fn consume(bootstrap: &str, topic: &str, counts: &[usize], consumers: usize) -> 
     started.elapsed().as_secs_f64()
 }
 
-/// Runs `sql` with `weir run` at `parallelism`; the wall seconds.
-fn weir(sql: &str, parallelism: usize) -> f64 {
+/// An engine that runs the benchmark's scripts.
+#[derive(Clone, Copy, PartialEq)]
+enum Engine<'a> {
+    Weir,
+    /// Apache Flink through PyFlink: the Python, and `pipeline.jars` for its Kafka connector.
+    Flink(&'a str, &'a str),
+}
+
+/// Runs `sql` on `engine` at `parallelism`: the wall seconds, and the CPU seconds and peak
+/// memory of the whole process tree.
+fn run(engine: Engine<'_>, sql: &str, parallelism: usize) -> (f64, measure::Measured) {
     let dir = std::env::temp_dir().join(format!("weir-kafka-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("job.sql");
-    std::fs::write(&file, sql).unwrap();
+    let command = match engine {
+        Engine::Weir => {
+            std::fs::write(&file, sql).unwrap();
+            let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+            command.arg("run").arg(&file).args(["--parallelism", &parallelism.to_string()]);
+            command
+        }
+        Engine::Flink(python, jars) => {
+            std::fs::write(&file, format!("SET 'pipeline.jars' = '{jars}';\n{sql}")).unwrap();
+            let mut command = Command::new(python);
+            command.arg("benches/nexmark/flink/run_sql.py").arg(&file).arg(parallelism.to_string());
+            command
+        }
+    };
     let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .arg("run")
-        .arg(&file)
-        .args(["--parallelism", &parallelism.to_string()])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    started.elapsed().as_secs_f64()
+    let measured = measure::measure(command).unwrap_or_else(|e| panic!("the job failed: {e}"));
+    (started.elapsed().as_secs_f64(), measured)
+}
+
+/// `scripts/ensure-flink-kafka-jars`' jars as `pipeline.jars` takes them.
+fn flink_jars() -> String {
+    let out = Command::new("scripts/ensure-flink-kafka-jars").output().expect("scripts/ensure-flink-kafka-jars");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let jars = String::from_utf8(out.stdout).unwrap();
+    jars.trim().split(';').map(|j| format!("file://{j}")).collect::<Vec<_>>().join(";")
+}
+
+/// The filter and the mini-batch GROUP BY over `source` into topics named after `output`.
+fn jobs(source: &str, b: &str, output: &str) -> [(&'static str, String); 2] {
+    let filter = format!(
+        "{source}CREATE TABLE sink_table (id BIGINT, k INT, v INT, name STRING) WITH ('connector' = 'kafka', \
+         'topic' = '{output}-filter', 'properties.bootstrap.servers' = '{b}', 'format' = 'csv');\n\
+         INSERT INTO sink_table SELECT * FROM src WHERE v < 50;\n"
+    );
+    let aggregate = format!(
+        "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'table.exec.mini-batch.allow-latency' = '1 s';\n\
+         SET 'table.exec.mini-batch.size' = '10000';\n{source}CREATE TABLE sink_table (k INT, n BIGINT, total BIGINT) \
+         WITH ('connector' = 'kafka', 'topic' = '{output}-agg', 'properties.bootstrap.servers' = '{b}', \
+         'format' = 'debezium-json');\n\
+         INSERT INTO sink_table SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n"
+    );
+    [("filter", filter), ("group by", aggregate)]
+}
+
+/// A bounded scan of `topic` up to `counts` records per partition.
+fn source(topic: &str, b: &str, counts: &[usize]) -> String {
+    let ends: Vec<String> = counts.iter().enumerate().map(|(p, n)| format!("partition:{p},offset:{n}")).collect();
+    format!(
+        "CREATE TABLE src (id BIGINT, k INT, v INT, name STRING) WITH ('connector' = 'kafka', 'topic' = '{topic}', \
+         'properties.bootstrap.servers' = '{b}', 'scan.startup.mode' = 'earliest-offset', \
+         'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{}', 'format' = 'csv');\n",
+        ends.join(";")
+    )
 }
 
 fn main() {
-    let records: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let records: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let python = args.iter().position(|a| a == "--flink").and_then(|i| args.get(i + 1)).cloned();
+    let jars = python.as_ref().map(|_| flink_jars());
+    let mut engines = vec![Engine::Weir];
+    if let (Some(python), Some(jars)) = (&python, &jars) {
+        engines.push(Engine::Flink(python, jars));
+    }
     let broker = start_broker();
     let b = broker.bootstrap.clone();
     let suffix = format!("{:08x}", rand::random::<u32>());
     let input = format!("bench-in-{suffix}");
+    let empty = format!("bench-empty-{suffix}");
     create_topic(&b, &input);
+    create_topic(&b, &empty);
     let (produce_s, counts) = produce(&b, &input, records);
-    // The end of each partition, as the scan's bound.
-    let ends: Vec<String> = counts.iter().enumerate().map(|(p, n)| format!("partition:{p},offset:{n}")).collect();
-    let source = format!(
-        "CREATE TABLE src (id BIGINT, k INT, v INT, name STRING) WITH ('connector' = 'kafka', 'topic' = '{input}', \
-         'properties.bootstrap.servers' = '{b}', 'scan.startup.mode' = 'earliest-offset', \
-         'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{}', 'format' = 'csv');\n",
-        ends.join(";")
-    );
-    let mut rows = vec![("librdkafka produce".to_string(), records as f64 / produce_s, String::new())];
+    let mut rows = vec![("librdkafka produce".to_string(), records as f64 / produce_s, String::new(), String::new())];
+    let name = |engine: &Engine<'_>| if *engine == Engine::Weir { "weir" } else { "flink" };
     for parallelism in [1, 2] {
-        // The ceiling of the path: librdkafka consuming with as many consumers as weir has
-        // subtasks (weir's sinks write less than it reads).
+        // The ceiling of the path: librdkafka consuming with as many consumers as the job has
+        // subtasks (the sinks write less than the jobs read).
         let consume_s = consume(&b, &input, &counts, parallelism);
         let ceiling = (records as f64 / produce_s).min(records as f64 / consume_s);
-        rows.push((format!("librdkafka consume ×{parallelism}"), records as f64 / consume_s, String::new()));
-        let filtered = format!("bench-filter-{suffix}-{parallelism}");
-        let counted = format!("bench-agg-{suffix}-{parallelism}");
-        create_topic(&b, &filtered);
-        create_topic(&b, &counted);
-        let filter = format!(
-            "{source}CREATE TABLE out (id BIGINT, k INT, v INT, name STRING) WITH ('connector' = 'kafka', \
-             'topic' = '{filtered}', 'properties.bootstrap.servers' = '{b}', 'format' = 'csv');\n\
-             INSERT INTO out SELECT * FROM src WHERE v < 50;\n"
-        );
-        let seconds = weir(&filter, parallelism);
-        let rate = records as f64 / seconds;
-        rows.push((format!("weir filter p{parallelism}"), rate, format!("{:.2}", rate / ceiling)));
-        let aggregate = format!(
-            "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'table.exec.mini-batch.allow-latency' = '1 s';\n\
-             SET 'table.exec.mini-batch.size' = '10000';\n{source}CREATE TABLE out (k INT, n BIGINT, total BIGINT) WITH ('connector' = 'kafka', \
-             'topic' = '{counted}', 'properties.bootstrap.servers' = '{b}', 'format' = 'debezium-json');\n\
-             INSERT INTO out SELECT k, COUNT(*), SUM(CAST(v AS BIGINT)) FROM src GROUP BY k;\n"
-        );
-        let seconds = weir(&aggregate, parallelism);
-        let rate = records as f64 / seconds;
-        rows.push((format!("weir group by p{parallelism}"), rate, format!("{:.2}", rate / ceiling)));
+        rows.push((
+            format!("librdkafka consume ×{parallelism}"),
+            records as f64 / consume_s,
+            String::new(),
+            String::new(),
+        ));
+        for engine in &engines {
+            let output = format!("bench-{suffix}-{}-{parallelism}", name(engine));
+            create_topic(&b, &format!("{output}-filter"));
+            create_topic(&b, &format!("{output}-agg"));
+            let empty_jobs = jobs(&source(&empty, &b, &[0; PARTITIONS as usize]), &b, &output);
+            for ((job, sql), (_, empty_sql)) in jobs(&source(&input, &b, &counts), &b, &output).iter().zip(&empty_jobs)
+            {
+                let startup = run(*engine, empty_sql, parallelism).1.cpu;
+                let (seconds, measured) = run(*engine, sql, parallelism);
+                let (rate, cpu, peak) = (records as f64 / seconds, measured.cpu, measured.peak_mb);
+                let per_cpu = records as f64 / (cpu - startup).max(0.01);
+                rows.push((
+                    format!("{} {job} p{parallelism}", name(engine)),
+                    rate,
+                    format!("{:.2}", rate / ceiling),
+                    format!("{per_cpu:.0} ({cpu:.1} − {startup:.1} s), {peak:.0} MB"),
+                ));
+            }
+        }
     }
     println!("{records} records, {PARTITIONS} partitions, broker {b}");
-    println!("{:<24} {:>14} {:>18}", "path", "records/s", "× librdkafka");
-    for (name, rate, ratio) in rows {
-        println!("{name:<24} {rate:>14.0} {ratio:>18}");
+    println!(
+        "{:<26} {:>12} {:>13} {:>44}",
+        "path", "records/s", "× librdkafka", "records per CPU s (CPU − start-up), peak RSS"
+    );
+    for (name, rate, ratio, per_cpu) in rows {
+        println!("{name:<26} {rate:>12.0} {ratio:>13} {per_cpu:>44}");
     }
 }

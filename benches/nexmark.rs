@@ -21,6 +21,8 @@
 //! Apache Flink, for ratios of CPU and memory measured in one run.
 //! `WEIR_BIN=PATH` runs another `weir` build (an earlier commit's, for a before and after).
 
+#[path = "common/measure.rs"]
+mod measure;
 #[path = "nexmark/side_by_side.rs"]
 mod side_by_side;
 

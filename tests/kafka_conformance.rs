@@ -153,9 +153,10 @@ fn a_window_over_several_partitions_counts_every_row() {
 }
 
 /// Rows keep coming to partitions 0 to 2 while partition 3 has none: with
-/// `table.exec.source.idle-timeout`, partition 3 (read to its end, no records) holds no
-/// watermark back, and the windows the other partitions' watermarks pass fire while the job
-/// runs on, at every parallelism (at 4, its subtask is idle as a whole).
+/// `table.exec.source.idle-timeout`, or the table's `scan.watermark.idle-timeout`, partition 3
+/// (read to its end, no records) holds no watermark back, and the windows the other
+/// partitions' watermarks pass fire while the job runs on, at every parallelism (at 4, its
+/// subtask, which reads it alone, is idle as a whole).
 #[test]
 fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
     let broker = broker();
@@ -168,14 +169,21 @@ fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
     let work = tempfile::tempdir().unwrap();
     let script = work.path().join("windows.sql");
     // At 6, two subtasks are given no partition: idle at once, they hold nothing back.
-    for p in [1, 2, 4, 6] {
+    // The second flag: the idle timeout is the table's `scan.watermark.idle-timeout`.
+    for (p, by_table) in [(1, false), (2, false), (4, false), (6, false), (4, true), (3, true)] {
         let topic = format!("idle-partition-{p}-{:08x}", rand::random::<u32>());
         broker.create_topic(&topic, 4);
         broker.produce(&topic, &lines[..ROWS / 2], |i| (i % 3) as i32);
-        std::fs::write(&script, window_script(&topic, &broker.bootstrap, false, false)).unwrap();
+        let mut sql = window_script(&topic, &broker.bootstrap, false, false);
+        let mut setting = "table.exec.source.idle-timeout=500ms";
+        if by_table {
+            sql = sql.replace("'format' = 'csv'", "'format' = 'csv', 'scan.watermark.idle-timeout' = '500ms'");
+            setting = "table.exec.source.idle-timeout=0ms";
+        }
+        std::fs::write(&script, sql).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
             .args(["run", script.to_str().unwrap(), "--parallelism", &p.to_string()])
-            .args(["--set", "table.exec.source.idle-timeout=500ms"])
+            .args(["--set", setting])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -191,7 +199,7 @@ fn a_window_over_four_partitions_fires_while_one_partition_is_idle() {
         let got = printed_windows(&receive, expected.len());
         child.kill().unwrap();
         child.wait().unwrap();
-        assert_eq!(got, expected, "parallelism {p}");
+        assert_eq!(got, expected, "parallelism {p}, by the table's option: {by_table}");
     }
 }
 

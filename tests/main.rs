@@ -29,6 +29,7 @@ mod kafka;
 mod kafka_conformance;
 mod kafka_crash;
 mod kafka_faults;
+mod kafka_flink;
 mod late_rows;
 mod lifecycle;
 mod lookup_join;

@@ -13,9 +13,20 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::Message;
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Offset, TopicPartitionList};
+
+/// A record as the tests write it and read it back whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub partition: i32,
+    /// Milliseconds since the epoch (`CreateTime`).
+    pub timestamp: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+}
 
 /// A broker's address, and the broker's process when this test process runs it.
 pub struct Broker {
@@ -206,9 +217,38 @@ impl Broker {
         }
     }
 
-    /// Every record of `topic` (key, value), partition by partition in offset order, as a
+    /// Writes `records` to `topic` as they are: partition, timestamp, key, value and headers.
+    pub fn produce_records(&self, topic: &str, records: &[Record]) {
+        let producer: BaseProducer = self.config().create().unwrap();
+        for r in records {
+            let mut headers = OwnedHeaders::new();
+            for (key, value) in &r.headers {
+                headers = headers.insert(Header { key, value: value.as_deref() });
+            }
+            let mut record: BaseRecord<'_, [u8], [u8]> =
+                BaseRecord::to(topic).partition(r.partition).timestamp(r.timestamp).headers(headers);
+            if let Some(key) = &r.key {
+                record = record.key(key.as_slice());
+            }
+            if let Some(value) = &r.value {
+                record = record.payload(value.as_slice());
+            }
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((_, back)) => {
+                        record = back;
+                        producer.poll(Duration::from_millis(20));
+                    }
+                }
+            }
+        }
+        producer.flush(Duration::from_secs(60)).unwrap();
+    }
+
+    /// Every record of `topic` whole, partition by partition in offset order, as a
     /// `read_committed` consumer sees them when `committed` is set.
-    pub fn read_all(&self, topic: &str, committed: bool) -> Vec<(Option<String>, String)> {
+    pub fn read_records(&self, topic: &str, committed: bool) -> Vec<Record> {
         let consumer: BaseConsumer = self
             .config()
             .set("group.id", "weir-tests-reader")
@@ -218,24 +258,29 @@ impl Broker {
             .create()
             .unwrap();
         let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10)).unwrap();
-        let partitions: Vec<i32> = metadata.topics()[0].partitions().iter().map(|p| p.id()).collect();
         let mut out = Vec::new();
-        for p in partitions {
+        for p in metadata.topics()[0].partitions().iter().map(|p| p.id()) {
             let (low, high) = consumer.fetch_watermarks(topic, p, Duration::from_secs(10)).unwrap();
-            let mut list = TopicPartitionList::new();
-            list.add_partition_offset(topic, p, Offset::Offset(low)).unwrap();
-            consumer.assign(&list).unwrap();
             if high <= low {
                 continue;
             }
+            let mut list = TopicPartitionList::new();
+            list.add_partition_offset(topic, p, Offset::Offset(low)).unwrap();
+            consumer.assign(&list).unwrap();
             let deadline = Instant::now() + Duration::from_secs(20);
             loop {
                 assert!(Instant::now() < deadline, "reading {topic}-{p} did not reach offset {high}");
                 match consumer.poll(Duration::from_millis(100)) {
-                    Some(Ok(m)) => out.push((
-                        m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
-                        String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned(),
-                    )),
+                    Some(Ok(m)) => out.push(Record {
+                        partition: m.partition(),
+                        timestamp: m.timestamp().to_millis().unwrap_or(-1),
+                        key: m.key().map(<[u8]>::to_vec),
+                        value: m.payload().map(<[u8]>::to_vec),
+                        headers: m
+                            .headers()
+                            .map(|h| h.iter().map(|h| (h.key.to_string(), h.value.map(<[u8]>::to_vec))).collect())
+                            .unwrap_or_default(),
+                    }),
                     Some(Err(rdkafka::error::KafkaError::PartitionEOF(_))) => break,
                     Some(Err(e)) => panic!("reading {topic}: {e}"),
                     None => {}
@@ -243,6 +288,14 @@ impl Broker {
             }
         }
         out
+    }
+
+    /// Every record of `topic` (key, value), partition by partition in offset order, as a
+    /// `read_committed` consumer sees them when `committed` is set.
+    pub fn read_all(&self, topic: &str, committed: bool) -> Vec<(Option<String>, String)> {
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        let records = self.read_records(topic, committed).into_iter();
+        records.map(|r| (r.key.as_deref().map(text), text(r.value.as_deref().unwrap_or_default()))).collect()
     }
 }
 

@@ -573,8 +573,13 @@ impl Source for KafkaSource {
 
     /// A subtask given no partition (more subtasks than partitions) is idle until discovery
     /// gives it one, so the others' watermarks are not held back by it (without discovery it
-    /// ends at its first poll).
+    /// ends at its first poll); so is one whose every partition is idle by
+    /// `scan.watermark.idle-timeout` (a subtask reading one partition has no splits to say so),
+    /// until a record comes.
     fn idle_now(&self) -> bool {
-        self.partitions.is_empty() && self.consumer.is_some()
+        let every_partition_idle = !self.partitions.is_empty()
+            && self.active.len() == self.partitions.len()
+            && self.active.iter().all(|active| !active);
+        self.consumer.is_some() && (self.partitions.is_empty() || every_partition_idle)
     }
 }

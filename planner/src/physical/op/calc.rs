@@ -26,6 +26,32 @@ impl Calc {
     pub fn output_of(&self, column: usize) -> Option<usize> {
         self.0.projections.iter().position(|p| matches!(p, Expr::Column { index, .. } if *index == column))
     }
+
+    /// The column of the output that is input column `column` passed on unchanged or through
+    /// a cast that keeps distinct values distinct (`CHAR(1)` to `STRING`, `INT` to `BIGINT`):
+    /// a key of the input stays a key (as Flink's upsert keys follow such casts). Not for hashing:
+    /// the cast value hashes otherwise.
+    pub fn key_output_of(&self, column: usize) -> Option<usize> {
+        self.output_of(column).or_else(|| {
+            self.0.projections.iter().position(|p| match p {
+                Expr::Call { function: Function::Cast, args, ty } => {
+                    matches!(&args[..], [Expr::Column { index, ty: from }] if *index == column && keeps_distinct(&from.logical, &ty.logical))
+                }
+                _ => false,
+            })
+        })
+    }
+}
+
+/// Whether a cast from `from` to `to` maps distinct values to distinct values.
+fn keeps_distinct(from: &weir_runtime::LogicalType, to: &weir_runtime::LogicalType) -> bool {
+    use weir_runtime::LogicalType::{BigInt, Char, Decimal, Int, SmallInt, TinyInt, Varchar};
+    match (from, to) {
+        (Char(n) | Varchar(n), Varchar(m)) => m >= n,
+        (TinyInt, SmallInt | Int | BigInt) | (SmallInt, Int | BigInt) | (Int, BigInt) => true,
+        (Decimal { precision: p, scale: s }, Decimal { precision: q, scale: t }) => s == t && q >= p,
+        (from, to) => from == to,
+    }
 }
 
 impl PhysicalOp for Calc {
@@ -57,9 +83,10 @@ impl PhysicalOp for Calc {
         text
     }
 
-    /// The input's, when every column of it is passed on unchanged.
+    /// The input's, when every column of it is passed on unchanged or through a cast that keeps
+    /// distinct values distinct.
     fn upsert_key(&self, node: &PhysicalNode) -> Option<Vec<usize>> {
-        node.inputs[0].upsert_key()?.into_iter().map(|k| self.output_of(k)).collect()
+        node.inputs[0].upsert_key()?.into_iter().map(|k| self.key_output_of(k)).collect()
     }
 
     fn runs(&self) -> Runs {

@@ -176,6 +176,16 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (LogicalType::Binary(n) | LogicalType::Varbinary(n), LogicalType::Binary(m) | LogicalType::Varbinary(m)) => {
             Some(nullable(a, b, LogicalType::Varbinary(*n.max(m))))
         }
+        // Collections meet element by element (`ARRAY['a']` and `ARRAY<STRING>`), as in Flink.
+        (LogicalType::Array(x), LogicalType::Array(y)) => {
+            Some(nullable(a, b, LogicalType::Array(Box::new(common_type(x, y)?))))
+        }
+        (LogicalType::Multiset(x), LogicalType::Multiset(y)) => {
+            Some(nullable(a, b, LogicalType::Multiset(Box::new(common_type(x, y)?))))
+        }
+        (LogicalType::Map(k1, v1), LogicalType::Map(k2, v2)) => {
+            Some(nullable(a, b, LogicalType::Map(Box::new(common_type(k1, k2)?), Box::new(common_type(v1, v2)?))))
+        }
         _ => None,
     }
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::kafka::{broker, Broker};
+use common::kafka::{assert_each_once, broker, copies, Broker};
 
 /// Input records; sized so that a run on a fast machine outlasts twelve kills.
 const ROWS: usize = 200_000;
@@ -119,22 +119,6 @@ fn crash_loop(shape: Shape, delivery: &str, seed: u64) -> Loop {
 /// The input records the filter keeps.
 fn kept(lines: &[String]) -> Vec<String> {
     lines.iter().filter(|l| l.rsplit(',').next().unwrap().parse::<u32>().unwrap() < 10).cloned().collect()
-}
-
-/// How often each value is in `records`.
-fn copies<'a>(records: impl IntoIterator<Item = &'a String>) -> BTreeMap<String, usize> {
-    let mut copies = BTreeMap::new();
-    for record in records {
-        *copies.entry(record.clone()).or_insert(0) += 1;
-    }
-    copies
-}
-
-fn assert_each_once(copies: &BTreeMap<String, usize>, expected: &[String]) {
-    let twice: Vec<&String> = copies.iter().filter(|(_, n)| **n > 1).map(|(r, _)| r).take(3).collect();
-    let missing: Vec<&String> = expected.iter().filter(|r| !copies.contains_key(*r)).take(3).collect();
-    assert!(twice.is_empty() && missing.is_empty(), "written twice: {twice:?}; missing: {missing:?}");
-    assert_eq!(copies.len(), expected.len(), "records that are not expected were written");
 }
 
 /// Tells how many records of aborted transactions a `read_uncommitted` reader sees beside

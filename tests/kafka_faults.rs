@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::kafka::Broker;
+use common::kafka::{assert_each_once, copies, Broker};
 
 /// Input records `id,v`; the job keeps those with `v < 10` (half).
 fn input(rows: usize) -> Vec<String> {
@@ -68,18 +68,8 @@ fn finish(child: Child, limit: Duration) -> (bool, String) {
 
 /// How often each record is in `topic` for a `read_committed` reader.
 fn committed(broker: &Broker, topic: &str) -> BTreeMap<String, usize> {
-    let mut copies = BTreeMap::new();
-    for (_, value) in broker.read_all(topic, true) {
-        *copies.entry(value).or_insert(0) += 1;
-    }
-    copies
-}
-
-fn assert_each_once(copies: &BTreeMap<String, usize>, expected: &[String]) {
-    let twice: Vec<&String> = copies.iter().filter(|(_, n)| **n > 1).map(|(r, _)| r).take(3).collect();
-    let missing: Vec<&String> = expected.iter().filter(|r| !copies.contains_key(*r)).take(3).collect();
-    assert!(twice.is_empty() && missing.is_empty(), "written twice: {twice:?}; missing: {missing:?}");
-    assert_eq!(copies.len(), expected.len(), "records that are not expected were written");
+    let values: Vec<String> = broker.read_all(topic, true).into_iter().map(|(_, v)| v).collect();
+    copies(&values)
 }
 
 /// The broker killed (`kill -9`) while an exactly-once job reads and writes, and started again

@@ -4,6 +4,7 @@
 //! it; or librdkafka's in-process mock cluster. Helpers create topics, write lines and read a
 //! topic back.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -120,6 +121,40 @@ impl Process {
     }
 }
 
+/// Hands `record` to `producer`, waiting while its queue is full.
+fn send(producer: &BaseProducer, mut record: BaseRecord<'_, [u8], [u8]>) {
+    while let Err((_, back)) = producer.send(record) {
+        record = back;
+        producer.poll(Duration::from_millis(20));
+    }
+}
+
+/// Waits until `producer` has delivered the `records` it was given for `topic`: a loaded
+/// machine may take long, so it waits while deliveries go on, up to five minutes.
+fn flush(producer: &BaseProducer, topic: &str, records: usize) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while let Err(e) = producer.flush(Duration::from_secs(10)) {
+        assert!(Instant::now() < deadline, "writing {records} records to {topic} did not finish: {e}");
+    }
+}
+
+/// How often each value is in `values`.
+pub fn copies<'a>(values: impl IntoIterator<Item = &'a String>) -> BTreeMap<String, usize> {
+    let mut copies = BTreeMap::new();
+    for value in values {
+        *copies.entry(value.clone()).or_insert(0) += 1;
+    }
+    copies
+}
+
+/// Fails unless every `expected` value is in `copies` once and nothing else is.
+pub fn assert_each_once(copies: &BTreeMap<String, usize>, expected: &[String]) {
+    let twice: Vec<&String> = copies.iter().filter(|(_, n)| **n > 1).map(|(r, _)| r).take(3).collect();
+    let missing: Vec<&String> = expected.iter().filter(|r| !copies.contains_key(*r)).take(3).collect();
+    assert!(twice.is_empty() && missing.is_empty(), "written twice: {twice:?}; missing: {missing:?}");
+    assert_eq!(copies.len(), expected.len(), "records that are not expected were written");
+}
+
 fn client_config(bootstrap: &str) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", bootstrap);
@@ -198,23 +233,9 @@ impl Broker {
     pub fn produce<L: AsRef<[u8]>>(&self, topic: &str, lines: &[L], partition_of: impl Fn(usize) -> i32) {
         let producer: BaseProducer = self.config().set("linger.ms", "5").create().unwrap();
         for (i, line) in lines.iter().enumerate() {
-            let mut record: BaseRecord<'_, [u8], [u8]> =
-                BaseRecord::to(topic).payload(line.as_ref()).partition(partition_of(i));
-            loop {
-                match producer.send(record) {
-                    Ok(()) => break,
-                    Err((_, back)) => {
-                        record = back;
-                        producer.poll(Duration::from_millis(20));
-                    }
-                }
-            }
+            send(&producer, BaseRecord::to(topic).payload(line.as_ref()).partition(partition_of(i)));
         }
-        // A loaded machine may take long to deliver them all: wait while deliveries go on.
-        let deadline = Instant::now() + Duration::from_secs(300);
-        while let Err(e) = producer.flush(Duration::from_secs(10)) {
-            assert!(Instant::now() < deadline, "writing {} records to {topic} did not finish: {e}", lines.len());
-        }
+        flush(&producer, topic, lines.len());
     }
 
     /// Writes `records` to `topic` as they are: partition, timestamp, key, value and headers.
@@ -233,17 +254,9 @@ impl Broker {
             if let Some(value) = &r.value {
                 record = record.payload(value.as_slice());
             }
-            loop {
-                match producer.send(record) {
-                    Ok(()) => break,
-                    Err((_, back)) => {
-                        record = back;
-                        producer.poll(Duration::from_millis(20));
-                    }
-                }
-            }
+            send(&producer, record);
         }
-        producer.flush(Duration::from_secs(60)).unwrap();
+        flush(&producer, topic, records.len());
     }
 
     /// Every record of `topic` whole, partition by partition in offset order, as a

@@ -141,7 +141,8 @@ def main():
                 of_weir = flink(work, fill(read, ours, bootstrap), jars)
                 open(os.path.join(HERE, case + ".flink-of-weir.out"), "w").write(of_weir)
                 same = sorted(expected.splitlines()) == sorted(of_weir.splitlines())
-                print(f"{case}: {'Flink reads weir' + chr(39) + 's records as its own' if same else 'Flink reads weir' + chr(39) + 's records DIFFERENTLY'}")
+                how = "as its own" if same else "DIFFERENTLY from its own"
+                print(f"{case}: Flink reads weir's records {how}")
         finally:
             broker.terminate()
             broker.wait()

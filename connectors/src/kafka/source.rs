@@ -87,8 +87,6 @@ pub struct KafkaSource {
     /// Per checkpoint taken and not yet known complete, the positions it holds.
     uncommitted: BTreeMap<u64, Vec<(TopicPartition, i64)>>,
     idle_timeout: Option<Duration>,
-    /// Whether, at the last poll, every partition still read was idle by the idle timeout.
-    timed_out: bool,
     /// Per partition, whether it held the watermark back at the last poll (read and not idle).
     active: Vec<bool>,
     /// The partitions a discovery thread finds (`scan.topic-partition-discovery.interval`), and
@@ -117,7 +115,6 @@ impl KafkaSource {
             last_read: 0,
             uncommitted: BTreeMap::new(),
             active: Vec::new(),
-            timed_out: false,
             discovered: None,
             idle_timeout: idle_timeout.filter(|d| !d.is_zero()),
             options,
@@ -482,8 +479,6 @@ impl Source for KafkaSource {
         self.read(ctx.chunk_size(), now)?;
         let n = self.partitions.len();
         self.active = (0..n).map(|k| self.active(k, now)).collect();
-        // Every partition idle or finished, and one at least idle: `active` is false for both.
-        self.timed_out = self.partitions.iter().any(|p| !p.finished()) && self.active.iter().all(|active| !active);
         if let Some(k) = (1..=n).map(|i| (self.turn + i) % n).find(|&k| self.partitions[k].rows.rows() > 0) {
             self.turn = k;
             let p = &mut self.partitions[k];
@@ -583,6 +578,11 @@ impl Source for KafkaSource {
     /// until a record comes. (Partitions a bounded scan has finished make no subtask idle: it
     /// ends.)
     fn idle_now(&self) -> bool {
-        self.consumer.is_some() && (self.partitions.is_empty() || self.timed_out)
+        // As of the last poll: every partition idle or finished (`active` is false for both),
+        // and one at least idle.
+        let timed_out = self.active.len() == self.partitions.len()
+            && self.partitions.iter().any(|p| !p.finished())
+            && self.active.iter().all(|active| !active);
+        self.consumer.is_some() && (self.partitions.is_empty() || timed_out)
     }
 }
